@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Installs what dscluster needs on a fresh Debian/Ubuntu machine, idempotently.
+#   scripts/setup.sh demo   -> a venv with torch, DeepSpeed and dscluster (enough for `dscluster demo`)
+#   scripts/setup.sh test   -> the above plus openssh-server, pdsh, OpenMPI, iproute2, Chromium and the
+#                              JupyterLab / test extras (enough for the whole test suite)
+# Re-running is cheap: each step is skipped when its stamp matches.
+set -euo pipefail
+mode=${1:-demo}
+root=$(cd "$(dirname "$0")/.." && pwd)
+venv=${DSCLUSTER_VENV:-$root/.venv}
+py=${PYTHON:-python3}
+
+say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
+
+apt_install() {
+  local missing=()
+  for pkg in "$@"; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  local sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  say "apt-get install ${missing[*]}"
+  # policy-rc.d keeps the package from starting a system-wide sshd: dscluster runs its own.
+  $sudo sh -c 'printf "#!/bin/sh\nexit 101\n" > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d' || true
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+if [ ! -x "$venv/bin/python" ]; then
+  say "creating $venv"
+  "$py" -m venv "$venv"
+fi
+
+if [ "$mode" = test ]; then
+  apt_install openssh-server openssh-client pdsh iproute2 procps psmisc util-linux openmpi-bin chromium
+fi
+
+extras="tensorboard"
+[ "$mode" = test ] && extras="tensorboard,jupyter,test"
+stamp="$venv/.dscluster-$mode-$(cat "$root/pyproject.toml" | sha1sum | cut -c1-12)"
+if [ ! -f "$stamp" ]; then
+  say "installing dscluster[$extras] into $venv"
+  # torch first and pinned: the local CPU build; a bare `torch` would pull GBs of CUDA wheels.
+  "$venv/bin/python" -m pip install -q --upgrade pip 2>&1 | grep -v '^WARNING: Location' || true
+  "$venv/bin/python" -m pip install -q "torch==${DSCLUSTER_TORCH:-2.13.0}" 2>&1 | grep -v '^WARNING: Location' || true
+  "$venv/bin/python" -m pip install -q -e "$root[$extras]" 2>&1 | grep -v '^WARNING: Location' || true
+  if [ "$mode" = test ]; then
+    # mpi4py for the OpenMPI launcher (DeepSpeed's mpi_discovery imports it on every rank).
+    "$venv/bin/python" -m pip install -q mpi4py playwright 2>&1 | grep -v '^WARNING: Location' || true
+  fi
+  "$venv/bin/python" -c "import torch, deepspeed, dscluster" 2>/dev/null || { echo "setup failed: torch/deepspeed/dscluster do not import" >&2; exit 1; }
+  touch "$stamp"
+fi

@@ -1,0 +1,86 @@
+"""The `dscluster` command line: one parser, verbs registered by modules in `dscluster.commands`.
+
+Typed errors (DsclusterError) are caught here, once, and printed as message + fix with a non-zero,
+stable exit code; the traceback goes to the log file, and to the terminal only with --debug.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import os
+import sys
+import traceback
+
+from dscluster import __version__
+from dscluster.errors import DsclusterError, ExitCode
+from dscluster.i18n import tr
+from dscluster.paths import log_file
+
+# Each module defines `register(subparsers)`; its parsers set `func=callable(args) -> int`.
+# Keep the order: it is the order of `dscluster --help`.
+COMMAND_MODULES: tuple[str, ...] = (
+)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse exits 2 on bad arguments; keep that, but point at --help for the verb."""
+
+    def error(self, message: str) -> None:  # noqa: D401
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"{self.prog}: {tr('error')}: {message}\n  {tr('fix')}: {self.prog} --help\n")
+        raise SystemExit(ExitCode.USAGE)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="dscluster", description="Multi-node DeepSpeed training, set up, checked, supervised and watched.")
+    parser.add_argument("--version", action="version", version=f"dscluster {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks and debug logging")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def _setup_logging(debug: bool) -> None:
+    path = log_file()
+    handlers: list[logging.Handler] = []
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handlers.append(logging.FileHandler(path, encoding="utf-8"))
+    except OSError:
+        pass  # an unwritable home must not stop the CLI; messages still reach the terminal
+    console = logging.StreamHandler(sys.stderr)
+    console.setLevel(logging.DEBUG if debug else logging.WARNING)
+    handlers.append(console)
+    logging.basicConfig(level=logging.DEBUG, handlers=handlers,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s", force=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    debug = "--debug" in argv or os.environ.get("DSCLUSTER_DEBUG") == "1"
+    _setup_logging(debug)
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return ExitCode.USAGE if args.command is None and argv else ExitCode.OK
+        return int(args.func(args) or 0)
+    except DsclusterError as err:
+        logging.getLogger("dscluster").debug("error", exc_info=True)
+        if debug:
+            traceback.print_exc()
+        print(f"{tr('error')}: {err.message}", file=sys.stderr)
+        if err.hint:
+            print(f"  {tr('fix')}: {err.hint}", file=sys.stderr)
+        return int(err.exit_code)
+    except KeyboardInterrupt:
+        print(tr("interrupted"), file=sys.stderr)
+        return ExitCode.INTERRUPTED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

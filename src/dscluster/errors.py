@@ -1,0 +1,97 @@
+"""Typed errors, caught once at the CLI / API / HTTP boundary.
+
+Every error carries a message (what is wrong, naming the setting) and a hint (the fix). The
+boundary prints both without a traceback; `--debug` (or DSCLUSTER_DEBUG=1) shows the traceback.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """Stable exit codes; scripts and the JupyterLab panel rely on them."""
+
+    OK = 0
+    FAILURE = 1  # the job or check itself failed
+    USAGE = 2  # bad CLI arguments (argparse uses 2 too)
+    CONFIG = 3  # a config, spec, hostfile or data setting is invalid
+    CLUSTER = 4  # a node is unreachable or unhealthy
+    RUN = 5  # a run failed or cannot be found
+    PERMISSION = 6  # needs root, or a path is not writable
+    INTERRUPTED = 130
+
+
+class DsclusterError(Exception):
+    """Base class: a message naming what is wrong, and a hint naming the fix."""
+
+    exit_code: ExitCode = ExitCode.FAILURE
+
+    def __init__(self, message: str, hint: str | None = None, *, setting: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        self.setting = setting
+
+    def to_dict(self) -> dict:
+        return {"error": type(self).__name__, "message": self.message, "hint": self.hint, "setting": self.setting}
+
+    def __str__(self) -> str:
+        return self.message if not self.hint else f"{self.message}\n  fix: {self.hint}"
+
+
+class UsageError(DsclusterError):
+    exit_code = ExitCode.USAGE
+
+
+class ConfigError(DsclusterError):
+    """A ds_config, cluster spec, trainer option or data setting is invalid."""
+
+    exit_code = ExitCode.CONFIG
+
+
+class HostfileError(ConfigError):
+    """A hostfile line breaks DeepSpeed's rules or ours. `line` is 1-based."""
+
+    def __init__(self, message: str, hint: str | None = None, *, path: str | None = None, line: int | None = None):
+        where = f"{path}:{line}: " if path and line else (f"{path}: " if path else "")
+        super().__init__(where + message, hint, setting="hostfile")
+        self.path = path
+        self.line = line
+
+
+class DataError(ConfigError):
+    """A data directory, corpus or tokenizer is missing or malformed."""
+
+
+class ClusterError(DsclusterError):
+    """A node cannot be reached or is not in the state a command needs."""
+
+    exit_code = ExitCode.CLUSTER
+
+    def __init__(self, message: str, hint: str | None = None, *, node: str | None = None, **kw):
+        super().__init__(message, hint, **kw)
+        self.node = node
+
+
+class CommandError(ClusterError):
+    """A command run through a Runner failed; carries its return code and output tail."""
+
+    def __init__(self, message: str, hint: str | None = None, *, node: str | None = None,
+                 argv: list[str] | None = None, returncode: int | None = None, stderr: str = ""):
+        super().__init__(message, hint, node=node)
+        self.argv = argv
+        self.returncode = returncode
+        self.stderr = stderr
+
+
+class RunError(DsclusterError):
+    """A run is unknown, already finished, or failed."""
+
+    exit_code = ExitCode.RUN
+
+
+class PermissionNeeded(DsclusterError):
+    """Needs root (network namespaces) or a writable path."""
+
+    exit_code = ExitCode.PERMISSION

@@ -1,0 +1,86 @@
+"""Atomic state writes: temp file in the same directory + fsync + os.replace.
+
+A reader never sees a half-written file, and a crash mid-write leaves the previous version intact.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+
+def fsync_dir(path: str | os.PathLike) -> None:
+    """Make a rename or a new entry in `path` durable (no-op where directories cannot be opened)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes, mode: int = 0o644) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    fsync_dir(path.parent)
+
+
+def atomic_write_text(path: str | os.PathLike, text: str, mode: int = 0o644) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"), mode)
+
+
+def atomic_write_json(path: str | os.PathLike, obj: Any, mode: int = 0o644) -> None:
+    atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n", mode)
+
+
+def append_jsonl(path: str | os.PathLike, record: dict) -> None:
+    """Append one JSON line with a single write() so concurrent appenders never interleave lines."""
+    line = (json.dumps(record, default=str, separators=(",", ":")) + "\n").encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, line)
+    finally:
+        os.close(fd)
+
+
+def read_jsonl(path: str | os.PathLike, offset: int = 0) -> tuple[list[dict], int]:
+    """Read complete JSON lines from byte `offset`; returns (records, next_offset).
+
+    A trailing partial line (a writer mid-append) is left for the next call, so a half-written
+    file never breaks a reader.
+    """
+    try:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            data = f.read()
+    except FileNotFoundError:
+        return [], offset
+    end = data.rfind(b"\n") + 1
+    records = []
+    for raw in data[:end].splitlines():
+        if not raw.strip():
+            continue
+        try:
+            records.append(json.loads(raw))
+        except json.JSONDecodeError:
+            continue  # a torn line from a crashed writer; skip rather than fail the reader
+    return records, offset + end

@@ -1,0 +1,75 @@
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from dscluster import cli, fsutil
+from dscluster.cluster.runner import LocalRunner, run_parallel
+from dscluster.errors import ConfigError, ExitCode
+from dscluster.i18n import tr
+
+
+def test_version_and_help(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["--version"])
+    assert exc.value.code == 0
+    assert "dscluster 0.1.0" in capsys.readouterr().out
+
+
+def test_unknown_verb_is_usage_error(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["no-such-verb"])
+    assert exc.value.code == ExitCode.USAGE
+    assert "--help" in capsys.readouterr().err
+
+
+def test_typed_error_shows_message_and_fix_without_traceback(monkeypatch, capsys, dscluster_home):
+    def boom(args):
+        raise ConfigError("train_batch_size is 7", "set it to 8", setting="train_batch_size")
+
+    parser = cli.build_parser()
+    monkeypatch.setattr(cli, "build_parser", lambda: parser)
+    parser.set_defaults(func=boom)
+    rc = cli.main([])
+    err = capsys.readouterr().err
+    assert rc == ExitCode.CONFIG
+    assert "train_batch_size is 7" in err and "set it to 8" in err
+    assert "Traceback" not in err
+
+
+def test_zh_tw_catalog(monkeypatch):
+    monkeypatch.setenv("DSCLUSTER_LANG", "zh_TW")
+    assert tr("fix") == "解法"
+    monkeypatch.setenv("DSCLUSTER_LANG", "en")
+    assert tr("fix") == "fix"
+
+
+def test_atomic_write_and_jsonl(tmp_path):
+    p = tmp_path / "a" / "state.json"
+    fsutil.atomic_write_json(p, {"x": 1})
+    assert json.loads(p.read_text()) == {"x": 1}
+    assert not [f for f in p.parent.iterdir() if f.name.endswith(".tmp")]
+    log = tmp_path / "m.jsonl"
+    fsutil.append_jsonl(log, {"step": 1})
+    with open(log, "a") as f:
+        f.write('{"step": 2')  # a writer caught mid-line
+    records, offset = fsutil.read_jsonl(log)
+    assert records == [{"step": 1}]
+    more, _ = fsutil.read_jsonl(log, offset)
+    assert more == []
+
+
+def test_local_runner_and_parallel_order():
+    r = LocalRunner()
+    assert r.run(["echo", "hi"]).check().stdout.strip() == "hi"
+    slow = r.run([sys.executable, "-c", "import time; time.sleep(5)"], timeout=0.5)
+    assert slow.timed_out and not slow.ok
+    assert run_parallel(lambda x: x * 2, [3, 1, 2]) == [6, 2, 4]
+
+
+def test_console_script_installed():
+    out = subprocess.run([os.path.join(os.path.dirname(sys.executable), "dscluster"), "--help"],
+                         capture_output=True, text=True, check=True)
+    assert "dscluster" in out.stdout
