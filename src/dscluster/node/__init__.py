@@ -1,0 +1,1 @@
+"""Code that runs on a cluster node (the node agent, its sshd, JupyterLab on the master)."""

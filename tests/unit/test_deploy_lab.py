@@ -1,0 +1,93 @@
+"""The pure parts of JupyterLab on the master: command, config, overrides, validation."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+
+import pytest
+
+from dscluster.errors import ConfigError, PermissionNeeded
+from dscluster.node import lab
+
+
+def test_command_carries_paths_only_never_the_token(tmp_path):
+    argv, env = lab.lab_command(tmp_path / "cfg.json", tmp_path / "token", python="/venv/bin/python")
+    assert argv == ["/venv/bin/python", "-m", "jupyterlab", f"--config={tmp_path / 'cfg.json'}"]
+    assert env["JUPYTER_TOKEN_FILE"] == str(tmp_path / "token")
+    assert "JUPYTER_TOKEN" not in env
+    assert not any("token=" in a for a in argv)
+
+
+def test_zh_tw_sets_server_language_and_ui_locale(tmp_path):
+    _, env = lab.lab_command("c", "t", lang="zh_TW")
+    assert env["LANGUAGE"].startswith("zh_TW")
+    overrides = lab.settings_overrides("zh_TW", base_settings_dir=tmp_path)
+    assert overrides[lab.TRANSLATION_PLUGIN]["locale"] == "zh_TW"
+    assert lab.TRANSLATION_PLUGIN not in lab.settings_overrides("en", base_settings_dir=tmp_path)
+
+
+def test_overrides_keep_the_packaged_defaults(tmp_path):
+    (tmp_path / "overrides.d").mkdir()
+    (tmp_path / "overrides.d" / "a.json").write_text(json.dumps({"@x/y:plugin": {"a": 1}}))
+    (tmp_path / "overrides.json").write_text(json.dumps({"@x/y:plugin": {"b": 2}}))
+    (tmp_path / "overrides.d" / "broken.json").write_text("{not json")
+    merged = lab.settings_overrides("zh_TW", base_settings_dir=tmp_path)
+    assert merged["@x/y:plugin"] == {"a": 1, "b": 2}
+    assert merged[lab.TRANSLATION_PLUGIN] == {"locale": "zh_TW"}
+
+
+def test_config_is_secure_by_default(tmp_path):
+    cfg = lab.jupyter_config("127.0.0.1", 8888, tmp_path, tmp_path / "settings")["ServerApp"]
+    assert cfg["ip"] == "127.0.0.1" and cfg["port"] == 8888 and cfg["port_retries"] == 0
+    assert cfg["allow_origin"] == "" and cfg["disable_check_xsrf"] is False
+    assert cfg["allow_unauthenticated_access"] is False and cfg["allow_root"] is False
+    assert cfg["allow_remote_access"] is False and cfg["open_browser"] is False
+    assert "token" not in json.dumps(cfg).lower()
+    # An explicit outside address has to pass Jupyter's host check; auth stays on regardless.
+    assert lab.jupyter_config("10.0.0.5", 8888, tmp_path, tmp_path)["ServerApp"]["allow_remote_access"] is True
+
+
+@pytest.mark.parametrize("ip,port,setting", [("localhost-ish", 8888, "ip"), ("0.0.0.0.0", 8888, "ip"),
+                                              ("127.0.0.1", 0, "port"), ("127.0.0.1", 70000, "port")])
+def test_bad_address_names_the_setting(ip, port, setting):
+    with pytest.raises(ConfigError) as err:
+        lab.validate_address(ip, port)
+    assert err.value.setting == setting and err.value.hint
+
+
+def test_tunnel_line():
+    assert lab.tunnel_line(8888, "gpu1") == "ssh -N -L 8888:127.0.0.1:8888 gpu1"
+    assert lab.tunnel_line(9999, "gpu1", "alice", 2222) == "ssh -N -p 2222 -L 9999:127.0.0.1:9999 alice@gpu1"
+
+
+def test_tokens_are_random_and_long():
+    tokens = {lab.new_token() for _ in range(50)}
+    assert len(tokens) == 50 and min(len(t) for t in tokens) >= 40
+
+
+def test_taken_port_is_refused_before_anything_starts(tmp_path, dscluster_home, monkeypatch):
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        with pytest.raises(lab.LabError) as err:
+            lab.start_lab(tmp_path, "127.0.0.1", port)
+    assert str(port) in err.value.message and "--port" in err.value.hint
+    assert not (lab.lab_dir() / "token").exists()
+
+
+def test_root_is_refused(tmp_path, dscluster_home, monkeypatch):
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    with pytest.raises(PermissionNeeded):
+        lab.start_lab(tmp_path)
+
+
+def test_missing_root_dir_is_a_config_error(tmp_path, dscluster_home, monkeypatch):
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    with pytest.raises(ConfigError) as err:
+        lab.start_lab(tmp_path / "nope")
+    assert "nope" in err.value.message
+
