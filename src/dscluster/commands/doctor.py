@@ -1,0 +1,51 @@
+"""`dscluster doctor`: check every node of the cluster in parallel; one table, a fix for each ✗.
+
+Exit status: 0 when every check passed (warnings allowed), 4 (ExitCode.CLUSTER) otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from dscluster.errors import ExitCode, UsageError
+from dscluster.i18n import tr
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "doctor", help="check every node: ssh, versions, GPUs, shared dir, ports, clocks, network",
+        description="Check every node of the cluster in parallel before any GPU time is spent. Every "
+                    "problem is named with its node and its fix. Exit status 4 when any check fails.")
+    parser.add_argument("--cluster", help="a dscluster.toml or a DeepSpeed hostfile (default: $DSCLUSTER_CLUSTER, "
+                                          "./dscluster.toml, then the running simulated cluster)")
+    parser.add_argument("--collective", action="store_true",
+                        help="also run a real all-reduce across every slot (gloo on CPU, NCCL on GPU) "
+                             "and report the bus bandwidth")
+    parser.add_argument("--collective-mb", type=float, default=None,
+                        help="all-reduce buffer size in MiB (default 16 on CPU, 256 on GPU)")
+    parser.add_argument("--master-port", type=int, default=None,
+                        help="the rendezvous port training will use (default 29500)")
+    parser.add_argument("--fast", action="store_true", help="shorter waits (what launch runs before starting)")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON (for scripts)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="also list every passing finding")
+    parser.set_defaults(func=cmd_doctor)
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from dscluster.cluster.spec import resolve_spec
+    from dscluster.doctor import DEFAULT_MASTER_PORT, render, run_doctor
+
+    port = args.master_port if args.master_port is not None else DEFAULT_MASTER_PORT
+    if not 1 <= port <= 65535:
+        raise UsageError(tr("--master-port {port} is not a TCP port", port=port), tr("use a port in 1024-65535"))
+    if args.collective_mb is not None and not 0 < args.collective_mb <= 4096:
+        raise UsageError(tr("--collective-mb must be between 0 and 4096"), tr("for example --collective-mb 64"))
+    spec = resolve_spec(args.cluster)
+    report = run_doctor(spec, fast=args.fast, collective=args.collective, master_port=port,
+                        collective_mb=args.collective_mb)
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        print(render(report, verbose=args.verbose))
+    return ExitCode.OK if report.ok else ExitCode.CLUSTER
