@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Doctor wall time vs node count on the simulated cluster (needs root: network namespaces).
+
+    sudo .venv/bin/python benchmarks/doctor_scale.py            # 4, 16, 32 nodes, 3 runs each
+    sudo .venv/bin/python benchmarks/doctor_scale.py --nodes 4 8 --runs 5
+
+Target (issue 3): nearly flat in node count — 32 nodes within 2x of 4 nodes. Doctor sends one
+probe per node, all in parallel, so its time is about one ssh round trip + the probe, not N of them.
+Note: simulated nodes share this machine's cores, so 32 nodes means 32 concurrent sshd + python
+start-ups on the same CPUs; a real cluster spreads that work over 32 machines.
+The first run at each size opens the ssh ControlMaster connections (cold); later runs reuse them (warm).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--nodes", type=int, nargs="+", default=[4, 16, 32])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--name", default="h3bench", help="simulated cluster name prefix (unique to this run)")
+    parser.add_argument("--subnet", default="10.231.0.0/24", help="private subnet for the simulated nodes")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    if os.geteuid() != 0:
+        print("doctor_scale needs root (it starts a simulated cluster in network namespaces)", file=sys.stderr)
+        return 2
+
+    from dscluster.doctor import run_doctor
+    from dscluster.sim import SimCluster
+
+    rows = []
+    for n in args.nodes:
+        t0 = time.perf_counter()
+        sim = SimCluster.up(f"{args.name}{n}", n, subnet=args.subnet)
+        up_s = time.perf_counter() - t0
+        try:
+            times, failures = [], []
+            for _ in range(args.runs):
+                report = run_doctor(sim.spec)
+                times.append(report.elapsed_s)
+                failures = [f"{r.node}:{r.check}" for r in report.failures]
+            rows.append({"nodes": n, "sim_up_s": round(up_s, 2), "cold_s": round(times[0], 2),
+                         "warm_median_s": round(statistics.median(times[1:] or times), 2),
+                         "runs_s": [round(t, 2) for t in times], "failures": failures})
+        finally:
+            sim.down()
+        print(f"{n:>3} nodes: doctor cold {rows[-1]['cold_s']:.2f} s, warm median {rows[-1]['warm_median_s']:.2f} s "
+              f"(runs {rows[-1]['runs_s']}); failures: {len(rows[-1]['failures'])}", flush=True)
+
+    base = rows[0]["warm_median_s"]
+    print()
+    print(f"{'nodes':>5}  {'cold s':>7}  {'warm s':>7}  {'vs first':>8}")
+    for r in rows:
+        print(f"{r['nodes']:>5}  {r['cold_s']:>7.2f}  {r['warm_median_s']:>7.2f}  {r['warm_median_s'] / base:>7.2f}x")
+    if len(rows) > 1:
+        ratio = rows[-1]["warm_median_s"] / base
+        verdict = "within" if ratio <= 2 else "NOT within"
+        print(f"{rows[-1]['nodes']} nodes / {rows[0]['nodes']} nodes = {ratio:.2f}x ({verdict} the 2x target)")
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
