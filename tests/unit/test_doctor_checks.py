@@ -128,9 +128,9 @@ def test_ssh_failures_are_classified(stderr, timed_out, rc, kind):
 
 @pytest.mark.parametrize("stderr,words", [
     ("ssh: connect to host 10.0.0.11 port 2222: Connection refused", ["refused", "dscluster node start"]),
-    ("WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!\nHost key verification failed.", ["CHANGED", "known_hosts"]),
+    ("WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!\nHost key verification failed.", ["CHANGED", "dscluster config trust node1"]),
     ("ssh: connect to host 10.0.0.11 port 2222: No route to host", ["partition", "network"]),
-    ("trainer@10.0.0.11: Permission denied (publickey).", ["refused the cluster key", "public key"]),
+    ("trainer@10.0.0.11: Permission denied (publickey).", ["refused the cluster key", "cluster.pub"]),
 ])
 def test_unreachable_node_is_named_once_and_other_checks_skip(stderr, words):
     spec = make_spec()
@@ -318,3 +318,14 @@ def test_a_check_crashing_on_odd_data_is_reported_not_raised():
     report = run(make_spec(), lambda f: f[1].update(cpus="many"))
     fail = only_failure(report)
     assert (fail.node, fail.check) == ("node1", "slots") and "internal error" in fail.finding
+
+
+def test_host_key_published_differently_from_the_pin_is_called_a_change():
+    spec = make_spec()
+    facts = [healthy_facts(spec, i) for i in range(3)]
+    facts[0]["shared"]["acks"] = ["node2"]
+    ctx = context(spec, facts, {"node1": CommandResult("node1", ("ssh",), 255, "", "Host key verification failed.")})
+    ctx.hostkey_changed = ["node1"]
+    fail = [r for r in evaluate(ctx) if not r.ok][0]
+    assert (fail.node, fail.check) == ("node1", "ssh") and "CHANGED" in fail.finding
+    assert "dscluster config trust node1" in fail.fix

@@ -37,15 +37,14 @@ def check_ssh(ctx: DoctorContext, node) -> CheckResult:
                         tr("check {node}'s network cable/interface and routes; then rerun doctor", node=name)),
         "hostkey-changed": (tr("{node}'s host key CHANGED (REMOTE HOST IDENTIFICATION HAS CHANGED); ssh refuses to "
                                "connect", node=name),
-                            tr("if {node} was reinstalled, restart its node agent so it republishes its host key, then "
-                               "`dscluster init` to rewrite the cluster known_hosts; if not, someone may be "
-                               "intercepting: do not connect", node=name)),
-        "hostkey-unknown": (tr("{node}'s host key is not in the cluster known_hosts (Host key verification failed)",
-                               node=name),
-                            tr("start the node agent on {node} so it publishes its host key, then `dscluster init` "
-                               "to refresh known_hosts", node=name)),
+                            tr("if {node} was re-created on purpose: dscluster config trust {node}; if not, someone "
+                               "may be intercepting: do not connect", node=name)),
+        "hostkey-unknown": (tr("{node}'s host key is not pinned in the cluster known_hosts (Host key verification "
+                               "failed)", node=name),
+                            tr("start the node agent on {node} (dscluster node start) so it publishes its host key; "
+                               "if {node} was re-created on purpose: dscluster config trust {node}", node=name)),
         "auth": (tr("{target} refused the cluster key (Permission denied)", target=target),
-                 tr("restart the node agent on {node} so it installs the cluster public key for {user}; "
+                 tr("restart the node agent on {node} so it installs <shared>/.dscluster/cluster.pub for {user}; "
                     "check ssh_user in dscluster.toml", node=name, user=ctx.spec.ssh_user)),
         "dns": (tr("cannot resolve {addr}", addr=node.address),
                 tr("use an IP address in dscluster.toml or add {addr} to /etc/hosts", addr=node.address)),
@@ -53,6 +52,8 @@ def check_ssh(ctx: DoctorContext, node) -> CheckResult:
                    tr("look at the node agent's log on {node}; sshd may be refusing {user}", node=name,
                       user=ctx.spec.ssh_user)),
     }
+    if why.kind in ("hostkey-changed", "hostkey-unknown") and name in ctx.hostkey_changed:
+        why = type(why)("hostkey-changed", why.detail)
     finding, fix = texts.get(why.kind, (
         tr("the probe failed on {node}: {detail}", node=name, detail=why.detail),
         tr("run `dscluster doctor --debug` and check that {node} has a working python3", node=name)))

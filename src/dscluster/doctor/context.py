@@ -16,6 +16,7 @@ class DoctorContext:
     expected_python: str
     wait_s: float = 5.0
     local_env: dict[str, str] = field(default_factory=dict)
+    hostkey_changed: list[str] = field(default_factory=list)  # published host key ≠ pinned one
 
     @property
     def master(self) -> Any:

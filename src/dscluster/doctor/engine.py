@@ -35,10 +35,13 @@ PER_NODE: dict[str, CheckFn] = {
 assert tuple(["ssh", *PER_NODE]) == CHECKS, "keep PER_NODE in the table's column order"
 
 
-def default_runners(spec) -> list[Runner]:
-    from dscluster.cluster.ssh import runners  # H2's SSHRunner: pinned keys, per-cluster ssh_config
+def default_runners(spec) -> tuple[list[Runner], list[str]]:
+    """SSHRunners over the cluster's ssh_config, and the nodes whose published host key no longer
+    matches the pinned one (ssh will refuse them; doctor says why)."""
+    from dscluster.cluster.ssh import SSHRunner, ensure_ssh_files
 
-    return list(runners(spec))
+    sync = ensure_ssh_files(spec)
+    return [SSHRunner(spec, n) for n in spec.nodes], list(sync.changed)
 
 
 def run_doctor(spec, fast: bool = False, collective: bool = False, *, master_port: int = DEFAULT_MASTER_PORT,
@@ -56,7 +59,10 @@ def run_doctor(spec, fast: bool = False, collective: bool = False, *, master_por
     wait_s = wait_s if wait_s is not None else (FAST_WAIT_S if fast else WAIT_S)
     timeout = timeout if timeout is not None else wait_s + 15.0
     python = python or sys.executable
-    runners = list(runners) if runners is not None else default_runners(spec)
+    hostkey_changed: list[str] = []
+    if runners is None:
+        runners, hostkey_changed = default_runners(spec)
+    runners = list(runners)
     names = [n.name or n.address for n in spec.nodes]
     token = secrets.token_hex(12)
     node_list = tuple({"name": nm, "address": n.address, "ssh_port": n.ssh_port} for nm, n in zip(names, spec.nodes))
@@ -68,7 +74,8 @@ def run_doctor(spec, fast: bool = False, collective: bool = False, *, master_por
 
     outcomes = run_parallel(lambda i: run_probe(runners[i], python, params(i), timeout=timeout), range(len(names)))
     ctx = DoctorContext(spec=spec, outcomes={o.node: o for o in outcomes}, master_port=master_port,
-                        expected_python=python, wait_s=wait_s, local_env=dict(os.environ))
+                        expected_python=python, wait_s=wait_s, local_env=dict(os.environ),
+                        hostkey_changed=hostkey_changed)
     results = evaluate(ctx)
     summary = summarize(ctx)
     if collective:
