@@ -54,7 +54,8 @@ def healthy_facts(spec: Spec, i: int, t: float = 1000.0) -> dict:
         "torch_build": {"cuda": None, "version": "2.13.0+cpu"},
         "gpu": {"count": 0, "smi": False}, "cpus": 8,
         "shm": {"total": 8 * GiB, "free": 8 * GiB},
-        "resolve": {"map": {n.address: [n.address] for n in spec.nodes}, "hostname": node.name,
+        "resolve": {"map": {**{n.address: [n.address] for n in spec.nodes}, **{n.name: [n.address] for n in spec.nodes}},
+                    "hostname": node.name,
                     "hostname_ips": [node.address]},
         "route": {"source_ip": node.address, "iface": "eth0", "interfaces": ["eth0", "lo"]},
         "tools": {"pdsh": "/usr/bin/pdsh", "pdsh_modules": "rcmd modules: ssh,rsh,exec (default: rsh)",
@@ -257,6 +258,10 @@ def test_names_resolving_differently_or_not_at_all():
     assert (fail.node, fail.check) == ("node1", "names") and "/etc/hosts" in fail.fix
     fail = only_failure(run(make_spec(), lambda f: f[2]["resolve"]["map"].update({"10.0.0.10": {"error": "x"}})))
     assert "cannot resolve 10.0.0.10" in fail.finding
+    fail = only_failure(run(make_spec(), lambda f: f[2]["resolve"]["map"].update(node1=["10.0.0.99"])))
+    assert (fail.node, fail.check) == ("node2", "names") and "node1 → 10.0.0.99 (≠ 10.0.0.11)" in fail.finding
+    report = run(make_spec(), lambda f: f[2]["resolve"]["map"].update(node1={"error": "unknown"}))
+    assert report.ok and report.get("node2", "names").status == "warn"
 
 
 def test_stale_jit_lock_and_a_live_compile():

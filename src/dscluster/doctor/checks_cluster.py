@@ -78,17 +78,20 @@ def check_reach(ctx: DoctorContext, node) -> CheckResult:
 
 
 def check_names(ctx: DoctorContext, node) -> CheckResult:
+    """Addresses must resolve, to the same IPs everywhere, never to loopback; a node name that
+    resolves must agree with its address (ssh itself uses the address from the spec)."""
     name, facts = ctx.node_name(node), ctx.facts(node)
     res = facts.get("resolve") or {}
     if "error" in res:
         return failed(name, "names", tr("cannot resolve names: {err}", err=res["error"]), tr("check /etc/hosts"))
     mine = res.get("map") or {}
-    bad = [a for a, ips in mine.items() if isinstance(ips, dict)]
+    addresses = [n.address for n in ctx.spec.nodes]
+    bad = [a for a in addresses if isinstance(mine.get(a), dict)]
     if bad:
         return failed(name, "names", tr("cannot resolve {names}", names=", ".join(bad)),
                       tr("add {names} to /etc/hosts on {node}, or use IP addresses in dscluster.toml",
                          names=", ".join(bad), node=name))
-    loop = [a for a, ips in mine.items() if any(ip.startswith("127.") for ip in ips) and a not in ("localhost",)]
+    loop = [a for a in addresses if any(ip.startswith("127.") for ip in mine.get(a) or [])]
     if loop and len(ctx.spec.nodes) > 1:
         return failed(name, "names", tr("{names} resolves to a loopback address on {node}", names=", ".join(loop), node=name),
                       tr("remove the 127.0.x.1 line for {names} from /etc/hosts on {node}; other nodes must reach it",
@@ -96,18 +99,29 @@ def check_names(ctx: DoctorContext, node) -> CheckResult:
     master = ctx.master_facts
     if master and not ctx.is_master(node):
         theirs = (master.get("resolve") or {}).get("map") or {}
-        diff = [f"{a} → {','.join(mine[a])} (≠ {','.join(theirs[a]) if isinstance(theirs.get(a), list) else '?'})"
-                for a in mine if a in theirs and mine[a] != theirs[a]]
+        diff = [f"{a} → {','.join(mine[a])} (≠ {','.join(theirs[a])})" for a in addresses
+                if isinstance(theirs.get(a), list) and mine.get(a) != theirs[a]]
         if diff:
             return failed(name, "names", tr("resolves differently from {master}: {diff}",
                                             master=ctx.node_name(ctx.master), diff="; ".join(diff)),
                           tr("make /etc/hosts (or DNS) agree on every node, or use IP addresses in dscluster.toml"))
+    wrong = [f"{n.name} → {','.join(mine[n.name])} (≠ {n.address})" for n in ctx.spec.nodes
+             if n.name != n.address and isinstance(mine.get(n.name), list)
+             and not set(mine[n.name]) & set(mine.get(n.address) or [])]
+    if wrong:
+        return failed(name, "names", tr("node names point elsewhere than dscluster.toml: {wrong}", wrong="; ".join(wrong)),
+                      tr("fix /etc/hosts on {node} (or the addresses in dscluster.toml) so they agree", node=name))
+    unresolved = [n.name for n in ctx.spec.nodes if n.name != n.address and isinstance(mine.get(n.name), dict)]
+    if unresolved:
+        return warned(name, "names", tr("{names} do not resolve here (ssh uses the addresses, so this only "
+                                        "confuses logs and tools)", names=", ".join(unresolved)),
+                      tr("add the node names to /etc/hosts on {node}", node=name))
     own = res.get("hostname_ips")
     if isinstance(own, dict):
         return warned(name, "names", tr("its own hostname {host} does not resolve (gloo falls back to loopback)",
                                         host=res.get("hostname")),
                       tr("add {host} to /etc/hosts on {node}", host=res.get("hostname"), node=name))
-    return passed(name, "names", tr("{n} node names resolve as on the master", n=len(mine)))
+    return passed(name, "names", tr("{n} node addresses resolve as on the master", n=len(addresses)))
 
 
 def check_shared(ctx: DoctorContext, node) -> CheckResult:

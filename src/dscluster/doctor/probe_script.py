@@ -107,12 +107,12 @@ def statvfs_bytes(path):
 
 def resolve_all(p):
     out = {}
-    for n in p["nodes"]:
+    for host in {h for n in p["nodes"] for h in (n["address"], n["name"])}:
         try:
-            infos = socket.getaddrinfo(n["address"], None, socket.AF_INET, socket.SOCK_STREAM)
-            out[n["address"]] = sorted({i[4][0] for i in infos})
+            infos = socket.getaddrinfo(host, None, socket.AF_INET, socket.SOCK_STREAM)
+            out[host] = sorted({i[4][0] for i in infos})
         except socket.gaierror as err:
-            out[n["address"]] = {"error": str(err)}
+            out[host] = {"error": str(err)}
     host = socket.gethostname()
     try:
         own = sorted({i[4][0] for i in socket.getaddrinfo(host, None, socket.AF_INET)})
