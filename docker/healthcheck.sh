@@ -1,0 +1,21 @@
+#!/bin/sh
+# Docker HEALTHCHECK for the dscluster node container: healthy while the node's sshd listens on its
+# port (the agent restarts it if it dies) and, on the master, while JupyterLab answers when it runs.
+# No credential is needed: both probes touch only unauthenticated endpoints.
+set -u
+port="${DSCLUSTER_SSH_PORT:-2222}"
+if [ -z "$(ss -Hltn "sport = :${port}")" ]; then
+  echo "unhealthy: nothing listens on the node sshd port ${port}"
+  exit 1
+fi
+lab_state="${DSCLUSTER_HOME:-$HOME/.dscluster}/lab/lab.json"
+if [ -f "$lab_state" ]; then
+  if ! python -c 'import json, sys, urllib.request
+s = json.load(open(sys.argv[1]))
+host = "[%s]" % s["ip"] if ":" in s["ip"] else s["ip"]
+urllib.request.urlopen("http://%s:%d/api" % (host, s["port"]), timeout=4)' "$lab_state" 2>/dev/null; then
+    echo "unhealthy: JupyterLab recorded in ${lab_state} does not answer"
+    exit 1
+  fi
+fi
+echo "healthy"
