@@ -1,0 +1,279 @@
+"""Load and validate a DeepSpeed config (ds_config.json) before anything starts.
+
+DeepSpeed 0.19.8 silently ignores typo'd top-level keys, drops "auto" values, derives batch sizes
+with floor division and only checks the result after the processes have started (see
+shared/research/deepspeed_internals.md §3). This module catches all of that up front, for the
+world size the job will really have, and every error names the key and the fix.
+
+Light on purpose: no torch or deepspeed import, so `dscluster launch` can call it instantly.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import json
+from pathlib import Path
+from typing import Any
+
+from dscluster.errors import ConfigError
+from dscluster.i18n import tr
+
+# Top-level keys DeepSpeed 0.19.8 reads (recorded from DeepSpeedConfig + engine + subsystem configs).
+KNOWN_TOP_LEVEL = frozenset({
+    "train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "optimizer",
+    "scheduler", "fp16", "bf16", "bfloat16", "torch_autocast", "zero_optimization", "gradient_clipping",
+    "steps_per_print", "wall_clock_breakdown", "memory_breakdown", "dump_state", "prescale_gradients",
+    "gradient_predivide_factor", "gradient_allreduce_op", "communication_data_type",
+    "seq_parallel_communication_data_type", "disable_allgather", "disable_python_gc",
+    "zero_allow_untested_optimizer", "zero_force_ds_cpu_optimizer", "activation_checkpointing",
+    "flops_profiler", "tensorboard", "wandb", "csv_monitor", "comet", "comms_logger", "checkpoint",
+    "data_types", "dataloader_drop_last", "data_efficiency", "aio", "autotuning", "pipeline",
+    "tensor_parallel", "expert_parallel", "hybrid_engine", "weight_quantization", "compile", "timers",
+    "log_level", "managed_gradient_accumulation", "use_data_before_expert_parallelism",
+    "vocabulary_size", "sequence_parallel_size", "datastates_ckpt", "deepcompile",
+})
+# Removed in DeepSpeed 0.19.8: DeepSpeedConfig raises on them (config.py _REMOVED_TOP_LEVEL_CONFIG_KEYS).
+REMOVED_TOP_LEVEL = {
+    "nebula": "Nebula checkpointing", "compression_training": "the compression library",
+    "amp": "Apex AMP (use 'bf16' or 'fp16')", "quantize_training": "MoQ quantize_training",
+    "sparse_gradients": "sparse embedding gradients", "eigenvalue": "eigenvalue MoQ",
+    "sparse_attention": "sparse attention", "elasticity": "elastic training",
+    "progressive_layer_drop": "progressive layer drop", "curriculum_learning": "legacy curriculum learning",
+    "graph_harvesting": "graph harvesting",
+}
+REMOVED_ZERO = ("mics_shard_size", "mics_hierarchical_params_gather", "zeropp_loco_param")
+KNOWN_ZERO = frozenset({
+    "stage", "allgather_bucket_size", "allgather_partitions", "allgather_sequential", "compute_grad_norm",
+    "contiguous_gradients", "cpu_offload", "cpu_offload_param", "cpu_offload_use_pin_memory",
+    "elastic_checkpoint", "enable_sanity_checks", "gather_16bit_weights_on_model_save",
+    "ignore_unused_parameters", "leaf_module", "legacy_stage1", "load_from_fp32_weights",
+    "log_trace_cache_warnings", "max_live_parameters", "max_reuse_distance", "memory_efficient_linear",
+    "model_persistence_threshold", "module_granularity_threshold", "offload_optimizer", "offload_param",
+    "overlap_comm", "override_module_apply", "param_persistence_threshold", "parameter_alignment",
+    "pipeline_loading_checkpoint", "prefetch_bucket_size", "reduce_bucket_size", "reduce_scatter",
+    "round_robin_gradients", "save_muon_momentum_buffer_in_memory", "stage3_allgather_sequential",
+    "stage3_gather_16bit_weights_on_model_save", "stage3_gather_fp16_weights_on_model_save",
+    "stage3_max_live_parameters", "stage3_max_reuse_distance", "stage3_model_persistence_threshold",
+    "stage3_module_granularity_threshold", "stage3_param_persistence_threshold", "stage3_prefetch_bucket_size",
+    "stage3_use_all_reduce_for_fetch_params", "sub_group_size", "use_all_reduce_for_fetch_params",
+    "use_multi_rank_bucket_allreduce", "zenflow", "zero_hpz_partition_size", "zero_quantized_gradients",
+    "zero_quantized_nontrainable_weights", "zero_quantized_weights",
+})
+DS_OPTIMIZERS = ("Adam", "AdamW", "Adagrad", "Lamb", "Lion", "MuAdam", "MuAdamW", "MuSGD", "Muon")
+SCHEDULERS = {
+    "WarmupLR": ("warmup_min_lr", "warmup_max_lr", "warmup_num_steps", "warmup_type", "last_batch_iteration"),
+    "WarmupDecayLR": ("total_num_steps", "warmup_min_lr", "warmup_max_lr", "warmup_num_steps", "warmup_type",
+                      "last_batch_iteration"),
+    "WarmupCosineLR": ("total_num_steps", "warmup_min_ratio", "warmup_num_steps", "cos_min_ratio", "warmup_type",
+                       "last_batch_iteration"),
+    "OneCycle": ("cycle_min_lr", "cycle_max_lr", "decay_lr_rate", "cycle_first_step_size", "cycle_second_step_size",
+                 "cycle_first_stair_count", "cycle_second_stair_count", "decay_step_size", "cycle_momentum",
+                 "cycle_min_mom", "cycle_max_mom", "decay_mom_rate", "last_batch_iteration"),
+    "LRRangeTest": ("lr_range_test_min_lr", "lr_range_test_step_size", "lr_range_test_step_rate",
+                    "lr_range_test_staircase", "last_batch_iteration"),
+}
+BATCH_KEYS = ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps")
+
+
+def _did_you_mean(key: str, choices) -> str:
+    close = difflib.get_close_matches(key, sorted(choices), n=1, cutoff=0.6)
+    return tr("did you mean {m!r}? ", m=close[0]) if close else ""
+
+
+def load(path: str | Path) -> dict:
+    """Read a ds_config file (JSON; duplicate keys are an error, as in DeepSpeed)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise ConfigError(tr("DeepSpeed config {path} does not exist", path=path),
+                          tr("pass the path of a ds_config.json with --deepspeed_config"), setting="deepspeed_config") from exc
+    except OSError as exc:
+        raise ConfigError(tr("cannot read DeepSpeed config {path}: {err}", path=path, err=exc.strerror),
+                          tr("make the file readable"), setting="deepspeed_config") from exc
+
+    def no_duplicates(pairs):
+        seen = {}
+        for k, v in pairs:
+            if k in seen:
+                raise ConfigError(tr("{path}: key {key!r} appears twice", path=path, key=k),
+                                  tr("keep one {key!r} entry", key=k), setting=k)
+            seen[k] = v
+        return seen
+
+    try:
+        config = json.loads(text, object_pairs_hook=no_duplicates)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(tr("{path}:{line}:{col}: not valid JSON: {msg}", path=path, line=exc.lineno, col=exc.colno,
+                             msg=exc.msg),
+                          tr("fix the JSON syntax there (no trailing commas or comments)"), setting="deepspeed_config") from exc
+    if not isinstance(config, dict):
+        raise ConfigError(tr("{path}: a DeepSpeed config must be a JSON object", path=path),
+                          tr('start the file with {{ and put settings like "train_micro_batch_size_per_gpu" inside'),
+                          setting="deepspeed_config")
+    return config
+
+
+def _find_auto(value: Any, where: str) -> str | None:
+    if isinstance(value, str) and value.strip().lower() == "auto":
+        return where
+    if isinstance(value, dict):
+        for k, v in value.items():
+            found = _find_auto(v, f"{where}.{k}" if where else k)
+            if found:
+                return found
+    if isinstance(value, list):
+        for i, v in enumerate(value):
+            found = _find_auto(v, f"{where}[{i}]")
+            if found:
+                return found
+    return None
+
+
+def _positive_int(config: dict, key: str) -> int | None:
+    value = config.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ConfigError(tr("{key} must be a positive integer, got {v!r}", key=key, v=value),
+                          tr('set "{key}" to a whole number >= 1', key=key), setting=key)
+    return value
+
+
+def _resolve_batch(config: dict, world_size: int) -> None:
+    """DeepSpeed's rules (runtime/config.py _set_batch_related_parameters), checked exactly."""
+    tb, micro, gas = (_positive_int(config, k) for k in BATCH_KEYS)
+    W = world_size
+    if tb is None and micro is None:
+        raise ConfigError(tr("neither train_batch_size nor train_micro_batch_size_per_gpu is set"),
+                          tr('add "train_micro_batch_size_per_gpu" (and optionally "gradient_accumulation_steps")'),
+                          setting="train_micro_batch_size_per_gpu")
+    if tb is not None and micro is not None and gas is not None:
+        if tb != micro * gas * W:
+            fix = tr("set train_batch_size to {want}, or drop it and let it be derived", want=micro * gas * W)
+            raise ConfigError(tr("train_batch_size {tb} != train_micro_batch_size_per_gpu {m} x gradient_accumulation_steps {g} x world size {w}",
+                                 tb=tb, m=micro, g=gas, w=W), fix, setting="train_batch_size")
+    elif tb is not None and micro is not None:
+        if tb % (micro * W):
+            raise ConfigError(
+                tr("train_batch_size {tb} is not divisible by train_micro_batch_size_per_gpu {m} x world size {w}",
+                   tb=tb, m=micro, w=W),
+                tr("use a train_batch_size that is a multiple of {mw} (e.g. {ex}), or give gradient_accumulation_steps instead",
+                   mw=micro * W, ex=max(1, round(tb / (micro * W))) * micro * W), setting="train_batch_size")
+        gas = tb // (micro * W)
+    elif tb is not None and gas is not None:
+        if tb % (gas * W):
+            raise ConfigError(
+                tr("train_batch_size {tb} is not divisible by gradient_accumulation_steps {g} x world size {w}",
+                   tb=tb, g=gas, w=W),
+                tr("use a train_batch_size that is a multiple of {gw}, or give train_micro_batch_size_per_gpu instead",
+                   gw=gas * W), setting="train_batch_size")
+        micro = tb // (gas * W)
+    elif tb is not None:
+        if tb % W:
+            raise ConfigError(tr("train_batch_size {tb} is not divisible by the world size {w}", tb=tb, w=W),
+                              tr("use a multiple of {w}, or give train_micro_batch_size_per_gpu instead", w=W),
+                              setting="train_batch_size")
+        gas, micro = 1, tb // W
+    else:
+        gas = gas or 1
+        tb = micro * gas * W
+    config["train_batch_size"], config["train_micro_batch_size_per_gpu"], config["gradient_accumulation_steps"] = (
+        micro * gas * W, micro, gas)
+
+
+def _check_section_keys(section: dict, name: str, known, removed=()) -> None:
+    for key in section:
+        if key in removed:
+            raise ConfigError(tr("{name}.{key} was removed in DeepSpeed 0.19.8", name=name, key=key),
+                              tr("delete {name}.{key} from the config", name=name, key=key), setting=f"{name}.{key}")
+        if key not in known:
+            raise ConfigError(tr("unknown key {name}.{key}", name=name, key=key),
+                              _did_you_mean(key, known) + tr("DeepSpeed would reject it; fix or delete it"),
+                              setting=f"{name}.{key}")
+
+
+def validate(config: dict, world_size: int) -> dict:
+    """Check `config` for a job of `world_size` data-parallel ranks; returns a resolved copy.
+
+    The copy has all three batch keys filled in (as DeepSpeed derives them). Raises ConfigError
+    naming the key and the fix for: unknown/removed top-level keys, "auto" values, inconsistent or
+    non-integer batch sizes, an unknown ZeRO stage or ZeRO key, fp16+bf16 together, an unknown
+    scheduler or scheduler parameter, a missing total_num_steps, a negative gradient_clipping.
+    """
+    if not isinstance(config, dict):
+        raise ConfigError(tr("a DeepSpeed config must be a JSON object"), tr("pass a dict / JSON object"),
+                          setting="deepspeed_config")
+    if not isinstance(world_size, int) or world_size <= 0:
+        raise ConfigError(tr("world size must be a positive integer, got {w!r}", w=world_size),
+                          tr("check the hostfile slots / --num_gpus"), setting="world_size")
+    config = copy.deepcopy(config)
+    for key in config:
+        if key in REMOVED_TOP_LEVEL:
+            raise ConfigError(tr("{key!r} ({what}) was removed in DeepSpeed 0.19.8; DeepSpeed now refuses the config",
+                                 key=key, what=REMOVED_TOP_LEVEL[key]),
+                              tr("delete the {key!r} block", key=key), setting=key)
+        if key not in KNOWN_TOP_LEVEL:
+            raise ConfigError(tr("unknown top-level key {key!r}: DeepSpeed would silently ignore it", key=key),
+                              _did_you_mean(key, KNOWN_TOP_LEVEL) + tr("fix the spelling or delete it"), setting=key)
+    auto = _find_auto(config, "")
+    if auto:
+        raise ConfigError(tr('{key} is "auto": only the Hugging Face Trainer integration resolves "auto"', key=auto),
+                          tr("set {key} to a concrete value", key=auto), setting=auto)
+    _resolve_batch(config, world_size)
+
+    zero = config.get("zero_optimization")
+    if zero is not None:
+        if not isinstance(zero, dict):
+            raise ConfigError(tr("zero_optimization must be an object"), tr('e.g. "zero_optimization": {{"stage": 2}}'),
+                              setting="zero_optimization")
+        _check_section_keys(zero, "zero_optimization", KNOWN_ZERO, REMOVED_ZERO)
+        stage = zero.get("stage", 0)
+        if isinstance(stage, bool) or stage not in (0, 1, 2, 3):
+            raise ConfigError(tr("zero_optimization.stage must be 0, 1, 2 or 3, got {v!r}", v=stage),
+                              tr("set zero_optimization.stage to 0-3"), setting="zero_optimization.stage")
+
+    def enabled(section: str) -> bool:
+        value = config.get(section)
+        return isinstance(value, dict) and bool(value.get("enabled", False))
+
+    if enabled("fp16") and (enabled("bf16") or enabled("bfloat16")):
+        raise ConfigError(tr("fp16 and bf16 are both enabled"), tr("enable only one of them"), setting="fp16")
+
+    clip = config.get("gradient_clipping")
+    if clip is not None and (isinstance(clip, bool) or not isinstance(clip, (int, float)) or clip < 0):
+        raise ConfigError(tr("gradient_clipping must be a number >= 0, got {v!r}", v=clip),
+                          tr("e.g. \"gradient_clipping\": 1.0 (0 disables clipping)"), setting="gradient_clipping")
+
+    opt = config.get("optimizer")
+    if opt is not None:
+        if not isinstance(opt, dict) or not isinstance(opt.get("type"), str):
+            raise ConfigError(tr("optimizer needs a \"type\""), tr('e.g. "optimizer": {{"type": "AdamW", "params": {{"lr": 3e-4}}}}'),
+                              setting="optimizer.type")
+        if not isinstance(opt.get("params", {}), dict):
+            raise ConfigError(tr("optimizer.params must be an object"), tr('e.g. "params": {{"lr": 3e-4}}'),
+                              setting="optimizer.params")
+
+    sched = config.get("scheduler")
+    if sched is not None:
+        stype = sched.get("type") if isinstance(sched, dict) else None
+        if stype not in SCHEDULERS:
+            raise ConfigError(tr("scheduler.type {t!r} is not a DeepSpeed scheduler", t=stype),
+                              _did_you_mean(str(stype), SCHEDULERS) + tr("choose one of: {c}", c=", ".join(SCHEDULERS)),
+                              setting="scheduler.type")
+        params = sched.get("params", {})
+        if not isinstance(params, dict):
+            raise ConfigError(tr("scheduler.params must be an object"), tr('e.g. "params": {{"warmup_num_steps": 100}}'),
+                              setting="scheduler.params")
+        for key in params:
+            if key not in SCHEDULERS[stype]:
+                raise ConfigError(tr("scheduler {t} has no parameter {key!r}", t=stype, key=key),
+                                  _did_you_mean(key, SCHEDULERS[stype])
+                                  + tr("its parameters are: {p}", p=", ".join(SCHEDULERS[stype][:-1])),
+                                  setting=f"scheduler.params.{key}")
+        if "total_num_steps" in SCHEDULERS[stype] and "total_num_steps" not in params:
+            raise ConfigError(tr("scheduler {t} needs params.total_num_steps", t=stype),
+                              tr("set scheduler.params.total_num_steps to the number of training steps"),
+                              setting="scheduler.params.total_num_steps")
+    return config

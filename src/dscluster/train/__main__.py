@@ -1,0 +1,33 @@
+"""Entry point of every rank: `python -m dscluster.train ... --deepspeed --deepspeed_config ds_config.json`.
+
+Also runnable as a script path (the DeepSpeed launcher's classic form), hence absolute imports.
+Bad input ends every rank with the same message + fix and a non-zero exit code, no traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    from dscluster.errors import DsclusterError
+    from dscluster.i18n import tr
+    from dscluster.train.trainer import plan, run
+
+    rank = os.environ.get("RANK", "0")
+    try:
+        return run(plan(argv))
+    except DsclusterError as err:
+        prefix = "" if rank == "0" else f"[rank {rank}] "
+        lines = [f"{prefix}{tr('error')}: {err.message}"] + ([f"{prefix}  {tr('fix')}: {err.hint}"] if err.hint else [])
+        print("\n".join(lines), file=sys.stderr, flush=True)
+        if os.environ.get("DSCLUSTER_DEBUG") == "1":
+            raise
+        return int(err.exit_code)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,196 @@
+"""Checkpoint commit protocol on top of DeepSpeed's (non-atomic) save_checkpoint.
+
+    all ranks  engine.save_checkpoint(save_dir, tag="step-N", save_latest=False)
+    barrier
+    rank 0     check the expected files exist, fsync them, write step-N/COMMIT.json atomically,
+               replace `latest` atomically, apply retention (--keep)
+    barrier
+
+A step directory without COMMIT.json is never loaded, so a crash at any moment of a save leaves the
+previous committed step as the resume point. Retention deletes only committed steps older than
+the newest committed one, removing COMMIT.json first, so a half-deleted step is never loadable.
+An uncommitted leftover that a new save needs the name of is renamed aside, never deleted.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from dscluster.errors import ConfigError, DsclusterError, PermissionNeeded
+from dscluster.fsutil import atomic_write_json, atomic_write_text, fsync_dir
+from dscluster.i18n import tr
+
+COMMIT_FILE = "COMMIT.json"
+LATEST_FILE = "latest"
+_TAG_RE = re.compile(r"^step-(\d+)$")
+
+
+class CheckpointError(DsclusterError):
+    """A save did not produce the files a commit needs, or a resume target is not usable."""
+
+
+def tag_for(step: int) -> str:
+    return f"step-{step}"
+
+
+def step_of(tag: str) -> int | None:
+    m = _TAG_RE.match(tag)
+    return int(m.group(1)) if m else None
+
+
+def committed_steps(save_dir: str | Path) -> list[int]:
+    """Steps whose directory holds COMMIT.json, ascending."""
+    save_dir = Path(save_dir)
+    steps = []
+    try:
+        entries = list(os.scandir(save_dir))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    for entry in entries:
+        step = step_of(entry.name)
+        if step is not None and entry.is_dir() and (Path(entry.path) / COMMIT_FILE).is_file():
+            steps.append(step)
+    return sorted(steps)
+
+
+def latest_committed(save_dir: str | Path) -> int | None:
+    steps = committed_steps(save_dir)
+    return steps[-1] if steps else None
+
+
+def check_writable(save_dir: str | Path) -> None:
+    """Create `save_dir` if needed and prove a file can be written there (every rank calls this)."""
+    save_dir = Path(save_dir)
+    try:
+        save_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=save_dir, prefix=".write-test-"):
+            pass
+    except OSError as exc:
+        raise PermissionNeeded(tr("checkpoint directory {path} is not writable ({err})", path=save_dir,
+                                  err=exc.strerror or exc),
+                               tr("pass a writable --save-dir, or fix its permissions for the training user"),
+                               setting="--save-dir") from exc
+
+
+def resolve_resume(save_dir: str | Path, resume: str) -> int | None:
+    """The step to resume from: `auto` (newest committed, or none), `never`, or a tag/step number.
+
+    Refuses combinations that would later overwrite a committed step.
+    """
+    steps = committed_steps(save_dir)
+    if resume == "never":
+        if steps:
+            raise ConfigError(tr("--resume never, but {path} already holds committed checkpoints (newest step-{n})",
+                                 path=save_dir, n=steps[-1]),
+                              tr("use --resume auto to continue, or a new --save-dir to start over"), setting="--resume")
+        return None
+    if resume == "auto":
+        return steps[-1] if steps else None
+    step = step_of(resume) if not resume.isdigit() else int(resume)
+    if step is None:
+        raise ConfigError(tr("--resume {v!r} is not auto, never, step-N or N", v=resume),
+                          tr("e.g. --resume auto"), setting="--resume")
+    if step not in steps:
+        have = ", ".join(tag_for(s) for s in steps) or tr("none")
+        raise ConfigError(tr("--resume {v}: {tag} is not a committed checkpoint in {path}", v=resume, tag=tag_for(step),
+                             path=save_dir),
+                          tr("committed steps: {have}; use one of them or --resume auto", have=have), setting="--resume")
+    newer = [s for s in steps if s > step]
+    if newer:
+        raise ConfigError(tr("resuming from step-{s} would later overwrite the newer committed step-{n}", s=step, n=newer[-1]),
+                          tr("resume into a copy, or pass a new --save-dir"), setting="--resume")
+    return step
+
+
+def expected_files_present(step_dir: Path, zero_stage: int, world_size: int) -> str | None:
+    """None when the save looks complete, else what is missing (checked by rank 0 before commit)."""
+    names = [p.name for p in step_dir.iterdir()] if step_dir.is_dir() else []
+    if not any(n.endswith("model_states.pt") for n in names):
+        return tr("no *model_states.pt file")
+    if zero_stage > 0:
+        shards = [n for n in names if n.endswith("optim_states.pt")]
+        if len(shards) != world_size:
+            return tr("{n} optimizer shards, expected {w}", n=len(shards), w=world_size)
+    return None
+
+
+def _fsync_tree(path: Path) -> None:
+    for root, _dirs, files in os.walk(path):
+        for name in files:
+            fd = os.open(os.path.join(root, name), os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        fsync_dir(root)
+
+
+def set_aside_uncommitted(save_dir: Path, step: int) -> Path | None:
+    """Rename a leftover uncommitted step-N (a crashed save) out of the way; returns its new path."""
+    step_dir = save_dir / tag_for(step)
+    if not step_dir.exists():
+        return None
+    if (step_dir / COMMIT_FILE).exists():
+        raise CheckpointError(tr("{path} is already committed; refusing to overwrite it", path=step_dir),
+                              tr("pass a new --save-dir, or --resume auto to continue from it"), setting="--save-dir")
+    n = 1
+    while (aside := save_dir / f"{tag_for(step)}.incomplete-{n}").exists():
+        n += 1
+    os.replace(step_dir, aside)
+    fsync_dir(save_dir)
+    return aside
+
+
+def commit(save_dir: Path, step: int, info: dict) -> None:
+    """Rank 0, after every rank finished writing step-N: fsync, COMMIT.json, then `latest`."""
+    step_dir = save_dir / tag_for(step)
+    _fsync_tree(step_dir)
+    files = {p.relative_to(step_dir).as_posix(): p.stat().st_size for p in sorted(step_dir.rglob("*")) if p.is_file()}
+    atomic_write_json(step_dir / COMMIT_FILE, {"step": step, "tag": tag_for(step), "time": time.time(),
+                                               "files": files, **info})
+    atomic_write_text(save_dir / LATEST_FILE, tag_for(step))
+
+
+def apply_retention(save_dir: Path, keep: int) -> list[int]:
+    """Delete committed steps beyond the newest `keep` (0 = keep all); returns the deleted steps."""
+    if keep <= 0:
+        return []
+    steps = committed_steps(save_dir)
+    doomed = steps[:-keep] if len(steps) > keep else []
+    for step in doomed:
+        step_dir = save_dir / tag_for(step)
+        os.unlink(step_dir / COMMIT_FILE)  # uncommit first: a crash below leaves an unloadable leftover only
+        fsync_dir(step_dir)
+        shutil.rmtree(step_dir, ignore_errors=True)
+    if doomed:
+        fsync_dir(save_dir)
+    return doomed
+
+
+def save(engine, save_dir: Path, step: int, *, rank: int, world_size: int, zero_stage: int, keep: int,
+         client_state: dict, barrier: Callable[[], None], crash_in_save: bool = False) -> None:
+    """The whole protocol; every rank calls it."""
+    if rank == 0:
+        set_aside_uncommitted(save_dir, step)
+    barrier()
+    engine.save_checkpoint(str(save_dir), tag=tag_for(step), client_state=client_state, save_latest=False)
+    if crash_in_save:
+        # Fault knob (--fault crash-in-save@N): die after the shards are written, before the commit.
+        print(f"fault injected: crashing in the middle of saving {tag_for(step)}", flush=True)
+        os._exit(17)
+    barrier()
+    if rank == 0:
+        missing = expected_files_present(save_dir / tag_for(step), zero_stage, world_size)
+        if missing:
+            raise CheckpointError(tr("checkpoint {tag} is incomplete: {what}; not committed", tag=tag_for(step), what=missing),
+                                  tr("check free space and that --save-dir is on storage shared by all nodes"),
+                                  setting="--save-dir")
+        commit(save_dir, step, {"world_size": world_size, "zero_stage": zero_stage})
+        apply_retention(save_dir, keep)
+    barrier()

@@ -1,0 +1,225 @@
+"""The reference GPT: pre-norm RMSNorm, rotary positions, SwiGLU MLP, SDPA attention, tied embeddings.
+
+Written for speed on GPU as well as clarity: no host syncs in forward, fused QKV and gate/up
+projections, no biases, attention through `scaled_dot_product_attention` (FlashAttention kernels
+on GPU), vocabulary padded to a multiple of 64 for tensor cores. Init follows GPT-NeoX:
+"small_init" N(0, sqrt(2/(5d))) for inputs and "wang_init" N(0, 2/(L*sqrt(d))) for the projections
+that write into the residual stream, which keeps deep models stable without warmup tricks.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, replace
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from dscluster.errors import ConfigError
+from dscluster.i18n import tr
+
+
+@dataclass(frozen=True)
+class GPTConfig:
+    n_layer: int
+    n_head: int
+    d_model: int
+    vocab_size: int = 257
+    seq_len: int = 1024
+    ffn_hidden: int = 0  # 0: SwiGLU's 8/3*d rounded up to a multiple of 256 (or 64 for small models)
+    rope_theta: float = 10000.0
+    norm_eps: float = 1e-5
+
+    def __post_init__(self):
+        for name in ("n_layer", "n_head", "d_model", "vocab_size", "seq_len"):
+            if int(getattr(self, name)) <= 0:
+                raise ConfigError(tr("model setting {name} must be positive, got {v}", name=name, v=getattr(self, name)),
+                                  tr("pass a positive --{flag}", flag=name.replace("_", "-")), setting=name)
+        if self.d_model % self.n_head:
+            raise ConfigError(tr("--d-model {d} is not divisible by --n-head {h}", d=self.d_model, h=self.n_head),
+                              tr("choose --n-head dividing --d-model (head size 64 or 128 is fastest on GPU)"),
+                              setting="n_head")
+        if (self.d_model // self.n_head) % 2:
+            raise ConfigError(tr("head size {hs} is odd; rotary positions need an even head size",
+                                 hs=self.d_model // self.n_head),
+                              tr("choose --d-model / --n-head even"), setting="n_head")
+
+    @property
+    def head_dim(self) -> int:
+        return self.d_model // self.n_head
+
+    @property
+    def padded_vocab(self) -> int:
+        return (self.vocab_size + 63) // 64 * 64
+
+    @property
+    def hidden(self) -> int:
+        if self.ffn_hidden:
+            return self.ffn_hidden
+        multiple = 256 if self.d_model >= 512 else 64
+        return (int(8 * self.d_model / 3) + multiple - 1) // multiple * multiple
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+# Sizes follow the GPT-3 paper's table (names are the nominal sizes with a GPT-2 vocabulary; with the
+# 257-token byte vocabulary the embedding is tiny, so param_count() is what to report).
+PRESETS: dict[str, dict] = {
+    "tiny": dict(n_layer=4, n_head=4, d_model=128, seq_len=128),
+    "124m": dict(n_layer=12, n_head=12, d_model=768, seq_len=1024),
+    "350m": dict(n_layer=24, n_head=16, d_model=1024, seq_len=1024),
+    "760m": dict(n_layer=24, n_head=16, d_model=1536, seq_len=2048),
+    "1.3b": dict(n_layer=24, n_head=16, d_model=2048, seq_len=2048),
+    "2.7b": dict(n_layer=32, n_head=32, d_model=2560, seq_len=2048),
+    "6.7b": dict(n_layer=32, n_head=32, d_model=4096, seq_len=2048),
+}
+# Peak learning rates from the same table (smaller models tolerate larger steps).
+PRESET_LR = {"tiny": 2e-3, "124m": 6e-4, "350m": 3e-4, "760m": 2.5e-4, "1.3b": 2e-4, "2.7b": 1.6e-4, "6.7b": 1.2e-4}
+
+
+def preset_config(name: str, **overrides) -> GPTConfig:
+    if name not in PRESETS:
+        import difflib  # noqa: PLC0415
+
+        close = difflib.get_close_matches(name, PRESETS, n=1)
+        hint = tr("did you mean {m!r}? ", m=close[0]) if close else ""
+        raise ConfigError(tr("unknown preset {name!r}", name=name),
+                          hint + tr("choose one of: {choices} (or give --n-layer/--n-head/--d-model)",
+                                    choices=", ".join(PRESETS)), setting="--preset")
+    values = {**PRESETS[name], **{k: v for k, v in overrides.items() if v is not None}}
+    return GPTConfig(**values)
+
+
+class Rotary(nn.Module):
+    """Precomputed cos/sin tables (non-persistent buffers: rebuilt, never checkpointed)."""
+
+    def __init__(self, head_dim: int, seq_len: int, theta: float):
+        super().__init__()
+        inv_freq = 1.0 / (theta ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim))
+        t = torch.arange(seq_len, dtype=torch.float32)
+        freqs = torch.outer(t, inv_freq)
+        self.register_buffer("cos", freqs.cos()[None, None], persistent=False)  # (1,1,T,hd/2)
+        self.register_buffer("sin", freqs.sin()[None, None], persistent=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # x: (B, H, T, hd)
+        T = x.shape[-2]
+        cos, sin = self.cos[:, :, :T].to(x.dtype), self.sin[:, :, :T].to(x.dtype)
+        x1, x2 = x.chunk(2, dim=-1)
+        return torch.cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1)
+
+
+class Attention(nn.Module):
+    def __init__(self, cfg: GPTConfig):
+        super().__init__()
+        self.n_head, self.head_dim = cfg.n_head, cfg.head_dim
+        self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model, bias=False)
+        self.proj = nn.Linear(cfg.d_model, cfg.d_model, bias=False)
+        self.proj.residual_out = True
+
+    def forward(self, x: torch.Tensor, rotary: Rotary) -> torch.Tensor:
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).view(B, T, 3, self.n_head, self.head_dim).permute(2, 0, 3, 1, 4).unbind(0)
+        q, k = rotary(q), rotary(k)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.proj(y.transpose(1, 2).reshape(B, T, C))
+
+
+class SwiGLU(nn.Module):
+    def __init__(self, cfg: GPTConfig):
+        super().__init__()
+        self.hidden = cfg.hidden
+        self.gate_up = nn.Linear(cfg.d_model, 2 * cfg.hidden, bias=False)
+        self.down = nn.Linear(cfg.hidden, cfg.d_model, bias=False)
+        self.down.residual_out = True
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        gate, up = self.gate_up(x).split(self.hidden, dim=-1)
+        return self.down(F.silu(gate) * up)
+
+
+class Block(nn.Module):
+    def __init__(self, cfg: GPTConfig):
+        super().__init__()
+        self.norm1 = nn.RMSNorm(cfg.d_model, eps=cfg.norm_eps)
+        self.attn = Attention(cfg)
+        self.norm2 = nn.RMSNorm(cfg.d_model, eps=cfg.norm_eps)
+        self.mlp = SwiGLU(cfg)
+
+    def forward(self, x: torch.Tensor, rotary: Rotary) -> torch.Tensor:
+        x = x + self.attn(self.norm1(x), rotary)
+        return x + self.mlp(self.norm2(x))
+
+
+class GPT(nn.Module):
+    def __init__(self, cfg: GPTConfig):
+        super().__init__()
+        self.cfg = cfg
+        self.embed = nn.Embedding(cfg.padded_vocab, cfg.d_model)
+        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
+        self.norm = nn.RMSNorm(cfg.d_model, eps=cfg.norm_eps)
+        self.rotary = Rotary(cfg.head_dim, cfg.seq_len, cfg.rope_theta)
+        self.reset_parameters()
+
+    @torch.no_grad()
+    def reset_parameters(self) -> None:
+        if self.embed.weight.is_meta:
+            return  # shape-only model (parameter counting); nothing to initialise
+        small = math.sqrt(2.0 / (5 * self.cfg.d_model))
+        wang = 2.0 / (self.cfg.n_layer * math.sqrt(self.cfg.d_model))
+        for module in self.modules():
+            if isinstance(module, nn.Linear):
+                nn.init.normal_(module.weight, std=wang if getattr(module, "residual_out", False) else small)
+            elif isinstance(module, nn.Embedding):
+                nn.init.normal_(module.weight, std=small)
+            elif isinstance(module, nn.RMSNorm):
+                nn.init.ones_(module.weight)
+
+    def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None) -> torch.Tensor:
+        """Returns the mean cross-entropy when `targets` is given, else the logits of the last position."""
+        x = self.embed(idx)
+        for block in self.blocks:
+            x = block(x, self.rotary)
+        x = self.norm(x)
+        if targets is None:
+            return F.linear(x[:, -1:], self.embed.weight)[:, -1, : self.cfg.vocab_size]
+        logits = F.linear(x, self.embed.weight)  # tied: the embedding is the output head
+        return F.cross_entropy(logits.float().view(-1, logits.size(-1)), targets.reshape(-1))
+
+    @torch.no_grad()
+    def generate(self, idx: torch.Tensor, new_tokens: int, temperature: float = 0.8, top_k: int = 40,
+                 generator: torch.Generator | None = None) -> torch.Tensor:
+        """Sample `new_tokens` tokens (no KV cache: simple, and fast enough for a short sample)."""
+        for _ in range(new_tokens):
+            logits = self(idx[:, -self.cfg.seq_len:]).float() / max(temperature, 1e-5)
+            if top_k:
+                kth = torch.topk(logits, min(top_k, logits.size(-1))).values[:, -1:]
+                logits = logits.masked_fill(logits < kth, float("-inf"))
+            probs = torch.softmax(logits, dim=-1)
+            nxt = torch.multinomial(probs.cpu(), 1, generator=generator).to(idx.device)
+            idx = torch.cat([idx, nxt], dim=1)
+        return idx
+
+
+def param_count(cfg: GPTConfig, non_embedding: bool = False) -> int:
+    """Exact parameter count, computed from shapes (no allocation: safe for 6.7B on a laptop)."""
+    d, h, L = cfg.d_model, cfg.hidden, cfg.n_layer
+    per_block = 3 * d * d + d * d + 2 * d * h + h * d + 2 * d  # qkv, proj, gate_up, down, 2 norms
+    body = L * per_block + d  # + final norm
+    return body if non_embedding else body + cfg.padded_vocab * d
+
+
+def flops_per_token(cfg: GPTConfig, seq_len: int | None = None) -> float:
+    """Training FLOPs per token: 6*N + 12*L*d*T (PaLM/nanoGPT convention, as perf_anchors.md §0).
+
+    N counts the non-embedding weights plus the tied output head (vocab x d): the head is a real
+    matmul, the embedding lookup is not. T is the sequence length (attention scores and values).
+    """
+    T = seq_len or cfg.seq_len
+    n = param_count(cfg, non_embedding=True) + cfg.padded_vocab * cfg.d_model
+    return 6.0 * n + 12.0 * cfg.n_layer * cfg.d_model * T
+
+
+def with_vocab(cfg: GPTConfig, vocab_size: int) -> GPTConfig:
+    return replace(cfg, vocab_size=vocab_size)

@@ -1,0 +1,104 @@
+"""Trainer command line: the options the launcher, the demo and the benchmarks pass to every rank.
+
+`parse(argv)` returns the argparse namespace; `model_config(args, vocab)` and the checks in
+`check_paths(args)` turn it into validated settings before any process group or GPU is touched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from dscluster.errors import ConfigError, PermissionNeeded
+from dscluster.i18n import tr
+from dscluster.train.model import PRESETS, GPTConfig, preset_config
+
+_FAULT_RE = re.compile(r"^crash-in-save@(\d+)$")
+
+
+@dataclass(frozen=True)
+class Fault:
+    crash_in_save_step: int | None = None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m dscluster.train",
+                                description="dscluster reference GPT trainer (runs inside every DeepSpeed rank).")
+    m = p.add_argument_group("model")
+    m.add_argument("--preset", default="tiny", help=f"model size: {', '.join(PRESETS)} (default tiny)")
+    m.add_argument("--n-layer", type=int, help="explicit size: layers (overrides the preset)")
+    m.add_argument("--n-head", type=int, help="explicit size: attention heads")
+    m.add_argument("--d-model", type=int, help="explicit size: hidden size")
+    m.add_argument("--seq-len", type=int, help="tokens per training window (default: the preset's)")
+    d = p.add_argument_group("data")
+    d.add_argument("--data", help="prepared data directory (default: the stdlib corpus, prepared and cached)")
+    d.add_argument("--seed", type=int, default=1234, help="seed for init, data order and the sample")
+    t = p.add_argument_group("training")
+    t.add_argument("--steps", type=int, default=200, help="optimizer steps to train in total (default 200)")
+    t.add_argument("--lr", type=float, help="peak learning rate (overrides the config's optimizer/scheduler lr)")
+    t.add_argument("--log-interval", type=int, default=10, help="steps between metrics lines (default 10)")
+    t.add_argument("--eval-interval", type=int, default=100, help="steps between val-loss evaluations; 0: only at the end")
+    t.add_argument("--eval-batches", type=int, default=8, help="validation micro-batches per rank (default 8)")
+    t.add_argument("--sample-tokens", type=int, default=200, help="tokens to generate at the end (0: none)")
+    t.add_argument("--sample-prompt", default="def ", help="prompt of the final sample")
+    r = p.add_argument_group("run directory and checkpoints")
+    r.add_argument("--run-dir", help="where metrics.jsonl goes (default $DSCLUSTER_RUN_DIR, else ./run)")
+    r.add_argument("--save-dir", help="checkpoint directory (default <run-dir>/checkpoints)")
+    r.add_argument("--save-interval", type=int, default=0, help="steps between checkpoints; the last step is always saved")
+    r.add_argument("--keep", type=int, default=3, help="committed checkpoints to keep (0: all; default 3)")
+    r.add_argument("--resume", default="auto", help="auto (newest committed), never, or step-N (default auto)")
+    x = p.add_argument_group("test knobs")
+    x.add_argument("--fault", help="inject a failure: crash-in-save@STEP")
+    x.add_argument("--step-sleep", type=float, default=0.0, help="sleep this many seconds after each step")
+    p.add_argument("--local_rank", "--local-rank", type=int, default=int(os.environ.get("LOCAL_RANK", 0)))
+    p.add_argument("--deepspeed", action="store_true", help="(DeepSpeed convention) use DeepSpeed: always on")
+    p.add_argument("--deepspeed_config", "--deepspeed-config", help="ds_config.json (default: built from the options)")
+    return p
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    args = build_parser().parse_args(argv)
+    args.run_dir = Path(args.run_dir or os.environ.get("DSCLUSTER_RUN_DIR") or "run").absolute()
+    args.save_dir = Path(args.save_dir).absolute() if args.save_dir else args.run_dir / "checkpoints"
+    return args
+
+
+def check_numbers(args: argparse.Namespace) -> Fault:
+    for name in ("steps", "log_interval", "eval_batches"):
+        if getattr(args, name) <= 0:
+            flag = "--" + name.replace("_", "-")
+            raise ConfigError(tr("{flag} must be positive, got {v}", flag=flag, v=getattr(args, name)),
+                              tr("pass {flag} N with N >= 1", flag=flag), setting=flag)
+    for name in ("eval_interval", "save_interval", "keep", "sample_tokens"):
+        if getattr(args, name) < 0:
+            flag = "--" + name.replace("_", "-")
+            raise ConfigError(tr("{flag} must be >= 0, got {v}", flag=flag, v=getattr(args, name)),
+                              tr("pass {flag} 0 or more", flag=flag), setting=flag)
+    if args.lr is not None and not args.lr > 0:
+        raise ConfigError(tr("--lr must be positive, got {v}", v=args.lr), tr("e.g. --lr 3e-4"), setting="--lr")
+    if not args.fault:
+        return Fault()
+    m = _FAULT_RE.match(args.fault)
+    if not m:
+        raise ConfigError(tr("--fault {v!r} is not a known fault", v=args.fault), tr("use --fault crash-in-save@STEP"),
+                          setting="--fault")
+    return Fault(crash_in_save_step=int(m.group(1)))
+
+
+def model_config(args: argparse.Namespace, vocab_size: int) -> GPTConfig:
+    """The preset, with any explicit --n-layer/--n-head/--d-model/--seq-len replacing its values."""
+    return preset_config(args.preset, n_layer=args.n_layer, n_head=args.n_head, d_model=args.d_model,
+                         seq_len=args.seq_len, vocab_size=vocab_size)
+
+
+def check_run_dir(run_dir: Path) -> None:
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        if not os.access(run_dir, os.W_OK):
+            raise PermissionError(13, "Permission denied")
+    except OSError as exc:
+        raise PermissionNeeded(tr("run directory {path} is not writable ({err})", path=run_dir, err=exc.strerror or exc),
+                        tr("pass a writable --run-dir (or set DSCLUSTER_RUN_DIR)"), setting="--run-dir") from exc

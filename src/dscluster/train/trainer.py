@@ -1,0 +1,229 @@
+"""The training run inside one rank: validate everything, build the engine, train, save, evaluate, sample.
+
+Everything that can be wrong with the input (options, ds_config, data, checkpoint directory) is
+checked before the process group is created, identically on every rank, so bad input stops every
+rank at once with the same message instead of hanging the others in a collective.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from dscluster import dsconfig
+from dscluster.data.corpus import ensure_stdlib_corpus
+from dscluster.data.shards import Dataset, open_dataset
+from dscluster.data.tokenizer import tokenizer_from_meta
+from dscluster.fsutil import atomic_write_json
+from dscluster.train import checkpoint
+from dscluster.train.dssetup import prepare_config
+from dscluster.train.metrics import MetricsWriter, peak_flops
+from dscluster.train.model import GPT, PRESET_LR, GPTConfig, flops_per_token, param_count
+from dscluster.train.options import Fault, check_numbers, check_run_dir, model_config, parse
+from dscluster.train.sampler import WindowSampler, eval_batches
+
+
+@dataclass
+class Plan:
+    """Everything decided before distributed init."""
+
+    args: object
+    fault: Fault
+    rank: int
+    local_rank: int
+    world_size: int
+    device_type: str
+    data: Dataset
+    model_cfg: GPTConfig
+    ds_config: dict
+    notes: list[str]
+    torch_adamw: dict | None
+    resume_step: int | None
+
+
+def plan(argv: list[str] | None = None) -> Plan:
+    import torch  # noqa: PLC0415 - keep `python -m dscluster.train --help` fast
+
+    args = parse(argv)
+    fault = check_numbers(args)
+    rank = int(os.environ.get("RANK", 0))
+    world = int(os.environ.get("WORLD_SIZE", 1))
+    device_type = "cuda" if torch.cuda.is_available() else "cpu"
+
+    data_dir = Path(args.data) if args.data else ensure_stdlib_corpus()[0]
+    data = open_dataset(data_dir)
+    model_cfg = model_config(args, data.vocab_size)
+    user_cfg = dsconfig.load(args.deepspeed_config) if args.deepspeed_config else None
+    preset_lr = PRESET_LR.get(args.preset, 3e-4)
+    bf16_ok = device_type == "cuda" and torch.cuda.is_bf16_supported()
+    prepared = prepare_config(user_cfg, device_type=device_type, bf16_ok=bf16_ok, lr=args.lr, preset_lr=preset_lr,
+                              steps=args.steps)
+    resolved = dsconfig.validate(prepared.config, world)
+    # Fails early (DataError) when the corpus is smaller than one global batch.
+    WindowSampler(data.train, model_cfg.seq_len, resolved["train_micro_batch_size_per_gpu"],
+                  resolved["gradient_accumulation_steps"], world, args.seed)
+    if rank == 0:
+        check_run_dir(args.run_dir)
+    checkpoint.check_writable(args.save_dir)
+    resume_step = checkpoint.resolve_resume(args.save_dir, args.resume)
+    return Plan(args, fault, rank, args.local_rank, world, device_type, data, model_cfg, resolved, prepared.notes,
+                prepared.torch_adamw, resume_step)
+
+
+def _param_groups(model, weight_decay: float | None = None):
+    decay = [p for p in model.parameters() if p.ndim >= 2]
+    no_decay = [p for p in model.parameters() if p.ndim < 2]
+    groups = [{"params": decay}, {"params": no_decay, "weight_decay": 0.0}]
+    if weight_decay is not None:
+        groups[0]["weight_decay"] = weight_decay
+    return groups
+
+
+def run(p: Plan) -> int:
+    import deepspeed  # noqa: PLC0415
+    import torch  # noqa: PLC0415
+    import torch.distributed as dist  # noqa: PLC0415
+
+    args = p.args
+    if p.device_type == "cpu" and "OMP_NUM_THREADS" not in os.environ:
+        local_size = int(os.environ.get("LOCAL_SIZE", os.environ.get("LOCAL_WORLD_SIZE", 1)))
+        torch.set_num_threads(max(1, (os.cpu_count() or 1) // max(1, local_size)))
+    if p.device_type == "cuda":
+        torch.cuda.set_device(p.local_rank)
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
+    deepspeed.init_distributed(dist_backend="nccl" if p.device_type == "cuda" else "gloo")
+    device = torch.device(p.device_type, p.local_rank) if p.device_type == "cuda" else torch.device("cpu")
+    log = (lambda *a: print(*a, flush=True)) if p.rank == 0 else (lambda *a: None)
+
+    torch.manual_seed(args.seed)
+    model = GPT(p.model_cfg)
+    if p.torch_adamw is not None:
+        wd = p.torch_adamw.pop("weight_decay")
+        optimizer = torch.optim.AdamW(_param_groups(model, wd), **p.torch_adamw)
+        engine, _, _, _ = deepspeed.initialize(model=model, optimizer=optimizer, config=p.ds_config)
+    else:
+        wd = p.ds_config["optimizer"].get("params", {}).get("weight_decay")
+        engine, _, _, _ = deepspeed.initialize(model=model, model_parameters=_param_groups(model, wd), config=p.ds_config)
+
+    micro, accum = p.ds_config["train_micro_batch_size_per_gpu"], p.ds_config["gradient_accumulation_steps"]
+    zero_stage = int(p.ds_config.get("zero_optimization", {}).get("stage", 0))
+    seq = p.model_cfg.seq_len
+    sampler = WindowSampler(p.data.train, seq, micro, accum, p.world_size, args.seed)
+    tokens_per_step = sampler.global_batch * seq
+    metrics = MetricsWriter(args.run_dir, enabled=p.rank == 0)
+    fpt = flops_per_token(p.model_cfg, seq)
+    peak = peak_flops(torch.cuda.get_device_name(device)) if p.device_type == "cuda" else None
+
+    if p.rank == 0:
+        for note in p.notes:
+            log(f"config: {note}")
+        atomic_write_json(args.run_dir / "ds_config.resolved.json", p.ds_config)
+        log(f"model: {param_count(p.model_cfg) / 1e6:.2f}M parameters ({args.preset}, {p.model_cfg.n_layer} layers, "
+            f"d_model {p.model_cfg.d_model}, seq {seq}); world size {p.world_size} on {p.device_type}; "
+            f"global batch {sampler.global_batch} x {seq} tokens; ZeRO stage {zero_stage}")
+
+    start_step = 0
+    if p.resume_step is not None:
+        path, client = engine.load_checkpoint(str(args.save_dir), tag=checkpoint.tag_for(p.resume_step))
+        if path is None:
+            raise checkpoint.CheckpointError(f"could not load {checkpoint.tag_for(p.resume_step)} from {args.save_dir}",
+                                             "check that the checkpoint files are readable", setting="--resume")
+        start_step = int(client.get("step", p.resume_step))
+        log(f"resumed from {checkpoint.tag_for(start_step)}")
+
+    def barrier():
+        dist.barrier()
+
+    def save(step: int):
+        checkpoint.save(engine, args.save_dir, step, rank=p.rank, world_size=p.world_size, zero_stage=zero_stage,
+                        keep=args.keep, client_state={"step": step, "seed": args.seed, "data": str(p.data.path)},
+                        barrier=barrier, crash_in_save=p.fault.crash_in_save_step == step)
+        log(f"saved {checkpoint.tag_for(step)}")
+
+    def evaluate() -> float | None:
+        engine.eval()
+        total = torch.zeros(2, device=device)
+        with torch.no_grad():
+            for batch in eval_batches(p.data.val, seq, micro, args.eval_batches, p.rank, p.world_size):
+                t = torch.from_numpy(batch).to(device)
+                total[0] += engine(t[:, :-1], t[:, 1:]).float() * len(batch)
+                total[1] += len(batch)
+        engine.train()
+        dist.all_reduce(total)
+        return (total[0] / total[1]).item() if total[1].item() > 0 else None
+
+    engine.train()
+    loss_acc = torch.zeros(1, device=device)
+    window_start, window_steps = time.time(), 0
+    last_loss = None
+    val_loss = None
+    for step in range(start_step, args.steps):
+        for m in range(accum):
+            batch = torch.from_numpy(sampler.batch(step, p.rank, m)).to(device, non_blocking=True)
+            loss = engine(batch[:, :-1], batch[:, 1:])
+            engine.backward(loss)
+            engine.step()
+            loss_acc += loss.detach().float()
+        window_steps += 1
+        done = step + 1
+        if done % args.log_interval == 0 or done == args.steps:
+            dist.all_reduce(loss_acc)  # the only host sync in the loop: once per log interval
+            last_loss = loss_acc.item() / (p.world_size * accum * window_steps)
+            elapsed = time.time() - window_start
+            tps = tokens_per_step * window_steps / elapsed
+            lr = engine.get_lr()[0]
+            record = {"step": done, "loss": last_loss, "lr": lr, "tokens_per_s": round(tps, 1)}
+            if peak:
+                tflops = fpt * tps / p.world_size / 1e12
+                record.update(tflops=round(tflops, 2), mfu=round(tflops * 1e12 / peak, 4),
+                              gpu_mem_gb=round(torch.cuda.max_memory_allocated(device) / 2**30, 2))
+            metrics.write(record)
+            log(f"step {done}/{args.steps} loss {last_loss:.4f} lr {lr:.3g} tok/s {tps:,.0f}")
+            loss_acc.zero_()
+            window_start, window_steps = time.time(), 0
+        if args.eval_interval and done % args.eval_interval == 0 and done != args.steps:
+            val_loss = evaluate()
+            if val_loss is not None:
+                metrics.write({"step": done, "val_loss": val_loss})
+                log(f"step {done}/{args.steps} val_loss {val_loss:.4f}")
+            window_start = time.time()  # eval time is not training throughput
+        if done == args.steps or (args.save_interval and done % args.save_interval == 0):
+            save(done)
+            window_start = time.time()
+        if args.step_sleep:
+            time.sleep(args.step_sleep)
+
+    if start_step < args.steps or val_loss is None:
+        val_loss = evaluate()
+        if val_loss is not None:
+            metrics.write({"step": args.steps, "val_loss": val_loss})
+            log(f"step {args.steps}/{args.steps} val_loss {val_loss:.4f}")
+    sample = _sample(engine.module, p, device) if args.sample_tokens else ""
+    metrics.write({"event": "done", "step": args.steps, "loss": last_loss, "val_loss": val_loss, "sample": sample,
+                   "checkpoint": str(args.save_dir / checkpoint.tag_for(args.steps))})
+    if sample:
+        log("sample:\n" + sample)
+    metrics.close()
+    dist.barrier()
+    return 0
+
+
+def _sample(module, p: Plan, device) -> str:
+    """Every rank generates the same tokens (ZeRO-3 needs all ranks in each forward); rank 0 keeps them."""
+    import torch  # noqa: PLC0415
+
+    tok = tokenizer_from_meta(p.data.meta["tokenizer"])
+    prompt = tok.encode(p.args.sample_prompt) or [tok.eos_id]
+    gen = torch.Generator().manual_seed(p.args.seed)
+    module.eval()
+    idx = torch.tensor([prompt], dtype=torch.long, device=device)
+    out = module.generate(idx, p.args.sample_tokens, generator=gen)
+    return tok.decode(out[0].tolist())
+
+
+def describe(p: Plan) -> str:
+    return json.dumps({"model": p.model_cfg.to_dict(), "ds_config": p.ds_config}, indent=2)
