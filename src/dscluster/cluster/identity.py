@@ -1,0 +1,125 @@
+"""The cluster's SSH identity and the shared-directory handshake with the node agents.
+
+- The identity is an ed25519 key pair without a passphrase, private key 0600 in a 0700 directory
+  (`cluster_state_dir(spec)`, default <home>/clusters/<name>/). Only the public half ever leaves it:
+  `publish_cluster_pubkey` copies it to <shared>/.dscluster/cluster.pub, where node agents install it.
+- Node agents publish their host public keys to <shared>/.dscluster/hostkeys/<node>.json
+  (`{"name", "addresses", "ssh_port", "key"}`); `cluster/ssh.py` pins them in a per-cluster known_hosts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+
+from dscluster import paths
+from dscluster.cluster.spec import ClusterSpec
+from dscluster.errors import ConfigError, PermissionNeeded
+from dscluster.fsutil import atomic_write_text
+from dscluster.i18n import tr
+
+IDENTITY_NAME = "id_ed25519"
+SHARED_META = ".dscluster"
+
+
+def cluster_state_dir(spec: ClusterSpec, *, create: bool = True) -> Path:
+    """The directory holding the identity, ssh_config and known_hosts (0700)."""
+    path = Path(spec.state_dir) if spec.state_dir else paths.home() / "clusters" / spec.name
+    if create:
+        path.mkdir(parents=True, exist_ok=True)
+        os.chmod(path, 0o700)
+    return path
+
+
+def identity_path(spec: ClusterSpec) -> Path:
+    return cluster_state_dir(spec, create=False) / IDENTITY_NAME
+
+
+def shared_meta_dir(shared_dir: str | os.PathLike) -> Path:
+    return Path(shared_dir) / SHARED_META
+
+
+def cluster_pubkey_path(shared_dir: str | os.PathLike) -> Path:
+    return shared_meta_dir(shared_dir) / "cluster.pub"
+
+
+def hostkeys_dir(shared_dir: str | os.PathLike) -> Path:
+    return shared_meta_dir(shared_dir) / "hostkeys"
+
+
+def generate_keypair(path: Path, comment: str) -> None:
+    """ssh-keygen an ed25519 key without passphrase at `path` (+ `.pub`); private key 0600."""
+    keygen = shutil.which("ssh-keygen")
+    if not keygen:
+        raise ConfigError(tr("ssh-keygen is not installed"), tr("install the OpenSSH client: apt-get install openssh-client"))
+    for p in (path, path.with_name(path.name + ".pub")):
+        p.unlink(missing_ok=True)
+    proc = subprocess.run([keygen, "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(path)],
+                          capture_output=True, text=True, timeout=30)
+    if proc.returncode != 0:
+        raise ConfigError(tr("ssh-keygen failed: {err}", err=proc.stderr.strip()),
+                          tr("check that {dir} is writable", dir=path.parent))
+    os.chmod(path, 0o600)
+
+
+def ensure_identity(spec: ClusterSpec) -> Path:
+    """Create the cluster identity if missing; check its permissions if present. Returns the key path."""
+    state = cluster_state_dir(spec)
+    key = state / IDENTITY_NAME
+    if key.exists() and key.with_name(key.name + ".pub").exists():
+        mode = stat.S_IMODE(key.stat().st_mode)
+        if mode & 0o077:
+            os.chmod(key, 0o600)  # ssh refuses group/world-readable keys; repair rather than fail later
+        return key
+    generate_keypair(key, f"dscluster-{spec.name}")
+    return key
+
+
+def public_key(spec: ClusterSpec) -> str:
+    path = identity_path(spec).with_name(IDENTITY_NAME + ".pub")
+    try:
+        return path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        raise ConfigError(tr("cluster {name!r} has no SSH identity yet", name=spec.name),
+                          tr("create it with: dscluster init"), setting="cluster") from None
+
+
+def ensure_shared_meta(shared_dir: str | os.PathLike) -> Path:
+    """<shared>/.dscluster and its hostkeys/ (0755): written by root/the operator, read by everyone."""
+    meta = shared_meta_dir(shared_dir)
+    try:
+        hostkeys_dir(shared_dir).mkdir(parents=True, exist_ok=True)
+    except PermissionError:
+        raise PermissionNeeded(tr("cannot write {path}", path=meta),
+                               tr("run as a user who can write the shared directory")) from None
+    for p in (meta, hostkeys_dir(shared_dir)):
+        os.chmod(p, 0o755)
+    return meta
+
+
+def publish_cluster_pubkey(spec: ClusterSpec) -> Path:
+    """Copy the identity's public half to <shared>/.dscluster/cluster.pub for the node agents."""
+    ensure_shared_meta(spec.shared_dir)
+    dest = cluster_pubkey_path(spec.shared_dir)
+    atomic_write_text(dest, public_key(spec) + "\n", mode=0o644)
+    return dest
+
+
+def published_host_keys(shared_dir: str | os.PathLike) -> list[dict]:
+    """Every host-key record the node agents published (unreadable or malformed ones skipped)."""
+    records = []
+    folder = hostkeys_dir(shared_dir)
+    if not folder.is_dir():
+        return records
+    for entry in sorted(folder.glob("*.json")):
+        try:
+            record = json.loads(entry.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(record, dict) and isinstance(record.get("key"), str) and record.get("name"):
+            records.append(record)
+    return records

@@ -1,0 +1,310 @@
+"""The node agent (`dscluster node start`): the image's entrypoint, also usable on bare metal.
+
+On start it (1) checks the node user (exists, not root, a login shell, not locked), (2) writes a
+hardened sshd config with the node's own host key under --state-dir, (3) installs the cluster's
+public key from <shared>/.dscluster/cluster.pub, (4) publishes this node's host public key to
+<shared>/.dscluster/hostkeys/<name>.json, (5) runs sshd in the foreground and, on the master with
+--lab, JupyterLab as the node user (dscluster.node.lab). SIGTERM/SIGINT stop everything cleanly.
+Restarting is idempotent: the host key is kept, everything else is rewritten.
+
+It also acts as PID 1 when a container (or the simulated cluster's PID namespace) makes it so: it
+reaps every orphan, so finished ranks never pile up as zombies.
+
+Runs as root (sshd must switch to the node user on login). Run directly with
+`python -m dscluster.node.agent start ...` (the simulated cluster does, to skip the CLI's imports).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pwd
+import select
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from dscluster.cluster.identity import cluster_pubkey_path, ensure_shared_meta, hostkeys_dir
+from dscluster.cluster.spec import DEFAULT_SSH_PORT, DEFAULT_USER
+from dscluster.errors import ConfigError, DsclusterError, PermissionNeeded
+from dscluster.fsutil import atomic_write_text
+from dscluster.i18n import tr
+from dscluster.node import sshd as sshd_mod
+
+DEFAULT_STATE_DIR = Path("/var/lib/dscluster/node")
+STOP_GRACE_S = 10.0
+
+
+@dataclass(frozen=True)
+class AgentOptions:
+    shared_dir: Path
+    user: str = DEFAULT_USER
+    port: int = DEFAULT_SSH_PORT
+    role: str = "worker"
+    name: str = ""
+    state_dir: Path = DEFAULT_STATE_DIR
+    listen: str | None = None
+    lab: bool = False
+
+    @property
+    def node_name(self) -> str:
+        return self.name or socket.gethostname()
+
+
+@dataclass(frozen=True)
+class PreparedNode:
+    config: Path
+    host_key: Path
+    authorized_keys: Path
+    host_record: Path
+    sshd: str
+
+
+def check_user(user: str) -> pwd.struct_passwd:
+    try:
+        entry = pwd.getpwnam(user)
+    except KeyError:
+        raise ConfigError(tr("the node user {user!r} does not exist on this node", user=user),
+                          tr("create it (same UID on every node): useradd --create-home --shell /bin/bash {user} "
+                             "&& usermod -p '*' {user}", user=user), setting="ssh_user") from None
+    if entry.pw_uid == 0:
+        raise ConfigError(tr("the node user {user!r} is root", user=user),
+                          tr("use a non-root user; sshd refuses root logins"), setting="ssh_user")
+    if not entry.pw_shell or entry.pw_shell.endswith(("nologin", "false")) or not os.access(entry.pw_shell, os.X_OK):
+        raise ConfigError(tr("the node user {user!r} has no login shell ({shell})", user=user, shell=entry.pw_shell),
+                          tr("usermod --shell /bin/bash {user}", user=user), setting="ssh_user")
+    if _password_locked(user):
+        # With UsePAM no, OpenSSH refuses every login of a locked account, keys included.
+        raise ConfigError(tr("the node user {user!r} is locked ('!' password), so sshd refuses even key logins",
+                             user=user),
+                          tr("unlock it without giving it a password: usermod -p '*' {user}", user=user),
+                          setting="ssh_user")
+    return entry
+
+
+def _password_locked(user: str) -> bool:
+    try:
+        with open("/etc/shadow", encoding="utf-8") as f:
+            for line in f:
+                fields = line.split(":")
+                if fields[0] == user and len(fields) > 1:
+                    return fields[1].startswith("!")
+    except OSError:
+        pass
+    return False
+
+
+def local_addresses() -> list[str]:
+    """This node's non-loopback IPv4 addresses (how the controller matches a published key to a node)."""
+    try:
+        out = subprocess.run(["ip", "-j", "-4", "addr", "show"], capture_output=True, text=True, timeout=5).stdout
+        addrs = [a["local"] for link in json.loads(out or "[]") for a in link.get("addr_info", [])
+                 if a.get("local") and not a["local"].startswith("127.")]
+        if addrs:
+            return addrs
+    except (OSError, ValueError, subprocess.SubprocessError):
+        pass
+    try:
+        return [a for a in socket.gethostbyname_ex(socket.gethostname())[2] if not a.startswith("127.")]
+    except OSError:
+        return []
+
+
+def prepare(opts: AgentOptions) -> PreparedNode:
+    """Write everything sshd needs and publish the host key. Idempotent."""
+    if os.geteuid() != 0:
+        raise PermissionNeeded(tr("the node agent must run as root (sshd switches to {user} on login)", user=opts.user),
+                               tr("run it as the container's entrypoint (root), or: sudo dscluster node start ..."))
+    entry = check_user(opts.user)
+    shared = Path(opts.shared_dir)
+    if not shared.is_dir():
+        raise ConfigError(tr("the shared directory {path} does not exist on this node", path=shared),
+                          tr("mount the cluster's shared storage at {path} (the same path on every node)", path=shared),
+                          setting="shared_dir")
+    pub_path = cluster_pubkey_path(shared)
+    try:
+        cluster_pub = pub_path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        raise ConfigError(tr("no cluster public key at {path}", path=pub_path),
+                          tr("run `dscluster init ... --shared {shared}` on the controller first; it writes it",
+                             shared=shared), setting="shared_dir") from None
+    sshd = sshd_mod.find_sshd()
+    state = Path(opts.state_dir)
+    state.mkdir(parents=True, exist_ok=True)
+    os.chown(state, 0, 0)
+    os.chmod(state, 0o755)
+    sshd_mod.check_strict_modes_path(state, entry.pw_uid)
+    host_key = sshd_mod.ensure_host_key(state, opts.node_name)
+    authorized = state / "authorized_keys"
+    atomic_write_text(authorized, sshd_mod.authorized_keys_text(cluster_pub), mode=0o644)
+    config = state / "sshd_config"
+    atomic_write_text(config, sshd_mod.render_sshd_config(port=opts.port, user=opts.user, host_key=host_key,
+                                                          authorized_keys=authorized, listen=opts.listen), mode=0o644)
+    sshd_mod.ensure_privsep_dir()
+    record = publish_host_key(opts, host_key)
+    return PreparedNode(config=config, host_key=host_key, authorized_keys=authorized, host_record=record, sshd=sshd)
+
+
+def publish_host_key(opts: AgentOptions, host_key: Path) -> Path:
+    ensure_shared_meta(opts.shared_dir)
+    record = {"name": opts.node_name, "hostname": socket.gethostname(), "addresses": local_addresses(),
+              "ssh_port": opts.port, "role": opts.role, "key": sshd_mod.host_public_key(host_key),
+              "published": time.time()}
+    path = hostkeys_dir(opts.shared_dir) / f"{opts.node_name}.json"
+    atomic_write_text(path, json.dumps(record, indent=2, sort_keys=True) + "\n", mode=0o644)
+    return path
+
+
+_LAB_BOOT = ("import sys\nfrom dscluster.node import lab\n"
+             "proc = lab.start_lab(sys.argv[1], detach=False)\nsys.exit(proc.wait())\n")
+
+
+def start_lab_as_user(opts: AgentOptions) -> subprocess.Popen | None:
+    """Hook for the master: JupyterLab (dscluster.node.lab, owned by the image/lab part) as the node user."""
+    try:
+        import dscluster.node.lab  # noqa: F401
+    except ImportError:
+        print(tr("dscluster node: JupyterLab support is not installed; skipping --lab"), file=sys.stderr)
+        return None
+    entry = pwd.getpwnam(opts.user)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DSCLUSTER_HOME")}
+    env.update(HOME=entry.pw_dir, USER=opts.user, LOGNAME=opts.user)
+    return subprocess.Popen([sys.executable, "-c", _LAB_BOOT, str(opts.shared_dir)], user=entry.pw_uid,
+                            group=entry.pw_gid, extra_groups=[], env=env, cwd=entry.pw_dir, start_new_session=True)
+
+
+class _Supervisor:
+    """Runs the children, reaps every process (PID 1 duty), stops everything on SIGTERM/SIGINT."""
+
+    def __init__(self) -> None:
+        self.stop_signal: int | None = None
+        self.read_fd, write_fd = os.pipe()
+        os.set_blocking(self.read_fd, False)
+        os.set_blocking(write_fd, False)
+        signal.set_wakeup_fd(write_fd)
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(sig, self._on_stop)
+        signal.signal(signal.SIGCHLD, lambda *_: None)  # a handler, so the wakeup fd sees it
+
+    def _on_stop(self, signum, _frame) -> None:
+        self.stop_signal = self.stop_signal or signum
+
+    def reap(self) -> dict[int, int]:
+        """Collect every exited child (including re-parented orphans): {pid: exit status}."""
+        done = {}
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return done
+            if pid == 0:
+                return done
+            done[pid] = os.waitstatus_to_exitcode(status)
+
+    def wait(self, timeout: float) -> None:
+        select.select([self.read_fd], [], [], timeout)
+        try:
+            while os.read(self.read_fd, 512):
+                pass
+        except (BlockingIOError, InterruptedError):
+            pass
+
+    def run(self, main: subprocess.Popen, extra: list[subprocess.Popen]) -> int:
+        children = {main.pid: main, **{p.pid: p for p in extra}}
+        while True:
+            for pid, code in self.reap().items():
+                if pid == main.pid:
+                    print(tr("dscluster node: sshd exited with {code}", code=code), file=sys.stderr)
+                    self._terminate([p for p in children.values() if p is not main])
+                    return code if code else 1
+                if pid in children:
+                    children[pid].returncode = code
+            if self.stop_signal:
+                print(tr("dscluster node: stopping (signal {sig})", sig=self.stop_signal), file=sys.stderr)
+                self._terminate(list(children.values()))
+                return 0
+            self.wait(1.0)
+
+    def _terminate(self, procs: list[subprocess.Popen]) -> None:
+        alive = [p for p in procs if p.returncode is None]
+        for p in alive:
+            try:
+                os.killpg(p.pid, signal.SIGTERM) if os.getpgid(p.pid) == p.pid else p.terminate()
+            except (ProcessLookupError, PermissionError):
+                pass
+        deadline = time.monotonic() + STOP_GRACE_S
+        pending = {p.pid for p in alive}
+        while pending and time.monotonic() < deadline:
+            pending -= set(self.reap())
+            if pending:
+                self.wait(0.1)
+        for pid in pending:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.reap()
+
+
+def start(opts: AgentOptions) -> int:
+    """Prepare, then run sshd (and the lab on the master) in the foreground until stopped."""
+    prepared = prepare(opts)
+    sshd_mod.test_config(prepared.sshd, prepared.config)
+    supervisor = _Supervisor()
+    proc = subprocess.Popen(sshd_mod.sshd_argv(prepared.sshd, prepared.config), stdin=subprocess.DEVNULL)
+    extra = []
+    if opts.lab and opts.role == "master":
+        lab = start_lab_as_user(opts)
+        if lab:
+            extra.append(lab)
+    print(tr("dscluster node: {name} ({role}) serving ssh on port {port} for {user}; host key published to {path}",
+             name=opts.node_name, role=opts.role, port=opts.port, user=opts.user, path=prepared.host_record),
+          file=sys.stderr, flush=True)
+    return supervisor.run(proc, extra)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--shared", dest="shared_dir", default=os.environ.get("DSCLUSTER_SHARED"),
+                        help="the cluster's shared directory (same path on every node; holds cluster.pub)")
+    parser.add_argument("--user", default=DEFAULT_USER, help="the non-root node user (default: %(default)s)")
+    parser.add_argument("--port", type=int, default=DEFAULT_SSH_PORT, help="sshd port (default: %(default)s)")
+    parser.add_argument("--role", choices=("master", "worker"), default="worker")
+    parser.add_argument("--name", default="", help="this node's name in the cluster (default: its hostname)")
+    parser.add_argument("--state-dir", type=Path, default=DEFAULT_STATE_DIR,
+                        help="root-owned directory for the host key and sshd config (default: %(default)s)")
+    parser.add_argument("--listen", default=None, help="address sshd listens on (default: all)")
+    parser.add_argument("--lab", action="store_true", help="on the master, also start JupyterLab")
+
+
+def options_from_args(args: argparse.Namespace) -> AgentOptions:
+    if not args.shared_dir:
+        raise ConfigError(tr("no shared directory given"), tr("pass --shared DIR (or set DSCLUSTER_SHARED)"),
+                          setting="shared_dir")
+    if not 1 <= args.port <= 65535:
+        raise ConfigError(tr("--port {port} is out of range", port=args.port), tr("use 1-65535, e.g. 2222"),
+                          setting="ssh_port")
+    return AgentOptions(shared_dir=Path(args.shared_dir), user=args.user, port=args.port, role=args.role,
+                        name=args.name, state_dir=args.state_dir, listen=args.listen, lab=args.lab)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m dscluster.node.agent")
+    sub = parser.add_subparsers(dest="verb", required=True)
+    add_arguments(sub.add_parser("start"))
+    args = parser.parse_args(argv)
+    try:
+        return start(options_from_args(args))
+    except DsclusterError as err:
+        print(f"{tr('error')}: {err.message}", file=sys.stderr)
+        if err.hint:
+            print(f"  {tr('fix')}: {err.hint}", file=sys.stderr)
+        return int(err.exit_code)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

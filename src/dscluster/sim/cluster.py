@@ -1,0 +1,435 @@
+"""`SimCluster`: N real "nodes" on this machine, each running the real node agent (sshd).
+
+A node = its own network namespace (IP on a private bridge, no route out), UTS namespace (its own
+hostname, so `hostname` and DeepSpeed's `hostname -I` answer per node) and PID namespace (so the
+`pkill -f` DeepSpeed runs on every node only sees that node, and `crash` kills the whole node).
+The node agent is PID 1 of its node:
+    ip netns exec NS unshare --pid --fork --mount-proc --uts --kill-child -- sh -c '...; exec python -m dscluster.node.agent start ...'
+The filesystem is shared, which is exactly the shared-storage (NFS) assumption.
+
+Where things live:
+- <home>/sims/<name>/dscluster.toml   the generated spec (resolve_spec finds the "default" one)
+- <home>/sims/<name>/cluster/         identity, ssh_config, known_hosts (the spec's state_dir)
+- <home>/sims/<name>/shared/          the shared directory (kept by `down`, removed by `down --purge`)
+- <home>/sims/<name>/logs/<node>.log  each node agent's output (sshd logs, VERBOSE)
+- /run/dscluster/sims/<name>/         runtime: state.json (pids, subnet) and each node's sshd files
+Names, interfaces and the runtime dir depend only on <name>, so `up` and `down` find and remove
+what a killed process left behind.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator, Sequence
+
+from dscluster import paths
+from dscluster.cluster import identity
+from dscluster.cluster.runner import CommandResult, run_parallel, run_subprocess
+from dscluster.cluster.spec import ClusterSpec, NodeSpec, format_spec, load_spec
+from dscluster.cluster.ssh import SSHRunner, ensure_ssh_files, known_hosts_path, ssh_failure
+from dscluster.errors import ClusterError, PermissionNeeded, UsageError
+from dscluster.fsutil import atomic_write_json, atomic_write_text
+from dscluster.i18n import tr
+from dscluster.sim import network
+from dscluster.sim.names import MAX_NODES, RUNTIME_ROOT, SimNames, check_name, choose_subnet, node_ip
+from dscluster.sim.nodeuser import SIM_USER, ensure_access, ensure_user
+
+SSH_PORT = 2222
+NODE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+# Fast failure on a partitioned peer (multinode_sim.md §7): TCP gives up after ~6 s of retransmits
+# instead of ~15 min, and idle connections are probed every 5 s.
+_NODE_BOOT = """hostname "$1"; shift
+echo 5 > /proc/sys/net/ipv4/tcp_retries2
+echo 10 > /proc/sys/net/ipv4/tcp_keepalive_time
+echo 5 > /proc/sys/net/ipv4/tcp_keepalive_intvl
+echo 3 > /proc/sys/net/ipv4/tcp_keepalive_probes
+exec "$@"
+"""
+
+
+def require_root() -> None:
+    if os.geteuid() != 0:
+        raise PermissionNeeded(tr("the simulated cluster needs root (network namespaces, veths, a bridge, sshd)"),
+                               tr("run it as root: sudo dscluster sim up 3"))
+
+
+@contextmanager
+def _global_lock() -> Iterator[None]:
+    """Serialize up/down across processes: subnets and interface names are machine-wide."""
+    RUNTIME_ROOT.mkdir(parents=True, exist_ok=True)
+    with open(RUNTIME_ROOT / ".lock", "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def _child_of(pid: int, deadline: float) -> int | None:
+    """The first child of `pid` (unshare's forked child = the node's PID 1)."""
+    while time.monotonic() < deadline:
+        try:
+            kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        except OSError:
+            return None
+        if kids:
+            return int(kids[0])
+        time.sleep(0.005)
+    return None
+
+
+def _port_open(ip: str, port: int, timeout: float = 0.3) -> bool:
+    try:
+        with socket.create_connection((ip, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def _log_tail(path: Path, lines: int = 10) -> str:
+    try:
+        return "\n".join("    " + ln for ln in path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "    (no log)"
+
+
+class SimCluster:
+    """A running simulated cluster. Create with `SimCluster.up(...)`, find with `SimCluster.attach(name)`."""
+
+    def __init__(self, state: dict):
+        self.state = state
+        self.name: str = state["name"]
+        self.names = SimNames(self.name)
+        self.home = Path(state["home"])
+        self._spec: ClusterSpec | None = None
+
+    # --- where things are ------------------------------------------------------------------------
+    @staticmethod
+    def base_dir(name: str, home: Path | None = None) -> Path:
+        return Path(home or paths.home()) / "sims" / name
+
+    @property
+    def spec_path(self) -> Path:
+        return Path(self.state["spec_path"])
+
+    @property
+    def spec(self) -> ClusterSpec:
+        if self._spec is None:
+            self._spec = load_spec(self.spec_path)
+        return self._spec
+
+    @property
+    def nodes(self) -> list[str]:
+        return [n["name"] for n in self.state["nodes"]]
+
+    @property
+    def subnet(self) -> str:
+        return self.state["subnet"]
+
+    def _node(self, node: str | int) -> dict:
+        for entry in self.state["nodes"]:
+            if node in (entry["name"], entry["index"], entry["ip"]):
+                return entry
+        raise UsageError(tr("no node {node!r} in simulated cluster {name!r}", node=node, name=self.name),
+                         tr("choose one of: {nodes}", nodes=", ".join(self.nodes)))
+
+    def _save(self) -> None:
+        atomic_write_json(self.names.runtime_dir / "state.json", self.state)
+
+    def log_path(self, node: str | int) -> Path:
+        return Path(self.state["logs_dir"]) / f"{self._node(node)['name']}.log"
+
+    # --- lifecycle -------------------------------------------------------------------------------
+    @classmethod
+    def attach(cls, name: str = "default") -> "SimCluster":
+        check_name(name)
+        path = SimNames(name).runtime_dir / "state.json"
+        try:
+            return cls(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            raise ClusterError(tr("no simulated cluster named {name!r} is up", name=name),
+                               tr("start it: dscluster sim up 3 --name {name}", name=name)) from None
+
+    @classmethod
+    def up(cls, name: str = "default", n: int = 3, subnet: str | None = None, *, home: str | os.PathLike | None = None,
+           shared_dir: str | os.PathLike | None = None, user: str = SIM_USER, slots: int = 1,
+           timeout: float = 30.0, check_mesh: bool = True) -> "SimCluster":
+        """Create (or re-create) the cluster; returns once every node's sshd accepts the cluster key."""
+        require_root()
+        check_name(name)
+        if not 1 <= n <= MAX_NODES:
+            raise UsageError(tr("{n} nodes is out of range", n=n), tr("use 1 to {max}", max=MAX_NODES))
+        if not 1 <= slots <= 64:
+            raise UsageError(tr("--slots {slots} is out of range", slots=slots), tr("use 1 to 64"))
+        names = SimNames(name)
+        with _global_lock():
+            _teardown(names, purge=False)  # whatever a killed `up` or an old cluster left
+            net = choose_subnet(name, n, subnet)
+            base = cls.base_dir(name, Path(home) if home else None)
+            shared = Path(shared_dir) if shared_dir else base / "shared"
+            entry = ensure_user(user)
+            shared.mkdir(parents=True, exist_ok=True)
+            os.chown(shared, entry.pw_uid, entry.pw_gid)  # ranks run as the node user and write runs/, data/
+            os.chmod(shared, 0o755)
+            granted = ensure_access(entry, shared)
+            logs = base / "logs"
+            logs.mkdir(parents=True, exist_ok=True)
+            names.runtime_dir.mkdir(parents=True, exist_ok=True)
+            os.chmod(names.runtime_dir, 0o755)
+            spec = ClusterSpec(name=name, shared_dir=shared.resolve(), ssh_user=user, ssh_port=SSH_PORT,
+                               nodes=tuple(NodeSpec(address=node_ip(net, i), slots=slots, name=names.node(i),
+                                                    ssh_port=SSH_PORT) for i in range(n)),
+                               path=(base / "dscluster.toml").resolve(), state_dir=(base / "cluster").resolve())
+            state = {"name": name, "n": n, "subnet": str(net), "home": str(Path(home or paths.home()).resolve()),
+                     "spec_path": str(spec.path), "shared_dir": str(spec.shared_dir), "user": user,
+                     "logs_dir": str(logs.resolve()), "created": time.time(), "granted_traverse": [str(g) for g in granted],
+                     "nodes": [{"name": names.node(i), "index": i, "netns": names.netns(i), "ip": node_ip(net, i),
+                                "pid1": None, "launcher_pid": None, "state_dir": str(names.node_state_dir(i))}
+                               for i in range(n)]}
+            sim = cls(state)
+            sim._save()  # first, so a killed `up` can be found and cleaned
+            atomic_write_text(spec.path, format_spec(spec))
+            known_hosts_path(spec).unlink(missing_ok=True)  # new nodes, new host keys
+            identity.ensure_identity(spec)
+            identity.publish_cluster_pubkey(spec)
+            for i in range(n):
+                (identity.hostkeys_dir(shared) / f"{names.node(i)}.json").unlink(missing_ok=True)
+            network.create(names, net, n)
+            started = time.time()
+            for i in range(n):
+                sim._start_node(i)
+            sim._wait_ready(range(n), started, timeout)
+            sim._save()
+        sync = ensure_ssh_files(sim.spec)
+        if sync.missing or sync.changed:
+            raise ClusterError(tr("host keys missing for {nodes}", nodes=", ".join(sync.missing + sync.changed)),
+                               tr("see the node logs in {logs}", logs=logs))
+        if check_mesh:
+            sim.check_ssh()
+        return sim
+
+    def _start_node(self, i: int) -> None:
+        entry = self.state["nodes"][i]
+        Path(entry["state_dir"]).mkdir(parents=True, exist_ok=True)
+        role = "master" if i == 0 else "worker"
+        agent = [sys.executable, "-m", "dscluster.node.agent", "start", "--shared", self.state["shared_dir"],
+                 "--user", self.state["user"], "--port", str(SSH_PORT), "--role", role, "--name", entry["name"],
+                 "--state-dir", entry["state_dir"]]
+        argv = ["ip", "netns", "exec", entry["netns"], "unshare", "--pid", "--fork", "--mount-proc", "--uts",
+                "--kill-child", "--", "/bin/sh", "-c", _NODE_BOOT, "dscluster-node", entry["name"]] + agent
+        env = {"PATH": f"{Path(sys.executable).parent}:{NODE_PATH}", "LANG": "C.UTF-8", "HOME": "/root",
+               "PYTHONDONTWRITEBYTECODE": "1"}
+        log = open(Path(self.state["logs_dir"]) / f"{entry['name']}.log", "ab")
+        try:
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
+                                    start_new_session=True, cwd="/")
+        finally:
+            log.close()
+        entry["launcher_pid"] = proc.pid
+        entry["pid1"] = _child_of(proc.pid, time.monotonic() + 5)
+        self._procs = getattr(self, "_procs", {})
+        self._procs[i] = proc
+
+    def _wait_ready(self, indices: Sequence[int] | range, started: float, timeout: float) -> None:
+        pending = set(indices)
+        hostkeys = identity.hostkeys_dir(self.state["shared_dir"])
+        deadline = time.monotonic() + timeout
+        while pending and time.monotonic() < deadline:
+            for i in sorted(pending):
+                entry = self.state["nodes"][i]
+                proc = getattr(self, "_procs", {}).get(i)
+                if proc is not None and proc.poll() is not None:
+                    raise ClusterError(
+                        tr("{node}'s node agent exited ({code}); its log:\n{tail}", node=entry["name"],
+                           code=proc.returncode, tail=_log_tail(self.log_path(i))),
+                        tr("fix the cause above, then: dscluster sim up {n} --name {name}", n=self.state["n"],
+                           name=self.name), node=entry["name"])
+                record = hostkeys / f"{entry['name']}.json"
+                try:
+                    fresh = record.stat().st_mtime >= started - 1
+                except FileNotFoundError:
+                    fresh = False
+                if fresh and _port_open(entry["ip"], SSH_PORT):
+                    pending.discard(i)
+            if pending:
+                time.sleep(0.03)
+        if pending:
+            first = min(pending)
+            raise ClusterError(tr("{nodes} did not start within {s:.0f} s; log of {node}:\n{tail}",
+                                  nodes=", ".join(self.state["nodes"][i]["name"] for i in sorted(pending)),
+                                  s=timeout, node=self.state["nodes"][first]["name"], tail=_log_tail(self.log_path(first))),
+                               tr("dscluster sim down --name {name}, then up again", name=self.name))
+
+    def check_ssh(self, timeout: float = 20.0) -> list[CommandResult]:
+        """`ssh NODE true` to every node in parallel with the cluster key and pinned host keys."""
+        results = run_parallel(lambda r: r.run(["true"], timeout=timeout),
+                               [SSHRunner(self.spec, n) for n in self.spec.nodes])
+        bad = [r for r in results if not r.ok]
+        if bad:
+            cause = ssh_failure(bad[0]) or (bad[0].stderr.strip(), "")
+            raise ClusterError(tr("ssh to {nodes} failed: {cause}", nodes=", ".join(r.node for r in bad), cause=cause[0]),
+                               cause[1] or tr("see {log}", log=self.log_path(bad[0].node)), node=bad[0].node)
+        return results
+
+    def down(self, purge: bool = False) -> None:
+        down(self.name, purge=purge)
+
+    # --- faults ----------------------------------------------------------------------------------
+    def is_running(self, node: str | int) -> bool:
+        return _alive(self._node(node)["pid1"])
+
+    def crash(self, node: str | int) -> None:
+        """SIGKILL the node's PID 1: every process on the node dies at once (a polite power loss)."""
+        entry = self._node(node)
+        if _alive(entry["pid1"]):
+            os.kill(entry["pid1"], signal.SIGKILL)
+            deadline = time.monotonic() + 10
+            while _alive(entry["pid1"]) and time.monotonic() < deadline:
+                time.sleep(0.01)
+        entry["pid1"] = None
+        self._save()
+
+    def partition(self, node: str | int) -> None:
+        """Cut the node's link: its packets stop, its processes keep running (a real network failure)."""
+        network.set_link(self.names, self._node(node)["index"], up=False)
+
+    def heal(self, node: str | int, timeout: float = 30.0) -> None:
+        """Undo partition and crash: link up, node agent restarted (same host key) if it was down."""
+        entry = self._node(node)
+        network.set_link(self.names, entry["index"], up=True)
+        if not _alive(entry["pid1"]):
+            with _global_lock():
+                started = time.time()
+                self._start_node(entry["index"])
+                self._wait_ready([entry["index"]], started, timeout)
+                self._save()
+
+    # --- running things on a node ----------------------------------------------------------------
+    def exec_argv(self, node: str | int, argv: Sequence[str], *, cwd: str | None = None,
+                  user: str | None = None) -> list[str]:
+        """nsenter argv running `argv` inside the node (network, UTS, PID and mount namespaces), as root
+        or as `user`. The process inherits the caller's environment (sshd sessions do not)."""
+        entry = self._node(node)
+        if not _alive(entry["pid1"]):
+            raise ClusterError(tr("{node} is down", node=entry["name"]),
+                               tr("bring it back: dscluster sim heal {node} --name {name}", node=entry["name"],
+                                  name=self.name), node=entry["name"])
+        prefix = ["nsenter", "-t", str(entry["pid1"]), "-n", "-u", "-p", "-m", f"--wd={cwd or os.getcwd()}", "--"]
+        if user:
+            prefix += ["runuser", "-u", user, "--"]
+        return prefix + list(argv)
+
+    def exec(self, node: str | int, argv: Sequence[str], *, env: dict[str, str] | None = None,
+             input: str | None = None, timeout: float = 60.0, cwd: str | None = None,
+             user: str | None = None) -> CommandResult:
+        name = self._node(node)["name"]
+        return run_subprocess(name, self.exec_argv(node, argv, cwd=cwd, user=user), env=env, input=input,
+                              timeout=timeout, display_argv=list(argv))
+
+    def status(self) -> list[dict]:
+        def one(entry: dict) -> dict:
+            running = _alive(entry["pid1"])
+            link = network.link_is_up(self.names, entry["index"])
+            return {"node": entry["name"], "ip": entry["ip"], "netns": entry["netns"], "pid": entry["pid1"],
+                    "running": running, "link_up": link,
+                    "ssh_port_open": running and link and _port_open(entry["ip"], SSH_PORT, 0.5)}
+        return run_parallel(one, self.state["nodes"])
+
+
+def _kill_namespace_processes(names: SimNames, state: dict | None) -> None:
+    pids: set[int] = set()
+    for ns in network.existing_netns(names):
+        pids.update(network.netns_pids(ns))
+    for entry in (state or {}).get("nodes", []):
+        pids.update(p for p in (entry.get("pid1"), entry.get("launcher_pid")) if p)
+    pids = {p for p in pids if p != os.getpid() and _alive(p)}
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + 10
+    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def _close_ssh_masters(state: dict | None) -> None:
+    """End this cluster's ControlMaster connections (they would linger ControlPersist seconds)."""
+    try:
+        spec = load_spec(state["spec_path"]) if state else None
+    except Exception:  # noqa: BLE001 - a broken leftover spec must not block cleanup
+        spec = None
+    if spec is None:
+        return
+    from dscluster.cluster.ssh import ssh_base_argv, ssh_config_path
+
+    if not ssh_config_path(spec).exists():
+        return
+    run_parallel(lambda n: run_subprocess(n.name, ssh_base_argv(spec, n)[:-1] + ["-O", "exit", n.name], timeout=3),
+                 spec.nodes)
+
+
+def _teardown(names: SimNames, purge: bool) -> None:
+    state_file = names.runtime_dir / "state.json"
+    try:
+        state = json.loads(state_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        state = None
+    _close_ssh_masters(state)
+    _kill_namespace_processes(names, state)
+    network.destroy(names)
+    shutil.rmtree(names.runtime_dir, ignore_errors=True)
+    if state and state.get("spec_path"):
+        base = Path(state["spec_path"]).parent
+        Path(state["spec_path"]).unlink(missing_ok=True)
+        shutil.rmtree(base / "cluster", ignore_errors=True)
+        if purge:
+            shutil.rmtree(base, ignore_errors=True)
+            shutil.rmtree(state.get("shared_dir", base / "shared"), ignore_errors=True)
+
+
+def down(name: str = "default", purge: bool = False) -> None:
+    """Remove everything of the named cluster: processes, veths, namespaces, bridge, /etc/netns, runtime
+    state, spec and identity (with `purge`, also the shared directory and logs). Safe to repeat."""
+    require_root()
+    check_name(name)
+    with _global_lock():
+        _teardown(SimNames(name), purge)
+
+
+def leftovers(name: str) -> dict[str, list[str]]:
+    """What of the named cluster still exists on this machine (empty lists after a clean `down`)."""
+    names = SimNames(name)
+    procs = []
+    for ns in network.existing_netns(names):
+        procs += [str(p) for p in network.netns_pids(ns)]
+    return {"netns": network.existing_netns(names), "links": network.existing_links(names),
+            "etc_netns": [str(p) for p in network.ETC_NETNS.glob(f"{names.netns_prefix}*")],
+            "runtime": [str(names.runtime_dir)] if names.runtime_dir.exists() else [], "processes": procs}
+
+
+def list_sims() -> list[str]:
+    if not RUNTIME_ROOT.is_dir():
+        return []
+    return sorted(p.parent.name for p in RUNTIME_ROOT.glob("*/state.json"))
+
