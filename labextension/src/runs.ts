@@ -1,0 +1,201 @@
+// Runs section: the launch form and the run list (status, step, loss; stop; open the run view).
+import { TranslationBundle } from '@jupyterlab/translation';
+import { api, el, post, RequestError, RunSummary } from './api';
+
+export const ACTIVE = new Set(['pending', 'running', 'restarting']);
+
+export function statusText(trans: TranslationBundle, status: string): string {
+  const names: Record<string, string> = {
+    pending: trans.__('pending'),
+    running: trans.__('running'),
+    restarting: trans.__('restarting'),
+    succeeded: trans.__('succeeded'),
+    failed: trans.__('failed'),
+    stopped: trans.__('stopped')
+  };
+  return names[status] || status;
+}
+
+export function statusBadge(trans: TranslationBundle, status: string): HTMLElement {
+  return el('span', { class: `dsc-status dsc-status-${status}`, 'data-status': status }, statusText(trans, status));
+}
+
+export function errorText(err: unknown): string {
+  if (err instanceof RequestError) {
+    const b = err.body;
+    return b.hint ? `${b.message} — ${b.hint}` : b.message;
+  }
+  return String(err);
+}
+
+interface Field {
+  key: string;
+  label: string;
+  input: HTMLInputElement | HTMLTextAreaElement;
+}
+
+export class RunsSection {
+  readonly node: HTMLElement;
+  private list: HTMLElement;
+  private form: HTMLFormElement;
+  private formError: HTMLElement;
+  private fields: Field[] = [];
+  private timer: number | undefined;
+  private inflight = false;
+
+  constructor(
+    private trans: TranslationBundle,
+    private openRun: (id: string) => void,
+    private intervalMs = 2000
+  ) {
+    const t = trans;
+    const newBtn = el('button', { class: 'jp-Button dsc-btn dsc-new-run', type: 'button' }, t.__('New run'));
+    newBtn.onclick = () => this.toggleForm();
+    this.formError = el('div', { class: 'dsc-error dsc-form-error', hidden: '' });
+    this.form = this.buildForm();
+    this.list = el('div', { class: 'dsc-runs' }, el('div', { class: 'dsc-empty' }, t.__('Loading…')));
+    this.node = el(
+      'section',
+      { class: 'dsc-section dsc-runs-section' },
+      el('h3', {}, t.__('Runs'), ' ', newBtn),
+      this.form,
+      this.list
+    );
+  }
+
+  private buildForm(): HTMLFormElement {
+    const t = this.trans;
+    const mk = (key: string, label: string, multiline = false, type = 'text'): Field => {
+      const input = multiline
+        ? el('textarea', { name: key, rows: '7', spellcheck: 'false' })
+        : el('input', { name: key, type });
+      return { key, label, input };
+    };
+    this.fields = [
+      mk('script', t.__('Script')),
+      mk('args', t.__('Arguments')),
+      mk('config', t.__('DeepSpeed config (JSON or path)'), true),
+      mk('cluster', t.__('Cluster (spec or hostfile; empty = default)')),
+      mk('max_restarts', t.__('Max restarts'), false, 'number'),
+      mk('name', t.__('Name (optional)'))
+    ];
+    const form = el('form', { class: 'dsc-launch-form', hidden: '' });
+    for (const f of this.fields) {
+      form.append(el('label', { class: 'dsc-field' }, el('span', {}, f.label), f.input));
+    }
+    const launch = el('button', { class: 'jp-Button jp-mod-accept dsc-btn dsc-launch', type: 'submit' }, t.__('Launch'));
+    const cancel = el('button', { class: 'jp-Button dsc-btn', type: 'button' }, t.__('Cancel'));
+    cancel.onclick = () => this.toggleForm(false);
+    form.append(this.formError, el('div', { class: 'dsc-actions' }, launch, cancel));
+    form.onsubmit = ev => {
+      ev.preventDefault();
+      void this.launch(launch);
+    };
+    return form;
+  }
+
+  private async toggleForm(show?: boolean): Promise<void> {
+    const visible = show ?? this.form.hidden;
+    this.form.hidden = !visible;
+    if (visible && !this.form.dataset.loaded) {
+      try {
+        const d = await api<Record<string, string | number>>('defaults');
+        for (const f of this.fields) {
+          if (d[f.key] !== undefined && !f.input.value) {
+            f.input.value = String(d[f.key]);
+          }
+        }
+        this.form.dataset.loaded = '1';
+      } catch (err) {
+        this.showError(errorText(err));
+      }
+    }
+  }
+
+  private showError(text: string | null): void {
+    this.formError.hidden = !text;
+    this.formError.textContent = text || '';
+  }
+
+  private async launch(button: HTMLButtonElement): Promise<void> {
+    const body: Record<string, string | number> = {};
+    for (const f of this.fields) {
+      body[f.key] = f.key === 'max_restarts' ? Number(f.input.value || 0) : f.input.value;
+    }
+    this.showError(null);
+    button.disabled = true;
+    try {
+      const res = await post<{ id: string }>('runs', body);
+      this.form.hidden = true;
+      await this.refresh();
+      this.openRun(res.id);
+    } catch (err) {
+      this.showError(errorText(err));
+    } finally {
+      button.disabled = false;
+    }
+  }
+
+  start(): void {
+    if (this.timer === undefined) {
+      void this.refresh();
+      this.timer = window.setInterval(() => void this.refresh(), this.intervalMs);
+    }
+  }
+
+  stop(): void {
+    if (this.timer !== undefined) {
+      window.clearInterval(this.timer);
+      this.timer = undefined;
+    }
+  }
+
+  async refresh(): Promise<void> {
+    if (this.inflight) {
+      return;
+    }
+    this.inflight = true;
+    try {
+      const { runs } = await api<{ runs: RunSummary[] }>('runs');
+      this.render(runs);
+    } catch (err) {
+      this.list.replaceChildren(el('div', { class: 'dsc-error' }, errorText(err)));
+    } finally {
+      this.inflight = false;
+    }
+  }
+
+  private render(runs: RunSummary[]): void {
+    const t = this.trans;
+    if (!runs.length) {
+      this.list.replaceChildren(el('div', { class: 'dsc-empty' }, t.__('No runs yet. Start one with “New run”.')));
+      return;
+    }
+    const rows = runs.map(r => {
+      const progress =
+        r.step != null ? (r.total_steps ? `${r.step}/${r.total_steps}` : `${t.__('step')} ${r.step}`) : '';
+      const loss = r.loss != null ? `${t.__('loss')} ${r.loss.toFixed(3)}` : '';
+      const row = el(
+        'div',
+        { class: 'dsc-run-row', 'data-run-id': r.id, title: r.id, tabindex: '0' },
+        statusBadge(t, r.status),
+        el('span', { class: 'dsc-run-id' }, r.id),
+        el('span', { class: 'dsc-meta' }, [progress, loss].filter(Boolean).join(' · '))
+      );
+      row.onclick = () => this.openRun(r.id);
+      if (ACTIVE.has(r.status)) {
+        const stop = el('button', { class: 'jp-Button dsc-btn dsc-stop', type: 'button' }, t.__('Stop'));
+        stop.onclick = ev => {
+          ev.stopPropagation();
+          stop.disabled = true;
+          post(`runs/${encodeURIComponent(r.id)}/stop`)
+            .then(() => this.refresh())
+            .catch(err => window.alert(errorText(err)));
+        };
+        row.append(stop);
+      }
+      return row;
+    });
+    this.list.replaceChildren(...rows);
+  }
+}

@@ -1,0 +1,282 @@
+// Run view (a main-area tab): status, stop/restart, loss and throughput charts, per-rank log tabs,
+// events and checkpoints. Everything is fetched incrementally by byte offset, so a long run stays cheap
+// and a half-written run directory never breaks the view.
+import { TranslationBundle } from '@jupyterlab/translation';
+import { Widget } from '@lumino/widgets';
+import { api, el, LogFile, post, Since } from './api';
+import { LineChart } from './chart';
+import { ACTIVE, errorText, statusBadge } from './runs';
+
+interface RunDetail {
+  run: Record<string, any>;
+  summary: Record<string, any>;
+  logs: LogFile[];
+}
+
+const MAX_LOG_CHARS = 200000;
+
+export class RunView extends Widget {
+  private statusBox = el('span', { class: 'dsc-run-status' });
+  private info = el('div', { class: 'dsc-meta dsc-run-info' });
+  private explanation = el('div', { class: 'dsc-explanation', hidden: '' });
+  private message = el('div', { class: 'dsc-error', hidden: '' });
+  private loss: LineChart;
+  private speed: LineChart;
+  private logTabs = el('div', { class: 'dsc-tabs dsc-log-tabs' });
+  private logPre = el('pre', { class: 'dsc-log' });
+  private eventsList = el('ul', { class: 'dsc-events' });
+  private ckptBody = el('tbody', {});
+  private stopBtn: HTMLButtonElement;
+  private restartBtn: HTMLButtonElement;
+  private metricsOffset = 0;
+  private eventsOffset = 0;
+  private logs: Map<string, { offset: number | null; text: string }> = new Map();
+  private activeLog: string | null = null;
+  private timer: number | undefined;
+  private ticks = 0;
+  private status = 'pending';
+  private inflight = false;
+
+  constructor(
+    readonly runId: string,
+    private trans: TranslationBundle,
+    private openRun: (id: string) => void,
+    private intervalMs = 1500
+  ) {
+    super();
+    const t = trans;
+    this.id = `dscluster-run-${runId}`;
+    this.addClass('dsc-runview');
+    this.title.label = runId;
+    this.title.closable = true;
+    this.loss = new LineChart(t.__('Loss'), t.__('no data yet'), 'loss');
+    this.speed = new LineChart(t.__('Throughput (tokens/s)'), t.__('no data yet'), 'throughput');
+    this.stopBtn = el('button', { class: 'jp-Button dsc-btn dsc-stop', type: 'button' }, t.__('Stop'));
+    this.restartBtn = el('button', { class: 'jp-Button dsc-btn dsc-restart', type: 'button' }, t.__('Restart'));
+    this.stopBtn.onclick = () => void this.act('stop');
+    this.restartBtn.onclick = () => void this.act('restart');
+    const table = el(
+      'table',
+      { class: 'dsc-ckpts' },
+      el('thead', {}, el('tr', {}, el('th', {}, t.__('Checkpoint')), el('th', {}, t.__('Committed')), el('th', {}, ''))),
+      this.ckptBody
+    );
+    this.node.append(
+      el(
+        'div',
+        { class: 'dsc-run-head' },
+        el('h2', {}, runId),
+        this.statusBox,
+        this.stopBtn,
+        this.restartBtn
+      ),
+      this.info,
+      this.explanation,
+      this.message,
+      el('div', { class: 'dsc-charts' }, this.loss.node, this.speed.node),
+      el('h3', {}, t.__('Logs')),
+      this.logTabs,
+      this.logPre,
+      el('div', { class: 'dsc-columns' },
+        el('div', {}, el('h3', {}, t.__('Events')), this.eventsList),
+        el('div', {}, el('h3', {}, t.__('Checkpoints')), table))
+    );
+  }
+
+  protected onAfterAttach(): void {
+    if (this.timer === undefined) {
+      void this.poll();
+      this.timer = window.setInterval(() => void this.poll(), this.intervalMs);
+    }
+  }
+
+  dispose(): void {
+    if (this.timer !== undefined) {
+      window.clearInterval(this.timer);
+      this.timer = undefined;
+    }
+    super.dispose();
+  }
+
+  private async act(action: 'stop' | 'restart'): Promise<void> {
+    this.message.hidden = true;
+    const btn = action === 'stop' ? this.stopBtn : this.restartBtn;
+    btn.disabled = true;
+    try {
+      const res = await post<{ id: string }>(`runs/${encodeURIComponent(this.runId)}/${action}`);
+      if (action === 'restart' && res.id) {
+        this.openRun(res.id);
+      }
+      await this.poll(true);
+    } catch (err) {
+      this.message.hidden = false;
+      this.message.textContent = errorText(err);
+    } finally {
+      btn.disabled = false;
+    }
+  }
+
+  private async poll(force = false): Promise<void> {
+    if (this.inflight) {
+      return;
+    }
+    // Finished runs change no more: poll them rarely.
+    if (!force && !ACTIVE.has(this.status) && this.ticks > 2 && this.ticks++ % 10 !== 0) {
+      return;
+    }
+    this.inflight = true;
+    this.ticks++;
+    const base = `runs/${encodeURIComponent(this.runId)}`;
+    try {
+      const detail = await api<RunDetail>(base);
+      this.renderDetail(detail);
+      const metrics = await api<Since<Record<string, any>>>(`${base}/metrics?offset=${this.metricsOffset}`);
+      this.metricsOffset = metrics.offset;
+      this.addMetrics(metrics.records);
+      const events = await api<Since<Record<string, any>>>(`${base}/events?offset=${this.eventsOffset}`);
+      this.eventsOffset = events.offset;
+      this.addEvents(events.records);
+      await this.pollLog(base);
+      if (force || this.ticks % 4 === 1 || !ACTIVE.has(this.status)) {
+        const ck = await api<{ checkpoints: any[] }>(`${base}/checkpoints`);
+        this.renderCheckpoints(ck.checkpoints);
+      }
+      this.message.hidden = true;
+    } catch (err) {
+      this.message.hidden = false;
+      this.message.textContent = errorText(err);
+    } finally {
+      this.inflight = false;
+    }
+  }
+
+  private renderDetail(d: RunDetail): void {
+    const t = this.trans;
+    this.status = String(d.run.status || 'pending');
+    this.statusBox.replaceChildren(statusBadge(t, this.status));
+    this.stopBtn.hidden = !ACTIVE.has(this.status);
+    this.restartBtn.hidden = ACTIVE.has(this.status);
+    const attempts = (d.run.attempts || []).length;
+    const parts = [
+      d.run.cluster ? `${t.__('cluster')}: ${typeof d.run.cluster === 'string' ? d.run.cluster : JSON.stringify(d.run.cluster)}` : '',
+      d.run.world_size ? `${t.__('world size')}: ${d.run.world_size}` : '',
+      attempts ? `${t.__('attempts')}: ${attempts}` : '',
+      d.run.exit_code != null ? `${t.__('exit code')}: ${d.run.exit_code}` : '',
+      d.run.created ? `${t.__('created')}: ${d.run.created}` : ''
+    ];
+    this.info.textContent = parts.filter(Boolean).join(' · ');
+    const ex = d.run.explanation;
+    this.explanation.hidden = !ex;
+    if (ex) {
+      this.explanation.replaceChildren(
+        el('strong', {}, t.__('What happened')), ' ', String(ex.cause || ex.signature || ''),
+        el('br', {}), el('strong', {}, t.__('Fix')), ' ', String(ex.fix || '')
+      );
+    }
+    for (const f of d.logs) {
+      if (!this.logs.has(f.name)) {
+        this.logs.set(f.name, { offset: null, text: '' });
+        const tab = el('button', { class: 'dsc-tab', type: 'button', 'data-log': f.name }, f.name.replace(/\.log$/, ''));
+        tab.onclick = () => this.selectLog(f.name);
+        this.logTabs.append(tab);
+        if (this.activeLog === null || (this.activeLog.startsWith('launcher') && /rank/.test(f.name) && !this.userPicked)) {
+          this.selectLog(f.name, false);
+        }
+      }
+    }
+  }
+
+  private userPicked = false;
+
+  private selectLog(name: string, byUser = true): void {
+    this.userPicked = this.userPicked || byUser;
+    this.activeLog = name;
+    for (const tab of Array.from(this.logTabs.children) as HTMLElement[]) {
+      tab.classList.toggle('dsc-tab-active', tab.dataset.log === name);
+    }
+    this.logPre.textContent = this.logs.get(name)?.text || '';
+    if (byUser) {
+      void this.pollLog(`runs/${encodeURIComponent(this.runId)}`);
+    }
+  }
+
+  private async pollLog(base: string): Promise<void> {
+    const name = this.activeLog;
+    if (!name) {
+      return;
+    }
+    const state = this.logs.get(name)!;
+    const q = state.offset === null ? '' : `?offset=${state.offset}`;
+    const res = await api<{ text: string; offset: number; skipped: boolean }>(
+      `${base}/logs/${encodeURIComponent(name)}${q}`
+    );
+    state.offset = res.offset;
+    if (res.text) {
+      state.text = (res.skipped ? '…\n' : state.text) + res.text;
+      if (state.text.length > MAX_LOG_CHARS) {
+        state.text = state.text.slice(-MAX_LOG_CHARS);
+      }
+      if (this.activeLog === name) {
+        const atBottom = this.logPre.scrollTop + this.logPre.clientHeight >= this.logPre.scrollHeight - 4;
+        this.logPre.textContent = state.text;
+        if (atBottom) {
+          this.logPre.scrollTop = this.logPre.scrollHeight;
+        }
+      }
+    }
+  }
+
+  private addMetrics(records: Record<string, any>[]): void {
+    const loss: [number, number][] = [];
+    const speed: [number, number][] = [];
+    for (const r of records) {
+      if (typeof r.step !== 'number') {
+        continue;
+      }
+      if (typeof r.loss === 'number') {
+        loss.push([r.step, r.loss]);
+      }
+      if (typeof r.tokens_per_s === 'number') {
+        speed.push([r.step, r.tokens_per_s]);
+      }
+    }
+    if (loss.length) {
+      this.loss.add(loss);
+    }
+    if (speed.length) {
+      this.speed.add(speed);
+    }
+  }
+
+  private addEvents(records: Record<string, any>[]): void {
+    for (const e of records) {
+      const time = typeof e.time === 'number' ? new Date(e.time * 1000).toLocaleTimeString() : String(e.time ?? '');
+      const rest = Object.entries(e)
+        .filter(([k]) => k !== 'time' && k !== 'event')
+        .map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : v}`)
+        .join(' ');
+      this.eventsList.append(
+        el('li', { 'data-event': String(e.event) }, el('span', { class: 'dsc-meta' }, time), ' ', el('strong', {}, String(e.event)), ' ', rest)
+      );
+    }
+  }
+
+  private renderCheckpoints(list: any[]): void {
+    const t = this.trans;
+    if (!list.length) {
+      this.ckptBody.replaceChildren(el('tr', {}, el('td', { colspan: '3', class: 'dsc-meta' }, t.__('none yet'))));
+      return;
+    }
+    this.ckptBody.replaceChildren(
+      ...list.map(c =>
+        el(
+          'tr',
+          { 'data-step': String(c.step) },
+          el('td', {}, c.tag),
+          el('td', {}, c.committed ? '✓' : t.__('incomplete')),
+          el('td', {}, c.latest ? t.__('latest') : '')
+        )
+      )
+    );
+  }
+}

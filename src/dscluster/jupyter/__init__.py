@@ -1,0 +1,28 @@
+"""JupyterLab integration: the `/dscluster/api/` server extension, the prebuilt DeepSpeed panel
+(labextension/), its zh-TW strings (locale/), and the TensorBoard launcher entry (serverproxy.py).
+
+Kept import-light: JupyterLab imports this module just to find the locale folder, and node agents
+import `nodestats` without Jupyter installed.
+"""
+
+from __future__ import annotations
+
+
+def _jupyter_server_extension_points() -> list[dict]:
+    return [{"module": "dscluster.jupyter"}]
+
+
+def _jupyter_labextension_paths() -> list[dict]:
+    # Used only by `jupyter labextension develop`; pip installs the built copy via data-files.
+    return [{"src": "labextension", "dest": "dscluster"}]
+
+
+def _load_jupyter_server_extension(server_app) -> None:
+    from dscluster.jupyter.handlers import setup_handlers
+
+    setup_handlers(server_app.web_app)
+    server_app.log.info("dscluster: DeepSpeed panel API at %sdscluster/api/", server_app.base_url)
+
+
+# Jupyter Server < 2 name, still looked up by some tools.
+load_jupyter_server_extension = _load_jupyter_server_extension

@@ -1,0 +1,267 @@
+"""REST handlers under /dscluster/api/ (Jupyter Server extension).
+
+Security: every handler subclasses APIHandler and every method carries @tornado.web.authenticated
+and @authorized, so a request without a valid token or session gets 403 JSON (fail closed even when
+`allow_unauthenticated_access` is left at its default). POSTs additionally need the XSRF token
+(JupyterLab sends it) or token auth in the Authorization header. Launch starts the detached
+supervisor (`dscluster.runs.launch_run`) in a worker thread; nothing trains inside the server.
+
+Errors: a typed DsclusterError becomes 4xx JSON {error, message, hint, setting}; anything else is
+logged server side and answered with a 500 JSON that carries no traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import traceback
+from functools import wraps
+from typing import Any
+
+import tornado.web
+from jupyter_server.auth.decorator import authorized
+from jupyter_server.base.handlers import APIHandler
+from jupyter_server.utils import url_path_join
+
+from dscluster.errors import ConfigError, DsclusterError, UsageError
+from dscluster.i18n import tr
+from dscluster.jupyter import clusterview, launching, rundata
+
+API_PREFIX = "dscluster/api"
+_STATUS_BY_ERROR = ((rundata.RunNotFound, 404), (UsageError, 400), (ConfigError, 400))
+
+
+def _status_for(exc: DsclusterError) -> int:
+    for cls, status in _STATUS_BY_ERROR:
+        if isinstance(exc, cls):
+            return status
+    return getattr(exc, "http_status", 409)  # a valid request the cluster cannot carry out now
+
+
+def json_errors(method):
+    """Turn typed errors into JSON answers; never let a traceback reach the client."""
+
+    @wraps(method)
+    async def inner(self: "DsclusterHandler", *args, **kwargs):
+        try:
+            return await method(self, *args, **kwargs)
+        except tornado.web.HTTPError:
+            raise
+        except DsclusterError as exc:
+            self.send_error_json(_status_for(exc), exc.to_dict())
+        except Exception:
+            self.log.error("dscluster API error on %s %s\n%s", self.request.method, self.request.path,
+                           traceback.format_exc())
+            self.send_error_json(500, {"error": "InternalError",
+                                       "message": tr("internal error in the dscluster extension"),
+                                       "hint": tr("see the Jupyter server log for details"), "setting": None})
+
+    return inner
+
+
+class DsclusterHandler(APIHandler):
+    auth_resource = "dscluster"
+
+    @property
+    def sampler(self) -> clusterview.NodeSampler:
+        return self.settings["dscluster_sampler"]
+
+    def cluster(self) -> clusterview.ClusterView:
+        return clusterview.resolve(self.get_query_argument("cluster", None) or None)
+
+    def runs_dirs(self):
+        return self.cluster().runs_dirs()
+
+    def run_ref(self, run_id: str) -> rundata.RunRef:
+        return rundata.find_run(self.runs_dirs(), run_id)
+
+    def offset_arg(self, name: str = "offset", default: int | None = 0) -> int | None:
+        raw = self.get_query_argument(name, None)
+        if raw is None or raw == "":
+            return default
+        try:
+            value = int(raw)
+        except ValueError:
+            value = -2
+        if value < -1:
+            raise UsageError(tr("query parameter {name!r} must be a byte offset >= 0, got {raw!r}",
+                                name=name, raw=raw[:40]), tr("use the offset the previous answer returned"),
+                             setting=name)
+        return value
+
+    def root_dir(self) -> str | None:
+        return self.settings.get("server_root_dir")
+
+    def json_body(self) -> dict:
+        try:
+            body = json.loads(self.request.body or b"{}")
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise UsageError(tr("request body is not valid JSON: {err}", err=str(exc)[:200]),
+                             tr("send a JSON object"), setting="body") from None
+        if not isinstance(body, dict):
+            raise UsageError(tr("request body must be a JSON object"), tr("send a JSON object"), setting="body")
+        return body
+
+    def send_json(self, obj: Any, status: int = 200) -> None:
+        self.set_status(status)
+        self.set_header("Content-Type", "application/json")
+        self.set_header("Cache-Control", "no-store")
+        self.finish(json.dumps(obj, default=str))
+
+    def send_error_json(self, status: int, payload: dict) -> None:
+        self.clear()
+        self.send_json(payload, status)
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        exc = (kwargs.get("exc_info") or (None, None, None))[1]
+        message = getattr(exc, "log_message", None) or self._reason
+        hint = None
+        if status_code == 403:
+            hint = tr("log in to JupyterLab with its token, or send the header 'Authorization: token <token>'; "
+                      "POSTs from a browser session also need the _xsrf token")
+        self.set_header("Content-Type", "application/json")
+        self.finish(json.dumps({"error": "HTTPError", "message": message, "hint": hint, "setting": None,
+                                "status": status_code}))
+
+
+class ClusterHandler(DsclusterHandler):
+    @tornado.web.authenticated
+    @authorized("read")
+    @json_errors
+    async def get(self):
+        view = self.cluster()
+        data = await asyncio.get_running_loop().run_in_executor(None, clusterview.describe, view, self.sampler)
+        self.send_json(data)
+
+
+class DefaultsHandler(DsclusterHandler):
+    @tornado.web.authenticated
+    @authorized("read")
+    @json_errors
+    async def get(self):
+        self.send_json(launching.form_defaults(self.cluster()))
+
+
+class RunsHandler(DsclusterHandler):
+    @tornado.web.authenticated
+    @authorized("read")
+    @json_errors
+    async def get(self):
+        dirs = self.runs_dirs()
+        runs = await asyncio.get_running_loop().run_in_executor(None, rundata.list_runs, dirs)
+        self.send_json({"runs": runs})
+
+    @tornado.web.authenticated
+    @authorized("execute")
+    @json_errors
+    async def post(self):
+        request = launching.parse_launch(self.json_body(), cwd=self.root_dir())
+        run_id = await asyncio.get_running_loop().run_in_executor(None, launching.launch, request)
+        self.send_json({"id": run_id}, status=201)
+
+
+class ValidateHandler(DsclusterHandler):
+    @tornado.web.authenticated
+    @authorized("read")
+    @json_errors
+    async def post(self):
+        request = launching.parse_launch(self.json_body(), cwd=self.root_dir())
+        prepared = await asyncio.get_running_loop().run_in_executor(None, launching.prepare, request)
+        ds = prepared.record.get("ds_config") or {}
+        self.send_json({"ok": True, "world_size": prepared.record.get("world_size"),
+                        "train_batch_size": ds.get("train_batch_size"), "cluster": prepared.record.get("cluster")})
+
+
+class RunHandler(DsclusterHandler):
+    @tornado.web.authenticated
+    @authorized("read")
+    @json_errors
+    async def get(self, run_id: str):
+        ref = self.run_ref(run_id)
+        record = rundata.run_record(ref)
+        self.send_json({"run": record, "summary": rundata.summary(ref), "logs": rundata.log_files(ref)})
+
+
+class EventsHandler(DsclusterHandler):
+    @tornado.web.authenticated
+    @authorized("read")
+    @json_errors
+    async def get(self, run_id: str):
+        self.send_json(rundata.events(self.run_ref(run_id), self.offset_arg()))
+
+
+class MetricsHandler(DsclusterHandler):
+    @tornado.web.authenticated
+    @authorized("read")
+    @json_errors
+    async def get(self, run_id: str):
+        self.send_json(rundata.metrics(self.run_ref(run_id), self.offset_arg()))
+
+
+class LogsHandler(DsclusterHandler):
+    @tornado.web.authenticated
+    @authorized("read")
+    @json_errors
+    async def get(self, run_id: str):
+        self.send_json({"logs": rundata.log_files(self.run_ref(run_id))})
+
+
+class LogTailHandler(DsclusterHandler):
+    @tornado.web.authenticated
+    @authorized("read")
+    @json_errors
+    async def get(self, run_id: str, name: str):
+        ref = self.run_ref(run_id)
+        self.send_json(rundata.log_tail(ref, name, self.offset_arg(default=None)))
+
+
+class CheckpointsHandler(DsclusterHandler):
+    @tornado.web.authenticated
+    @authorized("read")
+    @json_errors
+    async def get(self, run_id: str):
+        self.send_json({"checkpoints": rundata.checkpoints(self.run_ref(run_id))})
+
+
+class StopHandler(DsclusterHandler):
+    @tornado.web.authenticated
+    @authorized("execute")
+    @json_errors
+    async def post(self, run_id: str):
+        ref = self.run_ref(run_id)
+        result = await asyncio.get_running_loop().run_in_executor(None, launching.stop, ref)
+        self.send_json(result, status=202)
+
+
+class RestartHandler(DsclusterHandler):
+    @tornado.web.authenticated
+    @authorized("execute")
+    @json_errors
+    async def post(self, run_id: str):
+        ref = self.run_ref(run_id)
+        new_id = await asyncio.get_running_loop().run_in_executor(None, launching.restart, ref)
+        self.send_json({"id": new_id, "restarted_from": run_id}, status=201)
+
+
+_RUN = r"(?P<run_id>[^/]+)"
+ROUTES = [
+    (r"cluster", ClusterHandler),
+    (r"defaults", DefaultsHandler),
+    (r"validate", ValidateHandler),
+    (r"runs", RunsHandler),
+    (rf"runs/{_RUN}", RunHandler),
+    (rf"runs/{_RUN}/events", EventsHandler),
+    (rf"runs/{_RUN}/metrics", MetricsHandler),
+    (rf"runs/{_RUN}/logs", LogsHandler),
+    (rf"runs/{_RUN}/logs/(?P<name>.+)", LogTailHandler),
+    (rf"runs/{_RUN}/checkpoints", CheckpointsHandler),
+    (rf"runs/{_RUN}/stop", StopHandler),
+    (rf"runs/{_RUN}/restart", RestartHandler),
+]
+
+
+def setup_handlers(web_app) -> None:
+    base_url = web_app.settings["base_url"]
+    web_app.settings.setdefault("dscluster_sampler", clusterview.NodeSampler())
+    handlers = [(url_path_join(base_url, API_PREFIX, pattern) + "/?$", cls) for pattern, cls in ROUTES]
+    web_app.add_handlers(".*$", handlers)

@@ -1,0 +1,224 @@
+"""Launch, stop and restart requests from the panel: parse, validate, then hand to the supervisor.
+
+The request is checked completely (fields, the DeepSpeed config against the cluster's world size)
+before anything starts, so a bad form answers 400 with the message naming the setting. Starting is
+`dscluster.runs.launch_run`, which spawns a detached supervisor; the Jupyter server never runs
+training itself, and a server restart does not touch running jobs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shlex
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dscluster import paths
+from dscluster.errors import ConfigError, DsclusterError, UsageError
+from dscluster.fsutil import atomic_write_text
+from dscluster.i18n import tr
+from dscluster.jupyter import clusterview, rundata
+
+MAX_RESTARTS_LIMIT = 50
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
+
+# What the panel's form starts with: the built-in trainer, tiny preset, a few steps. It runs anywhere.
+DEMO_ARGS = ["--preset", "tiny", "--steps", "30", "--log-interval", "1", "--save-interval", "10",
+             "--sample-tokens", "40"]
+DEMO_CONFIG = {"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 1}
+
+
+class SupervisorMissing(DsclusterError):
+    http_status = 503
+
+
+@dataclass
+class LaunchRequest:
+    program: str
+    module: bool = False
+    args: list[str] = field(default_factory=list)
+    config: dict | None = None  # inline DeepSpeed config; None: the args name one, or the trainer builds one
+    config_path: str | None = None
+    cluster: str | None = None
+    nprocs: int | None = None  # processes on this machine when no cluster is given or found
+    max_restarts: int = 0
+    name: str | None = None
+    cwd: str | None = None
+
+
+def form_defaults(view: clusterview.ClusterView) -> dict:
+    return {
+        "script": "-m dscluster.train",
+        "args": shlex.join(DEMO_ARGS),
+        "config": json.dumps(DEMO_CONFIG, indent=2),
+        "cluster": view.spec_path or "",
+        "cluster_name": view.name,
+        "max_restarts": 1,
+    }
+
+
+def _load_config(value: object) -> tuple[dict | None, str | None]:
+    """`config` is a JSON object, JSON text, a path to a JSON file, or empty (none)."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None, None
+    if isinstance(value, dict):
+        return value, None
+    if not isinstance(value, str):
+        raise UsageError(tr("'config' must be DeepSpeed config JSON or a path"), None, setting="config")
+    text = value.strip()
+    if text.startswith("{"):
+        try:
+            parsed = json.loads(text)
+        except ValueError as exc:
+            raise ConfigError(tr("DeepSpeed config is not valid JSON: {err}", err=str(exc)),
+                              tr("fix the JSON at the line and column given"), setting="config") from None
+        if not isinstance(parsed, dict):
+            raise ConfigError(tr("DeepSpeed config must be a JSON object"), None, setting="config")
+        return parsed, None
+    return None, text
+
+
+def _int_field(body: dict, key: str, default: int | None, lo: int, hi: int) -> int | None:
+    value = body.get(key, default)
+    if value is None or value == "":
+        return default
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise UsageError(tr("{key!r} must be a whole number from {lo} to {hi}", key=key, lo=lo, hi=hi), None,
+                         setting=key)
+    return value
+
+
+def parse_launch(body: dict, cwd: str | None = None) -> LaunchRequest:
+    """Check the request's shape; the content (program, cluster, config) is checked by `prepare`."""
+    script = body.get("script")
+    if not isinstance(script, str) or not script.strip():
+        raise UsageError(tr("'script' is missing"), tr("give the training script path, or -m MODULE"),
+                         setting="script")
+    script = script.strip()
+    module = script.startswith("-m ")
+    program = script[3:].strip() if module else script
+    args = body.get("args", [])
+    if isinstance(args, str):
+        try:
+            args = shlex.split(args)
+        except ValueError as exc:
+            raise UsageError(tr("cannot split 'args': {err}", err=str(exc)), tr("check the quotes"),
+                             setting="args") from None
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        raise UsageError(tr("'args' must be a list of strings or one string"), None, setting="args")
+    name = body.get("name") or None
+    if name is not None and (not isinstance(name, str) or not _NAME.match(name)):
+        raise UsageError(tr("'name' may use letters, digits, '.', '_' and '-' (at most 40)"), None, setting="name")
+    cluster = body.get("cluster") or None
+    if cluster is not None and not isinstance(cluster, str):
+        raise UsageError(tr("'cluster' must be a path or a cluster name"), None, setting="cluster")
+    config, config_path = _load_config(body.get("config"))
+    return LaunchRequest(program=program, module=module, args=args, config=config, config_path=config_path,
+                         cluster=cluster.strip() if cluster else None,
+                         nprocs=_int_field(body, "nprocs", None, 1, 64),
+                         max_restarts=_int_field(body, "max_restarts", 0, 0, MAX_RESTARTS_LIMIT),
+                         name=name, cwd=cwd)
+
+
+def _default_spec_exists() -> bool:
+    try:
+        from dscluster.cluster.spec import resolve_spec
+
+        resolve_spec(None)
+        return True
+    except (ImportError, DsclusterError):
+        return False
+
+
+def _config_file(shared: Path, config: dict) -> Path:
+    """Inline configs are stored content-addressed on shared storage, where every node can read them."""
+    text = json.dumps(config, indent=2, sort_keys=True) + "\n"
+    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+    path = Path(shared) / "configs" / f"ds_config-{digest}.json"
+    if not path.exists():
+        atomic_write_text(path, text)
+    return path
+
+
+def _options(request: LaunchRequest):
+    from dscluster.launch.prepare import LaunchOptions, find_ds_config
+
+    local = None
+    shared = None
+    if not request.cluster and (request.nprocs or not _default_spec_exists()):
+        local = request.nprocs or 1
+        shared = paths.local_shared()
+    args = list(request.args)
+    if find_ds_config(args) is None and (request.config is not None or request.config_path):
+        if request.config is not None:
+            if shared is None:
+                from dscluster.cluster.spec import resolve_spec
+
+                shared = Path(resolve_spec(request.cluster).shared_dir)
+            ref = str(_config_file(shared, request.config))
+        else:
+            ref = request.config_path
+        args += (["--deepspeed"] if "--deepspeed" not in args else []) + ["--deepspeed_config", ref]
+    return LaunchOptions(command=[request.program, *args], module=request.module, cluster=request.cluster,
+                         local=local, name=request.name, max_restarts=request.max_restarts, cwd=request.cwd)
+
+
+def prepare(request: LaunchRequest):
+    """Everything `dscluster launch` checks (program, cluster, DeepSpeed config, doctor's fast checks)."""
+    try:
+        from dscluster.launch.prepare import prepare as prepare_launch
+    except ImportError:
+        raise SupervisorMissing(tr("the launcher (dscluster.launch) is not available in this install"),
+                                tr("reinstall dscluster")) from None
+    return prepare_launch(_options(request))
+
+
+def launch(request: LaunchRequest) -> str:
+    prepared = prepare(request)
+    from dscluster.runs import launch_run
+
+    return launch_run(prepared.shared, prepared.record, prepared.secrets)
+
+
+def stop(ref: rundata.RunRef) -> dict:
+    """Ask the supervisor to stop (graceful teardown), then make sure in the background (forced)."""
+    record = rundata.run_record(ref)
+    status = record.get("status")
+    if status in ("succeeded", "failed", "stopped"):
+        return {"id": ref.id, "status": status, "stopping": False}
+    from dscluster.runs.control import request_stop, stop_run
+
+    request_stop(ref.path, record)
+    threading.Thread(target=_stop_quietly, args=(stop_run, ref.path), name=f"stop-{ref.id}", daemon=True).start()
+    return {"id": ref.id, "status": status, "stopping": True}
+
+
+def _stop_quietly(stop_run, run_dir: Path) -> None:
+    try:
+        stop_run(run_dir)
+    except Exception:  # noqa: BLE001 - logged by the supervisor; the panel shows the record's status
+        pass
+
+
+def restart(ref: rundata.RunRef) -> str:
+    """A new run with the old one's program, args, cluster and restarts, resuming from the old run's
+    newest committed checkpoint (its save dir is passed on; the trainer's --resume auto picks it)."""
+    record = rundata.run_record(ref)
+    cfg = record.get("launch") or {}
+    if not cfg.get("program"):
+        raise ConfigError(tr("run {run_id} has no recorded program to restart", run_id=ref.id),
+                          tr("launch it again from the form"), setting="run_id")
+    args = list(cfg.get("args") or [])
+    if not any(a == "--save-dir" or a.startswith("--save-dir=") for a in args):
+        args += ["--save-dir", str(rundata.save_dir(ref, record))]
+    local = cfg.get("local_procs") if cfg.get("launcher") == "local" else None
+    request = LaunchRequest(program=cfg["program"], module=bool(cfg.get("is_module")), args=args,
+                            cluster=None if local else cfg.get("cluster_arg"), nprocs=local,
+                            max_restarts=int(cfg.get("max_restarts") or 0), name=record.get("name"),
+                            cwd=cfg.get("cwd"))
+    return launch(request)

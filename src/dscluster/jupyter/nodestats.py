@@ -1,0 +1,169 @@
+"""Per-node resource samples: GPUs through NVML, else CPU and memory from /proc.
+
+Each node agent publishes its sample to <shared>/nodes/<node>.json (atomic write) every few seconds;
+the Jupyter server samples its own node directly and reads the published files for the others. No
+jupyter import here, so node agents can run it without JupyterLab installed:
+
+    python -m dscluster.jupyter.nodestats --shared /nfs/dscluster --node node1 [--interval 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import time
+from pathlib import Path
+
+from dscluster.fsutil import atomic_write_json
+
+STALE_AFTER_S = 15.0
+
+
+def nodes_dir(shared: Path) -> Path:
+    return Path(shared) / "nodes"
+
+
+def _read_proc_cpu() -> tuple[int, int] | None:
+    """(busy, total) jiffies from the aggregate line of /proc/stat."""
+    try:
+        with open("/proc/stat", encoding="ascii") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    return sum(fields) - idle, sum(fields)
+
+
+def _read_meminfo() -> dict:
+    info = {}
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                key, _, rest = line.partition(":")
+                info[key] = int(rest.split()[0]) * 1024
+    except (OSError, ValueError, IndexError):
+        return {}
+    total = info.get("MemTotal", 0)
+    return {"total": total, "used": total - info.get("MemAvailable", info.get("MemFree", 0))}
+
+
+class GpuReader:
+    """NVML reader; `available` is False where nvidia-ml-py or the driver is missing (CPU nodes)."""
+
+    def __init__(self) -> None:
+        self.available = False
+        self.error: str | None = None
+        try:
+            import pynvml  # nvidia-ml-py, the optional `gpu` extra
+
+            pynvml.nvmlInit()
+            self._nvml = pynvml
+            self.available = True
+        except Exception as exc:  # ImportError, NVMLError_LibraryNotFound, NVMLError_DriverNotLoaded
+            self.error = type(exc).__name__
+
+    def read(self) -> list[dict]:
+        if not self.available:
+            return []
+        nv = self._nvml
+        gpus = []
+        for i in range(nv.nvmlDeviceGetCount()):
+            h = nv.nvmlDeviceGetHandleByIndex(i)
+            gpu: dict = {"index": i}
+            # Each field on its own: some boards lack power or temperature readings.
+            for key, fn in (
+                ("name", lambda: nv.nvmlDeviceGetName(h)),
+                ("util", lambda: nv.nvmlDeviceGetUtilizationRates(h).gpu),
+                ("mem_used", lambda: nv.nvmlDeviceGetMemoryInfo(h).used),
+                ("mem_total", lambda: nv.nvmlDeviceGetMemoryInfo(h).total),
+                ("power_w", lambda: nv.nvmlDeviceGetPowerUsage(h) / 1000.0),
+                ("power_limit_w", lambda: nv.nvmlDeviceGetEnforcedPowerLimit(h) / 1000.0),
+                ("temp_c", lambda: nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU)),
+            ):
+                try:
+                    value = fn()
+                    gpu[key] = value.decode() if isinstance(value, bytes) else value
+                except Exception:
+                    gpu[key] = None
+            gpus.append(gpu)
+        return gpus
+
+
+class Sampler:
+    """Keeps the previous /proc/stat reading so CPU utilisation is a delta, like `top`."""
+
+    def __init__(self, gpu: bool = True) -> None:
+        self._prev_cpu = _read_proc_cpu()
+        self._gpu = GpuReader() if gpu else None
+
+    def sample(self, node: str | None = None) -> dict:
+        now = _read_proc_cpu()
+        cpu_percent = None
+        if now and self._prev_cpu and now[1] > self._prev_cpu[1]:
+            cpu_percent = round(100.0 * (now[0] - self._prev_cpu[0]) / (now[1] - self._prev_cpu[1]), 1)
+        self._prev_cpu = now
+        try:
+            load = os.getloadavg()[0]
+        except OSError:
+            load = None
+        gpus = self._gpu.read() if self._gpu else []
+        return {
+            "node": node or socket.gethostname(),
+            "host": socket.gethostname(),
+            "time": time.time(),
+            "cpu": {"percent": cpu_percent, "count": os.cpu_count(), "load1": load},
+            "memory": _read_meminfo(),
+            "gpus": gpus,
+            "nvml": bool(self._gpu and self._gpu.available),
+        }
+
+
+def publish(shared: Path, node: str, sample: dict) -> Path:
+    path = nodes_dir(shared) / f"{node}.json"
+    atomic_write_json(path, sample)
+    return path
+
+
+def read_published(shared: Path, node: str, now: float | None = None) -> dict | None:
+    """The node's last published sample with `stale` set, or None if it never published one."""
+    try:
+        with open(nodes_dir(shared) / f"{node}.json", encoding="utf-8") as f:
+            sample = json.load(f)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(sample, dict):
+        return None
+    age = (now or time.time()) - float(sample.get("time") or 0)
+    sample["age_s"] = round(age, 1)
+    sample["stale"] = age > STALE_AFTER_S
+    return sample
+
+
+def publish_forever(shared: Path, node: str, interval: float = 2.0, count: int | None = None) -> None:
+    sampler = Sampler()
+    n = 0
+    while count is None or n < count:
+        time.sleep(interval)
+        publish(shared, node, sampler.sample(node))
+        n += 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m dscluster.jupyter.nodestats",
+                                     description="Publish this node's GPU/CPU samples for the DeepSpeed panel.")
+    parser.add_argument("--shared", required=True, type=Path, help="the cluster's shared directory")
+    parser.add_argument("--node", default=socket.gethostname(), help="node name as in the cluster spec")
+    parser.add_argument("--interval", type=float, default=2.0)
+    parser.add_argument("--count", type=int, default=None, help="stop after N samples (tests)")
+    args = parser.parse_args(argv)
+    try:
+        publish_forever(args.shared, args.node, args.interval, args.count)
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,238 @@
+"""Read run directories for the panel and the notebook API (read-only; H4's supervisor writes them).
+
+Layout (contracts.md): <shared>/runs/<run-id>/{run.json, events.jsonl, metrics.jsonl, logs/, checkpoints/}.
+A run in progress is half written by design: run.json may be missing for a moment, the last JSONL
+line may be torn, logs grow. Every reader here tolerates that and never raises on content; it raises
+`RunNotFound` (a 404 at the HTTP boundary) only when the run directory does not exist at all.
+Readers take byte offsets so the panel polls only what is new.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from dscluster.errors import DsclusterError, ExitCode, UsageError
+from dscluster.fsutil import read_jsonl
+from dscluster.i18n import tr
+
+# run-id: <name>-<YYYYmmdd-HHMMSS>-<4 hex>; accept any safe name so older or hand-made runs still show.
+_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$")
+TAIL_BYTES = 64 * 1024  # first log request returns at most this much from the end
+
+
+class RunNotFound(DsclusterError):
+    exit_code = ExitCode.RUN
+
+
+@dataclass(frozen=True)
+class RunRef:
+    id: str
+    path: Path
+
+
+def check_run_id(run_id: str) -> str:
+    if not isinstance(run_id, str) or not _RUN_ID.match(run_id) or ".." in run_id:
+        raise UsageError(tr("invalid run id {run_id!r}", run_id=str(run_id)[:80]),
+                         tr("use an id from `dscluster runs`"), setting="run_id")
+    return run_id
+
+
+def _read_json(path: Path) -> dict | None:
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+        return data if isinstance(data, dict) else None
+    except (OSError, ValueError):
+        return None
+
+
+def find_run(runs_dirs: list[Path], run_id: str) -> RunRef:
+    check_run_id(run_id)
+    for runs_dir in runs_dirs:
+        path = Path(runs_dir) / run_id
+        if path.is_dir():
+            return RunRef(run_id, path)
+    raise RunNotFound(tr("no run {run_id!r}", run_id=run_id), tr("list runs with `dscluster runs`"),
+                      setting="run_id")
+
+
+def _tail_metric(path: Path, max_bytes: int = 16384) -> dict | None:
+    """The last complete metrics line with a loss (cheap: reads only the file's end)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - max_bytes))
+            data = f.read()
+    except OSError:
+        return None
+    for raw in reversed(data.split(b"\n")):
+        try:
+            rec = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(rec, dict) and "event" not in rec and isinstance(rec.get("loss"), (int, float)):
+            return rec
+    return None
+
+
+def run_record(ref: RunRef) -> dict:
+    """run.json, or a placeholder while the supervisor has not written it yet."""
+    record = _read_json(ref.path / "run.json")
+    if record is None:
+        record = {"id": ref.id, "status": "pending", "attempts": []}
+    record.setdefault("id", ref.id)
+    record["run_dir"] = str(ref.path)
+    return record
+
+
+def _arg_value(args: list, flag: str) -> str | None:
+    for i, arg in enumerate(args):
+        if arg == flag and i + 1 < len(args):
+            return str(args[i + 1])
+        if isinstance(arg, str) and arg.startswith(flag + "="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def _launch_args(record: dict) -> list:
+    launch = record.get("launch") if isinstance(record.get("launch"), dict) else {}
+    args = launch.get("args") or record.get("argv") or []
+    return args if isinstance(args, list) else []
+
+
+def total_steps(record: dict) -> int | None:
+    value = _arg_value(_launch_args(record), "--steps")
+    return int(value) if value and value.isdigit() else None
+
+
+def save_dir(ref: RunRef, record: dict | None = None) -> Path:
+    """Where the trainer saves this run's checkpoints: --save-dir if given, else <run>/checkpoints."""
+    record = record if record is not None else run_record(ref)
+    value = _arg_value(_launch_args(record), "--save-dir")
+    if not value:
+        return ref.path / "checkpoints"
+    path = Path(value)
+    cwd = (record.get("launch") or {}).get("cwd") if isinstance(record.get("launch"), dict) else None
+    return path if path.is_absolute() or not cwd else Path(cwd) / path
+
+
+def summary(ref: RunRef) -> dict:
+    rec = run_record(ref)
+    last = _tail_metric(ref.path / "metrics.jsonl") or {}
+    ds = rec.get("ds_config") if isinstance(rec.get("ds_config"), dict) else {}
+    return {
+        "id": ref.id,
+        "name": rec.get("name") or ref.id.rsplit("-", 3)[0],
+        "status": rec.get("status", "pending"),
+        "created": rec.get("created"),
+        "cluster": rec.get("cluster"),
+        "world_size": rec.get("world_size"),
+        "attempts": len(rec.get("attempts") or []),
+        "exit_code": rec.get("exit_code"),
+        "step": last.get("step"),
+        "total_steps": total_steps(rec),
+        "loss": last.get("loss"),
+        "tokens_per_s": last.get("tokens_per_s"),
+        "train_batch_size": ds.get("train_batch_size"),
+        "explanation": rec.get("explanation"),
+    }
+
+
+def list_runs(runs_dirs: list[Path]) -> list[dict]:
+    """Every run under the given runs dirs, newest first (by created, then id)."""
+    seen: dict[str, dict] = {}
+    for runs_dir in runs_dirs:
+        try:
+            entries = sorted(Path(runs_dir).iterdir())
+        except OSError:
+            continue
+        for path in entries:
+            if path.name in seen or not path.is_dir() or not _RUN_ID.match(path.name):
+                continue
+            seen[path.name] = summary(RunRef(path.name, path))
+    return sorted(seen.values(), key=lambda r: (str(r.get("created") or ""), r["id"]), reverse=True)
+
+
+def read_since(path: Path, offset: int) -> dict:
+    records, next_offset = read_jsonl(path, max(0, int(offset)))
+    return {"records": records, "offset": next_offset}
+
+
+def events(ref: RunRef, offset: int = 0) -> dict:
+    return read_since(ref.path / "events.jsonl", offset)
+
+
+def metrics(ref: RunRef, offset: int = 0) -> dict:
+    return read_since(ref.path / "metrics.jsonl", offset)
+
+
+def log_files(ref: RunRef) -> list[dict]:
+    """Log files under logs/ (launcher.log first, then per-rank logs in natural order)."""
+    logs = ref.path / "logs"
+    found = []
+    for root, _dirs, files in os.walk(logs):
+        for name in files:
+            full = Path(root) / name
+            try:
+                size = full.stat().st_size
+            except OSError:
+                continue
+            found.append({"name": str(full.relative_to(logs)), "size": size})
+
+    def order(item: dict) -> tuple:
+        name = item["name"]
+        parts = [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name)]
+        return (0 if name.startswith("launcher") else 1, [str(p).zfill(8) if isinstance(p, int) else p for p in parts])
+
+    return sorted(found, key=order)
+
+
+def log_tail(ref: RunRef, name: str, offset: int | None = None, max_bytes: int = TAIL_BYTES) -> dict:
+    """Text of logs/<name> from byte `offset` (None: the last `max_bytes`); returns the next offset.
+
+    Only names that `log_files` lists are readable, so a crafted name cannot escape the run dir.
+    """
+    known = {f["name"] for f in log_files(ref)}
+    if name not in known:
+        raise RunNotFound(tr("run {run_id} has no log {name!r}", run_id=ref.id, name=str(name)[:120]),
+                          tr("pick one of: {names}", names=", ".join(sorted(known)) or "-"), setting="log")
+    path = ref.path / "logs" / name
+    with open(path, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        size = f.tell()
+        start = max(0, size - max_bytes) if offset is None or offset < 0 else min(int(offset), size)
+        truncated = offset is not None and offset >= 0 and size - start > max_bytes * 4
+        if truncated:  # far behind: skip ahead rather than ship megabytes to the browser
+            start = size - max_bytes
+        f.seek(start)
+        data = f.read(size - start)
+    return {"name": name, "text": data.decode("utf-8", errors="replace"), "offset": start + len(data),
+            "size": size, "skipped": truncated}
+
+
+def checkpoints(ref: RunRef) -> list[dict]:
+    """Checkpoint tags in the run's save dir; committed = has COMMIT.json (the checkpoint protocol)."""
+    folder = save_dir(ref)
+    latest = None
+    try:
+        latest = (folder / "latest").read_text(encoding="utf-8").strip() or None
+    except OSError:
+        pass
+    out = []
+    try:
+        entries = list(folder.iterdir())
+    except OSError:
+        return []
+    for entry in entries:
+        m = re.fullmatch(r"step-(\d+)", entry.name)
+        if not m or not entry.is_dir():
+            continue
+        commit = _read_json(entry / "COMMIT.json")
+        out.append({"tag": entry.name, "step": int(m.group(1)), "committed": commit is not None,
+                    "latest": entry.name == latest, "commit": commit, "path": str(entry)})
+    return sorted(out, key=lambda c: c["step"])
