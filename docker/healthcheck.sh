@@ -8,7 +8,7 @@ if [ -z "$(ss -Hltn "sport = :${port}")" ]; then
   echo "unhealthy: nothing listens on the node sshd port ${port}"
   exit 1
 fi
-lab_state="${DSCLUSTER_HOME:-$HOME/.dscluster}/lab/lab.json"
+lab_state="${DSCLUSTER_HOME:-$HOME/.dscluster}/lab/$(uname -n)/lab.json"
 if [ -f "$lab_state" ]; then
   if ! python -c 'import json, sys, urllib.request
 s = json.load(open(sys.argv[1]))

@@ -60,7 +60,7 @@ class Lab:
 
     @property
     def state_dir(self) -> Path:
-        return self.home / ".dscluster" / "lab"
+        return self.home / ".dscluster" / "lab" / socket.gethostname()
 
 
 def _get(url: str, headers: dict | None = None, opener=None, data: bytes | None = None, method: str | None = None):

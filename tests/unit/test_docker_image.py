@@ -126,11 +126,12 @@ def test_healthcheck_follows_the_sshd_port(tmp_path, listening_port):
 
 
 def test_healthcheck_fails_when_the_recorded_lab_is_gone(tmp_path, listening_port):
-    (tmp_path / "lab").mkdir()
+    lab_state = tmp_path / "lab" / socket.gethostname()
+    lab_state.mkdir(parents=True)
     with socket.socket() as free:
         free.bind(("127.0.0.1", 0))
         dead = free.getsockname()[1]
-    (tmp_path / "lab" / "lab.json").write_text(json.dumps({"ip": "127.0.0.1", "port": dead}))
+    (lab_state / "lab.json").write_text(json.dumps({"ip": "127.0.0.1", "port": dead}))
     result = _health({"DSCLUSTER_HOME": str(tmp_path), "DSCLUSTER_SSH_PORT": str(listening_port),
                       "PATH": f"{Path(os.sys.executable).parent}:{os.environ['PATH']}"})
     assert result.returncode == 1 and "JupyterLab" in result.stdout

@@ -13,7 +13,7 @@ What it guarantees:
 - the UI in Traditional Chinese when the user's locale asks for it (the language-pack locale is set
   as a default in an `overrides.json`, so a choice made in the UI menu still wins).
 
-Layout (`lab_dir()`, default <DSCLUSTER_HOME>/lab, mode 0700): token (0600), jupyter_config.json,
+Layout (`lab_dir()`, default <DSCLUSTER_HOME>/lab/<hostname>, mode 0700): token (0600), jupyter_config.json,
 settings/overrides.json, lab.json (pid, address; no token), lab.log (Jupyter's output).
 """
 
@@ -68,7 +68,8 @@ class LabState:
 
 
 def lab_dir() -> Path:
-    return paths.home() / "lab"
+    """Per host: home directories are often shared (NFS) across the nodes of a cluster."""
+    return paths.home() / "lab" / socket.gethostname()
 
 
 def validate_address(ip: str, port: int) -> None:
@@ -185,9 +186,20 @@ def pid_alive(pid: int) -> bool:
         return True
 
 
+def _is_our_server(state: LabState) -> bool:
+    """The recorded pid is alive AND is the Jupyter started with this state's config (pids get reused)."""
+    if not pid_alive(state.pid):
+        return False
+    try:
+        cmdline = Path(f"/proc/{state.pid}/cmdline").read_bytes()
+    except OSError:
+        return True  # no /proc to ask: trust the pid
+    return str(Path(state.token_file).parent / "jupyter_config.json").encode() in cmdline
+
+
 def running_state(state_dir: Path | None = None) -> LabState | None:
     state = load_state(state_dir)
-    return state if state and pid_alive(state.pid) else None
+    return state if state and _is_our_server(state) else None
 
 
 def start_lab(shared_dir: str | os.PathLike, ip: str = DEFAULT_IP, port: int = DEFAULT_PORT, *,
@@ -290,7 +302,7 @@ def stop_lab(state_dir: Path | None = None, timeout: float = 15.0) -> LabState |
     """Stop the recorded server (SIGTERM, then SIGKILL) and delete its token. Returns what was stopped."""
     state_dir = state_dir or lab_dir()
     state = load_state(state_dir)
-    if state and pid_alive(state.pid):
+    if state and _is_our_server(state):
         try:
             os.killpg(state.pid, 15)
         except (ProcessLookupError, PermissionError):
