@@ -21,6 +21,10 @@ from dscluster.paths import log_file
 # Each module defines `register(subparsers)`; its parsers set `func=callable(args) -> int`.
 # Keep the order: it is the order of `dscluster --help`.
 COMMAND_MODULES: tuple[str, ...] = (
+    "dscluster.commands.init",
+    "dscluster.commands.config",
+    "dscluster.commands.node",
+    "dscluster.commands.sim",
     "dscluster.commands.lab",
 )
 

@@ -148,7 +148,9 @@ class _Ctx:
         if line:
             where += f":{line}"
         setting = ".".join(p for p in (table, f"[{index}]" if index is not None else None, key) if p)
-        return ConfigError(f"{where}: {setting}: {message}", hint, setting=setting)
+        err = ConfigError(f"{where}: {setting}: {message}", hint, setting=setting)
+        err.detail = message  # without the location, for callers that map settings to CLI flags
+        return err
 
 
 def _did_you_mean(word: str, choices: tuple[str, ...]) -> str:

@@ -233,14 +233,18 @@ class _Supervisor:
     def _terminate(self, procs: list[subprocess.Popen]) -> None:
         alive = [p for p in procs if p.returncode is None]
         for p in alive:
-            try:
-                os.killpg(p.pid, signal.SIGTERM) if os.getpgid(p.pid) == p.pid else p.terminate()
+            try:  # os.kill, not p.terminate(): Popen.poll() would reap it behind the supervisor's back
+                if os.getpgid(p.pid) == p.pid:
+                    os.killpg(p.pid, signal.SIGTERM)
+                else:
+                    os.kill(p.pid, signal.SIGTERM)
             except (ProcessLookupError, PermissionError):
                 pass
         deadline = time.monotonic() + STOP_GRACE_S
         pending = {p.pid for p in alive}
         while pending and time.monotonic() < deadline:
-            pending -= set(self.reap())
+            for pid, code in self.reap().items():
+                pending.discard(pid)
             if pending:
                 self.wait(0.1)
         for pid in pending:

@@ -1,0 +1,92 @@
+"""`dscluster config show | hostfile | trust`: the resolved cluster spec, its hostfile, host-key pins."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from dscluster.cluster.identity import cluster_state_dir, identity_path
+from dscluster.cluster.spec import resolve_spec
+from dscluster.cluster.ssh import ensure_ssh_files, read_known_hosts, ssh_config_path, sync_known_hosts
+from dscluster.console import FAIL, OK, WARN, next_steps, table
+from dscluster.errors import UsageError
+from dscluster.fsutil import atomic_write_text
+from dscluster.i18n import tr
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("config", help="show the resolved cluster spec, write its hostfile, re-pin host keys")
+    verbs = parser.add_subparsers(dest="config_command", metavar="ACTION")
+
+    def verb(name: str, help_: str, func) -> argparse.ArgumentParser:
+        p = verbs.add_parser(name, help=help_)
+        p.add_argument("--cluster", help="dscluster.toml or a DeepSpeed hostfile (default: $DSCLUSTER_CLUSTER, "
+                                         "./dscluster.toml, the simulated cluster 'default')")
+        p.set_defaults(func=func)
+        return p
+
+    show = verb("show", "print the resolved spec (validated)", cmd_show)
+    show.add_argument("--json", action="store_true")
+    hostfile = verb("hostfile", "write the DeepSpeed hostfile generated from the spec", cmd_hostfile)
+    hostfile.add_argument("-o", "--output", default="-", help="file to write (default: stdout)")
+    trust = verb("trust", "re-pin the published host key of nodes re-created on purpose", cmd_trust)
+    trust.add_argument("nodes", nargs="*", help="node names")
+    trust.add_argument("--all", action="store_true", help="every node")
+    parser.set_defaults(func=lambda args: (parser.print_help(), 2)[1])
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    spec = resolve_spec(args.cluster)
+    data = spec.to_dict()
+    state = cluster_state_dir(spec, create=False)
+    pins = read_known_hosts(spec)
+    data.update(identity=str(identity_path(spec)), identity_exists=identity_path(spec).exists(),
+                ssh_config=str(ssh_config_path(spec)), pinned_host_keys=sorted(pins))
+    if args.json:
+        print(json.dumps(data, indent=2))
+        return 0
+    print(f"{OK} " + tr("cluster {name!r} from {path}", name=spec.name, path=spec.path or "-"))
+    settings = [["shared_dir", str(spec.shared_dir)], ["ssh_user", spec.ssh_user], ["ssh_port", str(spec.ssh_port)],
+                ["launcher", spec.launcher], ["network_interface", spec.network_interface or "-"],
+                ["world_size", str(spec.world_size)], ["state_dir", str(state)]]
+    print(table([tr("setting"), tr("value")], settings))
+    print()
+    rows = [[str(i), n.name, n.address, str(n.slots), str(n.ssh_port), "master" if i == 0 else "worker",
+             OK if n.name in pins else "-"] for i, n in enumerate(spec.nodes)]
+    print(table(["#", tr("node"), tr("address"), tr("slots"), tr("ssh port"), tr("role"), tr("host key pinned")], rows))
+    if not identity_path(spec).exists():
+        print(f"{WARN} " + tr("no SSH identity yet at {path}", path=identity_path(spec)))
+    print(next_steps(f"dscluster doctor --cluster {spec.path}" if spec.path else "dscluster doctor",
+                     "dscluster config hostfile -o hostfile"))
+    return 0
+
+
+def cmd_hostfile(args: argparse.Namespace) -> int:
+    spec = resolve_spec(args.cluster)
+    text = spec.hostfile_text()
+    if args.output == "-":
+        sys.stdout.write(text)
+        return 0
+    atomic_write_text(Path(args.output), text)
+    print(f"{OK} " + tr("wrote {path} ({n} nodes, {w} slots; the first line is the master)", path=args.output,
+                         n=len(spec.nodes), w=spec.world_size))
+    print(next_steps(f"dscluster launch --hostfile {args.output} train.py --deepspeed --deepspeed_config ds_config.json"))
+    return 0
+
+
+def cmd_trust(args: argparse.Namespace) -> int:
+    spec = resolve_spec(args.cluster)
+    if not args.nodes and not args.all:
+        raise UsageError(tr("name the nodes to re-pin, or pass --all"), tr("dscluster config trust node1"))
+    names = [n.name for n in spec.nodes] if args.all else [spec.node(n).name for n in args.nodes]
+    ensure_ssh_files(spec)
+    report = sync_known_hosts(spec, trust=names)
+    for node in names:
+        if node in report.missing:
+            print(f"{FAIL} " + tr("{node}: no published host key (is its node agent running?)", node=node))
+        else:
+            print(f"{OK} " + tr("{node}: host key pinned", node=node))
+    print(next_steps(f"dscluster doctor --cluster {spec.path}" if spec.path else "dscluster doctor"))
+    return 0 if not report.missing else 1

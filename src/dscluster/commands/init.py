@@ -1,0 +1,105 @@
+"""`dscluster init`: write dscluster.toml from the command line and create the cluster's SSH identity."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+from dscluster.cluster import identity
+from dscluster.cluster.hostfile import parse_hostfile
+from dscluster.cluster.spec import (DEFAULT_SSH_PORT, DEFAULT_USER, LAUNCHERS, SPEC_FILENAME, ClusterSpec, NodeSpec,
+                                    format_spec, parse_spec)
+from dscluster.cluster.ssh import ensure_ssh_files
+from dscluster.console import OK, WARN, next_steps
+from dscluster.errors import ConfigError, UsageError
+from dscluster.fsutil import atomic_write_text
+from dscluster.i18n import tr
+
+# Spec settings -> the flag that sets them, so a bad value is reported against what the user typed.
+_FLAGS = {"cluster.name": "--name", "cluster.shared_dir": "--shared", "cluster.ssh_user": "--user",
+          "cluster.ssh_port": "--port", "cluster.launcher": "--launcher", "cluster.network_interface": "--interface"}
+_NODE_ARG = re.compile(r"^(\[[0-9a-fA-F:.]+\]|[^:\s]+)(?::(.*))?$")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("init", help="create a cluster spec (dscluster.toml) and its SSH identity",
+                              description="Writes dscluster.toml (nodes in order, the first is the master) and "
+                                          "creates the cluster's ed25519 SSH identity (no passphrase, 0600).")
+    p.add_argument("--name", default="default", help="cluster name (default: %(default)s)")
+    p.add_argument("--node", action="append", default=[], metavar="HOST[:SLOTS]",
+                   help="a node, master first; repeat for each node (slots default to 1)")
+    p.add_argument("--hostfile", help="take the nodes from a DeepSpeed hostfile instead")
+    p.add_argument("--shared", required=True, metavar="DIR", help="shared directory, same path on every node")
+    p.add_argument("--user", default=DEFAULT_USER, help="non-root node user (default: %(default)s)")
+    p.add_argument("--port", type=int, default=DEFAULT_SSH_PORT, help="node sshd port (default: %(default)s)")
+    p.add_argument("--launcher", default="pdsh", help=f"one of {', '.join(LAUNCHERS)} (default: %(default)s)")
+    p.add_argument("--interface", help="training network interface on the nodes (e.g. eth0, ib0)")
+    p.add_argument("-o", "--output", default=SPEC_FILENAME, help="where to write the spec (default: %(default)s)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing spec (the identity is kept)")
+    p.set_defaults(func=cmd_init)
+
+
+def parse_node_arg(text: str) -> tuple[str, int]:
+    match = _NODE_ARG.match(text.strip())
+    if not match:
+        raise UsageError(tr("--node {value!r} is not HOST[:SLOTS]", value=text), tr("e.g. --node gpu01:8"))
+    host, slots = match.group(1), match.group(2)
+    if slots is None:
+        return host, 1
+    if not slots.isdigit() or int(slots) < 1:
+        raise UsageError(tr("--node {value!r}: slots must be a whole number of 1 or more", value=text),
+                         tr("e.g. --node {host}:8", host=host))
+    return host, int(slots)
+
+
+def build_spec(args: argparse.Namespace, output: Path) -> ClusterSpec:
+    if bool(args.node) == bool(args.hostfile):
+        raise UsageError(tr("give the nodes with --node HOST[:SLOTS] (repeated) or --hostfile FILE, not both"),
+                         tr("dscluster init --node gpu01:8 --node gpu02:8 --shared /shared"))
+    if args.hostfile:
+        path = Path(args.hostfile)
+        try:
+            entries = parse_hostfile(path.read_text(encoding="utf-8"), path=str(path))
+        except FileNotFoundError:
+            raise UsageError(tr("hostfile {path} does not exist", path=path), tr("check the path")) from None
+    else:
+        entries = [parse_node_arg(n) for n in args.node]
+    draft = ClusterSpec(name=args.name, nodes=tuple(NodeSpec(address=h, slots=s, name=h, ssh_port=args.port)
+                                                    for h, s in entries),
+                        shared_dir=Path(args.shared), ssh_user=args.user, ssh_port=args.port,
+                        launcher=args.launcher, network_interface=args.interface)
+    text = format_spec(draft)
+    try:
+        return parse_spec(text, output.resolve())  # the same validation as a hand-written spec
+    except ConfigError as err:
+        flag = _FLAGS.get(err.setting or "", "--node" if (err.setting or "").startswith("nodes") else None)
+        if flag:
+            raise UsageError(f"{flag}: {getattr(err, 'detail', err.message)}", err.hint) from None
+        raise
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    output = Path(args.output)
+    if output.exists() and not args.force:
+        raise UsageError(tr("{path} already exists", path=output),
+                         tr("pass --force to overwrite it (the cluster identity is kept), or -o OTHER.toml"))
+    spec = build_spec(args, output)
+    atomic_write_text(output, format_spec(spec))
+    key = identity.ensure_identity(spec)
+    ensure_ssh_files(spec)
+    print(f"{OK} " + tr("wrote {path}: cluster {name!r}, {n} nodes, {w} slots, master {master}", path=output,
+                         name=spec.name, n=len(spec.nodes), w=spec.world_size, master=spec.master.name))
+    print(f"{OK} " + tr("SSH identity {key} (ed25519, private, 0600)", key=key))
+    if spec.shared_dir.is_dir():
+        pub = identity.publish_cluster_pubkey(spec)
+        print(f"{OK} " + tr("published the public key to {path} for the node agents", path=pub))
+    else:
+        pub = identity.cluster_pubkey_path(spec.shared_dir)
+        print(f"{WARN} " + tr("{shared} is not mounted here: copy {src} to {dest} on the shared storage",
+                              shared=spec.shared_dir, src=str(key) + ".pub", dest=pub))
+    start = f"dscluster node start --shared {spec.shared_dir} --user {spec.ssh_user} --port {spec.ssh_port}"
+    print(next_steps(tr("on the master ({node}): {cmd} --role master --lab", node=spec.master.name, cmd=start),
+                     tr("on every other node: {cmd}", cmd=start),
+                     f"dscluster doctor --cluster {output}"))
+    return 0

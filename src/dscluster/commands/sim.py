@@ -1,0 +1,140 @@
+"""`dscluster sim up N | down | status | exec NODE CMD | crash NODE | partition NODE | heal NODE`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+
+from dscluster.console import FAIL, OK, next_steps, table
+from dscluster.errors import UsageError
+from dscluster.i18n import tr
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("sim", help="a simulated multi-node cluster on this machine (needs root)",
+                                   description="N nodes as Linux network namespaces, each with its own IP, hostname, "
+                                               "process table and the real node agent (sshd). Needs root.")
+    verbs = parser.add_subparsers(dest="sim_command", metavar="ACTION")
+
+    def verb(name: str, help_: str, func, node: bool = False) -> argparse.ArgumentParser:
+        p = verbs.add_parser(name, help=help_)
+        p.add_argument("--name", default="default", help="which simulated cluster (default: %(default)s)")
+        if node:
+            p.add_argument("node", help="node name, e.g. node1")
+        p.set_defaults(func=func)
+        return p
+
+    up = verb("up", "create N nodes (replacing a cluster of the same name)", cmd_up)
+    up.add_argument("n", type=int, help="number of nodes")
+    up.add_argument("--subnet", help="private IPv4 /24 for the nodes (default: a free 10.2xx.y.0/24)")
+    up.add_argument("--slots", type=int, default=1, help="slots per node in the spec (default: %(default)s)")
+    up.add_argument("--shared", help="shared directory (default: <home>/sims/<name>/shared)")
+    down = verb("down", "remove the cluster: processes, namespaces, interfaces, state", cmd_down)
+    down.add_argument("--purge", action="store_true", help="also delete its shared directory and logs")
+    status = verb("status", "one line per node: running, link, ssh port", cmd_status)
+    status.add_argument("--json", action="store_true")
+    ex = verb("exec", "run a command inside a node (as root unless --user)", cmd_exec, node=True)
+    ex.add_argument("--user", help="run as this user (e.g. the node user)")
+    ex.add_argument("command", nargs=argparse.REMAINDER, help="the command (after --)")
+    verb("crash", "kill every process on a node at once", cmd_crash, node=True)
+    verb("partition", "cut a node's network link", cmd_partition, node=True)
+    verb("heal", "restore a node's link, restart it if crashed", cmd_heal, node=True)
+    parser.set_defaults(func=lambda args: (parser.print_help(), 2)[1])
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    from dscluster.sim import SimCluster
+
+    started = time.monotonic()
+    sim = SimCluster.up(args.name, args.n, args.subnet, slots=args.slots, shared_dir=args.shared)
+    spec = sim.spec
+    print(f"{OK} " + tr("simulated cluster {name!r}: {n} nodes on {subnet}, ssh to every node works ({s:.1f} s)",
+                         name=sim.name, n=len(spec.nodes), subnet=sim.subnet, s=time.monotonic() - started))
+    rows = [[n.name, n.address, str(n.slots), "master" if i == 0 else "worker"] for i, n in enumerate(spec.nodes)]
+    print(table([tr("node"), tr("address"), tr("slots"), tr("role")], rows))
+    print(tr("spec: {path}", path=spec.path))
+    print(tr("shared directory: {path} (node user: {user})", path=spec.shared_dir, user=spec.ssh_user))
+    for granted in sim.state.get("granted_traverse", []):
+        print(tr("note: gave user {user} traverse-only access (ACL u:{user}:x) to {dir} so it can run {python}; "
+                 "undo: setfacl -x u:{user} {dir}", user=spec.ssh_user, dir=granted, python=_python()))
+    cluster_arg = "" if sim.name == "default" else f" --cluster {spec.path}"
+    print(next_steps(f"dscluster doctor{cluster_arg}", f"dscluster sim exec --name {sim.name} node0 -- hostname",
+                     f"dscluster sim down --name {sim.name}"))
+    return 0
+
+
+def _python() -> str:
+    import sys
+
+    return sys.executable
+
+
+def cmd_down(args: argparse.Namespace) -> int:
+    from dscluster.sim import down, leftovers
+
+    started = time.monotonic()
+    down(args.name, purge=args.purge)
+    left = {k: v for k, v in leftovers(args.name).items() if v}
+    if left:
+        print(f"{FAIL} " + tr("left behind: {left}", left=left))
+        return 1
+    print(f"{OK} " + tr("simulated cluster {name!r} removed ({s:.1f} s)", name=args.name, s=time.monotonic() - started))
+    print(next_steps(f"dscluster sim up 3 --name {args.name}"))
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from dscluster.sim import SimCluster
+
+    sim = SimCluster.attach(args.name)
+    rows = sim.status()
+    if args.json:
+        print(json.dumps({"name": sim.name, "subnet": sim.subnet, "spec": str(sim.spec_path), "nodes": rows}, indent=2))
+        return 0 if all(r["ssh_port_open"] for r in rows) else 1
+    mark = lambda ok: OK if ok else FAIL  # noqa: E731
+    print(table([tr("node"), tr("address"), tr("running"), tr("link"), tr("ssh"), "pid"],
+                [[r["node"], r["ip"], mark(r["running"]), mark(r["link_up"]), mark(r["ssh_port_open"]),
+                  str(r["pid"] or "-")] for r in rows]))
+    bad = [r["node"] for r in rows if not r["ssh_port_open"]]
+    print(next_steps(*([f"dscluster sim heal --name {sim.name} {n}" for n in bad] or
+                       [f"dscluster doctor --cluster {sim.spec_path}"])))
+    return 0 if not bad else 1
+
+
+def cmd_exec(args: argparse.Namespace) -> int:
+    from dscluster.sim import SimCluster
+
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        raise UsageError(tr("no command given"), tr("dscluster sim exec node0 -- hostname"))
+    argv = SimCluster.attach(args.name).exec_argv(args.node, command, user=args.user)
+    os.execvp(argv[0], argv)  # the node's command takes over this terminal and its exit code
+    return 127  # not reached
+
+
+def _fault(args: argparse.Namespace, action: str) -> int:
+    from dscluster.sim import SimCluster
+
+    sim = SimCluster.attach(args.name)
+    getattr(sim, action)(args.node)
+    messages = {"crash": tr("{node} crashed: every process on it was killed", node=args.node),
+                "partition": tr("{node} is cut off the network (its processes keep running)", node=args.node),
+                "heal": tr("{node} is back: link up, node agent running", node=args.node)}
+    print(f"{OK} " + messages[action])
+    later = f"dscluster sim heal --name {sim.name} {args.node}" if action != "heal" else f"dscluster sim status --name {sim.name}"
+    print(next_steps(later))
+    return 0
+
+
+def cmd_crash(args):
+    return _fault(args, "crash")
+
+
+def cmd_partition(args):
+    return _fault(args, "partition")
+
+
+def cmd_heal(args):
+    return _fault(args, "heal")

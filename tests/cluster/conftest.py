@@ -1,0 +1,69 @@
+"""Fixtures for tests on the simulated multi-node cluster (root only: network namespaces, sshd).
+
+    @pytest.fixture(scope="module")
+    def sim(sim_cluster):
+        return sim_cluster(3, name="h4launch")     # a SimCluster; torn down (purged) after the module
+
+`sim_cluster(n, name=None, subnet=None, slots=1, shared_dir=None)`: name defaults to one derived from
+the test module (unique, ≤ 20 chars); pass your own short unique name to recognise it in `ip netns`.
+The cluster's home (spec, identity, shared dir, logs) is a fresh directory under /var/tmp that the
+non-root node user can traverse (pytest's tmp dirs are 0700); the spec is self-contained
+(`sim.spec.path`, `sim.spec.state_dir`), so tests need no DSCLUSTER_HOME.
+Node logs (sshd, VERBOSE) are in `sim.log_path("node1")`; on failure the tail is printed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def sim_cluster(request):
+    if os.geteuid() != 0:
+        pytest.skip("needs root (network namespaces, sshd)")
+    from dscluster.sim import SimCluster
+
+    home = Path(tempfile.mkdtemp(prefix="dsc-sim-", dir="/var/tmp"))
+    os.chmod(home, 0o755)  # the node user must traverse it to reach the shared dir
+    created: list[SimCluster] = []
+    module_tag = hashlib.sha1(request.module.__name__.encode()).hexdigest()[:8]
+
+    def factory(n: int = 3, name: str | None = None, **kwargs) -> SimCluster:
+        name = name or f"t{module_tag}{len(created)}"
+        sim = SimCluster.up(name, n, home=home, **kwargs)
+        created.append(sim)
+        return sim
+
+    try:
+        yield factory
+    finally:
+        for sim in created:
+            try:
+                sim.down(purge=True)
+            except Exception as err:  # noqa: BLE001 - keep tearing down the others
+                print(f"sim_cluster: down({sim.name}) failed: {err}")
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """On a failed cluster test, attach the tail of every node agent's log (sshd says why it refused)."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.when != "call" or not report.failed:
+        return
+    for name in item.fixturenames:
+        value = item.funcargs.get(name)
+        if value is not None and type(value).__name__ == "SimCluster":
+            for node in value.nodes:
+                try:
+                    tail = value.log_path(node).read_text(errors="replace").splitlines()[-15:]
+                except OSError:
+                    continue
+                report.sections.append((f"{value.name}/{node} agent log (tail)", "\n".join(tail)))
