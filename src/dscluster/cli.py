@@ -26,6 +26,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "dscluster.commands.node",
     "dscluster.commands.sim",
     "dscluster.commands.lab",
+    "dscluster.commands.launch",
+    "dscluster.commands.runs",
 )
 
 

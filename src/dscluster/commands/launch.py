@@ -1,0 +1,91 @@
+"""`dscluster launch`: start a supervised multi-node DeepSpeed run."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from dscluster import console
+from dscluster.errors import ExitCode
+from dscluster.i18n import tr
+from dscluster.launch.prepare import DEFAULTS, LaunchOptions, dry_run_text, prepare
+from dscluster.runs import store
+
+
+def add_launch_options(p: argparse.ArgumentParser, *, target: bool = True) -> None:
+    """Launch's options; `dscluster demo` accepts the same ones."""
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--cluster", metavar="SPEC", help=tr("cluster spec (dscluster.toml) or hostfile"))
+    where.add_argument("--hostfile", metavar="H", help=tr("a DeepSpeed hostfile (ssh settings from the cluster spec)"))
+    where.add_argument("--local", type=int, metavar="N", help=tr("run N processes on this machine only, no ssh"))
+    p.add_argument("--launcher", choices=("pdsh", "openmpi"), help=tr("override the spec's launcher"))
+    p.add_argument("--name", help=tr("run name (the run id starts with it)"))
+    p.add_argument("--env", action="append", default=[], metavar="K=V",
+                   help=tr("environment for every rank (secret-looking names never reach a command line)"))
+    p.add_argument("--max-restarts", type=int, default=DEFAULTS["max_restarts"], metavar="N",
+                   help=tr("restarts from the last committed checkpoint after a failure (default {n})",
+                           n=DEFAULTS["max_restarts"]))
+    p.add_argument("--stall-timeout", type=float, default=DEFAULTS["stall_timeout"], metavar="S",
+                   help=tr("fail when logs and metrics do not grow for S seconds (0: off; default {s:.0f})",
+                           s=DEFAULTS["stall_timeout"]))
+    p.add_argument("--heartbeat-timeout", type=float, default=DEFAULTS["heartbeat_timeout"], metavar="S",
+                   help=argparse.SUPPRESS)
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--attach", dest="attach", action="store_true", default=None,
+                      help=tr("stream the logs here; Ctrl-C stops the run (default in a terminal)"))
+    mode.add_argument("--detach", dest="attach", action="store_false", help=tr("print the run id and return"))
+    p.add_argument("--dry-run", action="store_true", help=tr("print the exact commands and files, start nothing"))
+    p.add_argument("--skip-doctor", action="store_true", help=argparse.SUPPRESS)
+
+
+def register(sub) -> None:
+    p = sub.add_parser("launch", help=tr("start a supervised DeepSpeed run across the cluster"),
+                       description=tr("Start DeepSpeed's launcher across the cluster, supervised: run directory, "
+                                      "per-rank logs, fail-fast teardown on every node, restarts from the last "
+                                      "committed checkpoint."))
+    add_launch_options(p)
+    p.add_argument("-m", dest="module", action="store_true", help=tr("the program is a module (python -m)"))
+    p.add_argument("command", nargs=argparse.REMAINDER, metavar="SCRIPT [ARGS...]")
+    p.set_defaults(func=handle)
+
+
+def options_from_args(args: argparse.Namespace, command: list[str], module: bool) -> LaunchOptions:
+    return LaunchOptions(command=command, module=module, cluster=args.cluster, hostfile=args.hostfile,
+                         local=args.local, launcher=args.launcher, name=args.name, env=args.env,
+                         max_restarts=args.max_restarts, stall_timeout=args.stall_timeout,
+                         heartbeat_timeout=args.heartbeat_timeout, skip_doctor=args.skip_doctor)
+
+
+def handle(args: argparse.Namespace) -> int:
+    command = list(args.command)
+    if command[:1] == ["--"]:
+        command = command[1:]
+    module = args.module
+    if command[:1] == ["-m"]:
+        module, command = True, command[1:]
+    return start(options_from_args(args, command, module), attach=args.attach, dry_run=args.dry_run)
+
+
+def start(opts: LaunchOptions, *, attach: bool | None, dry_run: bool) -> int:
+    """Validate, then start (or print) the run. Shared by `launch` and `demo`."""
+    prep = prepare(opts)
+    if dry_run:
+        print(dry_run_text(prep))
+        print(console.next_steps(tr("run it: the same command without --dry-run")))
+        return ExitCode.OK
+    from dscluster.runs import launch_run
+
+    run_id = launch_run(prep.shared, prep.record, prep.secrets)
+    run_dir = store.run_path(prep.shared, run_id)
+    if attach is None:
+        attach = sys.stdout.isatty()
+    where = prep.record["cluster"]
+    print(tr("{ok} run {id} started on {where} (world size {n})", ok=console.OK, id=run_id, where=where,
+             n=prep.record["world_size"]), flush=True)
+    if not attach:
+        print(console.next_steps(f"dscluster logs {run_id} -f", f"dscluster status {run_id}",
+                                 f"dscluster stop {run_id}"))
+        return ExitCode.OK
+    from dscluster.commands.runs import attach_and_wait
+
+    return attach_and_wait(run_dir)

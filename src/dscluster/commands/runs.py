@@ -1,0 +1,189 @@
+"""`dscluster runs | status | logs | stop`: reading and controlling supervised runs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from dscluster import console, paths
+from dscluster.errors import ConfigError, ExitCode, RunError
+from dscluster.i18n import tr
+from dscluster.runs import store
+
+
+def shared_dirs(cluster: str | None) -> list[Path]:
+    """Where runs may live: the cluster's shared dir (given, or the default spec) and the local one."""
+    dirs: list[Path] = []
+    try:
+        from dscluster.cluster.spec import resolve_spec
+
+        dirs.append(Path(resolve_spec(cluster).shared_dir))
+    except ConfigError:
+        if cluster:
+            raise
+    except ImportError:
+        pass
+    local = paths.local_shared()
+    if local not in dirs:
+        dirs.append(local)
+    return dirs
+
+
+def find_run(ref: str, cluster: str | None) -> Path:
+    errors = []
+    for shared in shared_dirs(cluster):
+        try:
+            return store.resolve_run_dir(shared, ref)
+        except RunError as err:
+            errors.append(err)
+    raise errors[-1] if errors else RunError(tr("unknown run {ref!r}", ref=ref), tr("list runs with: dscluster runs"))
+
+
+def _add_cluster(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--cluster", metavar="SPEC", help=tr("cluster spec whose shared directory holds the runs"))
+
+
+def register(sub) -> None:
+    p = sub.add_parser("runs", help=tr("list runs"))
+    _add_cluster(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_runs)
+
+    p = sub.add_parser("status", help=tr("a run's state, attempts, checkpoint and failure explanation"))
+    p.add_argument("run", metavar="RUN")
+    _add_cluster(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_status)
+
+    p = sub.add_parser("logs", help=tr("a run's logs, [node rank]-prefixed"))
+    p.add_argument("run", metavar="RUN")
+    _add_cluster(p)
+    p.add_argument("-f", "--follow", action="store_true", help=tr("keep printing until the run finishes"))
+    p.add_argument("--rank", type=int)
+    p.add_argument("--node")
+    p.set_defaults(func=cmd_logs)
+
+    p = sub.add_parser("stop", help=tr("stop a run on every node (graceful, then forced)"))
+    p.add_argument("run", metavar="RUN")
+    _add_cluster(p)
+    p.add_argument("--timeout", type=float, default=None, help=tr("seconds before forcing"))
+    p.set_defaults(func=cmd_stop)
+
+
+def _glyph(status: str) -> str:
+    return {"succeeded": console.OK, "failed": console.FAIL, "stopped": console.WARN,
+            "restarting": console.RETRY}.get(status, "…")
+
+
+def cmd_runs(args) -> int:
+    records = [r for shared in shared_dirs(args.cluster) for r in store.list_runs(shared)]
+    if args.json:
+        print(json.dumps([{k: v for k, v in r.items() if k != "launch"} for r in records], indent=2, default=str))
+        return ExitCode.OK
+    if not records:
+        print(tr("no runs yet"))
+        print(console.next_steps("dscluster launch train.py --deepspeed --deepspeed_config ds_config.json",
+                                 "dscluster demo"))
+        return ExitCode.OK
+    rows = [[_glyph(r.get("status", "")) + " " + r["id"], r.get("status", ""), str(len(r.get("attempts") or [])),
+             str(r.get("world_size", "")), str(r.get("last_checkpoint_step") if r.get("last_checkpoint_step")
+                                               is not None else "-"), r.get("created", "")]
+            for r in records]
+    print(console.table([tr("run"), tr("status"), tr("attempts"), tr("world"), tr("ckpt step"), tr("created")], rows))
+    print(console.next_steps("dscluster status RUN", "dscluster logs RUN -f"))
+    return ExitCode.OK
+
+
+def status_view(record: dict) -> dict:
+    from dscluster.runs.start import supervisor_alive
+
+    view = {k: record.get(k) for k in ("id", "name", "status", "exit_code", "attempts", "last_checkpoint_step",
+                                       "explanation", "world_size", "cluster", "created", "ended",
+                                       "supervisor_pid", "supervisor_host")}
+    alive = supervisor_alive(record)
+    if record.get("status") in store.ACTIVE and alive is False:
+        view["status"] = "lost"
+        view["explanation"] = view["explanation"] or {
+            "signature": "supervisor-lost", "cause": tr("the run's supervisor is gone (killed, or its machine rebooted); "
+                                                        "the nodes' watchdogs stop the ranks"),
+            "fix": tr("dscluster stop {id} (cleans every node), then launch again", id=record.get("id"))}
+    return view
+
+
+def cmd_status(args) -> int:
+    run_dir = find_run(args.run, args.cluster)
+    view = status_view(store.read_record(run_dir))
+    view["run_dir"] = str(run_dir)
+    if args.json:
+        print(json.dumps(view, indent=2, default=str))
+        return ExitCode.OK
+    st = view["status"]
+    print(f"{_glyph(st)} {view['id']}  {st}" + (f"  (exit {view['exit_code']})" if view["exit_code"] is not None else ""))
+    print(f"  {tr('directory')}: {run_dir}")
+    print(f"  {tr('last committed checkpoint')}: " + (f"step {view['last_checkpoint_step']}"
+                                                      if view["last_checkpoint_step"] is not None else "-"))
+    for a in view["attempts"] or []:
+        print(f"  {tr('attempt')} {a.get('n')}: {a.get('started')} → {a.get('ended') or '…'}  "
+              f"exit={a.get('exit_code')}  {a.get('reason') or ''}")
+    exp = view.get("explanation")
+    if exp and st not in ("succeeded",):
+        print(f"  {console.FAIL} {tr('cause')}: {exp.get('cause')}")
+        if exp.get("evidence"):
+            print(f"    {tr('seen')}: {exp['evidence']}")
+        print(f"    {tr('fix')}: {exp.get('fix')}")
+    nexts = [f"dscluster logs {view['id']}" + (" -f" if st in store.ACTIVE else "")]
+    if st in store.ACTIVE:
+        nexts.append(f"dscluster stop {view['id']}")
+    print(console.next_steps(*nexts))
+    return ExitCode.OK
+
+
+def cmd_logs(args) -> int:
+    from dscluster.runs.attach import follow
+
+    run_dir = find_run(args.run, args.cluster)
+    try:
+        follow(run_dir, sys.stdout, rank=args.rank, node=args.node, follow=args.follow)
+    except KeyboardInterrupt:
+        pass  # leaving a log view never stops the run
+    return ExitCode.OK
+
+
+def cmd_stop(args) -> int:
+    from dscluster.runs.control import stop_run
+
+    run_dir = find_run(args.run, args.cluster)
+    record = store.read_record(run_dir)
+    if record.get("status") in store.FINISHED:
+        print(tr("{warn} run {id} already finished ({status}); nothing to stop", warn=console.WARN, id=record["id"],
+                 status=record["status"]))
+        return ExitCode.OK
+    print(tr("stopping {id} on every node…", id=record["id"]), flush=True)
+    record, forced = stop_run(run_dir, timeout=args.timeout)
+    print(tr("{ok} run {id} stopped{how}", ok=console.OK, id=record["id"],
+             how=tr(" (forced)") if forced else ""))
+    print(console.next_steps(f"dscluster status {record['id']}", f"dscluster logs {record['id']}"))
+    return ExitCode.OK
+
+
+def attach_and_wait(run_dir: Path) -> int:
+    """Stream the logs until the run ends; Ctrl-C stops the run (on every node) and keeps streaming."""
+    from dscluster.runs.attach import follow
+    from dscluster.runs.control import stop_run
+
+    try:
+        record = follow(run_dir, sys.stdout)
+    except KeyboardInterrupt:
+        print("\n" + tr("stopping the run on every node (Ctrl-C)…"), file=sys.stderr, flush=True)
+        record, _ = stop_run(run_dir)
+    st = record.get("status")
+    print(f"{_glyph(st)} " + tr("run {id} {status} (exit {code}, attempts {n})", id=record["id"], status=st,
+                                 code=record.get("exit_code"), n=len(record.get("attempts") or [])))
+    exp = record.get("explanation")
+    if exp and st != "succeeded":
+        print(f"  {tr('cause')}: {exp.get('cause')}\n  {tr('fix')}: {exp.get('fix')}")
+    print(console.next_steps(f"dscluster status {record['id']}", f"dscluster logs {record['id']}"))
+    code = record.get("exit_code")
+    return int(code) if code is not None else ExitCode.RUN

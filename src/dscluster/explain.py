@@ -1,0 +1,154 @@
+"""Failure signatures: text found in a run's logs -> what went wrong and how to fix it.
+
+`explain(text)` returns the most specific known signature (the table is ordered: root causes
+before the symptoms they trigger on other ranks, e.g. a CUDA OOM before "NCCL remote process
+exited"). The supervisor stores the result in run.json; `dscluster status` shows it.
+`retry` says whether restarting can help: a missing module fails the same way every time.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Iterable
+
+from dscluster.i18n import tr
+
+
+@dataclass(frozen=True)
+class Signature:
+    name: str
+    pattern: re.Pattern[str]
+    cause: str
+    fix: str
+    retry: bool = True
+
+
+def _sig(name: str, regex: str, cause: str, fix: str, retry: bool = True) -> Signature:
+    return Signature(name, re.compile(regex, re.IGNORECASE | re.MULTILINE), cause, fix, retry)
+
+
+# Ordered: first match wins. Root causes come before the symptoms they cause on other ranks.
+SIGNATURES: tuple[Signature, ...] = (
+    _sig("ssh-publickey", r"Permission denied \(publickey",
+         "A node refused the cluster's SSH key.",
+         "Install the cluster key on every node (`dscluster node start` does it), then run `dscluster doctor`.",
+         retry=False),
+    _sig("ssh-host-key", r"Host key verification failed|REMOTE HOST IDENTIFICATION HAS CHANGED",
+         "A node's SSH host key is not in the cluster's pinned known_hosts (new or reinstalled node).",
+         "Re-publish the node's host key (`dscluster node start` on it), then `dscluster doctor`; "
+         "never turn StrictHostKeyChecking off.", retry=False),
+    _sig("cuda-arch-list", r"TORCH_CUDA_ARCH_LIST|invalid literal for int\(\) with base 10: '\d+a'",
+         "TORCH_CUDA_ARCH_LIST contains an arch with a suffix (e.g. '9.0a') that this DeepSpeed op builder "
+         "cannot parse.", "Set TORCH_CUDA_ARCH_LIST without the suffix (e.g. --env TORCH_CUDA_ARCH_LIST=9.0) "
+         "or unset it.", retry=False),
+    _sig("module-not-found", r"ModuleNotFoundError: No module named '?([\w.]+)'?",
+         "A rank could not import a Python module: it is not installed on that node's python, or the "
+         "code directory is not on shared storage.",
+         "Install it in the node image / venv on every node (same path everywhere), or launch from a "
+         "directory on shared storage.", retry=False),
+    _sig("script-not-found", r"can't open file '([^']+)'|No such file or directory: '([^']+\.py)'",
+         "A node could not find the training script at the same path.",
+         "Put the script on shared storage so every node sees the same path.", retry=False),
+    _sig("version-mismatch",
+         r"version mismatch|installed version .* does not match|torch version .* != |"
+         r"deepspeed version .* does not match|undefined symbol: .*(torch|c10)",
+         "Nodes run different torch / DeepSpeed / CUDA versions (or an op was built for another version).",
+         "Use the same node image everywhere; `dscluster doctor` compares versions across nodes.",
+         retry=False),
+    _sig("cuda-oom", r"CUDA out of memory|torch\.OutOfMemoryError|OutOfMemoryError: CUDA",
+         "A GPU ran out of memory.",
+         "Lower train_micro_batch_size_per_gpu (raise gradient_accumulation_steps to keep the global batch), "
+         "use a higher ZeRO stage, enable activation checkpointing, or a shorter sequence.", retry=False),
+    _sig("dev-shm-full", r"No space left on device.*(/dev/shm|shm)|/dev/shm.*No space left|Bus error|"
+         r"unable to write to file </torch_|DataLoader worker .* is killed by signal: Bus error",
+         "/dev/shm is too small or full (NCCL and DataLoader workers use shared memory).",
+         "Start the node container with a larger --shm-size (e.g. 16g) or --ipc=host, and remove stale "
+         "/dev/shm/deepspeed_* files.", retry=False),
+    _sig("stale-extension-lock", r"torch_extensions.*lock|Waiting for lock on .*torch_extensions|"
+         r"stale lock file",
+         "A DeepSpeed JIT op build was killed mid-compile and left a lock file; every later job waits on it.",
+         "Remove the `lock` file under ~/.cache/torch_extensions/<py>/<op>/ (or TORCH_EXTENSIONS_DIR) and "
+         "launch again.", retry=False),
+    _sig("address-in-use", r"Address already in use|EADDRINUSE|errno: 98",
+         "The rendezvous port (--master_port) on the first node was already taken, often by a leftover "
+         "process of an earlier run.", "dscluster picks a fresh port per attempt; if it persists, find the "
+         "process holding the port on the first node (`ss -ltnp`) and stop that run."),
+    _sig("tcpstore-timeout", r"TCPStore|DistStoreError|Timed out after \d+ seconds waiting for clients|"
+         r"timed out .* (rendezvous|store)|Socket Timeout",
+         "Ranks could not reach rank 0's rendezvous store: wrong --master_addr, a firewall between nodes, "
+         "or a rank that never started.",
+         "Check that the first hostfile host is reachable from every node on the master port "
+         "(`dscluster doctor`), and set network_interface in the cluster spec."),
+    _sig("ssh-255", r"ssh exited with exit code 255|Connection to \S+ closed by remote host|"
+         r"ssh: connect to host .*(refused|timed out|No route)|Could not resolve hostname",
+         "The SSH connection to a node failed or dropped (node down, sshd not running, network).",
+         "Check the node with `dscluster doctor`; `dscluster node start` restarts its sshd."),
+    _sig("nccl-remote-exit", r"NCCL.*remote process exited|remote process exited or there was a network error|"
+         r"ncclRemoteError|NCCL error.*unhandled system error",
+         "Another rank died (or its network failed) during a collective; the real error is on that rank.",
+         "Look at the first failing rank's log: `dscluster logs RUN --rank R`."),
+    _sig("gloo-peer-closed", r"Connection closed by peer|Connection reset by peer|Broken pipe|"
+         r"\[gloo\].*(Read error|Connection refused)",
+         "A peer rank went away during a collective (it crashed or was killed); this rank failed with it.",
+         "Look at the first failing rank's log: `dscluster logs RUN --rank R`."),
+    _sig("killed", r"exits with return code = -9|Killed|signal 9|SIGKILL",
+         "A rank was killed (SIGKILL): often the kernel's OOM killer (host RAM), or an operator.",
+         "Check host memory (`dmesg | grep -i oom` on the node); lower the batch size or the number of "
+         "DataLoader workers."),
+    _sig("python-error", r"^Traceback \(most recent call last\):",
+         "A rank raised a Python exception.",
+         "Read the traceback: `dscluster logs RUN` (the first rank that failed is listed in `status`)."),
+)
+
+
+@dataclass(frozen=True)
+class Explanation:
+    signature: str
+    cause: str
+    fix: str
+    retry: bool
+    evidence: str
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["cause"], d["fix"] = tr(self.cause), tr(self.fix)
+        return d
+
+
+def explain(text: str) -> Explanation | None:
+    """The most specific known signature in `text`, with the matching line as evidence."""
+    for sig in SIGNATURES:
+        match = sig.pattern.search(text)
+        if match:
+            start = text.rfind("\n", 0, match.start()) + 1
+            end = text.find("\n", match.end())
+            line = text[start:end if end >= 0 else len(text)].strip()
+            return Explanation(sig.name, sig.cause, sig.fix, sig.retry, line[:300])
+    return None
+
+
+def explain_files(paths: Iterable[Path], tail_bytes: int = 64_000) -> Explanation | None:
+    """Explain the tails of several log files; the first explained file (in the given order) wins
+    unless a later one holds a more specific (earlier-listed) signature."""
+    best: tuple[int, Explanation] | None = None
+    order = {s.name: i for i, s in enumerate(SIGNATURES)}
+    for path in paths:
+        try:
+            with open(path, "rb") as f:
+                f.seek(0, 2)
+                size = f.tell()
+                f.seek(max(0, size - tail_bytes))
+                text = f.read().decode("utf-8", "replace")
+        except OSError:
+            continue
+        found = explain(text)
+        if found and (best is None or order[found.signature] < best[0]):
+            best = (order[found.signature], found)
+    return best[1] if best else None
+
+
+def custom(signature: str, cause: str, fix: str, evidence: str = "", retry: bool = True) -> Explanation:
+    """An explanation the supervisor derives itself (node lost, stall), not from log text."""
+    return Explanation(signature, cause, fix, retry, evidence)

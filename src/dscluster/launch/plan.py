@@ -1,0 +1,206 @@
+"""Pure builder: the argv and env that start DeepSpeed's own runner for one attempt of a run.
+
+Nothing here touches the filesystem or the network: `build_plan` returns the runner's argv, its
+environment, and the files (hostfile, DS_ENV_FILE, secrets script) that the supervisor writes into
+the run directory before starting it. `--dry-run` prints exactly this.
+
+Why each piece is there (shared/research/deepspeed_internals.md §1, multinode_sim.md §4):
+- `--master_addr` = the first hostfile host: rank 0 runs there; a wrong address hangs init.
+- a per-attempt `--master_port`: two runs on the same nodes must not share a rendezvous port, and a
+  restart must not trip over a port the killed attempt still holds in TIME_WAIT.
+- DS_ENV_FILE (absolute, in the run dir): the runner exports only PYTHON*/NCCL*/UCX* vars; PATH must
+  travel too (a remote PATH that finds another ninja rebuilds every JIT op, ~80 s per launch). The
+  parser crashes on blank or comment lines, so the file has neither.
+- DSCLUSTER_RUN_ID in that env: every process of the run on every node inherits it; teardown kills
+  exactly the processes carrying it (never a `pkill -f` pattern that hits another run).
+- secrets (names like *TOKEN*, *KEY*...) never go into argv: the runner would put them on pdsh's
+  and ssh's command lines. pdsh sources them from a 0600 script (`--venv_script`); mpirun copies
+  them from its own environment (`-x NAME`, no value).
+- `--force_multi` when there is a single host: otherwise the runner starts it locally even when the
+  host is remote.
+- `--enable_each_rank_log`: per-rank stdout/stderr files in <run>/logs.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+
+from dscluster.runs.redact import REDACTED, split_secrets
+
+# The environment that must reach the ranks when the launching machine has it.
+FORWARDED_ENV = ("PATH", "LD_LIBRARY_PATH", "CUDA_HOME", "DEEPSPEED_TIMEOUT", "TORCH_EXTENSIONS_DIR",
+                 "NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "HF_HOME", "OMP_NUM_THREADS")
+RUN_ID_VAR = "DSCLUSTER_RUN_ID"
+LAUNCHERS = ("local", "pdsh", "openmpi")
+
+
+@dataclass(frozen=True)
+class Target:
+    """What the ranks run: a script path or a module (`-m pkg.mod`), plus its arguments."""
+
+    program: str
+    is_module: bool = False
+    args: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LaunchRequest:
+    run_id: str
+    run_dir: Path
+    target: Target
+    hosts: tuple[tuple[str, int], ...]  # hostfile order = node_rank order; empty = this machine only
+    master_port: int
+    launcher: str = "pdsh"  # local | pdsh | openmpi
+    python: str = "python3"  # the interpreter path, identical on every node (shared storage / image)
+    cwd: str = "."
+    base_env: Mapping[str, str] = field(default_factory=dict)  # the launching environment
+    user_env: Mapping[str, str] = field(default_factory=dict)  # --env K=V
+    transport_env: Mapping[str, str] = field(default_factory=dict)  # pdsh/ssh settings (cluster ssh_config)
+    ssh_port: int | None = None
+    is_root: bool = False
+    attempt: int = 1
+    local_procs: int = 1  # ranks on this machine when launcher == local
+    network_interface: str | None = None
+
+
+@dataclass(frozen=True)
+class PlannedFile:
+    path: Path
+    text: str
+    mode: int = 0o644
+    secret: bool = False  # owned by the node user, 0600
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    argv: list[str]
+    env: dict[str, str]  # added on top of the launching environment
+    files: tuple[PlannedFile, ...]
+    master_addr: str
+    master_port: int
+    world_size: int
+    rank_nodes: tuple[str, ...]  # rank -> host
+
+    def shown_files(self) -> list[tuple[str, str]]:
+        """Files as --dry-run shows them: secret values masked."""
+        out = []
+        for f in self.files:
+            text = f.text
+            if f.secret:
+                text = "\n".join(line.split("=", 1)[0] + "=" + REDACTED if "=" in line else line
+                                 for line in text.splitlines()) + "\n"
+            out.append((str(f.path), text))
+        return out
+
+
+def hostfile_text(hosts: tuple[tuple[str, int], ...]) -> str:
+    return "".join(f"{h} slots={s}\n" for h, s in hosts)
+
+
+def rank_nodes(hosts: tuple[tuple[str, int], ...], local_procs: int = 1) -> tuple[str, ...]:
+    if not hosts:
+        return tuple("localhost" for _ in range(local_procs))
+    return tuple(h for h, slots in hosts for _ in range(slots))
+
+
+def _path_with_python(path: str, python: str) -> str:
+    """PATH with the interpreter's bin dir first, so the nodes find the same ninja, deepspeed, etc."""
+    bindir = str(Path(python).parent)
+    parts = [p for p in path.split(os.pathsep) if p]
+    if bindir not in parts[:1]:
+        parts = [bindir] + [p for p in parts if p != bindir]
+    return os.pathsep.join(parts)
+
+
+def env_file_lines(req: LaunchRequest, plain_user_env: Mapping[str, str]) -> list[str]:
+    values: dict[str, str] = {}
+    for key in FORWARDED_ENV:
+        if req.base_env.get(key):
+            values[key] = req.base_env[key]
+    values["PATH"] = _path_with_python(values.get("PATH", "/usr/local/bin:/usr/bin:/bin"), req.python)
+    if req.network_interface:
+        values.setdefault("NCCL_SOCKET_IFNAME", req.network_interface)
+        values.setdefault("GLOO_SOCKET_IFNAME", req.network_interface)
+    values[RUN_ID_VAR] = req.run_id
+    values["DSCLUSTER_RUN_DIR"] = str(req.run_dir)
+    values["DSCLUSTER_ATTEMPT"] = str(req.attempt)
+    values["DSCLUSTER_MASTER_PORT"] = str(req.master_port)
+    values.update(plain_user_env)
+    lines = []
+    for key, val in values.items():
+        # One KEY=VALUE per line; DeepSpeed's parser has no escapes, so a newline cannot be carried.
+        val = str(val).replace("\n", " ").strip()
+        lines.append(f"{key}={val}")
+    return lines
+
+
+def build_plan(req: LaunchRequest) -> LaunchPlan:
+    if req.launcher not in LAUNCHERS:
+        raise ValueError(f"launcher must be one of {LAUNCHERS}, not {req.launcher!r}")
+    run_dir = Path(req.run_dir)
+    logs = run_dir / "logs"
+    plain_env, secret_env = split_secrets(dict(req.user_env))
+    files: list[PlannedFile] = []
+    env: dict[str, str] = {}
+
+    env_file = run_dir / "ds_env"
+    files.append(PlannedFile(env_file, "\n".join(env_file_lines(req, plain_env)) + "\n"))
+    env["DS_ENV_FILE"] = str(env_file)
+    # Local processes of the run (runner, pdsh, ssh clients, local ranks) carry the marker too.
+    env[RUN_ID_VAR] = req.run_id
+    env["DSCLUSTER_RUN_DIR"] = str(run_dir)
+    env.update(secret_env)  # for local ranks / mpirun -x; never on a command line
+
+    argv = [req.python, "-u", "-m", "deepspeed.launcher.runner"]
+    local = req.launcher == "local" or not req.hosts
+    if local:
+        master_addr = "127.0.0.1"
+        argv += [f"--num_gpus={req.local_procs}", f"--master_port={req.master_port}",
+                 f"--enable_each_rank_log={logs}"]
+        # The local runner path copies its whole environment to the ranks: DS_ENV_FILE is unused, so
+        # give the local processes the same variables the file carries.
+        for line in env_file_lines(req, plain_env):
+            k, v = line.split("=", 1)
+            env.setdefault(k, v)
+        world = req.local_procs
+    else:
+        hostfile = run_dir / "hostfile"
+        files.append(PlannedFile(hostfile, hostfile_text(req.hosts)))
+        master_addr = req.hosts[0][0]
+        world = sum(s for _, s in req.hosts)
+        env.update(req.transport_env)
+        argv += [f"--hostfile={hostfile}", f"--master_addr={master_addr}", f"--master_port={req.master_port}",
+                 f"--launcher={req.launcher}", "--no_ssh_check"]
+        if req.ssh_port and req.launcher == "pdsh" and not req.transport_env:
+            argv.append(f"--ssh_port={req.ssh_port}")
+        if len(req.hosts) == 1:
+            argv.append("--force_multi")
+        if req.launcher == "pdsh":
+            argv.append(f"--enable_each_rank_log={logs}")
+            if secret_env:
+                script = run_dir / "node_env.sh"
+                files.append(PlannedFile(script, "".join(f"export {k}={shlex.quote(v)}\n"
+                                                         for k, v in secret_env.items()), 0o600, secret=True))
+                argv.append(f"--venv_script={script}")
+        else:  # openmpi
+            mpi_args = []
+            if req.is_root:
+                mpi_args.append("--allow-run-as-root")
+            if req.network_interface:
+                mpi_args += ["--mca", "btl_tcp_if_include", req.network_interface]
+            for k in secret_env:
+                mpi_args += ["-x", k]  # name only: mpirun copies the value from its environment
+            if mpi_args:
+                argv.append("--launcher_args=" + " ".join(mpi_args))
+    if req.target.is_module:
+        argv.append("--module")
+    argv.append(req.target.program)
+    argv += list(req.target.args)
+    return LaunchPlan(argv=argv, env=env, files=tuple(files), master_addr=master_addr,
+                      master_port=req.master_port, world_size=world,
+                      rank_nodes=rank_nodes(req.hosts, req.local_procs) if not local else
+                      rank_nodes((), req.local_procs))

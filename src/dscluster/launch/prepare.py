@@ -1,0 +1,213 @@
+"""Everything checked before anything starts on any node, and the run record it produces.
+
+Order: the program exists -> the cluster spec / hostfile is valid -> the ds_config (the value after
+--deepspeed_config in the script's arguments) is valid for the real world size -> doctor's fast checks.
+Each failure raises a typed error naming the setting and the fix.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dscluster import paths
+from dscluster.errors import ConfigError, UsageError
+from dscluster.i18n import tr
+from dscluster.launch.plan import LaunchRequest, Target, build_plan
+from dscluster.runs import store
+from dscluster.runs.redact import redact_argv, redact_env, split_secrets
+
+DEFAULTS = {
+    "max_restarts": 2,
+    "stall_timeout": 900.0,  # JIT builds can be silent for minutes; a hung collective lasts forever
+    "heartbeat_timeout": 10.0,  # a node silent this long is lost (partition); plain DeepSpeed: ~17 min
+    "ping_timeout": 15.0,  # a watchdog that hears nothing this long reaps its node's ranks
+    "connect_timeout": 30.0,
+    "grace": 1.0,  # SIGTERM -> SIGKILL on failure teardown: the attempt is lost anyway
+    "stop_grace": 10.0,  # on `stop`: time for ranks to exit cleanly
+}
+
+
+@dataclass
+class LaunchOptions:
+    command: list[str]  # [program, args...]
+    module: bool = False
+    cluster: str | None = None
+    hostfile: str | None = None
+    local: int | None = None  # N processes on this machine, no ssh
+    launcher: str | None = None
+    name: str | None = None
+    env: list[str] = field(default_factory=list)
+    max_restarts: int = DEFAULTS["max_restarts"]
+    stall_timeout: float = DEFAULTS["stall_timeout"]
+    heartbeat_timeout: float = DEFAULTS["heartbeat_timeout"]
+    skip_doctor: bool = False
+    cwd: str | None = None
+
+
+def parse_env(pairs: list[str]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key or not key.replace("_", "a").isalnum() or key[0].isdigit():
+            raise UsageError(tr("--env {pair!r} is not KEY=VALUE", pair=pair),
+                             tr("write it as --env NAME=value, e.g. --env OMP_NUM_THREADS=4"))
+        if "\n" in value:
+            raise UsageError(tr("--env {key}: the value contains a newline", key=key),
+                             tr("pass a single-line value"))
+        out[key] = value
+    return out
+
+
+def find_ds_config(args: list[str]) -> str | None:
+    for i, arg in enumerate(args):
+        if arg in ("--deepspeed_config", "--deepspeed-config") and i + 1 < len(args):
+            return args[i + 1]
+        if arg.startswith(("--deepspeed_config=", "--deepspeed-config=")):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def check_program(program: str, module: bool, cwd: Path, python: str) -> None:
+    if module:
+        # The module must import in the interpreter the ranks use, from the launch directory.
+        code = f"import importlib.util,sys; sys.exit(0 if importlib.util.find_spec({program!r}) else 1)"
+        res = subprocess.run([python, "-c", code], cwd=cwd, capture_output=True, timeout=60,
+                             env={**os.environ, "PYTHONPATH": f"{cwd}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"})
+        if res.returncode != 0:
+            raise ConfigError(tr("module {name!r} cannot be imported by {python}", name=program, python=python),
+                              tr("check the module name, or install it on every node"), setting="module")
+        return
+    path = (cwd / program) if not os.path.isabs(program) else Path(program)
+    if not path.is_file():
+        raise ConfigError(tr("training script {path} does not exist", path=path),
+                          tr("give the path of a .py file (relative to {cwd}), or -m MODULE", cwd=cwd),
+                          setting="script")
+
+
+def check_ds_config(args: list[str], cwd: Path, world_size: int) -> dict[str, Any] | None:
+    ref = find_ds_config(args)
+    if ref is None:
+        return None
+    path = (cwd / ref) if not os.path.isabs(ref) else Path(ref)
+    from dscluster import dsconfig
+
+    config = dsconfig.load(path)
+    return dsconfig.validate(config, world_size)
+
+
+def git_commit(cwd: Path) -> str | None:
+    try:
+        res = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return res.stdout.strip() or None if res.returncode == 0 else None
+
+
+@dataclass
+class Prepared:
+    record: dict[str, Any]
+    secrets: dict[str, str]
+    shared: Path
+    spec: Any | None
+
+
+def resolve_target(opts: LaunchOptions):
+    """(spec or None, hosts, launcher, shared dir) for the options."""
+    if opts.local is not None:
+        if opts.local < 1:
+            raise UsageError(tr("--local needs a number of processes >= 1"), tr("e.g. --local 2"))
+        return None, (), "local", paths.local_shared()
+    from dscluster.cluster.hostfile import parse_hostfile
+    from dscluster.cluster.spec import resolve_spec
+
+    spec = resolve_spec(opts.hostfile or opts.cluster)
+    hosts = tuple((h, int(s)) for h, s in parse_hostfile(spec.hostfile_text()))
+    launcher = opts.launcher or spec.launcher
+    if launcher not in ("pdsh", "openmpi"):
+        raise ConfigError(tr("launcher {name!r} is not supported by dscluster launch", name=launcher),
+                          tr("use launcher = \"pdsh\" (default) or \"openmpi\""), setting="launcher")
+    return spec, hosts, launcher, Path(spec.shared_dir)
+
+
+def prepare(opts: LaunchOptions) -> Prepared:
+    if not opts.command:
+        raise UsageError(tr("nothing to launch"), tr("dscluster launch train.py --deepspeed --deepspeed_config ds.json"))
+    cwd = Path(opts.cwd or os.getcwd()).resolve()
+    program, args = opts.command[0], list(opts.command[1:])
+    python = sys.executable
+    user_env = parse_env(opts.env)
+    spec, hosts, launcher, shared = resolve_target(opts)
+    world = sum(s for _, s in hosts) if hosts else int(opts.local or 1)
+    check_program(program, opts.module, cwd, python)
+    ds_config = check_ds_config(args, cwd, world)
+    if spec is not None and not opts.skip_doctor:
+        from dscluster.launch.preflight import run_fast_checks
+
+        run_fast_checks(spec)
+    name = opts.name or (program.rsplit(".", 1)[-1] if opts.module else Path(program).stem)
+    if name in ("__main__", "main"):
+        name = program.split(".")[-2] if opts.module and "." in program else "run"
+    run_id = store.new_run_id(name)
+    plain, secrets = split_secrets(user_env)
+    launch_cfg = {
+        "program": program, "is_module": opts.module, "args": args, "hosts": [list(h) for h in hosts],
+        "launcher": launcher, "python": python, "cwd": str(cwd), "env": plain,
+        "cluster_arg": str(spec.path) if spec is not None and spec.path else (opts.hostfile or opts.cluster),
+        "local_procs": int(opts.local or 1), "max_restarts": int(opts.max_restarts),
+        "stall_timeout": float(opts.stall_timeout or 0), "heartbeat_timeout": float(opts.heartbeat_timeout),
+        "ssh_port": getattr(spec, "ssh_port", None), "network_interface": getattr(spec, "network_interface", None),
+        **{k: v for k, v in DEFAULTS.items() if k not in ("max_restarts", "stall_timeout", "heartbeat_timeout")},
+    }
+    if spec is not None:
+        from dscluster.runs.nodes import transport_env
+
+        launch_cfg["transport_env"] = transport_env(spec, launcher)
+        launch_cfg["node_uid"] = _local_uid(spec.ssh_user)
+    shown_env = redact_env(user_env)
+    record = {
+        "id": run_id, "name": name,
+        "argv": redact_argv((["-m"] if opts.module else []) + [program] + args),
+        "script": program, "cluster": getattr(spec, "name", "local"),
+        "hostfile": "".join(f"{h} slots={s}\n" for h, s in hosts) or None, "world_size": world,
+        "ds_config": ds_config, "env": shown_env, "git_commit": git_commit(cwd), "cwd": str(cwd),
+        "launch": launch_cfg,
+    }
+    return Prepared(record, secrets, shared, spec)
+
+
+def _local_uid(user: str) -> int | None:
+    import pwd
+
+    try:
+        return pwd.getpwnam(user).pw_uid
+    except KeyError:
+        return None
+
+
+def dry_run_text(prep: Prepared) -> str:
+    """The exact commands and files a launch would use (port: the one the first node would be asked for)."""
+    c = prep.record["launch"]
+    run_dir = store.run_path(prep.shared, prep.record["id"])
+    req = LaunchRequest(run_id=prep.record["id"], run_dir=run_dir,
+                        target=Target(c["program"], c["is_module"], tuple(c["args"])),
+                        hosts=tuple((h, int(s)) for h, s in c["hosts"]), master_port=29500, launcher=c["launcher"],
+                        python=c["python"], cwd=c["cwd"], base_env=dict(os.environ),
+                        user_env={**c["env"], **prep.secrets}, transport_env=c.get("transport_env", {}),
+                        ssh_port=c.get("ssh_port"), is_root=os.geteuid() == 0, local_procs=c["local_procs"],
+                        network_interface=c.get("network_interface"))
+    plan = build_plan(req)
+    lines = [tr("# run directory: {path}", path=run_dir),
+             tr("# master port: chosen free on the first node at start (29500 shown)"),
+             "cd " + shlex.quote(c["cwd"])]
+    lines.append(" ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(redact_env(plan.env).items())) + " \\")
+    lines.append("  " + shlex.join(redact_argv(plan.argv)))
+    for path, text in plan.shown_files():
+        lines += ["", f"# {path}", text.rstrip("\n")]
+    return "\n".join(lines)

@@ -1,0 +1,100 @@
+"""The supervisor's line to one node's watchdog (runs/watchdog.py): start it, ping it, read its heartbeats.
+
+A NodeChannel is a child process of the supervisor: `ssh <node> python -m dscluster.runs.watchdog ...`
+for a cluster node, or the watchdog itself for a local run. Its stdin is a pipe only the supervisor
+holds, so if the supervisor dies (even by SIGKILL) the watchdog sees EOF and reaps the run there.
+"""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Sequence
+
+
+class NodeChannel:
+    def __init__(self, node: str, prefix: Sequence[str], python: str, run_id: str, *, pick_port: bool = False,
+                 ping_timeout: float = 15.0, grace: float = 3.0, stderr_path: Path | None = None):
+        self.node = node
+        cmd = [python, "-u", "-m", "dscluster.runs.watchdog", run_id, f"--ping-timeout={ping_timeout}",
+               f"--grace={grace}"] + (["--pick-port"] if pick_port else [])
+        # Over ssh the remote side gets one shell string; locally the argv itself.
+        argv = list(prefix) + [shlex.join(cmd)] if prefix else cmd
+        self._err = open(stderr_path, "ab") if stderr_path else subprocess.DEVNULL
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err,
+                                     start_new_session=True, close_fds=True)
+        self.started = time.monotonic()
+        self.last_hb: float | None = None
+        self.procs = 0
+        self.port: int | None = None
+        self.reaped: str | None = None
+        self.closed = False  # its stdout reached EOF: the ssh session (or the node) is gone
+        self._lock = threading.Lock()
+        self._ready = threading.Event()
+        threading.Thread(target=self._read, name=f"watchdog-{node}", daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for raw in self.proc.stdout:
+            line = raw.decode(errors="replace").strip()
+            now = time.monotonic()
+            if line.startswith("hb "):
+                self.last_hb = now
+                try:
+                    self.procs = int(line.split()[1])
+                except (IndexError, ValueError):
+                    pass
+                self._ready.set()
+            elif line.startswith("port "):
+                self.port = int(line.split()[1])
+            elif line.startswith("reaped"):
+                self.reaped = line
+        self.closed = True
+        self._ready.set()
+
+    def wait_ready(self, timeout: float) -> bool:
+        """True once the first heartbeat arrived (the node answers and can run the watchdog)."""
+        self._ready.wait(timeout)
+        return self.last_hb is not None
+
+    def send(self, line: str) -> bool:
+        with self._lock:
+            try:
+                assert self.proc.stdin is not None
+                self.proc.stdin.write((line + "\n").encode())
+                self.proc.stdin.flush()
+                return True
+            except (BrokenPipeError, OSError, ValueError):
+                return False
+
+    def silent_for(self) -> float:
+        ref = self.last_hb if self.last_hb is not None else self.started
+        return time.monotonic() - ref
+
+    def wait_reaped(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.reaped or self.closed:
+                return bool(self.reaped) or self.procs == 0
+            time.sleep(0.1)
+        return False
+
+    def close(self) -> None:
+        """Say goodbye and make sure the ssh client process is gone."""
+        self.send("exit")
+        with self._lock:
+            try:
+                if self.proc.stdin:
+                    self.proc.stdin.close()
+            except OSError:
+                pass
+        try:
+            self.proc.wait(timeout=3)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        if self._err is not subprocess.DEVNULL:
+            self._err.close()

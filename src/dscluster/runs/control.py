@@ -1,0 +1,61 @@
+"""Stopping a run: graceful (the supervisor tears down with a grace period), then forced.
+
+Forced means: SIGKILL the supervisor (if it is on this machine) and reap the run's processes on every
+node over ssh, by the run's own DSCLUSTER_RUN_ID, then write the record as stopped.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+from dscluster.runs import store
+from dscluster.runs.start import supervisor_alive
+from dscluster.runs.supervisor import STOP_FILE
+
+
+def request_stop(run_dir: Path, record: dict[str, Any]) -> None:
+    (Path(run_dir) / STOP_FILE).write_text(store.now_iso() + "\n")
+    if supervisor_alive(record):
+        try:
+            os.kill(int(record["supervisor_pid"]), signal.SIGTERM)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def wait_finished(run_dir: Path, timeout: float) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    record = store.read_record(run_dir)
+    while record.get("status") not in store.FINISHED and time.monotonic() < deadline:
+        if supervisor_alive(record) is False and record.get("supervisor_pid"):
+            break  # nobody will finish the record: go forced
+        time.sleep(0.3)
+        record = store.read_record(run_dir)
+    return record
+
+
+def stop_run(run_dir: Path, *, timeout: float | None = None) -> tuple[dict[str, Any], bool]:
+    """Stop the run; returns (final record, forced?)."""
+    from dscluster.runs.nodes import remote_reap
+
+    record = store.read_record(run_dir)
+    grace = float(record.get("launch", {}).get("stop_grace", 10.0))
+    request_stop(run_dir, record)
+    record = wait_finished(run_dir, timeout if timeout is not None else grace + 15.0)
+    if record.get("status") in store.FINISHED:
+        return record, False
+    if supervisor_alive(record):
+        try:
+            os.kill(int(record["supervisor_pid"]), signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    hosts = [h for h, _ in record["launch"]["hosts"]]
+    outcome = remote_reap(record, hosts or ["localhost"])
+    record = store.read_record(run_dir)
+    record.update(status="stopped", exit_code=130, ended=store.now_iso())
+    store.write_record(run_dir, record)
+    store.append_event(run_dir, "stopped", forced=True, nodes=outcome)
+    return record, True

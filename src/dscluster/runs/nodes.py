@@ -1,0 +1,116 @@
+"""How the supervisor and `stop` reach the nodes of a run: ssh argv prefixes from the cluster spec.
+
+A run with no hosts (a local run) has one "node", this machine, reached without ssh.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from pathlib import Path
+from typing import Any
+
+from dscluster.cluster.runner import run_parallel, run_subprocess
+
+SECRETS_FILE = ".secrets.json"
+
+
+def _spec(record: dict[str, Any]):
+    from dscluster.cluster.spec import resolve_spec
+
+    return resolve_spec(record["launch"]["cluster_arg"])
+
+
+# A run's own ssh connections never ride a shared ControlMaster: teardown kills the run's ssh
+# clients by their DSCLUSTER_RUN_ID, and a shared master would take other runs' sessions with it.
+NO_MUX = ["-o", "ControlMaster=no", "-o", "ControlPath=none"]
+
+
+def node_links(record: dict[str, Any], *, own_connection: bool = True) -> dict[str, list[str]]:
+    """host (as in the hostfile) -> ssh argv prefix (ending in `--`) to run a command there."""
+    hosts = [h for h, _ in record["launch"]["hosts"]]
+    if not hosts:
+        return {}
+    from dscluster.cluster.ssh import ensure_ssh_files, ssh_base_argv
+
+    spec = _spec(record)
+    ensure_ssh_files(spec)
+    links = {}
+    for h in hosts:
+        argv = list(ssh_base_argv(spec, spec.node(h)))
+        if own_connection:
+            argv[-1:-1] = NO_MUX
+        links[h] = argv + ["--"]
+    return links
+
+
+def transport_env(spec, launcher: str) -> dict[str, str]:
+    """What makes pdsh (or mpirun's rsh agent) use the cluster's ssh_config and pinned host keys,
+    on connections of the run's own (see NO_MUX)."""
+    from dscluster.cluster.pdsh import openmpi_env, pdsh_env
+    from dscluster.cluster.ssh import ensure_ssh_files
+
+    ensure_ssh_files(spec)
+    if launcher == "openmpi":
+        env = dict(openmpi_env(spec))
+        env["OMPI_MCA_plm_rsh_args"] = " ".join(NO_MUX)
+        return env
+    env = dict(pdsh_env(spec))
+    env["PDSH_SSH_ARGS_APPEND"] = " ".join(NO_MUX)
+    return env
+
+
+def remote_reap(record: dict[str, Any], hosts: list[str], timeout: float = 10.0, grace: float = 1.0) -> dict[str, str]:
+    """Run the reaper for this run on `hosts` in parallel; returns host -> short outcome."""
+    python = record["launch"]["python"]
+    cmd = shlex.join([python, "-m", "dscluster.runs.reaper", record["id"], f"--grace={grace}"])
+    if not record["launch"]["hosts"]:
+        from dscluster.runs.reaper import reap
+
+        return {"localhost": f"reaped {reap(record['id'], grace)}"}
+    links = node_links(record, own_connection=False)
+
+    def one(host: str) -> tuple[str, str]:
+        res = run_subprocess(host, links[host] + [cmd], timeout=timeout)
+        return host, (res.stdout.strip() or res.stderr.strip()[-200:] or ("timed out" if res.timed_out else
+                                                                            str(res.returncode)))
+
+    return dict(run_parallel(one, hosts))
+
+
+def remote_pids(record: dict[str, Any], timeout: float = 10.0) -> dict[str, list[int] | None]:
+    """The run's PIDs on every node (None: the node did not answer)."""
+    python = record["launch"]["python"]
+    cmd = shlex.join([python, "-m", "dscluster.runs.reaper", record["id"], "--list"])
+    if not record["launch"]["hosts"]:
+        from dscluster.runs.reaper import run_pids
+
+        return {"localhost": run_pids(record["id"])}
+    links = node_links(record, own_connection=False)
+
+    def one(host: str):
+        res = run_subprocess(host, links[host] + [cmd], timeout=timeout)
+        return host, ([int(p) for p in res.stdout.split()] if res.ok else None)
+
+    return dict(run_parallel(one, list(links)))
+
+
+def write_secrets(run_dir: Path, secrets: dict[str, str]) -> None:
+    """Hand secret --env values to the supervisor without a command line or run.json (0600, read once)."""
+    if not secrets:
+        return
+    path = Path(run_dir) / SECRETS_FILE
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f:
+        json.dump(secrets, f)
+
+
+def read_secrets(run_dir: Path) -> dict[str, str]:
+    path = Path(run_dir) / SECRETS_FILE
+    try:
+        data = json.loads(path.read_text())
+    except (FileNotFoundError, ValueError):
+        return {}
+    path.unlink(missing_ok=True)
+    return data

@@ -1,0 +1,135 @@
+"""The run store: one directory per run on shared storage, readable by the CLI, the API and the panel.
+
+<shared>/runs/<run-id>/
+  run.json        the record (written atomically; see RunRecord)
+  events.jsonl    launched / rank-failed / teardown / restart / finished / stopped, with times
+  logs/           launcher.log (pdsh / mpirun output) + per-rank logs (DeepSpeed --enable_each_rank_log)
+  metrics.jsonl   written by the trainer (rank 0)
+  checkpoints/    written by the trainer
+
+Only the supervisor writes run.json after creation; readers never see a half-written file.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import re
+import secrets
+import time
+from pathlib import Path
+from typing import Any
+
+from dscluster import fsutil
+from dscluster.errors import RunError
+from dscluster.i18n import tr
+from dscluster.paths import runs_dir
+
+ACTIVE = ("pending", "running", "restarting", "stopping")
+FINISHED = ("succeeded", "failed", "stopped")
+
+_NAME_OK = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def now_iso() -> str:
+    return _dt.datetime.now().astimezone().isoformat(timespec="seconds")
+
+
+def safe_name(name: str) -> str:
+    cleaned = _NAME_OK.sub("-", name).strip("-.") or "run"
+    return cleaned[:40]
+
+
+def new_run_id(name: str, when: float | None = None) -> str:
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(when if when is not None else time.time()))
+    return f"{safe_name(name)}-{stamp}-{secrets.token_hex(2)}"
+
+
+def run_path(shared: Path, run_id: str) -> Path:
+    return runs_dir(Path(shared)) / run_id
+
+
+def create_run(shared: Path, record: dict[str, Any]) -> Path:
+    """Create the run directory and its first run.json (status pending). Returns the directory."""
+    path = run_path(shared, record["id"])
+    (path / "logs").mkdir(parents=True, exist_ok=False)
+    # Ranks run as the node user, which may not be the user launching (the sim's node user is not
+    # root): they must be able to write logs, metrics and checkpoints here.
+    for sub in (path, path / "logs"):
+        os.chmod(sub, 0o777 if os.geteuid() == 0 else 0o755)
+    record.setdefault("status", "pending")
+    record.setdefault("attempts", [])
+    record.setdefault("created", now_iso())
+    record.setdefault("exit_code", None)
+    record.setdefault("last_checkpoint_step", None)
+    record.setdefault("explanation", None)
+    fsutil.atomic_write_json(path / "run.json", record)
+    return path
+
+
+def write_record(run_dir: Path, record: dict[str, Any]) -> None:
+    fsutil.atomic_write_json(Path(run_dir) / "run.json", record)
+
+
+def read_record(run_dir: Path) -> dict[str, Any]:
+    import json
+
+    try:
+        return json.loads((Path(run_dir) / "run.json").read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RunError(tr("no run record in {path}", path=run_dir),
+                       tr("list runs with: dscluster runs")) from None
+
+
+def append_event(run_dir: Path, event: str, **fields: Any) -> dict[str, Any]:
+    record = {"time": now_iso(), "t": round(time.time(), 3), "event": event, **fields}
+    fsutil.append_jsonl(Path(run_dir) / "events.jsonl", record)
+    return record
+
+
+def read_events(run_dir: Path) -> list[dict[str, Any]]:
+    events, _ = fsutil.read_jsonl(Path(run_dir) / "events.jsonl")
+    return events
+
+
+def list_runs(shared: Path) -> list[dict[str, Any]]:
+    """Every readable run record under <shared>/runs, newest first. Unreadable ones are skipped."""
+    root = runs_dir(Path(shared))
+    records = []
+    if not root.is_dir():
+        return records
+    for entry in root.iterdir():
+        try:
+            rec = read_record(entry)
+        except (RunError, ValueError, OSError):
+            continue
+        rec["_dir"] = str(entry)
+        records.append(rec)
+    records.sort(key=lambda r: (r.get("created") or "", r.get("id", "")), reverse=True)
+    return records
+
+
+def load_run(shared: Path, run_id: str) -> dict[str, Any]:
+    """The record of `run_id`; a unique prefix or a run name (newest run of that name) also works."""
+    return read_record(resolve_run_dir(shared, run_id))
+
+
+def resolve_run_dir(shared: Path, ref: str) -> Path:
+    direct = run_path(shared, ref)
+    if (direct / "run.json").is_file():
+        return direct
+    if os.sep in ref and (Path(ref) / "run.json").is_file():
+        return Path(ref)
+    runs = list_runs(shared)
+    matches = [r for r in runs if r["id"].startswith(ref)] or [r for r in runs if r.get("name") == ref]
+    if not matches:
+        raise RunError(tr("unknown run {ref!r}", ref=ref), tr("list runs with: dscluster runs"))
+    ids = {r["id"] for r in matches}
+    if len(ids) > 1 and not all(r.get("name") == ref for r in matches):
+        raise RunError(tr("{ref!r} matches several runs: {ids}", ref=ref, ids=", ".join(sorted(ids)[:5])),
+                       tr("give more of the run id"))
+    return Path(matches[0]["_dir"])
+
+
+def is_active(record: dict[str, Any]) -> bool:
+    return record.get("status") in ACTIVE

@@ -1,0 +1,360 @@
+"""The supervisor: one detached process per run (`python -m dscluster.runs.supervisor RUN_DIR`).
+
+For each attempt it starts a watchdog on every node (runs/watchdog.py), then DeepSpeed's own runner
+with the argv/env from launch/plan.py, and watches:
+  - the runner's exit code (DeepSpeed's runner exits 0 when pdsh dies by a signal, so 0 alone is not
+    trusted: failure lines in the launcher output also count),
+  - the launcher output: `ssh exited with exit code N`, launch.py's `Killing subprocess` (a rank died),
+  - every node's heartbeat (crash: the ssh session closes; partition: heartbeats stop),
+  - progress (log / metrics growth) against the stall timeout,
+  - a stop request (SIGTERM to the supervisor, or a `stop` file in the run dir).
+On failure it tears the attempt down on every node (watchdog "kill", the ranks found by the run's
+own DSCLUSTER_RUN_ID), explains the failure from the logs, and restarts from the newest committed
+checkpoint (the trainer resumes from <run-dir>/checkpoints by itself) while restarts remain.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dscluster import explain as explainer
+from dscluster.fsutil import atomic_write_text
+from dscluster.launch.plan import LaunchRequest, Target, build_plan
+from dscluster.runs import store
+from dscluster.runs.channel import NodeChannel
+from dscluster.runs.nodes import node_links, read_secrets
+from dscluster.runs.reaper import reap, run_pids
+
+_FAILURE_LINE = re.compile(r"ssh exited with exit code [1-9]\d*|Killing subprocess \d+|"
+                           r"exits with return code = -?[1-9]\d*|exited on signal|"
+                           r"Primary job\s+terminated normally, but \d+ process returned|"
+                           r"mpirun noticed that process rank")
+STOP_FILE = "stop"
+
+
+@dataclass
+class Failure:
+    kind: str  # rank-failed | node-lost | stalled | exit | unreachable
+    detail: str
+    node: str | None = None
+    explanation: explainer.Explanation | None = None
+
+
+def _set_pdeathsig() -> None:
+    """Child-side: die with the supervisor. Without this a SIGKILLed supervisor leaves the runner."""
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
+def committed_step(save_dir: Path) -> int | None:
+    try:
+        from dscluster.train.checkpoint import latest_committed  # the trainer's own rule
+        step = latest_committed(save_dir)
+        return int(step) if step is not None else None
+    except ImportError:
+        pass
+    steps = []
+    for d in Path(save_dir).glob("step-*"):
+        if (d / "COMMIT.json").is_file():
+            try:
+                steps.append(int(d.name.split("-", 1)[1]))
+            except ValueError:
+                pass
+    return max(steps) if steps else None
+
+
+class Supervisor:
+    def __init__(self, run_dir: Path):
+        self.run_dir = Path(run_dir)
+        self.record = store.read_record(self.run_dir)
+        self.cfg: dict[str, Any] = self.record["launch"]
+        self.secrets = read_secrets(self.run_dir)
+        self.stop_requested = False
+        self.links = node_links(self.record)  # host -> argv prefix ([] = this machine)
+        self.log_path = self.run_dir / "logs" / "launcher.log"
+        signal.signal(signal.SIGTERM, self._on_stop)
+        signal.signal(signal.SIGINT, self._on_stop)
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+    # ---- bookkeeping -------------------------------------------------------------------------
+    def _on_stop(self, *_: Any) -> None:
+        self.stop_requested = True
+
+    def _stop_wanted(self) -> bool:
+        return self.stop_requested or (self.run_dir / STOP_FILE).exists()
+
+    def save(self, **fields: Any) -> None:
+        self.record.update(fields)
+        store.write_record(self.run_dir, self.record)
+
+    def event(self, name: str, **fields: Any) -> None:
+        store.append_event(self.run_dir, name, **fields)
+
+    def _log(self, text: str) -> None:
+        with open(self.log_path, "a", encoding="utf-8") as f:
+            f.write(f"[dscluster {time.strftime('%H:%M:%S')}] {text}\n")
+
+    # ---- one attempt -------------------------------------------------------------------------
+    def _start_channels(self, attempt: int) -> list[NodeChannel]:
+        hosts = [h for h, _ in self.cfg["hosts"]] or ["localhost"]
+        chans = []
+        for i, host in enumerate(hosts):
+            chans.append(NodeChannel(host, self.links.get(host, []), self.cfg["python"], self.record["id"],
+                                     pick_port=(i == 0), ping_timeout=self.cfg["ping_timeout"],
+                                     grace=self.cfg["grace"],
+                                     stderr_path=self.run_dir / "logs" / "watchdog.log"))
+        return chans
+
+    def _request(self, attempt: int, port: int) -> LaunchRequest:
+        c = self.cfg
+        return LaunchRequest(
+            run_id=self.record["id"], run_dir=self.run_dir,
+            target=Target(c["program"], c["is_module"], tuple(c["args"])),
+            hosts=tuple((h, int(s)) for h, s in c["hosts"]), master_port=port, launcher=c["launcher"],
+            python=c["python"], cwd=c["cwd"], base_env=dict(os.environ), user_env={**c["env"], **self.secrets},
+            transport_env=c.get("transport_env", {}), ssh_port=c.get("ssh_port"), is_root=os.geteuid() == 0,
+            attempt=attempt, local_procs=c.get("local_procs", 1), network_interface=c.get("network_interface"))
+
+    def _write_files(self, plan) -> None:
+        for f in plan.files:
+            if f.secret:
+                atomic_write_text(f.path, f.text, 0o600)
+                uid = self.cfg.get("node_uid")
+                if uid is not None and os.geteuid() == 0:
+                    os.chown(f.path, int(uid), -1)
+            else:
+                atomic_write_text(f.path, f.text, f.mode)
+
+    def _progress_mark(self) -> tuple:
+        sizes = []
+        for p in [self.run_dir / "metrics.jsonl", *sorted((self.run_dir / "logs").glob("*.log"))]:
+            try:
+                sizes.append(p.stat().st_size)
+            except OSError:
+                pass
+        return tuple(sizes)
+
+    def run_attempt(self, n: int) -> tuple[int | None, Failure | None, bool]:
+        """Returns (runner exit code, failure, stopped)."""
+        c = self.cfg
+        chans = self._start_channels(n)
+        try:
+            ready = [ch.wait_ready(c["connect_timeout"]) for ch in chans]
+            bad = [ch.node for ch, ok in zip(chans, ready) if not ok]
+            if bad:
+                tail = (self.run_dir / "logs" / "watchdog.log")
+                exp = explainer.explain_files([tail]) or explainer.custom(
+                    "node-unreachable", "A node did not answer over SSH, or could not run python there.",
+                    "Run `dscluster doctor` and fix the node before launching again.")
+                return None, Failure("unreachable", f"no answer from {', '.join(bad)}", bad[0], exp), False
+            port = chans[0].port or 29500
+            plan = build_plan(self._request(n, port))
+            self._write_files(plan)
+            attempt = {"n": n, "started": store.now_iso(), "ended": None, "exit_code": None, "reason": None,
+                       "master_port": port, "rank_nodes": list(plan.rank_nodes)}
+            self.record["attempts"].append(attempt)
+            log = open(self.log_path, "ab")
+            log_offset = self.log_path.stat().st_size
+            self._log(f"attempt {n}: {' '.join(plan.argv)}")
+            runner = subprocess.Popen(plan.argv, env={**os.environ, **plan.env}, cwd=c["cwd"], stdout=log,
+                                      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                      start_new_session=True, preexec_fn=_set_pdeathsig)
+            log.close()
+            self.save(status="running", world_size=plan.world_size)
+            self.event("launched", attempt=n, master_port=port, runner_pid=runner.pid)
+            return self._watch(n, runner, chans, log_offset)
+        finally:
+            for ch in chans:
+                ch.close()
+
+    def _watch(self, n: int, runner: subprocess.Popen, chans: list[NodeChannel],
+               log_offset: int) -> tuple[int | None, Failure | None, bool]:
+        c = self.cfg
+        last_progress, mark = time.monotonic(), self._progress_mark()
+        last_ping = 0.0
+        failure: Failure | None = None
+        while True:
+            now = time.monotonic()
+            if now - last_ping >= 1.0:
+                for ch in chans:
+                    ch.send("ping")
+                last_ping = now
+                self._refresh_checkpoint()
+            if self._stop_wanted():
+                self._teardown(runner, chans, grace=c["stop_grace"], why="stop requested")
+                return runner.returncode, None, True
+            rc = runner.poll()
+            text, log_offset = self._read_new(log_offset)
+            hit = _FAILURE_LINE.search(text)
+            if hit:
+                node = hit.string[hit.string.rfind("\n", 0, hit.start()) + 1:hit.start()].split(":")[0].strip()
+                failure = Failure("rank-failed", hit.group(0), node or None)
+            elif rc is not None:
+                if rc == 0:
+                    # Ranks may still be finishing their log flush; the launcher said all exited 0.
+                    self._teardown(runner, chans, grace=1.0, why="finished", quiet=True)
+                    return 0, None, False
+                failure = Failure("exit", f"the DeepSpeed runner exited with {rc}")
+            else:
+                for ch in chans:
+                    if ch.closed and not ch.reaped:
+                        failure = Failure("node-lost", f"{ch.node}: the connection to the node closed "
+                                          "(node crashed, or its sshd died)", ch.node)
+                        break
+                    if ch.silent_for() > c["heartbeat_timeout"]:
+                        failure = Failure("node-lost", f"{ch.node}: no heartbeat for {ch.silent_for():.0f}s "
+                                          "(network partition or frozen node)", ch.node)
+                        break
+            if failure is None and c["stall_timeout"]:
+                new_mark = self._progress_mark()
+                if new_mark != mark:
+                    mark, last_progress = new_mark, now
+                elif now - last_progress > c["stall_timeout"]:
+                    failure = Failure("stalled", f"no progress (logs, metrics) for {c['stall_timeout']:.0f}s")
+            if failure is not None:
+                self.event("rank-failed" if failure.kind in ("rank-failed", "exit") else failure.kind,
+                           attempt=n, detail=failure.detail, node=failure.node)
+                self._log(f"failure detected: {failure.detail}")
+                self._teardown(runner, chans, grace=c["grace"], why=failure.kind)
+                return runner.returncode, failure, False
+            time.sleep(0.25)
+
+    def _read_new(self, offset: int) -> tuple[str, int]:
+        try:
+            with open(self.log_path, "rb") as f:
+                f.seek(offset)
+                data = f.read()
+        except OSError:
+            return "", offset
+        end = data.rfind(b"\n") + 1
+        return data[:end].decode("utf-8", "replace"), offset + end
+
+    def _teardown(self, runner: subprocess.Popen, chans: list[NodeChannel], *, grace: float, why: str,
+                  quiet: bool = False) -> None:
+        """Kill this run's processes on every node, using only the run's own marker."""
+        t0 = time.monotonic()
+        for ch in chans:
+            ch.send(f"kill {grace}")
+        # Give the ranks the grace period to exit on SIGTERM before the runner side goes.
+        deadline = t0 + grace + 2.0
+        for ch in chans:
+            ch.wait_reaped(max(0.1, deadline - time.monotonic()))
+        # The runner, pdsh and the ssh clients on this machine.
+        try:
+            os.killpg(runner.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        reap(self.record["id"], grace=0.5)
+        try:
+            runner.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        # Nodes whose watchdog line is dead: one more try over a fresh ssh (a partitioned node reaps itself
+        # when the pings stop, after ping_timeout).
+        left = [ch.node for ch in chans if not (ch.reaped or (ch.procs == 0 and not ch.closed))]
+        if left:
+            from dscluster.runs.nodes import remote_reap
+            remote_reap(self.record, left, timeout=5.0)
+        if not quiet:
+            self.event("teardown", why=why, seconds=round(time.monotonic() - t0, 2),
+                       unreachable=[ch.node for ch in chans if ch.closed and not ch.reaped])
+
+    def _refresh_checkpoint(self) -> None:
+        step = committed_step(self.run_dir / "checkpoints")
+        if step is not None and step != self.record.get("last_checkpoint_step"):
+            self.save(last_checkpoint_step=step)
+
+    # ---- the run -----------------------------------------------------------------------------
+    def explain_attempt(self, failure: Failure) -> explainer.Explanation | None:
+        logs = self.run_dir / "logs"
+        ranks = sorted(logs.glob("*_rank*.log"), key=lambda p: p.stat().st_mtime)
+        found = explainer.explain_files([self.log_path, *ranks])
+        if failure.kind == "node-lost" and (found is None or found.signature in ("gloo-peer-closed", "killed",
+                                                                                    "python-error", "ssh-255")):
+            return explainer.custom("node-lost", "A node stopped answering: it crashed, lost power, or its network "
+                                    "is partitioned.", "Check the node (`dscluster doctor`); the run restarts from "
+                                    "the last committed checkpoint while restarts remain.", failure.detail)
+        if failure.kind == "stalled" and found is None:
+            return explainer.custom("stalled", "The run made no progress (no log or metrics output) for the stall "
+                                    "timeout: a hang in a collective, a stuck JIT build, or a dead peer.",
+                                    "Look at `dscluster logs RUN`; raise --stall-timeout if the job is just quiet.",
+                                    failure.detail)
+        return found or failure.explanation
+
+    def run(self) -> int:
+        self.save(status="pending", supervisor_pid=os.getpid(), supervisor_host=socket.gethostname())
+        max_attempts = 1 + int(self.cfg["max_restarts"])
+        exit_code, status = 1, "failed"
+        for n in range(1, max_attempts + 1):
+            rc, failure, stopped = self.run_attempt(n)
+            attempt = self.record["attempts"][-1] if self.record["attempts"] and \
+                self.record["attempts"][-1]["n"] == n else None
+            if attempt is None:  # failed before the runner started (unreachable node)
+                attempt = {"n": n, "started": store.now_iso(), "exit_code": None}
+                self.record["attempts"].append(attempt)
+            attempt["ended"] = store.now_iso()
+            attempt["exit_code"] = rc
+            self._refresh_checkpoint()
+            if stopped:
+                attempt["reason"] = "stopped"
+                exit_code, status = 130, "stopped"
+                self.event("stopped", attempt=n)
+                break
+            if failure is None:
+                attempt["reason"] = "succeeded"
+                exit_code, status = 0, "succeeded"
+                break
+            exp = self.explain_attempt(failure)
+            attempt["reason"] = failure.detail
+            self.save(explanation=exp.to_dict() if exp else None)
+            exit_code = rc if rc and rc > 0 else 1
+            if n < max_attempts and (exp is None or exp.retry) and not self._stop_wanted():
+                self.save(status="restarting")
+                self.event("restart", attempt=n + 1, from_step=self.record.get("last_checkpoint_step"))
+                time.sleep(1.0)
+                continue
+            status = "failed"
+            break
+        self.save(status=status, exit_code=exit_code, ended=store.now_iso())
+        if status == "succeeded":
+            self.save(explanation=None)
+        self.event("finished", status=status, exit_code=exit_code)
+        return exit_code
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    run_dir = Path(argv[0])
+    try:
+        return Supervisor(run_dir).run()
+    except Exception as err:  # noqa: BLE001 - the record must say the supervisor broke, not stay "running"
+        import traceback
+
+        traceback.print_exc()
+        try:
+            rec = store.read_record(run_dir)
+            rec.update(status="failed", exit_code=1, ended=store.now_iso(),
+                       explanation={"signature": "supervisor-error", "cause": f"the supervisor crashed: {err}",
+                                    "fix": "see logs/supervisor.log in the run directory", "retry": False,
+                                    "evidence": repr(err)[:300]})
+            store.write_record(run_dir, rec)
+            reap(rec["id"], grace=1.0)
+        except Exception:  # noqa: BLE001
+            pass
+        return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,106 @@
+"""The per-node watchdog of one run attempt: `python -m dscluster.runs.watchdog RUN_ID`.
+
+The supervisor starts one on every node (over the cluster's ssh, or locally) before it starts the
+DeepSpeed runner, and keeps its stdin open. Protocol, one line each way:
+
+  supervisor -> node: "ping" (every second), "kill" (tear the run down here now), "exit"
+  node -> supervisor: "port N" once at start (a free port, when --pick-port), then
+                      "hb <number of the run's processes here>" every second.
+
+Why it exists: the run's ranks must not outlive the supervisor (SIGKILLed, its machine gone) nor a
+network partition. The watchdog reaps the run's processes on its node when
+  - its stdin reaches EOF (the supervisor process died: its pipe closed, ssh forwarded the EOF), or
+  - no ping arrived for --ping-timeout seconds (partition, or a frozen supervisor), or
+  - the supervisor says "kill".
+The supervisor in turn treats missing "hb" lines as a lost node (crash or partition).
+Stdlib only, fast to start.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import socket
+import sys
+import time
+
+from dscluster.runs.reaper import reap, run_pids
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("", 0))
+        return s.getsockname()[1]
+
+
+def _say(line: str) -> bool:
+    try:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+        return True
+    except (BrokenPipeError, OSError):
+        return False
+
+
+def serve(run_id: str, ping_timeout: float, grace: float, pick_port: bool, interval: float = 1.0) -> int:
+    if pick_port:
+        _say(f"port {free_port()}")
+    last_ping = time.monotonic()
+    fd = sys.stdin.fileno()
+    buf = b""
+    reason = None
+    next_hb = 0.0
+    while reason is None:
+        now = time.monotonic()
+        if now >= next_hb:
+            if not _say(f"hb {len(run_pids(run_id))}"):
+                reason = "stdout closed"
+                break
+            next_hb = now + interval
+        ready, _, _ = select.select([fd], [], [], max(0.05, next_hb - time.monotonic()))
+        if ready:
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                reason = "supervisor gone (stdin closed)"
+                break
+            buf += chunk
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                cmd = line.strip().decode(errors="replace")
+                if cmd == "ping":
+                    last_ping = time.monotonic()
+                elif cmd.startswith("kill"):
+                    reason = "kill requested"
+                    parts = cmd.split()
+                    if len(parts) > 1:
+                        try:
+                            grace = float(parts[1])
+                        except ValueError:
+                            pass
+                elif cmd == "exit":
+                    return 0
+        if reason is None and time.monotonic() - last_ping > ping_timeout:
+            reason = f"no ping from the supervisor for {ping_timeout:.0f}s"
+    n = reap(run_id, grace)
+    _say(f"reaped {n} ({reason})")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m dscluster.runs.watchdog")
+    parser.add_argument("run_id")
+    parser.add_argument("--ping-timeout", type=float, default=15.0)
+    parser.add_argument("--grace", type=float, default=3.0)
+    parser.add_argument("--pick-port", action="store_true")
+    args = parser.parse_args(argv)
+    try:
+        return serve(args.run_id, args.ping_timeout, args.grace, args.pick_port)
+    except KeyboardInterrupt:
+        reap(args.run_id, args.grace)
+        return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

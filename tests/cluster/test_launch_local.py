@@ -1,0 +1,87 @@
+"""Supervised launch on this machine (no ssh): the same supervisor, watchdog and run directory as a
+cluster run, with DeepSpeed's local launcher. Real DeepSpeed, real processes, gloo on CPU."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from dscluster.runs import store
+from dscluster.runs.reaper import run_pids
+
+pytestmark = pytest.mark.slow
+SCRIPT = Path(__file__).resolve().parents[1] / "data" / "min_ds_script.py"
+
+
+def dscluster(*args: str, env: dict, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "dscluster.cli", *args], env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def wait_for(pred, timeout: float, interval: float = 0.3):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = pred()
+        if value:
+            return value
+        time.sleep(interval)
+    return pred()
+
+
+@pytest.fixture
+def env(tmp_path):
+    e = dict(os.environ)
+    e.update(DSCLUSTER_HOME=str(tmp_path / "home"), DSCLUSTER_SHARED=str(tmp_path / "shared"))
+    return e
+
+
+def _run_id(out: str) -> str:
+    for word in out.split():
+        if word.startswith("min_ds_script-") or word.startswith("loop-"):
+            return word
+    raise AssertionError(out)
+
+
+def test_local_run_completes_with_a_complete_run_dir(env, tmp_path):
+    res = dscluster("launch", "--local", "2", "--attach", "--max-restarts", "0", "--env", "HF_TOKEN=hf_s3cret",
+                    str(SCRIPT), "--steps", "3", env=env, timeout=300)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "[localhost 1] step 2 loss" in res.stdout and "succeeded" in res.stdout
+    run_dir = store.run_path(tmp_path / "shared", _run_id(res.stdout))
+    rec = store.read_record(run_dir)
+    assert rec["status"] == "succeeded" and rec["exit_code"] == 0 and len(rec["attempts"]) == 1
+    assert rec["env"] == {"HF_TOKEN": "***"}
+    assert "hf_s3cret" not in (run_dir / "run.json").read_text()
+    assert (run_dir / "logs" / "launcher.log").is_file() and len(list((run_dir / "logs").glob("*_rank*.log"))) == 2
+    assert [e["event"] for e in store.read_events(run_dir)][-1] == "finished"
+    assert not run_pids(rec["id"])
+
+
+def test_supervisor_sigkill_takes_the_ranks_with_it(env, tmp_path):
+    res = dscluster("launch", "--local", "2", "--detach", "--name", "loop", str(SCRIPT), "--steps", "500",
+                    "--sleep", "0.2", env=env)
+    assert res.returncode == 0, res.stderr
+    run_dir = store.run_path(tmp_path / "shared", _run_id(res.stdout))
+    rank_log = lambda: list((run_dir / "logs").glob("*_rank1.log"))  # noqa: E731
+    assert wait_for(lambda: rank_log() and "step 1 " in rank_log()[0].read_text(), 120), "ranks never trained"
+    rec = store.read_record(run_dir)
+    assert len(run_pids(rec["id"])) >= 3  # launcher + 2 ranks (+ the runner)
+    os.kill(rec["supervisor_pid"], signal.SIGKILL)
+    t0 = time.monotonic()
+    assert wait_for(lambda: not run_pids(rec["id"]), 20), f"left behind: {run_pids(rec['id'])}"
+    print(f"ranks gone {time.monotonic() - t0:.1f}s after the supervisor's SIGKILL")
+    status = dscluster("status", rec["id"], "--json", env=env)
+    assert '"status": "lost"' in status.stdout
+    stop = dscluster("stop", rec["id"], env=env)
+    assert stop.returncode == 0 and "stopped" in stop.stdout
+    assert store.read_record(run_dir)["status"] == "stopped"
+    again = dscluster("stop", rec["id"], env=env)
+    assert "already finished" in again.stdout
+    unknown = dscluster("stop", "no-such-run", env=env)
+    assert unknown.returncode == 5 and "unknown run" in unknown.stderr

@@ -1,0 +1,45 @@
+"""A user's own minimal DeepSpeed script (not the reference trainer): launch must run any script.
+
+Trains a tiny MLP with ZeRO-2 on CPU/gloo; with --save-dir it checkpoints every step and resumes from
+the newest one (so a supervised restart continues). Prints `step N loss X` on every rank.
+"""
+
+import argparse
+import json
+import os
+import time
+
+import deepspeed
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--local_rank", type=int, default=-1)
+parser.add_argument("--steps", type=int, default=5)
+parser.add_argument("--sleep", type=float, default=0.0)
+parser.add_argument("--fail-at", type=int, default=-1)
+parser = deepspeed.add_config_arguments(parser)
+args = parser.parse_args()
+
+config = {"train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 1,
+          "optimizer": {"type": "SGD", "params": {"lr": 0.05}}, "zero_optimization": {"stage": 0}}
+if args.deepspeed_config:
+    with open(args.deepspeed_config) as f:
+        config = json.load(f)
+    args.deepspeed_config = None
+
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 1))
+engine, _, _, _ = deepspeed.initialize(model=model, model_parameters=model.parameters(), config=config)
+rank = int(os.environ.get("RANK", "0"))
+print(f"rank {rank} of {os.environ.get('WORLD_SIZE')} on {os.uname().nodename} run {os.environ.get('DSCLUSTER_RUN_ID')}",
+      flush=True)
+for step in range(args.steps):
+    x = torch.randn(2, 8)
+    loss = (engine(x) - x.sum(dim=1, keepdim=True)).pow(2).mean()
+    engine.backward(loss)
+    engine.step()
+    print(f"step {step} loss {loss.item():.4f}", flush=True)
+    if step == args.fail_at and rank == 0:
+        raise SystemExit(3)
+    time.sleep(args.sleep)
+print("done", flush=True)

@@ -1,0 +1,105 @@
+"""The pure argv/env builder for DeepSpeed's runner (launch/plan.py)."""
+
+from pathlib import Path
+
+import pytest
+
+from dscluster.launch.plan import LaunchRequest, Target, build_plan, hostfile_text, rank_nodes
+from dscluster.launch.prepare import find_ds_config, parse_env
+from dscluster.errors import UsageError
+
+RUN = Path("/shared/runs/r1")
+
+
+def req(**kw):
+    base = dict(run_id="r1", run_dir=RUN, target=Target("train.py", False, ("--steps", "5")),
+                hosts=(("node0", 1), ("node1", 2)), master_port=31234, python="/opt/venv/bin/python",
+                base_env={"PATH": "/usr/bin:/bin", "LD_LIBRARY_PATH": "/usr/local/cuda/lib64", "DEEPSPEED_TIMEOUT": "5",
+                          "HOME": "/root", "RANDOM_OTHER": "x"},
+                transport_env={"PDSH_SSH_ARGS_APPEND": "-F /c/ssh_config"})
+    base.update(kw)
+    return LaunchRequest(**base)
+
+
+def env_file(plan):
+    f = next(f for f in plan.files if f.path.name == "ds_env")
+    return f.text
+
+
+def test_pdsh_argv_has_master_port_hostfile_and_rank_logs():
+    plan = build_plan(req())
+    a = plan.argv
+    assert a[:4] == ["/opt/venv/bin/python", "-u", "-m", "deepspeed.launcher.runner"]
+    assert f"--hostfile={RUN / 'hostfile'}" in a
+    assert "--master_addr=node0" in a and "--master_port=31234" in a and "--launcher=pdsh" in a
+    assert f"--enable_each_rank_log={RUN / 'logs'}" in a
+    assert "--force_multi" not in a  # two hosts: the runner goes multi-node by itself
+    # launcher flags come before the script; the script's own args after it, untouched
+    assert a[-3:] == ["train.py", "--steps", "5"]
+    assert plan.world_size == 3 and plan.rank_nodes == ("node0", "node1", "node1")
+    assert plan.env["DS_ENV_FILE"] == str(RUN / "ds_env")
+    assert plan.env["PDSH_SSH_ARGS_APPEND"] == "-F /c/ssh_config"
+    hostfile = next(f for f in plan.files if f.path.name == "hostfile")
+    assert hostfile.text == "node0 slots=1\nnode1 slots=2\n"
+
+
+def test_env_file_carries_path_first_python_bin_and_no_blank_or_comment_lines():
+    text = env_file(build_plan(req(user_env={"OMP_NUM_THREADS": "2"})))
+    lines = text.splitlines()
+    assert all(line and not line.startswith("#") and "=" in line for line in lines)
+    env = dict(line.split("=", 1) for line in lines)
+    assert env["PATH"].split(":")[0] == "/opt/venv/bin"
+    assert env["LD_LIBRARY_PATH"] == "/usr/local/cuda/lib64" and env["DEEPSPEED_TIMEOUT"] == "5"
+    assert env["DSCLUSTER_RUN_ID"] == "r1" and env["DSCLUSTER_RUN_DIR"] == str(RUN)
+    assert env["OMP_NUM_THREADS"] == "2"
+    assert "RANDOM_OTHER" not in env and "HOME" not in env
+
+
+def test_secrets_never_reach_argv_or_env_file():
+    plan = build_plan(req(user_env={"HF_TOKEN": "hf_secret", "A": "b"}))
+    assert "hf_secret" not in " ".join(plan.argv) and "hf_secret" not in env_file(plan)
+    script = next(f for f in plan.files if f.secret)
+    assert script.mode == 0o600 and "export HF_TOKEN=hf_secret" in script.text
+    assert f"--venv_script={script.path}" in plan.argv
+    assert "hf_secret" not in str(plan.shown_files())
+
+
+def test_single_remote_host_forces_multi_node_path():
+    plan = build_plan(req(hosts=(("node1", 2),)))
+    assert "--force_multi" in plan.argv and plan.master_addr == "node1"
+
+
+def test_openmpi_as_root_and_secret_forwarding_by_name():
+    plan = build_plan(req(launcher="openmpi", is_root=True, user_env={"WANDB_API_KEY": "k"},
+                          network_interface="eth1"))
+    la = [a for a in plan.argv if a.startswith("--launcher_args=")]
+    assert la == ["--launcher_args=--allow-run-as-root --mca btl_tcp_if_include eth1 -x WANDB_API_KEY"]
+    assert "--launcher=openmpi" in plan.argv and plan.env["WANDB_API_KEY"] == "k"
+    assert not any(a.startswith("--enable_each_rank_log") for a in plan.argv)
+    assert not any(a.startswith("--launcher_args") for a in build_plan(req(launcher="openmpi")).argv)
+
+
+def test_module_target_and_local_run():
+    plan = build_plan(req(hosts=(), launcher="local", local_procs=2, target=Target("dscluster.train", True, ())))
+    assert "--module" in plan.argv and plan.argv[-1] == "dscluster.train"
+    assert plan.argv.index("--module") < plan.argv.index("dscluster.train")
+    assert "--num_gpus=2" in plan.argv and not any(a.startswith("--hostfile") for a in plan.argv)
+    assert plan.env["DSCLUSTER_RUN_ID"] == "r1" and plan.env["PATH"].startswith("/opt/venv/bin")
+    assert plan.world_size == 2 and plan.rank_nodes == ("localhost", "localhost")
+
+
+def test_bad_launcher_is_refused():
+    with pytest.raises(ValueError):
+        build_plan(req(launcher="slurm"))
+
+
+def test_helpers():
+    assert hostfile_text((("a", 8),)) == "a slots=8\n"
+    assert rank_nodes((("a", 1), ("b", 2))) == ("a", "b", "b")
+    assert find_ds_config(["--deepspeed", "--deepspeed_config", "ds.json"]) == "ds.json"
+    assert find_ds_config(["--deepspeed_config=x.json"]) == "x.json"
+    assert find_ds_config(["--steps", "3"]) is None
+    assert parse_env(["A=1", "B=x=y"]) == {"A": "1", "B": "x=y"}
+    for bad in ("NOEQUALS", "=v", "1A=2", "A B=1"):
+        with pytest.raises(UsageError):
+            parse_env([bad])

@@ -1,0 +1,78 @@
+"""Run store and secrets redaction (pure / filesystem only)."""
+
+import json
+import os
+
+import pytest
+
+from dscluster.errors import RunError
+from dscluster.runs import redact, store
+
+
+def _record(name="train"):
+    return {"id": store.new_run_id(name), "name": name, "argv": ["train.py"], "env": {}}
+
+
+def test_run_id_format_and_safe_names():
+    rid = store.new_run_id("my run/../x")
+    name, date, time_, tag = rid.rsplit("-", 3)
+    assert name == "my-run-..-x"
+    assert len(date) == 8 and len(time_) == 6 and len(tag) == 4
+    assert "/" not in rid and " " not in rid
+
+
+def test_create_list_load_and_resolve(tmp_path):
+    a, b = _record("alpha"), _record("beta")
+    store.create_run(tmp_path, a)
+    store.create_run(tmp_path, b)
+    ids = [r["id"] for r in store.list_runs(tmp_path)]
+    assert set(ids) == {a["id"], b["id"]}
+    rec = store.load_run(tmp_path, a["id"])
+    assert rec["status"] == "pending" and rec["attempts"] == [] and rec["explanation"] is None
+    assert store.resolve_run_dir(tmp_path, "alpha") == store.run_path(tmp_path, a["id"])
+    assert store.resolve_run_dir(tmp_path, b["id"][:12]).name == b["id"]
+    with pytest.raises(RunError):
+        store.load_run(tmp_path, "nope")
+    assert (store.run_path(tmp_path, a["id"]) / "logs").is_dir()
+
+
+def test_record_writes_are_atomic_and_events_append(tmp_path):
+    rec = _record()
+    run_dir = store.create_run(tmp_path, rec)
+    rec["status"] = "running"
+    store.write_record(run_dir, rec)
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "running"
+    assert not [p for p in run_dir.iterdir() if p.name.endswith(".tmp")]
+    store.append_event(run_dir, "launched", attempt=1)
+    with open(run_dir / "events.jsonl", "a") as f:
+        f.write('{"half": ')  # a writer killed mid-line never breaks readers
+    store.append_event(run_dir, "finished", status="succeeded")
+    events = store.read_events(run_dir)
+    assert [e["event"] for e in events][:1] == ["launched"]
+
+
+def test_a_broken_record_is_skipped_by_list(tmp_path):
+    store.create_run(tmp_path, _record("good"))
+    bad = tmp_path / "runs" / "bad"
+    bad.mkdir()
+    (bad / "run.json").write_text("{not json")
+    assert [r["name"] for r in store.list_runs(tmp_path)] == ["good"]
+
+
+@pytest.mark.parametrize("name,secret", [
+    ("HF_TOKEN", True), ("WANDB_API_KEY", True), ("AWS_SECRET_ACCESS_KEY", True), ("DB_PASSWORD", True),
+    ("GOOGLE_APPLICATION_CREDENTIALS", True), ("PATH", False), ("OMP_NUM_THREADS", False),
+    ("TOKENIZERS_PARALLELISM", False), ("NCCL_SOCKET_IFNAME", False), ("max_tokens", False),
+])
+def test_secret_names(name, secret):
+    assert redact.is_secret_name(name) is secret
+
+
+def test_redaction_of_env_text_and_argv():
+    env = {"HF_TOKEN": "hf_abc", "PATH": "/bin"}
+    assert redact.redact_env(env) == {"HF_TOKEN": "***", "PATH": "/bin"}
+    assert "hf_abc" not in redact.redact_text("export HF_TOKEN=hf_abc; cd /x")
+    argv = redact.redact_argv(["train.py", "--api-key", "sk-1", "--password=pw", "--steps", "5",
+                               "--deepspeed_config", "ds.json"])
+    assert "sk-1" not in argv and "pw" not in " ".join(argv) and argv[-2:] == ["--deepspeed_config", "ds.json"]
+    assert "5" in argv
