@@ -1,0 +1,148 @@
+"""`dscluster up` / `dscluster down`: the node image on every host of the cluster spec, over your own ssh."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+
+from dscluster.cluster.spec import ClusterSpec, resolve_spec
+from dscluster.console import FAIL, OK, WARN, next_steps, table
+from dscluster.deploy import dockerrun, up as deploy
+from dscluster.deploy.hosts import HostSSHRunner, preflight_argv
+from dscluster.i18n import current_language, tr
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    up = subparsers.add_parser("up", help="start the node image on every host of the cluster (over your ssh)",
+                               description="Checks every host first (Docker, GPUs, shared directory, ports), "
+                                           "then starts the node container everywhere, or nowhere.")
+    _common(up)
+    up.add_argument("--image", default=dockerrun.DEFAULT_IMAGE, help="node image (default: %(default)s)")
+    up.add_argument("--gpus", default="all", help="all (default), none (CPU-only hosts), or a device list 0,1")
+    up.add_argument("--shm-size", default="16g", help="/dev/shm size for NCCL and data loaders (default: %(default)s)")
+    up.add_argument("--ipc-host", action="store_true",
+                    help="share the host's IPC namespace instead of --shm-size (weaker isolation)")
+    up.add_argument("--infiniband", choices=("auto", "yes", "no"), default="auto",
+                    help="pass /dev/infiniband: auto = on hosts that have it")
+    up.add_argument("--no-lab", action="store_true", help="do not start JupyterLab on the master")
+    up.add_argument("--lang", choices=("en", "zh_TW"), help="language of node messages and the lab UI "
+                                                          "(default: yours)")
+    up.add_argument("--wait", type=float, default=deploy.VERIFY_TIMEOUT_S,
+                    help="seconds to wait for every node's sshd (default: %(default)s)")
+    up.set_defaults(func=cmd_up)
+    down = subparsers.add_parser("down", help="stop and remove the node container on every host")
+    _common(down)
+    down.add_argument("--purge", action="store_true", help="also delete each node's state volume (its host key)")
+    down.set_defaults(func=cmd_down)
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cluster", help="cluster spec (dscluster.toml) or hostfile; default: see `dscluster init`")
+    parser.add_argument("--host-user", help="your login on the hosts, if your ~/.ssh/config does not set it")
+    parser.add_argument("--print", dest="print_only", action="store_true",
+                        help="print the exact commands for every host and run nothing")
+
+
+def _options(args: argparse.Namespace) -> dockerrun.DeployOptions:
+    lang = args.lang or current_language()
+    return dockerrun.DeployOptions(image=args.image, gpus=args.gpus, shm_size=args.shm_size, ipc_host=args.ipc_host,
+                                   infiniband=args.infiniband, lab=not args.no_lab,
+                                   lang=lang if lang != "en" else None).validate()
+
+
+def _runner_factory(args: argparse.Namespace):
+    return lambda node: HostSSHRunner(node.address, user=args.host_user)
+
+
+def _print_commands(spec: ClusterSpec, commands: list[tuple[str, list[str]]]) -> None:
+    for header, argv in commands:
+        print(f"# {header}")
+        print(shlex.join(argv))
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    spec = resolve_spec(args.cluster)
+    opts = _options(args)
+    runner_for = _runner_factory(args)
+    if args.print_only:
+        commands = []
+        for node in spec.nodes:
+            role = dockerrun.role_of(spec, node)
+            ssh = runner_for(node)
+            commands.append((tr("{name} ({role}) {host}: preflight", name=node.name, role=role, host=node.address),
+                             ssh.ssh_argv(preflight_argv(spec, node, opts))))
+            commands.append((tr("{name} ({role}) {host}: start", name=node.name, role=role, host=node.address),
+                             ssh.ssh_argv(dockerrun.docker_run_argv(spec, node, opts))))
+        _print_commands(spec, commands)
+        if opts.infiniband == "auto":
+            print("# " + tr("--device /dev/infiniband is added on hosts where the preflight finds it"))
+        return 0
+    from dscluster.cluster.identity import public_key
+
+    pubkey = public_key(spec)  # before touching any host: no identity, no up
+    print(tr("Checking {n} hosts of cluster {name} ...", n=len(spec.nodes), name=spec.name), flush=True)
+    try:
+        report = deploy.up(spec, opts, runner_for, pubkey, verify_timeout=args.wait)
+    except deploy.UpFailed as failed:
+        _print_report(spec, failed.report)
+        raise
+    _print_report(spec, report)
+    master = spec.master
+    steps = [f"dscluster doctor --cluster {spec.path or spec.name}"]
+    if opts.lab:
+        steps.append(tr("ssh {host} docker exec {container} dscluster lab url   # JupyterLab URL + ssh -L line",
+                        host=master.address, container=dockerrun.container_name(spec)))
+    steps.append(f"dscluster down --cluster {spec.path or spec.name}")
+    print(next_steps(*steps))
+    return 0
+
+
+def _print_report(spec: ClusterSpec, report: deploy.UpReport) -> None:
+    bad = {p.node for p in report.problems + report.failed}
+    rows = []
+    for node, facts in zip(spec.nodes, report.facts):
+        state = FAIL if node.name in bad else OK
+        role = dockerrun.role_of(spec, node)
+        if node.name in report.rolled_back:
+            detail = tr("started, then removed (rollback)")
+        elif node.name in report.started and node.name not in bad:
+            detail = tr("running")
+        elif node.name in bad:
+            detail = tr("see below")
+        else:
+            detail = tr("ready") if not report.started else tr("not started")
+        gpus = str(facts.gpus) if facts.reachable and facts.gpus >= 0 else "-"
+        rows.append([state, node.name, node.address, role, gpus, detail])
+    print(table(["", tr("node"), tr("host"), tr("role"), tr("GPUs"), tr("state")], rows))
+    for problem in report.problems + report.failed:
+        print(f"{FAIL} {problem.node}: {problem.what}", file=sys.stderr)
+        print(f"    {tr('fix')}: {problem.fix}", file=sys.stderr)
+
+
+def cmd_down(args: argparse.Namespace) -> int:
+    spec = resolve_spec(args.cluster)
+    runner_for = _runner_factory(args)
+    if args.print_only:
+        commands = []
+        for node in spec.nodes:
+            ssh = runner_for(node)
+            commands.append((f"{node.name} {node.address}", ssh.ssh_argv(dockerrun.docker_stop_argv(spec))))
+            commands.append((f"{node.name} {node.address}", ssh.ssh_argv(dockerrun.docker_rm_argv(spec, force=True))))
+            if args.purge:
+                commands.append((f"{node.name} {node.address}", ssh.ssh_argv(dockerrun.docker_volume_rm_argv(spec))))
+        _print_commands(spec, commands)
+        return 0
+    results = deploy.down(spec, runner_for, purge=args.purge)
+    glyph = {"removed": OK, "absent": OK, "failed": FAIL}
+    words = {"removed": tr("stopped and removed"), "absent": tr("was not running"), "failed": tr("failed")}
+    for node, result in zip(spec.nodes, results):
+        line = f"{glyph[result.state]} {node.name} ({node.address}): {words[result.state]}"
+        print(line + (f": {result.detail}" if result.detail else ""))
+    failed = [r for r in results if r.state == "failed"]
+    if failed:
+        print(f"{WARN} " + tr("{n} hosts could not be cleaned up", n=len(failed)), file=sys.stderr)
+        print(next_steps(f"dscluster down --cluster {spec.path or spec.name}"))
+        return 4
+    print(next_steps(f"dscluster up --cluster {spec.path or spec.name}"))
+    return 0

@@ -1,0 +1,129 @@
+"""Pure builders of the `docker` commands that run the node image on each host.
+
+Every flag is here for a reason a user once lost a day to (shared/research/security.md §5,
+deepspeed_internals.md): GPUs passed with `--gpus`, never CUDA_VISIBLE_DEVICES=all; the host network
+(NCCL and the launcher need the hosts' real addresses and ports); a big /dev/shm (NCCL and data
+loaders segfault in the default 64 MB) or, opted in, the host IPC namespace; the shared directory at
+the SAME path (checkpoints and run records are addressed by path on every node); InfiniBand devices
+when the host has them; unlimited locked memory (RDMA registration) and a 64 MB stack; a restart
+policy; the node's identity (host key) in a named volume, so `down` + `up` keeps the pinned key.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from dscluster.cluster.spec import ClusterSpec, NodeSpec
+from dscluster.errors import ConfigError
+from dscluster.i18n import tr
+
+DEFAULT_IMAGE = "dscluster-node:0.1.0"
+AGENT_STATE_DIR = "/var/lib/dscluster/node"  # the agent's default --state-dir (host key, sshd config)
+LABEL_CLUSTER = "io.dscluster.cluster"
+LABEL_ROLE = "io.dscluster.role"
+_SHM = re.compile(r"^\d+[bkmg]?$", re.I)
+_GPU_LIST = re.compile(r"^(\d+|GPU-[0-9a-fA-F-]+)(,(\d+|GPU-[0-9a-fA-F-]+))*$")
+_IMAGE = re.compile(r"^[a-z0-9][a-z0-9._/:@-]*$")
+
+
+@dataclass(frozen=True)
+class DeployOptions:
+    """How to run the node image; validated once, before any host is touched."""
+
+    image: str = DEFAULT_IMAGE
+    gpus: str = "all"  # "all", "none" (CPU-only nodes), or a device list "0,1" / GPU UUIDs
+    shm_size: str = "16g"
+    ipc_host: bool = False  # opt-in: shares the host's IPC namespace (and its shared memory)
+    infiniband: str = "auto"  # auto: pass /dev/infiniband on hosts that have it; yes; no
+    lab: bool = True  # JupyterLab on the master (127.0.0.1 only; reach it with ssh -L)
+    lang: str | None = None  # DSCLUSTER_LANG for the node's messages and the lab UI (zh_TW)
+    restart: str = "unless-stopped"
+    # The agent runs as root only to run sshd, which switches to the non-root node user per login;
+    # JupyterLab and every rank run as the node user. The image's own USER stays non-root.
+    agent_user: str = "0"
+    extra_env: tuple[tuple[str, str], ...] = field(default=())
+
+    def validate(self) -> "DeployOptions":
+        if not _IMAGE.match(self.image):
+            raise ConfigError(tr("image name {image!r} is not valid", image=self.image),
+                              tr("use e.g. --image dscluster-node:0.1.0 (lower case)"), setting="image")
+        if self.gpus not in ("all", "none") and not _GPU_LIST.match(self.gpus):
+            raise ConfigError(tr("--gpus {value!r} is not all, none or a device list", value=self.gpus),
+                              tr("use --gpus all, --gpus none, or --gpus 0,1,2,3"), setting="gpus")
+        if not self.ipc_host and not _SHM.match(self.shm_size):
+            raise ConfigError(tr("--shm-size {value!r} is not a size", value=self.shm_size),
+                              tr("use e.g. --shm-size 16g (or --ipc-host)"), setting="shm_size")
+        if self.infiniband not in ("auto", "yes", "no"):
+            raise ConfigError(tr("--infiniband must be auto, yes or no"), tr("use --infiniband auto"),
+                              setting="infiniband")
+        for key, _ in self.extra_env:
+            if re.search(r"pass|token|secret|key", key, re.I):
+                raise ConfigError(tr("{key} looks like a secret; it would show in `docker inspect`", key=key),
+                                  tr("put secrets in a 0600 file on the shared directory instead"), setting="env")
+        return self
+
+
+def container_name(spec: ClusterSpec) -> str:
+    return f"dscluster-{spec.name}"
+
+
+def state_volume(spec: ClusterSpec) -> str:
+    return f"dscluster-{spec.name}-node"
+
+
+def role_of(spec: ClusterSpec, node: NodeSpec) -> str:
+    return "master" if node == spec.master else "worker"
+
+
+def node_start_args(spec: ClusterSpec, node: NodeSpec, opts: DeployOptions) -> list[str]:
+    """The arguments after the image's ENTRYPOINT (`dscluster node start`)."""
+    args = ["--shared", str(spec.shared_dir), "--user", spec.ssh_user, "--port", str(node.ssh_port),
+            "--role", role_of(spec, node), "--name", node.name, "--state-dir", AGENT_STATE_DIR]
+    if opts.lab and role_of(spec, node) == "master":
+        args.append("--lab")
+    return args
+
+
+def gpu_flags(gpus: str) -> list[str]:
+    if gpus == "none":
+        return []
+    if gpus == "all":
+        return ["--gpus", "all"]
+    # docker splits --gpus on commas unless the device list is quoted inside the value.
+    return ["--gpus", f'"device={gpus}"']
+
+
+def docker_run_argv(spec: ClusterSpec, node: NodeSpec, opts: DeployOptions, *, has_infiniband: bool = False) -> list[str]:
+    """`docker run` for one host. Pure: the same inputs always give the same argv."""
+    shared = str(spec.shared_dir)
+    argv = ["docker", "run", "--detach", "--name", container_name(spec),
+            "--label", f"{LABEL_CLUSTER}={spec.name}", "--label", f"{LABEL_ROLE}={role_of(spec, node)}",
+            "--network", "host", "--restart", opts.restart, "--user", opts.agent_user,
+            "--security-opt", "no-new-privileges"]
+    argv += gpu_flags(opts.gpus)
+    argv += ["--ipc", "host"] if opts.ipc_host else ["--shm-size", opts.shm_size]
+    argv += ["--ulimit", "memlock=-1", "--ulimit", "stack=67108864"]
+    if opts.infiniband == "yes" or (opts.infiniband == "auto" and has_infiniband):
+        argv += ["--device", "/dev/infiniband"]
+    argv += ["--volume", f"{shared}:{shared}", "--volume", f"{state_volume(spec)}:{AGENT_STATE_DIR}"]
+    env = [("DSCLUSTER_SSH_PORT", str(node.ssh_port)), ("DSCLUSTER_SHARED", shared)]
+    if opts.lang:
+        env.append(("DSCLUSTER_LANG", opts.lang))
+    env += list(opts.extra_env)
+    for key, value in env:
+        argv += ["--env", f"{key}={value}"]
+    argv.append(opts.image)
+    return argv + node_start_args(spec, node, opts)
+
+
+def docker_stop_argv(spec: ClusterSpec, grace_s: int = 20) -> list[str]:
+    return ["docker", "stop", "--time", str(grace_s), container_name(spec)]
+
+
+def docker_rm_argv(spec: ClusterSpec, *, force: bool = False) -> list[str]:
+    return ["docker", "rm", *(["--force"] if force else []), container_name(spec)]
+
+
+def docker_volume_rm_argv(spec: ClusterSpec) -> list[str]:
+    return ["docker", "volume", "rm", state_volume(spec)]

@@ -1,0 +1,209 @@
+"""Reaching the bare hosts with the operator's OWN ssh access, and asking them what `up` needs.
+
+`up`/`down` talk to the hosts' own sshd (port 22, the operator's keys and ~/.ssh/config), never to
+the node containers: those do not exist yet. `HostSSHRunner` is the Runner for that. BatchMode (no
+password prompt can hang us), a connect timeout, and the operator's own known_hosts: host-key
+checking stays whatever the operator's ssh config says; dscluster never turns it off.
+
+`preflight_argv` is one small POSIX sh script per host, run once, printing `key=value` lines that
+`parse_facts` turns into HostFacts; `host_problems` (pure) decides what blocks `up`, with the fix.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from typing import Sequence
+
+from dscluster.cluster.identity import cluster_pubkey_path
+from dscluster.cluster.runner import DEFAULT_TIMEOUT_S, CommandResult, run_subprocess
+from dscluster.cluster.spec import ClusterSpec, NodeSpec
+from dscluster.deploy.dockerrun import DeployOptions, container_name, role_of
+from dscluster.i18n import tr
+
+CONNECT_TIMEOUT_S = 10
+
+
+@dataclass
+class HostSSHRunner:
+    """Runs argv on a host through the system ssh client with the operator's own configuration."""
+
+    node: str  # the host address, as the spec names it
+    user: str | None = None
+    connect_timeout: int = CONNECT_TIMEOUT_S
+
+    def ssh_argv(self, argv: Sequence[str]) -> list[str]:
+        base = ["ssh", "-o", "BatchMode=yes", "-o", f"ConnectTimeout={self.connect_timeout}"]
+        if self.user:
+            base += ["-l", self.user]
+        # ssh joins remote words with spaces for the remote shell: quote each one ourselves.
+        return base + [self.node, "--", shlex.join(list(argv))]
+
+    def run(self, argv, *, env=None, input=None, timeout=DEFAULT_TIMEOUT_S, cwd=None) -> CommandResult:
+        if env or cwd:
+            prefix = ["env", *[f"{k}={v}" for k, v in (env or {}).items()]]
+            argv = (["sh", "-c", 'cd "$1" && shift && exec "$@"', "sh", cwd] if cwd else []) + prefix + list(argv)
+        result = run_subprocess(self.node, self.ssh_argv(argv), input=input, timeout=timeout)
+        return CommandResult(self.node, tuple(argv), result.returncode, result.stdout, result.stderr,
+                             result.timed_out)
+
+    def copy(self, local_path, remote_path, *, timeout=DEFAULT_TIMEOUT_S) -> CommandResult:
+        with open(local_path, encoding="utf-8") as f:
+            return self.run(["sh", "-c", 'cat > "$1"', "sh", remote_path], input=f.read(), timeout=timeout)
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    node: str
+    reachable: bool
+    ssh_error: str = ""
+    docker: str = ""  # server version when the daemon answers
+    docker_error: str = ""
+    gpus: int = -1  # -1: nvidia-smi missing
+    gpu_toolkit: bool = False
+    shared_dir: bool = False
+    cluster_pub: bool = False
+    infiniband: bool = False
+    busy_ports: tuple[int, ...] = ()
+    container: str = ""  # state of an existing container with our name, "" if none
+    image_user: str | None = None  # None: image not on the host
+
+
+_SCRIPT = r"""
+shared=$1; name=$2; image=$3; shift 3
+if command -v docker >/dev/null 2>&1; then
+  if out=$(docker info --format '{{.ServerVersion}}' 2>&1); then echo "docker=$out"
+  else echo "docker_error=$(printf '%s' "$out" | tr '\n' ' ' | cut -c1-300)"; fi
+  docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q nvidia && echo gpu_toolkit=yes
+  command -v nvidia-ctk >/dev/null 2>&1 && echo gpu_toolkit=yes
+  echo "container=$(docker ps -a --filter "name=^/${name}\$" --format '{{.State}}' 2>/dev/null | head -n1)"
+  if u=$(docker image inspect --format '{{.Config.User}}' "$image" 2>/dev/null); then echo "image_user=$u"; fi
+else
+  echo "docker_error=docker: command not found"
+fi
+if command -v nvidia-smi >/dev/null 2>&1; then echo "gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')"; fi
+[ -d "$shared" ] && echo shared_dir=yes
+[ -f "$shared/.dscluster/cluster.pub" ] && echo cluster_pub=yes
+[ -d /dev/infiniband ] && echo infiniband=yes
+for port in "$@"; do
+  if command -v ss >/dev/null 2>&1 && [ -n "$(ss -Hltn "sport = :$port" 2>/dev/null)" ]; then echo "busy_port=$port"; fi
+done
+echo preflight=done
+"""
+
+
+def ports_needed(spec: ClusterSpec, node: NodeSpec, opts: DeployOptions, lab_port: int = 8888) -> list[int]:
+    ports = [node.ssh_port]
+    if opts.lab and role_of(spec, node) == "master":
+        ports.append(lab_port)
+    return ports
+
+
+def preflight_argv(spec: ClusterSpec, node: NodeSpec, opts: DeployOptions) -> list[str]:
+    return ["sh", "-c", _SCRIPT, "dscluster-preflight", str(spec.shared_dir), container_name(spec), opts.image,
+            *[str(p) for p in ports_needed(spec, node, opts)]]
+
+
+def parse_facts(result: CommandResult) -> HostFacts:
+    """Turn the script's output (or the ssh failure) into HostFacts."""
+    lines = [ln.partition("=") for ln in result.stdout.splitlines() if "=" in ln]
+    if "preflight" not in {k for k, _, _ in lines}:
+        error = (result.stderr.strip().splitlines() or [tr("no answer")])[-1]
+        if result.timed_out:
+            error = tr("timed out")
+        return HostFacts(result.node, reachable=False, ssh_error=error)
+    facts: dict = {"busy_ports": []}
+    for key, _, value in lines:
+        if key == "busy_port":
+            facts["busy_ports"].append(int(value))
+        elif key in ("gpu_toolkit", "shared_dir", "cluster_pub", "infiniband"):
+            facts[key] = value == "yes"
+        elif key == "gpus":
+            facts[key] = int(value or 0)
+        elif key in ("docker", "docker_error", "container", "image_user"):
+            facts[key] = value.strip()
+    facts["busy_ports"] = tuple(facts["busy_ports"])
+    return HostFacts(result.node, reachable=True, **facts)
+
+
+@dataclass(frozen=True)
+class Problem:
+    node: str
+    what: str
+    fix: str
+
+
+def host_problems(spec: ClusterSpec, node: NodeSpec, opts: DeployOptions, facts: HostFacts) -> list[Problem]:
+    """Everything on this host that would make `up` fail, each with its fix. Pure."""
+    host = node.address
+    p: list[Problem] = []
+    add = lambda what, fix: p.append(Problem(node.name, what, fix))  # noqa: E731
+    if not facts.reachable:
+        add(tr("cannot reach {host} over ssh: {err}", host=host, err=facts.ssh_error),
+            tr("make `ssh {host} true` work without a password prompt (your key, your ~/.ssh/config)", host=host))
+        return p
+    if not facts.docker:
+        err = facts.docker_error or ""
+        if "permission denied" in err.lower():
+            add(tr("Docker on {host} refuses your user: {err}", host=host, err=err),
+                tr("add your login to the docker group on {host}: sudo usermod -aG docker $USER", host=host))
+        elif "not found" in err:
+            add(tr("Docker is not installed on {host}", host=host),
+                tr("install Docker Engine and the NVIDIA Container Toolkit on {host}", host=host))
+        else:
+            add(tr("the Docker engine on {host} is not running: {err}", host=host, err=err),
+                tr("start it: ssh {host} sudo systemctl start docker", host=host))
+        return p
+    if opts.gpus != "none":
+        if facts.gpus <= 0:
+            add(tr("no GPUs found on {host} (nvidia-smi {state})", host=host,
+                   state=tr("is missing") if facts.gpus < 0 else tr("lists none")),
+                tr("install the NVIDIA driver on {host}, or use --gpus none for CPU-only nodes", host=host))
+        elif facts.gpus < node.slots and opts.gpus == "all":
+            add(tr("{host} has {n} GPUs but the spec gives it slots = {slots}", host=host, n=facts.gpus,
+                   slots=node.slots),
+                tr("set slots = {n} for {name} in the cluster spec", n=facts.gpus, name=node.name))
+        if not facts.gpu_toolkit:
+            add(tr("Docker on {host} cannot pass GPUs (no NVIDIA Container Toolkit)", host=host),
+                tr("install nvidia-container-toolkit on {host}, then: sudo nvidia-ctk runtime configure "
+                   "--runtime=docker && sudo systemctl restart docker", host=host))
+    if not facts.shared_dir:
+        add(tr("the shared directory {path} does not exist on {host}", path=spec.shared_dir, host=host),
+            tr("mount the cluster's shared storage (NFS) at {path} on {host}, the same path on every host",
+               path=spec.shared_dir, host=host))
+    for port in facts.busy_ports:
+        add(tr("port {port} is already in use on {host}", port=port, host=host),
+            tr("free it (ssh {host} ss -ltnp 'sport = :{port}'), or choose another ssh_port in the spec",
+               host=host, port=port))
+    if facts.container:
+        add(tr("a container named {name} already exists on {host} ({state})", name=container_name(spec), host=host,
+               state=facts.container),
+            tr("remove it first: dscluster down --cluster {spec}", spec=spec.path or spec.name))
+    if facts.image_user is None:
+        add(tr("the image {image} is not on {host}", image=opts.image, host=host),
+            tr("ssh {host} docker pull {image}   (or: docker save {image} | ssh {host} docker load)",
+               host=host, image=opts.image))
+    elif facts.image_user in ("", "root", "0"):
+        add(tr("the image {image} runs as root by default", image=opts.image),
+            tr("use the dscluster node image (docker/Dockerfile), whose user is {user}", user=spec.ssh_user))
+    elif facts.image_user != spec.ssh_user:
+        add(tr("the image's user is {image_user} but the spec's ssh_user is {user}", image_user=facts.image_user,
+               user=spec.ssh_user),
+            tr('set ssh_user = "{image_user}" in the spec, or rebuild with --build-arg NODE_USER={user}',
+               image_user=facts.image_user, user=spec.ssh_user))
+    return p
+
+
+def pubkey_write_argv(spec: ClusterSpec) -> list[str]:
+    """Publish the cluster public key on the shared storage, atomically (stdin carries the key)."""
+    dest = str(cluster_pubkey_path(spec.shared_dir))
+    script = 'd=$(dirname "$1"); mkdir -p "$d/hostkeys" && cat > "$1.tmp.$$" && chmod 0644 "$1.tmp.$$" && mv "$1.tmp.$$" "$1"'
+    return ["sh", "-c", script, "dscluster-publish", dest]
+
+
+def pubkey_read_argv(spec: ClusterSpec) -> list[str]:
+    return ["cat", str(cluster_pubkey_path(spec.shared_dir))]
+
+
+def port_listening_argv(port: int) -> list[str]:
+    return ["sh", "-c", 'ss -Hltn "sport = :$1" | grep -q .', "dscluster-port", str(port)]
