@@ -187,10 +187,10 @@ def _str(ctx: _Ctx, value, key: str, table: str | None, index: int | None = None
 
 def check_address(address: str) -> str | None:
     """Why `address` cannot be an ssh target / hostfile host, or None when it is fine."""
+    if "@" in address:
+        return tr("{address!r} contains a user name: put the user in ssh_user, not in the address", address=address)
     if not _HOST_RE.match(address):
         return tr("{address!r} is not a host name or IP address", address=address)
-    if "@" in address:
-        return tr("put the user in ssh_user, not in the address")
     try:
         ipaddress.ip_address(address.strip("[]"))
         return None
