@@ -56,7 +56,7 @@ def test_probe_gathers_facts_and_rendezvous_succeeds(local_pair):
     assert report.get("b", "shared").finding.startswith(str(spec.shared_dir))
     assert abs(report.get("b", "clock").details["skew_s"]) < 2
     assert report.elapsed_s < 10
-    assert not list((spec.shared_dir / ".dscluster" / "doctor").iterdir())  # the nonce files are cleaned up
+    assert not list((spec.shared_dir / ".dscluster-doctor").iterdir())  # the nonce files are cleaned up
 
 
 def test_busy_master_port_is_named_with_its_owner(local_pair):
@@ -78,7 +78,7 @@ def test_missing_shared_dir_and_wrong_python_are_named(tmp_path):
                         python="/nonexistent/venv/bin/python")
     assert report.get("a", "ssh").ok  # the probe fell back to python3 and still reported
     py = report.get("a", "python")
-    assert not py.ok and "/nonexistent/venv/bin/python does not exist" in py.finding
+    assert not py.ok and "/nonexistent/venv/bin/python is missing or not executable" in py.finding
     shared = report.get("a", "shared")
     assert not shared.ok and "does not exist" in shared.finding and "mount" in shared.fix
 

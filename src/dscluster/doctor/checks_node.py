@@ -25,8 +25,9 @@ def check_python(ctx: DoctorContext, node) -> CheckResult:
         return failed(name, "python", tr("cannot inspect Python: {err}", err=py["error"]),
                       tr("install Python 3 on {node}", node=name))
     if not py.get("expected_exists"):
-        return failed(name, "python", tr("{path} does not exist on {node} (found {other})",
-                                         path=ctx.expected_python, node=name, other=py.get("executable")),
+        return failed(name, "python", tr("{path} is missing or not executable by {user} on {node} (found {other})",
+                                         path=ctx.expected_python, user=ctx.spec.ssh_user, node=name,
+                                         other=py.get("executable")),
                       tr("DeepSpeed runs the launcher's interpreter by absolute path on every node: use the "
                          "same image on every node, or install the environment at {path} on {node}",
                          path=ctx.expected_python, node=name))

@@ -57,7 +57,7 @@ def run_doctor(spec, fast: bool = False, collective: bool = False, *, master_por
     """
     started = time.time()
     wait_s = wait_s if wait_s is not None else (FAST_WAIT_S if fast else WAIT_S)
-    timeout = timeout if timeout is not None else wait_s + 15.0
+    timeout = timeout if timeout is not None else wait_s + 10.0
     python = python or sys.executable
     hostkey_changed: list[str] = []
     if runners is None:

@@ -42,7 +42,7 @@ def python_facts(p):
     import platform
     return {"executable": sys.executable, "realpath": os.path.realpath(sys.executable),
             "version": platform.python_version(), "expected": p["expected_python"],
-            "expected_exists": os.path.exists(p["expected_python"])}
+            "expected_exists": os.access(p["expected_python"], os.X_OK)}
 
 
 def package_versions():
@@ -232,7 +232,9 @@ def shared_rendezvous(p, out):
         return
     out.update(mount_of(os.path.realpath(shared)))
     out["space"] = _safe(statvfs_bytes, shared)
-    folder = os.path.join(shared, ".dscluster", "doctor")
+    # Not <shared>/.dscluster: that one holds the cluster's public key and host keys and is owned by
+    # root on purpose; the node user (who runs this probe, and the ranks) must not write there.
+    folder = os.path.join(shared, ".dscluster-doctor")
     token, deadline = p["token"], time.time() + p["wait_s"]
     mine = os.path.join(folder, "%s.%s" % (token, "master" if p["is_master"] else p["node"]))
     try:
