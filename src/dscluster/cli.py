@@ -25,6 +25,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "dscluster.commands.config",
     "dscluster.commands.node",
     "dscluster.commands.sim",
+    "dscluster.commands.doctor",
     "dscluster.commands.up",
     "dscluster.commands.lab",
     "dscluster.commands.launch",
