@@ -306,6 +306,8 @@ class SimCluster:
             deadline = time.monotonic() + 10
             while _alive(entry["pid1"]) and time.monotonic() < deadline:
                 time.sleep(0.01)
+            time.sleep(0.02)  # let `unshare` notice its child died, then collect it
+            _reap([entry.get("launcher_pid")])
         entry["pid1"] = None
         self._save()
 
@@ -356,6 +358,18 @@ class SimCluster:
         return run_parallel(one, self.state["nodes"])
 
 
+def _reap(pids) -> None:
+    """Collect the exit status of those that are our own children (the `unshare` launchers started by
+    this process), so they do not linger as zombies in a long-lived caller such as a test session."""
+    for pid in pids:
+        if not pid:
+            continue
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass
+
+
 def _kill_namespace_processes(names: SimNames, state: dict | None) -> None:
     pids: set[int] = set()
     for ns in network.existing_netns(names):
@@ -371,6 +385,7 @@ def _kill_namespace_processes(names: SimNames, state: dict | None) -> None:
     deadline = time.monotonic() + 10
     while any(_alive(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.01)
+    _reap(pids)
 
 
 def _close_ssh_masters(state: dict | None) -> None:

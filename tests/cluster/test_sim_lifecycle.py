@@ -1,0 +1,116 @@
+"""Simulated-cluster lifecycle: two named clusters coexist, `down` leaves nothing, `up` recovers from a
+cluster left behind by a killed process, bad arguments and non-root are refused clearly."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from dscluster.errors import ConfigError, ExitCode
+from dscluster.sim import SimCluster, down, leftovers
+from dscluster.sim.cluster import _alive
+from dscluster.sim.nodeuser import SIM_USER, ensure_access, ensure_user
+
+pytestmark = [pytest.mark.root, pytest.mark.cluster]
+
+
+def nothing_left(name: str) -> bool:
+    return not any(leftovers(name).values())
+
+
+def cli(*args, home: Path, timeout=120, user=None):
+    argv = [sys.executable, "-m", "dscluster.cli", *args]
+    if user:
+        argv = ["runuser", "-u", user, "--"] + argv
+    env = {**os.environ, "DSCLUSTER_HOME": str(home), "DSCLUSTER_LANG": "en"}
+    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)
+
+
+@pytest.fixture
+def home():
+    path = Path(tempfile.mkdtemp(prefix="dsc-life-", dir="/var/tmp"))
+    os.chmod(path, 0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def test_two_named_clusters_coexist_and_down_leaves_nothing(sim_cluster, home):
+    a = sim_cluster(2, name="h2a")
+    b = sim_cluster(2, name="h2b", subnet="10.231.7.0/24")
+    assert b.subnet == "10.231.7.0/24" and a.subnet != b.subnet
+    a.check_ssh()
+    b.check_ssh()
+    assert a.exec("node0", ["hostname"]).stdout.strip() == b.exec("node0", ["hostname"]).stdout.strip() == "node0"
+    # separate bridges, no routing: a's nodes cannot reach b's
+    probe = [sys.executable, "-c", f"import socket; socket.create_connection(('{b.spec.nodes[0].address}', 2222), 2)"]
+    assert a.exec("node0", probe).returncode != 0
+    assert b.exec("node1", probe).returncode == 0
+    # the same subnet twice is refused, naming the clash
+    with pytest.raises(ConfigError, match="overlaps"):
+        SimCluster.up("h2c", 1, subnet="10.231.7.0/24", home=home)
+    assert nothing_left("h2c")
+    # down one: nothing of it remains, the other is untouched
+    pids = [n["pid1"] for n in a.state["nodes"]]
+    proc = cli("sim", "down", "--name", "h2a", home=home)
+    assert proc.returncode == 0 and "removed" in proc.stdout, proc.stderr
+    assert nothing_left("h2a"), leftovers("h2a")
+    assert not any(_alive(p) for p in pids)
+    assert not Path(a.spec.path).exists() and not a.spec.state_dir.exists()
+    assert not Path("/etc/netns/dsc-h2a-node0").exists()
+    b.check_ssh()
+    assert cli("sim", "down", "--name", "h2a", home=home).returncode == 0  # repeating is harmless
+
+
+def test_up_recovers_from_a_killed_up(home):
+    name = "h2kill"
+    env = {**os.environ, "DSCLUSTER_HOME": str(home)}
+    proc = subprocess.Popen([sys.executable, "-m", "dscluster.cli", "sim", "up", "3", "--name", name], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 30
+    while not leftovers(name)["netns"] and time.monotonic() < deadline:
+        time.sleep(0.01)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert leftovers(name)["netns"], "the killed up should have left namespaces behind"
+    try:
+        sim = SimCluster.up(name, 2, home=home)
+        assert sim.nodes == ["node0", "node1"] and len(leftovers(name)["netns"]) == 2
+        assert sim.exec("node1", ["hostname"]).stdout.strip() == "node1"
+        sim.check_ssh()
+    finally:
+        down(name, purge=True)
+    assert nothing_left(name), leftovers(name)
+
+
+@pytest.mark.parametrize("args,code,words", [
+    (["sim", "up", "2", "--name", "Bad_Name"], ExitCode.USAGE, ["not a valid simulated-cluster name"]),
+    (["sim", "up", "0", "--name", "h2bad"], ExitCode.USAGE, ["out of range"]),
+    (["sim", "up", "2", "--name", "h2bad", "--subnet", "10.1.2.0/29"], ExitCode.USAGE, ["too small"]),
+    (["sim", "up", "2", "--name", "h2bad", "--subnet", "8.8.8.0/24"], ExitCode.USAGE, ["not a private range"]),
+    (["sim", "up", "2", "--name", "h2bad", "--subnet", "nope"], ExitCode.USAGE, ["not an IPv4 network"]),
+    (["sim", "status", "--name", "h2none"], ExitCode.CLUSTER, ["no simulated cluster named 'h2none'"]),
+    (["sim", "crash", "--name", "h2none", "node0"], ExitCode.CLUSTER, ["sim up"]),
+])
+def test_bad_arguments_are_refused_clearly(home, args, code, words):
+    proc = cli(*args, home=home)
+    assert proc.returncode == code, proc.stderr
+    for w in words:
+        assert w in proc.stderr, (w, proc.stderr)
+    assert "fix:" in proc.stderr and "Traceback" not in proc.stderr
+    assert nothing_left("h2bad")
+
+
+def test_non_root_is_told_it_needs_root(home):
+    ensure_access(ensure_user(SIM_USER), home)  # so the non-root user can run this Python at all
+    proc = cli("sim", "up", "1", "--name", "h2user", home=home, user=SIM_USER)
+    assert proc.returncode == ExitCode.PERMISSION, proc.stderr
+    assert "needs root" in proc.stderr and "sudo dscluster sim up" in proc.stderr
+    assert nothing_left("h2user")

@@ -1,0 +1,200 @@
+"""A real 3-node simulated cluster: key-only sshd with pinned host keys, and what it refuses.
+
+Every assertion goes through the real OpenSSH client and server: nothing here is mocked.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from dscluster.cluster import identity
+from dscluster.cluster.pdsh import pdsh_argv, pdsh_env
+from dscluster.cluster.ssh import SSHRunner, ssh_base_argv, ssh_config_path, ssh_failure, sync_known_hosts
+from dscluster.errors import ClusterError
+
+pytestmark = [pytest.mark.root, pytest.mark.cluster]
+
+NAME = "h2trust"
+
+
+@pytest.fixture(scope="module")
+def sim(sim_cluster):
+    return sim_cluster(3, name=NAME)
+
+
+def ssh(sim, node, *command, extra=(), timeout=20):
+    spec = sim.spec
+    argv = ssh_base_argv(spec, spec.node(node))
+    return subprocess.run(argv[:-1] + list(extra) + [argv[-1], "--", *command], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def close_mux(sim, node):
+    """Drop the ControlMaster connection so the next ssh does a full handshake (host key, auth)."""
+    subprocess.run(["ssh", "-F", str(ssh_config_path(sim.spec)), "-O", "exit", node], capture_output=True, timeout=10)
+
+
+def test_nodes_are_isolated_machines(sim):
+    for i, node in enumerate(sim.nodes):
+        assert sim.exec(node, ["hostname"]).check().stdout.strip() == node
+        assert sim.exec(node, ["hostname", "-I"]).stdout.split() == [sim.spec.nodes[i].address]
+        # own process table: PID 1 is the node agent, and the other nodes' agents are invisible
+        ps = [line.split(None, 1) for line in sim.exec(node, ["ps", "-ww", "-eo", "pid=,args="]).check().stdout.splitlines()]
+        init = next(args for pid, args in ps if pid == "1")
+        assert init.startswith(f"{sys.executable} -m dscluster.node.agent start") and f"--name {node}" in init
+        assert sum("dscluster.node.agent" in args for _, args in ps) == 1
+        # the only route is the cluster subnet: nothing leaves the machine
+        routes = sim.exec(node, ["ip", "-4", "route"]).check().stdout.strip().splitlines()
+        assert len(routes) == 1 and routes[0].startswith(sim.subnet) and "default" not in routes[0]
+    out = sim.exec("node0", [sys.executable, "-c", "import socket; s=socket.socket(); s.settimeout(2); "
+                                                   "s.connect(('1.1.1.1', 80))"])
+    assert out.returncode != 0 and "unreachable" in out.stderr
+
+
+def test_ssh_mesh_with_pinned_keys(sim):
+    """Every node reaches every node (itself included) as the node user, with the cluster config."""
+    cfg = str(ssh_config_path(sim.spec))
+    for src in sim.nodes:
+        script = "; ".join(f"ssh -F {cfg} {dst} -- 'hostname; id -un'" for dst in sim.nodes)
+        out = sim.exec(src, ["sh", "-c", script], timeout=60).check().stdout.split()
+        assert out == [w for dst in sim.nodes for w in (dst, sim.spec.ssh_user)]
+    known = (sim.spec.state_dir / "known_hosts").read_text().splitlines()
+    assert [line.split()[0] for line in known] == sim.nodes
+    assert all(line.split()[1] == "ssh-ed25519" for line in known)
+
+
+def test_runner_interface_over_ssh(sim):
+    runner = SSHRunner(sim.spec, sim.spec.node("node1"))
+    result = runner.run(["sh", "-c", 'echo "$0 $FOO"; pwd; cat', "a b"], env={"FOO": "x y"}, cwd="/tmp",
+                        input="from stdin")
+    assert result.ok and result.stdout == "a b x y\n/tmp\nfrom stdin", result
+    assert runner.run(["false"]).returncode == 1
+    src = sim.spec.shared_dir / "copy-src.txt"
+    src.write_text("payload\n")
+    assert runner.copy(str(src), "/tmp/dsc-copied.txt").ok
+    assert sim.exec("node1", ["cat", "/tmp/dsc-copied.txt"]).stdout == "payload\n"
+    sim.exec("node1", ["rm", "-f", "/tmp/dsc-copied.txt"])
+
+
+def test_pdsh_goes_through_the_cluster_config(sim):
+    """pdsh, run on the master as DeepSpeed runs it, reaches all nodes only via the generated wrapper."""
+    argv, env = pdsh_argv(sim.spec, ["hostname"], path=os.environ["PATH"])
+    out = sim.exec("node0", argv, env=env, timeout=60).check().stdout
+    assert sorted(out.split()) == sorted(w for n in sim.nodes for w in (f"{n}:", n))
+    # Without the wrapper, plain ssh (no cluster config: unknown host key, no cluster key) is refused.
+    bare = sim.exec("node0", ["pdsh", "-S", "-R", "ssh", "-w", "node1", "true"],
+                    env={"PATH": os.environ["PATH"], "PDSH_SSH_ARGS_APPEND": "-o BatchMode=yes"}, timeout=60)
+    assert bare.returncode != 0
+
+
+def test_sshd_refuses_password_login(sim, tmp_path):
+    """The server offers public keys only: ssh never even gets to ask for a password."""
+    askpass = tmp_path / "askpass"
+    asked = tmp_path / "asked"
+    askpass.write_text(f"#!/bin/sh\ntouch {asked}\necho not-the-password\n")
+    askpass.chmod(0o755)
+    close_mux(sim, "node1")
+    env = {**os.environ, "SSH_ASKPASS": str(askpass), "SSH_ASKPASS_REQUIRE": "force", "DISPLAY": ":0"}
+    argv = ["ssh", "-F", str(ssh_config_path(sim.spec)), "-o", "ControlMaster=no", "-o", "ControlPath=none",
+            "-o", "BatchMode=no", "-o", "PubkeyAuthentication=no",
+            "-o", "PreferredAuthentications=password,keyboard-interactive",
+            "-o", "PasswordAuthentication=yes", "-o", "KbdInteractiveAuthentication=yes", "node1", "true"]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=20, env=env, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 255
+    assert "Permission denied (publickey)" in proc.stderr, proc.stderr
+    assert not asked.exists()
+
+
+def test_sshd_refuses_root_login_even_with_the_cluster_key(sim):
+    close_mux(sim, "node1")
+    proc = ssh(sim, "node1", "true", extra=["-o", "ControlPath=none", "-l", "root"])
+    assert proc.returncode == 255 and "Permission denied" in proc.stderr
+    log = sim.log_path("node1").read_text()
+    assert "User root from" in log and "not allowed because not listed in AllowUsers" in log
+
+
+def test_sshd_refuses_an_unknown_key(sim, tmp_path):
+    key = tmp_path / "stranger"
+    identity.generate_keypair(key, "stranger")
+    # the cluster config with the stranger's key in place of the cluster key
+    cfg = sim.spec.state_dir / "stranger_config"
+    cfg.write_text(ssh_config_path(sim.spec).read_text().replace(str(sim.spec.state_dir / "id_ed25519"), str(key)))
+    proc = subprocess.run(["ssh", "-F", str(cfg), "-o", "ControlPath=none", "node2", "true"], capture_output=True,
+                          text=True, timeout=20)
+    assert proc.returncode == 255 and "Permission denied (publickey)" in proc.stderr
+    assert "Failed publickey for dscluster" in sim.log_path("node2").read_text()
+
+
+def test_swapped_host_key_is_refused_until_trusted(sim):
+    node = sim._node("node2")
+    hostkey = os.path.join(node["state_dir"], "ssh_host_ed25519_key")
+    sim.crash("node2")
+    for suffix in ("", ".pub"):
+        os.unlink(hostkey + suffix)
+    identity.generate_keypair(Path(hostkey), "impostor")
+    sim.heal("node2")  # the agent keeps the (new) key it finds and publishes it
+    close_mux(sim, "node2")
+    report = sync_known_hosts(sim.spec)
+    assert report.changed == ["node2"]  # published key differs from the pin: not accepted silently
+    proc = ssh(sim, "node2", "true")
+    assert proc.returncode == 255
+    assert "REMOTE HOST IDENTIFICATION HAS CHANGED" in proc.stderr or "Host key verification failed" in proc.stderr
+    result = SSHRunner(sim.spec, sim.spec.node("node2")).run(["true"])
+    assert "host key" in ssh_failure(result)[0]
+    # re-pinning on purpose restores access
+    from dscluster import cli
+
+    assert cli.main(["config", "trust", "--cluster", str(sim.spec.path), "node2"]) == 0
+    assert ssh(sim, "node2", "hostname").stdout.strip() == "node2"
+
+
+def test_partition_then_heal(sim):
+    sim.partition("node1")
+    try:
+        close_mux(sim, "node1")
+        started = time.monotonic()
+        result = SSHRunner(sim.spec, sim.spec.node("node1")).run(["true"], timeout=5)
+        assert not result.ok and time.monotonic() - started < 8  # the deadline holds; no hang
+        assert ssh(sim, "node0", "true").returncode == 0  # the others are unaffected
+        assert sim.is_running("node1")  # its processes keep running
+        status = {r["node"]: r for r in sim.status()}
+        assert not status["node1"]["link_up"] and status["node0"]["ssh_port_open"]
+    finally:
+        sim.heal("node1")
+    assert ssh(sim, "node1", "hostname").stdout.strip() == "node1"
+
+
+def test_crash_then_heal(sim):
+    old_pid = sim._node("node1")["pid1"]
+    pins = (sim.spec.state_dir / "known_hosts").read_text()
+    sim.crash("node1")
+    assert not sim.is_running("node1") and not os.path.exists(f"/proc/{old_pid}")
+    with pytest.raises(ClusterError, match="node1 is down"):
+        sim.exec("node1", ["true"])
+    close_mux(sim, "node1")
+    assert ssh(sim, "node1", "true").returncode == 255
+    sim.heal("node1")
+    assert sim._node("node1")["pid1"] != old_pid
+    # same host key after a restart: the existing pin still works, nothing re-trusted
+    assert ssh(sim, "node1", "hostname").stdout.strip() == "node1"
+    assert (sim.spec.state_dir / "known_hosts").read_text() == pins
+
+
+def test_agent_stops_cleanly_on_sigterm_and_restarts_idempotently(sim):
+    node = sim._node("node2")
+    pid1 = node["pid1"]
+    os.kill(pid1, signal.SIGTERM)
+    deadline = time.monotonic() + 15
+    while os.path.exists(f"/proc/{pid1}") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not os.path.exists(f"/proc/{pid1}")
+    assert "stopping (signal 15)" in sim.log_path("node2").read_text()
+    sim.heal("node2")
+    assert ssh(sim, "node2", "hostname").stdout.strip() == "node2"
