@@ -1,0 +1,180 @@
+"""On the simulated cluster: the node agent on the master serves JupyterLab, reached the documented way.
+
+The master's agent (`dscluster node start --role master --lab`, the image's entrypoint) starts
+JupyterLab as the non-root node user on the master's own 127.0.0.1. The test reaches it like a user:
+an `ssh -L` tunnel over the cluster's pinned ssh_config, and `dscluster lab url` run over ssh on the
+master for the token. Then: no token / a wrong token are refused, the right one works, and the token
+is in no log, no process command line or environment, and no file on the shared storage (run records).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.root, pytest.mark.cluster, pytest.mark.slow]
+
+VENV_BIN = Path(sys.executable).parent
+LAB_PORT = 8888
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _get(url: str, headers: dict | None = None, data: bytes | None = None):
+    req = urllib.request.Request(url, headers=headers or {}, data=data, method="POST" if data else None)
+    try:
+        with urllib.request.urlopen(req, timeout=15) as resp:
+            return resp.status, resp.read().decode()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read().decode(errors="replace")
+    except (urllib.error.URLError, OSError) as err:
+        return None, str(err)
+
+
+def _wait(predicate, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.5)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture(scope="module")
+def lab_on_master(sim_cluster, tmp_path_factory):
+    from dscluster.cluster.ssh import SSHRunner, ssh_config_path
+
+    sim = sim_cluster(2, name="h5lab")
+    spec = sim.spec
+    master = spec.master
+    work = Path(tmp_path_factory.mktemp("h5lab"))
+    agent_log = work / "agent.log"
+    (spec.shared_dir / "lab-marker.txt").write_text("the file browser opens on the shared directory\n")
+    # sshd wants its keys under root-owned, non-world-writable directories (not /tmp): next to the
+    # sim's own node state.
+    state_dir = Path(sim.state["nodes"][0]["state_dir"]).parent / "h5-lab-agent"
+    # A second agent on the master, with --lab: the same entrypoint the image runs. Its own sshd port
+    # and state dir keep the sim's pinned host key for the master untouched.
+    agent_argv = sim.exec_argv(master.name, [
+        str(VENV_BIN / "dscluster"), "node", "start", "--shared", str(spec.shared_dir), "--user", spec.ssh_user,
+        "--port", "2299", "--role", "master", "--name", f"{master.name}-lab", "--state-dir", str(state_dir),
+        "--lab"], cwd="/")
+    env = {**os.environ, "DSCLUSTER_LANG": "zh_TW"}
+    with open(agent_log, "ab") as log:
+        agent = subprocess.Popen(agent_argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                 env=env, start_new_session=True)
+    local_port = _free_port()
+    tunnel = None
+    try:
+        # What the user runs on their own machine: ssh -L to the master's loopback-only lab.
+        tunnel = subprocess.Popen(["ssh", "-F", str(ssh_config_path(spec)), "-N", "-o", "ExitOnForwardFailure=yes",
+                                   "-L", f"{local_port}:127.0.0.1:{LAB_PORT}", master.name],
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                  start_new_session=True)
+        base = f"http://127.0.0.1:{local_port}"
+        try:
+            _wait(lambda: agent.poll() is not None or _get(f"{base}/api")[0] == 200, 90,
+                  "JupyterLab through the ssh tunnel")
+            assert agent.poll() is None
+        except AssertionError:
+            raise AssertionError("lab did not come up; agent log:\n" + agent_log.read_text(errors="replace")[-3000:])
+        url = SSHRunner(spec, master).run([str(VENV_BIN / "dscluster"), "lab", "url", "--ssh-host", master.address],
+                                          timeout=60)
+        assert url.ok, url.stderr
+        token = url.stdout.split("?token=", 1)[1].split()[0]
+        yield {"sim": sim, "base": base, "token": token, "url_out": url.stdout, "agent_log": agent_log,
+               "agent": agent, "work": work}
+    finally:
+        if tunnel:
+            tunnel.terminate()
+            tunnel.wait(10)
+        os.killpg(agent.pid, signal.SIGTERM)
+        try:
+            agent.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(agent.pid, signal.SIGKILL)
+            agent.wait(10)
+        shutil.rmtree(state_dir, ignore_errors=True)
+
+
+def test_lab_runs_as_the_node_user_on_loopback_only(lab_on_master):
+    sim = lab_on_master["sim"]
+    spec = sim.spec
+    master = spec.master
+    # Bound to the master's 127.0.0.1: the node's cluster address does not answer on the lab port.
+    probe = sim.exec(spec.nodes[1].name, [sys.executable, "-c",
+                     f"import socket; socket.create_connection(('{master.address}', {LAB_PORT}), 3)"])
+    assert probe.returncode != 0
+    out = lab_on_master["url_out"]
+    assert f"ssh -N -L {LAB_PORT}:127.0.0.1:{LAB_PORT} {master.address}" in out
+    home = os.path.expanduser(f"~{spec.ssh_user}")
+    ours = f"--config={home}/.dscluster/lab/{master.name}/".encode()
+    servers = [p for p in Path("/proc").glob("[0-9]*") if ours in _read(p / "cmdline")]
+    assert len(servers) == 1, "expected exactly one JupyterLab for the master"
+    for proc in servers:
+        uid = int(next(ln for ln in (proc / "status").read_text().splitlines() if ln.startswith("Uid:")).split()[1])
+        assert uid != 0
+
+
+def test_token_gates_every_request(lab_on_master):
+    base, token = lab_on_master["base"], lab_on_master["token"]
+    assert _get(f"{base}/api/contents")[0] == 403
+    assert _get(f"{base}/api/contents", {"Authorization": "token not-the-token"})[0] == 403
+    assert _get(f"{base}/api/contents?token={token[:-1]}")[0] == 403
+    status, body = _get(f"{base}/api/contents", {"Authorization": f"token {token}"})
+    assert status == 200 and json.loads(body)["type"] == "directory"
+    # The file browser opens on the shared directory.
+    assert "lab-marker.txt" in {item["name"] for item in json.loads(body)["content"]}
+    status, page = _get(f"{base}/lab?token={token}")
+    assert status == 200 and "jupyter-config-data" in page
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""
+
+
+def test_token_is_in_no_log_command_line_environment_or_run_record(lab_on_master):
+    token = lab_on_master["token"].encode()
+    base = lab_on_master["base"]
+    # A kernel, as a notebook starts one (runs launched from a notebook inherit its environment).
+    status, body = _get(f"{base}/api/kernels", {"Authorization": f"token {lab_on_master['token']}",
+                                                "Content-Type": "application/json"}, data=b"{}")
+    assert status == 201, body
+    kernel_id = json.loads(body)["id"]
+    _wait(lambda: any(kernel_id.encode() in _read(p / "cmdline") for p in Path("/proc").glob("[0-9]*")), 60,
+          "the kernel process")
+    for proc in Path("/proc").glob("[0-9]*"):
+        assert token not in _read(proc / "cmdline"), f"token on the command line of pid {proc.name}"
+        assert token not in _read(proc / "environ"), f"token in the environment of pid {proc.name}"
+    sim = lab_on_master["sim"]
+    logs = [lab_on_master["agent_log"], *(sim.log_path(n) for n in sim.nodes)]
+    home = Path(os.path.expanduser(f"~{sim.spec.ssh_user}"))
+    logs += list(home.glob(".dscluster/lab/*/lab.log")) + list(home.glob(".dscluster/logs/*"))
+    assert any(p.name == "lab.log" for p in logs)
+    for log in logs:
+        assert token not in _read(log), f"token in {log}"
+    # Nothing on the shared storage (run records, metadata, notebooks) holds it.
+    for path in Path(sim.spec.shared_dir).rglob("*"):
+        if path.is_file():
+            assert token not in _read(path), f"token in {path}"
+    token_files = list(home.glob(".dscluster/lab/*/token"))
+    assert token_files and all(f.stat().st_mode & 0o777 == 0o600 for f in token_files)
