@@ -341,3 +341,27 @@ def test_cli_print_shows_exact_commands_and_runs_nothing(tmp_path, capsys, monke
     assert "/dev/infiniband" in out  # the note about auto-detected InfiniBand
     assert cli.main(["down", "--cluster", str(spec_path), "--print"]) == 0
     assert "docker stop --time 20 dscluster-lab" in capsys.readouterr().out
+
+
+def test_every_message_has_a_zh_tw_translation_with_the_same_placeholders():
+    import ast
+    import string
+
+    from dscluster.i18n import catalog
+
+    zh = catalog("zh_TW")
+    root = Path(__file__).resolve().parents[2] / "src" / "dscluster"
+    files = ["node/lab.py", "commands/lab.py", "commands/up.py", "deploy/dockerrun.py", "deploy/hosts.py",
+             "deploy/up.py"]
+    fields = lambda s: sorted({f[1] for f in string.Formatter().parse(s) if f[1]})  # noqa: E731
+    missing = []
+    for rel in files:
+        for node in ast.walk(ast.parse((root / rel).read_text())):
+            if (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "tr" and node.args
+                    and isinstance(node.args[0], ast.Constant)):
+                template = node.args[0].value
+                if template not in zh:
+                    missing.append(f"{rel}: {template!r}")
+                else:
+                    assert fields(zh[template]) == fields(template), template
+    assert not missing, "\n".join(missing)

@@ -215,7 +215,7 @@ def start_lab(shared_dir: str | os.PathLike, ip: str = DEFAULT_IP, port: int = D
     validate_address(ip, port)
     if os.geteuid() == 0:
         raise PermissionNeeded(tr("JupyterLab must not run as root"),
-                               tr("start it as the node user (the image's `trainer`), not root"))
+                               tr("start it as the node user (the image's `dscluster` user), not root"))
     root = Path(root_dir or shared_dir)
     if not root.is_dir():
         raise ConfigError(tr("lab root directory {path} does not exist", path=root),
