@@ -9,7 +9,7 @@ import sys
 from dscluster.cluster.spec import ClusterSpec, resolve_spec
 from dscluster.console import FAIL, OK, WARN, next_steps, table
 from dscluster.deploy import dockerrun, up as deploy
-from dscluster.deploy.hosts import HostSSHRunner, preflight_argv
+from dscluster.deploy.hosts import HostSSHRunner
 from dscluster.i18n import current_language, tr
 
 
@@ -69,11 +69,10 @@ def cmd_up(args: argparse.Namespace) -> int:
         commands = []
         for node in spec.nodes:
             role = dockerrun.role_of(spec, node)
-            ssh = runner_for(node)
-            commands.append((tr("{name} ({role}) {host}: preflight", name=node.name, role=role, host=node.address),
-                             ssh.ssh_argv(preflight_argv(spec, node, opts))))
             commands.append((tr("{name} ({role}) {host}: start", name=node.name, role=role, host=node.address),
-                             ssh.ssh_argv(dockerrun.docker_run_argv(spec, node, opts))))
+                             runner_for(node).ssh_argv(dockerrun.docker_run_argv(spec, node, opts))))
+        print("# " + tr("before any of these, `up` checks every host over ssh: Docker, GPUs and the toolkit, "
+                        "{shared}, free ports, the image", shared=spec.shared_dir))
         _print_commands(spec, commands)
         if opts.infiniband == "auto":
             print("# " + tr("--device /dev/infiniband is added on hosts where the preflight finds it"))
