@@ -30,7 +30,7 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 
 if [ "$mode" = test ]; then
-  apt_install openssh-server openssh-client pdsh iproute2 procps psmisc util-linux openmpi-bin chromium
+  apt_install openssh-server openssh-client pdsh iproute2 procps psmisc util-linux openmpi-bin chromium fonts-wqy-microhei
 fi
 
 extras="tensorboard"

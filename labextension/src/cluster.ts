@@ -122,7 +122,11 @@ export class ClusterSection {
           'div',
           { class: 'dsc-gpu dsc-cpu' },
           el('span', { class: 'dsc-gpu-name' }, t.__('CPU')),
-          bar(s.cpu?.percent, t.__('%1% of %2 cores', s.cpu?.percent ?? '–', s.cpu?.count ?? '?')),
+          bar(s.cpu?.percent, t.__('%1% of %2 cores', s.cpu?.percent ?? '–', s.cpu?.count ?? '?'))
+        ),
+        el(
+          'div',
+          { class: 'dsc-gpu dsc-cpu' },
           el('span', { class: 'dsc-gpu-name' }, t.__('RAM')),
           bar(memPct, `${fmtBytes(mem.used)} / ${fmtBytes(mem.total)}`)
         )

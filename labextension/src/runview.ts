@@ -176,12 +176,22 @@ export class RunView extends Widget {
     for (const f of d.logs) {
       if (!this.logs.has(f.name)) {
         this.logs.set(f.name, { offset: null, text: '' });
-        const tab = el('button', { class: 'dsc-tab', type: 'button', 'data-log': f.name }, f.name.replace(/\.log$/, ''));
+        const rank = /rank(\d+)/.exec(f.name);
+        const label = rank ? `rank ${rank[1]}` : f.name.replace(/\.log$/, '');
+        const tab = el('button', { class: 'dsc-tab', type: 'button', 'data-log': f.name }, label);
         tab.onclick = () => this.selectLog(f.name);
         this.logTabs.append(tab);
-        if (this.activeLog === null || (this.activeLog.startsWith('launcher') && /rank/.test(f.name) && !this.userPicked)) {
-          this.selectLog(f.name, false);
-        }
+      }
+    }
+    // Until the user picks a tab, show the most useful log: rank 0, else the launcher's.
+    if (!this.userPicked && d.logs.length) {
+      const best =
+        d.logs.find(f => /rank0(?!\d)/.test(f.name)) ||
+        d.logs.find(f => /rank/.test(f.name)) ||
+        d.logs.find(f => f.name.startsWith('launcher')) ||
+        d.logs[0];
+      if (best.name !== this.activeLog) {
+        this.selectLog(best.name, false);
       }
     }
   }

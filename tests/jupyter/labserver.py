@@ -150,6 +150,9 @@ def start_lab(base: Path, *, extra_env: dict | None = None, timeout: float = 90)
             raise RuntimeError(f"JupyterLab exited with {proc.returncode}:\n{server.log()}")
         try:
             if server.request("GET", "/api/status", timeout=5).status == 200:
+                # No "get Jupyter news?" popup over the screenshots (and no attempt to reach the net).
+                server.request("PUT", "/lab/api/settings/@jupyterlab/apputils-extension:notification",
+                               {"raw": json.dumps({"fetchNews": "false"})})
                 return server
         except OSError:
             pass

@@ -187,7 +187,8 @@ def log_files(ref: RunRef) -> list[dict]:
     def order(item: dict) -> tuple:
         name = item["name"]
         parts = [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name)]
-        return (0 if name.startswith("launcher") else 1, [str(p).zfill(8) if isinstance(p, int) else p for p in parts])
+        group = 0 if name.startswith("launcher") else 1 if "rank" in name else 2  # supervisor, watchdog last
+        return (group, [str(p).zfill(8) if isinstance(p, int) else p for p in parts])
 
     return sorted(found, key=order)
 

@@ -1,0 +1,131 @@
+"""The DeepSpeed panel in a real JupyterLab, driven in headless Chromium: it opens, lists the
+cluster's nodes, launches the demo from the form (through the supervisor) and shows it succeed with
+a loss curve, refuses an invalid config with its message, stops a long run, speaks zh-TW, and the
+server refuses requests without the token. Screenshots: test-artifacts/screenshots/."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+
+import pytest
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+FAST_ARGS = "--preset tiny --steps 8 --log-interval 1 --save-interval 4 --sample-tokens 8 --eval-batches 1"
+LONG_ARGS = "--preset tiny --steps 100000 --log-interval 1 --step-sleep 0.3 --sample-tokens 0 --eval-interval 0"
+RUN_TIMEOUT_MS = 240_000
+
+
+def open_panel(page, lab):
+    page.goto(f"{lab.url}/lab?token={lab.token}")
+    tab = page.locator('.jp-SideBar .lm-TabBar-tab[data-id="dscluster-panel"]')
+    tab.wait_for(timeout=90_000)
+    if "lm-mod-current" not in (tab.get_attribute("class") or ""):
+        tab.click()
+    page.locator("#dscluster-panel .dsc-node").first.wait_for()
+    return page.locator("#dscluster-panel")
+
+
+def fill_form(page, args: str, config: dict | None = None):
+    panel = page.locator("#dscluster-panel")
+    if panel.locator("form.dsc-launch-form").is_hidden():
+        panel.locator("button.dsc-new-run").click()
+    script = panel.locator('form.dsc-launch-form input[name="script"]')
+    page.wait_for_function("() => document.querySelector('form.dsc-launch-form input[name=script]').value !== ''")
+    assert script.input_value() == "-m dscluster.train"
+    panel.locator('input[name="args"]').fill(args)
+    if config is not None:
+        panel.locator('textarea[name="config"]').fill(json.dumps(config))
+    panel.locator('input[name="max_restarts"]').fill("0")
+
+
+def active_run_view(page):
+    view = page.locator(".dsc-runview:visible")
+    view.wait_for()
+    return view
+
+
+def test_request_without_token_is_refused(page, lab, shot):
+    res = page.goto(f"{lab.url}/dscluster/api/runs")
+    assert res.status == 403
+    assert json.loads(page.locator("body").inner_text())["status"] == 403
+    page.goto(f"{lab.url}/lab")  # no token: JupyterLab's login page, not the workbench
+    page.locator("input[type=password]").first.wait_for()
+    assert page.locator(".jp-LabShell").count() == 0
+    shot(page, "login-required")
+
+
+def test_panel_opens_and_lists_the_local_node(page, lab, shot):
+    panel = open_panel(page, lab)
+    node = panel.locator(f'.dsc-node[data-node="{socket.gethostname()}"]')
+    node.wait_for()
+    assert panel.locator("h3").first.inner_text().startswith("Cluster")
+    # CPU machine: the node shows CPU and memory bars (GPU machines show one row per GPU).
+    assert node.locator(".dsc-gpu").count() >= 1
+    shot(page, "panel")
+
+
+def test_invalid_config_shows_the_validation_message(page, lab, shot):
+    fill_form(page, "--steps 2", {"train_batch_size": 7, "train_micro_batch_size_per_gpu": 4,
+                                  "gradient_accumulation_steps": 1})
+    page.locator("#dscluster-panel button.dsc-launch").click()
+    error = page.locator("#dscluster-panel .dsc-form-error")
+    error.wait_for(state="visible")
+    assert "train_batch_size" in error.inner_text()
+    shot(page, "invalid-config")
+
+
+def test_launch_demo_from_the_form_succeeds_with_a_loss_curve(page, lab, shot):
+    fill_form(page, FAST_ARGS, {"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 1})
+    shot(page, "form")
+    page.locator("#dscluster-panel button.dsc-launch").click()
+    view = active_run_view(page)
+    view.locator('.dsc-run-status .dsc-status[data-status="succeeded"]').wait_for(timeout=RUN_TIMEOUT_MS)
+    loss = view.locator('.dsc-chart[data-kind="loss"]')
+    page.wait_for_function(
+        "() => Number(document.querySelector('.dsc-runview:not(.lm-mod-hidden) .dsc-chart[data-kind=loss]')"
+        "?.dataset.points || 0) >= 8", timeout=30_000)
+    assert int(loss.get_attribute("data-points")) >= 8
+    assert loss.locator("polyline").count() == 1
+    assert view.locator(".dsc-log-tabs .dsc-tab").count() >= 2  # launcher + rank logs
+    view.locator('.dsc-events li[data-event="finished"]').wait_for()
+    view.locator(".dsc-ckpts tr[data-step]").first.wait_for()
+    shot(page, "succeeded")
+    row = page.locator("#dscluster-panel .dsc-run-row").first
+    row.locator('.dsc-status[data-status="succeeded"]').wait_for()
+
+
+def test_stop_works_on_a_long_run(page, lab, shot):
+    fill_form(page, LONG_ARGS, {"train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 1})
+    page.locator("#dscluster-panel button.dsc-launch").click()
+    view = active_run_view(page)
+    view.locator('.dsc-run-status .dsc-status[data-status="running"]').wait_for(timeout=RUN_TIMEOUT_MS)
+    page.wait_for_function(
+        "() => Number(document.querySelector('.dsc-runview:not(.lm-mod-hidden) .dsc-chart[data-kind=loss]')"
+        "?.dataset.points || 0) >= 2", timeout=RUN_TIMEOUT_MS)
+    shot(page, "running")
+    view.locator("button.dsc-stop").click()
+    view.locator('.dsc-run-status .dsc-status[data-status="stopped"]').wait_for(timeout=90_000)
+    run_id = view.locator("h2").inner_text().strip()
+    record = lab.api("GET", f"runs/{run_id}").json()["run"]
+    assert record["status"] == "stopped"
+    shot(page, "stopped")
+
+
+def test_zh_tw_locale_shows_translated_panel_strings(page, lab, shot):
+    plugin = "@jupyterlab/translation-extension:plugin"
+    res = lab.request("PUT", f"/lab/api/settings/{plugin}", {"raw": json.dumps({"locale": "zh_TW"})})
+    assert res.status == 204, res.body
+    try:
+        panel = open_panel(page, lab)
+        heading = panel.locator("h3").first
+        page.wait_for_function("() => document.querySelector('#dscluster-panel h3').innerText.startsWith('叢集')")
+        assert heading.inner_text().startswith("叢集")
+        assert "新的訓練" in panel.locator("button.dsc-new-run").inner_text()
+        status = panel.locator(".dsc-run-row .dsc-status").first.inner_text()
+        assert re.search(r"[成已]", status), status  # 成功 / 已停止
+        shot(page, "zh-TW")
+    finally:
+        lab.request("PUT", f"/lab/api/settings/{plugin}", {"raw": json.dumps({"locale": "en"})})
