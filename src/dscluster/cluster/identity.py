@@ -97,7 +97,8 @@ def ensure_shared_meta(shared_dir: str | os.PathLike) -> Path:
         raise PermissionNeeded(tr("cannot write {path}", path=meta),
                                tr("run as a user who can write the shared directory")) from None
     for p in (meta, hostkeys_dir(shared_dir)):
-        os.chmod(p, 0o755)
+        if p.stat().st_uid == os.geteuid():
+            os.chmod(p, 0o755)  # readable by all, writable only by its owner (root / the operator)
     return meta
 
 

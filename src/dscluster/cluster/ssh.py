@@ -64,6 +64,12 @@ def control_path(spec: ClusterSpec) -> str:
     return f"{control_dir(spec)}/{tag}-%C"
 
 
+def _q(path: object) -> str:
+    """ssh_config takes a path with spaces only in double quotes."""
+    text = str(path)
+    return f'"{text}"' if any(c.isspace() for c in text) else text
+
+
 def render_ssh_config(spec: ClusterSpec) -> str:
     """The per-cluster ssh_config text (pure: depends only on the spec and its state dir)."""
     state = cluster_state_dir(spec, create=False)
@@ -78,10 +84,10 @@ def render_ssh_config(spec: ClusterSpec) -> str:
         "Host *",
         f"  User {spec.ssh_user}",
         f"  Port {spec.ssh_port}",
-        f"  IdentityFile {state / 'id_ed25519'}",
+        f"  IdentityFile {_q(state / 'id_ed25519')}",
         "  IdentitiesOnly yes",
         "  IdentityAgent none",
-        f"  UserKnownHostsFile {state / 'known_hosts'}",
+        f"  UserKnownHostsFile {_q(state / 'known_hosts')}",
         "  GlobalKnownHostsFile /dev/null",
         "  StrictHostKeyChecking yes",
         "  UpdateHostKeys no",
@@ -99,7 +105,7 @@ def render_ssh_config(spec: ClusterSpec) -> str:
         f"  ServerAliveInterval {ALIVE_INTERVAL_S}",
         f"  ServerAliveCountMax {ALIVE_COUNT}",
         "  ControlMaster auto",
-        f"  ControlPath {control_path(spec)}",
+        f"  ControlPath {_q(control_path(spec))}",
         f"  ControlPersist {CONTROL_PERSIST_S}s",
         "  LogLevel ERROR",
     ]

@@ -31,6 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     up.add_argument("--subnet", help="private IPv4 /24 for the nodes (default: a free 10.2xx.y.0/24)")
     up.add_argument("--slots", type=int, default=1, help="slots per node in the spec (default: %(default)s)")
     up.add_argument("--shared", help="shared directory (default: <home>/sims/<name>/shared)")
+    up.add_argument("--lab", action="store_true", help="also start JupyterLab on the master (as the node user)")
     down = verb("down", "remove the cluster: processes, namespaces, interfaces, state", cmd_down)
     down.add_argument("--purge", action="store_true", help="also delete its shared directory and logs")
     status = verb("status", "one line per node: running, link, ssh port", cmd_status)
@@ -48,7 +49,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     from dscluster.sim import SimCluster
 
     started = time.monotonic()
-    sim = SimCluster.up(args.name, args.n, args.subnet, slots=args.slots, shared_dir=args.shared)
+    sim = SimCluster.up(args.name, args.n, args.subnet, slots=args.slots, shared_dir=args.shared, lab=args.lab)
     spec = sim.spec
     print(f"{OK} " + tr("simulated cluster {name!r}: {n} nodes on {subnet}, ssh to every node works ({s:.1f} s)",
                          name=sim.name, n=len(spec.nodes), subnet=sim.subnet, s=time.monotonic() - started))
@@ -60,8 +61,16 @@ def cmd_up(args: argparse.Namespace) -> int:
         print(tr("note: gave user {user} traverse-only access (ACL u:{user}:x) to {dir} so it can run {python}; "
                  "undo: setfacl -x u:{user} {dir}", user=spec.ssh_user, dir=granted, python=_python()))
     cluster_arg = "" if sim.name == "default" else f" --cluster {spec.path}"
-    print(next_steps(f"dscluster doctor{cluster_arg}", f"dscluster sim exec --name {sim.name} node0 -- hostname",
-                     f"dscluster sim down --name {sim.name}"))
+    steps = [f"dscluster doctor{cluster_arg}", f"dscluster sim exec --name {sim.name} node0 -- hostname"]
+    if sim.state.get("lab"):
+        from dscluster.cluster.ssh import ssh_config_path
+
+        print(tr("JupyterLab is starting on {node} as {user}, on its 127.0.0.1:8888 (log: {log})", node=spec.master.name,
+                 user=spec.ssh_user, log=sim.log_path(0)))
+        steps += [f"ssh -F {ssh_config_path(spec)} -N -L 8888:127.0.0.1:8888 {spec.master.name} &",
+                  f"dscluster sim exec --name {sim.name} --user {spec.ssh_user} {spec.master.name} -- "
+                  f"{_python()} -m dscluster.cli lab url"]
+    print(next_steps(*steps, f"dscluster sim down --name {sim.name}"))
     return 0
 
 

@@ -151,12 +151,19 @@ def prepare(opts: AgentOptions) -> PreparedNode:
 
 
 def publish_host_key(opts: AgentOptions, host_key: Path) -> Path:
-    ensure_shared_meta(opts.shared_dir)
     record = {"name": opts.node_name, "hostname": socket.gethostname(), "addresses": local_addresses(),
               "ssh_port": opts.port, "role": opts.role, "key": sshd_mod.host_public_key(host_key),
               "published": time.time()}
     path = hostkeys_dir(opts.shared_dir) / f"{opts.node_name}.json"
-    atomic_write_text(path, json.dumps(record, indent=2, sort_keys=True) + "\n", mode=0o644)
+    try:
+        ensure_shared_meta(opts.shared_dir)
+        atomic_write_text(path, json.dumps(record, indent=2, sort_keys=True) + "\n", mode=0o644)
+    except OSError as err:
+        # Typically NFS with root_squash: root on the node is "nobody" on the share.
+        raise PermissionNeeded(tr("cannot publish this node's host key to {path}: {err}", path=path, err=err),
+                               tr("let root on the nodes write {dir} (NFS: no_root_squash for it, or create it "
+                                  "owned by the squashed user)", dir=hostkeys_dir(opts.shared_dir)),
+                               setting="shared_dir") from None
     return path
 
 

@@ -173,8 +173,9 @@ class SimCluster:
     @classmethod
     def up(cls, name: str = "default", n: int = 3, subnet: str | None = None, *, home: str | os.PathLike | None = None,
            shared_dir: str | os.PathLike | None = None, user: str = SIM_USER, slots: int = 1,
-           timeout: float = 30.0, check_mesh: bool = True) -> "SimCluster":
-        """Create (or re-create) the cluster; returns once every node's sshd accepts the cluster key."""
+           timeout: float = 30.0, check_mesh: bool = True, lab: bool = False) -> "SimCluster":
+        """Create (or re-create) the cluster; returns once every node's sshd accepts the cluster key.
+        With `lab`, the master's agent also starts JupyterLab (as the node user, on its 127.0.0.1)."""
         require_root()
         check_name(name)
         if not 1 <= n <= MAX_NODES:
@@ -202,7 +203,8 @@ class SimCluster:
                                path=(base / "dscluster.toml").resolve(), state_dir=(base / "cluster").resolve())
             state = {"name": name, "n": n, "subnet": str(net), "home": str(Path(home or paths.home()).resolve()),
                      "spec_path": str(spec.path), "shared_dir": str(spec.shared_dir), "user": user,
-                     "logs_dir": str(logs.resolve()), "created": time.time(), "granted_traverse": [str(g) for g in granted],
+                     "logs_dir": str(logs.resolve()), "created": time.time(), "lab": lab,
+                     "granted_traverse": [str(g) for g in granted],
                      "nodes": [{"name": names.node(i), "index": i, "netns": names.netns(i), "ip": node_ip(net, i),
                                 "pid1": None, "launcher_pid": None, "state_dir": str(names.node_state_dir(i))}
                                for i in range(n)]}
@@ -234,7 +236,7 @@ class SimCluster:
         role = "master" if i == 0 else "worker"
         agent = [sys.executable, "-m", "dscluster.node.agent", "start", "--shared", self.state["shared_dir"],
                  "--user", self.state["user"], "--port", str(SSH_PORT), "--role", role, "--name", entry["name"],
-                 "--state-dir", entry["state_dir"]]
+                 "--state-dir", entry["state_dir"]] + (["--lab"] if i == 0 and self.state.get("lab") else [])
         argv = ["ip", "netns", "exec", entry["netns"], "unshare", "--pid", "--fork", "--mount-proc", "--uts",
                 "--kill-child", "--", "/bin/sh", "-c", _NODE_BOOT, "dscluster-node", entry["name"]] + agent
         env = {"PATH": f"{Path(sys.executable).parent}:{NODE_PATH}", "LANG": "C.UTF-8", "HOME": "/root",
@@ -330,7 +332,8 @@ class SimCluster:
     def exec_argv(self, node: str | int, argv: Sequence[str], *, cwd: str | None = None,
                   user: str | None = None) -> list[str]:
         """nsenter argv running `argv` inside the node (network, UTS, PID and mount namespaces), as root
-        or as `user`. The process inherits the caller's environment (sshd sessions do not)."""
+        or as `user` (with its own HOME, without the caller's DSCLUSTER_HOME). The process inherits the
+        caller's environment otherwise (sshd sessions do not)."""
         entry = self._node(node)
         if not _alive(entry["pid1"]):
             raise ClusterError(tr("{node} is down", node=entry["name"]),
@@ -338,7 +341,8 @@ class SimCluster:
                                   name=self.name), node=entry["name"])
         prefix = ["nsenter", "-t", str(entry["pid1"]), "-n", "-u", "-p", "-m", f"--wd={cwd or os.getcwd()}", "--"]
         if user:
-            prefix += ["runuser", "-u", user, "--"]
+            # runuser sets HOME/USER for the user; the caller's DSCLUSTER_HOME (root's state) is not theirs.
+            prefix += ["runuser", "-u", user, "--", "env", "-u", "DSCLUSTER_HOME"]
         return prefix + list(argv)
 
     def exec(self, node: str | int, argv: Sequence[str], *, env: dict[str, str] | None = None,
