@@ -275,7 +275,10 @@ def test_stale_jit_lock_and_a_live_compile():
     report = run(make_spec(), compiling)
     assert report.ok and report.get("node1", "jit-lock").status == "warn"
     young = dict(lock, age_s=5)
-    assert run(make_spec(), lambda f: f[1]["jit"].update(locks=[young])).ok
+    assert run(make_spec(), lambda f: f[1]["jit"].update(locks=[young])).get("node1", "jit-lock").status == "ok"
+    recent = dict(lock, age_s=120)  # maybe a compile on a machine the probes cannot see
+    report = run(make_spec(), lambda f: f[1]["jit"].update(locks=[recent]))
+    assert report.ok and report.get("node1", "jit-lock").status == "warn" and "rm -f" in report.get("node1", "jit-lock").fix
 
 
 def test_torch_cuda_arch_list_that_deepspeed_cannot_parse():

@@ -10,7 +10,11 @@ from dscluster.doctor.probe import classify_failure
 from dscluster.i18n import tr
 
 CLOCK_SKEW_MAX_S = 2.0
-JIT_LOCK_GRACE_S = 60.0  # a lock younger than this may belong to a compile that just started
+# torch's JIT lock is a plain O_EXCL file (no flock), so a live holder can only be inferred. A compile
+# on a machine outside the cluster (a shared home) is invisible to the probes, and an op build can
+# take minutes: below JIT_LOCK_STALE_S a lock without a visible compiler is only a warning.
+JIT_LOCK_GRACE_S = 60.0
+JIT_LOCK_STALE_S = 600.0
 
 
 def _ssh_target(ctx: DoctorContext, node) -> str:
@@ -233,6 +237,11 @@ def check_jit_lock(ctx: DoctorContext, node) -> CheckResult:
         return warned(name, "jit-lock", tr("lock {paths} while a compiler runs ({who})", paths=paths,
                                            who="; ".join(compiling)),
                       tr("wait for the build to finish, then rerun doctor"))
+    if all(lk.get("age_s", 0) < JIT_LOCK_STALE_S for lk in locks):
+        return warned(name, "jit-lock", tr("lock {paths} is {age:.0f} s old and no compiler runs on the cluster's "
+                                           "nodes", paths=paths, age=max(lk["age_s"] for lk in locks)),
+                      tr("if no job is compiling anywhere that shares this home, remove it: rm -f {paths}",
+                         paths=paths), locks=locks)
     return failed(name, "jit-lock", tr("stale lock {paths} and no compiler running: every job will hang at start",
                                        paths=paths),
                   tr("remove it: rm -f {paths}", paths=paths), locks=locks)

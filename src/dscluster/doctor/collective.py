@@ -14,7 +14,7 @@ from typing import Sequence
 from dscluster.cluster.runner import Runner, run_parallel
 from dscluster.doctor.context import DoctorContext
 from dscluster.doctor.model import CLUSTER_ROW, CheckResult, failed, passed, skipped
-from dscluster.doctor.probe import BOOT, _last_meaningful_line
+from dscluster.doctor.probe import _last_meaningful_line, boot_script
 from dscluster.i18n import tr
 
 MARKER = "DSCLUSTER-COLLECTIVE "
@@ -51,7 +51,7 @@ def run_collective(ctx: DoctorContext, runners: Sequence[Runner], python: str, r
 
     def one(i: int):
         argv = ["env", *[f"{k}={v}" for k, v in collective_env(ctx, nodes[i]).items()],
-                "sh", "-c", BOOT, "sh", python, json.dumps(collective_params(ctx, i, size_mb))]
+                "sh", "-c", boot_script(), "sh", python, json.dumps(collective_params(ctx, i, size_mb))]
         return runners[i].run(argv, input=source, timeout=INIT_TIMEOUT_S + 90)
 
     outs = run_parallel(one, range(len(nodes)))

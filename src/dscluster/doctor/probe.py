@@ -18,8 +18,14 @@ from typing import Any
 from dscluster.cluster.runner import CommandResult, Runner
 
 MARKER = "DSCLUSTER-PROBE "
-BOOT = ('P="$1"; shift; [ -x "$P" ] || P=$(command -v python3) || '
-        '{ echo "dscluster-doctor: no python3 on this node" >&2; exit 97; }; exec "$P" - "$@"')
+def boot_script(python_flags: str = "") -> str:
+    """`sh -c` text: run "$1" (the expected interpreter) or any python3, reading the program on stdin."""
+    return ('P="$1"; shift; [ -x "$P" ] || P=$(command -v python3) || '
+            '{ echo "dscluster-doctor: no python3 on this node" >&2; exit 97; }; exec "$P" %s - "$@"' % python_flags)
+
+
+# The probe runs with -S (no site start-up: ~25 ms less CPU per node); it rebuilds the path itself.
+BOOT = boot_script("-S")
 
 
 @dataclass(frozen=True)
