@@ -21,6 +21,8 @@ from dscluster.paths import log_file
 # Each module defines `register(subparsers)`; its parsers set `func=callable(args) -> int`.
 # Keep the order: it is the order of `dscluster --help`.
 COMMAND_MODULES: tuple[str, ...] = (
+    "dscluster.commands.demo",
+    "dscluster.commands.data",
     "dscluster.commands.init",
     "dscluster.commands.config",
     "dscluster.commands.node",

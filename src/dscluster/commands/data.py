@@ -1,0 +1,57 @@
+"""`dscluster data prepare SRC... --out DIR`: text files -> memory-mapped token shards for the trainer."""
+
+from __future__ import annotations
+
+import argparse
+
+from dscluster.console import OK, next_steps, table
+from dscluster.i18n import tr
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("data", help="prepare training data (token shards)",
+                                   description="Prepare text for the reference trainer.")
+    verbs = parser.add_subparsers(dest="data_command", metavar="ACTION")
+    prep = verbs.add_parser(
+        "prepare", help="tokenize .txt/.md/.py/.rst/.jsonl files into token shards + meta.json",
+        description="Tokenize text files (directories are searched recursively, in sorted order) into "
+                    "memory-mapped token shards and meta.json. Each document goes to train or val by a hash "
+                    "of its name, so the split is the same on every machine.")
+    prep.add_argument("sources", nargs="*", metavar="SRC", help="files or directories (default: the stdlib corpus)")
+    prep.add_argument("--out", help="output directory (required with SRC; default <shared>/data/stdlib)")
+    prep.add_argument("--tokenizer", default="byte",
+                      help="'byte' (default: UTF-8 bytes, nothing to download) or a local tokenizer.json")
+    prep.add_argument("--val-fraction", type=float, default=0.05, help="share of documents held out (default 0.05)")
+    prep.add_argument("--text-field", default="text", help="field holding the text in .jsonl lines (default text)")
+    prep.add_argument("--force", action="store_true", help="replace --out if it already holds prepared data")
+    prep.set_defaults(func=cmd_prepare)
+    parser.set_defaults(func=lambda args: (parser.print_help(), 2)[1])
+
+
+def cmd_prepare(args: argparse.Namespace) -> int:
+    from dscluster.data.corpus import ensure_stdlib_corpus
+    from dscluster.data.prepare import prepare
+    from dscluster.data.shards import read_meta
+    from dscluster.data.tokenizer import load_tokenizer
+    from dscluster.errors import UsageError
+
+    if args.sources:
+        if not args.out:
+            raise UsageError(tr("--out DIR is required with SRC"), tr("dscluster data prepare SRC... --out DIR"))
+        tokenizer = load_tokenizer(args.tokenizer)
+        meta = prepare(args.sources, args.out, tokenizer, val_fraction=args.val_fraction, text_field=args.text_field,
+                       force=args.force)
+        out = args.out
+    else:
+        if args.out:
+            raise UsageError(tr("--out needs SRC files"), tr("dscluster data prepare SRC... --out DIR"))
+        out, _ = ensure_stdlib_corpus()
+        meta = read_meta(out)
+    rows = [[split, f"{sum(info['tokens']):,}", str(info["documents"]), str(len(info["files"]))]
+            for split, info in meta["splits"].items()]
+    print(f"{OK} " + tr("prepared {out} ({tok} tokenizer, vocab {v}, {dtype})", out=out,
+                         tok=meta["tokenizer"]["type"], v=meta["vocab_size"], dtype=meta["dtype"]))
+    print(table([tr("split"), tr("tokens"), tr("documents"), tr("shards")], rows))
+    print(next_steps(f"dscluster demo --data {out}",
+                     f"dscluster launch -m dscluster.train --data {out} --deepspeed --deepspeed_config ds_config.json"))
+    return 0

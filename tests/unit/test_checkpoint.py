@@ -1,0 +1,99 @@
+"""Checkpoint commit protocol and retention at unit level (a fake engine writes the shard files)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dscluster.errors import ConfigError, PermissionNeeded
+from dscluster.train import checkpoint as ck
+
+
+class FakeEngine:
+    """Writes what DeepSpeed's save_checkpoint writes for ZeRO stage 1 with `world` ranks."""
+
+    def __init__(self, world: int = 2, drop_shard: bool = False):
+        self.world, self.drop_shard, self.calls = world, drop_shard, []
+
+    def save_checkpoint(self, save_dir, tag, client_state, save_latest):
+        assert save_latest is False  # `latest` is ours, written only after the commit
+        self.calls.append(tag)
+        d = Path(save_dir) / tag
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "mp_rank_00_model_states.pt").write_bytes(b"model" + json.dumps(client_state).encode())
+        for r in range(self.world - (1 if self.drop_shard else 0)):
+            (d / f"bf16_zero_pp_rank_{r}_mp_rank_00_optim_states.pt").write_bytes(b"optim")
+
+
+def _save(save_dir: Path, step: int, keep: int = 0, engine=None):
+    ck.save(engine or FakeEngine(), save_dir, step, rank=0, world_size=2, zero_stage=1, keep=keep,
+            client_state={"step": step}, barrier=lambda: None)
+
+
+def test_commit_writes_marker_then_latest(tmp_path):
+    _save(tmp_path, 10)
+    commit = json.loads((tmp_path / "step-10" / ck.COMMIT_FILE).read_text())
+    assert commit["step"] == 10 and "mp_rank_00_model_states.pt" in commit["files"]
+    assert (tmp_path / ck.LATEST_FILE).read_text() == "step-10"
+    assert ck.committed_steps(tmp_path) == [10] and ck.latest_committed(tmp_path) == 10
+
+
+def test_uncommitted_steps_are_invisible(tmp_path):
+    _save(tmp_path, 10)
+    (tmp_path / "step-20").mkdir()  # a crash mid-save: shards, no COMMIT.json
+    (tmp_path / "step-20" / "mp_rank_00_model_states.pt").write_bytes(b"trunc")
+    (tmp_path / "notes").mkdir()
+    assert ck.committed_steps(tmp_path) == [10]
+    assert ck.resolve_resume(tmp_path, "auto") == 10
+
+
+def test_incomplete_save_is_not_committed(tmp_path):
+    _save(tmp_path, 10)
+    with pytest.raises(ck.CheckpointError, match="1 optimizer shards, expected 2"):
+        _save(tmp_path, 20, engine=FakeEngine(drop_shard=True))
+    assert ck.committed_steps(tmp_path) == [10] and (tmp_path / "latest").read_text() == "step-10"
+
+
+def test_retention_keeps_exactly_k_and_only_touches_committed_steps(tmp_path):
+    (tmp_path / "step-5").mkdir()  # an uncommitted leftover: never deleted by retention
+    (tmp_path / "mine.txt").write_text("user file")
+    for step in (10, 20, 30, 40):
+        _save(tmp_path, step, keep=2)
+    assert ck.committed_steps(tmp_path) == [30, 40]
+    assert not (tmp_path / "step-10").exists() and not (tmp_path / "step-20").exists()
+    assert (tmp_path / "step-5").exists() and (tmp_path / "mine.txt").read_text() == "user file"
+    assert ck.apply_retention(tmp_path, 0) == []  # keep 0 = keep everything
+
+
+def test_a_leftover_with_the_same_tag_is_set_aside_not_deleted(tmp_path):
+    (tmp_path / "step-10").mkdir()
+    (tmp_path / "step-10" / "partial.pt").write_bytes(b"x")
+    _save(tmp_path, 10)
+    assert (tmp_path / "step-10.incomplete-1" / "partial.pt").exists()
+    assert ck.committed_steps(tmp_path) == [10]
+    with pytest.raises(ck.CheckpointError, match="already committed"):
+        ck.set_aside_uncommitted(tmp_path, 10)
+
+
+def test_resume_choices(tmp_path):
+    assert ck.resolve_resume(tmp_path, "auto") is None and ck.resolve_resume(tmp_path, "never") is None
+    _save(tmp_path, 10)
+    _save(tmp_path, 20)
+    assert ck.resolve_resume(tmp_path, "step-20") == 20 and ck.resolve_resume(tmp_path, "20") == 20
+    for value, match in [("never", "already holds committed"), ("step-15", "not a committed checkpoint"),
+                         ("step-10", "overwrite the newer committed step-20"), ("latest", "auto, never")]:
+        with pytest.raises(ConfigError, match=match) as err:
+            ck.resolve_resume(tmp_path, value)
+        assert err.value.setting == "--resume"
+
+
+def test_unwritable_save_dir(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(PermissionNeeded) as err:
+        ck.check_writable(blocker / "ckpt")  # a file where a directory must go: fails even as root
+    assert err.value.setting == "--save-dir"
+    ck.check_writable(tmp_path / "new" / "ckpt")
+    assert (tmp_path / "new" / "ckpt").is_dir() and not list((tmp_path / "new" / "ckpt").iterdir())
