@@ -40,7 +40,7 @@ def collective_env(ctx: DoctorContext, node) -> dict[str, str]:
 
 def run_collective(ctx: DoctorContext, runners: Sequence[Runner], python: str, results: list[CheckResult],
                    size_mb: float | None = None) -> CheckResult:
-    blockers = [r for r in results if not r.ok and r.check in ("ssh", "port", "python", "versions", "slots")]
+    blockers = [r for r in results if not r.ok and r.check in ("ssh", "port", "python", "slots")]
     if blockers:
         b = blockers[0]
         return skipped(CLUSTER_ROW, "collective", tr("not run: {node} failed the {check} check", node=b.node,
@@ -54,7 +54,7 @@ def run_collective(ctx: DoctorContext, runners: Sequence[Runner], python: str, r
                 "sh", "-c", boot_script(), "sh", python, json.dumps(collective_params(ctx, i, size_mb))]
         return runners[i].run(argv, input=source, timeout=INIT_TIMEOUT_S + 90)
 
-    outs = run_parallel(one, range(len(nodes)))
+    outs = run_parallel(one, range(len(nodes)), max_workers=max(1, len(nodes)))  # all ranks must meet
     failures = [(ctx.node_name(n), o) for n, o in zip(nodes, outs) if not o.ok]
     data = next((json.loads(line[len(MARKER):]) for o in outs for line in o.stdout.splitlines()
                  if line.startswith(MARKER)), None)

@@ -72,7 +72,9 @@ def run_doctor(spec, fast: bool = False, collective: bool = False, *, master_por
                            peers=tuple(names[1:]), master_address=spec.nodes[0].address, master_port=master_port,
                            shared_dir=str(spec.shared_dir), token=token, wait_s=wait_s, launcher=spec.launcher)
 
-    outcomes = run_parallel(lambda i: run_probe(runners[i], python, params(i), timeout=timeout), range(len(names)))
+    # Every probe must run at once (no pool limit): the master waits only wait_s for the others' acks.
+    outcomes = run_parallel(lambda i: run_probe(runners[i], python, params(i), timeout=timeout), range(len(names)),
+                            max_workers=max(1, len(names)))
     ctx = DoctorContext(spec=spec, outcomes={o.node: o for o in outcomes}, master_port=master_port,
                         expected_python=python, wait_s=wait_s, local_env=dict(os.environ),
                         hostkey_changed=hostkey_changed)

@@ -43,8 +43,10 @@ def render(report: Report, *, verbose: bool = False) -> str:
     if report.ok:
         out.append(f"{console.OK} " + tr("all {n} checks passed on {nodes} node(s)",
                                            n=len(report.results), nodes=len(report.nodes)))
-        out.append(console.next_steps("dscluster launch <script.py> --deepspeed_config ds_config.json",
-                                      "dscluster doctor --collective   # " + tr("measure the all-reduce bandwidth")))
+        steps = ["dscluster launch train.py --deepspeed --deepspeed_config ds_config.json"]
+        if coll is None:
+            steps.append("dscluster doctor --collective   # " + tr("measure the all-reduce bandwidth"))
+        out.append(console.next_steps(*steps))
     else:
         failed = sorted({r.node for r in report.failures})
         out.append(f"{console.FAIL} " + tr("{n} check(s) failed on {nodes}", n=len(report.failures),
