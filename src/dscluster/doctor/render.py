@@ -19,6 +19,8 @@ def render(report: Report, *, verbose: bool = False) -> str:
             row.append(r.glyph if r else "")
         rows.append(row)
     out.append(console.table([tr("node")] + list(CHECKS), rows))
+    out.append(tr("{ok} passed   {warn} warning   {fail} failed   - not checked", ok=console.OK, warn=console.WARN,
+                  fail=console.FAIL))
 
     coll = report.get(CLUSTER_ROW, "collective")
     if coll:
