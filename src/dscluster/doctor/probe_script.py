@@ -16,12 +16,13 @@ Do not import torch or deepspeed here: 32 nodes importing torch on shared cores 
 
 import json
 import os
-import shutil
 import socket
-import subprocess
 import sys
 import threading
 import time
+
+# `subprocess` and `shutil` are not imported at start: a probe is mostly interpreter start-up, and
+# on a simulated cluster 32 of them share two cores. Only nvidia-smi and `pdsh -V` need subprocess.
 
 MARKER = "DSCLUSTER-PROBE "
 PACKAGES = ("torch", "deepspeed", "dscluster", "mpi4py", "ninja",
@@ -38,10 +39,18 @@ def _safe(fn, *a):
         return {"error": "%s: %s" % (type(err).__name__, err)}
 
 
+def which(name):
+    for folder in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        path = os.path.join(folder or ".", name)
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return None
+
+
 def python_facts(p):
-    import platform
+    # Not platform.python_version(): importing `platform` compiles a dozen regexes (~10 ms CPU).
     return {"executable": sys.executable, "realpath": os.path.realpath(sys.executable),
-            "version": platform.python_version(), "expected": p["expected_python"],
+            "version": "%d.%d.%d" % sys.version_info[:3], "expected": p["expected_python"],
             "expected_exists": os.access(p["expected_python"], os.X_OK)}
 
 
@@ -119,9 +128,10 @@ def torch_build(paths):
 
 
 def gpu_facts():
-    exe = shutil.which("nvidia-smi")
+    exe = which("nvidia-smi")
     if not exe:
         return {"count": 0, "smi": False}
+    import subprocess
     try:
         out = subprocess.run([exe, "--query-gpu=name,memory.total,driver_version",
                               "--format=csv,noheader"], capture_output=True, text=True, timeout=10)
@@ -197,8 +207,9 @@ def route_to_master(p):
 
 
 def tools(p):
-    out = {name: shutil.which(name) for name in ("pdsh", "mpirun", "srun", "ssh", "ninja")}
+    out = {name: which(name) for name in ("pdsh", "mpirun", "srun", "ssh", "ninja")}
     if out["pdsh"] and p["is_master"]:
+        import subprocess
         try:
             res = subprocess.run([out["pdsh"], "-V"], capture_output=True, text=True, timeout=5)
             out["pdsh_modules"] = (res.stdout + res.stderr).strip()[-300:]
