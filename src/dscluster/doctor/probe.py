@@ -58,7 +58,9 @@ class ProbeOutcome:
 
 
 def probe_source() -> str:
-    return (resources.files("dscluster.doctor") / "probe_script.py").read_text(encoding="utf-8")
+    """The probe program: the facts half, then the rendezvous half with main()."""
+    folder = resources.files("dscluster.doctor")
+    return "\n\n".join((folder / name).read_text(encoding="utf-8") for name in ("probe_facts.py", "probe_script.py"))
 
 
 def probe_argv(python: str, params: ProbeParams) -> list[str]:
