@@ -7,3 +7,16 @@ The notebook API (`dscluster.Cluster`, `dscluster.launch`) is imported lazily so
 __version__ = "0.1.0"
 
 __all__ = ["__version__"]
+
+_NOTEBOOK_API = ("Cluster", "Run", "launch", "runs")
+
+
+def __getattr__(name: str):
+    # Lazy: the notebook API pulls in the run store and launcher, which training ranks never need.
+    if name in _NOTEBOOK_API:
+        from dscluster import api
+
+        if name == "launch":  # the launcher package, made callable as the notebook's launch()
+            return api._make_launch_package_callable()
+        return getattr(api, name)
+    raise AttributeError(f"module 'dscluster' has no attribute {name!r}")

@@ -1,0 +1,233 @@
+"""The notebook API: drive and watch multi-node DeepSpeed runs from Python.
+
+    import dscluster
+    cluster = dscluster.Cluster()            # the default cluster spec, or this machine alone
+    cluster                                  # nodes x GPUs table (rich HTML in Jupyter)
+    cluster.doctor()                         # every check on every node
+    run = dscluster.launch("train.py", ["--deepspeed", "--deepspeed_config", "ds.json"], max_restarts=2)
+    run.watch()                              # live widget: progress, loss curve, status, last log lines
+    run.metrics()                            # pandas DataFrame of metrics.jsonl
+    run.logs(rank=0); run.stop()
+
+The run is started by the same detached supervisor as `dscluster launch` (never inside the kernel),
+so restarting or closing the notebook does not touch the training job.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+import types
+from pathlib import Path
+from typing import Any, Sequence
+
+from dscluster.errors import ConfigError, RunError
+from dscluster.i18n import tr
+from dscluster.jupyter import clusterview, launching, rundata
+
+FINISHED = ("succeeded", "failed", "stopped")
+__all__ = ["Cluster", "Run", "launch", "runs"]
+
+
+class Cluster:
+    """A cluster spec (path, hostfile, name resolved like `--cluster`, or a ClusterSpec), or None for
+    the default (DSCLUSTER_CLUSTER, ./dscluster.toml, the running simulated cluster, else this machine)."""
+
+    def __init__(self, spec: Any = None):
+        if spec is not None and not isinstance(spec, (str, Path)):
+            self._view = clusterview.ClusterView(
+                name=spec.name, shared_dir=Path(spec.shared_dir), source="spec", spec=spec,
+                nodes=[{"name": n.name, "address": n.address, "slots": n.slots} for n in spec.nodes],
+                spec_path=str(spec.path) if getattr(spec, "path", None) else None)
+        else:
+            self._view = clusterview.resolve(str(spec) if spec is not None else None)
+            if spec is not None and self._view.error:
+                err = self._view.error
+                raise ConfigError(err["message"], err.get("hint"), setting=err.get("setting"))
+        self._sampler = clusterview.NodeSampler()
+
+    @property
+    def name(self) -> str:
+        return self._view.name
+
+    @property
+    def spec(self):
+        return self._view.spec
+
+    @property
+    def shared_dir(self) -> Path:
+        return self._view.shared_dir
+
+    @property
+    def nodes(self) -> list[dict]:
+        """Each node with its latest sample (GPUs via NVML, else CPU/memory)."""
+        return clusterview.describe(self._view, self._sampler)["nodes"]
+
+    def doctor(self, fast: bool = False, collective: bool = False):
+        """Run every doctor check on every node in parallel; returns the report (rich HTML in Jupyter)."""
+        if self._view.spec is None:
+            raise ConfigError(tr("no cluster spec: doctor checks a multi-node cluster"),
+                              tr("create one with `dscluster init`, or rehearse with `dscluster sim up 2`"),
+                              setting="cluster")
+        from dscluster.doctor import run_doctor
+        from dscluster.jupyter.notebook_view import DoctorReport
+
+        return DoctorReport(run_doctor(self._view.spec, fast=fast, collective=collective))
+
+    def runs(self) -> list["Run"]:
+        return [Run(r["id"], self._view.runs_dirs()) for r in rundata.list_runs(self._view.runs_dirs())]
+
+    def _repr_html_(self) -> str:
+        from dscluster.jupyter.notebook_view import cluster_html
+
+        return cluster_html(clusterview.describe(self._view, self._sampler))
+
+    def __repr__(self) -> str:
+        return f"Cluster({self.name!r}, nodes={[n['name'] for n in self._view.nodes]})"
+
+
+class Run:
+    """A run directory on shared storage, read live (status, metrics, logs), stoppable."""
+
+    def __init__(self, run_id: str, runs_dirs: Sequence[Path] | None = None):
+        dirs = list(runs_dirs) if runs_dirs else clusterview.resolve(None).runs_dirs()
+        self._ref = rundata.find_run(dirs, run_id)
+
+    @property
+    def id(self) -> str:
+        return self._ref.id
+
+    @property
+    def path(self) -> Path:
+        return self._ref.path
+
+    @property
+    def record(self) -> dict:
+        return rundata.run_record(self._ref)
+
+    @property
+    def status(self) -> str:
+        return str(self.record.get("status", "pending"))
+
+    @property
+    def done(self) -> bool:
+        return self.status in FINISHED
+
+    def summary(self) -> dict:
+        return rundata.summary(self._ref)
+
+    def events(self) -> list[dict]:
+        return rundata.events(self._ref)["records"]
+
+    def checkpoints(self) -> list[dict]:
+        return rundata.checkpoints(self._ref)
+
+    def metric_records(self) -> list[dict]:
+        return rundata.metrics(self._ref)["records"]
+
+    def metrics(self):
+        """metrics.jsonl as a pandas DataFrame, one row per logged step (eval and done lines included)."""
+        import pandas as pd
+
+        return pd.DataFrame.from_records(self.metric_records())
+
+    def log_names(self) -> list[str]:
+        return [f["name"] for f in rundata.log_files(self._ref)]
+
+    def logs(self, rank: int | None = 0, name: str | None = None, tail: int | None = 200) -> str:
+        """The last `tail` lines of a rank's log (rank=None with name=...: any log, e.g. 'launcher.log')."""
+        names = self.log_names()
+        if name is None:
+            wanted = [n for n in names if rank is not None and _rank_of(n) == rank]
+            name = wanted[-1] if wanted else ("launcher.log" if "launcher.log" in names else None)
+            if name is None:
+                return ""
+        text = rundata.log_tail(self._ref, name, None, max_bytes=4 * 1024 * 1024)["text"]
+        lines = text.splitlines()
+        return "\n".join(lines[-tail:] if tail else lines)
+
+    def wait(self, timeout: float | None = None, poll: float = 1.0) -> str:
+        """Block until the run finishes (or `timeout` seconds pass); returns the status."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self.done and (deadline is None or time.monotonic() < deadline):
+            time.sleep(poll)
+        return self.status
+
+    def stop(self, wait: bool = True, timeout: float = 60.0) -> str:
+        """Stop on every node (graceful, then forced by the supervisor's teardown); returns the status."""
+        launching.stop(self._ref)
+        return self.wait(timeout) if wait else self.status
+
+    def restart(self) -> "Run":
+        """A new run with the same program, args and cluster, resuming from this run's checkpoints."""
+        return Run(launching.restart(self._ref), [self._ref.path.parent])
+
+    def watch(self, interval: float = 1.0, log_lines: int = 12):
+        """A live ipywidgets view (progress, loss curve, status, last log lines), updated in the
+        background until the run finishes; returns the widget (display it, or let the cell show it)."""
+        from dscluster.jupyter.notebook_view import RunWatcher
+
+        return RunWatcher(self, interval=interval, log_lines=log_lines).start()
+
+    def _repr_html_(self) -> str:
+        from dscluster.jupyter.notebook_view import run_html
+
+        return run_html(self)
+
+    def __repr__(self) -> str:
+        return f"Run({self.id!r}, status={self.status!r})"
+
+
+def _rank_of(name: str) -> int | None:
+    import re
+
+    m = re.search(r"rank(\d+)", name)
+    return int(m.group(1)) if m else None
+
+
+def launch(script: str, args: Sequence[str] | str = (), cluster: Any = None, max_restarts: int = 0, *,
+           config: dict | str | None = None, name: str | None = None, nprocs: int | None = None,
+           cwd: str | Path | None = None) -> Run:
+    """Start `script` (a .py path, or "-m module") under the supervisor on the cluster; returns the Run.
+
+    config: a DeepSpeed config (dict, JSON text or path) added as --deepspeed_config unless the args
+    already name one. cluster: a spec path, hostfile, name, or Cluster (default: like the CLI).
+    nprocs: processes on this machine when no cluster is given (default 1). Everything is validated
+    before anything starts; a bad setting raises ConfigError/UsageError naming it.
+    """
+    if isinstance(cluster, Cluster):
+        cluster = cluster._view.spec_path or (cluster.spec.path if cluster.spec is not None else None)
+    body = {"script": script, "args": list(args) if not isinstance(args, str) else args,
+            "cluster": str(cluster) if cluster else None, "max_restarts": max_restarts, "config": config,
+            "name": name, "nprocs": nprocs}
+    request = launching.parse_launch(body, cwd=str(cwd or Path.cwd()))
+    run_id = launching.launch(request)
+    prepared_dirs = clusterview.resolve(request.cluster).runs_dirs()
+    try:
+        return Run(run_id, prepared_dirs)
+    except rundata.RunNotFound:
+        raise RunError(tr("run {run_id} was started but its directory is not visible here", run_id=run_id),
+                       tr("check that the shared directory is mounted on this machine")) from None
+
+
+class _CallableLaunchPackage(types.ModuleType):
+    """`dscluster.launch` is both the launcher package (dscluster/launch/) and the notebook function:
+    importing the package rebinds the attribute on `dscluster`, so the package itself is made callable."""
+
+    def __call__(self, *args, **kwargs) -> Run:
+        return launch(*args, **kwargs)
+
+
+def _make_launch_package_callable() -> types.ModuleType:
+    package = importlib.import_module("dscluster.launch")
+    if not isinstance(package, _CallableLaunchPackage):
+        package.__class__ = _CallableLaunchPackage
+    return package
+
+
+def runs(cluster: Any = None) -> list[Run]:
+    """Every run of the cluster (default: like the CLI), newest first."""
+    return (cluster if isinstance(cluster, Cluster) else Cluster(cluster)).runs()
+
+
+_make_launch_package_callable()

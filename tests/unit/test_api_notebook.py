@@ -1,0 +1,92 @@
+"""The notebook API on run directories written like the supervisor and trainer write them."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+import dscluster
+from dscluster.errors import UsageError
+from dscluster.fsutil import append_jsonl, atomic_write_json
+from dscluster.jupyter.rundata import RunNotFound
+
+RUN_ID = "demo-20260101-120000-ab12"
+
+
+@pytest.fixture
+def run_dir(dscluster_home, tmp_path):
+    run = tmp_path / "shared" / "runs" / RUN_ID
+    (run / "logs").mkdir(parents=True)
+    atomic_write_json(run / "run.json", {"id": RUN_ID, "name": "demo", "status": "running", "attempts": [{"n": 1}],
+                                         "launch": {"args": ["--steps", "10"]}})
+    for step in (1, 2, 3):
+        append_jsonl(run / "metrics.jsonl", {"step": step, "loss": 4.0 - step, "tokens_per_s": 10.0})
+    append_jsonl(run / "metrics.jsonl", {"step": 3, "val_loss": 2.5})
+    (run / "logs" / "20260101_rank0.log").write_text("".join(f"line {i}\n" for i in range(300)))
+    (run / "logs" / "20260101_rank1.log").write_text("other rank\n")
+    (run / "logs" / "launcher.log").write_text("launcher\n")
+    return run
+
+
+def test_import_is_lazy():
+    code = "import sys, dscluster; assert 'dscluster.api' not in sys.modules; dscluster.Cluster; " \
+           "assert 'dscluster.api' in sys.modules"
+    import subprocess
+
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_run_metrics_logs_and_html(run_dir):
+    run = dscluster.Run(RUN_ID)
+    assert run.status == "running" and not run.done
+    df = run.metrics()
+    assert list(df["step"]) == [1, 2, 3, 3] and df["loss"].iloc[2] == 1.0 and df["val_loss"].iloc[3] == 2.5
+    assert run.logs(rank=0, tail=2) == "line 298\nline 299"
+    assert run.logs(rank=1) == "other rank"
+    assert run.logs(name="launcher.log") == "launcher"
+    page = run._repr_html_()
+    assert RUN_ID in page and 'data-points="3"' in page and "3/10" in page
+
+
+def test_unknown_or_unsafe_run_ids_raise_typed_errors(run_dir):
+    with pytest.raises(RunNotFound):
+        dscluster.Run("nope-20260101-000000-0000")
+    with pytest.raises(UsageError):
+        dscluster.Run("../etc")
+
+
+def test_local_cluster_lists_this_machine(dscluster_home, monkeypatch, tmp_path):
+    monkeypatch.delenv("DSCLUSTER_CLUSTER", raising=False)
+    monkeypatch.chdir(tmp_path)
+    cluster = dscluster.Cluster()
+    nodes = cluster.nodes
+    if cluster._view.source == "local":  # no simulated "default" cluster running on this machine
+        assert len(nodes) == 1 and nodes[0]["sample"]["memory"]["total"] > 0
+        assert "<table>" in cluster._repr_html_()
+        with pytest.raises(dscluster.api.ConfigError):
+            cluster.doctor()
+
+
+def test_watch_widget_renders_progress_and_curve(run_dir):
+    pytest.importorskip("ipywidgets")
+    run = dscluster.Run(RUN_ID)
+    watcher = run.watch(interval=0.05)
+    try:
+        assert watcher.progress.max == 10 and watcher.progress.value == 3
+        assert 'data-points="3"' in watcher.chart.value
+        assert "line 299" in watcher.log.value
+        atomic_write_json(run_dir / "run.json", {**run.record, "status": "succeeded"})
+        watcher.join(timeout=5)
+        assert "succeeded" in watcher.status.value or "成功" in watcher.status.value
+    finally:
+        watcher.stop()
+
+
+def test_launch_is_callable_and_still_the_launcher_package():
+    import subprocess
+
+    code = ("import dscluster; f = dscluster.launch; assert callable(f); "
+            "from dscluster.launch.prepare import prepare; import dscluster.launch.plan as plan; "
+            "assert callable(dscluster.launch) and plan.build_plan")
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
