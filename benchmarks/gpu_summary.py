@@ -1,0 +1,80 @@
+"""Markdown tables from gpu_throughput.py's JSON lines (what RESULTS.md shows)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+Rec = dict[str, Any]
+
+
+def _row(cells: list[Any]) -> str:
+    return "| " + " | ".join("" if c is None else str(c) for c in cells) + " |"
+
+
+def _table(head: list[str], rows: list[list[Any]]) -> str:
+    return "\n".join([_row(head), _row(["---"] * len(head))] + [_row(r) for r in rows])
+
+
+def _key(r: Rec) -> tuple:
+    return (r.get("preset"), r.get("micro_batch"), r.get("seq_len"))
+
+
+def summarize(records: list[Rec]) -> str:
+    ceiling = max((r["tflops"] for r in records if r.get("bench") == "matmul_ceiling"), default=None)
+    runs = [r for r in records if r.get("bench") in ("trainer", "hf_baseline", "recipe")]
+    out = []
+    if ceiling:
+        out.append(f"Measured bf16 matmul ceiling: **{ceiling} TFLOP/s** ({ceiling / 989:.1%} of the 989 TFLOP/s peak)\n")
+    rows = []
+    for r in runs:
+        cfg = r.get("config", {})
+        mfu = r.get("mfu")
+        rows.append([r["bench"], r.get("label") or "", r.get("preset"), r.get("world_size"), r.get("micro_batch"),
+                     r.get("grad_accum", 1), r.get("zero_stage"), r.get("compile", "off"), cfg.get("attn", ""),
+                     cfg.get("ckpt_act", 0), f"{r['tokens_per_s']:,.0f}", f"{r['tokens_per_s_per_gpu']:,.0f}",
+                     r.get("tflops_per_gpu"), f"{mfu:.1%}" if mfu is not None else "",
+                     f"{mfu * 989 / ceiling:.2f}" if (ceiling and mfu is not None) else "", r.get("peak_mem_gib")])
+    if rows:
+        out.append(_table(["what", "label", "preset", "GPUs", "micro-batch", "grad-accum", "ZeRO", "compile", "attention",
+                           "act-ckpt", "tok/s", "tok/s/GPU", "TFLOP/s/GPU", "MFU", "MFU÷ceiling", "peak GiB"], rows))
+    # trainer vs baseline at the same size and batch, one GPU
+    best: dict[tuple, Rec] = {}
+    for r in runs:
+        if r["bench"] == "trainer" and r.get("world_size") == 1:
+            k = _key(r)
+            if k not in best or r["tokens_per_s"] > best[k]["tokens_per_s"]:
+                best[k] = r
+    cmp_rows = []
+    for r in runs:
+        if r["bench"] == "hf_baseline" and r.get("world_size") == 1 and _key(r) in best:
+            t = best[_key(r)]
+            cmp_rows.append([r["preset"], r["micro_batch"], f"{t['tokens_per_s']:,.0f}", f"{r['tokens_per_s']:,.0f}",
+                             f"{t['tokens_per_s'] / r['tokens_per_s']:.2f}×"])
+    if cmp_rows:
+        out.append("\n" + _table(["preset", "micro-batch", "trainer tok/s", "HF baseline tok/s", "speed-up"], cmp_rows))
+    # scaling: per-GPU throughput on N GPUs over one GPU, same bench/preset/batch/ZeRO stage when present
+    sc_rows = []
+    for r in runs:
+        if r.get("world_size", 1) > 1:
+            ones = [o for o in runs if o["bench"] == r["bench"] and o.get("world_size") == 1 and _key(o) == _key(r)]
+            same = [o for o in ones if o.get("zero_stage") == r.get("zero_stage")] or ones
+            if same:
+                o = max(same, key=lambda x: x["tokens_per_s"])
+                sc_rows.append([r["bench"], r["preset"], r["micro_batch"], r.get("zero_stage"), r["world_size"],
+                                f"{o['tokens_per_s_per_gpu']:,.0f}", f"{r['tokens_per_s_per_gpu']:,.0f}",
+                                f"{r['tokens_per_s_per_gpu'] / o['tokens_per_s_per_gpu']:.1%}"])
+    if sc_rows:
+        out.append("\n" + _table(["what", "preset", "micro-batch", "ZeRO", "GPUs", "tok/s/GPU on 1",
+                                  "tok/s/GPU on N", "scaling efficiency"], sc_rows))
+    disk = [r for r in records if r.get("bench") == "disk_write"]
+    ck = [r for r in records if r.get("bench") == "checkpoint"]
+    if disk or ck:
+        d = max((x["gb_per_s"] for x in disk), default=None)
+        ck_rows = [[c["preset"], f"{c['bytes'] / 1e9:.1f}", c["save_s"], c["save_gb_per_s"], c["load_s"],
+                    c["load_gb_per_s"], d, f"{c['save_gb_per_s'] / d:.0%}" if d else ""] for c in ck]
+        out.append("\n" + _table(["preset", "state GB", "save s (fsync'd)", "save GB/s", "load s", "load GB/s",
+                                  "disk dd GB/s", "save ÷ disk"], ck_rows or [["", "", "", "", "", "", d, ""]]))
+    errors = [r for r in records if r.get("bench") == "error"]
+    if errors:
+        out.append("\nFailed cases:\n" + "\n".join(f"- `{e['case']}`: {e['error']}" for e in errors))
+    return "\n".join(out)

@@ -1,0 +1,336 @@
+"""GPU throughput of the reference trainer next to a plain HF baseline, the recipe's ds_config and the
+chip's own matmul ceiling; checkpoint speed next to the disk's. JSON lines out, one per measurement.
+
+    python benchmarks/gpu_throughput.py run --suite full --out results.jsonl         # one GPU
+    deepspeed --num_gpus 2 benchmarks/gpu_throughput.py run --suite scaling --out results.jsonl
+    python benchmarks/gpu_throughput.py summarize results.jsonl                      # the table
+
+A case is `kind:key=value,...`, e.g. `trainer:preset=1.3b,mb=16,compile=blocks,attn=cudnn,zero=1`.
+kinds: trainer (the reference GPT with the trainer's speed options), hf (benchmarks/hf_baseline.py),
+recipe (the reference GPT under the recipe's ds_config: fp32, Adam, micro-batch 1), ceiling (bf16
+matmul), disk (dd with fsync), ckpt (save/load of the full training state, fsync'd, after a trainer case).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, fields
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gpu_metrics as gm  # noqa: E402
+
+SEQ = 2048
+SUITES: dict[str, list[str]] = {
+    # what one GPU measures for RESULTS.md
+    "full": [
+        "ceiling:",
+        "trainer:preset=124m,mb=32", "trainer:preset=1.3b,mb=16", "trainer:preset=2.7b,mb=8",
+        "hf:preset=124m,mb=32", "hf:preset=1.3b,mb=16", "hf:preset=2.7b,mb=8",
+        "recipe:preset=124m", "recipe:preset=1.3b",
+    ],
+    "scaling": ["trainer:preset=1.3b,mb=16,zero=2", "hf:preset=1.3b,mb=16,zero=2"],
+    "ckpt": ["disk:gb=16", "ckpt:preset=1.3b"],
+}
+
+
+@dataclass
+class Case:
+    kind: str
+    preset: str = "1.3b"
+    seq: int = SEQ
+    mb: int = 8
+    gas: int = 1
+    zero: int = 1
+    compile: str = "blocks"
+    attn: str = "auto"
+    ckpt_act: int = 0
+    opt: str = "torch_fused"  # torch_fused | ds_fused (DeepSpeed FusedAdam) | ds_adam (recipe: "Adam" in ds_config)
+    bf16: int = 1
+    bucket_mb: int = 200
+    steps: int = 8
+    warmup: int = 3
+    gb: int = 16
+    prof: int = 0  # 1: also profile one optimizer step, kernel table written to $BENCH_PROF_DIR
+    label: str = ""
+
+    @classmethod
+    def parse(cls, spec: str) -> "Case":
+        kind, _, rest = spec.partition(":")
+        kw: dict = {"kind": kind}
+        types = {f.name: f.type for f in fields(cls)}
+        for item in filter(None, rest.split(",")):
+            key, _, val = item.partition("=")
+            if key not in types:
+                raise SystemExit(f"case {spec!r}: unknown key {key!r} (known: {', '.join(types)})")
+            kw[key] = int(val) if types[key] in ("int", int) else val
+        return cls(**kw)
+
+
+def ds_config_for(c: Case) -> dict:
+    cfg = {
+        "train_micro_batch_size_per_gpu": c.mb,
+        "gradient_accumulation_steps": c.gas,
+        "gradient_clipping": 1.0,
+        "steps_per_print": 10**9,
+        "zero_optimization": {"stage": c.zero},
+    }
+    if c.bf16:
+        cfg["bf16"] = {"enabled": True}
+    if c.zero in (1, 2):
+        bucket = c.bucket_mb * 2**20
+        cfg["zero_optimization"].update({"overlap_comm": True, "contiguous_gradients": True,
+                                         "reduce_bucket_size": bucket, "allgather_bucket_size": bucket})
+    if c.opt == "ds_fused":
+        cfg["optimizer"] = {"type": "AdamW", "params": {"lr": 2e-4, "betas": [0.9, 0.95], "weight_decay": 0.1}}
+    elif c.opt == "ds_adam":
+        cfg["optimizer"] = {"type": "Adam", "params": {"lr": 2e-4}}
+    return cfg
+
+
+def build_model(c: Case):
+    from dscluster.train.model import GPT, preset_config
+
+    cfg = preset_config(c.preset, seq_len=c.seq)
+    return GPT(cfg), cfg
+
+
+def run_trainer(c: Case, out: str | None, keep_engine: bool = False):
+    """The reference GPT + the trainer's speed options under DeepSpeed, synthetic byte tokens on GPU."""
+    gm.ensure_single_process_env()
+    import deepspeed
+    import torch
+
+    import trainer_perf as perf
+    from dscluster.train.model import flops_per_token
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"  # CPU: only to check the code path
+    if device == "cuda":
+        torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
+    torch.manual_seed(0)
+    torch._dynamo.reset()
+    model, cfg = build_model(c)
+    if c.ckpt_act:
+        perf.checkpoint_blocks(model)
+    compiled = perf.compile_model(model, c.compile if c.kind == "trainer" else "off")
+    ds_config = ds_config_for(c)
+    optimizer = None
+    if "optimizer" not in ds_config:
+        optimizer = torch.optim.AdamW(model.parameters(), lr=2e-4, betas=(0.9, 0.95), weight_decay=0.1,
+                                      fused=True)
+    t_init = time.perf_counter()
+    engine, *_ = deepspeed.initialize(model=model, optimizer=optimizer,
+                                      model_parameters=model.parameters(), config=ds_config)
+    init_s = time.perf_counter() - t_init
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    g = torch.Generator(device=device).manual_seed(1234 + gm.rank())
+    data = [torch.randint(0, cfg.vocab_size, (c.mb, c.seq + 1), device=device, generator=g) for _ in range(4)]
+
+    def step(i: int):
+        loss = None
+        with perf.attention_backend(c.attn):
+            for m in range(c.gas):
+                batch = data[(i * c.gas + m) % len(data)]
+                loss = engine(batch[:, :-1], batch[:, 1:])
+                engine.backward(loss)
+                engine.step()
+        return loss
+
+    t0 = time.perf_counter()
+    first_loss = float(step(0).item())
+    first_step_s = time.perf_counter() - t0  # includes compilation
+    for i in range(1, c.warmup):
+        step(i)
+    gm.sync()
+    if device == "cuda":
+        torch.cuda.reset_peak_memory_stats()
+    t0 = time.perf_counter()
+    for i in range(c.steps):
+        loss = step(c.warmup + i)  # no .item() inside the window: no host sync
+    gm.sync()
+    elapsed = time.perf_counter() - t0
+    tokens = c.steps * c.gas * c.mb * c.seq * world
+    rec = {"bench": c.kind, "label": c.label, "preset": c.preset, "world_size": world, "seq_len": c.seq,
+           "micro_batch": c.mb, "grad_accum": c.gas, "zero_stage": c.zero,
+           **gm.throughput_fields(tokens, elapsed, flops_per_token(cfg, c.seq), world),
+           "step_s": round(elapsed / c.steps, 4), "first_step_s": round(first_step_s, 1),
+           "init_s": round(init_s, 1), "loss_first": round(first_loss, 4), "loss_last": round(float(loss.item()), 4),
+           "peak_mem_gib": gm.peak_mem_gib(), "compile": compiled,
+           "config": {**asdict(c), "ds_config": ds_config, "params": sum(p.numel() for p in model.parameters())}}
+    if gm.rank() == 0:
+        gm.emit(rec, out)
+    if c.prof and gm.rank() == 0:
+        profile_step(step, c, rec)
+    if keep_engine:
+        return engine, rec
+    release(engine)
+    return None, rec
+
+
+def profile_step(step, c: Case, rec: dict) -> None:
+    """Where one optimizer step's GPU time goes: the top kernels by total CUDA time."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    gm.sync()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        step(10**6)
+        gm.sync()
+    table = prof.key_averages().table(sort_by="cuda_time_total", row_limit=40, max_name_column_width=90)
+    name = f"profile_{c.preset}_mb{c.mb}_{c.compile}_{c.attn}_z{c.zero}_ac{c.ckpt_act}.txt"
+    directory = os.environ.get("BENCH_PROF_DIR", ".")
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, name), "w") as fh:
+        fh.write(json.dumps({k: v for k, v in rec.items() if k != "config"}) + "\n" + table)
+    del torch
+
+
+def release(engine) -> None:
+    import torch
+
+    if hasattr(engine, "destroy"):
+        engine.destroy()
+    del engine
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+def run_disk(c: Case, out: str | None, directory: str) -> dict:
+    """The disk's own sequential write speed: dd from /dev/zero with fsync before dd reports."""
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, "dd.bin")
+    count = c.gb * 16  # 64 MiB blocks
+    t0 = time.perf_counter()
+    res = subprocess.run(["dd", "if=/dev/zero", f"of={path}", "bs=64M", f"count={count}", "conv=fsync"],
+                         capture_output=True, text=True)
+    elapsed = time.perf_counter() - t0
+    os.remove(path)
+    rec = {"bench": "disk_write", "path": directory, "bytes": count * 64 * 2**20,
+           "gb_per_s": round(count * 64 * 2**20 / elapsed / 1e9, 3), "dd": res.stderr.strip().splitlines()[-1:],
+           "command": f"dd if=/dev/zero of={path} bs=64M count={count} conv=fsync"}
+    gm.emit(rec, out)
+    return rec
+
+
+def drop_page_cache() -> bool:
+    try:
+        os.sync()
+        with open("/proc/sys/vm/drop_caches", "w") as fh:
+            fh.write("3\n")
+        return True
+    except OSError:
+        return False
+
+
+def run_ckpt(c: Case, out: str | None, directory: str) -> dict:
+    """Save + fsync, then load, the full training state (bf16 weights, fp32 master, Adam moments)."""
+    import torch
+
+    c.steps, c.warmup = 2, 2
+    engine, _ = run_trainer(Case(**{**asdict(c), "kind": "trainer", "compile": "off", "mb": 4}), None,
+                            keep_engine=True)
+    shutil.rmtree(directory, ignore_errors=True)
+    os.makedirs(directory, exist_ok=True)
+    gm.sync()
+    t0 = time.perf_counter()
+    engine.save_checkpoint(directory, tag="step-1", save_latest=False)
+    t_write = time.perf_counter() - t0
+    nbytes = 0
+    for root, _, files in os.walk(os.path.join(directory, "step-1")):
+        for name in files:
+            p = os.path.join(root, name)
+            nbytes += os.path.getsize(p)
+            fd = os.open(p, os.O_RDONLY)
+            os.fsync(fd)
+            os.close(fd)
+    t_save = time.perf_counter() - t0
+    dropped = drop_page_cache()
+    t0 = time.perf_counter()
+    engine.load_checkpoint(directory, tag="step-1")
+    gm.sync()
+    t_load = time.perf_counter() - t0
+    rec = {"bench": "checkpoint", "preset": c.preset, "bytes": nbytes, "save_s": round(t_save, 2),
+           "save_gb_per_s": round(nbytes / t_save / 1e9, 3), "write_call_s": round(t_write, 2),
+           "load_s": round(t_load, 2), "load_gb_per_s": round(nbytes / t_load / 1e9, 3),
+           "load_cold_cache": dropped, "path": directory, "engine": "DeepSpeed save_checkpoint (torch.save)"}
+    gm.emit(rec, out)
+    release(engine)
+    shutil.rmtree(directory, ignore_errors=True)
+    return rec
+
+
+def run_case(c: Case, out: str | None, scratch: str) -> None:
+    if c.kind in ("trainer", "recipe"):
+        if c.kind == "recipe":  # the recipe's ds_config: fp32 weights, DeepSpeed Adam, micro-batch 1
+            c.mb, c.bf16, c.opt, c.compile, c.zero = 1, 0, "ds_adam", "off", 0
+        run_trainer(c, out)
+    elif c.kind == "hf":
+        import hf_baseline
+        from dscluster.train.model import preset_config
+
+        vocab = preset_config(c.preset).padded_vocab
+        hf_baseline.run(c.preset, c.seq, c.mb, c.zero, c.steps, c.warmup, vocab, out)
+    elif c.kind == "ceiling":
+        gm.emit(gm.matmul_ceiling(), out)
+    elif c.kind == "disk":
+        run_disk(c, out, scratch)
+    elif c.kind == "ckpt":
+        run_ckpt(c, out, os.path.join(scratch, "ckpt"))
+    else:
+        raise SystemExit(f"unknown case kind {c.kind!r}")
+
+
+def cmd_run(a) -> int:
+    specs = list(a.case or []) + [s for name in (a.suite or []) for s in SUITES[name]]
+    if gm.rank() == 0:
+        gm.emit({"bench": "environment", **gm.environment(), "argv": sys.argv}, a.out)
+    failed = 0
+    for spec in specs:
+        c = Case.parse(spec)
+        gm.log(f"case {spec}")
+        try:
+            run_case(c, a.out, a.scratch)
+        except Exception as exc:  # noqa: BLE001 - one failing case (OOM, say) must not lose the rest
+            failed += 1
+            if gm.rank() == 0:
+                gm.emit({"bench": "error", "case": spec, "error": f"{type(exc).__name__}: {str(exc)[:500]}"}, a.out)
+            gc.collect()
+            try:
+                import torch
+
+                torch.cuda.empty_cache()
+            except Exception:  # noqa: BLE001
+                pass
+    return 1 if failed else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--local_rank", type=int, default=None, help=argparse.SUPPRESS)  # the launchers add it
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="measure cases, print JSON lines")
+    r.add_argument("--suite", action="append", choices=sorted(SUITES))
+    r.add_argument("--case", action="append", help="kind:key=value,... (repeatable)")
+    r.add_argument("--out", help="append the JSON lines to this file too")
+    r.add_argument("--scratch", default=os.environ.get("BENCH_SCRATCH", "/tmp/dscluster-bench"),
+                   help="directory for dd and checkpoint files (the disk being measured)")
+    s = sub.add_parser("summarize", help="markdown table from JSON lines")
+    s.add_argument("files", nargs="+")
+    a = ap.parse_args(argv)
+    if a.cmd == "run":
+        return cmd_run(a)
+    import gpu_summary
+
+    print(gpu_summary.summarize([json.loads(line) for f in a.files for line in open(f) if line.strip()]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

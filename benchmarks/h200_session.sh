@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Runs the GPU benchmark suites on a bare H200 machine (the exact commands behind RESULTS.md).
+#   benchmarks/h200_session.sh PHASE [OUTDIR]
+# Needs: python3 with torch+CUDA+transformers; DeepSpeed and its pure-Python deps either installed or
+# as wheels in .whl/ (see RESULTS.md "Reproduce"). Every line of output is also kept in OUTDIR.
+set -uo pipefail
+phase=${1:?phase: smoke | explore | scale | tests}
+out=${2:-${OUT:-/tmp/bench-out}}
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+mkdir -p "$out"
+if ls .whl/*.whl >/dev/null 2>&1 && ! python3 -c "import deepspeed" 2>/dev/null; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
+  export PYTHONPATH=/tmp/site
+fi
+export PYTHONPATH="$root/src:$root/benchmarks${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONUNBUFFERED=1 TORCH_CUDA_ARCH_LIST=9.0 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+export TORCHINDUCTOR_CACHE_DIR=${TORCHINDUCTOR_CACHE_DIR:-/tmp/inductor-cache} BENCH_PROF_DIR="$out"
+export BENCH_SCRATCH=${BENCH_SCRATCH:-/var/tmp/dscluster-bench}
+# Reuse a compile cache carried from an earlier call, if any.
+[ -f .benchcache/inductor.tgz ] && mkdir -p "$TORCHINDUCTOR_CACHE_DIR" && tar xzf .benchcache/inductor.tgz -C "$TORCHINDUCTOR_CACHE_DIR"
+# DeepSpeed's FusedAdam is JIT-built on first use (~1 min of CPU): build it in the background now.
+python3 -c "from deepspeed.ops.op_builder import FusedAdamBuilder; FusedAdamBuilder().load()" >"$out/fused_adam_build.log" 2>&1 &
+nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm,memory.total --format=csv | tee "$out/gpu.txt"
+nvidia-smi topo -m >>"$out/gpu.txt" 2>&1
+df -h /var/tmp /tmp >>"$out/gpu.txt" 2>&1
+bench="python3 benchmarks/gpu_throughput.py run --out $out/results.jsonl"
+ds2="python3 -m deepspeed.launcher.runner --num_gpus 2 benchmarks/gpu_throughput.py run --out $out/results.jsonl"
+case "$phase" in
+  smoke)
+    CUDA_VISIBLE_DEVICES=0 timeout 200 $bench --case ceiling: --case trainer:preset=124m,mb=8,attn=cudnn,steps=3 \
+      --case hf:preset=124m,mb=8,steps=3 --case recipe:preset=124m,steps=3 2>&1 | tee "$out/smoke.log" ;;
+  explore)
+    CUDA_VISIBLE_DEVICES=0 timeout 540 $bench --case ceiling: \
+      --case trainer:preset=1.3b,mb=16,attn=auto,prof=1 \
+      --case trainer:preset=1.3b,mb=16,attn=cudnn,prof=1 \
+      --case trainer:preset=1.3b,mb=8,compile=off \
+      --case trainer:preset=1.3b,mb=16,attn=cudnn,zero=0 \
+      --case trainer:preset=1.3b,mb=16,attn=cudnn,gas=4,steps=3 \
+      --case trainer:preset=1.3b,mb=16,attn=cudnn,opt=ds_fused \
+      --case hf:preset=1.3b,mb=16 \
+      --case trainer:preset=1.3b,mb=16,attn=cudnn,zero=2 \
+      --case trainer:preset=1.3b,mb=32,attn=cudnn,ckpt_act=1,steps=4 \
+      --case trainer:preset=124m,mb=32,attn=cudnn --case hf:preset=124m,mb=32 \
+      --case trainer:preset=2.7b,mb=8,attn=cudnn --case hf:preset=2.7b,mb=8 \
+      --case recipe:preset=124m,steps=20 \
+      2>&1 | tee "$out/explore.log" ;;
+  scale2)
+    timeout 300 $ds2 --case trainer:preset=1.3b,mb=16,attn=cudnn,zero=2 --case hf:preset=1.3b,mb=16,zero=2 2>&1 | tee "$out/scale.log" ;;
+  scale)
+    timeout 300 $ds2 --case trainer:preset=1.3b,mb=16,attn=cudnn,zero=2 --case hf:preset=1.3b,mb=16,zero=2 2>&1 | tee "$out/scale.log"
+    CUDA_VISIBLE_DEVICES=0 timeout 200 $bench --case disk:gb=16 --case ckpt:preset=1.3b 2>&1 | tee "$out/ckpt.log" ;;
+  tests)
+    timeout 400 python3 -m pytest -q -p no:cacheprovider tests/gpu 2>&1 | tee "$out/pytest_gpu.log" ;;
+  *) echo "unknown phase $phase" >&2; exit 2 ;;
+esac
+rc=$?
+python3 benchmarks/gpu_throughput.py summarize "$out/results.jsonl" 2>&1 | tee "$out/summary.md"
+# Keep the compile cache for the next call (small enough to come back through $OUT).
+tar czf "$out/inductor.tgz" -C "$TORCHINDUCTOR_CACHE_DIR" . 2>/dev/null
+ls -la "$out"
+exit $rc
