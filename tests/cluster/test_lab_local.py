@@ -145,7 +145,7 @@ def test_zh_tw_ui_and_recipe_extensions(running_lab):
     plugin = json.loads(body)
     # Our default (overrides.json), which a choice the user makes in the Language menu still replaces.
     assert status == 200 and plugin["schema"]["properties"]["locale"]["default"] == "zh_TW"
-    assert "locale" not in plugin["settings"]
+    assert plugin["settings"]["locale"] == "zh_TW"  # the user's own setting, written once (menus use it)
     status, _, body = _get(f"{running_lab.url}/lab/api/translations/zh_TW", auth)
     assert status == 200 and json.loads(body)["data"], body[:300]
     status, _, page = _get(f"{running_lab.url}/lab", auth)
@@ -176,7 +176,7 @@ def test_token_is_in_no_log_command_line_or_environment(running_lab):
 
 def test_second_start_and_busy_port_are_refused(running_lab):
     again = running_lab.cli("start", "--port", str(running_lab.port))
-    assert again.returncode != 0 and "already running" in again.stderr
+    assert again.returncode != 0 and "已在執行中" in again.stderr  # LANG=zh_TW: the CLI speaks zh-TW too
 
 
 def test_stop_deletes_the_token(tmp_path):
@@ -188,3 +188,30 @@ def test_stop_deletes_the_token(tmp_path):
     assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
     assert not (lab.state_dir / "token").exists()
     assert lab.cli("url").returncode == 1
+
+
+@pytest.mark.browser
+def test_ui_is_in_traditional_chinese_in_a_real_browser(running_lab, tmp_path):
+    """Headless Chromium (Debian's) loads the lab with the token: zh-TW UI, resource usage in the status bar.
+
+    The zh-TW language pack does not translate everything (the menu bar stays English with it), so
+    the check reads what it does translate: the Launcher tab and the file browser's column header.
+    """
+    sync_api = pytest.importorskip("playwright.sync_api")
+    os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
+    chromium = os.environ.get("DSCLUSTER_CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, headless=True,
+                                     args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                                           "--disable-background-networking", "--no-first-run"])
+        try:
+            page = browser.new_page(locale="en-US")  # the browser's own language does not decide it
+            page.set_default_timeout(60_000)
+            page.goto(f"{running_lab.url}/lab?token={running_lab.token}")
+            page.get_by_role("tab", name="啟動").first.wait_for()  # "Launcher"
+            assert page.get_by_text("名稱", exact=True).first.is_visible()  # file browser: "Name"
+            # jupyter-resource-usage's indicator in the status bar (its text spans several elements)
+            page.wait_for_function("() => /Mem:\\s*[\\d.]+\\s*[KMG]B/.test(document.body.innerText)")
+            page.screenshot(path=str(tmp_path / "lab-zh-tw.png"))
+        finally:
+            browser.close()

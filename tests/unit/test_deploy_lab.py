@@ -91,3 +91,17 @@ def test_missing_root_dir_is_a_config_error(tmp_path, dscluster_home, monkeypatc
         lab.start_lab(tmp_path / "nope")
     assert "nope" in err.value.message
 
+
+
+def test_zh_tw_is_chosen_once_and_a_users_own_choice_is_kept(tmp_path):
+    env = {"HOME": str(tmp_path)}
+    setting = lab.user_locale_setting(env)
+    assert setting == tmp_path / ".jupyter/lab/user-settings/@jupyterlab/translation-extension/plugin.jupyterlab-settings"
+    assert lab.ensure_user_locale("en", env) is False and not setting.exists()
+    assert lab.ensure_user_locale("zh_TW", env) is True
+    assert json.loads(setting.read_text()) == {"locale": "zh_TW"}
+    setting.write_text('{"locale": "en"}')  # the user switched back in the Language menu
+    assert lab.ensure_user_locale("zh_TW", env) is False
+    assert json.loads(setting.read_text()) == {"locale": "en"}
+    custom = {"HOME": str(tmp_path), "JUPYTERLAB_SETTINGS_DIR": str(tmp_path / "s")}
+    assert lab.user_locale_setting(custom).is_relative_to(tmp_path / "s")

@@ -10,8 +10,9 @@ What it guarantees:
   prints `?token=...` instead of the token in its startup banner, so it is in no log either;
 - XSRF checks on, no CORS origin, no root, no unauthenticated handlers (a forgotten decorator fails
   closed), no port hopping (a taken port is an error, not a surprise URL);
-- the UI in Traditional Chinese when the user's locale asks for it (the language-pack locale is set
-  as a default in an `overrides.json`, so a choice made in the UI menu still wins).
+- the UI in Traditional Chinese when the user's locale asks for it: the language-pack locale is the
+  default (`overrides.json`) and, unless the user already picked a language, their own setting (the
+  file the Language menu writes), which is what the server translates menus with.
 
 Layout (`lab_dir()`, default <DSCLUSTER_HOME>/lab/<hostname>, mode 0700): token (0600), jupyter_config.json,
 settings/overrides.json, lab.json (pid, address; no token), lab.log (Jupyter's output).
@@ -41,7 +42,7 @@ DEFAULT_PORT = 8888
 DEFAULT_IP = "127.0.0.1"
 TRANSLATION_PLUGIN = "@jupyterlab/translation-extension:plugin"
 # Variables that would silently replace our token or config if inherited from the caller's shell.
-_SCRUBBED_ENV = ("JUPYTER_TOKEN", "JUPYTER_TOKEN_FILE", "JUPYTER_PASSWORD", "JUPYTER_CONFIG_DIR")
+_SCRUBBED_ENV = ("JUPYTER_TOKEN", "JUPYTER_TOKEN_FILE", "JUPYTER_PASSWORD")
 
 
 class LabError(DsclusterError):
@@ -122,6 +123,32 @@ def settings_overrides(lang: str, base_settings_dir: Path | None = None) -> dict
     if lang == "zh_TW":
         merged.setdefault(TRANSLATION_PLUGIN, {})["locale"] = "zh_TW"
     return merged
+
+
+def user_locale_setting(env: dict[str, str] | None = None) -> Path:
+    """The user's own JupyterLab setting file for the UI language (what the Language menu writes)."""
+    env = os.environ if env is None else env
+    config_dir = Path(env.get("JUPYTER_CONFIG_DIR") or Path(env.get("HOME") or Path.home()) / ".jupyter")
+    settings_dir = Path(env.get("JUPYTERLAB_SETTINGS_DIR") or config_dir / "lab" / "user-settings")
+    return settings_dir / "@jupyterlab" / "translation-extension" / "plugin.jupyterlab-settings"
+
+
+def ensure_user_locale(lang: str, env: dict[str, str] | None = None) -> bool:
+    """Choose zh-TW for the user, once, unless they already chose a language themselves.
+
+    The schema default in overrides.json is not enough: the server translates menus and settings
+    with the *user's* setting (else the process locale), so without this the menu bar stays English.
+    """
+    if lang != "zh_TW":
+        return False
+    path = user_locale_setting(env)
+    if path.exists():
+        return False  # a choice made in the Language menu (or earlier) is kept
+    try:
+        atomic_write_json(path, {"locale": "zh_TW"}, mode=0o644)
+    except OSError:
+        return False  # a read-only home: the UI still follows overrides.json, only menus stay English
+    return True
 
 
 def _packaged_settings_dir() -> Path:
@@ -232,6 +259,7 @@ def start_lab(shared_dir: str | os.PathLike, ip: str = DEFAULT_IP, port: int = D
     token_file = state / "token"
     atomic_write_text(token_file, new_token(), mode=0o600)  # no newline: Jupyter reads it verbatim
     atomic_write_json(settings / "overrides.json", settings_overrides(lang), mode=0o600)
+    ensure_user_locale(lang)
     config_path = state / "jupyter_config.json"
     atomic_write_json(config_path, jupyter_config(ip, port, root.resolve(), settings), mode=0o600)
     argv, extra_env = lab_command(config_path, token_file, lang=lang, python=python)
