@@ -198,3 +198,25 @@ def test_agent_stops_cleanly_on_sigterm_and_restarts_idempotently(sim):
     assert "stopping (signal 15)" in sim.log_path("node2").read_text()
     sim.heal("node2")
     assert ssh(sim, "node2", "hostname").stdout.strip() == "node2"
+
+
+def test_deepspeed_runner_and_mpirun_go_through_the_cluster_config(sim):
+    """The real DeepSpeed runner (its ssh pre-check, its `ssh HOST hostname -I` master-address probe
+    and pdsh) and OpenMPI's mpirun reach every node with nothing but pdsh_env / openmpi_env."""
+    from dscluster.cluster.pdsh import openmpi_args, openmpi_env
+
+    work = sim.spec.shared_dir / "h2-launch"
+    work.mkdir(exist_ok=True)
+    (work / "hostfile").write_text(sim.spec.hostfile_text())
+    (work / "t.py").write_text("import os, socket\nprint('RANK', os.environ['RANK'], socket.gethostname())\n")
+    deepspeed = str(Path(sys.executable).parent / "deepspeed")
+    proc = subprocess.run([deepspeed, "--hostfile", "hostfile", "t.py"], cwd=work, capture_output=True, text=True,
+                          timeout=300, env={**os.environ, **pdsh_env(sim.spec)})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    ranks = sorted(line.split(": ", 1)[1] for line in proc.stdout.splitlines() if ": RANK " in line)
+    assert ranks == [f"RANK {i} node{i}" for i in range(3)], proc.stdout[-2000:]
+    assert f"--master_addr={sim.spec.master.address}" in proc.stdout + proc.stderr  # inferred over ssh
+    proc = subprocess.run(["mpirun", "--allow-run-as-root", *openmpi_args(sim.spec), "-n", "3", "-hostfile",
+                           "hostfile", "hostname"], cwd=work, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **openmpi_env(sim.spec)})
+    assert proc.returncode == 0 and sorted(proc.stdout.split()) == sim.nodes, proc.stderr[-2000:]

@@ -114,9 +114,9 @@ def test_ssh_wrapper_runs_the_real_ssh_with_the_cluster_config(spec, monkeypatch
 def test_mpirun_rsh_agent(spec):
     agent = f"{spec.state_dir}/bin/ssh"
     assert pdsh.mpirun_rsh_agent(spec) == agent
-    assert pdsh.openmpi_args(spec) == ["--mca", "plm_rsh_agent", agent]
-    env = pdsh.openmpi_env(spec)
-    assert env["OMPI_MCA_plm_rsh_agent"] == agent and env["PATH"].startswith(f"{spec.state_dir}/bin:")
+    # `ssh` from PATH: the wrapper for mpirun, the node's own ssh for the orteds (MCA params are forwarded)
+    assert pdsh.openmpi_args(spec) == ["--mca", "plm_rsh_agent", "ssh"]
+    assert pdsh.openmpi_env(spec, path="/usr/bin") == {"PATH": f"{spec.state_dir}/bin:/usr/bin"}
 
 
 def _publish(shared: Path, name: str, key: str, addresses=()) -> None:

@@ -5,7 +5,7 @@ plus PDSH_SSH_ARGS_APPEND, which DeepSpeed itself rewrites when --ssh_port is gi
 own pre-launch check (`ssh -o PasswordAuthentication=no HOST hostname`) and its master-address probe
 (`ssh HOST hostname -I`) run plain `ssh` too. So the one thing that reaches all of them is PATH: a
 per-cluster directory holding an `ssh` wrapper that execs the real ssh with `-F <ssh_config>`.
-OpenMPI's rsh launcher uses it through `--mca plm_rsh_agent` / OMPI_MCA_plm_rsh_agent.
+OpenMPI's rsh launcher finds it the same way (PATH; see `openmpi_env` for why not an MCA parameter).
 """
 
 from __future__ import annotations
@@ -80,15 +80,23 @@ def pdsh_argv(spec: ClusterSpec, command: Sequence[str], *, hosts: Sequence[str]
 
 
 def mpirun_rsh_agent(spec: ClusterSpec) -> str:
-    """The value for OpenMPI's `--mca plm_rsh_agent` (one path: no spaces to split)."""
+    """The wrapper's absolute path (what `ssh` on PATH resolves to with `openmpi_env`).
+
+    Do not pass it as `--mca plm_rsh_agent`: mpirun forwards MCA parameters to every orted, and an
+    orted (running as the node user) cannot read the controller's 0700 state dir, so it aborts
+    ("plm_rsh_component.c(335) Not found"). `openmpi_args` names plain `ssh` instead.
+    """
     return str(ssh_wrapper_dir(spec) / "ssh")
 
 
 def openmpi_args(spec: ClusterSpec) -> list[str]:
-    """mpirun arguments that make OpenMPI start its daemons through the cluster's ssh_config."""
-    return ["--mca", "plm_rsh_agent", mpirun_rsh_agent(spec)]
+    """mpirun arguments: the rsh agent is `ssh` from PATH, which `openmpi_env` makes the cluster
+    wrapper for mpirun itself, while the orteds it starts find their own node's plain ssh."""
+    return ["--mca", "plm_rsh_agent", "ssh"]
 
 
-def openmpi_env(spec: ClusterSpec) -> dict[str, str]:
-    """The same as `openmpi_args`, as environment (for DeepSpeed's openmpi runner, which builds argv itself)."""
-    return {"OMPI_MCA_plm_rsh_agent": mpirun_rsh_agent(spec), "PATH": path_with_wrapper(spec)}
+def openmpi_env(spec: ClusterSpec, path: str | None = None) -> dict[str, str]:
+    """Env that makes mpirun start its daemons through the cluster's ssh_config (PATH only; see
+    `mpirun_rsh_agent` for why not OMPI_MCA_plm_rsh_agent). DeepSpeed's openmpi runner builds the
+    mpirun argv itself, so this is the way in for it."""
+    return {"PATH": path_with_wrapper(spec, path)}
