@@ -64,6 +64,8 @@ def test_panel_opens_and_lists_the_local_node(page, lab, shot):
     assert panel.locator("h3").first.inner_text().startswith("Cluster")
     # CPU machine: the node shows CPU and memory bars (GPU machines show one row per GPU).
     assert node.locator(".dsc-gpu").count() >= 1
+    # TensorBoard on the runs directory is one click away in the launcher (jupyter-server-proxy).
+    page.locator('.jp-LauncherCard:has-text("TensorBoard (runs)")').wait_for()
     shot(page, "panel")
 
 

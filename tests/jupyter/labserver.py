@@ -1,9 +1,9 @@
 """Start a real JupyterLab (with the dscluster server extension and the prebuilt panel) for tests.
 
 Isolated: its own config/data/runtime/settings dirs, DSCLUSTER_HOME and shared dir under a temp dir,
-a random token passed by a 0600 file. The extension and the panel are taken from the source tree
-(JUPYTER_CONFIG_PATH / JUPYTER_PATH), so this works with an editable install, which does not
-install data-files, exactly like with a wheel.
+a random token passed by a 0600 file. The extension and the panel are loaded through
+`dscluster.jupyter.lab_config()` (what `dscluster lab` merges in), so this works with an editable
+install, which installs no data-files, exactly like with a wheel.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-LABEXT = REPO / "src" / "dscluster" / "jupyter" / "labextension"
+LABEXT = REPO / "src" / "dscluster" / "jupyter" / "labextensions" / "dscluster"
 
 
 def free_port() -> int:
@@ -108,10 +108,12 @@ def start_lab(base: Path, *, extra_env: dict | None = None, timeout: float = 90)
                                            "home", "shared", "jpath")}
     for d in dirs.values():
         d.mkdir(parents=True, exist_ok=True)
-    (dirs["jpath"] / "labextensions").mkdir(exist_ok=True)
-    link = dirs["jpath"] / "labextensions" / "dscluster"
-    if not link.exists():
-        link.symlink_to(LABEXT, target_is_directory=True)
+    from dscluster.jupyter import lab_config
+
+    config = lab_config()
+    config["LabApp"]["check_for_updates_class"] = "jupyterlab.NeverCheckForUpdate"
+    config_file = base / "jupyter_lab_config.json"
+    config_file.write_text(json.dumps(config))
     token = secrets.token_hex(24)
     token_file = base / "token"
     token_file.write_text(token)
@@ -121,7 +123,6 @@ def start_lab(base: Path, *, extra_env: dict | None = None, timeout: float = 90)
            if not k.startswith(("JUPYTER", "DSCLUSTER")) and k not in ("LANG", "LANGUAGE", "LC_ALL")}
     env.update({
         "JUPYTER_CONFIG_DIR": str(dirs["config"]),
-        "JUPYTER_CONFIG_PATH": str(REPO / "jupyter-config"),
         "JUPYTER_PATH": str(dirs["jpath"]),
         "JUPYTER_DATA_DIR": str(dirs["data"]),
         "JUPYTER_RUNTIME_DIR": str(dirs["runtime"]),
@@ -134,9 +135,8 @@ def start_lab(base: Path, *, extra_env: dict | None = None, timeout: float = 90)
         "LANG": "C.UTF-8",
     })
     env.update(extra_env or {})
-    argv = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-            "--ServerApp.port_retries=0", f"--ServerApp.root_dir={dirs['root']}",
-            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+    argv = [sys.executable, "-m", "jupyterlab", f"--config={config_file}", "--no-browser", "--ip=127.0.0.1",
+            f"--port={port}", "--ServerApp.port_retries=0", f"--ServerApp.root_dir={dirs['root']}"]
     if os.geteuid() == 0:
         argv.append("--allow-root")
     log_path = base / "lab.log"

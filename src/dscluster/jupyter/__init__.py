@@ -14,7 +14,26 @@ def _jupyter_server_extension_points() -> list[dict]:
 
 def _jupyter_labextension_paths() -> list[dict]:
     # Used only by `jupyter labextension develop`; pip installs the built copy via data-files.
-    return [{"src": "labextension", "dest": "dscluster"}]
+    return [{"src": "labextensions/dscluster", "dest": "dscluster"}]
+
+
+def labextensions_dir() -> str:
+    """The folder holding the prebuilt panel (`dscluster/`), for LabApp.extra_labextensions_path."""
+    import os
+
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "labextensions")
+
+
+def lab_config() -> dict:
+    """Jupyter config that loads the server extension and the panel from this package itself.
+
+    A wheel install already does both (data-files); an editable install (`pip install -e`) installs
+    no data-files, so whoever starts JupyterLab (`dscluster lab`, the node agent) merges this in.
+    """
+    return {
+        "ServerApp": {"jpserver_extensions": {"dscluster.jupyter": True}},
+        "LabApp": {"extra_labextensions_path": [labextensions_dir()]},
+    }
 
 
 def _load_jupyter_server_extension(server_app) -> None:

@@ -20,17 +20,19 @@ def logdir() -> str:
     return str(paths.runs_dir(clusterview.resolve(None).shared_dir))
 
 
-def tensorboard_command(port: int) -> list[str]:
-    exe = shutil.which("tensorboard")
-    base = [exe] if exe else [sys.executable, "-m", "tensorboard.main"]
-    return base + ["--logdir", logdir(), "--port", str(port), "--host", "127.0.0.1",
-                   "--path_prefix", "/tensorboard", "--reload_interval", "15"]
+def tensorboard_command() -> list[str]:
+    """{port} and {base_url} are filled in by jupyter-server-proxy when it starts the process.
+
+    The trainer writes event files to <run>/tensorboard/, so the runs dir shows every run by name."""
+    exe = shutil.which("tensorboard") or str(Path(sys.executable).with_name("tensorboard"))
+    return [exe, "--logdir", logdir(), "--port", "{port}", "--host", "127.0.0.1",
+            "--path_prefix", "{base_url}tensorboard", "--reload_interval", "15"]
 
 
 def setup_tensorboard() -> dict:
     """Entry point `jupyter_serverproxy_servers: tensorboard`."""
     return {
-        "command": lambda port: tensorboard_command(port),
+        "command": tensorboard_command(),
         "timeout": 60,
         "absolute_url": True,
         "new_browser_tab": False,
