@@ -133,7 +133,13 @@ def read_known_hosts(spec: ClusterSpec) -> dict[str, str]:
 
 def write_known_hosts(spec: ClusterSpec, pins: dict[str, str]) -> None:
     body = "".join(f"{name} {key}\n" for name, key in pins.items())
-    atomic_write_text(known_hosts_path(spec), body, mode=0o600)
+    path = known_hosts_path(spec)
+    try:
+        if path.read_text(encoding="utf-8") == body:
+            return  # unchanged: no rewrite under concurrent readers
+    except FileNotFoundError:
+        pass
+    atomic_write_text(path, body, mode=0o600)
 
 
 def _published_for(spec: ClusterSpec) -> dict[str, str]:
