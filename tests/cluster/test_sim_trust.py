@@ -56,6 +56,21 @@ def test_nodes_are_isolated_machines(sim):
     out = sim.exec("node0", [sys.executable, "-c", "import socket; s=socket.socket(); s.settimeout(2); "
                                                    "s.connect(('1.1.1.1', 80))"])
     assert out.returncode != 0 and "unreachable" in out.stderr
+    # fast failure on a vanished peer (TCP gives up in seconds, not 15 minutes), per node namespace
+    assert sim.exec("node1", ["cat", "/proc/sys/net/ipv4/tcp_retries2"]).stdout.strip() == "5"
+
+
+def test_node_agent_reaps_orphans_as_pid_1(sim):
+    """A process orphaned on a node (its ssh session ended) is re-parented to the agent, which reaps it."""
+    assert ssh(sim, "node1", "sh", "-c", "'sleep 0.3 &'").returncode == 0
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        stats = sim.exec("node1", ["ps", "-eo", "stat=,args="]).stdout.splitlines()
+        if not any("sleep 0.3" in line for line in stats):
+            break
+        time.sleep(0.2)
+    stats = sim.exec("node1", ["ps", "-eo", "stat=,args="]).stdout.splitlines()
+    assert not any(line.startswith("Z") for line in stats), stats
 
 
 def test_ssh_mesh_with_pinned_keys(sim):
