@@ -98,3 +98,25 @@ def test_stale_torch_extensions_lock_is_found(local_pair, tmp_path, monkeypatch)
         assert not result.ok and result.fix == f"remove it: rm -f {lock}"
     else:  # another build is running on this (shared) machine right now: only a warning
         assert result.status == "warn" and "compiler" in result.finding
+
+
+def test_gpus_are_counted_from_nvidia_smi(tmp_path, monkeypatch):
+    """A stand-in nvidia-smi on PATH: GPU mode, GPUs vs slots, driver in the versions, CUDA_VISIBLE_DEVICES."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    smi = bin_dir / "nvidia-smi"
+    smi.write_text("#!/bin/sh\necho 'NVIDIA H200, 143771 MiB, 580.159.04'\necho 'NVIDIA H200, 143771 MiB, 580.159.04'\n")
+    smi.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    spec = Spec("gpu", (Node("127.0.0.1", 4, "g0"),), tmp_path)
+    report = run_doctor(spec, runners=[LocalRunner("g0")], master_port=free_port(), wait_s=1)
+    slots = report.get("g0", "slots")
+    assert not slots.ok and "2 GPU(s) visible but slots = 4" in slots.finding and "slots = 2" in slots.fix
+    assert "driver 580.159.04" in report.get("g0", "versions").finding
+    assert report.summary["backend"] == "nccl"
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
+    spec = Spec("gpu", (Node("127.0.0.1", 1, "g0"),), tmp_path)
+    report = run_doctor(spec, runners=[LocalRunner("g0")], master_port=free_port(), wait_s=1)
+    assert report.get("g0", "slots").ok and "1 GPU(s) (NVIDIA H200)" in report.get("g0", "slots").finding
