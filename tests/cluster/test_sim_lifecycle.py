@@ -16,7 +16,7 @@ import pytest
 
 from dscluster.errors import ConfigError, ExitCode
 from dscluster.sim import SimCluster, down, leftovers
-from dscluster.sim.cluster import _alive
+from dscluster.sim.procs import alive
 from dscluster.sim.nodeuser import SIM_USER, ensure_access, ensure_user
 
 pytestmark = [pytest.mark.root, pytest.mark.cluster]
@@ -62,7 +62,7 @@ def test_two_named_clusters_coexist_and_down_leaves_nothing(sim_cluster, home):
     proc = cli("sim", "down", "--name", "h2a", home=home)
     assert proc.returncode == 0 and "removed" in proc.stdout, proc.stderr
     assert nothing_left("h2a"), leftovers("h2a")
-    assert not any(_alive(p) for p in pids)
+    assert not any(alive(p) for p in pids)
     assert not Path(a.spec.path).exists() and not a.spec.state_dir.exists()
     assert not Path("/etc/netns/dsc-h2a-node0").exists()
     b.check_ssh()

@@ -7,6 +7,7 @@
     sim.down()
 """
 
-from dscluster.sim.cluster import SimCluster, down, leftovers, list_sims
+from dscluster.sim.cluster import SimCluster
+from dscluster.sim.teardown import down, leftovers, list_sims
 
 __all__ = ["SimCluster", "down", "leftovers", "list_sims"]

@@ -19,30 +19,29 @@ what a killed process left behind.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
 import sys
 import time
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Sequence
 
 from dscluster import paths
 from dscluster.cluster import identity
 from dscluster.cluster.runner import CommandResult, run_parallel, run_subprocess
 from dscluster.cluster.spec import ClusterSpec, NodeSpec, format_spec, load_spec
 from dscluster.cluster.ssh import SSHRunner, ensure_ssh_files, known_hosts_path, ssh_failure
-from dscluster.errors import ClusterError, PermissionNeeded, UsageError
+from dscluster.errors import ClusterError, UsageError
 from dscluster.fsutil import atomic_write_json, atomic_write_text
 from dscluster.i18n import tr
 from dscluster.sim import network
-from dscluster.sim.names import MAX_NODES, RUNTIME_ROOT, SimNames, check_name, choose_subnet, node_ip
+from dscluster.sim.names import MAX_NODES, SimNames, check_name, choose_subnet, node_ip
 from dscluster.sim.nodeuser import SIM_USER, ensure_access, ensure_user
+from dscluster.sim.procs import alive, global_lock, reap, require_root
+from dscluster.sim.teardown import teardown, down
 
 SSH_PORT = 2222
 NODE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -55,34 +54,6 @@ echo 5 > /proc/sys/net/ipv4/tcp_keepalive_intvl
 echo 3 > /proc/sys/net/ipv4/tcp_keepalive_probes
 exec "$@"
 """
-
-
-def require_root() -> None:
-    if os.geteuid() != 0:
-        raise PermissionNeeded(tr("the simulated cluster needs root (network namespaces, veths, a bridge, sshd)"),
-                               tr("run it as root: sudo dscluster sim up 3"))
-
-
-@contextmanager
-def _global_lock() -> Iterator[None]:
-    """Serialize up/down across processes: subnets and interface names are machine-wide."""
-    RUNTIME_ROOT.mkdir(parents=True, exist_ok=True)
-    with open(RUNTIME_ROOT / ".lock", "w") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
-
-
-def _alive(pid: int | None) -> bool:
-    if not pid:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
 
 
 def _child_of(pid: int, deadline: float) -> int | None:
@@ -183,8 +154,8 @@ class SimCluster:
         if not 1 <= slots <= 64:
             raise UsageError(tr("--slots {slots} is out of range", slots=slots), tr("use 1 to 64"))
         names = SimNames(name)
-        with _global_lock():
-            _teardown(names, purge=False)  # whatever a killed `up` or an old cluster left
+        with global_lock():
+            teardown(names, purge=False)  # whatever a killed `up` or an old cluster left
             net = choose_subnet(name, n, subnet)
             base = cls.base_dir(name, Path(home) if home else None)
             shared = Path(shared_dir) if shared_dir else base / "shared"
@@ -298,18 +269,18 @@ class SimCluster:
 
     # --- faults ----------------------------------------------------------------------------------
     def is_running(self, node: str | int) -> bool:
-        return _alive(self._node(node)["pid1"])
+        return alive(self._node(node)["pid1"])
 
     def crash(self, node: str | int) -> None:
         """SIGKILL the node's PID 1: every process on the node dies at once (a polite power loss)."""
         entry = self._node(node)
-        if _alive(entry["pid1"]):
+        if alive(entry["pid1"]):
             os.kill(entry["pid1"], signal.SIGKILL)
             deadline = time.monotonic() + 10
-            while _alive(entry["pid1"]) and time.monotonic() < deadline:
+            while alive(entry["pid1"]) and time.monotonic() < deadline:
                 time.sleep(0.01)
             time.sleep(0.02)  # let `unshare` notice its child died, then collect it
-            _reap([entry.get("launcher_pid")])
+            reap([entry.get("launcher_pid")])
         entry["pid1"] = None
         self._save()
 
@@ -321,8 +292,8 @@ class SimCluster:
         """Undo partition and crash: link up, node agent restarted (same host key) if it was down."""
         entry = self._node(node)
         network.set_link(self.names, entry["index"], up=True)
-        if not _alive(entry["pid1"]):
-            with _global_lock():
+        if not alive(entry["pid1"]):
+            with global_lock():
                 started = time.time()
                 self._start_node(entry["index"])
                 self._wait_ready([entry["index"]], started, timeout)
@@ -335,7 +306,7 @@ class SimCluster:
         or as `user` (with its own HOME, without the caller's DSCLUSTER_HOME). The process inherits the
         caller's environment otherwise (sshd sessions do not)."""
         entry = self._node(node)
-        if not _alive(entry["pid1"]):
+        if not alive(entry["pid1"]):
             raise ClusterError(tr("{node} is down", node=entry["name"]),
                                tr("bring it back: dscluster sim heal {node} --name {name}", node=entry["name"],
                                   name=self.name), node=entry["name"])
@@ -354,101 +325,9 @@ class SimCluster:
 
     def status(self) -> list[dict]:
         def one(entry: dict) -> dict:
-            running = _alive(entry["pid1"])
+            running = alive(entry["pid1"])
             link = network.link_is_up(self.names, entry["index"])
             return {"node": entry["name"], "ip": entry["ip"], "netns": entry["netns"], "pid": entry["pid1"],
                     "running": running, "link_up": link,
                     "ssh_port_open": running and link and _port_open(entry["ip"], SSH_PORT, 0.5)}
         return run_parallel(one, self.state["nodes"])
-
-
-def _reap(pids) -> None:
-    """Collect the exit status of those that are our own children (the `unshare` launchers started by
-    this process), so they do not linger as zombies in a long-lived caller such as a test session."""
-    for pid in pids:
-        if not pid:
-            continue
-        try:
-            os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            pass
-
-
-def _kill_namespace_processes(names: SimNames, state: dict | None) -> None:
-    pids: set[int] = set()
-    for ns in network.existing_netns(names):
-        pids.update(network.netns_pids(ns))
-    for entry in (state or {}).get("nodes", []):
-        pids.update(p for p in (entry.get("pid1"), entry.get("launcher_pid")) if p)
-    pids = {p for p in pids if p != os.getpid() and _alive(p)}
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    deadline = time.monotonic() + 10
-    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.01)
-    _reap(pids)
-
-
-def _close_ssh_masters(state: dict | None) -> None:
-    """End this cluster's ControlMaster connections (they would linger ControlPersist seconds)."""
-    try:
-        spec = load_spec(state["spec_path"]) if state else None
-    except Exception:  # noqa: BLE001 - a broken leftover spec must not block cleanup
-        spec = None
-    if spec is None:
-        return
-    from dscluster.cluster.ssh import ssh_base_argv, ssh_config_path
-
-    if not ssh_config_path(spec).exists():
-        return
-    run_parallel(lambda n: run_subprocess(n.name, ssh_base_argv(spec, n)[:-1] + ["-O", "exit", n.name], timeout=3),
-                 spec.nodes)
-
-
-def _teardown(names: SimNames, purge: bool) -> None:
-    state_file = names.runtime_dir / "state.json"
-    try:
-        state = json.loads(state_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        state = None
-    _close_ssh_masters(state)
-    _kill_namespace_processes(names, state)
-    network.destroy(names)
-    shutil.rmtree(names.runtime_dir, ignore_errors=True)
-    if state and state.get("spec_path"):
-        base = Path(state["spec_path"]).parent
-        Path(state["spec_path"]).unlink(missing_ok=True)
-        shutil.rmtree(base / "cluster", ignore_errors=True)
-        if purge:
-            shutil.rmtree(base, ignore_errors=True)
-            shutil.rmtree(state.get("shared_dir", base / "shared"), ignore_errors=True)
-
-
-def down(name: str = "default", purge: bool = False) -> None:
-    """Remove everything of the named cluster: processes, veths, namespaces, bridge, /etc/netns, runtime
-    state, spec and identity (with `purge`, also the shared directory and logs). Safe to repeat."""
-    require_root()
-    check_name(name)
-    with _global_lock():
-        _teardown(SimNames(name), purge)
-
-
-def leftovers(name: str) -> dict[str, list[str]]:
-    """What of the named cluster still exists on this machine (empty lists after a clean `down`)."""
-    names = SimNames(name)
-    procs = []
-    for ns in network.existing_netns(names):
-        procs += [str(p) for p in network.netns_pids(ns)]
-    return {"netns": network.existing_netns(names), "links": network.existing_links(names),
-            "etc_netns": [str(p) for p in network.ETC_NETNS.glob(f"{names.netns_prefix}*")],
-            "runtime": [str(names.runtime_dir)] if names.runtime_dir.exists() else [], "processes": procs}
-
-
-def list_sims() -> list[str]:
-    if not RUNTIME_ROOT.is_dir():
-        return []
-    return sorted(p.parent.name for p in RUNTIME_ROOT.glob("*/state.json"))
-

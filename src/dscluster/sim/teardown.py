@@ -1,0 +1,100 @@
+"""Removing a simulated cluster, including whatever a killed process left behind.
+
+Everything is found by the cluster's name (namespaces, interfaces, runtime dir), with the recorded
+state only as a hint, so `down` and a later `up` clean up after an `up` that was SIGKILLed halfway.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import time
+from pathlib import Path
+
+from dscluster.cluster.runner import run_parallel, run_subprocess
+from dscluster.cluster.spec import load_spec
+from dscluster.sim import network
+from dscluster.sim.names import RUNTIME_ROOT, SimNames, check_name
+from dscluster.sim.procs import alive, global_lock, reap, require_root
+
+
+def _kill_namespace_processes(names: SimNames, state: dict | None) -> None:
+    pids: set[int] = set()
+    for ns in network.existing_netns(names):
+        pids.update(network.netns_pids(ns))
+    for entry in (state or {}).get("nodes", []):
+        pids.update(p for p in (entry.get("pid1"), entry.get("launcher_pid")) if p)
+    pids = {p for p in pids if p != os.getpid() and alive(p)}
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + 10
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    reap(pids)
+
+
+def _close_ssh_masters(state: dict | None) -> None:
+    """End this cluster's ControlMaster connections (they would linger ControlPersist seconds)."""
+    try:
+        spec = load_spec(state["spec_path"]) if state else None
+    except Exception:  # noqa: BLE001 - a broken leftover spec must not block cleanup
+        spec = None
+    if spec is None:
+        return
+    from dscluster.cluster.ssh import ssh_base_argv, ssh_config_path
+
+    if not ssh_config_path(spec).exists():
+        return
+    run_parallel(lambda n: run_subprocess(n.name, ssh_base_argv(spec, n)[:-1] + ["-O", "exit", n.name], timeout=3),
+                 spec.nodes)
+
+
+def teardown(names: SimNames, purge: bool) -> None:
+    state_file = names.runtime_dir / "state.json"
+    try:
+        state = json.loads(state_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        state = None
+    _close_ssh_masters(state)
+    _kill_namespace_processes(names, state)
+    network.destroy(names)
+    shutil.rmtree(names.runtime_dir, ignore_errors=True)
+    if state and state.get("spec_path"):
+        base = Path(state["spec_path"]).parent
+        Path(state["spec_path"]).unlink(missing_ok=True)
+        shutil.rmtree(base / "cluster", ignore_errors=True)
+        if purge:
+            shutil.rmtree(base, ignore_errors=True)
+            shutil.rmtree(state.get("shared_dir", base / "shared"), ignore_errors=True)
+
+
+def down(name: str = "default", purge: bool = False) -> None:
+    """Remove everything of the named cluster: processes, veths, namespaces, bridge, /etc/netns, runtime
+    state, spec and identity (with `purge`, also the shared directory and logs). Safe to repeat."""
+    require_root()
+    check_name(name)
+    with global_lock():
+        teardown(SimNames(name), purge)
+
+
+def leftovers(name: str) -> dict[str, list[str]]:
+    """What of the named cluster still exists on this machine (empty lists after a clean `down`)."""
+    names = SimNames(name)
+    procs = []
+    for ns in network.existing_netns(names):
+        procs += [str(p) for p in network.netns_pids(ns)]
+    return {"netns": network.existing_netns(names), "links": network.existing_links(names),
+            "etc_netns": [str(p) for p in network.ETC_NETNS.glob(f"{names.netns_prefix}*")],
+            "runtime": [str(names.runtime_dir)] if names.runtime_dir.exists() else [], "processes": procs}
+
+
+def list_sims() -> list[str]:
+    if not RUNTIME_ROOT.is_dir():
+        return []
+    return sorted(p.parent.name for p in RUNTIME_ROOT.glob("*/state.json"))
+
