@@ -114,3 +114,14 @@ def test_non_root_is_told_it_needs_root(home):
     assert proc.returncode == ExitCode.PERMISSION, proc.stderr
     assert "needs root" in proc.stderr and "sudo dscluster sim up" in proc.stderr
     assert nothing_left("h2user")
+
+
+def test_names_whose_interfaces_would_collide_are_refused(sim_cluster, home):
+    # "c963" and "c4248" share the 6-hex hash that names their bridge and veths.
+    from dscluster.sim.names import SimNames
+
+    assert SimNames("c963").bridge == SimNames("c4248").bridge
+    first = sim_cluster(1, name="c963")
+    proc = cli("sim", "up", "1", "--name", "c4248", home=home)
+    assert proc.returncode == ExitCode.USAGE and "running cluster 'c963'" in proc.stderr, proc.stderr
+    first.check_ssh()  # untouched

@@ -38,7 +38,7 @@ from dscluster.errors import ClusterError, UsageError
 from dscluster.fsutil import atomic_write_json, atomic_write_text
 from dscluster.i18n import tr
 from dscluster.sim import network
-from dscluster.sim.names import MAX_NODES, SimNames, check_name, choose_subnet, node_ip
+from dscluster.sim.names import MAX_NODES, SimNames, check_name, check_tag_unique, choose_subnet, node_ip
 from dscluster.sim.nodeuser import SIM_USER, ensure_access, ensure_user
 from dscluster.sim.procs import alive, global_lock, reap, require_root
 from dscluster.sim.teardown import teardown, down
@@ -155,6 +155,7 @@ class SimCluster:
             raise UsageError(tr("--slots {slots} is out of range", slots=slots), tr("use 1 to 64"))
         names = SimNames(name)
         with global_lock():
+            check_tag_unique(name)
             teardown(names, purge=False)  # whatever a killed `up` or an old cluster left
             net = choose_subnet(name, n, subnet)
             base = cls.base_dir(name, Path(home) if home else None)

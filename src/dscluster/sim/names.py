@@ -61,6 +61,19 @@ class SimNames:
         return self.runtime_dir / "nodes" / self.node(i)
 
 
+def check_tag_unique(name: str) -> None:
+    """Interface names carry a 6-hex hash of the cluster name; two names with the same hash would
+    share a bridge. Refuse the (unlikely) second one rather than tear down the first."""
+    tag = SimNames(name).tag
+    if not RUNTIME_ROOT.is_dir():
+        return
+    for state in RUNTIME_ROOT.glob("*/state.json"):
+        other = state.parent.name
+        if other != name and SimNames(other).tag == tag:
+            raise UsageError(tr("the name {name!r} maps to the same interface names as the running cluster {other!r}",
+                                name=name, other=other), tr("choose another --name"))
+
+
 def check_subnet(text: str, n: int) -> ipaddress.IPv4Network:
     try:
         net = ipaddress.IPv4Network(text, strict=True)
