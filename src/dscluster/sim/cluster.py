@@ -169,7 +169,9 @@ class SimCluster:
             logs.mkdir(parents=True, exist_ok=True)
             names.runtime_dir.mkdir(parents=True, exist_ok=True)
             os.chmod(names.runtime_dir, 0o755)
+            # Every node's cluster-facing interface is eth0 (so NCCL/GLOO_SOCKET_IFNAME are known).
             spec = ClusterSpec(name=name, shared_dir=shared.resolve(), ssh_user=user, ssh_port=SSH_PORT,
+                               network_interface="eth0",
                                nodes=tuple(NodeSpec(address=node_ip(net, i), slots=slots, name=names.node(i),
                                                     ssh_port=SSH_PORT) for i in range(n)),
                                path=(base / "dscluster.toml").resolve(), state_dir=(base / "cluster").resolve())
