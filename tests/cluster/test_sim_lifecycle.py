@@ -44,7 +44,7 @@ def home():
 
 def test_two_named_clusters_coexist_and_down_leaves_nothing(sim_cluster, home):
     a = sim_cluster(2, name="h2a")
-    b = sim_cluster(2, name="h2b", subnet="10.231.7.0/24")
+    b = sim_cluster(2, name="h2b", subnet="10.231.7.0/24", master_identity=True)
     assert b.subnet == "10.231.7.0/24" and a.subnet != b.subnet
     a.check_ssh()
     b.check_ssh()
@@ -67,6 +67,24 @@ def test_two_named_clusters_coexist_and_down_leaves_nothing(sim_cluster, home):
     assert not Path("/etc/netns/dsc-h2a-node0").exists()
     b.check_ssh()
     assert cli("sim", "down", "--name", "h2a", home=home).returncode == 0  # repeating is harmless
+
+
+def test_master_node_user_launches_across_the_cluster(sim_cluster):
+    """With the key installed by the master's agent (--identity), the node user on node0 reaches every
+    node through the published spec, as JupyterLab on the master does."""
+    sim = sim_cluster(2, name="h2m", master_identity=True)
+    key = Path(sim.state["user_identity_dir"]) / "id_ed25519"
+    assert key.stat().st_uid == 2222 and oct(key.stat().st_mode & 0o777) == "0o600"
+    assert oct(key.parent.stat().st_mode & 0o777) == "0o700"
+    published = sim.spec.shared_dir / ".dscluster" / "dscluster.toml"
+    assert "state_dir" not in published.read_text() and "PRIVATE" not in published.read_text()
+    code = ("from dscluster.cluster.spec import resolve_spec; from dscluster.cluster.ssh import runners; "
+            "print(' '.join(r.run(['hostname']).check().stdout.strip() for r in runners(resolve_spec(None))))")
+    out = sim.exec("node0", [sys.executable, "-c", code], user=SIM_USER, cwd="/",
+                   env={"DSCLUSTER_CLUSTER": str(published)}, timeout=60)
+    assert out.ok and out.stdout.split() == ["node0", "node1"], out.stderr
+    sim.down()
+    assert not key.parent.exists()  # down removes the key copy from the user's home
 
 
 def test_up_recovers_from_a_killed_up(home):

@@ -3,6 +3,7 @@
 - The identity is an ed25519 key pair without a passphrase, private key 0600 in a 0700 directory
   (`cluster_state_dir(spec)`, default <home>/clusters/<name>/). Only the public half ever leaves it:
   `publish_cluster_pubkey` copies it to <shared>/.dscluster/cluster.pub, where node agents install it.
+- `publish_spec` puts the spec (not secret) next to it, for the master's node user.
 - Node agents publish their host public keys to <shared>/.dscluster/hostkeys/<node>.json
   (`{"name", "addresses", "ssh_port", "key"}`); `cluster/ssh.py` pins them in a per-cluster known_hosts.
 """
@@ -14,10 +15,11 @@ import os
 import shutil
 import stat
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 from dscluster import paths
-from dscluster.cluster.spec import ClusterSpec
+from dscluster.cluster.spec import SPEC_FILENAME, ClusterSpec, format_spec
 from dscluster.errors import ConfigError, PermissionNeeded
 from dscluster.fsutil import atomic_write_text
 from dscluster.i18n import tr
@@ -107,6 +109,19 @@ def publish_cluster_pubkey(spec: ClusterSpec) -> Path:
     ensure_shared_meta(spec.shared_dir)
     dest = cluster_pubkey_path(spec.shared_dir)
     atomic_write_text(dest, public_key(spec) + "\n", mode=0o644)
+    return dest
+
+
+def published_spec_path(shared_dir: str | os.PathLike) -> Path:
+    return shared_meta_dir(shared_dir) / SPEC_FILENAME
+
+
+def publish_spec(spec: ClusterSpec) -> Path:
+    """<shared>/.dscluster/dscluster.toml: the spec for the master's node user (launching from
+    JupyterLab). It holds nothing secret; the controller's own state_dir is left out."""
+    ensure_shared_meta(spec.shared_dir)
+    dest = published_spec_path(spec.shared_dir)
+    atomic_write_text(dest, format_spec(replace(spec, state_dir=None, path=None)), mode=0o644)
     return dest
 
 

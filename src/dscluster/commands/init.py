@@ -93,13 +93,15 @@ def cmd_init(args: argparse.Namespace) -> int:
     print(f"{OK} " + tr("SSH identity {key} (ed25519, private, 0600)", key=key))
     if spec.shared_dir.is_dir():
         pub = identity.publish_cluster_pubkey(spec)
+        identity.publish_spec(spec)
         print(f"{OK} " + tr("published the public key to {path} for the node agents", path=pub))
     else:
         pub = identity.cluster_pubkey_path(spec.shared_dir)
         print(f"{WARN} " + tr("{shared} is not mounted here: copy {src} to {dest} on the shared storage",
                               shared=spec.shared_dir, src=str(key) + ".pub", dest=pub))
     start = f"dscluster node start --shared {spec.shared_dir} --user {spec.ssh_user} --port {spec.ssh_port}"
-    print(next_steps(tr("on the master ({node}): {cmd} --role master --lab", node=spec.master.name, cmd=start),
+    print(next_steps(tr("on the master ({node}): {cmd} --role master --lab --identity <copy of {key}>",
+                        node=spec.master.name, cmd=start, key=key),
                      tr("on every other node: {cmd}", cmd=start),
                      f"dscluster doctor --cluster {output}"))
     return 0

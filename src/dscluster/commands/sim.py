@@ -31,7 +31,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     up.add_argument("--subnet", help="private IPv4 /24 for the nodes (default: a free 10.2xx.y.0/24)")
     up.add_argument("--slots", type=int, default=1, help="slots per node in the spec (default: %(default)s)")
     up.add_argument("--shared", help="shared directory (default: <home>/sims/<name>/shared)")
-    up.add_argument("--lab", action="store_true", help="also start JupyterLab on the master (as the node user)")
+    up.add_argument("--lab", action="store_true", help="also start JupyterLab on the master (as the node user), "
+                                                       "with the cluster key installed so it can launch across nodes")
     down = verb("down", "remove the cluster: processes, namespaces, interfaces, state", cmd_down)
     down.add_argument("--purge", action="store_true", help="also delete its shared directory and logs")
     status = verb("status", "one line per node: running, link, ssh port", cmd_status)

@@ -50,6 +50,7 @@ class AgentOptions:
     state_dir: Path = DEFAULT_STATE_DIR
     listen: str | None = None
     lab: bool = False
+    identity: Path | None = None  # the cluster's private key, for the node user on the master
 
     @property
     def node_name(self) -> str:
@@ -167,11 +168,21 @@ def publish_host_key(opts: AgentOptions, host_key: Path) -> Path:
     return path
 
 
+def install_master_identity(opts: AgentOptions) -> Path | None:
+    """With --identity: install the cluster key for the node user (see node/master.py); returns the
+    published spec's path, which the lab gets as DSCLUSTER_CLUSTER."""
+    if not opts.identity:
+        return None
+    from dscluster.node.master import install_identity
+
+    return install_identity(Path(opts.identity), Path(opts.shared_dir), pwd.getpwnam(opts.user))
+
+
 _LAB_BOOT = ("import sys\nfrom dscluster.node import lab\n"
              "proc = lab.start_lab(sys.argv[1], detach=False)\nsys.exit(proc.wait())\n")
 
 
-def start_lab_as_user(opts: AgentOptions) -> subprocess.Popen | None:
+def start_lab_as_user(opts: AgentOptions, cluster_spec: Path | None = None) -> subprocess.Popen | None:
     """Hook for the master: JupyterLab (dscluster.node.lab, owned by the image/lab part) as the node user."""
     try:
         import dscluster.node.lab  # noqa: F401
@@ -181,6 +192,8 @@ def start_lab_as_user(opts: AgentOptions) -> subprocess.Popen | None:
     entry = pwd.getpwnam(opts.user)
     env = {k: v for k, v in os.environ.items() if not k.startswith("DSCLUSTER_HOME")}
     env.update(HOME=entry.pw_dir, USER=opts.user, LOGNAME=opts.user)
+    if cluster_spec:
+        env["DSCLUSTER_CLUSTER"] = str(cluster_spec)  # launches from the lab go across the cluster
     return subprocess.Popen([sys.executable, "-c", _LAB_BOOT, str(opts.shared_dir)], user=entry.pw_uid,
                             group=entry.pw_gid, extra_groups=[], env=env, cwd=entry.pw_dir, start_new_session=True)
 
@@ -266,11 +279,12 @@ def start(opts: AgentOptions) -> int:
     """Prepare, then run sshd (and the lab on the master) in the foreground until stopped."""
     prepared = prepare(opts)
     sshd_mod.test_config(prepared.sshd, prepared.config)
+    cluster_spec = install_master_identity(opts)
     supervisor = _Supervisor()
     proc = subprocess.Popen(sshd_mod.sshd_argv(prepared.sshd, prepared.config), stdin=subprocess.DEVNULL)
     extra = []
     if opts.lab and opts.role == "master":
-        lab = start_lab_as_user(opts)
+        lab = start_lab_as_user(opts, cluster_spec)
         if lab:
             extra.append(lab)
     print(tr("dscluster node: {name} ({role}) serving ssh on port {port} for {user}; host key published to {path}",
@@ -290,6 +304,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="root-owned directory for the host key and sshd config (default: %(default)s)")
     parser.add_argument("--listen", default=None, help="address sshd listens on (default: all)")
     parser.add_argument("--lab", action="store_true", help="on the master, also start JupyterLab")
+    parser.add_argument("--identity", type=Path, default=None,
+                        help="on the master: the cluster's private key file (e.g. a mounted secret), installed "
+                             "for the node user so it can launch across the cluster")
 
 
 def options_from_args(args: argparse.Namespace) -> AgentOptions:
@@ -300,7 +317,8 @@ def options_from_args(args: argparse.Namespace) -> AgentOptions:
         raise ConfigError(tr("--port {port} is out of range", port=args.port), tr("use 1-65535, e.g. 2222"),
                           setting="ssh_port")
     return AgentOptions(shared_dir=Path(args.shared_dir), user=args.user, port=args.port, role=args.role,
-                        name=args.name, state_dir=args.state_dir, listen=args.listen, lab=args.lab)
+                        name=args.name, state_dir=args.state_dir, listen=args.listen, lab=args.lab,
+                        identity=args.identity)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -144,9 +144,13 @@ class SimCluster:
     @classmethod
     def up(cls, name: str = "default", n: int = 3, subnet: str | None = None, *, home: str | os.PathLike | None = None,
            shared_dir: str | os.PathLike | None = None, user: str = SIM_USER, slots: int = 1,
-           timeout: float = 30.0, check_mesh: bool = True, lab: bool = False) -> "SimCluster":
+           timeout: float = 30.0, check_mesh: bool = True, lab: bool = False,
+           master_identity: bool | None = None) -> "SimCluster":
         """Create (or re-create) the cluster; returns once every node's sshd accepts the cluster key.
-        With `lab`, the master's agent also starts JupyterLab (as the node user, on its 127.0.0.1)."""
+        With `lab`, the master's agent also starts JupyterLab (as the node user, on its 127.0.0.1).
+        With `master_identity` (default: as `lab`), the master's agent installs the cluster key for the
+        node user (~/.dscluster/clusters/<name>/), so it can launch across the cluster. The sim's
+        nodes share one home directory, so every node's user can then read that key."""
         require_root()
         check_name(name)
         if not 1 <= n <= MAX_NODES:
@@ -178,6 +182,8 @@ class SimCluster:
             state = {"name": name, "n": n, "subnet": str(net), "home": str(Path(home or paths.home()).resolve()),
                      "spec_path": str(spec.path), "shared_dir": str(spec.shared_dir), "user": user,
                      "logs_dir": str(logs.resolve()), "created": time.time(), "lab": lab,
+                     "master_identity": lab if master_identity is None else master_identity,
+                     "user_identity_dir": str(Path(entry.pw_dir) / ".dscluster" / "clusters" / name),
                      "granted_traverse": [str(g) for g in granted],
                      "nodes": [{"name": names.node(i), "index": i, "netns": names.netns(i), "ip": node_ip(net, i),
                                 "pid1": None, "launcher_pid": None, "state_dir": str(names.node_state_dir(i))}
@@ -188,6 +194,7 @@ class SimCluster:
             known_hosts_path(spec).unlink(missing_ok=True)  # new nodes, new host keys
             identity.ensure_identity(spec)
             identity.publish_cluster_pubkey(spec)
+            identity.publish_spec(spec)
             for i in range(n):
                 (identity.hostkeys_dir(shared) / f"{names.node(i)}.json").unlink(missing_ok=True)
             network.create(names, net, n)
@@ -210,7 +217,11 @@ class SimCluster:
         role = "master" if i == 0 else "worker"
         agent = [sys.executable, "-m", "dscluster.node.agent", "start", "--shared", self.state["shared_dir"],
                  "--user", self.state["user"], "--port", str(SSH_PORT), "--role", role, "--name", entry["name"],
-                 "--state-dir", entry["state_dir"]] + (["--lab"] if i == 0 and self.state.get("lab") else [])
+                 "--state-dir", entry["state_dir"]]
+        if i == 0 and self.state.get("lab"):
+            agent.append("--lab")
+        if i == 0 and self.state.get("master_identity"):
+            agent += ["--identity", str(self.spec.state_dir / "id_ed25519")]
         argv = ["ip", "netns", "exec", entry["netns"], "unshare", "--pid", "--fork", "--mount-proc", "--uts",
                 "--kill-child", "--", "/bin/sh", "-c", _NODE_BOOT, "dscluster-node", entry["name"]] + agent
         env = {"PATH": f"{Path(sys.executable).parent}:{NODE_PATH}", "LANG": "C.UTF-8", "HOME": "/root",

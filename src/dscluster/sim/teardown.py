@@ -64,6 +64,8 @@ def teardown(names: SimNames, purge: bool) -> None:
     _kill_namespace_processes(names, state)
     network.destroy(names)
     shutil.rmtree(names.runtime_dir, ignore_errors=True)
+    if state and state.get("master_identity") and state.get("user_identity_dir"):
+        shutil.rmtree(state["user_identity_dir"], ignore_errors=True)  # the key copy in the node user's home
     if state and state.get("spec_path"):
         base = Path(state["spec_path"]).parent
         Path(state["spec_path"]).unlink(missing_ok=True)
