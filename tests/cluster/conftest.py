@@ -27,27 +27,26 @@ import pytest
 def sim_cluster(request):
     if os.geteuid() != 0:
         pytest.skip("needs root (network namespaces, sshd)")
-    from dscluster.sim import SimCluster
+    from dscluster.sim import SimCluster, down
 
     home = Path(tempfile.mkdtemp(prefix="dsc-sim-", dir="/var/tmp"))
     os.chmod(home, 0o755)  # the node user must traverse it to reach the shared dir
-    created: list[SimCluster] = []
+    created: list[str] = []
     module_tag = hashlib.sha1(request.module.__name__.encode()).hexdigest()[:8]
 
     def factory(n: int = 3, name: str | None = None, **kwargs) -> SimCluster:
         name = name or f"t{module_tag}{len(created)}"
-        sim = SimCluster.up(name, n, home=home, **kwargs)
-        created.append(sim)
-        return sim
+        created.append(name)  # before up: a failed up still leaves things to remove
+        return SimCluster.up(name, n, home=home, **kwargs)
 
     try:
         yield factory
     finally:
-        for sim in created:
+        for name in created:
             try:
-                sim.down(purge=True)
+                down(name, purge=True)
             except Exception as err:  # noqa: BLE001 - keep tearing down the others
-                print(f"sim_cluster: down({sim.name}) failed: {err}")
+                print(f"sim_cluster: down({name}) failed: {err}")
         shutil.rmtree(home, ignore_errors=True)
 
 
