@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Doctor wall time vs node count on the simulated cluster (needs root: network namespaces).
 
-    sudo .venv/bin/python benchmarks/doctor_scale.py            # 4, 16, 32 nodes, 3 runs each
+    sudo .venv/bin/python benchmarks/doctor_scale.py            # 4, 16, 32 nodes, 3 runs each (~30 s)
     sudo .venv/bin/python benchmarks/doctor_scale.py --nodes 4 8 --runs 5
 
 Target (issue 3): nearly flat in node count — 32 nodes within 2x of 4 nodes. Doctor sends one
@@ -16,8 +16,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 
 
@@ -53,31 +55,47 @@ def main() -> int:
     from dscluster.doctor import run_doctor
     from dscluster.sim import SimCluster
 
+    # The node user must traverse the sim's home to reach the shared dir (root's home is 0700).
+    home = tempfile.mkdtemp(prefix="dsc-doctor-scale-", dir="/var/tmp")
+    os.chmod(home, 0o755)
     rows = []
-    for n in args.nodes:
-        t0 = time.perf_counter()
-        sim = SimCluster.up(f"{args.name}{n}", n, subnet=args.subnet)
-        up_s = time.perf_counter() - t0
-        try:
-            times, failures, cpu, ctl = [], [], [], []
-            for _ in range(args.runs):
-                before, own = busy_cpu_s(), own_cpu_s()
-                report = run_doctor(sim.spec)
-                cpu.append(busy_cpu_s() - before)
-                ctl.append(own_cpu_s() - own)
-                times.append(report.elapsed_s)
-                failures = [f"{r.node}:{r.check}" for r in report.failures]
-            rows.append({"nodes": n, "sim_up_s": round(up_s, 2), "cold_s": round(times[0], 2),
-                         "warm_median_s": round(statistics.median(times[1:] or times), 2),
-                         "runs_s": [round(t, 2) for t in times], "failures": failures,
-                         "machine_cpu_s": round(statistics.median(cpu), 2), "cores": os.cpu_count(),
-                         "controller_cpu_s": round(statistics.median(ctl), 3)})
-        finally:
-            sim.down()
-        print(f"{n:>3} nodes: doctor cold {rows[-1]['cold_s']:.2f} s, warm median {rows[-1]['warm_median_s']:.2f} s, "
-              f"machine busy {rows[-1]['machine_cpu_s']:.2f} CPU-s on {os.cpu_count()} cores "
-              f"(runs {rows[-1]['runs_s']}); failures: {len(rows[-1]['failures'])} {rows[-1]['failures'][:3]}", flush=True)
+    try:
+        for n in args.nodes:
+            rows.append(measure(n, args, home, SimCluster, run_doctor))
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    report(rows, args)
+    return 0
 
+
+def measure(n, args, home, SimCluster, run_doctor) -> dict:
+    """Start an n-node simulated cluster, run doctor `args.runs` times, take the cluster down."""
+    t0 = time.perf_counter()
+    sim = SimCluster.up(f"{args.name}{n}", n, subnet=args.subnet, home=home)
+    up_s = time.perf_counter() - t0
+    try:
+        times, failures, cpu, ctl = [], [], [], []
+        for _ in range(args.runs):
+            before, own = busy_cpu_s(), own_cpu_s()
+            report = run_doctor(sim.spec)
+            cpu.append(busy_cpu_s() - before)
+            ctl.append(own_cpu_s() - own)
+            times.append(report.elapsed_s)
+            failures = [f"{r.node}:{r.check}" for r in report.failures]
+    finally:
+        sim.down(purge=True)
+    row = {"nodes": n, "sim_up_s": round(up_s, 2), "cold_s": round(times[0], 2),
+           "warm_median_s": round(statistics.median(times[1:] or times), 2),
+           "runs_s": [round(t, 2) for t in times], "failures": failures,
+           "machine_cpu_s": round(statistics.median(cpu), 2), "cores": os.cpu_count(),
+           "controller_cpu_s": round(statistics.median(ctl), 3)}
+    print(f"{n:>3} nodes: doctor cold {row['cold_s']:.2f} s, warm median {row['warm_median_s']:.2f} s, "
+          f"machine busy {row['machine_cpu_s']:.2f} CPU-s on {os.cpu_count()} cores "
+          f"(runs {row['runs_s']}); failures: {len(row['failures'])} {row['failures'][:3]}", flush=True)
+    return row
+
+
+def report(rows, args) -> None:
     base = rows[0]["warm_median_s"]
     print()
     print(f"{'nodes':>5}  {'cold s':>7}  {'warm s':>7}  {'vs first':>8}  {'machine CPU-s':>13}  {'controller CPU-s':>16}")
@@ -92,7 +110,6 @@ def main() -> int:
         print(f"{rows[-1]['nodes']} nodes / {rows[0]['nodes']} nodes = {ratio:.2f}x ({verdict} the 2x target)")
     if args.json:
         print(json.dumps(rows, indent=2))
-    return 0
 
 
 if __name__ == "__main__":
