@@ -135,3 +135,16 @@ def test_healthcheck_fails_when_the_recorded_lab_is_gone(tmp_path, listening_por
     result = _health({"DSCLUSTER_HOME": str(tmp_path), "DSCLUSTER_SSH_PORT": str(listening_port),
                       "PATH": f"{Path(os.sys.executable).parent}:{os.environ['PATH']}"})
     assert result.returncode == 1 and "JupyterLab" in result.stdout
+
+
+def test_verify_ops_script_builds_exactly_what_the_image_builds():
+    ds_run = next(r for r in _all("RUN") if "deepspeed==" in r)
+    image_flags = set(re.findall(r"DS_BUILD_\w+=1", ds_run))
+    script = (DOCKER / "verify_ops.sh").read_text()
+    script_flags = set(re.findall(r"DS_BUILD_\w+=1", script)) | (
+        {"DS_BUILD_AIO=1"} if "DS_BUILD_AIO=$aio" in script else set())
+    assert image_flags == script_flags
+    (arch,) = [a for a in _all("ARG") if a.startswith("TORCH_CUDA_ARCH_LIST")]
+    assert f'TORCH_CUDA_ARCH_LIST={arch.split("=", 1)[1]}' in script
+    assert "deepspeed==0.19.8" in ds_run and "deepspeed==0.19.8" in script
+    assert subprocess.run(["bash", "-n", str(DOCKER / "verify_ops.sh")]).returncode == 0
