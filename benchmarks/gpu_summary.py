@@ -21,7 +21,7 @@ def _key(r: Rec) -> tuple:
 
 def summarize(records: list[Rec]) -> str:
     ceiling = max((r["tflops"] for r in records if r.get("bench") == "matmul_ceiling"), default=None)
-    runs = [r for r in records if r.get("bench") in ("trainer", "hf_baseline", "recipe")]
+    runs = [r for r in records if r.get("bench") in ("trainer", "trainer_cli", "hf_baseline", "recipe")]
     out = []
     if ceiling:
         out.append(f"Measured bf16 matmul ceiling: **{ceiling} TFLOP/s** ({ceiling / 989:.1%} of the 989 TFLOP/s peak)\n")
@@ -40,7 +40,7 @@ def summarize(records: list[Rec]) -> str:
     # trainer vs baseline at the same size and batch, one GPU
     best: dict[tuple, Rec] = {}
     for r in runs:
-        if r["bench"] == "trainer" and r.get("world_size") == 1:
+        if r["bench"] in ("trainer", "trainer_cli") and r.get("world_size") == 1:
             k = _key(r)
             if k not in best or r["tokens_per_s"] > best[k]["tokens_per_s"]:
                 best[k] = r

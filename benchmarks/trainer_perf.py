@@ -1,71 +1,75 @@
-"""Staging copy of the trainer's speed options (moves into src/dscluster/train/ once the trainer lands).
+"""Speed options of the reference trainer, applied to the GPT from outside so the model code stays plain.
 
-Each option wraps the reference GPT from outside, so the model code stays plain:
-- compile: `torch.compile` per transformer block (regional: the 24 identical blocks share one compiled
-  graph, so compile time does not grow with depth), or of the whole model, with a clean fallback to eager.
-- attention: which SDPA kernel family runs (cuDNN / FlashAttention / memory-efficient / math).
-- activation checkpointing: recompute each block's forward during backward (less memory, ~1/3 more compute).
+- compile: `torch.compile` per transformer block ("blocks": the identical blocks share one compiled
+  graph, so compile time does not grow with depth) or of the whole model, in place (state_dict keys
+  and checkpoints unchanged), falling back to eager for any frame that fails to compile.
+- attention: which SDPA kernel family runs (auto = PyTorch's choice: cuDNN, then FlashAttention, on H100/H200).
+- activation checkpointing: each block keeps only its input and recomputes the rest in backward.
+- micro-batch search: the largest micro-batch whose forward+backward fits next to the optimizer state.
+- BatchPrefetcher: the next micro-batches are gathered and pinned on a thread, copied asynchronously,
+  so the GPU never waits for the data loader.
 """
 
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator
+import functools
+import queue
+import threading
+from collections.abc import Callable, Iterator
 
 import torch
 from torch import nn
 
+COMPILE_MODES = ("auto", "off", "blocks", "model")
 ATTENTION_BACKENDS = ("auto", "cudnn", "flash", "efficient", "math")
 
 
-def compile_model(model: nn.Module, mode: str) -> str:
-    """Compile in place (state_dict keys unchanged, so checkpoints stay portable). Returns what was done.
+def compile_model(model: nn.Module, mode: str, device_type: str = "cuda") -> str:
+    """Compile in place; returns what was done ("blocks", "model", or "off (reason)").
 
-    mode: "off", "blocks" (each block compiled; identical blocks reuse the graph), "model" (one graph),
-    "auto" (blocks on CUDA when Triton is importable, else off).
+    "auto" = "blocks" on CUDA when Triton is importable, else off (on CPU the C++ compile costs more
+    than it saves for the small models a CPU trains).
     """
+    if mode not in COMPILE_MODES:
+        raise ValueError(f"unknown compile mode {mode!r}: choose {', '.join(COMPILE_MODES)}")
     if mode == "off":
         return "off"
     if mode == "auto":
+        if device_type != "cuda":
+            return "off (CPU)"
         try:
             import triton  # noqa: F401, PLC0415
-        except Exception:  # noqa: BLE001
-            return "off (no triton)"
-        if not torch.cuda.is_available():
-            return "off (no CUDA)"
+        except Exception:  # noqa: BLE001 - no Triton: eager is the clean fallback
+            return "off (Triton not importable)"
         mode = "blocks"
     # A frame that fails to compile runs eagerly instead of stopping training: the clean fallback.
     torch._dynamo.config.suppress_errors = True
-    # Every micro-batch has one shape; dynamic-shape kernels would be slower for no gain.
-    kwargs = {"dynamic": False}
+    # Every micro-batch has the same shape; dynamic-shape kernels would be slower for no gain.
     if mode == "blocks":
-        blocks = getattr(model, "blocks", None)
-        if blocks is None:
-            raise ValueError("compile mode 'blocks' needs a model with .blocks")
-        for block in blocks:
-            block.compile(**kwargs)
-        return "blocks"
-    if mode == "model":
-        model.compile(**kwargs)
-        return "model"
-    raise ValueError(f"unknown compile mode {mode!r} (off, blocks, model, auto)")
+        for block in model.blocks:
+            block.compile(dynamic=False)
+    else:
+        model.compile(dynamic=False)
+    return mode
 
 
 def sdpa_backends(name: str) -> list:
     from torch.nn.attention import SDPBackend  # noqa: PLC0415
 
-    table = {
+    return {
         "cudnn": [SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION],
         "flash": [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION],
         "efficient": [SDPBackend.EFFICIENT_ATTENTION],
         "math": [SDPBackend.MATH],
-    }
-    return table[name]
+    }[name]
 
 
 @contextlib.contextmanager
 def attention_backend(name: str) -> Iterator[None]:
     """Restrict SDPA to one kernel family (with fallbacks) for the forward and backward inside."""
+    if name not in ATTENTION_BACKENDS:
+        raise ValueError(f"unknown attention backend {name!r}: choose {', '.join(ATTENTION_BACKENDS)}")
     if name == "auto" or not torch.cuda.is_available():
         yield
         return
@@ -76,11 +80,110 @@ def attention_backend(name: str) -> Iterator[None]:
 
 
 def checkpoint_blocks(model: nn.Module) -> None:
-    """Activation checkpointing per block: keeps only each block's input for backward and recomputes
-    the rest. Patches forward on the instance, so state_dict keys (and checkpoints) do not change."""
-    import functools  # noqa: PLC0415
-
+    """Activation checkpointing per block. Patches forward on the instance, so state_dict keys (and
+    checkpoints) do not change."""
     from torch.utils.checkpoint import checkpoint  # noqa: PLC0415
 
     for block in model.blocks:
         block.forward = functools.partial(checkpoint, block.forward, use_reentrant=False)
+
+
+def optimizer_state_bytes_per_param(zero_stage: int, world_size: int) -> float:
+    """Bytes per parameter that DeepSpeed adds beside bf16 weights and grads: fp32 master weights,
+    Adam m and v, and the fp32 gradient partition, sharded over ranks from ZeRO stage 1 on."""
+    per = 16.0
+    return per / world_size if zero_stage >= 1 else per
+
+
+def find_micro_batch(model: nn.Module, seq_len: int, vocab_size: int, device: torch.device, *,
+                     zero_stage: int = 1, world_size: int = 1, upper: int = 64, headroom: float = 0.10,
+                     log: Callable[[str], None] = lambda _m: None) -> int:
+    """Largest micro-batch (powers of two and 1.5x steps, up to `upper`) whose bf16 forward+backward fits
+    on this GPU next to the optimizer state, keeping `headroom` of the memory free. Tried eagerly on a
+    bf16 copy of the model (compiled code needs less, so the answer is on the safe side)."""
+    candidates = sorted({c for b in (1, 2, 4, 8, 16, 32, 64, 128) for c in (b, b * 3 // 2) if 1 <= c <= upper},
+                        reverse=True)
+    trial = _bf16_copy(model, device)
+    n_params = sum(p.numel() for p in trial.parameters())
+    total = torch.cuda.get_device_properties(device).total_memory
+    reserve = int(n_params * optimizer_state_bytes_per_param(zero_stage, world_size) + headroom * total)
+    best = 1
+    try:
+        for mb in candidates:
+            if _fits(trial, mb, seq_len, vocab_size, device, reserve):
+                best = mb
+                break
+            log(f"micro-batch {mb}: does not fit")
+    finally:
+        del trial
+        torch.cuda.empty_cache()
+    return best
+
+
+def _bf16_copy(model: nn.Module, device: torch.device) -> nn.Module:
+    import copy  # noqa: PLC0415
+
+    return copy.deepcopy(model).to(device=device, dtype=torch.bfloat16)
+
+
+def _fits(model: nn.Module, mb: int, seq_len: int, vocab_size: int, device: torch.device, reserve: int) -> bool:
+    ballast = None
+    try:
+        ballast = torch.empty(reserve, dtype=torch.uint8, device=device)
+        x = torch.randint(0, vocab_size, (mb, seq_len + 1), device=device)
+        loss = model(x[:, :-1], x[:, 1:])
+        loss.backward()
+        torch.cuda.synchronize(device)
+        return True
+    except torch.OutOfMemoryError:
+        return False
+    finally:
+        del ballast
+        model.zero_grad(set_to_none=True)
+        torch.cuda.empty_cache()
+
+
+class BatchPrefetcher:
+    """Gathers the coming micro-batches on a thread (pinned host memory), so that taking one is an
+    asynchronous copy: the GPU never waits on the data loader. Order is exactly the sampler's.
+
+    make(step, micro) -> numpy array; keys walk micro 0..accum-1 of each step from `start_step`.
+    """
+
+    def __init__(self, make: Callable[[int, int], object], start_step: int, accum: int, device: torch.device,
+                 depth: int = 4):
+        self.make, self.accum, self.device = make, accum, device
+        self.pin = device.type == "cuda"
+        self._q: queue.Queue = queue.Queue(maxsize=depth)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._work, args=(start_step,), daemon=True, name="batch-prefetch")
+        self._thread.start()
+
+    def _work(self, step: int) -> None:
+        try:
+            while not self._stop.is_set():
+                for micro in range(self.accum):
+                    t = torch.from_numpy(self.make(step, micro))
+                    if self.pin:
+                        t = t.pin_memory()
+                    while not self._stop.is_set():
+                        try:
+                            self._q.put(((step, micro), t), timeout=0.1)
+                            break
+                        except queue.Full:
+                            continue
+                step += 1
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the training thread by next()
+            self._q.put((None, exc))
+
+    def next(self, step: int, micro: int) -> torch.Tensor:
+        key, t = self._q.get()
+        if key is None:
+            raise t
+        if key != (step, micro):
+            raise RuntimeError(f"prefetcher out of order: wanted {(step, micro)}, got {key}")
+        return t.to(self.device, non_blocking=self.pin)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
