@@ -183,6 +183,16 @@ export class RunView extends Widget {
         this.logTabs.append(tab);
       }
     }
+    // Keep tabs in the server's order (launcher, ranks, then supervisor/watchdog) as files appear.
+    const tabs = new Map(
+      (Array.from(this.logTabs.children) as HTMLElement[]).map(t => [t.dataset.log || '', t] as [string, HTMLElement])
+    );
+    for (const f of d.logs) {
+      const tab = tabs.get(f.name);
+      if (tab) {
+        this.logTabs.append(tab);
+      }
+    }
     // Until the user picks a tab, show the most useful log: rank 0, else the launcher's.
     if (!this.userPicked && d.logs.length) {
       const best =

@@ -16,6 +16,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 FAST_ARGS = "--preset tiny --steps 8 --log-interval 1 --save-interval 4 --sample-tokens 8 --eval-batches 1"
 LONG_ARGS = "--preset tiny --steps 100000 --log-interval 1 --step-sleep 0.3 --sample-tokens 0 --eval-interval 0"
 RUN_TIMEOUT_MS = 240_000
+# The run view on the active main-area tab (hidden tabs stay in the DOM).
+VIEW_JS = "[...document.querySelectorAll('.dsc-runview')].find(e => e.checkVisibility())"
 
 
 def open_panel(page, lab):
@@ -87,8 +89,8 @@ def test_launch_demo_from_the_form_succeeds_with_a_loss_curve(page, lab, shot):
     view.locator('.dsc-run-status .dsc-status[data-status="succeeded"]').wait_for(timeout=RUN_TIMEOUT_MS)
     loss = view.locator('.dsc-chart[data-kind="loss"]')
     page.wait_for_function(
-        "() => Number(document.querySelector('.dsc-runview:not(.lm-mod-hidden) .dsc-chart[data-kind=loss]')"
-        "?.dataset.points || 0) >= 8", timeout=30_000)
+        f"() => Number({VIEW_JS}?.querySelector('.dsc-chart[data-kind=loss]')?.dataset.points || 0) >= 8",
+        timeout=30_000)
     assert int(loss.get_attribute("data-points")) >= 8
     assert loss.locator("polyline").count() == 1
     assert view.locator(".dsc-log-tabs .dsc-tab").count() >= 2  # launcher + rank logs
@@ -98,6 +100,19 @@ def test_launch_demo_from_the_form_succeeds_with_a_loss_curve(page, lab, shot):
     row = page.locator("#dscluster-panel .dsc-run-row").first
     row.locator('.dsc-status[data-status="succeeded"]').wait_for()
 
+    # Restart: a new run from the same form values that resumes from this run's last checkpoint.
+    first_id = view.locator("h2").inner_text().strip()
+    view.locator("button.dsc-restart").click()
+    page.wait_for_function(
+        f"(old) => {{ const h = {VIEW_JS}?.querySelector('h2'); return h && h.innerText.trim() !== old; }}",
+        arg=first_id)
+    again = active_run_view(page)
+    again.locator('.dsc-run-status .dsc-status[data-status="succeeded"]').wait_for(timeout=RUN_TIMEOUT_MS)
+    page.wait_for_function(
+        f"() => ({VIEW_JS}?.querySelector('.dsc-log')?.textContent || '').includes('resumed from step-8')",
+        timeout=30_000)
+    shot(page, "restarted")
+
 
 def test_stop_works_on_a_long_run(page, lab, shot):
     fill_form(page, LONG_ARGS, {"train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 1})
@@ -105,8 +120,8 @@ def test_stop_works_on_a_long_run(page, lab, shot):
     view = active_run_view(page)
     view.locator('.dsc-run-status .dsc-status[data-status="running"]').wait_for(timeout=RUN_TIMEOUT_MS)
     page.wait_for_function(
-        "() => Number(document.querySelector('.dsc-runview:not(.lm-mod-hidden) .dsc-chart[data-kind=loss]')"
-        "?.dataset.points || 0) >= 2", timeout=RUN_TIMEOUT_MS)
+        f"() => Number({VIEW_JS}?.querySelector('.dsc-chart[data-kind=loss]')?.dataset.points || 0) >= 2",
+        timeout=RUN_TIMEOUT_MS)
     shot(page, "running")
     view.locator("button.dsc-stop").click()
     view.locator('.dsc-run-status .dsc-status[data-status="stopped"]').wait_for(timeout=90_000)
