@@ -9,6 +9,7 @@ that write into the residual stream, which keeps deep models stable without warm
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import asdict, dataclass, replace
 
@@ -163,18 +164,24 @@ class GPT(nn.Module):
         self.reset_parameters()
 
     @torch.no_grad()
-    def reset_parameters(self) -> None:
+    def reset_parameters(self, gather=None) -> None:
+        """Initialise every weight. `gather(params)` is a context manager that makes partitioned
+        parameters whole while they are written (deepspeed.zero.GatheredParameters under ZeRO-3)."""
         if self.embed.weight.is_meta:
             return  # shape-only model (parameter counting); nothing to initialise
         small = math.sqrt(2.0 / (5 * self.cfg.d_model))
         wang = 2.0 / (self.cfg.n_layer * math.sqrt(self.cfg.d_model))
         for module in self.modules():
-            if isinstance(module, nn.Linear):
-                nn.init.normal_(module.weight, std=wang if getattr(module, "residual_out", False) else small)
-            elif isinstance(module, nn.Embedding):
-                nn.init.normal_(module.weight, std=small)
-            elif isinstance(module, nn.RMSNorm):
-                nn.init.ones_(module.weight)
+            params = list(module.parameters(recurse=False))
+            if not params:
+                continue
+            with gather(params) if gather else contextlib.nullcontext():
+                if isinstance(module, nn.Linear):
+                    nn.init.normal_(module.weight, std=wang if getattr(module, "residual_out", False) else small)
+                elif isinstance(module, nn.Embedding):
+                    nn.init.normal_(module.weight, std=small)
+                elif isinstance(module, nn.RMSNorm):
+                    nn.init.ones_(module.weight)
 
     def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None) -> torch.Tensor:
         """Returns the mean cross-entropy when `targets` is given, else the logits of the last position."""

@@ -100,7 +100,15 @@ def run(p: Plan) -> int:
     log = (lambda *a: print(*a, flush=True)) if p.rank == 0 else (lambda *a: None)
 
     torch.manual_seed(args.seed)
-    model = GPT(p.model_cfg)
+    zero_stage = int(p.ds_config.get("zero_optimization", {}).get("stage", 0))
+    if zero_stage == 3:
+        # Partition while constructing, so no rank ever holds the whole model (6.7B fp32 = 27 GB per
+        # rank otherwise); then initialise module by module, each gathered only while it is written.
+        with deepspeed.zero.Init(config_dict_or_path=p.ds_config):
+            model = GPT(p.model_cfg)
+        model.reset_parameters(gather=lambda params: deepspeed.zero.GatheredParameters(params, modifier_rank=0))
+    else:
+        model = GPT(p.model_cfg)
     if p.torch_adamw is not None:
         wd = p.torch_adamw.pop("weight_decay")
         optimizer = torch.optim.AdamW(_param_groups(model, wd), **p.torch_adamw)
@@ -110,7 +118,6 @@ def run(p: Plan) -> int:
         engine, _, _, _ = deepspeed.initialize(model=model, model_parameters=_param_groups(model, wd), config=p.ds_config)
 
     micro, accum = p.ds_config["train_micro_batch_size_per_gpu"], p.ds_config["gradient_accumulation_steps"]
-    zero_stage = int(p.ds_config.get("zero_optimization", {}).get("stage", 0))
     seq = p.model_cfg.seq_len
     sampler = WindowSampler(p.data.train, seq, micro, accum, p.world_size, args.seed)
     tokens_per_step = sampler.global_batch * seq

@@ -1,0 +1,43 @@
+"""The trainer through the real `deepspeed` launcher, 2 CPU ranks with gloo (no mocks).
+
+One stdlib corpus is prepared per test session and shared by every test here.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dscluster.data.corpus import ensure_stdlib_corpus
+
+
+@pytest.fixture(scope="session")
+def stdlib_corpus(tmp_path_factory) -> Path:
+    shared = tmp_path_factory.mktemp("shared")
+    path, _ = ensure_stdlib_corpus(shared)
+    return path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def launch(trainer_args: list[str], *, procs: int = 2, timeout: float = 300) -> subprocess.CompletedProcess:
+    """`deepspeed --num_gpus 2 --module dscluster.train ...` on CPU, one BLAS thread per rank."""
+    argv = [sys.executable, "-m", "deepspeed.launcher.runner", "--num_gpus", str(procs),
+            "--master_port", str(free_port()), "--module", "dscluster.train", *trainer_args]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1", "CUDA_VISIBLE_DEVICES": ""}
+    return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="session")
+def ds_launch():
+    """The `launch` helper as a fixture (test modules need no import path to this conftest)."""
+    return launch
