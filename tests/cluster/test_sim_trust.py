@@ -235,3 +235,36 @@ def test_deepspeed_runner_and_mpirun_go_through_the_cluster_config(sim):
                            "hostfile", "hostname"], cwd=work, capture_output=True, text=True, timeout=120,
                           env={**os.environ, **openmpi_env(sim.spec)})
     assert proc.returncode == 0 and sorted(proc.stdout.split()) == sim.nodes, proc.stderr[-2000:]
+
+
+def test_trust_by_scan_when_the_shared_dir_is_not_readable_here(sim):
+    """TOFU fallback: the scanned key is shown as the fingerprint the node agent logged, pinned only
+    with consent, and a scanned key that contradicts the published one is never pinned."""
+    from dscluster import cli
+    from dscluster.cluster.ssh import fingerprint, read_known_hosts, write_known_hosts
+
+    pins = read_known_hosts(sim.spec)
+    record = sim.spec.shared_dir / ".dscluster" / "hostkeys" / "node1.json"
+    original = record.read_text()
+    record.unlink()  # as on a controller that does not mount the shared directory
+    write_known_hosts(sim.spec, {k: v for k, v in pins.items() if k != "node1"})
+    fp = fingerprint(pins["node1"])
+    assert fp in sim.log_path("node1").read_text()  # what the user compares against
+    argv = [sys.executable, "-m", "dscluster.cli", "config", "trust", "--cluster", str(sim.spec.path), "--scan", "node1"]
+    try:
+        refused = subprocess.run(argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+        assert refused.returncode == 2 and "--yes" in refused.stderr and fp in refused.stdout
+        assert "node1" not in read_known_hosts(sim.spec)
+        done = subprocess.run(argv + ["--yes"], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert read_known_hosts(sim.spec)["node1"] == pins["node1"]
+    finally:
+        record.write_text(original)
+    # a published key that differs from what the node presents: refused
+    record.write_text(original.replace(pins["node1"].split()[1], pins["node0"].split()[1]))
+    try:
+        clash = subprocess.run(argv + ["--yes"], capture_output=True, text=True, timeout=60)
+        assert clash.returncode == 1 and "not pinned" in clash.stdout
+    finally:
+        record.write_text(original)
+    assert cli.main(["config", "trust", "--cluster", str(sim.spec.path), "node1"]) == 0

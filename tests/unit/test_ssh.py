@@ -201,3 +201,12 @@ def test_ssh_failure_reasons(stderr, rc, timed_out, cause):
 
 def test_ssh_failure_is_none_for_a_remote_command_failure():
     assert ssh.ssh_failure(CommandResult("n", ("false",), 1, "", "")) is None
+
+
+@needs_keygen
+def test_fingerprint_matches_ssh_keygen(tmp_path):
+    key = tmp_path / "k"
+    identity.generate_keypair(key, "c")
+    pub = (tmp_path / "k.pub").read_text()
+    expected = subprocess.run(["ssh-keygen", "-lf", str(tmp_path / "k.pub")], capture_output=True, text=True).stdout.split()[1]
+    assert ssh.fingerprint(pub) == expected

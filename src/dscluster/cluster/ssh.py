@@ -12,6 +12,7 @@ refuses it ("Host key verification failed"), and `dscluster config trust NODE` r
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import os
 import shlex
@@ -142,7 +143,7 @@ def write_known_hosts(spec: ClusterSpec, pins: dict[str, str]) -> None:
     atomic_write_text(path, body, mode=0o600)
 
 
-def _published_for(spec: ClusterSpec) -> dict[str, str]:
+def published_keys_for(spec: ClusterSpec) -> dict[str, str]:
     """{node name: "keytype blob"} published by node agents, matched by name or address."""
     found: dict[str, str] = {}
     records = published_host_keys(spec.shared_dir)
@@ -168,7 +169,7 @@ class HostKeySync:
 def sync_known_hosts(spec: ClusterSpec, *, trust: Sequence[str] = ()) -> HostKeySync:
     """Pin newly published host keys; re-pin only the nodes named in `trust`."""
     pins = read_known_hosts(spec)
-    published = _published_for(spec)
+    published = published_keys_for(spec)
     report = HostKeySync()
     for node in spec.nodes:
         key = published.get(node.name)
@@ -187,6 +188,30 @@ def sync_known_hosts(spec: ClusterSpec, *, trust: Sequence[str] = ()) -> HostKey
                 report.changed.append(node.name)
     write_known_hosts(spec, pins)
     return report
+
+
+def fingerprint(key: str) -> str:
+    """OpenSSH's SHA256 fingerprint of "keytype blob" (what `ssh-keygen -lf` and sshd's logs show)."""
+    blob = base64.b64decode(key.split()[1])
+    return "SHA256:" + base64.b64encode(hashlib.sha256(blob).digest()).decode().rstrip("=")
+
+
+def scan_host_key(node: NodeSpec, timeout: int = 5) -> str | None:
+    """The node's ed25519 host key as its sshd presents it now ("keytype blob"), or None.
+    Trust on first use: only for nodes whose published key this machine cannot read."""
+    result = run_subprocess(node.name, ["ssh-keyscan", "-T", str(timeout), "-p", str(node.ssh_port), "-t", "ed25519",
+                                        node.address], timeout=timeout + 5)
+    for line in result.stdout.splitlines():
+        parts = line.split()
+        if len(parts) >= 3 and not line.startswith("#"):
+            return f"{parts[1]} {parts[2]}"
+    return None
+
+
+def pin_host_keys(spec: ClusterSpec, keys: dict[str, str]) -> None:
+    pins = read_known_hosts(spec)
+    pins.update(keys)
+    write_known_hosts(spec, pins)
 
 
 def ensure_ssh_files(spec: ClusterSpec) -> HostKeySync:

@@ -34,6 +34,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     trust = verb("trust", "re-pin the published host key of nodes re-created on purpose", cmd_trust)
     trust.add_argument("nodes", nargs="*", help="node names")
     trust.add_argument("--all", action="store_true", help="every node")
+    trust.add_argument("--scan", action="store_true",
+                       help="no shared directory here: pin the key each node presents now (trust on first use; "
+                            "compare the fingerprints with `dscluster node start`'s log on the node)")
+    trust.add_argument("--yes", action="store_true", help="with --scan: pin without asking")
     parser.set_defaults(func=lambda args: (parser.print_help(), 2)[1])
 
 
@@ -82,6 +86,8 @@ def cmd_trust(args: argparse.Namespace) -> int:
         raise UsageError(tr("name the nodes to re-pin, or pass --all"), tr("dscluster config trust node1"))
     names = [n.name for n in spec.nodes] if args.all else [spec.node(n).name for n in args.nodes]
     ensure_ssh_files(spec)
+    if args.scan:
+        return _trust_scanned(spec, names, args.yes)
     report = sync_known_hosts(spec, trust=names)
     for node in names:
         if node in report.missing:
@@ -90,3 +96,34 @@ def cmd_trust(args: argparse.Namespace) -> int:
             print(f"{OK} " + tr("{node}: host key pinned", node=node))
     print(next_steps(f"dscluster doctor --cluster {spec.path}" if spec.path else "dscluster doctor"))
     return 0 if not report.missing else 1
+
+
+def _trust_scanned(spec, names: list[str], yes: bool) -> int:
+    """TOFU for controllers that cannot read the published keys: show fingerprints, pin on consent.
+    A scanned key that differs from a published one is never pinned (someone is in the middle)."""
+    from dscluster.cluster.ssh import published_keys_for, fingerprint, pin_host_keys, scan_host_key
+    from dscluster.cluster.runner import run_parallel
+
+    published = published_keys_for(spec)
+    scanned = dict(zip(names, run_parallel(lambda n: scan_host_key(spec.node(n)), names)))
+    good: dict[str, str] = {}
+    for node, key in scanned.items():
+        if key is None:
+            print(f"{FAIL} " + tr("{node}: no answer from its sshd", node=node))
+        elif node in published and published[node] != key:
+            print(f"{FAIL} " + tr("{node}: presents {fp}, but published {pub}: not pinned (check the network path)",
+                                  node=node, fp=fingerprint(key), pub=fingerprint(published[node])))
+        else:
+            print(f"{WARN} " + tr("{node}: {fp}", node=node, fp=fingerprint(key)))
+            good[node] = key
+    if good and not yes:
+        if not sys.stdin.isatty():
+            raise UsageError(tr("refusing to pin scanned host keys without confirmation"),
+                             tr("compare the fingerprints above with each node's agent log, then add --yes"))
+        if input(tr("pin these host keys? [y/N] ")).strip().lower() not in ("y", "yes"):
+            return 1
+    pin_host_keys(spec, good)
+    for node in good:
+        print(f"{OK} " + tr("{node}: host key pinned", node=node))
+    print(next_steps(f"dscluster doctor --cluster {spec.path}" if spec.path else "dscluster doctor"))
+    return 0 if len(good) == len(names) else 1

@@ -287,8 +287,11 @@ def start(opts: AgentOptions) -> int:
         lab = start_lab_as_user(opts, cluster_spec)
         if lab:
             extra.append(lab)
-    print(tr("dscluster node: {name} ({role}) serving ssh on port {port} for {user}; host key published to {path}",
-             name=opts.node_name, role=opts.role, port=opts.port, user=opts.user, path=prepared.host_record),
+    from dscluster.cluster.ssh import fingerprint
+
+    print(tr("dscluster node: {name} ({role}) serving ssh on port {port} for {user}; host key {fp} published to {path}",
+             name=opts.node_name, role=opts.role, port=opts.port, user=opts.user,
+             fp=fingerprint(sshd_mod.host_public_key(prepared.host_key)), path=prepared.host_record),
           file=sys.stderr, flush=True)
     return supervisor.run(proc, extra)
 
