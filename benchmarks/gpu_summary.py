@@ -20,15 +20,19 @@ def _key(r: Rec) -> tuple:
 
 
 def summarize(records: list[Rec]) -> str:
-    ceiling = max((r["tflops"] for r in records if r.get("bench") == "matmul_ceiling"), default=None)
+    # MFU ÷ ceiling uses the ceiling timed in the same run (same machine, same moment) when there is one.
+    by_source = {r.get("_source"): r["tflops"] for r in records if r.get("bench") == "matmul_ceiling"}
+    ceilings = sorted(by_source.values())
     runs = [r for r in records if r.get("bench") in ("trainer", "trainer_cli", "hf_baseline", "recipe")]
     out = []
-    if ceiling:
-        out.append(f"Measured bf16 matmul ceiling: **{ceiling} TFLOP/s** ({ceiling / 989:.1%} of the 989 TFLOP/s peak)\n")
+    if ceilings:
+        out.append(f"Measured bf16 matmul ceiling: **{' / '.join(str(c) for c in ceilings)} TFLOP/s** "
+                   f"({ceilings[0] / 989:.1%}–{ceilings[-1] / 989:.1%} of the 989 TFLOP/s peak; one per run)\n")
     rows = []
     for r in runs:
         cfg = r.get("config", {})
         mfu = r.get("mfu")
+        ceiling = by_source.get(r.get("_source")) or (ceilings[-1] if ceilings else None)
         rows.append([r["bench"], r.get("label") or "", r.get("preset"), r.get("world_size"), r.get("micro_batch"),
                      r.get("grad_accum", 1), r.get("zero_stage"), r.get("compile", "off"), cfg.get("attn", ""),
                      cfg.get("ckpt_act", 0), f"{r['tokens_per_s']:,.0f}", f"{r['tokens_per_s_per_gpu']:,.0f}",

@@ -395,7 +395,8 @@ def main(argv: list[str] | None = None) -> int:
         return cmd_run(a)
     import gpu_summary
 
-    print(gpu_summary.summarize([json.loads(line) for f in a.files for line in open(f) if line.strip()]))
+    records = [{**json.loads(line), "_source": f} for f in a.files for line in open(f) if line.strip()]
+    print(gpu_summary.summarize(records))
     return 0
 
 
