@@ -7,7 +7,6 @@ The token is printed only by `lab url`, to the terminal of the user who owns it,
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import socket
 import sys
@@ -93,7 +92,7 @@ def cmd_url(args: argparse.Namespace) -> int:
     token = lab.read_token(state)
     # Printed, never logged: stdout belongs to the token's owner (the 0600 file proved who that is).
     print(f"{state.url}?token={token}")
-    host = args.ssh_host or os.environ.get("DSCLUSTER_LAB_SSH_HOST") or socket.gethostname()
+    host = args.ssh_host or socket.gethostname()  # with --network host, the container's name is the host's
     if lab.is_loopback(state.ip):
         print(tr("From your own machine, open the tunnel first, then the URL above:"))
         print("  " + lab.tunnel_line(state.port, host, args.ssh_user))

@@ -113,7 +113,7 @@ def _print_report(spec: ClusterSpec, report: deploy.UpReport) -> None:
             detail = tr("ready") if not report.started else tr("not started")
         gpus = str(facts.gpus) if facts.reachable and facts.gpus >= 0 else "-"
         rows.append([state, node.name, node.address, role, gpus, detail])
-    print(table(["", tr("node"), tr("host"), tr("role"), tr("GPUs"), tr("state")], rows))
+    print(table(["", tr("node"), tr("host"), tr("role"), tr("GPUs"), tr("state")], rows), flush=True)
     for problem in report.problems + report.failed:
         print(f"{FAIL} {problem.node}: {problem.what}", file=sys.stderr)
         print(f"    {tr('fix')}: {problem.fix}", file=sys.stderr)

@@ -286,7 +286,8 @@ def wait_ready(state: LabState, proc: subprocess.Popen | None = None, timeout: f
     deadline = time.monotonic() + timeout
     probe = state.url.rsplit("/lab", 1)[0] + "/api"
     while time.monotonic() < deadline:
-        if proc is not None and proc.poll() is not None or proc is None and not pid_alive(state.pid):
+        exited = proc.poll() is not None if proc is not None else not pid_alive(state.pid)
+        if exited:
             break
         try:
             with urllib.request.urlopen(probe, timeout=2) as resp:
