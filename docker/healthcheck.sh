@@ -8,8 +8,10 @@ if [ -z "$(ss -Hltn "sport = :${port}")" ]; then
   echo "unhealthy: nothing listens on the node sshd port ${port}"
   exit 1
 fi
-lab_state="${DSCLUSTER_HOME:-$HOME/.dscluster}/lab/$(uname -n)/lab.json"
-if [ -f "$lab_state" ]; then
+# The lab runs as the node user (its state is in that user's home); the check may run as root.
+host=$(uname -n)
+for lab_state in "${DSCLUSTER_HOME:-$HOME/.dscluster}/lab/${host}/lab.json" /home/*/.dscluster/lab/"${host}"/lab.json; do
+  [ -f "$lab_state" ] || continue
   if ! python -c 'import json, sys, urllib.request
 s = json.load(open(sys.argv[1]))
 host = "[%s]" % s["ip"] if ":" in s["ip"] else s["ip"]
@@ -17,5 +19,5 @@ urllib.request.urlopen("http://%s:%d/api" % (host, s["port"]), timeout=4)' "$lab
     echo "unhealthy: JupyterLab recorded in ${lab_state} does not answer"
     exit 1
   fi
-fi
+done
 echo "healthy"
