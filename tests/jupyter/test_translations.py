@@ -37,3 +37,31 @@ def test_jupyterlab_finds_the_catalog_through_the_entry_point():
     data, message = translation_utils.get_installed_packages_locale("zh_TW")
     assert "dscluster" in data, message
     assert data["dscluster"]["Cluster"] == ["叢集"]
+
+
+def test_every_server_and_notebook_message_has_a_zh_tw_translation():
+    import ast
+
+    catalog = json.loads((REPO / "src/dscluster/locale/zh_TW/jupyter.json").read_text(encoding="utf-8"))
+    files = [*(REPO / "src/dscluster/jupyter").glob("*.py"), REPO / "src/dscluster/api.py"]
+    messages = set()
+    for f in files:
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "tr" and node.args \
+                    and isinstance(node.args[0], ast.Constant):
+                messages.add(node.args[0].value)
+    assert len(messages) > 30
+    assert not sorted(messages - set(catalog))
+    for key, value in catalog.items():
+        assert sorted(re.findall(r"\{\w+", key)) == sorted(re.findall(r"\{\w+", value)), key
+
+
+def test_api_errors_follow_the_language(monkeypatch):
+    from dscluster import i18n
+    from dscluster.jupyter import launching
+
+    monkeypatch.setenv("DSCLUSTER_LANG", "zh_TW")
+    i18n.catalog.cache_clear()
+    with pytest.raises(Exception) as err:
+        launching.parse_launch({"args": "x"})
+    assert err.value.message == "缺少 'script'"
