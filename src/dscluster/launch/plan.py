@@ -190,7 +190,8 @@ def build_plan(req: LaunchRequest) -> LaunchPlan:
             mpi_args = []
             if req.is_root:
                 mpi_args.append("--allow-run-as-root")
-            if req.network_interface:
+            if req.network_interface and req.network_interface != "eth0":
+                # DeepSpeed's openmpi runner already passes `--mca btl_tcp_if_include eth0`.
                 mpi_args += ["--mca", "btl_tcp_if_include", req.network_interface]
             for k in secret_env:
                 mpi_args += ["-x", k]  # name only: mpirun copies the value from its environment

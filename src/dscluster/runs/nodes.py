@@ -24,6 +24,8 @@ def _spec(record: dict[str, Any]):
 
 # A run's own ssh connections never ride a shared ControlMaster: teardown kills the run's ssh
 # clients by their DSCLUSTER_RUN_ID, and a shared master would take other runs' sessions with it.
+# Teardown's own calls avoid it too: a master spawned by them keeps their output pipes open, and a
+# partitioned node's master would make every later call wait for its timeout.
 NO_MUX = ["-o", "ControlMaster=no", "-o", "ControlPath=none"]
 
 
@@ -55,6 +57,9 @@ def transport_env(spec, launcher: str) -> dict[str, str]:
     if launcher == "openmpi":
         env = dict(openmpi_env(spec))
         env["OMPI_MCA_plm_rsh_args"] = " ".join(NO_MUX)
+        # mpirun starts every node's daemon itself: with tree spawn the daemons would start each other
+        # through the rsh agent, which lives in the controller's private cluster state directory.
+        env["OMPI_MCA_plm_rsh_no_tree_spawn"] = "1"
         return env
     env = dict(pdsh_env(spec))
     env["PDSH_SSH_ARGS_APPEND"] = " ".join(NO_MUX)
@@ -69,7 +74,7 @@ def remote_reap(record: dict[str, Any], hosts: list[str], timeout: float = 10.0,
         from dscluster.runs.reaper import reap
 
         return {"localhost": f"reaped {reap(record['id'], grace)}"}
-    links = node_links(record, own_connection=False)
+    links = node_links(record)
 
     def one(host: str) -> tuple[str, str]:
         res = run_subprocess(host, links[host] + [cmd], timeout=timeout)
@@ -87,7 +92,7 @@ def remote_pids(record: dict[str, Any], timeout: float = 10.0) -> dict[str, list
         from dscluster.runs.reaper import run_pids
 
         return {"localhost": run_pids(record["id"])}
-    links = node_links(record, own_connection=False)
+    links = node_links(record)
 
     def one(host: str):
         res = run_subprocess(host, links[host] + [cmd], timeout=timeout)
