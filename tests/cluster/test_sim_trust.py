@@ -46,7 +46,8 @@ def test_nodes_are_isolated_machines(sim):
         assert sim.exec(node, ["hostname"]).check().stdout.strip() == node
         assert sim.exec(node, ["hostname", "-I"]).stdout.split() == [sim.spec.nodes[i].address]
         # own process table: PID 1 is the node agent, and the other nodes' agents are invisible
-        ps = [line.split(None, 1) for line in sim.exec(node, ["ps", "-ww", "-eo", "pid=,args="]).check().stdout.splitlines()]
+        listing = sim.exec(node, ["ps", "-ww", "-eo", "pid=,args="]).check().stdout
+        ps = [line.split(None, 1) for line in listing.splitlines()]
         init = next(args for pid, args in ps if pid == "1")
         assert init.startswith(f"{sys.executable} -m dscluster.node.agent start") and f"--name {node}" in init
         assert sum("dscluster.node.agent" in args for _, args in ps) == 1
@@ -250,7 +251,8 @@ def test_trust_by_scan_when_the_shared_dir_is_not_readable_here(sim):
     write_known_hosts(sim.spec, {k: v for k, v in pins.items() if k != "node1"})
     fp = fingerprint(pins["node1"])
     assert fp in sim.log_path("node1").read_text()  # what the user compares against
-    argv = [sys.executable, "-m", "dscluster.cli", "config", "trust", "--cluster", str(sim.spec.path), "--scan", "node1"]
+    argv = [sys.executable, "-m", "dscluster.cli", "config", "trust", "--cluster", str(sim.spec.path),
+            "--scan", "node1"]
     try:
         refused = subprocess.run(argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
         assert refused.returncode == 2 and "--yes" in refused.stderr and fp in refused.stdout

@@ -37,7 +37,8 @@ def test_good_spec_is_typed():
     spec = parse_spec(GOOD, Path("/x/dscluster.toml"))
     assert spec == ClusterSpec(name="lab", shared_dir=Path("/shared"), ssh_user="trainer", ssh_port=2200,
                                launcher="openmpi", network_interface="ib0", path=Path("/x/dscluster.toml"),
-                               nodes=(NodeSpec("10.0.0.1", 8, "gpu01", 2200), NodeSpec("10.0.0.2", 4, "10.0.0.2", 2222)))
+                               nodes=(NodeSpec("10.0.0.1", 8, "gpu01", 2200),
+                                      NodeSpec("10.0.0.2", 4, "10.0.0.2", 2222)))
     assert spec.master.name == "gpu01" and spec.world_size == 12
     assert spec.hostfile_text() == "gpu01 slots=8\n10.0.0.2 slots=4\n"
     assert spec.node("10.0.0.1").name == "gpu01"

@@ -12,7 +12,8 @@ from dscluster.i18n import catalog, tr
 
 SRC = Path(dscluster.__file__).parent
 MODULES = ["cluster/spec.py", "cluster/hostfile.py", "cluster/identity.py", "cluster/ssh.py", "cluster/pdsh.py",
-           "node/sshd.py", "node/agent.py", "sim/names.py", "sim/network.py", "sim/nodeuser.py", "sim/cluster.py", "sim/procs.py",
+           "node/sshd.py", "node/agent.py", "sim/names.py", "sim/network.py", "sim/nodeuser.py", "sim/cluster.py",
+           "sim/procs.py",
            "sim/teardown.py", "node/master.py",
            "commands/init.py", "commands/config.py", "commands/node.py", "commands/sim.py"]
 # Bare commands are the same in every language.

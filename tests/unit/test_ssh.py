@@ -208,5 +208,6 @@ def test_fingerprint_matches_ssh_keygen(tmp_path):
     key = tmp_path / "k"
     identity.generate_keypair(key, "c")
     pub = (tmp_path / "k.pub").read_text()
-    expected = subprocess.run(["ssh-keygen", "-lf", str(tmp_path / "k.pub")], capture_output=True, text=True).stdout.split()[1]
+    listed = subprocess.run(["ssh-keygen", "-lf", str(tmp_path / "k.pub")], capture_output=True, text=True)
+    expected = listed.stdout.split()[1]
     assert ssh.fingerprint(pub) == expected

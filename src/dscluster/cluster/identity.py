@@ -57,7 +57,8 @@ def generate_keypair(path: Path, comment: str) -> None:
     """ssh-keygen an ed25519 key without passphrase at `path` (+ `.pub`); private key 0600."""
     keygen = shutil.which("ssh-keygen")
     if not keygen:
-        raise ConfigError(tr("ssh-keygen is not installed"), tr("install the OpenSSH client: apt-get install openssh-client"))
+        raise ConfigError(tr("ssh-keygen is not installed"),
+                          tr("install the OpenSSH client: apt-get install openssh-client"))
     for p in (path, path.with_name(path.name + ".pub")):
         p.unlink(missing_ok=True)
     proc = subprocess.run([keygen, "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(path)],

@@ -48,7 +48,9 @@ def known_hosts_path(spec: ClusterSpec) -> Path:
 def control_dir(spec: ClusterSpec) -> Path:
     """A private directory for ControlMaster sockets, short enough for a unix socket path."""
     preferred = cluster_state_dir(spec, create=False) / "cm"
-    return preferred if len(str(preferred)) <= _MAX_CONTROL_DIR else Path(tempfile.gettempdir()) / f"dsc-cm-{os.getuid()}"
+    if len(str(preferred)) <= _MAX_CONTROL_DIR:
+        return preferred
+    return Path(tempfile.gettempdir()) / f"dsc-cm-{os.getuid()}"
 
 
 def _ensure_private_dir(path: Path) -> None:

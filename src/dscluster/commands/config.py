@@ -17,7 +17,8 @@ from dscluster.i18n import tr
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("config", help="show the resolved cluster spec, write its hostfile, re-pin host keys")
+    parser = subparsers.add_parser("config",
+                                   help="show the resolved cluster spec, write its hostfile, re-pin host keys")
     verbs = parser.add_subparsers(dest="config_command", metavar="ACTION")
 
     def verb(name: str, help_: str, func) -> argparse.ArgumentParser:
@@ -76,7 +77,8 @@ def cmd_hostfile(args: argparse.Namespace) -> int:
     atomic_write_text(Path(args.output), text)
     print(f"{OK} " + tr("wrote {path} ({n} nodes, {w} slots; the first line is the master)", path=args.output,
                          n=len(spec.nodes), w=spec.world_size))
-    print(next_steps(f"dscluster launch --hostfile {args.output} train.py --deepspeed --deepspeed_config ds_config.json"))
+    print(next_steps(f"dscluster launch --hostfile {args.output} train.py "
+                     "--deepspeed --deepspeed_config ds_config.json"))
     return 0
 
 

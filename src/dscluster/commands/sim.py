@@ -62,17 +62,23 @@ def cmd_up(args: argparse.Namespace) -> int:
         print(tr("note: gave user {user} traverse-only access (ACL u:{user}:x) to {dir} so it can run {python}; "
                  "undo: setfacl -x u:{user} {dir}", user=spec.ssh_user, dir=granted, python=_python()))
     cluster_arg = "" if sim.name == "default" else f" --cluster {spec.path}"
-    steps = [f"dscluster doctor{cluster_arg}", f"dscluster sim exec --name {sim.name} node0 -- hostname"]
+    steps = [f"dscluster doctor{cluster_arg}", f"dscluster sim exec{_name(sim.name)} node0 -- hostname"]
     if sim.state.get("lab"):
         from dscluster.cluster.ssh import ssh_config_path
 
-        print(tr("JupyterLab is starting on {node} as {user}, on its 127.0.0.1:8888 (log: {log})", node=spec.master.name,
+        print(tr("JupyterLab is starting on {node} as {user}, on its 127.0.0.1:8888 (log: {log})",
+                 node=spec.master.name,
                  user=spec.ssh_user, log=sim.log_path(0)))
         steps += [f"ssh -F {ssh_config_path(spec)} -N -L 8888:127.0.0.1:8888 {spec.master.name} &",
-                  f"dscluster sim exec --name {sim.name} --user {spec.ssh_user} {spec.master.name} -- "
+                  f"dscluster sim exec{_name(sim.name)} --user {spec.ssh_user} {spec.master.name} -- "
                   f"{_python()} -m dscluster.cli lab url"]
-    print(next_steps(*steps, f"dscluster sim down --name {sim.name}"))
+    print(next_steps(*steps, f"dscluster sim down{_name(sim.name)}"))
     return 0
+
+
+def _name(name: str) -> str:
+    """` --name X` for the hints; nothing for the default cluster."""
+    return "" if name == "default" else f" --name {name}"
 
 
 def _python() -> str:
@@ -91,7 +97,7 @@ def cmd_down(args: argparse.Namespace) -> int:
         print(f"{FAIL} " + tr("left behind: {left}", left=left))
         return 1
     print(f"{OK} " + tr("simulated cluster {name!r} removed ({s:.1f} s)", name=args.name, s=time.monotonic() - started))
-    print(next_steps(f"dscluster sim up 3 --name {args.name}"))
+    print(next_steps(f"dscluster sim up 3{_name(args.name)}"))
     return 0
 
 
@@ -108,7 +114,7 @@ def cmd_status(args: argparse.Namespace) -> int:
                 [[r["node"], r["ip"], mark(r["running"]), mark(r["link_up"]), mark(r["ssh_port_open"]),
                   str(r["pid"] or "-")] for r in rows]))
     bad = [r["node"] for r in rows if not r["ssh_port_open"]]
-    print(next_steps(*([f"dscluster sim heal --name {sim.name} {n}" for n in bad] or
+    print(next_steps(*([f"dscluster sim heal{_name(sim.name)} {n}" for n in bad] or
                        [f"dscluster doctor --cluster {sim.spec_path}"])))
     return 0 if not bad else 1
 
@@ -133,7 +139,10 @@ def _fault(args: argparse.Namespace, action: str) -> int:
                 "partition": tr("{node} is cut off the network (its processes keep running)", node=args.node),
                 "heal": tr("{node} is back: link up, node agent running", node=args.node)}
     print(f"{OK} " + messages[action])
-    later = f"dscluster sim heal --name {sim.name} {args.node}" if action != "heal" else f"dscluster sim status --name {sim.name}"
+    if action == "heal":
+        later = f"dscluster sim status{_name(sim.name)}"
+    else:
+        later = f"dscluster sim heal{_name(sim.name)} {args.node}"
     print(next_steps(later))
     return 0
 

@@ -48,7 +48,8 @@ def install_identity(identity_file: Path, shared_dir: Path, entry: pwd.struct_pa
     spec_path = published_spec_path(shared_dir)
     if not spec_path.is_file():
         raise ConfigError(tr("no published cluster spec at {path}", path=spec_path),
-                          tr("run `dscluster init` on the controller with the shared directory mounted; it publishes it"),
+                          tr("run `dscluster init` on the controller with the shared directory mounted; "
+                             "it publishes it"),
                           setting="identity")
     spec = load_spec(spec_path)
     try:

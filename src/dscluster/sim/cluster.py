@@ -4,7 +4,8 @@ A node = its own network namespace (IP on a private bridge, no route out), UTS n
 hostname, so `hostname` and DeepSpeed's `hostname -I` answer per node) and PID namespace (so the
 `pkill -f` DeepSpeed runs on every node only sees that node, and `crash` kills the whole node).
 The node agent is PID 1 of its node:
-    ip netns exec NS unshare --pid --fork --mount-proc --uts --kill-child -- sh -c '...; exec python -m dscluster.node.agent start ...'
+    ip netns exec NS unshare --pid --fork --mount-proc --uts --kill-child -- \
+        sh -c '...; exec python -m dscluster.node.agent start ...'
 The filesystem is shared, which is exactly the shared-storage (NFS) assumption.
 
 Where things live:
@@ -264,7 +265,8 @@ class SimCluster:
             first = min(pending)
             raise ClusterError(tr("{nodes} did not start within {s:.0f} s; log of {node}:\n{tail}",
                                   nodes=", ".join(self.state["nodes"][i]["name"] for i in sorted(pending)),
-                                  s=timeout, node=self.state["nodes"][first]["name"], tail=_log_tail(self.log_path(first))),
+                                  s=timeout, node=self.state["nodes"][first]["name"],
+                                  tail=_log_tail(self.log_path(first))),
                                tr("dscluster sim down --name {name}, then up again", name=self.name))
 
     def check_ssh(self, timeout: float = 20.0) -> list[CommandResult]:
@@ -274,7 +276,8 @@ class SimCluster:
         bad = [r for r in results if not r.ok]
         if bad:
             cause = ssh_failure(bad[0]) or (bad[0].stderr.strip(), "")
-            raise ClusterError(tr("ssh to {nodes} failed: {cause}", nodes=", ".join(r.node for r in bad), cause=cause[0]),
+            raise ClusterError(tr("ssh to {nodes} failed: {cause}", nodes=", ".join(r.node for r in bad),
+                                  cause=cause[0]),
                                cause[1] or tr("see {log}", log=self.log_path(bad[0].node)), node=bad[0].node)
         return results
 

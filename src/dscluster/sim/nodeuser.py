@@ -39,7 +39,8 @@ def ensure_user(user: str = SIM_USER, uid: int = SIM_UID) -> pwd.struct_passwd:
                               setting="ssh_user")
         entry = pwd.getpwnam(user)
     if entry.pw_uid == 0:
-        raise ConfigError(tr("the node user {user} is root", user=user), tr("choose a non-root user"), setting="ssh_user")
+        raise ConfigError(tr("the node user {user} is root", user=user), tr("choose a non-root user"),
+                          setting="ssh_user")
     _unlock(user)
     return entry
 
