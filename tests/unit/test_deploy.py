@@ -329,8 +329,9 @@ def test_cli_print_shows_exact_commands_and_runs_nothing(tmp_path, capsys, monke
 
     spec_path = tmp_path / "dscluster.toml"
     spec_path.write_text(format_spec(SPEC))
-    monkeypatch.setattr("dscluster.cluster.runner.run_subprocess",
-                        lambda *a, **k: pytest.fail("--print must not run anything"))
+    # Patch the classes/modules themselves (not a function others import by name at import time).
+    monkeypatch.setattr(hosts.HostSSHRunner, "run", lambda *a, **k: pytest.fail("--print must not run anything"))
+    monkeypatch.setattr(up, "up", lambda *a, **k: pytest.fail("--print must not run anything"))
     assert cli.main(["up", "--cluster", str(spec_path), "--print", "--image", "dscluster-node:0.1.0"]) == 0
     out = capsys.readouterr().out
     starts = [shlex.split(line) for line in out.splitlines() if "docker run" in line]
