@@ -321,3 +321,10 @@ def runners(spec: ClusterSpec) -> list[SSHRunner]:
     """One SSHRunner per node, in spec order (ssh files written and host keys synced first)."""
     ensure_ssh_files(spec)
     return [SSHRunner(spec, n) for n in spec.nodes]
+
+
+def pdsh_env(spec: ClusterSpec, path: str | None = None) -> dict[str, str]:
+    """See `dscluster.cluster.pdsh.pdsh_env` (also reachable here, as the contract names it)."""
+    from dscluster.cluster.pdsh import pdsh_env as _pdsh_env
+
+    return _pdsh_env(spec, path)
