@@ -133,7 +133,8 @@ class Progress:
         text = tr("step {s}/{n}  loss {loss:.3f}  {tps:,.0f} tok/s", s=last["step"], n=self.steps, loss=last["loss"],
                   tps=last.get("tokens_per_s", 0))
         if self.tty:
-            bar = "█" * int(frac * 30) + "·" * (30 - int(frac * 30))
+            full, empty = ("█", "·") if _encodable("█·", self.stream) else ("#", ".")
+            bar = full * int(frac * 30) + empty * (30 - int(frac * 30))
             self.stream.write(f"\r  {bar} {text}   ")
             self.stream.flush()
         elif int(frac * 10) > self._last_tenth:
@@ -144,6 +145,14 @@ class Progress:
         if self.tty:
             self.stream.write("\n")
             self.stream.flush()
+
+
+def _encodable(text: str, stream) -> bool:
+    try:
+        text.encode(getattr(stream, "encoding", None) or "ascii")
+        return True
+    except (UnicodeEncodeError, LookupError):
+        return False
 
 
 def _detect(args) -> tuple[str, int]:
