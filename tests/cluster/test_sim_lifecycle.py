@@ -143,3 +143,33 @@ def test_names_whose_interfaces_would_collide_are_refused(sim_cluster, home):
     proc = cli("sim", "up", "1", "--name", "c4248", home=home)
     assert proc.returncode == ExitCode.USAGE and "running cluster 'c963'" in proc.stderr, proc.stderr
     first.check_ssh()  # untouched
+
+
+def test_real_cluster_flow_init_then_node_agents(sim_cluster, tmp_path, monkeypatch):
+    """The bare-metal path on simulated machines: `dscluster init` (new identity, public key to the
+    shared dir) -> node agents (re)start and install it -> pinned keys and ssh from init's config."""
+    from dscluster.cluster.spec import load_spec
+    from dscluster.cluster.ssh import SSHRunner, read_known_hosts
+
+    sim = sim_cluster(2, name="h2init")
+    ips = [n.address for n in sim.spec.nodes]
+    workdir = tmp_path / "controller"
+    workdir.mkdir()
+    env = {**os.environ, "DSCLUSTER_HOME": str(tmp_path / "ctl-home"), "DSCLUSTER_LANG": "en"}
+    init = subprocess.run([sys.executable, "-m", "dscluster.cli", "init", "--name", "real", "--node", f"{ips[0]}:2",
+                           "--node", ips[1], "--shared", str(sim.spec.shared_dir), "--user", SIM_USER],
+                          cwd=workdir, env=env, capture_output=True, text=True, timeout=60)
+    assert init.returncode == 0, init.stderr
+    spec = load_spec(workdir / "dscluster.toml")
+    assert spec.world_size == 3 and spec.state_dir is None
+    new_pub = (tmp_path / "ctl-home" / "clusters" / "real" / "id_ed25519.pub").read_text()
+    assert (sim.spec.shared_dir / ".dscluster" / "cluster.pub").read_text() == new_pub
+    for node in sim.nodes:  # the agents pick up the new cluster key when they (re)start
+        sim.crash(node)
+        sim.heal(node)
+    monkeypatch.setenv("DSCLUSTER_HOME", str(tmp_path / "ctl-home"))  # where init put the identity
+    results = [SSHRunner(spec, n).run(["hostname"], timeout=30) for n in spec.nodes]
+    assert [r.stdout.strip() for r in results] == ["node0", "node1"], [r.stderr for r in results]
+    assert sorted(read_known_hosts(spec)) == sorted(ips)  # pinned under the addresses init used
+    with pytest.raises(Exception, match="Permission denied|rejects"):  # the sim's old key is no longer trusted
+        sim.check_ssh()
