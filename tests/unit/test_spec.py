@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from dscluster import cli
+from dscluster.cluster import spec as spec_module
 from dscluster.cluster.spec import (ClusterSpec, NodeSpec, format_spec, load_spec, parse_spec, resolve_spec,
                                     spec_from_hostfile)
 from dscluster.errors import ConfigError, ExitCode, HostfileError
@@ -145,6 +146,12 @@ def test_resolve_order(tmp_path, monkeypatch, dscluster_home):
         resolve_spec(None)
     assert "dscluster init" in exc.value.hint and "sim up" in exc.value.hint
     _spec_file(dscluster_home / "sims" / "default" / "dscluster.toml", "simdefault")
+    runtime = tmp_path / "run"
+    monkeypatch.setattr(spec_module, "SIM_RUNTIME_ROOT", runtime)
+    with pytest.raises(ConfigError, match="no cluster spec found"):
+        resolve_spec(None)  # its spec is there, but the simulated cluster is not up
+    (runtime / "default").mkdir(parents=True)
+    (runtime / "default" / "state.json").write_text("{}")
     assert resolve_spec(None).name == "simdefault"
     _spec_file(tmp_path / "dscluster.toml", "cwd")
     assert resolve_spec(None).name == "cwd"

@@ -42,6 +42,7 @@ LAUNCHERS = ("pdsh", "openmpi", "slurm")
 DEFAULT_SSH_PORT = 2222
 DEFAULT_USER = "dscluster"
 SPEC_FILENAME = "dscluster.toml"
+SIM_RUNTIME_ROOT = Path("/run/dscluster/sims")  # where running simulated clusters keep their state
 
 _CLUSTER_KEYS = ("name", "shared_dir", "ssh_user", "ssh_port", "launcher", "network_interface", "state_dir")
 _NODE_KEYS = ("address", "slots", "name", "ssh_port")
@@ -396,7 +397,7 @@ def resolve_spec(arg: str | os.PathLike | None = None) -> ClusterSpec:
     if Path(SPEC_FILENAME).is_file():
         return load_spec(SPEC_FILENAME)
     sim = sim_spec_path("default")
-    if sim.is_file():
+    if sim.is_file() and (SIM_RUNTIME_ROOT / "default" / "state.json").is_file():  # up, not left from a reboot
         return load_spec(sim)
     raise ConfigError(tr("no cluster spec found"),
                       tr("pass --cluster dscluster.toml (or a hostfile), set DSCLUSTER_CLUSTER, create one with "

@@ -11,11 +11,13 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from dscluster.cluster.spec import SIM_RUNTIME_ROOT
 from dscluster.errors import ConfigError, UsageError
 from dscluster.i18n import tr
 
 NAME_RE = re.compile(r"^[a-z][a-z0-9-]{0,19}$")
-RUNTIME_ROOT = Path("/run/dscluster/sims")  # root-owned, not world-writable (sshd StrictModes), gone on reboot
+# root-owned, not world-writable (sshd StrictModes), gone on reboot
+RUNTIME_ROOT = SIM_RUNTIME_ROOT
 FIRST_NODE_HOST = 10  # node i gets host number 10 + i; .1 is the bridge (the controller's side)
 MAX_NODES = 200
 
