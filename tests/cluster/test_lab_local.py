@@ -154,6 +154,10 @@ def test_zh_tw_ui_and_recipe_extensions(running_lab):
                       "@jupyterhub/jupyter-server-proxy"):
         assert extension in page, extension
     assert _get(f"{running_lab.url}/api/metrics/v1", auth)[0] == 200  # jupyter-resource-usage answers
+    # The DeepSpeed panel's API is loaded, and closed without the token like everything else.
+    assert _get(f"{running_lab.url}/dscluster/api/defaults", auth)[0] == 200
+    assert _get(f"{running_lab.url}/dscluster/api/defaults")[0] in (401, 403)
+    assert '"name": "dscluster"' in page  # the panel, among the federated lab extensions
 
 
 def test_token_is_in_no_log_command_line_or_environment(running_lab):

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -57,60 +55,35 @@ def _wait(predicate, timeout: float, what: str):
 
 
 @pytest.fixture(scope="module")
-def lab_on_master(sim_cluster, tmp_path_factory):
+def lab_on_master(sim_cluster):
     from dscluster.cluster.ssh import SSHRunner, ssh_config_path
 
-    sim = sim_cluster(2, name="h5lab")
+    # The master's own node agent runs with --lab (what the image's entrypoint does on the master).
+    sim = sim_cluster(2, name="h5lab", lab=True)
     spec = sim.spec
     master = spec.master
-    work = Path(tmp_path_factory.mktemp("h5lab"))
-    agent_log = work / "agent.log"
     (spec.shared_dir / "lab-marker.txt").write_text("the file browser opens on the shared directory\n")
-    # sshd wants its keys under root-owned, non-world-writable directories (not /tmp): next to the
-    # sim's own node state.
-    state_dir = Path(sim.state["nodes"][0]["state_dir"]).parent / "h5-lab-agent"
-    # A second agent on the master, with --lab: the same entrypoint the image runs. Its own sshd port
-    # and state dir keep the sim's pinned host key for the master untouched.
-    agent_argv = sim.exec_argv(master.name, [
-        str(VENV_BIN / "dscluster"), "node", "start", "--shared", str(spec.shared_dir), "--user", spec.ssh_user,
-        "--port", "2299", "--role", "master", "--name", f"{master.name}-lab", "--state-dir", str(state_dir),
-        "--lab"], cwd="/")
-    env = {**os.environ, "DSCLUSTER_LANG": "zh_TW"}
-    with open(agent_log, "ab") as log:
-        agent = subprocess.Popen(agent_argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                 env=env, start_new_session=True)
     local_port = _free_port()
-    tunnel = None
+    # What the user runs on their own machine: ssh -L to the master's loopback-only lab.
+    tunnel = subprocess.Popen(["ssh", "-F", str(ssh_config_path(spec)), "-N", "-o", "ExitOnForwardFailure=yes",
+                               "-L", f"{local_port}:127.0.0.1:{LAB_PORT}", master.name],
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              start_new_session=True)
     try:
-        # What the user runs on their own machine: ssh -L to the master's loopback-only lab.
-        tunnel = subprocess.Popen(["ssh", "-F", str(ssh_config_path(spec)), "-N", "-o", "ExitOnForwardFailure=yes",
-                                   "-L", f"{local_port}:127.0.0.1:{LAB_PORT}", master.name],
-                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                  start_new_session=True)
         base = f"http://127.0.0.1:{local_port}"
         try:
-            _wait(lambda: agent.poll() is not None or _get(f"{base}/api")[0] == 200, 90,
-                  "JupyterLab through the ssh tunnel")
-            assert agent.poll() is None
+            _wait(lambda: _get(f"{base}/api")[0] == 200, 90, "JupyterLab through the ssh tunnel")
         except AssertionError:
-            raise AssertionError("lab did not come up; agent log:\n" + agent_log.read_text(errors="replace")[-3000:])
+            raise AssertionError("lab did not come up; master agent log:\n"
+                                 + sim.log_path(master.name).read_text(errors="replace")[-3000:]) from None
         url = SSHRunner(spec, master).run([str(VENV_BIN / "dscluster"), "lab", "url", "--ssh-host", master.address],
                                           timeout=60)
         assert url.ok, url.stderr
         token = url.stdout.split("?token=", 1)[1].split()[0]
-        yield {"sim": sim, "base": base, "token": token, "url_out": url.stdout, "agent_log": agent_log,
-               "agent": agent, "work": work}
+        yield {"sim": sim, "base": base, "token": token, "url_out": url.stdout}
     finally:
-        if tunnel:
-            tunnel.terminate()
-            tunnel.wait(10)
-        os.killpg(agent.pid, signal.SIGTERM)
-        try:
-            agent.wait(30)
-        except subprocess.TimeoutExpired:
-            os.killpg(agent.pid, signal.SIGKILL)
-            agent.wait(10)
-        shutil.rmtree(state_dir, ignore_errors=True)
+        tunnel.terminate()
+        tunnel.wait(10)
 
 
 def test_lab_runs_as_the_node_user_on_loopback_only(lab_on_master):
@@ -166,7 +139,7 @@ def test_token_is_in_no_log_command_line_environment_or_run_record(lab_on_master
         assert token not in _read(proc / "cmdline"), f"token on the command line of pid {proc.name}"
         assert token not in _read(proc / "environ"), f"token in the environment of pid {proc.name}"
     sim = lab_on_master["sim"]
-    logs = [lab_on_master["agent_log"], *(sim.log_path(n) for n in sim.nodes)]
+    logs = [sim.log_path(n) for n in sim.nodes]
     home = Path(os.path.expanduser(f"~{sim.spec.ssh_user}"))
     logs += list(home.glob(".dscluster/lab/*/lab.log")) + list(home.glob(".dscluster/logs/*"))
     assert any(p.name == "lab.log" for p in logs)

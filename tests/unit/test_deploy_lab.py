@@ -105,3 +105,17 @@ def test_zh_tw_is_chosen_once_and_a_users_own_choice_is_kept(tmp_path):
     assert json.loads(setting.read_text()) == {"locale": "en"}
     custom = {"HOME": str(tmp_path), "JUPYTERLAB_SETTINGS_DIR": str(tmp_path / "s")}
     assert lab.user_locale_setting(custom).is_relative_to(tmp_path / "s")
+
+
+def test_panel_config_is_merged_but_cannot_loosen_security(tmp_path):
+    extra = {"ServerApp": {"jpserver_extensions": {"dscluster.jupyter": True}, "ip": "0.0.0.0",
+                           "disable_check_xsrf": True},
+             "LabApp": {"extra_labextensions_path": ["/x"]}}
+    cfg = lab.jupyter_config("127.0.0.1", 8888, tmp_path, tmp_path / "s", extra)
+    assert cfg["ServerApp"]["jpserver_extensions"] == {"dscluster.jupyter": True}
+    assert cfg["LabApp"]["extra_labextensions_path"] == ["/x"]
+    assert cfg["ServerApp"]["ip"] == "127.0.0.1" and cfg["ServerApp"]["disable_check_xsrf"] is False
+    assert cfg["LabApp"]["news_url"] is None  # no phoning home from a cluster master
+    assert extra["ServerApp"]["ip"] == "0.0.0.0"  # the caller's dict is not modified
+    real = lab.panel_config()
+    assert real["ServerApp"]["jpserver_extensions"] == {"dscluster.jupyter": True}

@@ -89,9 +89,14 @@ def is_loopback(ip: str) -> bool:
     return ipaddress.ip_address(ip).is_loopback
 
 
-def jupyter_config(ip: str, port: int, root_dir: str | os.PathLike, settings_dir: str | os.PathLike) -> dict:
-    """The server settings, as Jupyter's JSON config. Pure; holds no secret."""
-    return {
+def jupyter_config(ip: str, port: int, root_dir: str | os.PathLike, settings_dir: str | os.PathLike,
+                   extra: dict | None = None) -> dict:
+    """The server settings, as Jupyter's JSON config. Pure; holds no secret.
+
+    `extra` (the DeepSpeed panel's `dscluster.jupyter.lab_config()`) is merged per section; it may
+    add extensions, never loosen the security settings here, which are applied last.
+    """
+    secure = {
         "ServerApp": {
             "ip": ip,
             "port": int(port),
@@ -106,8 +111,23 @@ def jupyter_config(ip: str, port: int, root_dir: str | os.PathLike, settings_dir
             "allow_remote_access": not is_loopback(ip),
         },
         # Defaults only (overrides.json): the user's own UI choices in user-settings still win.
-        "LabApp": {"app_settings_dir": str(settings_dir)},
+        # Cluster masters often have no internet: no update check, no news feed fetched.
+        "LabApp": {"app_settings_dir": str(settings_dir), "check_for_updates_class": "jupyterlab.NeverCheckForUpdate",
+                   "news_url": None},
     }
+    merged: dict = {section: dict(values) for section, values in (extra or {}).items()}
+    for section, values in secure.items():
+        merged.setdefault(section, {}).update(values)
+    return merged
+
+
+def panel_config() -> dict:
+    """The DeepSpeed panel's server extension + lab extension (needed by editable installs)."""
+    try:
+        from dscluster.jupyter import lab_config
+    except ImportError:  # the panel is optional: JupyterLab still starts without it
+        return {}
+    return lab_config()
 
 
 def settings_overrides(lang: str, base_settings_dir: Path | None = None) -> dict:
@@ -261,7 +281,7 @@ def start_lab(shared_dir: str | os.PathLike, ip: str = DEFAULT_IP, port: int = D
     atomic_write_json(settings / "overrides.json", settings_overrides(lang), mode=0o600)
     ensure_user_locale(lang)
     config_path = state / "jupyter_config.json"
-    atomic_write_json(config_path, jupyter_config(ip, port, root.resolve(), settings), mode=0o600)
+    atomic_write_json(config_path, jupyter_config(ip, port, root.resolve(), settings, panel_config()), mode=0o600)
     argv, extra_env = lab_command(config_path, token_file, lang=lang, python=python)
     env = {k: v for k, v in os.environ.items() if k not in _SCRUBBED_ENV}
     env.update(extra_env)
