@@ -9,6 +9,13 @@ from __future__ import annotations
 import os
 import sys
 
+if __package__ in (None, ""):
+    # Run as a script path: its folder (model.py, metrics.py, ...) must not shadow top-level modules,
+    # and the package root must be importable even where dscluster is not installed.
+    _here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
+    sys.path.insert(0, os.path.dirname(os.path.dirname(_here)))
+
 
 def main(argv: list[str] | None = None) -> int:
     from dscluster.errors import DsclusterError
