@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import time
 from pathlib import Path
 
@@ -46,12 +47,31 @@ def _close_ssh_masters(state: dict | None) -> None:
         spec = None
     if spec is None:
         return
-    from dscluster.cluster.ssh import ssh_base_argv, ssh_config_path
+    from dscluster.cluster.ssh import control_path, ssh_base_argv, ssh_config_path
 
-    if not ssh_config_path(spec).exists():
-        return
-    run_parallel(lambda n: run_subprocess(n.name, ssh_base_argv(spec, n)[:-1] + ["-O", "exit", n.name], timeout=3),
-                 spec.nodes)
+    if ssh_config_path(spec).exists():
+        run_parallel(lambda n: run_subprocess(n.name, ssh_base_argv(spec, n)[:-1] + ["-O", "exit", n.name],
+                                              timeout=3), spec.nodes)
+    # A master whose node died first can leave its socket file behind; this cluster's have its prefix.
+    prefix = Path(control_path(spec).replace("%C", ""))
+    for sock in prefix.parent.glob(prefix.name + "*"):
+        sock.unlink(missing_ok=True)
+    _remove_dead_sockets(prefix.parent)
+
+
+def _remove_dead_sockets(folder: Path) -> None:
+    """Socket files nobody listens on any more (their ssh master is gone) in a ControlPath dir."""
+    for path in folder.glob("*"):
+        if not path.is_socket():
+            continue
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+            probe.settimeout(0.5)
+            try:
+                probe.connect(str(path))
+            except (ConnectionRefusedError, FileNotFoundError):
+                path.unlink(missing_ok=True)
+            except OSError:
+                pass  # busy or unreadable: leave it
 
 
 def teardown(names: SimNames, purge: bool) -> None:
