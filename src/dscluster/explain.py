@@ -13,7 +13,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable
 
-from dscluster.i18n import tr
 
 
 @dataclass(frozen=True)
@@ -112,9 +111,8 @@ class Explanation:
     evidence: str
 
     def to_dict(self) -> dict:
-        d = asdict(self)
-        d["cause"], d["fix"] = tr(self.cause), tr(self.fix)
-        return d
+        """For run.json: English, like every record; readers translate with tr() when they show it."""
+        return asdict(self)
 
 
 def explain(text: str) -> Explanation | None:

@@ -222,3 +222,92 @@ def test_stop_and_ctrl_c_leave_a_concurrent_run_alone(cli):
     assert wait_for(lambda: rank_lines(cli, keep, 0).count("step ") > before + 3, 30)
     assert cli("stop", keep).returncode == 0
     assert all_gone(cli, keep)
+
+
+# ---- the reference trainer -------------------------------------------------------------------------
+TRAIN_COMMON = ["--log-interval", "1", "--eval-interval", "0", "--sample-tokens", "8", "--seq-len", "64"]
+
+
+@pytest.fixture(scope="module")
+def trainer_inputs(sim):
+    """The stdlib corpus and a ds_config on the cluster's shared storage (readable by the node user)."""
+    from dscluster.data.corpus import ensure_stdlib_corpus
+
+    shared = Path(sim.spec.shared_dir)
+    data, _ = ensure_stdlib_corpus(shared)
+    cfg = shared / "h4_ds_config.json"
+    cfg.write_text(json.dumps({"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 1,
+                               "optimizer": {"type": "AdamW", "params": {"lr": 1e-3}},
+                               "zero_optimization": {"stage": 1}, "steps_per_print": 1000000}))
+    for path in [data, *data.rglob("*")]:
+        os.chmod(path, 0o755 if path.is_dir() else 0o644)
+    return ["--data", str(data), *TRAIN_COMMON], str(cfg)
+
+
+def metric_lines(run_dir: Path) -> list[dict]:
+    return [json.loads(x) for x in (run_dir / "metrics.jsonl").read_text().splitlines() if x.strip()]
+
+
+def test_reference_trainer_completes_with_a_complete_run_dir(cli, trainer_inputs):
+    args, cfg = trainer_inputs
+    res = cli("launch", "--cluster", str(cli.sim.spec_path), "--attach", "--max-restarts", "0", "--name", "ref",
+              "-m", "dscluster.train", *args, "--steps", "6", "--save-interval", "3",
+              "--deepspeed", "--deepspeed_config", cfg)
+    assert res.returncode == 0, res.stdout[-4000:] + res.stderr
+    run_id = run_id_from(res.stdout)
+    run_dir = cli.run_dir(run_id)
+    rec = cli.record(run_id)
+    assert rec["status"] == "succeeded" and rec["last_checkpoint_step"] == 6
+    assert rec["ds_config"]["train_batch_size"] == 12  # resolved for the real world size 3
+    assert rec["argv"][:2] == ["-m", "dscluster.train"]
+    lines = metric_lines(run_dir)
+    assert [m["step"] for m in lines if "loss" in m and "event" not in m] == [1, 2, 3, 4, 5, 6]
+    assert lines[-1]["event"] == "done"
+    assert (run_dir / "checkpoints" / "step-6" / "COMMIT.json").is_file()
+    assert {e["event"] for e in store.read_events(run_dir)} >= {"launched", "finished"}
+    assert len(list((run_dir / "logs").glob("*_rank*.log"))) == 3
+    assert all_gone(cli, run_id)
+
+
+def test_killed_rank_tears_down_everywhere_and_restarts_from_the_last_checkpoint(cli, sim, trainer_inputs):
+    args, cfg = trainer_inputs
+    steps = 30
+    run_id = cli.launch("--max-restarts", "1", "--name", "killrank", "-m", "dscluster.train", *args,
+                        "--steps", str(steps), "--save-interval", "4", "--step-sleep", "0.3",
+                        "--deepspeed", "--deepspeed_config", cfg)
+    run_dir = cli.run_dir(run_id)
+    assert wait_for(lambda: (cli.record(run_id).get("last_checkpoint_step") or 0) >= 8, 300), cli("logs", run_id).stdout[-3000:]
+    before = cli.node_pids(run_id)
+    listing = sim.exec("node2", ["sh", "-c", "for p in " + " ".join(map(str, before["node2"])) +
+                                 "; do echo $p $(tr '\\0' ' ' < /proc/$p/cmdline); done"]).stdout
+    rank_pid = next(int(line.split()[0]) for line in listing.splitlines()
+                    if "dscluster.train" in line and "deepspeed.launcher" not in line)
+    sim.exec("node2", ["kill", "-9", str(rank_pid)])
+    t_kill = time.time()
+    # every process of the first attempt, on every node, is gone within 10 s
+    old = {n: set(p) for n, p in before.items()}
+    gone = wait_for(lambda: not any(old[n] & set(p) for n, p in cli.node_pids(run_id).items()), 10, 0.2)
+    assert gone, (old, cli.node_pids(run_id))
+    print(f"rank SIGKILL -> first attempt gone on every node after {time.time() - t_kill:.1f}s")
+    rec = wait_for(lambda: cli.record(run_id)["status"] in store.FINISHED and cli.record(run_id), 400, 1)
+    assert rec and rec["status"] == "succeeded", cli("status", run_id).stdout
+    assert len(rec["attempts"]) == 2 and rec["attempts"][0]["reason"]
+    events = store.read_events(run_dir)
+    teardown = next(e for e in events if e["event"] == "teardown")
+    assert teardown["t"] - t_kill < 10
+    restart = next(e for e in events if e["event"] == "restart")
+    resumed_from = restart["from_step"]
+    assert resumed_from and resumed_from >= 8
+    assert f"resumed from step-{resumed_from}" in (run_dir / "logs" / "launcher.log").read_text() + \
+        "".join(p.read_text() for p in (run_dir / "logs").glob("*_rank0.log"))
+    # The loss sequence continues: attempt 2 starts right after the checkpoint and replays the same losses.
+    train = [m for m in metric_lines(run_dir) if "loss" in m and "event" not in m]
+    steps_seen = [m["step"] for m in train]
+    restart_at = next(i for i in range(1, len(steps_seen)) if steps_seen[i] <= steps_seen[i - 1])
+    first, second = train[:restart_at], train[restart_at:]
+    assert [m["step"] for m in second] == list(range(resumed_from + 1, steps + 1))
+    by_step = {m["step"]: m["loss"] for m in first}
+    for m in second:
+        if m["step"] in by_step:
+            assert m["loss"] == pytest.approx(by_step[m["step"]], rel=1e-4, abs=1e-5)
+    assert all_gone(cli, run_id)

@@ -106,9 +106,9 @@ def status_view(record: dict) -> dict:
     if record.get("status") in store.ACTIVE and alive is False:
         view["status"] = "lost"
         view["explanation"] = view["explanation"] or {
-            "signature": "supervisor-lost", "cause": tr("the run's supervisor is gone (killed, or its machine rebooted); "
-                                                        "the nodes' watchdogs stop the ranks"),
-            "fix": tr("dscluster stop {id} (cleans every node), then launch again", id=record.get("id"))}
+            "signature": "supervisor-lost", "cause": "the run's supervisor is gone (killed, or its machine rebooted); "
+                                                     "the nodes' watchdogs stop the ranks",
+            "fix": f"dscluster stop {record.get('id')} (cleans every node), then launch again"}
     return view
 
 
@@ -129,10 +129,10 @@ def cmd_status(args) -> int:
               f"exit={a.get('exit_code')}  {a.get('reason') or ''}")
     exp = view.get("explanation")
     if exp and st not in ("succeeded",):
-        print(f"  {console.FAIL} {tr('cause')}: {exp.get('cause')}")
+        print(f"  {console.FAIL} {tr('cause')}: {tr(exp.get('cause') or '')}")
         if exp.get("evidence"):
             print(f"    {tr('seen')}: {exp['evidence']}")
-        print(f"    {tr('fix')}: {exp.get('fix')}")
+        print(f"    {tr('fix')}: {tr(exp.get('fix') or '')}")
     nexts = [f"dscluster logs {view['id']}" + (" -f" if st in store.ACTIVE else "")]
     if st in store.ACTIVE:
         nexts.append(f"dscluster stop {view['id']}")
@@ -183,7 +183,7 @@ def attach_and_wait(run_dir: Path) -> int:
                                  code=record.get("exit_code"), n=len(record.get("attempts") or [])))
     exp = record.get("explanation")
     if exp and st != "succeeded":
-        print(f"  {tr('cause')}: {exp.get('cause')}\n  {tr('fix')}: {exp.get('fix')}")
+        print(f"  {tr('cause')}: {tr(exp.get('cause') or '')}\n  {tr('fix')}: {tr(exp.get('fix') or '')}")
     print(console.next_steps(f"dscluster status {record['id']}", f"dscluster logs {record['id']}"))
     code = record.get("exit_code")
     return int(code) if code is not None else ExitCode.RUN
