@@ -7,6 +7,7 @@
     ssh_port = 2222                   # the node agent's sshd port
     launcher = "pdsh"                 # pdsh | openmpi | slurm
     network_interface = "eth0"        # optional: the training NIC (NCCL_SOCKET_IFNAME)
+    state_dir = "/path"               # optional: identity, ssh_config, known_hosts (default <home>/clusters/<name>/)
 
     [[nodes]]                         # in order: the first node is the master (rank 0)
     address = "10.0.0.1"
