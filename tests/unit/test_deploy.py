@@ -13,13 +13,14 @@ from dscluster.cluster.spec import ClusterSpec, NodeSpec
 from dscluster.deploy import dockerrun, hosts, up
 from dscluster.deploy.dockerrun import DeployOptions, docker_run_argv
 from dscluster.deploy.policy import _SECRET_NAME
-from dscluster.errors import ConfigError
+from dscluster.errors import ClusterError, ConfigError
 
 SPEC = ClusterSpec(name="lab", shared_dir=Path("/shared/lab"), ssh_user="dscluster", ssh_port=2222,
                    nodes=(NodeSpec("10.0.0.1", 8, "gpu1", 2222), NodeSpec("10.0.0.2", 8, "gpu2", 2222),
                           NodeSpec("10.0.0.3", 8, "gpu3", 2300)))
 MASTER, WORKER, WORKER3 = SPEC.nodes
 PUBKEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFakeFakeFake dscluster-lab"
+PRIVATE = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAAFAKEFAKEFAKE\n-----END OPENSSH PRIVATE KEY-----\n"
 
 
 def _flag(argv: list[str], flag: str) -> list[str]:
@@ -54,10 +55,11 @@ def test_image_then_node_start_args_master_first():
     master = docker_run_argv(SPEC, MASTER, opts)
     i = master.index("registry.local/dscluster-node:0.1.0")
     assert master[i + 1:] == ["--shared", "/shared/lab", "--user", "dscluster", "--port", "2222", "--role", "master",
-                              "--name", "gpu1", "--state-dir", dockerrun.AGENT_STATE_DIR, "--lab"]
+                              "--name", "gpu1", "--state-dir", dockerrun.AGENT_STATE_DIR, "--lab",
+                              "--identity", "/run/secrets/dscluster/id_ed25519"]
     worker = docker_run_argv(SPEC, WORKER3, opts)
     tail = worker[worker.index(opts.image) + 1:]
-    assert tail[tail.index("--role") + 1] == "worker" and "--lab" not in tail
+    assert tail[tail.index("--role") + 1] == "worker" and "--lab" not in tail and "--identity" not in tail
     assert tail[tail.index("--port") + 1] == "2300"  # the node's own port from the spec
     assert "DSCLUSTER_SSH_PORT=2300" in _flag(worker, "--env")  # the healthcheck reads it
     assert _flag(master, "--label") == ["io.dscluster.cluster=lab", "io.dscluster.role=master"]
@@ -66,6 +68,17 @@ def test_image_then_node_start_args_master_first():
 def test_no_lab():
     argv = docker_run_argv(SPEC, MASTER, DeployOptions(lab=False))
     assert "--lab" not in argv
+
+
+def test_master_identity_is_a_read_only_volume_and_stored_through_stdin():
+    master = docker_run_argv(SPEC, MASTER, DeployOptions())
+    assert "dscluster-lab-identity:/run/secrets/dscluster:ro" in _flag(master, "--volume")
+    assert not any("identity" in v for v in _flag(docker_run_argv(SPEC, WORKER, DeployOptions()), "--volume"))
+    off = docker_run_argv(SPEC, MASTER, DeployOptions(master_identity=False))
+    assert "--identity" not in off and not any("identity" in v for v in _flag(off, "--volume"))
+    store = dockerrun.identity_store_argv(SPEC, DeployOptions())
+    assert store[:4] == ["docker", "run", "--rm", "--interactive"] and "none" in store  # no network
+    assert "umask 077" in store[-1] and "cat >" in store[-1]
 
 
 @pytest.mark.parametrize("gpus,expected", [("all", ["--gpus", "all"]), ("none", []),
@@ -182,6 +195,9 @@ class FakeHost:
         if argv[0] == "cat":
             content = self.world.shared.get(argv[1]) if self.world.shares(self.node) else None
             return ok(content) if content else fail("cat: No such file or directory")
+        if argv[:3] == ["docker", "run", "--rm"]:  # the identity store: the key arrives on stdin
+            self.world.identity[self.node] = input
+            return ok()
         if argv[:2] == ["docker", "run"]:
             if self.run_fails:
                 return fail(self.run_fails, 125)
@@ -199,6 +215,8 @@ class FakeHost:
                 self.containers.discard(name)
             return ok(name)
         if argv[:3] == ["docker", "volume", "rm"]:
+            if argv[3].endswith("-identity"):
+                self.world.identity.pop(self.node, None)
             return ok()
         raise AssertionError(f"unexpected command {argv}")
 
@@ -206,6 +224,7 @@ class FakeHost:
 class FakeWorld:
     def __init__(self, spec: ClusterSpec = SPEC, **per_host):
         self.shared: dict[str, str] = {}
+        self.identity: dict[str, str] = {}  # host -> private key stored in its identity volume
         self.not_sharing: set[str] = set()
         self.lock = threading.Lock()
         self.hosts = {n.name: FakeHost(n, self, **per_host.get(n.name, {})) for n in spec.nodes}
@@ -217,11 +236,16 @@ class FakeWorld:
         return self.hosts[node.name]
 
     def docker_runs(self) -> list[str]:
-        return [name for name, h in self.hosts.items() if any(c[:2] == ["docker", "run"] for c in h.calls)]
+        return [name for name, h in self.hosts.items()
+                if any(c[:2] == ["docker", "run"] and "--rm" not in c for c in h.calls)]
+
+    def all_calls(self) -> list[list[str]]:
+        return [c for h in self.hosts.values() for c in h.calls]
 
 
 def _up(world: FakeWorld, opts: DeployOptions | None = None):
-    return up.up(SPEC, opts or DeployOptions(), world.runner_for, PUBKEY, verify_timeout=0.5, sleep=lambda s: None)
+    return up.up(SPEC, opts or DeployOptions(), world.runner_for, PUBKEY, identity_key=PRIVATE, verify_timeout=0.5,
+                 sleep=lambda s: None)
 
 
 def test_up_starts_every_host_and_publishes_the_key():
@@ -229,9 +253,15 @@ def test_up_starts_every_host_and_publishes_the_key():
     report = _up(world)
     assert report.ok and report.started == ["gpu1", "gpu2", "gpu3"]
     assert all(h.containers == {"dscluster-lab"} for h in world.hosts.values())
-    assert world.shared == {"/shared/lab/.dscluster/cluster.pub": PUBKEY + "\n"}
-    master_run = next(c for c in world.hosts["gpu1"].calls if c[:2] == ["docker", "run"])
+    assert world.shared["/shared/lab/.dscluster/cluster.pub"] == PUBKEY + "\n"
+    # The spec, for the master's node user; without the controller's own paths.
+    published = world.shared["/shared/lab/.dscluster/dscluster.toml"]
+    assert 'name = "lab"' in published and "state_dir" not in published and "gpu3" in published
+    master_run = next(c for c in world.hosts["gpu1"].calls if c[:2] == ["docker", "run"] and "--rm" not in c)
     assert "--lab" in master_run and "master" in master_run
+    # The private key reached only the master, only through stdin: no argv anywhere holds it.
+    assert world.identity == {"10.0.0.1": PRIVATE}
+    assert not any("PRIVATE KEY" in " ".join(c) or "FAKEFAKE" in " ".join(c) for c in world.all_calls())
 
 
 @pytest.mark.parametrize("host_setup,needle,fix_needle", [
@@ -260,7 +290,7 @@ def test_preflight_problem_names_the_host_and_fix_and_starts_nothing(host_setup,
     problems = err.value.report.problems
     assert [p.node for p in problems] == ["gpu2"], problems
     assert needle in problems[0].what and fix_needle in problems[0].fix, problems[0]
-    assert world.docker_runs() == [] and world.shared == {}  # nothing touched anywhere
+    assert world.docker_runs() == [] and world.shared == {} and world.identity == {}  # nothing touched anywhere
     assert "nothing was started" in err.value.message
 
 
@@ -299,6 +329,7 @@ def test_failed_start_rolls_back_the_started_hosts():
     assert [p.node for p in report.failed] == ["gpu3"] and "could not select device driver" in report.failed[0].what
     assert sorted(report.started) == ["gpu1", "gpu2"] and sorted(report.rolled_back) == ["gpu1", "gpu2"]
     assert all(not h.containers for h in world.hosts.values())
+    assert world.identity == {}  # the master's copy of the key went with the rollback
     assert "removed again" in err.value.message
 
 
@@ -321,9 +352,27 @@ def test_down_removes_everywhere_and_tolerates_absent_containers():
     assert [(r.node, r.state) for r in results] == [("gpu1", "removed"), ("gpu2", "absent"), ("gpu3", "removed")]
     assert all(not h.containers for h in world.hosts.values())
     assert all(["docker", "volume", "rm", "dscluster-lab-node"] in h.calls for h in world.hosts.values())
+    assert world.identity == {}
 
 
-def test_cli_print_shows_exact_commands_and_runs_nothing(tmp_path, capsys, monkeypatch):
+def test_up_without_the_private_key_refuses_before_touching_hosts():
+    world = FakeWorld()
+    with pytest.raises(ClusterError):
+        up.up(SPEC, DeployOptions(), world.runner_for, PUBKEY, identity_key=None)
+    assert world.all_calls() == []
+    report = up.up(SPEC, DeployOptions(master_identity=False), world.runner_for, PUBKEY, verify_timeout=0.5,
+                   sleep=lambda s: None)
+    assert report.ok and world.identity == {}
+
+
+def spec_identity(spec_path: Path) -> Path:
+    from dscluster.cluster.identity import identity_path
+    from dscluster.cluster.spec import load_spec
+
+    return identity_path(load_spec(spec_path))
+
+
+def test_cli_print_shows_exact_commands_and_runs_nothing(tmp_path, capsys, monkeypatch, dscluster_home):
     from dscluster import cli
     from dscluster.cluster.spec import format_spec
 
@@ -334,8 +383,10 @@ def test_cli_print_shows_exact_commands_and_runs_nothing(tmp_path, capsys, monke
     monkeypatch.setattr(up, "up", lambda *a, **k: pytest.fail("--print must not run anything"))
     assert cli.main(["up", "--cluster", str(spec_path), "--print", "--image", "dscluster-node:0.1.0"]) == 0
     out = capsys.readouterr().out
-    starts = [shlex.split(line) for line in out.splitlines() if "docker run" in line]
+    starts = [shlex.split(line) for line in out.splitlines() if "docker run --detach" in line]
     assert len(starts) == 3
+    (store,) = [line for line in out.splitlines() if "docker run --rm" in line]
+    assert store.endswith(" < " + shlex.quote(str(spec_identity(spec_path))))  # the key only as stdin
     remote = shlex.split(starts[0][-1])
     assert starts[0][:3] == ["ssh", "-o", "BatchMode=yes"] and starts[0][-3] == "10.0.0.1"
     assert remote == docker_run_argv(SPEC, MASTER, DeployOptions(image="dscluster-node:0.1.0"))

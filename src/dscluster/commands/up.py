@@ -26,6 +26,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     up.add_argument("--infiniband", choices=("auto", "yes", "no"), default="auto",
                     help="pass /dev/infiniband: auto = on hosts that have it")
     up.add_argument("--no-lab", action="store_true", help="do not start JupyterLab on the master")
+    up.add_argument("--no-master-identity", action="store_true",
+                    help="do not give the master the cluster key (then runs cannot be launched from the master)")
     up.add_argument("--lang", choices=("en", "zh_TW"), help="language of node messages and the lab UI "
                                                           "(default: yours)")
     up.add_argument("--wait", type=float, default=deploy.VERIFY_TIMEOUT_S,
@@ -48,6 +50,7 @@ def _options(args: argparse.Namespace) -> dockerrun.DeployOptions:
     lang = args.lang or current_language()
     return dockerrun.DeployOptions(image=args.image, gpus=args.gpus, shm_size=args.shm_size, ipc_host=args.ipc_host,
                                    infiniband=args.infiniband, lab=not args.no_lab,
+                                   master_identity=not args.no_master_identity,
                                    lang=lang if lang != "en" else None).validate()
 
 
@@ -67,22 +70,30 @@ def cmd_up(args: argparse.Namespace) -> int:
     runner_for = _runner_factory(args)
     if args.print_only:
         commands = []
+        print("# " + tr("before any of these, `up` checks every host over ssh: Docker, GPUs and the toolkit, "
+                        "{shared}, free ports, the image", shared=spec.shared_dir))
+        if opts.master_identity:
+            from dscluster.cluster.identity import identity_path
+
+            store = runner_for(spec.master).ssh_argv(dockerrun.identity_store_argv(spec, opts))
+            print("# " + tr("{name} (master) {host}: the cluster key, through stdin only", name=spec.master.name,
+                            host=spec.master.address))
+            print(shlex.join(store) + " < " + shlex.quote(str(identity_path(spec))))
         for node in spec.nodes:
             role = dockerrun.role_of(spec, node)
             commands.append((tr("{name} ({role}) {host}: start", name=node.name, role=role, host=node.address),
                              runner_for(node).ssh_argv(dockerrun.docker_run_argv(spec, node, opts))))
-        print("# " + tr("before any of these, `up` checks every host over ssh: Docker, GPUs and the toolkit, "
-                        "{shared}, free ports, the image", shared=spec.shared_dir))
         _print_commands(spec, commands)
         if opts.infiniband == "auto":
             print("# " + tr("--device /dev/infiniband is added on hosts where the preflight finds it"))
         return 0
-    from dscluster.cluster.identity import public_key
+    from dscluster.cluster.identity import identity_path, public_key
 
     pubkey = public_key(spec)  # before touching any host: no identity, no up
+    identity_key = identity_path(spec).read_text(encoding="utf-8") if opts.master_identity else None
     print(tr("Checking {n} hosts of cluster {name} ...", n=len(spec.nodes), name=spec.name), flush=True)
     try:
-        report = deploy.up(spec, opts, runner_for, pubkey, verify_timeout=args.wait)
+        report = deploy.up(spec, opts, runner_for, pubkey, identity_key=identity_key, verify_timeout=args.wait)
     except deploy.UpFailed as failed:
         _print_report(spec, failed.report)
         raise
@@ -130,6 +141,9 @@ def cmd_down(args: argparse.Namespace) -> int:
             commands.append((f"{node.name} {node.address}", ssh.ssh_argv(dockerrun.docker_rm_argv(spec, force=True))))
             if args.purge:
                 commands.append((f"{node.name} {node.address}", ssh.ssh_argv(dockerrun.docker_volume_rm_argv(spec))))
+        master = spec.master
+        commands.append((f"{master.name} {master.address}", runner_for(master).ssh_argv(
+            dockerrun.docker_volume_rm_argv(spec, dockerrun.identity_volume(spec)))))
         _print_commands(spec, commands)
         return 0
     results = deploy.down(spec, runner_for, purge=args.purge)

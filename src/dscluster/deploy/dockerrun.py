@@ -20,6 +20,7 @@ from dscluster.i18n import tr
 
 DEFAULT_IMAGE = "dscluster-node:0.1.0"
 AGENT_STATE_DIR = "/var/lib/dscluster/node"  # the agent's default --state-dir (host key, sshd config)
+IDENTITY_MOUNT = "/run/secrets/dscluster"  # read-only in the master container; holds id_ed25519
 LABEL_CLUSTER = "io.dscluster.cluster"
 LABEL_ROLE = "io.dscluster.role"
 _SHM = re.compile(r"^\d+[bkmg]?$", re.I)
@@ -42,6 +43,9 @@ class DeployOptions:
     # The agent runs as root only to run sshd, which switches to the non-root node user per login;
     # JupyterLab and every rank run as the node user. The image's own USER stays non-root.
     agent_user: str = "0"
+    # The cluster's private key for the master's node user (launching from JupyterLab), delivered
+    # through stdin into a root-only Docker volume mounted read-only: never an argv, env or image.
+    master_identity: bool = True
     extra_env: tuple[tuple[str, str], ...] = field(default=())
 
     def validate(self) -> "DeployOptions":
@@ -72,6 +76,10 @@ def state_volume(spec: ClusterSpec) -> str:
     return f"dscluster-{spec.name}-node"
 
 
+def identity_volume(spec: ClusterSpec) -> str:
+    return f"dscluster-{spec.name}-identity"
+
+
 def role_of(spec: ClusterSpec, node: NodeSpec) -> str:
     return "master" if node == spec.master else "worker"
 
@@ -82,6 +90,8 @@ def node_start_args(spec: ClusterSpec, node: NodeSpec, opts: DeployOptions) -> l
             "--role", role_of(spec, node), "--name", node.name, "--state-dir", AGENT_STATE_DIR]
     if opts.lab and role_of(spec, node) == "master":
         args.append("--lab")
+    if opts.master_identity and role_of(spec, node) == "master":
+        args += ["--identity", f"{IDENTITY_MOUNT}/id_ed25519"]
     return args
 
 
@@ -107,6 +117,8 @@ def docker_run_argv(spec: ClusterSpec, node: NodeSpec, opts: DeployOptions, *, h
     if opts.infiniband == "yes" or (opts.infiniband == "auto" and has_infiniband):
         argv += ["--device", "/dev/infiniband"]
     argv += ["--volume", f"{shared}:{shared}", "--volume", f"{state_volume(spec)}:{AGENT_STATE_DIR}"]
+    if opts.master_identity and role_of(spec, node) == "master":
+        argv += ["--volume", f"{identity_volume(spec)}:{IDENTITY_MOUNT}:ro"]
     env = [("DSCLUSTER_SSH_PORT", str(node.ssh_port)), ("DSCLUSTER_SHARED", shared)]
     if opts.lang:
         env.append(("DSCLUSTER_LANG", opts.lang))
@@ -117,6 +129,14 @@ def docker_run_argv(spec: ClusterSpec, node: NodeSpec, opts: DeployOptions, *, h
     return argv + node_start_args(spec, node, opts)
 
 
+def identity_store_argv(spec: ClusterSpec, opts: DeployOptions) -> list[str]:
+    """Write the private key from stdin into the identity volume (root-only, 0600), on the master host."""
+    return ["docker", "run", "--rm", "--interactive", "--network", "none", "--user", "0", "--entrypoint", "sh",
+            "--volume", f"{identity_volume(spec)}:{IDENTITY_MOUNT}", opts.image,
+            "-c", f"umask 077 && cat > {IDENTITY_MOUNT}/id_ed25519.tmp && mv {IDENTITY_MOUNT}/id_ed25519.tmp "
+                  f"{IDENTITY_MOUNT}/id_ed25519"]
+
+
 def docker_stop_argv(spec: ClusterSpec, grace_s: int = 20) -> list[str]:
     return ["docker", "stop", "--time", str(grace_s), container_name(spec)]
 
@@ -125,5 +145,5 @@ def docker_rm_argv(spec: ClusterSpec, *, force: bool = False) -> list[str]:
     return ["docker", "rm", *(["--force"] if force else []), container_name(spec)]
 
 
-def docker_volume_rm_argv(spec: ClusterSpec) -> list[str]:
-    return ["docker", "volume", "rm", state_volume(spec)]
+def docker_volume_rm_argv(spec: ClusterSpec, volume: str | None = None) -> list[str]:
+    return ["docker", "volume", "rm", volume or state_volume(spec)]

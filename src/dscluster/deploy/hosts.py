@@ -15,7 +15,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Sequence
 
-from dscluster.cluster.identity import cluster_pubkey_path
+from dscluster.cluster.identity import cluster_pubkey_path, published_spec_path
 from dscluster.cluster.runner import DEFAULT_TIMEOUT_S, CommandResult, run_subprocess
 from dscluster.cluster.spec import ClusterSpec, NodeSpec
 from dscluster.deploy.dockerrun import DeployOptions, container_name, role_of
@@ -194,11 +194,18 @@ def host_problems(spec: ClusterSpec, node: NodeSpec, opts: DeployOptions, facts:
     return p
 
 
-def pubkey_write_argv(spec: ClusterSpec) -> list[str]:
-    """Publish the cluster public key on the shared storage, atomically (stdin carries the key)."""
-    dest = str(cluster_pubkey_path(spec.shared_dir))
+def shared_write_argv(dest: str) -> list[str]:
+    """Write stdin to a file under <shared>/.dscluster, atomically, world-readable (nothing secret)."""
     script = 'd=$(dirname "$1"); mkdir -p "$d/hostkeys" && cat > "$1.tmp.$$" && chmod 0644 "$1.tmp.$$" && mv "$1.tmp.$$" "$1"'
     return ["sh", "-c", script, "dscluster-publish", dest]
+
+
+def pubkey_write_argv(spec: ClusterSpec) -> list[str]:
+    return shared_write_argv(str(cluster_pubkey_path(spec.shared_dir)))
+
+
+def spec_write_argv(spec: ClusterSpec) -> list[str]:
+    return shared_write_argv(str(published_spec_path(spec.shared_dir)))
 
 
 def pubkey_read_argv(spec: ClusterSpec) -> list[str]:

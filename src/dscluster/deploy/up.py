@@ -12,11 +12,11 @@ Everything goes through Runners (one per host), so the unit tests drive it with 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from dscluster.cluster.runner import CommandResult, Runner, run_parallel
-from dscluster.cluster.spec import ClusterSpec, NodeSpec
+from dscluster.cluster.spec import ClusterSpec, NodeSpec, format_spec
 from dscluster.deploy import dockerrun, hosts
 from dscluster.deploy.hosts import HostFacts, Problem
 from dscluster.errors import ClusterError
@@ -61,10 +61,14 @@ def preflight(spec: ClusterSpec, opts: dockerrun.DeployOptions, runner_for: Runn
     return report
 
 
-def publish_pubkey(spec: ClusterSpec, pubkey: str, runner_for: RunnerFactory) -> list[Problem]:
-    """Write cluster.pub through the master, then read it back on every host."""
+def publish_shared(spec: ClusterSpec, pubkey: str, runner_for: RunnerFactory) -> list[Problem]:
+    """Write cluster.pub and the spec (for the master's node user) through the master, then read the
+    key back on every host."""
     master = runner_for(spec.master)
     wrote = master.run(hosts.pubkey_write_argv(spec), input=pubkey.strip() + "\n", timeout=30)
+    if wrote.ok:
+        published = replace(spec, state_dir=None, path=None)  # nothing of the controller's own paths
+        wrote = master.run(hosts.spec_write_argv(spec), input=format_spec(published), timeout=30)
     if not wrote.ok:
         return [Problem(spec.master.name, tr("cannot write the cluster key to {path} on {host}: {err}",
                                              path=spec.shared_dir, host=spec.master.address,
@@ -137,26 +141,56 @@ def verify(spec: ClusterSpec, runner_for: RunnerFactory, *, timeout: float,
     return problems
 
 
+def store_identity(spec: ClusterSpec, opts: dockerrun.DeployOptions, identity_key: str,
+                   runner_for: RunnerFactory) -> list[Problem]:
+    """Put the cluster's private key in the master's identity volume (stdin only, never an argv)."""
+    stored = runner_for(spec.master).run(dockerrun.identity_store_argv(spec, opts), input=identity_key, timeout=120)
+    if stored.ok:
+        return []
+    return [Problem(spec.master.name, tr("cannot store the cluster key on {host}: {err}", host=spec.master.address,
+                                         err=_tail(stored)),
+                    tr("check that the image runs on {host}: ssh {host} docker run --rm {image} --help",
+                       host=spec.master.address, image=opts.image))]
+
+
+def forget_identity(spec: ClusterSpec, runner_for: RunnerFactory) -> None:
+    runner_for(spec.master).run(dockerrun.docker_volume_rm_argv(spec, dockerrun.identity_volume(spec)), timeout=60)
+
+
 def rollback(spec: ClusterSpec, nodes: list[NodeSpec], runner_for: RunnerFactory) -> list[str]:
-    """Remove the containers `up` started (their state volumes stay: host keys are kept)."""
+    """Remove the containers `up` started (their state volumes stay: host keys are kept) and the
+    master's copy of the cluster key."""
     results = run_parallel(lambda n: runner_for(n).run(dockerrun.docker_rm_argv(spec, force=True), timeout=60), nodes)
+    forget_identity(spec, runner_for)
     return [n.name for n, r in zip(nodes, results) if r.ok]
 
 
 def up(spec: ClusterSpec, opts: dockerrun.DeployOptions, runner_for: RunnerFactory, pubkey: str, *,
-       verify_timeout: float = VERIFY_TIMEOUT_S, sleep: Callable[[float], None] = time.sleep) -> UpReport:
-    """The whole `up`. Raises UpFailed (with the report) when anything blocks or fails."""
+       identity_key: str | None = None, verify_timeout: float = VERIFY_TIMEOUT_S,
+       sleep: Callable[[float], None] = time.sleep) -> UpReport:
+    """The whole `up`. Raises UpFailed (with the report) when anything blocks or fails.
+
+    `identity_key` (the private key text) is required when `opts.master_identity` is on."""
     opts.validate()
+    if opts.master_identity and not identity_key:
+        raise ClusterError(tr("the cluster's private key is needed for the master"),
+                           tr("create the identity with `dscluster init`, or pass --no-master-identity"))
     report = preflight(spec, opts, runner_for)
     if report.problems:
         hosts_bad = sorted({p.node for p in report.problems})
         raise UpFailed(tr("{n} of {total} hosts are not ready; nothing was started", n=len(hosts_bad),
                           total=len(spec.nodes)),
                        tr("fix the problems listed above, then run dscluster up again"), report)
-    report.problems = publish_pubkey(spec, pubkey, runner_for)
+    report.problems = publish_shared(spec, pubkey, runner_for)
     if report.problems:
         raise UpFailed(tr("the shared directory is not shared by every host; nothing was started"),
                        tr("fix the problems listed above, then run dscluster up again"), report)
+    if opts.master_identity:
+        report.problems = store_identity(spec, opts, identity_key or "", runner_for)
+        if report.problems:
+            forget_identity(spec, runner_for)
+            raise UpFailed(tr("the master could not receive the cluster key; nothing was started"),
+                           tr("fix the problems listed above, then run dscluster up again"), report)
     start_all(spec, opts, runner_for, report, verify_timeout=verify_timeout, sleep=sleep)
     if report.failed:
         raise UpFailed(tr("{n} hosts failed to start; the {m} started were removed again", n=len(report.failed),
@@ -186,4 +220,6 @@ def down(spec: ClusterSpec, runner_for: RunnerFactory, *, purge: bool = False) -
             runner.run(dockerrun.docker_volume_rm_argv(spec), timeout=60)
         return state
 
-    return run_parallel(one, spec.nodes)
+    results = run_parallel(one, spec.nodes)
+    forget_identity(spec, runner_for)  # the master's copy of the private key lives only while up
+    return results
