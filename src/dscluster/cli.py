@@ -21,13 +21,13 @@ from dscluster.paths import log_file
 # Each module defines `register(subparsers)`; its parsers set `func=callable(args) -> int`.
 # Keep the order: it is the order of `dscluster --help`.
 COMMAND_MODULES: tuple[str, ...] = (
-    "dscluster.commands.demo",
-    "dscluster.commands.data",
     "dscluster.commands.init",
     "dscluster.commands.config",
     "dscluster.commands.node",
     "dscluster.commands.sim",
     "dscluster.commands.doctor",
+    "dscluster.commands.demo",
+    "dscluster.commands.data",
     "dscluster.commands.up",
     "dscluster.commands.lab",
     "dscluster.commands.launch",
@@ -91,6 +91,19 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(tr("interrupted"), file=sys.stderr)
         return ExitCode.INTERRUPTED
+    except BrokenPipeError:
+        # `dscluster ... | head` closed our stdout: not an error. Point stdout at devnull so the
+        # interpreter's final flush does not raise a second time.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return ExitCode.OK
+    except Exception as err:  # noqa: BLE001 - the one boundary: a bug must still not dump a traceback
+        logging.getLogger("dscluster").debug("unexpected error", exc_info=True)  # file only
+        if debug:
+            raise
+        print(f"{tr('error')}: {type(err).__name__}: {err}", file=sys.stderr)
+        print("  " + tr("traceback written to {path}", path=log_file()), file=sys.stderr)
+        print("  " + tr("run again with --debug to see the traceback"), file=sys.stderr)
+        return ExitCode.FAILURE
 
 
 if __name__ == "__main__":

@@ -73,3 +73,23 @@ def test_console_script_installed():
     out = subprocess.run([os.path.join(os.path.dirname(sys.executable), "dscluster"), "--help"],
                          capture_output=True, text=True, check=True)
     assert "dscluster" in out.stdout
+
+
+def test_unexpected_error_is_short_and_logged(monkeypatch, capsys, dscluster_home):
+    def bug(args):
+        raise RuntimeError("something internal")
+
+    parser = cli.build_parser()
+    monkeypatch.setattr(cli, "build_parser", lambda: parser)
+    parser.set_defaults(func=bug)
+    rc = cli.main([])
+    err = capsys.readouterr().err
+    assert rc == ExitCode.FAILURE
+    assert "something internal" in err and "Traceback" not in err
+    assert "Traceback" in (dscluster_home / "logs" / "dscluster.log").read_text()
+
+
+def test_broken_pipe_is_quiet():
+    dscluster = os.path.join(os.path.dirname(sys.executable), "dscluster")
+    proc = subprocess.run(f"{dscluster} --help | head -1", shell=True, capture_output=True, text=True)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr
