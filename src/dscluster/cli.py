@@ -21,18 +21,21 @@ from dscluster.paths import log_file
 # Each module defines `register(subparsers)`; its parsers set `func=callable(args) -> int`.
 # Keep the order: it is the order of `dscluster --help`.
 COMMAND_MODULES: tuple[str, ...] = (
+    "dscluster.commands.demo",
+    "dscluster.commands.data",
     "dscluster.commands.init",
     "dscluster.commands.config",
     "dscluster.commands.node",
     "dscluster.commands.sim",
     "dscluster.commands.doctor",
-    "dscluster.commands.demo",
-    "dscluster.commands.data",
     "dscluster.commands.up",
     "dscluster.commands.lab",
     "dscluster.commands.launch",
     "dscluster.commands.runs",
 )
+
+
+_SUBPARSERS: dict[str, argparse.ArgumentParser] = {}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -48,9 +51,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="dscluster", description="Multi-node DeepSpeed training, set up, checked, supervised and watched.")
     parser.add_argument("--version", action="version", version=f"dscluster {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks and debug logging")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="verb", metavar="COMMAND", parser_class=_Parser)
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
+    _SUBPARSERS.clear()
+    _SUBPARSERS.update(sub.choices)
     return parser
 
 
@@ -75,10 +80,14 @@ def main(argv: list[str] | None = None) -> int:
     _setup_logging(debug)
     try:
         parser = build_parser()
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra:
+            # Name the verb's own --help, not the top-level one, in the usage error.
+            verb = _SUBPARSERS.get(getattr(args, "verb", None) or "", parser)
+            verb.error(f"unrecognized arguments: {' '.join(extra)}")
         if not getattr(args, "func", None):
             parser.print_help()
-            return ExitCode.USAGE if args.command is None and argv else ExitCode.OK
+            return ExitCode.USAGE if args.verb is None and argv else ExitCode.OK
         return int(args.func(args) or 0)
     except DsclusterError as err:
         logging.getLogger("dscluster").debug("error", exc_info=True)

@@ -93,3 +93,11 @@ def test_broken_pipe_is_quiet():
     dscluster = os.path.join(os.path.dirname(sys.executable), "dscluster")
     proc = subprocess.run(f"{dscluster} --help | head -1", shell=True, capture_output=True, text=True)
     assert proc.returncode == 0 and "Traceback" not in proc.stderr
+
+
+def test_unknown_option_points_at_the_verbs_help(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["doctor", "--no-such-option"])
+    assert exc.value.code == ExitCode.USAGE
+    err = capsys.readouterr().err
+    assert "--no-such-option" in err and "dscluster doctor --help" in err

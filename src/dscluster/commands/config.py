@@ -23,7 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     def verb(name: str, help_: str, func) -> argparse.ArgumentParser:
         p = verbs.add_parser(name, help=help_)
-        p.add_argument("--cluster", help="dscluster.toml or a DeepSpeed hostfile (default: $DSCLUSTER_CLUSTER, "
+        p.add_argument("--cluster", "--hostfile", dest="cluster", help="dscluster.toml or a DeepSpeed hostfile (default: $DSCLUSTER_CLUSTER, "
                                          "./dscluster.toml, the simulated cluster 'default')")
         p.set_defaults(func=func)
         return p

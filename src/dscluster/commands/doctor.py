@@ -17,7 +17,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "doctor", help="check every node: ssh, versions, GPUs, shared dir, ports, clocks, network",
         description="Check every node of the cluster in parallel before any GPU time is spent. Every "
                     "problem is named with its node and its fix. Exit status 4 when any check fails.")
-    parser.add_argument("--cluster", help="a dscluster.toml or a DeepSpeed hostfile (default: $DSCLUSTER_CLUSTER, "
+    parser.add_argument("--cluster", "--hostfile", dest="cluster", help="a dscluster.toml or a DeepSpeed hostfile (default: $DSCLUSTER_CLUSTER, "
                                           "./dscluster.toml, then the running simulated cluster)")
     parser.add_argument("--collective", action="store_true",
                         help="also run a real all-reduce across every slot (gloo on CPU, NCCL on GPU) "

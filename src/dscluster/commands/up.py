@@ -40,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--cluster", help="cluster spec (dscluster.toml) or hostfile; default: see `dscluster init`")
+    parser.add_argument("--cluster", "--hostfile", dest="cluster", help="cluster spec (dscluster.toml) or hostfile; default: see `dscluster init`")
     parser.add_argument("--host-user", help="your login on the hosts, if your ~/.ssh/config does not set it")
     parser.add_argument("--print", dest="print_only", action="store_true",
                         help="print the exact commands for every host and run nothing")
