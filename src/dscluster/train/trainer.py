@@ -133,6 +133,15 @@ def run(p: Plan) -> int:
             f"d_model {p.model_cfg.d_model}, seq {seq}); world size {p.world_size} on {p.device_type}; "
             f"global batch {sampler.global_batch} x {seq} tokens; ZeRO stage {zero_stage}")
 
+    # Every rank chose its resume step from its own view of --save-dir; they must agree (they do not
+    # when the directory is node-local instead of shared), or ranks would train from different states.
+    seen = torch.tensor([-1 if p.resume_step is None else p.resume_step] * 2, dtype=torch.long, device=device)
+    seen[1].neg_()
+    dist.all_reduce(seen, op=dist.ReduceOp.MAX)
+    if seen[0].item() != -seen[1].item():
+        raise checkpoint.CheckpointError(
+            f"ranks see different committed checkpoints in {args.save_dir} (newest between step-{-seen[1].item()} "
+            f"and step-{seen[0].item()})", "put --save-dir on storage shared by all nodes", setting="--save-dir")
     start_step = 0
     if p.resume_step is not None:
         path, client = engine.load_checkpoint(str(args.save_dir), tag=checkpoint.tag_for(p.resume_step))
