@@ -76,6 +76,7 @@ export class RunsSection {
       mk('args', t.__('Arguments')),
       mk('config', t.__('DeepSpeed config (JSON or path)'), true),
       mk('cluster', t.__('Cluster (spec or hostfile; empty = default)')),
+      mk('nprocs', t.__('Processes on this machine (only without a cluster)'), false, 'number'),
       mk('max_restarts', t.__('Max restarts'), false, 'number'),
       mk('name', t.__('Name (optional)'))
     ];
@@ -120,7 +121,15 @@ export class RunsSection {
   private async launch(button: HTMLButtonElement): Promise<void> {
     const body: Record<string, string | number> = {};
     for (const f of this.fields) {
-      body[f.key] = f.key === 'max_restarts' ? Number(f.input.value || 0) : f.input.value;
+      if (f.key === 'max_restarts') {
+        body[f.key] = Number(f.input.value || 0);
+      } else if (f.key === 'nprocs') {
+        if (f.input.value) {
+          body[f.key] = Number(f.input.value);
+        }
+      } else {
+        body[f.key] = f.input.value;
+      }
     }
     this.showError(null);
     button.disabled = true;
