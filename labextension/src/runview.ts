@@ -130,7 +130,8 @@ export class RunView extends Widget {
     try {
       const detail = await api<RunDetail>(base);
       this.renderDetail(detail);
-      const metrics = await api<Since<Record<string, any>>>(`${base}/metrics?offset=${this.metricsOffset}`);
+      // The first load of a long run is thinned to ~4000 points; later polls bring every new line.
+      const metrics = await api<Since<Record<string, any>>>(`${base}/metrics?offset=${this.metricsOffset}&max=4000`);
       this.metricsOffset = metrics.offset;
       this.addMetrics(metrics.records);
       const events = await api<Since<Record<string, any>>>(`${base}/events?offset=${this.eventsOffset}`);

@@ -146,3 +146,10 @@ def test_invalid_deepspeed_config_is_refused_before_anything_starts(lab, runs):
     assert res.status == 400, res.body
     assert "train_batch_size" in res.json()["message"]
     assert set(os.listdir(lab.shared / "runs")) == before
+
+
+def test_metrics_first_load_can_be_thinned(lab, runs):
+    res = lab.api("GET", f"runs/{RUN_ID}/metrics?max=2").json()
+    steps = [r["step"] for r in res["records"]]
+    assert res["stride"] >= 2 and steps[0] == 1 and steps[-1] == max(steps) and len(steps) <= 3
+    assert lab.api("GET", f"runs/{RUN_ID}/metrics?max=x").status == 400

@@ -195,7 +195,8 @@ class MetricsHandler(DsclusterHandler):
     @authorized("read")
     @json_errors
     async def get(self, run_id: str):
-        self.send_json(rundata.metrics(self.run_ref(run_id), self.offset_arg()))
+        limit = self.offset_arg("max", default=None)
+        self.send_json(rundata.metrics(self.run_ref(run_id), self.offset_arg(), max_records=limit or None))
 
 
 class LogsHandler(DsclusterHandler):

@@ -167,8 +167,17 @@ def events(ref: RunRef, offset: int = 0) -> dict:
     return read_since(ref.path / "events.jsonl", offset)
 
 
-def metrics(ref: RunRef, offset: int = 0) -> dict:
-    return read_since(ref.path / "metrics.jsonl", offset)
+def metrics(ref: RunRef, offset: int = 0, max_records: int | None = None) -> dict:
+    """metrics.jsonl since `offset`; with `max_records`, evenly thinned (the last record always kept) so
+    the first load of a 100k-step run stays small. `stride` says how much was thinned (1: nothing)."""
+    result = read_since(ref.path / "metrics.jsonl", offset)
+    records = result["records"]
+    stride = 1
+    if max_records and len(records) > max_records:
+        stride = -(-len(records) // max_records)
+        records = records[::stride] if (len(records) - 1) % stride == 0 else records[::stride] + [records[-1]]
+    result.update(records=records, stride=stride)
+    return result
 
 
 def log_files(ref: RunRef) -> list[dict]:
