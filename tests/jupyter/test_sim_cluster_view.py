@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -27,9 +28,22 @@ def sim():
     home = Path(tempfile.mkdtemp(prefix="dsc-h6-", dir="/var/tmp"))
     os.chmod(home, 0o755)  # the node user must traverse it to reach the shared dir
     cluster = SimCluster.up("h6panel", 2, home=home)
+    publishers = []
     try:
+        # What each node agent does: publish this node's sample every second, as the node user.
+        for node in cluster.spec.nodes:
+            argv = cluster.exec_argv(node.name, [sys.executable, "-m", "dscluster.jupyter.nodestats", "--shared",
+                                                 str(cluster.spec.shared_dir), "--node", node.name,
+                                                 "--interval", "1"], user=cluster.spec.ssh_user, cwd="/")
+            publishers.append(subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         yield cluster
     finally:
+        for proc in publishers:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
         cluster.down(purge=True)
         shutil.rmtree(home, ignore_errors=True)
 
@@ -43,12 +57,12 @@ def sim_lab(sim, tmp_path_factory):
 
 def test_nodes_show_samples_published_inside_each_node(sim, sim_lab):
     spec = sim.spec
-    for node in spec.nodes:
-        res = sim.exec(node.name, [sys.executable, "-m", "dscluster.jupyter.nodestats", "--shared",
-                                   str(spec.shared_dir), "--node", node.name, "--interval", "0.2", "--count", "1"],
-                       user=spec.ssh_user, timeout=60)
-        assert res.returncode == 0, res
-    body = sim_lab.api("GET", "cluster").json()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        body = sim_lab.api("GET", "cluster").json()
+        if all(n["sample"] for n in body["nodes"]):
+            break
+        time.sleep(0.5)
     assert body["name"] == "h6panel" and body["source"] == "spec"
     nodes = {n["name"]: n for n in body["nodes"]}
     assert set(nodes) == {n.name for n in spec.nodes}
@@ -77,3 +91,30 @@ def test_launch_from_the_api_runs_across_the_nodes(sim, sim_lab):
     assert len([f for f in run["logs"] if "rank" in f["name"]]) >= 1
     losses = [r for r in sim_lab.api("GET", f"runs/{run_id}/metrics").json()["records"] if "loss" in r]
     assert len(losses) >= 4
+
+
+@pytest.mark.browser
+def test_panel_shows_every_node_of_the_simulated_cluster(sim, sim_lab):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    from labserver import REPO
+
+    shots = REPO / "test-artifacts" / "screenshots"
+    shots.mkdir(parents=True, exist_ok=True)
+    args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--no-first-run", "--disable-dev-shm-usage"]
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=os.environ.get("DSCLUSTER_CHROMIUM", "/usr/bin/chromium"),
+                                     args=args, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            page.set_default_timeout(90_000)
+            page.goto(f"{sim_lab.url}/lab?token={sim_lab.token}")
+            page.locator('.jp-SideBar .lm-TabBar-tab[data-id="dscluster-panel"]').click()
+            for node in sim.spec.nodes:
+                page.locator(f'#dscluster-panel .dsc-node[data-node="{node.name}"]').wait_for()
+            assert "h6panel" in page.locator("#dscluster-panel .dsc-cluster h3").inner_text()
+            page.locator("#dscluster-panel .dsc-run-row").first.wait_for()  # the run launched above
+            assert page.locator("#dscluster-panel .dsc-node.dsc-stale").count() == 0  # agents publish live
+            page.screenshot(path=str(shots / "sim-cluster--panel.png"))
+        finally:
+            browser.close()
