@@ -118,3 +118,16 @@ def test_panel_shows_every_node_of_the_simulated_cluster(sim, sim_lab):
             page.screenshot(path=str(shots / "sim-cluster--panel.png"))
         finally:
             browser.close()
+
+
+def test_notebook_cluster_and_doctor_on_the_simulated_cluster(sim):
+    import dscluster
+
+    cluster = dscluster.Cluster(str(sim.spec_path))
+    assert cluster.name == "h6panel" and [n["name"] for n in cluster.nodes] == [n.name for n in sim.spec.nodes]
+    assert "node1" in cluster._repr_html_()
+    report = cluster.doctor(fast=True)
+    page = report._repr_html_()
+    assert report.results and "node0" in page and "✓" in page
+    failed = [r for r in report.results if not r.ok and not r.skipped and r.severity == "error"]
+    assert report.ok == (not failed), failed
