@@ -119,6 +119,8 @@ def test_checkpoints_show_commit_state(lab, runs):
     ("GET", f"runs/{RUN_ID}/metrics?offset=abc", None, 400, "offset"),
     ("GET", f"runs/{RUN_ID}/metrics?offset=-5", None, 400, "offset"),
     ("GET", "runs/no-such-run-20260101-000000-0000", None, 404, "run_id"),
+    ("GET", "no/such/endpoint", None, 404, "path"),
+    ("POST", "cluster", {}, 405, None),
     ("GET", "runs/..%2F..%2Fetc", None, 400, "run_id"),
     ("GET", f"runs/{RUN_ID}/logs/..%2Frun.json", None, 404, "log"),
     ("GET", f"runs/{RUN_ID}/logs/%2Fetc%2Fpasswd", None, 404, "log"),

@@ -28,7 +28,7 @@ from dscluster.i18n import tr
 from dscluster.jupyter import clusterview, launching, rundata
 
 API_PREFIX = "dscluster/api"
-_STATUS_BY_ERROR = ((rundata.RunNotFound, 404), (UsageError, 400), (ConfigError, 400))
+_STATUS_BY_ERROR = ((rundata.NotFound, 404), (UsageError, 400), (ConfigError, 400))
 
 
 def _status_for(exc: DsclusterError) -> int:
@@ -244,6 +244,19 @@ class RestartHandler(DsclusterHandler):
         self.send_json({"id": new_id, "restarted_from": run_id}, status=201)
 
 
+class NotFoundHandler(DsclusterHandler):
+    """Any other path under /dscluster/api/: a 404 JSON (after auth), never Jupyter's HTML page."""
+
+    @tornado.web.authenticated
+    @authorized("read")
+    @json_errors
+    async def get(self, path: str):
+        raise rundata.NotFound(tr("no endpoint /dscluster/api/{path}", path=path[:100]),
+                               tr("see the endpoint list in dscluster/jupyter/handlers.py"), setting="path")
+
+    post = get
+
+
 _RUN = r"(?P<run_id>[^/]+)"
 ROUTES = [
     (r"cluster", ClusterHandler),
@@ -259,10 +272,11 @@ ROUTES = [
     (rf"runs/{_RUN}/stop", StopHandler),
     (rf"runs/{_RUN}/restart", RestartHandler),
 ]
+FALLBACK = (r"(?P<path>.*)", NotFoundHandler)  # registered last: tornado takes the first match
 
 
 def setup_handlers(web_app) -> None:
     base_url = web_app.settings["base_url"]
     web_app.settings.setdefault("dscluster_sampler", clusterview.NodeSampler())
-    handlers = [(url_path_join(base_url, API_PREFIX, pattern) + "/?$", cls) for pattern, cls in ROUTES]
+    handlers = [(url_path_join(base_url, API_PREFIX, pattern) + "/?$", cls) for pattern, cls in [*ROUTES, FALLBACK]]
     web_app.add_handlers(".*$", handlers)

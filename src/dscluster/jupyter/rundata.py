@@ -24,8 +24,14 @@ _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$")
 TAIL_BYTES = 64 * 1024  # first log request returns at most this much from the end
 
 
-class RunNotFound(DsclusterError):
+class NotFound(DsclusterError):
+    """A run, log or endpoint that does not exist (404 at the HTTP boundary)."""
+
     exit_code = ExitCode.RUN
+
+
+class RunNotFound(NotFound):
+    pass
 
 
 @dataclass(frozen=True)
