@@ -58,6 +58,7 @@ class Case:
     steps: int = 8
     warmup: int = 3
     gb: int = 16
+    ser: str = "both"  # ckpt: default | fast | both (torch.save serialization settings)
     gpus: int = 0  # cli: processes (GPUs) for the launcher; 0 = all visible
     prof: int = 0  # 1: also profile one optimizer step, kernel table written to $BENCH_PROF_DIR
     label: str = ""
@@ -109,7 +110,7 @@ def run_trainer(c: Case, out: str | None, keep_engine: bool = False):
     import deepspeed
     import torch
 
-    import trainer_perf as perf
+    from dscluster.train import perf
     from dscluster.train.model import flops_per_token
 
     device = "cuda" if torch.cuda.is_available() else "cpu"  # CPU: only to check the code path
@@ -254,7 +255,7 @@ def run_ckpt(c: Case, out: str | None, directory: str) -> list[dict]:
     engine, _ = run_trainer(Case(**{**asdict(c), "kind": "trainer", "compile": "off", "mb": 4}), None,
                             keep_engine=True)
     recs = []
-    for mode in ("default", "fast"):
+    for mode in (("default", "fast") if c.ser == "both" else (c.ser,)):
         applied = fast_serialization(mode == "fast")
         shutil.rmtree(directory, ignore_errors=True)
         os.makedirs(directory, exist_ok=True)

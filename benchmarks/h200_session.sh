@@ -4,7 +4,7 @@
 # Needs: python3 with torch+CUDA+transformers; DeepSpeed and its pure-Python deps either installed or
 # as wheels in .whl/ (see RESULTS.md "Reproduce"). Every line of output is also kept in OUTDIR.
 set -uo pipefail
-phase=${1:?phase: smoke | explore | scale | tests}
+phase=${1:?phase: smoke | explore | scale | scale2 | final | tests}
 out=${2:-${OUT:-/tmp/bench-out}}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -16,7 +16,10 @@ fi
 export PYTHONPATH="$root/src:$root/benchmarks${PYTHONPATH:+:$PYTHONPATH}"
 export PYTHONUNBUFFERED=1 TORCH_CUDA_ARCH_LIST=9.0 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 export TORCHINDUCTOR_CACHE_DIR=${TORCHINDUCTOR_CACHE_DIR:-/tmp/inductor-cache} BENCH_PROF_DIR="$out"
-export BENCH_SCRATCH=${BENCH_SCRATCH:-/var/tmp/dscluster-bench}
+export BENCH_SCRATCH=${BENCH_SCRATCH:-/var/tmp/dscluster-bench} DSCLUSTER_SHARED=${DSCLUSTER_SHARED:-/var/tmp/dscluster-shared}
+export PYTORCH_CUDA_ALLOC_CONF=${PYTORCH_CUDA_ALLOC_CONF:-expandable_segments:True}
+# A JIT build killed earlier leaves a lock that hangs every later load: nothing builds yet, so drop it.
+rm -f ~/.cache/torch_extensions/*/*/lock
 # Reuse a compile cache carried from an earlier call, if any.
 [ -f .benchcache/inductor.tgz ] && mkdir -p "$TORCHINDUCTOR_CACHE_DIR" && tar xzf .benchcache/inductor.tgz -C "$TORCHINDUCTOR_CACHE_DIR"
 # DeepSpeed's FusedAdam is JIT-built on first use (~1 min of CPU): build it in the background now.
@@ -50,13 +53,28 @@ case "$phase" in
   scale)
     timeout 300 $ds2 --case trainer:preset=1.3b,mb=16,attn=cudnn,zero=2 --case hf:preset=1.3b,mb=16,zero=2 2>&1 | tee "$out/scale.log"
     CUDA_VISIBLE_DEVICES=0 timeout 200 $bench --case disk:gb=16 --case ckpt:preset=1.3b 2>&1 | tee "$out/ckpt.log" ;;
+  last)
+    [ -f .benchcache/h7_integrate.py ] && python3 .benchcache/h7_integrate.py
+    CUDA_VISIBLE_DEVICES=0 timeout 75 $bench --case ceiling: --case trainer:preset=1.3b,mb=16,gas=8,steps=2,warmup=2 2>&1 | tee "$out/final.log"
+    CUDA_VISIBLE_DEVICES=0 timeout 90 python3 -m pytest -q -p no:cacheprovider tests/gpu 2>&1 | tee "$out/pytest_gpu.log"
+    CUDA_VISIBLE_DEVICES=0 timeout 80 $bench --case disk:gb=8 --case ckpt:preset=1.3b,ser=fast 2>&1 | tee -a "$out/final.log"
+    { time CUDA_VISIBLE_DEVICES=0 timeout 45 python3 -c "import sys; from dscluster.cli import main; sys.exit(main())" demo --steps 200 ; } 2>&1 | tail -25 | tee "$out/demo.log"
+    CUDA_VISIBLE_DEVICES=0 timeout 50 $bench --case cli:preset=124m,mb=32,gas=2,steps=6,warmup=3,gpus=1 2>&1 | tee -a "$out/final.log" ;;
+  final)
+    # Ordered by importance: a limit that cuts the call short loses only the tail.
+    CUDA_VISIBLE_DEVICES=0 timeout 120 $bench --case ceiling: --case trainer:preset=1.3b,mb=16,gas=8,steps=2,warmup=2,prof=1 2>&1 | tee "$out/final.log"
+    CUDA_VISIBLE_DEVICES=0 timeout 130 $bench --case cli:preset=1.3b,mb=16,gas=4,steps=4,warmup=2,gpus=1 2>&1 | tee -a "$out/final.log"
+    CUDA_VISIBLE_DEVICES=0 timeout 150 python3 -m pytest -q -p no:cacheprovider tests/gpu 2>&1 | tee "$out/pytest_gpu.log"
+    { time CUDA_VISIBLE_DEVICES=0 timeout 90 python3 -c "import sys; from dscluster.cli import main; sys.exit(main())" demo --steps 200 ; } 2>&1 | tail -25 | tee "$out/demo.log"
+    CUDA_VISIBLE_DEVICES=0 timeout 100 $bench --case disk:gb=8 --case ckpt:preset=1.3b,ser=fast 2>&1 | tee -a "$out/final.log" ;;
   tests)
     timeout 400 python3 -m pytest -q -p no:cacheprovider tests/gpu 2>&1 | tee "$out/pytest_gpu.log" ;;
   *) echo "unknown phase $phase" >&2; exit 2 ;;
 esac
 rc=$?
+wait  # the FusedAdam build must not be killed half-way (it would leave a lock behind)
 python3 benchmarks/gpu_throughput.py summarize "$out/results.jsonl" 2>&1 | tee "$out/summary.md"
 # Keep the compile cache for the next call (small enough to come back through $OUT).
-tar czf "$out/inductor.tgz" -C "$TORCHINDUCTOR_CACHE_DIR" . 2>/dev/null
+[ "$phase" = last ] || tar czf "$out/inductor.tgz" -C "$TORCHINDUCTOR_CACHE_DIR" . 2>/dev/null
 ls -la "$out"
 exit $rc

@@ -191,6 +191,8 @@ class GPT(nn.Module):
         x = self.norm(x)
         if targets is None:
             return F.linear(x[:, -1:], self.embed.weight)[:, -1, : self.cfg.vocab_size]
+        if self.cfg.padded_vocab >= CHUNKED_CE_MIN_VOCAB:
+            return chunked_cross_entropy(x, self.embed.weight, targets)
         logits = F.linear(x, self.embed.weight)  # tied: the embedding is the output head
         return F.cross_entropy(logits.float().view(-1, logits.size(-1)), targets.reshape(-1))
 
@@ -207,6 +209,29 @@ class GPT(nn.Module):
             nxt = torch.multinomial(probs.cpu(), 1, generator=generator).to(idx.device)
             idx = torch.cat([idx, nxt], dim=1)
         return idx
+
+
+# From this vocabulary size on, the loss is computed in chunks of rows (a 50K-token vocabulary at
+# micro-batch 16 x 2048 would otherwise hold 6.6 GB of fp32 logits, plus their gradient).
+CHUNKED_CE_MIN_VOCAB = 8192
+
+
+def chunked_cross_entropy(x: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor,
+                          chunk_rows: int = 8192) -> torch.Tensor:
+    """Mean cross-entropy of `x @ weight.T` without holding all logits: each chunk's fp32 logits live
+    only inside that chunk and are recomputed in backward (activation checkpointing per chunk)."""
+    from torch.utils.checkpoint import checkpoint  # noqa: PLC0415
+
+    rows, labels = x.reshape(-1, x.size(-1)), targets.reshape(-1)
+    total = rows.new_zeros((), dtype=torch.float32)
+    for i in range(0, rows.size(0), chunk_rows):
+        total = total + checkpoint(_ce_sum, rows[i:i + chunk_rows], weight, labels[i:i + chunk_rows],
+                                   use_reentrant=False)
+    return total / labels.numel()
+
+
+def _ce_sum(x: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    return F.cross_entropy(F.linear(x, weight).float(), targets, reduction="sum")
 
 
 def param_count(cfg: GPTConfig, non_embedding: bool = False) -> int:

@@ -53,6 +53,15 @@ def build_parser() -> argparse.ArgumentParser:
     x = p.add_argument_group("test knobs")
     x.add_argument("--fault", help="inject a failure: crash-in-save@STEP")
     x.add_argument("--step-sleep", type=float, default=0.0, help="sleep this many seconds after each step")
+    g = p.add_argument_group("speed (GPU)")
+    g.add_argument("--compile", default="auto", choices=("auto", "off", "blocks", "model"),
+                   help="torch.compile: auto = each block on CUDA (off on CPU and under ZeRO-3); model = one graph")
+    g.add_argument("--attention", default="auto", choices=("auto", "cudnn", "flash", "efficient", "math"),
+                   help="SDPA kernel family (auto: PyTorch's choice, cuDNN then FlashAttention on H100/H200)")
+    g.add_argument("--activation-checkpointing", action="store_true",
+                   help="recompute each block in backward: far less activation memory, about 1/3 more compute")
+    g.add_argument("--micro-batch-search", action="store_true",
+                   help="GPU: train with the largest micro-batch that fits (replaces train_micro_batch_size_per_gpu)")
     p.add_argument("--local_rank", "--local-rank", type=int, default=int(os.environ.get("LOCAL_RANK", 0)))
     p.add_argument("--deepspeed", action="store_true", help="(DeepSpeed convention) use DeepSpeed: always on")
     p.add_argument("--deepspeed_config", "--deepspeed-config", help="ds_config.json (default: built from the options)")

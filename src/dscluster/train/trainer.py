@@ -18,7 +18,7 @@ from dscluster.data.corpus import ensure_stdlib_corpus
 from dscluster.data.shards import Dataset, open_dataset
 from dscluster.data.tokenizer import tokenizer_from_meta
 from dscluster.fsutil import atomic_write_json
-from dscluster.train import checkpoint
+from dscluster.train import checkpoint, perf
 from dscluster.train.dssetup import prepare_config
 from dscluster.train.metrics import MetricsWriter, peak_flops
 from dscluster.train.model import GPT, PRESET_LR, GPTConfig, flops_per_token, param_count
@@ -109,6 +109,11 @@ def run(p: Plan) -> int:
         model.reset_parameters(gather=lambda params: deepspeed.zero.GatheredParameters(params, modifier_rank=0))
     else:
         model = GPT(p.model_cfg)
+    if args.activation_checkpointing:
+        perf.checkpoint_blocks(model)
+    if args.micro_batch_search and p.device_type == "cuda" and zero_stage != 3:
+        p.ds_config = _searched_micro_batch(model, p, device, zero_stage, log)
+    log(f"compile: {perf.compile_model(model, args.compile, p.device_type, zero_stage)}")
     if p.torch_adamw is not None:
         wd = p.torch_adamw.pop("weight_decay")
         optimizer = torch.optim.AdamW(_param_groups(model, wd), **p.torch_adamw)
@@ -163,7 +168,7 @@ def run(p: Plan) -> int:
     def evaluate() -> float | None:
         engine.eval()
         total = torch.zeros(2, device=device)
-        with torch.no_grad():
+        with torch.no_grad(), perf.eager(engine.module):
             for batch in eval_batches(p.data.val, seq, micro, args.eval_batches, p.rank, p.world_size):
                 t = torch.from_numpy(batch).to(device)
                 total[0] += engine(t[:, :-1], t[:, 1:]).float() * len(batch)
@@ -177,11 +182,14 @@ def run(p: Plan) -> int:
     window_start, window_steps = time.time(), 0
     last_loss = None
     val_loss = None
+    # The next micro-batches are gathered and pinned on a thread: taking one is an asynchronous copy.
+    prefetch = perf.BatchPrefetcher(lambda s, m: sampler.batch(s, p.rank, m), start_step, accum, device)
     for step in range(start_step, args.steps):
         for m in range(accum):
-            batch = torch.from_numpy(sampler.batch(step, p.rank, m)).to(device, non_blocking=True)
-            loss = engine(batch[:, :-1], batch[:, 1:])
-            engine.backward(loss)
+            batch = prefetch.next(step, m)
+            with perf.attention_backend(args.attention):
+                loss = engine(batch[:, :-1], batch[:, 1:])
+                engine.backward(loss)
             engine.step()
             loss_acc += loss.detach().float()
         window_steps += 1
@@ -218,7 +226,9 @@ def run(p: Plan) -> int:
         if val_loss is not None:
             metrics.write({"step": args.steps, "val_loss": val_loss})
             log(f"step {args.steps}/{args.steps} val_loss {val_loss:.4f}")
-    sample = _sample(engine.module, p, device) if args.sample_tokens else ""
+    prefetch.close()
+    with perf.eager(engine.module):
+        sample = _sample(engine.module, p, device) if args.sample_tokens else ""
     metrics.write({"event": "done", "step": args.steps, "loss": last_loss, "val_loss": val_loss, "sample": sample,
                    "checkpoint": str(args.save_dir / checkpoint.tag_for(args.steps))})
     if sample:
@@ -226,6 +236,21 @@ def run(p: Plan) -> int:
     metrics.close()
     dist.barrier()
     return 0
+
+
+def _searched_micro_batch(model, p: Plan, device, zero_stage: int, log) -> dict:
+    """The largest micro-batch that fits on every rank's GPU (the smallest answer over ranks)."""
+    import torch  # noqa: PLC0415
+    import torch.distributed as dist  # noqa: PLC0415
+
+    found = perf.find_micro_batch(model, p.model_cfg.seq_len, p.model_cfg.vocab_size, device,
+                                  zero_stage=zero_stage, world_size=p.world_size)
+    t = torch.tensor([found], device=device)
+    dist.all_reduce(t, op=dist.ReduceOp.MIN)
+    cfg = {k: v for k, v in p.ds_config.items() if k != "train_batch_size"}
+    cfg["train_micro_batch_size_per_gpu"] = int(t.item())
+    log(f"config: micro batch {int(t.item())} per rank (--micro-batch-search: the largest that fits)")
+    return dsconfig.validate(cfg, p.world_size)
 
 
 def _sample(module, p: Plan, device) -> str:

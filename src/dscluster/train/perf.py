@@ -22,14 +22,17 @@ import torch
 from torch import nn
 
 COMPILE_MODES = ("auto", "off", "blocks", "model")
+# Below this size compiling takes longer than it saves in a short run (the tiny demo trains in ~2 s).
+COMPILE_MIN_PARAMS = 50_000_000
 ATTENTION_BACKENDS = ("auto", "cudnn", "flash", "efficient", "math")
 
 
-def compile_model(model: nn.Module, mode: str, device_type: str = "cuda") -> str:
+def compile_model(model: nn.Module, mode: str, device_type: str = "cuda", zero_stage: int = 0) -> str:
     """Compile in place; returns what was done ("blocks", "model", or "off (reason)").
 
-    "auto" = "blocks" on CUDA when Triton is importable, else off (on CPU the C++ compile costs more
-    than it saves for the small models a CPU trains).
+    "auto" = "blocks" on CUDA when Triton is importable and the model has at least COMPILE_MIN_PARAMS
+    parameters, else off (on CPU the C++ compile costs more than it saves for the small models a CPU
+    trains; under ZeRO-3 the parameters are gathered by hooks that torch.compile does not trace well).
     """
     if mode not in COMPILE_MODES:
         raise ValueError(f"unknown compile mode {mode!r}: choose {', '.join(COMPILE_MODES)}")
@@ -38,6 +41,10 @@ def compile_model(model: nn.Module, mode: str, device_type: str = "cuda") -> str
     if mode == "auto":
         if device_type != "cuda":
             return "off (CPU)"
+        if zero_stage == 3:
+            return "off (ZeRO-3)"
+        if sum(p.numel() for p in model.parameters()) < COMPILE_MIN_PARAMS:
+            return "off (small model)"
         try:
             import triton  # noqa: F401, PLC0415
         except Exception:  # noqa: BLE001 - no Triton: eager is the clean fallback
@@ -52,6 +59,19 @@ def compile_model(model: nn.Module, mode: str, device_type: str = "cuda") -> str
     else:
         model.compile(dynamic=False)
     return mode
+
+
+@contextlib.contextmanager
+def eager(model: nn.Module) -> Iterator[None]:
+    """Run compiled modules eagerly inside (evaluation, sampling): other shapes would recompile."""
+    stashed = [(m, m._compiled_call_impl) for m in model.modules() if getattr(m, "_compiled_call_impl", None)]
+    for m, _ in stashed:
+        m._compiled_call_impl = None
+    try:
+        yield
+    finally:
+        for m, impl in stashed:
+            m._compiled_call_impl = impl
 
 
 def sdpa_backends(name: str) -> list:

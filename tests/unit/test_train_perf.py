@@ -1,0 +1,108 @@
+"""The trainer's speed options on CPU: same numbers, same checkpoints, same data order as without them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from dscluster.train import perf
+from dscluster.train.model import GPT, GPTConfig
+
+
+@pytest.fixture(scope="module")
+def cfg():
+    return GPTConfig(n_layer=2, n_head=2, d_model=32, vocab_size=61, seq_len=16)
+
+
+def _grads(model, x):
+    model.zero_grad(set_to_none=True)
+    loss = model(x[:, :-1], x[:, 1:])
+    loss.backward()
+    return loss.detach(), {n: p.grad.clone() for n, p in model.named_parameters()}
+
+
+def test_activation_checkpointing_keeps_keys_loss_and_gradients(cfg):
+    torch.manual_seed(0)
+    plain = GPT(cfg)
+    ckpt = GPT(cfg)
+    ckpt.load_state_dict(plain.state_dict())
+    perf.checkpoint_blocks(ckpt)
+    assert list(ckpt.state_dict()) == list(plain.state_dict())  # checkpoints stay interchangeable
+    x = torch.randint(0, cfg.vocab_size, (3, cfg.seq_len + 1))
+    loss_a, grads_a = _grads(plain, x)
+    loss_b, grads_b = _grads(ckpt, x)
+    torch.testing.assert_close(loss_a, loss_b)
+    for name, g in grads_a.items():
+        torch.testing.assert_close(g, grads_b[name], msg=name)
+
+
+def test_compile_auto_is_off_on_cpu_and_bad_modes_are_named(cfg):
+    model = GPT(cfg)
+    assert perf.compile_model(model, "auto", device_type="cpu") == "off (CPU)"
+    assert perf.compile_model(model, "off", device_type="cpu") == "off"
+    with pytest.raises(ValueError, match="blocks"):
+        perf.compile_model(model, "fast", device_type="cpu")
+    with pytest.raises(ValueError, match="cudnn"):
+        with perf.attention_backend("fastest"):
+            pass
+
+
+def test_prefetcher_yields_the_samplers_batches_in_order():
+    made = []
+
+    def make(step, micro):
+        made.append((step, micro))
+        return np.full((2, 5), step * 10 + micro, dtype=np.int64)
+
+    pf = perf.BatchPrefetcher(make, start_step=3, accum=2, device=torch.device("cpu"), depth=2)
+    try:
+        for step in range(3, 6):
+            for micro in range(2):
+                t = pf.next(step, micro)
+                assert t.shape == (2, 5) and int(t[0, 0]) == step * 10 + micro
+    finally:
+        pf.close()
+    assert made[:6] == [(3, 0), (3, 1), (4, 0), (4, 1), (5, 0), (5, 1)]
+
+
+def test_prefetcher_reraises_a_loader_error_in_the_training_thread():
+    def make(step, micro):
+        raise OSError("shard vanished")
+
+    pf = perf.BatchPrefetcher(make, start_step=0, accum=1, device=torch.device("cpu"))
+    with pytest.raises(OSError, match="shard vanished"):
+        pf.next(0, 0)
+    pf.close()
+
+
+def test_state_bytes_per_param_shrinks_with_zero_sharding():
+    assert perf.optimizer_state_bytes_per_param(0, 4) == 16
+    assert perf.optimizer_state_bytes_per_param(1, 4) == 4
+
+
+def test_eager_context_runs_compiled_modules_uncompiled_and_restores_them(cfg):
+    model = GPT(cfg)
+    sentinel = object()
+    model.blocks[0]._compiled_call_impl = sentinel  # what Module.compile() sets
+    with perf.eager(model):
+        assert model.blocks[0]._compiled_call_impl is None
+        model(torch.randint(0, cfg.vocab_size, (1, 4)))  # runs the plain forward
+    assert model.blocks[0]._compiled_call_impl is sentinel
+    assert perf.compile_model(model, "auto", device_type="cuda", zero_stage=3) == "off (ZeRO-3)"
+
+
+def test_chunked_cross_entropy_equals_the_full_loss_and_gradients():
+    from dscluster.train.model import chunked_cross_entropy
+
+    torch.manual_seed(1)
+    x = torch.randn(2, 7, 16, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(50, 16, dtype=torch.float64, requires_grad=True)
+    t = torch.randint(0, 50, (2, 7))
+    full = torch.nn.functional.cross_entropy((x @ w.T).view(-1, 50), t.view(-1))
+    gx, gw = torch.autograd.grad(full, (x, w))
+    chunked = chunked_cross_entropy(x, w, t, chunk_rows=4)  # 14 rows: chunks of 4, 4, 4, 2
+    cx, cw = torch.autograd.grad(chunked, (x, w))
+    torch.testing.assert_close(chunked.double(), full)
+    torch.testing.assert_close(cx, gx)
+    torch.testing.assert_close(cw, gw)
