@@ -54,7 +54,6 @@ case "$phase" in
     timeout 300 $ds2 --case trainer:preset=1.3b,mb=16,attn=cudnn,zero=2 --case hf:preset=1.3b,mb=16,zero=2 2>&1 | tee "$out/scale.log"
     CUDA_VISIBLE_DEVICES=0 timeout 200 $bench --case disk:gb=16 --case ckpt:preset=1.3b 2>&1 | tee "$out/ckpt.log" ;;
   last)
-    [ -f .benchcache/h7_integrate.py ] && python3 .benchcache/h7_integrate.py
     CUDA_VISIBLE_DEVICES=0 timeout 75 $bench --case ceiling: --case trainer:preset=1.3b,mb=16,gas=8,steps=2,warmup=2 2>&1 | tee "$out/final.log"
     CUDA_VISIBLE_DEVICES=0 timeout 90 python3 -m pytest -q -p no:cacheprovider tests/gpu 2>&1 | tee "$out/pytest_gpu.log"
     CUDA_VISIBLE_DEVICES=0 timeout 80 $bench --case disk:gb=8 --case ckpt:preset=1.3b,ser=fast 2>&1 | tee -a "$out/final.log"
