@@ -127,24 +127,29 @@ def explain(text: str) -> Explanation | None:
     return None
 
 
-def explain_files(paths: Iterable[Path], tail_bytes: int = 64_000) -> Explanation | None:
-    """Explain the tails of several log files; the first explained file (in the given order) wins
-    unless a later one holds a more specific (earlier-listed) signature."""
+def explain_files(paths: Iterable[Path], tail_bytes: int = 64_000,
+                  upto: dict[Path, int] | None = None) -> Explanation | None:
+    """Explain the tails of several log files: the most specific signature found in any of them wins
+    (ties: the earlier file). `upto` caps a file at a byte offset, e.g. where it stood when the failure
+    was detected, so the teardown's own noise (SIGTERM/SIGKILL messages) is never taken for the cause."""
     best: tuple[int, Explanation] | None = None
     order = {s.name: i for i, s in enumerate(SIGNATURES)}
     for path in paths:
         try:
             with open(path, "rb") as f:
                 f.seek(0, 2)
-                size = f.tell()
-                f.seek(max(0, size - tail_bytes))
-                text = f.read().decode("utf-8", "replace")
+                end = f.tell() if upto is None or path not in upto else min(f.tell(), upto[path])
+                f.seek(max(0, end - tail_bytes))
+                text = f.read(end - max(0, end - tail_bytes)).decode("utf-8", "replace")
         except OSError:
             continue
         found = explain(text)
         if found and (best is None or order[found.signature] < best[0]):
             best = (order[found.signature], found)
     return best[1] if best else None
+
+
+GENERIC = frozenset({"gloo-peer-closed", "killed", "python-error", "ssh-255"})  # symptoms more than causes
 
 
 def custom(signature: str, cause: str, fix: str, evidence: str = "", retry: bool = True) -> Explanation:

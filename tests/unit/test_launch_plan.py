@@ -62,6 +62,7 @@ def test_secrets_never_reach_argv_or_env_file():
     assert script.mode == 0o600 and "export HF_TOKEN=hf_secret" in script.text
     assert f"--venv_script={script.path}" in plan.argv
     assert "hf_secret" not in str(plan.shown_files())
+    assert "HF_TOKEN" not in plan.env  # pdsh: only the remote shell sources it
 
 
 def test_single_remote_host_forces_multi_node_path():

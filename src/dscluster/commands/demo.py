@@ -1,28 +1,27 @@
-"""`dscluster demo`: the embedded default. Trains the built-in GPT on the stdlib corpus, on this machine,
-through the real `deepspeed` launcher (all local GPUs, else 2 CPU processes with gloo), into a run
-directory like any other run, with a progress bar read from the trainer's metrics.jsonl.
+"""`dscluster demo`: the embedded default. Trains the built-in GPT on the stdlib corpus through the real
+`deepspeed` launcher, supervised like any `dscluster launch` (run directory, teardown, restarts from
+the last committed checkpoint), with a progress bar read from the trainer's metrics.jsonl.
 
-The launching itself is `launch_local()` (argv + env in, exit code out), the one piece the
-supervisor will replace.
+Where: this machine (all local GPUs, else 2 CPU processes with gloo); `--nodes N` a simulated N-node
+cluster on this machine (root; brought up when needed); `--cluster SPEC` a real cluster.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
-import signal
-import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 from dscluster import fsutil
 from dscluster.console import FAIL, OK, next_steps
-from dscluster.errors import ExitCode, UsageError
+from dscluster.errors import ExitCode, PermissionNeeded, UsageError
 from dscluster.i18n import tr
-from dscluster.paths import local_shared, runs_dir
+from dscluster.paths import local_shared
+
 
 DEMO_MICRO_BATCH = {"cpu": 16, "cuda": 32}
 
@@ -42,6 +41,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--save-interval", type=int, default=100, help="steps between checkpoints (default 100)")
     p.add_argument("--keep", type=int, default=2, help="committed checkpoints to keep (default 2)")
     p.add_argument("--name", default="demo", help="run name (default demo)")
+    from dscluster.commands.launch import add_launch_options  # noqa: PLC0415 - launch's options, one definition
+
+    add_launch_options(p, demo=True)
     p.set_defaults(func=cmd_demo)
 
 
@@ -60,54 +62,12 @@ def demo_ds_config(device_type: str, steps: int) -> dict:
     }
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def build_command(*, procs: int, device_type: str, port: int, data: Path, run_dir: Path, ds_config: Path,
-                  steps: int, preset: str, save_interval: int, keep: int) -> tuple[list[str], dict[str, str]]:
-    """Pure: the deepspeed launcher argv and the environment for a local run."""
+def trainer_args(*, steps: int, preset: str, data: Path, ds_config: Path, save_interval: int, keep: int) -> list[str]:
+    """Pure: the trainer's arguments (its run dir comes from the launcher: $DSCLUSTER_RUN_DIR)."""
     log_interval = max(1, steps // 100)
-    argv = [sys.executable, "-m", "deepspeed.launcher.runner", "--num_gpus", str(procs), "--master_port", str(port),
-            "--module", "dscluster.train",
-            "--preset", preset, "--steps", str(steps), "--data", str(data), "--run-dir", str(run_dir),
-            "--save-interval", str(save_interval), "--keep", str(keep), "--log-interval", str(log_interval),
-            "--eval-interval", str(max(log_interval, steps // 3)),
+    return ["--preset", preset, "--steps", str(steps), "--data", str(data), "--save-interval", str(save_interval),
+            "--keep", str(keep), "--log-interval", str(log_interval), "--eval-interval", str(max(log_interval, steps // 3)),
             "--deepspeed", "--deepspeed_config", str(ds_config)]
-    env = dict(os.environ)
-    env["PYTHONUNBUFFERED"] = "1"
-    if device_type == "cpu":
-        # One BLAS thread pool per process, sized so the processes do not fight over the cores.
-        env["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // procs))
-    return argv, env
-
-
-def launch_local(argv: list[str], env: dict[str, str], log_path: Path, on_tick=None, tick_s: float = 0.5) -> int:
-    """Run the launcher in its own process group, output to `log_path`; returns its exit code.
-
-    `on_tick()` is called while it runs (progress). Ctrl-C stops the whole group we started.
-    """
-    with open(log_path, "ab") as log:
-        proc = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True)
-        try:
-            while proc.poll() is None:
-                if on_tick:
-                    on_tick()
-                time.sleep(tick_s)
-        except KeyboardInterrupt:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-            raise
-    if on_tick:
-        on_tick()
-    return proc.returncode
 
 
 class Progress:
@@ -168,44 +128,53 @@ def _detect(args) -> tuple[str, int]:
     return "cpu", args.procs or 2
 
 
-def _new_run(shared: Path, name: str, argv: list[str], ds_config: dict, world: int) -> tuple[str, Path]:
-    import secrets  # noqa: PLC0415
-
-    run_id = f"{name}-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
-    run_dir = runs_dir(shared) / run_id
-    (run_dir / "logs").mkdir(parents=True)
-    record = {"id": run_id, "name": name, "argv": argv, "script": "dscluster.train", "cluster": "local",
-              "hostfile": None, "world_size": world, "ds_config": ds_config, "env": {}, "git_commit": None,
-              "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "status": "running",
-              "attempts": [{"n": 1, "started": time.time(), "ended": None, "exit_code": None, "reason": None}],
-              "exit_code": None, "last_checkpoint_step": None, "explanation": None,
-              "supervisor_pid": os.getpid(), "supervisor_host": socket.gethostname()}
-    fsutil.atomic_write_json(run_dir / "run.json", record)
-    return run_id, run_dir
-
-
-def _finish_run(run_dir: Path, rc: int, last_step: int | None) -> None:
-    record = json.loads((run_dir / "run.json").read_text())
-    record["status"] = "succeeded" if rc == 0 else "failed"
-    record["exit_code"] = rc
-    record["attempts"][-1].update(ended=time.time(), exit_code=rc, reason=None if rc == 0 else "exit code")
-    record["last_checkpoint_step"] = last_step
-    fsutil.atomic_write_json(run_dir / "run.json", record)
-    fsutil.append_jsonl(run_dir / "events.jsonl", {"time": time.time(), "event": "finished", "exit_code": rc})
-
-
-def _failure_lines(log_path: Path) -> list[str]:
-    lines = log_path.read_text(errors="replace").splitlines()
+def _failure_lines(run_dir: Path) -> list[str]:
+    logs = run_dir / "logs"
+    lines = []
+    for path in [logs / "launcher.log", *sorted(logs.glob("*_rank*.log"))]:
+        try:
+            lines += path.read_text(errors="replace").splitlines()
+        except OSError:
+            continue
     errors = [ln for ln in lines if ln.lstrip().startswith(("error:", "fix:", tr("error") + ":", tr("fix") + ":"))]
     if errors:
         return list(dict.fromkeys(errors))  # each rank prints the same message: show it once
     return [ln for ln in lines if "WARNING" not in ln][-15:]
 
 
+def _target(args) -> tuple[str | None, Path]:
+    """(cluster spec path or None for this machine, shared directory)."""
+    if args.nodes is not None:
+        if args.nodes < 1:
+            raise UsageError(tr("--nodes must be at least 1"), tr("e.g. --nodes 2"))
+        if os.geteuid() != 0:
+            raise PermissionNeeded(tr("a simulated cluster needs root (network namespaces)"),
+                                   tr("run as root, or drop --nodes to train on this machine"))
+        from dscluster.errors import ClusterError  # noqa: PLC0415
+        from dscluster.sim import SimCluster  # noqa: PLC0415
+
+        try:
+            sim = SimCluster.attach(args.sim_name)
+            if len(sim.nodes) != args.nodes or not all(sim.is_running(n) for n in sim.nodes):
+                raise ClusterError("resize")
+        except ClusterError:
+            print(tr("starting a simulated {n}-node cluster {name!r}...", n=args.nodes, name=args.sim_name), flush=True)
+            sim = SimCluster.up(args.sim_name, args.nodes)
+        return str(sim.spec_path), Path(sim.spec.shared_dir)
+    if args.cluster or args.hostfile:
+        from dscluster.cluster.spec import resolve_spec  # noqa: PLC0415
+
+        spec = resolve_spec(args.cluster or args.hostfile)
+        return args.cluster or args.hostfile, Path(spec.shared_dir)
+    return None, local_shared()
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
-    from dscluster import dsconfig  # noqa: PLC0415
+    from dscluster.commands.runs import exit_code_of, print_outcome, wait_attached  # noqa: PLC0415
     from dscluster.data.corpus import ensure_stdlib_corpus  # noqa: PLC0415
     from dscluster.data.shards import open_dataset  # noqa: PLC0415
+    from dscluster.launch.prepare import LaunchOptions, dry_run_text, prepare  # noqa: PLC0415
+    from dscluster.runs import launch_run, store  # noqa: PLC0415
     from dscluster.train.checkpoint import latest_committed  # noqa: PLC0415
     from dscluster.train.model import preset_config  # noqa: PLC0415
 
@@ -213,7 +182,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         raise UsageError(tr("--steps must be at least 1"), tr("e.g. --steps 300"))
     started = time.time()
     preset_config(args.preset)  # unknown preset: stop before anything is prepared or launched
-    shared = local_shared()
+    cluster, shared = _target(args)
     if args.data:
         data_dir = Path(args.data).absolute()
         note = ""
@@ -227,35 +196,54 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     device_type, procs = _detect(args)
     config = demo_ds_config(device_type, args.steps)
-    resolved = dsconfig.validate(config, procs)
-    run_id, run_dir = _new_run(shared, args.name, sys.argv, resolved, procs)
-    cfg_path = run_dir / "ds_config.json"
-    fsutil.atomic_write_json(cfg_path, config)
-    argv, env = build_command(procs=procs, device_type=device_type, port=free_port(), data=data_dir, run_dir=run_dir,
-                              ds_config=cfg_path, steps=args.steps, preset=args.preset,
-                              save_interval=args.save_interval, keep=args.keep)
-    where = tr("{n} GPUs", n=procs) if device_type == "cuda" else tr("{n} CPU processes (gloo)", n=procs)
+    # On shared storage, named by content: every node reads the same file, and reruns reuse it.
+    text = json.dumps(config, indent=2, sort_keys=True) + "\n"
+    cfg_path = shared / "data" / "ds_configs" / f"demo-{hashlib.sha1(text.encode()).hexdigest()[:12]}.json"
+    if not cfg_path.exists():
+        fsutil.atomic_write_text(cfg_path, text)
+    env = list(args.env)
+    sharing = procs if cluster is None else (args.nodes or 0)  # processes sharing this machine's cores
+    if device_type == "cpu" and sharing and not any(e.startswith("OMP_NUM_THREADS=") for e in env):
+        # One BLAS thread pool per process, sized so the processes do not fight over the cores.
+        env.append(f"OMP_NUM_THREADS={max(1, (os.cpu_count() or 1) // sharing)}")
+    opts = LaunchOptions(
+        command=["dscluster.train", *trainer_args(steps=args.steps, preset=args.preset, data=data_dir,
+                                                  ds_config=cfg_path, save_interval=args.save_interval,
+                                                  keep=args.keep)],
+        module=True, cluster=cluster, local=None if cluster else procs, launcher=args.launcher, name=args.name,
+        env=env, max_restarts=args.max_restarts, stall_timeout=args.stall_timeout,
+        heartbeat_timeout=args.heartbeat_timeout, skip_doctor=args.skip_doctor,
+        cwd=str(shared) if cluster else None)
+    prep = prepare(opts)
+    if args.dry_run:
+        print(dry_run_text(prep))
+        return ExitCode.OK
+    run_id = launch_run(prep.shared, prep.record, prep.secrets)
+    run_dir = store.run_path(prep.shared, run_id)
+    world = prep.record["world_size"]
+    if cluster:
+        where = tr("{n} nodes of {cluster}", n=len(prep.record["launch"]["hosts"]), cluster=prep.record["cluster"])
+    else:
+        where = tr("{n} GPUs", n=procs) if device_type == "cuda" else tr("{n} CPU processes (gloo)", n=procs)
     print(f"{OK} " + tr("run {id}: {preset} GPT, {steps} steps on {where}", id=run_id, preset=args.preset,
-                         steps=args.steps, where=where))
+                         steps=args.steps, where=where) + f" (world size {world})")
     print("  " + tr("run directory: {dir}", dir=run_dir))
-    fsutil.append_jsonl(run_dir / "events.jsonl", {"time": time.time(), "event": "launched", "argv": argv})
-    log_path = run_dir / "logs" / "launcher.log"
+    attach = args.attach if args.attach is not None else True
+    if not attach:
+        print(next_steps(f"dscluster logs {run_id} -f", f"dscluster status {run_id}", f"dscluster stop {run_id}"))
+        return ExitCode.OK
     progress = Progress(run_dir / "metrics.jsonl", args.steps)
-    try:
-        rc = launch_local(argv, env, log_path, on_tick=progress)
-    except KeyboardInterrupt:
-        progress.finish()
-        _finish_run(run_dir, ExitCode.INTERRUPTED, latest_committed(run_dir / "checkpoints"))
-        raise
+    record = wait_attached(run_dir, on_tick=progress)
     progress.finish()
-    last_step = latest_committed(run_dir / "checkpoints")
-    _finish_run(run_dir, rc, last_step)
-    if rc != 0:
-        print(f"{FAIL} " + tr("training failed (exit code {rc}); launcher log: {log}", rc=rc, log=log_path), file=sys.stderr)
-        for line in _failure_lines(log_path):
+    if record.get("status") != "succeeded":
+        print_outcome(record)
+        print(f"{FAIL} " + tr("training failed (exit code {rc}); launcher log: {log}", rc=record.get("exit_code"),
+                              log=run_dir / "logs" / "launcher.log"), file=sys.stderr)
+        for line in _failure_lines(run_dir):
             print("  " + line, file=sys.stderr)
-        return ExitCode.FAILURE
-    return _summary(run_dir, progress.records, last_step, time.time() - started)
+        print(next_steps(f"dscluster status {run_id}", f"dscluster logs {run_id}"))
+        return exit_code_of(record)
+    return _summary(run_dir, progress.records, latest_committed(run_dir / "checkpoints"), time.time() - started)
 
 
 def _summary(run_dir: Path, records: list[dict], last_step: int | None, wall: float) -> int:

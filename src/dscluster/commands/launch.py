@@ -12,14 +12,20 @@ from dscluster.launch.prepare import DEFAULTS, LaunchOptions, dry_run_text, prep
 from dscluster.runs import store
 
 
-def add_launch_options(p: argparse.ArgumentParser, *, target: bool = True) -> None:
-    """Launch's options; `dscluster demo` accepts the same ones."""
+def add_launch_options(p: argparse.ArgumentParser, *, demo: bool = False) -> None:
+    """Launch's options; `dscluster demo` accepts the same ones (its own --name, and --procs for local runs)."""
     where = p.add_mutually_exclusive_group()
     where.add_argument("--cluster", metavar="SPEC", help=tr("cluster spec (dscluster.toml) or hostfile"))
     where.add_argument("--hostfile", metavar="H", help=tr("a DeepSpeed hostfile (ssh settings from the cluster spec)"))
-    where.add_argument("--local", type=int, metavar="N", help=tr("run N processes on this machine only, no ssh"))
+    if demo:
+        where.add_argument("--nodes", type=int, metavar="N",
+                           help=tr("run on a simulated N-node cluster on this machine (root; started when needed)"))
+        p.add_argument("--sim-name", default="demo", help=argparse.SUPPRESS)
+    else:
+        where.add_argument("--local", type=int, metavar="N", help=tr("run N processes on this machine only, no ssh"))
     p.add_argument("--launcher", choices=("pdsh", "openmpi"), help=tr("override the spec's launcher"))
-    p.add_argument("--name", help=tr("run name (the run id starts with it)"))
+    if not demo:
+        p.add_argument("--name", help=tr("run name (the run id starts with it)"))
     p.add_argument("--env", action="append", default=[], metavar="K=V",
                    help=tr("environment for every rank (secret-looking names never reach a command line)"))
     p.add_argument("--max-restarts", type=int, default=DEFAULTS["max_restarts"], metavar="N",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 from dscluster import console, paths
@@ -168,22 +169,45 @@ def cmd_stop(args) -> int:
     return ExitCode.OK
 
 
-def attach_and_wait(run_dir: Path) -> int:
-    """Stream the logs until the run ends; Ctrl-C stops the run (on every node) and keeps streaming."""
+def wait_attached(run_dir: Path, on_tick=None) -> dict:
+    """Until the run ends: stream its logs (or call on_tick, e.g. a progress bar). Ctrl-C stops the run on
+    every node and waits for it. Returns the final record."""
     from dscluster.runs.attach import follow
     from dscluster.runs.control import stop_run
 
     try:
-        record = follow(run_dir, sys.stdout)
+        if on_tick is None:
+            return follow(run_dir, sys.stdout)
+        while True:
+            on_tick()
+            record = store.read_record(run_dir)
+            if record.get("status") in store.FINISHED:
+                on_tick()
+                return record
+            time.sleep(0.5)
     except KeyboardInterrupt:
         print("\n" + tr("stopping the run on every node (Ctrl-C)…"), file=sys.stderr, flush=True)
         record, _ = stop_run(run_dir)
+        return record
+
+
+def print_outcome(record: dict) -> None:
     st = record.get("status")
     print(f"{_glyph(st)} " + tr("run {id} {status} (exit {code}, attempts {n})", id=record["id"], status=st,
                                  code=record.get("exit_code"), n=len(record.get("attempts") or [])))
     exp = record.get("explanation")
     if exp and st != "succeeded":
         print(f"  {tr('cause')}: {tr(exp.get('cause') or '')}\n  {tr('fix')}: {tr(exp.get('fix') or '')}")
-    print(console.next_steps(f"dscluster status {record['id']}", f"dscluster logs {record['id']}"))
+
+
+def exit_code_of(record: dict) -> int:
     code = record.get("exit_code")
     return int(code) if code is not None else ExitCode.RUN
+
+
+def attach_and_wait(run_dir: Path) -> int:
+    """Stream the logs until the run ends; Ctrl-C stops the run (on every node)."""
+    record = wait_attached(run_dir)
+    print_outcome(record)
+    print(console.next_steps(f"dscluster status {record['id']}", f"dscluster logs {record['id']}"))
+    return exit_code_of(record)

@@ -153,7 +153,8 @@ def build_plan(req: LaunchRequest) -> LaunchPlan:
     # Local processes of the run (runner, pdsh, ssh clients, local ranks) carry the marker too.
     env[RUN_ID_VAR] = req.run_id
     env["DSCLUSTER_RUN_DIR"] = str(run_dir)
-    env.update(secret_env)  # for local ranks / mpirun -x; never on a command line
+    if req.launcher != "pdsh" or not req.hosts:
+        env.update(secret_env)  # for local ranks / mpirun's `-x NAME`; never on a command line
 
     argv = [req.python, "-u", "-m", "deepspeed.launcher.runner"]
     local = req.launcher == "local" or not req.hosts

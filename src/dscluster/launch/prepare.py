@@ -204,7 +204,7 @@ def dry_run_text(prep: Prepared) -> str:
                         network_interface=c.get("network_interface"))
     plan = build_plan(req)
     lines = [tr("# run directory: {path}", path=run_dir),
-             tr("# master port: chosen free on the first node at start (29500 shown)"),
+             tr("# master port: a random free port per attempt (29500 shown)"),
              "cd " + shlex.quote(c["cwd"])]
     lines.append(" ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(redact_env(plan.env).items())) + " \\")
     lines.append("  " + shlex.join(redact_argv(plan.argv)))

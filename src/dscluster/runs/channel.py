@@ -16,11 +16,11 @@ from typing import Sequence
 
 
 class NodeChannel:
-    def __init__(self, node: str, prefix: Sequence[str], python: str, run_id: str, *, pick_port: bool = False,
+    def __init__(self, node: str, prefix: Sequence[str], python: str, run_id: str, *,
                  ping_timeout: float = 15.0, grace: float = 3.0, stderr_path: Path | None = None):
         self.node = node
         cmd = [python, "-u", "-m", "dscluster.runs.watchdog", run_id, f"--ping-timeout={ping_timeout}",
-               f"--grace={grace}"] + (["--pick-port"] if pick_port else [])
+               f"--grace={grace}"]
         # Over ssh the remote side gets one shell string; locally the argv itself.
         argv = list(prefix) + [shlex.join(cmd)] if prefix else cmd
         self._err = open(stderr_path, "ab") if stderr_path else subprocess.DEVNULL
@@ -29,7 +29,6 @@ class NodeChannel:
         self.started = time.monotonic()
         self.last_hb: float | None = None
         self.procs = 0
-        self.port: int | None = None
         self.reaped: str | None = None
         self.closed = False  # its stdout reached EOF: the ssh session (or the node) is gone
         self._lock = threading.Lock()
@@ -48,8 +47,6 @@ class NodeChannel:
                 except (IndexError, ValueError):
                     pass
                 self._ready.set()
-            elif line.startswith("port "):
-                self.port = int(line.split()[1])
             elif line.startswith("reaped"):
                 self.reaped = line
         self.closed = True
@@ -92,7 +89,8 @@ class NodeChannel:
             except OSError:
                 pass
         try:
-            self.proc.wait(timeout=3)
+            # A silent node (partition) would keep its ssh client waiting for the TCP timeout.
+            self.proc.wait(timeout=0.5 if self.silent_for() > 5 else 3)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()

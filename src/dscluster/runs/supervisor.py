@@ -58,6 +58,19 @@ def _set_pdeathsig() -> None:
         pass
 
 
+def pick_port() -> int:
+    """A rendezvous port for one attempt: random, below Linux's ephemeral range (32768+) so outgoing
+    connections never hold it, and never DeepSpeed's default 29500 that plain launches use. A clash
+    with a listener shows up as EADDRINUSE, which the explainer marks as retryable: the next attempt
+    draws another port."""
+    import random
+
+    while True:
+        port = random.SystemRandom().randrange(20000, 32000)
+        if port != 29500:
+            return port
+
+
 def committed_step(save_dir: Path) -> int | None:
     try:
         from dscluster.train.checkpoint import latest_committed  # the trainer's own rule
@@ -84,6 +97,8 @@ class Supervisor:
         self.stop_requested = False
         self.links = node_links(self.record)  # host -> argv prefix ([] = this machine)
         self.log_path = self.run_dir / "logs" / "launcher.log"
+        self._attempt_started = time.time()
+        self._failure_logs: dict[Path, int] | None = None
         signal.signal(signal.SIGTERM, self._on_stop)
         signal.signal(signal.SIGINT, self._on_stop)
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
@@ -112,7 +127,7 @@ class Supervisor:
         chans = []
         for i, host in enumerate(hosts):
             chans.append(NodeChannel(host, self.links.get(host, []), self.cfg["python"], self.record["id"],
-                                     pick_port=(i == 0), ping_timeout=self.cfg["ping_timeout"],
+                                     ping_timeout=self.cfg["ping_timeout"],
                                      grace=self.cfg["grace"],
                                      stderr_path=self.run_dir / "logs" / "watchdog.log"))
         return chans
@@ -149,17 +164,13 @@ class Supervisor:
     def run_attempt(self, n: int) -> tuple[int | None, Failure | None, bool]:
         """Returns (runner exit code, failure, stopped)."""
         c = self.cfg
+        # The watchdogs connect while the runner starts: waiting for them first would add an ssh
+        # handshake + interpreter start to every launch. A node that never answers is caught below.
         chans = self._start_channels(n)
         try:
-            ready = [ch.wait_ready(c["connect_timeout"]) for ch in chans]
-            bad = [ch.node for ch, ok in zip(chans, ready) if not ok]
-            if bad:
-                tail = (self.run_dir / "logs" / "watchdog.log")
-                exp = explainer.explain_files([tail]) or explainer.custom(
-                    "node-unreachable", "A node did not answer over SSH, or could not run python there.",
-                    "Run `dscluster doctor` and fix the node before launching again.")
-                return None, Failure("unreachable", f"no answer from {', '.join(bad)}", bad[0], exp), False
-            port = chans[0].port or 29500
+            port = pick_port()
+            self._attempt_started = time.time()
+            self._failure_logs = None
             plan = build_plan(self._request(n, port))
             self._write_files(plan)
             attempt = {"n": n, "started": store.now_iso(), "ended": None, "exit_code": None, "reason": None,
@@ -209,6 +220,12 @@ class Supervisor:
                 failure = Failure("exit", f"the DeepSpeed runner exited with {rc}")
             else:
                 for ch in chans:
+                    if ch.last_hb is None:
+                        if ch.closed or ch.silent_for() > c["connect_timeout"]:
+                            failure = Failure("unreachable", f"{ch.node}: the node's watchdog did not start over "
+                                              "ssh", ch.node, self._unreachable_explanation())
+                            break
+                        continue
                     if ch.closed and not ch.reaped:
                         failure = Failure("node-lost", f"{ch.node}: the connection to the node closed "
                                           "(node crashed, or its sshd died)", ch.node)
@@ -224,12 +241,18 @@ class Supervisor:
                 elif now - last_progress > c["stall_timeout"]:
                     failure = Failure("stalled", f"no progress (logs, metrics) for {c['stall_timeout']:.0f}s")
             if failure is not None:
+                self._failure_logs = self._log_sizes()
                 self.event("rank-failed" if failure.kind in ("rank-failed", "exit") else failure.kind,
                            attempt=n, detail=failure.detail, node=failure.node)
                 self._log(f"failure detected: {failure.detail}")
                 self._teardown(runner, chans, grace=c["grace"], why=failure.kind)
                 return runner.returncode, failure, False
             time.sleep(0.25)
+
+    def _unreachable_explanation(self) -> explainer.Explanation:
+        return explainer.explain_files([self.run_dir / "logs" / "watchdog.log"]) or explainer.custom(
+            "node-unreachable", "A node did not answer over SSH, or could not run python there.",
+            "Run `dscluster doctor` and fix the node before launching again.")
 
     def _read_new(self, offset: int) -> tuple[str, int]:
         try:
@@ -245,12 +268,15 @@ class Supervisor:
                   quiet: bool = False) -> None:
         """Kill this run's processes on every node, using only the run's own marker."""
         t0 = time.monotonic()
+        # A node that stopped answering (crash, partition) reaps itself: its watchdog's pings stop.
+        lost = {ch.node for ch in chans if ch.closed or ch.silent_for() > self.cfg["heartbeat_timeout"] / 2}
         for ch in chans:
             ch.send(f"kill {grace}")
         # Give the ranks the grace period to exit on SIGTERM before the runner side goes.
         deadline = t0 + grace + 2.0
         for ch in chans:
-            ch.wait_reaped(max(0.1, deadline - time.monotonic()))
+            if ch.node not in lost:
+                ch.wait_reaped(max(0.1, deadline - time.monotonic()))
         # The runner, pdsh and the ssh clients on this machine.
         try:
             os.killpg(runner.pid, signal.SIGKILL)
@@ -263,7 +289,7 @@ class Supervisor:
             pass
         # Nodes whose watchdog line is dead: one more try over a fresh ssh (a partitioned node reaps itself
         # when the pings stop, after ping_timeout).
-        left = [ch.node for ch in chans if not (ch.reaped or (ch.procs == 0 and not ch.closed))]
+        left = [ch.node for ch in chans if ch.node not in lost and not (ch.reaped or ch.procs == 0)]
         if left:
             from dscluster.runs.nodes import remote_reap
             remote_reap(self.record, left, timeout=5.0)
@@ -277,16 +303,28 @@ class Supervisor:
             self.save(last_checkpoint_step=step)
 
     # ---- the run -----------------------------------------------------------------------------
+    def _log_sizes(self) -> dict[Path, int]:
+        sizes = {}
+        for p in [self.log_path, *(self.run_dir / "logs").glob("*_rank*.log")]:
+            try:
+                sizes[p] = p.stat().st_size
+            except OSError:
+                pass
+        return sizes
+
     def explain_attempt(self, failure: Failure) -> explainer.Explanation | None:
-        logs = self.run_dir / "logs"
-        ranks = sorted(logs.glob("*_rank*.log"), key=lambda p: p.stat().st_mtime)
-        found = explainer.explain_files([self.log_path, *ranks])
-        if failure.kind == "node-lost" and (found is None or found.signature in ("gloo-peer-closed", "killed",
-                                                                                    "python-error", "ssh-255")):
+        """Explain from the logs as they stood when the failure was detected (this attempt's rank logs)."""
+        upto = self._failure_logs or self._log_sizes()
+        started = self._attempt_started
+        ranks = sorted((p for p in upto if p != self.log_path and p.stat().st_mtime >= started - 1),
+                       key=lambda p: p.stat().st_mtime)
+        found = explainer.explain_files([self.log_path, *ranks], upto=upto)
+        specific = found if found is not None and found.signature not in explainer.GENERIC else None
+        if failure.kind == "node-lost" and specific is None:
             return explainer.custom("node-lost", "A node stopped answering: it crashed, lost power, or its network "
                                     "is partitioned.", "Check the node (`dscluster doctor`); the run restarts from "
                                     "the last committed checkpoint while restarts remain.", failure.detail)
-        if failure.kind == "stalled" and found is None:
+        if failure.kind == "stalled" and specific is None:
             return explainer.custom("stalled", "The run made no progress (no log or metrics output) for the stall "
                                     "timeout: a hang in a collective, a stuck JIT build, or a dead peer.",
                                     "Look at `dscluster logs RUN`; raise --stall-timeout if the job is just quiet.",

@@ -4,8 +4,8 @@ The supervisor starts one on every node (over the cluster's ssh, or locally) bef
 DeepSpeed runner, and keeps its stdin open. Protocol, one line each way:
 
   supervisor -> node: "ping" (every second), "kill" (tear the run down here now), "exit"
-  node -> supervisor: "port N" once at start (a free port, when --pick-port), then
-                      "hb <number of the run's processes here>" every second.
+  node -> supervisor: "hb <number of the run's processes here>" every second, and
+                      "reaped N (why)" when it tore the run down here.
 
 Why it exists: the run's ranks must not outlive the supervisor (SIGKILLed, its machine gone) nor a
 network partition. The watchdog reaps the run's processes on its node when
@@ -20,17 +20,10 @@ from __future__ import annotations
 
 import os
 import select
-import socket
 import sys
 import time
 
 from dscluster.runs.reaper import reap, run_pids
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("", 0))
-        return s.getsockname()[1]
 
 
 def _say(line: str) -> bool:
@@ -42,9 +35,7 @@ def _say(line: str) -> bool:
         return False
 
 
-def serve(run_id: str, ping_timeout: float, grace: float, pick_port: bool, interval: float = 1.0) -> int:
-    if pick_port:
-        _say(f"port {free_port()}")
+def serve(run_id: str, ping_timeout: float, grace: float, interval: float = 1.0) -> int:
     last_ping = time.monotonic()
     fd = sys.stdin.fileno()
     buf = b""
@@ -93,10 +84,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("run_id")
     parser.add_argument("--ping-timeout", type=float, default=15.0)
     parser.add_argument("--grace", type=float, default=3.0)
-    parser.add_argument("--pick-port", action="store_true")
     args = parser.parse_args(argv)
     try:
-        return serve(args.run_id, args.ping_timeout, args.grace, args.pick_port)
+        return serve(args.run_id, args.ping_timeout, args.grace)
     except KeyboardInterrupt:
         reap(args.run_id, args.grace)
         return 0
