@@ -90,3 +90,17 @@ def test_launch_is_callable_and_still_the_launcher_package():
             "from dscluster.launch.prepare import prepare; import dscluster.launch.plan as plan; "
             "assert callable(dscluster.launch) and plan.build_plan")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_cluster_html_shows_each_gpu():
+    from dscluster.jupyter.notebook_view import cluster_html
+
+    # A sample as NVML reported it on an H200 node (nodestats on the device machine).
+    gpu = {"index": 0, "name": "NVIDIA H200", "util": 87, "mem_used": 644939776, "mem_total": 150754820096,
+           "power_w": 612.5, "power_limit_w": 700.0, "temp_c": 61}
+    info = {"name": "prod", "shared_dir": "/nfs/ds", "nodes": [
+        {"name": "gpu0", "address": "10.0.0.1", "slots": 8, "sample": {"gpus": [gpu, {**gpu, "index": 1}]}},
+        {"name": "gpu1", "address": "10.0.0.2", "slots": 8, "sample": None}]}
+    page = cluster_html(info)
+    assert "GPU0 NVIDIA H200: 87%" in page and "GPU1" in page and "612.5 W" in page and "61 °C" in page
+    assert "140.4 GiB" in page and "gpu1" in page
