@@ -1,13 +1,11 @@
 """The panel's API on a simulated 2-node cluster: nodes come from the spec, their resource samples
-from what each node publishes (nodestats, run inside the node as the node user), and a launch from
+from what each node's agent publishes (dscluster.node.stats, inside the node as the node user), and a launch from
 the API runs the demo across both nodes through the supervisor."""
 
 from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -28,22 +26,10 @@ def sim():
     home = Path(tempfile.mkdtemp(prefix="dsc-h6-", dir="/var/tmp"))
     os.chmod(home, 0o755)  # the node user must traverse it to reach the shared dir
     cluster = SimCluster.up("h6panel", 2, home=home)
-    publishers = []
     try:
-        # What each node agent does: publish this node's sample every second, as the node user.
-        for node in cluster.spec.nodes:
-            argv = cluster.exec_argv(node.name, [sys.executable, "-m", "dscluster.jupyter.nodestats", "--shared",
-                                                 str(cluster.spec.shared_dir), "--node", node.name,
-                                                 "--interval", "1"], user=cluster.spec.ssh_user, cwd="/")
-            publishers.append(subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        # No publisher is started here: each node's agent publishes its own sample (node/stats.py).
         yield cluster
     finally:
-        for proc in publishers:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
         cluster.down(purge=True)
         shutil.rmtree(home, ignore_errors=True)
 

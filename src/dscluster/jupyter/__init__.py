@@ -1,8 +1,8 @@
 """JupyterLab integration: the `/dscluster/api/` server extension, the prebuilt DeepSpeed panel
 (labextension/), its zh-TW strings (locale/), and the TensorBoard launcher entry (serverproxy.py).
 
-Kept import-light: JupyterLab imports this module just to find the locale folder, and node agents
-import `nodestats` without Jupyter installed.
+Kept import-light: JupyterLab imports this module just to find the locale folder. Node samples
+(GPU/CPU) are published by the node agents through dscluster.node.stats, which needs no Jupyter.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from dscluster import paths
 from dscluster.errors import DsclusterError
-from dscluster.jupyter import nodestats
+from dscluster.node import stats as nodestats
 
 
 @dataclass

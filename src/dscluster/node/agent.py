@@ -38,6 +38,7 @@ from dscluster.node import sshd as sshd_mod
 
 DEFAULT_STATE_DIR = Path("/var/lib/dscluster/node")
 STOP_GRACE_S = 10.0
+STATS_INTERVAL_S = 2.0  # how often each node publishes its GPU/CPU sample for the panel
 
 
 @dataclass(frozen=True)
@@ -182,6 +183,15 @@ _LAB_BOOT = ("import sys\nfrom dscluster.node import lab\n"
              "proc = lab.start_lab(sys.argv[1], detach=False)\nsys.exit(proc.wait())\n")
 
 
+def _spawn_as_user(opts: AgentOptions, argv: list[str], extra_env: dict[str, str] | None = None) -> subprocess.Popen:
+    """A child of the agent that runs as the node user (never root), in its own session."""
+    entry = pwd.getpwnam(opts.user)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DSCLUSTER_HOME")}
+    env.update(HOME=entry.pw_dir, USER=opts.user, LOGNAME=opts.user, **(extra_env or {}))
+    return subprocess.Popen(argv, user=entry.pw_uid, group=entry.pw_gid, extra_groups=[], env=env,
+                            cwd=entry.pw_dir, stdin=subprocess.DEVNULL, start_new_session=True)
+
+
 def start_lab_as_user(opts: AgentOptions, cluster_spec: Path | None = None) -> subprocess.Popen | None:
     """Hook for the master: JupyterLab (dscluster.node.lab, owned by the image/lab part) as the node user."""
     try:
@@ -189,13 +199,16 @@ def start_lab_as_user(opts: AgentOptions, cluster_spec: Path | None = None) -> s
     except ImportError:
         print(tr("dscluster node: JupyterLab support is not installed; skipping --lab"), file=sys.stderr)
         return None
-    entry = pwd.getpwnam(opts.user)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DSCLUSTER_HOME")}
-    env.update(HOME=entry.pw_dir, USER=opts.user, LOGNAME=opts.user)
-    if cluster_spec:
-        env["DSCLUSTER_CLUSTER"] = str(cluster_spec)  # launches from the lab go across the cluster
-    return subprocess.Popen([sys.executable, "-c", _LAB_BOOT, str(opts.shared_dir)], user=entry.pw_uid,
-                            group=entry.pw_gid, extra_groups=[], env=env, cwd=entry.pw_dir, start_new_session=True)
+    # Launches from the lab go across the cluster.
+    env = {"DSCLUSTER_CLUSTER": str(cluster_spec)} if cluster_spec else None
+    return _spawn_as_user(opts, [sys.executable, "-c", _LAB_BOOT, str(opts.shared_dir)], env)
+
+
+def start_stats_as_user(opts: AgentOptions) -> subprocess.Popen:
+    """Every node publishes its GPU (NVML) or CPU/memory sample to <shared>/nodes/<node>.json, which the
+    JupyterLab panel and the notebook API show live. As the node user: the shared dir is theirs."""
+    return _spawn_as_user(opts, [sys.executable, "-m", "dscluster.node.stats", "--shared", str(opts.shared_dir),
+                                 "--node", opts.node_name, "--interval", str(STATS_INTERVAL_S)])
 
 
 class _Supervisor:
@@ -282,7 +295,7 @@ def start(opts: AgentOptions) -> int:
     cluster_spec = install_master_identity(opts)
     supervisor = _Supervisor()
     proc = subprocess.Popen(sshd_mod.sshd_argv(prepared.sshd, prepared.config), stdin=subprocess.DEVNULL)
-    extra = []
+    extra = [start_stats_as_user(opts)]
     if opts.lab and opts.role == "master":
         lab = start_lab_as_user(opts, cluster_spec)
         if lab:

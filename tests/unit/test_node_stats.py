@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import time
 
-from dscluster.jupyter import nodestats
+from dscluster.node import stats as nodestats
 
 
 def test_sample_has_cpu_delta_memory_and_no_gpus_without_nvml():

@@ -4,7 +4,7 @@ Each node agent publishes its sample to <shared>/nodes/<node>.json (atomic write
 the Jupyter server samples its own node directly and reads the published files for the others. No
 jupyter import here, so node agents can run it without JupyterLab installed:
 
-    python -m dscluster.jupyter.nodestats --shared /nfs/dscluster --node node1 [--interval 2]
+    python -m dscluster.node.stats --shared /nfs/dscluster --node node1 [--interval 2]
 """
 
 from __future__ import annotations
@@ -151,7 +151,7 @@ def publish_forever(shared: Path, node: str, interval: float = 2.0, count: int |
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m dscluster.jupyter.nodestats",
+    parser = argparse.ArgumentParser(prog="python -m dscluster.node.stats",
                                      description="Publish this node's GPU/CPU samples for the DeepSpeed panel.")
     parser.add_argument("--shared", required=True, type=Path, help="the cluster's shared directory")
     parser.add_argument("--node", default=socket.gethostname(), help="node name as in the cluster spec")
