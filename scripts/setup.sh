@@ -49,3 +49,9 @@ if [ ! -f "$stamp" ]; then
   "$venv/bin/python" -c "import torch, deepspeed, dscluster" 2>/dev/null || { echo "setup failed: torch/deepspeed/dscluster do not import" >&2; exit 1; }
   touch "$stamp"
 fi
+
+# An editable install skips pyproject's data-files: put the prebuilt DeepSpeed panel and the server
+# extension's enable file where a plain `jupyter lab` from this venv finds them too.
+mkdir -p "$venv/share/jupyter/labextensions" "$venv/etc/jupyter/jupyter_server_config.d"
+ln -sfn "$root/src/dscluster/jupyter/labextensions/dscluster" "$venv/share/jupyter/labextensions/dscluster"
+cp "$root/jupyter-config/jupyter_server_config.d/dscluster.json" "$venv/etc/jupyter/jupyter_server_config.d/"
