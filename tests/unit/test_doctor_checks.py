@@ -38,6 +38,7 @@ class Spec:
     ssh_port: int = 2222
     launcher: str = "pdsh"
     network_interface: str | None = None
+    path: Path | None = None
 
 
 def make_spec(n=3, slots=1, **kw) -> Spec:
@@ -152,6 +153,30 @@ def test_master_down_skips_cross_node_checks_without_blaming_others():
     assert [(r.node, r.check) for r in report.failures] == [("node0", "ssh")]
     assert report.get("node1", "shared").status == "skip"
     assert report.get("node2", "port").status == "skip"
+
+
+def test_no_node_answering_does_not_claim_cpu_mode():
+    # A GPU cluster whose hosts are all unreachable must not be summarized as "CPU (gloo)".
+    spec = make_spec(2, slots=8)
+    down = CommandResult("x", ("ssh",), 255, "", "ssh: Could not resolve hostname gpu01")
+    report = run(spec, failures={"node0": down, "node1": down})
+    assert report.summary["mode"] is None and report.summary["backend"] is None
+    text = render(report)
+    assert "Mode: unknown (no node answered), world size 16" in text
+    assert "CPU" not in text and "gloo" not in text
+
+
+@pytest.mark.parametrize("name,flag", [("default", ""), ("qa", " --name qa")])
+def test_down_node_of_a_simulated_cluster_is_healed_with_sim_heal(dscluster_home, name, flag):
+    from dscluster.cluster.spec import sim_spec_path
+
+    down = CommandResult("node1", ("ssh",), 255, "", "ssh: connect to host 10.0.0.11 port 2222: Connection refused")
+    sim = make_spec(path=sim_spec_path(name))
+    object.__setattr__(sim, "name", name)
+    fail = run(sim, failures={"node1": down}).get("node1", "ssh")
+    assert fail.fix == f"simulated cluster: bring node1 back with `dscluster sim heal{flag} node1`"
+    real = run(make_spec(path=dscluster_home / "dscluster.toml"), failures={"node1": down}).get("node1", "ssh")
+    assert "dscluster node start" in real.fix
 
 
 def test_versions_differ_from_master():

@@ -3,6 +3,8 @@ shared directory rendezvous, the master port, clocks, JIT-cache locks, the netwo
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from dscluster.doctor.checks_node import GiB, SHARED_FREE_MIN, SHARED_FREE_WARN
 from dscluster.doctor.context import DoctorContext
 from dscluster.doctor.model import CheckResult, failed, passed, skipped, warned
@@ -58,10 +60,26 @@ def check_ssh(ctx: DoctorContext, node) -> CheckResult:
     }
     if why.kind in ("hostkey-changed", "hostkey-unknown") and name in ctx.hostkey_changed:
         why = type(why)("hostkey-changed", why.detail)
+    if why.kind in ("refused", "timeout", "unreachable") and _is_simulated(ctx.spec):
+        # A crashed or partitioned simulated node has no agent to start or cable to check.
+        flag = "" if ctx.spec.name == "default" else f" --name {ctx.spec.name}"
+        texts[why.kind] = (texts[why.kind][0], tr("simulated cluster: bring {node} back with "
+                                                  "`dscluster sim heal{flag} {node}`", node=name, flag=flag))
     finding, fix = texts.get(why.kind, (
         tr("the probe failed on {node}: {detail}", node=name, detail=why.detail),
         tr("run `dscluster doctor --debug` and check that {node} has a working python3", node=name)))
     return failed(name, "ssh", finding, fix, reason=why.kind, stderr=why.detail)
+
+
+def _is_simulated(spec) -> bool:
+    """The spec `dscluster sim up` generated (its hints differ: `sim heal`, not `node start`)."""
+    from dscluster.cluster.spec import sim_spec_path
+
+    path = getattr(spec, "path", None)
+    try:
+        return path is not None and Path(path).resolve() == sim_spec_path(spec.name).resolve()
+    except (OSError, ValueError):
+        return False
 
 
 def check_reach(ctx: DoctorContext, node) -> CheckResult:

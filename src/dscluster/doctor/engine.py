@@ -119,9 +119,11 @@ def _guarded(fn: CheckFn, ctx: DoctorContext, node, check: str) -> CheckResult:
 
 def summarize(ctx: DoctorContext) -> dict:
     master = ctx.master_facts or {}
-    mode = "gpu" if ctx.gpu_mode else "cpu"
+    # With no node answering, GPU vs CPU is unknown: saying "CPU (gloo)" for a GPU cluster misleads.
+    answered = any(o.facts for o in ctx.outcomes.values())
+    mode = ("gpu" if ctx.gpu_mode else "cpu") if answered else None
     return {
-        "mode": mode, "backend": "nccl" if mode == "gpu" else "gloo",
+        "mode": mode, "backend": {"gpu": "nccl", "cpu": "gloo"}.get(mode or ""),
         "world_size": sum(n.slots for n in ctx.spec.nodes), "launcher": ctx.spec.launcher,
         "master": f"{ctx.master.address}:{ctx.master_port}",
         "python": (master.get("python") or {}).get("executable"),

@@ -68,6 +68,9 @@ def summary_lines(report: Report) -> list[str]:
         lines.append(tr("Mode: {mode} ({backend}), world size {world}, launcher {launcher}, master {master}",
                         mode=s["mode"].upper(), backend=s.get("backend"), world=s.get("world_size"),
                         launcher=s.get("launcher"), master=s.get("master")))
+    elif "world_size" in s:
+        lines.append(tr("Mode: unknown (no node answered), world size {world}, launcher {launcher}, master {master}",
+                        world=s.get("world_size"), launcher=s.get("launcher"), master=s.get("master")))
     if s.get("socket_ifname"):
         name = s["socket_ifname"]
         lines.append(tr("Network: the nodes reach the master over {name}; pin it with "
