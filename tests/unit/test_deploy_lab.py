@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import sys
 
 import pytest
 
@@ -119,3 +120,20 @@ def test_panel_config_is_merged_but_cannot_loosen_security(tmp_path):
     assert extra["ServerApp"]["ip"] == "0.0.0.0"  # the caller's dict is not modified
     real = lab.panel_config()
     assert real["ServerApp"]["jpserver_extensions"] == {"dscluster.jupyter": True}
+
+
+def test_missing_jupyterlab_is_named_before_anything_starts(tmp_path, dscluster_home, monkeypatch):
+    # An interpreter without jupyterlab (here: one whose import check fails) gets the pip line,
+    # not "did not start" and a log tail; nothing (token, config) is written.
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    no_lab = tmp_path / "python"
+    no_lab.write_text("#!/bin/sh\nexit 1\n")
+    no_lab.chmod(0o755)
+    assert not lab.jupyterlab_installed(str(no_lab))
+    assert not lab.jupyterlab_installed(str(tmp_path / "missing-python"))
+    with pytest.raises(lab.LabError) as err:
+        lab.start_lab(tmp_path, python=str(no_lab))
+    assert str(no_lab) in err.value.message and "-m pip install 'dscluster[jupyter]'" in err.value.hint
+    assert not (lab.lab_dir() / "token").exists()
+    pytest.importorskip("jupyterlab")
+    assert lab.jupyterlab_installed() and lab.jupyterlab_installed(sys.executable)

@@ -263,6 +263,13 @@ def start_lab(shared_dir: str | os.PathLike, ip: str = DEFAULT_IP, port: int = D
     if os.geteuid() == 0:
         raise PermissionNeeded(tr("JupyterLab must not run as root"),
                                tr("start it as the node user (the image's `dscluster` user), not root"))
+    if not jupyterlab_installed(python):
+        # Checked before anything is written: otherwise the server dies at once and the user reads
+        # "did not start" plus a log line, instead of what to install.
+        raise LabError(tr("JupyterLab is not installed for {python}", python=python or sys.executable),
+                       tr("install it into that environment: {python} -m pip install 'dscluster[jupyter]' "
+                          "(in a clone of dscluster: -e '.[jupyter]'), then: dscluster lab start",
+                          python=python or sys.executable))
     root = Path(root_dir or shared_dir)
     if not root.is_dir():
         raise ConfigError(tr("lab root directory {path} does not exist", path=root),
@@ -299,6 +306,21 @@ def start_lab(shared_dir: str | os.PathLike, ip: str = DEFAULT_IP, port: int = D
                       token_file=str(token_file), log_file=str(log_file), lang=lang, started=time.time())
     atomic_write_json(state / "lab.json", asdict(record), mode=0o600)
     return proc
+
+
+def jupyterlab_installed(python: str | None = None) -> bool:
+    """Whether `python` (default: this interpreter) can import jupyterlab."""
+    if python is None:
+        import importlib.util
+
+        return importlib.util.find_spec("jupyterlab") is not None
+    try:
+        probe = subprocess.run([python, "-c", "import importlib.util, sys; "
+                                "sys.exit(importlib.util.find_spec('jupyterlab') is None)"],
+                               stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return probe.returncode == 0
 
 
 def wait_ready(state: LabState, proc: subprocess.Popen | None = None, timeout: float = 60.0) -> None:
