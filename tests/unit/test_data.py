@@ -107,5 +107,7 @@ def test_cli_data_prepare(sources, tmp_path, dscluster_home, capsys):
     assert cli_main(["data", "prepare", str(sources), "--out", str(out)]) == 0
     text = capsys.readouterr().out
     assert "✓" in text and "train" in text and "Next:" in text
+    # the suggested launch works without a cluster spec or a ds_config.json the user does not have
+    assert f"dscluster launch --local 2 -m dscluster.train --data {out.resolve()} --deepspeed\n" in text
     assert cli_main(["data", "prepare", str(sources), "--out", str(out)]) == 3  # exists: ConfigError exit code
     assert "--force" in capsys.readouterr().err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from dscluster.console import OK, next_steps, table
 from dscluster.i18n import tr
@@ -52,6 +53,9 @@ def cmd_prepare(args: argparse.Namespace) -> int:
     print(f"{OK} " + tr("prepared {out} ({tok} tokenizer, vocab {v}, {dtype})", out=out,
                          tok=meta["tokenizer"]["type"], v=meta["vocab_size"], dtype=meta["dtype"]))
     print(table([tr("split"), tr("tokens"), tr("documents"), tr("shards")], rows))
-    print(next_steps(f"dscluster demo --data {out}",
-                     f"dscluster launch -m dscluster.train --data {out} --deepspeed --deepspeed_config ds_config.json"))
+    # Absolute: the ranks may start in another directory (or on another node of a shared mount).
+    # --local 2: without a cluster spec, launch has no hosts; the trainer builds its own ds_config.
+    where = Path(out).resolve()
+    print(next_steps(f"dscluster demo --data {where}",
+                     f"dscluster launch --local 2 -m dscluster.train --data {where} --deepspeed"))
     return 0
