@@ -69,8 +69,8 @@ BAD = [
     (_edit("[cluster]", "[clustr]"), 1, "clustr", ["unknown key 'clustr'"], ["did you mean 'cluster'"]),
     (_edit('shared_dir = "/shared"', 'shared_dri = "/shared"'), 3, "cluster.shared_dri", ["unknown key"],
      ["did you mean 'shared_dir'"]),
-    (_edit("slots = 4", "slot = 4"), 16, "nodes.[1].slot", ["unknown key 'slot'"], ["did you mean 'slots'"]),
-    (_edit("ssh_port = 2222", "port = 2222"), 17, "nodes.[1].port", ["unknown key 'port'"], ["ssh_port"]),
+    (_edit("slots = 4", "slot = 4"), 16, "nodes[1].slot", ["unknown key 'slot'"], ["did you mean 'slots'"]),
+    (_edit("ssh_port = 2222", "port = 2222"), 17, "nodes[1].port", ["unknown key 'port'"], ["ssh_port"]),
     (_edit('launcher = "openmpi"', 'launcher = "openmp"'), 6, "cluster.launcher", ["unknown launcher"],
      ["did you mean 'openmpi'"]),
     (_edit('shared_dir = "/shared"\n', ''), None, "cluster.shared_dir", ["shared_dir is missing"], ["NFS"]),
@@ -80,16 +80,16 @@ BAD = [
     (_edit("ssh_port = 2200", "ssh_port = 70000"), 5, "cluster.ssh_port", ["out of range"], ["1 to 65535"]),
     (_edit("ssh_port = 2200", 'ssh_port = "2200"'), 5, "cluster.ssh_port", ["whole number"], ["without quotes"]),
     (_edit('"ib0"', '"eth 0"'), 7, "cluster.network_interface", ["not a network interface"], ["ip -br addr"]),
-    (_edit("slots = 8", "slots = 0"), 11, "nodes.[0].slots", ["out of range"], ["1 to 1024"]),
-    (_edit("slots = 8", 'slots = "8"'), 11, "nodes.[0].slots", ["whole number"], ["without quotes"]),
-    (_edit("slots = 8", "slots = true"), 11, "nodes.[0].slots", ["whole number"], []),
-    (_edit("slots = 8\n", ""), 9, "nodes.[0]", ["slots is missing"], ["slots = N"]),
-    (_edit('address = "10.0.0.1"\n', ""), 9, "nodes.[0]", ["address is missing"], ["address ="]),
-    (_edit('"10.0.0.2"', '"10.0.0.1"'), 15, "nodes.[1].address", ["listed twice", "nodes 0 and 1"], ["duplicate"]),
-    (_edit('"10.0.0.2"', '"gpu01"'), 15, "nodes.[1].address", ["'gpu01' is listed twice"], []),
-    (_edit('"10.0.0.2"', '"trainer@10.0.0.2"'), 15, "nodes.[1].address", ["ssh_user"], []),
-    (_edit('"10.0.0.2"', '"10.0.0.2 10.0.0.3"'), 15, "nodes.[1].address", ["not a host name"], []),
-    (_edit('"10.0.0.2"', '"1:2:3"'), 15, "nodes.[1].address", ["not a valid IP address"], []),
+    (_edit("slots = 8", "slots = 0"), 11, "nodes[0].slots", ["out of range"], ["1 to 1024"]),
+    (_edit("slots = 8", 'slots = "8"'), 11, "nodes[0].slots", ["whole number"], ["without quotes"]),
+    (_edit("slots = 8", "slots = true"), 11, "nodes[0].slots", ["whole number"], []),
+    (_edit("slots = 8\n", ""), 9, "nodes[0]", ["slots is missing"], ["slots = N"]),
+    (_edit('address = "10.0.0.1"\n', ""), 9, "nodes[0]", ["address is missing"], ["address ="]),
+    (_edit('"10.0.0.2"', '"10.0.0.1"'), 15, "nodes[1].address", ["listed twice", "nodes 0 and 1"], ["duplicate"]),
+    (_edit('"10.0.0.2"', '"gpu01"'), 15, "nodes[1].address", ["'gpu01' is listed twice"], []),
+    (_edit('"10.0.0.2"', '"trainer@10.0.0.2"'), 15, "nodes[1].address", ["ssh_user"], []),
+    (_edit('"10.0.0.2"', '"10.0.0.2 10.0.0.3"'), 15, "nodes[1].address", ["not a host name"], []),
+    (_edit('"10.0.0.2"', '"1:2:3"'), 15, "nodes[1].address", ["not a valid IP address"], []),
     ("[cluster]\nshared_dir = \"/s\"\n", None, "nodes", ["no nodes"], ["[[nodes]]"]),
     ('nodes = 3\n[cluster]\nshared_dir = "/s"\n', 1, "nodes", ["[[nodes]] tables"], []),
     ('[[nodes]]\naddress = "a"\nslots = 1\n', None, "cluster", ["[cluster] table is missing"], ["[cluster]"]),
@@ -127,7 +127,7 @@ def test_cli_shows_bad_spec_without_traceback(tmp_path, capsys, dscluster_home):
     path.write_text(_edit("slots = 4", "slot = 4"))
     assert cli.main(["config", "show", "--cluster", str(path)]) == ExitCode.CONFIG
     err = capsys.readouterr().err
-    assert f"{path.resolve()}:16: nodes.[1].slot: unknown key 'slot'" in err
+    assert f"{path.resolve()}:16: nodes[1].slot: unknown key 'slot'" in err
     assert "did you mean 'slots'" in err and "Traceback" not in err
 
 

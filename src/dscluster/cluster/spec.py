@@ -149,7 +149,9 @@ class _Ctx:
         where = str(self.path) if self.path else SPEC_FILENAME
         if line:
             where += f":{line}"
-        setting = ".".join(p for p in (table, f"[{index}]" if index is not None else None, key) if p)
+        # nodes[1].slots, as a reader of the TOML would name it (not nodes.[1].slots)
+        head = f"{table}[{index}]" if table and index is not None else table
+        setting = ".".join(p for p in (head, key) if p)
         err = ConfigError(f"{where}: {setting}: {message}", hint, setting=setting)
         err.detail = message  # without the location, for callers that map settings to CLI flags
         return err
