@@ -126,6 +126,14 @@ def test_bad_arguments_are_refused_clearly(home, args, code, words):
     assert nothing_left("h2bad")
 
 
+def test_down_of_a_cluster_that_is_not_up_says_so(home):
+    # A typo'd --name must not read as "removed": nothing existed, and the user is told so (exit 0: idempotent).
+    proc = cli("sim", "down", "--name", "h2never", home=home)
+    assert proc.returncode == 0, proc.stderr
+    assert "no simulated cluster named 'h2never' was up: nothing to remove" in proc.stdout
+    assert "removed (" not in proc.stdout and "Next:" in proc.stdout
+
+
 def test_non_root_is_told_it_needs_root(home):
     ensure_access(ensure_user(SIM_USER), home)  # so the non-root user can run this Python at all
     proc = cli("sim", "up", "1", "--name", "h2user", home=home, user=SIM_USER)

@@ -7,7 +7,7 @@ import json
 import os
 import time
 
-from dscluster.console import FAIL, OK, next_steps, table
+from dscluster.console import FAIL, OK, WARN, next_steps, table
 from dscluster.errors import UsageError
 from dscluster.i18n import tr
 
@@ -91,7 +91,16 @@ def cmd_down(args: argparse.Namespace) -> int:
     from dscluster.sim import down, leftovers
 
     started = time.monotonic()
+    from dscluster.cluster.spec import sim_spec_path
+
+    spec_path = sim_spec_path(args.name)
+    existed = (any(leftovers(args.name).values()) or spec_path.exists()
+               or (args.purge and spec_path.parent.exists()))
     down(args.name, purge=args.purge)
+    if not existed:  # a typo'd --name must not read as "removed"
+        print(f"{WARN} " + tr("no simulated cluster named {name!r} was up: nothing to remove", name=args.name))
+        print(next_steps(f"dscluster sim up 3{_name(args.name)}"))
+        return 0
     left = {k: v for k, v in leftovers(args.name).items() if v}
     if left:
         print(f"{FAIL} " + tr("left behind: {left}", left=left))
