@@ -190,3 +190,27 @@ def test_spec_from_hostfile_without_base(tmp_path):
     spec = spec_from_hostfile(hf)
     assert spec.name == "my-hosts" and spec.path == hf.resolve()
     assert os.path.isabs(spec.shared_dir)
+
+
+def test_unwritable_outputs_are_named_without_traceback(tmp_path, capsys, dscluster_home, monkeypatch):
+    # -o below a regular file: a usage error naming the path, not a FileNotFoundError traceback
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    missing = blocker / "dscluster.toml"
+    args = ["init", "--name", "qa", "--node", "10.0.0.1:2", "--shared", "/shared", "-o"]
+    assert cli.main(args + [str(missing)]) == ExitCode.USAGE
+    err = capsys.readouterr().err
+    assert f"cannot write {missing}" in err and "-o FILE" in err and "Traceback" not in err
+    out = tmp_path / "dscluster.toml"
+    assert cli.main(["config", "hostfile", "--cluster", str(out), "-o", str(missing)]) == ExitCode.CONFIG  # no spec yet
+    assert cli.main(args + [str(out)]) == 0
+    capsys.readouterr()
+    assert cli.main(["config", "hostfile", "--cluster", str(out), "-o", str(missing)]) == ExitCode.USAGE
+    assert f"cannot write {missing}" in capsys.readouterr().err
+    # a DSCLUSTER_HOME that cannot hold the identity: named, and no spec written without its key
+    monkeypatch.setenv("DSCLUSTER_HOME", str(blocker / "home"))
+    other = tmp_path / "other.toml"
+    assert cli.main(args[:2] + ["qa2"] + args[3:] + [str(other)]) == ExitCode.CONFIG
+    err = capsys.readouterr().err
+    assert "cannot create the cluster's SSH identity" in err and "DSCLUSTER_HOME" in err
+    assert not other.exists()

@@ -12,7 +12,6 @@ from dscluster.cluster.spec import resolve_spec
 from dscluster.cluster.ssh import ensure_ssh_files, read_known_hosts, ssh_config_path, sync_known_hosts
 from dscluster.console import FAIL, OK, WARN, next_steps, table
 from dscluster.errors import UsageError
-from dscluster.fsutil import atomic_write_text
 from dscluster.i18n import tr
 
 
@@ -74,7 +73,9 @@ def cmd_hostfile(args: argparse.Namespace) -> int:
     if args.output == "-":
         sys.stdout.write(text)
         return 0
-    atomic_write_text(Path(args.output), text)
+    from dscluster.commands.init import write_output
+
+    write_output(Path(args.output), text)
     print(f"{OK} " + tr("wrote {path} ({n} nodes, {w} slots; the first line is the master)", path=args.output,
                          n=len(spec.nodes), w=spec.world_size))
     print(next_steps(f"dscluster launch --hostfile {args.output} train.py "

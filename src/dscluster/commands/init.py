@@ -79,15 +79,31 @@ def build_spec(args: argparse.Namespace, output: Path) -> ClusterSpec:
         raise
 
 
+def write_output(path: Path, text: str) -> None:
+    """Write a file the user named with -o; a bad path is a usage error, not a crash."""
+    try:
+        atomic_write_text(path, text)
+    except OSError as err:
+        raise UsageError(tr("cannot write {path}: {reason}", path=path, reason=err.strerror or err),
+                         tr("choose a path you can write with -o FILE")) from None
+
+
 def cmd_init(args: argparse.Namespace) -> int:
     output = Path(args.output)
     if output.exists() and not args.force:
         raise UsageError(tr("{path} already exists", path=output),
                          tr("pass --force to overwrite it (the cluster identity is kept), or -o OTHER.toml"))
     spec = build_spec(args, output)
-    atomic_write_text(output, format_spec(spec))
-    key = identity.ensure_identity(spec)
-    ensure_ssh_files(spec)
+    # The identity first: a spec written without its key would make the retry say "already exists".
+    try:
+        key = identity.ensure_identity(spec)
+        ensure_ssh_files(spec)
+    except OSError as err:
+        raise ConfigError(tr("cannot create the cluster's SSH identity in {dir}: {reason}",
+                             dir=identity.cluster_state_dir(spec, create=False), reason=err.strerror or err),
+                          tr("set DSCLUSTER_HOME to a directory you can write (default ~/.dscluster)"),
+                          setting="DSCLUSTER_HOME") from None
+    write_output(output, format_spec(spec))
     print(f"{OK} " + tr("wrote {path}: cluster {name!r}, {n} nodes, {w} slots, master {master}", path=output,
                          name=spec.name, n=len(spec.nodes), w=spec.world_size, master=spec.master.name))
     print(f"{OK} " + tr("SSH identity {key} (ed25519, private, 0600)", key=key))
