@@ -77,6 +77,27 @@ def test_errors_name_the_setting(sources, tmp_path):
     prepare([sources], tmp_path / "o", ByteTokenizer(), force=True)  # --force replaces
 
 
+def test_out_never_replaces_a_users_files(sources, tmp_path):
+    # --out is swapped in as a whole: a folder with the user's own files, or a file (even a source),
+    # must be refused with or without --force, and left exactly as it was.
+    mine = tmp_path / "thesis"
+    mine.mkdir()
+    (mine / "chapter1.txt").write_text("irreplaceable")
+    for force in (False, True):
+        with pytest.raises(DataError, match="already holds other files") as err:
+            prepare([sources], mine, ByteTokenizer(), force=force)
+        assert "chapter1.txt" in err.value.message and err.value.setting == "--out"
+    assert (mine / "chapter1.txt").read_text() == "irreplaceable"
+    source_file = sources / "notes.txt"
+    with pytest.raises(DataError, match="is a file, not a directory"):
+        prepare([source_file], source_file, ByteTokenizer(), force=True)
+    assert source_file.read_text() == "plain text ✓\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src", "thesis"]  # no partial or .old left behind
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert prepare([sources], empty, ByteTokenizer())["splits"]["train"]["files"]  # an empty folder is fine
+
+
 def test_open_dataset_errors(tmp_path):
     with pytest.raises(DataError, match="does not exist") as err:
         open_dataset(tmp_path / "nope")

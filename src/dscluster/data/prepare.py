@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import time
 from collections.abc import Iterable, Iterator
@@ -122,6 +123,31 @@ def _encode(tok: Tokenizer, text: str) -> np.ndarray:
     return np.asarray(tok.encode(text), dtype=np.int64)
 
 
+_PREPARED_FILE = re.compile(r"^(meta\.json|(train|val)-\d{5}\.bin)$")
+
+
+def _check_out(out: Path, force: bool) -> None:
+    """--out is replaced as a whole, so it may only ever hold prepared data: never a user's file or folder."""
+    if out.exists() and not out.is_dir():
+        raise DataError(tr("--out {out} is a file, not a directory; preparing there would replace it", out=out),
+                        tr("choose a new directory for --out, e.g. --out data/mine"), setting="--out")
+    if not out.is_dir():
+        return
+    try:
+        foreign = sorted(p.name for p in out.iterdir() if not _PREPARED_FILE.match(p.name))
+    except OSError as exc:
+        raise DataError(tr("cannot write {out}: {err}", out=out, err=exc.strerror),
+                        tr("choose a writable --out directory"), setting="--out") from exc
+    if foreign:
+        shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
+        raise DataError(tr("--out {out} already holds other files ({files}); preparing there would delete them",
+                           out=out, files=shown),
+                        tr("choose a new or empty directory for --out, e.g. --out data/mine"), setting="--out")
+    if (out / "meta.json").exists() and not force:
+        raise DataError(tr("{out} already holds prepared data", out=out),
+                        tr("pass --force to replace it, or choose another --out"), setting="--out")
+
+
 def prepare(sources: list[str | Path], out: str | Path, tokenizer: Tokenizer, *, val_fraction: float = 0.05,
             text_field: str = "text", force: bool = False, shard_tokens: int = SHARD_TOKENS,
             extra_meta: dict | None = None, file_filter=None) -> dict:
@@ -132,9 +158,7 @@ def prepare(sources: list[str | Path], out: str | Path, tokenizer: Tokenizer, *,
     if not 0.0 <= val_fraction < 1.0:
         raise DataError(tr("--val-fraction must be in [0, 1), got {v}", v=val_fraction), tr("e.g. --val-fraction 0.05"),
                         setting="--val-fraction")
-    if (out / "meta.json").exists() and not force:
-        raise DataError(tr("{out} already holds prepared data", out=out),
-                        tr("pass --force to replace it, or choose another --out"), setting="--out")
+    _check_out(out, force)
     files: list[tuple[Path, str]] = []
     for src in sources:
         src = Path(src)
