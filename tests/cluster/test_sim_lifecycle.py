@@ -134,6 +134,18 @@ def test_down_of_a_cluster_that_is_not_up_says_so(home):
     assert "removed (" not in proc.stdout and "Next:" in proc.stdout
 
 
+def test_purge_never_deletes_a_shared_dir_the_user_gave(home):
+    # `sim up --shared DIR` may point at a project; `down --purge` removes only what the sim created.
+    mine = home / "my-project"
+    mine.mkdir()
+    (mine / "train.py").write_text("print('mine')\n")
+    SimCluster.up("h8keep", 1, shared_dir=mine, home=home)
+    down("h8keep", purge=True)
+    assert nothing_left("h8keep"), leftovers("h8keep")
+    assert (mine / "train.py").read_text() == "print('mine')\n"
+    assert not (home / "sims" / "h8keep").exists()
+
+
 def test_non_root_is_told_it_needs_root(home):
     ensure_access(ensure_user(SIM_USER), home)  # so the non-root user can run this Python at all
     proc = cli("sim", "up", "1", "--name", "h2user", home=home, user=SIM_USER)

@@ -34,7 +34,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     up.add_argument("--lab", action="store_true", help="also start JupyterLab on the master (as the node user), "
                                                        "with the cluster key installed so it can launch across nodes")
     down = verb("down", "remove the cluster: processes, namespaces, interfaces, state", cmd_down)
-    down.add_argument("--purge", action="store_true", help="also delete its shared directory and logs")
+    down.add_argument("--purge", action="store_true",
+                      help="also delete its logs and the shared directory it created (never one given with --shared)")
     status = verb("status", "one line per node: running, link, ssh port", cmd_status)
     status.add_argument("--json", action="store_true")
     ex = verb("exec", "run a command inside a node (as root unless --user)", cmd_exec, node=True)

@@ -92,7 +92,11 @@ def teardown(names: SimNames, purge: bool) -> None:
         shutil.rmtree(base / "cluster", ignore_errors=True)
         if purge:
             shutil.rmtree(base, ignore_errors=True)
-            shutil.rmtree(state.get("shared_dir", base / "shared"), ignore_errors=True)
+            # Only the shared directory the sim created under its base goes: one given with
+            # `sim up --shared DIR` is the user's (a project, a dataset) and is never deleted.
+            shared = Path(state.get("shared_dir", base / "shared"))
+            if shared.resolve().is_relative_to(base.resolve()):
+                shutil.rmtree(shared, ignore_errors=True)
 
 
 def down(name: str = "default", purge: bool = False) -> None:
