@@ -45,13 +45,16 @@ class Cli:
         return [sys.executable, "-m", "dscluster.cli", *args]
 
     def __call__(self, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
-        if args and args[0] in ("status", "stop", "logs", "runs"):
+        if args and args[0] in ("status", "stop", "logs", "runs", "ckpt"):
             args = (*args, "--cluster", str(self.sim.spec_path))
         return subprocess.run(self.argv(*args), env=self.env, cwd=self.cwd, capture_output=True, text=True,
                               timeout=timeout)
 
-    def launch(self, *args: str, detach: bool = True) -> str:
-        res = self("launch", "--cluster", str(self.sim.spec_path), "--detach" if detach else "--attach", *args)
+    def launch(self, *args: str, doctor: bool = False) -> str:
+        """A detached launch. Fault tests skip doctor's pre-flight (tested on its own below): right after a
+        healed partition its short waits can trip on a loaded 2-core machine."""
+        res = self("launch", "--cluster", str(self.sim.spec_path), "--detach",
+                   *([] if doctor else ["--skip-doctor"]), *args)
         assert res.returncode == 0, res.stdout + res.stderr
         return run_id_from(res.stdout)
 
@@ -126,6 +129,11 @@ def test_user_script_runs_to_completion_with_pdsh(cli):
     assert "hf_s3cret" not in (run_dir / "run.json").read_text() + (run_dir / "ds_env").read_text()
     assert "hf_s3cret" not in (run_dir / "logs" / "launcher.log").read_text()  # never on pdsh's command line
     assert all_gone(cli, run_id)
+    logs = cli("logs", run_id, "--node", "node1").stdout
+    assert "[node1 1] step 2 loss" in logs and "[node0" not in logs and "[launcher]" not in logs
+    assert "[node2 2] done" in cli("logs", run_id, "--rank", "2").stdout
+    listing = cli("runs")
+    assert run_id in listing.stdout and "succeeded" in listing.stdout
 
 
 def test_openmpi_launcher(cli):
@@ -144,7 +152,20 @@ def test_bad_input_is_refused_before_anything_starts(cli):
     assert res.returncode == 3 and "does not exist" in res.stderr and "fix" in res.stderr
     res = cli("launch", "--cluster", str(cli.sim.spec_path), "--detach", "-m", "no_such_module_xyz")
     assert res.returncode == 3 and "cannot be imported" in res.stderr
-    assert not list((cli.sim.spec.shared_dir / "runs").glob("no_such*"))
+    bad_cfg = Path(cli.cwd) / "h4_bad_ds_config.json"
+    bad_cfg.write_text(json.dumps({"train_batch_size": 7, "train_micro_batch_size_per_gpu": 2,
+                                   "gradient_accumulation_steps": 1}))
+    res = cli("launch", "--cluster", str(cli.sim.spec_path), "--detach", SCRIPT, "--deepspeed_config", str(bad_cfg))
+    assert res.returncode == 3 and "train_batch_size" in res.stderr and "fix" in res.stderr
+    # An unreachable node: doctor's pre-flight refuses before anything starts on any node.
+    cli.sim.partition("node2")
+    try:
+        res = cli("launch", "--cluster", str(cli.sim.spec_path), "--detach", "--name", "unreach", SCRIPT)
+    finally:
+        cli.sim.heal("node2")
+    assert res.returncode == 4 and "node2" in res.stderr and "fix" in res.stderr
+    runs = cli.sim.spec.shared_dir / "runs"
+    assert not list(runs.glob("no_such*")) and not list(runs.glob("unreach*"))
 
 
 def test_partition_is_detected_torn_down_and_reported_within_60s(cli, sim):
@@ -181,6 +202,21 @@ def test_crashed_node_is_detected_and_reported(cli, sim):
         print(f"crash: reported after {time.monotonic() - t0:.1f}s ({view['explanation']['signature']})")
     finally:
         sim.heal("node2")
+
+
+def test_pdsh_killed_by_a_signal_is_not_reported_as_success(cli):
+    """DeepSpeed's runner exits 0 when pdsh dies by a signal; the run must still say failed."""
+    from dscluster.runs.reaper import run_pids
+
+    run_id = cli.launch("--max-restarts", "0", "--name", "falseok", SCRIPT, "--steps", "1000", "--sleep", "0.2")
+    wait_training(cli, run_id)
+    pdsh = [p for p in run_pids(run_id) if Path(f"/proc/{p}/cmdline").read_bytes().split(b"\0")[0] == b"pdsh"]
+    assert len(pdsh) == 1
+    os.kill(pdsh[0], signal.SIGTERM)
+    rec = wait_for(lambda: cli.record(run_id)["status"] in store.FINISHED and cli.record(run_id), 60)
+    assert rec and rec["status"] == "failed" and rec["exit_code"] != 0, rec
+    assert "exited 0" in rec["attempts"][-1]["reason"]
+    assert wait_for(lambda: all_gone(cli, run_id), 15), cli.node_pids(run_id)
 
 
 def test_supervisor_sigkill_leaves_no_rank_anywhere(cli):
@@ -264,6 +300,7 @@ def test_reference_trainer_completes_with_a_complete_run_dir(cli, trainer_inputs
     assert [m["step"] for m in lines if "loss" in m and "event" not in m] == [1, 2, 3, 4, 5, 6]
     assert lines[-1]["event"] == "done"
     assert (run_dir / "checkpoints" / "step-6" / "COMMIT.json").is_file()
+    assert [c["step"] for c in json.loads(cli("ckpt", run_id, "--json").stdout)] == [3, 6]
     assert {e["event"] for e in store.read_events(run_dir)} >= {"launched", "finished"}
     assert len(list((run_dir / "logs").glob("*_rank*.log"))) == 3
     assert all_gone(cli, run_id)

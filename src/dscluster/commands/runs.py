@@ -66,6 +66,12 @@ def register(sub) -> None:
     p.add_argument("--node")
     p.set_defaults(func=cmd_logs)
 
+    p = sub.add_parser("ckpt", help=tr("a run's committed checkpoints"))
+    p.add_argument("run", metavar="RUN")
+    _add_cluster(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_ckpt)
+
     p = sub.add_parser("stop", help=tr("stop a run on every node (graceful, then forced)"))
     p.add_argument("run", metavar="RUN")
     _add_cluster(p)
@@ -149,6 +155,37 @@ def cmd_logs(args) -> int:
         follow(run_dir, sys.stdout, rank=args.rank, node=args.node, follow=args.follow)
     except KeyboardInterrupt:
         pass  # leaving a log view never stops the run
+    return ExitCode.OK
+
+
+def checkpoints(run_dir: Path) -> list[dict]:
+    """Committed checkpoints (COMMIT.json present), oldest first; uncommitted ones are never listed."""
+    from dscluster.train.checkpoint import committed_steps
+
+    save_dir = run_dir / "checkpoints"
+    out = []
+    for step in committed_steps(save_dir):
+        path = save_dir / f"step-{step}"
+        files = [p for p in path.rglob("*") if p.is_file()]
+        out.append({"step": step, "path": str(path), "bytes": sum(p.stat().st_size for p in files),
+                    "committed": (path / "COMMIT.json").stat().st_mtime})
+    return out
+
+
+def cmd_ckpt(args) -> int:
+    run_dir = find_run(args.run, args.cluster)
+    items = checkpoints(run_dir)
+    if args.json:
+        print(json.dumps(items, indent=2))
+        return ExitCode.OK
+    if not items:
+        print(tr("no committed checkpoint yet in {path}", path=run_dir / "checkpoints"))
+    else:
+        rows = [[str(c["step"]), f"{c['bytes'] / 2**20:,.1f} MiB",
+                 time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(c["committed"])), c["path"]] for c in items]
+        print(console.table([tr("step"), tr("size"), tr("committed"), tr("path")], rows))
+    print(console.next_steps(tr("a relaunch with the same run directory resumes from the newest one automatically"),
+                             f"dscluster status {run_dir.name}"))
     return ExitCode.OK
 
 

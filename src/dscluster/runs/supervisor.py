@@ -23,7 +23,6 @@ import socket
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,21 +32,15 @@ from dscluster.launch.plan import LaunchRequest, Target, build_plan
 from dscluster.runs import store
 from dscluster.runs.channel import NodeChannel
 from dscluster.runs.nodes import node_links, read_secrets
-from dscluster.runs.reaper import reap, run_pids
+from dscluster.runs.reaper import reap
+from dscluster.runs.verdict import Failure, explain_failure
 
 _FAILURE_LINE = re.compile(r"ssh exited with exit code [1-9]\d*|Killing subprocess \d+|"
                            r"exits with return code = -?[1-9]\d*|exited on signal|"
                            r"Primary job\s+terminated normally, but \d+ process returned|"
                            r"mpirun noticed that process rank")
+_RANK_OK = re.compile(r"Process \d+ exits successfully")  # launch.py, once per rank that exited 0
 STOP_FILE = "stop"
-
-
-@dataclass
-class Failure:
-    kind: str  # rank-failed | node-lost | stalled | exit | unreachable
-    detail: str
-    node: str | None = None
-    explanation: explainer.Explanation | None = None
 
 
 def _set_pdeathsig() -> None:
@@ -185,14 +178,15 @@ class Supervisor:
             log.close()
             self.save(status="running", world_size=plan.world_size)
             self.event("launched", attempt=n, master_port=port, runner_pid=runner.pid)
-            return self._watch(n, runner, chans, log_offset)
+            return self._watch(n, runner, chans, log_offset, plan.world_size)
         finally:
             for ch in chans:
                 ch.close()
 
     def _watch(self, n: int, runner: subprocess.Popen, chans: list[NodeChannel],
-               log_offset: int) -> tuple[int | None, Failure | None, bool]:
+               log_offset: int, world: int) -> tuple[int | None, Failure | None, bool]:
         c = self.cfg
+        ranks_ok = 0
         last_progress, mark = time.monotonic(), self._progress_mark()
         last_ping = 0.0
         failure: Failure | None = None
@@ -208,16 +202,17 @@ class Supervisor:
                 return runner.returncode, None, True
             rc = runner.poll()
             text, log_offset = self._read_new(log_offset)
+            ranks_ok += len(_RANK_OK.findall(text))
             hit = _FAILURE_LINE.search(text)
             if hit:
                 node = hit.string[hit.string.rfind("\n", 0, hit.start()) + 1:hit.start()].split(":")[0].strip()
                 failure = Failure("rank-failed", hit.group(0), node or None)
             elif rc is not None:
-                if rc == 0:
-                    # Ranks may still be finishing their log flush; the launcher said all exited 0.
+                doubt = self._doubt_success(chans, ranks_ok, world) if rc == 0 else None
+                if rc == 0 and doubt is None:
                     self._teardown(runner, chans, grace=1.0, why="finished", quiet=True)
                     return 0, None, False
-                failure = Failure("exit", f"the DeepSpeed runner exited with {rc}")
+                failure = Failure("exit", doubt or f"the DeepSpeed runner exited with {rc}")
             else:
                 for ch in chans:
                     if ch.last_hb is None:
@@ -248,6 +243,20 @@ class Supervisor:
                 self._teardown(runner, chans, grace=c["grace"], why=failure.kind)
                 return runner.returncode, failure, False
             time.sleep(0.25)
+
+    def _doubt_success(self, chans: list[NodeChannel], ranks_ok: int, world: int) -> str | None:
+        """Why an exit code 0 of the runner is not a success, or None. DeepSpeed's runner exits 0 when
+        pdsh (or mpirun) dies by a signal, with ranks still running or never finished."""
+        if self.cfg["launcher"] in ("pdsh", "local") and ranks_ok < world:
+            return f"the launcher exited 0 but only {ranks_ok} of {world} ranks reported success"
+        # Every node's watchdog must see none of the run's processes left (heartbeats come every second).
+        deadline = time.monotonic() + 3.0
+        while time.monotonic() < deadline:
+            busy = [ch.node for ch in chans if ch.last_hb is not None and not ch.closed and ch.procs > 0]
+            if not busy:
+                return None
+            time.sleep(0.2)
+        return f"the launcher exited 0 while ranks still ran on {', '.join(busy)}"
 
     def _unreachable_explanation(self) -> explainer.Explanation:
         return explainer.explain_files([self.run_dir / "logs" / "watchdog.log"]) or explainer.custom(
@@ -313,23 +322,7 @@ class Supervisor:
         return sizes
 
     def explain_attempt(self, failure: Failure) -> explainer.Explanation | None:
-        """Explain from the logs as they stood when the failure was detected (this attempt's rank logs)."""
-        upto = self._failure_logs or self._log_sizes()
-        started = self._attempt_started
-        ranks = sorted((p for p in upto if p != self.log_path and p.stat().st_mtime >= started - 1),
-                       key=lambda p: p.stat().st_mtime)
-        found = explainer.explain_files([self.log_path, *ranks], upto=upto)
-        specific = found if found is not None and found.signature not in explainer.GENERIC else None
-        if failure.kind == "node-lost" and specific is None:
-            return explainer.custom("node-lost", "A node stopped answering: it crashed, lost power, or its network "
-                                    "is partitioned.", "Check the node (`dscluster doctor`); the run restarts from "
-                                    "the last committed checkpoint while restarts remain.", failure.detail)
-        if failure.kind == "stalled" and specific is None:
-            return explainer.custom("stalled", "The run made no progress (no log or metrics output) for the stall "
-                                    "timeout: a hang in a collective, a stuck JIT build, or a dead peer.",
-                                    "Look at `dscluster logs RUN`; raise --stall-timeout if the job is just quiet.",
-                                    failure.detail)
-        return found or failure.explanation
+        return explain_failure(failure, self.log_path, self._failure_logs or self._log_sizes(), self._attempt_started)
 
     def run(self) -> int:
         self.save(status="pending", supervisor_pid=os.getpid(), supervisor_host=socket.gethostname())
