@@ -109,6 +109,9 @@ def test_healthy_cluster_is_all_green_and_complete():
     assert report.summary["backend"] == "gloo"
     text = render(report)
     assert "node2" in text and "all 42 checks passed" in text and "NCCL_SOCKET_IFNAME=eth0" in text
+    # a green cluster suggests a first run that needs no script or ds_config.json of the user's
+    text = render(run(make_spec(path=Path("/etc/lab/dscluster.toml"))))
+    assert "dscluster demo --cluster /etc/lab/dscluster.toml" in text.split("Next:")[1]
 
 
 @pytest.mark.parametrize("stderr,timed_out,rc,kind", [

@@ -125,6 +125,7 @@ def summarize(ctx: DoctorContext) -> dict:
     return {
         "mode": mode, "backend": {"gpu": "nccl", "cpu": "gloo"}.get(mode or ""),
         "world_size": sum(n.slots for n in ctx.spec.nodes), "launcher": ctx.spec.launcher,
+        "spec_path": str(ctx.spec.path) if getattr(ctx.spec, "path", None) else None,
         "master": f"{ctx.master.address}:{ctx.master_port}",
         "python": (master.get("python") or {}).get("executable"),
         "versions": {k: v for k, v in cn._versions(master).items() if v} if master else {},

@@ -46,6 +46,9 @@ def render(report: Report, *, verbose: bool = False) -> str:
         out.append(f"{console.OK} " + tr("all {n} checks passed on {nodes} node(s)",
                                            n=len(report.results), nodes=len(report.nodes)))
         steps = ["dscluster launch train.py --deepspeed --deepspeed_config ds_config.json"]
+        if report.summary.get("spec_path"):  # a first run needs neither a script nor a ds_config.json
+            steps.insert(0, f"dscluster demo --cluster {report.summary['spec_path']}   # "
+                            + tr("the built-in GPT across these nodes"))
         if coll is None:
             steps.append("dscluster doctor --collective   # " + tr("measure the all-reduce bandwidth"))
         out.append(console.next_steps(*steps))
