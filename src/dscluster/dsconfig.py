@@ -73,6 +73,11 @@ SCHEDULERS = {
     "LRRangeTest": ("lr_range_test_min_lr", "lr_range_test_step_size", "lr_range_test_step_rate",
                     "lr_range_test_staircase", "last_batch_iteration"),
 }
+# Adam/AdamW parameters across torch.optim, DeepSpeed's FusedAdam and DeepSpeedCPUAdam: a name outside
+# these is a TypeError inside every rank after start-up ("unexpected keyword argument 'learning_rate'").
+ADAM_PARAMS = ("lr", "betas", "eps", "weight_decay", "amsgrad", "bias_correction", "adam_w_mode", "torch_adam",
+               "fused", "foreach", "maximize", "capturable", "differentiable", "set_grad_none", "decoupled_weight_decay")
+_PARAM_ALIASES = {"learning_rate": "lr", "learningrate": "lr", "beta": "betas", "epsilon": "eps", "wd": "weight_decay"}
 BATCH_KEYS = ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps")
 
 
@@ -194,6 +199,28 @@ def _check_section_keys(section: dict, name: str, known, removed=()) -> None:
                               setting=f"{name}.{key}")
 
 
+def _check_optimizer(otype: str, params: dict) -> None:
+    """DeepSpeed takes its own optimizers by name in any case, anything else from torch.optim exactly."""
+    import torch.optim
+
+    own = {name.lower(): name for name in DS_OPTIMIZERS}
+    if otype.lower() not in own and not isinstance(getattr(torch.optim, otype, None), type):
+        choices = list(DS_OPTIMIZERS) + sorted(n for n in dir(torch.optim) if n[:1].isupper() and n != "Optimizer")
+        same_letters = {c.lower(): c for c in choices}.get(otype.lower())  # "sgd": torch.optim names are exact
+        raise ConfigError(tr("optimizer.type {t!r} is neither a DeepSpeed optimizer nor a torch.optim class", t=otype),
+                          (tr("did you mean {m!r}? ", m=same_letters) if same_letters
+                           else _did_you_mean(otype, choices)) + tr("DeepSpeed's own: {c}", c=", ".join(DS_OPTIMIZERS)),
+                          setting="optimizer.type")
+    if own.get(otype.lower()) in ("Adam", "AdamW"):
+        for key in params:
+            if key not in ADAM_PARAMS:
+                alias = _PARAM_ALIASES.get(key.lower())
+                raise ConfigError(tr("optimizer {t} has no parameter {key!r}", t=otype, key=key),
+                                  (tr("did you mean {m!r}? ", m=alias) if alias else _did_you_mean(key, ADAM_PARAMS))
+                                  + tr("its parameters are: {p}", p=", ".join(ADAM_PARAMS[:5])),
+                                  setting=f"optimizer.params.{key}")
+
+
 def validate(config: dict, world_size: int) -> dict:
     """Check `config` for a job of `world_size` data-parallel ranks; returns a resolved copy.
 
@@ -254,6 +281,7 @@ def validate(config: dict, world_size: int) -> dict:
         if not isinstance(opt.get("params", {}), dict):
             raise ConfigError(tr("optimizer.params must be an object"), tr('e.g. "params": {{"lr": 3e-4}}'),
                               setting="optimizer.params")
+        _check_optimizer(opt["type"], opt.get("params", {}))
 
     sched = config.get("scheduler")
     if sched is not None:

@@ -78,6 +78,21 @@ def test_precision_clipping_optimizer():
     assert _err({**BASE, "optimizer": {"params": {"lr": 1}}}).setting == "optimizer.type"
 
 
+def test_optimizer_type_and_adam_params():
+    # each of these starts fine and then dies in every rank (AttributeError / TypeError) without the check
+    err = _err({**BASE, "optimizer": {"type": "Adamm", "params": {}}})
+    assert err.setting == "optimizer.type" and "did you mean 'Adam'" in err.hint
+    err = _err({**BASE, "optimizer": {"type": "sgd", "params": {}}})
+    assert err.setting == "optimizer.type" and "did you mean 'SGD'" in err.hint
+    err = _err({**BASE, "optimizer": {"type": "adamw", "params": {"learning_rate": 1e-3}}})
+    assert err.setting == "optimizer.params.learning_rate" and "did you mean 'lr'" in err.hint
+    err = _err({**BASE, "optimizer": {"type": "AdamW", "params": {"weight_decy": 0.1}}})
+    assert err.setting == "optimizer.params.weight_decy" and "'weight_decay'" in err.hint
+    for ok in ({"type": "SGD", "params": {"lr": 0.1, "momentum": 0.9}}, {"type": "ADAM", "params": {"lr": 1e-3}},
+               {"type": "Lamb", "params": {"lr": 1e-3, "max_coeff": 10.0}}):
+        dsconfig.validate({**BASE, "optimizer": ok}, 2)
+
+
 def test_scheduler_checks():
     err = _err({**BASE, "scheduler": {"type": "WarmupDecay", "params": {}}})
     assert err.setting == "scheduler.type" and "WarmupDecayLR" in err.hint
