@@ -56,7 +56,19 @@ def build_parser() -> argparse.ArgumentParser:
         importlib.import_module(name).register(sub)
     _SUBPARSERS.clear()
     _SUBPARSERS.update(sub.choices)
+    _accept_debug_everywhere(parser)
     return parser
+
+
+def _accept_debug_everywhere(parser: argparse.ArgumentParser) -> None:
+    """`dscluster --debug doctor` and `dscluster sim up 3 --debug` both work. SUPPRESS as the default,
+    so a nested parser never resets a --debug given before the verb."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                if "--debug" not in child._option_string_actions:
+                    child.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+                _accept_debug_everywhere(child)
 
 
 def _setup_logging(debug: bool) -> None:
@@ -76,7 +88,7 @@ def _setup_logging(debug: bool) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    debug = "--debug" in argv or os.environ.get("DSCLUSTER_DEBUG") == "1"
+    debug = os.environ.get("DSCLUSTER_DEBUG") == "1"
     _setup_logging(debug)
     try:
         parser = build_parser()
@@ -85,6 +97,10 @@ def main(argv: list[str] | None = None) -> int:
             # Name the verb's own --help, not the top-level one, in the usage error.
             verb = _SUBPARSERS.get(getattr(args, "verb", None) or "", parser)
             verb.error(f"unrecognized arguments: {' '.join(extra)}")
+        # Parsed, not searched for in argv: a `--debug` meant for the user's training script stays theirs.
+        if getattr(args, "debug", False) and not debug:
+            debug = True
+            _setup_logging(debug)
         if not getattr(args, "func", None):
             parser.print_help()
             return ExitCode.USAGE if args.verb is None and argv else ExitCode.OK

@@ -116,3 +116,18 @@ def test_zh_tw_domain_files_agree():
             if key in seen:
                 assert seen[key][1] == text, f"{key!r}: {seen[key][0]} says {seen[key][1]!r}, {entry.name} says {text!r}"
             seen[key] = (entry.name, text)
+
+
+@pytest.mark.parametrize("argv", [["--debug", "config", "show", "--cluster", "/nonexistent"],
+                                  ["config", "show", "--cluster", "/nonexistent", "--debug"]])
+def test_debug_before_or_after_the_verb_shows_the_traceback(argv, capsys, dscluster_home):
+    rc = cli.main(argv)
+    err = capsys.readouterr().err
+    assert rc == ExitCode.CONFIG
+    assert "Traceback" in err and "/nonexistent" in err
+
+
+def test_without_debug_no_traceback(capsys, dscluster_home):
+    rc = cli.main(["config", "show", "--cluster", "/nonexistent"])
+    err = capsys.readouterr().err
+    assert rc == ExitCode.CONFIG and "Traceback" not in err and "/nonexistent" in err
