@@ -53,10 +53,18 @@ def create_run(shared: Path, record: dict[str, Any]) -> Path:
     """Create the run directory and its first run.json (status pending). Returns the directory."""
     path = run_path(shared, record["id"])
     (path / "logs").mkdir(parents=True, exist_ok=False)
-    # Ranks run as the node user, which may not be the user launching (the sim's node user is not
-    # root): they must be able to write logs, metrics and checkpoints here.
+    # Ranks run as the cluster's node user, which may not be the launching user (root on a master
+    # container, or in the simulated cluster): they write rank logs, metrics and checkpoints here.
+    launch = record.get("launch") or {}
+    uid = launch.get("node_uid")
     for sub in (path, path / "logs"):
-        os.chmod(sub, 0o777 if os.geteuid() == 0 else 0o755)
+        if os.geteuid() == 0 and uid is not None and launch.get("launcher") != "local":
+            os.chown(sub, int(uid), -1)
+            os.chmod(sub, 0o755)
+        elif os.geteuid() == 0 and launch.get("hosts"):
+            os.chmod(sub, 0o777)  # the node user is unknown on this machine: let it write
+        else:
+            os.chmod(sub, 0o755)
     record.setdefault("status", "pending")
     record.setdefault("attempts", [])
     record.setdefault("created", now_iso())
