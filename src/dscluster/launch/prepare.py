@@ -127,7 +127,13 @@ def resolve_target(opts: LaunchOptions):
     from dscluster.cluster.hostfile import parse_hostfile
     from dscluster.cluster.spec import resolve_spec
 
-    spec = resolve_spec(opts.hostfile or opts.cluster)
+    try:
+        spec = resolve_spec(opts.hostfile or opts.cluster)
+    except ConfigError as err:
+        if opts.hostfile or opts.cluster:
+            raise
+        hint = "; ".join(h for h in (err.hint, tr("or run on this machine only: --local N")) if h)
+        raise ConfigError(err.message, hint, setting=err.setting) from None
     hosts = tuple((h, int(s)) for h, s in parse_hostfile(spec.hostfile_text()))
     launcher = opts.launcher or spec.launcher
     if launcher not in ("pdsh", "openmpi"):
