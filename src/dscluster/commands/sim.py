@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import time
+from pathlib import Path
 
 from dscluster.console import FAIL, OK, WARN, next_steps, table
 from dscluster.errors import UsageError
@@ -62,8 +63,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     for granted in sim.state.get("granted_traverse", []):
         print(tr("note: gave user {user} traverse-only access (ACL u:{user}:x) to {dir} so it can run {python}; "
                  "undo: setfacl -x u:{user} {dir}", user=spec.ssh_user, dir=granted, python=_python()))
-    cluster_arg = "" if sim.name == "default" else f" --cluster {spec.path}"
-    steps = [f"dscluster doctor{cluster_arg}", f"dscluster sim exec{_name(sim.name)} node0 -- hostname"]
+    steps = [doctor_hint(sim.name, spec.path), f"dscluster sim exec{_name(sim.name)} node0 -- hostname"]
     if sim.state.get("lab"):
         from dscluster.cluster.ssh import ssh_config_path
 
@@ -75,6 +75,16 @@ def cmd_up(args: argparse.Namespace) -> int:
                   f"{_python()} -m dscluster.cli lab url"]
     print(next_steps(*steps, f"dscluster sim down{_name(sim.name)}"))
     return 0
+
+
+def doctor_hint(name: str, spec_path) -> str:
+    """Plain `dscluster doctor` only where it would pick this cluster: $DSCLUSTER_CLUSTER and a
+    ./dscluster.toml come before the simulated "default" in resolve_spec."""
+    from dscluster.cluster.spec import SPEC_FILENAME
+
+    if name == "default" and not os.environ.get("DSCLUSTER_CLUSTER") and not Path(SPEC_FILENAME).is_file():
+        return "dscluster doctor"
+    return f"dscluster doctor --cluster {spec_path}"
 
 
 def _name(name: str) -> str:
@@ -125,7 +135,7 @@ def cmd_status(args: argparse.Namespace) -> int:
                   str(r["pid"] or "-")] for r in rows]))
     bad = [r["node"] for r in rows if not r["ssh_port_open"]]
     print(next_steps(*([f"dscluster sim heal{_name(sim.name)} {n}" for n in bad] or
-                       [f"dscluster doctor --cluster {sim.spec_path}"])))
+                       [doctor_hint(sim.name, sim.spec_path)])))
     return 0 if not bad else 1
 
 
