@@ -35,9 +35,6 @@ COMMAND_MODULES: tuple[str, ...] = (
 )
 
 
-_SUBPARSERS: dict[str, argparse.ArgumentParser] = {}
-
-
 class _Parser(argparse.ArgumentParser):
     """argparse exits 2 on bad arguments; keep that, but point at --help for the verb."""
 
@@ -54,9 +51,17 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="verb", metavar="COMMAND", parser_class=_Parser)
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
-    _SUBPARSERS.clear()
-    _SUBPARSERS.update(sub.choices)
     _accept_debug_everywhere(parser)
+    return parser
+
+
+def _innermost_parser(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.ArgumentParser:
+    """The parser of the deepest verb named in argv (`dscluster sim up ...` -> the `sim up` parser)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for i, token in enumerate(argv):
+                if token in action.choices:
+                    return _innermost_parser(action.choices[token], argv[i + 1:])
     return parser
 
 
@@ -71,7 +76,8 @@ def _accept_debug_everywhere(parser: argparse.ArgumentParser) -> None:
                 _accept_debug_everywhere(child)
 
 
-def _setup_logging(debug: bool) -> None:
+def _setup_logging(debug: bool) -> bool:
+    """Console at WARNING (DEBUG with --debug), everything to the log file. False when the file is unwritable."""
     path = log_file()
     handlers: list[logging.Handler] = []
     try:
@@ -84,23 +90,23 @@ def _setup_logging(debug: bool) -> None:
     handlers.append(console)
     logging.basicConfig(level=logging.DEBUG, handlers=handlers,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s", force=True)
+    return len(handlers) == 2
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     debug = os.environ.get("DSCLUSTER_DEBUG") == "1"
-    _setup_logging(debug)
+    logged = _setup_logging(debug)
     try:
         parser = build_parser()
         args, extra = parser.parse_known_args(argv)
         if extra:
-            # Name the verb's own --help, not the top-level one, in the usage error.
-            verb = _SUBPARSERS.get(getattr(args, "verb", None) or "", parser)
-            verb.error(f"unrecognized arguments: {' '.join(extra)}")
+            # Name the innermost verb's own --help (`dscluster data prepare --help`) in the usage error.
+            _innermost_parser(parser, argv).error(tr("unrecognized arguments: {args}", args=" ".join(extra)))
         # Parsed, not searched for in argv: a `--debug` meant for the user's training script stays theirs.
         if getattr(args, "debug", False) and not debug:
             debug = True
-            _setup_logging(debug)
+            logged = _setup_logging(debug)
         if not getattr(args, "func", None):
             parser.print_help()
             return ExitCode.USAGE if args.verb is None and argv else ExitCode.OK
@@ -126,7 +132,8 @@ def main(argv: list[str] | None = None) -> int:
         if debug:
             raise
         print(f"{tr('error')}: {type(err).__name__}: {err}", file=sys.stderr)
-        print("  " + tr("traceback written to {path}", path=log_file()), file=sys.stderr)
+        if logged:
+            print("  " + tr("traceback written to {path}", path=log_file()), file=sys.stderr)
         print("  " + tr("run again with --debug to see the traceback"), file=sys.stderr)
         return ExitCode.FAILURE
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 import unicodedata
 
+from dscluster.i18n import tr
+
 
 def _can_encode(text: str) -> bool:
     try:
@@ -39,4 +41,4 @@ def table(headers: list[str], rows: list[list[str]]) -> str:
 
 def next_steps(*commands: str) -> str:
     """The closing 'what to do next' lines every command ends with."""
-    return "\n".join(["", "Next:"] + [f"  {c}" for c in commands])
+    return "\n".join(["", tr("Next:")] + [f"  {c}" for c in commands])

@@ -131,3 +131,28 @@ def test_without_debug_no_traceback(capsys, dscluster_home):
     rc = cli.main(["config", "show", "--cluster", "/nonexistent"])
     err = capsys.readouterr().err
     assert rc == ExitCode.CONFIG and "Traceback" not in err and "/nonexistent" in err
+
+
+def test_nested_verb_usage_error_names_the_nested_help(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["data", "prepare", "--no-such-option"])
+    assert "dscluster data prepare --help" in capsys.readouterr().err
+
+
+def test_next_steps_header_is_translated(monkeypatch):
+    from dscluster.console import next_steps
+
+    monkeypatch.setenv("DSCLUSTER_LANG", "zh_TW")
+    assert "接下來" in next_steps("dscluster doctor")
+
+
+def test_no_false_log_path_when_home_is_unwritable(monkeypatch, capsys, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setenv("DSCLUSTER_HOME", str(blocker / "home"))  # under a regular file: cannot be created
+    parser = cli.build_parser()
+    monkeypatch.setattr(cli, "build_parser", lambda: parser)
+    parser.set_defaults(func=lambda args: 1 / 0)
+    assert cli.main([]) == ExitCode.FAILURE
+    err = capsys.readouterr().err
+    assert "ZeroDivisionError" in err and "traceback written" not in err
