@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 import unicodedata
+from pathlib import Path
 
 from dscluster.i18n import tr
 
@@ -39,6 +41,25 @@ def table(headers: list[str], rows: list[list[str]]) -> str:
     return "\n".join(out)
 
 
+def runnable(command: str) -> str:
+    """Make a suggested command work from the user's own shell.
+
+    After `scripts/demo.sh` the venv is usually not activated, so a bare `dscluster` or `tensorboard`
+    would not be found (or would be another install's): name this interpreter's bin dir instead.
+    """
+    program, _, rest = command.partition(" ")
+    bindir = Path(sys.executable).parent
+    if program == "python":
+        found, ours = shutil.which("python"), sys.executable
+    else:
+        found, ours = shutil.which(program), str(bindir / program)
+        if not Path(ours).exists():
+            return command
+    if found and Path(found).resolve() == Path(ours).resolve():
+        return command
+    return f"{ours} {rest}".rstrip()
+
+
 def next_steps(*commands: str) -> str:
     """The closing 'what to do next' lines every command ends with."""
-    return "\n".join(["", tr("Next:")] + [f"  {c}" for c in commands])
+    return "\n".join(["", tr("Next:")] + [f"  {runnable(c)}" for c in commands])

@@ -156,3 +156,16 @@ def test_no_false_log_path_when_home_is_unwritable(monkeypatch, capsys, tmp_path
     assert cli.main([]) == ExitCode.FAILURE
     err = capsys.readouterr().err
     assert "ZeroDivisionError" in err and "traceback written" not in err
+
+
+def test_next_steps_name_this_venv_when_it_is_not_on_path(monkeypatch):
+    from dscluster.console import next_steps
+
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    text = next_steps("dscluster runs", "python -m dscluster.train --help", "ls -l")
+    bindir = os.path.dirname(sys.executable)
+    assert f"{bindir}/dscluster runs" in text
+    assert f"{sys.executable} -m dscluster.train --help" in text
+    assert "  ls -l" in text
+    monkeypatch.setenv("PATH", bindir + ":/usr/bin:/bin")
+    assert "  dscluster runs" in next_steps("dscluster runs")

@@ -266,7 +266,7 @@ def _summary(run_dir: Path, records: list[dict], last_step: int | None, wall: fl
         for line in done["sample"].splitlines()[:12]:
             print("    " + line)
     print(next_steps(f"tensorboard --logdir {run_dir / 'tensorboard'}",
-                     f"dscluster runs",
-                     f"python -m dscluster.train --help",
-                     "dscluster sim up 2   # rehearse a multi-node run on this machine"))
+                     "dscluster runs",
+                     "python -m dscluster.train --help",
+                     "dscluster demo --nodes 3   # as root: rehearse a multi-node run on a simulated cluster"))
     return ExitCode.OK
