@@ -97,8 +97,13 @@ def rank_lines(cli: Cli, run_id: str, rank: int) -> str:
     return "".join(p.read_text(errors="replace") for p in sorted((cli.run_dir(run_id) / "logs").glob(f"*_rank{rank}.log")))
 
 
-def wait_training(cli: Cli, run_id: str, timeout: float = 300) -> None:
-    ok = wait_for(lambda: all("step 1 " in rank_lines(cli, run_id, r) for r in range(3)), timeout, 0.5)
+def wait_training(cli: Cli, run_id: str, timeout: float = 300, mpi: bool = False) -> None:
+    if mpi:  # mpirun has no per-rank log files: every rank's output is in launcher.log
+        launcher = cli.run_dir(run_id) / "logs" / "launcher.log"
+        ok = wait_for(lambda: launcher.exists() and launcher.read_text(errors="replace").count("step 1 ") >= 3,
+                      timeout, 0.5)
+    else:
+        ok = wait_for(lambda: all("step 1 " in rank_lines(cli, run_id, r) for r in range(3)), timeout, 0.5)
     assert ok, cli("logs", run_id).stdout[-3000:]
 
 
@@ -145,6 +150,17 @@ def test_openmpi_launcher(cli):
     assert "--allow-run-as-root" in (cli.run_dir(run_id) / "logs" / "launcher.log").read_text()
     assert cli.record(run_id)["status"] == "succeeded"
     assert all_gone(cli, run_id)
+    # Plain DeepSpeed leaves mpirun, the orteds and every rank running when its runner gets SIGTERM.
+    run_id = cli.launch("--launcher", "openmpi", "--max-restarts", "0", "--name", "mpistop", SCRIPT,
+                        "--steps", "1000", "--sleep", "0.2")
+    wait_training(cli, run_id, mpi=True)
+    assert cli("stop", run_id).returncode == 0
+    assert cli.record(run_id)["status"] == "stopped"
+    assert all_gone(cli, run_id), cli.node_pids(run_id)
+    # The orteds carry no run marker; they exit once mpirun (killed by the teardown) is gone.
+    orted = lambda: [cli.sim.exec(n, ["pgrep", "-u", cli.sim.spec.ssh_user, "orted"]).stdout.split()  # noqa: E731
+                     for n in cli.sim.nodes]
+    assert wait_for(lambda: not any(orted()), 15, 0.5), orted()
 
 
 def test_bad_input_is_refused_before_anything_starts(cli):
