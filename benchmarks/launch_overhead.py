@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
+import shutil
 import statistics
 import subprocess
 import sys
@@ -163,6 +163,7 @@ def main() -> int:
         figures["partition -> the partitioned node's ranks gone too (s)"] = f"{t_all:.1f}"
     finally:
         sim.down(purge=True)
+        shutil.rmtree(home, ignore_errors=True)
     width = max(map(len, figures))
     print(f"\nlaunch_overhead.py: {args.nodes} simulated nodes x 1 rank, gloo on CPU, {os.cpu_count()} cores shared")
     for k, v in figures.items():
