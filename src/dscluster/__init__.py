@@ -8,7 +8,7 @@ __version__ = "0.1.0"
 
 __all__ = ["__version__"]
 
-_NOTEBOOK_API = ("Cluster", "Run", "launch", "runs")
+_NOTEBOOK_API = ("Cluster", "Run", "launch", "list_runs")
 
 
 def __getattr__(name: str):
@@ -16,7 +16,5 @@ def __getattr__(name: str):
     if name in _NOTEBOOK_API:
         from dscluster import api
 
-        if name == "launch":  # the launcher package, made callable as the notebook's launch()
-            return api._make_launch_package_callable()
         return getattr(api, name)
     raise AttributeError(f"module 'dscluster' has no attribute {name!r}")

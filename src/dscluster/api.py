@@ -15,9 +15,7 @@ so restarting or closing the notebook does not touch the training job.
 
 from __future__ import annotations
 
-import importlib
 import time
-import types
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -210,24 +208,8 @@ def launch(script: str, args: Sequence[str] | str = (), cluster: Any = None, max
                        tr("check that the shared directory is mounted on this machine")) from None
 
 
-class _CallableLaunchPackage(types.ModuleType):
-    """`dscluster.launch` is both the launcher package (dscluster/launch/) and the notebook function:
-    importing the package rebinds the attribute on `dscluster`, so the package itself is made callable."""
-
-    def __call__(self, *args, **kwargs) -> Run:
-        return launch(*args, **kwargs)
-
-
-def _make_launch_package_callable() -> types.ModuleType:
-    package = importlib.import_module("dscluster.launch")
-    if not isinstance(package, _CallableLaunchPackage):
-        package.__class__ = _CallableLaunchPackage
-    return package
-
-
-def runs(cluster: Any = None) -> list[Run]:
+def list_runs(cluster: Any = None) -> list[Run]:
     """Every run of the cluster (default: like the CLI), newest first."""
     return (cluster if isinstance(cluster, Cluster) else Cluster(cluster)).runs()
 
 
-_make_launch_package_callable()

@@ -83,12 +83,13 @@ def test_watch_widget_renders_progress_and_curve(run_dir):
         watcher.stop()
 
 
-def test_launch_is_callable_and_still_the_launcher_package():
+def test_notebook_names_do_not_clash_with_packages():
+    """`dscluster.launch` stays the notebook function whatever was imported before it."""
     import subprocess
 
-    code = ("import dscluster; f = dscluster.launch; assert callable(f); "
-            "from dscluster.launch.prepare import prepare; import dscluster.launch.plan as plan; "
-            "assert callable(dscluster.launch) and plan.build_plan")
+    code = ("import dscluster.launcher.plan, dscluster.runs.store, dscluster; "
+            "assert callable(dscluster.launch) and callable(dscluster.list_runs); "
+            "from dscluster.api import launch; assert dscluster.launch is launch")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from dscluster import cli
 from dscluster.errors import ConfigError, ExitCode
-from dscluster.launch.prepare import LaunchOptions, dry_run_text, prepare
+from dscluster.launcher.prepare import LaunchOptions, dry_run_text, prepare
 
 SCRIPT = str(Path(__file__).resolve().parents[1] / "data" / "min_ds_script.py")
 

@@ -173,7 +173,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from dscluster.commands.runs import exit_code_of, print_outcome, wait_attached  # noqa: PLC0415
     from dscluster.data.corpus import ensure_stdlib_corpus  # noqa: PLC0415
     from dscluster.data.shards import open_dataset  # noqa: PLC0415
-    from dscluster.launch.prepare import LaunchOptions, dry_run_text, prepare  # noqa: PLC0415
+    from dscluster.launcher.prepare import LaunchOptions, dry_run_text, prepare  # noqa: PLC0415
     from dscluster.runs import launch_run, store  # noqa: PLC0415
     from dscluster.train.checkpoint import latest_committed  # noqa: PLC0415
     from dscluster.train.model import preset_config  # noqa: PLC0415

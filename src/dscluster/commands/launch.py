@@ -8,7 +8,7 @@ import sys
 from dscluster import console
 from dscluster.errors import ExitCode
 from dscluster.i18n import tr
-from dscluster.launch.prepare import DEFAULTS, LaunchOptions, dry_run_text, prepare
+from dscluster.launcher.prepare import DEFAULTS, LaunchOptions, dry_run_text, prepare
 from dscluster.runs import store
 
 

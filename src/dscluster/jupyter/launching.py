@@ -146,7 +146,7 @@ def _config_file(shared: Path, config: dict) -> Path:
 
 
 def _options(request: LaunchRequest):
-    from dscluster.launch.prepare import LaunchOptions, find_ds_config
+    from dscluster.launcher.prepare import LaunchOptions, find_ds_config
 
     local = None
     shared = None
@@ -171,9 +171,9 @@ def _options(request: LaunchRequest):
 def prepare(request: LaunchRequest):
     """Everything `dscluster launch` checks (program, cluster, DeepSpeed config, doctor's fast checks)."""
     try:
-        from dscluster.launch.prepare import prepare as prepare_launch
+        from dscluster.launcher.prepare import prepare as prepare_launch
     except ImportError:
-        raise SupervisorMissing(tr("the launcher (dscluster.launch) is not available in this install"),
+        raise SupervisorMissing(tr("the launcher (dscluster.launcher) is not available in this install"),
                                 tr("reinstall dscluster")) from None
     return prepare_launch(_options(request))
 

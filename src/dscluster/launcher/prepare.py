@@ -19,7 +19,7 @@ from typing import Any
 from dscluster import paths
 from dscluster.errors import ConfigError, UsageError
 from dscluster.i18n import tr
-from dscluster.launch.plan import LaunchRequest, Target, build_plan
+from dscluster.launcher.plan import LaunchRequest, Target, build_plan
 from dscluster.runs import store
 from dscluster.runs.redact import redact_argv, redact_env, split_secrets
 
@@ -154,7 +154,7 @@ def prepare(opts: LaunchOptions) -> Prepared:
     check_program(program, opts.module, cwd, python)
     ds_config = check_ds_config(args, cwd, world)
     if spec is not None and not opts.skip_doctor:
-        from dscluster.launch.preflight import run_fast_checks
+        from dscluster.launcher.preflight import run_fast_checks
 
         run_fast_checks(spec)
     name = opts.name or (program.rsplit(".", 1)[-1] if opts.module else Path(program).stem)

@@ -28,7 +28,7 @@ from typing import Any
 
 from dscluster import explain as explainer
 from dscluster.fsutil import atomic_write_text
-from dscluster.launch.plan import LaunchRequest, Target, build_plan
+from dscluster.launcher.plan import LaunchRequest, Target, build_plan
 from dscluster.runs import store
 from dscluster.runs.channel import NodeChannel
 from dscluster.runs.nodes import node_links, read_secrets
