@@ -28,8 +28,25 @@ def _sig(name: str, regex: str, cause: str, fix: str, retry: bool = True) -> Sig
     return Signature(name, re.compile(regex, re.IGNORECASE | re.MULTILINE), cause, fix, retry)
 
 
+# The program's own verdict on its input, as dscluster's entry points print a DsclusterError:
+# "error: MESSAGE" then "  fix: HINT" (with "[rank N] " or pdsh's "node: " in front; the words may be
+# the zh-TW ones). Case-sensitive on purpose: "ERROR:" lines of libraries are not this.
+_PROGRAM_ERROR = re.compile(r"^(?:[\w.@-]+: )?(?:\[rank \d+\] )?(?:error|錯誤): (?P<msg>\S.*)$"
+                            r"(?:\n(?:[\w.@-]+: )?(?:\[rank \d+\] )?\s+(?:fix|解法): (?P<fix>.+)$)?", re.MULTILINE)
+# Exit codes of a DsclusterError that the same input reproduces: usage, config/data, permission.
+DETERMINISTIC_EXIT_CODES = frozenset({2, 3, 6})
+
 # Ordered: first match wins. Root causes come before the symptoms they cause on other ranks.
 SIGNATURES: tuple[Signature, ...] = (
+    Signature("program-error", _PROGRAM_ERROR,
+              "The program rejected its input (its own error message is above).",
+              "Fix the setting the message names, then launch again: a restart would fail the same way.",
+              retry=False),
+    _sig("input-error-exit", r"exits with return code = (?:2|3|6)\b|exited with exit code (?:2|3|6)\b",
+         "A rank exited with a config/data (3), usage (2) or permission (6) error code: the same input fails "
+         "the same way again.",
+         "Read the first failing rank's log (`dscluster logs RUN --rank R`), fix the input, launch again.",
+         retry=False),
     _sig("ssh-publickey", r"Permission denied \(publickey",
          "A node refused the cluster's SSH key.",
          "Install the cluster key on every node (`dscluster node start` does it), then run `dscluster doctor`.",
@@ -119,6 +136,10 @@ def explain(text: str) -> Explanation | None:
     """The most specific known signature in `text`, with the matching line as evidence."""
     for sig in SIGNATURES:
         match = sig.pattern.search(text)
+        if match and sig.name == "program-error":
+            # The program's own words are the explanation: the message and its fix line.
+            msg, fix = match.group("msg").strip(), (match.group("fix") or "").strip()
+            return Explanation(sig.name, msg[:300], fix[:300] or sig.fix, False, match.group(0).strip()[:300])
         if match:
             start = text.rfind("\n", 0, match.start()) + 1
             end = text.find("\n", match.end())

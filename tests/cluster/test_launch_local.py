@@ -84,3 +84,20 @@ def test_a_silent_hang_is_caught_by_the_stall_timeout(env, tmp_path):
     assert rec["explanation"]["signature"] == "stalled"
     assert "no progress" in rec["attempts"][0]["reason"]
     assert not run_pids(rec["id"])
+
+
+def test_a_trainer_input_error_is_explained_in_its_own_words_and_not_restarted(env, tmp_path):
+    # Default restarts: a missing data directory fails the same way every time, so no restart is tried.
+    res = dscluster("launch", "--local", "2", "--detach", "--name", "loop", "-m", "dscluster.train",
+                    "--data", str(tmp_path / "nope-data"), "--steps", "3", "--deepspeed", env=env)
+    assert res.returncode == 0, res.stderr
+    run_dir = store.run_path(tmp_path / "shared", _run_id(res.stdout))
+    rec = wait_for(lambda: store.read_record(run_dir)["status"] in store.FINISHED and store.read_record(run_dir), 180)
+    assert rec and rec["status"] == "failed", rec
+    assert len(rec["attempts"]) == 1 and rec["exit_code"] == 3  # the first failing rank's code, not the SIGKILL
+    exp = rec["explanation"]
+    assert exp["signature"] == "program-error" and exp["retry"] is False
+    assert "nope-data does not exist" in exp["cause"] and "dscluster data prepare" in exp["fix"]
+    status = dscluster("status", rec["id"], env=env)
+    assert "does not exist" in status.stdout and "SIGKILL" not in status.stdout
+    assert not run_pids(rec["id"])

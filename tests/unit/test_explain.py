@@ -38,3 +38,31 @@ def test_explanation_serialises_for_run_json():
     d = explain.explain((DATA / "address-in-use.log").read_text()).to_dict()
     assert set(d) == {"signature", "cause", "fix", "retry", "evidence"}
     assert d["signature"] == "address-in-use" and d["retry"] is True
+
+
+def test_the_programs_own_error_and_fix_lines_are_the_explanation_and_beat_the_sigkill(tmp_path):
+    # launch.py SIGKILLs the sibling ranks after the first fails: its "sigkill_handler" line is noise.
+    launcher, rank0, rank1 = tmp_path / "launcher.log", tmp_path / "x_rank0.log", tmp_path / "x_rank1.log"
+    launcher.write_text((DATA / "input-error-exit.log").read_text())
+    rank1.write_text("[rank 1] error: the save directory /ro/ckpt is not writable\n"
+                     "[rank 1]   fix: pick a writable --save-dir\n")
+    rank0.write_text("error: data directory /tmp/nope-data does not exist\n"
+                     "  fix: prepare it first: dscluster data prepare SRC... --out DIR\n")
+    found = explain.explain_files([launcher, rank1, rank0])
+    assert found.signature == "program-error" and found.retry is False
+    assert found.cause == "the save directory /ro/ckpt is not writable"  # the first failing rank's file first
+    assert found.fix == "pick a writable --save-dir"
+    zh = explain.explain("錯誤: 資料目錄 /x 不存在\n  解法: 先準備資料\n")
+    assert zh.cause == "資料目錄 /x 不存在" and zh.fix == "先準備資料"
+    assert explain.explain("ERROR: pip could not install\n") is None  # a library's ERROR line is not ours
+
+
+def test_first_failing_rank_exit_code_is_read_from_the_launcher_log(tmp_path):
+    from dscluster.runs.verdict import first_rank_exit_code
+
+    log = tmp_path / "launcher.log"
+    log.write_text("[dscluster 10:00:00] attempt 1: deepspeed ...\nexits with return code = 1\n"
+                   "[dscluster 10:00:09] attempt 2: deepspeed ...\n" + (DATA / "input-error-exit.log").read_text())
+    assert first_rank_exit_code(log, {}, "attempt 2: ") == 3
+    assert first_rank_exit_code(log, {log: 10}, "attempt 2: ") is None
+    assert first_rank_exit_code(tmp_path / "none.log", {}, "attempt 1: ") is None

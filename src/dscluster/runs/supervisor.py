@@ -33,7 +33,7 @@ from dscluster.runs import store
 from dscluster.runs.channel import NodeChannel
 from dscluster.runs.nodes import node_links, read_secrets
 from dscluster.runs.reaper import reap
-from dscluster.runs.verdict import Failure, explain_failure
+from dscluster.runs.verdict import Failure, explain_failure, first_rank_exit_code
 
 _FAILURE_LINE = re.compile(r"ssh exited with exit code [1-9]\d*|Killing subprocess \d+|"
                            r"exits with return code = -?[1-9]\d*|exited on signal|"
@@ -350,7 +350,10 @@ class Supervisor:
             exp = self.explain_attempt(failure)
             attempt["reason"] = failure.detail
             self.save(explanation=exp.to_dict() if exp else None)
-            exit_code = rc if rc and rc > 0 else 1
+            # The runner itself was killed by the teardown: the first failing rank's code is the real one.
+            rank_rc = first_rank_exit_code(self.log_path, self._failure_logs or {}, f"attempt {n}: ")
+            exit_code = rank_rc if rank_rc and rank_rc > 0 else (rc if rc and rc > 0 else 1)
+            attempt["rank_exit_code"] = rank_rc
             if n < max_attempts and (exp is None or exp.retry) and not self._stop_wanted():
                 self.save(status="restarting")
                 self.event("restart", attempt=n + 1, from_step=self.record.get("last_checkpoint_step"))

@@ -8,6 +8,7 @@ closed the connection) does not beat "the node stopped answering".
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,3 +45,29 @@ def explain_failure(failure: Failure, launcher_log: Path, upto: dict[Path, int],
                                 "Look at `dscluster logs RUN`; raise --stall-timeout if the job is just quiet.",
                                 failure.detail)
     return found or failure.explanation
+
+
+_RANK_EXIT = re.compile(r"exits with return code = (-?\d+)|ssh exited with exit code (\d+)|"
+                        r"exited on signal (\d+)")
+
+
+def first_rank_exit_code(launcher_log: Path, upto: dict[Path, int], attempt_line: str) -> int | None:
+    """The exit code of the first rank that failed in this attempt, as DeepSpeed's launch.py (or pdsh)
+    reported it before the teardown: launch.py SIGKILLs the sibling ranks after the first one fails, so
+    the first code is the one that means something. None when the log names none."""
+    try:
+        with open(launcher_log, "rb") as f:
+            text = f.read(upto.get(launcher_log, 1 << 30)).decode("utf-8", "replace")
+    except OSError:
+        return None
+    start = text.rfind(attempt_line)
+    for m in _RANK_EXIT.finditer(text, max(0, start)):
+        if m.group(1) is not None:
+            code = int(m.group(1))
+        elif m.group(2) is not None:
+            code = int(m.group(2))
+        else:
+            code = 128 + int(m.group(3))
+        if code != 0:
+            return code
+    return None
