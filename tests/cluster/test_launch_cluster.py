@@ -364,3 +364,49 @@ def test_killed_rank_tears_down_everywhere_and_restarts_from_the_last_checkpoint
         if m["step"] in by_step:
             assert m["loss"] == pytest.approx(by_step[m["step"]], rel=1e-4, abs=1e-5)
     assert all_gone(cli, run_id)
+
+
+def test_a_crashed_node_is_waited_for_and_the_run_resumes_from_its_checkpoint_once_healed(cli, sim, trainer_inputs):
+    args, cfg = trainer_inputs
+    run_id = cli.launch("--max-restarts", "2", "--restart-wait", "120", "--name", "crashheal", "-m", "dscluster.train",
+                        *args, "--steps", "16", "--save-interval", "4", "--step-sleep", "0.3",
+                        "--deepspeed", "--deepspeed_config", cfg)
+    run_dir = cli.run_dir(run_id)
+    assert wait_for(lambda: (cli.record(run_id).get("last_checkpoint_step") or 0) >= 4, 300), \
+        cli("logs", run_id).stdout[-3000:]
+    sim.crash("node1")
+    try:
+        waiting = wait_for(lambda: [e for e in store.read_events(run_dir) if e["event"] == "waiting"], 60)
+        assert waiting and waiting[0]["nodes"] == ["node1"], store.read_events(run_dir)
+        assert cli.record(run_id)["status"] == "restarting" and len(cli.record(run_id)["attempts"]) == 1
+        time.sleep(3)  # the node stays down a while: no restart is spent meanwhile
+        assert len(cli.record(run_id)["attempts"]) == 1
+    finally:
+        sim.heal("node1")
+    rec = wait_for(lambda: cli.record(run_id)["status"] in store.FINISHED and cli.record(run_id), 400, 1)
+    assert rec and rec["status"] == "succeeded", cli("status", run_id).stdout
+    assert len(rec["attempts"]) == 2
+    restart = next(e for e in store.read_events(run_dir) if e["event"] == "restart")
+    assert restart["from_step"] and restart["from_step"] >= 4
+    assert "waiting for node1 to come back" in (run_dir / "logs" / "launcher.log").read_text()
+    assert f"resumed from step-{restart['from_step']}" in "".join(
+        p.read_text() for p in (run_dir / "logs").glob("*_rank0.log"))
+    assert all_gone(cli, run_id)
+
+
+def test_a_node_that_stays_down_fails_the_run_with_the_heal_command_as_the_fix(cli, sim):
+    run_id = cli.launch("--max-restarts", "2", "--restart-wait", "4", "--name", "staydown", SCRIPT,
+                        "--steps", "1000", "--sleep", "0.2")
+    wait_training(cli, run_id)
+    sim.crash("node2")
+    try:
+        rec = wait_for(lambda: cli.record(run_id)["status"] in store.FINISHED and cli.record(run_id), 120)
+        assert rec and rec["status"] == "failed", rec
+        assert len(rec["attempts"]) == 1  # no restart spent against a node that is down
+        exp = rec["explanation"]
+        assert exp["signature"] == "node-down" and "node2" in exp["cause"]
+        assert f"dscluster sim heal --name {sim.name} node2" in exp["fix"]
+        status = cli("status", run_id)
+        assert "dscluster sim heal" in status.stdout
+    finally:
+        sim.heal("node2")

@@ -31,6 +31,9 @@ def add_launch_options(p: argparse.ArgumentParser, *, demo: bool = False) -> Non
     p.add_argument("--max-restarts", type=int, default=DEFAULTS["max_restarts"], metavar="N",
                    help=tr("restarts from the last committed checkpoint after a failure (default {n})",
                            n=DEFAULTS["max_restarts"]))
+    p.add_argument("--restart-wait", type=float, default=DEFAULTS["restart_wait"], metavar="S",
+                   help=tr("before a restart, wait up to S seconds for lost nodes to answer again (default {s:.0f})",
+                           s=DEFAULTS["restart_wait"]))
     p.add_argument("--stall-timeout", type=float, default=DEFAULTS["stall_timeout"], metavar="S",
                    help=tr("fail when logs and metrics do not grow for S seconds (0: off; default {s:.0f})",
                            s=DEFAULTS["stall_timeout"]))
@@ -59,7 +62,8 @@ def options_from_args(args: argparse.Namespace, command: list[str], module: bool
     return LaunchOptions(command=command, module=module, cluster=args.cluster, hostfile=args.hostfile,
                          local=args.local, launcher=args.launcher, name=args.name, env=args.env,
                          max_restarts=args.max_restarts, stall_timeout=args.stall_timeout,
-                         heartbeat_timeout=args.heartbeat_timeout, skip_doctor=args.skip_doctor)
+                         heartbeat_timeout=args.heartbeat_timeout,
+                         restart_wait=args.restart_wait, skip_doctor=args.skip_doctor)
 
 
 def handle(args: argparse.Namespace) -> int:

@@ -25,6 +25,7 @@ from dscluster.runs.redact import redact_argv, redact_env, split_secrets
 
 DEFAULTS = {
     "max_restarts": 2,
+    "restart_wait": 120.0,  # before a restart: how long to wait for a lost node to answer again
     "stall_timeout": 900.0,  # JIT builds can be silent for minutes; a hung collective lasts forever
     "heartbeat_timeout": 10.0,  # a node silent this long is lost (partition); plain DeepSpeed: ~17 min
     "ping_timeout": 15.0,  # a watchdog that hears nothing this long reaps its node's ranks
@@ -47,6 +48,7 @@ class LaunchOptions:
     max_restarts: int = DEFAULTS["max_restarts"]
     stall_timeout: float = DEFAULTS["stall_timeout"]
     heartbeat_timeout: float = DEFAULTS["heartbeat_timeout"]
+    restart_wait: float = DEFAULTS["restart_wait"]
     skip_doctor: bool = False
     cwd: str | None = None
 
@@ -168,8 +170,10 @@ def prepare(opts: LaunchOptions) -> Prepared:
         "cluster_arg": str(spec.path) if spec is not None and spec.path else (opts.hostfile or opts.cluster),
         "local_procs": int(opts.local or 1), "max_restarts": int(opts.max_restarts),
         "stall_timeout": float(opts.stall_timeout or 0), "heartbeat_timeout": float(opts.heartbeat_timeout),
+        "restart_wait": float(opts.restart_wait),
         "ssh_port": getattr(spec, "ssh_port", None), "network_interface": getattr(spec, "network_interface", None),
-        **{k: v for k, v in DEFAULTS.items() if k not in ("max_restarts", "stall_timeout", "heartbeat_timeout")},
+        **{k: v for k, v in DEFAULTS.items() if k not in ("max_restarts", "stall_timeout", "heartbeat_timeout",
+                                                                "restart_wait")},
     }
     if spec is not None:
         from dscluster.runs.nodes import transport_env

@@ -47,6 +47,41 @@ def node_links(record: dict[str, Any], *, own_connection: bool = True) -> dict[s
     return links
 
 
+def node_names(record: dict[str, Any]) -> dict[str, str]:
+    """host (as in the hostfile) -> the node's name in the cluster spec (the host itself if unknown)."""
+    hosts = [h for h, _ in record["launch"]["hosts"]]
+    if not hosts:
+        return {}
+    try:
+        spec = _spec(record)
+    except Exception:  # noqa: BLE001 - a name is only for messages
+        return {h: h for h in hosts}
+    out = {}
+    for h in hosts:
+        try:
+            out[h] = spec.node(h).name
+        except Exception:  # noqa: BLE001
+            out[h] = h
+    return out
+
+
+def sim_name(record: dict[str, Any]) -> str | None:
+    """The simulated cluster a run's spec belongs to (<home>/sims/<name>/dscluster.toml), else None."""
+    arg = record["launch"].get("cluster_arg")
+    if not arg:
+        return None
+    path = Path(arg)
+    return path.parent.name if path.parent.parent.name == "sims" else None
+
+
+def unreachable_hosts(record: dict[str, Any], links: dict[str, list[str]], timeout: float = 8.0) -> list[str]:
+    """The run's hosts that do not answer a trivial command over the cluster's ssh now."""
+    def one(host: str) -> tuple[str, bool]:
+        return host, run_subprocess(host, links[host] + ["true"], timeout=timeout).ok
+
+    return [h for h, ok in run_parallel(one, list(links)) if not ok]
+
+
 def transport_env(spec, launcher: str) -> dict[str, str]:
     """What makes pdsh (or mpirun's rsh agent) use the cluster's ssh_config and pinned host keys,
     on connections of the run's own (see NO_MUX)."""

@@ -31,7 +31,7 @@ from dscluster.fsutil import atomic_write_text
 from dscluster.launcher.plan import LaunchRequest, Target, build_plan
 from dscluster.runs import store
 from dscluster.runs.channel import NodeChannel
-from dscluster.runs.nodes import node_links, read_secrets
+from dscluster.runs.nodes import node_links, node_names, read_secrets, sim_name, unreachable_hosts
 from dscluster.runs.reaper import reap
 from dscluster.runs.verdict import Failure, explain_failure, first_rank_exit_code
 
@@ -321,6 +321,46 @@ class Supervisor:
                 pass
         return sizes
 
+    def wait_for_nodes(self) -> list[str]:
+        """Before a restart: wait, with a backoff, until every node answers over ssh again (a crashed node
+        reboots, a partition heals), at most restart_wait seconds. Returns the hosts still down.
+        Restarting at once would burn every restart in seconds on a node that is still down."""
+        if not self.links:
+            return []
+        limit = float(self.cfg.get("restart_wait", 120.0))
+        deadline = time.monotonic() + limit
+        names = node_names(self.record)
+        delay, announced = 1.0, None
+        while True:
+            down = unreachable_hosts(self.record, self.links)
+            if not down or self._stop_wanted() or time.monotonic() >= deadline:
+                if announced and not down:
+                    self._log("every node answers again")
+                return down
+            shown = [names.get(h, h) for h in down]
+            if shown != announced:
+                announced = shown
+                self._log(f"waiting for {', '.join(shown)} to come back (up to {limit:.0f}s)")
+                self.event("waiting", nodes=shown, limit_s=limit)
+                self.save(status="restarting", waiting_for=shown)
+            time.sleep(max(0.0, min(delay, deadline - time.monotonic())))
+            delay = min(delay * 2, 10.0)
+
+    def _nodes_down_explanation(self, down: list[str]) -> explainer.Explanation:
+        names = node_names(self.record)
+        shown = [names.get(h, h) for h in down]
+        limit = float(self.cfg.get("restart_wait", 120.0))
+        sim = sim_name(self.record)
+        if sim is not None:
+            extra = "" if sim == "default" else f" --name {sim}"
+            fix = "; ".join(f"dscluster sim heal{extra} {n}" for n in shown) + ", then launch again"
+        else:
+            fix = ("Bring the node back (power, network) and run `dscluster node start` on it, or remove it from "
+                   "the cluster spec; then launch again (it resumes from the last committed checkpoint).")
+        return explainer.custom("node-down", f"{', '.join(shown)} did not come back within {limit:.0f}s after the "
+                                "failure, so the run could not restart.", fix, f"unreachable: {', '.join(shown)}",
+                                retry=False)
+
     def explain_attempt(self, failure: Failure) -> explainer.Explanation | None:
         return explain_failure(failure, self.log_path, self._failure_logs or self._log_sizes(), self._attempt_started)
 
@@ -356,6 +396,16 @@ class Supervisor:
             attempt["rank_exit_code"] = rank_rc
             if n < max_attempts and (exp is None or exp.retry) and not self._stop_wanted():
                 self.save(status="restarting")
+                down = self.wait_for_nodes()
+                if self._stop_wanted():
+                    exit_code, status = 130, "stopped"
+                    self.event("stopped", attempt=n)
+                    break
+                if down:
+                    self.save(explanation=self._nodes_down_explanation(down).to_dict(), waiting_for=None)
+                    status = "failed"
+                    break
+                self.save(waiting_for=None)
                 self.event("restart", attempt=n + 1, from_step=self.record.get("last_checkpoint_step"))
                 time.sleep(1.0)
                 continue
