@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from dscluster import console, paths
-from dscluster.errors import ConfigError, ExitCode, RunError
+from dscluster.errors import ConfigError, ExitCode, RunError, UsageError
 from dscluster.i18n import tr
 from dscluster.runs import store
 
@@ -147,14 +147,42 @@ def cmd_status(args) -> int:
     return ExitCode.OK
 
 
+def run_nodes(record: dict) -> list[str]:
+    """The nodes a run's ranks ran on, in rank order (as `logs` prefixes them)."""
+    seen: list[str] = []
+    for attempt in record.get("attempts") or []:
+        for node in attempt.get("rank_nodes") or []:
+            if node not in seen:
+                seen.append(node)
+    hosts = [h for h, _ in (record.get("launch") or {}).get("hosts") or []]
+    return seen or hosts or ["localhost"]
+
+
+def check_log_filter(record: dict, rank: int | None, node: str | None) -> None:
+    """A --rank or --node that the run does not have is a mistake, not an empty log."""
+    world = int(record.get("world_size") or 0)
+    if rank is not None and not 0 <= rank < world:
+        raise UsageError(tr("run {id} has no rank {rank} (world size {n})", id=record["id"], rank=rank, n=world),
+                         tr("choose a rank from 0 to {last}", last=max(world - 1, 0)))
+    nodes = run_nodes(record)
+    if node is not None and node not in nodes:
+        raise UsageError(tr("run {id} has no node {node!r}", id=record["id"], node=node),
+                         tr("choose one of: {names}", names=", ".join(nodes)))
+
+
 def cmd_logs(args) -> int:
     from dscluster.runs.attach import follow
 
     run_dir = find_run(args.run, args.cluster)
+    record = store.read_record(run_dir)
+    check_log_filter(record, args.rank, args.node)
     try:
-        follow(run_dir, sys.stdout, rank=args.rank, node=args.node, follow=args.follow)
+        record = follow(run_dir, sys.stdout, rank=args.rank, node=args.node, follow=args.follow)
     except KeyboardInterrupt:
-        pass  # leaving a log view never stops the run
+        return ExitCode.OK  # leaving a log view never stops the run
+    if args.follow:
+        print_outcome(record)
+        print(console.next_steps(f"dscluster status {record['id']}", f"dscluster ckpt {record['id']}"))
     return ExitCode.OK
 
 
