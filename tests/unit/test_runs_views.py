@@ -38,3 +38,50 @@ def test_logs_name_the_valid_ranks_and_nodes_instead_of_printing_nothing(finishe
     assert main(["logs", rid, "--rank", "1", "-f"]) == 0  # a finished run: follow ends at once, with next steps
     out = capsys.readouterr().out
     assert "succeeded" in out and f"dscluster status {rid}" in out
+
+
+def test_status_runs_and_stop_of_a_finished_run_read_cleanly(finished_run, tmp_path, capsys):
+    from dscluster.commands.runs import shown_time
+
+    rid = finished_run.name
+    rec = store.read_record(finished_run)
+    outside = tmp_path / "elsewhere" / "ckpt"  # --save-dir outside the run directory
+    (outside / "step-4").mkdir(parents=True)
+    (outside / "step-4" / "COMMIT.json").write_text("{}")
+    rec["launch"].update(args=["--steps", "8", "--save-dir", str(outside)], cwd=str(tmp_path))
+    rec["attempts"].append({"n": 2, "started": "2026-11-29T19:47:21+0000", "ended": None, "exit_code": None,
+                            "reason": None})
+    rec["created"] = "2026-11-29T19:47:21+0000"
+    store.write_record(finished_run, rec)
+    assert main(["status", rid]) == 0
+    out = capsys.readouterr().out
+    assert "None" not in out and "exit 0" in out
+    assert "step 4" in out  # read from the run's own save dir
+    assert main(["runs"]) == 0
+    assert shown_time("2026-11-29T19:47:21+0000") in capsys.readouterr().out
+    assert shown_time("2026-11-29T19:47:21+00:00") == shown_time("2026-11-29T19:47:21+0000")
+    assert "+" not in shown_time("2026-11-29T19:47:21+00:00")
+    assert main(["stop", rid]) == 0
+    out = capsys.readouterr().out
+    assert "already finished" in out and f"dscluster status {rid}" in out
+
+
+def test_negative_restart_and_timeout_settings_are_refused(dscluster_home, tmp_path, capsys):
+    script = tmp_path / "t.py"
+    script.write_text("print('hi')\n")
+    assert main(["launch", "--local", "1", "--max-restarts", "-1", "--dry-run", str(script)]) == 2
+    assert "--max-restarts must be 0 or more" in capsys.readouterr().err
+    assert main(["launch", "--local", "1", "--restart-wait", "-5", "--dry-run", str(script)]) == 2
+    assert "--restart-wait" in capsys.readouterr().err
+
+
+def test_the_failed_rank_event_names_the_node_not_pdshs_own_host():
+    from dscluster.runs.supervisor import host_of_line
+
+    text = "x\npdsh@vm: node1: ssh exited with exit code 3\n"
+    assert host_of_line(text, text.index("ssh exited"), ["node0", "node1"]) == "node1"
+    text = "node0: [2026-11-29 19:47:25,822] [INFO] [launch.py:253:sigkill_handler] Killing subprocess 1\n"
+    assert host_of_line(text, text.index("Killing"), ["node0", "node1"]) == "node0"
+    text = "[2026-11-29 19:47:25,822] [INFO] [launch.py:253:sigkill_handler] Killing subprocess 1\n"
+    assert host_of_line(text, text.index("Killing"), []) == "localhost"
+    assert host_of_line(text, text.index("Killing"), ["node0"]) is None

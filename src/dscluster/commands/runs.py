@@ -79,6 +79,18 @@ def register(sub) -> None:
     p.set_defaults(func=cmd_stop)
 
 
+def shown_time(iso: str | None) -> str:
+    """A record's timestamp in this machine's local time, one format whatever wrote it (+00:00 or +0000)."""
+    import datetime as _dt
+
+    if not iso:
+        return "-"
+    try:
+        return _dt.datetime.fromisoformat(iso).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+    except ValueError:
+        return iso
+
+
 def _glyph(status: str) -> str:
     return {"succeeded": console.OK, "failed": console.FAIL, "stopped": console.WARN,
             "restarting": console.RETRY}.get(status, "…")
@@ -96,19 +108,24 @@ def cmd_runs(args) -> int:
         return ExitCode.OK
     rows = [[_glyph(r.get("status", "")) + " " + r["id"], r.get("status", ""), str(len(r.get("attempts") or [])),
              str(r.get("world_size", "")), str(r.get("last_checkpoint_step") if r.get("last_checkpoint_step")
-                                               is not None else "-"), r.get("created", "")]
+                                               is not None else "-"), shown_time(r.get("created"))]
             for r in records]
     print(console.table([tr("run"), tr("status"), tr("attempts"), tr("world"), tr("ckpt step"), tr("created")], rows))
     print(console.next_steps("dscluster status RUN", "dscluster logs RUN -f"))
     return ExitCode.OK
 
 
-def status_view(record: dict) -> dict:
+def status_view(record: dict, run_dir: Path | None = None) -> dict:
     from dscluster.runs.start import supervisor_alive
 
     view = {k: record.get(k) for k in ("id", "name", "status", "exit_code", "attempts", "last_checkpoint_step",
                                        "explanation", "world_size", "cluster", "created", "ended",
                                        "supervisor_pid", "supervisor_host")}
+    if view["last_checkpoint_step"] is None and record.get("launch") and run_dir is not None:
+        # The trainer may save outside the run directory (--save-dir): look where this run saves.
+        from dscluster.runs.supervisor import committed_step
+
+        view["last_checkpoint_step"] = committed_step(store.save_dir(run_dir, record))
     alive = supervisor_alive(record)
     if record.get("status") in store.ACTIVE and alive is False:
         view["status"] = "lost"
@@ -121,7 +138,7 @@ def status_view(record: dict) -> dict:
 
 def cmd_status(args) -> int:
     run_dir = find_run(args.run, args.cluster)
-    view = status_view(store.read_record(run_dir))
+    view = status_view(store.read_record(run_dir), run_dir)
     view["run_dir"] = str(run_dir)
     if args.json:
         print(json.dumps(view, indent=2, default=str))
@@ -132,8 +149,10 @@ def cmd_status(args) -> int:
     print(f"  {tr('last committed checkpoint')}: " + (f"step {view['last_checkpoint_step']}"
                                                       if view["last_checkpoint_step"] is not None else "-"))
     for a in view["attempts"] or []:
-        print(f"  {tr('attempt')} {a.get('n')}: {a.get('started')} → {a.get('ended') or '…'}  "
-              f"exit={a.get('exit_code')}  {a.get('reason') or ''}")
+        code = a.get("rank_exit_code") or a.get("exit_code")
+        shown = (tr("exit {code}", code=code) + "  ") if code is not None else ""
+        print(f"  {tr('attempt')} {a.get('n')}: {shown_time(a.get('started'))} → "
+              f"{shown_time(a.get('ended')) if a.get('ended') else '…'}  {shown}{a.get('reason') or ''}")
     exp = view.get("explanation")
     if exp and st not in ("succeeded",):
         print(f"  {console.FAIL} {tr('cause')}: {tr(exp.get('cause') or '')}")
@@ -190,7 +209,7 @@ def checkpoints(run_dir: Path) -> list[dict]:
     """Committed checkpoints (COMMIT.json present), oldest first; uncommitted ones are never listed."""
     from dscluster.train.checkpoint import committed_steps
 
-    save_dir = run_dir / "checkpoints"
+    save_dir = store.save_dir(run_dir, store.read_record(run_dir))
     out = []
     for step in committed_steps(save_dir):
         path = save_dir / f"step-{step}"
@@ -207,7 +226,7 @@ def cmd_ckpt(args) -> int:
         print(json.dumps(items, indent=2))
         return ExitCode.OK
     if not items:
-        print(tr("no committed checkpoint yet in {path}", path=run_dir / "checkpoints"))
+        print(tr("no committed checkpoint yet in {path}", path=store.save_dir(run_dir, store.read_record(run_dir))))
     else:
         rows = [[str(c["step"]), f"{c['bytes'] / 2**20:,.1f} MiB",
                  time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(c["committed"])), c["path"]] for c in items]
@@ -225,6 +244,7 @@ def cmd_stop(args) -> int:
     if record.get("status") in store.FINISHED:
         print(tr("{warn} run {id} already finished ({status}); nothing to stop", warn=console.WARN, id=record["id"],
                  status=record["status"]))
+        print(console.next_steps(f"dscluster status {record['id']}", f"dscluster logs {record['id']}"))
         return ExitCode.OK
     print(tr("stopping {id} on every node…", id=record["id"]), flush=True)
     record, forced = stop_run(run_dir, timeout=args.timeout)

@@ -144,9 +144,23 @@ def resolve_target(opts: LaunchOptions):
     return spec, hosts, launcher, Path(spec.shared_dir)
 
 
+def check_supervision(opts: LaunchOptions) -> None:
+    """Restart and timeout settings: a negative value is a typo, never "unlimited"."""
+    if int(opts.max_restarts) < 0:
+        raise UsageError(tr("--max-restarts must be 0 or more (got {n})", n=opts.max_restarts),
+                         tr("--max-restarts 0 never restarts; the default is {n}", n=DEFAULTS["max_restarts"]),
+                         setting="max_restarts")
+    for flag, value in (("--restart-wait", opts.restart_wait), ("--stall-timeout", opts.stall_timeout),
+                        ("--heartbeat-timeout", opts.heartbeat_timeout)):
+        if value is not None and float(value) < 0:
+            raise UsageError(tr("{flag} must be 0 or more seconds (got {value})", flag=flag, value=value),
+                             tr("give a number of seconds, e.g. {flag} 60", flag=flag), setting=flag.lstrip("-"))
+
+
 def prepare(opts: LaunchOptions) -> Prepared:
     if not opts.command:
         raise UsageError(tr("nothing to launch"), tr("dscluster launch train.py --deepspeed --deepspeed_config ds.json"))
+    check_supervision(opts)
     cwd = Path(opts.cwd or os.getcwd()).resolve()
     program, args = opts.command[0], list(opts.command[1:])
     python = sys.executable

@@ -141,3 +141,19 @@ def resolve_run_dir(shared: Path, ref: str) -> Path:
 
 def is_active(record: dict[str, Any]) -> bool:
     return record.get("status") in ACTIVE
+
+
+def save_dir(run_dir: Path, record: dict[str, Any]) -> Path:
+    """Where the run's trainer writes its checkpoints: its --save-dir (relative to the launch directory),
+    else <run-dir>/checkpoints (the trainer's default under DSCLUSTER_RUN_DIR)."""
+    args = list((record.get("launch") or {}).get("args") or [])
+    value = None
+    for i, arg in enumerate(args):
+        if arg == "--save-dir" and i + 1 < len(args):
+            value = args[i + 1]
+        elif arg.startswith("--save-dir="):
+            value = arg.split("=", 1)[1]
+    if not value:
+        return Path(run_dir) / "checkpoints"
+    path = Path(value)
+    return path if path.is_absolute() else Path(record.get("cwd") or record["launch"].get("cwd") or ".") / path

@@ -81,6 +81,16 @@ def committed_step(save_dir: Path) -> int | None:
     return max(steps) if steps else None
 
 
+def host_of_line(text: str, pos: int, hosts: list[str]) -> str | None:
+    """The host a launcher output line (the one holding text[pos]) is about: pdsh prefixes
+    `pdsh@ITS_HOST: NODE: `, remote output `NODE: `; local lines carry no node (a local run: localhost)."""
+    line = text[text.rfind("\n", 0, pos) + 1:pos]
+    for word in (w.strip() for w in line.split(":")):
+        if word in hosts:
+            return word
+    return None if hosts else "localhost"
+
+
 class Supervisor:
     def __init__(self, run_dir: Path):
         self.run_dir = Path(run_dir)
@@ -205,8 +215,7 @@ class Supervisor:
             ranks_ok += len(_RANK_OK.findall(text))
             hit = _FAILURE_LINE.search(text)
             if hit:
-                node = hit.string[hit.string.rfind("\n", 0, hit.start()) + 1:hit.start()].split(":")[0].strip()
-                failure = Failure("rank-failed", hit.group(0), node or None)
+                failure = Failure("rank-failed", hit.group(0), self._node_of_line(text, hit.start()))
             elif rc is not None:
                 doubt = self._doubt_success(chans, ranks_ok, world) if rc == 0 else None
                 if rc == 0 and doubt is None:
@@ -243,6 +252,11 @@ class Supervisor:
                 self._teardown(runner, chans, grace=c["grace"], why=failure.kind)
                 return runner.returncode, failure, False
             time.sleep(0.25)
+
+    def _node_of_line(self, text: str, pos: int) -> str | None:
+        hosts = [h for h, _ in self.cfg["hosts"]]
+        host = host_of_line(text, pos, hosts)
+        return node_names(self.record).get(host, host) if host else None
 
     def _doubt_success(self, chans: list[NodeChannel], ranks_ok: int, world: int) -> str | None:
         """Why an exit code 0 of the runner is not a success, or None. DeepSpeed's runner exits 0 when
@@ -307,7 +321,7 @@ class Supervisor:
                        unreachable=[ch.node for ch in chans if ch.closed and not ch.reaped])
 
     def _refresh_checkpoint(self) -> None:
-        step = committed_step(self.run_dir / "checkpoints")
+        step = committed_step(store.save_dir(self.run_dir, self.record))
         if step is not None and step != self.record.get("last_checkpoint_step"):
             self.save(last_checkpoint_step=step)
 
