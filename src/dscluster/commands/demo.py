@@ -14,6 +14,7 @@ import json
 import os
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from dscluster import fsutil
@@ -21,7 +22,6 @@ from dscluster.console import FAIL, OK, next_steps
 from dscluster.errors import ExitCode, PermissionNeeded, UsageError
 from dscluster.i18n import tr
 from dscluster.paths import local_shared
-
 
 DEMO_MICRO_BATCH = {"cpu": 16, "cuda": 32}
 
@@ -44,7 +44,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     from dscluster.commands.launch import add_launch_options  # noqa: PLC0415 - launch's options, one definition
 
     add_launch_options(p, demo=True)
-    p.set_defaults(func=cmd_demo)
+    # --nodes N uses the simulated cluster plain `dscluster runs/status/logs/sim ...` address: "default".
+    p.set_defaults(func=cmd_demo, sim_name=None)
 
 
 def demo_ds_config(device_type: str, steps: int) -> dict:
@@ -142,31 +143,86 @@ def _failure_lines(run_dir: Path) -> list[str]:
     return [ln for ln in lines if "WARNING" not in ln][-15:]
 
 
-def _target(args) -> tuple[str | None, Path]:
-    """(cluster spec path or None for this machine, shared directory)."""
-    if args.nodes is not None:
-        if args.nodes < 1:
-            raise UsageError(tr("--nodes must be at least 1"), tr("e.g. --nodes 2"))
-        if os.geteuid() != 0:
-            raise PermissionNeeded(tr("a simulated cluster needs root (network namespaces)"),
-                                   tr("run as root, or drop --nodes to train on this machine"))
-        from dscluster.errors import ClusterError  # noqa: PLC0415
-        from dscluster.sim import SimCluster  # noqa: PLC0415
+@dataclass(frozen=True)
+class Target:
+    """Where the demo runs: a spec path (None: this machine), its shared directory, and for a
+    simulated cluster the flags that make `runs`/`status`/`logs` and `sim ...` address it."""
 
-        try:
-            sim = SimCluster.attach(args.sim_name)
-            if len(sim.nodes) != args.nodes or not all(sim.is_running(n) for n in sim.nodes):
-                raise ClusterError("resize")
-        except ClusterError:
-            print(tr("starting a simulated {n}-node cluster {name!r}...", n=args.nodes, name=args.sim_name), flush=True)
-            sim = SimCluster.up(args.sim_name, args.nodes)
-        return str(sim.spec_path), Path(sim.spec.shared_dir)
+    cluster: str | None
+    shared: Path
+    sim_name: str | None = None
+    nodes: int = 0
+    runs_flag: str = ""  # " --cluster SPEC" when plain `dscluster runs` would read another cluster
+    sim_flag: str = ""  # " --name X" for a simulated cluster other than "default"
+
+
+def _sim_target(n: int, name: str) -> Target:
+    """The simulated cluster `resolve_spec` picks ("default"): used if it runs with N nodes, started
+    with N nodes when none runs. Another size is refused: recreating it would kill its runs."""
+    if n < 1:
+        raise UsageError(tr("--nodes must be at least 1"), tr("e.g. --nodes 2"))
+    if os.geteuid() != 0:
+        raise PermissionNeeded(tr("a simulated cluster needs root (network namespaces)"),
+                               tr("run as root, or drop --nodes to train on this machine"))
+    from dscluster.errors import ClusterError  # noqa: PLC0415
+    from dscluster.sim import SimCluster  # noqa: PLC0415
+
+    flag = "" if name == "default" else f" --name {name}"
+    try:
+        sim = SimCluster.attach(name)
+    except ClusterError:
+        sim = None
+    if sim is not None and len(sim.nodes) != n:
+        raise UsageError(
+            tr("the simulated cluster {name!r} is running with {k} nodes, not {n}", name=name, k=len(sim.nodes), n=n),
+            tr("use it as it is: dscluster demo --nodes {k}; or recreate it: dscluster sim down{flag} && "
+               "dscluster demo --nodes {n}", k=len(sim.nodes), n=n, flag=flag), setting="--nodes")
+    if sim is None:
+        print(tr("starting a simulated {n}-node cluster {name!r}...", n=n, name=name), flush=True)
+        sim = SimCluster.up(name, n)
+    down = [node for node in sim.nodes if not sim.is_running(node)]
+    if down:
+        raise ClusterError(tr("simulated node {nodes} is down", nodes=", ".join(down)),
+                           " && ".join(f"dscluster sim heal{flag} {node}" for node in down), node=down[0])
+    return Target(str(sim.spec_path), Path(sim.spec.shared_dir), name, n, _runs_flag(sim.spec_path), flag)
+
+
+def _runs_flag(spec_path: Path) -> str:
+    """Nothing when `dscluster runs` (resolve_spec without --cluster) finds this cluster by itself."""
+    from dscluster.cluster.spec import resolve_spec  # noqa: PLC0415
+    from dscluster.errors import ConfigError  # noqa: PLC0415
+
+    try:
+        picked = resolve_spec(None).path
+    except ConfigError:
+        picked = None
+    same = picked is not None and Path(picked).resolve() == Path(spec_path).resolve()
+    return "" if same else f" --cluster {spec_path}"
+
+
+def _target(args) -> Target:
+    if args.nodes is not None:
+        return _sim_target(args.nodes, args.sim_name or "default")
     if args.cluster or args.hostfile:
         from dscluster.cluster.spec import resolve_spec  # noqa: PLC0415
 
         spec = resolve_spec(args.cluster or args.hostfile)
-        return args.cluster or args.hostfile, Path(spec.shared_dir)
-    return None, local_shared()
+        return Target(args.cluster or args.hostfile, Path(spec.shared_dir), runs_flag=f" --cluster {args.cluster or args.hostfile}")
+    return Target(None, local_shared())
+
+
+def closing_hints(target: Target, run_id: str) -> list[str]:
+    """Commands that work for the cluster the run used, as typed (no extra flags needed for the default)."""
+    if target.sim_name is None:
+        return [f"dscluster runs{target.runs_flag}",
+                "python -m dscluster.train --help",
+                "dscluster demo --nodes 3   # as root: rehearse a multi-node run on a simulated cluster"]
+    n, sim = target.nodes, target.sim_flag
+    crash = [f"dscluster demo --nodes {n}{sim} --steps 2000 --detach   # again, in the background...",
+             f"dscluster sim crash{sim} node1   # ...a node dies: the supervisor tears the run down everywhere",
+             f"dscluster sim heal{sim} node1"] if n > 1 else []
+    return [f"dscluster runs{target.runs_flag}", f"dscluster logs {run_id}{target.runs_flag}", *crash,
+            f"dscluster sim down{sim}"]
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -182,7 +238,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
         raise UsageError(tr("--steps must be at least 1"), tr("e.g. --steps 300"))
     started = time.time()
     preset_config(args.preset)  # unknown preset: stop before anything is prepared or launched
-    cluster, shared = _target(args)
+    target = _target(args)
+    cluster, shared = target.cluster, target.shared
     if args.data:
         data_dir = Path(args.data).absolute()
         note = ""
@@ -202,7 +259,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if not cfg_path.exists():
         fsutil.atomic_write_text(cfg_path, text)
     env = list(args.env)
-    sharing = procs if cluster is None else (args.nodes or 0)  # processes sharing this machine's cores
+    sharing = procs if cluster is None else target.nodes  # processes sharing this machine's cores
     if device_type == "cpu" and sharing and not any(e.startswith("OMP_NUM_THREADS=") for e in env):
         # One BLAS thread pool per process, sized so the processes do not fight over the cores.
         env.append(f"OMP_NUM_THREADS={max(1, (os.cpu_count() or 1) // sharing)}")
@@ -230,7 +287,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print("  " + tr("run directory: {dir}", dir=run_dir))
     attach = args.attach if args.attach is not None else True
     if not attach:
-        print(next_steps(f"dscluster logs {run_id} -f", f"dscluster status {run_id}", f"dscluster stop {run_id}"))
+        flag = target.runs_flag
+        print(next_steps(f"dscluster logs {run_id} -f{flag}", f"dscluster status {run_id}{flag}",
+                         f"dscluster stop {run_id}{flag}", *([f"dscluster sim crash{target.sim_flag} node1"]
+                                                             if target.sim_name and target.nodes > 1 else [])))
         return ExitCode.OK
     progress = Progress(run_dir / "metrics.jsonl", args.steps)
     record = wait_attached(run_dir, on_tick=progress)
@@ -241,12 +301,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
                               log=run_dir / "logs" / "launcher.log"), file=sys.stderr)
         for line in _failure_lines(run_dir):
             print("  " + line, file=sys.stderr)
-        print(next_steps(f"dscluster status {run_id}", f"dscluster logs {run_id}"))
+        print(next_steps(f"dscluster status {run_id}{target.runs_flag}", f"dscluster logs {run_id}{target.runs_flag}",
+                         *([f"dscluster sim down{target.sim_flag}"] if target.sim_name else [])))
         return exit_code_of(record)
-    return _summary(run_dir, progress.records, latest_committed(run_dir / "checkpoints"), time.time() - started)
+    return _summary(run_dir, progress.records, latest_committed(run_dir / "checkpoints"), time.time() - started,
+                    closing_hints(target, run_id))
 
 
-def _summary(run_dir: Path, records: list[dict], last_step: int | None, wall: float) -> int:
+def _summary(run_dir: Path, records: list[dict], last_step: int | None, wall: float, hints: list[str]) -> int:
     train = [r for r in records if "loss" in r and "event" not in r and r.get("loss") is not None]
     vals = [r["val_loss"] for r in records if r.get("val_loss") is not None and "event" not in r]
     done = next((r for r in records if r.get("event") == "done"), {})
@@ -265,8 +327,5 @@ def _summary(run_dir: Path, records: list[dict], last_step: int | None, wall: fl
         print("  " + tr("sample:"))
         for line in done["sample"].splitlines()[:12]:
             print("    " + line)
-    print(next_steps(f"tensorboard --logdir {run_dir / 'tensorboard'}",
-                     "dscluster runs",
-                     "python -m dscluster.train --help",
-                     "dscluster demo --nodes 3   # as root: rehearse a multi-node run on a simulated cluster"))
+    print(next_steps(f"tensorboard --logdir {run_dir / 'tensorboard'}", *hints))
     return ExitCode.OK
