@@ -1,4 +1,5 @@
-"""`dscluster demo --nodes N` on the simulated cluster, supervised."""
+"""`dscluster demo --nodes N` on the simulated cluster, supervised; and the local pre-flight that refuses
+to start ranks that would hang on a stale torch JIT lock."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import shlex
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -72,3 +74,37 @@ def test_demo_on_simulated_nodes_and_its_hints_address_that_cluster(home, tmp_pa
     assert "--nodes 2" in again.stderr
     status = dscluster("sim", "status", "--name", SIM, env=env, timeout=60)
     assert status.returncode == 0 and "node1" in status.stdout and "node2" not in status.stdout, status.stdout
+
+
+def _stale_lock(root: Path) -> Path:
+    lock = root / f"py{sys.version_info.major}{sys.version_info.minor}_cpu" / "cpu_adam" / "lock"
+    lock.parent.mkdir(parents=True)
+    lock.touch()
+    old = time.time() - 3600  # a compile killed an hour ago
+    os.utime(lock, (old, old))
+    return lock
+
+
+def test_local_launch_and_demo_refuse_a_stale_jit_lock(tmp_path):
+    ext, other = tmp_path / "ext", tmp_path / "empty"
+    other.mkdir()
+    lock = _stale_lock(ext)
+    home = tmp_path / "home"
+    env = {**os.environ, "DSCLUSTER_HOME": str(home), "CUDA_VISIBLE_DEVICES": "", "TORCH_EXTENSIONS_DIR": str(ext)}
+    env.pop("DSCLUSTER_SHARED", None)
+    launch = ["launch", "--local", "2", "--detach", "-m", "dscluster.train", "--steps", "1"]
+    res = dscluster(*launch, env=env, timeout=120)
+    assert res.returncode == 4, res.stdout + res.stderr
+    assert str(lock) in res.stderr and f"rm -f {lock}" in res.stderr and "Traceback" not in res.stderr
+    # The ranks' TORCH_EXTENSIONS_DIR is the one checked: --env wins over this shell's.
+    res = dscluster(*launch[:4], "--env", f"TORCH_EXTENSIONS_DIR={ext}", *launch[4:],
+                    env={**env, "TORCH_EXTENSIONS_DIR": str(other)}, timeout=120)
+    assert res.returncode == 4 and f"rm -f {lock}" in res.stderr, res.stdout + res.stderr
+    res = dscluster("demo", "--cpu", "--steps", "1", "--detach", env=env, timeout=300)
+    assert res.returncode == 4 and f"rm -f {lock}" in res.stderr, res.stdout + res.stderr
+    runs = [p for p in home.rglob("run.json")]
+    assert not runs, runs  # refused before any run directory or process exists
+    # The printed fix is the whole fix: afterwards the same launch gets past the pre-flight.
+    subprocess.run(shlex.split(f"rm -f {lock}"), check=True)
+    res = dscluster(*launch[:4], "--dry-run", *launch[4:], env=env, timeout=120)
+    assert res.returncode == 0, res.stdout + res.stderr

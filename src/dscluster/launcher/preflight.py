@@ -1,9 +1,25 @@
-"""Doctor's fast checks before a launch: a sick node refuses the launch before anything starts anywhere."""
+"""Doctor's checks before a launch: a sick node refuses the launch before anything starts anywhere.
+
+Cluster runs get doctor's fast checks over SSH. Local runs (`launch --local`, `demo` on this machine)
+get doctor's JIT-lock check on this machine: a `lock` left in the torch extensions cache by a process
+killed while compiling makes every later DeepSpeed job wait on it forever, silently, until the stall
+timeout (900 s by default). Same probe, same verdict as `dscluster doctor`: nothing duplicated here.
+"""
 
 from __future__ import annotations
 
+import os
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from types import SimpleNamespace
+
+from dscluster.console import WARN
 from dscluster.errors import ClusterError
 from dscluster.i18n import tr
+
+THIS_MACHINE = "localhost"
 
 
 def run_fast_checks(spec) -> None:
@@ -17,3 +33,47 @@ def run_fast_checks(spec) -> None:
     first = report.failures[0]
     raise ClusterError(tr("the cluster is not ready to launch:\n  {lines}", lines="\n  ".join(lines)),
                        first.fix or tr("run: dscluster doctor"), node=first.node)
+
+
+@contextmanager
+def _extensions_dir(env: Mapping[str, str]) -> Iterator[None]:
+    """The ranks' TORCH_EXTENSIONS_DIR (a --env K=V wins over this shell's) while the probe scans."""
+    if "TORCH_EXTENSIONS_DIR" not in env:
+        yield
+        return
+    old = os.environ.get("TORCH_EXTENSIONS_DIR")
+    os.environ["TORCH_EXTENSIONS_DIR"] = env["TORCH_EXTENSIONS_DIR"]
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("TORCH_EXTENSIONS_DIR", None)
+        else:
+            os.environ["TORCH_EXTENSIONS_DIR"] = old
+
+
+def local_jit_lock_result(env: Mapping[str, str] | None = None):
+    """Doctor's `jit-lock` check result for this machine (the ranks' env: TORCH_EXTENSIONS_DIR)."""
+    from dscluster.cluster.runner import CommandResult
+    from dscluster.doctor.checks_cluster import check_jit_lock
+    from dscluster.doctor.context import DoctorContext
+    from dscluster.doctor.probe import ProbeOutcome
+    from dscluster.doctor.probe_facts import extension_locks
+
+    with _extensions_dir(env or {}):
+        jit = extension_locks()
+    node = SimpleNamespace(name=THIS_MACHINE, address=THIS_MACHINE)
+    now = time.time()
+    outcome = ProbeOutcome(THIS_MACHINE, {"jit": jit}, CommandResult(THIS_MACHINE, ("probe",), 0), now, now)
+    ctx = DoctorContext(spec=SimpleNamespace(nodes=(node,)), outcomes={THIS_MACHINE: outcome},
+                        master_port=0, expected_python=sys.executable)
+    return check_jit_lock(ctx, node)
+
+
+def run_local_checks(env: Mapping[str, str] | None = None) -> None:
+    """Refuse a local launch that would hang on a stale JIT lock; warn about a recent one."""
+    result = local_jit_lock_result(env)
+    if not result.ok:
+        raise ClusterError(tr("this machine is not ready to launch: {finding}", finding=result.finding), result.fix)
+    if result.severity == "warning":
+        print(f"{WARN} {result.finding}" + (f" ({tr('fix')}: {result.fix})" if result.fix else ""), file=sys.stderr)

@@ -169,10 +169,13 @@ def prepare(opts: LaunchOptions) -> Prepared:
     world = sum(s for _, s in hosts) if hosts else int(opts.local or 1)
     check_program(program, opts.module, cwd, python)
     ds_config = check_ds_config(args, cwd, world)
-    if spec is not None and not opts.skip_doctor:
-        from dscluster.launcher.preflight import run_fast_checks
+    if not opts.skip_doctor:
+        from dscluster.launcher.preflight import run_fast_checks, run_local_checks
 
-        run_fast_checks(spec)
+        if spec is not None:
+            run_fast_checks(spec)
+        else:  # a stale JIT lock here would hang the ranks silently
+            run_local_checks(user_env)
     name = opts.name or (program.rsplit(".", 1)[-1] if opts.module else Path(program).stem)
     if name in ("__main__", "main"):
         name = program.split(".")[-2] if opts.module and "." in program else "run"
