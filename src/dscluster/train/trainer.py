@@ -82,6 +82,14 @@ def _param_groups(model, weight_decay: float | None = None):
     return groups
 
 
+def distributed_port_kwargs(env) -> dict:
+    """The run's own rendezvous port for DeepSpeed's MPI discovery (OpenMPI launches carry no MASTER_PORT,
+    and discovery would otherwise use 29500 for every run: two concurrent runs collide). dscluster's
+    supervisor exports DSCLUSTER_MASTER_PORT per attempt; without it DeepSpeed's default stays."""
+    value = env.get("DSCLUSTER_MASTER_PORT", "")
+    return {"distributed_port": int(value)} if value.isdigit() and 0 < int(value) < 65536 else {}
+
+
 def run(p: Plan) -> int:
     import deepspeed  # noqa: PLC0415
     import torch  # noqa: PLC0415
@@ -95,7 +103,8 @@ def run(p: Plan) -> int:
         torch.cuda.set_device(p.local_rank)
         torch.backends.cuda.matmul.allow_tf32 = True
         torch.backends.cudnn.allow_tf32 = True
-    deepspeed.init_distributed(dist_backend="nccl" if p.device_type == "cuda" else "gloo")
+    deepspeed.init_distributed(dist_backend="nccl" if p.device_type == "cuda" else "gloo",
+                               **distributed_port_kwargs(os.environ))
     device = torch.device(p.device_type, p.local_rank) if p.device_type == "cuda" else torch.device("cpu")
     log = (lambda *a: print(*a, flush=True)) if p.rank == 0 else (lambda *a: None)
 
