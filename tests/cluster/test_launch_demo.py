@@ -60,7 +60,9 @@ def test_demo_on_simulated_nodes_and_its_hints_address_that_cluster(home, tmp_pa
 
     # The closing hints work as printed: they address this simulated cluster, not another one.
     steps = hints(proc.stdout)
-    assert f"dscluster sim down --name {SIM}" in steps and f"dscluster sim crash --name {SIM} node1" in steps
+    assert f"dscluster sim down --name {SIM}" in steps
+    assert any(s.startswith(f"dscluster sim crash --name {SIM} node1 && ") and f"sim heal --name {SIM} node1" in s
+               for s in steps), steps
     listed = dscluster(*shlex.split(next(s for s in steps if s.startswith("dscluster runs")))[1:], env=env)
     assert listed.returncode == 0 and run_id in listed.stdout, listed.stdout + listed.stderr
     logs = dscluster(*shlex.split(next(s for s in steps if s.startswith("dscluster logs")))[1:], env=env)
@@ -108,3 +110,14 @@ def test_local_launch_and_demo_refuse_a_stale_jit_lock(tmp_path):
     subprocess.run(shlex.split(f"rm -f {lock}"), check=True)
     res = dscluster(*launch[:4], "--dry-run", *launch[4:], env=env, timeout=120)
     assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_hints_for_the_default_simulated_cluster_need_no_flags():
+    from dscluster.commands.demo import Target, closing_hints
+
+    three = [h.split("  #")[0] for h in closing_hints(Target("spec", Path("/s"), "default", 3), "demo-1")]
+    assert three[:2] == ["dscluster runs", "dscluster logs demo-1"] and three[-1] == "dscluster sim down"
+    assert any(h.startswith("dscluster sim crash node1 && ") for h in three)
+    assert "--nodes 3" in three[2] and not any("sim up" in h for h in three)
+    one = closing_hints(Target("spec", Path("/s"), "default", 1), "demo-1")
+    assert not any("crash" in h for h in one)  # a 1-node cluster has no node1

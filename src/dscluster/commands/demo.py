@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dscluster import fsutil
-from dscluster.console import FAIL, OK, next_steps
+from dscluster.console import FAIL, OK, next_steps, runnable
 from dscluster.errors import ExitCode, PermissionNeeded, UsageError
 from dscluster.i18n import tr
 from dscluster.paths import local_shared
@@ -219,8 +219,8 @@ def closing_hints(target: Target, run_id: str) -> list[str]:
                 "dscluster demo --nodes 3   # as root: rehearse a multi-node run on a simulated cluster"]
     n, sim = target.nodes, target.sim_flag
     crash = [f"dscluster demo --nodes {n}{sim} --steps 2000 --detach   # again, in the background...",
-             f"dscluster sim crash{sim} node1   # ...a node dies: the supervisor tears the run down everywhere",
-             f"dscluster sim heal{sim} node1"] if n > 1 else []
+             f"dscluster sim crash{sim} node1 && {runnable(f'dscluster sim heal{sim} node1')}   # ...a node dies and comes back: "
+             "the supervisor tears down and restarts"] if n > 1 else []
     return [f"dscluster runs{target.runs_flag}", f"dscluster logs {run_id}{target.runs_flag}", *crash,
             f"dscluster sim down{sim}"]
 
