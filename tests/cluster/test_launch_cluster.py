@@ -379,6 +379,7 @@ def test_a_crashed_node_is_waited_for_and_the_run_resumes_from_its_checkpoint_on
         waiting = wait_for(lambda: [e for e in store.read_events(run_dir) if e["event"] == "waiting"], 60)
         assert waiting and waiting[0]["nodes"] == ["node1"], store.read_events(run_dir)
         assert cli.record(run_id)["status"] == "restarting" and len(cli.record(run_id)["attempts"]) == 1
+        assert "waiting for node1 to come back" in cli("status", run_id).stdout
         time.sleep(3)  # the node stays down a while: no restart is spent meanwhile
         assert len(cli.record(run_id)["attempts"]) == 1
     finally:

@@ -120,7 +120,7 @@ def status_view(record: dict, run_dir: Path | None = None) -> dict:
 
     view = {k: record.get(k) for k in ("id", "name", "status", "exit_code", "attempts", "last_checkpoint_step",
                                        "explanation", "world_size", "cluster", "created", "ended",
-                                       "supervisor_pid", "supervisor_host")}
+                                       "supervisor_pid", "supervisor_host", "waiting_for")}
     if view["last_checkpoint_step"] is None and record.get("launch") and run_dir is not None:
         # The trainer may save outside the run directory (--save-dir): look where this run saves.
         from dscluster.runs.supervisor import committed_step
@@ -153,6 +153,9 @@ def cmd_status(args) -> int:
         shown = (tr("exit {code}", code=code) + "  ") if code is not None else ""
         print(f"  {tr('attempt')} {a.get('n')}: {shown_time(a.get('started'))} → "
               f"{shown_time(a.get('ended')) if a.get('ended') else '…'}  {shown}{a.get('reason') or ''}")
+    if view.get("waiting_for") and st == "restarting":
+        print(f"  {console.RETRY} " + tr("waiting for {nodes} to come back before restarting",
+                                         nodes=", ".join(view["waiting_for"])))
     exp = view.get("explanation")
     if exp and st not in ("succeeded",):
         print(f"  {console.FAIL} {tr('cause')}: {tr(exp.get('cause') or '')}")
