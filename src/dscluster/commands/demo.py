@@ -269,7 +269,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
                                                   keep=args.keep)],
         module=True, cluster=cluster, local=None if cluster else procs, launcher=args.launcher, name=args.name,
         env=env, max_restarts=args.max_restarts, stall_timeout=args.stall_timeout,
-        heartbeat_timeout=args.heartbeat_timeout, skip_doctor=args.skip_doctor,
+        heartbeat_timeout=args.heartbeat_timeout, restart_wait=args.restart_wait, skip_doctor=args.skip_doctor,
         cwd=str(shared) if cluster else None)
     prep = prepare(opts)
     if args.dry_run:
