@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import copy
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from dscluster.cluster.runner import CommandResult
+from dscluster.cluster.spec import ClusterSpec as Spec
+from dscluster.cluster.spec import NodeSpec as Node
 from dscluster.doctor.checks_node import bad_arch_entries, fixed_arch_list
 from dscluster.doctor.context import DoctorContext
 from dscluster.doctor.engine import evaluate, summarize
@@ -21,27 +22,9 @@ GiB = 1024**3
 PY = "/opt/venv/bin/python"
 
 
-@dataclass(frozen=True)
-class Node:
-    address: str
-    slots: int
-    name: str
-    ssh_port: int = 2222
-
-
-@dataclass(frozen=True)
-class Spec:
-    name: str
-    nodes: tuple
-    shared_dir: Path = Path("/shared")
-    ssh_user: str = "trainer"
-    ssh_port: int = 2222
-    launcher: str = "pdsh"
-    network_interface: str | None = None
-    path: Path | None = None
-
-
 def make_spec(n=3, slots=1, **kw) -> Spec:
+    kw.setdefault("shared_dir", Path("/shared"))
+    kw.setdefault("ssh_user", "trainer")
     return Spec("lab", tuple(Node(f"10.0.0.{10 + i}", slots, f"node{i}") for i in range(n)), **kw)
 
 
@@ -217,7 +200,7 @@ def test_gpu_node_with_fewer_gpus_than_slots():
 
 
 def test_cpu_node_with_more_slots_than_cores():
-    spec = Spec("lab", (Node("10.0.0.10", 1, "node0"), Node("10.0.0.11", 64, "node1")))
+    spec = Spec("lab", (Node("10.0.0.10", 1, "node0"), Node("10.0.0.11", 64, "node1")), Path("/shared"), "trainer")
     fail = only_failure(run(spec))
     assert (fail.node, fail.check) == ("node1", "slots") and "CPU mode" in fail.finding and "slots ≤ 8" in fail.fix
 

@@ -6,32 +6,14 @@ from __future__ import annotations
 import os
 import socket
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from dscluster.cluster.runner import LocalRunner
+from dscluster.cluster.spec import ClusterSpec as Spec
+from dscluster.cluster.spec import NodeSpec as Node
 from dscluster.doctor import run_doctor
-
-
-@dataclass(frozen=True)
-class Node:
-    address: str
-    slots: int
-    name: str
-    ssh_port: int = 2222
-
-
-@dataclass(frozen=True)
-class Spec:
-    name: str
-    nodes: tuple
-    shared_dir: Path
-    ssh_user: str = "trainer"
-    ssh_port: int = 2222
-    launcher: str = "pdsh"
-    network_interface: str | None = None
 
 
 def free_port() -> int:
@@ -42,7 +24,7 @@ def free_port() -> int:
 
 @pytest.fixture
 def local_pair(tmp_path):
-    spec = Spec("local", (Node("127.0.0.1", 1, "a"), Node("127.0.0.1", 1, "b")), tmp_path / "shared")
+    spec = Spec("local", (Node("127.0.0.1", 1, "a"), Node("127.0.0.1", 1, "b")), tmp_path / "shared", "trainer")
     spec.shared_dir.mkdir()
     return spec, [LocalRunner("a"), LocalRunner("b")]
 
@@ -73,7 +55,7 @@ def test_busy_master_port_is_named_with_its_owner(local_pair):
 
 
 def test_missing_shared_dir_and_wrong_python_are_named(tmp_path):
-    spec = Spec("local", (Node("127.0.0.1", 1, "a"),), tmp_path / "nowhere")
+    spec = Spec("local", (Node("127.0.0.1", 1, "a"),), tmp_path / "nowhere", "trainer")
     report = run_doctor(spec, runners=[LocalRunner("a")], master_port=free_port(), wait_s=1,
                         python="/nonexistent/venv/bin/python")
     assert report.get("a", "ssh").ok  # the probe fell back to python3 and still reported
@@ -109,7 +91,7 @@ def test_gpus_are_counted_from_nvidia_smi(tmp_path, monkeypatch):
     smi.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
-    spec = Spec("gpu", (Node("127.0.0.1", 4, "g0"),), tmp_path)
+    spec = Spec("gpu", (Node("127.0.0.1", 4, "g0"),), tmp_path, "trainer")
     report = run_doctor(spec, runners=[LocalRunner("g0")], master_port=free_port(), wait_s=1)
     slots = report.get("g0", "slots")
     assert not slots.ok and "2 GPU(s) visible but slots = 4" in slots.finding and "slots = 2" in slots.fix
@@ -117,6 +99,6 @@ def test_gpus_are_counted_from_nvidia_smi(tmp_path, monkeypatch):
     assert report.summary["backend"] == "nccl"
 
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
-    spec = Spec("gpu", (Node("127.0.0.1", 1, "g0"),), tmp_path)
+    spec = Spec("gpu", (Node("127.0.0.1", 1, "g0"),), tmp_path, "trainer")
     report = run_doctor(spec, runners=[LocalRunner("g0")], master_port=free_port(), wait_s=1)
     assert report.get("g0", "slots").ok and "1 GPU(s) (NVIDIA H200)" in report.get("g0", "slots").finding
