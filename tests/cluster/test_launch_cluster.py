@@ -19,6 +19,8 @@ import pytest
 
 from dscluster.runs import store
 
+from polling import wait_for
+
 pytestmark = [pytest.mark.root, pytest.mark.cluster, pytest.mark.slow]
 DATA = Path(__file__).resolve().parents[1] / "data"
 SCRIPT = str(DATA / "min_ds_script.py")
@@ -81,16 +83,6 @@ def run_id_from(text: str) -> str:
         if " run " in line and " started on " in line:
             return line.split(" run ", 1)[1].split()[0]
     raise AssertionError(f"no run id in: {text}")
-
-
-def wait_for(pred, timeout: float, interval: float = 0.25):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = pred()
-        if value:
-            return value
-        time.sleep(interval)
-    return pred()
 
 
 def rank_lines(cli: Cli, run_id: str, rank: int) -> str:

@@ -16,6 +16,8 @@ import pytest
 from dscluster.runs import store
 from dscluster.runs.reaper import run_pids
 
+from polling import wait_for
+
 pytestmark = pytest.mark.slow
 SCRIPT = Path(__file__).resolve().parents[1] / "data" / "min_ds_script.py"
 
@@ -23,16 +25,6 @@ SCRIPT = Path(__file__).resolve().parents[1] / "data" / "min_ds_script.py"
 def dscluster(*args: str, env: dict, timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "dscluster.cli", *args], env=env, capture_output=True, text=True,
                           timeout=timeout)
-
-
-def wait_for(pred, timeout: float, interval: float = 0.3):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = pred()
-        if value:
-            return value
-        time.sleep(interval)
-    return pred()
 
 
 @pytest.fixture
