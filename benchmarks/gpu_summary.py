@@ -15,8 +15,15 @@ def _table(head: list[str], rows: list[list[Any]]) -> str:
     return "\n".join([_row(head), _row(["---"] * len(head))] + [_row(r) for r in rows])
 
 
+def _vocab(r: Rec) -> int:
+    """The padded vocabulary a row trained with (trainer rows: 0 = the byte vocabulary, 257 -> 320)."""
+    cfg = r.get("config", {})
+    v = cfg.get("vocab_size") if r.get("bench") == "hf_baseline" else (cfg.get("vocab") or 257)
+    return (int(v or 257) + 63) // 64 * 64
+
+
 def _key(r: Rec) -> tuple:
-    return (r.get("preset"), r.get("micro_batch"), r.get("seq_len"))
+    return (r.get("preset"), r.get("micro_batch"), r.get("seq_len"), _vocab(r), r.get("grad_accum", 1))
 
 
 def summarize(records: list[Rec]) -> str:
@@ -33,13 +40,13 @@ def summarize(records: list[Rec]) -> str:
         cfg = r.get("config", {})
         mfu = r.get("mfu")
         ceiling = by_source.get(r.get("_source")) or (ceilings[-1] if ceilings else None)
-        rows.append([r["bench"], r.get("label") or "", r.get("preset"), r.get("world_size"), r.get("micro_batch"),
+        rows.append([r["bench"], r.get("label") or "", r.get("preset"), _vocab(r), r.get("world_size"), r.get("micro_batch"),
                      r.get("grad_accum", 1), r.get("zero_stage"), r.get("compile", "off"), cfg.get("attn", ""),
                      cfg.get("ckpt_act", 0), f"{r['tokens_per_s']:,.0f}", f"{r['tokens_per_s_per_gpu']:,.0f}",
                      r.get("tflops_per_gpu"), f"{mfu:.1%}" if mfu is not None else "",
                      f"{mfu * 989 / ceiling:.2f}" if (ceiling and mfu is not None) else "", r.get("peak_mem_gib")])
     if rows:
-        out.append(_table(["what", "label", "preset", "GPUs", "micro-batch", "grad-accum", "ZeRO", "compile", "attention",
+        out.append(_table(["what", "label", "preset", "vocab", "GPUs", "micro-batch", "grad-accum", "ZeRO", "compile", "attention",
                            "act-ckpt", "tok/s", "tok/s/GPU", "TFLOP/s/GPU", "MFU", "MFU÷ceiling", "peak GiB"], rows))
     # trainer vs baseline at the same size and batch, one GPU
     best: dict[tuple, Rec] = {}
@@ -52,10 +59,12 @@ def summarize(records: list[Rec]) -> str:
     for r in runs:
         if r["bench"] == "hf_baseline" and r.get("world_size") == 1 and _key(r) in best:
             t = best[_key(r)]
-            cmp_rows.append([r["preset"], r["micro_batch"], f"{t['tokens_per_s']:,.0f}", f"{r['tokens_per_s']:,.0f}",
+            cmp_rows.append([r["preset"], _vocab(r), r["micro_batch"], r.get("grad_accum", 1),
+                             f"{t['tokens_per_s']:,.0f}", f"{r['tokens_per_s']:,.0f}",
                              f"{t['tokens_per_s'] / r['tokens_per_s']:.2f}×"])
     if cmp_rows:
-        out.append("\n" + _table(["preset", "micro-batch", "trainer tok/s", "HF baseline tok/s", "speed-up"], cmp_rows))
+        out.append("\n" + _table(["preset", "vocab", "micro-batch", "grad-accum", "trainer tok/s", "HF baseline tok/s",
+                                  "speed-up"], cmp_rows))
     # scaling: per-GPU throughput on N GPUs over one GPU, same bench/preset/batch/ZeRO stage when present
     sc_rows = []
     for r in runs:
@@ -74,10 +83,10 @@ def summarize(records: list[Rec]) -> str:
     ck = [r for r in records if r.get("bench") == "checkpoint"]
     if disk or ck:
         d = max((x["gb_per_s"] for x in disk), default=None)
-        ck_rows = [[c["preset"], f"{c['bytes'] / 1e9:.1f}", c["save_s"], c["save_gb_per_s"], c["load_s"],
+        ck_rows = [[c["preset"], c.get("serialization", "default"), f"{c['bytes'] / 1e9:.1f}", c["save_s"], c["save_gb_per_s"], c["load_s"],
                     c["load_gb_per_s"], d, f"{c['save_gb_per_s'] / d:.0%}" if d else ""] for c in ck]
-        out.append("\n" + _table(["preset", "state GB", "save s (fsync'd)", "save GB/s", "load s", "load GB/s",
-                                  "disk dd GB/s", "save ÷ disk"], ck_rows or [["", "", "", "", "", "", d, ""]]))
+        out.append("\n" + _table(["preset", "torch.save", "state GB", "save s (fsync'd)", "save GB/s", "load s", "load GB/s",
+                                  "disk dd GB/s", "save ÷ disk"], ck_rows or [["", "", "", "", "", "", "", d, ""]]))
     errors = [r for r in records if r.get("bench") == "error"]
     if errors:
         out.append("\nFailed cases:\n" + "\n".join(f"- `{e['case']}`: {e['error']}" for e in errors))

@@ -58,9 +58,11 @@ class Case:
     steps: int = 8
     warmup: int = 3
     gb: int = 16
-    ser: str = "both"  # ckpt: default | fast | both (torch.save serialization settings)
+    ser: str = "both"  # ckpt: default | fast | both (torch.save's default path, or the trainer's: no CRC32, pinned D2H)
     gpus: int = 0  # cli: processes (GPUs) for the launcher; 0 = all visible
     prof: int = 0  # 1: also profile one optimizer step, kernel table written to $BENCH_PROF_DIR
+    vocab: int = 0  # 0: the trainer's byte vocabulary (257); 50257: GPT-2's (trainer and hf alike)
+    inductor: str = ""  # cdt: Inductor's coordinate-descent tuning of its kernels; autotune: also Triton GEMMs
     label: str = ""
 
     @classmethod
@@ -100,7 +102,7 @@ def ds_config_for(c: Case) -> dict:
 def build_model(c: Case):
     from dscluster.train.model import GPT, preset_config
 
-    cfg = preset_config(c.preset, seq_len=c.seq)
+    cfg = preset_config(c.preset, seq_len=c.seq, vocab_size=c.vocab or None)
     return GPT(cfg), cfg
 
 
@@ -121,6 +123,10 @@ def run_trainer(c: Case, out: str | None, keep_engine: bool = False):
     model, cfg = build_model(c)
     if c.ckpt_act:
         perf.checkpoint_blocks(model)
+    import torch._inductor.config as inductor_config
+
+    inductor_config.coordinate_descent_tuning = c.inductor in ("cdt", "autotune")
+    inductor_config.max_autotune_gemm = c.inductor == "autotune"  # GEMM templates with fused epilogues
     compiled = perf.compile_model(model, c.compile if c.kind == "trainer" else "off")
     ds_config = ds_config_for(c)
     optimizer = None
@@ -232,18 +238,6 @@ def drop_page_cache() -> bool:
         return False
 
 
-def fast_serialization(on: bool) -> bool:
-    """torch.save without the zip CRC32 pass and with pinned-memory GPU->CPU copies (torch >= 2.6)."""
-    try:
-        from torch.utils.serialization import config
-
-        config.save.compute_crc32 = not on
-        config.save.use_pinned_memory_for_d2h = on
-        return True
-    except Exception:  # noqa: BLE001 - older torch: default serialization
-        return False
-
-
 def run_ckpt(c: Case, out: str | None, directory: str) -> list[dict]:
     """Save (through the trainer's commit protocol: DeepSpeed save, fsync, COMMIT.json) and load the full
     training state (bf16 weights, fp32 master weights, Adam moments), with default and fast serialization."""
@@ -256,14 +250,14 @@ def run_ckpt(c: Case, out: str | None, directory: str) -> list[dict]:
                             keep_engine=True)
     recs = []
     for mode in (("default", "fast") if c.ser == "both" else (c.ser,)):
-        applied = fast_serialization(mode == "fast")
         shutil.rmtree(directory, ignore_errors=True)
         os.makedirs(directory, exist_ok=True)
         drop_page_cache()
         gm.sync()
         t0 = time.perf_counter()
         checkpoint.save(engine, Path(directory), 1, rank=gm.rank(), world_size=int(os.environ.get("WORLD_SIZE", "1")),
-                        zero_stage=c.zero, keep=0, client_state={"step": 1}, barrier=dist.barrier)
+                        zero_stage=c.zero, keep=0, client_state={"step": 1}, barrier=dist.barrier,
+                        fast_serialization=mode == "fast")
         t_save = time.perf_counter() - t0
         step_dir = os.path.join(directory, checkpoint.tag_for(1))
         nbytes = sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(step_dir) for f in fs)
@@ -272,14 +266,13 @@ def run_ckpt(c: Case, out: str | None, directory: str) -> list[dict]:
         engine.load_checkpoint(directory, tag=checkpoint.tag_for(1))
         gm.sync()
         t_load = time.perf_counter() - t0
-        rec = {"bench": "checkpoint", "preset": c.preset, "serialization": mode if applied else "default (old torch)",
+        rec = {"bench": "checkpoint", "preset": c.preset, "serialization": mode,
                "bytes": nbytes, "save_s": round(t_save, 2), "save_gb_per_s": round(nbytes / t_save / 1e9, 3),
                "load_s": round(t_load, 2), "load_gb_per_s": round(nbytes / t_load / 1e9, 3),
                "load_cold_cache": dropped, "path": directory,
                "engine": "dscluster.train.checkpoint.save (DeepSpeed save_checkpoint + fsync + COMMIT.json)"}
         gm.emit(rec, out)
         recs.append(rec)
-    fast_serialization(False)
     release(engine)
     shutil.rmtree(directory, ignore_errors=True)
     return recs
@@ -293,7 +286,7 @@ def run_cli(c: Case, out: str | None, scratch: str) -> dict | None:
     run_dir = os.path.join(scratch, f"cli-{c.preset}")
     shutil.rmtree(run_dir, ignore_errors=True)
     os.makedirs(run_dir)
-    cfg = ds_config_for(Case(**{**asdict(c), "opt": "ds_fused"}))
+    cfg = ds_config_for(c)  # no optimizer section: the trainer's default (torch's fused AdamW on GPU)
     cfg_path = os.path.join(run_dir, "ds_config.json")
     with open(cfg_path, "w") as fh:
         json.dump(cfg, fh)
@@ -341,8 +334,8 @@ def run_case(c: Case, out: str | None, scratch: str) -> None:
         import hf_baseline
         from dscluster.train.model import preset_config
 
-        vocab = preset_config(c.preset).padded_vocab
-        hf_baseline.run(c.preset, c.seq, c.mb, c.zero, c.steps, c.warmup, vocab, out)
+        vocab = preset_config(c.preset, vocab_size=c.vocab or None).padded_vocab
+        hf_baseline.run(c.preset, c.seq, c.mb, c.zero, c.steps, c.warmup, vocab, out, c.gas)
     elif c.kind == "cli":
         run_cli(c, out, scratch)
     elif c.kind == "ceiling":

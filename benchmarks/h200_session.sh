@@ -4,7 +4,7 @@
 # Needs: python3 with torch+CUDA+transformers; DeepSpeed and its pure-Python deps either installed or
 # as wheels in .whl/ (see RESULTS.md "Reproduce"). Every line of output is also kept in OUTDIR.
 set -uo pipefail
-phase=${1:?phase: smoke | explore | scale | scale2 | final | tests}
+phase=${1:?phase: smoke | explore | scale | scale2 | last | final | lanes | tests}
 out=${2:-${OUT:-/tmp/bench-out}}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -22,8 +22,9 @@ export PYTORCH_CUDA_ALLOC_CONF=${PYTORCH_CUDA_ALLOC_CONF:-expandable_segments:Tr
 rm -f ~/.cache/torch_extensions/*/*/lock
 # Reuse a compile cache carried from an earlier call, if any.
 [ -f .benchcache/inductor.tgz ] && mkdir -p "$TORCHINDUCTOR_CACHE_DIR" && tar xzf .benchcache/inductor.tgz -C "$TORCHINDUCTOR_CACHE_DIR"
-# DeepSpeed's FusedAdam is JIT-built on first use (~1 min of CPU): build it in the background now.
-python3 -c "from deepspeed.ops.op_builder import FusedAdamBuilder; FusedAdamBuilder().load()" >"$out/fused_adam_build.log" 2>&1 &
+# DeepSpeed's FusedAdam is JIT-built on first use (~1 min of CPU): only the phases that use it build it.
+build_fused_adam() { python3 -c "from deepspeed.ops.op_builder import FusedAdamBuilder; FusedAdamBuilder().load()" >"$out/fused_adam_build.log" 2>&1 & }
+case "$phase" in smoke|explore|scale|scale2|last|final) build_fused_adam ;; esac
 nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm,memory.total --format=csv | tee "$out/gpu.txt"
 nvidia-smi topo -m >>"$out/gpu.txt" 2>&1
 df -h /var/tmp /tmp >>"$out/gpu.txt" 2>&1
@@ -66,6 +67,24 @@ case "$phase" in
     CUDA_VISIBLE_DEVICES=0 timeout 150 python3 -m pytest -q -p no:cacheprovider tests/gpu 2>&1 | tee "$out/pytest_gpu.log"
     { time CUDA_VISIBLE_DEVICES=0 timeout 90 python3 -c "import sys; from dscluster.cli import main; sys.exit(main())" demo --steps 200 ; } 2>&1 | tail -25 | tee "$out/demo.log"
     CUDA_VISIBLE_DEVICES=0 timeout 100 $bench --case disk:gb=8 --case ckpt:preset=1.3b,ser=fast 2>&1 | tee -a "$out/final.log" ;;
+  lanes)
+    # Two H200s, two independent lanes of single-GPU work at once (half the device time); the
+    # checkpoint case runs last on lane 1, when lane 0 no longer writes anything big.
+    one="trainer:preset=1.3b,mb=16,gas=8,steps=2,warmup=2"
+    { CUDA_VISIBLE_DEVICES=0 timeout 540 $bench --case ceiling: --case "$one,label=best" --case "$one,vocab=50257" \
+        --case "$one,compile=model" --case "$one,inductor=cdt" --case "trainer:preset=1.3b,mb=24,gas=8,steps=2,warmup=2" \
+        >"$out/lane0.log" 2>&1; echo "lane0 exit $?" >>"$out/lane0.log"; } &
+    {
+      export CUDA_VISIBLE_DEVICES=1
+      { time timeout 120 python3 -c "import sys; from dscluster.cli import main; sys.exit(main())" demo --steps 200 ; } >"$out/demo.log" 2>&1
+      timeout 150 python3 -m pytest -q -p no:cacheprovider tests/gpu >"$out/pytest_gpu.log" 2>&1
+      timeout 300 $bench --case "hf:preset=1.3b,mb=16,gas=8,steps=2,warmup=2,vocab=50257" \
+        --case "hf:preset=1.3b,mb=8,vocab=50257" --case "trainer:preset=1.3b,mb=8,vocab=50257" \
+        --case disk:gb=8 --case ckpt:preset=1.3b,ser=both >"$out/lane1.log" 2>&1
+      echo "lane1 exit $?" >>"$out/lane1.log"
+    } &
+    wait
+    tail -3 "$out/demo.log" "$out/pytest_gpu.log"; grep -h '"bench"' "$out"/lane*.log | cut -c1-400 ;;
   tests)
     timeout 400 python3 -m pytest -q -p no:cacheprovider tests/gpu 2>&1 | tee "$out/pytest_gpu.log" ;;
   *) echo "unknown phase $phase" >&2; exit 2 ;;

@@ -37,11 +37,11 @@ def preset_shape(name: str) -> tuple[int, int, int]:
         return FALLBACK_SHAPES[name]
 
 
-def baseline_ds_config(micro_batch: int, zero_stage: int) -> dict:
+def baseline_ds_config(micro_batch: int, zero_stage: int, grad_accum: int = 1) -> dict:
     """What the recipe's user writes: bf16 on, ZeRO on, AdamW from the config."""
     return {
         "train_micro_batch_size_per_gpu": micro_batch,
-        "gradient_accumulation_steps": 1,
+        "gradient_accumulation_steps": grad_accum,
         "bf16": {"enabled": True},
         "zero_optimization": {"stage": zero_stage},
         "optimizer": {"type": "AdamW", "params": {"lr": 3e-4, "betas": [0.9, 0.95], "weight_decay": 0.1}},
@@ -51,7 +51,8 @@ def baseline_ds_config(micro_batch: int, zero_stage: int) -> dict:
 
 
 def run(preset: str, seq_len: int, micro_batch: int, zero_stage: int, steps: int, warmup: int,
-        vocab_size: int, out: str | None = None) -> dict:
+        vocab_size: int, out: str | None = None, grad_accum: int = 1) -> dict:
+    """`steps` optimizer steps of `grad_accum` micro-batches each are timed, after `warmup` steps."""
     gm.ensure_single_process_env()
     import deepspeed
     import torch
@@ -67,16 +68,17 @@ def run(preset: str, seq_len: int, micro_batch: int, zero_stage: int, steps: int
                         vocab_size=vocab_size, bos_token_id=0, eos_token_id=0)
     model = GPT2LMHeadModel(config)
     n_matmul = gm.matmul_params(model)
-    ds_config = baseline_ds_config(micro_batch, zero_stage)
+    ds_config = baseline_ds_config(micro_batch, zero_stage, grad_accum)
     engine, *_ = deepspeed.initialize(model=model, model_parameters=model.parameters(), config=ds_config)
     world = engine.world_size if hasattr(engine, "world_size") else int(os.environ.get("WORLD_SIZE", "1"))
     batches = [torch.randint(0, vocab_size, (micro_batch, seq_len), device=engine.device) for _ in range(4)]
 
     def step(i: int) -> torch.Tensor:
-        x = batches[i % len(batches)]
-        loss = engine(input_ids=x, labels=x).loss
-        engine.backward(loss)
-        engine.step()
+        for m in range(grad_accum):
+            x = batches[(i * grad_accum + m) % len(batches)]
+            loss = engine(input_ids=x, labels=x).loss
+            engine.backward(loss)
+            engine.step()
         return loss
 
     for i in range(warmup):
@@ -91,9 +93,9 @@ def run(preset: str, seq_len: int, micro_batch: int, zero_stage: int, steps: int
             loss.item()
     gm.sync()
     elapsed = time.perf_counter() - t0
-    tokens = steps * micro_batch * seq_len * world
+    tokens = steps * grad_accum * micro_batch * seq_len * world
     rec = {"bench": "hf_baseline", "preset": preset, "world_size": world, "seq_len": seq_len,
-           "micro_batch": micro_batch, "zero_stage": zero_stage, "params_matmul": n_matmul,
+           "micro_batch": micro_batch, "grad_accum": grad_accum, "zero_stage": zero_stage, "params_matmul": n_matmul,
            **gm.throughput_fields(tokens, elapsed, gm.flops_per_token(n_matmul, n_layer, d_model, seq_len), world),
            "step_s": round(elapsed / steps, 4), "loss": round(float(loss.item()), 4),
            "peak_mem_gib": gm.peak_mem_gib(),
@@ -115,13 +117,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seq-len", type=int, default=2048)
     ap.add_argument("--micro-batch", type=int, default=8)
     ap.add_argument("--zero-stage", type=int, default=1)
+    ap.add_argument("--grad-accum", type=int, default=1)
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--vocab-size", type=int, default=50304)
     ap.add_argument("--out", default=None, help="also append the JSON line to this file")
     ap.add_argument("--local_rank", type=int, default=None, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
-    run(a.preset, a.seq_len, a.micro_batch, a.zero_stage, a.steps, a.warmup, a.vocab_size, a.out)
+    run(a.preset, a.seq_len, a.micro_batch, a.zero_stage, a.steps, a.warmup, a.vocab_size, a.out, a.grad_accum)
     return 0
 
 

@@ -1,6 +1,6 @@
 """The reference trainer on a real GPU (device machine only; skipped where no CUDA GPU exists).
 
-The real trainer entry point with bf16, compiled blocks, DeepSpeed FusedAdam and the prefetching data
+The real trainer entry point with bf16, compiled blocks, fused AdamW and the prefetching data
 loader trains the tiny preset and the loss falls; MFU is reported; the micro-batch search returns a
 size that really fits; the benchmark's trainer case reports its figures. No speed is asserted here:
 speed targets live in benchmarks/gpu_throughput.py and benchmarks/RESULTS.md.

@@ -97,3 +97,26 @@ def test_unwritable_save_dir(tmp_path):
     assert err.value.setting == "--save-dir"
     ck.check_writable(tmp_path / "new" / "ckpt")
     assert (tmp_path / "new" / "ckpt").is_dir() and not list((tmp_path / "new" / "ckpt").iterdir())
+
+
+def test_saves_skip_the_crc_pass_and_round_trip_exactly(tmp_path):
+    torch = pytest.importorskip("torch")
+    from torch.utils.serialization import config
+
+    before = (config.save.compute_crc32, config.save.use_pinned_memory_for_d2h)
+    state = {"w": torch.randn(1000, 33), "step": 7}
+    seen = {}
+
+    class TorchEngine:
+        def save_checkpoint(self, save_dir, tag, client_state, save_latest):
+            seen["crc"] = config.save.compute_crc32
+            d = Path(save_dir) / tag
+            d.mkdir(parents=True)
+            torch.save(state, d / "mp_rank_00_model_states.pt")
+
+    ck.save(TorchEngine(), tmp_path, 3, rank=0, world_size=1, zero_stage=0, keep=0, client_state={},
+            barrier=lambda: None)
+    assert seen["crc"] is False
+    assert (config.save.compute_crc32, config.save.use_pinned_memory_for_d2h) == before  # restored
+    loaded = torch.load(tmp_path / "step-3" / "mp_rank_00_model_states.pt")
+    assert loaded["step"] == 7 and torch.equal(loaded["w"], state["w"])

@@ -27,7 +27,16 @@ def test_gpu_keeps_deepspeed_optimizer_and_lr_flag_wins():
 
 def test_no_config_gets_defaults():
     gpu = prepare_config(None, device_type="cuda", bf16_ok=True, lr=None, preset_lr=6e-4, steps=10)
-    assert gpu.config["bf16"] == {"enabled": True} and gpu.config["optimizer"]["type"] == "AdamW"
-    assert gpu.config["optimizer"]["params"]["lr"] == 6e-4 and gpu.config["train_micro_batch_size_per_gpu"] == 8
+    assert gpu.config["bf16"] == {"enabled": True} and "optimizer" not in gpu.config
+    assert gpu.torch_adamw == {"lr": 6e-4, "betas": (0.9, 0.95), "eps": 1e-8, "weight_decay": 0.1, "fused": True}
+    assert gpu.config["train_micro_batch_size_per_gpu"] == 8
+    assert any("fused=True" in n for n in gpu.notes)
     cpu = prepare_config(None, device_type="cpu", bf16_ok=False, lr=None, preset_lr=6e-4, steps=10)
     assert "bf16" not in cpu.config and cpu.torch_adamw["lr"] == 6e-4 and cpu.torch_adamw["weight_decay"] == 0.1
+
+
+def test_gpu_default_optimizer_under_zero_offload_stays_deepspeeds():
+    # ZeRO-Offload steps the optimizer on CPU with DeepSpeedCPUAdam; a torch optimizer would be refused.
+    offload = {"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}}
+    out = prepare_config(offload, device_type="cuda", bf16_ok=True, lr=None, preset_lr=6e-4, steps=10)
+    assert out.torch_adamw is None and out.config["optimizer"]["type"] == "AdamW"

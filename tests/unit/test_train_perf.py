@@ -106,3 +106,41 @@ def test_chunked_cross_entropy_equals_the_full_loss_and_gradients():
     torch.testing.assert_close(chunked.double(), full)
     torch.testing.assert_close(cx, gx)
     torch.testing.assert_close(cw, gw)
+
+
+def test_chunked_cross_entropy_without_gradients_is_the_same_loss():
+    from dscluster.train.model import chunked_cross_entropy
+
+    torch.manual_seed(2)
+    x, w, t = torch.randn(3, 5, 8), torch.randn(40, 8), torch.randint(0, 40, (3, 5))
+    full = torch.nn.functional.cross_entropy((x @ w.T).view(-1, 40), t.view(-1))
+    with torch.no_grad():
+        torch.testing.assert_close(chunked_cross_entropy(x, w, t, chunk_rows=4), full)
+
+
+def test_large_vocabulary_model_trains_through_the_fused_loss_like_the_plain_one():
+    # The GPT switches to the fused chunked loss from CHUNKED_CE_MIN_VOCAB on; its loss and every
+    # parameter's gradient (the tied embedding gets both the lookup's and the head's share) must match
+    # the plain full-logits loss.
+    from dscluster.train import model as m
+
+    torch.manual_seed(3)
+    cfg = m.GPTConfig(n_layer=1, n_head=2, d_model=16, vocab_size=m.CHUNKED_CE_MIN_VOCAB, seq_len=8)
+    gpt = m.GPT(cfg).double()
+    idx = torch.randint(0, cfg.vocab_size, (2, 9))
+    fused = gpt(idx[:, :-1], idx[:, 1:])
+    fused_grads = torch.autograd.grad(fused, list(gpt.parameters()))
+    x = gpt.norm(_body(gpt, idx[:, :-1]))
+    plain = torch.nn.functional.cross_entropy((x @ gpt.embed.weight.T).view(-1, cfg.padded_vocab),
+                                              idx[:, 1:].reshape(-1))
+    plain_grads = torch.autograd.grad(plain, list(gpt.parameters()))
+    torch.testing.assert_close(fused, plain)
+    for a, b in zip(fused_grads, plain_grads):
+        torch.testing.assert_close(a, b)
+
+
+def _body(gpt, idx):
+    x = gpt.embed(idx)
+    for block in gpt.blocks:
+        x = block(x, gpt.rotary)
+    return x

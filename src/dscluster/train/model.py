@@ -161,6 +161,7 @@ class GPT(nn.Module):
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
         self.norm = nn.RMSNorm(cfg.d_model, eps=cfg.norm_eps)
         self.rotary = Rotary(cfg.head_dim, cfg.seq_len, cfg.rope_theta)
+        self.ce_kernel = ce_sum_and_grad  # perf.compile_model swaps in a compiled copy
         self.reset_parameters()
 
     @torch.no_grad()
@@ -192,7 +193,7 @@ class GPT(nn.Module):
         if targets is None:
             return F.linear(x[:, -1:], self.embed.weight)[:, -1, : self.cfg.vocab_size]
         if self.cfg.padded_vocab >= CHUNKED_CE_MIN_VOCAB:
-            return chunked_cross_entropy(x, self.embed.weight, targets)
+            return chunked_cross_entropy(x, self.embed.weight, targets, kernel=self.ce_kernel)
         logits = F.linear(x, self.embed.weight)  # tied: the embedding is the output head
         return F.cross_entropy(logits.float().view(-1, logits.size(-1)), targets.reshape(-1))
 
@@ -214,24 +215,60 @@ class GPT(nn.Module):
 # From this vocabulary size on, the loss is computed in chunks of rows (a 50K-token vocabulary at
 # micro-batch 16 x 2048 would otherwise hold 6.6 GB of fp32 logits, plus their gradient).
 CHUNKED_CE_MIN_VOCAB = 8192
+CE_CHUNK_ROWS = 8192
 
 
 def chunked_cross_entropy(x: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor,
-                          chunk_rows: int = 8192) -> torch.Tensor:
-    """Mean cross-entropy of `x @ weight.T` without holding all logits: each chunk's fp32 logits live
-    only inside that chunk and are recomputed in backward (activation checkpointing per chunk)."""
-    from torch.utils.checkpoint import checkpoint  # noqa: PLC0415
+                          chunk_rows: int = CE_CHUNK_ROWS, kernel=None) -> torch.Tensor:
+    """Mean cross-entropy of `x @ weight.T` without ever holding all the logits.
 
+    With gradients on, the fused path: each chunk's logits give its loss and, in the same pass, its
+    gradient (softmax - one-hot), which goes straight into dx and dW; backward only scales them. So the
+    output-head GEMM runs three times per chunk (logits, dx, dW), as an unfused head does, instead of
+    four with recomputation. `kernel` is the per-chunk loss-and-gradient function (the compiled one
+    when the trainer compiles the model, see perf.compile_model).
+    """
     rows, labels = x.reshape(-1, x.size(-1)), targets.reshape(-1)
-    total = rows.new_zeros((), dtype=torch.float32)
-    for i in range(0, rows.size(0), chunk_rows):
-        total = total + checkpoint(_ce_sum, rows[i:i + chunk_rows], weight, labels[i:i + chunk_rows],
-                                   use_reentrant=False)
+    kernel = kernel or ce_sum_and_grad
+    if torch.is_grad_enabled() and (rows.requires_grad or weight.requires_grad):
+        total = _LinearCrossEntropy.apply(rows, weight, labels, chunk_rows, kernel)
+    else:
+        total = sum(F.cross_entropy(F.linear(rows[i:i + chunk_rows], weight).float(), labels[i:i + chunk_rows],
+                                    reduction="sum") for i in range(0, rows.size(0), chunk_rows))
     return total / labels.numel()
 
 
-def _ce_sum(x: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    return F.cross_entropy(F.linear(x, weight).float(), targets, reduction="sum")
+def ce_sum_and_grad(logits: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Summed cross-entropy of one chunk of logits, and its gradient (softmax - one-hot) in the
+    logits' dtype. The softmax runs in fp32, as F.cross_entropy(logits.float()) would."""
+    lf = logits.to(torch.promote_types(logits.dtype, torch.float32))
+    lse = torch.logsumexp(lf, dim=-1, keepdim=True)
+    loss = (lse.squeeze(-1) - lf.gather(-1, targets[:, None]).squeeze(-1)).sum()
+    grad = (lf - lse).exp()
+    grad = grad - F.one_hot(targets, lf.size(-1)).to(grad.dtype)
+    return loss, grad.to(logits.dtype)
+
+
+class _LinearCrossEntropy(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, targets, chunk_rows, kernel):
+        grad_x = torch.empty_like(x)
+        acc = torch.promote_types(weight.dtype, torch.float32)
+        grad_w = torch.zeros(weight.shape, dtype=acc, device=weight.device)
+        total = torch.zeros((), dtype=acc, device=x.device)
+        for i in range(0, x.size(0), chunk_rows):
+            xc = x[i:i + chunk_rows]
+            loss, grad_logits = kernel(F.linear(xc, weight), targets[i:i + chunk_rows])
+            total += loss
+            torch.mm(grad_logits, weight, out=grad_x[i:i + chunk_rows])
+            grad_w += grad_logits.t().mm(xc)  # accumulated over chunks in (at least) fp32
+        ctx.save_for_backward(grad_x, grad_w.to(weight.dtype))
+        return total
+
+    @staticmethod
+    def backward(ctx, grad_total):
+        grad_x, grad_w = ctx.saved_tensors
+        return grad_x * grad_total.to(grad_x.dtype), grad_w * grad_total.to(grad_w.dtype), None, None, None
 
 
 def param_count(cfg: GPTConfig, non_embedding: bool = False) -> int:

@@ -58,6 +58,9 @@ def compile_model(model: nn.Module, mode: str, device_type: str = "cuda", zero_s
             block.compile(dynamic=False)
     else:
         model.compile(dynamic=False)
+    if getattr(model, "ce_kernel", None) is not None:
+        # The large-vocabulary loss's per-chunk softmax and gradient: one fused pass over the logits.
+        model.ce_kernel = torch.compile(model.ce_kernel, dynamic=False)
     return mode
 
 
