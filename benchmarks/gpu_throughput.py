@@ -62,7 +62,7 @@ class Case:
     gpus: int = 0  # cli: processes (GPUs) for the launcher; 0 = all visible
     prof: int = 0  # 1: also profile one optimizer step, kernel table written to $BENCH_PROF_DIR
     vocab: int = 0  # 0: the trainer's byte vocabulary (257); 50257: GPT-2's (trainer and hf alike)
-    inductor: str = ""  # cdt: Inductor's coordinate-descent tuning of its kernels; autotune: also Triton GEMMs
+    inductor: str = ""  # knobs, "+"-joined: cdt, autotune, cat (see inductor_knobs)
     label: str = ""
 
     @classmethod
@@ -99,6 +99,33 @@ def ds_config_for(c: Case) -> dict:
     return cfg
 
 
+INDUCTOR_KNOBS = {
+    # coordinate-descent tuning of the generated kernels' block sizes
+    "cdt": {"coordinate_descent_tuning": True},
+    # Triton GEMM templates (with fused epilogues) autotuned against cuBLAS
+    "autotune": {"max_autotune_gemm": True, "coordinate_descent_tuning": True},
+    # concatenations (SwiGLU's and QKV's gradients) as one kernel writing every slice, instead of a
+    # "pointwise cat" that evaluates each input's expression per output element with masked loads
+    "cat": {"max_pointwise_cat_inputs": 1, "max_complex_pointwise_cat_inputs": 1},
+}
+_INDUCTOR_DEFAULTS: dict = {}
+
+
+def inductor_knobs(spec: str) -> None:
+    """Set the named Inductor options for the next compile, every other known knob back to default."""
+    import torch._inductor.config as cfg
+
+    for knob in INDUCTOR_KNOBS.values():
+        for key in knob:
+            if hasattr(cfg, key):
+                _INDUCTOR_DEFAULTS.setdefault(key, getattr(cfg, key))
+                setattr(cfg, key, _INDUCTOR_DEFAULTS[key])
+    for name in filter(None, spec.split("+")):
+        for key, value in INDUCTOR_KNOBS[name].items():
+            if hasattr(cfg, key):
+                setattr(cfg, key, value)
+
+
 def build_model(c: Case):
     from dscluster.train.model import GPT, preset_config
 
@@ -123,10 +150,7 @@ def run_trainer(c: Case, out: str | None, keep_engine: bool = False):
     model, cfg = build_model(c)
     if c.ckpt_act:
         perf.checkpoint_blocks(model)
-    import torch._inductor.config as inductor_config
-
-    inductor_config.coordinate_descent_tuning = c.inductor in ("cdt", "autotune")
-    inductor_config.max_autotune_gemm = c.inductor == "autotune"  # GEMM templates with fused epilogues
+    inductor_knobs(c.inductor)
     compiled = perf.compile_model(model, c.compile if c.kind == "trainer" else "off")
     ds_config = ds_config_for(c)
     optimizer = None

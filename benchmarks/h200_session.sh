@@ -4,7 +4,7 @@
 # Needs: python3 with torch+CUDA+transformers; DeepSpeed and its pure-Python deps either installed or
 # as wheels in .whl/ (see RESULTS.md "Reproduce"). Every line of output is also kept in OUTDIR.
 set -uo pipefail
-phase=${1:?phase: smoke | explore | scale | scale2 | last | final | lanes | tests}
+phase=${1:?phase: smoke | explore | scale | scale2 | last | final | lanes | lanes2 | tests}
 out=${2:-${OUT:-/tmp/bench-out}}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -20,8 +20,6 @@ export BENCH_SCRATCH=${BENCH_SCRATCH:-/var/tmp/dscluster-bench} DSCLUSTER_SHARED
 export PYTORCH_CUDA_ALLOC_CONF=${PYTORCH_CUDA_ALLOC_CONF:-expandable_segments:True}
 # A JIT build killed earlier leaves a lock that hangs every later load: nothing builds yet, so drop it.
 rm -f ~/.cache/torch_extensions/*/*/lock
-# Reuse a compile cache carried from an earlier call, if any.
-[ -f .benchcache/inductor.tgz ] && mkdir -p "$TORCHINDUCTOR_CACHE_DIR" && tar xzf .benchcache/inductor.tgz -C "$TORCHINDUCTOR_CACHE_DIR"
 # DeepSpeed's FusedAdam is JIT-built on first use (~1 min of CPU): only the phases that use it build it.
 build_fused_adam() { python3 -c "from deepspeed.ops.op_builder import FusedAdamBuilder; FusedAdamBuilder().load()" >"$out/fused_adam_build.log" 2>&1 & }
 case "$phase" in smoke|explore|scale|scale2|last|final) build_fused_adam ;; esac
@@ -29,6 +27,11 @@ nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm,memory.tota
 nvidia-smi topo -m >>"$out/gpu.txt" 2>&1
 df -h /var/tmp /tmp >>"$out/gpu.txt" 2>&1
 bench="python3 benchmarks/gpu_throughput.py run --out $out/results.jsonl"
+demo_out() {
+  { time timeout 120 python3 -c "import sys; from dscluster.cli import main; sys.exit(main())" demo --steps 200 ; } >"$out/demo.log" 2>&1
+  run=$(ls -td "$DSCLUSTER_SHARED"/runs/demo-* 2>/dev/null | head -1)
+  [ -n "$run" ] && mkdir -p "$out/demo_run" && cp -r "$run"/*.json* "$run"/logs "$out/demo_run/" 2>/dev/null
+}
 ds2="python3 -m deepspeed.launcher.runner --num_gpus 2 benchmarks/gpu_throughput.py run --out $out/results.jsonl"
 case "$phase" in
   smoke)
@@ -76,7 +79,7 @@ case "$phase" in
         >"$out/lane0.log" 2>&1; echo "lane0 exit $?" >>"$out/lane0.log"; } &
     {
       export CUDA_VISIBLE_DEVICES=1
-      { time timeout 120 python3 -c "import sys; from dscluster.cli import main; sys.exit(main())" demo --steps 200 ; } >"$out/demo.log" 2>&1
+      demo_out
       timeout 150 python3 -m pytest -q -p no:cacheprovider tests/gpu >"$out/pytest_gpu.log" 2>&1
       timeout 300 $bench --case "hf:preset=1.3b,mb=16,gas=8,steps=2,warmup=2,vocab=50257" \
         --case "hf:preset=1.3b,mb=8,vocab=50257" --case "trainer:preset=1.3b,mb=8,vocab=50257" \
@@ -84,7 +87,28 @@ case "$phase" in
       echo "lane1 exit $?" >>"$out/lane1.log"
     } &
     wait
-    tail -3 "$out/demo.log" "$out/pytest_gpu.log"; grep -h '"bench"' "$out"/lane*.log | cut -c1-400 ;;
+    tail -n 3 "$out/demo.log" "$out/pytest_gpu.log"; grep -h '"bench"' "$out"/lane*.log | cut -c1-400 ;;
+  lanes2)
+    one="trainer:preset=1.3b,mb=16,gas=8,steps=2,warmup=2,inductor=cat"
+    hf="hf:preset=1.3b,mb=16,gas=8,steps=2,warmup=2,vocab=50257"
+    { CUDA_VISIBLE_DEVICES=0 timeout 360 $bench --case ceiling: --case "$one,prof=1" \
+        --case "trainer:preset=1.3b,mb=24,gas=8,steps=2,warmup=2,inductor=cat" --case "$one,vocab=50257" \
+        --case "$one,zero=2" --case "$hf,zero=2" >"$out/lane0.log" 2>&1; echo "lane0 exit $?" >>"$out/lane0.log"; } &
+    {
+      export CUDA_VISIBLE_DEVICES=1
+      demo_out
+      small="steps=3,warmup=2,gas=8,mb=32"
+      timeout 330 $bench --case disk:gb=8 --case ckpt:preset=1.3b,ser=fast \
+        --case "trainer:preset=124m,$small" --case "hf:preset=124m,$small" \
+        --case "trainer:preset=124m,$small,vocab=50257" --case "hf:preset=124m,$small,vocab=50257" \
+        --case "trainer:preset=2.7b,mb=8,gas=8,steps=2,warmup=2,inductor=cat" >"$out/lane1.log" 2>&1
+      echo "lane1 exit $?" >>"$out/lane1.log"
+    } &
+    wait
+    timeout 170 $ds2 --case "$one,zero=2" --case "$hf,zero=2" >"$out/two.log" 2>&1; echo "two exit $?" >>"$out/two.log"
+    timeout 60 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gpu_doctor.py >"$out/pytest_doctor2.log" 2>&1
+    tail -n 3 "$out/demo.log" "$out/pytest_doctor2.log"; grep -h '"bench"' "$out"/lane*.log "$out/two.log" | cut -c1-300
+    grep -h "exit" "$out"/lane*.log "$out/two.log" ;;
   tests)
     timeout 400 python3 -m pytest -q -p no:cacheprovider tests/gpu 2>&1 | tee "$out/pytest_gpu.log" ;;
   *) echo "unknown phase $phase" >&2; exit 2 ;;
@@ -92,7 +116,5 @@ esac
 rc=$?
 wait  # the FusedAdam build must not be killed half-way (it would leave a lock behind)
 python3 benchmarks/gpu_throughput.py summarize "$out/results.jsonl" 2>&1 | tee "$out/summary.md"
-# Keep the compile cache for the next call (small enough to come back through $OUT).
-[ "$phase" = last ] || tar czf "$out/inductor.tgz" -C "$TORCHINDUCTOR_CACHE_DIR" . 2>/dev/null
 ls -la "$out"
 exit $rc

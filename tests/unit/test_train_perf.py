@@ -144,3 +144,14 @@ def _body(gpt, idx):
     for block in gpt.blocks:
         x = block(x, gpt.rotary)
     return x
+
+
+def test_jit_builds_use_the_ninja_next_to_the_interpreter(tmp_path):
+    from dscluster.train.trainer import ninja_first_path
+
+    venv_bin = tmp_path / "venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    python = str(venv_bin / "python")
+    assert ninja_first_path("/usr/bin:/bin", python) == "/usr/bin:/bin"  # no ninja there: PATH untouched
+    (venv_bin / "ninja").touch()
+    assert ninja_first_path(f"/usr/bin:{venv_bin}:/bin", python) == f"{venv_bin}:/usr/bin:/bin"

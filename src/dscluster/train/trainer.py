@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,12 +91,23 @@ def distributed_port_kwargs(env) -> dict:
     return {"distributed_port": int(value)} if value.isdigit() and 0 < int(value) < 65536 else {}
 
 
+def ninja_first_path(path: str, python: str) -> str:
+    """PATH with this interpreter's bin directory first when it holds a `ninja`, so every JIT build of a
+    DeepSpeed op (the CPU comm op at every start on CPU) uses one ninja. pip's ninja 1.13 and Debian's 1.11
+    hash build commands differently: alternating between them rebuilds the op, about 20 s, at each start."""
+    bin_dir = os.path.dirname(python)
+    if not os.path.exists(os.path.join(bin_dir, "ninja")):
+        return path
+    return os.pathsep.join([bin_dir, *[d for d in path.split(os.pathsep) if d and d != bin_dir]])
+
+
 def run(p: Plan) -> int:
     import deepspeed  # noqa: PLC0415
     import torch  # noqa: PLC0415
     import torch.distributed as dist  # noqa: PLC0415
 
     args = p.args
+    os.environ["PATH"] = ninja_first_path(os.environ.get("PATH", ""), sys.executable)
     if p.device_type == "cpu" and "OMP_NUM_THREADS" not in os.environ:
         local_size = int(os.environ.get("LOCAL_SIZE", os.environ.get("LOCAL_WORLD_SIZE", 1)))
         torch.set_num_threads(max(1, (os.cpu_count() or 1) // max(1, local_size)))
