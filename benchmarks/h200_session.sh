@@ -4,7 +4,7 @@
 # Needs: python3 with torch+CUDA+transformers; DeepSpeed and its pure-Python deps either installed or
 # as wheels in .whl/ (see RESULTS.md "Reproduce"). Every line of output is also kept in OUTDIR.
 set -uo pipefail
-phase=${1:?phase: smoke | explore | scale | scale2 | last | final | lanes | lanes2 | tests}
+phase=${1:?phase: smoke | explore | scale | scale2 | last | final | lanes | lanes2 | lanes3 | tests}
 out=${2:-${OUT:-/tmp/bench-out}}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -27,10 +27,11 @@ nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm,memory.tota
 nvidia-smi topo -m >>"$out/gpu.txt" 2>&1
 df -h /var/tmp /tmp >>"$out/gpu.txt" 2>&1
 bench="python3 benchmarks/gpu_throughput.py run --out $out/results.jsonl"
-demo_out() {
-  { time timeout 120 python3 -c "import sys; from dscluster.cli import main; sys.exit(main())" demo --steps 200 ; } >"$out/demo.log" 2>&1
+demo_out() {  # [suffix]
+  { time timeout 120 python3 -c "import sys; from dscluster.cli import main; sys.exit(main())" demo --steps 200 ; } >"$out/demo${1:-}.log" 2>&1
+  # The run's record (events, metrics, launcher and rank logs) in one file: where the seconds went.
   run=$(ls -td "$DSCLUSTER_SHARED"/runs/demo-* 2>/dev/null | head -1)
-  [ -n "$run" ] && mkdir -p "$out/demo_run" && cp -r "$run"/*.json* "$run"/logs "$out/demo_run/" 2>/dev/null
+  [ -n "$run" ] && tar czf "$out/demo_run${1:-}.tgz" -C "$run" --exclude=checkpoints --exclude=tensorboard .
 }
 ds2="python3 -m deepspeed.launcher.runner --num_gpus 2 benchmarks/gpu_throughput.py run --out $out/results.jsonl"
 case "$phase" in
@@ -109,6 +110,23 @@ case "$phase" in
     timeout 60 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gpu_doctor.py >"$out/pytest_doctor2.log" 2>&1
     tail -n 3 "$out/demo.log" "$out/pytest_doctor2.log"; grep -h '"bench"' "$out"/lane*.log "$out/two.log" | cut -c1-300
     grep -h "exit" "$out"/lane*.log "$out/two.log" ;;
+  lanes3)
+    { CUDA_VISIBLE_DEVICES=0 timeout 330 $bench --case ceiling: \
+        --case "trainer:preset=1.3b,mb=24,gas=8,steps=2,warmup=2,label=best" \
+        --case "trainer:preset=1.3b,mb=16,gas=8,steps=2,warmup=2" \
+        --case "cli:preset=1.3b,mb=16,gas=8,steps=4,warmup=2,gpus=1" >"$out/lane0.log" 2>&1
+      echo "lane0 exit $?" >>"$out/lane0.log"; } &
+    {
+      export CUDA_VISIBLE_DEVICES=1
+      { time python3 -c "import torch; torch.cuda.init()"; time python3 -c "import deepspeed"; } >"$out/imports.log" 2>&1
+      demo_out 1
+      demo_out 2
+      timeout 200 $bench --case disk:gb=8 --case ckpt:preset=1.3b,ser=both >"$out/lane1.log" 2>&1
+      echo "lane1 exit $?" >>"$out/lane1.log"
+    } &
+    wait
+    tail -n 4 "$out"/demo1.log "$out"/demo2.log "$out/imports.log"; grep -h '"bench"' "$out"/lane*.log | cut -c1-300
+    grep -h "exit" "$out"/lane*.log ;;
   tests)
     timeout 400 python3 -m pytest -q -p no:cacheprovider tests/gpu 2>&1 | tee "$out/pytest_gpu.log" ;;
   *) echo "unknown phase $phase" >&2; exit 2 ;;

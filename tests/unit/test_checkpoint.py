@@ -120,3 +120,20 @@ def test_saves_skip_the_crc_pass_and_round_trip_exactly(tmp_path):
     assert (config.save.compute_crc32, config.save.use_pinned_memory_for_d2h) == before  # restored
     loaded = torch.load(tmp_path / "step-3" / "mp_rank_00_model_states.pt")
     assert loaded["step"] == 7 and torch.equal(loaded["w"], state["w"])
+
+
+def test_early_writeback_syncs_files_while_they_are_written_and_stops(tmp_path, monkeypatch):
+    synced = []
+    real = ck.os.fdatasync
+    monkeypatch.setattr(ck.os, "fdatasync", lambda fd: (synced.append(fd), real(fd)))
+    step_dir = tmp_path / "step-1"
+    step_dir.mkdir()
+    with ck.early_writeback(step_dir, interval_s=0.01):
+        (step_dir / "mp_rank_00_model_states.pt").write_bytes(b"x" * 1000)
+        import time
+
+        time.sleep(0.2)
+    assert synced  # the file was flushed during the save, not only at commit
+    count = len(synced)
+    time.sleep(0.05)
+    assert len(synced) == count  # the thread is gone after the save

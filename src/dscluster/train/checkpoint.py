@@ -19,6 +19,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -196,15 +197,58 @@ def fast_torch_save() -> Iterator[None]:
         config.save.compute_crc32, config.save.use_pinned_memory_for_d2h = saved
 
 
+@contextlib.contextmanager
+def early_writeback(step_dir: Path, interval_s: float = 0.25) -> Iterator[None]:
+    """Keep the disk writing while torch.save is still serialising into the page cache.
+
+    On a machine with plenty of RAM a multi-GB save lands entirely in dirty pages (below the kernel's
+    background-writeback threshold), and the disk only starts at the commit's fsync: serialisation
+    time + disk time, one after the other. A thread that fdatasyncs the step's files every
+    `interval_s` makes them overlap, so a save costs about the disk time alone (benchmarks/RESULTS.md).
+    """
+    stop = threading.Event()
+
+    def flush_loop() -> None:
+        while not stop.wait(interval_s):
+            for path in _files_under(step_dir):
+                try:
+                    fd = os.open(path, os.O_RDONLY)
+                except OSError:
+                    continue  # renamed or removed by the writer meanwhile
+                try:
+                    os.fdatasync(fd)
+                except OSError:
+                    pass  # a filesystem that cannot sync here: the commit's fsync still covers it
+                finally:
+                    os.close(fd)
+
+    thread = threading.Thread(target=flush_loop, name="checkpoint-writeback", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+def _files_under(path: Path) -> list[str]:
+    out = []
+    for root, _dirs, files in os.walk(path):
+        out.extend(os.path.join(root, f) for f in files)
+    return out
+
+
 def save(engine, save_dir: Path, step: int, *, rank: int, world_size: int, zero_stage: int, keep: int,
          client_state: dict, barrier: Callable[[], None], crash_in_save: bool = False,
          fast_serialization: bool = True) -> None:
     """The whole protocol; every rank calls it. `fast_serialization=False` is torch.save's default path
-    (kept for the checkpoint benchmark's side-by-side figure)."""
+    without early writeback (kept for the checkpoint benchmark's side-by-side figure)."""
     if rank == 0:
         set_aside_uncommitted(save_dir, step)
     barrier()
-    with fast_torch_save() if fast_serialization else contextlib.nullcontext():
+    fast = fast_serialization
+    with fast_torch_save() if fast else contextlib.nullcontext(), \
+            early_writeback(save_dir / tag_for(step)) if fast else contextlib.nullcontext():
         engine.save_checkpoint(str(save_dir), tag=tag_for(step), client_state=client_state, save_latest=False)
     if crash_in_save:
         # Fault knob (--fault crash-in-save@N): die after the shards are written, before the commit.
