@@ -4,7 +4,7 @@
 # Needs: python3 with torch+CUDA+transformers; DeepSpeed and its pure-Python deps either installed or
 # as wheels in .whl/ (see RESULTS.md "Reproduce"). Every line of output is also kept in OUTDIR.
 set -uo pipefail
-phase=${1:?phase: smoke | explore | scale | scale2 | last | final | lanes | lanes2 | lanes3 | tests}
+phase=${1:?phase: smoke | explore | scale | scale2 | last | final | lanes | lanes2 | lanes3 | lanes4 | tests}
 out=${2:-${OUT:-/tmp/bench-out}}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -127,6 +127,20 @@ case "$phase" in
     wait
     tail -n 4 "$out"/demo1.log "$out"/demo2.log "$out/imports.log"; grep -h '"bench"' "$out"/lane*.log | cut -c1-300
     grep -h "exit" "$out"/lane*.log ;;
+  lanes4)
+    one="trainer:preset=1.3b,mb=16,gas=8,steps=2,warmup=2,zero=2"
+    { CUDA_VISIBLE_DEVICES=0 timeout 240 $bench --case disk:gb=8 --case "ckpt:preset=1.3b,ser=fast+fast-nopin" \
+        >"$out/lane0.log" 2>&1; echo "lane0 exit $?" >>"$out/lane0.log"; } &
+    {
+      export CUDA_VISIBLE_DEVICES=1
+      demo_out 1
+      timeout 120 python3 -m pytest -q -p no:cacheprovider tests/gpu >"$out/pytest_gpu.log" 2>&1
+      timeout 100 $bench --case "$one" >"$out/lane1.log" 2>&1; echo "lane1 exit $?" >>"$out/lane1.log"
+    } &
+    wait
+    timeout 150 $ds2 --case "$one" >"$out/two.log" 2>&1; echo "two exit $?" >>"$out/two.log"
+    tail -n 4 "$out/demo1.log"; tail -n 2 "$out/pytest_gpu.log"; grep -h '"bench"' "$out"/lane*.log "$out/two.log" | cut -c1-300
+    grep -h "exit" "$out"/lane*.log "$out/two.log" ;;
   tests)
     timeout 400 python3 -m pytest -q -p no:cacheprovider tests/gpu 2>&1 | tee "$out/pytest_gpu.log" ;;
   *) echo "unknown phase $phase" >&2; exit 2 ;;

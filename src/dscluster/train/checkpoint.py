@@ -175,6 +175,10 @@ def apply_retention(save_dir: Path, keep: int) -> list[int]:
     return doomed
 
 
+# Copy GPU tensors into pinned host memory while saving (torch.save's use_pinned_memory_for_d2h).
+PINNED_D2H = True
+
+
 @contextlib.contextmanager
 def fast_torch_save() -> Iterator[None]:
     """torch.save without its CRC32 pass and with pinned-memory GPU->CPU copies, for the saves inside.
@@ -190,7 +194,7 @@ def fast_torch_save() -> Iterator[None]:
     except (ImportError, AttributeError):
         yield
         return
-    config.save.compute_crc32, config.save.use_pinned_memory_for_d2h = False, True
+    config.save.compute_crc32, config.save.use_pinned_memory_for_d2h = False, PINNED_D2H
     try:
         yield
     finally:

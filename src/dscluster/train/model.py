@@ -201,15 +201,25 @@ class GPT(nn.Module):
     def generate(self, idx: torch.Tensor, new_tokens: int, temperature: float = 0.8, top_k: int = 40,
                  generator: torch.Generator | None = None) -> torch.Tensor:
         """Sample `new_tokens` tokens (no KV cache: simple, and fast enough for a short sample)."""
-        for _ in range(new_tokens):
-            logits = self(idx[:, -self.cfg.seq_len:]).float() / max(temperature, 1e-5)
-            if top_k:
-                kth = torch.topk(logits, min(top_k, logits.size(-1))).values[:, -1:]
-                logits = logits.masked_fill(logits < kth, float("-inf"))
-            probs = torch.softmax(logits, dim=-1)
-            nxt = torch.multinomial(probs.cpu(), 1, generator=generator).to(idx.device)
-            idx = torch.cat([idx, nxt], dim=1)
+        with shape_agnostic_attention():
+            for _ in range(new_tokens):
+                logits = self(idx[:, -self.cfg.seq_len:]).float() / max(temperature, 1e-5)
+                if top_k:
+                    kth = torch.topk(logits, min(top_k, logits.size(-1))).values[:, -1:]
+                    logits = logits.masked_fill(logits < kth, float("-inf"))
+                probs = torch.softmax(logits, dim=-1)
+                nxt = torch.multinomial(probs.cpu(), 1, generator=generator).to(idx.device)
+                idx = torch.cat([idx, nxt], dim=1)
         return idx
+
+
+def shape_agnostic_attention():
+    """SDPA without cuDNN: each generated token is a new sequence length, and cuDNN builds an execution
+    plan for every new shape (about 50 ms each on an H200: a 200-token sample took 10 s instead of well
+    under one). FlashAttention and the memory-efficient kernels have no per-shape setup."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel  # noqa: PLC0415
+
+    return sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH])
 
 
 # From this vocabulary size on, the loss is computed in chunks of rows (a 50K-token vocabulary at

@@ -256,6 +256,7 @@ def run(p: Plan) -> int:
         log("sample:\n" + sample)
     metrics.close()
     dist.barrier()
+    dist.destroy_process_group()  # a clean NCCL shutdown: no leak warning, no seconds spent in exit handlers
     return 0
 
 
