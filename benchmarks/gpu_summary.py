@@ -22,6 +22,12 @@ def _vocab(r: Rec) -> int:
     return (int(v or 257) + 63) // 64 * 64
 
 
+def _run(r: Rec) -> str:
+    """Which results file (one per device call) a row came from: raw/h200_s2_call3.jsonl -> s2_call3."""
+    name = str(r.get("_source", "")).rsplit("/", 1)[-1]
+    return name.removeprefix("h200_").removesuffix(".jsonl")
+
+
 def _key(r: Rec) -> tuple:
     return (r.get("preset"), r.get("micro_batch"), r.get("seq_len"), _vocab(r), r.get("grad_accum", 1))
 
@@ -40,14 +46,14 @@ def summarize(records: list[Rec]) -> str:
         cfg = r.get("config", {})
         mfu = r.get("mfu")
         ceiling = by_source.get(r.get("_source")) or (ceilings[-1] if ceilings else None)
-        rows.append([r["bench"], r.get("label") or "", r.get("preset"), _vocab(r), r.get("world_size"), r.get("micro_batch"),
+        rows.append([_run(r), r["bench"], r.get("label") or "", r.get("preset"), _vocab(r), r.get("world_size"), r.get("micro_batch"),
                      r.get("grad_accum", 1), r.get("zero_stage"), r.get("compile", "off"), cfg.get("attn", ""),
-                     cfg.get("ckpt_act", 0), f"{r['tokens_per_s']:,.0f}", f"{r['tokens_per_s_per_gpu']:,.0f}",
+                     cfg.get("ckpt_act", 0), cfg.get("inductor") or "", f"{r['tokens_per_s']:,.0f}", f"{r['tokens_per_s_per_gpu']:,.0f}",
                      r.get("tflops_per_gpu"), f"{mfu:.1%}" if mfu is not None else "",
                      f"{mfu * 989 / ceiling:.2f}" if (ceiling and mfu is not None) else "", r.get("peak_mem_gib")])
     if rows:
-        out.append(_table(["what", "label", "preset", "vocab", "GPUs", "micro-batch", "grad-accum", "ZeRO", "compile", "attention",
-                           "act-ckpt", "tok/s", "tok/s/GPU", "TFLOP/s/GPU", "MFU", "MFU÷ceiling", "peak GiB"], rows))
+        out.append(_table(["run", "what", "label", "preset", "vocab", "GPUs", "micro-batch", "grad-accum", "ZeRO", "compile",
+                           "attention", "act-ckpt", "inductor", "tok/s", "tok/s/GPU", "TFLOP/s/GPU", "MFU", "MFU÷ceiling", "peak GiB"], rows))
     # trainer vs baseline at the same size and batch, one GPU
     best: dict[tuple, Rec] = {}
     for r in runs:
@@ -71,6 +77,8 @@ def summarize(records: list[Rec]) -> str:
         if r.get("world_size", 1) > 1:
             ones = [o for o in runs if o["bench"] == r["bench"] and o.get("world_size") == 1 and _key(o) == _key(r)]
             same = [o for o in ones if o.get("zero_stage") == r.get("zero_stage")] or ones
+            # the one-GPU figure from the same session (same machine), when there is one
+            same = [o for o in same if o.get("_source") == r.get("_source")] or same
             if same:
                 o = max(same, key=lambda x: x["tokens_per_s"])
                 sc_rows.append([r["bench"], r["preset"], r["micro_batch"], r.get("zero_stage"), r["world_size"],
@@ -82,11 +90,17 @@ def summarize(records: list[Rec]) -> str:
     disk = [r for r in records if r.get("bench") == "disk_write"]
     ck = [r for r in records if r.get("bench") == "checkpoint"]
     if disk or ck:
-        d = max((x["gb_per_s"] for x in disk), default=None)
-        ck_rows = [[c["preset"], c.get("serialization", "default"), f"{c['bytes'] / 1e9:.1f}", c["save_s"], c["save_gb_per_s"], c["load_s"],
-                    c["load_gb_per_s"], d, f"{c['save_gb_per_s'] / d:.0%}" if d else ""] for c in ck]
-        out.append("\n" + _table(["preset", "torch.save", "state GB", "save s (fsync'd)", "save GB/s", "load s", "load GB/s",
-                                  "disk dd GB/s", "save ÷ disk"], ck_rows or [["", "", "", "", "", "", "", d, ""]]))
+        # each save is compared with the disk speed measured in the same session
+        disk_of = {x.get("_source"): x["gb_per_s"] for x in disk}
+        d = max(disk_of.values(), default=None)
+        ck_rows = []
+        for c in ck:
+            dd = disk_of.get(c.get("_source"), d)
+            ck_rows.append([_run(c), c["preset"], c.get("serialization", "default"), f"{c['bytes'] / 1e9:.1f}", c["save_s"],
+                            c["save_gb_per_s"], c["load_s"], c["load_gb_per_s"], dd,
+                            f"{c['save_gb_per_s'] / dd:.0%}" if dd else ""])
+        out.append("\n" + _table(["run", "preset", "torch.save", "state GB", "save s (fsync'd)", "save GB/s", "load s", "load GB/s",
+                                  "disk dd GB/s", "save ÷ disk"], ck_rows or [["", "", "", "", "", "", "", "", d, ""]]))
     errors = [r for r in records if r.get("bench") == "error"]
     if errors:
         out.append("\nFailed cases:\n" + "\n".join(f"- `{e['case']}`: {e['error']}" for e in errors))

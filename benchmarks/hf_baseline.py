@@ -105,7 +105,7 @@ def run(preset: str, seq_len: int, micro_batch: int, zero_stage: int, steps: int
     if gm.rank() == 0:
         gm.emit(rec, out)
     engine.destroy() if hasattr(engine, "destroy") else None
-    del engine, model, batches
+    engine = model = batches = None  # free the GPU memory before the next case in this process
     if cuda:
         torch.cuda.empty_cache()
     return rec

@@ -74,16 +74,16 @@ class GpuReader:
             gpu: dict = {"index": i}
             # Each field on its own: some boards lack power or temperature readings.
             for key, fn in (
-                ("name", lambda: nv.nvmlDeviceGetName(h)),
-                ("util", lambda: nv.nvmlDeviceGetUtilizationRates(h).gpu),
-                ("mem_used", lambda: nv.nvmlDeviceGetMemoryInfo(h).used),
-                ("mem_total", lambda: nv.nvmlDeviceGetMemoryInfo(h).total),
-                ("power_w", lambda: nv.nvmlDeviceGetPowerUsage(h) / 1000.0),
-                ("power_limit_w", lambda: nv.nvmlDeviceGetEnforcedPowerLimit(h) / 1000.0),
-                ("temp_c", lambda: nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU)),
+                ("name", nv.nvmlDeviceGetName),
+                ("util", lambda handle: nv.nvmlDeviceGetUtilizationRates(handle).gpu),
+                ("mem_used", lambda handle: nv.nvmlDeviceGetMemoryInfo(handle).used),
+                ("mem_total", lambda handle: nv.nvmlDeviceGetMemoryInfo(handle).total),
+                ("power_w", lambda handle: nv.nvmlDeviceGetPowerUsage(handle) / 1000.0),
+                ("power_limit_w", lambda handle: nv.nvmlDeviceGetEnforcedPowerLimit(handle) / 1000.0),
+                ("temp_c", lambda handle: nv.nvmlDeviceGetTemperature(handle, nv.NVML_TEMPERATURE_GPU)),
             ):
                 try:
-                    value = fn()
+                    value = fn(h)
                     gpu[key] = value.decode() if isinstance(value, bytes) else value
                 except Exception:
                     gpu[key] = None
