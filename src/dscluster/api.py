@@ -24,7 +24,7 @@ from dscluster.i18n import tr
 from dscluster.jupyter import clusterview, launching, rundata
 
 FINISHED = ("succeeded", "failed", "stopped")
-__all__ = ["Cluster", "Run", "launch", "runs"]
+__all__ = ["Cluster", "Run", "launch", "list_runs"]
 
 
 class Cluster:

@@ -87,6 +87,18 @@ SIGNATURES: tuple[Signature, ...] = (
          "A DeepSpeed JIT op build was killed mid-compile and left a lock file; every later job waits on it.",
          "Remove the `lock` file under ~/.cache/torch_extensions/<py>/<op>/ (or TORCH_EXTENSIONS_DIR) and "
          "launch again.", retry=False),
+    _sig("aborted", r"exits with return code = -6\b|terminate called (?:after throwing|without an active exception)|"
+         r"\bAborted \(core dumped\)|\bSIGABRT\b",
+         "A rank aborted (SIGABRT) in native code: an uncaught C++ exception or a failed assertion in torch, "
+         "NCCL/gloo or an extension. \"terminate called without an active exception\" as a rank exits means "
+         "it ended with a communication thread still running.",
+         "Read that rank's last lines (`dscluster logs RUN --rank R`). If it aborted while exiting after "
+         "training finished, call torch.distributed.destroy_process_group() before the script ends."),
+    _sig("segfault", r"exits with return code = -11\b|Segmentation fault|\bSIGSEGV\b",
+         "A rank crashed in native code (segmentation fault): often mismatched builds of torch, DeepSpeed "
+         "ops or CUDA libraries on that node, or a bug in an extension.",
+         "Compare versions across nodes (`dscluster doctor`), rebuild the DeepSpeed ops on that node "
+         "(clear ~/.cache/torch_extensions), and read its log: `dscluster logs RUN --rank R`."),
     _sig("address-in-use", r"Address already in use|EADDRINUSE|errno: 98",
          "The rendezvous port (--master_port) on the first node was already taken, often by a leftover "
          "process of an earlier run.", "dscluster picks a fresh port per attempt; if it persists, find the "
@@ -109,7 +121,8 @@ SIGNATURES: tuple[Signature, ...] = (
          r"\[gloo\].*(Read error|Connection refused)",
          "A peer rank went away during a collective (it crashed or was killed); this rank failed with it.",
          "Look at the first failing rank's log: `dscluster logs RUN --rank R`."),
-    _sig("killed", r"exits with return code = -9|Killed|signal 9|SIGKILL",
+    # Word boundaries: DeepSpeed's launch.py logs every teardown from its "sigkill_handler", which is not a kill.
+    _sig("killed", r"exits with return code = -9\b|\bKilled\b|\bsignal 9\b|\bSIGKILL\b",
          "A rank was killed (SIGKILL): often the kernel's OOM killer (host RAM), or an operator.",
          "Check host memory (`dmesg | grep -i oom` on the node); lower the batch size or the number of "
          "DataLoader workers."),

@@ -42,4 +42,7 @@ for step in range(args.steps):
     if step == args.fail_at and rank == 0:
         raise SystemExit(3)
     time.sleep(args.sleep)
+# A clean exit: without it a rank can abort (SIGABRT, "terminate called without an active exception")
+# while exiting with gloo's threads still running.
+torch.distributed.destroy_process_group()
 print("done", flush=True)

@@ -105,3 +105,12 @@ def test_cluster_html_shows_each_gpu():
     page = cluster_html(info)
     assert "GPU0 NVIDIA H200: 87%" in page and "GPU1" in page and "612.5 W" in page and "61 °C" in page
     assert "140.4 GiB" in page and "gpu1" in page
+
+
+def test_star_import_gives_exactly_the_notebook_api():
+    import dscluster
+    from dscluster import api
+
+    names = {}
+    exec("from dscluster.api import *", names)
+    assert set(api.__all__) <= set(names) and set(dscluster._NOTEBOOK_API) == set(api.__all__)

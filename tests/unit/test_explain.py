@@ -66,3 +66,12 @@ def test_first_failing_rank_exit_code_is_read_from_the_launcher_log(tmp_path):
     assert first_rank_exit_code(log, {}, "attempt 2: ") == 3
     assert first_rank_exit_code(log, {log: 10}, "attempt 2: ") is None
     assert first_rank_exit_code(tmp_path / "none.log", {}, "attempt 1: ") is None
+
+
+def test_the_launchers_sigkill_handler_is_not_taken_for_a_kill():
+    # Every launch.py teardown line comes from "sigkill_handler"; a rank that aborted (-6) at exit was
+    # once explained as an OOM kill.
+    text = (DATA / "aborted.log").read_text()
+    assert "sigkill_handler" in text
+    assert explain.explain(text).signature == "aborted"
+    assert explain.explain("[INFO] [launch.py:253:sigkill_handler] Killing subprocess 26\n") is None
