@@ -66,7 +66,7 @@ class Case:
     label: str = ""
 
     @classmethod
-    def parse(cls, spec: str) -> "Case":
+    def parse(cls, spec: str) -> Case:
         kind, _, rest = spec.partition(":")
         kw: dict = {"kind": kind}
         types = {f.name: f.type for f in fields(cls)}
@@ -368,6 +368,7 @@ def run_case(c: Case, out: str | None, scratch: str) -> None:
         run_trainer(c, out)
     elif c.kind == "hf":
         import hf_baseline
+
         from dscluster.train.model import preset_config
 
         vocab = preset_config(c.preset, vocab_size=c.vocab or None).padded_vocab

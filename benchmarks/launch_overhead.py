@@ -142,7 +142,8 @@ def main() -> int:
         last = sim.nodes[-1]
         listing = sim.exec(last, ["sh", "-c", "for p in " + " ".join(map(str, before[last])) +
                                   "; do echo $p $(tr '\\0' ' ' < /proc/$p/cmdline); done"]).stdout
-        rank = next(int(l.split()[0]) for l in listing.splitlines() if "min_ds_script" in l and "deepspeed.launcher" not in l)
+        rank = next(int(line.split()[0]) for line in listing.splitlines()
+                    if "min_ds_script" in line and "deepspeed.launcher" not in line)
         t0 = time.monotonic()
         sim.exec(last, ["kill", "-9", str(rank)])
         wait_for(lambda: not any(b.pids(run_id).values()), 60, 0.1)

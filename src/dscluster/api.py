@@ -16,8 +16,9 @@ so restarting or closing the notebook does not touch the training job.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from dscluster.errors import ConfigError, RunError
 from dscluster.i18n import tr
@@ -72,7 +73,7 @@ class Cluster:
 
         return DoctorReport(run_doctor(self._view.spec, fast=fast, collective=collective))
 
-    def runs(self) -> list["Run"]:
+    def runs(self) -> list[Run]:
         return [Run(r["id"], self._view.runs_dirs()) for r in rundata.list_runs(self._view.runs_dirs())]
 
     def _repr_html_(self) -> str:
@@ -156,7 +157,7 @@ class Run:
         launching.stop(self._ref)
         return self.wait(timeout) if wait else self.status
 
-    def restart(self) -> "Run":
+    def restart(self) -> Run:
         """A new run with the same program, args and cluster, resuming from this run's checkpoints."""
         return Run(launching.restart(self._ref), [self._ref.path.parent])
 

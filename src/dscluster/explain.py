@@ -9,10 +9,9 @@ exited"). The supervisor stores the result in run.json; `dscluster status` shows
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterable
-
 
 
 @dataclass(frozen=True)

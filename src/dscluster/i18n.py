@@ -32,7 +32,7 @@ def current_language() -> str:
     return "en"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def catalog(lang: str) -> dict[str, str]:
     if lang == "en":
         return {}

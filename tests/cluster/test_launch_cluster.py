@@ -16,10 +16,9 @@ import time
 from pathlib import Path
 
 import pytest
+from polling import wait_for
 
 from dscluster.runs import store
-
-from polling import wait_for
 
 pytestmark = [pytest.mark.root, pytest.mark.cluster, pytest.mark.slow]
 DATA = Path(__file__).resolve().parents[1] / "data"

@@ -12,11 +12,10 @@ import time
 from pathlib import Path
 
 import pytest
+from polling import wait_for
 
 from dscluster.runs import store
 from dscluster.runs.reaper import run_pids
-
-from polling import wait_for
 
 pytestmark = pytest.mark.slow
 SCRIPT = Path(__file__).resolve().parents[1] / "data" / "min_ds_script.py"

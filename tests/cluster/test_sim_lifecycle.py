@@ -16,8 +16,8 @@ import pytest
 
 from dscluster.errors import ConfigError, ExitCode
 from dscluster.sim import SimCluster, down, leftovers
-from dscluster.sim.procs import alive
 from dscluster.sim.nodeuser import SIM_USER, ensure_access, ensure_user
+from dscluster.sim.procs import alive
 
 pytestmark = [pytest.mark.root, pytest.mark.cluster]
 

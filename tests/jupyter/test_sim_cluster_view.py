@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from labserver import start_lab
 
 pytestmark = [pytest.mark.root, pytest.mark.cluster, pytest.mark.slow]

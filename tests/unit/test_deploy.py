@@ -173,7 +173,7 @@ HEALTHY = ("docker=27.3.1\ngpu_toolkit=yes\ncontainer=\nimage_user=dscluster\ngp
 class FakeHost:
     """One host: answers the preflight from `facts`, keeps a container set, records every command."""
 
-    def __init__(self, node: NodeSpec, world: "FakeWorld", facts: str = HEALTHY, run_fails: str = "",
+    def __init__(self, node: NodeSpec, world: FakeWorld, facts: str = HEALTHY, run_fails: str = "",
                  sshd_starts: bool = True, reachable: bool = True):
         self.node, self.world, self.facts = node.address, world, facts
         self.run_fails, self.sshd_starts, self.reachable = run_fails, sshd_starts, reachable

@@ -42,6 +42,7 @@ def test_every_doctor_message_is_translated_with_the_same_placeholders():
 
 def test_report_renders_in_traditional_chinese(monkeypatch):
     from test_doctor_checks import make_spec, run  # the fake-probe helpers
+
     from dscluster.doctor.render import render
 
     monkeypatch.setenv("DSCLUSTER_LANG", "zh_TW")

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from dscluster.cluster.hostfile import (check_master_first, check_resolvable, format_hostfile, parse_hostfile,
-                                        unresolvable)
+from dscluster.cluster.hostfile import (
+    check_master_first,
+    check_resolvable,
+    format_hostfile,
+    parse_hostfile,
+    unresolvable,
+)
 from dscluster.errors import ExitCode, HostfileError
 
 deepspeed_runner = pytest.importorskip("deepspeed.launcher.runner")

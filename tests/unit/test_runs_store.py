@@ -1,7 +1,6 @@
 """Run store and secrets redaction (pure / filesystem only)."""
 
 import json
-import os
 
 import pytest
 

@@ -9,8 +9,15 @@ import pytest
 
 from dscluster import cli
 from dscluster.cluster import spec as spec_module
-from dscluster.cluster.spec import (ClusterSpec, NodeSpec, format_spec, load_spec, parse_spec, resolve_spec,
-                                    spec_from_hostfile)
+from dscluster.cluster.spec import (
+    ClusterSpec,
+    NodeSpec,
+    format_spec,
+    load_spec,
+    parse_spec,
+    resolve_spec,
+    spec_from_hostfile,
+)
 from dscluster.errors import ConfigError, ExitCode, HostfileError
 
 GOOD = """\

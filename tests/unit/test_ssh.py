@@ -58,7 +58,7 @@ def test_ssh_config_is_strict_and_per_cluster(spec):
                  "UpdateHostKeys no"]:
         assert f"\n  {line}\n" in text, line
     assert "StrictHostKeyChecking no" not in text and "accept-new" not in text
-    control = next(l.split()[1] for l in text.splitlines() if l.strip().startswith("ControlPath"))
+    control = next(line.split()[1] for line in text.splitlines() if line.strip().startswith("ControlPath"))
     # sun_path is 108 bytes and ssh adds a 17-char suffix while creating the socket; %C is 40 hex chars.
     assert len(control.replace("%C", "x" * 40)) + 17 < 108
     # ssh itself accepts the file (-G parses it and prints the effective options).

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import re
 import socket
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Iterable, Sequence
 
 from dscluster.errors import HostfileError
 from dscluster.i18n import tr

@@ -13,8 +13,8 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from dscluster.cluster.identity import cluster_state_dir
 from dscluster.cluster.spec import ClusterSpec

@@ -13,9 +13,10 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import Callable, Iterable, Protocol, Sequence, TypeVar
+from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 from dscluster.errors import CommandError
 
@@ -37,7 +38,7 @@ class CommandResult:
     def ok(self) -> bool:
         return self.returncode == 0
 
-    def check(self) -> "CommandResult":
+    def check(self) -> CommandResult:
         """Return self, or raise CommandError naming the node, the command and the stderr tail."""
         if self.ok:
             return self

@@ -18,9 +18,9 @@ import os
 import shlex
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 from dscluster.cluster.identity import cluster_state_dir, identity_path, published_host_keys
 from dscluster.cluster.runner import DEFAULT_TIMEOUT_S, CommandResult, run_subprocess

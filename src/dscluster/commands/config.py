@@ -104,8 +104,8 @@ def cmd_trust(args: argparse.Namespace) -> int:
 def _trust_scanned(spec, names: list[str], yes: bool) -> int:
     """TOFU for controllers that cannot read the published keys: show fingerprints, pin on consent.
     A scanned key that differs from a published one is never pinned (someone is in the middle)."""
-    from dscluster.cluster.ssh import published_keys_for, fingerprint, pin_host_keys, scan_host_key
     from dscluster.cluster.runner import run_parallel
+    from dscluster.cluster.ssh import fingerprint, pin_host_keys, published_keys_for, scan_host_key
 
     published = published_keys_for(spec)
     scanned = dict(zip(names, run_parallel(lambda n: scan_host_key(spec.node(n)), names)))

@@ -8,8 +8,16 @@ from pathlib import Path
 
 from dscluster.cluster import identity
 from dscluster.cluster.hostfile import parse_hostfile
-from dscluster.cluster.spec import (DEFAULT_SSH_PORT, DEFAULT_USER, LAUNCHERS, SPEC_FILENAME, ClusterSpec, NodeSpec,
-                                    format_spec, parse_spec)
+from dscluster.cluster.spec import (
+    DEFAULT_SSH_PORT,
+    DEFAULT_USER,
+    LAUNCHERS,
+    SPEC_FILENAME,
+    ClusterSpec,
+    NodeSpec,
+    format_spec,
+    parse_spec,
+)
 from dscluster.cluster.ssh import ensure_ssh_files
 from dscluster.console import OK, WARN, next_steps
 from dscluster.errors import ConfigError, UsageError

@@ -8,7 +8,8 @@ import sys
 
 from dscluster.cluster.spec import ClusterSpec, resolve_spec
 from dscluster.console import FAIL, OK, WARN, next_steps, table
-from dscluster.deploy import dockerrun, up as deploy
+from dscluster.deploy import dockerrun
+from dscluster.deploy import up as deploy
 from dscluster.deploy.hosts import HostSSHRunner
 from dscluster.i18n import current_language, tr
 

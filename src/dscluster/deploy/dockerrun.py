@@ -48,7 +48,7 @@ class DeployOptions:
     master_identity: bool = True
     extra_env: tuple[tuple[str, str], ...] = field(default=())
 
-    def validate(self) -> "DeployOptions":
+    def validate(self) -> DeployOptions:
         if not _IMAGE.match(self.image):
             raise ConfigError(tr("image name {image!r} is not valid", image=self.image),
                               tr("use e.g. --image dscluster-node:0.1.0 (lower case)"), setting="image")

@@ -12,8 +12,8 @@ checking stays whatever the operator's ssh config says; dscluster never turns it
 from __future__ import annotations
 
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from dscluster.cluster.identity import cluster_pubkey_path, published_spec_path
 from dscluster.cluster.runner import DEFAULT_TIMEOUT_S, CommandResult, run_subprocess

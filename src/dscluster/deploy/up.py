@@ -12,8 +12,8 @@ Everything goes through Runners (one per host), so the unit tests drive it with 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Callable
 
 from dscluster.cluster.runner import CommandResult, Runner, run_parallel
 from dscluster.cluster.spec import ClusterSpec, NodeSpec, format_spec

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dscluster.doctor.checks_node import GiB, SHARED_FREE_MIN, SHARED_FREE_WARN
+from dscluster.doctor.checks_node import SHARED_FREE_MIN, SHARED_FREE_WARN, GiB
 from dscluster.doctor.context import DoctorContext
 from dscluster.doctor.model import CheckResult, failed, passed, skipped, warned
 from dscluster.doctor.probe import classify_failure

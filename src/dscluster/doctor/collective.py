@@ -8,8 +8,8 @@ proves what the per-node checks cannot: that the ranks can actually form one gro
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from importlib import resources
-from typing import Sequence
 
 from dscluster.cluster.runner import Runner, run_parallel
 from dscluster.doctor.context import DoctorContext

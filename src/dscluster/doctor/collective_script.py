@@ -8,7 +8,6 @@ which doctor sets to the one routing to the master.
 
 import json
 import multiprocessing as mp
-import os
 import sys
 import time
 from datetime import timedelta

@@ -12,7 +12,8 @@ import os
 import secrets
 import sys
 import time
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from dscluster.cluster.runner import Runner, run_parallel
 from dscluster.doctor import checks_cluster as cc

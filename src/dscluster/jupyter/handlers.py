@@ -42,7 +42,7 @@ def json_errors(method):
     """Turn typed errors into JSON answers; never let a traceback reach the client."""
 
     @wraps(method)
-    async def inner(self: "DsclusterHandler", *args, **kwargs):
+    async def inner(self: DsclusterHandler, *args, **kwargs):
         try:
             return await method(self, *args, **kwargs)
         except tornado.web.HTTPError:

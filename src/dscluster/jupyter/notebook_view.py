@@ -84,7 +84,7 @@ def cluster_html(info: dict) -> str:
             f'</th><th>{esc(tr("slots"))}</th><th>{esc(tr("resources"))}</th></tr>{"".join(rows)}</table></div>')
 
 
-def run_html(run: "Run") -> str:
+def run_html(run: Run) -> str:
     s = run.summary()
     loss = [(r["step"], r["loss"]) for r in run.metric_records()
             if isinstance(r.get("loss"), (int, float)) and "event" not in r]
@@ -130,7 +130,7 @@ class DoctorReport:
 class RunWatcher:
     """ipywidgets view of a run, refreshed by a daemon thread until the run finishes (then once more)."""
 
-    def __init__(self, run: "Run", interval: float = 1.0, log_lines: int = 12) -> None:
+    def __init__(self, run: Run, interval: float = 1.0, log_lines: int = 12) -> None:
         import ipywidgets as w
 
         self.run = run

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import os
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
 
 from dscluster.runs.redact import REDACTED, split_secrets
 

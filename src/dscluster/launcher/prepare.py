@@ -7,7 +7,6 @@ Each failure raises a typed error naming the setting and the fix.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shlex
 import subprocess

@@ -276,7 +276,7 @@ class _Supervisor:
         deadline = time.monotonic() + STOP_GRACE_S
         pending = {p.pid for p in alive}
         while pending and time.monotonic() < deadline:
-            for pid, code in self.reap().items():
+            for pid in self.reap():
                 pending.discard(pid)
             if pending:
                 self.wait(0.1)

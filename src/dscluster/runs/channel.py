@@ -11,8 +11,8 @@ import shlex
 import subprocess
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 
 class NodeChannel:

@@ -128,7 +128,7 @@ class Supervisor:
     def _start_channels(self, attempt: int) -> list[NodeChannel]:
         hosts = [h for h, _ in self.cfg["hosts"]] or ["localhost"]
         chans = []
-        for i, host in enumerate(hosts):
+        for host in hosts:
             chans.append(NodeChannel(host, self.links.get(host, []), self.cfg["python"], self.record["id"],
                                      ping_timeout=self.cfg["ping_timeout"],
                                      grace=self.cfg["grace"],

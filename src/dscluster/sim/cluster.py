@@ -27,8 +27,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from dscluster import paths
 from dscluster.cluster import identity
@@ -42,7 +42,7 @@ from dscluster.sim import network
 from dscluster.sim.names import MAX_NODES, SimNames, check_name, check_tag_unique, choose_subnet, node_ip
 from dscluster.sim.nodeuser import SIM_USER, ensure_access, ensure_user
 from dscluster.sim.procs import alive, global_lock, reap, require_root
-from dscluster.sim.teardown import teardown, down
+from dscluster.sim.teardown import down, teardown
 
 SSH_PORT = 2222
 NODE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -133,7 +133,7 @@ class SimCluster:
 
     # --- lifecycle -------------------------------------------------------------------------------
     @classmethod
-    def attach(cls, name: str = "default") -> "SimCluster":
+    def attach(cls, name: str = "default") -> SimCluster:
         check_name(name)
         path = SimNames(name).runtime_dir / "state.json"
         try:
@@ -146,7 +146,7 @@ class SimCluster:
     def up(cls, name: str = "default", n: int = 3, subnet: str | None = None, *, home: str | os.PathLike | None = None,
            shared_dir: str | os.PathLike | None = None, user: str = SIM_USER, slots: int = 1,
            timeout: float = 30.0, check_mesh: bool = True, lab: bool = False,
-           master_identity: bool | None = None) -> "SimCluster":
+           master_identity: bool | None = None) -> SimCluster:
         """Create (or re-create) the cluster; returns once every node's sshd accepts the cluster key.
         With `lab`, the master's agent also starts JupyterLab (as the node user, on its 127.0.0.1).
         With `master_identity` (default: as `lab`), the master's agent installs the cluster key for the

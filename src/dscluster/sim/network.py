@@ -90,7 +90,8 @@ def existing_links(names: SimNames) -> list[str]:
     except ValueError:
         links = []
     veth_prefix = names.veth(0)[:-1]
-    return [l for l in links if l == names.bridge or (l.startswith(veth_prefix) and l[len(veth_prefix):].isdigit())]
+    return [link for link in links
+            if link == names.bridge or (link.startswith(veth_prefix) and link[len(veth_prefix):].isdigit())]
 
 
 def netns_pids(ns: str) -> list[int]:
@@ -102,7 +103,7 @@ def destroy(names: SimNames) -> None:
     """Delete the veths (explicitly: netns teardown is asynchronous), namespaces, bridge, /etc/netns."""
     namespaces = existing_netns(names)
     links = existing_links(names)
-    lines = [f"link del {l}" for l in links if l != names.bridge]
+    lines = [f"link del {link}" for link in links if link != names.bridge]
     lines += [f"netns del {ns}" for ns in namespaces]
     if names.bridge in links:
         lines.append(f"link del {names.bridge}")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import fcntl
 import os
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import Iterable, Iterator
 
 from dscluster.errors import PermissionNeeded
 from dscluster.i18n import tr
