@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from dscluster.i18n import tr
 
 
 @dataclass(frozen=True)
@@ -138,10 +140,26 @@ class Explanation:
     fix: str
     retry: bool
     evidence: str
+    params: dict = field(default_factory=dict)  # values for {placeholders} in cause and fix
 
     def to_dict(self) -> dict:
-        """For run.json: English, like every record; readers translate with tr() when they show it."""
-        return asdict(self)
+        """For run.json: English with the values filled in, like every record. An explanation built from
+        a template also keeps the templates and values, so readers show it in their language (`localized`)."""
+        d = asdict(self)
+        params = d.pop("params")
+        if params:
+            d.update(cause=self.cause.format(**params), fix=self.fix.format(**params),
+                     templates={"cause": self.cause, "fix": self.fix}, params=params)
+        return d
+
+
+def localized(recorded: dict) -> tuple[str, str]:
+    """(cause, fix) of a recorded explanation in the reader's language."""
+    templates = recorded.get("templates") or {}
+    params = {k: str(v) for k, v in (recorded.get("params") or {}).items()}
+    if templates and params:
+        return tr(templates.get("cause") or "", **params), tr(templates.get("fix") or "", **params)
+    return tr(recorded.get("cause") or ""), tr(recorded.get("fix") or "")
 
 
 def explain(text: str) -> Explanation | None:
@@ -185,6 +203,7 @@ def explain_files(paths: Iterable[Path], tail_bytes: int = 64_000,
 GENERIC = frozenset({"gloo-peer-closed", "killed", "python-error", "ssh-255"})  # symptoms more than causes
 
 
-def custom(signature: str, cause: str, fix: str, evidence: str = "", retry: bool = True) -> Explanation:
-    """An explanation the supervisor derives itself (node lost, stall), not from log text."""
-    return Explanation(signature, cause, fix, retry, evidence)
+def custom(signature: str, cause: str, fix: str, evidence: str = "", retry: bool = True, **params) -> Explanation:
+    """An explanation the supervisor derives itself (node lost, stall), not from log text. `cause` and `fix`
+    are catalog templates; `params` fill their {placeholders} when shown (so they translate)."""
+    return Explanation(signature, cause, fix, retry, evidence, dict(params))

@@ -75,3 +75,35 @@ def test_the_launchers_sigkill_handler_is_not_taken_for_a_kill():
     assert "sigkill_handler" in text
     assert explain.explain(text).signature == "aborted"
     assert explain.explain("[INFO] [launch.py:253:sigkill_handler] Killing subprocess 26\n") is None
+
+
+def test_a_template_explanation_is_recorded_in_english_and_shown_in_the_readers_language(monkeypatch):
+    exp = explain.custom("node-down", "{nodes} did not come back within {limit}s after the failure, so the run "
+                         "could not restart.", "{heal}, then launch again", "unreachable: node2", retry=False,
+                         nodes="node2", limit="120", heal="dscluster sim heal node2")
+    d = exp.to_dict()
+    # run.json stays readable as it is: English, values filled in
+    assert d["cause"].startswith("node2 did not come back within 120s") and d["fix"].startswith("dscluster sim heal")
+    monkeypatch.setenv("DSCLUSTER_LANG", "zh_TW")
+    cause, fix = explain.localized(d)
+    assert "node2" in cause and "120" in cause and "秒" in cause
+    assert fix.startswith("dscluster sim heal node2") and "然後" in fix
+    # a plain signature's text goes through the catalog as before
+    cause, _fix = explain.localized(explain.explain((DATA / "address-in-use.log").read_text()).to_dict())
+    assert cause != explain.explain((DATA / "address-in-use.log").read_text()).cause
+
+
+def test_the_panel_api_shows_a_runs_explanation_in_the_servers_language(tmp_path, monkeypatch):
+    import json
+
+    from dscluster.jupyter import rundata
+
+    exp = explain.custom("node-down", "{nodes} did not come back within {limit}s after the failure, so the run "
+                         "could not restart.", "{heal}, then launch again", retry=False,
+                         nodes="node3", limit="60", heal="dscluster sim heal node3")
+    run_dir = tmp_path / "r1-20261129-000000-abcd"
+    run_dir.mkdir()
+    (run_dir / "run.json").write_text(json.dumps({"id": run_dir.name, "status": "failed", "explanation": exp.to_dict()}))
+    monkeypatch.setenv("DSCLUSTER_LANG", "zh_TW")
+    shown = rundata.summary(rundata.RunRef(run_dir.name, run_dir))["explanation"]
+    assert shown["signature"] == "node-down" and "node3" in shown["cause"] and "60 秒" in shown["cause"]

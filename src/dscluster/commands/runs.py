@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from dscluster import console, paths
+from dscluster import explain as explainer
 from dscluster.errors import ConfigError, ExitCode, RunError, UsageError
 from dscluster.i18n import tr
 from dscluster.runs import store
@@ -158,10 +159,11 @@ def cmd_status(args) -> int:
                                          nodes=", ".join(view["waiting_for"])))
     exp = view.get("explanation")
     if exp and st not in ("succeeded",):
-        print(f"  {console.FAIL} {tr('cause')}: {tr(exp.get('cause') or '')}")
+        cause, fix = explainer.localized(exp)
+        print(f"  {console.FAIL} {tr('cause')}: {cause}")
         if exp.get("evidence"):
             print(f"    {tr('seen')}: {exp['evidence']}")
-        print(f"    {tr('fix')}: {tr(exp.get('fix') or '')}")
+        print(f"    {tr('fix')}: {fix}")
     nexts = [f"dscluster logs {view['id']}" + (" -f" if st in store.ACTIVE else "")]
     if st in store.ACTIVE:
         nexts.append(f"dscluster stop {view['id']}")
@@ -285,7 +287,8 @@ def print_outcome(record: dict) -> None:
                                  code=record.get("exit_code"), n=len(record.get("attempts") or [])))
     exp = record.get("explanation")
     if exp and st != "succeeded":
-        print(f"  {tr('cause')}: {tr(exp.get('cause') or '')}\n  {tr('fix')}: {tr(exp.get('fix') or '')}")
+        cause, fix = explainer.localized(exp)
+        print(f"  {tr('cause')}: {cause}\n  {tr('fix')}: {fix}")
 
 
 def exit_code_of(record: dict) -> int:

@@ -10,6 +10,7 @@ import html
 import threading
 from typing import TYPE_CHECKING
 
+from dscluster.explain import localized
 from dscluster.i18n import tr
 
 if TYPE_CHECKING:
@@ -91,8 +92,9 @@ def run_html(run: Run) -> str:
     step = f"{s['step']}/{s['total_steps'] or '?'}" if s.get("step") is not None else "–"
     last_loss = f"{s['loss']:.4f}" if isinstance(s.get("loss"), (int, float)) else "–"
     expl = s.get("explanation") or None
-    why = (f"<div><b>{esc(tr('What happened'))}:</b> {esc(expl.get('cause'))}<br><b>{esc(tr('Fix'))}:</b> "
-           f"{esc(expl.get('fix'))}</div>") if isinstance(expl, dict) else ""
+    cause, fix = localized(expl) if isinstance(expl, dict) else ("", "")
+    why = (f"<div><b>{esc(tr('What happened'))}:</b> {esc(cause)}<br><b>{esc(tr('Fix'))}:</b> "
+           f"{esc(fix)}</div>") if isinstance(expl, dict) else ""
     return (f'<div class="dscluster-run"><b>{esc(run.id)}</b> {status_badge(s["status"])} · '
             f'{esc(tr("step"))} {esc(step)} · {esc(tr("loss"))} {esc(last_loss)} · '
             f'{esc(tr("attempts"))} {esc(s.get("attempts"))}{why}<br>{svg_line(loss, title=tr("loss"))}</div>')

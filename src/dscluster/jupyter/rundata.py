@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dscluster.errors import DsclusterError, ExitCode, UsageError
+from dscluster.explain import localized
 from dscluster.fsutil import read_jsonl
 from dscluster.i18n import tr
 
@@ -145,8 +146,16 @@ def summary(ref: RunRef) -> dict:
         "loss": last.get("loss"),
         "tokens_per_s": last.get("tokens_per_s"),
         "train_batch_size": ds.get("train_batch_size"),
-        "explanation": rec.get("explanation"),
+        "explanation": _shown_explanation(rec.get("explanation")),
     }
+
+
+def _shown_explanation(recorded: dict | None) -> dict | None:
+    """The record's explanation with cause and fix in this server's language, placeholders filled in."""
+    if not isinstance(recorded, dict):
+        return None
+    cause, fix = localized(recorded)
+    return {**recorded, "cause": cause, "fix": fix}
 
 
 def list_runs(runs_dirs: list[Path]) -> list[dict]:

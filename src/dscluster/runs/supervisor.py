@@ -365,15 +365,17 @@ class Supervisor:
         shown = [names.get(h, h) for h in down]
         limit = float(self.cfg.get("restart_wait", 120.0))
         sim = sim_name(self.record)
+        heal = ""
         if sim is not None:
             extra = "" if sim == "default" else f" --name {sim}"
-            fix = "; ".join(f"dscluster sim heal{extra} {n}" for n in shown) + ", then launch again"
+            heal = "; ".join(f"dscluster sim heal{extra} {n}" for n in shown)
+            fix = "{heal}, then launch again"
         else:
             fix = ("Bring the node back (power, network) and run `dscluster node start` on it, or remove it from "
                    "the cluster spec; then launch again (it resumes from the last committed checkpoint).")
-        return explainer.custom("node-down", f"{', '.join(shown)} did not come back within {limit:.0f}s after the "
-                                "failure, so the run could not restart.", fix, f"unreachable: {', '.join(shown)}",
-                                retry=False)
+        return explainer.custom("node-down", "{nodes} did not come back within {limit}s after the failure, so the "
+                                "run could not restart.", fix, f"unreachable: {', '.join(shown)}", retry=False,
+                                nodes=", ".join(shown), limit=f"{limit:.0f}", **({"heal": heal} if heal else {}))
 
     def explain_attempt(self, failure: Failure) -> explainer.Explanation | None:
         return explain_failure(failure, self.log_path, self._failure_logs or self._log_sizes(), self._attempt_started)
