@@ -146,11 +146,11 @@ def summary(ref: RunRef) -> dict:
         "loss": last.get("loss"),
         "tokens_per_s": last.get("tokens_per_s"),
         "train_batch_size": ds.get("train_batch_size"),
-        "explanation": _shown_explanation(rec.get("explanation")),
+        "explanation": shown_explanation(rec.get("explanation")),
     }
 
 
-def _shown_explanation(recorded: dict | None) -> dict | None:
+def shown_explanation(recorded: dict | None) -> dict | None:
     """The record's explanation with cause and fix in this server's language, placeholders filled in."""
     if not isinstance(recorded, dict):
         return None
