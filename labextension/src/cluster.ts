@@ -1,6 +1,7 @@
 // Cluster section: every node of the resolved cluster with its GPUs (or CPU/memory), polled live.
 import { TranslationBundle } from '@jupyterlab/translation';
 import { api, ClusterInfo, el, fmtBytes, NodeInfo, RequestError } from './api';
+import { Poller } from './poller';
 
 function bar(percent: number | null | undefined, label: string): HTMLElement {
   const p = percent === null || percent === undefined ? 0 : Math.max(0, Math.min(100, percent));
@@ -16,13 +17,13 @@ export class ClusterSection {
   readonly node: HTMLElement;
   private body: HTMLElement;
   private meta: HTMLElement;
-  private timer: number | undefined;
-  private inflight = false;
+  readonly poller: Poller;  // the panel starts it while visible
 
   constructor(
     private trans: TranslationBundle,
-    private intervalMs = 3000
+    intervalMs = 3000
   ) {
+    this.poller = new Poller(() => this.load(), intervalMs);
     this.meta = el('span', { class: 'dsc-meta' });
     this.body = el('div', { class: 'dsc-nodes' }, el('div', { class: 'dsc-empty' }, trans.__('Loading…')));
     this.node = el(
@@ -33,33 +34,13 @@ export class ClusterSection {
     );
   }
 
-  start(): void {
-    if (this.timer === undefined) {
-      void this.refresh();
-      this.timer = window.setInterval(() => void this.refresh(), this.intervalMs);
-    }
-  }
-
-  stop(): void {
-    if (this.timer !== undefined) {
-      window.clearInterval(this.timer);
-      this.timer = undefined;
-    }
-  }
-
-  async refresh(): Promise<void> {
-    if (this.inflight) {
-      return;
-    }
-    this.inflight = true;
+  private async load(): Promise<void> {
     try {
       const info = await api<ClusterInfo>('cluster');
       this.render(info);
     } catch (err) {
       const msg = err instanceof RequestError ? err.body.message : String(err);
       this.body.replaceChildren(el('div', { class: 'dsc-error' }, msg));
-    } finally {
-      this.inflight = false;
     }
   }
 

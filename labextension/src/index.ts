@@ -36,8 +36,8 @@ class DeepSpeedPanel extends Widget {
 
   // Poll only while the panel is visible: a hidden sidebar costs the server nothing.
   protected onAfterShow(): void {
-    this.cluster.start();
-    this.runs.start();
+    this.cluster.poller.start();
+    this.runs.poller.start();
   }
 
   protected onAfterAttach(): void {
@@ -47,8 +47,8 @@ class DeepSpeedPanel extends Widget {
   }
 
   protected onAfterHide(): void {
-    this.cluster.stop();
-    this.runs.stop();
+    this.cluster.poller.stop();
+    this.runs.poller.stop();
   }
 
   protected onBeforeDetach(): void {

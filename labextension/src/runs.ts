@@ -1,6 +1,7 @@
 // Runs section: the launch form and the run list (status, step, loss; stop; open the run view).
 import { TranslationBundle } from '@jupyterlab/translation';
 import { api, el, post, RequestError, RunSummary } from './api';
+import { Poller } from './poller';
 
 export const ACTIVE = new Set(['pending', 'running', 'restarting']);
 
@@ -40,14 +41,14 @@ export class RunsSection {
   private form: HTMLFormElement;
   private formError: HTMLElement;
   private fields: Field[] = [];
-  private timer: number | undefined;
-  private inflight = false;
+  readonly poller: Poller;  // the panel starts it while visible
 
   constructor(
     private trans: TranslationBundle,
     private openRun: (id: string) => void,
-    private intervalMs = 2000
+    intervalMs = 2000
   ) {
+    this.poller = new Poller(() => this.load(), intervalMs);
     const t = trans;
     const newBtn = el('button', { class: 'jp-Button dsc-btn dsc-new-run', type: 'button' }, t.__('New run'));
     newBtn.onclick = () => this.toggleForm();
@@ -136,7 +137,7 @@ export class RunsSection {
     try {
       const res = await post<{ id: string }>('runs', body);
       this.form.hidden = true;
-      await this.refresh();
+      await this.poller.run();
       this.openRun(res.id);
     } catch (err) {
       this.showError(errorText(err));
@@ -145,32 +146,12 @@ export class RunsSection {
     }
   }
 
-  start(): void {
-    if (this.timer === undefined) {
-      void this.refresh();
-      this.timer = window.setInterval(() => void this.refresh(), this.intervalMs);
-    }
-  }
-
-  stop(): void {
-    if (this.timer !== undefined) {
-      window.clearInterval(this.timer);
-      this.timer = undefined;
-    }
-  }
-
-  async refresh(): Promise<void> {
-    if (this.inflight) {
-      return;
-    }
-    this.inflight = true;
+  private async load(): Promise<void> {
     try {
       const { runs } = await api<{ runs: RunSummary[] }>('runs');
       this.render(runs);
     } catch (err) {
       this.list.replaceChildren(el('div', { class: 'dsc-error' }, errorText(err)));
-    } finally {
-      this.inflight = false;
     }
   }
 
@@ -198,7 +179,7 @@ export class RunsSection {
           ev.stopPropagation();
           stop.disabled = true;
           post(`runs/${encodeURIComponent(r.id)}/stop`)
-            .then(() => this.refresh())
+            .then(() => this.poller.run())
             .catch(err => window.alert(errorText(err)));
         };
         row.append(stop);

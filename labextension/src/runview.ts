@@ -5,6 +5,7 @@ import { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 import { api, el, LogFile, post, Since } from './api';
 import { LineChart } from './chart';
+import { Poller } from './poller';
 import { ACTIVE, errorText, statusBadge } from './runs';
 
 interface RunDetail {
@@ -32,18 +33,19 @@ export class RunView extends Widget {
   private eventsOffset = 0;
   private logs: Map<string, { offset: number | null; text: string }> = new Map();
   private activeLog: string | null = null;
-  private timer: number | undefined;
+  private poller: Poller;
+  private forceNext = false;
   private ticks = 0;
   private status = 'pending';
-  private inflight = false;
 
   constructor(
     readonly runId: string,
     private trans: TranslationBundle,
     private openRun: (id: string) => void,
-    private intervalMs = 1500
+    intervalMs = 1500
   ) {
     super();
+    this.poller = new Poller(() => this.poll(), intervalMs);
     const t = trans;
     this.id = `dscluster-run-${runId}`;
     this.addClass('dsc-runview');
@@ -84,17 +86,11 @@ export class RunView extends Widget {
   }
 
   protected onAfterAttach(): void {
-    if (this.timer === undefined) {
-      void this.poll();
-      this.timer = window.setInterval(() => void this.poll(), this.intervalMs);
-    }
+    this.poller.start();
   }
 
   dispose(): void {
-    if (this.timer !== undefined) {
-      window.clearInterval(this.timer);
-      this.timer = undefined;
-    }
+    this.poller.stop();
     super.dispose();
   }
 
@@ -107,7 +103,8 @@ export class RunView extends Widget {
       if (action === 'restart' && res.id) {
         this.openRun(res.id);
       }
-      await this.poll(true);
+      this.forceNext = true;  // a tick still in flight leaves it for the next one
+      await this.poller.run();
     } catch (err) {
       this.message.hidden = false;
       this.message.textContent = errorText(err);
@@ -116,15 +113,13 @@ export class RunView extends Widget {
     }
   }
 
-  private async poll(force = false): Promise<void> {
-    if (this.inflight) {
-      return;
-    }
+  private async poll(): Promise<void> {
+    const force = this.forceNext;
+    this.forceNext = false;
     // Finished runs change no more: poll them rarely.
     if (!force && !ACTIVE.has(this.status) && this.ticks > 2 && this.ticks++ % 10 !== 0) {
       return;
     }
-    this.inflight = true;
     this.ticks++;
     const base = `runs/${encodeURIComponent(this.runId)}`;
     try {
@@ -146,8 +141,6 @@ export class RunView extends Widget {
     } catch (err) {
       this.message.hidden = false;
       this.message.textContent = errorText(err);
-    } finally {
-      this.inflight = false;
     }
   }
 
