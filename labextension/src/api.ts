@@ -21,12 +21,23 @@ export class RequestError extends Error {
 
 const settings = ServerConnection.makeSettings();
 
+// JupyterLab's language (e.g. zh-TW): the server writes its messages and run explanations in it.
+let language = '';
+
+export function setLanguage(code: string): void {
+  language = code;
+}
+
 export async function api<T = any>(
   path: string,
   init: RequestInit = {}
 ): Promise<T> {
   const url = URLExt.join(settings.baseUrl, 'dscluster/api', path);
-  const response = await ServerConnection.makeRequest(url, init, settings);
+  const headers = new Headers(init.headers);
+  if (language) {
+    headers.set('X-Dscluster-Lang', language);
+  }
+  const response = await ServerConnection.makeRequest(url, { ...init, headers }, settings);
   const text = await response.text();
   let data: any = {};
   try {

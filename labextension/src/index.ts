@@ -4,6 +4,7 @@ import { MainAreaWidget } from '@jupyterlab/apputils';
 import { ITranslator, nullTranslator, TranslationBundle } from '@jupyterlab/translation';
 import { LabIcon } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
+import { setLanguage } from './api';
 import { ClusterSection } from './cluster';
 import { RunsSection } from './runs';
 import { RunView } from './runview';
@@ -63,6 +64,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
   optional: [ITranslator, ILayoutRestorer],
   activate: (app: JupyterFrontEnd, translator: ITranslator | null, restorer: ILayoutRestorer | null) => {
     const trans = (translator ?? nullTranslator).load(DOMAIN);
+    setLanguage((translator ?? nullTranslator).languageCode);
     const views = new Map<string, MainAreaWidget<RunView>>();
     const openRun = (id: string): void => {
       let view = views.get(id);

@@ -7,29 +7,50 @@ Messages are looked up by their English template (gettext style), so code stays 
 
 Translations live in `locale/<lang>/*.json` (one JSON object per domain file, English template ->
 translation, all merged). The language comes from DSCLUSTER_LANG, then LC_ALL / LC_MESSAGES / LANG;
-anything starting with `zh_TW`, `zh-TW`, `zh_Hant` selects Traditional Chinese.
+anything starting with `zh_TW`, `zh-TW`, `zh_Hant` selects Traditional Chinese. A server answering a
+request in its sender's language wraps the work in `use_language(...)` (a context variable: it follows
+the request into `asyncio.to_thread`, and never leaks into other requests).
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import json
 import os
+from collections.abc import Iterator
 from importlib import resources
 
 SUPPORTED = ("en", "zh_TW")
+_REQUEST_LANGUAGE: contextvars.ContextVar[str | None] = contextvars.ContextVar("dscluster_language", default=None)
+
+
+def language_of(value: str) -> str:
+    """A locale name (zh_TW, zh-TW, zh_Hant.UTF-8, en_US...) -> one of SUPPORTED."""
+    norm = value.replace("-", "_").lower()
+    return "zh_TW" if norm.startswith(("zh_tw", "zh_hant", "zh_hk")) else "en"
 
 
 def current_language() -> str:
+    requested = _REQUEST_LANGUAGE.get()
+    if requested:
+        return requested
     for var in ("DSCLUSTER_LANG", "LC_ALL", "LC_MESSAGES", "LANG"):
         value = os.environ.get(var, "")
-        if not value:
-            continue
-        norm = value.replace("-", "_").lower()
-        if norm.startswith(("zh_tw", "zh_hant", "zh_hk")):
-            return "zh_TW"
-        return "en"
+        if value:
+            return language_of(value)
     return "en"
+
+
+@contextlib.contextmanager
+def use_language(value: str | None) -> Iterator[None]:
+    """Translate into `value`'s language inside (None or "": the process's own language)."""
+    token = _REQUEST_LANGUAGE.set(language_of(value) if value else None)
+    try:
+        yield
+    finally:
+        _REQUEST_LANGUAGE.reset(token)
 
 
 @functools.cache

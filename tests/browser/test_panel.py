@@ -164,6 +164,16 @@ def test_failed_and_half_written_runs_render(page, lab, shot):
 
 
 def test_zh_tw_locale_shows_translated_panel_strings(page, lab, shot):
+    from dscluster import explain
+    from dscluster.fsutil import atomic_write_json
+
+    down = lab.shared / "runs" / "down-20260101-000000-f00d"
+    down.mkdir(parents=True)
+    exp = explain.custom("node-down", "{nodes} did not come back within {limit}s after the failure, so the run "
+                         "could not restart.", "{heal}, then launch again", retry=False,
+                         nodes="node9", limit="60", heal="dscluster sim heal node9")
+    atomic_write_json(down / "run.json", {"id": down.name, "name": "down", "status": "failed",
+                                          "created": "2026-01-01T00:00:00+00:00", "explanation": exp.to_dict()})
     plugin = "@jupyterlab/translation-extension:plugin"
     res = lab.request("PUT", f"/lab/api/settings/{plugin}", {"raw": json.dumps({"locale": "zh_TW"})})
     assert res.status == 204, res.body
@@ -176,5 +186,10 @@ def test_zh_tw_locale_shows_translated_panel_strings(page, lab, shot):
         statuses = set(panel.locator(".dsc-run-row .dsc-status").all_inner_texts())
         assert statuses and statuses <= {"等待中", "執行中", "重新啟動中", "成功", "失敗", "已停止"}, statuses
         shot(page, "zh-TW")
+        # The panel names its language to the server, which explains the failure in it.
+        panel.locator(f'.dsc-run-row[data-run-id="{down.name}"]').click()
+        page.wait_for_function(f"() => ({VIEW_JS}?.querySelector('.dsc-explanation')?.textContent || '')"
+                               ".includes('node9 在失敗後 60 秒內沒有恢復')")
+        shot(page, "zh-TW-explanation")
     finally:
         lab.request("PUT", f"/lab/api/settings/{plugin}", {"raw": json.dumps({"locale": "en"})})

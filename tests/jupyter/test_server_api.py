@@ -155,3 +155,24 @@ def test_metrics_first_load_can_be_thinned(lab, runs):
     steps = [r["step"] for r in res["records"]]
     assert res["stride"] >= 2 and steps[0] == 1 and steps[-1] == max(steps) and len(steps) <= 3
     assert lab.api("GET", f"runs/{RUN_ID}/metrics?max=x").status == 400
+
+
+def test_answers_come_in_the_language_the_panel_names(lab, runs):
+    from dscluster import explain
+
+    failed = lab.shared / "runs" / "down-20260101-140000-ef56"
+    failed.mkdir()
+    exp = explain.custom("node-down", "{nodes} did not come back within {limit}s after the failure, so the run "
+                         "could not restart.", "{heal}, then launch again", retry=False,
+                         nodes="node9", limit="60", heal="dscluster sim heal node9")
+    atomic_write_json(failed / "run.json", {"id": failed.name, "status": "failed", "explanation": exp.to_dict()})
+    zh = {"X-Dscluster-Lang": "zh-TW"}
+    detail = lab.api("GET", f"runs/{failed.name}", headers=zh).json()
+    assert "node9 在失敗後 60 秒內沒有恢復" in detail["run"]["explanation"]["cause"]
+    listed = {r["id"]: r for r in lab.api("GET", "runs", headers=zh).json()["runs"]}
+    assert "然後" in listed[failed.name]["explanation"]["fix"]
+    missing = lab.api("GET", "runs/no-such-run-20260101-000000-0000", headers=zh)
+    assert missing.status == 404 and missing.json()["message"] != \
+        lab.api("GET", "runs/no-such-run-20260101-000000-0000").json()["message"]
+    # without the header: the server's own language (English here), and the record's text as written
+    assert lab.api("GET", f"runs/{failed.name}").json()["run"]["explanation"]["cause"].startswith("node9 did not")

@@ -24,11 +24,13 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 
 from dscluster.errors import ConfigError, DsclusterError, UsageError
-from dscluster.i18n import tr
+from dscluster.i18n import tr, use_language
 from dscluster.jupyter import clusterview, launching, rundata
 
 API_PREFIX = "dscluster/api"
 _STATUS_BY_ERROR = ((rundata.NotFound, 404), (UsageError, 400), (ConfigError, 400))
+# The panel names its JupyterLab language here (zh-TW, en...) so messages come back in it.
+LANGUAGE_HEADER = "X-Dscluster-Lang"
 
 
 def _status_for(exc: DsclusterError) -> int:
@@ -43,18 +45,20 @@ def json_errors(method):
 
     @wraps(method)
     async def inner(self: DsclusterHandler, *args, **kwargs):
-        try:
-            return await method(self, *args, **kwargs)
-        except tornado.web.HTTPError:
-            raise
-        except DsclusterError as exc:
-            self.send_error_json(_status_for(exc), exc.to_dict())
-        except Exception:
-            self.log.error("dscluster API error on %s %s\n%s", self.request.method, self.request.path,
-                           traceback.format_exc())
-            self.send_error_json(500, {"error": "InternalError",
-                                       "message": tr("internal error in the dscluster extension"),
-                                       "hint": tr("see the Jupyter server log for details"), "setting": None})
+        # Answer in the language of the sender's JupyterLab (the panel sends it), else the server's.
+        with use_language(self.request.headers.get(LANGUAGE_HEADER)):
+            try:
+                return await method(self, *args, **kwargs)
+            except tornado.web.HTTPError:
+                raise
+            except DsclusterError as exc:
+                self.send_error_json(_status_for(exc), exc.to_dict())
+            except Exception:
+                self.log.error("dscluster API error on %s %s\n%s", self.request.method, self.request.path,
+                               traceback.format_exc())
+                self.send_error_json(500, {"error": "InternalError",
+                                           "message": tr("internal error in the dscluster extension"),
+                                           "hint": tr("see the Jupyter server log for details"), "setting": None})
 
     return inner
 
@@ -130,7 +134,7 @@ class ClusterHandler(DsclusterHandler):
     @json_errors
     async def get(self):
         view = self.cluster()
-        data = await asyncio.get_running_loop().run_in_executor(None, clusterview.describe, view, self.sampler)
+        data = await asyncio.to_thread(clusterview.describe, view, self.sampler)
         self.send_json(data)
 
 
@@ -148,7 +152,7 @@ class RunsHandler(DsclusterHandler):
     @json_errors
     async def get(self):
         dirs = self.runs_dirs()
-        runs = await asyncio.get_running_loop().run_in_executor(None, rundata.list_runs, dirs)
+        runs = await asyncio.to_thread(rundata.list_runs, dirs)
         self.send_json({"runs": runs})
 
     @tornado.web.authenticated
@@ -156,7 +160,7 @@ class RunsHandler(DsclusterHandler):
     @json_errors
     async def post(self):
         request = launching.parse_launch(self.json_body(), cwd=self.root_dir())
-        run_id = await asyncio.get_running_loop().run_in_executor(None, launching.launch, request)
+        run_id = await asyncio.to_thread(launching.launch, request)
         self.send_json({"id": run_id}, status=201)
 
 
@@ -166,7 +170,7 @@ class ValidateHandler(DsclusterHandler):
     @json_errors
     async def post(self):
         request = launching.parse_launch(self.json_body(), cwd=self.root_dir())
-        prepared = await asyncio.get_running_loop().run_in_executor(None, launching.prepare, request)
+        prepared = await asyncio.to_thread(launching.prepare, request)
         ds = prepared.record.get("ds_config") or {}
         self.send_json({"ok": True, "world_size": prepared.record.get("world_size"),
                         "train_batch_size": ds.get("train_batch_size"), "cluster": prepared.record.get("cluster")})
@@ -231,7 +235,7 @@ class StopHandler(DsclusterHandler):
     @json_errors
     async def post(self, run_id: str):
         ref = self.run_ref(run_id)
-        result = await asyncio.get_running_loop().run_in_executor(None, launching.stop, ref)
+        result = await asyncio.to_thread(launching.stop, ref)
         self.send_json(result, status=202)
 
 
@@ -241,7 +245,7 @@ class RestartHandler(DsclusterHandler):
     @json_errors
     async def post(self, run_id: str):
         ref = self.run_ref(run_id)
-        new_id = await asyncio.get_running_loop().run_in_executor(None, launching.restart, ref)
+        new_id = await asyncio.to_thread(launching.restart, ref)
         self.send_json({"id": new_id, "restarted_from": run_id}, status=201)
 
 
