@@ -93,3 +93,7 @@ def test_demo_loss_falls_clearly_and_retention_keeps_k(stdlib_corpus, tmp_path):
     done = metrics(run_dir)[-1]
     assert done["event"] == "done" and done["val_loss"] < 3.5 and done["sample"]
     assert "loss:" in proc.stdout and "checkpoint:" in proc.stdout and "Next:" in proc.stdout
+    # DeepSpeed's CPU all-reduce buffers in /dev/shm (one per rank, ~70 MB of RAM each, never unlinked by
+    # DeepSpeed) are gone: the run's watchdog removed them.
+    port = record["attempts"][-1]["master_port"]
+    assert [n for n in os.listdir("/dev/shm") if n.startswith("deepspeed_allreduce_buffer_") and f"_{port}_" in n] == []

@@ -17,10 +17,11 @@ from pathlib import Path
 
 class NodeChannel:
     def __init__(self, node: str, prefix: Sequence[str], python: str, run_id: str, *,
-                 ping_timeout: float = 15.0, grace: float = 3.0, stderr_path: Path | None = None):
+                 ping_timeout: float = 15.0, grace: float = 3.0, stderr_path: Path | None = None,
+                 master_port: int = 0):
         self.node = node
         cmd = [python, "-u", "-m", "dscluster.runs.watchdog", run_id, f"--ping-timeout={ping_timeout}",
-               f"--grace={grace}"]
+               f"--grace={grace}", f"--master-port={master_port}"]
         # Over ssh the remote side gets one shell string; locally the argv itself.
         argv = list(prefix) + [shlex.join(cmd)] if prefix else cmd
         self._err = open(stderr_path, "ab") if stderr_path else subprocess.DEVNULL

@@ -125,13 +125,13 @@ class Supervisor:
             f.write(f"[dscluster {time.strftime('%H:%M:%S')}] {text}\n")
 
     # ---- one attempt -------------------------------------------------------------------------
-    def _start_channels(self, attempt: int) -> list[NodeChannel]:
+    def _start_channels(self, attempt: int, port: int) -> list[NodeChannel]:
         hosts = [h for h, _ in self.cfg["hosts"]] or ["localhost"]
         chans = []
         for host in hosts:
             chans.append(NodeChannel(host, self.links.get(host, []), self.cfg["python"], self.record["id"],
                                      ping_timeout=self.cfg["ping_timeout"],
-                                     grace=self.cfg["grace"],
+                                     grace=self.cfg["grace"], master_port=port,
                                      stderr_path=self.run_dir / "logs" / "watchdog.log"))
         return chans
 
@@ -169,9 +169,9 @@ class Supervisor:
         c = self.cfg
         # The watchdogs connect while the runner starts: waiting for them first would add an ssh
         # handshake + interpreter start to every launch. A node that never answers is caught below.
-        chans = self._start_channels(n)
+        port = pick_port()
+        chans = self._start_channels(n, port)
         try:
-            port = pick_port()
             self._attempt_started = time.time()
             self._failure_logs = None
             plan = build_plan(self._request(n, port))

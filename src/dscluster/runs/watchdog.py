@@ -13,12 +13,15 @@ network partition. The watchdog reaps the run's processes on its node when
   - no ping arrived for --ping-timeout seconds (partition, or a frozen supervisor), or
   - the supervisor says "kill".
 The supervisor in turn treats missing "hb" lines as a lost node (crash or partition).
+Whatever ended the attempt, the watchdog then removes the attempt's DeepSpeed CPU all-reduce buffers
+from /dev/shm on its node: DeepSpeed creates one per rank (about 70 MB of RAM) and never unlinks it.
 Stdlib only, fast to start.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import select
 import sys
 import time
@@ -33,6 +36,25 @@ def _say(line: str) -> bool:
         return True
     except (BrokenPipeError, OSError):
         return False
+
+
+def remove_shm_buffers(master_port: int, shm_dir: str = "/dev/shm") -> int:
+    """Unlink this user's DeepSpeed CPU all-reduce buffers of one rendezvous port; returns how many.
+    DeepSpeed's shm comm op names them deepspeed_allreduce_buffer_<uid>_<master addr>_<port>_<rank>."""
+    pattern = re.compile(rf"deepspeed_allreduce_buffer_{os.getuid()}_[^_/]+_{int(master_port)}_\d+")
+    removed = 0
+    try:
+        names = os.listdir(shm_dir)
+    except OSError:
+        return 0
+    for name in names:
+        if pattern.fullmatch(name):
+            try:
+                os.unlink(os.path.join(shm_dir, name))
+                removed += 1
+            except OSError:
+                pass  # gone already, or another user's
+    return removed
 
 
 def serve(run_id: str, ping_timeout: float, grace: float, interval: float = 1.0) -> int:
@@ -84,12 +106,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("run_id")
     parser.add_argument("--ping-timeout", type=float, default=15.0)
     parser.add_argument("--grace", type=float, default=3.0)
+    parser.add_argument("--master-port", type=int, default=0, help="the attempt's rendezvous port (0: unknown)")
     args = parser.parse_args(argv)
     try:
-        return serve(args.run_id, args.ping_timeout, args.grace)
+        serve(args.run_id, args.ping_timeout, args.grace)
     except KeyboardInterrupt:
         reap(args.run_id, args.grace)
-        return 0
+    if args.master_port:
+        remove_shm_buffers(args.master_port)
+    return 0
 
 
 if __name__ == "__main__":
