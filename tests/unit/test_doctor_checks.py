@@ -216,6 +216,15 @@ def test_small_shm_fails_on_gpu_and_warns_on_cpu():
     assert fail.check == "shm" and "--shm-size" in fail.fix
 
 
+def test_leftover_deepspeed_shm_buffers_are_named_with_the_cleanup():
+    report = run(make_spec(), lambda f: f[1]["shm"].update(ds_buffers=300, ds_buffer_bytes=300 * 69_206_024))
+    shm = report.get("node1", "shm")
+    assert report.ok and shm.status == "warn" and "300" in shm.finding and "19.3 GiB" in shm.finding
+    assert "rm /dev/shm/deepspeed_allreduce_buffer_*" in shm.fix
+    few = run(make_spec(), lambda f: f[1]["shm"].update(ds_buffers=2, ds_buffer_bytes=2 * 69_206_024))
+    assert few.get("node1", "shm").status == "ok"  # a run's own live buffers are not leftovers worth a word
+
+
 def test_shared_dir_not_the_same_on_one_node():
     def private(f):
         f[2]["shared"].update(master_nonce=False, fstype="ext4")

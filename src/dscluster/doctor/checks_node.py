@@ -14,6 +14,8 @@ from dscluster.i18n import tr
 
 GiB = 1024**3
 SHM_MIN_GPU = 1 * GiB
+# Leftover DeepSpeed CPU all-reduce buffers worth a warning (each is ~70 MB of RAM held until reboot).
+SHM_LEFTOVER_WARN = 1 * GiB
 SHARED_FREE_MIN = 1 * GiB
 SHARED_FREE_WARN = 10 * GiB
 
@@ -103,6 +105,12 @@ def check_shm(ctx: DoctorContext, node) -> CheckResult:
                       tr("mount a tmpfs at /dev/shm (docker: --shm-size=8g or --ipc=host)"))
     total = shm.get("total", 0)
     text = tr("/dev/shm {size:.1f} GiB ({free:.1f} GiB free)", size=total / GiB, free=shm.get("free", 0) / GiB)
+    leftovers = shm.get("ds_buffers", 0)
+    if leftovers and shm.get("ds_buffer_bytes", 0) >= SHM_LEFTOVER_WARN:
+        return warned(name, "shm", text + " — " + tr("{n} leftover DeepSpeed all-reduce buffers hold {size:.1f} GiB of RAM",
+                                                    n=leftovers, size=shm["ds_buffer_bytes"] / GiB),
+                      tr("DeepSpeed never removes them after CPU runs; with no run active on the node: "
+                         "rm /dev/shm/deepspeed_allreduce_buffer_*"))
     if total < SHM_MIN_GPU:
         fix = tr("give the node at least 1 GiB of /dev/shm (docker: --shm-size=8g or --ipc=host)")
         if ctx.gpu_mode:

@@ -147,6 +147,22 @@ def statvfs_bytes(path):
     return {"total": st.f_frsize * st.f_blocks, "free": st.f_frsize * st.f_bavail}
 
 
+def shm_facts(path="/dev/shm"):
+    """Size and free space, plus the DeepSpeed CPU all-reduce buffers left there: DeepSpeed never
+    unlinks them (about 70 MB of RAM each), so runs outside dscluster's watchdog pile them up."""
+    out = statvfs_bytes(path)
+    count, size = 0, 0
+    for name in os.listdir(path):
+        if name.startswith("deepspeed_allreduce_buffer_"):
+            try:
+                size += os.stat(os.path.join(path, name)).st_size
+                count += 1
+            except OSError:
+                pass
+    out["ds_buffers"], out["ds_buffer_bytes"] = count, size
+    return out
+
+
 def resolve_all(p):
     out = {}
     for host in {h for n in p["nodes"] for h in (n["address"], n["name"])}:

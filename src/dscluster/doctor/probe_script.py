@@ -251,7 +251,7 @@ def main(argv):
     facts["torch_build"] = _safe(torch_build, paths)
     facts["gpu"] = _safe(gpu_facts)
     facts["cpus"] = cpu_count()
-    facts["shm"] = _safe(statvfs_bytes, "/dev/shm")
+    facts["shm"] = _safe(shm_facts, "/dev/shm")
     facts["resolve"] = _safe(resolve_all, p)
     facts["route"] = _safe(route_to_master, p)
     facts["tools"] = _safe(tools, p)
