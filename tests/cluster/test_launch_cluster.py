@@ -346,10 +346,11 @@ def test_killed_rank_tears_down_everywhere_and_restarts_from_the_last_checkpoint
         "".join(p.read_text() for p in (run_dir / "logs").glob("*_rank0.log"))
     # The loss sequence continues: attempt 2 starts right after the checkpoint and replays the same losses.
     train = [m for m in metric_lines(run_dir) if "loss" in m and "event" not in m]
-    steps_seen = [m["step"] for m in train]
-    restart_at = next(i for i in range(1, len(steps_seen)) if steps_seen[i] <= steps_seen[i - 1])
-    first, second = train[:restart_at], train[restart_at:]
+    # Attempt 2 wrote the last steps - resumed_from records. (When the kill lands right after a save,
+    # attempt 1 logged nothing past the checkpoint and no step is replayed.)
+    first, second = train[:-(steps - resumed_from)], train[-(steps - resumed_from):]
     assert [m["step"] for m in second] == list(range(resumed_from + 1, steps + 1))
+    assert first and first[-1]["step"] >= resumed_from
     by_step = {m["step"]: m["loss"] for m in first}
     for m in second:
         if m["step"] in by_step:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from dscluster.data.corpus import ensure_stdlib_corpus
+from dscluster.runs.watchdog import remove_shm_buffers
 
 
 @pytest.fixture(scope="session")
@@ -31,10 +32,16 @@ def free_port() -> int:
 
 def launch(trainer_args: list[str], *, procs: int = 2, timeout: float = 300) -> subprocess.CompletedProcess:
     """`deepspeed --num_gpus 2 --module dscluster.train ...` on CPU, one BLAS thread per rank."""
+    port = free_port()
     argv = [sys.executable, "-m", "deepspeed.launcher.runner", "--num_gpus", str(procs),
-            "--master_port", str(free_port()), "--module", "dscluster.train", *trainer_args]
+            "--master_port", str(port), "--module", "dscluster.train", *trainer_args]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1", "CUDA_VISIBLE_DEVICES": ""}
-    return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout)
+    try:
+        return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout)
+    finally:
+        # Plain DeepSpeed leaves its CPU all-reduce buffers in /dev/shm (dscluster's watchdog removes
+        # them for its own runs); the suite must not eat the machine's RAM either.
+        remove_shm_buffers(port)
 
 
 @pytest.fixture(scope="session")
