@@ -124,9 +124,9 @@ def status_view(record: dict, run_dir: Path | None = None) -> dict:
                                        "supervisor_pid", "supervisor_host", "waiting_for")}
     if view["last_checkpoint_step"] is None and record.get("launch") and run_dir is not None:
         # The trainer may save outside the run directory (--save-dir): look where this run saves.
-        from dscluster.runs.supervisor import committed_step
+        from dscluster.train.checkpoint import latest_committed
 
-        view["last_checkpoint_step"] = committed_step(store.save_dir(run_dir, record))
+        view["last_checkpoint_step"] = latest_committed(store.save_dir(run_dir, record))
     alive = supervisor_alive(record)
     if record.get("status") in store.ACTIVE and alive is False:
         view["status"] = "lost"
@@ -210,11 +210,10 @@ def cmd_logs(args) -> int:
     return ExitCode.OK
 
 
-def checkpoints(run_dir: Path) -> list[dict]:
+def checkpoints(save_dir: Path) -> list[dict]:
     """Committed checkpoints (COMMIT.json present), oldest first; uncommitted ones are never listed."""
     from dscluster.train.checkpoint import committed_steps
 
-    save_dir = store.save_dir(run_dir, store.read_record(run_dir))
     out = []
     for step in committed_steps(save_dir):
         path = save_dir / f"step-{step}"
@@ -226,12 +225,13 @@ def checkpoints(run_dir: Path) -> list[dict]:
 
 def cmd_ckpt(args) -> int:
     run_dir = find_run(args.run, args.cluster)
-    items = checkpoints(run_dir)
+    save_dir = store.save_dir(run_dir, store.read_record(run_dir))
+    items = checkpoints(save_dir)
     if args.json:
         print(json.dumps(items, indent=2))
         return ExitCode.OK
     if not items:
-        print(tr("no committed checkpoint yet in {path}", path=store.save_dir(run_dir, store.read_record(run_dir))))
+        print(tr("no committed checkpoint yet in {path}", path=save_dir))
     else:
         rows = [[str(c["step"]), f"{c['bytes'] / 2**20:,.1f} MiB",
                  time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(c["committed"])), c["path"]] for c in items]

@@ -19,6 +19,7 @@ from dscluster.errors import DsclusterError, ExitCode, UsageError
 from dscluster.explain import localized
 from dscluster.fsutil import read_jsonl
 from dscluster.i18n import tr
+from dscluster.runs import store
 
 # run-id: <name>-<YYYYmmdd-HHMMSS>-<4 hex>; accept any safe name so older or hand-made runs still show.
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$")
@@ -97,35 +98,14 @@ def run_record(ref: RunRef) -> dict:
     return record
 
 
-def _arg_value(args: list, flag: str) -> str | None:
-    for i, arg in enumerate(args):
-        if arg == flag and i + 1 < len(args):
-            return str(args[i + 1])
-        if isinstance(arg, str) and arg.startswith(flag + "="):
-            return arg.split("=", 1)[1]
-    return None
-
-
-def _launch_args(record: dict) -> list:
-    launch = record.get("launch") if isinstance(record.get("launch"), dict) else {}
-    args = launch.get("args") or record.get("argv") or []
-    return args if isinstance(args, list) else []
-
-
 def total_steps(record: dict) -> int | None:
-    value = _arg_value(_launch_args(record), "--steps")
+    value = store.launch_arg(record, "--steps")
     return int(value) if value and value.isdigit() else None
 
 
 def save_dir(ref: RunRef, record: dict | None = None) -> Path:
     """Where the trainer saves this run's checkpoints: --save-dir if given, else <run>/checkpoints."""
-    record = record if record is not None else run_record(ref)
-    value = _arg_value(_launch_args(record), "--save-dir")
-    if not value:
-        return ref.path / "checkpoints"
-    path = Path(value)
-    cwd = (record.get("launch") or {}).get("cwd") if isinstance(record.get("launch"), dict) else None
-    return path if path.is_absolute() or not cwd else Path(cwd) / path
+    return store.save_dir(ref.path, record if record is not None else run_record(ref))
 
 
 def summary(ref: RunRef) -> dict:

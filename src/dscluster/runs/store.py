@@ -143,17 +143,27 @@ def is_active(record: dict[str, Any]) -> bool:
     return record.get("status") in ACTIVE
 
 
+def launch_arg(record: dict[str, Any], flag: str) -> str | None:
+    """The value of `flag` (`--flag V` or `--flag=V`) in the program's arguments as the run was launched.
+    Tolerates half-written or foreign records (the panel reads whatever is on disk)."""
+    launch = record.get("launch") if isinstance(record.get("launch"), dict) else {}
+    args = launch.get("args") or record.get("argv") or []
+    args = args if isinstance(args, list) else []
+    for i, arg in enumerate(args):
+        if arg == flag and i + 1 < len(args):
+            return str(args[i + 1])
+        if isinstance(arg, str) and arg.startswith(flag + "="):
+            return arg.split("=", 1)[1]
+    return None
+
+
 def save_dir(run_dir: Path, record: dict[str, Any]) -> Path:
     """Where the run's trainer writes its checkpoints: its --save-dir (relative to the launch directory),
     else <run-dir>/checkpoints (the trainer's default under DSCLUSTER_RUN_DIR)."""
-    args = list((record.get("launch") or {}).get("args") or [])
-    value = None
-    for i, arg in enumerate(args):
-        if arg == "--save-dir" and i + 1 < len(args):
-            value = args[i + 1]
-        elif arg.startswith("--save-dir="):
-            value = arg.split("=", 1)[1]
+    value = launch_arg(record, "--save-dir")
     if not value:
         return Path(run_dir) / "checkpoints"
     path = Path(value)
-    return path if path.is_absolute() else Path(record.get("cwd") or record["launch"].get("cwd") or ".") / path
+    launch = record.get("launch") if isinstance(record.get("launch"), dict) else {}
+    cwd = record.get("cwd") or launch.get("cwd")
+    return path if path.is_absolute() or not cwd else Path(cwd) / path

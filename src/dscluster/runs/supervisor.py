@@ -34,6 +34,7 @@ from dscluster.runs.channel import NodeChannel
 from dscluster.runs.nodes import node_links, node_names, read_secrets, sim_name, unreachable_hosts
 from dscluster.runs.reaper import reap
 from dscluster.runs.verdict import Failure, explain_failure, first_rank_exit_code
+from dscluster.train.checkpoint import latest_committed  # the trainer's own commit rule (no torch)
 
 _FAILURE_LINE = re.compile(r"ssh exited with exit code [1-9]\d*|Killing subprocess \d+|"
                            r"exits with return code = -?[1-9]\d*|exited on signal|"
@@ -62,23 +63,6 @@ def pick_port() -> int:
         port = random.SystemRandom().randrange(20000, 32000)
         if port != 29500:
             return port
-
-
-def committed_step(save_dir: Path) -> int | None:
-    try:
-        from dscluster.train.checkpoint import latest_committed  # the trainer's own rule
-        step = latest_committed(save_dir)
-        return int(step) if step is not None else None
-    except ImportError:
-        pass
-    steps = []
-    for d in Path(save_dir).glob("step-*"):
-        if (d / "COMMIT.json").is_file():
-            try:
-                steps.append(int(d.name.split("-", 1)[1]))
-            except ValueError:
-                pass
-    return max(steps) if steps else None
 
 
 def host_of_line(text: str, pos: int, hosts: list[str]) -> str | None:
@@ -321,7 +305,7 @@ class Supervisor:
                        unreachable=[ch.node for ch in chans if ch.closed and not ch.reaped])
 
     def _refresh_checkpoint(self) -> None:
-        step = committed_step(store.save_dir(self.run_dir, self.record))
+        step = latest_committed(store.save_dir(self.run_dir, self.record))
         if step is not None and step != self.record.get("last_checkpoint_step"):
             self.save(last_checkpoint_step=step)
 
