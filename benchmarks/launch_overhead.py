@@ -25,18 +25,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "cluster"))  # the launch tests' polling helper (needs the checkout anyway)
+from polling import wait_for  # noqa: E402
+
 SCRIPT = ROOT / "tests" / "data" / "min_ds_script.py"
 PY = sys.executable
-
-
-def wait_for(pred, timeout: float, interval: float = 0.05):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = pred()
-        if v:
-            return v
-        time.sleep(interval)
-    return pred()
 
 
 class Bench:
@@ -66,7 +59,7 @@ class Bench:
         run_id = next(w for w in res.stdout.split() if w.startswith("bench-"))
         logs = self.run_dir(run_id) / "logs"
         assert wait_for(lambda: any("step 0 " in p.read_text(errors="replace") for p in logs.glob("*_rank0.log")),
-                        600), "dscluster run never trained"
+                        600, 0.05), "dscluster run never trained"
         return time.monotonic() - t0, run_id
 
     def first_step_plain(self) -> float:
