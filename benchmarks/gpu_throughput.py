@@ -63,6 +63,7 @@ class Case:
     prof: int = 0  # 1: also profile one optimizer step, kernel table written to $BENCH_PROF_DIR
     vocab: int = 0  # 0: the trainer's byte vocabulary (257); 50257: GPT-2's (trainer and hf alike)
     inductor: str = ""  # knobs, "+"-joined: cdt, autotune, cat (see inductor_knobs)
+    kernels: str = "off"  # trainer: triton = the hand-written SwiGLU kernel, off = PyTorch's own (compiled)
     label: str = ""
 
     @classmethod
@@ -151,6 +152,7 @@ def run_trainer(c: Case, out: str | None, keep_engine: bool = False):
     if c.ckpt_act:
         perf.checkpoint_blocks(model)
     inductor_knobs(c.inductor)
+    perf.use_kernels(model, c.kernels if c.kind == "trainer" else "off", device)
     compiled = perf.compile_model(model, c.compile if c.kind == "trainer" else "off")
     ds_config = ds_config_for(c)
     optimizer = None

@@ -4,7 +4,7 @@
 # Needs: python3 with torch+CUDA+transformers; DeepSpeed and its pure-Python deps either installed or
 # as wheels in .whl/ (see RESULTS.md "Reproduce"). Every line of output is also kept in OUTDIR.
 set -uo pipefail
-phase=${1:?phase: smoke | explore | scale | scale2 | last | final | lanes | lanes2 | lanes3 | lanes4 | tests}
+phase=${1:?phase: smoke | explore | scale | scale2 | last | final | lanes | lanes2 | lanes3 | lanes4 | s3 | tests}
 out=${2:-${OUT:-/tmp/bench-out}}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -141,6 +141,23 @@ case "$phase" in
     timeout 150 $ds2 --case "$one" >"$out/two.log" 2>&1; echo "two exit $?" >>"$out/two.log"
     tail -n 4 "$out/demo1.log"; tail -n 2 "$out/pytest_gpu.log"; grep -h '"bench"' "$out"/lane*.log "$out/two.log" | cut -c1-300
     grep -h "exit" "$out"/lane*.log "$out/two.log" ;;
+  s3)
+    # Session 3's candidates (on nvidia-h200-x2), built when no GPU time was left: one block in each
+    # variant with its kernel table, then the whole trainer with and without the Triton SwiGLU kernel.
+    one="trainer:preset=1.3b,mb=16,gas=8,steps=2,warmup=2"
+    { export CUDA_VISIBLE_DEVICES=0
+      timeout 300 python3 benchmarks/block_kernels.py --check --profile >"$out/block.log" 2>&1
+      timeout 270 $bench --case ceiling: --case "$one" --case "$one,kernels=triton" \
+        --case "trainer:preset=1.3b,mb=24,gas=8,steps=2,warmup=2,kernels=triton" >"$out/lane0.log" 2>&1
+      echo "lane0 exit $?" >>"$out/lane0.log"; } &
+    { export CUDA_VISIBLE_DEVICES=1
+      timeout 300 python3 -m pytest -q -p no:cacheprovider tests/gpu >"$out/pytest_gpu.log" 2>&1
+      timeout 200 $bench --case "trainer:preset=124m,mb=32,gas=8,steps=3,warmup=2,kernels=triton" \
+        --case "trainer:preset=2.7b,mb=8,gas=8,steps=2,warmup=2,kernels=triton" >"$out/lane1.log" 2>&1
+      echo "lane1 exit $?" >>"$out/lane1.log"; } &
+    wait
+    grep -h '"block"\|"check"' "$out/block.log"; tail -n 3 "$out/pytest_gpu.log"
+    grep -h '"bench"' "$out"/lane*.log | cut -c1-300; grep -h "exit" "$out"/lane*.log ;;
   tests)
     timeout 400 python3 -m pytest -q -p no:cacheprovider tests/gpu 2>&1 | tee "$out/pytest_gpu.log" ;;
   *) echo "unknown phase $phase" >&2; exit 2 ;;

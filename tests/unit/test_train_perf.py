@@ -48,6 +48,40 @@ def test_compile_auto_is_off_on_cpu_and_bad_modes_are_named(cfg):
             pass
 
 
+def test_kernels_stay_off_on_cpu_and_bad_modes_are_named(cfg):
+    model = GPT(cfg)
+    assert perf.use_kernels(model, "triton", device_type="cpu") == "off (CPU)"
+    assert perf.use_kernels(model, "off", device_type="cuda") == "off"
+    assert all(b.mlp.silu_mul.__name__ == "silu_mul_reference" for b in model.blocks)
+    with pytest.raises(ValueError, match="triton"):
+        perf.use_kernels(model, "auto", device_type="cpu")
+
+
+def test_attention_equals_a_written_out_causal_attention_with_rotary(cfg):
+    """The model's layout tricks (rotary in (B, T, H, hd), SDPA on transposed views) against the
+    textbook formula, position by position."""
+    torch.manual_seed(0)
+    model = GPT(cfg).double()
+    attn, H, hd = model.blocks[0].attn, cfg.n_head, cfg.head_dim
+    x = torch.randn(2, cfg.seq_len, cfg.d_model, dtype=torch.float64)
+    q, k, v = (x @ attn.qkv.weight.T).split(cfg.d_model, dim=-1)
+    q, k, v = (t.reshape(2, cfg.seq_len, H, hd) for t in (q, k, v))
+    inv_freq = 1.0 / (cfg.rope_theta ** (torch.arange(0, hd, 2, dtype=torch.float64) / hd))
+
+    def rotate(t, pos):  # rotate each pair (i, i + hd/2) by pos * inv_freq[i]
+        angle = pos * inv_freq
+        a, b = t[..., : hd // 2], t[..., hd // 2:]
+        return torch.cat((a * angle.cos() - b * angle.sin(), b * angle.cos() + a * angle.sin()), dim=-1)
+
+    q = torch.stack([rotate(q[:, t], t) for t in range(cfg.seq_len)], dim=1)
+    k = torch.stack([rotate(k[:, t], t) for t in range(cfg.seq_len)], dim=1)
+    scores = torch.einsum("bthd,bshd->bhts", q, k) / hd**0.5
+    causal = torch.ones(cfg.seq_len, cfg.seq_len, dtype=torch.bool).tril()
+    weights = scores.masked_fill(~causal, float("-inf")).softmax(-1)
+    expected = torch.einsum("bhts,bshd->bthd", weights, v).reshape(2, cfg.seq_len, cfg.d_model) @ attn.proj.weight.T
+    torch.testing.assert_close(attn(x, model.rotary), expected)
+
+
 def test_prefetcher_yields_the_samplers_batches_in_order():
     made = []
 

@@ -19,6 +19,7 @@ from torch import nn
 
 from dscluster.errors import ConfigError
 from dscluster.i18n import tr
+from dscluster.train.kernels import silu_mul_reference
 
 
 @dataclass(frozen=True)
@@ -134,10 +135,10 @@ class SwiGLU(nn.Module):
         self.gate_up = nn.Linear(cfg.d_model, 2 * cfg.hidden, bias=False)
         self.down = nn.Linear(cfg.hidden, cfg.d_model, bias=False)
         self.down.residual_out = True
+        self.silu_mul = silu_mul_reference  # perf.use_kernels swaps in the hand-written GPU kernel
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        gate, up = self.gate_up(x).split(self.hidden, dim=-1)
-        return self.down(F.silu(gate) * up)
+        return self.down(self.silu_mul(self.gate_up(x), self.hidden))
 
 
 class Block(nn.Module):

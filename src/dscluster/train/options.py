@@ -58,6 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="torch.compile: auto = each block on CUDA (off on CPU and under ZeRO-3); model = one graph")
     g.add_argument("--attention", default="auto", choices=("auto", "cudnn", "flash", "efficient", "math"),
                    help="SDPA kernel family (auto: PyTorch's choice, cuDNN then FlashAttention on H100/H200)")
+    g.add_argument("--kernels", default="off", choices=("off", "triton"),
+                   help="triton: the hand-written SwiGLU kernel on CUDA (checked for correctness, speed not yet "
+                        "measured: see benchmarks/RESULTS.md); off: PyTorch's own, compiled (default)")
     g.add_argument("--activation-checkpointing", action="store_true",
                    help="recompute each block in backward: far less activation memory, about 1/3 more compute")
     g.add_argument("--micro-batch-search", action="store_true",

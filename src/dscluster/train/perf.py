@@ -25,6 +25,7 @@ COMPILE_MODES = ("auto", "off", "blocks", "model")
 # Below this size compiling takes longer than it saves in a short run (the tiny demo trains in ~2 s).
 COMPILE_MIN_PARAMS = 50_000_000
 ATTENTION_BACKENDS = ("auto", "cudnn", "flash", "efficient", "math")
+KERNEL_MODES = ("off", "triton")
 
 
 def compile_model(model: nn.Module, mode: str, device_type: str = "cuda", zero_stage: int = 0) -> str:
@@ -62,6 +63,25 @@ def compile_model(model: nn.Module, mode: str, device_type: str = "cuda", zero_s
         # The large-vocabulary loss's per-chunk softmax and gradient: one fused pass over the logits.
         model.ce_kernel = torch.compile(model.ce_kernel, dynamic=False)
     return mode
+
+
+def use_kernels(model: nn.Module, mode: str, device_type: str = "cuda") -> str:
+    """Swap the hand-written GPU kernels (train/kernels.py) into the model; returns what was done.
+    Before compile_model: the compiled blocks then call the kernel as one opaque op."""
+    from dscluster.train import kernels  # noqa: PLC0415
+
+    if mode not in KERNEL_MODES:
+        raise ValueError(f"unknown kernels mode {mode!r}: choose {', '.join(KERNEL_MODES)}")
+    if mode == "off":
+        return "off"
+    if device_type != "cuda":
+        return "off (CPU)"
+    if not kernels.available():
+        return "off (Triton not importable)"
+    swapped = [m for m in model.modules() if hasattr(m, "silu_mul")]
+    for m in swapped:
+        m.silu_mul = kernels.silu_mul
+    return "silu_mul" if swapped else "off (no SwiGLU)"
 
 
 @contextlib.contextmanager

@@ -134,6 +134,7 @@ def run(p: Plan) -> int:
         perf.checkpoint_blocks(model)
     if args.micro_batch_search and p.device_type == "cuda" and zero_stage != 3:
         p.ds_config = _searched_micro_batch(model, p, device, zero_stage, log)
+    log(f"kernels: {perf.use_kernels(model, args.kernels, p.device_type)}")
     log(f"compile: {perf.compile_model(model, args.compile, p.device_type, zero_stage)}")
     if p.torch_adamw is not None:
         wd = p.torch_adamw.pop("weight_decay")

@@ -1,0 +1,131 @@
+"""One compiled transformer block, forward + backward, in the variants the trainer could use: where the
+non-GEMM time of a block goes and what each change buys. JSON lines out, one per variant.
+
+    python benchmarks/block_kernels.py --preset 1.3b --mb 16 [--profile]
+
+variants: layout = "bhtd" (the model's: q, k, v permuted to (B, H, T, hd), rotary there) or "bthd"
+(the candidate: rotary in the projection's own (B, T, H, hd) layout and SDPA on transposed views, so no
+element-wise kernel transposes, forward or backward); silu_mul = "torch" (the model's: PyTorch's
+expression, compiled by Inductor) or "triton" (the hand-written kernel, train/kernels.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gpu_metrics as gm  # noqa: E402
+
+
+def bthd_attention_forward(self, x, rotary):
+    """The candidate layout: rotary on (B, T, H, hd), SDPA on transposed views (same math as the model's)."""
+    B, T, C = x.shape
+    q, k, v = self.qkv(x).view(B, T, 3, self.n_head, self.head_dim).unbind(2)
+    cos, sin = rotary.cos[:, :, :T].transpose(1, 2).to(x.dtype), rotary.sin[:, :, :T].transpose(1, 2).to(x.dtype)
+
+    def rot(t):
+        t1, t2 = t.chunk(2, dim=-1)
+        return torch.cat((t1 * cos - t2 * sin, t2 * cos + t1 * sin), dim=-1)
+
+    y = F.scaled_dot_product_attention(rot(q).transpose(1, 2), rot(k).transpose(1, 2), v.transpose(1, 2),
+                                       is_causal=True)
+    return self.proj(y.transpose(1, 2).reshape(B, T, C))
+
+
+def build_block(preset: str, layout: str, silu_mul: str):
+    from dscluster.train import kernels
+    from dscluster.train.model import GPT, preset_config
+
+    cfg = preset_config(preset, n_layer=1)
+    gpt = GPT(cfg).to("cuda", torch.bfloat16)
+    block = gpt.blocks[0]
+    if layout == "bthd":
+        block.attn.forward = bthd_attention_forward.__get__(block.attn)
+    if silu_mul == "triton":
+        block.mlp.silu_mul = kernels.silu_mul
+    block.compile(dynamic=False)
+    return block, gpt.rotary, cfg
+
+
+def time_block(block, rotary, cfg, mb: int, iters: int) -> tuple[float, float]:
+    x = torch.randn(mb, cfg.seq_len, cfg.d_model, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    grad = torch.randn_like(x)
+
+    def once():
+        block(x, rotary).backward(grad)
+
+    for _ in range(3):
+        once()
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(iters):
+        once()
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end) / iters, torch.cuda.max_memory_allocated() / 2**30
+
+
+def kernel_table(block, rotary, cfg, mb: int, rows: int = 14) -> str:
+    from torch.profiler import ProfilerActivity, profile
+
+    x = torch.randn(mb, cfg.seq_len, cfg.d_model, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    grad = torch.randn_like(x)
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(3):
+            block(x, rotary).backward(grad)
+        torch.cuda.synchronize()
+    return prof.key_averages().table(sort_by="cuda_time_total", row_limit=rows, max_name_column_width=70)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--preset", default="1.3b")
+    ap.add_argument("--mb", type=int, default=16)
+    ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--variants", default="bhtd/torch,bthd/torch,bhtd/triton,bthd/triton")
+    ap.add_argument("--profile", action="store_true", help="also print each variant's top kernels")
+    ap.add_argument("--check", action="store_true", help="compare the Triton SwiGLU with PyTorch's first")
+    args = ap.parse_args()
+    if args.check:
+        check_silu_mul()
+    for variant in args.variants.split(","):
+        layout, silu_mul = variant.split("/")
+        torch._dynamo.reset()
+        block, rotary, cfg = build_block(args.preset, layout, silu_mul)
+        ms, peak = time_block(block, rotary, cfg, args.mb, args.iters)
+        gm.emit({"bench": "block", "preset": args.preset, "mb": args.mb, "layout": layout, "silu_mul": silu_mul,
+                 "fwd_bwd_ms": round(ms, 3), "peak_mem_gib": round(peak, 2)}, None)
+        if args.profile:
+            print(kernel_table(block, rotary, cfg, args.mb), flush=True)
+        del block
+        torch.cuda.empty_cache()
+
+
+def check_silu_mul() -> None:
+    from dscluster.train import kernels
+
+    torch.manual_seed(0)
+    for shape in ((3, 5, 2 * 300), (4096, 2 * 5632)):
+        gu = torch.randn(*shape, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+        g = torch.randn(*shape[:-1], shape[-1] // 2, device="cuda", dtype=torch.bfloat16)
+        ref_gu = gu.detach().float().requires_grad_()
+        ref = kernels.silu_mul_reference(ref_gu, shape[-1] // 2)
+        ref.backward(g.float())
+        out = kernels.silu_mul(gu, shape[-1] // 2)
+        out.backward(g)
+        print(json.dumps({"check": "silu_mul", "shape": shape,
+                          "out_max_err": float((out.float() - ref).abs().max()),
+                          "grad_max_err": float((gu.grad.float() - ref_gu.grad).abs().max()),
+                          "grad_scale": float(ref_gu.grad.abs().max())}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
