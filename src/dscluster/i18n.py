@@ -71,8 +71,10 @@ def catalog(lang: str) -> dict[str, str]:
 def tr(template: str, /, **values: object) -> str:
     """Translate `template` to the current language, then fill in `values` with str.format."""
     text = catalog(current_language()).get(template, template)
-    try:
-        return text.format(**values) if values else text
-    except (KeyError, IndexError, ValueError):
-        # A broken translation must never hide the message itself.
-        return template.format(**values) if values else template
+    # Always formatted, values or not, so that a literal brace is written {{ in every template.
+    for candidate in (text, template):  # a broken translation must never hide the message itself
+        try:
+            return candidate.format(**values)
+        except (KeyError, IndexError, ValueError):
+            continue
+    return template  # not a template (text recorded earlier, with braces of its own): shown as it is

@@ -26,3 +26,21 @@ def test_a_requests_language_wins_inside_only_and_follows_into_worker_threads(mo
     assert current_language() == "en" and tr("error") == "error"
     with use_language(None):
         assert current_language() == "en"
+
+
+def test_literal_braces_come_out_single_in_every_language_with_or_without_values(monkeypatch):
+    from dscluster.dsconfig import validate
+    from dscluster.errors import ConfigError
+    from dscluster.i18n import tr
+
+    for lang in ("en", "zh_TW"):
+        monkeypatch.setenv("DSCLUSTER_LANG", lang)
+        assert "{{" not in tr('e.g. "zero_optimization": {{"stage": 2}}')
+        assert tr('e.g. "zero_optimization": {{"stage": 2}}').count("{") == 1
+        try:
+            validate({"train_micro_batch_size_per_gpu": 1, "zero_optimization": 2}, 1)
+        except ConfigError as exc:
+            assert "{{" not in str(exc) and str(exc).count("{") == 1, str(exc)
+        else:
+            raise AssertionError("a non-object zero_optimization was accepted")
+    assert tr("recorded text with {braces} of its own") == "recorded text with {braces} of its own"

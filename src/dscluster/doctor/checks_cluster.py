@@ -206,8 +206,9 @@ def check_port(ctx: DoctorContext, node) -> CheckResult:
         return skipped(name, "port", tr("not checked: port {port} is busy on the master", port=port))
     state = (ctx.facts(node).get("port_client") or {}).get("result", "not tried")
     if state == "ok":
-        what = tr("port {port} free on the master") if ctx.is_master(node) else tr("reaches {addr}:{port}")
-        return passed(name, "port", what.format(port=port, addr=maddr))
+        what = (tr("port {port} free on the master", port=port) if ctx.is_master(node)
+                else tr("reaches {addr}:{port}", addr=maddr, port=port))
+        return passed(name, "port", what)
     return failed(name, "port", tr("cannot reach the master port {addr}:{port} ({state})", addr=maddr, port=port,
                                    state=state),
                   tr("open TCP port {port} on {master} to {node} (firewall; docker: --network host)", port=port,
