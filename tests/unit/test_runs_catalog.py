@@ -6,7 +6,8 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "dscluster"
 FILES = [*sorted((SRC / "launcher").glob("*.py")), *sorted((SRC / "runs").glob("*.py")),
-         SRC / "commands" / "launch.py", SRC / "commands" / "runs.py", SRC / "explain.py"]
+         SRC / "commands" / "launch.py", SRC / "commands" / "runs.py", SRC / "commands" / "argtypes.py",
+         SRC / "explain.py"]
 
 
 def messages() -> set[str]:

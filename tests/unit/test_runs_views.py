@@ -67,10 +67,17 @@ def test_status_runs_and_stop_of_a_finished_run_read_cleanly(finished_run, tmp_p
 def test_negative_restart_and_timeout_settings_are_refused(dscluster_home, tmp_path, capsys):
     script = tmp_path / "t.py"
     script.write_text("print('hi')\n")
-    assert main(["launch", "--local", "1", "--max-restarts", "-1", "--dry-run", str(script)]) == 2
-    assert "--max-restarts must be 0 or more" in capsys.readouterr().err
-    assert main(["launch", "--local", "1", "--restart-wait", "-5", "--dry-run", str(script)]) == 2
-    assert "--restart-wait" in capsys.readouterr().err
+    for flag, value, words in (("--max-restarts", "-1", "0 or more"), ("--restart-wait", "-5", ">= 0"),
+                               ("--stall-timeout", "nan", "finite"), ("--local", "0", "from 1 to 1024")):
+        args = ["launch", "--local", "1", flag, value] if flag != "--local" else ["launch", flag, value]
+        with pytest.raises(SystemExit) as exit_:
+            main([*args, "--dry-run", str(script)])
+        assert exit_.value.code == 2
+        err = capsys.readouterr().err
+        assert f"argument {flag}: " in err and words in err and "fix:" in err, err
+    with pytest.raises(SystemExit):
+        main(["stop", "some-run", "--timeout", "-1"])
+    assert "argument --timeout: '-1': give a finite number of seconds >= 0" in capsys.readouterr().err
 
 
 def test_the_failed_rank_event_names_the_node_not_pdshs_own_host():

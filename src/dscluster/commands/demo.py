@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dscluster import fsutil
+from dscluster.commands.argtypes import MAX_PROCS, count
 from dscluster.console import FAIL, OK, next_steps, runnable
 from dscluster.errors import ExitCode, PermissionNeeded, UsageError
 from dscluster.i18n import tr
@@ -32,14 +33,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Prepare the Python standard library as a corpus (cached), then train the tiny GPT "
                     "through the real deepspeed launcher on all local GPUs, or 2 CPU processes with gloo, "
                     "into a run directory with metrics and committed checkpoints.")
-    p.add_argument("--steps", type=int, default=200, help="training steps (default 200)")
+    p.add_argument("--steps", type=count(1), default=200, help="training steps (default 200)")
     p.add_argument("--preset", default="tiny", help="model size (default tiny; see python -m dscluster.train --help)")
-    p.add_argument("--procs", type=int, default=None,
+    p.add_argument("--procs", type=count(1, MAX_PROCS), default=None,
                    help="processes: default all local GPUs, else 2 CPU processes")
     p.add_argument("--cpu", action="store_true", help="train on CPU even when GPUs are present")
     p.add_argument("--data", help="a prepared data directory (default: the stdlib corpus)")
-    p.add_argument("--save-interval", type=int, default=100, help="steps between checkpoints (default 100)")
-    p.add_argument("--keep", type=int, default=2, help="committed checkpoints to keep (default 2)")
+    p.add_argument("--save-interval", type=count(0), default=100, help="steps between checkpoints (default 100)")
+    p.add_argument("--keep", type=count(0), default=2, help="committed checkpoints to keep (default 2)")
     p.add_argument("--name", default="demo", help="run name (default demo)")
     from dscluster.commands.launch import add_launch_options  # noqa: PLC0415 - launch's options, one definition
 

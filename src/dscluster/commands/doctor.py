@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from dscluster.commands.argtypes import PORT, positive_number
 from dscluster.errors import ExitCode, UsageError
 from dscluster.i18n import tr
 
@@ -22,9 +23,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--collective", action="store_true",
                         help="also run a real all-reduce across every slot (gloo on CPU, NCCL on GPU) "
                              "and report the bus bandwidth")
-    parser.add_argument("--collective-mb", type=float, default=None,
+    parser.add_argument("--collective-mb", type=positive_number, default=None,
                         help="all-reduce buffer size in MiB (default 16 on CPU, 256 on GPU)")
-    parser.add_argument("--master-port", type=int, default=None,
+    parser.add_argument("--master-port", type=PORT, default=None,
                         help="the rendezvous port training will use (default 29500)")
     parser.add_argument("--fast", action="store_true", help="shorter waits (what launch runs before starting)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON (for scripts)")

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from dscluster import paths
+from dscluster.commands.argtypes import PORT
 from dscluster.console import OK, WARN, next_steps
 from dscluster.i18n import tr
 from dscluster.node import lab
@@ -25,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     start = verbs.add_parser("start", help="start JupyterLab (127.0.0.1:8888 by default)")
     start.add_argument("--ip", default=lab.DEFAULT_IP,
                        help="address to bind (default 127.0.0.1; another address exposes it to that network)")
-    start.add_argument("--port", type=int, default=lab.DEFAULT_PORT, help="port (default 8888)")
+    start.add_argument("--port", type=PORT, default=lab.DEFAULT_PORT, help="port (default 8888)")
     start.add_argument("--root-dir", help="directory the file browser opens (default: the shared directory)")
     start.add_argument("--foreground", action="store_true", help="stay attached until Ctrl-C (containers)")
     start.set_defaults(func=cmd_start)

@@ -6,10 +6,12 @@ import argparse
 import sys
 
 from dscluster import console
+from dscluster.commands.argtypes import MAX_PROCS, count, positive_seconds, seconds
 from dscluster.errors import ExitCode
 from dscluster.i18n import tr
 from dscluster.launcher.prepare import DEFAULTS, LaunchOptions, dry_run_text, prepare
 from dscluster.runs import store
+from dscluster.sim.names import MAX_NODES
 
 
 def add_launch_options(p: argparse.ArgumentParser, *, demo: bool = False) -> None:
@@ -18,26 +20,26 @@ def add_launch_options(p: argparse.ArgumentParser, *, demo: bool = False) -> Non
     where.add_argument("--cluster", metavar="SPEC", help=tr("cluster spec (dscluster.toml) or hostfile"))
     where.add_argument("--hostfile", metavar="H", help=tr("a DeepSpeed hostfile (ssh settings from the cluster spec)"))
     if demo:
-        where.add_argument("--nodes", type=int, metavar="N",
+        where.add_argument("--nodes", type=count(1, MAX_NODES), metavar="N",
                            help=tr("run on a simulated N-node cluster on this machine (root; started when needed)"))
         p.add_argument("--sim-name", default="demo", help=argparse.SUPPRESS)
     else:
-        where.add_argument("--local", type=int, metavar="N", help=tr("run N processes on this machine only, no ssh"))
+        where.add_argument("--local", type=count(1, MAX_PROCS), metavar="N", help=tr("run N processes on this machine only, no ssh"))
     p.add_argument("--launcher", choices=("pdsh", "openmpi"), help=tr("override the spec's launcher"))
     if not demo:
         p.add_argument("--name", help=tr("run name (the run id starts with it)"))
     p.add_argument("--env", action="append", default=[], metavar="K=V",
                    help=tr("environment for every rank (secret-looking names never reach a command line)"))
-    p.add_argument("--max-restarts", type=int, default=DEFAULTS["max_restarts"], metavar="N",
+    p.add_argument("--max-restarts", type=count(0), default=DEFAULTS["max_restarts"], metavar="N",
                    help=tr("restarts from the last committed checkpoint after a failure (default {n})",
                            n=DEFAULTS["max_restarts"]))
-    p.add_argument("--restart-wait", type=float, default=DEFAULTS["restart_wait"], metavar="S",
+    p.add_argument("--restart-wait", type=seconds, default=DEFAULTS["restart_wait"], metavar="S",
                    help=tr("before a restart, wait up to S seconds for lost nodes to answer again (default {s:.0f})",
                            s=DEFAULTS["restart_wait"]))
-    p.add_argument("--stall-timeout", type=float, default=DEFAULTS["stall_timeout"], metavar="S",
+    p.add_argument("--stall-timeout", type=seconds, default=DEFAULTS["stall_timeout"], metavar="S",
                    help=tr("fail when logs and metrics do not grow for S seconds (0: off; default {s:.0f})",
                            s=DEFAULTS["stall_timeout"]))
-    p.add_argument("--heartbeat-timeout", type=float, default=DEFAULTS["heartbeat_timeout"], metavar="S",
+    p.add_argument("--heartbeat-timeout", type=positive_seconds, default=DEFAULTS["heartbeat_timeout"], metavar="S",
                    help=argparse.SUPPRESS)
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--attach", dest="attach", action="store_true", default=None,

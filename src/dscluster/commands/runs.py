@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
 
 from dscluster import console, paths
 from dscluster import explain as explainer
+from dscluster.commands.argtypes import count, seconds
 from dscluster.errors import ConfigError, ExitCode, RunError, UsageError
 from dscluster.i18n import tr
 from dscluster.runs import store
@@ -19,12 +21,15 @@ def shared_dirs(cluster: str | None) -> list[Path]:
     """Where runs may live: the cluster's shared dir (given, or the default spec) and the local one."""
     dirs: list[Path] = []
     try:
-        from dscluster.cluster.spec import resolve_spec
+        from dscluster.cluster.spec import SPEC_FILENAME, resolve_spec
 
         dirs.append(Path(resolve_spec(cluster).shared_dir))
-    except ConfigError:
+    except ConfigError as err:
         if cluster:
             raise
+        if os.environ.get("DSCLUSTER_CLUSTER") or Path(SPEC_FILENAME).is_file():
+            # A default spec that exists but is broken: say so, or its runs would silently vanish from view.
+            print(f"{console.WARN} " + tr("the cluster's runs are not shown: {error}", error=err), file=sys.stderr)
     except ImportError:
         pass
     local = paths.local_shared()
@@ -63,7 +68,7 @@ def register(sub) -> None:
     p.add_argument("run", metavar="RUN")
     _add_cluster(p)
     p.add_argument("-f", "--follow", action="store_true", help=tr("keep printing until the run finishes"))
-    p.add_argument("--rank", type=int)
+    p.add_argument("--rank", type=count(0))
     p.add_argument("--node")
     p.set_defaults(func=cmd_logs)
 
@@ -76,7 +81,7 @@ def register(sub) -> None:
     p = sub.add_parser("stop", help=tr("stop a run on every node (graceful, then forced)"))
     p.add_argument("run", metavar="RUN")
     _add_cluster(p)
-    p.add_argument("--timeout", type=float, default=None, help=tr("seconds before forcing"))
+    p.add_argument("--timeout", type=seconds, default=None, help=tr("seconds before forcing"))
     p.set_defaults(func=cmd_stop)
 
 
@@ -98,7 +103,10 @@ def _glyph(status: str) -> str:
 
 
 def cmd_runs(args) -> int:
-    records = [r for shared in shared_dirs(args.cluster) for r in store.list_runs(shared)]
+    damaged: list[RunError] = []
+    records = [r for shared in shared_dirs(args.cluster) for r in store.list_runs(shared, damaged)]
+    for err in damaged:
+        print(f"{console.WARN} {err.message}\n  {tr('fix')}: {err.hint}", file=sys.stderr)
     if args.json:
         print(json.dumps([{k: v for k, v in r.items() if k != "launch"} for r in records], indent=2, default=str))
         return ExitCode.OK

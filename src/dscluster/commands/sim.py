@@ -8,6 +8,7 @@ import os
 import time
 from pathlib import Path
 
+from dscluster.commands.argtypes import MAX_PROCS, count
 from dscluster.console import FAIL, OK, WARN, next_steps, table
 from dscluster.errors import UsageError
 from dscluster.i18n import tr
@@ -30,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     up = verb("up", "create N nodes (replacing a cluster of the same name)", cmd_up)
     up.add_argument("n", type=int, help="number of nodes")
     up.add_argument("--subnet", help="private IPv4 /24 for the nodes (default: a free 10.2xx.y.0/24)")
-    up.add_argument("--slots", type=int, default=1, help="slots per node in the spec (default: %(default)s)")
+    up.add_argument("--slots", type=count(1, MAX_PROCS), default=1, help="slots per node in the spec (default: %(default)s)")
     up.add_argument("--shared", help="shared directory (default: <home>/sims/<name>/shared)")
     up.add_argument("--lab", action="store_true", help="also start JupyterLab on the master (as the node user), "
                                                        "with the cluster key installed so it can launch across nodes")

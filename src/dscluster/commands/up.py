@@ -7,6 +7,7 @@ import shlex
 import sys
 
 from dscluster.cluster.spec import ClusterSpec, resolve_spec
+from dscluster.commands.argtypes import seconds
 from dscluster.console import FAIL, OK, WARN, next_steps, table
 from dscluster.deploy import dockerrun
 from dscluster.deploy import up as deploy
@@ -31,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     help="do not give the master the cluster key (then runs cannot be launched from the master)")
     up.add_argument("--lang", choices=("en", "zh_TW"), help="language of node messages and the lab UI "
                                                           "(default: yours)")
-    up.add_argument("--wait", type=float, default=deploy.VERIFY_TIMEOUT_S,
+    up.add_argument("--wait", type=seconds, default=deploy.VERIFY_TIMEOUT_S,
                     help="seconds to wait for every node's sshd (default: %(default)s)")
     up.set_defaults(func=cmd_up)
     down = subparsers.add_parser("down", help="stop and remove the node container on every host")

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from dscluster import fsutil
-from dscluster.errors import RunError
+from dscluster.errors import RunError, UsageError
 from dscluster.i18n import tr
 from dscluster.paths import runs_dir
 
@@ -82,11 +82,24 @@ def write_record(run_dir: Path, record: dict[str, Any]) -> None:
 def read_record(run_dir: Path) -> dict[str, Any]:
     import json
 
+    path = Path(run_dir) / "run.json"
     try:
-        return json.loads((Path(run_dir) / "run.json").read_text(encoding="utf-8"))
+        record = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise RunError(tr("no run record in {path}", path=run_dir),
                        tr("list runs with: dscluster runs")) from None
+    except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError
+        raise RunError(tr("the run record {path} is damaged ({error})", path=path, error=exc), _damaged_fix()) from None
+    if not isinstance(record, dict) or not isinstance(record.get("id"), str):
+        raise RunError(tr("the run record {path} is damaged (not a run record: no run id)", path=path), _damaged_fix())
+    return record
+
+
+def _damaged_fix() -> str:
+    # dscluster writes run.json atomically, so a damaged one was edited by hand or hit by a disk fault;
+    # the logs, metrics and checkpoints beside it are untouched and stay where they are.
+    return tr("move that run directory out of runs/ (its logs and checkpoints are unaffected) or restore "
+              "run.json from a backup")
 
 
 def append_event(run_dir: Path, event: str, **fields: Any) -> dict[str, Any]:
@@ -100,20 +113,27 @@ def read_events(run_dir: Path) -> list[dict[str, Any]]:
     return events
 
 
-def list_runs(shared: Path) -> list[dict[str, Any]]:
-    """Every readable run record under <shared>/runs, newest first. Unreadable ones are skipped."""
+def list_runs(shared: Path, damaged: list[RunError] | None = None) -> list[dict[str, Any]]:
+    """Every readable run record under <shared>/runs, newest first. Damaged ones are skipped (one bad
+    record must not hide the others, nor block stopping them); `damaged` collects why, to be shown."""
     root = runs_dir(Path(shared))
     records = []
     if not root.is_dir():
         return records
     for entry in root.iterdir():
+        if not (entry / "run.json").exists():
+            continue  # not a run (yet): a directory being created, or something else
         try:
             rec = read_record(entry)
-        except (RunError, ValueError, OSError):
+        except RunError as err:
+            if damaged is not None:
+                damaged.append(err)
+            continue
+        except OSError:
             continue
         rec["_dir"] = str(entry)
         records.append(rec)
-    records.sort(key=lambda r: (r.get("created") or "", r.get("id", "")), reverse=True)
+    records.sort(key=lambda r: (str(r.get("created") or ""), r["id"]), reverse=True)
     return records
 
 
@@ -123,6 +143,10 @@ def load_run(shared: Path, run_id: str) -> dict[str, Any]:
 
 
 def resolve_run_dir(shared: Path, ref: str) -> Path:
+    if not ref.strip():
+        # A prefix match would take "" as every run's prefix: an unset shell variable must not stop a run.
+        raise UsageError(tr("the run id is empty"), tr("give a run id, a unique prefix of one, or a run name "
+                                                       "(dscluster runs lists them)"), setting="RUN")
     direct = run_path(shared, ref)
     if (direct / "run.json").is_file():
         return direct
