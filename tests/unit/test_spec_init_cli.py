@@ -92,5 +92,10 @@ def test_config_show_and_hostfile(tmp_path, monkeypatch, capsys, dscluster_home)
     assert capsys.readouterr().out == "n0 slots=2\nn1 slots=3\n"
     assert cli.main(["config", "hostfile", "-o", "hf"]) == 0
     assert (tmp_path / "hf").read_text() == "n0 slots=2\nn1 slots=3\n"
+    assert cli.main(["config", "hostfile", "-o", "hf"]) == 0  # regenerating a hostfile is routine
+    spec_text = (tmp_path / "dscluster.toml").read_text()
+    assert cli.main(["config", "hostfile", "-o", "dscluster.toml"]) == ExitCode.USAGE  # anything else is kept
+    assert "not a DeepSpeed hostfile" in capsys.readouterr().err
+    assert (tmp_path / "dscluster.toml").read_text() == spec_text
     assert cli.main(["config", "trust"]) == ExitCode.USAGE
     assert cli.main(["config", "trust", "nope"]) == ExitCode.CONFIG

@@ -11,7 +11,7 @@ from dscluster.cluster.identity import cluster_state_dir, identity_path
 from dscluster.cluster.spec import resolve_spec
 from dscluster.cluster.ssh import ensure_ssh_files, read_known_hosts, ssh_config_path, sync_known_hosts
 from dscluster.console import FAIL, OK, WARN, next_steps, table
-from dscluster.errors import UsageError
+from dscluster.errors import ConfigError, UsageError
 from dscluster.i18n import tr
 
 
@@ -31,6 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     show.add_argument("--json", action="store_true")
     hostfile = verb("hostfile", "write the DeepSpeed hostfile generated from the spec", cmd_hostfile)
     hostfile.add_argument("-o", "--output", default="-", help="file to write (default: stdout)")
+    hostfile.add_argument("--force", action="store_true", help="overwrite an existing file that is not a hostfile")
     trust = verb("trust", "re-pin the published host key of nodes re-created on purpose", cmd_trust)
     trust.add_argument("nodes", nargs="*", help="node names")
     trust.add_argument("--all", action="store_true", help="every node")
@@ -67,6 +68,15 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _is_hostfile(path: Path) -> bool:
+    from dscluster.cluster.hostfile import parse_hostfile
+
+    try:
+        return bool(parse_hostfile(path.read_text(encoding="utf-8"), str(path)))
+    except (ConfigError, OSError, UnicodeDecodeError):
+        return False
+
+
 def cmd_hostfile(args: argparse.Namespace) -> int:
     spec = resolve_spec(args.cluster)
     text = spec.hostfile_text()
@@ -75,7 +85,12 @@ def cmd_hostfile(args: argparse.Namespace) -> int:
         return 0
     from dscluster.commands.init import write_output
 
-    write_output(Path(args.output), text)
+    output = Path(args.output)
+    if output.exists() and not args.force and not _is_hostfile(output):
+        # Regenerating a hostfile is routine; overwriting anything else (the spec itself, say) is not.
+        raise UsageError(tr("{path} already exists and is not a DeepSpeed hostfile", path=output),
+                         tr("choose another file with -o, or pass --force to overwrite it"), setting="--output")
+    write_output(output, text)
     print(f"{OK} " + tr("wrote {path} ({n} nodes, {w} slots; the first line is the master)", path=args.output,
                          n=len(spec.nodes), w=spec.world_size))
     print(next_steps(f"dscluster launch --hostfile {args.output} train.py "
