@@ -158,7 +158,7 @@ class Target:
     sim_flag: str = ""  # " --name X" for a simulated cluster other than "default"
 
 
-def _sim_target(n: int, name: str) -> Target:
+def _sim_target(n: int, name: str, dry_run: bool = False) -> Target:
     """The simulated cluster `resolve_spec` picks ("default"): used if it runs with N nodes, started
     with N nodes when none runs. Another size is refused: recreating it would kill its runs."""
     if n < 1:
@@ -179,6 +179,9 @@ def _sim_target(n: int, name: str) -> Target:
             tr("the simulated cluster {name!r} is running with {k} nodes, not {n}", name=name, k=len(sim.nodes), n=n),
             tr("use it as it is: dscluster demo --nodes {k}; or recreate it: dscluster sim down{flag} && "
                "dscluster demo --nodes {n}", k=len(sim.nodes), n=n, flag=flag), setting="--nodes")
+    if sim is None and dry_run:
+        raise UsageError(tr("--dry-run starts nothing, and no simulated cluster {name!r} is running", name=name),
+                         tr("start it first: dscluster sim up {n}{flag}", n=n, flag=flag), setting="--nodes")
     if sim is None:
         print(tr("starting a simulated {n}-node cluster {name!r}...", n=n, name=name), flush=True)
         sim = SimCluster.up(name, n)
@@ -204,7 +207,7 @@ def _runs_flag(spec_path: Path) -> str:
 
 def _target(args) -> Target:
     if args.nodes is not None:
-        return _sim_target(args.nodes, args.sim_name or "default")
+        return _sim_target(args.nodes, args.sim_name or "default", args.dry_run)
     if args.cluster or args.hostfile:
         from dscluster.cluster.spec import resolve_spec  # noqa: PLC0415
 
@@ -229,7 +232,7 @@ def closing_hints(target: Target, run_id: str) -> list[str]:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from dscluster.commands.runs import exit_code_of, print_outcome, wait_attached  # noqa: PLC0415
-    from dscluster.data.corpus import ensure_stdlib_corpus  # noqa: PLC0415
+    from dscluster.data.corpus import default_corpus_dir, ensure_stdlib_corpus  # noqa: PLC0415
     from dscluster.data.shards import open_dataset  # noqa: PLC0415
     from dscluster.launcher.prepare import LaunchOptions, dry_run_text, prepare  # noqa: PLC0415
     from dscluster.runs import launch_run, store  # noqa: PLC0415
@@ -242,23 +245,28 @@ def cmd_demo(args: argparse.Namespace) -> int:
     preset_config(args.preset)  # unknown preset: stop before anything is prepared or launched
     target = _target(args)
     cluster, shared = target.cluster, target.shared
+    # A dry run prepares no corpus (22 MB, perhaps on a shared directory not mounted here): it names the
+    # path a real run would use.
     if args.data:
         data_dir = Path(args.data).absolute()
         note = ""
+    elif args.dry_run:
+        data_dir = default_corpus_dir(shared)
     else:
         print(tr("preparing the corpus: the Python standard library sources (cached after the first time)..."), flush=True)
         data_dir, fresh = ensure_stdlib_corpus(shared)
         note = tr(" (prepared now)") if fresh else tr(" (cached)")
-    data = open_dataset(data_dir)
-    print(f"{OK} " + tr("corpus {path}{note}: {train:,} training tokens, {val:,} validation tokens", path=data_dir,
-                         note=note, train=data.train.tokens, val=data.val.tokens))
+    if not args.dry_run:
+        data = open_dataset(data_dir)
+        print(f"{OK} " + tr("corpus {path}{note}: {train:,} training tokens, {val:,} validation tokens",
+                             path=data_dir, note=note, train=data.train.tokens, val=data.val.tokens))
 
     device_type, procs = _detect(args)
     config = demo_ds_config(device_type, args.steps)
     # On shared storage, named by content: every node reads the same file, and reruns reuse it.
     text = json.dumps(config, indent=2, sort_keys=True) + "\n"
     cfg_path = shared / "data" / "ds_configs" / f"demo-{hashlib.sha1(text.encode()).hexdigest()[:12]}.json"
-    if not cfg_path.exists():
+    if not cfg_path.exists():  # a dry run too: the command it prints refers to this (small) file
         fsutil.atomic_write_text(cfg_path, text)
     env = list(args.env)
     sharing = procs if cluster is None else target.nodes  # processes sharing this machine's cores
