@@ -17,7 +17,22 @@ def home() -> Path:
 
 
 def local_shared() -> Path:
-    return Path(os.environ.get("DSCLUSTER_SHARED") or home() / "local")
+    value = os.environ.get("DSCLUSTER_SHARED")
+    if not value:
+        return home() / "local"
+    from dscluster.errors import ConfigError  # noqa: PLC0415 - paths stays importable by everything
+    from dscluster.i18n import tr  # noqa: PLC0415
+
+    path = Path(value)
+    if not path.is_absolute():
+        # Relative, runs would land wherever the command happens to be started (and each rank elsewhere).
+        raise ConfigError(tr("DSCLUSTER_SHARED={value} is not an absolute path", value=value),
+                          tr("set it to an absolute path, e.g. export DSCLUSTER_SHARED=$PWD/{value}", value=value),
+                          setting="DSCLUSTER_SHARED")
+    if path.exists() and not path.is_dir():
+        raise ConfigError(tr("DSCLUSTER_SHARED={value} is not a directory", value=value),
+                          tr("point it at a directory (a missing one is created)"), setting="DSCLUSTER_SHARED")
+    return path
 
 
 def runs_dir(shared: Path) -> Path:

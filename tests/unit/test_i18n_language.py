@@ -44,3 +44,4 @@ def test_literal_braces_come_out_single_in_every_language_with_or_without_values
         else:
             raise AssertionError("a non-object zero_optimization was accepted")
     assert tr("recorded text with {braces} of its own") == "recorded text with {braces} of its own"
+
