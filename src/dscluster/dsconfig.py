@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from dscluster.errors import ConfigError
+from dscluster.fsutil import read_user_text
 from dscluster.i18n import tr
 
 # Top-level keys DeepSpeed 0.19.8 reads (recorded from DeepSpeedConfig + engine + subsystem configs).
@@ -90,7 +91,7 @@ def load(path: str | Path) -> dict:
     """Read a ds_config file (JSON; duplicate keys are an error, as in DeepSpeed)."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_user_text(path, "deepspeed_config")
     except FileNotFoundError as exc:
         raise ConfigError(tr("DeepSpeed config {path} does not exist", path=path),
                           tr("pass the path of a ds_config.json with --deepspeed_config"), setting="deepspeed_config") from exc

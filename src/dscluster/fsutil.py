@@ -84,3 +84,18 @@ def read_jsonl(path: str | os.PathLike, offset: int = 0) -> tuple[list[dict], in
         except json.JSONDecodeError:
             continue  # a torn line from a crashed writer; skip rather than fail the reader
     return records, offset + end
+
+
+def read_user_text(path: Path, setting: str) -> str:
+    """A file the user wrote (spec, hostfile, ds_config) as UTF-8 text. Bytes that are not UTF-8 are a
+    ConfigError naming the file and the offset; other OSErrors are the caller's to word."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        from dscluster.errors import ConfigError  # noqa: PLC0415
+        from dscluster.i18n import tr  # noqa: PLC0415
+
+        raise ConfigError(tr("{path} is not UTF-8 text (byte {pos}: {byte})", path=path, pos=err.start,
+                             byte=err.object[err.start:err.start + 1].hex()),
+                          tr("save it as UTF-8, e.g. iconv -f LATIN1 -t UTF-8 {path} -o fixed && mv fixed {path}",
+                             path=path), setting=setting) from None

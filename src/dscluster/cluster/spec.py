@@ -32,6 +32,7 @@ from pathlib import Path
 
 from dscluster import paths
 from dscluster.errors import ConfigError
+from dscluster.fsutil import read_user_text
 from dscluster.i18n import tr
 
 if sys.version_info >= (3, 11):
@@ -304,12 +305,12 @@ def _parse_nodes(ctx: _Ctx, raw, default_port: int) -> tuple[NodeSpec, ...]:
 def load_spec(path: str | os.PathLike) -> ClusterSpec:
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_user_text(path, "cluster")
     except FileNotFoundError:
         raise ConfigError(tr("cluster spec {path} does not exist", path=path),
                           tr("create one with: dscluster init --node HOST[:SLOTS] ... --shared DIR"),
                           setting="cluster") from None
-    except (OSError, UnicodeDecodeError) as err:
+    except OSError as err:
         raise ConfigError(tr("cannot read {path}: {err}", path=path, err=err),
                           tr("check the file's permissions"), setting="cluster") from None
     return parse_spec(text, path.resolve())
@@ -351,7 +352,12 @@ def spec_from_hostfile(path: str | os.PathLike, base: ClusterSpec | None = None)
     from dscluster.cluster.hostfile import parse_hostfile
 
     path = Path(path)
-    entries = parse_hostfile(path.read_text(encoding="utf-8"), path=str(path))
+    try:
+        text = read_user_text(path, "hostfile")
+    except OSError as err:
+        raise ConfigError(tr("cannot read {path}: {err}", path=path, err=err.strerror or err),
+                          tr("check the path and the file's permissions"), setting="hostfile") from None
+    entries = parse_hostfile(text, path=str(path))
     known = {n.name: n for n in base.nodes} | {n.address: n for n in base.nodes} if base else {}
     nodes = []
     for host, slots in entries:
