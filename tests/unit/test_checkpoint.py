@@ -137,3 +137,23 @@ def test_early_writeback_syncs_files_while_they_are_written_and_stops(tmp_path, 
     count = len(synced)
     time.sleep(0.05)
     assert len(synced) == count  # the thread is gone after the save
+
+
+def test_a_damaged_newest_step_is_named_not_loaded_and_the_listing_shows_it(tmp_path):
+    from dscluster.commands.runs import checkpoints
+
+    _save(tmp_path, 10)
+    _save(tmp_path, 20)
+    assert ck.damage(tmp_path / "step-20") is None and ck.resolve_resume(tmp_path, "auto") == 20
+    model = tmp_path / "step-20" / "mp_rank_00_model_states.pt"
+    model.write_bytes(model.read_bytes()[:3])  # a disk fault or a hand edit after the commit
+    assert "mp_rank_00_model_states.pt is 3 bytes" in ck.damage(tmp_path / "step-20")
+    with pytest.raises(ck.CheckpointError, match="step-20 is damaged") as err:
+        ck.resolve_resume(tmp_path, "auto")
+    assert "resumes from step-10" in err.value.hint and "mv " in err.value.hint
+    assert [c["damage"] is None for c in checkpoints(tmp_path)] == [True, False]
+    assert model.read_bytes()  # nothing was deleted on the way
+    (tmp_path / "step-10" / ck.COMMIT_FILE).write_text("[]")
+    assert ck.damage(tmp_path / "step-10") == "COMMIT.json is unreadable"
+    model.unlink()
+    assert ck.damage(tmp_path / "step-20") == "mp_rank_00_model_states.pt is missing"

@@ -220,14 +220,14 @@ def cmd_logs(args) -> int:
 
 def checkpoints(save_dir: Path) -> list[dict]:
     """Committed checkpoints (COMMIT.json present), oldest first; uncommitted ones are never listed."""
-    from dscluster.train.checkpoint import committed_steps
+    from dscluster.train.checkpoint import committed_steps, damage
 
     out = []
     for step in committed_steps(save_dir):
         path = save_dir / f"step-{step}"
         files = [p for p in path.rglob("*") if p.is_file()]
         out.append({"step": step, "path": str(path), "bytes": sum(p.stat().st_size for p in files),
-                    "committed": (path / "COMMIT.json").stat().st_mtime})
+                    "committed": (path / "COMMIT.json").stat().st_mtime, "damage": damage(path)})
     return out
 
 
@@ -242,8 +242,10 @@ def cmd_ckpt(args) -> int:
         print(tr("no committed checkpoint yet in {path}", path=save_dir))
     else:
         rows = [[str(c["step"]), f"{c['bytes'] / 2**20:,.1f} MiB",
-                 time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(c["committed"])), c["path"]] for c in items]
-        print(console.table([tr("step"), tr("size"), tr("committed"), tr("path")], rows))
+                 time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(c["committed"])),
+                 console.OK if not c["damage"] else f"{console.FAIL} " + tr("damaged: {why}", why=c["damage"]),
+                 c["path"]] for c in items]
+        print(console.table([tr("step"), tr("size"), tr("committed"), tr("intact"), tr("path")], rows))
     print(console.next_steps(tr("a relaunch with the same run directory resumes from the newest one automatically"),
                              f"dscluster status {run_dir.name}"))
     return ExitCode.OK

@@ -61,6 +61,27 @@ def committed_steps(save_dir: str | Path) -> list[int]:
     return sorted(steps)
 
 
+def damage(step_dir: Path) -> str | None:
+    """None when a committed step's files are all there at the sizes COMMIT.json recorded, else what is
+    wrong. Committed steps are never rewritten, so any difference means a disk fault or a hand edit."""
+    import json  # noqa: PLC0415
+
+    try:
+        commit = json.loads((step_dir / COMMIT_FILE).read_text(encoding="utf-8"))
+        files = commit["files"]
+        assert isinstance(files, dict)
+    except (OSError, ValueError, KeyError, TypeError, AssertionError):
+        return tr("{file} is unreadable", file=COMMIT_FILE)
+    for name, size in files.items():
+        try:
+            actual = (step_dir / name).stat().st_size
+        except OSError:
+            return tr("{name} is missing", name=name)
+        if actual != size:
+            return tr("{name} is {actual:,} bytes, {size:,} when committed", name=name, actual=actual, size=size)
+    return None
+
+
 def latest_committed(save_dir: str | Path) -> int | None:
     steps = committed_steps(save_dir)
     return steps[-1] if steps else None
@@ -93,6 +114,14 @@ def resolve_resume(save_dir: str | Path, resume: str) -> int | None:
                               tr("use --resume auto to continue, or a new --save-dir to start over"), setting="--resume")
         return None
     if resume == "auto":
+        if steps and (problem := damage(Path(save_dir) / tag_for(steps[-1]))):
+            # Loading it would fail deep inside DeepSpeed (or worse, load garbage); say which and why.
+            older = tr("step-{n}", n=steps[-2]) if len(steps) > 1 else tr("the start")
+            raise CheckpointError(
+                tr("the newest committed checkpoint {path} is damaged: {problem}", path=Path(save_dir) / tag_for(steps[-1]),
+                   problem=problem),
+                tr("move it aside (mv {path} {path}.damaged) and launch again: training resumes from {older}",
+                   path=Path(save_dir) / tag_for(steps[-1]), older=older), setting="--resume")
         return steps[-1] if steps else None
     step = step_of(resume) if not resume.isdigit() else int(resume)
     if step is None:
