@@ -124,6 +124,9 @@ def test_user_script_runs_to_completion_with_pdsh(cli):
     assert any(line.startswith("PATH=" + str(Path(sys.executable).parent)) for line in env_lines)
     assert "hf_s3cret" not in (run_dir / "run.json").read_text() + (run_dir / "ds_env").read_text()
     assert "hf_s3cret" not in (run_dir / "logs" / "launcher.log").read_text()  # never on pdsh's command line
+    assert all(f"[{node} {r}] HF_TOKEN has 9 characters" in res.stdout for r, node in enumerate(["node0", "node1"]))
+    # Delivered through node_env.sh for the attempt only: once the run ended the value is nowhere on disk.
+    assert not [p for p in run_dir.rglob("*") if p.is_file() and b"hf_s3cret" in p.read_bytes()]
     assert all_gone(cli, run_id)
     logs = cli("logs", run_id, "--node", "node1").stdout
     assert "[node1 1] step 2 loss" in logs and "[node0" not in logs and "[launcher]" not in logs

@@ -33,6 +33,8 @@ engine, _, _, _ = deepspeed.initialize(model=model, model_parameters=model.param
 rank = int(os.environ.get("RANK", "0"))
 print(f"rank {rank} of {os.environ.get('WORLD_SIZE')} on {os.uname().nodename} run {os.environ.get('DSCLUSTER_RUN_ID')}",
       flush=True)
+if os.environ.get("HF_TOKEN"):  # the secret's length only: its value must appear in no log
+    print(f"HF_TOKEN has {len(os.environ['HF_TOKEN'])} characters", flush=True)
 for step in range(args.steps):
     x = torch.randn(2, 8)
     loss = (engine(x) - x.sum(dim=1, keepdim=True)).pow(2).mean()

@@ -15,6 +15,7 @@ checkpoint (the trainer resumes from <run-dir>/checkpoints by itself) while rest
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import re
@@ -155,6 +156,7 @@ class Supervisor:
         # handshake + interpreter start to every launch. A node that never answers is caught below.
         port = pick_port()
         chans = self._start_channels(n, port)
+        plan = None
         try:
             self._attempt_started = time.time()
             self._failure_logs = None
@@ -176,6 +178,12 @@ class Supervisor:
         finally:
             for ch in chans:
                 ch.close()
+            # Secret values (node_env.sh) live on shared storage only while an attempt's ranks may read
+            # them; the next attempt writes them again from the supervisor's memory.
+            for f in plan.files if plan else ():
+                if f.secret:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(f.path)
 
     def _watch(self, n: int, runner: subprocess.Popen, chans: list[NodeChannel],
                log_offset: int, world: int) -> tuple[int | None, Failure | None, bool]:
