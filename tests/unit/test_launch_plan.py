@@ -101,6 +101,15 @@ def test_helpers():
     assert find_ds_config(["--deepspeed_config=x.json"]) == "x.json"
     assert find_ds_config(["--steps", "3"]) is None
     assert parse_env(["A=1", "B=x=y"]) == {"A": "1", "B": "x=y"}
-    for bad in ("NOEQUALS", "=v", "1A=2", "A B=1"):
+    for bad in ("DSCLUSTER_SURELY_UNSET", "=v", "1A=2", "A B=1", "É=1"):
         with pytest.raises(UsageError):
             parse_env([bad])
+
+
+def test_env_name_alone_takes_the_value_from_this_environment(monkeypatch):
+    monkeypatch.setenv("HF_TOKEN", "hf_from_env")
+    assert parse_env(["HF_TOKEN", "A=1"]) == {"HF_TOKEN": "hf_from_env", "A": "1"}
+    monkeypatch.delenv("HF_TOKEN")
+    with pytest.raises(UsageError, match="HF_TOKEN is not set") as err:
+        parse_env(["HF_TOKEN"])
+    assert "export HF_TOKEN" in err.value.hint

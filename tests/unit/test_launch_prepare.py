@@ -41,7 +41,7 @@ def test_cli_refuses_bad_input_before_starting_anything(dscluster_home, tmp_path
     assert cli.main(["launch", "--local", "1", "--detach", "-m", "no_such_module_h4"]) == ExitCode.CONFIG
     assert cli.main(["launch", "--local", "1", "--detach", "--env", "NOPE", SCRIPT]) == ExitCode.USAGE
     err = capsys.readouterr().err
-    assert "does not exist" in err and "cannot be imported" in err and "KEY=VALUE" in err
+    assert "does not exist" in err and "cannot be imported" in err and "NOPE is not set in this environment" in err
     assert not (tmp_path / "shared" / "runs").exists()
     assert cli.main(["launch", "--local", "1", "--dry-run", SCRIPT, "--steps", "2"]) == ExitCode.OK
     assert "--steps 2" in capsys.readouterr().out

@@ -28,8 +28,9 @@ def add_launch_options(p: argparse.ArgumentParser, *, demo: bool = False) -> Non
     p.add_argument("--launcher", choices=("pdsh", "openmpi"), help=tr("override the spec's launcher"))
     if not demo:
         p.add_argument("--name", help=tr("run name (the run id starts with it)"))
-    p.add_argument("--env", action="append", default=[], metavar="K=V",
-                   help=tr("environment for every rank (secret-looking names never reach a command line)"))
+    p.add_argument("--env", action="append", default=[], metavar="K[=V]",
+                   help=tr("environment for every rank; --env NAME takes NAME's value from this environment "
+                           "(secret-looking names never reach a command line or a log)"))
     p.add_argument("--max-restarts", type=count(0), default=DEFAULTS["max_restarts"], metavar="N",
                    help=tr("restarts from the last committed checkpoint after a failure (default {n})",
                            n=DEFAULTS["max_restarts"]))

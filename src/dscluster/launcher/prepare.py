@@ -53,12 +53,19 @@ class LaunchOptions:
 
 
 def parse_env(pairs: list[str]) -> dict[str, str]:
+    """`--env NAME=value`, or `--env NAME` for this environment's value: the way to pass a secret
+    without putting it on dscluster's own command line (visible in ps, kept in shell history)."""
     out = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
-        if not sep or not key or not key.replace("_", "a").isalnum() or key[0].isdigit():
+        if not key or not key.replace("_", "a").isalnum() or not key.isascii() or key[0].isdigit():
             raise UsageError(tr("--env {pair!r} is not KEY=VALUE", pair=pair),
                              tr("write it as --env NAME=value, e.g. --env OMP_NUM_THREADS=4"))
+        if not sep:
+            if key not in os.environ:
+                raise UsageError(tr("--env {key}: {key} is not set in this environment", key=key),
+                                 tr("export {key}=... first, or write --env {key}=value", key=key), setting="--env")
+            value = os.environ[key]
         if "\n" in value:
             raise UsageError(tr("--env {key}: the value contains a newline", key=key),
                              tr("pass a single-line value"))
