@@ -369,8 +369,9 @@ class Supervisor:
                                 "run could not restart.", fix, f"unreachable: {', '.join(shown)}", retry=False,
                                 nodes=", ".join(shown), limit=f"{limit:.0f}", **({"heal": heal} if heal else {}))
 
-    def explain_attempt(self, failure: Failure) -> explainer.Explanation | None:
-        return explain_failure(failure, self.log_path, self._failure_logs or self._log_sizes(), self._attempt_started)
+    def explain_attempt(self, failure: Failure, rank_exit_code: int | None) -> explainer.Explanation | None:
+        return explain_failure(failure, self.log_path, self._failure_logs or self._log_sizes(), self._attempt_started,
+                               rank_exit_code, self.record["id"])
 
     def run(self) -> int:
         self.save(status="pending", supervisor_pid=os.getpid(), supervisor_host=socket.gethostname())
@@ -395,11 +396,13 @@ class Supervisor:
                 attempt["reason"] = "succeeded"
                 exit_code, status = 0, "succeeded"
                 break
-            exp = self.explain_attempt(failure)
-            attempt["reason"] = failure.detail
-            self.save(explanation=exp.to_dict() if exp else None)
             # The runner itself was killed by the teardown: the first failing rank's code is the real one.
             rank_rc = first_rank_exit_code(self.log_path, self._failure_logs or {}, f"attempt {n}: ")
+            exp = self.explain_attempt(failure, rank_rc)
+            attempt["reason"] = failure.detail
+            if exp is not None and exp.signature == "rank-exit":
+                attempt["reason"] = f"exit {rank_rc}" + (f" on {failure.node}" if failure.node else "")
+            self.save(explanation=exp.to_dict() if exp else None)
             exit_code = rank_rc if rank_rc and rank_rc > 0 else (rc if rc and rc > 0 else 1)
             attempt["rank_exit_code"] = rank_rc
             if n < max_attempts and (exp is None or exp.retry) and not self._stop_wanted():

@@ -24,7 +24,8 @@ class Failure:
 
 
 def explain_failure(failure: Failure, launcher_log: Path, upto: dict[Path, int],
-                    attempt_started: float) -> explainer.Explanation | None:
+                    attempt_started: float, rank_exit_code: int | None = None,
+                    run_id: str = "RUN") -> explainer.Explanation | None:
     ranks = []
     for path in upto:
         try:
@@ -44,6 +45,20 @@ def explain_failure(failure: Failure, launcher_log: Path, upto: dict[Path, int],
                                 "timeout: a hang in a collective, a stuck JIT build, or a dead peer.",
                                 "Look at `dscluster logs RUN`; raise --stall-timeout if the job is just quiet.",
                                 failure.detail)
+    if failure.kind in ("rank-failed", "exit") and rank_exit_code not in (None, 0, 255) and \
+            (found is None or found.signature == "ssh-255"):
+        # A rank exited with its own code and the teardown that followed made pdsh report 255 for the
+        # other nodes: that is an effect, never the cause. Name the rank's exit instead.
+        if failure.node:
+            return explainer.custom(
+                "rank-exit", "A training process on {node} exited with code {code}; DeepSpeed's launcher then "
+                "stopped the others.", "Read its log: dscluster logs {run} --node {node} (1: an uncaught error, "
+                "137: killed, often out of memory, 139: a crash in native code).", failure.detail,
+                node=failure.node, code=str(rank_exit_code), run=run_id)
+        return explainer.custom(
+            "rank-exit", "A training process exited with code {code}; DeepSpeed's launcher then stopped the others.",
+            "Read the ranks' logs: dscluster logs {run} (1: an uncaught error, 137: killed, often out of memory, "
+            "139: a crash in native code).", failure.detail, code=str(rank_exit_code), run=run_id)
     return found or failure.explanation
 
 

@@ -1,0 +1,41 @@
+"""The attempt's explanation when a rank exits with its own code: pdsh's "ssh exited with exit code 255"
+for the nodes the teardown killed is an effect, never blamed as the cause."""
+
+from __future__ import annotations
+
+from dscluster.runs.verdict import Failure, explain_failure, first_rank_exit_code
+
+LOG = """attempt 1: python -m deepspeed.launcher.runner ...
+node1: [2026-11-30 00:10:01,000] [INFO] [launch.py:319:sigkill_handler] Killing subprocess 186
+node1: [2026-11-30 00:10:01,001] [ERROR] [launch.py:325:sigkill_handler] ['python', 'train.py'] exits with return code = 17
+pdsh@vm: node1: ssh exited with exit code 17
+pdsh@vm: node0: ssh exited with exit code 255
+"""
+
+
+def _explain(tmp_path, text, failure):
+    log = tmp_path / "launcher.log"
+    log.write_text(text)
+    upto = {log: log.stat().st_size}
+    code = first_rank_exit_code(log, upto, "attempt 1: ")
+    return code, explain_failure(failure, log, upto, 0.0, code, "run-1")
+
+
+def test_a_rank_exit_is_named_with_its_code_and_node_not_blamed_on_ssh(tmp_path):
+    code, exp = _explain(tmp_path, LOG, Failure("rank-failed", "Killing subprocess 186", "node1"))
+    assert code == 17
+    shown = exp.to_dict()
+    assert exp.signature == "rank-exit" and exp.retry
+    assert "node1" in shown["cause"] and "17" in shown["cause"] and "dscluster logs run-1 --node node1" in shown["fix"]
+
+
+def test_a_real_ssh_failure_is_still_named_as_one(tmp_path):
+    text = "attempt 1: ...\npdsh@vm: node2: ssh exited with exit code 255\n"
+    code, exp = _explain(tmp_path, text, Failure("rank-failed", "ssh exited with exit code 255", "node2"))
+    assert code == 255 and exp.signature == "ssh-255"
+
+
+def test_a_specific_signature_beats_the_exit_code(tmp_path):
+    text = LOG.replace("Killing subprocess 186", "ModuleNotFoundError: No module named 'wandb'")
+    _code, exp = _explain(tmp_path, text, Failure("rank-failed", "exits with return code = 17", "node1"))
+    assert exp.signature != "rank-exit" and "wandb" in exp.evidence
