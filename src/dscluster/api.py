@@ -23,6 +23,7 @@ from typing import Any
 from dscluster.errors import ConfigError, RunError
 from dscluster.i18n import tr
 from dscluster.jupyter import clusterview, launching, rundata
+from dscluster.runs.start import LOST, shown_status
 
 FINISHED = ("succeeded", "failed", "stopped")
 __all__ = ["Cluster", "Run", "launch", "list_runs"]
@@ -106,11 +107,12 @@ class Run:
 
     @property
     def status(self) -> str:
-        return str(self.record.get("status", "pending"))
+        """The record's status, or "lost" when its supervisor is gone (the record will never change again)."""
+        return shown_status(self.record)
 
     @property
     def done(self) -> bool:
-        return self.status in FINISHED
+        return self.status in (*FINISHED, LOST)
 
     def summary(self) -> dict:
         return rundata.summary(self._ref)

@@ -90,3 +90,27 @@ def test_the_failed_rank_event_names_the_node_not_pdshs_own_host():
     text = "[2026-11-29 19:47:25,822] [INFO] [launch.py:253:sigkill_handler] Killing subprocess 1\n"
     assert host_of_line(text, text.index("Killing"), []) == "localhost"
     assert host_of_line(text, text.index("Killing"), ["node0"]) is None
+
+
+def test_a_run_whose_supervisor_died_shows_lost_everywhere_and_waiting_ends(dscluster_home, tmp_path, capsys):
+    import socket
+    import subprocess
+
+    from dscluster.api import Run
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # a pid that no longer runs: the supervisor was kill -9'd
+    shared = tmp_path / "shared"
+    run_dir = store.create_run(shared, {"id": store.new_run_id("orphan"), "name": "orphan", "argv": ["t.py"],
+                                        "env": {}, "world_size": 1})
+    rec = store.read_record(run_dir)
+    rec.update(status="running", supervisor_pid=gone.pid, supervisor_host=socket.gethostname())
+    store.write_record(run_dir, rec)
+    assert main(["runs"]) == 0
+    assert "lost" in capsys.readouterr().out
+    assert main(["status", rec["id"]]) == 0
+    assert "supervisor is gone" in capsys.readouterr().out
+    run = Run(rec["id"], [shared / "runs"])
+    assert run.status == "lost" and run.done and run.wait(timeout=5) == "lost"
+    assert run.summary()["explanation"]["signature"] == "supervisor-lost"
+    assert store.read_record(run_dir)["status"] == "running"  # shown, not written: the record is the supervisor's

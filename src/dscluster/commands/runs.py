@@ -98,7 +98,7 @@ def shown_time(iso: str | None) -> str:
 
 
 def _glyph(status: str) -> str:
-    return {"succeeded": console.OK, "failed": console.FAIL, "stopped": console.WARN,
+    return {"succeeded": console.OK, "failed": console.FAIL, "stopped": console.WARN, "lost": console.FAIL,
             "restarting": console.RETRY}.get(status, "…")
 
 
@@ -115,17 +115,20 @@ def cmd_runs(args) -> int:
         print(console.next_steps("dscluster launch train.py --deepspeed --deepspeed_config ds_config.json",
                                  "dscluster demo"))
         return ExitCode.OK
-    rows = [[_glyph(r.get("status", "")) + " " + r["id"], r.get("status", ""), str(len(r.get("attempts") or [])),
+    from dscluster.runs.start import shown_status
+
+    statuses = [shown_status(r) for r in records]
+    rows = [[_glyph(status) + " " + r["id"], status, str(len(r.get("attempts") or [])),
              str(r.get("world_size", "")), str(r.get("last_checkpoint_step") if r.get("last_checkpoint_step")
                                                is not None else "-"), shown_time(r.get("created"))]
-            for r in records]
+            for r, status in zip(records, statuses)]
     print(console.table([tr("run"), tr("status"), tr("attempts"), tr("world"), tr("ckpt step"), tr("created")], rows))
     print(console.next_steps("dscluster status RUN", "dscluster logs RUN -f"))
     return ExitCode.OK
 
 
 def status_view(record: dict, run_dir: Path | None = None) -> dict:
-    from dscluster.runs.start import supervisor_alive
+    from dscluster.runs.start import LOST, lost_explanation, shown_status
 
     view = {k: record.get(k) for k in ("id", "name", "status", "exit_code", "attempts", "last_checkpoint_step",
                                        "explanation", "world_size", "cluster", "created", "ended",
@@ -135,13 +138,9 @@ def status_view(record: dict, run_dir: Path | None = None) -> dict:
         from dscluster.train.checkpoint import latest_committed
 
         view["last_checkpoint_step"] = latest_committed(store.save_dir(run_dir, record))
-    alive = supervisor_alive(record)
-    if record.get("status") in store.ACTIVE and alive is False:
-        view["status"] = "lost"
-        view["explanation"] = view["explanation"] or {
-            "signature": "supervisor-lost", "cause": "the run's supervisor is gone (killed, or its machine rebooted); "
-                                                     "the nodes' watchdogs stop the ranks",
-            "fix": f"dscluster stop {record.get('id')} (cleans every node), then launch again"}
+    view["status"] = shown_status(record)
+    if view["status"] == LOST:
+        view["explanation"] = view["explanation"] or lost_explanation(record)
     return view
 
 

@@ -20,6 +20,7 @@ from dscluster.explain import localized
 from dscluster.fsutil import read_jsonl
 from dscluster.i18n import tr
 from dscluster.runs import store
+from dscluster.runs.start import LOST, lost_explanation, shown_status
 
 # run-id: <name>-<YYYYmmdd-HHMMSS>-<4 hex>; accept any safe name so older or hand-made runs still show.
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$")
@@ -112,10 +113,12 @@ def summary(ref: RunRef) -> dict:
     rec = run_record(ref)
     last = _tail_metric(ref.path / "metrics.jsonl") or {}
     ds = rec.get("ds_config") if isinstance(rec.get("ds_config"), dict) else {}
+    status = shown_status(rec)
+    explanation = rec.get("explanation") or (lost_explanation(rec) if status == LOST else None)
     return {
         "id": ref.id,
         "name": rec.get("name") or ref.id.rsplit("-", 3)[0],
-        "status": rec.get("status", "pending"),
+        "status": status,
         "created": rec.get("created"),
         "cluster": rec.get("cluster"),
         "world_size": rec.get("world_size"),
@@ -126,7 +129,7 @@ def summary(ref: RunRef) -> dict:
         "loss": last.get("loss"),
         "tokens_per_s": last.get("tokens_per_s"),
         "train_batch_size": ds.get("train_batch_size"),
-        "explanation": shown_explanation(rec.get("explanation")),
+        "explanation": shown_explanation(explanation),
     }
 
 

@@ -60,6 +60,26 @@ def supervisor_alive(record: dict[str, Any]) -> bool | None:
     # A recycled pid: make sure it is our supervisor for this run.
     try:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        return b"dscluster.runs.supervisor" in cmdline and any(record["id"].encode() in c for c in cmdline)
+        return b"dscluster.runs.supervisor" in cmdline and any(str(record.get("id")).encode() in c for c in cmdline)
     except OSError:
         return False
+
+
+LOST = "lost"
+
+
+def shown_status(record: dict[str, Any]) -> str:
+    """The status to show: the record's, except "lost" for an active run whose supervisor is gone from
+    this host (killed, or the machine rebooted). Nothing will ever update such a record again, so
+    showing "running" would be false, and waiting for it would never end."""
+    status = str(record.get("status") or "pending")
+    if status in store.ACTIVE and supervisor_alive(record) is False:
+        return LOST
+    return status
+
+
+def lost_explanation(record: dict[str, Any]) -> dict[str, Any]:
+    return {"signature": "supervisor-lost",
+            "cause": "the run's supervisor is gone (killed, or its machine rebooted); the nodes' watchdogs stop "
+                     "the ranks",
+            "fix": f"dscluster stop {record.get('id')} (cleans every node), then launch again"}
