@@ -159,9 +159,10 @@ class Run:
         launching.stop(self._ref)
         return self.wait(timeout) if wait else self.status
 
-    def restart(self) -> Run:
-        """A new run with the same program, args and cluster, resuming from this run's checkpoints."""
-        return Run(launching.restart(self._ref), [self._ref.path.parent])
+    def restart(self, env: dict[str, str] | None = None) -> Run:
+        """A new run with the same program, args, cluster, environment and settings, resuming from this
+        run's checkpoints. Secret values (tokens, keys) are never recorded: give them again in `env`."""
+        return Run(launching.restart(self._ref, _checked_env(env)), [self._ref.path.parent])
 
     def watch(self, interval: float = 1.0, log_lines: int = 12):
         """A live ipywidgets view (progress, loss curve, status, last log lines), updated in the
@@ -188,13 +189,14 @@ def _rank_of(name: str) -> int | None:
 
 def launch(script: str, args: Sequence[str] | str = (), cluster: Any = None, max_restarts: int = 0, *,
            config: dict | str | None = None, name: str | None = None, nprocs: int | None = None,
-           cwd: str | Path | None = None) -> Run:
+           cwd: str | Path | None = None, env: dict[str, str] | None = None) -> Run:
     """Start `script` (a .py path, or "-m module") under the supervisor on the cluster; returns the Run.
 
     config: a DeepSpeed config (dict, JSON text or path) added as --deepspeed_config unless the args
     already name one. cluster: a spec path, hostfile, name, or Cluster (default: like the CLI).
-    nprocs: processes on this machine when no cluster is given (default 1). Everything is validated
-    before anything starts; a bad setting raises ConfigError/UsageError naming it.
+    nprocs: processes on this machine when no cluster is given (default 1). env: variables for every
+    rank (values of secret-looking names, *TOKEN*, *KEY*..., are masked in the record and logs).
+    Everything is validated before anything starts; a bad setting raises ConfigError/UsageError naming it.
     """
     if isinstance(cluster, Cluster):
         cluster = cluster._view.spec_path or (cluster.spec.path if cluster.spec is not None else None)
@@ -202,6 +204,7 @@ def launch(script: str, args: Sequence[str] | str = (), cluster: Any = None, max
             "cluster": str(cluster) if cluster else None, "max_restarts": max_restarts, "config": config,
             "name": name, "nprocs": nprocs}
     request = launching.parse_launch(body, cwd=str(cwd or Path.cwd()))
+    request.env = _checked_env(env)
     run_id = launching.launch(request)
     prepared_dirs = clusterview.resolve(request.cluster).runs_dirs()
     try:
@@ -209,6 +212,17 @@ def launch(script: str, args: Sequence[str] | str = (), cluster: Any = None, max
     except rundata.RunNotFound:
         raise RunError(tr("run {run_id} was started but its directory is not visible here", run_id=run_id),
                        tr("check that the shared directory is mounted on this machine")) from None
+
+
+def _checked_env(env: dict[str, str] | None) -> dict[str, str]:
+    from dscluster.launcher.prepare import parse_env
+
+    if env is None:
+        return {}
+    if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
+        raise ConfigError(tr("env must be a dict of names to string values"),
+                          tr("e.g. env={{'OMP_NUM_THREADS': '4', 'HF_TOKEN': os.environ['HF_TOKEN']}}"), setting="env")
+    return parse_env([f"{k}={v}" for k, v in env.items()])
 
 
 def list_runs(cluster: Any = None) -> list[Run]:

@@ -47,6 +47,10 @@ class LaunchRequest:
     max_restarts: int = 0
     name: str | None = None
     cwd: str | None = None
+    env: dict[str, str] = field(default_factory=dict)  # for every rank (secret-looking names masked)
+    launcher: str | None = None  # the spec's by default
+    stall_timeout: float | None = None  # None: the launcher's defaults
+    restart_wait: float | None = None
 
 
 def form_defaults(view: clusterview.ClusterView) -> dict:
@@ -164,8 +168,11 @@ def _options(request: LaunchRequest):
         else:
             ref = request.config_path
         args += (["--deepspeed"] if "--deepspeed" not in args else []) + ["--deepspeed_config", ref]
+    tuning = {k: v for k, v in (("stall_timeout", request.stall_timeout), ("restart_wait", request.restart_wait))
+              if v is not None}
     return LaunchOptions(command=[request.program, *args], module=request.module, cluster=request.cluster,
-                         local=local, name=request.name, max_restarts=request.max_restarts, cwd=request.cwd)
+                         local=local, name=request.name, max_restarts=request.max_restarts, cwd=request.cwd,
+                         env=[f"{k}={v}" for k, v in request.env.items()], launcher=request.launcher, **tuning)
 
 
 def prepare(request: LaunchRequest):
@@ -205,9 +212,10 @@ def _stop_quietly(stop_run, run_dir: Path) -> None:
         pass
 
 
-def restart(ref: rundata.RunRef) -> str:
-    """A new run with the old one's program, args, cluster and restarts, resuming from the old run's
-    newest committed checkpoint (its save dir is passed on; the trainer's --resume auto picks it)."""
+def restart(ref: rundata.RunRef, env: dict[str, str] | None = None) -> str:
+    """A new run with the old one's program, args, cluster, environment and supervision settings, resuming
+    from the old run's newest committed checkpoint (its save dir is passed on; the trainer's --resume auto
+    picks it). Secret values were never recorded: pass them again in `env`."""
     record = rundata.run_record(ref)
     cfg = record.get("launch") or {}
     if not cfg.get("program"):
@@ -217,8 +225,11 @@ def restart(ref: rundata.RunRef) -> str:
     if not any(a == "--save-dir" or a.startswith("--save-dir=") for a in args):
         args += ["--save-dir", str(rundata.save_dir(ref, record))]
     local = cfg.get("local_procs") if cfg.get("launcher") == "local" else None
+    recorded_env = cfg.get("env") if isinstance(cfg.get("env"), dict) else {}
     request = LaunchRequest(program=cfg["program"], module=bool(cfg.get("is_module")), args=args,
                             cluster=None if local else cfg.get("cluster_arg"), nprocs=local,
                             max_restarts=int(cfg.get("max_restarts") or 0), name=record.get("name"),
-                            cwd=cfg.get("cwd"))
+                            cwd=cfg.get("cwd"), env={**recorded_env, **(env or {})},
+                            launcher=None if local else cfg.get("launcher"),
+                            stall_timeout=cfg.get("stall_timeout"), restart_wait=cfg.get("restart_wait"))
     return launch(request)

@@ -1,0 +1,42 @@
+"""Run.restart / the panel's Restart: the new run keeps the old one's program, args, cluster, environment
+and supervision settings, adds the old save dir (so --resume auto continues from it), and takes secret
+values again (they were never recorded). Unit level: the request is captured instead of launched."""
+
+from __future__ import annotations
+
+import pytest
+
+from dscluster.errors import UsageError
+from dscluster.jupyter import launching, rundata
+from dscluster.runs import store
+
+
+def test_restart_keeps_env_and_settings_and_takes_secrets_again(dscluster_home, tmp_path, monkeypatch):
+    shared = tmp_path / "shared"
+    launch_cfg = {"program": "train.py", "is_module": False, "args": ["--steps", "9"], "launcher": "openmpi",
+                  "cluster_arg": "/etc/dscluster/dscluster.toml", "max_restarts": 2, "cwd": str(tmp_path),
+                  "env": {"OMP_NUM_THREADS": "1"}, "stall_timeout": 60.0, "restart_wait": 5.0}
+    run_dir = store.create_run(shared, {"id": store.new_run_id("old"), "name": "old", "argv": ["train.py"],
+                                        "env": {}, "launch": launch_cfg})
+    captured = []
+    monkeypatch.setattr(launching, "launch", lambda request: captured.append(request) or "new-run")
+    ref = rundata.RunRef(run_dir.name, run_dir)
+    assert launching.restart(ref, env={"HF_TOKEN": "hf_again"}) == "new-run"
+    request = captured[0]
+    assert request.env == {"OMP_NUM_THREADS": "1", "HF_TOKEN": "hf_again"}
+    assert (request.launcher, request.stall_timeout, request.restart_wait, request.max_restarts) == ("openmpi", 60.0, 5.0, 2)
+    assert request.args[:2] == ["--steps", "9"] and request.args[-2:] == ["--save-dir", str(run_dir / "checkpoints")]
+    opts = launching._options(request)
+    assert sorted(opts.env) == ["HF_TOKEN=hf_again", "OMP_NUM_THREADS=1"]
+    assert (opts.launcher, opts.stall_timeout, opts.restart_wait) == ("openmpi", 60.0, 5.0)
+
+
+def test_api_env_must_be_names_to_strings():
+    from dscluster.api import _checked_env
+    from dscluster.errors import ConfigError
+
+    assert _checked_env({"A": "1"}) == {"A": "1"}
+    with pytest.raises(ConfigError, match="env must be"):
+        _checked_env({"A": 1})
+    with pytest.raises(UsageError):
+        _checked_env({"1BAD": "x"})
