@@ -114,3 +114,12 @@ def test_a_run_whose_supervisor_died_shows_lost_everywhere_and_waiting_ends(dscl
     assert run.status == "lost" and run.done and run.wait(timeout=5) == "lost"
     assert run.summary()["explanation"]["signature"] == "supervisor-lost"
     assert store.read_record(run_dir)["status"] == "running"  # shown, not written: the record is the supervisor's
+
+
+def test_runs_of_a_simulated_cluster_that_is_down_stay_listed(dscluster_home, capsys):
+    kept = dscluster_home / "sims" / "rehearsal" / "shared"  # what `sim down` keeps (not --purge)
+    run_dir = store.create_run(kept, {"id": store.new_run_id("simrun"), "name": "simrun", "argv": ["t.py"],
+                                      "env": {}, "world_size": 3})
+    assert main(["runs"]) == 0
+    assert run_dir.name in capsys.readouterr().out
+    assert main(["status", "simrun"]) == 0

@@ -35,6 +35,10 @@ def shared_dirs(cluster: str | None) -> list[Path]:
     local = paths.local_shared()
     if local not in dirs:
         dirs.append(local)
+    if not cluster:
+        # Simulated clusters that are down keep their shared directory (runs, checkpoints) until
+        # `sim down --purge`: their runs stay listed and addressable.
+        dirs += [d for d in sorted((paths.home() / "sims").glob("*/shared")) if d.is_dir() and d not in dirs]
     return dirs
 
 

@@ -118,6 +118,10 @@ def cmd_down(args: argparse.Namespace) -> int:
         print(f"{FAIL} " + tr("left behind: {left}", left=left))
         return 1
     print(f"{OK} " + tr("simulated cluster {name!r} removed ({s:.1f} s)", name=args.name, s=time.monotonic() - started))
+    shared = spec_path.parent / "shared"
+    if not args.purge and (shared / "runs").is_dir():
+        print("  " + tr("its runs and checkpoints are kept in {path}: `dscluster runs` still lists them; "
+                        "`dscluster sim down --purge` removes them", path=shared))
     print(next_steps(f"dscluster sim up 3{_name(args.name)}"))
     return 0
 
