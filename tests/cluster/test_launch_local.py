@@ -92,3 +92,24 @@ def test_a_trainer_input_error_is_explained_in_its_own_words_and_not_restarted(e
     status = dscluster("status", rec["id"], env=env)
     assert "does not exist" in status.stdout and "SIGKILL" not in status.stdout
     assert not run_pids(rec["id"])
+
+
+def test_restart_runs_the_same_program_with_its_environment_and_secrets_given_again(env, tmp_path):
+    env = {**env, "HF_TOKEN": "hf_0123456789"}
+    res = dscluster("launch", "--local", "2", "--detach", "--name", "loop", "--env", "OMP_NUM_THREADS=1",
+                    "--env", "HF_TOKEN", str(SCRIPT), "--steps", "2", env=env)
+    assert res.returncode == 0, res.stderr
+    old = store.run_path(tmp_path / "shared", _run_id(res.stdout))
+    assert wait_for(lambda: store.read_record(old)["status"] in store.FINISHED, 180)
+    assert dscluster("restart", old.name, env=env).returncode == 2  # the secret is not given again: named
+    res = dscluster("restart", old.name, "--env", "HF_TOKEN", env=env)
+    assert res.returncode == 0, res.stdout + res.stderr
+    new = store.run_path(tmp_path / "shared", next(w for w in res.stdout.split() if w.startswith("loop-")))
+    rec = wait_for(lambda: store.read_record(new)["status"] in store.FINISHED and store.read_record(new), 180)
+    assert rec and rec["status"] == "succeeded", rec
+    old_launch = store.read_record(old)["launch"]
+    assert rec["launch"]["args"] == old_launch["args"] == ["--steps", "2"]
+    assert rec["launch"]["env"]["OMP_NUM_THREADS"] == "1" and "HF_TOKEN" not in rec["launch"]["env"]
+    rank_logs = "".join(p.read_text() for p in (new / "logs").glob("*rank*.log"))
+    assert "HF_TOKEN has 13 characters" in rank_logs
+    assert not [p for p in new.rglob("*") if p.is_file() and b"hf_0123456789" in p.read_bytes()]

@@ -13,14 +13,17 @@ from dscluster.runs import store
 
 def test_restart_keeps_env_and_settings_and_takes_secrets_again(dscluster_home, tmp_path, monkeypatch):
     shared = tmp_path / "shared"
-    launch_cfg = {"program": "train.py", "is_module": False, "args": ["--steps", "9"], "launcher": "openmpi",
+    launch_cfg = {"program": "dscluster.train", "is_module": True, "args": ["--steps", "9"], "launcher": "openmpi",
                   "cluster_arg": "/etc/dscluster/dscluster.toml", "max_restarts": 2, "cwd": str(tmp_path),
                   "env": {"OMP_NUM_THREADS": "1"}, "stall_timeout": 60.0, "restart_wait": 5.0}
     run_dir = store.create_run(shared, {"id": store.new_run_id("old"), "name": "old", "argv": ["train.py"],
-                                        "env": {}, "launch": launch_cfg})
+                                        "env": {"OMP_NUM_THREADS": "1", "HF_TOKEN": "***"}, "launch": launch_cfg})
     captured = []
     monkeypatch.setattr(launching, "launch", lambda request: captured.append(request) or "new-run")
     ref = rundata.RunRef(run_dir.name, run_dir)
+    with pytest.raises(UsageError, match="HF_TOKEN") as err:
+        launching.restart(ref)  # without its secret the new run would fail later, far from the cause
+    assert "--env HF_TOKEN" in err.value.hint and not captured
     assert launching.restart(ref, env={"HF_TOKEN": "hf_again"}) == "new-run"
     request = captured[0]
     assert request.env == {"OMP_NUM_THREADS": "1", "HF_TOKEN": "hf_again"}

@@ -82,6 +82,14 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_ckpt)
 
+    p = sub.add_parser("restart", help=tr("a new run of a finished run's program, settings and environment, "
+                                          "resuming from its newest committed checkpoint"))
+    p.add_argument("run", metavar="RUN")
+    _add_cluster(p)
+    p.add_argument("--env", action="append", default=[], metavar="K[=V]",
+                   help=tr("secret values again (never recorded): --env HF_TOKEN takes it from this environment"))
+    p.set_defaults(func=cmd_restart)
+
     p = sub.add_parser("stop", help=tr("stop a run on every node (graceful, then forced)"))
     p.add_argument("run", metavar="RUN")
     _add_cluster(p)
@@ -249,8 +257,24 @@ def cmd_ckpt(args) -> int:
                  console.OK if not c["damage"] else f"{console.FAIL} " + tr("damaged: {why}", why=c["damage"]),
                  c["path"]] for c in items]
         print(console.table([tr("step"), tr("size"), tr("committed"), tr("intact"), tr("path")], rows))
-    print(console.next_steps(tr("a relaunch with the same run directory resumes from the newest one automatically"),
+    print(console.next_steps(f"dscluster restart {run_dir.name}   # " + tr("resumes from the newest intact one"),
                              f"dscluster status {run_dir.name}"))
+    return ExitCode.OK
+
+
+def cmd_restart(args) -> int:
+    from dscluster.jupyter import launching, rundata
+    from dscluster.launcher.prepare import parse_env
+
+    run_dir = find_run(args.run, args.cluster)
+    record = store.read_record(run_dir)
+    if record.get("status") in store.ACTIVE:
+        raise UsageError(tr("run {id} is still {status}", id=record["id"], status=record.get("status")),
+                         tr("stop it first: dscluster stop {id}", id=record["id"]), setting="RUN")
+    new_id = launching.restart(rundata.RunRef(run_dir.name, run_dir), parse_env(args.env))
+    print(f"{console.OK} " + tr("run {new} started from {old}'s program, settings and checkpoints", new=new_id,
+                                old=record["id"]))
+    print(console.next_steps(f"dscluster logs {new_id} -f", f"dscluster status {new_id}", f"dscluster stop {new_id}"))
     return ExitCode.OK
 
 

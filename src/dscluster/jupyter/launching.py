@@ -222,10 +222,22 @@ def restart(ref: rundata.RunRef, env: dict[str, str] | None = None) -> str:
         raise ConfigError(tr("run {run_id} has no recorded program to restart", run_id=ref.id),
                           tr("launch it again from the form"), setting="run_id")
     args = list(cfg.get("args") or [])
-    if not any(a == "--save-dir" or a.startswith("--save-dir=") for a in args):
+    trainer = cfg.get("is_module") and cfg["program"] == "dscluster.train"
+    if trainer and not any(a == "--save-dir" or a.startswith("--save-dir=") for a in args):
+        # The reference trainer's flag; a user's own script resumes from wherever its args already say.
         args += ["--save-dir", str(rundata.save_dir(ref, record))]
     local = cfg.get("local_procs") if cfg.get("launcher") == "local" else None
     recorded_env = cfg.get("env") if isinstance(cfg.get("env"), dict) else {}
+    masked = record.get("env") if isinstance(record.get("env"), dict) else {}
+    missing = sorted(k for k in masked if k not in recorded_env and k not in (env or {}))
+    if missing:
+        # The old run had these secrets; a new run without them would fail later, far from the cause.
+        names = ", ".join(missing)
+        raise UsageError(tr("run {run_id} was given secret values that are never recorded: {names}", run_id=ref.id,
+                            names=names),
+                         tr("give them again: dscluster restart {run_id} {flags} (from your environment), or "
+                            "Run.restart(env={{...}})", run_id=ref.id, flags=" ".join(f"--env {k}" for k in missing)),
+                         setting="env")
     request = LaunchRequest(program=cfg["program"], module=bool(cfg.get("is_module")), args=args,
                             cluster=None if local else cfg.get("cluster_arg"), nprocs=local,
                             max_restarts=int(cfg.get("max_restarts") or 0), name=record.get("name"),

@@ -82,4 +82,4 @@ def lost_explanation(record: dict[str, Any]) -> dict[str, Any]:
     return {"signature": "supervisor-lost",
             "cause": "the run's supervisor is gone (killed, or its machine rebooted); the nodes' watchdogs stop "
                      "the ranks",
-            "fix": f"dscluster stop {record.get('id')} (cleans every node), then launch again"}
+            "fix": f"dscluster stop {record.get('id')} (cleans every node), then dscluster restart {record.get('id')}"}

@@ -423,7 +423,8 @@ class Supervisor:
             status = "failed"
             break
         self.save(status=status, exit_code=exit_code, ended=store.now_iso())
-        if status == "succeeded":
+        if status in ("succeeded", "stopped"):
+            # An earlier attempt's failure is history (its reason stays in attempts), not why the run ended.
             self.save(explanation=None)
         self.event("finished", status=status, exit_code=exit_code)
         return exit_code
