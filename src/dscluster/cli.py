@@ -15,7 +15,7 @@ import traceback
 
 from dscluster import __version__
 from dscluster.errors import DsclusterError, ExitCode
-from dscluster.i18n import tr
+from dscluster.i18n import gettext, tr
 from dscluster.paths import log_file
 
 # Each module defines `register(subparsers)`; its parsers set `func=callable(args) -> int`.
@@ -45,9 +45,12 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="dscluster", description="Multi-node DeepSpeed training, set up, checked, supervised and watched.")
-    parser.add_argument("--version", action="version", version=f"dscluster {__version__}")
-    parser.add_argument("--debug", action="store_true", help="show tracebacks and debug logging")
+    # argparse words its own messages through gettext at call time: route them to the one catalog.
+    argparse._ = gettext
+    parser = _Parser(prog="dscluster", description=tr("Multi-node DeepSpeed training, set up, checked, supervised and watched."))
+    parser.add_argument("--version", action="version", version=f"dscluster {__version__}",
+                        help=tr("show program's version number and exit"))
+    parser.add_argument("--debug", action="store_true", help=tr("show tracebacks and debug logging"))
     sub = parser.add_subparsers(dest="verb", metavar="COMMAND", parser_class=_Parser)
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)

@@ -68,6 +68,12 @@ def catalog(lang: str) -> dict[str, str]:
     return merged
 
 
+def gettext(message: str) -> str:
+    """The catalog's translation of `message`, unformatted: for argparse's own words (usage, options,
+    "the following arguments are required: %s"), which it formats itself with %."""
+    return catalog(current_language()).get(message, message)
+
+
 def tr(template: str, /, **values: object) -> str:
     """Translate `template` to the current language, then fill in `values` with str.format."""
     text = catalog(current_language()).get(template, template)

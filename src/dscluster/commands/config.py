@@ -17,28 +17,28 @@ from dscluster.i18n import tr
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("config",
-                                   help="show the resolved cluster spec, write its hostfile, re-pin host keys")
+                                   help=tr("show the resolved cluster spec, write its hostfile, re-pin host keys"))
     verbs = parser.add_subparsers(dest="config_command", metavar="ACTION")
 
     def verb(name: str, help_: str, func) -> argparse.ArgumentParser:
         p = verbs.add_parser(name, help=help_)
-        p.add_argument("--cluster", "--hostfile", dest="cluster", help="dscluster.toml or a DeepSpeed hostfile (default: $DSCLUSTER_CLUSTER, "
-                                         "./dscluster.toml, the simulated cluster 'default')")
+        p.add_argument("--cluster", "--hostfile", dest="cluster", help=tr("dscluster.toml or a DeepSpeed hostfile (default: $DSCLUSTER_CLUSTER, "
+                                         "./dscluster.toml, the simulated cluster 'default')"))
         p.set_defaults(func=func)
         return p
 
-    show = verb("show", "print the resolved spec (validated)", cmd_show)
+    show = verb("show", tr("print the resolved spec (validated)"), cmd_show)
     show.add_argument("--json", action="store_true")
-    hostfile = verb("hostfile", "write the DeepSpeed hostfile generated from the spec", cmd_hostfile)
-    hostfile.add_argument("-o", "--output", default="-", help="file to write (default: stdout)")
-    hostfile.add_argument("--force", action="store_true", help="overwrite an existing file that is not a hostfile")
-    trust = verb("trust", "re-pin the published host key of nodes re-created on purpose", cmd_trust)
-    trust.add_argument("nodes", nargs="*", help="node names")
-    trust.add_argument("--all", action="store_true", help="every node")
+    hostfile = verb("hostfile", tr("write the DeepSpeed hostfile generated from the spec"), cmd_hostfile)
+    hostfile.add_argument("-o", "--output", default="-", help=tr("file to write (default: stdout)"))
+    hostfile.add_argument("--force", action="store_true", help=tr("overwrite an existing file that is not a hostfile"))
+    trust = verb("trust", tr("re-pin the published host key of nodes re-created on purpose"), cmd_trust)
+    trust.add_argument("nodes", nargs="*", help=tr("node names"))
+    trust.add_argument("--all", action="store_true", help=tr("every node"))
     trust.add_argument("--scan", action="store_true",
-                       help="no shared directory here: pin the key each node presents now (trust on first use; "
-                            "compare the fingerprints with `dscluster node start`'s log on the node)")
-    trust.add_argument("--yes", action="store_true", help="with --scan: pin without asking")
+                       help=tr("no shared directory here: pin the key each node presents now (trust on first use; "
+                               "compare the fingerprints with `dscluster node start`'s log on the node)"))
+    trust.add_argument("--yes", action="store_true", help=tr("with --scan: pin without asking"))
     parser.set_defaults(func=lambda args: (parser.print_help(), 2)[1])
 
 

@@ -10,21 +10,21 @@ from dscluster.i18n import tr
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("data", help="prepare training data (token shards)",
-                                   description="Prepare text for the reference trainer.")
+    parser = subparsers.add_parser("data", help=tr("prepare training data (token shards)"),
+                                   description=tr("Prepare text for the reference trainer."))
     verbs = parser.add_subparsers(dest="data_command", metavar="ACTION")
     prep = verbs.add_parser(
-        "prepare", help="tokenize .txt/.md/.py/.rst/.jsonl files into token shards + meta.json",
-        description="Tokenize text files (directories are searched recursively, in sorted order) into "
-                    "memory-mapped token shards and meta.json. Each document goes to train or val by a hash "
-                    "of its name, so the split is the same on every machine.")
-    prep.add_argument("sources", nargs="*", metavar="SRC", help="files or directories (default: the stdlib corpus)")
-    prep.add_argument("--out", help="output directory (required with SRC; default <shared>/data/stdlib)")
+        "prepare", help=tr("tokenize .txt/.md/.py/.rst/.jsonl files into token shards + meta.json"),
+        description=tr("Tokenize text files (directories are searched recursively, in sorted order) into "
+                       "memory-mapped token shards and meta.json. Each document goes to train or val by a hash "
+                       "of its name, so the split is the same on every machine."))
+    prep.add_argument("sources", nargs="*", metavar="SRC", help=tr("files or directories (default: the stdlib corpus)"))
+    prep.add_argument("--out", help=tr("output directory (required with SRC; default <shared>/data/stdlib)"))
     prep.add_argument("--tokenizer", default="byte",
-                      help="'byte' (default: UTF-8 bytes, nothing to download) or a local tokenizer.json")
-    prep.add_argument("--val-fraction", type=float, default=0.05, help="share of documents held out (default 0.05)")
-    prep.add_argument("--text-field", default="text", help="field holding the text in .jsonl lines (default text)")
-    prep.add_argument("--force", action="store_true", help="replace --out if it already holds prepared data")
+                      help=tr("'byte' (default: UTF-8 bytes, nothing to download) or a local tokenizer.json"))
+    prep.add_argument("--val-fraction", type=float, default=0.05, help=tr("share of documents held out (default 0.05)"))
+    prep.add_argument("--text-field", default="text", help=tr("field holding the text in .jsonl lines (default text)"))
+    prep.add_argument("--force", action="store_true", help=tr("replace --out if it already holds prepared data"))
     prep.set_defaults(func=cmd_prepare)
     parser.set_defaults(func=lambda args: (parser.print_help(), 2)[1])
 

@@ -29,19 +29,19 @@ DEMO_MICRO_BATCH = {"cpu": 16, "cuda": 32}
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
-        "demo", help="train the built-in GPT on this machine with DeepSpeed (nothing to download)",
-        description="Prepare the Python standard library as a corpus (cached), then train the tiny GPT "
-                    "through the real deepspeed launcher on all local GPUs, or 2 CPU processes with gloo, "
-                    "into a run directory with metrics and committed checkpoints.")
-    p.add_argument("--steps", type=count(1), default=200, help="training steps (default 200)")
-    p.add_argument("--preset", default="tiny", help="model size (default tiny; see python -m dscluster.train --help)")
+        "demo", help=tr("train the built-in GPT on this machine with DeepSpeed (nothing to download)"),
+        description=tr("Prepare the Python standard library as a corpus (cached), then train the tiny GPT "
+                       "through the real deepspeed launcher on all local GPUs, or 2 CPU processes with gloo, "
+                       "into a run directory with metrics and committed checkpoints."))
+    p.add_argument("--steps", type=count(1), default=200, help=tr("training steps (default 200)"))
+    p.add_argument("--preset", default="tiny", help=tr("model size (default tiny; see python -m dscluster.train --help)"))
     p.add_argument("--procs", type=count(1, MAX_PROCS), default=None,
-                   help="processes: default all local GPUs, else 2 CPU processes")
-    p.add_argument("--cpu", action="store_true", help="train on CPU even when GPUs are present")
-    p.add_argument("--data", help="a prepared data directory (default: the stdlib corpus)")
-    p.add_argument("--save-interval", type=count(0), default=100, help="steps between checkpoints (default 100)")
-    p.add_argument("--keep", type=count(0), default=2, help="committed checkpoints to keep (default 2)")
-    p.add_argument("--name", default="demo", help="run name (default demo)")
+                   help=tr("processes: default all local GPUs, else 2 CPU processes"))
+    p.add_argument("--cpu", action="store_true", help=tr("train on CPU even when GPUs are present"))
+    p.add_argument("--data", help=tr("a prepared data directory (default: the stdlib corpus)"))
+    p.add_argument("--save-interval", type=count(0), default=100, help=tr("steps between checkpoints (default 100)"))
+    p.add_argument("--keep", type=count(0), default=2, help=tr("committed checkpoints to keep (default 2)"))
+    p.add_argument("--name", default="demo", help=tr("run name (default demo)"))
     from dscluster.commands.launch import add_launch_options  # noqa: PLC0415 - launch's options, one definition
 
     add_launch_options(p, demo=True)
@@ -188,7 +188,7 @@ def _sim_target(n: int, name: str, dry_run: bool = False) -> Target:
     down = [node for node in sim.nodes if not sim.is_running(node)]
     if down:
         raise ClusterError(tr("simulated node {nodes} is down", nodes=", ".join(down)),
-                           " && ".join(f"dscluster sim heal{flag} {node}" for node in down), node=down[0])
+                              " && ".join(f"dscluster sim heal{flag} {node}" for node in down), node=down[0])
     return Target(str(sim.spec_path), Path(sim.spec.shared_dir), name, n, _runs_flag(sim.spec_path), flag)
 
 

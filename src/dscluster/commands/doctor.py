@@ -15,21 +15,21 @@ from dscluster.i18n import tr
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "doctor", help="check every node: ssh, versions, GPUs, shared dir, ports, clocks, network",
-        description="Check every node of the cluster in parallel before any GPU time is spent. Every "
-                    "problem is named with its node and its fix. Exit status 4 when any check fails.")
-    parser.add_argument("--cluster", "--hostfile", dest="cluster", help="a dscluster.toml or a DeepSpeed hostfile (default: $DSCLUSTER_CLUSTER, "
-                                          "./dscluster.toml, then the running simulated cluster)")
+        "doctor", help=tr("check every node: ssh, versions, GPUs, shared dir, ports, clocks, network"),
+        description=tr("Check every node of the cluster in parallel before any GPU time is spent. Every "
+                       "problem is named with its node and its fix. Exit status 4 when any check fails."))
+    parser.add_argument("--cluster", "--hostfile", dest="cluster", help=tr("a dscluster.toml or a DeepSpeed hostfile (default: $DSCLUSTER_CLUSTER, "
+                                          "./dscluster.toml, then the running simulated cluster)"))
     parser.add_argument("--collective", action="store_true",
-                        help="also run a real all-reduce across every slot (gloo on CPU, NCCL on GPU) "
-                             "and report the bus bandwidth")
+                        help=tr("also run a real all-reduce across every slot (gloo on CPU, NCCL on GPU) "
+                                "and report the bus bandwidth"))
     parser.add_argument("--collective-mb", type=positive_number, default=None,
-                        help="all-reduce buffer size in MiB (default 16 on CPU, 256 on GPU)")
+                        help=tr("all-reduce buffer size in MiB (default 16 on CPU, 256 on GPU)"))
     parser.add_argument("--master-port", type=PORT, default=None,
-                        help="the rendezvous port training will use (default 29500)")
-    parser.add_argument("--fast", action="store_true", help="shorter waits (what launch runs before starting)")
-    parser.add_argument("--json", action="store_true", help="print the report as JSON (for scripts)")
-    parser.add_argument("-v", "--verbose", action="store_true", help="also list every passing finding")
+                        help=tr("the rendezvous port training will use (default 29500)"))
+    parser.add_argument("--fast", action="store_true", help=tr("shorter waits (what launch runs before starting)"))
+    parser.add_argument("--json", action="store_true", help=tr("print the report as JSON (for scripts)"))
+    parser.add_argument("-v", "--verbose", action="store_true", help=tr("also list every passing finding"))
     parser.set_defaults(func=cmd_doctor)
 
 

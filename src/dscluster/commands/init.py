@@ -31,20 +31,20 @@ _NODE_ARG = re.compile(r"^(\[[0-9a-fA-F:.]+\]|[^:\s]+)(?::(.*))?$")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("init", help="create a cluster spec (dscluster.toml) and its SSH identity",
-                              description="Writes dscluster.toml (nodes in order, the first is the master) and "
-                                          "creates the cluster's ed25519 SSH identity (no passphrase, 0600).")
-    p.add_argument("--name", default="default", help="cluster name (default: %(default)s)")
+    p = subparsers.add_parser("init", help=tr("create a cluster spec (dscluster.toml) and its SSH identity"),
+                              description=tr("Writes dscluster.toml (nodes in order, the first is the master) and "
+                                             "creates the cluster's ed25519 SSH identity (no passphrase, 0600)."))
+    p.add_argument("--name", default="default", help=tr("cluster name (default: %(default)s)"))
     p.add_argument("--node", action="append", default=[], metavar="HOST[:SLOTS]",
-                   help="a node, master first; repeat for each node (slots default to 1)")
-    p.add_argument("--hostfile", help="take the nodes from a DeepSpeed hostfile instead")
-    p.add_argument("--shared", required=True, metavar="DIR", help="shared directory, same path on every node")
-    p.add_argument("--user", default=DEFAULT_USER, help="non-root node user (default: %(default)s)")
-    p.add_argument("--port", type=int, default=DEFAULT_SSH_PORT, help="node sshd port (default: %(default)s)")
+                   help=tr("a node, master first; repeat for each node (slots default to 1)"))
+    p.add_argument("--hostfile", help=tr("take the nodes from a DeepSpeed hostfile instead"))
+    p.add_argument("--shared", required=True, metavar="DIR", help=tr("shared directory, same path on every node"))
+    p.add_argument("--user", default=DEFAULT_USER, help=tr("non-root node user (default: %(default)s)"))
+    p.add_argument("--port", type=int, default=DEFAULT_SSH_PORT, help=tr("node sshd port (default: %(default)s)"))
     p.add_argument("--launcher", default="pdsh", help=f"one of {', '.join(LAUNCHERS)} (default: %(default)s)")
-    p.add_argument("--interface", help="training network interface on the nodes (e.g. eth0, ib0)")
-    p.add_argument("-o", "--output", default=SPEC_FILENAME, help="where to write the spec (default: %(default)s)")
-    p.add_argument("--force", action="store_true", help="overwrite an existing spec (the identity is kept)")
+    p.add_argument("--interface", help=tr("training network interface on the nodes (e.g. eth0, ib0)"))
+    p.add_argument("-o", "--output", default=SPEC_FILENAME, help=tr("where to write the spec (default: %(default)s)"))
+    p.add_argument("--force", action="store_true", help=tr("overwrite an existing spec (the identity is kept)"))
     p.set_defaults(func=cmd_init)
 
 

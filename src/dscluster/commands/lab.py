@@ -20,21 +20,21 @@ from dscluster.node import lab
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("lab", help="JupyterLab on this machine: start, url, stop",
-                                   description="JupyterLab bound to 127.0.0.1 with a random token, reached over ssh -L.")
+    parser = subparsers.add_parser("lab", help=tr("JupyterLab on this machine: start, url, stop"),
+                                   description=tr("JupyterLab bound to 127.0.0.1 with a random token, reached over ssh -L."))
     verbs = parser.add_subparsers(dest="lab_command", metavar="ACTION")
-    start = verbs.add_parser("start", help="start JupyterLab (127.0.0.1:8888 by default)")
+    start = verbs.add_parser("start", help=tr("start JupyterLab (127.0.0.1:8888 by default)"))
     start.add_argument("--ip", default=lab.DEFAULT_IP,
-                       help="address to bind (default 127.0.0.1; another address exposes it to that network)")
-    start.add_argument("--port", type=PORT, default=lab.DEFAULT_PORT, help="port (default 8888)")
-    start.add_argument("--root-dir", help="directory the file browser opens (default: the shared directory)")
-    start.add_argument("--foreground", action="store_true", help="stay attached until Ctrl-C (containers)")
+                       help=tr("address to bind (default 127.0.0.1; another address exposes it to that network)"))
+    start.add_argument("--port", type=PORT, default=lab.DEFAULT_PORT, help=tr("port (default 8888)"))
+    start.add_argument("--root-dir", help=tr("directory the file browser opens (default: the shared directory)"))
+    start.add_argument("--foreground", action="store_true", help=tr("stay attached until Ctrl-C (containers)"))
     start.set_defaults(func=cmd_start)
-    url = verbs.add_parser("url", help="print the URL with its token (owner only) and the ssh -L line")
-    url.add_argument("--ssh-host", help="how your own machine reaches this host (default: this host's name)")
-    url.add_argument("--ssh-user", help="your login on that host, if your ssh config does not set it")
+    url = verbs.add_parser("url", help=tr("print the URL with its token (owner only) and the ssh -L line"))
+    url.add_argument("--ssh-host", help=tr("how your own machine reaches this host (default: this host's name)"))
+    url.add_argument("--ssh-user", help=tr("your login on that host, if your ssh config does not set it"))
     url.set_defaults(func=cmd_url)
-    stop = verbs.add_parser("stop", help="stop JupyterLab and delete its token")
+    stop = verbs.add_parser("stop", help=tr("stop JupyterLab and delete its token"))
     stop.set_defaults(func=cmd_stop)
     parser.set_defaults(func=lambda args: (parser.print_help(), 2)[1])
 

@@ -15,37 +15,37 @@ from dscluster.i18n import tr
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("sim", help="a simulated multi-node cluster on this machine (needs root)",
-                                   description="N nodes as Linux network namespaces, each with its own IP, hostname, "
-                                               "process table and the real node agent (sshd). Needs root.")
+    parser = subparsers.add_parser("sim", help=tr("a simulated multi-node cluster on this machine (needs root)"),
+                                   description=tr("N nodes as Linux network namespaces, each with its own IP, hostname, "
+                                                  "process table and the real node agent (sshd). Needs root."))
     verbs = parser.add_subparsers(dest="sim_command", metavar="ACTION")
 
     def verb(name: str, help_: str, func, node: bool = False) -> argparse.ArgumentParser:
         p = verbs.add_parser(name, help=help_)
-        p.add_argument("--name", default="default", help="which simulated cluster (default: %(default)s)")
+        p.add_argument("--name", default="default", help=tr("which simulated cluster (default: %(default)s)"))
         if node:
-            p.add_argument("node", help="node name, e.g. node1")
+            p.add_argument("node", help=tr("node name, e.g. node1"))
         p.set_defaults(func=func)
         return p
 
-    up = verb("up", "create N nodes (replacing a cluster of the same name)", cmd_up)
-    up.add_argument("n", type=int, help="number of nodes")
-    up.add_argument("--subnet", help="private IPv4 /24 for the nodes (default: a free 10.2xx.y.0/24)")
-    up.add_argument("--slots", type=count(1, MAX_PROCS), default=1, help="slots per node in the spec (default: %(default)s)")
-    up.add_argument("--shared", help="shared directory (default: <home>/sims/<name>/shared)")
-    up.add_argument("--lab", action="store_true", help="also start JupyterLab on the master (as the node user), "
-                                                       "with the cluster key installed so it can launch across nodes")
-    down = verb("down", "remove the cluster: processes, namespaces, interfaces, state", cmd_down)
+    up = verb("up", tr("create N nodes (replacing a cluster of the same name)"), cmd_up)
+    up.add_argument("n", type=int, help=tr("number of nodes"))
+    up.add_argument("--subnet", help=tr("private IPv4 /24 for the nodes (default: a free 10.2xx.y.0/24)"))
+    up.add_argument("--slots", type=count(1, MAX_PROCS), default=1, help=tr("slots per node in the spec (default: %(default)s)"))
+    up.add_argument("--shared", help=tr("shared directory (default: <home>/sims/<name>/shared)"))
+    up.add_argument("--lab", action="store_true", help=tr("also start JupyterLab on the master (as the node user), "
+                                                          "with the cluster key installed so it can launch across nodes"))
+    down = verb("down", tr("remove the cluster: processes, namespaces, interfaces, state"), cmd_down)
     down.add_argument("--purge", action="store_true",
-                      help="also delete its logs and the shared directory it created (never one given with --shared)")
-    status = verb("status", "one line per node: running, link, ssh port", cmd_status)
+                      help=tr("also delete its logs and the shared directory it created (never one given with --shared)"))
+    status = verb("status", tr("one line per node: running, link, ssh port"), cmd_status)
     status.add_argument("--json", action="store_true")
-    ex = verb("exec", "run a command inside a node (as root unless --user)", cmd_exec, node=True)
-    ex.add_argument("--user", help="run as this user (e.g. the node user)")
-    ex.add_argument("command", nargs=argparse.REMAINDER, help="the command (after --)")
-    verb("crash", "kill every process on a node at once", cmd_crash, node=True)
-    verb("partition", "cut a node's network link", cmd_partition, node=True)
-    verb("heal", "restore a node's link, restart it if crashed", cmd_heal, node=True)
+    ex = verb("exec", tr("run a command inside a node (as root unless --user)"), cmd_exec, node=True)
+    ex.add_argument("--user", help=tr("run as this user (e.g. the node user)"))
+    ex.add_argument("command", nargs=argparse.REMAINDER, help=tr("the command (after --)"))
+    verb("crash", tr("kill every process on a node at once"), cmd_crash, node=True)
+    verb("partition", tr("cut a node's network link"), cmd_partition, node=True)
+    verb("heal", tr("restore a node's link, restart it if crashed"), cmd_heal, node=True)
     parser.set_defaults(func=lambda args: (parser.print_help(), 2)[1])
 
 

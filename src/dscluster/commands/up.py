@@ -16,36 +16,36 @@ from dscluster.i18n import current_language, tr
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    up = subparsers.add_parser("up", help="start the node image on every host of the cluster (over your ssh)",
-                               description="Checks every host first (Docker, GPUs, shared directory, ports), "
-                                           "then starts the node container everywhere, or nowhere.")
+    up = subparsers.add_parser("up", help=tr("start the node image on every host of the cluster (over your ssh)"),
+                               description=tr("Checks every host first (Docker, GPUs, shared directory, ports), "
+                                              "then starts the node container everywhere, or nowhere."))
     _common(up)
-    up.add_argument("--image", default=dockerrun.DEFAULT_IMAGE, help="node image (default: %(default)s)")
-    up.add_argument("--gpus", default="all", help="all (default), none (CPU-only hosts), or a device list 0,1")
-    up.add_argument("--shm-size", default="16g", help="/dev/shm size for NCCL and data loaders (default: %(default)s)")
+    up.add_argument("--image", default=dockerrun.DEFAULT_IMAGE, help=tr("node image (default: %(default)s)"))
+    up.add_argument("--gpus", default="all", help=tr("all (default), none (CPU-only hosts), or a device list 0,1"))
+    up.add_argument("--shm-size", default="16g", help=tr("/dev/shm size for NCCL and data loaders (default: %(default)s)"))
     up.add_argument("--ipc-host", action="store_true",
-                    help="share the host's IPC namespace instead of --shm-size (weaker isolation)")
+                    help=tr("share the host's IPC namespace instead of --shm-size (weaker isolation)"))
     up.add_argument("--infiniband", choices=("auto", "yes", "no"), default="auto",
-                    help="pass /dev/infiniband: auto = on hosts that have it")
-    up.add_argument("--no-lab", action="store_true", help="do not start JupyterLab on the master")
+                    help=tr("pass /dev/infiniband: auto = on hosts that have it"))
+    up.add_argument("--no-lab", action="store_true", help=tr("do not start JupyterLab on the master"))
     up.add_argument("--no-master-identity", action="store_true",
-                    help="do not give the master the cluster key (then runs cannot be launched from the master)")
-    up.add_argument("--lang", choices=("en", "zh_TW"), help="language of node messages and the lab UI "
-                                                          "(default: yours)")
+                    help=tr("do not give the master the cluster key (then runs cannot be launched from the master)"))
+    up.add_argument("--lang", choices=("en", "zh_TW"), help=tr("language of node messages and the lab UI "
+                                                          "(default: yours)"))
     up.add_argument("--wait", type=seconds, default=deploy.VERIFY_TIMEOUT_S,
-                    help="seconds to wait for every node's sshd (default: %(default)s)")
+                    help=tr("seconds to wait for every node's sshd (default: %(default)s)"))
     up.set_defaults(func=cmd_up)
-    down = subparsers.add_parser("down", help="stop and remove the node container on every host")
+    down = subparsers.add_parser("down", help=tr("stop and remove the node container on every host"))
     _common(down)
-    down.add_argument("--purge", action="store_true", help="also delete each node's state volume (its host key)")
+    down.add_argument("--purge", action="store_true", help=tr("also delete each node's state volume (its host key)"))
     down.set_defaults(func=cmd_down)
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--cluster", "--hostfile", dest="cluster", help="cluster spec (dscluster.toml) or hostfile; default: see `dscluster init`")
-    parser.add_argument("--host-user", help="your login on the hosts, if your ~/.ssh/config does not set it")
+    parser.add_argument("--cluster", "--hostfile", dest="cluster", help=tr("cluster spec (dscluster.toml) or hostfile; default: see `dscluster init`"))
+    parser.add_argument("--host-user", help=tr("your login on the hosts, if your ~/.ssh/config does not set it"))
     parser.add_argument("--print", dest="print_only", action="store_true",
-                        help="print the exact commands for every host and run nothing")
+                        help=tr("print the exact commands for every host and run nothing"))
 
 
 def _options(args: argparse.Namespace) -> dockerrun.DeployOptions:
