@@ -130,7 +130,7 @@ def cmd_runs(args) -> int:
     from dscluster.runs.start import shown_status
 
     statuses = [shown_status(r) for r in records]
-    rows = [[_glyph(status) + " " + r["id"], status, str(len(r.get("attempts") or [])),
+    rows = [[_glyph(status) + " " + r["id"], tr(status), str(len(r.get("attempts") or [])),
              str(r.get("world_size", "")), str(r.get("last_checkpoint_step") if r.get("last_checkpoint_step")
                                                is not None else "-"), shown_time(r.get("created"))]
             for r, status in zip(records, statuses)]
@@ -164,7 +164,7 @@ def cmd_status(args) -> int:
         print(json.dumps(view, indent=2, default=str))
         return ExitCode.OK
     st = view["status"]
-    print(f"{_glyph(st)} {view['id']}  {st}" + (f"  (exit {view['exit_code']})" if view["exit_code"] is not None else ""))
+    print(f"{_glyph(st)} {view['id']}  {tr(st)}" + (f"  (exit {view['exit_code']})" if view["exit_code"] is not None else ""))
     print(f"  {tr('directory')}: {run_dir}")
     print(f"  {tr('last committed checkpoint')}: " + (f"step {view['last_checkpoint_step']}"
                                                       if view["last_checkpoint_step"] is not None else "-"))
