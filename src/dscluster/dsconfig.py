@@ -262,9 +262,23 @@ def validate(config: dict, world_size: int) -> dict:
             raise ConfigError(tr("zero_optimization.stage must be 0, 1, 2 or 3, got {v!r}", v=stage),
                               tr("set zero_optimization.stage to 0-3"), setting="zero_optimization.stage")
 
+    for section in ("fp16", "bf16", "bfloat16"):
+        value = config.get(section)
+        if value is None:
+            continue
+        if not isinstance(value, dict):
+            # DeepSpeed reads `"fp16": true` as a section and fails, or ignores it, depending on the version.
+            raise ConfigError(tr("{s} must be an object, got {v!r}", s=section, v=value),
+                              tr('e.g. "{s}": {{"enabled": true}}', s=section), setting=section)
+        flag = value.get("enabled", False)
+        if not isinstance(flag, bool):
+            raise ConfigError(tr("{s}.enabled must be true or false, got {v!r}", s=section, v=flag),
+                              tr('write "enabled": {v} without quotes', v=str(flag).lower() if isinstance(flag, str)
+                                 else "true"), setting=f"{section}.enabled")
+
     def enabled(section: str) -> bool:
         value = config.get(section)
-        return isinstance(value, dict) and bool(value.get("enabled", False))
+        return isinstance(value, dict) and value.get("enabled", False) is True
 
     if enabled("fp16") and (enabled("bf16") or enabled("bfloat16")):
         raise ConfigError(tr("fp16 and bf16 are both enabled"), tr("enable only one of them"), setting="fp16")
@@ -286,7 +300,11 @@ def validate(config: dict, world_size: int) -> dict:
 
     sched = config.get("scheduler")
     if sched is not None:
-        stype = sched.get("type") if isinstance(sched, dict) else None
+        if not isinstance(sched, dict):
+            raise ConfigError(tr("scheduler must be an object with a \"type\", got {v!r}", v=sched),
+                              tr('e.g. "scheduler": {{"type": "WarmupLR", "params": {{"warmup_num_steps": 100}}}}'),
+                              setting="scheduler")
+        stype = sched.get("type")
         if stype not in SCHEDULERS:
             raise ConfigError(tr("scheduler.type {t!r} is not a DeepSpeed scheduler", t=stype),
                               _did_you_mean(str(stype), SCHEDULERS) + tr("choose one of: {c}", c=", ".join(SCHEDULERS)),

@@ -124,3 +124,22 @@ def test_load_errors(tmp_path):
     good = tmp_path / "good.json"
     good.write_text('{"train_micro_batch_size_per_gpu": 2}')
     assert dsconfig.load(good) == {"train_micro_batch_size_per_gpu": 2}
+
+
+@pytest.mark.parametrize("extra,setting,words", [
+    ({"fp16": True}, "fp16", '"fp16": {"enabled": true}'),
+    ({"bf16": {"enabled": "false"}}, "bf16.enabled", '"enabled": false without quotes'),
+    ({"scheduler": "WarmupLR"}, "scheduler", '"scheduler": {"type": "WarmupLR"'),
+])
+def test_sections_of_the_wrong_shape_are_named_with_an_example(extra, setting, words):
+    err = _err({**BASE, **extra})
+    assert err.setting == setting and words in err.hint, (err.message, err.hint)
+
+
+def test_a_launch_names_the_config_file_that_holds_the_bad_key(tmp_path):
+    from dscluster.launcher.prepare import check_ds_config
+
+    (tmp_path / "ds.json").write_text('{"train_micro_batch_size_per_gpu": 4, "zero_optimization": 5}')
+    with pytest.raises(ConfigError) as err:
+        check_ds_config(["--deepspeed_config", "ds.json"], tmp_path, 1)
+    assert err.value.message.startswith(f"{tmp_path / 'ds.json'}: zero_optimization must be an object")

@@ -107,7 +107,10 @@ def check_ds_config(args: list[str], cwd: Path, world_size: int) -> dict[str, An
     from dscluster import dsconfig
 
     config = dsconfig.load(path)
-    return dsconfig.validate(config, world_size)
+    try:
+        return dsconfig.validate(config, world_size)
+    except ConfigError as err:  # name the file: the message names a key, but which config holds it?
+        raise ConfigError(f"{path}: {err.message}", err.hint, setting=err.setting) from None
 
 
 def git_commit(cwd: Path) -> str | None:
