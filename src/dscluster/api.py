@@ -34,6 +34,10 @@ class Cluster:
     the default (DSCLUSTER_CLUSTER, ./dscluster.toml, the running simulated cluster, else this machine)."""
 
     def __init__(self, spec: Any = None):
+        if spec is not None and not isinstance(spec, (str, Path)) and not hasattr(spec, "nodes"):
+            raise ConfigError(tr("cluster must be a spec path, a hostfile, a cluster name or a ClusterSpec, got {t}",
+                                 t=type(spec).__name__),
+                              tr("e.g. Cluster('dscluster.toml'), or Cluster() for the default"), setting="cluster")
         if spec is not None and not isinstance(spec, (str, Path)):
             self._view = clusterview.ClusterView(
                 name=spec.name, shared_dir=Path(spec.shared_dir), source="spec", spec=spec,
@@ -91,7 +95,10 @@ class Run:
 
     def __init__(self, run_id: str, runs_dirs: Sequence[Path] | None = None):
         dirs = list(runs_dirs) if runs_dirs else clusterview.resolve(None).runs_dirs()
-        self._ref = rundata.find_run(dirs, run_id)
+        try:
+            self._ref = rundata.find_run(dirs, run_id)
+        except rundata.RunNotFound as not_found:
+            self._ref = _resolve_like_the_cli(dirs, run_id, not_found)
 
     @property
     def id(self) -> str:
@@ -136,16 +143,24 @@ class Run:
         return [f["name"] for f in rundata.log_files(self._ref)]
 
     def logs(self, rank: int | None = 0, name: str | None = None, tail: int | None = 200) -> str:
-        """The last `tail` lines of a rank's log (rank=None with name=...: any log, e.g. 'launcher.log')."""
+        """The last `tail` lines (None: all) of a rank's log (rank=None with name=...: any log, e.g.
+        'launcher.log'). Before the ranks have written anything, rank 0 falls back to launcher.log."""
+        if tail is not None and (isinstance(tail, bool) or not isinstance(tail, int) or tail < 0):
+            raise ConfigError(tr("tail must be a whole number >= 0 or None, got {v!r}", v=tail),
+                              tr("e.g. tail=50, or tail=None for the whole log"), setting="tail")
         names = self.log_names()
         if name is None:
+            ranks = sorted({r for r in map(_rank_of, names) if r is not None})
             wanted = [n for n in names if rank is not None and _rank_of(n) == rank]
+            if not wanted and rank not in (0, None) and ranks:
+                raise RunError(tr("run {id} has no rank {rank}", id=self.id, rank=rank),
+                               tr("ranks with logs: {ranks}", ranks=", ".join(map(str, ranks))), setting="rank")
             name = wanted[-1] if wanted else ("launcher.log" if "launcher.log" in names else None)
             if name is None:
                 return ""
         text = rundata.log_tail(self._ref, name, None, max_bytes=4 * 1024 * 1024)["text"]
         lines = text.splitlines()
-        return "\n".join(lines[-tail:] if tail else lines)
+        return "\n".join(lines if tail is None else lines[len(lines) - tail:])
 
     def wait(self, timeout: float | None = None, poll: float = 1.0) -> str:
         """Block until the run finishes (or `timeout` seconds pass); returns the status."""
@@ -212,6 +227,21 @@ def launch(script: str, args: Sequence[str] | str = (), cluster: Any = None, max
     except rundata.RunNotFound:
         raise RunError(tr("run {run_id} was started but its directory is not visible here", run_id=run_id),
                        tr("check that the shared directory is mounted on this machine")) from None
+
+
+def _resolve_like_the_cli(runs_dirs: list[Path], ref: str, not_found: Exception) -> rundata.RunRef:
+    """A unique prefix of a run id, or a run name (its newest run), as `dscluster status` takes them."""
+    from dscluster.runs import store
+
+    for runs_dir in runs_dirs:
+        try:
+            path = store.resolve_run_dir(Path(runs_dir).parent, ref)
+        except store.AmbiguousRun:
+            raise  # say so, not "no run"
+        except RunError:
+            continue
+        return rundata.RunRef(path.name, path)
+    raise not_found
 
 
 def _checked_env(env: dict[str, str] | None) -> dict[str, str]:

@@ -114,3 +114,26 @@ def test_star_import_gives_exactly_the_notebook_api():
     names = {}
     exec("from dscluster.api import *", names)
     assert set(api.__all__) <= set(names) and set(dscluster._NOTEBOOK_API) == set(api.__all__)
+
+
+def test_api_takes_run_prefixes_and_names_and_names_bad_arguments(dscluster_home, tmp_path):
+    from dscluster.api import Cluster, Run
+    from dscluster.errors import ConfigError, RunError
+    from dscluster.runs import store
+
+    shared = tmp_path / "shared"
+    run_dir = store.create_run(shared, {"id": store.new_run_id("named"), "name": "named", "argv": ["t.py"],
+                                        "env": {}, "world_size": 1})
+    (run_dir / "logs" / "20261130_rank0.log").write_text("".join(f"line {i}\n" for i in range(5)))
+    runs = [shared / "runs"]
+    assert Run("named", runs).id == run_dir.name == Run(run_dir.name[:12], runs).id
+    run = Run(run_dir.name, runs)
+    assert run.logs(tail=2) == "line 3\nline 4" and run.logs(tail=0) == "" and run.logs(tail=None).count("line") == 5
+    with pytest.raises(RunError, match="no rank 9") as err:
+        run.logs(rank=9)
+    assert "0" in err.value.hint
+    with pytest.raises(ConfigError, match="tail"):
+        run.logs(tail=-1)
+    with pytest.raises(ConfigError, match="got int") as err:
+        Cluster(42)
+    assert err.value.setting == "cluster" and err.value.hint

@@ -258,7 +258,10 @@ def parse_spec(text: str, path: Path | None = None) -> ClusterSpec:
                             key="network_interface", table="cluster")
     state_dir = cluster.get("state_dir")
     if state_dir is not None:
-        state_dir = Path(_str(ctx, state_dir, "state_dir", "cluster"))
+        state_dir = Path(_str(ctx, state_dir, "state_dir", "cluster")).expanduser()
+        if not state_dir.is_absolute() and path is not None:
+            # Relative to the spec, like any path in a config file: not to wherever a command runs.
+            state_dir = Path(path).parent / state_dir
     nodes = _parse_nodes(ctx, data.get("nodes"), port)
     return ClusterSpec(name=name, nodes=nodes, shared_dir=Path(shared), ssh_user=user, ssh_port=port,
                        launcher=launcher, network_interface=iface, path=path, state_dir=state_dir)

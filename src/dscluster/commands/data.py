@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 from pathlib import Path
 
 from dscluster.console import OK, next_steps, table
@@ -55,7 +56,7 @@ def cmd_prepare(args: argparse.Namespace) -> int:
     print(table([tr("split"), tr("tokens"), tr("documents"), tr("shards")], rows))
     # Absolute: the ranks may start in another directory (or on another node of a shared mount).
     # --local 2: without a cluster spec, launch has no hosts; the trainer builds its own ds_config.
-    where = Path(out).resolve()
+    where = shlex.quote(str(Path(out).resolve()))
     print(next_steps(f"dscluster demo --data {where}",
                      f"dscluster launch --local 2 -m dscluster.train --data {where} --deepspeed"))
     return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import shlex
 from pathlib import Path
 
 from dscluster.cluster import identity
@@ -89,6 +90,9 @@ def build_spec(args: argparse.Namespace, output: Path) -> ClusterSpec:
 
 def write_output(path: Path, text: str) -> None:
     """Write a file the user named with -o; a bad path is a usage error, not a crash."""
+    if not path.absolute().parent.exists():  # a typo'd directory is not created on the user's behalf
+        raise UsageError(tr("{dir} does not exist", dir=path.absolute().parent),
+                         tr("create it first, or choose another path with -o FILE"), setting="--output")
     try:
         atomic_write_text(path, text)
     except OSError as err:
@@ -123,9 +127,9 @@ def cmd_init(args: argparse.Namespace) -> int:
         pub = identity.cluster_pubkey_path(spec.shared_dir)
         print(f"{WARN} " + tr("{shared} is not mounted here: copy {src} to {dest} on the shared storage",
                               shared=spec.shared_dir, src=str(key) + ".pub", dest=pub))
-    start = f"dscluster node start --shared {spec.shared_dir} --user {spec.ssh_user} --port {spec.ssh_port}"
+    start = f"dscluster node start --shared {shlex.quote(str(spec.shared_dir))} --user {spec.ssh_user} --port {spec.ssh_port}"
     print(next_steps(tr("on the master ({node}): {cmd} --role master --lab --identity <copy of {key}>",
                         node=spec.master.name, cmd=start, key=key),
                      tr("on every other node: {cmd}", cmd=start),
-                     f"dscluster doctor --cluster {output}"))
+                     f"dscluster doctor --cluster {shlex.quote(str(output))}"))
     return 0

@@ -71,7 +71,9 @@ def _load_config(value: object) -> tuple[dict | None, str | None]:
     if isinstance(value, dict):
         return value, None
     if not isinstance(value, str):
-        raise UsageError(tr("'config' must be DeepSpeed config JSON or a path"), None, setting="config")
+        raise UsageError(tr("'config' must be DeepSpeed config JSON or a path"),
+                         tr('e.g. {{"train_micro_batch_size_per_gpu": 8}}, or the path of a ds_config.json'),
+                         setting="config")
     text = value.strip()
     if text.startswith("{"):
         try:
@@ -80,7 +82,8 @@ def _load_config(value: object) -> tuple[dict | None, str | None]:
             raise ConfigError(tr("DeepSpeed config is not valid JSON: {err}", err=str(exc)),
                               tr("fix the JSON at the line and column given"), setting="config") from None
         if not isinstance(parsed, dict):
-            raise ConfigError(tr("DeepSpeed config must be a JSON object"), None, setting="config")
+            raise ConfigError(tr("DeepSpeed config must be a JSON object"),
+                              tr('e.g. {{"train_micro_batch_size_per_gpu": 8}}'), setting="config")
         return parsed, None
     return None, text
 
@@ -92,8 +95,8 @@ def _int_field(body: dict, key: str, default: int | None, lo: int, hi: int) -> i
     if isinstance(value, str) and value.strip().isdigit():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        raise UsageError(tr("{key!r} must be a whole number from {lo} to {hi}", key=key, lo=lo, hi=hi), None,
-                         setting=key)
+        raise UsageError(tr("{key!r} must be a whole number from {lo} to {hi}", key=key, lo=lo, hi=hi),
+                         tr("e.g. {key}={lo}", key=key, lo=lo), setting=key)
     return value
 
 
@@ -114,13 +117,16 @@ def parse_launch(body: dict, cwd: str | None = None) -> LaunchRequest:
             raise UsageError(tr("cannot split 'args': {err}", err=str(exc)), tr("check the quotes"),
                              setting="args") from None
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-        raise UsageError(tr("'args' must be a list of strings or one string"), None, setting="args")
+        raise UsageError(tr("'args' must be a list of strings or one string"),
+                         tr("e.g. args=['--steps', '100'] or args='--steps 100'"), setting="args")
     name = body.get("name") or None
     if name is not None and (not isinstance(name, str) or not _NAME.match(name)):
-        raise UsageError(tr("'name' may use letters, digits, '.', '_' and '-' (at most 40)"), None, setting="name")
+        raise UsageError(tr("'name' may use letters, digits, '.', '_' and '-' (at most 40)"),
+                         tr("e.g. name='gpt-1.3b'"), setting="name")
     cluster = body.get("cluster") or None
     if cluster is not None and not isinstance(cluster, str):
-        raise UsageError(tr("'cluster' must be a path or a cluster name"), None, setting="cluster")
+        raise UsageError(tr("'cluster' must be a path or a cluster name"),
+                         tr("e.g. cluster='dscluster.toml', or leave it out for the default"), setting="cluster")
     config, config_path = _load_config(body.get("config"))
     return LaunchRequest(program=program, module=module, args=args, config=config, config_path=config_path,
                          cluster=cluster.strip() if cluster else None,

@@ -142,6 +142,10 @@ def load_run(shared: Path, run_id: str) -> dict[str, Any]:
     return read_record(resolve_run_dir(shared, run_id))
 
 
+class AmbiguousRun(RunError):
+    """A prefix or name that fits more than one run."""
+
+
 def resolve_run_dir(shared: Path, ref: str) -> Path:
     if not ref.strip():
         # A prefix match would take "" as every run's prefix: an unset shell variable must not stop a run.
@@ -158,7 +162,7 @@ def resolve_run_dir(shared: Path, ref: str) -> Path:
         raise RunError(tr("unknown run {ref!r}", ref=ref), tr("list runs with: dscluster runs"))
     ids = {r["id"] for r in matches}
     if len(ids) > 1 and not all(r.get("name") == ref for r in matches):
-        raise RunError(tr("{ref!r} matches several runs: {ids}", ref=ref, ids=", ".join(sorted(ids)[:5])),
+        raise AmbiguousRun(tr("{ref!r} matches several runs: {ids}", ref=ref, ids=", ".join(sorted(ids)[:5])),
                        tr("give more of the run id"))
     return Path(matches[0]["_dir"])
 
