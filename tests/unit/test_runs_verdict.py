@@ -39,3 +39,12 @@ def test_a_specific_signature_beats_the_exit_code(tmp_path):
     text = LOG.replace("Killing subprocess 186", "ModuleNotFoundError: No module named 'wandb'")
     _code, exp = _explain(tmp_path, text, Failure("rank-failed", "exits with return code = 17", "node1"))
     assert exp.signature != "rank-exit" and "wandb" in exp.evidence
+
+
+def test_a_lost_node_with_no_restart_left_points_at_dscluster_restart(tmp_path):
+    failure = Failure("node-lost", "node1: no heartbeat for 11s (network partition or frozen node)", "node1")
+    log = tmp_path / "launcher.log"
+    log.write_text("attempt 1: ...\n")
+    last = explain_failure(failure, log, {log: log.stat().st_size}, 0.0, None, "run-7", restarts_left=False)
+    more = explain_failure(failure, log, {log: log.stat().st_size}, 0.0, None, "run-7", restarts_left=True)
+    assert "dscluster restart run-7" in last.to_dict()["fix"] and "restarts remain" in more.to_dict()["fix"]

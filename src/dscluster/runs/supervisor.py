@@ -369,9 +369,10 @@ class Supervisor:
                                 "run could not restart.", fix, f"unreachable: {', '.join(shown)}", retry=False,
                                 nodes=", ".join(shown), limit=f"{limit:.0f}", **({"heal": heal} if heal else {}))
 
-    def explain_attempt(self, failure: Failure, rank_exit_code: int | None) -> explainer.Explanation | None:
+    def explain_attempt(self, failure: Failure, rank_exit_code: int | None,
+                        restarts_left: bool) -> explainer.Explanation | None:
         return explain_failure(failure, self.log_path, self._failure_logs or self._log_sizes(), self._attempt_started,
-                               rank_exit_code, self.record["id"])
+                               rank_exit_code, self.record["id"], restarts_left)
 
     def run(self) -> int:
         self.save(status="pending", supervisor_pid=os.getpid(), supervisor_host=socket.gethostname())
@@ -398,7 +399,7 @@ class Supervisor:
                 break
             # The runner itself was killed by the teardown: the first failing rank's code is the real one.
             rank_rc = first_rank_exit_code(self.log_path, self._failure_logs or {}, f"attempt {n}: ")
-            exp = self.explain_attempt(failure, rank_rc)
+            exp = self.explain_attempt(failure, rank_rc, restarts_left=n < max_attempts)
             attempt["reason"] = failure.detail
             if exp is not None and exp.signature == "rank-exit":
                 attempt["reason"] = f"exit {rank_rc}" + (f" on {failure.node}" if failure.node else "")

@@ -25,7 +25,7 @@ class Failure:
 
 def explain_failure(failure: Failure, launcher_log: Path, upto: dict[Path, int],
                     attempt_started: float, rank_exit_code: int | None = None,
-                    run_id: str = "RUN") -> explainer.Explanation | None:
+                    run_id: str = "RUN", restarts_left: bool = True) -> explainer.Explanation | None:
     ranks = []
     for path in upto:
         try:
@@ -37,9 +37,12 @@ def explain_failure(failure: Failure, launcher_log: Path, upto: dict[Path, int],
     found = explainer.explain_files([launcher_log, *ranks], upto=upto)
     specific = found if found is not None and found.signature not in explainer.GENERIC else None
     if failure.kind == "node-lost" and specific is None:
-        return explainer.custom("node-lost", "A node stopped answering: it crashed, lost power, or its network "
-                                "is partitioned.", "Check the node (`dscluster doctor`); the run restarts from "
-                                "the last committed checkpoint while restarts remain.", failure.detail)
+        cause = "A node stopped answering: it crashed, lost power, or its network is partitioned."
+        if restarts_left:
+            return explainer.custom("node-lost", cause, "Check the node (`dscluster doctor`); the run restarts from "
+                                    "the last committed checkpoint while restarts remain.", failure.detail)
+        return explainer.custom("node-lost", cause, "Check the node (`dscluster doctor`), then `dscluster restart "
+                                "{run}` resumes from the last committed checkpoint.", failure.detail, run=run_id)
     if failure.kind == "stalled" and specific is None:
         return explainer.custom("stalled", "The run made no progress (no log or metrics output) for the stall "
                                 "timeout: a hang in a collective, a stuck JIT build, or a dead peer.",
