@@ -157,3 +157,14 @@ def test_a_damaged_newest_step_is_named_not_loaded_and_the_listing_shows_it(tmp_
     assert ck.damage(tmp_path / "step-10") == "COMMIT.json is unreadable"
     model.unlink()
     assert ck.damage(tmp_path / "step-20") == "mp_rank_00_model_states.pt is missing"
+
+
+def test_a_resume_with_another_batch_or_schedule_is_named():
+    from dscluster.train.trainer import resume_differences
+
+    saved = {"step": 150, "global_batch": 32, "seq_len": 128, "scheduler": "WarmupCosineLR"}
+    now = {"global_batch": 16, "seq_len": 128, "scheduler": None}
+    diffs = resume_differences(saved, now)
+    assert len(diffs) == 2 and "global batch" in diffs[0] and "was 32 when step-150 was saved, now 16" in diffs[0]
+    assert "scheduler was WarmupCosineLR" in diffs[1]
+    assert resume_differences({"step": 5}, now) == []  # a checkpoint from before these facts were kept

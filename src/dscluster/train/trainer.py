@@ -169,6 +169,9 @@ def run(p: Plan) -> int:
         raise checkpoint.CheckpointError(
             f"ranks see different committed checkpoints in {args.save_dir} (newest between step-{-seen[1].item()} "
             f"and step-{seen[0].item()})", "put --save-dir on storage shared by all nodes", setting="--save-dir")
+    # What a resumed run must share with the one that saved, or it silently trains something else.
+    run_facts = {"global_batch": sampler.global_batch, "seq_len": seq,
+                 "scheduler": (p.ds_config.get("scheduler") or {}).get("type")}
     start_step = 0
     if p.resume_step is not None:
         path, client = engine.load_checkpoint(str(args.save_dir), tag=checkpoint.tag_for(p.resume_step))
@@ -177,13 +180,16 @@ def run(p: Plan) -> int:
                                              "check that the checkpoint files are readable", setting="--resume")
         start_step = int(client.get("step", p.resume_step))
         log(f"resumed from {checkpoint.tag_for(start_step)}")
+        for warning in resume_differences(client, run_facts):
+            log(f"warning: {warning}")
 
     def barrier():
         dist.barrier()
 
     def save(step: int):
         checkpoint.save(engine, args.save_dir, step, rank=p.rank, world_size=p.world_size, zero_stage=zero_stage,
-                        keep=args.keep, client_state={"step": step, "seed": args.seed, "data": str(p.data.path)},
+                        keep=args.keep, client_state={"step": step, "seed": args.seed, "data": str(p.data.path),
+                                                      **run_facts},
                         barrier=barrier, crash_in_save=p.fault.crash_in_save_step == step)
         log(f"saved {checkpoint.tag_for(step)}")
 
@@ -291,3 +297,12 @@ def _sample(module, p: Plan, device) -> str:
 
 def describe(p: Plan) -> str:
     return json.dumps({"model": p.model_cfg.to_dict(), "ds_config": p.ds_config}, indent=2)
+
+
+def resume_differences(saved: dict, now: dict) -> list[str]:
+    """What differs between the run that saved a checkpoint and this one (checkpoints from before these
+    facts were recorded compare as equal)."""
+    words = {"global_batch": "global batch (sequences per step)", "seq_len": "sequence length",
+             "scheduler": "learning-rate scheduler"}
+    return [f"{words[k]} was {saved[k]} when step-{saved.get('step')} was saved, now {now[k]}: the run continues "
+            f"with the new value from here" for k in words if k in saved and saved[k] != now.get(k)]
