@@ -76,7 +76,7 @@ def build_spec(args: argparse.Namespace, output: Path) -> ClusterSpec:
         entries = [parse_node_arg(n) for n in args.node]
     draft = ClusterSpec(name=args.name, nodes=tuple(NodeSpec(address=h, slots=s, name=h, ssh_port=args.port)
                                                     for h, s in entries),
-                        shared_dir=Path(args.shared), ssh_user=args.user, ssh_port=args.port,
+                        shared_dir=Path(args.shared or "<empty>"), ssh_user=args.user, ssh_port=args.port,
                         launcher=args.launcher, network_interface=args.interface)
     text = format_spec(draft)
     try:

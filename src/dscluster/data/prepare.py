@@ -196,6 +196,10 @@ def prepare(sources: list[str | Path], out: str | Path, tokenizer: Tokenizer, *,
             w.close()
         if val_fraction > 0 and not writers["val"].files and writers["train"].files:
             _hold_out_tail(tmp, writers, val_fraction, dtype)
+        if not any(w.documents for w in writers.values()):
+            raise DataError(tr("no text found in the sources: every file was empty or skipped"),
+                            tr("check the paths and the file types (.txt .md .py .rst .jsonl; --text-field for jsonl)"),
+                            setting="sources")
         if not writers["train"].files:
             raise DataError(tr("all documents went to the validation split"),
                             tr("add more source files or lower --val-fraction"), setting="--val-fraction")
