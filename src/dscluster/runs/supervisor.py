@@ -361,13 +361,14 @@ class Supervisor:
         if sim is not None:
             extra = "" if sim == "default" else f" --name {sim}"
             heal = "; ".join(f"dscluster sim heal{extra} {n}" for n in shown)
-            fix = "{heal}, then launch again"
+            fix = "{heal}, then dscluster restart {run}"
         else:
             fix = ("Bring the node back (power, network) and run `dscluster node start` on it, or remove it from "
-                   "the cluster spec; then launch again (it resumes from the last committed checkpoint).")
+                   "the cluster spec; then dscluster restart {run} (it resumes from the last committed checkpoint).")
         return explainer.custom("node-down", "{nodes} did not come back within {limit}s after the failure, so the "
                                 "run could not restart.", fix, f"unreachable: {', '.join(shown)}", retry=False,
-                                nodes=", ".join(shown), limit=f"{limit:.0f}", **({"heal": heal} if heal else {}))
+                                nodes=", ".join(shown), limit=f"{limit:.0f}", run=self.record["id"],
+                                **({"heal": heal} if heal else {}))
 
     def explain_attempt(self, failure: Failure, rank_exit_code: int | None,
                         restarts_left: bool) -> explainer.Explanation | None:
