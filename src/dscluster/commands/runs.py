@@ -219,6 +219,10 @@ def cmd_logs(args) -> int:
     run_dir = find_run(args.run, args.cluster)
     record = store.read_record(run_dir)
     check_log_filter(record, args.rank, args.node)
+    logs = run_dir / "logs"
+    if not args.follow and not (logs.is_dir() and any(p.stat().st_size for p in logs.glob("*.log"))):
+        print(tr("no logs yet in {path}", path=logs), file=sys.stderr)
+        return ExitCode.OK
     try:
         record = follow(run_dir, sys.stdout, rank=args.rank, node=args.node, follow=args.follow)
     except KeyboardInterrupt:

@@ -99,6 +99,13 @@ def _python() -> str:
     return sys.executable
 
 
+def _active_runs(shared: Path) -> list[str]:
+    from dscluster.runs import store
+    from dscluster.runs.start import shown_status
+
+    return [r["id"] for r in store.list_runs(shared) if shown_status(r) in store.ACTIVE]
+
+
 def cmd_down(args: argparse.Namespace) -> int:
     from dscluster.sim import down, leftovers
 
@@ -108,6 +115,12 @@ def cmd_down(args: argparse.Namespace) -> int:
     spec_path = sim_spec_path(args.name)
     existed = (any(leftovers(args.name).values()) or spec_path.exists()
                or (args.purge and spec_path.parent.exists()))
+    shared = spec_path.parent / "shared"
+    active = _active_runs(shared)
+    if active:
+        # Allowed (rehearsing a whole-cluster loss is a use), but never by surprise.
+        print(f"{WARN} " + tr("run {ids} is still active on it: its supervisor will find every node gone and "
+                              "fail it (its checkpoints stay)", ids=", ".join(active)))
     down(args.name, purge=args.purge)
     if not existed:  # a typo'd --name must not read as "removed"
         print(f"{WARN} " + tr("no simulated cluster named {name!r} was up: nothing to remove", name=args.name))
@@ -118,7 +131,6 @@ def cmd_down(args: argparse.Namespace) -> int:
         print(f"{FAIL} " + tr("left behind: {left}", left=left))
         return 1
     print(f"{OK} " + tr("simulated cluster {name!r} removed ({s:.1f} s)", name=args.name, s=time.monotonic() - started))
-    shared = spec_path.parent / "shared"
     if not args.purge and (shared / "runs").is_dir():
         print("  " + tr("its runs and checkpoints are kept in {path}: `dscluster runs` still lists them; "
                         "`dscluster sim down --purge` removes them", path=shared))

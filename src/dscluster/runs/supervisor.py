@@ -372,8 +372,15 @@ class Supervisor:
 
     def explain_attempt(self, failure: Failure, rank_exit_code: int | None,
                         restarts_left: bool) -> explainer.Explanation | None:
-        return explain_failure(failure, self.log_path, self._failure_logs or self._log_sizes(), self._attempt_started,
-                               rank_exit_code, self.record["id"], restarts_left)
+        exp = explain_failure(failure, self.log_path, self._failure_logs or self._log_sizes(), self._attempt_started,
+                              rank_exit_code, self.record["id"], restarts_left)
+        sim = sim_name(self.record)
+        if exp is not None and exp.signature == "ssh-255" and sim is not None and failure.node:
+            # On a simulated cluster a node's sshd comes back with `sim heal`, not `node start`.
+            extra = "" if sim == "default" else f" --name {sim}"
+            exp = explainer.custom("ssh-255", exp.cause, "Check the node with `dscluster doctor`; {heal} brings it "
+                                   "back.", exp.evidence, exp.retry, heal=f"dscluster sim heal{extra} {failure.node}")
+        return exp
 
     def run(self) -> int:
         self.save(status="pending", supervisor_pid=os.getpid(), supervisor_host=socket.gethostname())
