@@ -86,15 +86,33 @@ def read_jsonl(path: str | os.PathLike, offset: int = 0) -> tuple[list[dict], in
     return records, offset + end
 
 
-def read_user_text(path: Path, setting: str) -> str:
-    """A file the user wrote (spec, hostfile, ds_config) as UTF-8 text. Bytes that are not UTF-8 are a
-    ConfigError naming the file and the offset; other OSErrors are the caller's to word."""
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except UnicodeDecodeError as err:
-        from dscluster.errors import ConfigError  # noqa: PLC0415
-        from dscluster.i18n import tr  # noqa: PLC0415
+# A spec, hostfile or ds_config is a few KB; anything far larger is the wrong file (or /dev/zero, which a
+# plain read would follow until memory runs out).
+USER_FILE_MAX_BYTES = 4 * 2**20
 
+
+def read_user_text(path: Path, setting: str) -> str:
+    """A file the user wrote (spec, hostfile, ds_config) as UTF-8 text: a regular file of at most
+    USER_FILE_MAX_BYTES. Anything else, and bytes that are not UTF-8, are a ConfigError naming the file;
+    other OSErrors (missing, unreadable) are the caller's to word."""
+    import stat  # noqa: PLC0415
+
+    from dscluster.errors import ConfigError  # noqa: PLC0415
+    from dscluster.i18n import tr  # noqa: PLC0415
+
+    path = Path(path)
+    # stat before open: opening a FIFO would block until someone writes to it.
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise ConfigError(tr("{path} is not a regular file", path=path),
+                          tr("give the path of a text file (a spec, hostfile or ds_config)"), setting=setting)
+    with open(path, "rb") as f:
+        data = f.read(USER_FILE_MAX_BYTES + 1)
+    if len(data) > USER_FILE_MAX_BYTES:
+        raise ConfigError(tr("{path} is larger than {mb} MiB: not a spec, hostfile or ds_config", path=path,
+                             mb=USER_FILE_MAX_BYTES // 2**20), tr("check the path"), setting=setting)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
         raise ConfigError(tr("{path} is not UTF-8 text (byte {pos}: {byte})", path=path, pos=err.start,
                              byte=err.object[err.start:err.start + 1].hex()),
                           tr("save it as UTF-8, e.g. iconv -f LATIN1 -t UTF-8 {path} -o fixed && mv fixed {path}",

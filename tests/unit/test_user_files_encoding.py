@@ -3,6 +3,8 @@ naming the file, the offending byte and the fix, never a UnicodeDecodeError."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from dscluster import dsconfig
@@ -22,3 +24,21 @@ def test_a_file_that_is_not_utf8_is_named_with_its_byte_and_fix(tmp_path, reader
         reader(path)
     assert str(path) in err.value.message and "not UTF-8" in err.value.message
     assert err.value.setting == setting and "iconv" in err.value.hint
+
+
+@pytest.mark.parametrize("reader", [spec_from_hostfile, load_spec, dsconfig.load])
+def test_a_device_or_fifo_is_refused_before_reading_it(tmp_path, reader):
+    import os
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)  # opening it would block; /dev/zero would be read until memory ran out
+    for path in (Path("/dev/zero"), fifo):
+        with pytest.raises(ConfigError, match="not a regular file"):
+            reader(path)
+
+
+def test_resolving_a_cluster_from_a_device_is_refused():
+    from dscluster.cluster.spec import resolve_spec
+
+    with pytest.raises(ConfigError, match="not a regular file"):
+        resolve_spec("/dev/zero")

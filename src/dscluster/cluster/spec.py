@@ -387,7 +387,11 @@ def _load_any(path: Path) -> ClusterSpec:
     if path.is_dir():
         path = path / SPEC_FILENAME
         return load_spec(path)
-    text = path.read_text(encoding="utf-8", errors="replace")
+    try:
+        text = read_user_text(path, "cluster")
+    except OSError as err:
+        raise ConfigError(tr("cannot read {path}: {err}", path=path, err=err.strerror or err),
+                          tr("check the path and the file's permissions"), setting="cluster") from None
     if path.suffix == ".toml" or looks_like_toml_spec(text):
         return load_spec(path)
     base = None
