@@ -130,6 +130,11 @@ def test_checkpoints_show_commit_state(lab, runs):
     ("POST", "runs", {"script": "-m dscluster.train", "args": "'unclosed"}, 400, "args"),
     ("POST", "runs", {"script": "-m dscluster.train", "max_restarts": -1}, 400, "max_restarts"),
     ("POST", "runs", {"script": "-m dscluster.train", "config": "{\"train_batch_size\": "}, 400, "config"),
+    ("GET", f"runs/{RUN_ID}/events?offset=99999999999999999999999", None, 400, "offset"),
+    ("GET", f"runs/{RUN_ID}/metrics?max=-1", None, 400, "max"),
+    ("POST", "runs", b"[" * 100000 + b"]" * 100000, 400, "body"),
+    ("POST", "validate", {"script": "-m dscluster.train", "cluster": "/dev/zero"}, 400, "cluster"),
+    ("POST", f"runs/{RUN_ID}/restart", {"env": ["HF_TOKEN"]}, 400, "env"),
 ])
 def test_malformed_requests_get_4xx_json_naming_the_setting(lab, runs, method, path, body, status, setting):
     raw = body if isinstance(body, bytes) else None

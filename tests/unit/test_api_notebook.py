@@ -137,3 +137,19 @@ def test_api_takes_run_prefixes_and_names_and_names_bad_arguments(dscluster_home
     with pytest.raises(ConfigError, match="got int") as err:
         Cluster(42)
     assert err.value.setting == "cluster" and err.value.hint
+
+
+def test_a_symlink_in_logs_is_not_served(dscluster_home, tmp_path):
+    from dscluster.jupyter import rundata
+    from dscluster.runs import store
+
+    run_dir = store.create_run(tmp_path / "shared", {"id": store.new_run_id("links"), "name": "links",
+                                                     "argv": ["t.py"], "env": {}, "world_size": 1})
+    secret = tmp_path / "outside.txt"
+    secret.write_text("not a log")
+    (run_dir / "logs" / "evil.log").symlink_to(secret)  # a rank writing to shared storage could do this
+    (run_dir / "logs" / "20261130_rank0.log").write_text("step 1\n")
+    ref = rundata.RunRef(run_dir.name, run_dir)
+    assert [f["name"] for f in rundata.log_files(ref)] == ["20261130_rank0.log"]
+    with pytest.raises(rundata.RunNotFound):
+        rundata.log_tail(ref, "evil.log")

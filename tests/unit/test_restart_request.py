@@ -18,6 +18,7 @@ def test_restart_keeps_env_and_settings_and_takes_secrets_again(dscluster_home, 
                   "env": {"OMP_NUM_THREADS": "1"}, "stall_timeout": 60.0, "restart_wait": 5.0}
     run_dir = store.create_run(shared, {"id": store.new_run_id("old"), "name": "old", "argv": ["train.py"],
                                         "env": {"OMP_NUM_THREADS": "1", "HF_TOKEN": "***"}, "launch": launch_cfg})
+    store.write_record(run_dir, {**store.read_record(run_dir), "status": "stopped"})
     captured = []
     monkeypatch.setattr(launching, "launch", lambda request: captured.append(request) or "new-run")
     ref = rundata.RunRef(run_dir.name, run_dir)
@@ -43,3 +44,23 @@ def test_api_env_must_be_names_to_strings():
         _checked_env({"A": 1})
     with pytest.raises(UsageError):
         _checked_env({"1BAD": "x"})
+
+
+def test_restart_refuses_while_a_run_saves_to_the_same_checkpoints(dscluster_home, tmp_path, monkeypatch):
+    from dscluster.jupyter.launching import RunBusy
+
+    shared = tmp_path / "shared"
+    cfg = {"program": "dscluster.train", "is_module": True, "args": ["--steps", "9"], "launcher": "local",
+           "local_procs": 1, "cwd": str(tmp_path), "env": {}}
+    old = store.create_run(shared, {"id": store.new_run_id("old"), "name": "old", "argv": [], "env": {},
+                                    "launch": cfg})
+    store.write_record(old, {**store.read_record(old), "status": "failed"})
+    first = store.create_run(shared, {"id": store.new_run_id("old"), "name": "old", "argv": [], "env": {},
+                                      "launch": {**cfg, "args": ["--steps", "9", "--save-dir", str(old / "checkpoints")]}})
+    store.write_record(first, {**store.read_record(first), "status": "running"})  # the first restart, still going
+    monkeypatch.setattr(launching, "launch", lambda request: "never")
+    with pytest.raises(RunBusy, match=first.name) as err:
+        launching.restart(rundata.RunRef(old.name, old))
+    assert "dscluster stop" in err.value.hint
+    store.write_record(first, {**store.read_record(first), "status": "failed"})
+    assert launching.restart(rundata.RunRef(old.name, old)) == "never"

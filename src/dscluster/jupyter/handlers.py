@@ -87,7 +87,7 @@ class DsclusterHandler(APIHandler):
             value = int(raw)
         except ValueError:
             value = -2
-        if value < -1:
+        if value < -1 or value > 2**62:  # beyond any file; larger would not fit a seek
             raise UsageError(tr("query parameter {name!r} must be a byte offset >= 0, got {raw!r}",
                                 name=name, raw=raw[:40]), tr("use the offset the previous answer returned"),
                              setting=name)
@@ -99,7 +99,7 @@ class DsclusterHandler(APIHandler):
     def json_body(self) -> dict:
         try:
             body = json.loads(self.request.body or b"{}")
-        except (ValueError, UnicodeDecodeError) as exc:
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
             raise UsageError(tr("request body is not valid JSON: {err}", err=str(exc)[:200]),
                              tr("send a JSON object"), setting="body") from None
         if not isinstance(body, dict):
@@ -201,6 +201,9 @@ class MetricsHandler(DsclusterHandler):
     @json_errors
     async def get(self, run_id: str):
         limit = self.offset_arg("max", default=None)
+        if limit is not None and limit < 1:
+            raise UsageError(tr("query parameter 'max' must be a number of records >= 1"), tr("e.g. max=500"),
+                             setting="max")
         self.send_json(rundata.metrics(self.run_ref(run_id), self.offset_arg(), max_records=limit or None))
 
 
@@ -245,7 +248,11 @@ class RestartHandler(DsclusterHandler):
     @json_errors
     async def post(self, run_id: str):
         ref = self.run_ref(run_id)
-        new_id = await asyncio.to_thread(launching.restart, ref)
+        env = self.json_body().get("env")  # secret values again: they were never recorded
+        if env is not None and (not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values())):
+            raise UsageError(tr("'env' must be an object of names to string values"),
+                             tr('e.g. {{"env": {{"HF_TOKEN": "..."}}}}'), setting="env")
+        new_id = await asyncio.to_thread(launching.restart, ref, env)
         self.send_json({"id": new_id, "restarted_from": run_id}, status=201)
 
 

@@ -218,12 +218,30 @@ def _stop_quietly(stop_run, run_dir: Path) -> None:
         pass
 
 
+class RunBusy(DsclusterError):
+    """The request is valid but a running run is in the way (HTTP 409)."""
+
+
+def _runs_saving_to(shared: Path, save_dir: Path) -> list[str]:
+    from dscluster.runs import store
+    from dscluster.runs.start import shown_status
+
+    return [r["id"] for r in store.list_runs(shared)
+            if shown_status(r) in store.ACTIVE and store.save_dir(Path(r["_dir"]), r) == save_dir]
+
+
 def restart(ref: rundata.RunRef, env: dict[str, str] | None = None) -> str:
     """A new run with the old one's program, args, cluster, environment and supervision settings, resuming
     from the old run's newest committed checkpoint (its save dir is passed on; the trainer's --resume auto
     picks it). Secret values were never recorded: pass them again in `env`."""
     record = rundata.run_record(ref)
     cfg = record.get("launch") or {}
+    busy = _runs_saving_to(ref.path.parent.parent, rundata.save_dir(ref, record))
+    if busy:
+        # Two runs saving to one directory overwrite each other's steps; the second must wait.
+        raise RunBusy(tr("run {busy} is still running and saves to the same checkpoints", busy=", ".join(busy)),
+                      tr("wait for it to finish, or stop it first: dscluster stop {busy}", busy=busy[0]),
+                      setting="run_id")
     if not cfg.get("program"):
         raise ConfigError(tr("run {run_id} has no recorded program to restart", run_id=ref.id),
                           tr("launch it again from the form"), setting="run_id")

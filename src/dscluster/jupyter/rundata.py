@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -186,9 +187,12 @@ def log_files(ref: RunRef) -> list[dict]:
         for name in files:
             full = Path(root) / name
             try:
-                size = full.stat().st_size
+                info = full.lstat()
             except OSError:
                 continue
+            if not stat.S_ISREG(info.st_mode):
+                continue  # a symlink (any rank can write logs/) must not serve a file from elsewhere
+            size = info.st_size
             found.append({"name": str(full.relative_to(logs)), "size": size})
 
     def order(item: dict) -> tuple:
