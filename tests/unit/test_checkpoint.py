@@ -168,3 +168,13 @@ def test_a_resume_with_another_batch_or_schedule_is_named():
     assert len(diffs) == 2 and "global batch" in diffs[0] and "was 32 when step-150 was saved, now 16" in diffs[0]
     assert "scheduler was WarmupCosineLR" in diffs[1]
     assert resume_differences({"step": 5}, now) == []  # a checkpoint from before these facts were kept
+
+
+def test_a_diverged_loss_stops_training_before_anything_is_saved():
+    from dscluster.train.trainer import TrainingDiverged, check_finite
+
+    check_finite(2.5, 10, 3e-4)
+    for bad in (float("nan"), float("inf")):
+        with pytest.raises(TrainingDiverged, match="diverged") as err:
+            check_finite(bad, 10, 3e-4)
+        assert "--lr" in err.value.hint and err.value.exit_code == 5

@@ -51,6 +51,9 @@ def test_a_good_plan(data, tmp_path, world2):
     (["--fault", "explode"], ConfigError, "--fault"),
     (["--steps", "0"], ConfigError, "--steps"),
     (["--resume", "step-x"], ConfigError, "--resume"),
+    (["--lr", "inf"], ConfigError, "--lr"),
+    (["--step-sleep", "-1"], ConfigError, "--step-sleep"),
+    (["--step-sleep", "nan"], ConfigError, "--step-sleep"),
 ])
 def test_bad_options(data, tmp_path, world2, extra, error, setting):
     with pytest.raises(error) as err:
@@ -85,8 +88,23 @@ def test_unwritable_checkpoint_dir(data, tmp_path, world2):
 
 def test_main_prints_message_and_fix_without_traceback(data, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("RANK", "1")
+    monkeypatch.setenv("WORLD_SIZE", "2")
     rc = trainer_main(_args(data, tmp_path, "--preset", "huge"))
     err = capsys.readouterr().err
     assert rc == ConfigError.exit_code and rc != 0
     assert "[rank 1] error: unknown preset 'huge'" in err and "fix:" in err and "Traceback" not in err
     assert issubclass(ConfigError, DsclusterError)
+
+
+@pytest.mark.parametrize("env,words", [
+    ({"WORLD_SIZE": "2"}, "RANK not set"),
+    ({"RANK": "1", "WORLD_SIZE": "1"}, "RANK=1 with WORLD_SIZE=1"),
+    ({"RANK": "abc"}, "RANK='abc' is not a whole number"),
+])
+def test_half_a_launcher_environment_is_named(env, words):
+    from dscluster.train.trainer import launcher_env
+
+    with pytest.raises(ConfigError, match=words.replace("(", r"\(")) as err:
+        launcher_env(env)
+    assert "dscluster launch" in err.value.hint
+    assert launcher_env({}) == (0, 1) and launcher_env({"RANK": "1", "WORLD_SIZE": "2"}) == (1, 2)

@@ -65,7 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="recompute each block in backward: far less activation memory, about 1/3 more compute")
     g.add_argument("--micro-batch-search", action="store_true",
                    help="GPU: train with the largest micro-batch that fits (replaces train_micro_batch_size_per_gpu)")
-    p.add_argument("--local_rank", "--local-rank", type=int, default=int(os.environ.get("LOCAL_RANK", 0)))
+    # A string default goes through type=int too: LOCAL_RANK=xyz is a usage error naming the flag.
+    p.add_argument("--local_rank", "--local-rank", type=int, default=os.environ.get("LOCAL_RANK", "0"))
     p.add_argument("--deepspeed", action="store_true", help="(DeepSpeed convention) use DeepSpeed: always on")
     p.add_argument("--deepspeed_config", "--deepspeed-config", help="ds_config.json (default: built from the options)")
     return p
@@ -89,8 +90,11 @@ def check_numbers(args: argparse.Namespace) -> Fault:
             flag = "--" + name.replace("_", "-")
             raise ConfigError(tr("{flag} must be >= 0, got {v}", flag=flag, v=getattr(args, name)),
                               tr("pass {flag} 0 or more", flag=flag), setting=flag)
-    if args.lr is not None and not args.lr > 0:
+    if args.lr is not None and not 0 < args.lr < float("inf"):
         raise ConfigError(tr("--lr must be positive, got {v}", v=args.lr), tr("e.g. --lr 3e-4"), setting="--lr")
+    if not 0 <= args.step_sleep < float("inf"):
+        raise ConfigError(tr("{flag} must be >= 0, got {v}", flag="--step-sleep", v=args.step_sleep),
+                          tr("pass {flag} 0 or more", flag="--step-sleep"), setting="--step-sleep")
     if not args.fault:
         return Fault()
     m = _FAULT_RE.match(args.fault)

@@ -8,6 +8,7 @@ rank at once with the same message instead of hanging the others in a collective
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import time
@@ -18,6 +19,7 @@ from dscluster import dsconfig
 from dscluster.data.corpus import ensure_stdlib_corpus
 from dscluster.data.shards import Dataset, open_dataset
 from dscluster.data.tokenizer import tokenizer_from_meta
+from dscluster.errors import ConfigError, DsclusterError, ExitCode
 from dscluster.fsutil import atomic_write_json
 from dscluster.train import checkpoint, perf
 from dscluster.train.dssetup import prepare_config
@@ -50,8 +52,7 @@ def plan(argv: list[str] | None = None) -> Plan:
 
     args = parse(argv)
     fault = check_numbers(args)
-    rank = int(os.environ.get("RANK", 0))
-    world = int(os.environ.get("WORLD_SIZE", 1))
+    rank, world = launcher_env(os.environ)
     device_type = "cuda" if torch.cuda.is_available() else "cpu"
 
     data_dir = Path(args.data) if args.data else ensure_stdlib_corpus()[0]
@@ -225,6 +226,7 @@ def run(p: Plan) -> int:
         if done % args.log_interval == 0 or done == args.steps:
             dist.all_reduce(loss_acc)  # the only host sync in the loop: once per log interval
             last_loss = loss_acc.item() / (p.world_size * accum * window_steps)
+            check_finite(last_loss, done, args.lr or PRESET_LR.get(args.preset))
             elapsed = time.time() - window_start
             tps = tokens_per_step * window_steps / elapsed
             lr = engine.get_lr()[0]
@@ -244,6 +246,10 @@ def run(p: Plan) -> int:
                 log(f"step {done}/{args.steps} val_loss {val_loss:.4f}")
             window_start = time.time()  # eval time is not training throughput
         if done == args.steps or (args.save_interval and done % args.save_interval == 0):
+            if window_steps:  # steps since the last log: a diverged state must never be committed
+                pending = loss_acc.clone()
+                dist.all_reduce(pending)
+                check_finite(pending.item(), done, args.lr or PRESET_LR.get(args.preset))
             save(done)
             window_start = time.time()
         if args.step_sleep:
@@ -306,3 +312,40 @@ def resume_differences(saved: dict, now: dict) -> list[str]:
              "scheduler": "learning-rate scheduler"}
     return [f"{words[k]} was {saved[k]} when step-{saved.get('step')} was saved, now {now[k]}: the run continues "
             f"with the new value from here" for k in words if k in saved and saved[k] != now.get(k)]
+
+
+class TrainingDiverged(DsclusterError):
+    """The loss became NaN or infinite: every later step, and a checkpoint of it, would be garbage."""
+
+    exit_code = ExitCode.RUN
+
+
+def check_finite(loss: float, step: int, lr: float | None) -> None:
+    if math.isfinite(loss):
+        return
+    raise TrainingDiverged(
+        f"the loss is {loss} at step {step}: training diverged (nothing from this step is saved)",
+        f"lower the learning rate (--lr, now {lr}) or add warmup, check the data; `dscluster restart RUN` "
+        "resumes from the last committed checkpoint")
+
+
+def launcher_env(env) -> tuple[int, int]:
+    """(RANK, WORLD_SIZE) as a launcher set them; none at all is a single process. Half a set would hang
+    in the rendezvous or fail deep inside DeepSpeed, so it is named here instead."""
+    values = {}
+    for name, default in (("RANK", 0), ("WORLD_SIZE", 1)):
+        raw = env.get(name)
+        try:
+            values[name] = default if raw is None else int(raw)
+        except ValueError:
+            raise ConfigError(f"{name}={raw!r} is not a whole number",
+                              "run through `dscluster launch` (or `deepspeed`), or unset it", setting=name) from None
+    rank, world = values["RANK"], values["WORLD_SIZE"]
+    # (MASTER_ADDR is not required here: under mpirun DeepSpeed derives it from OpenMPI's own variables.)
+    missing = ["RANK"] if world > 1 and env.get("RANK") is None else []
+    if world < 1 or not 0 <= rank < world or missing:
+        what = f"{', '.join(missing)} not set" if missing else f"RANK={rank} with WORLD_SIZE={world}"
+        raise ConfigError(f"the launcher environment is incomplete ({what})",
+                          "run through `dscluster launch` (or `deepspeed`), which sets all of them; for one process "
+                          "unset RANK and WORLD_SIZE", setting="WORLD_SIZE")
+    return rank, world
