@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import difflib
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -220,6 +221,23 @@ def _check_optimizer(otype: str, params: dict) -> None:
                                   (tr("did you mean {m!r}? ", m=alias) if alias else _did_you_mean(key, ADAM_PARAMS))
                                   + tr("its parameters are: {p}", p=", ".join(ADAM_PARAMS[:5])),
                                   setting=f"optimizer.params.{key}")
+    # The values every optimizer shares, checked here instead of by torch's ValueError on every rank.
+    for key, lowest, example in (("lr", 0.0, "3e-4"), ("weight_decay", None, "0.1"), ("eps", 0.0, "1e-8")):
+        if key not in params:
+            continue
+        v = params[key]
+        ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and \
+            (v > lowest if lowest is not None else v >= 0)
+        if not ok:
+            raise ConfigError(tr("optimizer.params.{key} must be a finite number {bound}, got {v!r}", key=key, v=v,
+                                 bound="> 0" if lowest is not None else ">= 0"),
+                              tr('e.g. "{key}": {example}', key=key, example=example), setting=f"optimizer.params.{key}")
+    betas = params.get("betas")
+    if betas is not None and not (isinstance(betas, list) and len(betas) == 2 and
+                                  all(isinstance(b, (int, float)) and not isinstance(b, bool) and 0 <= b < 1
+                                      for b in betas)):
+        raise ConfigError(tr("optimizer.params.betas must be two numbers in [0, 1), got {v!r}", v=betas),
+                          tr('e.g. "betas": [0.9, 0.95]'), setting="optimizer.params.betas")
 
 
 def validate(config: dict, world_size: int) -> dict:

@@ -143,3 +143,14 @@ def test_a_launch_names_the_config_file_that_holds_the_bad_key(tmp_path):
     with pytest.raises(ConfigError) as err:
         check_ds_config(["--deepspeed_config", "ds.json"], tmp_path, 1)
     assert err.value.message.startswith(f"{tmp_path / 'ds.json'}: zero_optimization must be an object")
+
+
+@pytest.mark.parametrize("params,setting", [
+    ({"lr": -1}, "optimizer.params.lr"), ({"lr": "3e-4"}, "optimizer.params.lr"),
+    ({"weight_decay": -0.1}, "optimizer.params.weight_decay"), ({"betas": [0.9]}, "optimizer.params.betas"),
+    ({"betas": [0.9, 1.0]}, "optimizer.params.betas"), ({"eps": 0}, "optimizer.params.eps"),
+])
+def test_optimizer_values_are_checked_before_torch_sees_them(params, setting):
+    err = _err({**BASE, "optimizer": {"type": "AdamW", "params": params}})
+    assert err.setting == setting and "e.g." in err.hint
+    dsconfig.validate({**BASE, "optimizer": {"type": "AdamW", "params": {"lr": 3e-4, "betas": [0.9, 0.95]}}}, 2)
