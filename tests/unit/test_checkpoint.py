@@ -178,3 +178,13 @@ def test_a_diverged_loss_stops_training_before_anything_is_saved():
         with pytest.raises(TrainingDiverged, match="diverged") as err:
             check_finite(bad, 10, 3e-4)
         assert "--lr" in err.value.hint and err.value.exit_code == 5
+
+
+def test_a_step_saved_with_another_zero_layout_is_refused_before_deepspeed_loads_it(tmp_path):
+    _save(tmp_path, 10)  # world size 2, ZeRO stage 1
+    ck.check_compatible(tmp_path, 10, zero_stage=1, world_size=2)
+    with pytest.raises(ck.CheckpointError, match="ZeRO stage 1; this run uses stage 3") as err:
+        ck.check_compatible(tmp_path, 10, zero_stage=3, world_size=2)
+    assert "zero_optimization.stage 1" in err.value.hint
+    with pytest.raises(ck.CheckpointError, match="for 2 ranks; this run has 4"):
+        ck.check_compatible(tmp_path, 10, zero_stage=1, world_size=4)

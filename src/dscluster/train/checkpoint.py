@@ -82,6 +82,30 @@ def damage(step_dir: Path) -> str | None:
     return None
 
 
+def check_compatible(save_dir: Path, step: int, zero_stage: int, world_size: int) -> None:
+    """Refuse to load a committed step that this run's ZeRO layout cannot read: DeepSpeed would fail deep
+    in its loader with an AssertionError (partitioned optimizer state is per stage and per rank count)."""
+    import json  # noqa: PLC0415
+
+    try:
+        saved = json.loads((save_dir / tag_for(step) / COMMIT_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    if not isinstance(saved, dict):
+        return
+    stage, world = saved.get("zero_stage"), saved.get("world_size")
+    if stage is not None and stage != zero_stage:
+        raise CheckpointError(
+            tr("{tag} was saved with ZeRO stage {s}; this run uses stage {n}", tag=tag_for(step), s=stage, n=zero_stage),
+            tr("resume with zero_optimization.stage {s}, or start a new --save-dir", s=stage), setting="--resume")
+    if zero_stage > 0 and world is not None and world != world_size:
+        raise CheckpointError(
+            tr("{tag} holds ZeRO optimizer state for {w} ranks; this run has {n}", tag=tag_for(step), w=world,
+               n=world_size),
+            tr("resume with {w} ranks, or convert it first (DeepSpeed's ds_to_universal.py) and start a new "
+               "--save-dir", w=world), setting="--resume")
+
+
 def latest_committed(save_dir: str | Path) -> int | None:
     steps = committed_steps(save_dir)
     return steps[-1] if steps else None

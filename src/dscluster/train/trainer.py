@@ -175,6 +175,7 @@ def run(p: Plan) -> int:
                  "scheduler": (p.ds_config.get("scheduler") or {}).get("type")}
     start_step = 0
     if p.resume_step is not None:
+        checkpoint.check_compatible(args.save_dir, p.resume_step, zero_stage, p.world_size)
         path, client = engine.load_checkpoint(str(args.save_dir), tag=checkpoint.tag_for(p.resume_step))
         if path is None:
             raise checkpoint.CheckpointError(f"could not load {checkpoint.tag_for(p.resume_step)} from {args.save_dir}",
