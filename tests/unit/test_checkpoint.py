@@ -188,3 +188,9 @@ def test_a_step_saved_with_another_zero_layout_is_refused_before_deepspeed_loads
     assert "zero_optimization.stage 1" in err.value.hint
     with pytest.raises(ck.CheckpointError, match="for 2 ranks; this run has 4"):
         ck.check_compatible(tmp_path, 10, zero_stage=1, world_size=4)
+
+
+def test_resuming_a_named_step_from_an_empty_save_dir_says_it_is_empty(tmp_path):
+    with pytest.raises(ConfigError, match="holds no committed checkpoint") as err:
+        ck.resolve_resume(tmp_path, "step-3")
+    assert "--resume auto" in err.value.hint

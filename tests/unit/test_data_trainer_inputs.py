@@ -108,3 +108,12 @@ def test_half_a_launcher_environment_is_named(env, words):
         launcher_env(env)
     assert "dscluster launch" in err.value.hint
     assert launcher_env({}) == (0, 1) and launcher_env({"RANK": "1", "WORLD_SIZE": "2"}) == (1, 2)
+
+
+def test_a_file_given_as_the_data_directory_is_named_as_a_file(tmp_path):
+    from dscluster.data.shards import read_meta
+    from dscluster.errors import DataError
+
+    (tmp_path / "corpus.txt").write_text("text")
+    with pytest.raises(DataError, match="is a file, not a prepared data directory"):
+        read_meta(tmp_path / "corpus.txt")

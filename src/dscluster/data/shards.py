@@ -41,6 +41,9 @@ def _prepare_hint() -> str:
 
 def read_meta(path: str | Path) -> dict:
     path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise DataError(tr("{path} is a file, not a prepared data directory", path=path), _prepare_hint(),
+                        setting="--data")
     if not path.is_dir():
         raise DataError(tr("data directory {path} does not exist", path=path), _prepare_hint(), setting="--data")
     try:

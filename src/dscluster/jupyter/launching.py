@@ -103,12 +103,17 @@ def _int_field(body: dict, key: str, default: int | None, lo: int, hi: int) -> i
 def parse_launch(body: dict, cwd: str | None = None) -> LaunchRequest:
     """Check the request's shape; the content (program, cluster, config) is checked by `prepare`."""
     script = body.get("script")
-    if not isinstance(script, str) or not script.strip():
+    if script is not None and not isinstance(script, str):
+        raise UsageError(tr("'script' must be a string, got {t}", t=type(script).__name__),
+                         tr("give the training script path, or -m MODULE"), setting="script")
+    if not script or not script.strip():
         raise UsageError(tr("'script' is missing"), tr("give the training script path, or -m MODULE"),
                          setting="script")
     script = script.strip()
-    module = script.startswith("-m ")
+    module = script == "-m" or script.startswith("-m ")
     program = script[3:].strip() if module else script
+    if module and not program:
+        raise UsageError(tr("'-m' needs a module name"), tr("e.g. -m dscluster.train"), setting="script")
     args = body.get("args", [])
     if isinstance(args, str):
         try:

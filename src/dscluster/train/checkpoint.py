@@ -151,6 +151,10 @@ def resolve_resume(save_dir: str | Path, resume: str) -> int | None:
     if step is None:
         raise ConfigError(tr("--resume {v!r} is not auto, never, step-N or N", v=resume),
                           tr("e.g. --resume auto"), setting="--resume")
+    if step not in steps and not steps:
+        raise ConfigError(tr("--resume {v}: {path} holds no committed checkpoint", v=resume, path=save_dir),
+                          tr("use --resume auto (starts fresh when there is none), or the --save-dir of the run to "
+                             "continue"), setting="--resume")
     if step not in steps:
         have = ", ".join(tag_for(s) for s in steps) or tr("none")
         raise ConfigError(tr("--resume {v}: {tag} is not a committed checkpoint in {path}", v=resume, tag=tag_for(step),
