@@ -136,6 +136,8 @@ def test_checkpoints_show_commit_state(lab, runs):
     ("POST", "validate", {"script": "-m dscluster.train", "cluster": "/dev/zero"}, 400, "cluster"),
     ("POST", f"runs/{RUN_ID}/restart", {"env": ["HF_TOKEN"]}, 400, "env"),
     ("POST", "validate", {"script": 5}, 400, "script"),
+    ("POST", "validate", {"script": "-m dscluster.train", "nprocz": 2}, 400, "nprocz"),
+    ("POST", "validate", {"script": "-m dscluster.train", "env": ["HF_TOKEN"]}, 400, "env"),
     ("POST", "validate", {"script": "-m "}, 400, "script"),
 ])
 def test_malformed_requests_get_4xx_json_naming_the_setting(lab, runs, method, path, body, status, setting):

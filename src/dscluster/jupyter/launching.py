@@ -100,8 +100,30 @@ def _int_field(body: dict, key: str, default: int | None, lo: int, hi: int) -> i
     return value
 
 
+LAUNCH_FIELDS = ("script", "args", "config", "cluster", "nprocs", "max_restarts", "name", "env")
+
+
+def _parse_env_dict(env: dict[str, str]) -> dict[str, str]:
+    from dscluster.launcher.prepare import parse_env  # noqa: PLC0415 - the CLI's own rules for names
+
+    return parse_env([f"{k}={v}" for k, v in env.items()])
+
+
 def parse_launch(body: dict, cwd: str | None = None) -> LaunchRequest:
     """Check the request's shape; the content (program, cluster, config) is checked by `prepare`."""
+    unknown = sorted(k for k in body if k not in LAUNCH_FIELDS)
+    if unknown:
+        # A misspelt field silently ignored would launch something else than what was asked for.
+        import difflib  # noqa: PLC0415
+
+        close = difflib.get_close_matches(unknown[0], LAUNCH_FIELDS, n=1)
+        raise UsageError(tr("unknown field {key!r} in the launch request", key=unknown[0]),
+                         (tr("did you mean {m!r}? ", m=close[0]) if close else "")
+                         + tr("the fields are: {fields}", fields=", ".join(LAUNCH_FIELDS)), setting=unknown[0])
+    env = body.get("env") or {}
+    if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
+        raise UsageError(tr("'env' must be an object of names to string values"),
+                         tr('e.g. {{"env": {{"HF_TOKEN": "..."}}}}'), setting="env")
     script = body.get("script")
     if script is not None and not isinstance(script, str):
         raise UsageError(tr("'script' must be a string, got {t}", t=type(script).__name__),
@@ -137,7 +159,7 @@ def parse_launch(body: dict, cwd: str | None = None) -> LaunchRequest:
                          cluster=cluster.strip() if cluster else None,
                          nprocs=_int_field(body, "nprocs", None, 1, 64),
                          max_restarts=_int_field(body, "max_restarts", 0, 0, MAX_RESTARTS_LIMIT),
-                         name=name, cwd=cwd)
+                         name=name, cwd=cwd, env=_parse_env_dict(env))
 
 
 def _default_spec_exists() -> bool:
