@@ -52,6 +52,10 @@ def test_unauthenticated_requests_are_refused_with_json(lab, runs):
         assert "Traceback" not in res.body.decode()
     wrong = lab.api("GET", "runs", headers={"Authorization": "token " + "0" * 48}, token=False)
     assert wrong.status == 403
+    zh = lab.api("GET", "runs", headers={"X-Dscluster-Lang": "zh-TW"}, token=False)
+    assert zh.status == 403 and "token" in zh.json()["hint"] and "登入" in zh.json()["hint"]
+    method = lab.api("POST", "cluster", {})
+    assert method.status == 405 and "GET" in method.json()["hint"]
 
 
 def test_browser_session_post_needs_xsrf(lab, runs):

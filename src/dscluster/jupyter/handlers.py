@@ -120,9 +120,14 @@ class DsclusterHandler(APIHandler):
         exc = (kwargs.get("exc_info") or (None, None, None))[1]
         message = getattr(exc, "log_message", None) or self._reason
         hint = None
-        if status_code == 403:
-            hint = tr("log in to JupyterLab with its token, or send the header 'Authorization: token <token>'; "
-                      "POSTs from a browser session also need the _xsrf token")
+        # Raised before json_errors sets the sender's language (authentication, method): set it here too.
+        with use_language(self.request.headers.get(LANGUAGE_HEADER)):
+            if status_code == 403:
+                hint = tr("log in to JupyterLab with its token, or send the header 'Authorization: token <token>'; "
+                          "POSTs from a browser session also need the _xsrf token")
+            elif status_code == 405:
+                allowed = [m for m in ("GET", "POST") if type(self).__dict__.get(m.lower())]
+                hint = tr("this endpoint accepts: {methods}", methods=", ".join(allowed) or "-")
         self.set_header("Content-Type", "application/json")
         self.finish(json.dumps({"error": "HTTPError", "message": message, "hint": hint, "setting": None,
                                 "status": status_code}))
