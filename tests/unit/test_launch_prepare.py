@@ -46,3 +46,11 @@ def test_cli_refuses_bad_input_before_starting_anything(dscluster_home, tmp_path
     assert cli.main(["launch", "--local", "1", "--dry-run", SCRIPT, "--steps", "2"]) == ExitCode.OK
     assert "--steps 2" in capsys.readouterr().out
     assert not (tmp_path / "shared" / "runs").exists()  # a dry run starts nothing and records nothing
+
+
+def test_the_reference_trainers_arguments_are_checked_before_a_launch(dscluster_home, tmp_path, capsys):
+    for args, words in ((["--steps", "-5"], "--steps must be positive"), (["--preset", "nosuch"], "unknown preset"),
+                        (["--bogus", "1"], "unrecognized arguments: --bogus 1")):
+        assert cli.main(["launch", "--local", "1", "--detach", "-m", "dscluster.train", *args]) == ExitCode.CONFIG
+        assert words in capsys.readouterr().err
+    assert not (tmp_path / "shared" / "runs").exists()

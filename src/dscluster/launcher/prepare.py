@@ -177,6 +177,10 @@ def prepare(opts: LaunchOptions) -> Prepared:
     spec, hosts, launcher, shared = resolve_target(opts)
     world = sum(s for _, s in hosts) if hosts else int(opts.local or 1)
     check_program(program, opts.module, cwd, python)
+    if opts.module and program == "dscluster.train":
+        from dscluster.train.options import check_args  # noqa: PLC0415 - imports torch: only for this program
+
+        check_args(args)
     ds_config = check_ds_config(args, cwd, world)
     if not opts.skip_doctor:
         from dscluster.launcher.preflight import run_fast_checks, run_local_checks

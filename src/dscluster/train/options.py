@@ -24,8 +24,27 @@ class Fault:
     crash_in_save_step: int | None = None
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m dscluster.train",
+class _RefusingParser(argparse.ArgumentParser):
+    """For checking a launch's arguments before anything starts: an error is raised, never an exit."""
+
+    def error(self, message: str):
+        raise ConfigError(tr("the trainer's arguments: {message}", message=message),
+                          tr("see python -m dscluster.train --help"), setting="args")
+
+
+def check_args(argv: list[str]) -> None:
+    """What the trainer would refuse at its start, found before a launch: unknown or malformed options,
+    out-of-range numbers, an unknown preset or an inconsistent model size. (Data and checkpoints are
+    checked by the ranks themselves, where those paths are.)"""
+    if "-h" in argv or "--help" in argv:
+        return  # the ranks print the help; nothing to refuse
+    args = build_parser(_RefusingParser).parse_args(argv)
+    check_numbers(args)
+    model_config(args, vocab_size=257)
+
+
+def build_parser(cls: type[argparse.ArgumentParser] = argparse.ArgumentParser) -> argparse.ArgumentParser:
+    p = cls(prog="python -m dscluster.train",
                                 description="dscluster reference GPT trainer (runs inside every DeepSpeed rank).")
     m = p.add_argument_group("model")
     m.add_argument("--preset", default="tiny", help=f"model size: {', '.join(PRESETS)} (default tiny)")
