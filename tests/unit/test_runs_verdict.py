@@ -48,3 +48,15 @@ def test_a_lost_node_with_no_restart_left_points_at_dscluster_restart(tmp_path):
     last = explain_failure(failure, log, {log: log.stat().st_size}, 0.0, None, "run-7", restarts_left=False)
     more = explain_failure(failure, log, {log: log.stat().st_size}, 0.0, None, "run-7", restarts_left=True)
     assert "dscluster restart run-7" in last.to_dict()["fix"] and "restarts remain" in more.to_dict()["fix"]
+
+
+def test_the_rank_code_logged_after_the_detected_line_is_still_found(tmp_path):
+    from dscluster.runs.verdict import failed_rank_exit_code
+
+    log = tmp_path / "launcher.log"
+    detected = "attempt 1: ...\n[INFO] [launch.py:319:sigkill_handler] Killing subprocess 186\n"
+    log.write_text(detected + "[ERROR] [launch.py:325:sigkill_handler] ['python'] exits with return code = 3\n")
+    snapshot = {log: len(detected)}  # what the supervisor had read when it saw "Killing subprocess"
+    assert failed_rank_exit_code(log, snapshot, "attempt 1: ") == 3
+    log.write_text(detected + "exits with return code = -15\n")  # the teardown's own signal: not the cause
+    assert failed_rank_exit_code(log, snapshot, "attempt 1: ") is None

@@ -34,7 +34,7 @@ from dscluster.runs import store
 from dscluster.runs.channel import NodeChannel
 from dscluster.runs.nodes import node_links, node_names, read_secrets, sim_name, unreachable_hosts
 from dscluster.runs.reaper import reap
-from dscluster.runs.verdict import Failure, explain_failure, first_rank_exit_code
+from dscluster.runs.verdict import Failure, explain_failure, failed_rank_exit_code
 from dscluster.train.checkpoint import latest_committed  # the trainer's own commit rule (no torch)
 
 _FAILURE_LINE = re.compile(r"ssh exited with exit code [1-9]\d*|Killing subprocess \d+|"
@@ -406,7 +406,7 @@ class Supervisor:
                 exit_code, status = 0, "succeeded"
                 break
             # The runner itself was killed by the teardown: the first failing rank's code is the real one.
-            rank_rc = first_rank_exit_code(self.log_path, self._failure_logs or {}, f"attempt {n}: ")
+            rank_rc = failed_rank_exit_code(self.log_path, self._failure_logs or {}, f"attempt {n}: ")
             exp = self.explain_attempt(failure, rank_rc, restarts_left=n < max_attempts)
             attempt["reason"] = failure.detail
             if exp is not None and exp.signature == "rank-exit":

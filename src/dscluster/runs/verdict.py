@@ -89,3 +89,15 @@ def first_rank_exit_code(launcher_log: Path, upto: dict[Path, int], attempt_line
         if code != 0:
             return code
     return None
+
+
+def failed_rank_exit_code(launcher_log: Path, upto: dict[Path, int], attempt_line: str) -> int | None:
+    """first_rank_exit_code up to the failure's snapshot, else read on past it: launch.py logs "Killing
+    subprocess" (which a failure is often detected on) before the failed rank's "exits with return code
+    = N". Past the snapshot only a code the rank set itself counts: the teardown's own signals show as
+    negative codes, pdsh's as 255."""
+    code = first_rank_exit_code(launcher_log, upto, attempt_line)
+    if code is not None:
+        return code
+    later = first_rank_exit_code(launcher_log, {}, attempt_line)
+    return later if later is not None and 0 < later != 255 else None
