@@ -150,9 +150,9 @@ class Run:
                               tr("e.g. tail=50, or tail=None for the whole log"), setting="tail")
         names = self.log_names()
         if name is None:
-            ranks = sorted({r for r in map(_rank_of, names) if r is not None})
             wanted = [n for n in names if rank is not None and _rank_of(n) == rank]
-            if not wanted and rank not in (0, None) and ranks:
+            ranks = sorted({r for r in map(_rank_of, names) if r is not None}) if not wanted else []
+            if rank not in (0, None) and ranks:
                 raise RunError(tr("run {id} has no rank {rank}", id=self.id, rank=rank),
                                tr("ranks with logs: {ranks}", ranks=", ".join(map(str, ranks))), setting="rank")
             name = wanted[-1] if wanted else ("launcher.log" if "launcher.log" in names else None)
@@ -177,7 +177,7 @@ class Run:
     def restart(self, env: dict[str, str] | None = None) -> Run:
         """A new run with the same program, args, cluster, environment and settings, resuming from this
         run's checkpoints. Secret values (tokens, keys) are never recorded: give them again in `env`."""
-        return Run(launching.restart(self._ref, _checked_env(env)), [self._ref.path.parent])
+        return Run(launching.restart(self._ref, launching.checked_env(env)), [self._ref.path.parent])
 
     def watch(self, interval: float = 1.0, log_lines: int = 12):
         """A live ipywidgets view (progress, loss curve, status, last log lines), updated in the
@@ -217,9 +217,8 @@ def launch(script: str, args: Sequence[str] | str = (), cluster: Any = None, max
         cluster = cluster._view.spec_path or (cluster.spec.path if cluster.spec is not None else None)
     body = {"script": script, "args": list(args) if not isinstance(args, str) else args,
             "cluster": str(cluster) if cluster else None, "max_restarts": max_restarts, "config": config,
-            "name": name, "nprocs": nprocs}
+            "name": name, "nprocs": nprocs, "env": env}
     request = launching.parse_launch(body, cwd=str(cwd or Path.cwd()))
-    request.env = _checked_env(env)
     run_id = launching.launch(request)
     prepared_dirs = clusterview.resolve(request.cluster).runs_dirs()
     try:
@@ -242,17 +241,6 @@ def _resolve_like_the_cli(runs_dirs: list[Path], ref: str, not_found: Exception)
             continue
         return rundata.RunRef(path.name, path)
     raise not_found
-
-
-def _checked_env(env: dict[str, str] | None) -> dict[str, str]:
-    from dscluster.launcher.prepare import parse_env
-
-    if env is None:
-        return {}
-    if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
-        raise ConfigError(tr("env must be a dict of names to string values"),
-                          tr("e.g. env={{'OMP_NUM_THREADS': '4', 'HF_TOKEN': os.environ['HF_TOKEN']}}"), setting="env")
-    return parse_env([f"{k}={v}" for k, v in env.items()])
 
 
 def list_runs(cluster: Any = None) -> list[Run]:

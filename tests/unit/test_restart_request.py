@@ -36,8 +36,8 @@ def test_restart_keeps_env_and_settings_and_takes_secrets_again(dscluster_home, 
 
 
 def test_api_env_must_be_names_to_strings():
-    from dscluster.api import _checked_env
     from dscluster.errors import ConfigError
+    from dscluster.jupyter.launching import checked_env as _checked_env
 
     assert _checked_env({"A": "1"}) == {"A": "1"}
     with pytest.raises(ConfigError, match="env must be"):

@@ -253,10 +253,7 @@ class RestartHandler(DsclusterHandler):
     @json_errors
     async def post(self, run_id: str):
         ref = self.run_ref(run_id)
-        env = self.json_body().get("env")  # secret values again: they were never recorded
-        if env is not None and (not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values())):
-            raise UsageError(tr("'env' must be an object of names to string values"),
-                             tr('e.g. {{"env": {{"HF_TOKEN": "..."}}}}'), setting="env")
+        env = launching.checked_env(self.json_body().get("env"))  # secret values again: never recorded
         new_id = await asyncio.to_thread(launching.restart, ref, env)
         self.send_json({"id": new_id, "restarted_from": run_id}, status=201)
 

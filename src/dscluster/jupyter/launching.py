@@ -103,9 +103,16 @@ def _int_field(body: dict, key: str, default: int | None, lo: int, hi: int) -> i
 LAUNCH_FIELDS = ("script", "args", "config", "cluster", "nprocs", "max_restarts", "name", "env")
 
 
-def _parse_env_dict(env: dict[str, str]) -> dict[str, str]:
-    from dscluster.launcher.prepare import parse_env  # noqa: PLC0415 - the CLI's own rules for names
+def checked_env(env: object) -> dict[str, str]:
+    """`env` of a launch or restart (HTTP body or Python API): names to string values, the names under
+    the CLI's own --env rules. None is no variables."""
+    from dscluster.launcher.prepare import parse_env  # noqa: PLC0415
 
+    if env is None:
+        return {}
+    if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
+        raise ConfigError(tr("env must be an object (dict) of names to string values"),
+                          tr('e.g. {{"OMP_NUM_THREADS": "4", "HF_TOKEN": "..."}}'), setting="env")
     return parse_env([f"{k}={v}" for k, v in env.items()])
 
 
@@ -120,10 +127,7 @@ def parse_launch(body: dict, cwd: str | None = None) -> LaunchRequest:
         raise UsageError(tr("unknown field {key!r} in the launch request", key=unknown[0]),
                          (tr("did you mean {m!r}? ", m=close[0]) if close else "")
                          + tr("the fields are: {fields}", fields=", ".join(LAUNCH_FIELDS)), setting=unknown[0])
-    env = body.get("env") or {}
-    if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
-        raise UsageError(tr("'env' must be an object of names to string values"),
-                         tr('e.g. {{"env": {{"HF_TOKEN": "..."}}}}'), setting="env")
+    env = checked_env(body.get("env"))
     script = body.get("script")
     if script is not None and not isinstance(script, str):
         raise UsageError(tr("'script' must be a string, got {t}", t=type(script).__name__),
@@ -159,7 +163,7 @@ def parse_launch(body: dict, cwd: str | None = None) -> LaunchRequest:
                          cluster=cluster.strip() if cluster else None,
                          nprocs=_int_field(body, "nprocs", None, 1, 64),
                          max_restarts=_int_field(body, "max_restarts", 0, 0, MAX_RESTARTS_LIMIT),
-                         name=name, cwd=cwd, env=_parse_env_dict(env))
+                         name=name, cwd=cwd, env=env)
 
 
 def _default_spec_exists() -> bool:
