@@ -346,6 +346,14 @@ def looks_like_toml_spec(text: str) -> bool:
     return bool(re.search(r"^\s*\[\s*cluster\s*\]|^\s*\[\[\s*nodes\s*\]\]", text, re.M))
 
 
+def _read(path: Path, setting: str) -> str:
+    try:
+        return read_user_text(path, setting)
+    except OSError as err:
+        raise ConfigError(tr("cannot read {path}: {err}", path=path, err=err.strerror or err),
+                          tr("check the path and the file's permissions"), setting=setting) from None
+
+
 def spec_from_hostfile(path: str | os.PathLike, base: ClusterSpec | None = None) -> ClusterSpec:
     """A spec whose nodes come from a DeepSpeed hostfile.
 
@@ -355,12 +363,7 @@ def spec_from_hostfile(path: str | os.PathLike, base: ClusterSpec | None = None)
     from dscluster.cluster.hostfile import parse_hostfile
 
     path = Path(path)
-    try:
-        text = read_user_text(path, "hostfile")
-    except OSError as err:
-        raise ConfigError(tr("cannot read {path}: {err}", path=path, err=err.strerror or err),
-                          tr("check the path and the file's permissions"), setting="hostfile") from None
-    entries = parse_hostfile(text, path=str(path))
+    entries = parse_hostfile(_read(path, "hostfile"), path=str(path))
     known = {n.name: n for n in base.nodes} | {n.address: n for n in base.nodes} if base else {}
     nodes = []
     for host, slots in entries:
@@ -387,11 +390,7 @@ def _load_any(path: Path) -> ClusterSpec:
     if path.is_dir():
         path = path / SPEC_FILENAME
         return load_spec(path)
-    try:
-        text = read_user_text(path, "cluster")
-    except OSError as err:
-        raise ConfigError(tr("cannot read {path}: {err}", path=path, err=err.strerror or err),
-                          tr("check the path and the file's permissions"), setting="cluster") from None
+    text = _read(path, "cluster")
     if path.suffix == ".toml" or looks_like_toml_spec(text):
         return load_spec(path)
     base = None

@@ -70,10 +70,11 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def _is_hostfile(path: Path) -> bool:
     from dscluster.cluster.hostfile import parse_hostfile
+    from dscluster.fsutil import read_user_text
 
-    try:
-        return bool(parse_hostfile(path.read_text(encoding="utf-8"), str(path)))
-    except (ConfigError, OSError, UnicodeDecodeError):
+    try:  # a device or a huge file is not a hostfile either (and must not be read to find out)
+        return bool(parse_hostfile(read_user_text(path, "--output"), str(path)))
+    except (ConfigError, OSError):
         return False
 
 

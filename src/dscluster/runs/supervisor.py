@@ -66,6 +66,10 @@ def pick_port() -> int:
             return port
 
 
+def _sim_heal(sim: str, node: str) -> str:
+    return f"dscluster sim heal{'' if sim == 'default' else f' --name {sim}'} {node}"
+
+
 def host_of_line(text: str, pos: int, hosts: list[str]) -> str | None:
     """The host a launcher output line (the one holding text[pos]) is about: pdsh prefixes
     `pdsh@ITS_HOST: NODE: `, remote output `NODE: `; local lines carry no node (a local run: localhost)."""
@@ -359,8 +363,7 @@ class Supervisor:
         sim = sim_name(self.record)
         heal = ""
         if sim is not None:
-            extra = "" if sim == "default" else f" --name {sim}"
-            heal = "; ".join(f"dscluster sim heal{extra} {n}" for n in shown)
+            heal = "; ".join(_sim_heal(sim, n) for n in shown)
             fix = "{heal}, then dscluster restart {run}"
         else:
             fix = ("Bring the node back (power, network) and run `dscluster node start` on it, or remove it from "
@@ -377,9 +380,8 @@ class Supervisor:
         sim = sim_name(self.record)
         if exp is not None and exp.signature == "ssh-255" and sim is not None and failure.node:
             # On a simulated cluster a node's sshd comes back with `sim heal`, not `node start`.
-            extra = "" if sim == "default" else f" --name {sim}"
             exp = explainer.custom("ssh-255", exp.cause, "Check the node with `dscluster doctor`; {heal} brings it "
-                                   "back.", exp.evidence, exp.retry, heal=f"dscluster sim heal{extra} {failure.node}")
+                                   "back.", exp.evidence, exp.retry, heal=_sim_heal(sim, failure.node))
         return exp
 
     def run(self) -> int:

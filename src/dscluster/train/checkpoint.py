@@ -61,16 +61,23 @@ def committed_steps(save_dir: str | Path) -> list[int]:
     return sorted(steps)
 
 
-def damage(step_dir: Path) -> str | None:
-    """None when a committed step's files are all there at the sizes COMMIT.json recorded, else what is
-    wrong. Committed steps are never rewritten, so any difference means a disk fault or a hand edit."""
+def read_commit(step_dir: Path) -> dict | None:
+    """A step's COMMIT.json (what the commit recorded: files and sizes, world size, ZeRO stage), or None
+    when it is missing or unreadable."""
     import json  # noqa: PLC0415
 
     try:
         commit = json.loads((step_dir / COMMIT_FILE).read_text(encoding="utf-8"))
-        files = commit["files"]
-        assert isinstance(files, dict)
-    except (OSError, ValueError, KeyError, TypeError, AssertionError):
+    except (OSError, ValueError):
+        return None
+    return commit if isinstance(commit, dict) else None
+
+
+def damage(step_dir: Path) -> str | None:
+    """None when a committed step's files are all there at the sizes COMMIT.json recorded, else what is
+    wrong. Committed steps are never rewritten, so any difference means a disk fault or a hand edit."""
+    files = (read_commit(step_dir) or {}).get("files")
+    if not isinstance(files, dict):
         return tr("{file} is unreadable", file=COMMIT_FILE)
     for name, size in files.items():
         try:
@@ -85,14 +92,7 @@ def damage(step_dir: Path) -> str | None:
 def check_compatible(save_dir: Path, step: int, zero_stage: int, world_size: int) -> None:
     """Refuse to load a committed step that this run's ZeRO layout cannot read: DeepSpeed would fail deep
     in its loader with an AssertionError (partitioned optimizer state is per stage and per rank count)."""
-    import json  # noqa: PLC0415
-
-    try:
-        saved = json.loads((save_dir / tag_for(step) / COMMIT_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return
-    if not isinstance(saved, dict):
-        return
+    saved = read_commit(save_dir / tag_for(step)) or {}
     stage, world = saved.get("zero_stage"), saved.get("world_size")
     if stage is not None and stage != zero_stage:
         raise CheckpointError(

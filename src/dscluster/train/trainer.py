@@ -210,6 +210,7 @@ def run(p: Plan) -> int:
     engine.train()
     loss_acc = torch.zeros(1, device=device)
     window_start, window_steps = time.time(), 0
+    lr_setting = args.lr or PRESET_LR.get(args.preset)  # named in the hint if the loss diverges
     last_loss = None
     val_loss = None
     # The next micro-batches are gathered and pinned on a thread: taking one is an asynchronous copy.
@@ -227,7 +228,7 @@ def run(p: Plan) -> int:
         if done % args.log_interval == 0 or done == args.steps:
             dist.all_reduce(loss_acc)  # the only host sync in the loop: once per log interval
             last_loss = loss_acc.item() / (p.world_size * accum * window_steps)
-            check_finite(last_loss, done, args.lr or PRESET_LR.get(args.preset))
+            check_finite(last_loss, done, lr_setting)
             elapsed = time.time() - window_start
             tps = tokens_per_step * window_steps / elapsed
             lr = engine.get_lr()[0]
@@ -250,7 +251,7 @@ def run(p: Plan) -> int:
             if window_steps:  # steps since the last log: a diverged state must never be committed
                 pending = loss_acc.clone()
                 dist.all_reduce(pending)
-                check_finite(pending.item(), done, args.lr or PRESET_LR.get(args.preset))
+                check_finite(pending.item(), done, lr_setting)
             save(done)
             window_start = time.time()
         if args.step_sleep:
