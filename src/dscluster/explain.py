@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from dscluster.i18n import tr
+from dscluster.i18n import gettext, tr
 
 
 @dataclass(frozen=True)
@@ -159,7 +159,8 @@ def localized(recorded: dict) -> tuple[str, str]:
     params = {k: str(v) for k, v in (recorded.get("params") or {}).items()}
     if templates and params:
         return tr(templates.get("cause") or "", **params), tr(templates.get("fix") or "", **params)
-    return tr(recorded.get("cause") or ""), tr(recorded.get("fix") or "")
+    # Text recorded filled in (no templates) is looked up as it is, never formatted again.
+    return gettext(recorded.get("cause") or ""), gettext(recorded.get("fix") or "")
 
 
 def explain(text: str) -> Explanation | None:

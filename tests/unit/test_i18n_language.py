@@ -45,3 +45,10 @@ def test_literal_braces_come_out_single_in_every_language_with_or_without_values
             raise AssertionError("a non-object zero_optimization was accepted")
     assert tr("recorded text with {braces} of its own") == "recorded text with {braces} of its own"
 
+
+
+def test_a_recorded_explanation_without_templates_is_shown_as_written():
+    from dscluster.explain import localized
+
+    recorded = {"cause": 'the recorded text holds {{"stage": 2}} verbatim', "fix": "x"}
+    assert localized(recorded)[0] == recorded["cause"]
