@@ -8,11 +8,13 @@ exited"). The supervisor stores the result in run.json; `dscluster status` shows
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from dscluster import fsutil
 from dscluster.i18n import gettext, tr
 
 
@@ -188,7 +190,8 @@ def explain_files(paths: Iterable[Path], tail_bytes: int = 64_000,
     order = {s.name: i for i, s in enumerate(SIGNATURES)}
     for path in paths:
         try:
-            with open(path, "rb") as f:
+            # Rank logs are the node user's files: opened by fsutil's no-symlink rule (evidence lands in run.json).
+            with os.fdopen(fsutil.open_file(path), "rb") as f:
                 f.seek(0, 2)
                 end = f.tell() if upto is None or path not in upto else min(f.tell(), upto[path])
                 f.seek(max(0, end - tail_bytes))

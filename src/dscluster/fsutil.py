@@ -1,15 +1,225 @@
-"""Atomic state writes: temp file in the same directory + fsync + os.replace.
+"""Atomic state writes (temp file in the same directory + fsync + os.replace) and opening state files
+without following a symlink that another user could have planted.
 
 A reader never sees a half-written file, and a crash mid-write leaves the previous version intact.
+
+Why symlinks matter here: run directories live on shared storage that the cluster's node user (every
+rank, every notebook) can write, while the supervisor that writes run.json, events.jsonl and the
+launcher log runs as the launching user (often root). If such a process opened `logs/launcher.log`
+by name, the node user could replace it (or `logs/`, or the run directory) with a symlink to a file
+only the launching user may write, and have it written there. `open_file`/`open_dir` resolve a path
+one component at a time: symlinks are followed only while every directory so far is one that no
+other user can change (owned by this user or root, not group/world-writable, or sticky with the entry
+owned by this user or root); from the first directory another user can change on, every component is
+opened with O_NOFOLLOW relative to its parent's descriptor, so a planted symlink is refused (ELOOP)
+and a swap between check and use is impossible. A file to be read or written must be a regular file
+(a planted FIFO would block the writer) with one link (a planted hard link to someone else's file).
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
-import tempfile
+import secrets
+import stat
 from pathlib import Path
 from typing import Any
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_MAX_LINKS = 40  # as the kernel's own limit on symlinks in one lookup
+
+
+class UnsafePath(OSError):
+    """A path that crosses a symlink, hard link or special file planted where another user can write."""
+
+
+def _others_can_change(st: os.stat_result, me: int) -> bool:
+    """True when a user other than `me` (and root) can add, remove or rename entries of this directory."""
+    if st.st_uid not in (me, 0):
+        return True
+    return bool(st.st_mode & 0o022)
+
+
+def _entry_pinned(dir_st: os.stat_result, entry_uid: int, me: int) -> bool:
+    """In a sticky directory (e.g. /tmp) others may add entries but not rename or remove ours."""
+    return bool(dir_st.st_mode & stat.S_ISVTX) and dir_st.st_uid in (me, 0) and entry_uid in (me, 0)
+
+
+def _walk(path: str | os.PathLike, *, create: bool = False, mode: int = 0o755) -> tuple[int, bool]:
+    """A descriptor of directory `path` and whether the way to it is trusted (no other user could have
+    changed any directory on it). See the module docstring for the rule; `create` makes the missing
+    directories (with `mode`), like mkdir -p."""
+    me = os.geteuid()
+    parts = list(Path(os.path.abspath(path)).parts[1:])
+    fd = os.open("/", os.O_RDONLY | _DIRECTORY | _CLOEXEC)
+    trusted, links = True, 0
+    try:
+        while parts:
+            name = parts.pop(0)
+            if name in ("", "."):
+                continue
+            dir_st = os.fstat(fd)
+            try:
+                entry = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except FileNotFoundError:
+                if not create or name == "..":
+                    raise
+                try:
+                    os.mkdir(name, mode, dir_fd=fd)
+                except FileExistsError:
+                    pass  # made meanwhile (by anyone): the checks below apply to it as to any entry
+                entry = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            if trusted and _others_can_change(dir_st, me) and not _entry_pinned(dir_st, entry.st_uid, me):
+                trusted = False
+            if stat.S_ISLNK(entry.st_mode):
+                if not trusted:
+                    raise UnsafePath(errno.ELOOP, "refusing to follow a symlink where another user can write",
+                                     os.path.join(str(path), ""))
+                links += 1
+                if links > _MAX_LINKS:
+                    raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), str(path))
+                target = Path(os.readlink(name, dir_fd=fd))
+                if target.is_absolute():
+                    os.close(fd)
+                    fd = -1
+                    fd = os.open("/", os.O_RDONLY | _DIRECTORY | _CLOEXEC)
+                    parts = list(target.parts[1:]) + parts
+                else:
+                    parts = list(target.parts) + parts
+                continue
+            if name == ".." and not trusted:
+                raise UnsafePath(errno.EACCES, "refusing '..' where another user can write", str(path))
+            try:
+                nxt = os.open(name, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC, dir_fd=fd)
+            except OSError as err:  # swapped for a symlink since the stat above: ELOOP
+                raise _refused(Path(path), err) from None
+            os.close(fd)
+            fd = nxt
+        return fd, trusted
+    except BaseException:
+        if fd >= 0:
+            os.close(fd)
+        raise
+
+
+def open_dir(path: str | os.PathLike, *, create: bool = False, mode: int = 0o755) -> int:
+    """A descriptor (O_DIRECTORY) of `path`, resolved by the symlink rule above; `create`: mkdir -p."""
+    return _walk(path, create=create, mode=mode)[0]
+
+
+def make_dir(path: str | os.PathLike, mode: int = 0o755, *, owner: int | None = None) -> None:
+    """mkdir `path` (it must not exist; its parents are made as needed), then give it `mode` and
+    `owner`'s uid through its own descriptor: a name another user can swap is never chmod/chowned."""
+    path = Path(os.path.abspath(path))
+    dfd = open_dir(path.parent, create=True)
+    try:
+        os.mkdir(path.name, 0o700, dir_fd=dfd)
+        fd = os.open(path.name, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC, dir_fd=dfd)
+    finally:
+        os.close(dfd)
+    try:
+        if owner is not None:
+            os.fchown(fd, int(owner), -1)
+        os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
+
+
+def _refused(path: Path, err: OSError) -> OSError:
+    if err.errno == errno.ELOOP and not isinstance(err, UnsafePath):
+        return UnsafePath(errno.ELOOP, "refusing to follow a symlink where another user can write", str(path))
+    return err
+
+
+def open_file(path: str | os.PathLike, flags: int = os.O_RDONLY, mode: int = 0o644, *, _links: int = 0) -> int:
+    """os.open(path, flags, mode) by the symlink rule above: no symlink is followed, and no hard-linked
+    or special file is opened, where another user could have planted it. Raises UnsafePath (an OSError)
+    for a path that breaks the rule, the usual OSErrors otherwise."""
+    path = Path(os.path.abspath(path))
+    me = os.geteuid()
+    try:
+        dfd, trusted = _walk(path.parent)
+    except OSError as err:
+        raise _refused(path, err) from None
+    try:
+        dir_st = os.fstat(dfd)
+        if trusted:
+            try:
+                entry = os.stat(path.name, dir_fd=dfd, follow_symlinks=False)
+            except FileNotFoundError:
+                entry = None
+            if entry is not None and stat.S_ISLNK(entry.st_mode) and (
+                    not _others_can_change(dir_st, me) or _entry_pinned(dir_st, entry.st_uid, me)):
+                if _links >= _MAX_LINKS:
+                    raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), str(path))
+                target = os.readlink(path.name, dir_fd=dfd)  # our own symlink: follow it by the same rule
+                return open_file(path.parent / target, flags, mode, _links=_links + 1)
+        try:
+            fd = os.open(path.name, flags | _NOFOLLOW | _CLOEXEC | os.O_NONBLOCK, mode, dir_fd=dfd)
+        except OSError as err:
+            raise _refused(path, err) from None
+    finally:
+        os.close(dfd)
+    try:
+        st = os.fstat(fd)
+        pinned = trusted and (not _others_can_change(dir_st, me) or _entry_pinned(dir_st, st.st_uid, me))
+        if not stat.S_ISREG(st.st_mode):
+            raise UnsafePath(errno.EINVAL, "not a regular file", str(path))
+        if not pinned and st.st_nlink > 1:
+            raise UnsafePath(errno.EMLINK, "refusing a hard-linked file where another user can write", str(path))
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def open_beneath(base: str | os.PathLike, rel: str | os.PathLike, flags: int = os.O_RDONLY) -> int:
+    """A regular file `rel` inside directory `base`, where no component of `rel` may be a symlink or
+    `..`, whoever owns it: for readers that serve files of a run directory (over HTTP) and must never
+    serve anything outside it. `base` itself is reached by open_dir's rule."""
+    parts = Path(rel).parts
+    if not parts or Path(rel).is_absolute() or ".." in parts:
+        raise UnsafePath(errno.EINVAL, "not a path inside the directory", str(rel))
+    fd = open_dir(base)
+    try:
+        for name in parts[:-1]:
+            try:
+                nxt = os.open(name, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC, dir_fd=fd)
+            except OSError as err:
+                raise _refused(Path(base) / rel, err) from None
+            os.close(fd)
+            fd = nxt
+        try:
+            out = os.open(parts[-1], flags | _NOFOLLOW | _CLOEXEC | os.O_NONBLOCK, dir_fd=fd)
+        except OSError as err:
+            raise _refused(Path(base) / rel, err) from None
+    finally:
+        os.close(fd)
+    try:
+        if not stat.S_ISREG(os.fstat(out).st_mode):
+            raise UnsafePath(errno.EINVAL, "not a regular file", str(Path(base) / rel))
+        os.set_blocking(out, True)
+    except BaseException:
+        os.close(out)
+        raise
+    return out
+
+
+def read_bytes(path: str | os.PathLike, offset: int = 0, limit: int | None = None) -> bytes:
+    """The bytes of a state file from `offset` (at most `limit`), opened by open_file's rule."""
+    fd = open_file(path)
+    with os.fdopen(fd, "rb") as f:
+        f.seek(offset)
+        return f.read() if limit is None else f.read(limit)
+
+
+def open_append(path: str | os.PathLike, mode: int = 0o644):
+    """A binary file object appending to `path` (created if missing), opened by open_file's rule."""
+    return os.fdopen(open_file(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, mode), "ab")
 
 
 def fsync_dir(path: str | os.PathLike) -> None:
@@ -24,28 +234,43 @@ def fsync_dir(path: str | os.PathLike) -> None:
         os.close(fd)
 
 
-def atomic_write_bytes(path: str | os.PathLike, data: bytes, mode: int = 0o644) -> None:
+def atomic_write_bytes(path: str | os.PathLike, data: bytes, mode: int = 0o644, *, owner: int | None = None) -> None:
+    """Write `path` atomically: a temp file made (O_EXCL) in the same directory, opened by descriptor,
+    fsynced, given `mode` (and `owner`'s uid, by the descriptor: never by name, which another user could
+    swap meanwhile), then renamed over `path` within that directory descriptor. Missing directories
+    are made; the directory is reached by open_dir's symlink rule."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    dfd = open_dir(path.parent, create=True)
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
+        while True:
+            tmp = f".{path.name}.{secrets.token_hex(4)}.tmp"
+            try:
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o600, dir_fd=dfd)
+                break
+            except FileExistsError:
+                continue
         try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    fsync_dir(path.parent)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                if owner is not None:
+                    os.fchown(f.fileno(), int(owner), -1)
+                os.fchmod(f.fileno(), mode)
+                os.fsync(f.fileno())
+            os.replace(tmp, path.name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        except BaseException:
+            try:
+                os.unlink(tmp, dir_fd=dfd)
+            except FileNotFoundError:
+                pass
+            raise
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
 
 
-def atomic_write_text(path: str | os.PathLike, text: str, mode: int = 0o644) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"), mode)
+def atomic_write_text(path: str | os.PathLike, text: str, mode: int = 0o644, *, owner: int | None = None) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"), mode, owner=owner)
 
 
 def atomic_write_json(path: str | os.PathLike, obj: Any, mode: int = 0o644) -> None:
@@ -55,7 +280,7 @@ def atomic_write_json(path: str | os.PathLike, obj: Any, mode: int = 0o644) -> N
 def append_jsonl(path: str | os.PathLike, record: dict) -> None:
     """Append one JSON line with a single write() so concurrent appenders never interleave lines."""
     line = (json.dumps(record, default=str, separators=(",", ":")) + "\n").encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = open_file(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         os.write(fd, line)
     finally:
@@ -69,11 +294,14 @@ def read_jsonl(path: str | os.PathLike, offset: int = 0) -> tuple[list[dict], in
     file never breaks a reader.
     """
     try:
-        with open(path, "rb") as f:
-            f.seek(offset)
-            data = f.read()
+        data = read_bytes(path, offset)
     except FileNotFoundError:
         return [], offset
+    return parse_jsonl(data, offset)
+
+
+def parse_jsonl(data: bytes, offset: int = 0) -> tuple[list[dict], int]:
+    """The complete JSON lines of `data` (read from byte `offset` of a file) and the offset after them."""
     end = data.rfind(b"\n") + 1
     records = []
     for raw in data[:end].splitlines():

@@ -29,7 +29,8 @@ def env_file(plan):
 def test_pdsh_argv_has_master_port_hostfile_and_rank_logs():
     plan = build_plan(req())
     a = plan.argv
-    assert a[:4] == ["/opt/venv/bin/python", "-u", "-m", "deepspeed.launcher.runner"]
+    # Safe-path mode: the runner starts in the user's (node-writable) directory but never imports from it.
+    assert a[:5] == ["/opt/venv/bin/python", "-u", "-P", "-m", "deepspeed.launcher.runner"]
     assert f"--hostfile={RUN / 'hostfile'}" in a
     assert "--master_addr=node0" in a and "--master_port=31234" in a and "--launcher=pdsh" in a
     assert f"--enable_each_rank_log={RUN / 'logs'}" in a

@@ -136,7 +136,7 @@ def _failure_lines(run_dir: Path) -> list[str]:
     lines = []
     for path in [logs / "launcher.log", *sorted(logs.glob("*_rank*.log"))]:
         try:
-            lines += path.read_text(errors="replace").splitlines()
+            lines += fsutil.read_bytes(path).decode("utf-8", "replace").splitlines()
         except OSError:
             continue
     errors = [ln for ln in lines if ln.lstrip().startswith(("error:", "fix:", tr("error") + ":", tr("fix") + ":"))]

@@ -5,6 +5,11 @@ A run in progress is half written by design: run.json may be missing for a momen
 line may be torn, logs grow. Every reader here tolerates that and never raises on content; it raises
 `RunNotFound` (a 404 at the HTTP boundary) only when the run directory does not exist at all.
 Readers take byte offsets so the panel polls only what is new.
+
+Any rank can write a run directory, and the server serves what it reads to whoever holds the lab's
+token: every file is opened through fsutil.open_beneath (no component below the run directory may be a
+symlink, nor `..`), and a run directory that is itself a symlink is not a run. A `logs` directory
+pointed elsewhere (e.g. at the lab's own state directory) is therefore empty, not served.
 """
 
 from __future__ import annotations
@@ -16,9 +21,9 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from dscluster import fsutil
 from dscluster.errors import DsclusterError, ExitCode, UsageError
 from dscluster.explain import localized
-from dscluster.fsutil import read_jsonl
 from dscluster.i18n import tr
 from dscluster.runs import store
 from dscluster.runs.start import LOST, lost_explanation, shown_status
@@ -51,29 +56,41 @@ def check_run_id(run_id: str) -> str:
     return run_id
 
 
-def _read_json(path: Path) -> dict | None:
+def _open(base: Path, rel: str) -> int:
+    """A descriptor of base/rel by fsutil.open_beneath's rule (OSError otherwise)."""
+    return fsutil.open_beneath(base, rel)
+
+
+def _read_json(base: Path, rel: str) -> dict | None:
     try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+        with os.fdopen(_open(base, rel), "rb") as f:
+            data = json.loads(f.read())
         return data if isinstance(data, dict) else None
     except (OSError, ValueError):
         return None
+
+
+def _is_run_dir(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(path.lstat().st_mode)  # a symlink is not a run (it would serve another dir)
+    except OSError:
+        return False
 
 
 def find_run(runs_dirs: list[Path], run_id: str) -> RunRef:
     check_run_id(run_id)
     for runs_dir in runs_dirs:
         path = Path(runs_dir) / run_id
-        if path.is_dir():
+        if _is_run_dir(path):
             return RunRef(run_id, path)
     raise RunNotFound(tr("no run {run_id!r}", run_id=run_id), tr("list runs with `dscluster runs`"),
                       setting="run_id")
 
 
-def _tail_metric(path: Path, max_bytes: int = 16384) -> dict | None:
+def _tail_metric(base: Path, rel: str, max_bytes: int = 16384) -> dict | None:
     """The last complete metrics line with a loss (cheap: reads only the file's end)."""
     try:
-        with open(path, "rb") as f:
+        with os.fdopen(_open(base, rel), "rb") as f:
             f.seek(0, os.SEEK_END)
             size = f.tell()
             f.seek(max(0, size - max_bytes))
@@ -92,7 +109,7 @@ def _tail_metric(path: Path, max_bytes: int = 16384) -> dict | None:
 
 def run_record(ref: RunRef) -> dict:
     """run.json, or a placeholder while the supervisor has not written it yet."""
-    record = _read_json(ref.path / "run.json")
+    record = _read_json(ref.path, "run.json")
     if record is None:
         record = {"id": ref.id, "status": "pending", "attempts": []}
     record.setdefault("id", ref.id)
@@ -112,7 +129,7 @@ def save_dir(ref: RunRef, record: dict | None = None) -> Path:
 
 def summary(ref: RunRef) -> dict:
     rec = run_record(ref)
-    last = _tail_metric(ref.path / "metrics.jsonl") or {}
+    last = _tail_metric(ref.path, "metrics.jsonl") or {}
     ds = rec.get("ds_config") if isinstance(rec.get("ds_config"), dict) else {}
     status = shown_status(rec)
     explanation = rec.get("explanation") or (lost_explanation(rec) if status == LOST else None)
@@ -151,25 +168,32 @@ def list_runs(runs_dirs: list[Path]) -> list[dict]:
         except OSError:
             continue
         for path in entries:
-            if path.name in seen or not path.is_dir() or not _RUN_ID.match(path.name):
+            if path.name in seen or not _is_run_dir(path) or not _RUN_ID.match(path.name):
                 continue
             seen[path.name] = summary(RunRef(path.name, path))
     return sorted(seen.values(), key=lambda r: (str(r.get("created") or ""), r["id"]), reverse=True)
 
 
-def read_since(path: Path, offset: int) -> dict:
-    records, next_offset = read_jsonl(path, max(0, int(offset)))
+def read_since(base: Path, rel: str, offset: int) -> dict:
+    offset = max(0, int(offset))
+    try:
+        with os.fdopen(_open(base, rel), "rb") as f:
+            f.seek(offset)
+            data = f.read()
+    except OSError:
+        data = b""
+    records, next_offset = fsutil.parse_jsonl(data, offset)
     return {"records": records, "offset": next_offset}
 
 
 def events(ref: RunRef, offset: int = 0) -> dict:
-    return read_since(ref.path / "events.jsonl", offset)
+    return read_since(ref.path, "events.jsonl", offset)
 
 
 def metrics(ref: RunRef, offset: int = 0, max_records: int | None = None) -> dict:
     """metrics.jsonl since `offset`; with `max_records`, evenly thinned (the last record always kept) so
     the first load of a 100k-step run stays small. `stride` says how much was thinned (1: nothing)."""
-    result = read_since(ref.path / "metrics.jsonl", offset)
+    result = read_since(ref.path, "metrics.jsonl", offset)
     records = result["records"]
     stride = 1
     if max_records and len(records) > max_records:
@@ -181,19 +205,20 @@ def metrics(ref: RunRef, offset: int = 0, max_records: int | None = None) -> dic
 
 def log_files(ref: RunRef) -> list[dict]:
     """Log files under logs/ (launcher.log first, then per-rank logs in natural order)."""
-    logs = ref.path / "logs"
     found = []
-    for root, _dirs, files in os.walk(logs):
+    if not _is_run_dir(ref.path):
+        return found
+    # fwalk without following symlinks: a `logs` that is a symlink, or a symlinked subdirectory or file in
+    # it (any rank can write logs/), lists nothing from elsewhere.
+    for root, _dirs, files, dfd in os.fwalk(ref.path / "logs", follow_symlinks=False):
         for name in files:
-            full = Path(root) / name
             try:
-                info = full.lstat()
+                info = os.stat(name, dir_fd=dfd, follow_symlinks=False)
             except OSError:
                 continue
             if not stat.S_ISREG(info.st_mode):
-                continue  # a symlink (any rank can write logs/) must not serve a file from elsewhere
-            size = info.st_size
-            found.append({"name": str(full.relative_to(logs)), "size": size})
+                continue
+            found.append({"name": str((Path(root) / name).relative_to(ref.path / "logs")), "size": info.st_size})
 
     def order(item: dict) -> tuple:
         name = item["name"]
@@ -213,8 +238,12 @@ def log_tail(ref: RunRef, name: str, offset: int | None = None, max_bytes: int =
     if name not in known:
         raise RunNotFound(tr("run {run_id} has no log {name!r}", run_id=ref.id, name=str(name)[:120]),
                           tr("pick one of: {names}", names=", ".join(sorted(known)) or "-"), setting="log")
-    path = ref.path / "logs" / name
-    with open(path, "rb") as f:
+    try:
+        fd = _open(ref.path, f"logs/{name}")
+    except OSError:
+        raise RunNotFound(tr("run {run_id} has no log {name!r}", run_id=ref.id, name=str(name)[:120]),
+                          tr("pick one of: {names}", names=", ".join(sorted(known)) or "-"), setting="log") from None
+    with os.fdopen(fd, "rb") as f:
         f.seek(0, os.SEEK_END)
         size = f.tell()
         start = max(0, size - max_bytes) if offset is None or offset < 0 else min(int(offset), size)
@@ -232,7 +261,8 @@ def checkpoints(ref: RunRef) -> list[dict]:
     folder = save_dir(ref)
     latest = None
     try:
-        latest = (folder / "latest").read_text(encoding="utf-8").strip() or None
+        with os.fdopen(_open(folder, "latest"), "rb") as f:
+            latest = f.read(4096).decode("utf-8", "replace").strip() or None
     except OSError:
         pass
     out = []
@@ -244,7 +274,7 @@ def checkpoints(ref: RunRef) -> list[dict]:
         m = re.fullmatch(r"step-(\d+)", entry.name)
         if not m or not entry.is_dir():
             continue
-        commit = _read_json(entry / "COMMIT.json")
+        commit = _read_json(folder, f"{entry.name}/COMMIT.json")
         out.append({"tag": entry.name, "step": int(m.group(1)), "committed": commit is not None,
                     "latest": entry.name == latest, "commit": commit, "path": str(entry)})
     return sorted(out, key=lambda c: c["step"])

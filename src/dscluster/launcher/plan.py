@@ -19,6 +19,8 @@ Why each piece is there (shared/research/deepspeed_internals.md §1, multinode_s
 - `--force_multi` when there is a single host: otherwise the runner starts it locally even when the
   host is remote.
 - `--enable_each_rank_log`: per-rank stdout/stderr files in <run>/logs.
+- `python -P` (safe path) for the runner itself: it runs in the user's directory as the launching
+  user, and a module planted there by the node user must not be imported (see safepython.py).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dscluster.runs.redact import REDACTED, split_secrets
+from dscluster.safepython import module_argv
 
 # The environment that must reach the ranks when the launching machine has it.
 FORWARDED_ENV = ("PATH", "LD_LIBRARY_PATH", "CUDA_HOME", "DEEPSPEED_TIMEOUT", "TORCH_EXTENSIONS_DIR",
@@ -156,7 +159,9 @@ def build_plan(req: LaunchRequest) -> LaunchPlan:
     if req.launcher != "pdsh" or not req.hosts:
         env.update(secret_env)  # for local ranks / mpirun's `-x NAME`; never on a command line
 
-    argv = [req.python, "-u", "-m", "deepspeed.launcher.runner"]
+    # Safe-path mode: the runner starts in the user's working directory (its pdsh command `cd`s the ranks
+    # there) but must not import from it: the node user may write there, the runner runs as the launcher.
+    argv = module_argv(req.python, "deepspeed.launcher.runner", unbuffered=True)
     local = req.launcher == "local" or not req.hosts
     if local:
         master_addr = "127.0.0.1"

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
+from dscluster import fsutil
 from dscluster.runs import store
 
 _RANK_FILE = re.compile(r"_rank(\d+)\.log$")
@@ -67,9 +68,7 @@ class LogTail:
             if path not in self.offsets:
                 self.offsets[path] = 0 if self.from_start else path.stat().st_size
             try:
-                with open(path, "rb") as f:
-                    f.seek(self.offsets[path])
-                    data = f.read()
+                data = fsutil.read_bytes(path, self.offsets[path])  # the node user's files: no symlinks
             except OSError:
                 continue
             end = data.rfind(b"\n") + 1

@@ -14,17 +14,21 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from dscluster.fsutil import open_append
+from dscluster.safepython import module_argv
+
 
 class NodeChannel:
     def __init__(self, node: str, prefix: Sequence[str], python: str, run_id: str, *,
                  ping_timeout: float = 15.0, grace: float = 3.0, stderr_path: Path | None = None,
                  master_port: int = 0):
         self.node = node
-        cmd = [python, "-u", "-m", "dscluster.runs.watchdog", run_id, f"--ping-timeout={ping_timeout}",
+        cmd = [*module_argv(python, "dscluster.runs.watchdog", unbuffered=True), run_id, f"--ping-timeout={ping_timeout}",
                f"--grace={grace}", f"--master-port={master_port}"]
         # Over ssh the remote side gets one shell string; locally the argv itself.
         argv = list(prefix) + [shlex.join(cmd)] if prefix else cmd
-        self._err = open(stderr_path, "ab") if stderr_path else subprocess.DEVNULL
+        # logs/ is the node user's to write: never follow a symlink planted there (fsutil.open_file).
+        self._err = open_append(stderr_path) if stderr_path else subprocess.DEVNULL
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err,
                                      start_new_session=True, close_fds=True)
         self.started = time.monotonic()

@@ -12,13 +12,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+from dscluster.fsutil import atomic_write_text
 from dscluster.runs import store
 from dscluster.runs.start import supervisor_alive
 from dscluster.runs.supervisor import STOP_FILE
 
 
 def request_stop(run_dir: Path, record: dict[str, Any]) -> None:
-    (Path(run_dir) / STOP_FILE).write_text(store.now_iso() + "\n")
+    # The run dir is the node user's to write: never a write by name through whatever is there now.
+    atomic_write_text(Path(run_dir) / STOP_FILE, store.now_iso() + "\n")
     if supervisor_alive(record):
         try:
             os.kill(int(record["supervisor_pid"]), signal.SIGTERM)

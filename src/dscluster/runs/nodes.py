@@ -5,15 +5,11 @@ A run with no hosts (a local run) has one "node", this machine, reached without 
 
 from __future__ import annotations
 
-import json
-import os
 import shlex
 from pathlib import Path
 from typing import Any
 
 from dscluster.cluster.runner import run_parallel, run_subprocess
-
-SECRETS_FILE = ".secrets.json"
 
 
 def _spec(record: dict[str, Any]):
@@ -134,23 +130,3 @@ def remote_pids(record: dict[str, Any], timeout: float = 10.0) -> dict[str, list
         return host, ([int(p) for p in res.stdout.split()] if res.ok else None)
 
     return dict(run_parallel(one, list(links)))
-
-
-def write_secrets(run_dir: Path, secrets: dict[str, str]) -> None:
-    """Hand secret --env values to the supervisor without a command line or run.json (0600, read once)."""
-    if not secrets:
-        return
-    path = Path(run_dir) / SECRETS_FILE
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as f:
-        json.dump(secrets, f)
-
-
-def read_secrets(run_dir: Path) -> dict[str, str]:
-    path = Path(run_dir) / SECRETS_FILE
-    try:
-        data = json.loads(path.read_text())
-    except (FileNotFoundError, ValueError):
-        return {}
-    path.unlink(missing_ok=True)
-    return data

@@ -1,43 +1,55 @@
 """Create a run and start its detached supervisor: `launch_run(...)` -> run id.
 
 The supervisor must survive the terminal or notebook kernel that started it: it runs in its own
-session (setsid), with stdin from /dev/null and output to <run>/logs/supervisor.log, and is started
-through a short-lived intermediate process that exits at once (a double fork), so no long-lived
+session (setsid), with its hand-off (record and secrets) on stdin and output to
+<run>/logs/supervisor.log, and is started through a short-lived intermediate process that exits at once (a double fork), so no long-lived
 caller (a Jupyter kernel) is left with a zombie child.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+from dscluster import fsutil
 from dscluster.runs import store
-from dscluster.runs.nodes import write_secrets
+from dscluster.safepython import module_argv
 
+# Runs with -I (isolated: stdlib only, nothing from the caller's directory or environment). Its stdin
+# (the hand-off) and the log descriptor pass on to the supervisor; it exits at once (the double fork).
 _DETACH = r"""
-import os, subprocess, sys
-log = open(sys.argv[2], "ab")
-p = subprocess.Popen([sys.executable, "-m", "dscluster.runs.supervisor", sys.argv[1]], stdin=subprocess.DEVNULL,
-                     stdout=log, stderr=subprocess.STDOUT, start_new_session=True, close_fds=True, cwd="/")
+import json, os, subprocess, sys
+argv, log = json.loads(sys.argv[1]), int(sys.argv[2])
+p = subprocess.Popen(argv, stdin=sys.stdin, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                     close_fds=True, cwd="/")
 print(p.pid)
 """
 
 
-def start_supervisor(run_dir: Path) -> int:
-    """Start the supervisor of run_dir detached; returns its pid."""
-    out = subprocess.run([sys.executable, "-c", _DETACH, str(run_dir), str(Path(run_dir) / "logs" / "supervisor.log")],
-                         capture_output=True, text=True, timeout=30, check=True)
+def start_supervisor(run_dir: Path, record: dict[str, Any], secrets: dict[str, str] | None = None) -> int:
+    """Start the supervisor of run_dir detached; returns its pid.
+
+    The run's record and secret values reach it on its stdin, never through the run directory: the
+    node user can write there, and what the supervisor executes (interpreter, argv, ssh settings,
+    environment) must come from the launching user alone. Its log is opened here by fsutil's
+    no-symlink rule and handed down as a descriptor."""
+    argv = module_argv(sys.executable, "dscluster.runs.supervisor") + [str(run_dir)]
+    handoff = json.dumps({"record": record, "secrets": secrets or {}}, default=str)
+    with fsutil.open_append(Path(run_dir) / "logs" / "supervisor.log") as log:
+        out = subprocess.run([sys.executable, "-I", "-c", _DETACH, json.dumps(argv), str(log.fileno())],
+                             input=handoff, capture_output=True, text=True, timeout=30, check=True,
+                             pass_fds=(log.fileno(),), cwd="/")
     return int(out.stdout.strip())
 
 
 def launch_run(shared: Path, record: dict[str, Any], secrets: dict[str, str] | None = None) -> str:
     """Write the run record (already validated by the caller) and start its supervisor."""
     run_dir = store.create_run(shared, record)
-    write_secrets(run_dir, secrets or {})
-    pid = start_supervisor(run_dir)
+    pid = start_supervisor(run_dir, record, secrets)
     store.append_event(run_dir, "created", supervisor_pid=pid)
     return record["id"]
 

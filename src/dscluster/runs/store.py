@@ -52,19 +52,19 @@ def run_path(shared: Path, run_id: str) -> Path:
 def create_run(shared: Path, record: dict[str, Any]) -> Path:
     """Create the run directory and its first run.json (status pending). Returns the directory."""
     path = run_path(shared, record["id"])
-    (path / "logs").mkdir(parents=True, exist_ok=False)
     # Ranks run as the cluster's node user, which may not be the launching user (root on a master
     # container, or in the simulated cluster): they write rank logs, metrics and checkpoints here.
     launch = record.get("launch") or {}
     uid = launch.get("node_uid")
-    for sub in (path, path / "logs"):
-        if os.geteuid() == 0 and uid is not None and launch.get("launcher") != "local":
-            os.chown(sub, int(uid), -1)
-            os.chmod(sub, 0o755)
-        elif os.geteuid() == 0 and launch.get("hosts"):
-            os.chmod(sub, 0o777)  # the node user is unknown on this machine: let it write
-        else:
-            os.chmod(sub, 0o755)
+    owner, mode = None, 0o755
+    if os.geteuid() == 0 and uid is not None and launch.get("launcher") != "local":
+        owner = int(uid)
+    elif os.geteuid() == 0 and launch.get("hosts"):
+        mode = 0o777  # the node user is unknown on this machine: let it write
+    # Made through directory descriptors (fsutil.make_dir): the shared dir and runs/ may be the node
+    # user's, so a symlink planted there must not take the new (node-owned) directories elsewhere.
+    fsutil.make_dir(path, mode, owner=owner)
+    fsutil.make_dir(path / "logs", mode, owner=owner)
     record.setdefault("status", "pending")
     record.setdefault("attempts", [])
     record.setdefault("created", now_iso())
@@ -84,7 +84,7 @@ def read_record(run_dir: Path) -> dict[str, Any]:
 
     path = Path(run_dir) / "run.json"
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
+        record = json.loads(fsutil.read_bytes(path).decode("utf-8"))
     except FileNotFoundError:
         raise RunError(tr("no run record in {path}", path=run_dir),
                        tr("list runs with: dscluster runs")) from None

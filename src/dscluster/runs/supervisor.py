@@ -28,11 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from dscluster import explain as explainer
+from dscluster import fsutil
 from dscluster.fsutil import atomic_write_text
 from dscluster.launcher.plan import LaunchRequest, Target, build_plan
 from dscluster.runs import store
 from dscluster.runs.channel import NodeChannel
-from dscluster.runs.nodes import node_links, node_names, read_secrets, sim_name, unreachable_hosts
+from dscluster.runs.nodes import node_links, node_names, sim_name, unreachable_hosts
 from dscluster.runs.reaper import reap
 from dscluster.runs.verdict import Failure, explain_failure, failed_rank_exit_code
 from dscluster.train.checkpoint import latest_committed  # the trainer's own commit rule (no torch)
@@ -81,11 +82,13 @@ def host_of_line(text: str, pos: int, hosts: list[str]) -> str | None:
 
 
 class Supervisor:
-    def __init__(self, run_dir: Path):
+    def __init__(self, run_dir: Path, record: dict[str, Any], secrets: dict[str, str] | None = None):
+        # The record comes from the launching process (start.py's hand-off), not from run.json: the node
+        # user can write the run directory, and the record says what this process executes.
         self.run_dir = Path(run_dir)
-        self.record = store.read_record(self.run_dir)
+        self.record = dict(record)
         self.cfg: dict[str, Any] = self.record["launch"]
-        self.secrets = read_secrets(self.run_dir)
+        self.secrets = dict(secrets or {})
         self.stop_requested = False
         self.links = node_links(self.record)  # host -> argv prefix ([] = this machine)
         self.log_path = self.run_dir / "logs" / "launcher.log"
@@ -110,8 +113,9 @@ class Supervisor:
         store.append_event(self.run_dir, name, **fields)
 
     def _log(self, text: str) -> None:
-        with open(self.log_path, "a", encoding="utf-8") as f:
-            f.write(f"[dscluster {time.strftime('%H:%M:%S')}] {text}\n")
+        # logs/ is the node user's to write: fsutil's no-symlink rule, never a plain open by name.
+        with fsutil.open_append(self.log_path) as f:
+            f.write(f"[dscluster {time.strftime('%H:%M:%S')}] {text}\n".encode())
 
     # ---- one attempt -------------------------------------------------------------------------
     def _start_channels(self, attempt: int, port: int) -> list[NodeChannel]:
@@ -137,10 +141,9 @@ class Supervisor:
     def _write_files(self, plan) -> None:
         for f in plan.files:
             if f.secret:
-                atomic_write_text(f.path, f.text, 0o600)
                 uid = self.cfg.get("node_uid")
-                if uid is not None and os.geteuid() == 0:
-                    os.chown(f.path, int(uid), -1)
+                atomic_write_text(f.path, f.text, 0o600, owner=int(uid) if uid is not None and os.geteuid() == 0
+                                  else None)
             else:
                 atomic_write_text(f.path, f.text, f.mode)
 
@@ -169,8 +172,8 @@ class Supervisor:
             attempt = {"n": n, "started": store.now_iso(), "ended": None, "exit_code": None, "reason": None,
                        "master_port": port, "rank_nodes": list(plan.rank_nodes)}
             self.record["attempts"].append(attempt)
-            log = open(self.log_path, "ab")
-            log_offset = self.log_path.stat().st_size
+            log = fsutil.open_append(self.log_path)
+            log_offset = os.fstat(log.fileno()).st_size
             self._log(f"attempt {n}: {' '.join(plan.argv)}")
             runner = subprocess.Popen(plan.argv, env={**os.environ, **plan.env}, cwd=c["cwd"], stdout=log,
                                       stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -275,9 +278,7 @@ class Supervisor:
 
     def _read_new(self, offset: int) -> tuple[str, int]:
         try:
-            with open(self.log_path, "rb") as f:
-                f.seek(offset)
-                data = f.read()
+            data = fsutil.read_bytes(self.log_path, offset)
         except OSError:
             return "", offset
         end = data.rfind(b"\n") + 1
@@ -314,7 +315,7 @@ class Supervisor:
             remote_reap(self.record, left, timeout=5.0)
         if not quiet:
             self.event("teardown", why=why, seconds=round(time.monotonic() - t0, 2),
-                       unreachable=[ch.node for ch in chans if ch.closed and not ch.reaped])
+                       unreachable=[ch.node for ch in chans if ch.node in lost or (ch.closed and not ch.reaped)])
 
     def _refresh_checkpoint(self) -> None:
         step = latest_committed(store.save_dir(self.run_dir, self.record))
@@ -442,16 +443,19 @@ class Supervisor:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import json
+
     argv = sys.argv[1:] if argv is None else argv
     run_dir = Path(argv[0])
     try:
-        return Supervisor(run_dir).run()
+        handoff = json.load(sys.stdin)  # start.py's {"record", "secrets"}: never read back from the run dir
+        return Supervisor(run_dir, handoff["record"], handoff.get("secrets")).run()
     except Exception as err:  # noqa: BLE001 - the record must say the supervisor broke, not stay "running"
         import traceback
 
         traceback.print_exc()
         try:
-            rec = store.read_record(run_dir)
+            rec = store.read_record(run_dir)  # only to mark it failed: nothing in it is executed
             rec.update(status="failed", exit_code=1, ended=store.now_iso(),
                        explanation={"signature": "supervisor-error", "cause": f"the supervisor crashed: {err}",
                                     "fix": "see logs/supervisor.log in the run directory", "retry": False,

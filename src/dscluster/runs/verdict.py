@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dscluster import explain as explainer
+from dscluster import fsutil
 
 
 @dataclass
@@ -74,8 +75,7 @@ def first_rank_exit_code(launcher_log: Path, upto: dict[Path, int], attempt_line
     reported it before the teardown: launch.py SIGKILLs the sibling ranks after the first one fails, so
     the first code is the one that means something. None when the log names none."""
     try:
-        with open(launcher_log, "rb") as f:
-            text = f.read(upto.get(launcher_log, 1 << 30)).decode("utf-8", "replace")
+        text = fsutil.read_bytes(launcher_log, 0, upto.get(launcher_log, 1 << 30)).decode("utf-8", "replace")
     except OSError:
         return None
     start = text.rfind(attempt_line)
