@@ -82,12 +82,29 @@ def find_ds_config(args: list[str]) -> str | None:
     return None
 
 
+# Finds a dotted module without executing any of it: PathFinder on the launch directory + sys.path for
+# the top-level name (importlib.util.find_spec for one that a meta-path finder provides), then the
+# parent's submodule_search_locations for each further part.
+_FIND_MODULE = """import sys
+from importlib.machinery import PathFinder
+from importlib.util import find_spec
+top, *rest = sys.argv[1].split(".")
+spec = PathFinder.find_spec(top, [sys.argv[2]] + [p for p in sys.path if p not in ("", "/")]) or find_spec(top)
+for part in rest:
+    locations = spec.submodule_search_locations if spec else None
+    spec = PathFinder.find_spec(part, list(locations)) if locations else None
+sys.exit(0 if spec else 1)
+"""
+
+
 def check_program(program: str, module: bool, cwd: Path, python: str) -> None:
     if module:
-        # The module must import in the interpreter the ranks use, from the launch directory.
-        code = f"import importlib.util,sys; sys.exit(0 if importlib.util.find_spec({program!r}) else 1)"
-        res = subprocess.run([python, "-c", code], cwd=cwd, capture_output=True, timeout=60,
-                             env={**os.environ, "PYTHONPATH": f"{cwd}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"})
+        # The module must be found by the interpreter the ranks use, from the launch directory - found,
+        # never imported: importing `pkg.mod` runs pkg/__init__.py, and the launch directory may be the
+        # node user's to write while this runs as the launching user. So: cwd "/" (nothing from the
+        # launch directory on the probe's own sys.path), the launch directory only searched as data.
+        res = subprocess.run([python, "-c", _FIND_MODULE, program, str(cwd)], cwd="/", capture_output=True,
+                             timeout=60)
         if res.returncode != 0:
             raise ConfigError(tr("module {name!r} cannot be imported by {python}", name=program, python=python),
                               tr("check the module name, or install it on every node"), setting="module")

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from dscluster.errors import ConfigError, DsclusterError, PermissionNeeded
-from dscluster.fsutil import atomic_write_json, atomic_write_text, fsync_dir
+from dscluster.fsutil import atomic_write_json, atomic_write_text, fsync_dir, read_bytes
 from dscluster.i18n import tr
 
 COMMIT_FILE = "COMMIT.json"
@@ -67,7 +67,8 @@ def read_commit(step_dir: Path) -> dict | None:
     import json  # noqa: PLC0415
 
     try:
-        commit = json.loads((step_dir / COMMIT_FILE).read_text(encoding="utf-8"))
+        # read_bytes: the supervisor (launching user) reads this in the node user's directory; no symlinks.
+        commit = json.loads(read_bytes(step_dir / COMMIT_FILE).decode("utf-8"))
     except (OSError, ValueError):
         return None
     return commit if isinstance(commit, dict) else None
