@@ -18,6 +18,7 @@ and a swap between check and use is impossible. A file to be read or written mus
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -188,6 +189,8 @@ def open_beneath(base: str | os.PathLike, rel: str | os.PathLike, flags: int = o
     try:
         for name in parts[:-1]:
             try:
+                if stat.S_ISLNK(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+                    raise OSError(errno.ELOOP, "symlink")  # (O_DIRECTORY|O_NOFOLLOW would say ENOTDIR)
                 nxt = os.open(name, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC, dir_fd=fd)
             except OSError as err:
                 raise _refused(Path(base) / rel, err) from None
@@ -217,9 +220,28 @@ def read_bytes(path: str | os.PathLike, offset: int = 0, limit: int | None = Non
         return f.read() if limit is None else f.read(limit)
 
 
+_APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+
+
 def open_append(path: str | os.PathLike, mode: int = 0o644):
-    """A binary file object appending to `path` (created if missing), opened by open_file's rule."""
-    return os.fdopen(open_file(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, mode), "ab")
+    """A binary file object appending to `path` (created if missing), opened by open_file's rule.
+
+    For a log or journal whose name is the caller's: a symlink, hard link or special file planted in
+    its place is unlinked (the entry itself, never what it points to) and a fresh file made with
+    O_EXCL, so the writer carries on; a directory on the way that breaks the rule still raises."""
+    try:
+        return os.fdopen(open_file(path, _APPEND, mode), "ab")
+    except UnsafePath:
+        pass
+    path = Path(os.path.abspath(path))
+    dfd = open_dir(path.parent)
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path.name, dir_fd=dfd)
+        fd = os.open(path.name, _APPEND | os.O_EXCL | _NOFOLLOW | _CLOEXEC, mode, dir_fd=dfd)
+    finally:
+        os.close(dfd)
+    return os.fdopen(fd, "ab")
 
 
 def fsync_dir(path: str | os.PathLike) -> None:
@@ -280,11 +302,8 @@ def atomic_write_json(path: str | os.PathLike, obj: Any, mode: int = 0o644) -> N
 def append_jsonl(path: str | os.PathLike, record: dict) -> None:
     """Append one JSON line with a single write() so concurrent appenders never interleave lines."""
     line = (json.dumps(record, default=str, separators=(",", ":")) + "\n").encode("utf-8")
-    fd = open_file(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        os.write(fd, line)
-    finally:
-        os.close(fd)
+    with open_append(path) as f:
+        os.write(f.fileno(), line)  # one write() with O_APPEND, past the file object's buffer
 
 
 def read_jsonl(path: str | os.PathLike, offset: int = 0) -> tuple[list[dict], int]:
@@ -295,7 +314,7 @@ def read_jsonl(path: str | os.PathLike, offset: int = 0) -> tuple[list[dict], in
     """
     try:
         data = read_bytes(path, offset)
-    except FileNotFoundError:
+    except (FileNotFoundError, UnsafePath):  # a planted symlink reads as nothing written yet
         return [], offset
     return parse_jsonl(data, offset)
 

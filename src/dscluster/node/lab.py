@@ -101,7 +101,10 @@ def jupyter_config(ip: str, port: int, root_dir: str | os.PathLike, settings_dir
             "ip": ip,
             "port": int(port),
             "port_retries": 0,  # a taken port must fail loudly, not move the server elsewhere
-            "open_browser": False,  # also avoids the browser-open file, which embeds the token
+            "open_browser": False,
+            # Jupyter writes jpserver-<pid>-open.html (the token in its redirect) to its runtime dir
+            # unless told not to; open_browser=False alone does not stop it.
+            "no_browser_open_file": True,
             "root_dir": str(root_dir),
             "allow_root": False,
             "allow_origin": "",

@@ -88,7 +88,7 @@ def read_record(run_dir: Path) -> dict[str, Any]:
     except FileNotFoundError:
         raise RunError(tr("no run record in {path}", path=run_dir),
                        tr("list runs with: dscluster runs")) from None
-    except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError
+    except (ValueError, UnicodeDecodeError, fsutil.UnsafePath) as exc:  # JSONDecodeError is a ValueError
         raise RunError(tr("the run record {path} is damaged ({error})", path=path, error=exc), _damaged_fix()) from None
     if not isinstance(record, dict) or not isinstance(record.get("id"), str):
         raise RunError(tr("the run record {path} is damaged (not a run record: no run id)", path=path), _damaged_fix())

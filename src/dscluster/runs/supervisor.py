@@ -110,12 +110,19 @@ class Supervisor:
         store.write_record(self.run_dir, self.record)
 
     def event(self, name: str, **fields: Any) -> None:
-        store.append_event(self.run_dir, name, **fields)
+        try:
+            store.append_event(self.run_dir, name, **fields)
+        except OSError as err:  # e.g. a directory on the way made a symlink (fsutil refuses it): keep supervising
+            print(f"event {name} not recorded: {err}", file=sys.stderr, flush=True)
 
     def _log(self, text: str) -> None:
         # logs/ is the node user's to write: fsutil's no-symlink rule, never a plain open by name.
-        with fsutil.open_append(self.log_path) as f:
-            f.write(f"[dscluster {time.strftime('%H:%M:%S')}] {text}\n".encode())
+        line = f"[dscluster {time.strftime('%H:%M:%S')}] {text}\n"
+        try:
+            with fsutil.open_append(self.log_path) as f:
+                f.write(line.encode())
+        except OSError as err:
+            print(f"{line.rstrip()} (not in {self.log_path}: {err})", file=sys.stderr, flush=True)
 
     # ---- one attempt -------------------------------------------------------------------------
     def _start_channels(self, attempt: int, port: int) -> list[NodeChannel]:

@@ -74,6 +74,32 @@ def _remove_dead_sockets(folder: Path) -> None:
                 pass  # busy or unreadable: leave it
 
 
+def _remove_lab_token(state: dict | None) -> None:
+    """The master's JupyterLab dies with its namespace (SIGKILL: no `lab stop`), which would leave its
+    token file in the node user's home. Removed through fsutil.open_dir: that home is the node user's,
+    so a symlink planted on the way must not make root unlink files elsewhere."""
+    if not (state and state.get("lab") and state.get("spec_path")):
+        return
+    import pwd
+
+    from dscluster import fsutil
+
+    try:
+        spec = load_spec(state["spec_path"])
+        home = Path(pwd.getpwnam(spec.ssh_user).pw_dir)
+        fd = fsutil.open_dir(home / ".dscluster" / "lab" / spec.master.name)
+    except Exception:  # noqa: BLE001 - nothing there (never started), or a spec already gone
+        return
+    try:
+        for name in ("token", "lab.json"):
+            try:
+                os.unlink(name, dir_fd=fd)
+            except FileNotFoundError:
+                pass
+    finally:
+        os.close(fd)
+
+
 def teardown(names: SimNames, purge: bool) -> None:
     state_file = names.runtime_dir / "state.json"
     try:
@@ -82,6 +108,7 @@ def teardown(names: SimNames, purge: bool) -> None:
         state = None
     _close_ssh_masters(state)
     _kill_namespace_processes(names, state)
+    _remove_lab_token(state)
     network.destroy(names)
     shutil.rmtree(names.runtime_dir, ignore_errors=True)
     if state and state.get("master_identity") and state.get("user_identity_dir"):
