@@ -151,3 +151,72 @@ def test_token_is_in_no_log_command_line_environment_or_run_record(lab_on_master
             assert token not in _read(path), f"token in {path}"
     token_files = list(home.glob(".dscluster/lab/*/token"))
     assert token_files and all(f.stat().st_mode & 0o777 == 0o600 for f in token_files)
+
+
+_PLANT_RUNS = """
+import json, os, sys
+shared, state = sys.argv[1], sys.argv[2]
+runs = os.path.join(shared, "runs")
+# A run whose logs directory is the lab's own state directory (it holds the token file).
+run = os.path.join(runs, "planted-20260101-000000-aaaa")
+os.makedirs(run, exist_ok=True)
+json.dump({"id": "planted-20260101-000000-aaaa", "status": "running", "attempts": []}, open(os.path.join(run, "run.json"), "w"))
+os.symlink(state, os.path.join(run, "logs"))
+# A run with a real logs directory holding a symlinked subdirectory and a symlinked file.
+run2 = os.path.join(runs, "planted-20260101-000000-bbbb")
+os.makedirs(os.path.join(run2, "logs"), exist_ok=True)
+json.dump({"id": "planted-20260101-000000-bbbb", "status": "running", "attempts": []}, open(os.path.join(run2, "run.json"), "w"))
+open(os.path.join(run2, "logs", "launcher.log"), "w").write("a real log line\\n")
+os.symlink(state, os.path.join(run2, "logs", "sub"))
+os.symlink(os.path.join(state, "token"), os.path.join(run2, "logs", "token.log"))
+# A run directory that is itself a symlink to the lab's state directory.
+os.symlink(state, os.path.join(runs, "planted-20260101-000000-cccc"))
+"""
+
+
+def test_logs_endpoint_serves_nothing_outside_the_run_directory(lab_on_master):
+    """Any rank (the node user) can write the run directories the panel reads: a run whose `logs` is a
+    symlink to the lab's state directory, a symlinked subdirectory or file inside logs/, or a run directory
+    that is itself a symlink, must not serve the lab's token to whoever calls the logs endpoint."""
+    sim, base, token = lab_on_master["sim"], lab_on_master["base"], lab_on_master["token"]
+    spec = sim.spec
+    state = Path(os.path.expanduser(f"~{spec.ssh_user}")) / ".dscluster" / "lab" / spec.master.name
+    res = sim.exec(spec.master.name, [sys.executable, "-c", _PLANT_RUNS, str(spec.shared_dir), str(state)],
+                   user=spec.ssh_user, cwd="/", timeout=60)
+    assert res.returncode == 0, res.stderr
+    auth = {"Authorization": f"token {token}"}
+    api = f"{base}/dscluster/api/runs"
+    for run, rel in [("planted-20260101-000000-aaaa", "token"), ("planted-20260101-000000-bbbb", "sub/token"),
+                     ("planted-20260101-000000-bbbb", "token.log"), ("planted-20260101-000000-cccc", "token")]:
+        status, body = _get(f"{api}/{run}/logs/{rel}", auth)
+        assert status == 404 and token not in body, (run, rel, status, body[:300])
+        status, body = _get(f"{api}/{run}/logs", auth)
+        names = [f["name"] for f in json.loads(body)["logs"]] if status == 200 else []
+        assert token not in body and not any("token" in n for n in names), body
+    status, body = _get(f"{api}/planted-20260101-000000-bbbb/logs/launcher.log", auth)
+    assert status == 200 and "a real log line" in json.loads(body)["text"]
+    status, body = _get(api, auth)
+    assert status == 200 and token not in body
+
+
+def test_no_file_but_the_token_file_holds_the_token(lab_on_master):
+    """Jupyter's jpserver-<pid>-open.html (a redirect carrying the token) is not written either."""
+    token = lab_on_master["token"].encode()
+    home = Path(os.path.expanduser(f"~{lab_on_master['sim'].spec.ssh_user}"))
+    holders = [p for p in home.rglob("*") if p.is_file() and not p.is_symlink() and token in _read(p)]
+    # Besides our token file, only Jupyter's own server-info file (`jupyter server list` reads it), 0600.
+    kinds = sorted("server-info" if p.name.startswith("jpserver-") and p.suffix == ".json" else p.name for p in holders)
+    assert kinds in (["token"], ["server-info", "token"]), holders
+    assert all(p.stat().st_mode & 0o077 == 0 for p in holders), holders
+    assert not [p for p in home.rglob("jpserver-*-open.html") if token in _read(p)]
+
+
+def test_sim_down_removes_the_lab_token(lab_on_master):
+    """Last in this module: takes the cluster down. The lab dies with its node (SIGKILL, no `lab stop`)."""
+    from dscluster.sim import down
+
+    sim = lab_on_master["sim"]
+    state = Path(os.path.expanduser(f"~{sim.spec.ssh_user}")) / ".dscluster" / "lab" / sim.spec.master.name
+    assert (state / "token").exists()
+    down(sim.name)
+    assert not (state / "token").exists() and not (state / "lab.json").exists()

@@ -45,7 +45,6 @@ def test_config_is_secure_by_default(tmp_path):
     assert cfg["allow_origin"] == "" and cfg["disable_check_xsrf"] is False
     assert cfg["allow_unauthenticated_access"] is False and cfg["allow_root"] is False
     assert cfg["allow_remote_access"] is False and cfg["open_browser"] is False
-    assert cfg["no_browser_open_file"] is True  # the open.html file would hold the token
     assert "token" not in json.dumps(cfg).lower()
     # An explicit outside address has to pass Jupyter's host check; auth stays on regardless.
     assert lab.jupyter_config("10.0.0.5", 8888, tmp_path, tmp_path)["ServerApp"]["allow_remote_access"] is True

@@ -39,6 +39,10 @@ def lab_config() -> dict:
 def _load_jupyter_server_extension(server_app) -> None:
     from dscluster.jupyter.handlers import setup_handlers
 
+    # jpserver-<pid>-open.html is a redirect page that embeds the token, written world-readable (0644).
+    # ServerApp.no_browser_open_file is not a configurable trait (config files cannot set it), but it is
+    # read only later, when the server starts: set here, the file is never written.
+    server_app.no_browser_open_file = True
     setup_handlers(server_app.web_app)
     server_app.log.info("dscluster: DeepSpeed panel API at %sdscluster/api/", server_app.base_url)
 

@@ -101,10 +101,9 @@ def jupyter_config(ip: str, port: int, root_dir: str | os.PathLike, settings_dir
             "ip": ip,
             "port": int(port),
             "port_retries": 0,  # a taken port must fail loudly, not move the server elsewhere
+            # Not opening a browser does not stop jpserver-<pid>-open.html (the token in a redirect) from
+            # being written: the server extension turns that off (dscluster.jupyter).
             "open_browser": False,
-            # Jupyter writes jpserver-<pid>-open.html (the token in its redirect) to its runtime dir
-            # unless told not to; open_browser=False alone does not stop it.
-            "no_browser_open_file": True,
             "root_dir": str(root_dir),
             "allow_root": False,
             "allow_origin": "",
