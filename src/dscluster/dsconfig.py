@@ -95,9 +95,6 @@ def load(path: str | Path) -> dict:
     except FileNotFoundError as exc:
         raise ConfigError(tr("DeepSpeed config {path} does not exist", path=path),
                           tr("pass the path of a ds_config.json with --deepspeed_config"), setting="deepspeed_config") from exc
-    except IsADirectoryError as exc:
-        raise ConfigError(tr("DeepSpeed config {path} is a directory", path=path),
-                          tr("pass the path of a ds_config.json with --deepspeed_config"), setting="deepspeed_config") from exc
     except OSError as exc:
         raise ConfigError(tr("cannot read DeepSpeed config {path}: {err}", path=path, err=exc.strerror),
                           tr("make the file readable"), setting="deepspeed_config") from exc
@@ -129,6 +126,9 @@ def parse(text: str, where: str) -> dict:
             seen[k] = v
         return seen
 
+    if text.startswith("\ufeff"):  # a second mark: hjson would drop it, DeepSpeed's hjson keeps it as text
+        raise ConfigError(tr("{path}: starts with two byte-order marks", path=where),
+                          tr("re-save the file as UTF-8 (without BOM)"), setting="deepspeed_config")
     try:
         config = hjson.loads(text, object_pairs_hook=no_duplicates)
     except hjson.HjsonDecodeError as exc:

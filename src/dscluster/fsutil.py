@@ -137,7 +137,11 @@ def read_user_text(path: Path, setting: str) -> str:
 
     path = Path(path)
     # stat before open: opening a FIFO would block until someone writes to it.
-    if not stat.S_ISREG(os.stat(path).st_mode):
+    mode = os.stat(path).st_mode
+    if stat.S_ISDIR(mode):
+        raise ConfigError(tr("{path} is a directory, not a file", path=path),
+                          tr("give the path of the file inside it (a spec, hostfile or ds_config)"), setting=setting)
+    if not stat.S_ISREG(mode):
         raise ConfigError(tr("{path} is not a regular file", path=path),
                           tr("give the path of a text file (a spec, hostfile or ds_config)"), setting=setting)
     with open(path, "rb") as f:
