@@ -256,7 +256,7 @@ def test_a_launch_whose_ranks_will_compile_says_what_how_long_and_how_to_prebuil
     builds = prep.record["first_run_builds"]
     assert builds["ops"][0] == "fused_adam" and builds["accelerator"] == "cpu"
     notice = lp.first_run_notice(prep.record)
-    assert "fused_adam" in notice and "170 s" in notice and "dscluster node build-ops" in notice
+    assert "fused_adam" in notice and "90 s" in notice and "dscluster node build-ops" in notice
     assert not (tmp_path / "ext").exists()  # looking wrote nothing
     for name in builds["ops"]:  # once built, nothing to announce
         (tmp_path / "ext" / name).mkdir(parents=True)
@@ -307,7 +307,7 @@ def test_a_stopped_run_explains_its_130_and_names_the_attempts_signal(dscluster_
     _stopped_run(tmp_path / "shared")
     assert cli.main(["status", "t-2026"]) == 0
     out = capsys.readouterr().out
-    assert "exit 130: stopped" in out and "ended by SIGTERM" in out and "exit -15" not in out
+    assert "exit 130, as for Ctrl-C" in out and "ended by SIGTERM" in out and "exit -15" not in out
     assert "exit 3  on node1" in out and "exit 3 on node1" not in out  # the code once, then where
 
 

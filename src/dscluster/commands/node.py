@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from dscluster.i18n import tr
@@ -47,6 +48,8 @@ def cmd_build_ops(args: argparse.Namespace) -> int:
     argv = ops.build_argv(sys.executable, config)
     # The nodes' ninja must be this environment's (a different one rebuilds everything: its log format differs).
     env = {"PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin"}
+    if os.environ.get("TORCH_EXTENSIONS_DIR"):  # forwarded to the ranks by launch too: the same cache
+        env["TORCH_EXTENSIONS_DIR"] = os.environ["TORCH_EXTENSIONS_DIR"]
 
     def one(runner):
         return runner.run(argv, env=env, timeout=3600)

@@ -163,7 +163,7 @@ def run_exit_text(code: int, status: str | None) -> str:
     """A run's exit code as `dscluster launch` returns it. 130 for a stopped run is the code of an
     interrupted command (128 + SIGINT, what a shell reports for Ctrl-C), whatever signal ended the ranks."""
     if status == "stopped" and code == ExitCode.INTERRUPTED:
-        return tr("exit {code}: stopped", code=code)
+        return tr("exit {code}, as for Ctrl-C", code=code)
     return tr("exit {code}", code=code)
 
 
@@ -209,7 +209,7 @@ def _building_notice(run_dir: Path, status: str) -> str | None:
         elapsed = (_dt.datetime.now().astimezone() - _dt.datetime.fromisoformat(attempts[0]["started"])).total_seconds()
     except (TypeError, ValueError):
         return None
-    if elapsed > 2 * typical_build_s(str(builds.get("accelerator"))):
+    if elapsed > 2 * typical_build_s(str(builds.get("accelerator"))) * len(builds.get("ops") or ()):
         return None
     return first_run_notice(record)
 

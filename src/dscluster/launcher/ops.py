@@ -5,9 +5,10 @@ DeepSpeed (0.19.8) compiles an op the first time a rank needs it unless the whee
 (`DS_BUILD_OPS=1`, as the node image does): `OpBuilder.load()` -> `jit_load()` -> torch's
 `cpp_extension.load(verbose=False)`, so the rank prints nothing while g++ runs. The result is cached
 under `$TORCH_EXTENSIONS_DIR` (default `~/.cache/torch_extensions/py<XY>_<cpu|cuXYZ>/<op>/<op>.so`),
-guarded by a `lock` file in the op's directory. Measured with DeepSpeed 0.19.8: the CPU `fused_adam`
-/ `cpu_adam` build takes about 170 s on a 2-core host, FusedAdam on an H200 host about 35 s; a loaded
-cached op takes about 2 s. Until then a first run looks hung.
+guarded by a `lock` file in the op's directory. Measured with DeepSpeed 0.19.8 on a 2-core CPU host:
+`fused_adam` 41 s and `deepspeed_shm_comm` 36 s (`dscluster node build-ops`), 86-97 s for both inside
+a run, and about 170 s for a user's script while other jobs shared the cores; FusedAdam on an H200
+host about 35 s. A cached op loads in about 2 s. Until then a first run looks hung.
 
 Which op a config implies (runtime/engine.py `_configure_basic_optimizer`): Adam/AdamW ->
 FusedAdam, or DeepSpeedCPUAdam when the optimizer is offloaded (`zero_optimization.offload_optimizer`
@@ -29,9 +30,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-# Typical first-build seconds by DeepSpeed accelerator name, measured as above (order of magnitude:
-# what a user should expect, not a deadline).
-TYPICAL_BUILD_S = {"cpu": 170, "cuda": 35}
+# Typical first-build seconds of one op by DeepSpeed accelerator name, measured as above (an order of
+# magnitude for the user, not a deadline: a busy host takes twice as long).
+TYPICAL_BUILD_S = {"cpu": 45, "cuda": 35}
 _OFFLOAD_DEVICES = ("cpu", "nvme")
 
 
@@ -92,9 +93,18 @@ def extensions_root(env: dict[str, str] | None = None) -> Path:
 
 
 def accelerator_name() -> str:
-    from deepspeed.accelerator import get_accelerator  # noqa: PLC0415
+    """DeepSpeed's accelerator here, without its "Setting accelerator to CPU" warning in a launch's output."""
+    import logging  # noqa: PLC0415
 
-    return get_accelerator()._name
+    from deepspeed.accelerator import get_accelerator  # noqa: PLC0415
+    from deepspeed.utils import logger  # noqa: PLC0415
+
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        return get_accelerator()._name
+    finally:
+        logger.setLevel(level)
 
 
 def op_status(need: OpNeed, env: dict[str, str] | None = None) -> OpStatus:
@@ -133,7 +143,7 @@ def first_run_notice(ops: list[str], accelerator: str, cluster_arg: str | None =
     return tr("the first steps wait while DeepSpeed compiles its {ops} op(s) on every node, silently (typically "
               "{s} s on {accel}; later runs load them from the cache in seconds). To build them ahead of time, "
               "once per node: dscluster node build-ops{where} --deepspeed_config FILE",
-              ops=", ".join(ops), s=typical_build_s(accelerator), accel=accelerator, where=where)
+              ops=", ".join(ops), s=typical_build_s(accelerator) * len(ops), accel=accelerator, where=where)
 
 
 def op_request(config: dict | None) -> dict:
