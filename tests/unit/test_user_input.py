@@ -348,3 +348,12 @@ def test_a_dry_run_writes_no_state(tmp_path, capsys, dscluster_home):
     after = sorted(p.relative_to(dscluster_home) for p in dscluster_home.rglob("*") if "logs" not in p.parts)
     assert after == before and not (tmp_path / "runs").exists()
     assert os.environ.get("DSCLUSTER_HOME") == str(dscluster_home)
+
+
+def test_inline_config_from_the_panel_or_api_is_read_as_deepspeed_reads_files():
+    from dscluster.jupyter.launching import _load_config
+
+    assert _load_config("\ufeff{a: 1, // from a recipe\n}") == ({"a": 1}, None)
+    with pytest.raises(ConfigError) as err:
+        _load_config('{"train_batch_size": ')
+    assert err.value.setting == "config" and "trailing commas" in err.value.hint
