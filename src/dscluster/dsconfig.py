@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 import difflib
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -89,7 +88,7 @@ def _did_you_mean(key: str, choices) -> str:
 
 
 def load(path: str | Path) -> dict:
-    """Read a ds_config file (JSON; duplicate keys are an error, as in DeepSpeed)."""
+    """Read a ds_config file as DeepSpeed does (`parse`), under the user-text policy (fsutil)."""
     path = Path(path)
     try:
         text = read_user_text(path, "deepspeed_config")
@@ -99,27 +98,53 @@ def load(path: str | Path) -> dict:
     except OSError as exc:
         raise ConfigError(tr("cannot read DeepSpeed config {path}: {err}", path=path, err=exc.strerror),
                           tr("make the file readable"), setting="deepspeed_config") from exc
+    return parse(text, str(path))
+
+
+def _plain(value: Any) -> Any:
+    """hjson's OrderedDicts as plain dicts: what is recorded in run.json and ds_config.resolved.json is JSON."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def parse(text: str, where: str) -> dict:
+    """A ds_config's text -> dict, accepting exactly what DeepSpeed 0.19.8 accepts: it reads the file with
+    hjson (runtime/config.py), so `//` and `#` comments, trailing commas, unquoted keys and an object
+    without braces are valid DeepSpeed configs (published configs use them); a duplicate key is an
+    error there as here. `where` names the source (a path, or "config" for inline text)."""
+    import hjson  # noqa: PLC0415 - DeepSpeed's own dependency; only needed when a file is read
 
     def no_duplicates(pairs):
         seen = {}
         for k, v in pairs:
             if k in seen:
-                raise ConfigError(tr("{path}: key {key!r} appears twice", path=path, key=k),
+                raise ConfigError(tr("{path}: key {key!r} appears twice", path=where, key=k),
                                   tr("keep one {key!r} entry", key=k), setting=k)
             seen[k] = v
         return seen
 
+    if text.startswith("\ufeff"):  # a second mark: hjson would drop it, DeepSpeed's hjson keeps it as text
+        raise ConfigError(tr("{path}: starts with two byte-order marks", path=where),
+                          tr("re-save the file as UTF-8 (without BOM)"), setting="deepspeed_config")
     try:
-        config = json.loads(text, object_pairs_hook=no_duplicates)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(tr("{path}:{line}:{col}: not valid JSON: {msg}", path=path, line=exc.lineno, col=exc.colno,
-                             msg=exc.msg),
-                          tr("fix the JSON syntax there (no trailing commas or comments)"), setting="deepspeed_config") from exc
+        config = hjson.loads(text, object_pairs_hook=no_duplicates)
+    except hjson.HjsonDecodeError as exc:
+        raise ConfigError(tr("{path}:{line}:{col}: not a valid DeepSpeed config (JSON or hjson): {msg}", path=where,
+                             line=exc.lineno, col=exc.colno, msg=exc.msg),
+                          tr("fix the syntax there; DeepSpeed reads JSON, and also allows comments and trailing "
+                             "commas"), setting="deepspeed_config") from None
+    except (ValueError, OverflowError, RecursionError) as exc:  # 1e999 (OverflowError), nesting too deep
+        raise ConfigError(tr("{path}: not a valid DeepSpeed config: {err}", path=where, err=exc),
+                          tr("write plain numbers and at most a few levels of nesting, as in DeepSpeed's examples"),
+                          setting="deepspeed_config") from None
     if not isinstance(config, dict):
-        raise ConfigError(tr("{path}: a DeepSpeed config must be a JSON object", path=path),
+        raise ConfigError(tr("{path}: a DeepSpeed config must be a JSON object", path=where),
                           tr('start the file with {{ and put settings like "train_micro_batch_size_per_gpu" inside'),
                           setting="deepspeed_config")
-    return config
+    return _plain(config)
 
 
 def _find_auto(value: Any, where: str) -> str | None:

@@ -84,3 +84,9 @@ def tr(template: str, /, **values: object) -> str:
         except (KeyError, IndexError, ValueError):
             continue
     return template  # not a template (text recorded earlier, with braces of its own): shown as it is
+
+
+def tr_n(n: int, one: str, many: str, /, **values: object) -> str:
+    """`tr` of `one` when n is 1, else of `many` ("1 node", "2 nodes"), with `n` among the values.
+    Both English templates are catalog keys; a language without plurals gives them one translation."""
+    return tr(one if n == 1 else many, n=n, **values)

@@ -114,8 +114,8 @@ def test_load_errors(tmp_path):
     with pytest.raises(ConfigError, match="does not exist"):
         dsconfig.load(tmp_path / "missing.json")
     bad = tmp_path / "bad.json"
-    bad.write_text('{\n  "train_batch_size": 8,\n}\n')
-    with pytest.raises(ConfigError, match=r"bad.json:3:\d+: not valid JSON"):
+    bad.write_text('{\n  "train_batch_size": 8\n  "x": [1,\n}\n')
+    with pytest.raises(ConfigError, match=r"bad.json:\d+:\d+: not a valid DeepSpeed config"):
         dsconfig.load(bad)
     dup = tmp_path / "dup.json"
     dup.write_text('{"train_batch_size": 8, "train_batch_size": 16}')

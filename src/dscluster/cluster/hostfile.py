@@ -29,6 +29,8 @@ _TRAILING_OK = re.compile(r"^(max_slots=\d+)?\s*(#.*)?$")
 _SPACED_SLOTS = re.compile(r"^(\S+)\s+slots\s*[=:]\s*(\S+)")
 _HOST_COLON = re.compile(r"^([^\s:]+):(\d+)$")
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
 Entry = tuple[str, int]
 
 
@@ -36,7 +38,9 @@ def parse_hostfile(text: str, path: str | None = None) -> list[Entry]:
     """[(host, slots), ...] in file order. Raises HostfileError with the line number and the fix."""
     entries: list[Entry] = []
     first_line: dict[str, int] = {}
-    for lineno, raw in enumerate(text.splitlines(), start=1):
+    # Lines as DeepSpeed's fetch_hostfile reads them (a text-mode readlines: \n, \r\n, \r), not
+    # str.splitlines, which would also split at \f, \v, \x1c-\x1e, \x85 and U+2028/9 where DeepSpeed does not.
+    for lineno, raw in enumerate(_LINE_BREAK.split(text), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue

@@ -216,13 +216,19 @@ def pin_host_keys(spec: ClusterSpec, keys: dict[str, str]) -> None:
     write_known_hosts(spec, pins)
 
 
-def ensure_ssh_files(spec: ClusterSpec) -> HostKeySync:
-    """Write ssh_config and the ssh wrapper (pdsh.py), create the ControlMaster dir, pin new host keys.
-    Cheap; call before connecting."""
-    cluster_state_dir(spec)
+def require_identity(spec: ClusterSpec) -> None:
+    """The cluster's identity must exist before anything is written for it: a spec without one (a typo'd
+    name, another machine's spec) must not leave an empty state directory behind."""
     if not identity_path(spec).exists():
         raise ConfigError(tr("cluster {name!r} has no SSH identity at {path}", name=spec.name,
                              path=identity_path(spec)), tr("create it with: dscluster init"), setting="cluster")
+
+
+def ensure_ssh_files(spec: ClusterSpec) -> HostKeySync:
+    """Write ssh_config and the ssh wrapper (pdsh.py), create the ControlMaster dir, pin new host keys.
+    Cheap; call before connecting."""
+    require_identity(spec)
+    cluster_state_dir(spec)
     _ensure_private_dir(control_dir(spec))
     text = render_ssh_config(spec)
     path = ssh_config_path(spec)

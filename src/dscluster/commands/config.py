@@ -12,7 +12,7 @@ from dscluster.cluster.spec import resolve_spec
 from dscluster.cluster.ssh import ensure_ssh_files, read_known_hosts, ssh_config_path, sync_known_hosts
 from dscluster.console import FAIL, OK, WARN, next_steps, table
 from dscluster.errors import ConfigError, UsageError
-from dscluster.i18n import tr
+from dscluster.i18n import tr, tr_n
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -92,8 +92,9 @@ def cmd_hostfile(args: argparse.Namespace) -> int:
         raise UsageError(tr("{path} already exists and is not a DeepSpeed hostfile", path=output),
                          tr("choose another file with -o, or pass --force to overwrite it"), setting="--output")
     write_output(output, text)
-    print(f"{OK} " + tr("wrote {path} ({n} nodes, {w} slots; the first line is the master)", path=args.output,
-                         n=len(spec.nodes), w=spec.world_size))
+    print(f"{OK} " + tr("wrote {path} ({nodes}, {slots}; the first line is the master)", path=args.output,
+                         nodes=tr_n(len(spec.nodes), "{n} node", "{n} nodes"),
+                         slots=tr_n(spec.world_size, "{n} slot", "{n} slots")))
     print(next_steps(f"dscluster launch --hostfile {args.output} train.py "
                      "--deepspeed --deepspeed_config ds_config.json"))
     return 0

@@ -6,8 +6,8 @@ import argparse
 import shlex
 from pathlib import Path
 
-from dscluster.console import OK, next_steps, table
-from dscluster.i18n import tr
+from dscluster.console import OK, WARN, next_steps, table
+from dscluster.i18n import tr, tr_n
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -54,6 +54,10 @@ def cmd_prepare(args: argparse.Namespace) -> int:
     print(f"{OK} " + tr("prepared {out} ({tok} tokenizer, vocab {v}, {dtype})", out=out,
                          tok=meta["tokenizer"]["type"], v=meta["vocab_size"], dtype=meta["dtype"]))
     print(table([tr("split"), tr("tokens"), tr("documents"), tr("shards")], rows))
+    skipped = meta["sources"].get("skipped_binary", 0) if isinstance(meta.get("sources"), dict) else 0
+    if skipped:
+        print(f"{WARN} " + tr_n(skipped, "skipped {n} binary file among the sources (a NUL byte: not text)",
+                                 "skipped {n} binary files among the sources (a NUL byte: not text)"))
     # Absolute: the ranks may start in another directory (or on another node of a shared mount).
     # --local 2: without a cluster spec, launch has no hosts; the trainer builds its own ds_config.
     where = shlex.quote(str(Path(out).resolve()))

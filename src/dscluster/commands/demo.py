@@ -21,7 +21,7 @@ from dscluster import fsutil
 from dscluster.commands.argtypes import MAX_PROCS, count
 from dscluster.console import FAIL, OK, next_steps, runnable
 from dscluster.errors import ExitCode, PermissionNeeded, UsageError
-from dscluster.i18n import tr
+from dscluster.i18n import tr, tr_n
 from dscluster.paths import local_shared
 
 DEMO_MICRO_BATCH = {"cpu": 16, "cuda": 32}
@@ -289,11 +289,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
     run_dir = store.run_path(prep.shared, run_id)
     world = prep.record["world_size"]
     if cluster:
-        where = tr("{n} nodes of {cluster}", n=len(prep.record["launch"]["hosts"]), cluster=prep.record["cluster"])
+        where = tr_n(len(prep.record["launch"]["hosts"]), "{n} node of {cluster}", "{n} nodes of {cluster}",
+                     cluster=prep.record["cluster"])
     else:
-        where = tr("{n} GPUs", n=procs) if device_type == "cuda" else tr("{n} CPU processes (gloo)", n=procs)
+        where = (tr_n(procs, "{n} GPU", "{n} GPUs") if device_type == "cuda"
+                 else tr_n(procs, "{n} CPU process (gloo)", "{n} CPU processes (gloo)"))
     print(f"{OK} " + tr("run {id}: {preset} GPT, {steps} steps on {where}", id=run_id, preset=args.preset,
-                         steps=args.steps, where=where) + f" (world size {world})")
+                         steps=args.steps, where=where) + " " + tr("(world size {n})", n=world))
     print("  " + tr("run directory: {dir}", dir=run_dir))
     attach = args.attach if args.attach is not None else True
     if not attach:

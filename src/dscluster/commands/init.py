@@ -22,8 +22,8 @@ from dscluster.cluster.spec import (
 from dscluster.cluster.ssh import ensure_ssh_files
 from dscluster.console import OK, WARN, next_steps
 from dscluster.errors import ConfigError, UsageError
-from dscluster.fsutil import atomic_write_text
-from dscluster.i18n import tr
+from dscluster.fsutil import atomic_write_text, read_user_text
+from dscluster.i18n import tr, tr_n
 
 # Spec settings -> the flag that sets them, so a bad value is reported against what the user typed.
 _FLAGS = {"cluster.name": "--name", "cluster.shared_dir": "--shared", "cluster.ssh_user": "--user",
@@ -69,9 +69,12 @@ def build_spec(args: argparse.Namespace, output: Path) -> ClusterSpec:
     if args.hostfile:
         path = Path(args.hostfile)
         try:
-            entries = parse_hostfile(path.read_text(encoding="utf-8"), path=str(path))
+            entries = parse_hostfile(read_user_text(path, "--hostfile"), path=str(path))
         except FileNotFoundError:
             raise UsageError(tr("hostfile {path} does not exist", path=path), tr("check the path")) from None
+        except OSError as err:
+            raise UsageError(tr("cannot read {path}: {err}", path=path, err=err.strerror or err),
+                             tr("check the path and the file's permissions"), setting="--hostfile") from None
     else:
         entries = [parse_node_arg(n) for n in args.node]
     draft = ClusterSpec(name=args.name, nodes=tuple(NodeSpec(address=h, slots=s, name=h, ssh_port=args.port)
@@ -82,17 +85,28 @@ def build_spec(args: argparse.Namespace, output: Path) -> ClusterSpec:
     try:
         return parse_spec(text, output.resolve())  # the same validation as a hand-written spec
     except ConfigError as err:
-        flag = _FLAGS.get(err.setting or "", "--node" if (err.setting or "").startswith("nodes") else None)
+        # A node's error is the flag's that gave the nodes: --hostfile's lines, or the --node values.
+        node_flag = "--hostfile" if args.hostfile else "--node"
+        flag = _FLAGS.get(err.setting or "", node_flag if (err.setting or "").startswith("nodes") else None)
         if flag:
             raise UsageError(f"{flag}: {getattr(err, 'detail', err.message)}", err.hint) from None
         raise
 
 
-def write_output(path: Path, text: str) -> None:
-    """Write a file the user named with -o; a bad path is a usage error, not a crash."""
+def check_output(path: Path) -> None:
+    """-o must name a file in an existing directory: checked before anything is created, so a bad -o
+    leaves no identity behind (a directory passes `exists()` and --force, and failed only at the write)."""
     if not path.absolute().parent.exists():  # a typo'd directory is not created on the user's behalf
         raise UsageError(tr("{dir} does not exist", dir=path.absolute().parent),
                          tr("create it first, or choose another path with -o FILE"), setting="--output")
+    if path.is_dir():
+        raise UsageError(tr("-o {path} is a directory", path=path),
+                         tr("name the spec file: -o {file}", file=path / SPEC_FILENAME), setting="--output")
+
+
+def write_output(path: Path, text: str) -> None:
+    """Write a file the user named with -o; a bad path is a usage error, not a crash."""
+    check_output(path)
     try:
         atomic_write_text(path, text)
     except OSError as err:
@@ -105,6 +119,7 @@ def cmd_init(args: argparse.Namespace) -> int:
     if output.exists() and not args.force:
         raise UsageError(tr("{path} already exists", path=output),
                          tr("pass --force to overwrite it (the cluster identity is kept), or -o OTHER.toml"))
+    check_output(output)
     spec = build_spec(args, output)
     # The identity first: a spec written without its key would make the retry say "already exists".
     try:
@@ -116,8 +131,9 @@ def cmd_init(args: argparse.Namespace) -> int:
                           tr("set DSCLUSTER_HOME to a directory you can write (default ~/.dscluster)"),
                           setting="DSCLUSTER_HOME") from None
     write_output(output, format_spec(spec))
-    print(f"{OK} " + tr("wrote {path}: cluster {name!r}, {n} nodes, {w} slots, master {master}", path=output,
-                         name=spec.name, n=len(spec.nodes), w=spec.world_size, master=spec.master.name))
+    print(f"{OK} " + tr("wrote {path}: cluster {name!r}, {nodes}, {slots}, master {master}", path=output,
+                         name=spec.name, nodes=tr_n(len(spec.nodes), "{n} node", "{n} nodes"),
+                         slots=tr_n(spec.world_size, "{n} slot", "{n} slots"), master=spec.master.name))
     print(f"{OK} " + tr("SSH identity {key} (ed25519, private, 0600)", key=key))
     if spec.shared_dir.is_dir():
         pub = identity.publish_cluster_pubkey(spec)

@@ -9,7 +9,7 @@ from dscluster import console
 from dscluster.commands.argtypes import MAX_PROCS, count, positive_seconds, seconds
 from dscluster.errors import ExitCode
 from dscluster.i18n import tr
-from dscluster.launcher.prepare import DEFAULTS, LaunchOptions, dry_run_text, prepare
+from dscluster.launcher.prepare import DEFAULTS, LaunchOptions, dry_run_text, first_run_notice, prepare
 from dscluster.runs import store
 from dscluster.sim.names import MAX_NODES
 
@@ -81,7 +81,7 @@ def handle(args: argparse.Namespace) -> int:
 
 def start(opts: LaunchOptions, *, attach: bool | None, dry_run: bool) -> int:
     """Validate, then start (or print) the run. Shared by `launch` and `demo`."""
-    prep = prepare(opts)
+    prep = prepare(opts, dry_run=dry_run)
     if dry_run:
         print(dry_run_text(prep))
         print(console.next_steps(tr("run it: the same command without --dry-run")))
@@ -95,6 +95,9 @@ def start(opts: LaunchOptions, *, attach: bool | None, dry_run: bool) -> int:
     where = prep.record["cluster"]
     print(tr("{ok} run {id} started on {where} (world size {n})", ok=console.OK, id=run_id, where=where,
              n=prep.record["world_size"]), flush=True)
+    notice = first_run_notice(prep.record)
+    if notice:  # minutes of silence otherwise: say what the ranks are doing before their first step
+        print(f"{console.WARN} {notice}", flush=True)
     if not attach:
         print(console.next_steps(f"dscluster logs {run_id} -f", f"dscluster status {run_id}",
                                  f"dscluster stop {run_id}"))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import signal
 import sys
 import time
 from pathlib import Path
@@ -13,7 +15,7 @@ from dscluster import console, paths
 from dscluster import explain as explainer
 from dscluster.commands.argtypes import count, seconds
 from dscluster.errors import ConfigError, ExitCode, RunError, UsageError
-from dscluster.i18n import tr
+from dscluster.i18n import tr, tr_n
 from dscluster.runs import store
 
 
@@ -43,6 +45,7 @@ def shared_dirs(cluster: str | None) -> list[Path]:
 
 
 def find_run(ref: str, cluster: str | None) -> Path:
+    store.check_run_ref(ref, allow_path=True)  # before the cluster is looked up: the typo is the news
     errors = []
     for shared in shared_dirs(cluster):
         try:
@@ -156,6 +159,61 @@ def status_view(record: dict, run_dir: Path | None = None) -> dict:
     return view
 
 
+def run_exit_text(code: int, status: str | None) -> str:
+    """A run's exit code as `dscluster launch` returns it. 130 for a stopped run is the code of an
+    interrupted command (128 + SIGINT, what a shell reports for Ctrl-C), whatever signal ended the ranks."""
+    if status == "stopped" and code == ExitCode.INTERRUPTED:
+        return tr("exit {code}, as for Ctrl-C", code=code)
+    return tr("exit {code}", code=code)
+
+
+_EXIT_ON = re.compile(r"^exit (-?\d+)(?: on (\S+))?$")
+
+
+def attempt_outcome(attempt: dict) -> str:
+    """An attempt's code and reason as one localized phrase. A negative code is the signal that ended
+    DeepSpeed's runner (-15: the SIGTERM of a stop), named rather than shown as an exit code."""
+    code = attempt.get("rank_exit_code") or attempt.get("exit_code")
+    reason = attempt.get("reason") or ""
+    if isinstance(code, int) and code < 0:
+        try:
+            shown = tr("ended by {signal}", signal=signal.Signals(-code).name)
+        except ValueError:
+            shown = tr("ended by signal {n}", n=-code)
+    else:
+        shown = tr("exit {code}", code=code) if code is not None else ""
+    match = _EXIT_ON.match(reason)
+    if match and str(code) == match.group(1):  # "exit 3 on node1" repeats the code: say only the node
+        reason = tr("on {node}", node=match.group(2)) if match.group(2) else ""
+    elif reason in ("stopped", "succeeded", "failed"):
+        reason = tr(reason)
+    return "  ".join(part for part in (shown, reason) if part)
+
+
+def _building_notice(run_dir: Path, status: str) -> str | None:
+    """While an active run's ranks are still likely compiling DeepSpeed ops (recorded at launch), say so:
+    until the first metrics, within twice the typical build time of the first attempt's start."""
+    import datetime as _dt
+
+    from dscluster.launcher.ops import typical_build_s
+    from dscluster.launcher.prepare import first_run_notice
+
+    if status not in store.ACTIVE or (run_dir / "metrics.jsonl").exists():
+        return None
+    record = store.read_record(run_dir)
+    builds = record.get("first_run_builds")
+    attempts = record.get("attempts") or []
+    if not isinstance(builds, dict) or len(attempts) != 1 or not attempts[0].get("started"):
+        return None
+    try:
+        elapsed = (_dt.datetime.now().astimezone() - _dt.datetime.fromisoformat(attempts[0]["started"])).total_seconds()
+    except (TypeError, ValueError):
+        return None
+    if elapsed > 2 * typical_build_s(str(builds.get("accelerator"))) * len(builds.get("ops") or ()):
+        return None
+    return first_run_notice(record)
+
+
 def cmd_status(args) -> int:
     run_dir = find_run(args.run, args.cluster)
     view = status_view(store.read_record(run_dir), run_dir)
@@ -164,15 +222,17 @@ def cmd_status(args) -> int:
         print(json.dumps(view, indent=2, default=str))
         return ExitCode.OK
     st = view["status"]
-    print(f"{_glyph(st)} {view['id']}  {tr(st)}" + (f"  (exit {view['exit_code']})" if view["exit_code"] is not None else ""))
+    print(f"{_glyph(st)} {view['id']}  {tr(st)}" + (f"  ({run_exit_text(view['exit_code'], st)})"
+                                                     if view["exit_code"] is not None else ""))
     print(f"  {tr('directory')}: {run_dir}")
-    print(f"  {tr('last committed checkpoint')}: " + (f"step {view['last_checkpoint_step']}"
+    print(f"  {tr('last committed checkpoint')}: " + (tr("step {n}", n=view["last_checkpoint_step"])
                                                       if view["last_checkpoint_step"] is not None else "-"))
     for a in view["attempts"] or []:
-        code = a.get("rank_exit_code") or a.get("exit_code")
-        shown = (tr("exit {code}", code=code) + "  ") if code is not None else ""
         print(f"  {tr('attempt')} {a.get('n')}: {shown_time(a.get('started'))} → "
-              f"{shown_time(a.get('ended')) if a.get('ended') else '…'}  {shown}{a.get('reason') or ''}")
+              f"{shown_time(a.get('ended')) if a.get('ended') else '…'}  {attempt_outcome(a)}".rstrip())
+    notice = _building_notice(run_dir, st)
+    if notice:
+        print(f"  {console.RETRY} {notice}")
     if view.get("waiting_for") and st == "restarting":
         print(f"  {console.RETRY} " + tr("waiting for {nodes} to come back before restarting",
                                          nodes=", ".join(view["waiting_for"])))
@@ -324,8 +384,9 @@ def wait_attached(run_dir: Path, on_tick=None) -> dict:
 
 def print_outcome(record: dict) -> None:
     st = record.get("status")
-    print(f"{_glyph(st)} " + tr("run {id} {status} (exit {code}, attempts {n})", id=record["id"], status=st,
-                                 code=record.get("exit_code"), n=len(record.get("attempts") or [])))
+    print(f"{_glyph(st)} " + tr("run {id} {status} ({exit}, {attempts})", id=record["id"], status=tr(st),
+                                 exit=run_exit_text(record.get("exit_code"), st),
+                                 attempts=tr_n(len(record.get("attempts") or []), "{n} attempt", "{n} attempts")))
     exp = record.get("explanation")
     if exp and st != "succeeded":
         cause, fix = explainer.localized(exp)

@@ -11,7 +11,7 @@ from pathlib import Path
 from dscluster.commands.argtypes import MAX_PROCS, count
 from dscluster.console import FAIL, OK, WARN, next_steps, table
 from dscluster.errors import UsageError
-from dscluster.i18n import tr
+from dscluster.i18n import tr, tr_n
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -55,8 +55,9 @@ def cmd_up(args: argparse.Namespace) -> int:
     started = time.monotonic()
     sim = SimCluster.up(args.name, args.n, args.subnet, slots=args.slots, shared_dir=args.shared, lab=args.lab)
     spec = sim.spec
-    print(f"{OK} " + tr("simulated cluster {name!r}: {n} nodes on {subnet}, ssh to every node works ({s:.1f} s)",
-                         name=sim.name, n=len(spec.nodes), subnet=sim.subnet, s=time.monotonic() - started))
+    print(f"{OK} " + tr("simulated cluster {name!r}: {nodes} on {subnet}, ssh to every node works ({s:.1f} s)",
+                         name=sim.name, nodes=tr_n(len(spec.nodes), "{n} node", "{n} nodes"), subnet=sim.subnet,
+                         s=time.monotonic() - started))
     rows = [[n.name, n.address, str(n.slots), "master" if i == 0 else "worker"] for i, n in enumerate(spec.nodes)]
     print(table([tr("node"), tr("address"), tr("slots"), tr("role")], rows))
     print(tr("spec: {path}", path=spec.path))

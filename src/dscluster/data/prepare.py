@@ -19,18 +19,19 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from dscluster.data.tokenizer import ByteTokenizer, Tokenizer
-from dscluster.errors import DataError
-from dscluster.fsutil import atomic_write_json, fsync_dir
-from dscluster.i18n import tr
+from dscluster.errors import ConfigError, DataError
+from dscluster.fsutil import atomic_write_json, decode_user_text, fsync_dir, is_binary
+from dscluster.i18n import tr, tr_n
 
 FORMAT = "dscluster-tokens/1"
 TEXT_SUFFIXES = (".txt", ".md", ".py", ".rst")
@@ -60,11 +61,51 @@ def _files_under(src: Path) -> list[tuple[Path, str]]:
     return found
 
 
-def iter_documents(sources: Iterable[tuple[Path, str]], text_field: str = "text") -> Iterator[Document]:
+@dataclass
+class SourceTally:
+    """Files `iter_documents` did not turn into documents: binary ones are skipped (a NUL byte: an image,
+    an archive, a compiled file with a text suffix), text that is not UTF-8 is collected and refused
+    at the end, all of it at once; see fsutil.decode_user_text, the one policy for a user's text."""
+
+    binary: list[str] = field(default_factory=list)
+    not_utf8: list[str] = field(default_factory=list)
+
+    def check(self) -> None:
+        if self.not_utf8:
+            shown = ", ".join(self.not_utf8[:3]) + (", ..." if len(self.not_utf8) > 3 else "")
+            first = shlex.quote(self.not_utf8[0])
+            raise DataError(tr_n(len(self.not_utf8), "{n} source file is not UTF-8 text: {files}",
+                                 "{n} source files are not UTF-8 text: {files}", files=shown),
+                            tr("convert them to UTF-8 (e.g. iconv -f LATIN1 -t UTF-8 {path} -o fixed && mv fixed "
+                               "{path}), or move them out of the sources; nothing was written", path=first),
+                            setting="SRC")
+
+
+def _decode(raw: bytes, path: Path, tally: SourceTally | None) -> str | None:
+    """A source file's text, or None when it is skipped (binary) or collected (not UTF-8) in `tally`."""
+    if is_binary(raw) and not raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        if tally is None:
+            decode_user_text(raw, path, "SRC")  # raises, naming the file
+        tally.binary.append(str(path))
+        return None
+    try:
+        return decode_user_text(raw, path, "SRC")
+    except ConfigError:
+        if tally is None:
+            raise
+        tally.not_utf8.append(str(path))
+        return None
+
+
+def iter_documents(sources: Iterable[tuple[Path, str]], text_field: str = "text",
+                   tally: SourceTally | None = None) -> Iterator[Document]:
+    """Documents of the files in order. Without a `tally`, the first binary or non-UTF-8 file raises."""
     for path, name in sources:
-        raw = path.read_bytes()
+        text = _decode(path.read_bytes(), path, tally)
+        if text is None:
+            continue
         if path.suffix in JSONL_SUFFIXES:
-            for lineno, line in enumerate(raw.decode("utf-8", errors="replace").splitlines(), 1):
+            for lineno, line in enumerate(text.splitlines(), 1):
                 if not line.strip():
                     continue
                 try:
@@ -78,7 +119,7 @@ def iter_documents(sources: Iterable[tuple[Path, str]], text_field: str = "text"
                                     tr("pass --text-field NAME naming the field that holds the text"), setting="--text-field")
                 yield Document(f"{name}:{lineno}", text)
         else:
-            yield Document(name, raw.decode("utf-8", errors="replace"))
+            yield Document(name, text)
 
 
 class _ShardWriter:
@@ -182,8 +223,9 @@ def prepare(sources: list[str | Path], out: str | Path, tokenizer: Tokenizer, *,
     writers = {split: _ShardWriter(tmp, split, dtype, shard_tokens) for split in ("train", "val")}
     eos = np.asarray([tokenizer.eos_id])
     total_bytes = 0
+    tally = SourceTally()
     try:
-        for doc in iter_documents(files, text_field):
+        for doc in iter_documents(files, text_field, tally):
             ids = _encode(tokenizer, doc.text)
             if not len(ids):
                 continue
@@ -194,10 +236,12 @@ def prepare(sources: list[str | Path], out: str | Path, tokenizer: Tokenizer, *,
             w.documents += 1
         for w in writers.values():
             w.close()
+        tally.check()
         if val_fraction > 0 and not writers["val"].files and writers["train"].files:
             _hold_out_tail(tmp, writers, val_fraction, dtype)
         if not any(w.documents for w in writers.values()):
-            raise DataError(tr("no text found in the sources: every file was empty or skipped"),
+            raise DataError(tr("no text found in the sources: every file was empty or skipped ({n} binary)",
+                               n=len(tally.binary)),
                             tr("check the paths and the file types (.txt .md .py .rst .jsonl; --text-field for jsonl)"),
                             setting="sources")
         if not writers["train"].files:
@@ -211,7 +255,8 @@ def prepare(sources: list[str | Path], out: str | Path, tokenizer: Tokenizer, *,
             "eos_id": tokenizer.eos_id,
             "val_fraction": val_fraction,
             "splits": {s: w.summary() for s, w in writers.items()},
-            "sources": {"paths": [str(Path(s).resolve()) for s in sources], "files": len(files), "chars": total_bytes},
+            "sources": {"paths": [str(Path(s).resolve()) for s in sources], "files": len(files), "chars": total_bytes,
+                        "skipped_binary": len(tally.binary)},
             "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             **(extra_meta or {}),
         }

@@ -74,17 +74,14 @@ def _load_config(value: object) -> tuple[dict | None, str | None]:
         raise UsageError(tr("'config' must be DeepSpeed config JSON or a path"),
                          tr('e.g. {{"train_micro_batch_size_per_gpu": 8}}, or the path of a ds_config.json'),
                          setting="config")
-    text = value.strip()
-    if text.startswith("{"):
+    text = value.strip().removeprefix("\ufeff")
+    if text.startswith("{"):  # inline text is read as DeepSpeed reads a file: JSON, or hjson
+        from dscluster import dsconfig  # noqa: PLC0415
+
         try:
-            parsed = json.loads(text)
-        except ValueError as exc:
-            raise ConfigError(tr("DeepSpeed config is not valid JSON: {err}", err=str(exc)),
-                              tr("fix the JSON at the line and column given"), setting="config") from None
-        if not isinstance(parsed, dict):
-            raise ConfigError(tr("DeepSpeed config must be a JSON object"),
-                              tr('e.g. {{"train_micro_batch_size_per_gpu": 8}}'), setting="config")
-        return parsed, None
+            return dsconfig.parse(text, "config"), None
+        except ConfigError as err:
+            raise ConfigError(err.message, err.hint, setting="config") from None
     return None, text
 
 

@@ -73,12 +73,17 @@ def parse_env(pairs: list[str]) -> dict[str, str]:
     return out
 
 
-def find_ds_config(args: list[str]) -> str | None:
-    for i, arg in enumerate(args):
-        if arg in ("--deepspeed_config", "--deepspeed-config") and i + 1 < len(args):
-            return args[i + 1]
-        if arg.startswith(("--deepspeed_config=", "--deepspeed-config=")):
-            return arg.split("=", 1)[1]
+# The value-taking options DeepSpeed's add_config_arguments gives a training script (plus this trainer's
+# dashed spelling). argparse keeps the LAST of a repeated option, and takes an unambiguous prefix
+# (`--deepspeed_conf`) as the option itself.
+DS_CONFIG_OPTIONS = ("--deepspeed_config", "--deepspeed-config", "--deepscale_config")
+
+
+def _config_option(token: str) -> str | None:
+    name = token.split("=", 1)[0]
+    for option in DS_CONFIG_OPTIONS:
+        if option.startswith(name) and len(name) > len("--deepspeed"):  # `--deepspeed` alone is the flag
+            return option
     return None
 
 
@@ -97,6 +102,45 @@ sys.exit(0 if spec else 1)
 """
 
 
+def ds_config_uses(args: list[str]) -> list[tuple[str, str | None]]:
+    """(option as typed, value) for every ds_config option in a script's arguments, in order, up to a
+    `--` (after which argparse reads no options). A missing value is None."""
+    uses: list[tuple[str, str | None]] = []
+    for i, arg in enumerate(args):
+        if arg == "--":
+            break
+        if not arg.startswith("--") or _config_option(arg) is None:
+            continue
+        if "=" in arg:
+            uses.append((arg.split("=", 1)[0], arg.split("=", 1)[1]))
+        else:
+            uses.append((arg, args[i + 1] if i + 1 < len(args) else None))
+    return uses
+
+
+def check_repeated_options(args: list[str]) -> None:
+    """The script's own arguments: the ds_config is named once. Given twice, DeepSpeed's argparse would
+    use the last while a check of the first would pass a file that never runs; `--deepscale_config`
+    beside `--deepspeed_config` is an assertion inside every rank. Refused here, with the fix."""
+    uses = ds_config_uses(args)
+    for option, value in uses:
+        if value is None or value.startswith("--"):
+            raise UsageError(tr("{option} has no value in the script's arguments", option=option),
+                             tr("write {option} ds_config.json", option=option), setting="deepspeed_config")
+    if len({value for _, value in uses}) > 1 or len({_config_option(o) for o, _ in uses} - {"--deepspeed-config"}) > 1:
+        shown = " ".join(f"{o} {v}" for o, v in uses)
+        raise UsageError(tr("the script's arguments name the DeepSpeed config {n} times ({shown}); DeepSpeed "
+                            "would use only the last", n=len(uses), shown=shown),
+                         tr("keep one --deepspeed_config: the file you mean to run ({last}?)", last=uses[-1][1]),
+                         setting="deepspeed_config")
+
+
+def find_ds_config(args: list[str]) -> str | None:
+    """The ds_config the script will read: the last one named, as argparse takes it."""
+    uses = [value for _, value in ds_config_uses(args) if value is not None]
+    return uses[-1] if uses else None
+
+
 def check_program(program: str, module: bool, cwd: Path, python: str) -> None:
     if module:
         # The module must be found by the interpreter the ranks use, from the launch directory - found,
@@ -110,6 +154,12 @@ def check_program(program: str, module: bool, cwd: Path, python: str) -> None:
                               tr("check the module name, or install it on every node"), setting="module")
         return
     path = (cwd / program) if not os.path.isabs(program) else Path(program)
+    if path.is_dir():
+        main = path / "__main__.py"
+        hint = (tr("give the script inside it, e.g. {path}/train.py; or run the package: -m {name}", path=program,
+                   name=path.name) if main.is_file() else
+                tr("give the path of the .py file inside it, e.g. {path}/train.py", path=program))
+        raise ConfigError(tr("training script {path} is a directory, not a file", path=path), hint, setting="script")
     if not path.is_file():
         raise ConfigError(tr("training script {path} does not exist", path=path),
                           tr("give the path of a .py file (relative to {cwd}), or -m MODULE", cwd=cwd),
@@ -183,7 +233,8 @@ def check_supervision(opts: LaunchOptions) -> None:
                              tr("give a number of seconds, e.g. {flag} 60", flag=flag), setting=flag.lstrip("-"))
 
 
-def prepare(opts: LaunchOptions) -> Prepared:
+def prepare(opts: LaunchOptions, *, dry_run: bool = False) -> Prepared:
+    """Check everything and build the run record. A dry run writes nothing (no ssh files, no state)."""
     if not opts.command:
         raise UsageError(tr("nothing to launch"), tr("dscluster launch train.py --deepspeed --deepspeed_config ds.json"))
     check_supervision(opts)
@@ -198,7 +249,9 @@ def prepare(opts: LaunchOptions) -> Prepared:
         from dscluster.train.options import check_args  # noqa: PLC0415 - imports torch: only for this program
 
         check_args(args)
+    check_repeated_options(args)
     ds_config = check_ds_config(args, cwd, world)
+    builds = _first_run_builds(ds_config, user_env)
     if not opts.skip_doctor:
         from dscluster.launcher.preflight import run_fast_checks, run_local_checks
 
@@ -225,7 +278,7 @@ def prepare(opts: LaunchOptions) -> Prepared:
     if spec is not None:
         from dscluster.runs.nodes import transport_env
 
-        launch_cfg["transport_env"] = transport_env(spec, launcher)
+        launch_cfg["transport_env"] = transport_env(spec, launcher, write=not dry_run)
         launch_cfg["node_uid"] = _local_uid(spec.ssh_user)
     shown_env = redact_env(user_env)
     record = {
@@ -233,10 +286,35 @@ def prepare(opts: LaunchOptions) -> Prepared:
         "argv": redact_argv((["-m"] if opts.module else []) + [program] + args),
         "script": program, "cluster": getattr(spec, "name", "local"),
         "hostfile": "".join(f"{h} slots={s}\n" for h, s in hosts) or None, "world_size": world,
-        "ds_config": ds_config, "env": shown_env, "git_commit": git_commit(cwd), "cwd": str(cwd),
+        "ds_config": ds_config, "first_run_builds": builds, "env": shown_env, "git_commit": git_commit(cwd), "cwd": str(cwd),
         "launch": launch_cfg,
     }
     return Prepared(record, secrets, shared, spec)
+
+
+def _first_run_builds(ds_config: dict[str, Any] | None, env: dict[str, str]) -> dict[str, Any] | None:
+    """The DeepSpeed ops the ranks will compile before their first step, as this machine's cache shows
+    (None: none). Never fails a launch: it only tells the user why the first steps will wait."""
+    from dscluster.launcher import ops  # noqa: PLC0415
+
+    try:
+        missing = ops.first_run_builds(ds_config, env)
+        return {"ops": [s.name for s in missing], "builders": [s.need.builder for s in missing],
+                "accelerator": ops.accelerator_name()} if missing else None
+    except Exception:  # noqa: BLE001 - an unimportable or odd DeepSpeed: the ranks will say so themselves
+        return None
+
+
+def first_run_notice(record: dict[str, Any]) -> str | None:
+    """The notice for a run whose ranks compile ops first (launch prints it; status while no step is done)."""
+    from dscluster.launcher import ops  # noqa: PLC0415
+
+    builds = record.get("first_run_builds")
+    if not isinstance(builds, dict) or not builds.get("ops"):
+        return None
+    launch = record.get("launch") if isinstance(record.get("launch"), dict) else {}
+    cluster = launch.get("cluster_arg") if launch.get("launcher") != "local" else None
+    return ops.first_run_notice(list(builds["ops"]), str(builds.get("accelerator") or "cpu"), cluster)
 
 
 def _local_uid(user: str) -> int | None:

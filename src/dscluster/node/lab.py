@@ -251,6 +251,46 @@ def running_state(state_dir: Path | None = None) -> LabState | None:
     return state if state and _is_our_server(state) else None
 
 
+def root_refusal_fix(user: str = "dscluster") -> str:
+    """How to start the lab when `lab start` ran as root: as the node user where the image (or `dscluster
+    node start`) made one, else as any ordinary account, with this same program when that account can
+    run it (a venv under /root cannot be: /root is 0700)."""
+    import pwd  # noqa: PLC0415
+    import shutil  # noqa: PLC0415
+
+    try:
+        pwd.getpwnam(user)
+        return tr("start it as the node user: runuser -u {user} -- dscluster lab start", user=user)
+    except KeyError:
+        pass
+    program = shutil.which("dscluster") or str(Path(sys.executable).with_name("dscluster"))
+    if not _others_can_run(Path(program)):
+        return tr("start it from an ordinary (non-root) login with dscluster installed for that user: "
+                  "pip install --user 'dscluster[jupyter]', then dscluster lab start ({program} is in a "
+                  "directory other users cannot enter)", program=program)
+    return tr("start it as an ordinary user: runuser -u USER -- {program} lab start (any non-root account; "
+              "create one with: useradd -m USER)", program=program)
+
+
+def _others_can_run(program: Path) -> bool:
+    """Whether a user other than the owner can reach and execute `program` (o+x on it and every parent),
+    and, for a script, its interpreter (a venv made from a Python under /root is not runnable by others)."""
+    import stat  # noqa: PLC0415
+
+    try:
+        real = program.resolve(strict=True)
+        if not all(os.stat(p).st_mode & stat.S_IXOTH for p in (real, *real.parents)):
+            return False
+        with open(real, "rb") as f:
+            first = f.readline(512)
+    except OSError:
+        return False
+    if first.startswith(b"#!") and first[2:].split():  # a console script: its interpreter must be reachable too
+        interpreter = Path(os.fsdecode(first[2:].split()[0]))
+        return interpreter == program or _others_can_run(interpreter)
+    return True
+
+
 def start_lab(shared_dir: str | os.PathLike, ip: str = DEFAULT_IP, port: int = DEFAULT_PORT, *,
               root_dir: str | os.PathLike | None = None, lang: str | None = None,
               state_dir: str | os.PathLike | None = None, python: str | None = None,
@@ -263,8 +303,8 @@ def start_lab(shared_dir: str | os.PathLike, ip: str = DEFAULT_IP, port: int = D
     """
     validate_address(ip, port)
     if os.geteuid() == 0:
-        raise PermissionNeeded(tr("JupyterLab must not run as root"),
-                               tr("start it as the node user (the image's `dscluster` user), not root"))
+        raise PermissionNeeded(tr("JupyterLab must not run as root: every notebook and terminal would be root"),
+                               root_refusal_fix())
     if not jupyterlab_installed(python):
         # Checked before anything is written: otherwise the server dies at once and the user reads
         # "did not start" plus a log line, instead of what to install.

@@ -78,13 +78,17 @@ def unreachable_hosts(record: dict[str, Any], links: dict[str, list[str]], timeo
     return [h for h, ok in run_parallel(one, list(links)) if not ok]
 
 
-def transport_env(spec, launcher: str) -> dict[str, str]:
+def transport_env(spec, launcher: str, *, write: bool = True) -> dict[str, str]:
     """What makes pdsh (or mpirun's rsh agent) use the cluster's ssh_config and pinned host keys,
-    on connections of the run's own (see NO_MUX)."""
+    on connections of the run's own (see NO_MUX). `write=False` (a dry run) only computes it: the
+    identity must exist, but no ssh file is written."""
     from dscluster.cluster.pdsh import openmpi_env, pdsh_env
-    from dscluster.cluster.ssh import ensure_ssh_files
+    from dscluster.cluster.ssh import ensure_ssh_files, require_identity
 
-    ensure_ssh_files(spec)
+    if write:
+        ensure_ssh_files(spec)
+    else:
+        require_identity(spec)
     if launcher == "openmpi":
         env = dict(openmpi_env(spec))
         env["OMPI_MCA_plm_rsh_args"] = " ".join(NO_MUX)

@@ -146,16 +146,57 @@ class AmbiguousRun(RunError):
     """A prefix or name that fits more than one run."""
 
 
-def resolve_run_dir(shared: Path, ref: str) -> Path:
-    if not ref.strip():
+# What a run id, a prefix of one or a run name can hold: new_run_id and safe_name write nothing else.
+_REF_OK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+# A run id is a directory name: longer than the filesystem's NAME_MAX (255 bytes on Linux filesystems)
+# it could never have been created, and asking the OS for it fails with ENAMETOOLONG.
+NAME_MAX = 255
+PATH_MAX = 4096  # Linux's, with the terminating NUL
+
+
+def check_run_ref(ref: object, *, allow_path: bool = False) -> str:
+    """The one check of a run reference typed by a user (CLI, Python API, HTTP): a run id, a unique
+    prefix of one, or a run name; with `allow_path` (the CLI) also the path of a run directory. Anything
+    that can never name a run is a UsageError saying what is wrong with it, before any file is touched."""
+    fix = tr("give a run id, a unique prefix of one, or a run name (dscluster runs lists them)")
+    if not isinstance(ref, str) or not ref.strip():
         # A prefix match would take "" as every run's prefix: an unset shell variable must not stop a run.
-        raise UsageError(tr("the run id is empty"), tr("give a run id, a unique prefix of one, or a run name "
-                                                       "(dscluster runs lists them)"), setting="RUN")
+        raise UsageError(tr("the run id is empty"), fix, setting="RUN")
+    shown = ref if len(ref) <= 60 else ref[:40] + "…" + ref[-12:]
+    is_path = allow_path and os.sep in ref
+    for part in ref.split(os.sep) if is_path else [ref]:
+        size = len(part.encode("utf-8", "surrogateescape"))
+        if size > NAME_MAX:
+            raise UsageError(tr("the run id {ref!r} is {n} bytes long; a run id is a directory name, at most "
+                                "{max} bytes", ref=shown, n=size, max=NAME_MAX), fix, setting="RUN")
+    if is_path:
+        if len(os.fsencode(ref)) >= PATH_MAX:
+            raise UsageError(tr("the run directory {ref!r} is {n} bytes long; a path is at most {max} bytes",
+                                ref=shown, n=len(os.fsencode(ref)), max=PATH_MAX - 1), fix, setting="RUN")
+        if "\0" in ref:
+            raise UsageError(tr("the run directory {ref!r} contains a NUL byte", ref=shown), fix, setting="RUN")
+        return ref
+    if not _REF_OK.match(ref):
+        bad = "".join(sorted({c for c in ref if not re.match(r"[A-Za-z0-9._-]", c)}))[:10]
+        what = (tr("{ref!r} contains {chars!r}", ref=shown, chars=bad) if bad
+                else tr("{ref!r} starts with {c!r}", ref=shown, c=ref[0]))
+        raise UsageError(tr("{what}: a run id has only letters, digits, '.', '_' and '-', and starts with a "
+                            "letter or digit", what=what), fix, setting="RUN")
+    return ref
+
+
+def resolve_run_dir(shared: Path, ref: str) -> Path:
+    check_run_ref(ref, allow_path=True)
     direct = run_path(shared, ref)
-    if (direct / "run.json").is_file():
-        return direct
-    if os.sep in ref and (Path(ref) / "run.json").is_file():
-        return Path(ref)
+    try:
+        if (direct / "run.json").is_file():
+            return direct
+        if os.sep in ref and (Path(ref) / "run.json").is_file():
+            return Path(ref)
+    except OSError as err:  # ENAMETOOLONG once joined to the runs directory, EACCES on the way
+        raise UsageError(tr("cannot look up run {ref!r}: {err}", ref=ref[:60], err=err.strerror or err),
+                         tr("give a run id, a unique prefix of one, or a run name (dscluster runs lists them)"),
+                         setting="RUN") from None
     runs = list_runs(shared)
     matches = [r for r in runs if r["id"].startswith(ref)] or [r for r in runs if r.get("name") == ref]
     if not matches:
