@@ -28,6 +28,12 @@ def _run(r: Rec) -> str:
     return name.removeprefix("h200_").removesuffix(".jsonl")
 
 
+def _options(cfg: dict) -> str:
+    """The trainer's non-default speed options of a row: the Triton SwiGLU, the (B,T,H,hd) layout, FP8."""
+    opts = [cfg.get("kernels", "off"), cfg.get("layout", "bhtd"), cfg.get("precision", "bf16")]
+    return "+".join(o for o in opts if o not in ("off", "bhtd", "bf16")) or "-"
+
+
 def _key(r: Rec) -> tuple:
     return (r.get("preset"), r.get("micro_batch"), r.get("seq_len"), _vocab(r), r.get("grad_accum", 1))
 
@@ -48,12 +54,12 @@ def summarize(records: list[Rec]) -> str:
         ceiling = by_source.get(r.get("_source")) or (ceilings[-1] if ceilings else None)
         rows.append([_run(r), r["bench"], r.get("label") or "", r.get("preset"), _vocab(r), r.get("world_size"), r.get("micro_batch"),
                      r.get("grad_accum", 1), r.get("zero_stage"), r.get("compile", "off"), cfg.get("attn", ""),
-                     cfg.get("ckpt_act", 0), cfg.get("inductor") or "", f"{r['tokens_per_s']:,.0f}", f"{r['tokens_per_s_per_gpu']:,.0f}",
+                     cfg.get("ckpt_act", 0), cfg.get("inductor") or "", _options(cfg), f"{r['tokens_per_s']:,.0f}", f"{r['tokens_per_s_per_gpu']:,.0f}",
                      r.get("tflops_per_gpu"), f"{mfu:.1%}" if mfu is not None else "",
                      f"{mfu * 989 / ceiling:.2f}" if (ceiling and mfu is not None) else "", r.get("peak_mem_gib")])
     if rows:
         out.append(_table(["run", "what", "label", "preset", "vocab", "GPUs", "micro-batch", "grad-accum", "ZeRO", "compile",
-                           "attention", "act-ckpt", "inductor", "tok/s", "tok/s/GPU", "TFLOP/s/GPU", "MFU", "MFU÷ceiling", "peak GiB"], rows))
+                           "attention", "act-ckpt", "inductor", "kernels/layout/precision", "tok/s", "tok/s/GPU", "TFLOP/s/GPU", "MFU", "MFU÷ceiling", "peak GiB"], rows))
     # trainer vs baseline at the same size and batch, one GPU
     best: dict[tuple, Rec] = {}
     for r in runs:

@@ -141,12 +141,19 @@ def read_published(shared: Path, node: str, now: float | None = None) -> dict | 
     return sample
 
 
-def publish_forever(shared: Path, node: str, interval: float = 2.0, count: int | None = None) -> None:
+def publish_forever(shared: Path, node: str, interval: float = 2.0, count: int | None = None,
+                    record: Path | None = None) -> None:
+    """Publish a sample every `interval` seconds; with `record`, also append each one to that file as a
+    JSON line (a node's own history: what the panel's GPU charts draw, and their test fixture)."""
     sampler = Sampler()
     n = 0
     while count is None or n < count:
         time.sleep(interval)
-        publish(shared, node, sampler.sample(node))
+        sample = sampler.sample(node)
+        publish(shared, node, sample)
+        if record is not None:
+            with open(record, "a", encoding="utf-8") as f:
+                f.write(json.dumps(sample, separators=(",", ":")) + "\n")
         n += 1
 
 
@@ -157,9 +164,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--node", default=socket.gethostname(), help="node name as in the cluster spec")
     parser.add_argument("--interval", type=float, default=2.0)
     parser.add_argument("--count", type=int, default=None, help="stop after N samples (tests)")
+    parser.add_argument("--record", type=Path, default=None, help="also append every sample to this JSON-lines file")
     args = parser.parse_args(argv)
     try:
-        publish_forever(args.shared, args.node, args.interval, args.count)
+        publish_forever(args.shared, args.node, args.interval, args.count, args.record)
     except KeyboardInterrupt:
         return 130
     return 0

@@ -80,6 +80,9 @@ def build_parser(cls: type[argparse.ArgumentParser] = argparse.ArgumentParser) -
     g.add_argument("--kernels", default="off", choices=("off", "triton"),
                    help="triton: the hand-written SwiGLU kernel on CUDA (checked for correctness, speed not yet "
                         "measured: see benchmarks/RESULTS.md); off: PyTorch's own, compiled (default)")
+    g.add_argument("--precision", default="auto", choices=("auto", "fp8"),
+                   help="auto: bf16 on GPUs that support it, fp32 on CPU; fp8: the linear layers' matrix products in "
+                        "float8 (torchao, the fp8 extra; Hopper/Ada GPUs), the rest bf16")
     g.add_argument("--activation-checkpointing", action="store_true",
                    help="recompute each block in backward: far less activation memory, about 1/3 more compute")
     g.add_argument("--micro-batch-search", action="store_true",
