@@ -29,9 +29,10 @@ def _run(r: Rec) -> str:
 
 
 def _options(cfg: dict) -> str:
-    """The trainer's non-default speed options of a row: the Triton SwiGLU, the (B,T,H,hd) layout, FP8."""
-    opts = [cfg.get("kernels", "off"), cfg.get("layout", "bhtd"), cfg.get("precision", "bf16")]
-    return "+".join(o for o in opts if o not in ("off", "bhtd", "bf16")) or "-"
+    """A row's speed options: the SwiGLU (Triton kernel or Inductor's), attention layout, precision.
+    Rows from before these keys existed ran Inductor's SwiGLU in the (B,H,T,hd) layout, in bf16."""
+    kernels = {"off": "inductor-swiglu"}.get(cfg.get("kernels", "off"), cfg.get("kernels"))
+    return "+".join([kernels, cfg.get("layout", "bhtd"), cfg.get("precision", "bf16")])
 
 
 def _key(r: Rec) -> tuple:

@@ -63,8 +63,8 @@ class Case:
     prof: int = 0  # 1: also profile one optimizer step, kernel table written to $BENCH_PROF_DIR
     vocab: int = 0  # 0: the trainer's byte vocabulary (257); 50257: GPT-2's (trainer and hf alike)
     inductor: str = ""  # knobs, "+"-joined: cdt, autotune, cat (see inductor_knobs)
-    kernels: str = "off"  # trainer: triton = the hand-written SwiGLU kernel, off = PyTorch's own (compiled)
-    layout: str = "bhtd"  # trainer: bthd = attention in the projection's layout (block_kernels.py), bhtd = the model's
+    kernels: str = "off"  # trainer: triton = the hand-written SwiGLU kernel (the trainer's default), off = Inductor's
+    layout: str = "bthd"  # trainer: bthd = the model's attention layout, bhtd = the earlier one (block_kernels.py)
     precision: str = "bf16"  # trainer, cli: fp8 = torchao float8 linear layers (train/fp8.py), bf16 = none
     log: int = 0  # cli: steps between metrics lines (0: half the steps)
     label: str = ""
@@ -156,11 +156,11 @@ def run_trainer(c: Case, out: str | None, keep_engine: bool = False):
         perf.checkpoint_blocks(model)
     inductor_knobs(c.inductor)
     perf.use_kernels(model, c.kernels if c.kind == "trainer" else "off", device)
-    if c.layout == "bthd":
+    if c.layout == "bhtd":
         import block_kernels
 
         for block in model.blocks:
-            block.attn.forward = block_kernels.bthd_attention_forward.__get__(block.attn)
+            block.attn.forward = block_kernels.bhtd_attention_forward.__get__(block.attn)
     if c.precision == "fp8":
         from dscluster.train import fp8
 

@@ -179,6 +179,27 @@ case "$phase" in
     stop_nvml
     tail -n 4 "$out/pytest_gpu.log"; grep -h '"block"\|"check"' "$out/block.log" | cut -c1-250
     grep -h '"bench"' "$out/lane0.log" | cut -c1-330; grep -h "exit" "$out/lane0.log"; wc -l "$out/nvml.jsonl" ;;
+  s5)
+    # Issue 17, call 2 (one H200): the defaults now (Triton SwiGLU, (B,T,H,hd) attention) in bf16 and FP8
+    # at 1.3B and 2.7B beside the same run's ceiling and the HF baseline; then the loss of bf16 and FP8
+    # over the same 300 steps of the real corpus through the trainer CLI, both runs at once on the one
+    # GPU (their losses are the figure, not their speed).
+    record_nvml
+    b="trainer:preset=1.3b,gas=8,steps=2,warmup=2,kernels=triton"
+    c="trainer:preset=2.7b,mb=8,gas=8,steps=2,warmup=2,kernels=triton"
+    timeout 340 $bench --case ceiling: --case "$b,mb=16" --case "$b,mb=24" --case "$b,mb=16,precision=fp8" \
+      --case "$b,mb=24,precision=fp8" --case "$c" --case "$c,precision=fp8" \
+      --case "hf:preset=1.3b,mb=16,gas=8,steps=2,warmup=2" >"$out/lane0.log" 2>&1
+    echo "lane0 exit $?" >>"$out/lane0.log"
+    python3 -c "from dscluster.data.corpus import ensure_stdlib_corpus; ensure_stdlib_corpus()" >/dev/null 2>&1
+    l="cli:preset=1.3b,mb=4,gas=1,steps=300,warmup=2,log=25,gpus=1"
+    timeout 200 $bench --case "$l,label=loss-bf16" >"$out/loss_bf16.log" 2>&1 &
+    p1=$!
+    timeout 200 $bench --case "$l,precision=fp8,label=loss-fp8" >"$out/loss_fp8.log" 2>&1 &
+    wait $p1 $!
+    stop_nvml
+    grep -h '"bench"' "$out/lane0.log" "$out"/loss_*.log | cut -c1-300; grep -h "exit" "$out/lane0.log"
+    tail -n 3 "$out"/loss_*.log | cut -c1-300 ;;
   tests)
     timeout 400 python3 -m pytest -q -p no:cacheprovider tests/gpu 2>&1 | tee "$out/pytest_gpu.log" ;;
   *) echo "unknown phase $phase" >&2; exit 2 ;;
