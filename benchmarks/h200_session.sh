@@ -200,6 +200,12 @@ case "$phase" in
     stop_nvml
     grep -h '"bench"' "$out/lane0.log" "$out"/loss_*.log | cut -c1-300; grep -h "exit" "$out/lane0.log"
     tail -n 3 "$out"/loss_*.log | cut -c1-300 ;;
+  s6)
+    # Issue 17, call 3: the HF baseline (cut by call 2's limit) beside the trainer's default bf16 and FP8.
+    b="trainer:preset=1.3b,mb=16,gas=8,steps=2,warmup=2,kernels=triton"
+    timeout 230 $bench --case ceiling: --case "hf:preset=1.3b,mb=16,gas=8,steps=2,warmup=2" --case "$b" \
+      --case "$b,precision=fp8" >"$out/lane0.log" 2>&1
+    echo "lane0 exit $?" >>"$out/lane0.log"; grep -h '"bench"' "$out/lane0.log" | cut -c1-300 ;;
   tests)
     timeout 400 python3 -m pytest -q -p no:cacheprovider tests/gpu 2>&1 | tee "$out/pytest_gpu.log" ;;
   *) echo "unknown phase $phase" >&2; exit 2 ;;
