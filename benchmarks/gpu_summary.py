@@ -32,6 +32,8 @@ def _options(cfg: dict) -> str:
     """A row's speed options: the SwiGLU (Triton kernel or Inductor's), attention layout, precision.
     Rows from before these keys existed ran Inductor's SwiGLU in the (B,H,T,hd) layout, in bf16."""
     kernels = {"off": "inductor-swiglu"}.get(cfg.get("kernels", "off"), cfg.get("kernels"))
+    if "argv" in cfg and "--kernels" not in cfg["argv"]:
+        kernels = "trainer-default"  # a trainer_cli row that left --kernels to the trainer
     return "+".join([kernels, cfg.get("layout", "bhtd"), cfg.get("precision", "bf16")])
 
 
@@ -64,7 +66,9 @@ def summarize(records: list[Rec]) -> str:
     # trainer vs baseline at the same size and batch, one GPU
     best: dict[tuple, Rec] = {}
     for r in runs:
-        if r["bench"] in ("trainer", "trainer_cli") and r.get("world_size") == 1:
+        # against the baseline in its own precision: bf16 rows only
+        if r["bench"] in ("trainer", "trainer_cli") and r.get("world_size") == 1 \
+                and r.get("config", {}).get("precision", "bf16") == "bf16":
             k = _key(r)
             if k not in best or r["tokens_per_s"] > best[k]["tokens_per_s"]:
                 best[k] = r

@@ -354,8 +354,7 @@ def run_cli(c: Case, out: str | None, scratch: str) -> dict | None:
             trainer_args.append("--activation-checkpointing")
     if c.precision == "fp8":
         trainer_args += ["--precision", "fp8"]
-    if c.kernels != "off":
-        trainer_args += ["--kernels", c.kernels]
+    trainer_args += ["--kernels", c.kernels]
     gpus = c.gpus or torch.cuda.device_count()
     argv = [sys.executable, "-m", "deepspeed.launcher.runner", "--num_gpus", str(gpus), "--master_port",
             str(29500 + os.getpid() % 1000), "--module", "dscluster.train", *trainer_args]
