@@ -57,7 +57,7 @@ def summarize(records: list[Rec]) -> str:
         ceiling = by_source.get(r.get("_source")) or (ceilings[-1] if ceilings else None)
         rows.append([_run(r), r["bench"], r.get("label") or "", r.get("preset"), _vocab(r), r.get("world_size"), r.get("micro_batch"),
                      r.get("grad_accum", 1), r.get("zero_stage"), r.get("compile", "off"), cfg.get("attn", ""),
-                     cfg.get("ckpt_act", 0), cfg.get("inductor") or "", _options(cfg), f"{r['tokens_per_s']:,.0f}", f"{r['tokens_per_s_per_gpu']:,.0f}",
+                     cfg.get("ckpt_act", 0), cfg.get("inductor") or "", _options(cfg) if r["bench"] != "hf_baseline" else "-", f"{r['tokens_per_s']:,.0f}", f"{r['tokens_per_s_per_gpu']:,.0f}",
                      r.get("tflops_per_gpu"), f"{mfu:.1%}" if mfu is not None else "",
                      f"{mfu * 989 / ceiling:.2f}" if (ceiling and mfu is not None) else "", r.get("peak_mem_gib")])
     if rows:
