@@ -3,9 +3,9 @@ non-GEMM time of a block goes and what each change buys. JSON lines out, one per
 
     python benchmarks/block_kernels.py --preset 1.3b --mb 16 [--profile]
 
-variants: layout = "bhtd" (the model's: q, k, v permuted to (B, H, T, hd), rotary there) or "bthd"
-(the candidate: rotary in the projection's own (B, T, H, hd) layout and SDPA on transposed views, so no
-element-wise kernel transposes, forward or backward); silu_mul = "torch" (the model's: PyTorch's
+variants: layout = "bthd" (the model's: rotary in the projection's own (B, T, H, hd) layout and SDPA on
+transposed views, so no element-wise kernel transposes, forward or backward) or "bhtd" (the earlier one:
+q, k, v permuted to (B, H, T, hd), rotary there); silu_mul = "torch" (the model's: PyTorch's
 expression, compiled by Inductor) or "triton" (the hand-written kernel, train/kernels.py).
 """
 
@@ -23,18 +23,17 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gpu_metrics as gm  # noqa: E402
 
 
-def bthd_attention_forward(self, x, rotary):
-    """The candidate layout: rotary on (B, T, H, hd), SDPA on transposed views (same math as the model's)."""
+def bhtd_attention_forward(self, x, rotary):
+    """The earlier layout, kept to compare against: q, k, v permuted to (B, H, T, hd), rotary there."""
     B, T, C = x.shape
-    q, k, v = self.qkv(x).view(B, T, 3, self.n_head, self.head_dim).unbind(2)
-    cos, sin = rotary.cos[:, :, :T].transpose(1, 2).to(x.dtype), rotary.sin[:, :, :T].transpose(1, 2).to(x.dtype)
+    q, k, v = self.qkv(x).view(B, T, 3, self.n_head, self.head_dim).permute(2, 0, 3, 1, 4).unbind(0)
+    cos, sin = rotary.cos[:, :T].transpose(1, 2).to(x.dtype), rotary.sin[:, :T].transpose(1, 2).to(x.dtype)
 
     def rot(t):
         t1, t2 = t.chunk(2, dim=-1)
         return torch.cat((t1 * cos - t2 * sin, t2 * cos + t1 * sin), dim=-1)
 
-    y = F.scaled_dot_product_attention(rot(q).transpose(1, 2), rot(k).transpose(1, 2), v.transpose(1, 2),
-                                       is_causal=True)
+    y = F.scaled_dot_product_attention(rot(q), rot(k), v, is_causal=True)
     return self.proj(y.transpose(1, 2).reshape(B, T, C))
 
 
@@ -45,8 +44,8 @@ def build_block(preset: str, layout: str, silu_mul: str):
     cfg = preset_config(preset, n_layer=1)
     gpt = GPT(cfg).to("cuda", torch.bfloat16)
     block = gpt.blocks[0]
-    if layout == "bthd":
-        block.attn.forward = bthd_attention_forward.__get__(block.attn)
+    if layout == "bhtd":
+        block.attn.forward = bhtd_attention_forward.__get__(block.attn)
     if silu_mul == "triton":
         block.mlp.silu_mul = kernels.silu_mul
     block.compile(dynamic=False)

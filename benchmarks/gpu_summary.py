@@ -28,6 +28,15 @@ def _run(r: Rec) -> str:
     return name.removeprefix("h200_").removesuffix(".jsonl")
 
 
+def _options(cfg: dict) -> str:
+    """A row's speed options: the SwiGLU (Triton kernel or Inductor's), attention layout, precision.
+    Rows from before these keys existed ran Inductor's SwiGLU in the (B,H,T,hd) layout, in bf16."""
+    kernels = {"off": "inductor-swiglu"}.get(cfg.get("kernels", "off"), cfg.get("kernels"))
+    if "argv" in cfg and "--kernels" not in cfg["argv"]:
+        kernels = "trainer-default"  # a trainer_cli row that left --kernels to the trainer
+    return "+".join([kernels, cfg.get("layout", "bhtd"), cfg.get("precision", "bf16")])
+
+
 def _key(r: Rec) -> tuple:
     return (r.get("preset"), r.get("micro_batch"), r.get("seq_len"), _vocab(r), r.get("grad_accum", 1))
 
@@ -48,16 +57,18 @@ def summarize(records: list[Rec]) -> str:
         ceiling = by_source.get(r.get("_source")) or (ceilings[-1] if ceilings else None)
         rows.append([_run(r), r["bench"], r.get("label") or "", r.get("preset"), _vocab(r), r.get("world_size"), r.get("micro_batch"),
                      r.get("grad_accum", 1), r.get("zero_stage"), r.get("compile", "off"), cfg.get("attn", ""),
-                     cfg.get("ckpt_act", 0), cfg.get("inductor") or "", f"{r['tokens_per_s']:,.0f}", f"{r['tokens_per_s_per_gpu']:,.0f}",
+                     cfg.get("ckpt_act", 0), cfg.get("inductor") or "", _options(cfg) if r["bench"] != "hf_baseline" else "-", f"{r['tokens_per_s']:,.0f}", f"{r['tokens_per_s_per_gpu']:,.0f}",
                      r.get("tflops_per_gpu"), f"{mfu:.1%}" if mfu is not None else "",
                      f"{mfu * 989 / ceiling:.2f}" if (ceiling and mfu is not None) else "", r.get("peak_mem_gib")])
     if rows:
         out.append(_table(["run", "what", "label", "preset", "vocab", "GPUs", "micro-batch", "grad-accum", "ZeRO", "compile",
-                           "attention", "act-ckpt", "inductor", "tok/s", "tok/s/GPU", "TFLOP/s/GPU", "MFU", "MFU÷ceiling", "peak GiB"], rows))
+                           "attention", "act-ckpt", "inductor", "kernels/layout/precision", "tok/s", "tok/s/GPU", "TFLOP/s/GPU", "MFU", "MFU÷ceiling", "peak GiB"], rows))
     # trainer vs baseline at the same size and batch, one GPU
     best: dict[tuple, Rec] = {}
     for r in runs:
-        if r["bench"] in ("trainer", "trainer_cli") and r.get("world_size") == 1:
+        # against the baseline in its own precision: bf16 rows only
+        if r["bench"] in ("trainer", "trainer_cli") and r.get("world_size") == 1 \
+                and r.get("config", {}).get("precision", "bf16") == "bf16":
             k = _key(r)
             if k not in best or r["tokens_per_s"] > best[k]["tokens_per_s"]:
                 best[k] = r

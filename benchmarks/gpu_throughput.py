@@ -63,7 +63,10 @@ class Case:
     prof: int = 0  # 1: also profile one optimizer step, kernel table written to $BENCH_PROF_DIR
     vocab: int = 0  # 0: the trainer's byte vocabulary (257); 50257: GPT-2's (trainer and hf alike)
     inductor: str = ""  # knobs, "+"-joined: cdt, autotune, cat (see inductor_knobs)
-    kernels: str = "off"  # trainer: triton = the hand-written SwiGLU kernel, off = PyTorch's own (compiled)
+    kernels: str = "off"  # trainer: triton = the hand-written SwiGLU kernel (the trainer's default), off = Inductor's
+    layout: str = "bthd"  # trainer: bthd = the model's attention layout, bhtd = the earlier one (block_kernels.py)
+    precision: str = "bf16"  # trainer, cli: fp8 = torchao float8 linear layers (train/fp8.py), bf16 = none
+    log: int = 0  # cli: steps between metrics lines (0: half the steps)
     label: str = ""
 
     @classmethod
@@ -153,6 +156,16 @@ def run_trainer(c: Case, out: str | None, keep_engine: bool = False):
         perf.checkpoint_blocks(model)
     inductor_knobs(c.inductor)
     perf.use_kernels(model, c.kernels if c.kind == "trainer" else "off", device)
+    if c.layout == "bhtd":
+        import block_kernels
+
+        for block in model.blocks:
+            block.attn.forward = block_kernels.bhtd_attention_forward.__get__(block.attn)
+    if c.precision == "fp8":
+        from dscluster.train import fp8
+
+        fp8.check()
+        fp8.convert(model)
     compiled = perf.compile_model(model, c.compile if c.kind == "trainer" else "off")
     ds_config = ds_config_for(c)
     optimizer = None
@@ -321,7 +334,8 @@ def run_cli(c: Case, out: str | None, scratch: str) -> dict | None:
     process per GPU through DeepSpeed's launcher; the figure is the trainer's own last metrics window."""
     import torch
 
-    run_dir = os.path.join(scratch, f"cli-{c.preset}")
+    name = f"cli-{c.preset}-{c.label or c.precision}"  # two cases can run at once (a loss comparison)
+    run_dir = os.path.join(scratch, name)
     shutil.rmtree(run_dir, ignore_errors=True)
     os.makedirs(run_dir)
     cfg = ds_config_for(c)  # no optimizer section: the trainer's default (torch's fused AdamW on GPU)
@@ -330,21 +344,24 @@ def run_cli(c: Case, out: str | None, scratch: str) -> dict | None:
         json.dump(cfg, fh)
     steps = max(c.steps, 2 * c.warmup)
     trainer_args = ["--preset", c.preset, "--seq-len", str(c.seq), "--steps", str(steps), "--log-interval",
-                    str(steps // 2), "--eval-interval", "0", "--eval-batches", "1", "--sample-tokens", "0",
-                    "--run-dir", run_dir, "--save-dir", os.path.join("/dev/shm", f"cli-ckpt-{c.preset}"),
+                    str(c.log or steps // 2), "--eval-interval", "0", "--eval-batches", "4", "--sample-tokens", "0",
+                    "--run-dir", run_dir, "--save-dir", os.path.join("/dev/shm", f"{name}-ckpt"),
                     "--resume", "never", "--deepspeed", "--deepspeed_config", cfg_path]
     help_text = subprocess.run([sys.executable, "-m", "dscluster.train", "--help"], capture_output=True, text=True).stdout
     if "--compile" in help_text:
         trainer_args += ["--compile", c.compile, "--attention", c.attn]
         if c.ckpt_act:
             trainer_args.append("--activation-checkpointing")
+    if c.precision == "fp8":
+        trainer_args += ["--precision", "fp8"]
+    trainer_args += ["--kernels", c.kernels]
     gpus = c.gpus or torch.cuda.device_count()
     argv = [sys.executable, "-m", "deepspeed.launcher.runner", "--num_gpus", str(gpus), "--master_port",
             str(29500 + os.getpid() % 1000), "--module", "dscluster.train", *trainer_args]
     t0 = time.perf_counter()
     proc = subprocess.run(argv, capture_output=True, text=True)
     wall = time.perf_counter() - t0
-    shutil.rmtree(os.path.join("/dev/shm", f"cli-ckpt-{c.preset}"), ignore_errors=True)
+    shutil.rmtree(os.path.join("/dev/shm", f"{name}-ckpt"), ignore_errors=True)
     metrics = [json.loads(x) for x in open(os.path.join(run_dir, "metrics.jsonl")) if x.strip()] \
         if os.path.exists(os.path.join(run_dir, "metrics.jsonl")) else []
     windows = [m for m in metrics if "tokens_per_s" in m]
@@ -353,10 +370,12 @@ def run_cli(c: Case, out: str | None, scratch: str) -> dict | None:
         return None
     last = windows[-1]
     tps = last["tokens_per_s"]
+    evals = [m["val_loss"] for m in metrics if m.get("val_loss") is not None]
     rec = {"bench": "trainer_cli", "label": c.label, "preset": c.preset, "world_size": gpus, "seq_len": c.seq,
            "micro_batch": c.mb, "grad_accum": c.gas, "zero_stage": c.zero, "tokens_per_s": tps,
            "tokens_per_s_per_gpu": round(tps / gpus, 1), "tflops_per_gpu": last.get("tflops"), "mfu": last.get("mfu"),
            "peak_mem_gib": last.get("gpu_mem_gb"), "loss_first": windows[0]["loss"], "loss_last": last["loss"],
+           "val_loss_last": evals[-1] if evals else None, "losses": [[m.get("step"), m["loss"]] for m in windows],
            "compile": c.compile if "--compile" in help_text else "trainer default", "wall_s": round(wall, 1),
            "config": {**asdict(c), "ds_config": cfg, "argv": " ".join(argv[1:])}}
     gm.emit(rec, out)

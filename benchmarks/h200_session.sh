@@ -4,7 +4,7 @@
 # Needs: python3 with torch+CUDA+transformers; DeepSpeed and its pure-Python deps either installed or
 # as wheels in .whl/ (see RESULTS.md "Reproduce"). Every line of output is also kept in OUTDIR.
 set -uo pipefail
-phase=${1:?phase: smoke | explore | scale | scale2 | last | final | lanes | lanes2 | lanes3 | lanes4 | s3 | tests}
+phase=${1:?phase: smoke | explore | scale | scale2 | last | final | lanes | lanes2 | lanes3 | lanes4 | s3 | s4 | s5 | tests}
 out=${2:-${OUT:-/tmp/bench-out}}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -33,6 +33,12 @@ demo_out() {  # [suffix]
   run=$(ls -td "$DSCLUSTER_SHARED"/runs/demo-* 2>/dev/null | head -1)
   [ -n "$run" ] && tar czf "$out/demo_run${1:-}.tgz" -C "$run" --exclude=checkpoints --exclude=tensorboard .
 }
+# The node sampler's own output while the GPU works: every sample as a JSON line (tests' panel fixture).
+record_nvml() {
+  python3 -m dscluster.node.stats --shared /tmp/nvml-shared --node h200-0 --interval 1 --record "$out/nvml.jsonl" &
+  nvml_pid=$!
+}
+stop_nvml() { kill "$nvml_pid" 2>/dev/null; wait "$nvml_pid" 2>/dev/null; }
 ds2="python3 -m deepspeed.launcher.runner --num_gpus 2 benchmarks/gpu_throughput.py run --out $out/results.jsonl"
 case "$phase" in
   smoke)
@@ -158,6 +164,48 @@ case "$phase" in
     wait
     grep -h '"block"\|"check"' "$out/block.log"; tail -n 3 "$out/pytest_gpu.log"
     grep -h '"bench"' "$out"/lane*.log | cut -c1-300; grep -h "exit" "$out"/lane*.log ;;
+  s4)
+    # Issue 17, call 1 (one H200): NVML samples recorded by the node sampler for the whole call (the
+    # panel's fixture), the GPU tests (kernel gradients against float64, FP8 trainer), one block in each
+    # variant, then the 1.3B trainer: bf16, the Triton SwiGLU, + the (B,T,H,hd) attention layout, FP8.
+    record_nvml
+    timeout 170 python3 -m pytest -q -p no:cacheprovider tests/gpu >"$out/pytest_gpu.log" 2>&1
+    timeout 90 python3 benchmarks/block_kernels.py --check --iters 10 >"$out/block.log" 2>&1
+    one="trainer:preset=1.3b,mb=16,gas=8,steps=2,warmup=2"
+    timeout 280 $bench --case ceiling: --case "$one,label=bf16" --case "$one,kernels=triton" \
+      --case "$one,kernels=triton,layout=bthd" --case "$one,precision=fp8" \
+      --case "$one,precision=fp8,kernels=triton,layout=bthd" >"$out/lane0.log" 2>&1
+    echo "lane0 exit $?" >>"$out/lane0.log"
+    stop_nvml
+    tail -n 4 "$out/pytest_gpu.log"; grep -h '"block"\|"check"' "$out/block.log" | cut -c1-250
+    grep -h '"bench"' "$out/lane0.log" | cut -c1-330; grep -h "exit" "$out/lane0.log"; wc -l "$out/nvml.jsonl" ;;
+  s5)
+    # Issue 17, call 2 (one H200): the defaults now (Triton SwiGLU, (B,T,H,hd) attention) in bf16 and FP8
+    # at 1.3B and 2.7B beside the same run's ceiling and the HF baseline; then the loss of bf16 and FP8
+    # over the same 300 steps of the real corpus through the trainer CLI, both runs at once on the one
+    # GPU (their losses are the figure, not their speed).
+    record_nvml
+    b="trainer:preset=1.3b,gas=8,steps=2,warmup=2,kernels=triton"
+    c="trainer:preset=2.7b,mb=8,gas=8,steps=2,warmup=2,kernels=triton"
+    timeout 340 $bench --case ceiling: --case "$b,mb=16" --case "$b,mb=24" --case "$b,mb=16,precision=fp8" \
+      --case "$b,mb=24,precision=fp8" --case "$c" --case "$c,precision=fp8" \
+      --case "hf:preset=1.3b,mb=16,gas=8,steps=2,warmup=2" >"$out/lane0.log" 2>&1
+    echo "lane0 exit $?" >>"$out/lane0.log"
+    python3 -c "from dscluster.data.corpus import ensure_stdlib_corpus; ensure_stdlib_corpus()" >/dev/null 2>&1
+    l="cli:preset=1.3b,mb=4,gas=1,steps=300,warmup=2,log=25,gpus=1"
+    timeout 200 $bench --case "$l,label=loss-bf16" >"$out/loss_bf16.log" 2>&1 &
+    p1=$!
+    timeout 200 $bench --case "$l,precision=fp8,label=loss-fp8" >"$out/loss_fp8.log" 2>&1 &
+    wait $p1 $!
+    stop_nvml
+    grep -h '"bench"' "$out/lane0.log" "$out"/loss_*.log | cut -c1-300; grep -h "exit" "$out/lane0.log"
+    tail -n 3 "$out"/loss_*.log | cut -c1-300 ;;
+  s6)
+    # Issue 17, call 3: the HF baseline (cut by call 2's limit) beside the trainer's default bf16 and FP8.
+    b="trainer:preset=1.3b,mb=16,gas=8,steps=2,warmup=2,kernels=triton"
+    timeout 230 $bench --case ceiling: --case "hf:preset=1.3b,mb=16,gas=8,steps=2,warmup=2" --case "$b" \
+      --case "$b,precision=fp8" >"$out/lane0.log" 2>&1
+    echo "lane0 exit $?" >>"$out/lane0.log"; grep -h '"bench"' "$out/lane0.log" | cut -c1-300 ;;
   tests)
     timeout 400 python3 -m pytest -q -p no:cacheprovider tests/gpu 2>&1 | tee "$out/pytest_gpu.log" ;;
   *) echo "unknown phase $phase" >&2; exit 2 ;;

@@ -55,6 +55,8 @@ export function post<T = any>(path: string, body: unknown = {}): Promise<T> {
   return api<T>(path, { method: 'POST', body: JSON.stringify(body) });
 }
 
+import type { GpuHistory } from './gpuhistory';
+
 export interface GpuSample {
   index: number;
   name?: string;
@@ -81,6 +83,7 @@ export interface NodeInfo {
   local: boolean;
   gpu_count: number;
   sample: NodeSample | null;
+  history?: GpuHistory;
 }
 
 export interface ClusterInfo {

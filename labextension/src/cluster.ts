@@ -1,6 +1,7 @@
 // Cluster section: every node of the resolved cluster with its GPUs (or CPU/memory), polled live.
 import { TranslationBundle } from '@jupyterlab/translation';
 import { api, ClusterInfo, el, fmtBytes, NodeInfo, RequestError } from './api';
+import { gpuHistory } from './gpuhistory';
 import { Poller } from './poller';
 
 function bar(percent: number | null | undefined, label: string): HTMLElement {
@@ -94,6 +95,10 @@ export class ClusterSection {
             el('span', { class: 'dsc-meta' }, `${g.temp_c ?? '–'} °C`)
           )
         );
+      }
+      const charts = gpuHistory(node.history, t);
+      if (charts) {
+        card.append(charts);
       }
     } else {
       const mem = s.memory || {};

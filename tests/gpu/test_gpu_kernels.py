@@ -4,6 +4,9 @@ block, where it must run as one opaque op and give the same loss and gradients a
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -33,24 +36,13 @@ def test_silu_mul_matches_pytorch_in_fp32(shape):
 
 
 @cuda
-def test_compiled_model_with_kernel_matches_plain_model():
-    from dscluster.train import perf
-    from dscluster.train.model import GPT, preset_config
+def test_compiled_model_with_kernel_is_as_exact_as_the_plain_model():
+    """Against a float64 copy of the model: each parameter's gradient error in the compiled model with the
+    kernel within that of the plain bf16 model (tests/kernel_grads.py says why not element by element)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    import kernel_grads
 
-    torch.manual_seed(0)
-    cfg = preset_config("tiny", n_layer=2, d_model=256, n_head=4, seq_len=256)
-    plain = GPT(cfg).to("cuda")
-    fast = GPT(cfg).to("cuda")
-    fast.load_state_dict(plain.state_dict())
-    assert perf.use_kernels(fast, "triton", "cuda") == "silu_mul"
-    perf.compile_model(fast, "blocks")
-    x = torch.randint(0, cfg.vocab_size, (4, cfg.seq_len + 1), device="cuda")
-    losses = []
-    for model in (plain, fast):
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            loss = model(x[:, :-1], x[:, 1:])
-        loss.backward()
-        losses.append(loss.item())
-    assert abs(losses[0] - losses[1]) < 1e-2
-    for (name, p), q in zip(plain.named_parameters(), fast.parameters()):
-        assert torch.allclose(p.grad, q.grad, rtol=5e-2, atol=5e-3 * p.grad.abs().max().item()), name
+    report = kernel_grads.gradient_errors("cuda")
+    worst = {name: max(m["errors"].values()) for name, m in report["models"].items()}
+    assert not kernel_grads.verdict(report), (kernel_grads.verdict(report), worst)
+    assert abs(report["models"]["compiled+kernel"]["loss"] - report["loss_fp64"]) < 1e-2

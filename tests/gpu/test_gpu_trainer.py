@@ -35,7 +35,7 @@ def shared(tmp_path_factory):
     return Path(existing) if existing else tmp_path_factory.mktemp("shared")
 
 
-def _train(tmp_path: Path, shared: Path, *extra: str) -> list[dict]:
+def _train(tmp_path: Path, shared: Path, *extra: str, output: list | None = None) -> list[dict]:
     env = {**os.environ, "RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "1", "MASTER_ADDR": "127.0.0.1",
            "MASTER_PORT": str(_free_port()), "DSCLUSTER_SHARED": str(shared),
            "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
@@ -44,6 +44,8 @@ def _train(tmp_path: Path, shared: Path, *extra: str) -> list[dict]:
             "--eval-interval", "0", "--sample-tokens", "16", "--run-dir", str(run_dir), *extra]
     proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    if output is not None:
+        output.append(proc.stdout + proc.stderr)
     return [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines() if line.strip()]
 
 
@@ -55,6 +57,15 @@ def test_trainer_bf16_compiled_checkpointed_loss_falls_and_reports_mfu(tmp_path,
     # The tiny model's MFU rounds to 0.0000 (4 decimals): the fields are there, sane, and per window.
     assert all(0 <= r["mfu"] < 1 and r["tflops"] >= 0 and r["tokens_per_s"] > 0 for r in steps), steps
     assert lines[-1]["event"] == "done"
+
+
+@pytest.mark.skipif(not __import__("importlib").util.find_spec("torchao"), reason="needs torchao (the fp8 extra)")
+def test_trainer_fp8_converts_every_linear_layer_and_the_loss_falls(tmp_path, shared):
+    out: list[str] = []
+    lines = _train(tmp_path, shared, "--compile", "blocks", "--precision", "fp8", output=out)
+    assert "precision: fp8 (torchao float8, tensorwise scales) in 16 linear layers" in out[0], out[0][-2000:]
+    steps = [r for r in lines if "tokens_per_s" in r]
+    assert steps[-1]["loss"] < steps[0]["loss"] - 0.3, steps
 
 
 def test_micro_batch_search_returns_a_size_that_fits():

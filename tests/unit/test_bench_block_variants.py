@@ -1,5 +1,5 @@
-"""benchmarks/block_kernels.py times candidate layouts against the model's: a candidate is only worth
-timing if it computes the same thing, checked here on CPU in float64."""
+"""benchmarks/block_kernels.py times the earlier attention layout against the model's: the comparison only
+means something if both compute the same thing, checked here on CPU in float64."""
 
 from __future__ import annotations
 
@@ -14,13 +14,13 @@ import block_kernels  # noqa: E402
 from dscluster.train.model import GPT, GPTConfig  # noqa: E402
 
 
-def test_bthd_candidate_equals_the_models_attention_and_gradients():
+def test_bhtd_variant_equals_the_models_attention_and_gradients():
     torch.manual_seed(0)
     model = GPT(GPTConfig(n_layer=1, n_head=4, d_model=64, vocab_size=61, seq_len=24)).double()
     attn = model.blocks[0].attn
     x = torch.randn(3, 24, 64, dtype=torch.float64, requires_grad=True)
     outputs, grads = [], []
-    for forward in (attn.forward, block_kernels.bthd_attention_forward.__get__(attn)):
+    for forward in (attn.forward, block_kernels.bhtd_attention_forward.__get__(attn)):
         x.grad = None
         out = forward(x, model.rotary)
         out.square().sum().backward()

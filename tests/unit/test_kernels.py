@@ -44,3 +44,15 @@ def test_silu_mul_kernel_matches_pytorch_in_tritons_interpreter():
         # bf16 keeps 8 bits of mantissa: one rounding stays within 2^-8 of the largest value.
         assert e["out"] <= 2**-7 and e["grad"] <= 2**-7, e
     assert report["compiled_err"] < 0.05
+
+
+def test_compiled_model_with_kernel_is_as_exact_as_the_plain_model_in_tritons_interpreter():
+    """The whole model on CPU: plain bf16, compiled, and compiled with the kernel (run by the interpreter),
+    each against float64 (tests/kernel_grads.py); a 3% error in the kernel's gate gradient fails this."""
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernel_grads.py")
+    res = subprocess.run([sys.executable, script, "cpu"], capture_output=True, text=True, env=env, timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    report = json.loads(res.stdout.strip().splitlines()[-1])
+    assert report["bad"] == [], report["bad"]
+    assert set(report["models"]) == {"plain", "compiled", "compiled+kernel"}

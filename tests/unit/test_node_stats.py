@@ -37,3 +37,37 @@ def test_publish_and_read_marks_stale_samples(tmp_path):
 def test_publisher_cli_writes_count_samples(tmp_path):
     assert nodestats.main(["--shared", str(tmp_path), "--node", "n2", "--interval", "0.01", "--count", "2"]) == 0
     assert nodestats.read_published(tmp_path, "n2")["node"] == "n2"
+
+
+def test_history_of_a_real_h200_recording_becomes_one_series_per_gpu(tmp_path):
+    """The fixture is the sampler's own output, recorded on an H200 while the trainer ran."""
+    import json
+    from pathlib import Path
+
+    from dscluster.node import stats
+
+    rows = [json.loads(x) for x in (Path(__file__).parents[1] / "data" / "nvml_h200_training.jsonl").read_text().splitlines()]
+    assert set(rows[0]) >= {"node", "time", "cpu", "memory", "gpus", "nvml"} and rows[0]["nvml"] is True
+    path = stats.history_path(tmp_path, "h200-0")
+    for r in rows:
+        stats.append_history(path, r)
+    now = rows[-1]["time"]
+    got = stats.read_history(path, now=now, window_s=60, max_points=1000)
+    assert got and all(now - 60 <= s["time"] <= now for s in got) and got[-1] == rows[-1]
+    thinned = stats.read_history(path, now=now, window_s=10**6, max_points=50)
+    assert len(thinned) == 50 and thinned[0] == rows[0] and thinned[-1] == rows[-1]
+    series = stats.gpu_series(thinned)
+    assert len(series["time"]) == 50 and [g["index"] for g in series["gpus"]] == [0]
+    gpu = series["gpus"][0]
+    assert max(gpu["util"]) == 100 and max(gpu["power_w"]) > 500 and gpu["name"] == "NVIDIA H200"
+
+
+def test_history_file_is_cut_to_its_newer_half_past_the_limit(tmp_path):
+    from dscluster.node import stats
+
+    path = tmp_path / "n.history.jsonl"
+    for i in range(200):
+        stats.append_history(path, {"time": float(i), "gpus": []}, max_bytes=2000)
+    assert path.stat().st_size <= 2000
+    got = stats.read_history(path, now=199.0, window_s=1000)
+    assert got[-1]["time"] == 199.0 and got[0]["time"] > 0 and len(got) > 10

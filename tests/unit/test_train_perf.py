@@ -51,10 +51,11 @@ def test_compile_auto_is_off_on_cpu_and_bad_modes_are_named(cfg):
 def test_kernels_stay_off_on_cpu_and_bad_modes_are_named(cfg):
     model = GPT(cfg)
     assert perf.use_kernels(model, "triton", device_type="cpu") == "off (CPU)"
+    assert perf.use_kernels(model, "auto", device_type="cpu") == "off (CPU)"
     assert perf.use_kernels(model, "off", device_type="cuda") == "off"
     assert all(b.mlp.silu_mul.__name__ == "silu_mul_reference" for b in model.blocks)
     with pytest.raises(ValueError, match="triton"):
-        perf.use_kernels(model, "auto", device_type="cpu")
+        perf.use_kernels(model, "fastest", device_type="cpu")
 
 
 def test_attention_equals_a_written_out_causal_attention_with_rotary(cfg):

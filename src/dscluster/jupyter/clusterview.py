@@ -6,6 +6,7 @@ The node this server runs on is sampled directly; the others are read from what 
 
 from __future__ import annotations
 
+import collections
 import socket
 import time
 from dataclasses import dataclass, field
@@ -82,12 +83,16 @@ class NodeSampler:
         self._sampler: nodestats.Sampler | None = None
         self._last: dict | None = None
         self._min_interval = min_interval
+        # The server's own node needs no agent, so its history is kept here, in memory.
+        self.history: collections.deque = collections.deque(maxlen=nodestats.HISTORY_POINTS)
 
     def local(self, node: str) -> dict:
         if self._sampler is None:
             self._sampler = nodestats.Sampler()
         if self._last is None or time.time() - self._last["time"] >= self._min_interval:
             self._last = self._sampler.sample(node)
+            if self._last["gpus"]:
+                self.history.append(self._last)
         sample = dict(self._last, node=node, age_s=0.0, stale=False, source="server")
         return sample
 
@@ -98,12 +103,15 @@ def describe(view: ClusterView, sampler: NodeSampler) -> dict:
         local = view.source == "local" or is_local_address(node["address"])
         if local:
             sample = sampler.local(node["name"])
+            history = list(sampler.history)
         else:
             sample = nodestats.read_published(view.shared_dir, node["name"])
             if sample is not None:
                 sample["source"] = "agent"
+            history = nodestats.read_history(nodestats.history_path(view.shared_dir, node["name"]))
         gpus = (sample or {}).get("gpus") or []
-        nodes.append(dict(node, local=local, sample=sample, gpu_count=len(gpus)))
+        nodes.append(dict(node, local=local, sample=sample, gpu_count=len(gpus),
+                          history=nodestats.gpu_series(history)))
     return {
         "name": view.name,
         "source": view.source,

@@ -126,6 +126,84 @@ def publish(shared: Path, node: str, sample: dict) -> Path:
     return path
 
 
+# Each node agent also appends its samples to <shared>/nodes/<node>.history.jsonl, so the panel can draw
+# the last minutes of every GPU (also from before the panel was opened); past HISTORY_MAX_BYTES the file is
+# rewritten with its newer half.
+HISTORY_MAX_BYTES = 4 * 2**20
+HISTORY_WINDOW_S = 900.0
+HISTORY_POINTS = 300
+# What the panel's charts need of a sample: the rest (CPU, memory) stays in the latest-sample file.
+GPU_SERIES = ("util", "mem_used", "mem_total", "power_w", "temp_c")
+
+
+def history_path(shared: Path, node: str) -> Path:
+    return nodes_dir(shared) / f"{node}.history.jsonl"
+
+
+def append_history(path: Path, sample: dict, max_bytes: int = HISTORY_MAX_BYTES) -> None:
+    line = json.dumps(sample, separators=(",", ":")) + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(line)
+        size = f.tell()
+    if size > max_bytes:
+        with open(path, encoding="utf-8") as f:
+            f.seek(size // 2)
+            f.readline()  # the rest of a line cut in half
+            tail = f.read()
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(tail, encoding="utf-8")
+        os.replace(tmp, path)
+
+
+def read_history(path: Path, now: float | None = None, window_s: float = HISTORY_WINDOW_S,
+                 max_points: int = HISTORY_POINTS, tail_bytes: int = 2 * 2**20) -> list[dict]:
+    """The samples of the last `window_s` seconds from a history file (its tail only), thinned evenly to
+    at most `max_points`. Unreadable lines (a write in progress) are skipped."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - tail_bytes))
+            raw = f.read().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return []
+    if size > tail_bytes:
+        raw = raw[1:]
+    cutoff = (now or time.time()) - window_s
+    samples = []
+    for line in raw:
+        try:
+            sample = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(sample, dict) and float(sample.get("time") or 0) >= cutoff:
+            samples.append(sample)
+    return thin(samples, max_points)
+
+
+def thin(samples: list[dict], max_points: int) -> list[dict]:
+    if len(samples) <= max_points:
+        return samples
+    step = len(samples) / max_points
+    return [samples[int(i * step)] for i in range(max_points - 1)] + [samples[-1]]
+
+
+def gpu_series(samples: list[dict]) -> dict:
+    """Samples as the panel's charts take them: one time axis, and per GPU index one list per reading
+    (None where a sample lacks it), so each GPU of each node is one small time series."""
+    times = [s.get("time") for s in samples]
+    gpus: dict[int, dict] = {}
+    for i, sample in enumerate(samples):
+        for g in sample.get("gpus") or []:
+            idx = int(g.get("index", 0))
+            series = gpus.setdefault(idx, {"index": idx, "name": g.get("name"),
+                                           **{k: [None] * len(samples) for k in GPU_SERIES}})
+            for k in GPU_SERIES:
+                series[k][i] = g.get(k)
+    return {"time": times, "gpus": [gpus[i] for i in sorted(gpus)]}
+
+
 def read_published(shared: Path, node: str, now: float | None = None) -> dict | None:
     """The node's last published sample with `stale` set, or None if it never published one."""
     try:
@@ -141,12 +219,21 @@ def read_published(shared: Path, node: str, now: float | None = None) -> dict | 
     return sample
 
 
-def publish_forever(shared: Path, node: str, interval: float = 2.0, count: int | None = None) -> None:
+def publish_forever(shared: Path, node: str, interval: float = 2.0, count: int | None = None,
+                    record: Path | None = None) -> None:
+    """Publish a sample every `interval` seconds; with `record`, also append each one to that file as a
+    JSON line (a node's own history: what the panel's GPU charts draw, and their test fixture)."""
     sampler = Sampler()
     n = 0
     while count is None or n < count:
         time.sleep(interval)
-        publish(shared, node, sampler.sample(node))
+        sample = sampler.sample(node)
+        publish(shared, node, sample)
+        if sample["gpus"]:
+            append_history(history_path(shared, node), sample)
+        if record is not None:
+            with open(record, "a", encoding="utf-8") as f:
+                f.write(json.dumps(sample, separators=(",", ":")) + "\n")
         n += 1
 
 
@@ -157,9 +244,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--node", default=socket.gethostname(), help="node name as in the cluster spec")
     parser.add_argument("--interval", type=float, default=2.0)
     parser.add_argument("--count", type=int, default=None, help="stop after N samples (tests)")
+    parser.add_argument("--record", type=Path, default=None, help="also append every sample to this JSON-lines file")
     args = parser.parse_args(argv)
     try:
-        publish_forever(args.shared, args.node, args.interval, args.count)
+        publish_forever(args.shared, args.node, args.interval, args.count, args.record)
     except KeyboardInterrupt:
         return 130
     return 0

@@ -1,0 +1,79 @@
+"""How far the compiled model with the hand-written SwiGLU kernel is from exact arithmetic, next to how far
+the plain bf16 model is: the check behind tests/unit/test_kernels.py (Triton's CPU interpreter) and
+tests/gpu/test_gpu_kernels.py (a real GPU).
+
+Comparing the two bf16 models element by element with each other cannot work: a weight gradient sums
+over every token of the batch, both models round differently on the way (Inductor keeps a fused chain
+in fp32 and rounds once, eager rounds after every op), and a gradient element near zero then differs
+by more than any relative tolerance. What must hold instead: against a float64 copy of the same model
+and batch, each parameter's gradient error ||g - g64|| / ||g64|| of the fast model stays within that of
+the plain one (the kernel and compile may not make anything worse), and both stay at bf16's level.
+
+    python tests/kernel_grads.py cpu|cuda   # prints one JSON line
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import sys
+
+import torch
+
+BF16_LEVEL = 5e-2  # a gradient error above this is no longer rounding: something is wrong
+WORSE_BY = 1.5  # the fast model's error may be at most this much above the plain model's (plus a floor)
+FLOOR = 2e-3
+
+
+def gradient_errors(device: str, n_layer: int = 2, d_model: int = 256, seq_len: int = 256, batch: int = 4,
+                    seed: int = 0) -> dict:
+    from dscluster.train import kernels, perf
+    from dscluster.train.model import GPT, preset_config
+
+    torch.manual_seed(seed)
+    cfg = preset_config("tiny", n_layer=n_layer, d_model=d_model, n_head=4, seq_len=seq_len)
+    base = GPT(cfg).to(device)
+    x = torch.randint(0, cfg.vocab_size, (batch, cfg.seq_len + 1), device=device)
+
+    def grads(model, autocast: bool):
+        with torch.autocast(device, dtype=torch.bfloat16, enabled=autocast):
+            loss = model(x[:, :-1], x[:, 1:])
+        loss.backward()
+        return loss.item(), {n: p.grad.double() for n, p in model.named_parameters()}
+
+    exact = copy.deepcopy(base).double()
+    exact.rotary.cos, exact.rotary.sin = exact.rotary.cos.double(), exact.rotary.sin.double()
+    loss64, g64 = grads(exact, autocast=False)
+    report = {"device": device, "loss_fp64": loss64, "models": {}}
+    for name, kernel, compiled in (("plain", False, False), ("compiled", False, True), ("compiled+kernel", True, True)):
+        model = copy.deepcopy(base)
+        if kernel:  # the swap perf.use_kernels does on CUDA, here on any device (the interpreter on CPU)
+            for m in model.modules():
+                if hasattr(m, "silu_mul"):
+                    m.silu_mul = kernels.silu_mul
+        if compiled:
+            torch._dynamo.reset()
+            perf.compile_model(model, "blocks", device)
+        loss, g = grads(model, autocast=True)
+        errors = {n: float((g[n] - g64[n]).norm() / g64[n].norm().clamp_min(1e-30)) for n in g}
+        report["models"][name] = {"loss": loss, "errors": errors}
+    return report
+
+
+def verdict(report: dict) -> list[str]:
+    """The parameters where the fast model is off: empty when the kernel and compile are correct."""
+    plain = report["models"]["plain"]["errors"]
+    bad = []
+    for name in ("compiled", "compiled+kernel"):
+        for param, err in report["models"][name]["errors"].items():
+            if not err < BF16_LEVEL or err > WORSE_BY * plain[param] + FLOOR:
+                bad.append(f"{name}: {param} error {err:.2e} (plain bf16 model: {plain[param]:.2e})")
+    if not max(plain.values()) < BF16_LEVEL:
+        bad.append(f"plain: worst error {max(plain.values()):.2e}")
+    return bad
+
+
+if __name__ == "__main__":
+    out = gradient_errors(sys.argv[1] if len(sys.argv) > 1 else "cpu")
+    out["bad"] = verdict(out)
+    print(json.dumps(out))
