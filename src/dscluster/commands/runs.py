@@ -151,6 +151,11 @@ def status_view(record: dict, run_dir: Path | None = None) -> dict:
 
         view["last_checkpoint_step"] = latest_committed(store.save_dir(run_dir, record))
     view["status"] = shown_status(record)
+    if run_dir is not None and view["attempts"]:
+        from dscluster.train.checkpoint import read_resume
+
+        view["attempts"] = [{**a, "resumed": read_resume(run_dir, a["n"])} if isinstance(a.get("n"), int) else a
+                            for a in view["attempts"]]
     if view["status"] == LOST:
         view["explanation"] = view["explanation"] or lost_explanation(record)
     return view
@@ -173,6 +178,8 @@ def cmd_status(args) -> int:
         shown = (tr("exit {code}", code=code) + "  ") if code is not None else ""
         print(f"  {tr('attempt')} {a.get('n')}: {shown_time(a.get('started'))} → "
               f"{shown_time(a.get('ended')) if a.get('ended') else '…'}  {shown}{a.get('reason') or ''}")
+        if (note := resume_note(a)) is not None:
+            print(f"    {note}")
     if view.get("waiting_for") and st == "restarting":
         print(f"  {console.RETRY} " + tr("waiting for {nodes} to come back before restarting",
                                          nodes=", ".join(view["waiting_for"])))
@@ -188,6 +195,21 @@ def cmd_status(args) -> int:
         nexts.append(f"dscluster stop {view['id']}")
     print(console.next_steps(*nexts))
     return ExitCode.OK
+
+
+def resume_note(attempt: dict) -> str | None:
+    """One line on whether an attempt that had a committed step to resume from did resume from it."""
+    expected, got = attempt.get("resume_step"), attempt.get("resumed")
+    if got and got.get("step") is not None:
+        return f"{console.OK} " + tr("resumed from step-{n} ({via})", n=got["step"], via=got.get("via") or "?")
+    if expected is None:
+        return None
+    if got:
+        return f"{console.WARN} " + tr("found no committed checkpoint to resume from, although step-{n} was committed "
+                                       "when the attempt started", n=expected)
+    return f"{console.WARN} " + tr(
+        "did not resume from the committed step-{n}: the program has not called dscluster.checkpoint.load_latest"
+        "(engine), so it started from scratch unless it resumes by itself", n=expected)
 
 
 def run_nodes(record: dict) -> list[str]:

@@ -283,6 +283,10 @@ def restart(ref: rundata.RunRef, env: dict[str, str] | None = None) -> str:
         args += ["--save-dir", str(rundata.save_dir(ref, record))]
     local = cfg.get("local_procs") if cfg.get("launcher") == "local" else None
     recorded_env = cfg.get("env") if isinstance(cfg.get("env"), dict) else {}
+    if not trainer:
+        # A user's script finds its checkpoints through dscluster.checkpoint's DSCLUSTER_CHECKPOINT_DIR:
+        # the new run continues from the old run's committed steps, as the trainer does with --save-dir.
+        recorded_env = {"DSCLUSTER_CHECKPOINT_DIR": str(rundata.save_dir(ref, record)), **recorded_env}
     masked = record.get("env") if isinstance(record.get("env"), dict) else {}
     missing = sorted(k for k in masked if k not in recorded_env and k not in (env or {}))
     if missing:

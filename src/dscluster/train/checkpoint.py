@@ -10,6 +10,11 @@ A step directory without COMMIT.json is never loaded, so a crash at any moment o
 previous committed step as the resume point. Retention deletes only committed steps older than
 the newest committed one, removing COMMIT.json first, so a half-deleted step is never loadable.
 An uncommitted leftover that a new save needs the name of is renamed aside, never deleted.
+
+COMMIT.json records every file's size and a content hash (SHA-256 over 64 MiB pieces, hashed on a
+thread pool right after the write, while the bytes are still in the page cache), so `verify` can tell
+a committed step that is intact from one a disk fault or a hand edit changed. The reference trainer and
+the public API for user scripts (dscluster.checkpoint) both go through `save` and `resume` here.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from dscluster.errors import ConfigError, DsclusterError, PermissionNeeded
@@ -30,6 +36,15 @@ from dscluster.i18n import tr
 
 COMMIT_FILE = "COMMIT.json"
 LATEST_FILE = "latest"
+# Set by the supervisor for every attempt: where the run's checkpoints are, and (when that directory
+# already holds a committed step) the step a restart is expected to resume from.
+CHECKPOINT_DIR_ENV = "DSCLUSTER_CHECKPOINT_DIR"
+RESUME_STEP_ENV = "DSCLUSTER_RESUME_STEP"
+# Where a rank 0 that resumed (or found nothing to resume) says so, one file per attempt, so that
+# `status` can tell a restarted script that resumed from one that started from scratch.
+RESUMES_DIR = "resumes"
+HASH_NAME = "sha256-tree-64MiB"
+_PIECE = 64 << 20
 _TAG_RE = re.compile(r"^step-(\d+)$")
 
 
@@ -89,6 +104,72 @@ def damage(step_dir: Path) -> str | None:
     return None
 
 
+def file_digest(path: Path) -> str:
+    """SHA-256 of the SHA-256s of the file's 64 MiB pieces: pieces hash in parallel (hashlib releases
+    the GIL), so one large shard is not bound to one core."""
+    import hashlib  # noqa: PLC0415
+    from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
+    size = path.stat().st_size
+    offsets = range(0, max(size, 1), _PIECE)
+
+    def piece(offset: int) -> bytes:
+        with open(path, "rb", buffering=0) as f:
+            f.seek(offset)
+            h, left = hashlib.sha256(), min(_PIECE, size - offset)
+            while left > 0:
+                chunk = f.read(min(left, 8 << 20))
+                if not chunk:
+                    break
+                h.update(chunk)
+                left -= len(chunk)
+            return h.digest()
+
+    if len(offsets) == 1:
+        return hashlib.sha256(piece(0)).hexdigest()
+    with ThreadPoolExecutor(max_workers=min(len(offsets), _hash_threads())) as pool:
+        return hashlib.sha256(b"".join(pool.map(piece, offsets))).hexdigest()
+
+
+def _hash_threads() -> int:
+    return max(1, min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
+
+
+def digests(step_dir: Path, names: list[str]) -> dict[str, str]:
+    """Content hashes of the named files of a step, several files at a time."""
+    from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
+    with ThreadPoolExecutor(max_workers=_hash_threads()) as pool:
+        return dict(zip(names, pool.map(lambda n: file_digest(step_dir / n), names)))
+
+
+def verify(step_dir: Path, names: list[str] | None = None) -> list[str]:
+    """What is wrong with a committed step: every file (or the named ones) against the size and content
+    hash COMMIT.json recorded, and files that appeared since. Empty when intact. A step committed before
+    hashes were recorded is checked by size only."""
+    commit = read_commit(step_dir)
+    files = (commit or {}).get("files")
+    if not isinstance(files, dict):
+        return [tr("{file} is unreadable", file=COMMIT_FILE)]
+    recorded = commit.get("sha256") if isinstance(commit.get("sha256"), dict) else {}
+    problems, to_hash = [], []
+    for name in names if names is not None else sorted(files):
+        try:
+            actual = (step_dir / name).stat().st_size
+        except OSError:
+            problems.append(tr("{name} is missing", name=name))
+            continue
+        if actual != files[name]:
+            problems.append(tr("{name} is {actual:,} bytes, {size:,} when committed", name=name, actual=actual,
+                               size=files[name]))
+        elif name in recorded:
+            to_hash.append(name)
+    for name, digest in digests(step_dir, to_hash).items():
+        if digest != recorded[name]:
+            problems.append(tr("{name} has other contents than when committed (content hash differs)", name=name))
+    return problems
+
+
 def check_compatible(save_dir: Path, step: int, zero_stage: int, world_size: int) -> None:
     """Refuse to load a committed step that this run's ZeRO layout cannot read: DeepSpeed would fail deep
     in its loader with an AssertionError (partitioned optimizer state is per stage and per rank count)."""
@@ -109,6 +190,21 @@ def check_compatible(save_dir: Path, step: int, zero_stage: int, world_size: int
 def latest_committed(save_dir: str | Path) -> int | None:
     steps = committed_steps(save_dir)
     return steps[-1] if steps else None
+
+
+def resume_env(save_dir: str | Path) -> dict[str, str]:
+    """The variables the supervisor gives every rank of an attempt: the checkpoint directory and, when it
+    holds a committed step, that step (what a script using dscluster.checkpoint.load_latest resumes from)."""
+    env = {CHECKPOINT_DIR_ENV: str(save_dir)}
+    step = latest_committed(save_dir)
+    if step is not None:
+        env[RESUME_STEP_ENV] = str(step)
+    return env
+
+
+def step_of_env(env: dict[str, str]) -> int | None:
+    value = env.get(RESUME_STEP_ENV, "")
+    return int(value) if value.isdigit() else None
 
 
 def check_writable(save_dir: str | Path) -> None:
@@ -212,7 +308,8 @@ def commit(save_dir: Path, step: int, info: dict) -> None:
     _fsync_tree(step_dir)
     files = {p.relative_to(step_dir).as_posix(): p.stat().st_size for p in sorted(step_dir.rglob("*")) if p.is_file()}
     atomic_write_json(step_dir / COMMIT_FILE, {"step": step, "tag": tag_for(step), "time": time.time(),
-                                               "files": files, **info})
+                                               "files": files, "hash": HASH_NAME,
+                                               "sha256": digests(step_dir, list(files)), **info})
     atomic_write_text(save_dir / LATEST_FILE, tag_for(step))
 
 
@@ -329,3 +426,93 @@ def save(engine, save_dir: Path, step: int, *, rank: int, world_size: int, zero_
         commit(save_dir, step, {"world_size": world_size, "zero_stage": zero_stage})
         apply_retention(save_dir, keep)
     barrier()
+
+
+@dataclass(frozen=True)
+class Resumed:
+    """What a resume loaded: the committed step and the client state saved with it."""
+
+    step: int
+    path: Path
+    client_state: dict
+
+
+def agreed_step(step: int | None, device) -> int | None:
+    """The resume step every rank chose from its own view of the save directory; they must agree (they do
+    not when the directory is node-local instead of shared), or ranks would train from different states."""
+    import torch  # noqa: PLC0415
+    import torch.distributed as dist  # noqa: PLC0415
+
+    seen = torch.tensor([-1 if step is None else step] * 2, dtype=torch.long, device=device)
+    seen[1].neg_()
+    dist.all_reduce(seen, op=dist.ReduceOp.MAX)
+    low, high = -seen[1].item(), seen[0].item()
+    if low != high:
+        raise CheckpointError(
+            tr("ranks see different committed checkpoints (newest between step-{low} and step-{high})", low=low,
+               high=high),
+            tr("put the checkpoint directory on storage shared by all nodes"), setting="--save-dir")
+    return None if high < 0 else high
+
+
+def verify_shared(step_dir: Path, rank: int, world_size: int) -> None:
+    """`verify` before a resume, each rank hashing its share of the files (the reads also warm the page
+    cache for the load that follows); every rank raises the same error when any share is damaged."""
+    import torch.distributed as dist  # noqa: PLC0415
+
+    names = sorted((read_commit(step_dir) or {}).get("files") or {})
+    mine = verify(step_dir, names[rank::world_size]) if names else [tr("{file} is unreadable", file=COMMIT_FILE)]
+    everyone: list = [None] * world_size
+    dist.all_gather_object(everyone, mine)
+    problems = [p for share in everyone for p in share or []]
+    if problems:
+        raise CheckpointError(
+            tr("the committed checkpoint {path} is damaged: {problem}", path=step_dir, problem="; ".join(problems[:3])),
+            tr("move it aside (mv {path} {path}.damaged) and launch again: training resumes from the committed "
+               "step before it", path=step_dir), setting="--resume")
+
+
+def record_resume(run_dir: str | os.PathLike | None, attempt: str | None, step: int | None, via: str) -> None:
+    """Rank 0: leave word in the run directory that this attempt resumed from `step` (None: found nothing
+    to resume), so `status` can say whether a restart continued or started from scratch."""
+    if not run_dir or not attempt or not attempt.isdigit():
+        return  # not a supervised run: nobody asks
+    try:
+        folder = Path(run_dir) / RESUMES_DIR
+        folder.mkdir(exist_ok=True)
+        atomic_write_json(folder / f"attempt-{int(attempt)}.json",
+                          {"attempt": int(attempt), "step": step, "via": via, "time": time.time()})
+    except OSError:
+        pass  # bookkeeping only: never fail a training run over it
+
+
+def read_resume(run_dir: Path, attempt: int) -> dict | None:
+    """What rank 0 of an attempt recorded about its resume (`record_resume`), or None when nothing did:
+    the program does not use dscluster's checkpoints (or has not reached its resume yet)."""
+    import json  # noqa: PLC0415
+
+    try:
+        got = json.loads((Path(run_dir) / RESUMES_DIR / f"attempt-{int(attempt)}.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, TypeError):
+        return None
+    return got if isinstance(got, dict) else None
+
+
+def resume(engine, save_dir: Path, step: int | None, *, rank: int, world_size: int, zero_stage: int, device,
+           via: str, load_kwargs: dict | None = None) -> Resumed | None:
+    """Every rank, after distributed init: agree on `step` (newest committed, or None), verify it against
+    COMMIT.json, refuse a layout this run cannot read, load it through DeepSpeed; rank 0 records the resume."""
+    step = agreed_step(step, device)
+    resumed = None
+    if step is not None:
+        step_dir = Path(save_dir) / tag_for(step)
+        verify_shared(step_dir, rank, world_size)
+        check_compatible(Path(save_dir), step, zero_stage, world_size)
+        path, client = engine.load_checkpoint(str(save_dir), tag=tag_for(step), **(load_kwargs or {}))
+        if path is None:
+            raise CheckpointError(tr("could not load {tag} from {path}", tag=tag_for(step), path=save_dir),
+                                  tr("check that the checkpoint files are readable"), setting="--resume")
+        resumed = Resumed(int((client or {}).get("step", step)), step_dir, dict(client or {}))
+    if rank == 0:
+        record_resume(os.environ.get("DSCLUSTER_RUN_DIR"), os.environ.get("DSCLUSTER_ATTEMPT"), step, via)
+    return resumed
