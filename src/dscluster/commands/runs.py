@@ -76,9 +76,17 @@ def register(sub) -> None:
     p.add_argument("--node")
     p.set_defaults(func=cmd_logs)
 
-    p = sub.add_parser("ckpt", help=tr("a run's committed checkpoints"))
-    p.add_argument("run", metavar="RUN")
+    p = sub.add_parser("ckpt", help=tr("a run's committed checkpoints; verify one, or export it as a model"),
+                       usage="dscluster ckpt [verify|export] RUN [--step N] [--format fp32|safetensors|hf] [--out PATH]")
+    p.add_argument("words", nargs="+", metavar="[verify|export] RUN",
+                   help=tr("RUN lists the committed steps; verify RUN re-reads a step against its COMMIT.json and "
+                           "loads it on CPU; export RUN writes a model that loads without DeepSpeed"))
     _add_cluster(p)
+    p.add_argument("--step", type=count(0), help=tr("the committed step (default: the newest)"))
+    p.add_argument("--format", choices=("fp32", "safetensors", "hf"), default="safetensors",
+                   help=tr("export: fp32 (torch.save state dict), safetensors, or hf (config.json + safetensors, "
+                           "reference GPT); default safetensors"))
+    p.add_argument("--out", metavar="PATH", help=tr("export: where to write (default <run-dir>/export/step-N.FORMAT)"))
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_ckpt)
 
@@ -268,7 +276,20 @@ def checkpoints(save_dir: Path) -> list[dict]:
     return out
 
 
+CKPT_ACTIONS = ("verify", "export")
+
+
 def cmd_ckpt(args) -> int:
+    words = list(args.words)
+    action = words.pop(0) if len(words) == 2 and words[0] in CKPT_ACTIONS else None
+    if len(words) != 1:
+        raise UsageError(tr("dscluster ckpt takes RUN, verify RUN or export RUN, not {words}",
+                            words=" ".join(args.words)), tr("e.g. dscluster ckpt verify RUN --step 100"), setting="RUN")
+    args.run = words[0]
+    if action is not None:
+        from dscluster.commands import ckpt
+
+        return ckpt.cmd_verify(args) if action == "verify" else ckpt.cmd_export(args)
     run_dir = find_run(args.run, args.cluster)
     save_dir = store.save_dir(run_dir, store.read_record(run_dir))
     items = checkpoints(save_dir)
@@ -284,6 +305,7 @@ def cmd_ckpt(args) -> int:
                  c["path"]] for c in items]
         print(console.table([tr("step"), tr("size"), tr("committed"), tr("intact"), tr("path")], rows))
     print(console.next_steps(f"dscluster restart {run_dir.name}   # " + tr("resumes from the newest intact one"),
+                             f"dscluster ckpt verify {run_dir.name}", f"dscluster ckpt export {run_dir.name}",
                              f"dscluster status {run_dir.name}"))
     return ExitCode.OK
 

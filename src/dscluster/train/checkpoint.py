@@ -170,6 +170,20 @@ def verify(step_dir: Path, names: list[str] | None = None) -> list[str]:
     return problems
 
 
+def load_problems(step_dir: Path) -> list[str]:
+    """Every .pt file of a step opened with torch.load on CPU (memory-mapped: the pickle and the tensor
+    table are read, the tensor bytes only mapped); what failed to load."""
+    import torch  # noqa: PLC0415
+
+    problems = []
+    for path in sorted(step_dir.glob("*.pt")):
+        try:
+            torch.load(path, map_location="cpu", mmap=True, weights_only=False)
+        except Exception as exc:  # noqa: BLE001 - any failure to load is the finding
+            problems.append(tr("{name} does not load: {err}", name=path.name, err=f"{type(exc).__name__}: {exc}"[:200]))
+    return problems
+
+
 def check_compatible(save_dir: Path, step: int, zero_stage: int, world_size: int) -> None:
     """Refuse to load a committed step that this run's ZeRO layout cannot read: DeepSpeed would fail deep
     in its loader with an AssertionError (partitioned optimizer state is per stage and per rank count)."""
