@@ -1,13 +1,14 @@
 """A user's own DeepSpeed script that commits its checkpoints through dscluster's public API.
 
 Tiny MLP, ZeRO stage from --stage, CPU/gloo. Each step's batch is drawn from a generator seeded by
-the step, so a resumed run sees the same data as one that never stopped. `--fail-at N` makes rank 1
-exit in the first attempt only, after step N and before its save; `--no-resume` saves but never calls
+the step, so a resumed run sees the same data as one that never stopped. `--fail-at N` kills rank 1
+(SIGKILL) in the first attempt only, after step N and before its save; `--no-resume` saves but never calls
 load_latest (a script that does not resume: status must say so).
 """
 
 import argparse
 import os
+import signal
 import time
 
 import deepspeed
@@ -47,7 +48,7 @@ for step in range(start, args.steps):
     engine.step()
     print(f"step {step + 1} loss {loss.item():.6f}", flush=True)
     if step + 1 == args.fail_at and rank == 1 and os.environ.get("DSCLUSTER_ATTEMPT") == "1":
-        raise SystemExit(3)
+        os.kill(os.getpid(), signal.SIGKILL)  # as the OOM killer or an operator would
     if (step + 1) % args.save_every == 0 or step + 1 == args.steps:
         path = ckpt.save(engine, step + 1, keep=args.keep, client_state={"saved_at": time.time()})
         print(f"committed {path.name}", flush=True)

@@ -1,0 +1,90 @@
+"""dscluster.checkpoint (the public API for a user's own script) through the real launcher and supervisor:
+a rank that dies mid-run is restarted and the script resumes from its last committed step; a script
+that saves but does not resume is named as such by `status`; `ckpt verify` checks a committed step.
+Real DeepSpeed, real processes, gloo on CPU (local launcher: the same supervisor as a cluster run)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from polling import wait_for
+
+from dscluster.runs import store
+
+pytestmark = pytest.mark.slow
+SCRIPT = Path(__file__).resolve().parents[1] / "data" / "ckpt_user_script.py"
+
+
+def dscluster(*args: str, env: dict, timeout: float = 180) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "dscluster.cli", *args], env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+@pytest.fixture
+def env(tmp_path):
+    e = dict(os.environ)
+    e.update(DSCLUSTER_HOME=str(tmp_path / "home"), DSCLUSTER_SHARED=str(tmp_path / "shared"))
+    return e
+
+
+def _launch(env, tmp_path, *script_args: str) -> Path:
+    res = dscluster("launch", "--local", "2", "--detach", "--max-restarts", "1", "--name", "ckapi", str(SCRIPT),
+                    *script_args, env=env)
+    assert res.returncode == 0, res.stdout + res.stderr
+    run_id = next(w for w in res.stdout.split() if w.startswith("ckapi-"))
+    run_dir = store.run_path(tmp_path / "shared", run_id)
+    rec = wait_for(lambda: store.read_record(run_dir)["status"] in store.FINISHED and store.read_record(run_dir), 400)
+    assert rec, f"run did not finish: {store.read_record(run_dir)}"
+    return run_dir
+
+
+def _rank_log(run_dir: Path, attempt_index: int, rank: int) -> str:
+    logs = sorted((run_dir / "logs").glob(f"*_rank{rank}.log"))
+    return logs[attempt_index].read_text(errors="replace")
+
+
+def test_a_killed_rank_is_restarted_and_the_script_resumes_from_its_last_committed_step(env, tmp_path):
+    run_dir = _launch(env, tmp_path, "--steps", "6", "--save-every", "2", "--fail-at", "3")
+    rec = store.read_record(run_dir)
+    assert rec["status"] == "succeeded", rec
+    assert [a.get("resume_step") for a in rec["attempts"]] == [None, 2]
+    second = _rank_log(run_dir, 1, 0)
+    assert "resumed from step-2" in second and "step 3 loss" in second and "step 1 loss" not in second
+    # The same data and state: the resumed attempt's step-3 loss is the first attempt's, to the digit.
+    first_loss = re.search(r"step 3 loss (\S+)", _rank_log(run_dir, 0, 0)).group(1)
+    assert re.search(r"step 3 loss (\S+)", second).group(1) == first_loss
+    status = dscluster("status", rec["id"], env=env)
+    assert "resumed from step-2 (dscluster.checkpoint)" in status.stdout, status.stdout
+    save_dir = run_dir / "checkpoints"
+    assert (save_dir / "latest").read_text() == "step-6"
+    assert sorted(p.name for p in save_dir.glob("step-*")) == ["step-4", "step-6"]  # keep=2, committed only
+    commit = json.loads((save_dir / "step-6" / "COMMIT.json").read_text())
+    assert commit["world_size"] == 2 and set(commit["sha256"]) == set(commit["files"])
+
+    ok = dscluster("ckpt", "verify", rec["id"], env=env)
+    assert ok.returncode == 0 and "step-6" in ok.stdout, ok.stdout + ok.stderr
+    shard = next((save_dir / "step-6").glob("*optim_states.pt"))
+    data = bytearray(shard.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # one flipped byte, same size: only the content hash can tell
+    shard.write_bytes(bytes(data))
+    bad = dscluster("ckpt", "verify", rec["id"], "--step", "6", env=env)
+    assert bad.returncode != 0 and shard.name in bad.stdout + bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_status_says_plainly_when_a_restarted_script_did_not_resume(env, tmp_path):
+    run_dir = _launch(env, tmp_path, "--steps", "4", "--save-every", "2", "--fail-at", "3", "--no-resume")
+    rec = store.read_record(run_dir)
+    assert len(rec["attempts"]) == 2 and rec["attempts"][1]["resume_step"] == 2, rec
+    second = _rank_log(run_dir, 1, 0)
+    assert "step 1 loss" in second  # it started over...
+    assert "step-2 is already committed; refusing to overwrite it" in second  # ...and its step-2 is not written
+    assert (run_dir / "checkpoints" / "latest").read_text() == "step-2"
+    status = dscluster("status", rec["id"], env=env)
+    assert "did not resume from the committed step-2" in status.stdout, status.stdout
+    assert "dscluster.checkpoint.load_latest" in status.stdout
