@@ -35,7 +35,7 @@ from dscluster.train import checkpoint as _protocol
 from dscluster.train.checkpoint import CheckpointError, Resumed, committed_steps, latest_committed
 
 __all__ = ["CheckpointError", "Resumed", "checkpoint_dir", "committed_steps", "latest_committed", "load_latest",
-           "save"]
+           "save", "wait"]
 
 
 def checkpoint_dir(save_dir: str | os.PathLike | None = None) -> Path:
@@ -59,10 +59,13 @@ def _ranks() -> tuple[int, int]:
 
 
 def save(engine, step: int, *, save_dir: str | os.PathLike | None = None, keep: int = 3,
-         client_state: dict | None = None) -> Path:
+         client_state: dict | None = None, mode: str = "sync") -> Path:
     """Save and commit step-`step` on every rank (each rank must call it, with the same step). Returns the
-    committed step's directory. `keep`: committed steps to keep (0 keeps all); uncommitted leftovers of a
-    crashed save are renamed aside, never loaded, never deleted."""
+    step's directory. `keep`: committed steps to keep (0 keeps all); uncommitted leftovers of a crashed
+    save are renamed aside, never loaded, never deleted. `mode="async"`: returns once the state is in
+    host memory; the files are written, fsynced and committed in the background (at most one save in
+    flight; the next save waits for it; call `wait()` before the script exits). Falls back to a
+    synchronous save, saying so, when a node lacks the host memory for it."""
     import torch.distributed as dist  # noqa: PLC0415
 
     if isinstance(step, bool) or not isinstance(step, int) or step < 0:
@@ -74,8 +77,15 @@ def save(engine, step: int, *, save_dir: str | os.PathLike | None = None, keep: 
         _protocol.check_writable(folder)
     dist.barrier()
     _protocol.save(engine, folder, step, rank=rank, world_size=world, zero_stage=engine.zero_optimization_stage(),
-                   keep=keep, client_state={**(client_state or {}), "step": step}, barrier=dist.barrier)
+                   keep=keep, client_state={**(client_state or {}), "step": step}, barrier=dist.barrier, mode=mode)
     return folder / _protocol.tag_for(step)
+
+
+def wait() -> int | None:
+    """Wait until this rank's asynchronous save is written (on rank 0: committed); returns its step, or None
+    when none was in flight. A process that exits before this loses the step in flight (the previous
+    committed step stays the one a restart resumes from)."""
+    return _protocol.wait_pending()
 
 
 def load_latest(engine, *, save_dir: str | os.PathLike | None = None, **load_kwargs) -> Resumed | None:

@@ -25,6 +25,7 @@ parser.add_argument("--stage", type=int, default=1)
 parser.add_argument("--fail-at", type=int, default=-1)
 parser.add_argument("--sleep", type=float, default=0.0)
 parser.add_argument("--no-resume", action="store_true")
+parser.add_argument("--mode", default="sync", choices=("sync", "async"))
 args = parser.parse_args()
 
 config = {"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 1,
@@ -50,8 +51,9 @@ for step in range(start, args.steps):
     if step + 1 == args.fail_at and rank == 1 and os.environ.get("DSCLUSTER_ATTEMPT") == "1":
         os.kill(os.getpid(), signal.SIGKILL)  # as the OOM killer or an operator would
     if (step + 1) % args.save_every == 0 or step + 1 == args.steps:
-        path = ckpt.save(engine, step + 1, keep=args.keep, client_state={"saved_at": time.time()})
-        print(f"committed {path.name}", flush=True)
+        path = ckpt.save(engine, step + 1, keep=args.keep, client_state={"saved_at": time.time()}, mode=args.mode)
+        print(f"{'saving' if args.mode == 'async' else 'committed'} {path.name}", flush=True)
     time.sleep(args.sleep)
+ckpt.wait()
 torch.distributed.destroy_process_group()
 print("done", flush=True)

@@ -177,12 +177,15 @@ def run(p: Plan) -> int:
     def barrier():
         dist.barrier()
 
+    mode = args.checkpoint_mode if args.checkpoint_mode != "auto" else ("async" if p.device_type == "cuda" else "sync")
+
     def save(step: int):
         checkpoint.save(engine, args.save_dir, step, rank=p.rank, world_size=p.world_size, zero_stage=zero_stage,
                         keep=args.keep, client_state={"step": step, "seed": args.seed, "data": str(p.data.path),
                                                       "model": dataclasses.asdict(p.model_cfg), **run_facts},
-                        barrier=barrier, crash_in_save=p.fault.crash_in_save_step == step)
-        log(f"saved {checkpoint.tag_for(step)}")
+                        barrier=barrier, crash_in_save=p.fault.crash_in_save_step == step, mode=mode)
+        log(f"writing {checkpoint.tag_for(step)} in the background" if checkpoint.pending_step() == step
+            else f"saved {checkpoint.tag_for(step)}")
 
     def evaluate() -> float | None:
         engine.eval()
@@ -254,6 +257,8 @@ def run(p: Plan) -> int:
     prefetch.close()
     with perf.eager(engine.module):
         sample = _sample(engine.module, p, device) if args.sample_tokens else ""
+    if (written := checkpoint.wait_pending()) is not None:
+        log(f"saved {checkpoint.tag_for(written)}")
     metrics.write({"event": "done", "step": args.steps, "loss": last_loss, "val_loss": val_loss, "sample": sample,
                    "checkpoint": str(args.save_dir / checkpoint.tag_for(args.steps))})
     if sample:
