@@ -88,3 +88,30 @@ def test_status_says_plainly_when_a_restarted_script_did_not_resume(env, tmp_pat
     status = dscluster("status", rec["id"], env=env)
     assert "did not resume from the committed step-2" in status.stdout, status.stdout
     assert "dscluster.checkpoint.load_latest" in status.stdout
+
+
+def _launch_n(env, tmp_path, nprocs: int, *args: str) -> dict:
+    res = dscluster("launch", "--local", str(nprocs), "--detach", "--max-restarts", "0", "--name", "ckapi", *args,
+                    env=env)
+    assert res.returncode == 0, res.stdout + res.stderr
+    run_dir = store.run_path(tmp_path / "shared", next(w for w in res.stdout.split() if w.startswith("ckapi-")))
+    rec = wait_for(lambda: store.read_record(run_dir)["status"] in store.FINISHED and store.read_record(run_dir), 400)
+    assert rec and rec["status"] == "succeeded", rec
+    return {"dir": run_dir, "log": _rank_log(run_dir, 0, 0)}
+
+
+def test_a_step_saved_by_two_ranks_resumes_on_one_through_the_universal_format_with_the_same_loss(env, tmp_path):
+    # Rank 0 draws the same batch for step 5 however many ranks there are, and its step-5 loss is taken
+    # before step 5's update: so it is the same number in an uninterrupted 2-rank run and in a 1-rank run
+    # resumed from the 2-rank step-4, exactly when the re-partitioned state is the saved one.
+    whole = _launch_n(env, tmp_path, 2, str(SCRIPT), "--steps", "5", "--save-every", "100")
+    saved = _launch_n(env, tmp_path, 2, str(SCRIPT), "--steps", "4", "--save-every", "4")
+    ckpt_dir = saved["dir"] / "checkpoints"
+    resumed = _launch_n(env, tmp_path, 1, "--env", f"DSCLUSTER_CHECKPOINT_DIR={ckpt_dir}", str(SCRIPT),
+                        "--steps", "5", "--save-every", "100")
+    assert "to DeepSpeed's universal checkpoint format for 1 ranks" in resumed["log"], resumed["log"][-2000:]
+    assert "resumed from step-4" in resumed["log"] and "step 1 loss" not in resumed["log"]
+    want = re.search(r"step 5 loss (\S+)", whole["log"]).group(1)
+    assert re.search(r"step 5 loss (\S+)", resumed["log"]).group(1) == want
+    assert (ckpt_dir / "step-4" / "universal" / "mp_rank_00_model_states.pt").is_file()
+    assert json.loads((ckpt_dir / "step-5" / "COMMIT.json").read_text())["world_size"] == 1

@@ -186,19 +186,47 @@ def load_problems(step_dir: Path) -> list[str]:
 
 def check_compatible(save_dir: Path, step: int, zero_stage: int, world_size: int) -> None:
     """Refuse to load a committed step that this run's ZeRO layout cannot read: DeepSpeed would fail deep
-    in its loader with an AssertionError (partitioned optimizer state is per stage and per rank count)."""
+    in its loader with an AssertionError. Another rank count is fine: `resume` converts the step to
+    DeepSpeed's universal format first (see needs_universal)."""
     saved = read_commit(save_dir / tag_for(step)) or {}
-    stage, world = saved.get("zero_stage"), saved.get("world_size")
+    stage = saved.get("zero_stage")
     if stage is not None and stage != zero_stage:
         raise CheckpointError(
             tr("{tag} was saved with ZeRO stage {s}; this run uses stage {n}", tag=tag_for(step), s=stage, n=zero_stage),
             tr("resume with zero_optimization.stage {s}, or start a new --save-dir", s=stage), setting="--resume")
-    if zero_stage > 0 and world is not None and world != world_size:
-        raise CheckpointError(
-            tr("{tag} holds ZeRO optimizer state for {w} ranks; this run has {n}", tag=tag_for(step), w=world,
-               n=world_size),
-            tr("resume with {w} ranks, or convert it first (DeepSpeed's ds_to_universal.py) and start a new "
-               "--save-dir", w=world), setting="--resume")
+
+
+UNIVERSAL_DIR = "universal"
+
+
+def needs_universal(step_dir: Path, zero_stage: int, world_size: int) -> bool:
+    """A step whose ZeRO optimizer state is partitioned over another number of ranks than this run has:
+    only DeepSpeed's universal checkpoint format (one file per parameter and state) can be re-partitioned."""
+    world = (read_commit(step_dir) or {}).get("world_size")
+    return zero_stage > 0 and world is not None and world != world_size
+
+
+def to_universal(step_dir: Path) -> Path:
+    """step-N/universal: the step converted by DeepSpeed's ds_to_universal (once; kept with the step, so
+    retention removes both together). Converted under a temporary name, then renamed: a conversion cut
+    short is never loaded."""
+    import argparse  # noqa: PLC0415
+
+    out = step_dir / UNIVERSAL_DIR
+    if (out / "mp_rank_00_model_states.pt").is_file():
+        return out
+    from deepspeed.checkpoint import ds_to_universal  # noqa: PLC0415
+
+    tmp = step_dir / f".{UNIVERSAL_DIR}.partial-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    workers = max(1, min(4, _hash_threads()))
+    ds_to_universal.main(argparse.Namespace(input_folder=str(step_dir), output_folder=str(tmp),
+                                            num_extract_workers=workers, num_merge_workers=max(1, workers // 2),
+                                            keep_temp_folder=False, strict=True, inject_missing_state=True))
+    _fsync_tree(tmp)
+    os.replace(tmp, out)
+    fsync_dir(step_dir)
+    return out
 
 
 def latest_committed(save_dir: str | Path) -> int | None:
@@ -509,6 +537,27 @@ def record_resume(run_dir: str | os.PathLike | None, attempt: str | None, step: 
         pass  # bookkeeping only: never fail a training run over it
 
 
+def _load_universal(engine, step_dir: Path, rank: int, load_kwargs: dict | None):
+    """Rank 0 converts the step (every other rank waits), then all load it re-partitioned for this run."""
+    import torch.distributed as dist  # noqa: PLC0415
+
+    saved = (read_commit(step_dir) or {}).get("world_size")
+    if rank == 0:
+        t0 = time.monotonic()
+        print(f"converting {step_dir.name} (saved by {saved} ranks) to DeepSpeed's universal checkpoint format for "
+              f"{dist.get_world_size()} ranks", flush=True)
+        to_universal(step_dir)
+        print(f"converted {step_dir.name} in {time.monotonic() - t0:.1f} s", flush=True)
+    dist.barrier()
+    config = engine._config  # DeepSpeed reads checkpoint.load_universal from here at load time only
+    before = config.load_universal_checkpoint
+    config.load_universal_checkpoint = True
+    try:
+        return engine.load_checkpoint(str(step_dir), tag=UNIVERSAL_DIR, **(load_kwargs or {}))
+    finally:
+        config.load_universal_checkpoint = before
+
+
 def read_resume(run_dir: Path, attempt: int) -> dict | None:
     """What rank 0 of an attempt recorded about its resume (`record_resume`), or None when nothing did:
     the program does not use dscluster's checkpoints (or has not reached its resume yet)."""
@@ -531,7 +580,10 @@ def resume(engine, save_dir: Path, step: int | None, *, rank: int, world_size: i
         step_dir = Path(save_dir) / tag_for(step)
         verify_shared(step_dir, rank, world_size)
         check_compatible(Path(save_dir), step, zero_stage, world_size)
-        path, client = engine.load_checkpoint(str(save_dir), tag=tag_for(step), **(load_kwargs or {}))
+        if needs_universal(step_dir, zero_stage, world_size):
+            path, client = _load_universal(engine, step_dir, rank, load_kwargs)
+        else:
+            path, client = engine.load_checkpoint(str(save_dir), tag=tag_for(step), **(load_kwargs or {}))
         if path is None:
             raise CheckpointError(tr("could not load {tag} from {path}", tag=tag_for(step), path=save_dir),
                                   tr("check that the checkpoint files are readable"), setting="--resume")
