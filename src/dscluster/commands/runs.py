@@ -96,6 +96,9 @@ def register(sub) -> None:
     _add_cluster(p)
     p.add_argument("--env", action="append", default=[], metavar="K[=V]",
                    help=tr("secret values again (never recorded): --env HF_TOKEN takes it from this environment"))
+    p.add_argument("--hostfile", metavar="H", help=tr("restart on these nodes instead (e.g. the ones that remain "
+                                                       "after a node is lost for good)"))
+    p.add_argument("--local", type=count(1), metavar="N", help=tr("restart as N processes on this machine"))
     p.set_defaults(func=cmd_restart)
 
     p = sub.add_parser("stop", help=tr("stop a run on every node (graceful, then forced)"))
@@ -319,7 +322,8 @@ def cmd_restart(args) -> int:
     if record.get("status") in store.ACTIVE:
         raise UsageError(tr("run {id} is still {status}", id=record["id"], status=record.get("status")),
                          tr("stop it first: dscluster stop {id}", id=record["id"]), setting="RUN")
-    new_id = launching.restart(rundata.RunRef(run_dir.name, run_dir), parse_env(args.env))
+    new_id = launching.restart(rundata.RunRef(run_dir.name, run_dir), parse_env(args.env),
+                               hostfile=str(Path(args.hostfile).absolute()) if args.hostfile else None, local=args.local)
     print(f"{console.OK} " + tr("run {new} started from {old}'s program, settings and checkpoints", new=new_id,
                                 old=record["id"]))
     print(console.next_steps(f"dscluster logs {new_id} -f", f"dscluster status {new_id}", f"dscluster stop {new_id}"))
