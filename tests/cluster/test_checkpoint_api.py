@@ -49,8 +49,10 @@ def _rank_log(run_dir: Path, attempt_index: int, rank: int) -> str:
     return logs[attempt_index].read_text(errors="replace")
 
 
-def test_a_killed_rank_is_restarted_and_the_script_resumes_from_its_last_committed_step(env, tmp_path):
-    run_dir = _launch(env, tmp_path, "--steps", "6", "--save-every", "2", "--fail-at", "3")
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_killed_rank_is_restarted_and_the_script_resumes_from_its_last_committed_step(env, tmp_path, mode):
+    # async: save(mode="async") returns after the snapshot; the kill comes while training goes on.
+    run_dir = _launch(env, tmp_path, "--steps", "6", "--save-every", "2", "--fail-at", "3", "--mode", mode)
     rec = store.read_record(run_dir)
     assert rec["status"] == "succeeded", rec
     assert [a.get("resume_step") for a in rec["attempts"]] == [None, 2]
