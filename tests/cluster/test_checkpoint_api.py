@@ -6,31 +6,19 @@ Real DeepSpeed, real processes, gloo on CPU (local launcher: the same supervisor
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+import test_launch_local
 from polling import wait_for
 
 from dscluster.runs import store
 
 pytestmark = pytest.mark.slow
+dscluster = test_launch_local.dscluster  # the CLI in a subprocess
+env = test_launch_local.env  # the fixture: DSCLUSTER_HOME / DSCLUSTER_SHARED under the test's tmp_path
 SCRIPT = Path(__file__).resolve().parents[1] / "data" / "ckpt_user_script.py"
-
-
-def dscluster(*args: str, env: dict, timeout: float = 180) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dscluster.cli", *args], env=env, capture_output=True, text=True,
-                          timeout=timeout)
-
-
-@pytest.fixture
-def env(tmp_path):
-    e = dict(os.environ)
-    e.update(DSCLUSTER_HOME=str(tmp_path / "home"), DSCLUSTER_SHARED=str(tmp_path / "shared"))
-    return e
 
 
 def _launch(env, tmp_path, *script_args: str) -> Path:

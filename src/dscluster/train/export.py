@@ -25,7 +25,7 @@ from pathlib import Path
 
 from dscluster.errors import ConfigError
 from dscluster.i18n import tr
-from dscluster.train.checkpoint import CheckpointError, read_commit
+from dscluster.train.checkpoint import CheckpointError, _fsync_file, _fsync_tree, read_commit
 
 FORMATS = ("fp32", "safetensors", "hf")
 SHARD_BYTES = 4 << 30
@@ -146,19 +146,6 @@ def gpt_config_json(model: dict, step: int) -> dict:
             "tie_word_embeddings": True, **model, "dscluster_step": step}
 
 
-def _fsync_all(folder: Path) -> None:
-    from dscluster.fsutil import fsync_dir  # noqa: PLC0415
-
-    for p in folder.rglob("*"):
-        if p.is_file():
-            fd = os.open(p, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-    fsync_dir(folder)
-
-
 def export(step_dir: Path, out: Path, fmt: str, progress: Callable[[int, int], None] | None = None,
            shard_bytes: int = SHARD_BYTES) -> Exported:
     """Write step_dir's model to `out` (a file for fp32, a directory otherwise). Written beside `out` under a
@@ -190,18 +177,14 @@ def export(step_dir: Path, out: Path, fmt: str, progress: Callable[[int, int], N
             progress(i, len(names))
         torch.save(full, tmp)
         count, size = len(full), tmp.stat().st_size
-        fd = os.open(tmp, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        _fsync_file(str(tmp))
     else:
         tmp.mkdir()
         count, size = _write_safetensors(state, tmp, progress, shard_bytes)
         if fmt == "hf":
             step = int(info.get("step") or 0)
             (tmp / "config.json").write_text(json.dumps(gpt_config_json(model, step), indent=1), encoding="utf-8")
-        _fsync_all(tmp)
+        _fsync_tree(tmp)
     os.replace(tmp, out)
     return Exported(out, fmt, count, size, time.monotonic() - t0)
 
