@@ -145,8 +145,9 @@ def digests(step_dir: Path, names: list[str]) -> dict[str, str]:
 
 def verify(step_dir: Path, names: list[str] | None = None) -> list[str]:
     """What is wrong with a committed step: every file (or the named ones) against the size and content
-    hash COMMIT.json recorded, and files that appeared since. Empty when intact. A step committed before
-    hashes were recorded is checked by size only."""
+    hash COMMIT.json recorded. Empty when intact. Files added later (step-N/universal, a conversion) are
+    not part of the commit and not checked. A step committed before hashes were recorded is checked by
+    size only."""
     commit = read_commit(step_dir)
     files = (commit or {}).get("files")
     if not isinstance(files, dict):
