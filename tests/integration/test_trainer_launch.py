@@ -34,15 +34,21 @@ def _ok(proc: subprocess.CompletedProcess) -> None:
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
 
 
-def test_crash_mid_save_then_resume_replays_the_uninterrupted_run_exactly(stdlib_corpus, tmp_path, ds_launch):
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_crash_mid_save_then_resume_replays_the_uninterrupted_run_exactly(stdlib_corpus, tmp_path, ds_launch, mode):
+    # async: every save is a host-memory snapshot written in the background, and the crash comes while
+    # the background thread writes step 2N; the exact replay proves the snapshot was the state of step N.
     launch = ds_launch
     ref, crashed = tmp_path / "ref", tmp_path / "crashed"
-    args = ["--data", str(stdlib_corpus), "--steps", str(2 * N), "--save-interval", str(N), *COMMON]
+    args = ["--data", str(stdlib_corpus), "--steps", str(2 * N), "--save-interval", str(N), *COMMON,
+            "--checkpoint-mode", mode]
     _ok(launch([*args, "--run-dir", str(ref)]))
 
     # Same run, but the save of step 2N dies after the shards are written and before the commit.
     proc = launch([*args, "--run-dir", str(crashed), "--fault", f"crash-in-save@{2 * N}"])
     assert proc.returncode != 0
+    if mode == "async":
+        assert f"crashing while writing step-{2 * N} in the background" in proc.stdout
     ckpt = crashed / "checkpoints"
     assert committed_steps(ckpt) == [N] and (ckpt / "latest").read_text() == f"step-{N}"
     assert (ckpt / f"step-{2 * N}").is_dir() and not (ckpt / f"step-{2 * N}" / "COMMIT.json").exists()

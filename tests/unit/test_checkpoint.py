@@ -186,8 +186,11 @@ def test_a_step_saved_with_another_zero_layout_is_refused_before_deepspeed_loads
     with pytest.raises(ck.CheckpointError, match="ZeRO stage 1; this run uses stage 3") as err:
         ck.check_compatible(tmp_path, 10, zero_stage=3, world_size=2)
     assert "zero_optimization.stage 1" in err.value.hint
-    with pytest.raises(ck.CheckpointError, match="for 2 ranks; this run has 4"):
-        ck.check_compatible(tmp_path, 10, zero_stage=1, world_size=4)
+    # Another rank count is no refusal: the resume converts the step to DeepSpeed's universal format.
+    ck.check_compatible(tmp_path, 10, zero_stage=1, world_size=4)
+    step_dir = tmp_path / "step-10"
+    assert ck.needs_universal(step_dir, 1, 4) and not ck.needs_universal(step_dir, 1, 2)
+    assert not ck.needs_universal(step_dir, 0, 4)  # ZeRO stage 0: nothing is partitioned
 
 
 def test_resuming_a_named_step_from_an_empty_save_dir_says_it_is_empty(tmp_path):

@@ -64,3 +64,25 @@ def test_restart_refuses_while_a_run_saves_to_the_same_checkpoints(dscluster_hom
     assert "dscluster stop" in err.value.hint
     store.write_record(first, {**store.read_record(first), "status": "failed"})
     assert launching.restart(rundata.RunRef(old.name, old)) == "never"
+
+
+def test_restart_on_other_nodes_or_on_this_machine(dscluster_home, tmp_path, monkeypatch):
+    # After a node is lost for good: the same program and checkpoints on the hostfile of the nodes that remain.
+    shared = tmp_path / "shared"
+    cfg = {"program": "train.py", "is_module": False, "args": ["--steps", "9"], "launcher": "pdsh",
+           "cluster_arg": "/etc/dscluster/dscluster.toml", "cwd": str(tmp_path), "env": {}}
+    old = store.create_run(shared, {"id": store.new_run_id("old"), "name": "old", "argv": [], "env": {},
+                                    "launch": cfg})
+    store.write_record(old, {**store.read_record(old), "status": "failed"})
+    captured = []
+    monkeypatch.setattr(launching, "launch", lambda request: captured.append(request) or "new-run")
+    ref = rundata.RunRef(old.name, old)
+    launching.restart(ref, hostfile="/work/two-nodes")
+    launching.restart(ref, local=2)
+    on_two, here = captured
+    assert (on_two.cluster, on_two.nprocs, on_two.launcher) == ("/work/two-nodes", None, "pdsh")
+    assert (here.cluster, here.nprocs, here.launcher) == (None, 2, None)
+    # A user's script finds the old run's checkpoints through dscluster.checkpoint's directory variable.
+    assert on_two.env["DSCLUSTER_CHECKPOINT_DIR"] == str(old / "checkpoints") == here.env["DSCLUSTER_CHECKPOINT_DIR"]
+    with pytest.raises(UsageError, match="two different places"):
+        launching.restart(ref, hostfile="/work/two-nodes", local=2)

@@ -79,9 +79,17 @@ def register(sub) -> None:
     p.add_argument("--node")
     p.set_defaults(func=cmd_logs)
 
-    p = sub.add_parser("ckpt", help=tr("a run's committed checkpoints"))
-    p.add_argument("run", metavar="RUN")
+    p = sub.add_parser("ckpt", help=tr("a run's committed checkpoints; verify one, or export it as a model"),
+                       usage="dscluster ckpt [verify|export] RUN [--step N] [--format fp32|safetensors|hf] [--out PATH]")
+    p.add_argument("words", nargs="+", metavar="[verify|export] RUN",
+                   help=tr("RUN lists the committed steps; verify RUN re-reads a step against its COMMIT.json and "
+                           "loads it on CPU; export RUN writes a model that loads without DeepSpeed"))
     _add_cluster(p)
+    p.add_argument("--step", type=count(0), help=tr("the committed step (default: the newest)"))
+    p.add_argument("--format", choices=("fp32", "safetensors", "hf"), default="safetensors",
+                   help=tr("export: fp32 (torch.save state dict), safetensors, or hf (config.json + safetensors, "
+                           "reference GPT); default safetensors"))
+    p.add_argument("--out", metavar="PATH", help=tr("export: where to write (default <run-dir>/export/step-N.FORMAT)"))
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_ckpt)
 
@@ -91,6 +99,9 @@ def register(sub) -> None:
     _add_cluster(p)
     p.add_argument("--env", action="append", default=[], metavar="K[=V]",
                    help=tr("secret values again (never recorded): --env HF_TOKEN takes it from this environment"))
+    p.add_argument("--hostfile", metavar="H", help=tr("restart on these nodes instead (e.g. the ones that remain "
+                                                       "after a node is lost for good)"))
+    p.add_argument("--local", type=count(1), metavar="N", help=tr("restart as N processes on this machine"))
     p.set_defaults(func=cmd_restart)
 
     p = sub.add_parser("stop", help=tr("stop a run on every node (graceful, then forced)"))
@@ -154,6 +165,11 @@ def status_view(record: dict, run_dir: Path | None = None) -> dict:
 
         view["last_checkpoint_step"] = latest_committed(store.save_dir(run_dir, record))
     view["status"] = shown_status(record)
+    if run_dir is not None and view["attempts"]:
+        from dscluster.train.checkpoint import read_resume
+
+        view["attempts"] = [{**a, "resumed": read_resume(run_dir, a["n"])} if isinstance(a.get("n"), int) else a
+                            for a in view["attempts"]]
     if view["status"] == LOST:
         view["explanation"] = view["explanation"] or lost_explanation(record)
     return view
@@ -230,6 +246,8 @@ def cmd_status(args) -> int:
     for a in view["attempts"] or []:
         print(f"  {tr('attempt')} {a.get('n')}: {shown_time(a.get('started'))} → "
               f"{shown_time(a.get('ended')) if a.get('ended') else '…'}  {attempt_outcome(a)}".rstrip())
+        if (note := resume_note(a)) is not None:
+            print(f"    {note}")
     notice = _building_notice(run_dir, st)
     if notice:
         print(f"  {console.RETRY} {notice}")
@@ -248,6 +266,21 @@ def cmd_status(args) -> int:
         nexts.append(f"dscluster stop {view['id']}")
     print(console.next_steps(*nexts))
     return ExitCode.OK
+
+
+def resume_note(attempt: dict) -> str | None:
+    """One line on whether an attempt that had a committed step to resume from did resume from it."""
+    expected, got = attempt.get("resume_step"), attempt.get("resumed")
+    if got and got.get("step") is not None:
+        return f"{console.OK} " + tr("resumed from step-{n} ({via})", n=got["step"], via=got.get("via") or "?")
+    if expected is None:
+        return None
+    if got:
+        return f"{console.WARN} " + tr("found no committed checkpoint to resume from, although step-{n} was committed "
+                                       "when the attempt started", n=expected)
+    return f"{console.WARN} " + tr(
+        "did not resume from the committed step-{n}: the program has not called dscluster.checkpoint.load_latest"
+        "(engine), so it started from scratch unless it resumes by itself", n=expected)
 
 
 def run_nodes(record: dict) -> list[str]:
@@ -306,7 +339,20 @@ def checkpoints(save_dir: Path) -> list[dict]:
     return out
 
 
+CKPT_ACTIONS = ("verify", "export")
+
+
 def cmd_ckpt(args) -> int:
+    words = list(args.words)
+    action = words.pop(0) if len(words) == 2 and words[0] in CKPT_ACTIONS else None
+    if len(words) != 1:
+        raise UsageError(tr("dscluster ckpt takes RUN, verify RUN or export RUN, not {words}",
+                            words=" ".join(args.words)), tr("e.g. dscluster ckpt verify RUN --step 100"), setting="RUN")
+    args.run = words[0]
+    if action is not None:
+        from dscluster.commands import ckpt
+
+        return ckpt.cmd_verify(args) if action == "verify" else ckpt.cmd_export(args)
     run_dir = find_run(args.run, args.cluster)
     save_dir = store.save_dir(run_dir, store.read_record(run_dir))
     items = checkpoints(save_dir)
@@ -322,6 +368,7 @@ def cmd_ckpt(args) -> int:
                  c["path"]] for c in items]
         print(console.table([tr("step"), tr("size"), tr("committed"), tr("intact"), tr("path")], rows))
     print(console.next_steps(f"dscluster restart {run_dir.name}   # " + tr("resumes from the newest intact one"),
+                             f"dscluster ckpt verify {run_dir.name}", f"dscluster ckpt export {run_dir.name}",
                              f"dscluster status {run_dir.name}"))
     return ExitCode.OK
 
@@ -335,7 +382,8 @@ def cmd_restart(args) -> int:
     if record.get("status") in store.ACTIVE:
         raise UsageError(tr("run {id} is still {status}", id=record["id"], status=record.get("status")),
                          tr("stop it first: dscluster stop {id}", id=record["id"]), setting="RUN")
-    new_id = launching.restart(rundata.RunRef(run_dir.name, run_dir), parse_env(args.env))
+    new_id = launching.restart(rundata.RunRef(run_dir.name, run_dir), parse_env(args.env),
+                               hostfile=str(Path(args.hostfile).absolute()) if args.hostfile else None, local=args.local)
     print(f"{console.OK} " + tr("run {new} started from {old}'s program, settings and checkpoints", new=new_id,
                                 old=record["id"]))
     print(console.next_steps(f"dscluster logs {new_id} -f", f"dscluster status {new_id}", f"dscluster stop {new_id}"))

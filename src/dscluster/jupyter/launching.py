@@ -258,10 +258,16 @@ def _runs_saving_to(shared: Path, save_dir: Path) -> list[str]:
             if shown_status(r) in store.ACTIVE and store.save_dir(Path(r["_dir"]), r) == save_dir]
 
 
-def restart(ref: rundata.RunRef, env: dict[str, str] | None = None) -> str:
+def restart(ref: rundata.RunRef, env: dict[str, str] | None = None, hostfile: str | None = None,
+            local: int | None = None) -> str:
     """A new run with the old one's program, args, cluster, environment and supervision settings, resuming
     from the old run's newest committed checkpoint (its save dir is passed on; the trainer's --resume auto
-    picks it). Secret values were never recorded: pass them again in `env`."""
+    picks it). Secret values were never recorded: pass them again in `env`. `hostfile` (or `local`, a
+    process count on this machine) runs it elsewhere, e.g. on the nodes that remain after one is lost for
+    good: a step saved by another number of ranks is resumed through DeepSpeed's universal format."""
+    if hostfile and local:
+        raise UsageError(tr("--hostfile and --local name two different places to restart on"),
+                         tr("give one of them"), setting="--hostfile")
     record = rundata.run_record(ref)
     cfg = record.get("launch") or {}
     busy = _runs_saving_to(ref.path.parent.parent, rundata.save_dir(ref, record))
@@ -278,8 +284,12 @@ def restart(ref: rundata.RunRef, env: dict[str, str] | None = None) -> str:
     if trainer and not any(a == "--save-dir" or a.startswith("--save-dir=") for a in args):
         # The reference trainer's flag; a user's own script resumes from wherever its args already say.
         args += ["--save-dir", str(rundata.save_dir(ref, record))]
-    local = cfg.get("local_procs") if cfg.get("launcher") == "local" else None
+    local = local or (cfg.get("local_procs") if cfg.get("launcher") == "local" and not hostfile else None)
     recorded_env = cfg.get("env") if isinstance(cfg.get("env"), dict) else {}
+    if not trainer:
+        # A user's script finds its checkpoints through dscluster.checkpoint's DSCLUSTER_CHECKPOINT_DIR:
+        # the new run continues from the old run's committed steps, as the trainer does with --save-dir.
+        recorded_env = {"DSCLUSTER_CHECKPOINT_DIR": str(rundata.save_dir(ref, record)), **recorded_env}
     masked = record.get("env") if isinstance(record.get("env"), dict) else {}
     missing = sorted(k for k in masked if k not in recorded_env and k not in (env or {}))
     if missing:
@@ -291,9 +301,9 @@ def restart(ref: rundata.RunRef, env: dict[str, str] | None = None) -> str:
                             "Run.restart(env={{...}})", run_id=ref.id, flags=" ".join(f"--env {k}" for k in missing)),
                          setting="env")
     request = LaunchRequest(program=cfg["program"], module=bool(cfg.get("is_module")), args=args,
-                            cluster=None if local else cfg.get("cluster_arg"), nprocs=local,
+                            cluster=None if local else (hostfile or cfg.get("cluster_arg")), nprocs=local,
                             max_restarts=int(cfg.get("max_restarts") or 0), name=record.get("name"),
                             cwd=cfg.get("cwd"), env={**recorded_env, **(env or {})},
-                            launcher=None if local else cfg.get("launcher"),
+                            launcher=None if local or cfg.get("launcher") == "local" else cfg.get("launcher"),
                             stall_timeout=cfg.get("stall_timeout"), restart_wait=cfg.get("restart_wait"))
     return launch(request)

@@ -228,11 +228,13 @@ def launch_arg(record: dict[str, Any], flag: str) -> str | None:
 
 def save_dir(run_dir: Path, record: dict[str, Any]) -> Path:
     """Where the run's trainer writes its checkpoints: its --save-dir (relative to the launch directory),
-    else <run-dir>/checkpoints (the trainer's default under DSCLUSTER_RUN_DIR)."""
-    value = launch_arg(record, "--save-dir")
+    else the DSCLUSTER_CHECKPOINT_DIR given in the run's environment (`dscluster restart` of a user's
+    script passes the old run's), else <run-dir>/checkpoints (the default under DSCLUSTER_RUN_DIR)."""
+    launch = record.get("launch") if isinstance(record.get("launch"), dict) else {}
+    env = launch.get("env") if isinstance(launch.get("env"), dict) else {}
+    value = launch_arg(record, "--save-dir") or env.get("DSCLUSTER_CHECKPOINT_DIR")
     if not value:
         return Path(run_dir) / "checkpoints"
     path = Path(value)
-    launch = record.get("launch") if isinstance(record.get("launch"), dict) else {}
     cwd = record.get("cwd") or launch.get("cwd")
     return path if path.is_absolute() or not cwd else Path(cwd) / path

@@ -36,7 +36,7 @@ from dscluster.runs.channel import NodeChannel
 from dscluster.runs.nodes import node_links, node_names, sim_name, unreachable_hosts
 from dscluster.runs.reaper import reap
 from dscluster.runs.verdict import Failure, explain_failure, failed_rank_exit_code
-from dscluster.train.checkpoint import latest_committed  # the trainer's own commit rule (no torch)
+from dscluster.train.checkpoint import latest_committed, resume_env, step_of_env  # the trainer's own rules (no torch)
 
 _FAILURE_LINE = re.compile(r"ssh exited with exit code [1-9]\d*|Killing subprocess \d+|"
                            r"exits with return code = -?[1-9]\d*|exited on signal|"
@@ -94,6 +94,7 @@ class Supervisor:
         self.log_path = self.run_dir / "logs" / "launcher.log"
         self._attempt_started = time.time()
         self._failure_logs: dict[Path, int] | None = None
+        self._checkpoint_env: dict[str, str] = {}
         signal.signal(signal.SIGTERM, self._on_stop)
         signal.signal(signal.SIGINT, self._on_stop)
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
@@ -141,7 +142,8 @@ class Supervisor:
             run_id=self.record["id"], run_dir=self.run_dir,
             target=Target(c["program"], c["is_module"], tuple(c["args"])),
             hosts=tuple((h, int(s)) for h, s in c["hosts"]), master_port=port, launcher=c["launcher"],
-            python=c["python"], cwd=c["cwd"], base_env=dict(os.environ), user_env={**c["env"], **self.secrets},
+            python=c["python"], cwd=c["cwd"], base_env=dict(os.environ),
+            user_env={**self._checkpoint_env, **c["env"], **self.secrets},
             transport_env=c.get("transport_env", {}), ssh_port=c.get("ssh_port"), is_root=os.geteuid() == 0,
             attempt=attempt, local_procs=c.get("local_procs", 1), network_interface=c.get("network_interface"))
 
@@ -174,10 +176,13 @@ class Supervisor:
         try:
             self._attempt_started = time.time()
             self._failure_logs = None
+            # Where the ranks find the run's checkpoints, and the step a resume is expected from.
+            self._checkpoint_env = resume_env(store.save_dir(self.run_dir, self.record))
             plan = build_plan(self._request(n, port))
             self._write_files(plan)
             attempt = {"n": n, "started": store.now_iso(), "ended": None, "exit_code": None, "reason": None,
-                       "master_port": port, "rank_nodes": list(plan.rank_nodes)}
+                       "master_port": port, "rank_nodes": list(plan.rank_nodes),
+                       "resume_step": step_of_env(self._checkpoint_env)}
             self.record["attempts"].append(attempt)
             log = fsutil.open_append(self.log_path)
             log_offset = os.fstat(log.fileno()).st_size

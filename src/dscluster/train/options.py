@@ -69,6 +69,10 @@ def build_parser(cls: type[argparse.ArgumentParser] = argparse.ArgumentParser) -
     r.add_argument("--save-interval", type=int, default=0, help="steps between checkpoints; the last step is always saved")
     r.add_argument("--keep", type=int, default=3, help="committed checkpoints to keep (0: all; default 3)")
     r.add_argument("--resume", default="auto", help="auto (newest committed), never, or step-N (default auto)")
+    r.add_argument("--checkpoint-mode", default="auto", choices=("auto", "sync", "async"),
+                   help="async: training continues once the state is in host memory, files are written and "
+                        "committed in the background (falls back to sync when host memory is short); "
+                        "auto: async on GPU, sync on CPU")
     x = p.add_argument_group("test knobs")
     x.add_argument("--fault", help="inject a failure: crash-in-save@STEP")
     x.add_argument("--step-sleep", type=float, default=0.0, help="sleep this many seconds after each step")

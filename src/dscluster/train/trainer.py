@@ -7,6 +7,7 @@ rank at once with the same message instead of hanging the others in a collective
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -165,39 +166,30 @@ def run(p: Plan) -> int:
             f"d_model {p.model_cfg.d_model}, seq {seq}); world size {p.world_size} on {p.device_type}; "
             f"global batch {sampler.global_batch} x {seq} tokens; ZeRO stage {zero_stage}")
 
-    # Every rank chose its resume step from its own view of --save-dir; they must agree (they do not
-    # when the directory is node-local instead of shared), or ranks would train from different states.
-    seen = torch.tensor([-1 if p.resume_step is None else p.resume_step] * 2, dtype=torch.long, device=device)
-    seen[1].neg_()
-    dist.all_reduce(seen, op=dist.ReduceOp.MAX)
-    if seen[0].item() != -seen[1].item():
-        raise checkpoint.CheckpointError(
-            f"ranks see different committed checkpoints in {args.save_dir} (newest between step-{-seen[1].item()} "
-            f"and step-{seen[0].item()})", "put --save-dir on storage shared by all nodes", setting="--save-dir")
     # What a resumed run must share with the one that saved, or it silently trains something else.
     run_facts = {"global_batch": sampler.global_batch, "seq_len": seq,
                  "scheduler": (p.ds_config.get("scheduler") or {}).get("type")}
     start_step = 0
-    if p.resume_step is not None:
-        checkpoint.check_compatible(args.save_dir, p.resume_step, zero_stage, p.world_size)
-        path, client = engine.load_checkpoint(str(args.save_dir), tag=checkpoint.tag_for(p.resume_step))
-        if path is None:
-            raise checkpoint.CheckpointError(f"could not load {checkpoint.tag_for(p.resume_step)} from {args.save_dir}",
-                                             "check that the checkpoint files are readable", setting="--resume")
-        start_step = int(client.get("step", p.resume_step))
+    resumed = checkpoint.resume(engine, args.save_dir, p.resume_step, rank=p.rank, world_size=p.world_size,
+                                zero_stage=zero_stage, device=device, via="dscluster.train")
+    if resumed is not None:
+        start_step = resumed.step
         log(f"resumed from {checkpoint.tag_for(start_step)}")
-        for warning in resume_differences(client, run_facts):
+        for warning in resume_differences(resumed.client_state, run_facts):
             log(f"warning: {warning}")
 
     def barrier():
         dist.barrier()
 
+    mode = args.checkpoint_mode if args.checkpoint_mode != "auto" else ("async" if p.device_type == "cuda" else "sync")
+
     def save(step: int):
         checkpoint.save(engine, args.save_dir, step, rank=p.rank, world_size=p.world_size, zero_stage=zero_stage,
                         keep=args.keep, client_state={"step": step, "seed": args.seed, "data": str(p.data.path),
-                                                      **run_facts},
-                        barrier=barrier, crash_in_save=p.fault.crash_in_save_step == step)
-        log(f"saved {checkpoint.tag_for(step)}")
+                                                      "model": dataclasses.asdict(p.model_cfg), **run_facts},
+                        barrier=barrier, crash_in_save=p.fault.crash_in_save_step == step, mode=mode)
+        log(f"writing {checkpoint.tag_for(step)} in the background" if checkpoint.pending_step() == step
+            else f"saved {checkpoint.tag_for(step)}")
 
     def evaluate() -> float | None:
         engine.eval()
@@ -269,6 +261,8 @@ def run(p: Plan) -> int:
     prefetch.close()
     with perf.eager(engine.module):
         sample = _sample(engine.module, p, device) if args.sample_tokens else ""
+    if (written := checkpoint.wait_pending()) is not None:
+        log(f"saved {checkpoint.tag_for(written)}")
     metrics.write({"event": "done", "step": args.steps, "loss": last_loss, "val_loss": val_loss, "sample": sample,
                    "checkpoint": str(args.save_dir / checkpoint.tag_for(args.steps))})
     if sample:

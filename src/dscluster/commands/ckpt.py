@@ -1,0 +1,116 @@
+"""`dscluster ckpt verify RUN` and `dscluster ckpt export RUN`: a committed step checked, or written as a
+model that loads without DeepSpeed. The work is in train/checkpoint.py (verify) and train/export.py."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+from dscluster import console
+from dscluster.errors import ExitCode, UsageError
+from dscluster.i18n import tr
+from dscluster.runs import store
+
+
+def chosen_step(save_dir: Path, step: int | None, run_id: str) -> int:
+    from dscluster.train.checkpoint import committed_steps
+
+    steps = committed_steps(save_dir)
+    if not steps:
+        raise UsageError(tr("run {id} has no committed checkpoint in {path}", id=run_id, path=save_dir),
+                         tr("a step is committed when every rank has saved it; list them with: dscluster ckpt {id}",
+                            id=run_id), setting="RUN")
+    if step is None:
+        return steps[-1]
+    if step not in steps:
+        raise UsageError(tr("run {id} has no committed step-{n}", id=run_id, n=step),
+                         tr("committed steps: {have}", have=", ".join(f"step-{s}" for s in steps)), setting="--step")
+    return step
+
+
+def _locate(args) -> tuple[Path, Path, str, int]:
+    from dscluster.commands.runs import find_run
+
+    run_dir = find_run(args.run, args.cluster)
+    record = store.read_record(run_dir)
+    save_dir = store.save_dir(run_dir, record)
+    return run_dir, save_dir, record["id"], chosen_step(save_dir, args.step, record["id"])
+
+
+def cmd_verify(args) -> int:
+    from dscluster.train.checkpoint import CheckpointError, load_problems, read_commit, tag_for, verify
+
+    _run_dir, save_dir, run_id, step = _locate(args)
+    step_dir = save_dir / tag_for(step)
+    t0 = time.monotonic()
+    commit = read_commit(step_dir) or {}
+    problems = verify(step_dir)
+    hashed = isinstance(commit.get("sha256"), dict)
+    if not problems:
+        problems = load_problems(step_dir)
+    files = commit.get("files") or {}
+    size = sum(v for v in files.values() if isinstance(v, int))
+    seconds = time.monotonic() - t0
+    if args.json:
+        print(json.dumps({"step": step, "path": str(step_dir), "files": len(files), "bytes": size, "hashed": hashed,
+                          "problems": problems, "seconds": round(seconds, 2)}, indent=2))
+        return ExitCode.OK if not problems else ExitCode.FAILURE
+    if problems:
+        for problem in problems:
+            print(f"  {console.FAIL} {problem}")
+        raise CheckpointError(
+            tr("{tag} of run {id} is damaged ({n} problem(s) above)", tag=tag_for(step), id=run_id, n=len(problems)),
+            tr("move it aside (mv {path} {path}.damaged): a restart then resumes from the committed step before it",
+               path=step_dir), setting="--step")
+    how = tr("sizes and content hashes match COMMIT.json") if hashed else \
+        tr("sizes match COMMIT.json (committed before content hashes were recorded)")
+    print(f"{console.OK} " + tr("{tag}: {n} files, {mib:,.1f} MiB: {how}; loads on CPU ({s:.1f} s)", tag=tag_for(step),
+                                n=len(files), mib=size / 2**20, how=how, s=seconds))
+    print(console.next_steps(f"dscluster ckpt export {run_id} --step {step}", f"dscluster restart {run_id}"))
+    return ExitCode.OK
+
+
+class Progress:
+    """A one-line progress bar on stderr for a terminal, a line per 10% otherwise."""
+
+    def __init__(self, label: str):
+        self.label, self.tty, self.shown = label, sys.stderr.isatty(), -1
+
+    def __call__(self, done: int, total: int) -> None:
+        pct = int(100 * done / total) if total else 100
+        if self.tty:
+            bar = "#" * (pct // 4) + "." * (25 - pct // 4)
+            print(f"\r{self.label} [{bar}] {pct:3d}% {done / 2**20:,.0f}/{total / 2**20:,.0f} MiB", end="",
+                  file=sys.stderr, flush=True)
+            if done >= total:
+                print(file=sys.stderr)
+        elif pct // 10 != self.shown // 10 or done >= total:
+            self.shown = pct
+            print(f"{self.label} {pct}%", file=sys.stderr, flush=True)
+
+
+def default_out(run_dir: Path, step: int, fmt: str) -> Path:
+    return run_dir / "export" / (f"step-{step}.pt" if fmt == "fp32" else f"step-{step}-{fmt}")
+
+
+def cmd_export(args) -> int:
+    from dscluster.train.checkpoint import tag_for
+    from dscluster.train.export import export
+
+    run_dir, save_dir, run_id, step = _locate(args)
+    out = Path(args.out).absolute() if args.out else default_out(run_dir, step, args.format)
+    done = export(save_dir / tag_for(step), out, args.format, progress=Progress(tr("exporting {tag}", tag=tag_for(step))))
+    if args.json:
+        print(json.dumps({"path": str(done.path), "format": done.format, "tensors": done.tensors, "bytes": done.bytes,
+                          "seconds": round(done.seconds, 2)}, indent=2))
+        return ExitCode.OK
+    print(f"{console.OK} " + tr("{tag} exported as {fmt}: {path} ({n} tensors, {mib:,.1f} MiB, {s:.1f} s)",
+                                tag=tag_for(step), fmt=done.format, path=done.path, n=done.tensors,
+                                mib=done.bytes / 2**20, s=done.seconds))
+    loader = {"fp32": f"torch.load('{done.path}', weights_only=True)",
+              "safetensors": f"dscluster.train.export.load_state_dict('{done.path}')",
+              "hf": f"dscluster.train.export.load_gpt('{done.path}')"}[done.format]
+    print("  " + tr("load it with: {code}", code=loader))
+    return ExitCode.OK
