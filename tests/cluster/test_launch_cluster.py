@@ -189,6 +189,8 @@ def test_partition_is_detected_torn_down_and_reported_within_60s(cli, sim):
         assert rec, "not reported within 60 s"
         assert rec["status"] == "failed" and rec["exit_code"] != 0
         assert rec["explanation"]["signature"] == "node-lost" and "node1" in rec["attempts"][-1]["reason"]
+        teardown = next(e for e in store.read_events(cli.run_dir(run_id)) if e["event"] == "teardown")
+        assert teardown["unreachable"] == ["node1"], teardown  # the node that was cut off
         # the partitioned node's own watchdog reaps its ranks when the pings stop
         assert wait_for(lambda: all_gone(cli, run_id), 30), cli.node_pids(run_id)
         print(f"partition: reported after {reported:.1f}s, all gone after {time.monotonic() - t0:.1f}s")

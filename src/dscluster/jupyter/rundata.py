@@ -205,22 +205,30 @@ def metrics(ref: RunRef, offset: int = 0, max_records: int | None = None) -> dic
     return result
 
 
+def _regular_files(logs: Path):
+    """(dir, name, size) of the regular files under `logs`. fwalk without following symlinks: a `logs`
+    that is a symlink, or a symlinked subdirectory or file in it (any rank can write logs/), yields nothing
+    from elsewhere; a missing logs/ yields nothing."""
+    try:
+        for root, _dirs, files, dfd in os.fwalk(logs, follow_symlinks=False):
+            for name in files:
+                try:
+                    info = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+                except OSError:
+                    continue
+                if stat.S_ISREG(info.st_mode):
+                    yield root, name, info.st_size
+    except OSError:
+        return
+
+
 def log_files(ref: RunRef) -> list[dict]:
     """Log files under logs/ (launcher.log first, then per-rank logs in natural order)."""
     found = []
     if not _is_run_dir(ref.path):
         return found
-    # fwalk without following symlinks: a `logs` that is a symlink, or a symlinked subdirectory or file in
-    # it (any rank can write logs/), lists nothing from elsewhere.
-    for root, _dirs, files, dfd in os.fwalk(ref.path / "logs", follow_symlinks=False):
-        for name in files:
-            try:
-                info = os.stat(name, dir_fd=dfd, follow_symlinks=False)
-            except OSError:
-                continue
-            if not stat.S_ISREG(info.st_mode):
-                continue
-            found.append({"name": str((Path(root) / name).relative_to(ref.path / "logs")), "size": info.st_size})
+    logs = ref.path / "logs"
+    found.extend({"name": str((Path(root) / name).relative_to(logs)), "size": size} for root, name, size in _regular_files(logs))
 
     def order(item: dict) -> tuple:
         name = item["name"]
