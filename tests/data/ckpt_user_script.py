@@ -48,6 +48,11 @@ for step in range(start, args.steps):
     engine.backward(loss)
     engine.step()
     print(f"step {step + 1} loss {loss.item():.6f}", flush=True)
+    if step + 1 == args.fail_at and os.environ.get("DSCLUSTER_ATTEMPT") == "1":
+        # The kill tests the resume from the last committed step: an async save of the previous step is
+        # let commit first on every rank (a kill during the background write is tests/integration's).
+        ckpt.wait()
+        torch.distributed.barrier()
     if step + 1 == args.fail_at and rank == 1 and os.environ.get("DSCLUSTER_ATTEMPT") == "1":
         os.kill(os.getpid(), signal.SIGKILL)  # as the OOM killer or an operator would
     if (step + 1) % args.save_every == 0 or step + 1 == args.steps:
