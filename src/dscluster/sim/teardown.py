@@ -81,6 +81,9 @@ def teardown(names: SimNames, purge: bool) -> None:
     except (OSError, ValueError):
         state = None
     _close_ssh_masters(state)
+    from dscluster.sim.slurm import stop as stop_slurm
+
+    stop_slurm(state)  # its daemons by PID; their state dir goes with the runtime dir below
     _kill_namespace_processes(names, state)
     network.destroy(names)
     shutil.rmtree(names.runtime_dir, ignore_errors=True)
