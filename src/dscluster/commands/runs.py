@@ -130,7 +130,9 @@ def cmd_runs(args) -> int:
     from dscluster.runs.start import shown_status
 
     statuses = [shown_status(r) for r in records]
-    rows = [[_glyph(status) + " " + r["id"], tr(status), str(len(r.get("attempts") or [])),
+    rows = [[_glyph(status) + " " + r["id"] + (f" (slurm {r['slurm']['job_id']})" if isinstance(r.get("slurm"), dict)
+                                               and r["slurm"].get("job_id") else ""),
+             tr(status), str(len(r.get("attempts") or [])),
              str(r.get("world_size", "")), str(r.get("last_checkpoint_step") if r.get("last_checkpoint_step")
                                                is not None else "-"), shown_time(r.get("created"))]
             for r, status in zip(records, statuses)]
@@ -151,6 +153,9 @@ def status_view(record: dict, run_dir: Path | None = None) -> dict:
 
         view["last_checkpoint_step"] = latest_committed(store.save_dir(run_dir, record))
     view["status"] = shown_status(record)
+    from dscluster.launcher.slurm import job_summary
+
+    view["slurm"] = job_summary(record)
     if view["status"] == LOST:
         view["explanation"] = view["explanation"] or lost_explanation(record)
     return view
@@ -168,6 +173,13 @@ def cmd_status(args) -> int:
     print(f"  {tr('directory')}: {run_dir}")
     print(f"  {tr('last committed checkpoint')}: " + (f"step {view['last_checkpoint_step']}"
                                                       if view["last_checkpoint_step"] is not None else "-"))
+    job = view.get("slurm")
+    if job:
+        nodes = job.get("nodelist") or ",".join(job.get("nodes") or []) or "-"
+        left = tr(", {left} left", left=job["time_left"]) if job.get("time_left") else ""
+        print("  Slurm: " + tr("job {job} {state} on {nodes}{left} (limit {limit})", job=job["job_id"],
+                                 state=job.get("state") or "?", nodes=nodes, left=left,
+                                 limit=job.get("time_limit") or "-"))
     for a in view["attempts"] or []:
         code = a.get("rank_exit_code") or a.get("exit_code")
         shown = (tr("exit {code}", code=code) + "  ") if code is not None else ""
