@@ -309,6 +309,7 @@ def _restart_on_slurm(request: LaunchRequest, slurm_cfg: dict, batch: bool) -> s
     limit), else a new allocation (or the one this process runs in)."""
     import dataclasses
 
+    from dscluster.launcher.prepare import prepare as prepare_launch
     from dscluster.launcher.slurm import SlurmAsk
 
     prepared = prepare_launch(dataclasses.replace(_options(request), slurm=SlurmAsk(**slurm_cfg["ask"])))
