@@ -53,7 +53,7 @@ class Cli:
         self.sim, self.env, self.cwd = sim, env, str(sim.spec.shared_dir)
 
     def __call__(self, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
-        if args and args[0] in ("status", "stop", "logs", "runs", "ckpt"):
+        if args and args[0] in ("status", "stop", "logs", "runs", "ckpt", "restart"):
             args = (*args, "--cluster", str(self.sim.spec_path))
         if args and args[0] == "launch":  # the sim's spec: runs go to its shared directory
             args = (args[0], "--cluster", str(self.sim.spec_path), *args[1:])
@@ -202,7 +202,7 @@ def test_a_batch_job_at_its_time_limit_is_recorded_and_a_resubmission_resumes(cl
     shown = cli("status", run_id).stdout
     assert "TIMEOUT" in shown and "dscluster restart" in shown, shown
     # Resubmitted: a new batch job that resumes from the last committed step.
-    res = cli("restart", run_id, "--detach")
+    res = cli("restart", run_id)
     assert res.returncode == 0, res.stdout + res.stderr
     new_id = next(w for w in res.stdout.split() if w.startswith("sltime-") and w != run_id)
     assert wait_for(lambda: f"resumed from step-{step}" in "".join(

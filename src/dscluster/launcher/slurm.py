@@ -39,7 +39,8 @@ class SlurmAsk:
 
 def time_seconds(text: str | None) -> int | None:
     """A Slurm time limit in seconds ("30" is 30 minutes, "0:30" 30 seconds); None for none/UNLIMITED."""
-    if text in (None, "", "UNLIMITED", "INFINITE", "NOT_SET", "Partition_Limit"):
+    if text is None or text.strip().upper() in ("", "UNLIMITED", "INFINITE", "NOT_SET", "PARTITION_LIMIT", "N/A",
+                                                "NONE"):
         return None
     m = _TIME.match(text.strip())
     if not m:
