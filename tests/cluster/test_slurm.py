@@ -210,3 +210,32 @@ def test_a_batch_job_at_its_time_limit_is_recorded_and_a_resubmission_resumes(cl
         cli("logs", new_id).stdout[-3000:]
     assert cli("stop", new_id).returncode == 0
     assert cli.finished(new_id, 60)["status"] == "stopped"
+
+
+def test_doctor_checks_the_slurm_side(cli, env):
+    res = cli("doctor", "--slurm", "--nodes", "3", "-v")
+    assert res.returncode == 0, res.stdout + res.stderr
+    for node in ("node0", "node1", "node2"):
+        assert any(line.startswith(node) and "munge" in line for line in res.stdout.splitlines()), res.stdout
+    res = cli("doctor", "--slurm", "--nodes", "3", "--gpus-per-node", "1", "--json")
+    assert res.returncode == 4
+    gres = [r for r in json.loads(res.stdout) if r["check"] == "gres"]
+    assert len(gres) == 3 and all(r["status"] == "fail" for r in gres)
+    res = cli("doctor", "--slurm", "--nodes", "4")
+    assert res.returncode == 4 and "the run asks for 4" in res.stdout
+
+
+def test_sim_down_stops_slurm_by_pid_and_removes_its_state(sim_cluster):
+    small = sim_cluster(1, name="slurmdown", slurm=True)
+    pids = [p for p in small.state["slurm"]["pids"].values()]
+    conf = Path(small.state["slurm"]["conf"])
+    assert conf.is_file()
+    from dscluster.sim import down
+
+    down("slurmdown", purge=True)
+    from dscluster.sim.procs import alive
+
+    assert not any(alive(p) for p in pids)
+    assert not conf.parent.exists()
+    leftover = subprocess.run(["pgrep", "-f", str(conf)], capture_output=True, text=True).stdout.split()
+    assert leftover == [], leftover

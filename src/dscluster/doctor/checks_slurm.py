@@ -130,7 +130,7 @@ def check_nodes(ctx: SlurmContext) -> list[CheckResult]:
     for node in part.nodes:
         state = ctx.facts.node_states.get(node, "unknown")
         if state.rstrip("*~#!%$@^-") in _USABLE and not state.endswith("*"):
-            out.append(passed(node, "nodes", tr("{state}", state=state)))
+            out.append(passed(node, "nodes", state))
         else:
             out.append(warned(node, "nodes", tr("{state}: Slurm will not start ranks here", state=state),
                               tr("scontrol show node {node} says why; after fixing it: scontrol update "

@@ -84,12 +84,12 @@ class SlurmRun:
             return None
         self._record(state="TIMEOUT", ended_by="time limit")
         step = self.sup.record.get("last_checkpoint_step")
-        resume = f"from step {step}" if step is not None else "from the start (no step was committed)"
+        fix = ("Resubmit with a longer --time: dscluster restart {run} resumes from step {step}." if step is not None
+               else "Resubmit with a longer --time: dscluster restart {run} (no step was committed: it starts over).")
         return explainer.custom(
-            "slurm-timeout", "Slurm job {job} reached its time limit ({limit}) and ended the run.",
-            "Resubmit with a longer --time: dscluster restart {run} resumes {resume}.",
+            "slurm-timeout", "Slurm job {job} reached its time limit ({limit}) and ended the run.", fix,
             f"JobState={info.get('JobState')} Reason={info.get('Reason')}", retry=False, job=self.job_id,
-            limit=info.get("TimeLimit", "?"), run=self.sup.record["id"], resume=resume)
+            limit=info.get("TimeLimit", "?"), run=self.sup.record["id"], step=step if step is not None else "-")
 
     def release(self) -> None:
         """Give back the allocation the run asked for itself; one it was given stays its owner's."""
