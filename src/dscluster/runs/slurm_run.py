@@ -126,3 +126,19 @@ def submit_run(shared, record: dict[str, Any], secrets: dict[str, str] | None = 
     store.write_record(run_dir, record)
     store.append_event(run_dir, "slurm-submitted", job_id=job)
     return record["id"], job
+
+
+def force_stop(record: dict[str, Any]) -> bool:
+    """`stop` when the supervisor cannot (gone, or its batch job still queued): cancel the run's own job
+    when the run owns it (it asked for it, or it is the run's batch job), else only the run's steps.
+    Returns whether the record names a Slurm job at all."""
+    info = record.get("slurm") if isinstance(record.get("slurm"), dict) else {}
+    job = info.get("job_id")
+    if not job:
+        return False
+    if info.get("own_job") or info.get("batch"):
+        slurm.cancel_job(job)
+    else:
+        for n in range(1, len(record.get("attempts") or []) + 1):
+            slurm.cancel_step(job, record["id"], n, wait=3.0)
+    return True
