@@ -134,6 +134,23 @@ def test_a_three_node_run_through_srun_succeeds_and_gives_its_allocation_back(cl
     assert f"job {rec['slurm']['job_id']}" in shown, shown
 
 
+def test_inside_an_existing_allocation_the_run_uses_it_and_leaves_it_to_its_owner(cli, env):
+    res = slurm(env, "salloc", "--no-shell", "-N", "2", "-J", "mine", timeout=60)
+    job = next(w for w in res.stderr.split() if w.isdigit())
+    try:
+        nodelist = next(w.split("=", 1)[1] for w in slurm(env, "scontrol", "show", "job", "-o", job).stdout.split()
+                        if w.startswith("NodeList="))
+        inside = Cli(cli.sim, {**env, "SLURM_JOB_ID": job, "SLURM_JOB_NODELIST": nodelist})
+        res = inside("launch", "--launcher", "slurm", "--attach", "--max-restarts", "0", SCRIPT, "--steps", "2")
+        assert res.returncode == 0, res.stdout[-3000:] + res.stderr
+        rec = cli.record(run_id_of(res.stdout))
+        assert rec["status"] == "succeeded" and rec["world_size"] == 2
+        assert rec["slurm"]["job_id"] == job and not rec["slurm"]["own_job"]
+        assert job_state(env, job) == "RUNNING"  # the allocation is its owner's, still there
+    finally:
+        slurm(env, "scancel", job)
+
+
 def test_a_killed_rank_restarts_inside_the_same_allocation_from_the_last_checkpoint(cli, sim, env, trainer):
     res = cli("launch", "--launcher", "slurm", "--nodes", "3", "--detach", "--max-restarts", "1",
               "--name", "slkill", *trainer, "--steps", "24", "--save-interval", "4", "--step-sleep", "0.3")
