@@ -27,7 +27,6 @@ The slurm.conf is built by a pure function (`slurm_conf_text`). Why its settings
 
 from __future__ import annotations
 
-import json
 import os
 import pwd
 import shutil
@@ -277,7 +276,3 @@ def stop(state: dict | None) -> None:
             except ProcessLookupError:
                 pass
     reap(pids)
-
-
-def describe(sim: SimCluster) -> str:
-    return json.dumps(sim.state.get("slurm") or {}, indent=2)
