@@ -215,7 +215,7 @@ def test_a_batch_job_at_its_time_limit_is_recorded_and_a_resubmission_resumes(cl
     assert rec["slurm"]["state"] == "TIMEOUT" and rec["attempts"][-1]["reason"] == "time limit"
     step = rec["last_checkpoint_step"]
     assert step and step >= 3
-    assert job_state(env, rec["slurm"]["job_id"]) == "TIMEOUT"
+    assert wait_for(lambda: job_state(env, rec["slurm"]["job_id"]) == "TIMEOUT", 30)  # after COMPLETING
     shown = cli("status", run_id).stdout
     assert "TIMEOUT" in shown and "dscluster restart" in shown, shown
     # Resubmitted: a new batch job that resumes from the last committed step.
