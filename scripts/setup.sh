@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what dscluster needs on a fresh Debian/Ubuntu machine, idempotently.
 #   scripts/setup.sh demo   -> a venv with torch, DeepSpeed and dscluster (enough for `dscluster demo`)
-#   scripts/setup.sh test   -> the above plus openssh-server, pdsh, OpenMPI, iproute2, Chromium and the
+#   scripts/setup.sh test   -> the above plus openssh-server, pdsh, OpenMPI, Slurm + munge, iproute2, Chromium and the
 #                              JupyterLab / test extras (enough for the whole test suite)
 # Re-running is cheap: each step is skipped when its stamp matches.
 set -euo pipefail
@@ -30,7 +30,8 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 
 if [ "$mode" = test ]; then
-  apt_install openssh-server openssh-client pdsh iproute2 procps psmisc util-linux openmpi-bin chromium fonts-wqy-microhei
+  apt_install openssh-server openssh-client pdsh iproute2 procps psmisc util-linux openmpi-bin chromium fonts-wqy-microhei \
+    slurm-wlm munge
 fi
 
 extras="tensorboard"

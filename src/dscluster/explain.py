@@ -33,8 +33,10 @@ def _sig(name: str, regex: str, cause: str, fix: str, retry: bool = True) -> Sig
 
 # The program's own verdict on its input, as dscluster's entry points print a DsclusterError:
 # "error: MESSAGE" then "  fix: HINT" (with "[rank N] " or pdsh's "node: " in front; the words may be
-# the zh-TW ones). Case-sensitive on purpose: "ERROR:" lines of libraries are not this.
-_PROGRAM_ERROR = re.compile(r"^(?:[\w.@-]+: )?(?:\[rank \d+\] )?(?:error|錯誤): (?P<msg>\S.*)$"
+# the zh-TW ones). Case-sensitive on purpose: "ERROR:" lines of libraries are not this. Slurm's own
+# parts write "srun: error: NODE: task N: ..." and "slurmstepd-NODE: error: *** STEP ... CANCELLED" about the
+# ranks: symptoms, not the program's words.
+_PROGRAM_ERROR = re.compile(r"^(?!(?:srun|salloc|sbatch|slurmstepd)[\w.-]*: )(?:[\w.@-]+: )?(?:\[rank \d+\] )?(?:error|錯誤): (?P<msg>\S.*)$"
                             r"(?:\n(?:[\w.@-]+: )?(?:\[rank \d+\] )?\s+(?:fix|解法): (?P<fix>.+)$)?", re.MULTILINE)
 # Exit codes of a DsclusterError that the same input reproduces: usage, config/data, permission.
 DETERMINISTIC_EXIT_CODES = frozenset({2, 3, 6})

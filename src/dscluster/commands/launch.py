@@ -25,7 +25,9 @@ def add_launch_options(p: argparse.ArgumentParser, *, demo: bool = False) -> Non
         p.add_argument("--sim-name", default="demo", help=argparse.SUPPRESS)
     else:
         where.add_argument("--local", type=count(1, MAX_PROCS), metavar="N", help=tr("run N processes on this machine only, no ssh"))
-    p.add_argument("--launcher", choices=("pdsh", "openmpi"), help=tr("override the spec's launcher"))
+    p.add_argument("--launcher", choices=("pdsh", "openmpi", "slurm"), help=tr("override the spec's launcher"))
+    if not demo:
+        add_slurm_options(p)
     if not demo:
         p.add_argument("--name", help=tr("run name (the run id starts with it)"))
     p.add_argument("--env", action="append", default=[], metavar="K[=V]",
@@ -50,6 +52,30 @@ def add_launch_options(p: argparse.ArgumentParser, *, demo: bool = False) -> Non
     p.add_argument("--skip-doctor", action="store_true", help=argparse.SUPPRESS)
 
 
+def add_slurm_options(p: argparse.ArgumentParser) -> None:
+    """What to ask Slurm for when `--launcher slurm` runs outside an allocation (salloc/sbatch)."""
+    g = p.add_argument_group(tr("Slurm (--launcher slurm)"))
+    g.add_argument("--partition", help=tr("Slurm partition (default: the cluster's default partition)"))
+    g.add_argument("--nodes", type=count(1, MAX_NODES), metavar="N", help=tr("nodes to ask for (default: the spec's)"))
+    g.add_argument("--ntasks-per-node", type=count(1, MAX_PROCS), metavar="N",
+                   help=tr("ranks per node (default: the spec's slots, else 1)"))
+    g.add_argument("--gpus-per-node", type=count(0), metavar="N", help=tr("GPUs per node to ask for (default 0)"))
+    g.add_argument("--time", metavar="T", help=tr("the job's time limit, Slurm format (MM, MM:SS, HH:MM:SS)"))
+    g.add_argument("--sbatch", action="store_true",
+                   help=tr("submit a batch job that supervises the run from inside it (outlives this session)"))
+
+
+def slurm_ask_from_args(args: argparse.Namespace):
+    """The SlurmAsk the options give, or None when none was given (the spec's nodes and slots then)."""
+    given = [getattr(args, k, None) for k in ("partition", "nodes", "ntasks_per_node", "gpus_per_node", "time")]
+    if all(v is None for v in given) and not getattr(args, "sbatch", False):
+        return None
+    from dscluster.launcher.slurm import SlurmAsk
+
+    return SlurmAsk(nodes=args.nodes or 0, tasks_per_node=args.ntasks_per_node or 0, partition=args.partition,
+                    gpus_per_node=args.gpus_per_node or 0, time=args.time)
+
+
 def register(sub) -> None:
     p = sub.add_parser("launch", help=tr("start a supervised DeepSpeed run across the cluster"),
                        description=tr("Start DeepSpeed's launcher across the cluster, supervised: run directory, "
@@ -66,7 +92,8 @@ def options_from_args(args: argparse.Namespace, command: list[str], module: bool
                          local=args.local, launcher=args.launcher, name=args.name, env=args.env,
                          max_restarts=args.max_restarts, stall_timeout=args.stall_timeout,
                          heartbeat_timeout=args.heartbeat_timeout,
-                         restart_wait=args.restart_wait, skip_doctor=args.skip_doctor)
+                         restart_wait=args.restart_wait, skip_doctor=args.skip_doctor,
+                         slurm=slurm_ask_from_args(args))
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -76,7 +103,12 @@ def handle(args: argparse.Namespace) -> int:
     module = args.module
     if command[:1] == ["-m"]:
         module, command = True, command[1:]
-    return start(options_from_args(args, command, module), attach=args.attach, dry_run=args.dry_run)
+    opts = options_from_args(args, command, module)
+    if args.sbatch:
+        from dscluster.commands.slurm import submit
+
+        return submit(opts, attach=args.attach, dry_run=args.dry_run)
+    return start(opts, attach=args.attach, dry_run=args.dry_run)
 
 
 def start(opts: LaunchOptions, *, attach: bool | None, dry_run: bool) -> int:

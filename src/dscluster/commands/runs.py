@@ -144,7 +144,9 @@ def cmd_runs(args) -> int:
     from dscluster.runs.start import shown_status
 
     statuses = [shown_status(r) for r in records]
-    rows = [[_glyph(status) + " " + r["id"], tr(status), str(len(r.get("attempts") or [])),
+    rows = [[_glyph(status) + " " + r["id"] + (f" (slurm {r['slurm']['job_id']})" if isinstance(r.get("slurm"), dict)
+                                               and r["slurm"].get("job_id") else ""),
+             tr(status), str(len(r.get("attempts") or [])),
              str(r.get("world_size", "")), str(r.get("last_checkpoint_step") if r.get("last_checkpoint_step")
                                                is not None else "-"), shown_time(r.get("created"))]
             for r, status in zip(records, statuses)]
@@ -170,6 +172,9 @@ def status_view(record: dict, run_dir: Path | None = None) -> dict:
 
         view["attempts"] = [{**a, "resumed": read_resume(run_dir, a["n"])} if isinstance(a.get("n"), int) else a
                             for a in view["attempts"]]
+    from dscluster.launcher.slurm import job_summary
+
+    view["slurm"] = job_summary(record)
     if view["status"] == LOST:
         view["explanation"] = view["explanation"] or lost_explanation(record)
     return view
@@ -243,6 +248,13 @@ def cmd_status(args) -> int:
     print(f"  {tr('directory')}: {run_dir}")
     print(f"  {tr('last committed checkpoint')}: " + (tr("step {n}", n=view["last_checkpoint_step"])
                                                       if view["last_checkpoint_step"] is not None else "-"))
+    job = view.get("slurm")
+    if job:
+        nodes = job.get("nodelist") or ",".join(job.get("nodes") or []) or "-"
+        left = tr(", {left} left", left=job["time_left"]) if job.get("time_left") else ""
+        print("  Slurm: " + tr("job {job} {state} on {nodes}{left} (limit {limit})", job=job["job_id"],
+                                 state=job.get("state") or "?", nodes=nodes, left=left,
+                                 limit=job.get("time_limit") or "-"))
     for a in view["attempts"] or []:
         print(f"  {tr('attempt')} {a.get('n')}: {shown_time(a.get('started'))} → "
               f"{shown_time(a.get('ended')) if a.get('ended') else '…'}  {attempt_outcome(a)}".rstrip())

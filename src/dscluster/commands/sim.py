@@ -35,6 +35,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     up.add_argument("--shared", help=tr("shared directory (default: <home>/sims/<name>/shared)"))
     up.add_argument("--lab", action="store_true", help=tr("also start JupyterLab on the master (as the node user), "
                                                           "with the cluster key installed so it can launch across nodes"))
+    up.add_argument("--slurm", action="store_true",
+                    help=tr("also run a real Slurm: munge, slurmctld on the master, one slurmd per node, "
+                            "a partition over all nodes"))
     down = verb("down", tr("remove the cluster: processes, namespaces, interfaces, state"), cmd_down)
     down.add_argument("--purge", action="store_true",
                       help=tr("also delete its logs and the shared directory it created (never one given with --shared)"))
@@ -53,7 +56,8 @@ def cmd_up(args: argparse.Namespace) -> int:
     from dscluster.sim import SimCluster
 
     started = time.monotonic()
-    sim = SimCluster.up(args.name, args.n, args.subnet, slots=args.slots, shared_dir=args.shared, lab=args.lab)
+    sim = SimCluster.up(args.name, args.n, args.subnet, slots=args.slots, shared_dir=args.shared, lab=args.lab,
+                        slurm=args.slurm)
     spec = sim.spec
     print(f"{OK} " + tr("simulated cluster {name!r}: {nodes} on {subnet}, ssh to every node works ({s:.1f} s)",
                          name=sim.name, nodes=tr_n(len(spec.nodes), "{n} node", "{n} nodes"), subnet=sim.subnet,
@@ -66,6 +70,12 @@ def cmd_up(args: argparse.Namespace) -> int:
         print(tr("note: gave user {user} traverse-only access (ACL u:{user}:x) to {dir} so it can run {python}; "
                  "undo: setfacl -x u:{user} {dir}", user=spec.ssh_user, dir=granted, python=_python()))
     steps = [doctor_hint(sim.name, spec.path), f"dscluster sim exec{_name(sim.name)} node0 -- hostname"]
+    if sim.state.get("slurm"):
+        conf = sim.state["slurm"]["conf"]
+        print(tr("Slurm: slurmctld on {node}, partition {part!r} over {n} nodes; its clients need "
+                 "SLURM_CONF={conf}", node=spec.master.name, part=sim.state["slurm"]["partition"],
+                 n=len(spec.nodes), conf=conf))
+        steps = [f"export SLURM_CONF={conf}", "sinfo"] + steps
     if sim.state.get("lab"):
         from dscluster.cluster.ssh import ssh_config_path
 

@@ -306,4 +306,26 @@ def restart(ref: rundata.RunRef, env: dict[str, str] | None = None, hostfile: st
                             cwd=cfg.get("cwd"), env={**recorded_env, **(env or {})},
                             launcher=None if local or cfg.get("launcher") == "local" else cfg.get("launcher"),
                             stall_timeout=cfg.get("stall_timeout"), restart_wait=cfg.get("restart_wait"))
+    if cfg.get("launcher") == "slurm" and isinstance(cfg.get("slurm"), dict):
+        return _restart_on_slurm(request, cfg["slurm"], bool((record.get("slurm") or {}).get("batch")))
     return launch(request)
+
+
+def _restart_on_slurm(request: LaunchRequest, slurm_cfg: dict, batch: bool) -> str:
+    """The same Slurm request again: a new batch job for a batch run (resubmitted, e.g. after its time
+    limit), else a new allocation (or the one this process runs in)."""
+    import dataclasses
+
+    from dscluster.launcher.prepare import prepare as prepare_launch
+    from dscluster.launcher.slurm import SlurmAsk
+
+    prepared = prepare_launch(dataclasses.replace(_options(request), slurm=SlurmAsk(**slurm_cfg["ask"])))
+    if batch:
+        from dscluster.runs.slurm_run import submit_run
+
+        prepared.record["launch"]["hosts"] = []
+        prepared.record["launch"]["slurm"]["job_id"] = None
+        return submit_run(prepared.shared, prepared.record, prepared.secrets)[0]
+    from dscluster.runs import launch_run
+
+    return launch_run(prepared.shared, prepared.record, prepared.secrets)

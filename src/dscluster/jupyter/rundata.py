@@ -135,12 +135,20 @@ def summary(ref: RunRef) -> dict:
     ds = rec.get("ds_config") if isinstance(rec.get("ds_config"), dict) else {}
     status = shown_status(rec)
     explanation = rec.get("explanation") or (lost_explanation(rec) if status == LOST else None)
+    from dscluster.launcher.slurm import job_summary
+
+    slurm = job_summary(rec)
+    cluster = rec.get("cluster")
+    if slurm:  # the panel's run list shows `cluster`: Slurm's side rides along there
+        left = f", {slurm['time_left']} left" if slurm.get("time_left") else ""
+        cluster = f"{cluster} · Slurm job {slurm['job_id']} {slurm.get('state') or ''}{left}".strip()
     return {
         "id": ref.id,
         "name": rec.get("name") or ref.id.rsplit("-", 3)[0],
         "status": status,
         "created": rec.get("created"),
-        "cluster": rec.get("cluster"),
+        "cluster": cluster,
+        "slurm": slurm,
         "world_size": rec.get("world_size"),
         "attempts": len(rec.get("attempts") or []),
         "exit_code": rec.get("exit_code"),

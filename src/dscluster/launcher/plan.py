@@ -21,6 +21,10 @@ Why each piece is there (shared/research/deepspeed_internals.md §1, multinode_s
 - `--enable_each_rank_log`: per-rank stdout/stderr files in <run>/logs.
 - `python -P` (safe path) for the runner itself: it runs in the user's directory as the launching
   user, and a module planted there by the node user must not be imported (see safepython.py).
+- slurm: DeepSpeed's SlurmRunner starts `srun ... python -u SCRIPT` without its launch.py, so SCRIPT
+  is srun_rank.py (RANK, LOCAL_RANK, MASTER_ADDR from Slurm's task variables, then the program), the
+  rendezvous address travels as DSCLUSTER_MASTER_ADDR, and srun's own options (one log per rank,
+  kill the step when a rank fails, the step's name for teardown) go in `--launcher_args`.
 """
 
 from __future__ import annotations
@@ -38,7 +42,9 @@ from dscluster.safepython import module_argv
 FORWARDED_ENV = ("PATH", "LD_LIBRARY_PATH", "CUDA_HOME", "DEEPSPEED_TIMEOUT", "TORCH_EXTENSIONS_DIR",
                  "NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "HF_HOME", "OMP_NUM_THREADS")
 RUN_ID_VAR = "DSCLUSTER_RUN_ID"
-LAUNCHERS = ("local", "pdsh", "openmpi")
+LAUNCHERS = ("local", "pdsh", "openmpi", "slurm")
+# What srun starts for each rank under the slurm launcher (it sets RANK etc. from SLURM_PROCID ...).
+SRUN_RANK = Path(__file__).with_name("srun_rank.py")
 
 
 @dataclass(frozen=True)
@@ -57,7 +63,7 @@ class LaunchRequest:
     target: Target
     hosts: tuple[tuple[str, int], ...]  # hostfile order = node_rank order; empty = this machine only
     master_port: int
-    launcher: str = "pdsh"  # local | pdsh | openmpi
+    launcher: str = "pdsh"  # local | pdsh | openmpi | slurm
     python: str = "python3"  # the interpreter path, identical on every node (shared storage / image)
     cwd: str = "."
     base_env: Mapping[str, str] = field(default_factory=dict)  # the launching environment
@@ -132,6 +138,8 @@ def env_file_lines(req: LaunchRequest, plain_user_env: Mapping[str, str]) -> lis
     values["DSCLUSTER_RUN_DIR"] = str(req.run_dir)
     values["DSCLUSTER_ATTEMPT"] = str(req.attempt)
     values["DSCLUSTER_MASTER_PORT"] = str(req.master_port)
+    if req.launcher == "slurm" and req.hosts:
+        values["DSCLUSTER_MASTER_ADDR"] = req.hosts[0][0]
     values.update(plain_user_env)
     lines = []
     for key, val in values.items():
@@ -192,6 +200,15 @@ def build_plan(req: LaunchRequest) -> LaunchPlan:
                 files.append(PlannedFile(script, "".join(f"export {k}={shlex.quote(v)}\n"
                                                          for k, v in secret_env.items()), 0o600, secret=True))
                 argv.append(f"--venv_script={script}")
+        elif req.launcher == "slurm":
+            from dscluster.launcher.slurm import srun_args
+
+            per_node = {s for _, s in req.hosts}
+            if len(per_node) != 1:
+                raise ValueError(f"the slurm launcher needs the same slots on every host, not {sorted(per_node)}")
+            stem = Path(req.target.program).stem if not req.target.is_module else req.target.program.rsplit(".")[-1]
+            argv.append("--launcher_args=" + shlex.join(srun_args(req.run_id, req.attempt, len(req.hosts),
+                                                                  per_node.pop(), logs, stem)))
         else:  # openmpi
             mpi_args = []
             if req.is_root:
@@ -203,6 +220,8 @@ def build_plan(req: LaunchRequest) -> LaunchPlan:
                 mpi_args += ["-x", k]  # name only: mpirun copies the value from its environment
             if mpi_args:
                 argv.append("--launcher_args=" + " ".join(mpi_args))
+    if req.launcher == "slurm" and not local:
+        argv.append(str(SRUN_RANK))  # SlurmRunner ignores --module: the shim runs the module itself
     if req.target.is_module:
         argv.append("--module")
     argv.append(req.target.program)

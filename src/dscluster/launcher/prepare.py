@@ -50,6 +50,7 @@ class LaunchOptions:
     restart_wait: float = DEFAULTS["restart_wait"]
     skip_doctor: bool = False
     cwd: str | None = None
+    slurm: Any | None = None  # launcher.slurm.SlurmAsk: what to ask Slurm for outside an allocation
 
 
 def parse_env(pairs: list[str]) -> dict[str, str]:
@@ -205,6 +206,12 @@ def resolve_target(opts: LaunchOptions):
     from dscluster.cluster.hostfile import parse_hostfile
     from dscluster.cluster.spec import resolve_spec
 
+    if opts.launcher == "slurm" and not (opts.hostfile or opts.cluster):
+        try:
+            spec = resolve_spec(None)
+        except ConfigError:  # a Slurm cluster needs no dscluster spec: runs go to DSCLUSTER_SHARED
+            return None, slurm_hosts(opts, None), "slurm", paths.local_shared()
+        return spec, slurm_hosts(opts, spec), "slurm", Path(spec.shared_dir)
     try:
         spec = resolve_spec(opts.hostfile or opts.cluster)
     except ConfigError as err:
@@ -214,10 +221,34 @@ def resolve_target(opts: LaunchOptions):
         raise ConfigError(err.message, hint, setting=err.setting) from None
     hosts = tuple((h, int(s)) for h, s in parse_hostfile(spec.hostfile_text()))
     launcher = opts.launcher or spec.launcher
+    if launcher == "slurm":
+        return spec, slurm_hosts(opts, spec), launcher, Path(spec.shared_dir)
     if launcher not in ("pdsh", "openmpi"):
         raise ConfigError(tr("launcher {name!r} is not supported by dscluster launch", name=launcher),
-                          tr("use launcher = \"pdsh\" (default) or \"openmpi\""), setting="launcher")
+                          tr("use launcher = \"pdsh\" (default), \"openmpi\" or \"slurm\""), setting="launcher")
     return spec, hosts, launcher, Path(spec.shared_dir)
+
+
+def slurm_ask(opts: LaunchOptions, spec: Any | None):
+    """The run's Slurm request: the options given, the spec's node count and slots otherwise."""
+    from dscluster.launcher.slurm import SlurmAsk, check_ask
+
+    given = opts.slurm or SlurmAsk(nodes=0, tasks_per_node=0)
+    nodes = given.nodes or (len(spec.nodes) if spec is not None else 1)
+    per_node = given.tasks_per_node or (spec.nodes[0].slots if spec is not None else 1)
+    return check_ask(SlurmAsk(nodes=nodes, tasks_per_node=per_node, partition=given.partition,
+                              gpus_per_node=given.gpus_per_node, time=given.time))
+
+
+def slurm_hosts(opts: LaunchOptions, spec: Any | None) -> tuple[tuple[str, int], ...]:
+    """Inside an allocation: its nodes (SLURM_JOB_NODELIST) with the asked slots each. Outside one: none
+    yet; the supervisor asks Slurm for the allocation and records its nodes."""
+    from dscluster.launcher import slurm
+
+    ask = slurm_ask(opts, spec)
+    if slurm.current_job() and os.environ.get("SLURM_JOB_NODELIST"):
+        return tuple((h, ask.tasks_per_node) for h in slurm.hostnames(os.environ["SLURM_JOB_NODELIST"]))
+    return ()
 
 
 def check_supervision(opts: LaunchOptions) -> None:
@@ -244,6 +275,14 @@ def prepare(opts: LaunchOptions, *, dry_run: bool = False) -> Prepared:
     user_env = parse_env(opts.env)
     spec, hosts, launcher, shared = resolve_target(opts)
     world = sum(s for _, s in hosts) if hosts else int(opts.local or 1)
+    if opts.slurm is not None and launcher != "slurm":
+        raise UsageError(tr("--partition, --nodes, --ntasks-per-node, --gpus-per-node, --time and --sbatch are "
+                            "Slurm options, but the launcher is {name!r}", name=launcher),
+                         tr("add --launcher slurm (or set launcher = \"slurm\" in the cluster spec)"),
+                         setting="launcher")
+    ask = slurm_ask(opts, spec) if launcher == "slurm" else None
+    if ask is not None and not hosts:
+        world = ask.nodes * ask.tasks_per_node
     check_program(program, opts.module, cwd, python)
     if opts.module and program == "dscluster.train":
         from dscluster.train.options import check_args  # noqa: PLC0415 - imports torch: only for this program
@@ -255,7 +294,9 @@ def prepare(opts: LaunchOptions, *, dry_run: bool = False) -> Prepared:
     if not opts.skip_doctor:
         from dscluster.launcher.preflight import run_fast_checks, run_local_checks
 
-        if spec is not None:
+        if launcher == "slurm":
+            pass  # ranks reach the nodes through Slurm, not ssh: `dscluster doctor` checks Slurm itself
+        elif spec is not None:
             run_fast_checks(spec)
         else:  # a stale JIT lock here would hang the ranks silently
             run_local_checks(user_env)
@@ -275,7 +316,14 @@ def prepare(opts: LaunchOptions, *, dry_run: bool = False) -> Prepared:
         **{k: v for k, v in DEFAULTS.items() if k not in ("max_restarts", "stall_timeout", "heartbeat_timeout",
                                                                 "restart_wait")},
     }
-    if spec is not None:
+    if ask is not None:
+        from dataclasses import asdict
+
+        from dscluster.launcher import slurm
+
+        job = slurm.current_job() if hosts else None
+        launch_cfg["slurm"] = {"ask": asdict(ask), "job_id": job, "own_job": False}
+    if spec is not None and launcher != "slurm":
         from dscluster.runs.nodes import transport_env
 
         launch_cfg["transport_env"] = transport_env(spec, launcher, write=not dry_run)
@@ -330,9 +378,18 @@ def dry_run_text(prep: Prepared) -> str:
     """The exact commands and files a launch would use (port: the one the first node would be asked for)."""
     c = prep.record["launch"]
     run_dir = store.run_path(prep.shared, prep.record["id"])
+    hosts = tuple((h, int(s)) for h, s in c["hosts"])
+    slurm_lines = []
+    if c["launcher"] == "slurm" and not hosts:
+        from dscluster.launcher.slurm import SlurmAsk, salloc_argv
+
+        ask = SlurmAsk(**c["slurm"]["ask"])
+        hosts = tuple((f"NODE{i + 1}", ask.tasks_per_node) for i in range(ask.nodes))
+        slurm_lines = [tr("# first, the allocation (its nodes replace NODE1..NODE{n} below):", n=ask.nodes),
+                       shlex.join(salloc_argv(ask, prep.record["id"]))]
     req = LaunchRequest(run_id=prep.record["id"], run_dir=run_dir,
                         target=Target(c["program"], c["is_module"], tuple(c["args"])),
-                        hosts=tuple((h, int(s)) for h, s in c["hosts"]), master_port=29500, launcher=c["launcher"],
+                        hosts=hosts, master_port=29500, launcher=c["launcher"],
                         python=c["python"], cwd=c["cwd"], base_env=dict(os.environ),
                         user_env={**c["env"], **prep.secrets}, transport_env=c.get("transport_env", {}),
                         ssh_port=c.get("ssh_port"), is_root=os.geteuid() == 0, local_procs=c["local_procs"],
@@ -340,7 +397,7 @@ def dry_run_text(prep: Prepared) -> str:
     plan = build_plan(req)
     lines = [tr("# run directory: {path}", path=run_dir),
              tr("# master port: a random free port per attempt (29500 shown)"),
-             "cd " + shlex.quote(c["cwd"])]
+             *slurm_lines, "cd " + shlex.quote(c["cwd"])]
     lines.append(" ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(redact_env(plan.env).items())) + " \\")
     lines.append("  " + shlex.join(redact_argv(plan.argv)))
     for path, text in plan.shown_files():

@@ -46,6 +46,8 @@ def stop_run(run_dir: Path, *, timeout: float | None = None) -> tuple[dict[str, 
     record = store.read_record(run_dir)
     grace = float(record.get("launch", {}).get("stop_grace", 10.0))
     request_stop(run_dir, record)
+    if (record.get("slurm") or {}).get("batch") and not record.get("supervisor_pid"):
+        timeout = 0.0  # its batch job has not started: nothing runs yet, cancel the job
     record = wait_finished(run_dir, timeout if timeout is not None else grace + 15.0)
     if record.get("status") in store.FINISHED:
         return record, False
@@ -54,8 +56,13 @@ def stop_run(run_dir: Path, *, timeout: float | None = None) -> tuple[dict[str, 
             os.kill(int(record["supervisor_pid"]), signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-    hosts = [h for h, _ in record["launch"]["hosts"]]
-    outcome = remote_reap(record, hosts or ["localhost"])
+    from dscluster.runs.slurm_run import force_stop
+
+    if record.get("launch", {}).get("launcher") == "slurm" and force_stop(record):
+        outcome = {"slurm": "cancelled"}  # Slurm ends the ranks; the nodes need no ssh
+    else:
+        hosts = [h for h, _ in record["launch"]["hosts"]]
+        outcome = remote_reap(record, hosts or ["localhost"])
     record = store.read_record(run_dir)
     record.update(status="stopped", exit_code=130, ended=store.now_iso())
     store.write_record(run_dir, record)

@@ -31,7 +31,7 @@ from dscluster import explain as explainer
 from dscluster import fsutil
 from dscluster.fsutil import atomic_write_text
 from dscluster.launcher.plan import LaunchRequest, Target, build_plan
-from dscluster.runs import store
+from dscluster.runs import slurm_run, store
 from dscluster.runs.channel import NodeChannel
 from dscluster.runs.nodes import node_links, node_names, sim_name, unreachable_hosts
 from dscluster.runs.reaper import reap
@@ -41,7 +41,8 @@ from dscluster.train.checkpoint import latest_committed, resume_env, step_of_env
 _FAILURE_LINE = re.compile(r"ssh exited with exit code [1-9]\d*|Killing subprocess \d+|"
                            r"exits with return code = -?[1-9]\d*|exited on signal|"
                            r"Primary job\s+terminated normally, but \d+ process returned|"
-                           r"mpirun noticed that process rank")
+                           r"mpirun noticed that process rank|"
+                           r"srun: error: [^:\n]+: tasks? [\d,-]+: (?:Exited with exit code [1-9]|Killed|Terminated)")
 _RANK_OK = re.compile(r"Process \d+ exits successfully")  # launch.py, once per rank that exited 0
 STOP_FILE = "stop"
 
@@ -90,7 +91,10 @@ class Supervisor:
         self.cfg: dict[str, Any] = self.record["launch"]
         self.secrets = dict(secrets or {})
         self.stop_requested = False
-        self.links = node_links(self.record)  # host -> argv prefix ([] = this machine)
+        self.slurm = slurm_run.SlurmRun(self) if self.cfg.get("launcher") == "slurm" else None
+        # host -> argv prefix ([] = this machine); under Slurm the nodes are reached through Slurm only.
+        self.links = {} if self.slurm else node_links(self.record)
+        self._attempt = 0
         self.log_path = self.run_dir / "logs" / "launcher.log"
         self._attempt_started = time.time()
         self._failure_logs: dict[Path, int] | None = None
@@ -127,6 +131,8 @@ class Supervisor:
 
     # ---- one attempt -------------------------------------------------------------------------
     def _start_channels(self, attempt: int, port: int) -> list[NodeChannel]:
+        if self.slurm:
+            return []  # Slurm watches its nodes and ends the step when one is lost
         hosts = [h for h, _ in self.cfg["hosts"]] or ["localhost"]
         chans = []
         for host in hosts:
@@ -171,6 +177,7 @@ class Supervisor:
         # The watchdogs connect while the runner starts: waiting for them first would add an ssh
         # handshake + interpreter start to every launch. A node that never answers is caught below.
         port = pick_port()
+        self._attempt = n
         chans = self._start_channels(n, port)
         plan = None
         try:
@@ -309,6 +316,8 @@ class Supervisor:
         for ch in chans:
             if ch.node not in lost:
                 ch.wait_reaped(max(0.1, deadline - time.monotonic()))
+        if self.slurm:
+            self.slurm.cancel_step(self._attempt)  # only this attempt's own step of the job
         # The runner, pdsh and the ssh clients on this machine.
         try:
             os.killpg(runner.pid, signal.SIGKILL)
@@ -401,6 +410,8 @@ class Supervisor:
         self.save(status="pending", supervisor_pid=os.getpid(), supervisor_host=socket.gethostname())
         max_attempts = 1 + int(self.cfg["max_restarts"])
         exit_code, status = 1, "failed"
+        if self.slurm and not self.slurm.allocate():
+            max_attempts = 0  # no allocation: the record says why
         for n in range(1, max_attempts + 1):
             rc, failure, stopped = self.run_attempt(n)
             attempt = self.record["attempts"][-1] if self.record["attempts"] and \
@@ -411,6 +422,13 @@ class Supervisor:
             attempt["ended"] = store.now_iso()
             attempt["exit_code"] = rc
             self._refresh_checkpoint()
+            timeout = self.slurm.timeout_explanation() if self.slurm and (stopped or failure) else None
+            if timeout is not None:
+                attempt["reason"] = "time limit"
+                self.save(explanation=timeout.to_dict())
+                exit_code, status = 1, "failed"
+                self.event("slurm-timeout", attempt=n, job_id=self.slurm.job_id)
+                break
             if stopped:
                 attempt["reason"] = "stopped"
                 exit_code, status = 130, "stopped"
@@ -446,6 +464,8 @@ class Supervisor:
                 continue
             status = "failed"
             break
+        if self.slurm:
+            self.slurm.release()
         self.save(status=status, exit_code=exit_code, ended=store.now_iso())
         if status in ("succeeded", "stopped"):
             # An earlier attempt's failure is history (its reason stays in attempts), not why the run ended.

@@ -146,12 +146,13 @@ class SimCluster:
     def up(cls, name: str = "default", n: int = 3, subnet: str | None = None, *, home: str | os.PathLike | None = None,
            shared_dir: str | os.PathLike | None = None, user: str = SIM_USER, slots: int = 1,
            timeout: float = 30.0, check_mesh: bool = True, lab: bool = False,
-           master_identity: bool | None = None) -> SimCluster:
+           master_identity: bool | None = None, slurm: bool = False) -> SimCluster:
         """Create (or re-create) the cluster; returns once every node's sshd accepts the cluster key.
         With `lab`, the master's agent also starts JupyterLab (as the node user, on its 127.0.0.1).
         With `master_identity` (default: as `lab`), the master's agent installs the cluster key for the
         node user (~/.dscluster/clusters/<name>/), so it can launch across the cluster. The sim's
-        nodes share one home directory, so every node's user can then read that key."""
+        nodes share one home directory, so every node's user can then read that key.
+        With `slurm`, a real Slurm runs on the nodes too (sim/slurm.py)."""
         require_root()
         check_name(name)
         if not 1 <= n <= MAX_NODES:
@@ -210,6 +211,11 @@ class SimCluster:
                                tr("see the node logs in {logs}", logs=logs))
         if check_mesh:
             sim.check_ssh()
+        if slurm:
+            from dscluster.sim import slurm as sim_slurm
+
+            with global_lock():
+                sim_slurm.start(sim)
         return sim
 
     def _start_node(self, i: int) -> None:
@@ -315,6 +321,10 @@ class SimCluster:
                 self._start_node(entry["index"])
                 self._wait_ready([entry["index"]], started, timeout)
                 self._save()
+                if self.state.get("slurm"):
+                    from dscluster.sim import slurm as sim_slurm
+
+                    sim_slurm.restart_node(self, entry["name"])
 
     # --- running things on a node ----------------------------------------------------------------
     def exec_argv(self, node: str | int, argv: Sequence[str], *, cwd: str | None = None,

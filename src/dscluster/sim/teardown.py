@@ -107,6 +107,9 @@ def teardown(names: SimNames, purge: bool) -> None:
     except (OSError, ValueError):
         state = None
     _close_ssh_masters(state)
+    from dscluster.sim.slurm import stop as stop_slurm
+
+    stop_slurm(state)  # its daemons by PID; their state dir goes with the runtime dir below
     _kill_namespace_processes(names, state)
     _remove_lab_token(state)
     network.destroy(names)
