@@ -231,6 +231,25 @@ def closing_hints(target: Target, run_id: str) -> list[str]:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    """With --json, or --detach into a pipe (`run=$(dscluster demo --detach)`), stdout carries only the
+    run record's summary or the run id; everything else goes to stderr."""
+    quiet = not args.dry_run and (args.json or (args.attach is False and not sys.stdout.isatty()))
+    if not quiet:
+        return _demo(args)
+    import contextlib
+
+    from dscluster.commands.launch import summary  # noqa: PLC0415
+
+    started: list[Path] = []
+    with contextlib.redirect_stdout(sys.stderr):
+        rc = _demo(args, started)
+    if started:
+        print(json.dumps(summary(started[0]), indent=2, default=str) if args.json else started[0].name, flush=True)
+    return rc
+
+
+def _demo(args: argparse.Namespace, started: list[Path] | None = None) -> int:
+    from dscluster.commands.runnerargs import flags_from_args  # noqa: PLC0415
     from dscluster.commands.runs import exit_code_of, print_outcome, wait_attached  # noqa: PLC0415
     from dscluster.data.corpus import default_corpus_dir, ensure_stdlib_corpus  # noqa: PLC0415
     from dscluster.data.shards import open_dataset  # noqa: PLC0415
@@ -280,13 +299,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
         module=True, cluster=cluster, local=None if cluster else procs, launcher=args.launcher, name=args.name,
         env=env, max_restarts=args.max_restarts, stall_timeout=args.stall_timeout,
         heartbeat_timeout=args.heartbeat_timeout, restart_wait=args.restart_wait, skip_doctor=args.skip_doctor,
-        cwd=str(shared) if cluster else None)
+        cwd=str(shared) if cluster else None, runner=flags_from_args(args))
     prep = prepare(opts)
     if args.dry_run:
         print(dry_run_text(prep))
         return ExitCode.OK
     run_id = launch_run(prep.shared, prep.record, prep.secrets)
     run_dir = store.run_path(prep.shared, run_id)
+    if started is not None:
+        started.append(run_dir)
     world = prep.record["world_size"]
     if cluster:
         where = tr("{n} nodes of {cluster}", n=len(prep.record["launch"]["hosts"]), cluster=prep.record["cluster"])
@@ -295,7 +316,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print(f"{OK} " + tr("run {id}: {preset} GPT, {steps} steps on {where}", id=run_id, preset=args.preset,
                          steps=args.steps, where=where) + f" (world size {world})")
     print("  " + tr("run directory: {dir}", dir=run_dir))
-    attach = args.attach if args.attach is not None else True
+    attach = args.attach if args.attach is not None else not args.json
     if not attach:
         flag = target.runs_flag
         print(next_steps(f"dscluster logs {run_id} -f{flag}", f"dscluster status {run_id}{flag}",

@@ -19,6 +19,12 @@ Why each piece is there (shared/research/deepspeed_internals.md §1, multinode_s
 - `--force_multi` when there is a single host: otherwise the runner starts it locally even when the
   host is remote.
 - `--enable_each_rank_log`: per-rank stdout/stderr files in <run>/logs.
+- the user's own runner flags (launcher/runnerflags.py): `--include` only when it picks devices other
+  than 0..n-1 of a host (the hostfile's slots say the rest), `--launcher_args`, `--no_python`,
+  `--no_local_rank` as written; a fixed `--master_port` replaces the per-attempt one.
+- PyTorch's NCCL flight recorder (TORCH_NCCL_TRACE_BUFFER_SIZE, dump on a collective timeout into
+  <run>/nccl_trace/): the record of the last collectives of every rank is what tells a hung rank from
+  the ones waiting for it. On for every run (gloo ignores it) unless --env sets these variables.
 """
 
 from __future__ import annotations
@@ -35,6 +41,8 @@ from dscluster.runs.redact import REDACTED, split_secrets
 FORWARDED_ENV = ("PATH", "LD_LIBRARY_PATH", "CUDA_HOME", "DEEPSPEED_TIMEOUT", "TORCH_EXTENSIONS_DIR",
                  "NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "HF_HOME", "OMP_NUM_THREADS")
 RUN_ID_VAR = "DSCLUSTER_RUN_ID"
+NCCL_TRACE_DIR = "nccl_trace"
+FLIGHT_RECORDER_ENTRIES = 2000  # collectives kept per rank; about 1 MB of host memory
 LAUNCHERS = ("local", "pdsh", "openmpi")
 
 
@@ -65,6 +73,26 @@ class LaunchRequest:
     attempt: int = 1
     local_procs: int = 1  # ranks on this machine when launcher == local
     network_interface: str | None = None
+    include: str | None = None  # the runner's --include (devices other than 0..n-1), see runnerflags.py
+    launcher_args: tuple[str, ...] = ()  # the user's --launcher_args, word by word
+    no_python: bool = False
+    no_local_rank: bool = False
+
+
+def runner_options(cfg: Mapping) -> dict:
+    """The LaunchRequest fields that come from the user's DeepSpeed runner flags, out of a run record's
+    `launch` section (the supervisor and --dry-run build the same request from it)."""
+    return {"include": cfg.get("include"), "launcher_args": tuple(cfg.get("launcher_args") or ()),
+            "no_python": bool(cfg.get("no_python")), "no_local_rank": bool(cfg.get("no_local_rank"))}
+
+
+def flight_recorder_env(run_dir: Path) -> dict[str, str]:
+    """PyTorch's NCCL flight recorder: a ring of the last collectives per rank, dumped (one file per rank)
+    into the run directory when a collective times out. TORCH_FR_DUMP_TEMP_FILE is the current name,
+    TORCH_NCCL_DEBUG_INFO_TEMP_FILE the one older torch releases read."""
+    prefix = str(Path(run_dir) / NCCL_TRACE_DIR / "rank_")
+    return {"TORCH_NCCL_TRACE_BUFFER_SIZE": str(FLIGHT_RECORDER_ENTRIES), "TORCH_NCCL_DUMP_ON_TIMEOUT": "1",
+            "TORCH_FR_DUMP_TEMP_FILE": prefix, "TORCH_NCCL_DEBUG_INFO_TEMP_FILE": prefix}
 
 
 @dataclass(frozen=True)
@@ -101,6 +129,18 @@ def hostfile_text(hosts: tuple[tuple[str, int], ...]) -> str:
     return "".join(f"{h} slots={s}\n" for h, s in hosts)
 
 
+def _hostfile_hosts(req: LaunchRequest) -> tuple[tuple[str, int], ...]:
+    """The hostfile's slots: a host whose devices --include picks (e.g. 1,3) needs slots up to the
+    highest of them; the runner's --include then selects exactly those."""
+    if not req.include:
+        return req.hosts
+    top: dict[str, int] = {}
+    for part in req.include.split("@"):
+        host, _, slots = part.partition(":")
+        top[host] = max(int(x) for x in slots.split(",")) + 1 if slots else 0
+    return tuple((h, max(s, top.get(h, 0))) for h, s in req.hosts)
+
+
 def rank_nodes(hosts: tuple[tuple[str, int], ...], local_procs: int = 1) -> tuple[str, ...]:
     if not hosts:
         return tuple("localhost" for _ in range(local_procs))
@@ -129,6 +169,7 @@ def env_file_lines(req: LaunchRequest, plain_user_env: Mapping[str, str]) -> lis
     values["DSCLUSTER_RUN_DIR"] = str(req.run_dir)
     values["DSCLUSTER_ATTEMPT"] = str(req.attempt)
     values["DSCLUSTER_MASTER_PORT"] = str(req.master_port)
+    values.update(flight_recorder_env(req.run_dir))
     values.update(plain_user_env)
     lines = []
     for key, val in values.items():
@@ -160,8 +201,8 @@ def build_plan(req: LaunchRequest) -> LaunchPlan:
     local = req.launcher == "local" or not req.hosts
     if local:
         master_addr = "127.0.0.1"
-        argv += [f"--num_gpus={req.local_procs}", f"--master_port={req.master_port}",
-                 f"--enable_each_rank_log={logs}"]
+        select = [f"--include={req.include}"] if req.include else [f"--num_gpus={req.local_procs}"]
+        argv += [*select, f"--master_port={req.master_port}", f"--enable_each_rank_log={logs}"]
         # The local runner path copies its whole environment to the ranks: DS_ENV_FILE is unused, so
         # give the local processes the same variables the file carries.
         for line in env_file_lines(req, plain_env):
@@ -170,7 +211,7 @@ def build_plan(req: LaunchRequest) -> LaunchPlan:
         world = req.local_procs
     else:
         hostfile = run_dir / "hostfile"
-        files.append(PlannedFile(hostfile, hostfile_text(req.hosts)))
+        files.append(PlannedFile(hostfile, hostfile_text(_hostfile_hosts(req))))
         master_addr = req.hosts[0][0]
         world = sum(s for _, s in req.hosts)
         env.update(req.transport_env)
@@ -180,6 +221,8 @@ def build_plan(req: LaunchRequest) -> LaunchPlan:
             argv.append(f"--ssh_port={req.ssh_port}")
         if len(req.hosts) == 1:
             argv.append("--force_multi")
+        if req.include:
+            argv.append(f"--include={req.include}")
         if req.launcher == "pdsh":
             argv.append(f"--enable_each_rank_log={logs}")
             if secret_env:
@@ -196,8 +239,15 @@ def build_plan(req: LaunchRequest) -> LaunchPlan:
                 mpi_args += ["--mca", "btl_tcp_if_include", req.network_interface]
             for k in secret_env:
                 mpi_args += ["-x", k]  # name only: mpirun copies the value from its environment
+            mpi_args += list(req.launcher_args)
             if mpi_args:
-                argv.append("--launcher_args=" + " ".join(mpi_args))
+                argv.append("--launcher_args=" + shlex.join(mpi_args))
+        if req.launcher == "pdsh" and req.launcher_args:
+            argv.append("--launcher_args=" + shlex.join(req.launcher_args))
+    if req.no_python:
+        argv.append("--no_python")
+    if req.no_local_rank:
+        argv.append("--no_local_rank")
     if req.target.is_module:
         argv.append("--module")
     argv.append(req.target.program)

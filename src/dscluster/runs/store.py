@@ -53,11 +53,12 @@ def create_run(shared: Path, record: dict[str, Any]) -> Path:
     """Create the run directory and its first run.json (status pending). Returns the directory."""
     path = run_path(shared, record["id"])
     (path / "logs").mkdir(parents=True, exist_ok=False)
+    (path / "nccl_trace").mkdir()  # PyTorch's NCCL flight recorder dumps here (launcher/plan.py)
     # Ranks run as the cluster's node user, which may not be the launching user (root on a master
     # container, or in the simulated cluster): they write rank logs, metrics and checkpoints here.
     launch = record.get("launch") or {}
     uid = launch.get("node_uid")
-    for sub in (path, path / "logs"):
+    for sub in (path, path / "logs", path / "nccl_trace"):
         if os.geteuid() == 0 and uid is not None and launch.get("launcher") != "local":
             os.chown(sub, int(uid), -1)
             os.chmod(sub, 0o755)

@@ -29,7 +29,7 @@ from typing import Any
 
 from dscluster import explain as explainer
 from dscluster.fsutil import atomic_write_text
-from dscluster.launcher.plan import LaunchRequest, Target, build_plan
+from dscluster.launcher.plan import LaunchRequest, Target, build_plan, runner_options
 from dscluster.runs import store
 from dscluster.runs.channel import NodeChannel
 from dscluster.runs.nodes import node_links, node_names, read_secrets, sim_name, unreachable_hosts
@@ -132,7 +132,8 @@ class Supervisor:
             hosts=tuple((h, int(s)) for h, s in c["hosts"]), master_port=port, launcher=c["launcher"],
             python=c["python"], cwd=c["cwd"], base_env=dict(os.environ), user_env={**c["env"], **self.secrets},
             transport_env=c.get("transport_env", {}), ssh_port=c.get("ssh_port"), is_root=os.geteuid() == 0,
-            attempt=attempt, local_procs=c.get("local_procs", 1), network_interface=c.get("network_interface"))
+            attempt=attempt, local_procs=c.get("local_procs", 1), network_interface=c.get("network_interface"),
+            **runner_options(c))
 
     def _write_files(self, plan) -> None:
         for f in plan.files:
@@ -158,7 +159,7 @@ class Supervisor:
         c = self.cfg
         # The watchdogs connect while the runner starts: waiting for them first would add an ssh
         # handshake + interpreter start to every launch. A node that never answers is caught below.
-        port = pick_port()
+        port = self.cfg.get("master_port") or pick_port()  # the user's --master_port, else one per attempt
         chans = self._start_channels(n, port)
         plan = None
         try:
