@@ -23,6 +23,7 @@ from dscluster.console import FAIL, OK, next_steps, runnable
 from dscluster.errors import ExitCode, PermissionNeeded, UsageError
 from dscluster.i18n import tr
 from dscluster.paths import local_shared
+from dscluster.runs import metrics as run_metrics
 
 DEMO_MICRO_BATCH = {"cpu": 16, "cuda": 32}
 
@@ -83,7 +84,7 @@ class Progress:
         self._last_tenth = -1
 
     def __call__(self) -> None:
-        new, self.offset = fsutil.read_jsonl(self.metrics, self.offset)
+        new, self.offset = run_metrics.read(self.metrics.parent, self.offset)
         self.records += new
         train = [r for r in self.records if "loss" in r and "event" not in r]
         if not train:

@@ -150,6 +150,10 @@ def status_view(record: dict, run_dir: Path | None = None) -> dict:
         from dscluster.train.checkpoint import latest_committed
 
         view["last_checkpoint_step"] = latest_committed(store.save_dir(run_dir, record))
+    if run_dir is not None:  # the metrics reader every view shares (runs/metrics.py)
+        from dscluster.runs import metrics as run_metrics
+
+        view["metrics"] = run_metrics.last(run_dir) or run_metrics.last(run_dir, key="step")
     view["status"] = shown_status(record)
     if view["status"] == LOST:
         view["explanation"] = view["explanation"] or lost_explanation(record)
@@ -168,6 +172,11 @@ def cmd_status(args) -> int:
     print(f"  {tr('directory')}: {run_dir}")
     print(f"  {tr('last committed checkpoint')}: " + (f"step {view['last_checkpoint_step']}"
                                                       if view["last_checkpoint_step"] is not None else "-"))
+    shown = {k: v for k, v in (view.get("metrics") or {}).items()
+             if k not in ("time", "elapsed_s", "source", "samples", "event", "sample") and isinstance(v, (int, float))}
+    if shown:
+        print(f"  {tr('last metrics')}: " + "  ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
+                                                     for k, v in shown.items()))
     for a in view["attempts"] or []:
         code = a.get("rank_exit_code") or a.get("exit_code")
         shown = (tr("exit {code}", code=code) + "  ") if code is not None else ""

@@ -22,6 +22,9 @@ Why each piece is there (shared/research/deepspeed_internals.md §1, multinode_s
 - the user's own runner flags (launcher/runnerflags.py): `--include` only when it picks devices other
   than 0..n-1 of a host (the hostfile's slots say the rest), `--launcher_args`, `--no_python`,
   `--no_local_rank` as written; a fixed `--master_port` replaces the per-attempt one.
+- <run>/ds_config.json: the user's ds_config with DeepSpeed's csv monitor added when it has none
+  (runs/metrics.py), so any script's learning rate and step timers are charted; the script's
+  `--deepspeed_config` argument points at it.
 - PyTorch's NCCL flight recorder (TORCH_NCCL_TRACE_BUFFER_SIZE, dump on a collective timeout into
   <run>/nccl_trace/): the record of the last collectives of every rank is what tells a hung rank from
   the ones waiting for it. On for every run (gloo ignores it) unless --env sets these variables.
@@ -42,6 +45,7 @@ FORWARDED_ENV = ("PATH", "LD_LIBRARY_PATH", "CUDA_HOME", "DEEPSPEED_TIMEOUT", "T
                  "NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "HF_HOME", "OMP_NUM_THREADS")
 RUN_ID_VAR = "DSCLUSTER_RUN_ID"
 NCCL_TRACE_DIR = "nccl_trace"
+RUN_DS_CONFIG = "ds_config.json"  # the ds_config the ranks read when dscluster added a monitor to the user's
 FLIGHT_RECORDER_ENTRIES = 2000  # collectives kept per rank; about 1 MB of host memory
 LAUNCHERS = ("local", "pdsh", "openmpi")
 
@@ -77,13 +81,15 @@ class LaunchRequest:
     launcher_args: tuple[str, ...] = ()  # the user's --launcher_args, word by word
     no_python: bool = False
     no_local_rank: bool = False
+    ds_config_text: str | None = None  # the run's ds_config (the user's + DeepSpeed's monitor), see prepare.py
 
 
 def runner_options(cfg: Mapping) -> dict:
     """The LaunchRequest fields that come from the user's DeepSpeed runner flags, out of a run record's
     `launch` section (the supervisor and --dry-run build the same request from it)."""
     return {"include": cfg.get("include"), "launcher_args": tuple(cfg.get("launcher_args") or ()),
-            "no_python": bool(cfg.get("no_python")), "no_local_rank": bool(cfg.get("no_local_rank"))}
+            "no_python": bool(cfg.get("no_python")), "no_local_rank": bool(cfg.get("no_local_rank")),
+            "ds_config_text": cfg.get("ds_config_text")}
 
 
 def flight_recorder_env(run_dir: Path) -> dict[str, str]:
@@ -190,6 +196,8 @@ def build_plan(req: LaunchRequest) -> LaunchPlan:
 
     env_file = run_dir / "ds_env"
     files.append(PlannedFile(env_file, "\n".join(env_file_lines(req, plain_env)) + "\n"))
+    if req.ds_config_text is not None:
+        files.append(PlannedFile(run_dir / RUN_DS_CONFIG, req.ds_config_text))
     env["DS_ENV_FILE"] = str(env_file)
     # Local processes of the run (runner, pdsh, ssh clients, local ranks) carry the marker too.
     env[RUN_ID_VAR] = req.run_id

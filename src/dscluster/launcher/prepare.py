@@ -141,6 +141,37 @@ def check_ds_config(args: list[str], cwd: Path, world_size: int) -> dict[str, An
         raise ConfigError(f"{path}: {err.message}", err.hint, setting=err.setting) from None
 
 
+def with_monitor(args: list[str], ds_config: dict[str, Any] | None, run_dir: Path,
+                 reference: bool) -> tuple[list[str], str | None]:
+    """(the script's arguments, the run's ds_config text or None). When the user's ds_config turns on no
+    monitor, the run's copy adds DeepSpeed's csv monitor writing into the run directory, and the
+    script's --deepspeed_config points at that copy: learning rate and step timers of any script are
+    then charted with no change to it. The reference trainer writes its own metrics."""
+    from dscluster.launcher.plan import RUN_DS_CONFIG
+    from dscluster.runs.metrics import has_monitor, monitor_config
+
+    if ds_config is None or reference or has_monitor(ds_config):
+        return args, None
+    import json
+
+    config = {**ds_config, "csv_monitor": monitor_config(run_dir)}
+    path = str(run_dir / RUN_DS_CONFIG)
+    out = []
+    skip = False
+    for i, arg in enumerate(args):
+        if skip:
+            skip = False
+            continue
+        if arg in ("--deepspeed_config", "--deepspeed-config") and i + 1 < len(args):
+            out += [arg, path]
+            skip = True
+        elif arg.startswith(("--deepspeed_config=", "--deepspeed-config=")):
+            out.append(arg.split("=", 1)[0] + "=" + path)
+        else:
+            out.append(arg)
+    return out, json.dumps(config, indent=2, sort_keys=True) + "\n"
+
+
 def git_commit(cwd: Path) -> str | None:
     try:
         res = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=5)
@@ -297,6 +328,8 @@ def prepare(opts: LaunchOptions) -> Prepared:
     if name in ("__main__", "main"):
         name = program.split(".")[-2] if opts.module and "." in program else "run"
     run_id = store.new_run_id(name)
+    args, ds_config_text = with_monitor(args, ds_config, store.run_path(shared, run_id),
+                                        reference=opts.module and program == "dscluster.train")
     plain, secrets = split_secrets(user_env)
     launch_cfg = {
         "program": program, "is_module": opts.module, "args": args, "hosts": [list(h) for h in hosts],
@@ -306,7 +339,7 @@ def prepare(opts: LaunchOptions) -> Prepared:
         "stall_timeout": float(opts.stall_timeout or 0), "heartbeat_timeout": float(opts.heartbeat_timeout),
         "restart_wait": float(opts.restart_wait),
         "ssh_port": getattr(spec, "ssh_port", None), "network_interface": getattr(spec, "network_interface", None),
-        "include": include, "master_port": flags.master_port, "no_python": flags.no_python,
+        "ds_config_text": ds_config_text, "include": include, "master_port": flags.master_port, "no_python": flags.no_python,
         "no_local_rank": flags.no_local_rank, "launcher_args": list(check_launcher_args(flags.launcher_args)),
         **{k: v for k, v in DEFAULTS.items() if k not in ("max_restarts", "stall_timeout", "heartbeat_timeout",
                                                                 "restart_wait")},

@@ -32,6 +32,7 @@ from dscluster.fsutil import atomic_write_text
 from dscluster.launcher.plan import LaunchRequest, Target, build_plan, runner_options
 from dscluster.runs import store
 from dscluster.runs.channel import NodeChannel
+from dscluster.runs.metrics import MonitorBridge
 from dscluster.runs.nodes import node_links, node_names, read_secrets, sim_name, unreachable_hosts
 from dscluster.runs.reaper import reap
 from dscluster.runs.verdict import Failure, explain_failure, failed_rank_exit_code, killed_by_signal, signal_name
@@ -91,6 +92,8 @@ class Supervisor:
         self.log_path = self.run_dir / "logs" / "launcher.log"
         self._attempt_started = time.time()
         self._failure_logs: dict[Path, int] | None = None
+        self.monitor = MonitorBridge(self.run_dir, (self.record.get("ds_config") or {}).get("train_batch_size"),
+                                     self.cfg.get("node_uid"))  # DeepSpeed's csv monitor -> metrics.jsonl
         signal.signal(signal.SIGTERM, self._on_stop)
         signal.signal(signal.SIGINT, self._on_stop)
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
@@ -204,6 +207,7 @@ class Supervisor:
                     ch.send("ping")
                 last_ping = now
                 self._refresh_checkpoint()
+                self.monitor.tick()
             if self._stop_wanted():
                 self._teardown(runner, chans, grace=c["stop_grace"], why="stop requested")
                 return runner.returncode, None, True
@@ -439,6 +443,7 @@ class Supervisor:
             attempt["ended"] = store.now_iso()
             attempt["exit_code"] = rc
             self._refresh_checkpoint()
+            self.monitor.tick()
             if stopped:
                 attempt["reason"] = "stopped"
                 exit_code, status = 130, "stopped"
