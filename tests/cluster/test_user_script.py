@@ -78,6 +78,11 @@ def test_the_recipes_command_runs_a_users_script(sim, work, dsc):
     assert "started on" in res.stderr
     record = _wait_end(work, run_id)
     assert record["status"] == "succeeded" and record["world_size"] == 3, record
+    # No change to the script: DeepSpeed's own monitor, added to the run's ds_config, is charted.
+    from dscluster.runs import metrics
+
+    lr = [r for r in metrics.read(store.run_path(work, run_id))[0] if r.get("source") == "deepspeed"]
+    assert [r["step"] for r in lr] == [1, 2, 3] and lr[0]["lr"] == 0.05, lr
     # --json: the run record's summary.
     res = dsc("launch", "--hostfile=hostfile", "--num_nodes", "2", "--json", "min_ds_script.py", "--steps", "1")
     view = json.loads(res.stdout)
