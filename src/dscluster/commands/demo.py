@@ -241,15 +241,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     from dscluster.commands.launch import summary  # noqa: PLC0415
 
-    started: list[Path] = []
+    run_dirs: list[Path] = []
     with contextlib.redirect_stdout(sys.stderr):
-        rc = _demo(args, started)
-    if started:
-        print(json.dumps(summary(started[0]), indent=2, default=str) if args.json else started[0].name, flush=True)
+        rc = _demo(args, run_dirs)
+    if run_dirs:
+        print(json.dumps(summary(run_dirs[0]), indent=2, default=str) if args.json else run_dirs[0].name, flush=True)
     return rc
 
 
-def _demo(args: argparse.Namespace, started: list[Path] | None = None) -> int:
+def _demo(args: argparse.Namespace, run_dirs: list[Path] | None = None) -> int:
     from dscluster.commands.runnerargs import flags_from_args  # noqa: PLC0415
     from dscluster.commands.runs import exit_code_of, print_outcome, wait_attached  # noqa: PLC0415
     from dscluster.data.corpus import default_corpus_dir, ensure_stdlib_corpus  # noqa: PLC0415
@@ -282,6 +282,11 @@ def _demo(args: argparse.Namespace, started: list[Path] | None = None) -> int:
                              path=data_dir, note=note, train=data.train.tokens, val=data.val.tokens))
 
     device_type, procs = _detect(args)
+    flags = flags_from_args(args)
+    if cluster is None and args.procs is None and (flags.num_gpus is not None or flags.include is not None):
+        from dscluster.launcher.runnerflags import select_local  # noqa: PLC0415
+
+        procs = select_local(None, flags)[0]  # `--num_gpus N` / `--include localhost:0,1` choose the processes
     config = demo_ds_config(device_type, args.steps)
     # On shared storage, named by content: every node reads the same file, and reruns reuse it.
     text = json.dumps(config, indent=2, sort_keys=True) + "\n"
@@ -300,15 +305,15 @@ def _demo(args: argparse.Namespace, started: list[Path] | None = None) -> int:
         module=True, cluster=cluster, local=None if cluster else procs, launcher=args.launcher, name=args.name,
         env=env, max_restarts=args.max_restarts, stall_timeout=args.stall_timeout,
         heartbeat_timeout=args.heartbeat_timeout, restart_wait=args.restart_wait, skip_doctor=args.skip_doctor,
-        cwd=str(shared) if cluster else None, runner=flags_from_args(args))
+        cwd=str(shared) if cluster else None, runner=flags)
     prep = prepare(opts)
     if args.dry_run:
         print(dry_run_text(prep))
         return ExitCode.OK
     run_id = launch_run(prep.shared, prep.record, prep.secrets)
     run_dir = store.run_path(prep.shared, run_id)
-    if started is not None:
-        started.append(run_dir)
+    if run_dirs is not None:
+        run_dirs.append(run_dir)
     world = prep.record["world_size"]
     if cluster:
         where = tr("{n} nodes of {cluster}", n=len(prep.record["launch"]["hosts"]), cluster=prep.record["cluster"])
