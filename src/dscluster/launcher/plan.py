@@ -94,10 +94,12 @@ def runner_options(cfg: Mapping) -> dict:
 
 def flight_recorder_env(run_dir: Path) -> dict[str, str]:
     """PyTorch's NCCL flight recorder: a ring of the last collectives per rank, dumped (one file per rank)
-    into the run directory when a collective times out. TORCH_FR_DUMP_TEMP_FILE is the current name,
-    TORCH_NCCL_DEBUG_INFO_TEMP_FILE the one older torch releases read."""
+    into the run directory when a collective times out. TORCH_FR_BUFFER_SIZE / TORCH_FR_DUMP_TEMP_FILE are
+    the current names, TORCH_NCCL_TRACE_BUFFER_SIZE / TORCH_NCCL_DEBUG_INFO_TEMP_FILE the ones older torch
+    releases read."""
     prefix = str(Path(run_dir) / NCCL_TRACE_DIR / "rank_")
-    return {"TORCH_NCCL_TRACE_BUFFER_SIZE": str(FLIGHT_RECORDER_ENTRIES), "TORCH_NCCL_DUMP_ON_TIMEOUT": "1",
+    return {"TORCH_FR_BUFFER_SIZE": str(FLIGHT_RECORDER_ENTRIES),
+            "TORCH_NCCL_TRACE_BUFFER_SIZE": str(FLIGHT_RECORDER_ENTRIES), "TORCH_NCCL_DUMP_ON_TIMEOUT": "1",
             "TORCH_FR_DUMP_TEMP_FILE": prefix, "TORCH_NCCL_DEBUG_INFO_TEMP_FILE": prefix}
 
 
