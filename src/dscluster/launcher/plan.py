@@ -84,6 +84,12 @@ class LaunchRequest:
     ds_config_text: str | None = None  # the run's ds_config (the user's + DeepSpeed's monitor), see prepare.py
 
 
+def rank_args(cfg: Mapping) -> tuple[str, ...]:
+    """The script's arguments as the ranks get them: `args` are the user's own (what a restart repeats);
+    `rank_args`, when present, point --deepspeed_config at the run's own copy (launcher/prepare.py)."""
+    return tuple(cfg.get("rank_args") or cfg.get("args") or ())
+
+
 def runner_options(cfg: Mapping) -> dict:
     """The LaunchRequest fields that come from the user's DeepSpeed runner flags, out of a run record's
     `launch` section (the supervisor and --dry-run build the same request from it)."""

@@ -18,7 +18,7 @@ from typing import Any
 from dscluster import paths
 from dscluster.errors import ConfigError, UsageError
 from dscluster.i18n import tr
-from dscluster.launcher.plan import LaunchRequest, Target, build_plan, runner_options
+from dscluster.launcher.plan import LaunchRequest, Target, build_plan, rank_args, runner_options
 from dscluster.launcher.runnerflags import (
     RunnerFlags,
     check_launcher,
@@ -328,8 +328,8 @@ def prepare(opts: LaunchOptions) -> Prepared:
     if name in ("__main__", "main"):
         name = program.split(".")[-2] if opts.module and "." in program else "run"
     run_id = store.new_run_id(name)
-    args, ds_config_text = with_monitor(args, ds_config, store.run_path(shared, run_id),
-                                        reference=opts.module and program == "dscluster.train")
+    ranks_args, ds_config_text = with_monitor(args, ds_config, store.run_path(shared, run_id),
+                                              reference=opts.module and program == "dscluster.train")
     plain, secrets = split_secrets(user_env)
     launch_cfg = {
         "program": program, "is_module": opts.module, "args": args, "hosts": [list(h) for h in hosts],
@@ -339,7 +339,7 @@ def prepare(opts: LaunchOptions) -> Prepared:
         "stall_timeout": float(opts.stall_timeout or 0), "heartbeat_timeout": float(opts.heartbeat_timeout),
         "restart_wait": float(opts.restart_wait),
         "ssh_port": getattr(spec, "ssh_port", None), "network_interface": getattr(spec, "network_interface", None),
-        "ds_config_text": ds_config_text, "include": include, "master_port": flags.master_port, "no_python": flags.no_python,
+        "ds_config_text": ds_config_text, "rank_args": ranks_args if ds_config_text else None, "include": include, "master_port": flags.master_port, "no_python": flags.no_python,
         "no_local_rank": flags.no_local_rank, "launcher_args": list(check_launcher_args(flags.launcher_args)),
         **{k: v for k, v in DEFAULTS.items() if k not in ("max_restarts", "stall_timeout", "heartbeat_timeout",
                                                                 "restart_wait")},
@@ -375,7 +375,7 @@ def dry_run_text(prep: Prepared) -> str:
     c = prep.record["launch"]
     run_dir = store.run_path(prep.shared, prep.record["id"])
     req = LaunchRequest(run_id=prep.record["id"], run_dir=run_dir,
-                        target=Target(c["program"], c["is_module"], tuple(c["args"])),
+                        target=Target(c["program"], c["is_module"], rank_args(c)),
                         hosts=tuple((h, int(s)) for h, s in c["hosts"]), master_port=29500, launcher=c["launcher"],
                         python=c["python"], cwd=c["cwd"], base_env=dict(os.environ),
                         user_env={**c["env"], **prep.secrets}, transport_env=c.get("transport_env", {}),

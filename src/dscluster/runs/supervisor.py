@@ -29,7 +29,7 @@ from typing import Any
 
 from dscluster import explain as explainer
 from dscluster.fsutil import atomic_write_text
-from dscluster.launcher.plan import LaunchRequest, Target, build_plan, runner_options
+from dscluster.launcher.plan import LaunchRequest, Target, build_plan, rank_args, runner_options
 from dscluster.runs import store
 from dscluster.runs.channel import NodeChannel
 from dscluster.runs.metrics import MonitorBridge
@@ -131,7 +131,7 @@ class Supervisor:
         c = self.cfg
         return LaunchRequest(
             run_id=self.record["id"], run_dir=self.run_dir,
-            target=Target(c["program"], c["is_module"], tuple(c["args"])),
+            target=Target(c["program"], c["is_module"], rank_args(c)),
             hosts=tuple((h, int(s)) for h, s in c["hosts"]), master_port=port, launcher=c["launcher"],
             python=c["python"], cwd=c["cwd"], base_env=dict(os.environ), user_env={**c["env"], **self.secrets},
             transport_env=c.get("transport_env", {}), ssh_port=c.get("ssh_port"), is_root=os.geteuid() == 0,
@@ -262,7 +262,7 @@ class Supervisor:
         """The hostfile host of a node name (failures name nodes; launcher lines are prefixed by hosts)."""
         return next((h for h, name in node_names(self.record).items() if name == node), node)
 
-    def _dead_rank(self, chans: list[NodeChannel], node: str | None, wait: float = 1.5) -> int | None:
+    def _dead_rank(self, chans: list[NodeChannel], node: str | None, wait: float = 3.0) -> int | None:
         """The rank that vanished first on the failed node, as its watchdog's heartbeats saw it; None when
         unknown or when several went at the same heartbeat. A rank's death shows in the launcher output
         up to a second before the next heartbeat, so wait for that one."""
