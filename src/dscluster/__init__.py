@@ -6,7 +6,16 @@ The notebook API (`dscluster.Cluster`, `dscluster.launch`) is imported lazily so
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+__all__ = ["__version__", "log"]
+
+
+def log(step: int | None = None, **values) -> bool:
+    """`dscluster.log(step=step, loss=loss)`: a user's script's metrics, charted like the reference
+    trainer's (panel, `Run.metrics()`, `status`, TensorBoard). Rank 0 inside a dscluster run only; a
+    no-op anywhere else. See dscluster.runs.metrics.log."""
+    from dscluster.runs.metrics import log as _log
+
+    return _log(step, **values)
 
 _NOTEBOOK_API = ("Cluster", "Run", "launch", "list_runs")
 

@@ -32,6 +32,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "dscluster.commands.lab",
     "dscluster.commands.launch",
     "dscluster.commands.runs",
+    "dscluster.commands.stacks",
 )
 
 

@@ -398,7 +398,35 @@ def _load_any(path: Path) -> ClusterSpec:
         if candidate and Path(candidate).is_file() and Path(candidate).resolve() != path.resolve():
             base = load_spec(candidate)
             break
+    if base is None:
+        base = _running_sim_of(text)
     return spec_from_hostfile(path, base)
+
+
+def _running_sim_of(hostfile_text: str) -> ClusterSpec | None:
+    """The running simulated cluster whose nodes are every host of a hostfile (by address or name), for
+    its SSH settings: `dscluster launch --hostfile hostfile` with a hostfile of the simulated cluster's
+    own IPs then reaches the nodes like `dscluster launch` does ("default" is looked at first)."""
+    from dscluster.cluster.hostfile import parse_hostfile
+
+    try:
+        hosts = {h for h, _ in parse_hostfile(hostfile_text)}
+    except ConfigError:
+        return None
+    sims = paths.home() / "sims"
+    names = sorted((p.name for p in sims.iterdir() if p.is_dir()), key=lambda n: (n != "default", n)) \
+        if sims.is_dir() else []
+    for name in names:
+        spec_path = sim_spec_path(name)
+        if not (spec_path.is_file() and (SIM_RUNTIME_ROOT / name / "state.json").is_file()):
+            continue
+        try:
+            sim = load_spec(spec_path)
+        except ConfigError:
+            continue
+        if hosts and hosts <= {n.address for n in sim.nodes} | {n.name for n in sim.nodes}:
+            return sim
+    return None
 
 
 def resolve_spec(arg: str | os.PathLike | None = None) -> ClusterSpec:

@@ -23,6 +23,7 @@ from dscluster.console import FAIL, OK, next_steps, runnable
 from dscluster.errors import ExitCode, PermissionNeeded, UsageError
 from dscluster.i18n import tr, tr_n
 from dscluster.paths import local_shared
+from dscluster.runs import metrics as run_metrics
 
 DEMO_MICRO_BATCH = {"cpu": 16, "cuda": 32}
 
@@ -83,7 +84,7 @@ class Progress:
         self._last_tenth = -1
 
     def __call__(self) -> None:
-        new, self.offset = fsutil.read_jsonl(self.metrics, self.offset)
+        new, self.offset = run_metrics.read(self.metrics.parent, self.offset)
         self.records += new
         train = [r for r in self.records if "loss" in r and "event" not in r]
         if not train:
@@ -231,6 +232,25 @@ def closing_hints(target: Target, run_id: str) -> list[str]:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    """With --json, or --detach into a pipe (`run=$(dscluster demo --detach)`), stdout carries only the
+    run record's summary or the run id; everything else goes to stderr."""
+    quiet = not args.dry_run and (args.json or (args.attach is False and not sys.stdout.isatty()))
+    if not quiet:
+        return _demo(args)
+    import contextlib
+
+    from dscluster.commands.launch import summary  # noqa: PLC0415
+
+    run_dirs: list[Path] = []
+    with contextlib.redirect_stdout(sys.stderr):
+        rc = _demo(args, run_dirs)
+    if run_dirs:
+        print(json.dumps(summary(run_dirs[0]), indent=2, default=str) if args.json else run_dirs[0].name, flush=True)
+    return rc
+
+
+def _demo(args: argparse.Namespace, run_dirs: list[Path] | None = None) -> int:
+    from dscluster.commands.runnerargs import flags_from_args  # noqa: PLC0415
     from dscluster.commands.runs import exit_code_of, print_outcome, wait_attached  # noqa: PLC0415
     from dscluster.data.corpus import default_corpus_dir, ensure_stdlib_corpus  # noqa: PLC0415
     from dscluster.data.shards import open_dataset  # noqa: PLC0415
@@ -262,6 +282,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
                              path=data_dir, note=note, train=data.train.tokens, val=data.val.tokens))
 
     device_type, procs = _detect(args)
+    flags = flags_from_args(args)
+    if cluster is None and args.procs is None and (flags.num_gpus is not None or flags.include is not None):
+        from dscluster.launcher.runnerflags import select_local  # noqa: PLC0415
+
+        procs = select_local(None, flags)[0]  # `--num_gpus N` / `--include localhost:0,1` choose the processes
     config = demo_ds_config(device_type, args.steps)
     # On shared storage, named by content: every node reads the same file, and reruns reuse it.
     text = json.dumps(config, indent=2, sort_keys=True) + "\n"
@@ -280,13 +305,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
         module=True, cluster=cluster, local=None if cluster else procs, launcher=args.launcher, name=args.name,
         env=env, max_restarts=args.max_restarts, stall_timeout=args.stall_timeout,
         heartbeat_timeout=args.heartbeat_timeout, restart_wait=args.restart_wait, skip_doctor=args.skip_doctor,
-        cwd=str(shared) if cluster else None)
+        cwd=str(shared) if cluster else None, runner=flags)
     prep = prepare(opts)
     if args.dry_run:
         print(dry_run_text(prep))
         return ExitCode.OK
     run_id = launch_run(prep.shared, prep.record, prep.secrets)
     run_dir = store.run_path(prep.shared, run_id)
+    if run_dirs is not None:
+        run_dirs.append(run_dir)
     world = prep.record["world_size"]
     if cluster:
         where = tr_n(len(prep.record["launch"]["hosts"]), "{n} node of {cluster}", "{n} nodes of {cluster}",
@@ -297,7 +324,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print(f"{OK} " + tr("run {id}: {preset} GPT, {steps} steps on {where}", id=run_id, preset=args.preset,
                          steps=args.steps, where=where) + " " + tr("(world size {n})", n=world))
     print("  " + tr("run directory: {dir}", dir=run_dir))
-    attach = args.attach if args.attach is not None else True
+    attach = args.attach if args.attach is not None else not args.json
     if not attach:
         flag = target.runs_flag
         print(next_steps(f"dscluster logs {run_id} -f{flag}", f"dscluster status {run_id}{flag}",

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from dscluster.commands.argtypes import PORT, count, positive_number
-from dscluster.errors import ExitCode, UsageError
+from dscluster.errors import ConfigError, ExitCode, UsageError
 from dscluster.i18n import tr
 
 
@@ -27,6 +28,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help=tr("all-reduce buffer size in MiB (default 16 on CPU, 256 on GPU)"))
     parser.add_argument("--master-port", type=PORT, default=None,
                         help=tr("the rendezvous port training will use (default 29500)"))
+    parser.add_argument("--local", action="store_true",
+                        help=tr("check this machine only (GPUs, versions, /dev/shm, JIT locks, TORCH_CUDA_ARCH_LIST); "
+                                "the default when no cluster spec is found"))
     parser.add_argument("--fast", action="store_true", help=tr("shorter waits (what launch runs before starting)"))
     parser.add_argument("--json", action="store_true", help=tr("print the report as JSON (for scripts)"))
     parser.add_argument("-v", "--verbose", action="store_true", help=tr("also list every passing finding"))
@@ -74,9 +78,27 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         raise UsageError(tr("--master-port {port} is not a TCP port", port=port), tr("use a port in 1024-65535"))
     if args.collective_mb is not None and not 0 < args.collective_mb <= 4096:
         raise UsageError(tr("--collective-mb must be between 0 and 4096"), tr("for example --collective-mb 64"))
-    spec = resolve_spec(args.cluster)
-    report = run_doctor(spec, fast=args.fast, collective=args.collective, master_port=port,
-                        collective_mb=args.collective_mb)
+    if args.local and args.cluster:
+        raise UsageError(tr("--local and --cluster contradict: --local checks this machine only"),
+                         tr("drop one of them"), setting="--local")
+    local = args.local
+    if not local:
+        try:
+            spec = resolve_spec(args.cluster)
+        except ConfigError:
+            if args.cluster:
+                raise
+            local = True  # no spec and no simulated cluster: one machine (`launch --local N`)
+            if not args.json:
+                print(tr("no cluster spec found: checking this machine (dscluster doctor --local)"), file=sys.stderr)
+    if local:
+        from dscluster.doctor.local import run_local_doctor
+
+        report = run_local_doctor(fast=args.fast, collective=args.collective, master_port=port,
+                                  collective_mb=args.collective_mb)
+    else:
+        report = run_doctor(spec, fast=args.fast, collective=args.collective, master_port=port,
+                            collective_mb=args.collective_mb)
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
     else:

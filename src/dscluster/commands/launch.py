@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import sys
 
 from dscluster import console
 from dscluster.commands.argtypes import MAX_PROCS, count, positive_seconds, seconds
+from dscluster.commands.runnerargs import add_runner_flags, flags_from_args
 from dscluster.errors import ExitCode
 from dscluster.i18n import tr
 from dscluster.launcher.prepare import DEFAULTS, LaunchOptions, dry_run_text, first_run_notice, prepare
@@ -18,14 +21,14 @@ def add_launch_options(p: argparse.ArgumentParser, *, demo: bool = False) -> Non
     """Launch's options; `dscluster demo` accepts the same ones (its own --name, and --procs for local runs)."""
     where = p.add_mutually_exclusive_group()
     where.add_argument("--cluster", metavar="SPEC", help=tr("cluster spec (dscluster.toml) or hostfile"))
-    where.add_argument("--hostfile", metavar="H", help=tr("a DeepSpeed hostfile (ssh settings from the cluster spec)"))
+    where.add_argument("-H", "--hostfile", metavar="H", help=tr("a DeepSpeed hostfile (ssh settings from the cluster spec)"))
     if demo:
         where.add_argument("--nodes", type=count(1, MAX_NODES), metavar="N",
                            help=tr("run on a simulated N-node cluster on this machine (root; started when needed)"))
         p.add_argument("--sim-name", default="demo", help=argparse.SUPPRESS)
     else:
         where.add_argument("--local", type=count(1, MAX_PROCS), metavar="N", help=tr("run N processes on this machine only, no ssh"))
-    p.add_argument("--launcher", choices=("pdsh", "openmpi", "slurm"), help=tr("override the spec's launcher"))
+    p.add_argument("--launcher", metavar="{pdsh,openmpi,slurm}", help=tr("override the spec's launcher"))
     if not demo:
         add_slurm_options(p)
     if not demo:
@@ -49,7 +52,10 @@ def add_launch_options(p: argparse.ArgumentParser, *, demo: bool = False) -> Non
                       help=tr("stream the logs here; Ctrl-C stops the run (default in a terminal)"))
     mode.add_argument("--detach", dest="attach", action="store_false", help=tr("print the run id and return"))
     p.add_argument("--dry-run", action="store_true", help=tr("print the exact commands and files, start nothing"))
+    p.add_argument("--json", action="store_true", help=tr("print the run record's summary as JSON (implies --detach "
+                                                          "unless --attach is given: then the summary at the end)"))
     p.add_argument("--skip-doctor", action="store_true", help=argparse.SUPPRESS)
+    add_runner_flags(p, demo=demo)
 
 
 def add_slurm_options(p: argparse.ArgumentParser) -> None:
@@ -82,7 +88,7 @@ def register(sub) -> None:
                                       "per-rank logs, fail-fast teardown on every node, restarts from the last "
                                       "committed checkpoint."))
     add_launch_options(p)
-    p.add_argument("-m", dest="module", action="store_true", help=tr("the program is a module (python -m)"))
+    p.add_argument("-m", "--module", dest="module", action="store_true", help=tr("the program is a module (python -m)"))
     p.add_argument("command", nargs=argparse.REMAINDER, metavar="SCRIPT [ARGS...]")
     p.set_defaults(func=handle)
 
@@ -92,8 +98,8 @@ def options_from_args(args: argparse.Namespace, command: list[str], module: bool
                          local=args.local, launcher=args.launcher, name=args.name, env=args.env,
                          max_restarts=args.max_restarts, stall_timeout=args.stall_timeout,
                          heartbeat_timeout=args.heartbeat_timeout,
-                         restart_wait=args.restart_wait, skip_doctor=args.skip_doctor,
-                         slurm=slurm_ask_from_args(args))
+                          restart_wait=args.restart_wait, skip_doctor=args.skip_doctor, runner=flags_from_args(args),
+                          slurm=slurm_ask_from_args(args))
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -108,10 +114,10 @@ def handle(args: argparse.Namespace) -> int:
         from dscluster.commands.slurm import submit
 
         return submit(opts, attach=args.attach, dry_run=args.dry_run)
-    return start(opts, attach=args.attach, dry_run=args.dry_run)
+    return start(opts, attach=args.attach, dry_run=args.dry_run, as_json=args.json)
 
 
-def start(opts: LaunchOptions, *, attach: bool | None, dry_run: bool) -> int:
+def start(opts: LaunchOptions, *, attach: bool | None, dry_run: bool, as_json: bool = False) -> int:
     """Validate, then start (or print) the run. Shared by `launch` and `demo`."""
     prep = prepare(opts, dry_run=dry_run)
     if dry_run:
@@ -123,17 +129,45 @@ def start(opts: LaunchOptions, *, attach: bool | None, dry_run: bool) -> int:
     run_id = launch_run(prep.shared, prep.record, prep.secrets)
     run_dir = store.run_path(prep.shared, run_id)
     if attach is None:
-        attach = sys.stdout.isatty()
-    where = prep.record["cluster"]
-    print(tr("{ok} run {id} started on {where} (world size {n})", ok=console.OK, id=run_id, where=where,
-             n=prep.record["world_size"]), flush=True)
-    notice = first_run_notice(prep.record)
-    if notice:  # minutes of silence otherwise: say what the ranks are doing before their first step
-        print(f"{console.WARN} {notice}", flush=True)
-    if not attach:
-        print(console.next_steps(f"dscluster logs {run_id} -f", f"dscluster status {run_id}",
-                                 f"dscluster stop {run_id}"))
-        return ExitCode.OK
-    from dscluster.commands.runs import attach_and_wait
+        attach = sys.stdout.isatty() and not as_json
+    return report_started(run_dir, prep.record, attach=attach, as_json=as_json)
 
-    return attach_and_wait(run_dir)
+
+def report_started(run_dir, record: dict, *, attach: bool, as_json: bool) -> int:
+    """What a started run prints. Detached with stdout not a terminal (`run=$(dscluster launch --detach ...)`):
+    the run id alone on stdout, the rest on stderr, like `docker run -d` or `sbatch --parsable`. --json:
+    the run record's summary (at once when detached, at the end when attached)."""
+    from dscluster.commands.runs import attach_and_wait, exit_code_of, print_outcome, wait_attached
+
+    run_id = record["id"]
+    plain = not attach and not sys.stdout.isatty()
+    talk = sys.stderr if plain or as_json else sys.stdout
+    print(tr("{ok} run {id} started on {where} (world size {n})", ok=console.OK, id=run_id, where=record["cluster"],
+             n=record["world_size"]), file=talk, flush=True)
+    notice = first_run_notice(record)
+    if notice:  # minutes of silence otherwise: say what the ranks are doing before their first step
+        print(f"{console.WARN} {notice}", file=talk, flush=True)
+    if not attach:
+        if as_json:
+            print(json.dumps(summary(run_dir), indent=2, default=str), flush=True)
+        elif plain:
+            print(run_id, flush=True)
+        print(console.next_steps(f"dscluster logs {run_id} -f", f"dscluster status {run_id}",
+                                 f"dscluster stop {run_id}"), file=talk, flush=True)
+        return ExitCode.OK
+    if not as_json:
+        return attach_and_wait(run_dir)
+    with contextlib.redirect_stdout(sys.stderr):  # the logs stream to stderr, the summary alone to stdout
+        final = wait_attached(run_dir)
+        print_outcome(final)
+    print(json.dumps(summary(run_dir), indent=2, default=str), flush=True)
+    return exit_code_of(final)
+
+
+def summary(run_dir) -> dict:
+    """The run record's summary, as `dscluster status RUN --json` shows it."""
+    from dscluster.commands.runs import status_view
+
+    view = status_view(store.read_record(run_dir), run_dir)
+    view["run_dir"] = str(run_dir)
+    return view

@@ -166,6 +166,10 @@ def status_view(record: dict, run_dir: Path | None = None) -> dict:
         from dscluster.train.checkpoint import latest_committed
 
         view["last_checkpoint_step"] = latest_committed(store.save_dir(run_dir, record))
+    if run_dir is not None:  # the metrics reader every view shares (runs/metrics.py)
+        from dscluster.runs import metrics as run_metrics
+
+        view["metrics"] = run_metrics.last(run_dir) or run_metrics.last(run_dir, key="step")
     view["status"] = shown_status(record)
     if run_dir is not None and view["attempts"]:
         from dscluster.train.checkpoint import read_resume
@@ -255,6 +259,11 @@ def cmd_status(args) -> int:
         print("  Slurm: " + tr("job {job} {state} on {nodes}{left} (limit {limit})", job=job["job_id"],
                                  state=job.get("state") or "?", nodes=nodes, left=left,
                                  limit=job.get("time_limit") or "-"))
+    shown = {k: v for k, v in (view.get("metrics") or {}).items()
+             if k not in ("time", "elapsed_s", "source", "samples", "event", "sample") and isinstance(v, (int, float))}
+    if shown:
+        print(f"  {tr('last metrics')}: " + "  ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
+                                                     for k, v in shown.items()))
     for a in view["attempts"] or []:
         print(f"  {tr('attempt')} {a.get('n')}: {shown_time(a.get('started'))} → "
               f"{shown_time(a.get('ended')) if a.get('ended') else '…'}  {attempt_outcome(a)}".rstrip())

@@ -25,6 +25,7 @@ from dscluster import fsutil
 from dscluster.errors import DsclusterError, ExitCode, UsageError
 from dscluster.explain import localized
 from dscluster.i18n import tr
+from dscluster.runs import metrics as run_metrics
 from dscluster.runs import store
 from dscluster.runs.start import LOST, lost_explanation, shown_status
 
@@ -89,26 +90,6 @@ def find_run(runs_dirs: list[Path], run_id: str) -> RunRef:
                       setting="run_id")
 
 
-def _tail_metric(base: Path, rel: str, max_bytes: int = 16384) -> dict | None:
-    """The last complete metrics line with a loss (cheap: reads only the file's end)."""
-    try:
-        with os.fdopen(_open(base, rel), "rb") as f:
-            f.seek(0, os.SEEK_END)
-            size = f.tell()
-            f.seek(max(0, size - max_bytes))
-            data = f.read()
-    except OSError:
-        return None
-    for raw in reversed(data.split(b"\n")):
-        try:
-            rec = json.loads(raw)
-        except ValueError:
-            continue
-        if isinstance(rec, dict) and "event" not in rec and isinstance(rec.get("loss"), (int, float)):
-            return rec
-    return None
-
-
 def run_record(ref: RunRef) -> dict:
     """run.json, or a placeholder while the supervisor has not written it yet."""
     record = _read_json(ref.path, "run.json")
@@ -131,7 +112,7 @@ def save_dir(ref: RunRef, record: dict | None = None) -> Path:
 
 def summary(ref: RunRef) -> dict:
     rec = run_record(ref)
-    last = _tail_metric(ref.path, "metrics.jsonl") or {}
+    last = run_metrics.last(ref.path) or {}
     ds = rec.get("ds_config") if isinstance(rec.get("ds_config"), dict) else {}
     status = shown_status(rec)
     explanation = rec.get("explanation") or (lost_explanation(rec) if status == LOST else None)
@@ -203,8 +184,8 @@ def events(ref: RunRef, offset: int = 0) -> dict:
 def metrics(ref: RunRef, offset: int = 0, max_records: int | None = None) -> dict:
     """metrics.jsonl since `offset`; with `max_records`, evenly thinned (the last record always kept) so
     the first load of a 100k-step run stays small. `stride` says how much was thinned (1: nothing)."""
-    result = read_since(ref.path, "metrics.jsonl", offset)
-    records = result["records"]
+    records, next_offset = run_metrics.read(ref.path, offset)
+    result = {"records": records, "offset": next_offset}
     stride = 1
     if max_records and len(records) > max_records:
         stride = -(-len(records) // max_records)

@@ -25,6 +25,15 @@ Why each piece is there (shared/research/deepspeed_internals.md §1, multinode_s
   is srun_rank.py (RANK, LOCAL_RANK, MASTER_ADDR from Slurm's task variables, then the program), the
   rendezvous address travels as DSCLUSTER_MASTER_ADDR, and srun's own options (one log per rank,
   kill the step when a rank fails, the step's name for teardown) go in `--launcher_args`.
+- the user's own runner flags (launcher/runnerflags.py): `--include` only when it picks devices other
+  than 0..n-1 of a host (the hostfile's slots say the rest), `--launcher_args`, `--no_python`,
+  `--no_local_rank` as written; a fixed `--master_port` replaces the per-attempt one.
+- <run>/ds_config.json: the user's ds_config with DeepSpeed's csv monitor added when it has none
+  (runs/metrics.py), so any script's learning rate and step timers are charted; the script's
+  `--deepspeed_config` argument points at it.
+- PyTorch's NCCL flight recorder (TORCH_NCCL_TRACE_BUFFER_SIZE, dump on a collective timeout into
+  <run>/nccl_trace/): the record of the last collectives of every rank is what tells a hung rank from
+  the ones waiting for it. On for every run (gloo ignores it) unless --env sets these variables.
 """
 
 from __future__ import annotations
@@ -42,6 +51,9 @@ from dscluster.safepython import module_argv
 FORWARDED_ENV = ("PATH", "LD_LIBRARY_PATH", "CUDA_HOME", "DEEPSPEED_TIMEOUT", "TORCH_EXTENSIONS_DIR",
                  "NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "HF_HOME", "OMP_NUM_THREADS")
 RUN_ID_VAR = "DSCLUSTER_RUN_ID"
+NCCL_TRACE_DIR = "nccl_trace"
+RUN_DS_CONFIG = "ds_config.json"  # the ds_config the ranks read when dscluster added a monitor to the user's
+FLIGHT_RECORDER_ENTRIES = 2000  # collectives kept per rank; about 1 MB of host memory
 LAUNCHERS = ("local", "pdsh", "openmpi", "slurm")
 # What srun starts for each rank under the slurm launcher (it sets RANK etc. from SLURM_PROCID ...).
 SRUN_RANK = Path(__file__).with_name("srun_rank.py")
@@ -74,6 +86,36 @@ class LaunchRequest:
     attempt: int = 1
     local_procs: int = 1  # ranks on this machine when launcher == local
     network_interface: str | None = None
+    include: str | None = None  # the runner's --include (devices other than 0..n-1), see runnerflags.py
+    launcher_args: tuple[str, ...] = ()  # the user's --launcher_args, word by word
+    no_python: bool = False
+    no_local_rank: bool = False
+    ds_config_text: str | None = None  # the run's ds_config (the user's + DeepSpeed's monitor), see prepare.py
+
+
+def rank_args(cfg: Mapping) -> tuple[str, ...]:
+    """The script's arguments as the ranks get them: `args` are the user's own (what a restart repeats);
+    `rank_args`, when present, point --deepspeed_config at the run's own copy (launcher/prepare.py)."""
+    return tuple(cfg.get("rank_args") or cfg.get("args") or ())
+
+
+def runner_options(cfg: Mapping) -> dict:
+    """The LaunchRequest fields that come from the user's DeepSpeed runner flags, out of a run record's
+    `launch` section (the supervisor and --dry-run build the same request from it)."""
+    return {"include": cfg.get("include"), "launcher_args": tuple(cfg.get("launcher_args") or ()),
+            "no_python": bool(cfg.get("no_python")), "no_local_rank": bool(cfg.get("no_local_rank")),
+            "ds_config_text": cfg.get("ds_config_text")}
+
+
+def flight_recorder_env(run_dir: Path) -> dict[str, str]:
+    """PyTorch's NCCL flight recorder: a ring of the last collectives per rank, dumped (one file per rank)
+    into the run directory when a collective times out. TORCH_FR_BUFFER_SIZE / TORCH_FR_DUMP_TEMP_FILE are
+    the current names, TORCH_NCCL_TRACE_BUFFER_SIZE / TORCH_NCCL_DEBUG_INFO_TEMP_FILE the ones older torch
+    releases read."""
+    prefix = str(Path(run_dir) / NCCL_TRACE_DIR / "rank_")
+    return {"TORCH_FR_BUFFER_SIZE": str(FLIGHT_RECORDER_ENTRIES),
+            "TORCH_NCCL_TRACE_BUFFER_SIZE": str(FLIGHT_RECORDER_ENTRIES), "TORCH_NCCL_DUMP_ON_TIMEOUT": "1",
+            "TORCH_FR_DUMP_TEMP_FILE": prefix, "TORCH_NCCL_DEBUG_INFO_TEMP_FILE": prefix}
 
 
 @dataclass(frozen=True)
@@ -110,6 +152,18 @@ def hostfile_text(hosts: tuple[tuple[str, int], ...]) -> str:
     return "".join(f"{h} slots={s}\n" for h, s in hosts)
 
 
+def _hostfile_hosts(req: LaunchRequest) -> tuple[tuple[str, int], ...]:
+    """The hostfile's slots: a host whose devices --include picks (e.g. 1,3) needs slots up to the
+    highest of them; the runner's --include then selects exactly those."""
+    if not req.include:
+        return req.hosts
+    top: dict[str, int] = {}
+    for part in req.include.split("@"):
+        host, _, slots = part.partition(":")
+        top[host] = max(int(x) for x in slots.split(",")) + 1 if slots else 0
+    return tuple((h, max(s, top.get(h, 0))) for h, s in req.hosts)
+
+
 def rank_nodes(hosts: tuple[tuple[str, int], ...], local_procs: int = 1) -> tuple[str, ...]:
     if not hosts:
         return tuple("localhost" for _ in range(local_procs))
@@ -140,6 +194,7 @@ def env_file_lines(req: LaunchRequest, plain_user_env: Mapping[str, str]) -> lis
     values["DSCLUSTER_MASTER_PORT"] = str(req.master_port)
     if req.launcher == "slurm" and req.hosts:
         values["DSCLUSTER_MASTER_ADDR"] = req.hosts[0][0]
+    values.update(flight_recorder_env(req.run_dir))
     values.update(plain_user_env)
     lines = []
     for key, val in values.items():
@@ -160,6 +215,8 @@ def build_plan(req: LaunchRequest) -> LaunchPlan:
 
     env_file = run_dir / "ds_env"
     files.append(PlannedFile(env_file, "\n".join(env_file_lines(req, plain_env)) + "\n"))
+    if req.ds_config_text is not None:
+        files.append(PlannedFile(run_dir / RUN_DS_CONFIG, req.ds_config_text))
     env["DS_ENV_FILE"] = str(env_file)
     # Local processes of the run (runner, pdsh, ssh clients, local ranks) carry the marker too.
     env[RUN_ID_VAR] = req.run_id
@@ -173,8 +230,8 @@ def build_plan(req: LaunchRequest) -> LaunchPlan:
     local = req.launcher == "local" or not req.hosts
     if local:
         master_addr = "127.0.0.1"
-        argv += [f"--num_gpus={req.local_procs}", f"--master_port={req.master_port}",
-                 f"--enable_each_rank_log={logs}"]
+        select = [f"--include={req.include}"] if req.include else [f"--num_gpus={req.local_procs}"]
+        argv += [*select, f"--master_port={req.master_port}", f"--enable_each_rank_log={logs}"]
         # The local runner path copies its whole environment to the ranks: DS_ENV_FILE is unused, so
         # give the local processes the same variables the file carries.
         for line in env_file_lines(req, plain_env):
@@ -183,7 +240,7 @@ def build_plan(req: LaunchRequest) -> LaunchPlan:
         world = req.local_procs
     else:
         hostfile = run_dir / "hostfile"
-        files.append(PlannedFile(hostfile, hostfile_text(req.hosts)))
+        files.append(PlannedFile(hostfile, hostfile_text(_hostfile_hosts(req))))
         master_addr = req.hosts[0][0]
         world = sum(s for _, s in req.hosts)
         env.update(req.transport_env)
@@ -193,6 +250,8 @@ def build_plan(req: LaunchRequest) -> LaunchPlan:
             argv.append(f"--ssh_port={req.ssh_port}")
         if len(req.hosts) == 1:
             argv.append("--force_multi")
+        if req.include:
+            argv.append(f"--include={req.include}")
         if req.launcher == "pdsh":
             argv.append(f"--enable_each_rank_log={logs}")
             if secret_env:
@@ -218,8 +277,15 @@ def build_plan(req: LaunchRequest) -> LaunchPlan:
                 mpi_args += ["--mca", "btl_tcp_if_include", req.network_interface]
             for k in secret_env:
                 mpi_args += ["-x", k]  # name only: mpirun copies the value from its environment
+            mpi_args += list(req.launcher_args)
             if mpi_args:
-                argv.append("--launcher_args=" + " ".join(mpi_args))
+                argv.append("--launcher_args=" + shlex.join(mpi_args))
+        if req.launcher == "pdsh" and req.launcher_args:
+            argv.append("--launcher_args=" + shlex.join(req.launcher_args))
+    if req.no_python:
+        argv.append("--no_python")
+    if req.no_local_rank:
+        argv.append("--no_local_rank")
     if req.launcher == "slurm" and not local:
         argv.append(str(SRUN_RANK))  # SlurmRunner ignores --module: the shim runs the module itself
     if req.target.is_module:

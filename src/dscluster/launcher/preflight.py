@@ -70,8 +70,24 @@ def local_jit_lock_result(env: Mapping[str, str] | None = None):
     return check_jit_lock(ctx, node)
 
 
+def check_local_cuda_arch(env: Mapping[str, str] | None = None) -> None:
+    """Doctor's `cuda-arch` rule for the ranks' environment here (--env wins over this shell's):
+    TORCH_CUDA_ARCH_LIST=9.0a (NVIDIA's containers set it) crashes DeepSpeed's op builder on every rank."""
+    from dscluster.doctor.checks_node import bad_arch_entries, fixed_arch_list
+
+    value = (env or {}).get("TORCH_CUDA_ARCH_LIST", os.environ.get("TORCH_CUDA_ARCH_LIST"))
+    if value and bad_arch_entries(value):
+        good = fixed_arch_list(value) or "9.0"
+        raise ClusterError(tr("this machine is not ready to launch: TORCH_CUDA_ARCH_LIST={value!r}: DeepSpeed's op "
+                              "builder cannot parse {bad} (crashes with int('0a'))", value=value,
+                              bad=", ".join(bad_arch_entries(value))),
+                           tr("export TORCH_CUDA_ARCH_LIST={good} (numbers only, optional +PTX)", good=good))
+
+
 def run_local_checks(env: Mapping[str, str] | None = None) -> None:
-    """Refuse a local launch that would hang on a stale JIT lock; warn about a recent one."""
+    """Refuse a local launch that would hang on a stale JIT lock or crash on TORCH_CUDA_ARCH_LIST; warn
+    about a recent lock."""
+    check_local_cuda_arch(env)
     result = local_jit_lock_result(env)
     if not result.ok:
         raise ClusterError(tr("this machine is not ready to launch: {finding}", finding=result.finding), result.fix)

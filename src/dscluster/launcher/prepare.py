@@ -18,7 +18,19 @@ from typing import Any
 from dscluster import paths
 from dscluster.errors import ConfigError, UsageError
 from dscluster.i18n import tr
-from dscluster.launcher.plan import LaunchRequest, Target, build_plan
+from dscluster.launcher.plan import LaunchRequest, Target, build_plan, rank_args, runner_options
+from dscluster.launcher.runnerflags import (
+    RunnerFlags,
+    check_launcher,
+    check_launcher_args,
+    check_master_addr,
+    check_port,
+    check_refused,
+    check_ssh_port,
+    parse_node_specs,
+    select,
+    select_local,
+)
 from dscluster.runs import store
 from dscluster.runs.redact import redact_argv, redact_env, split_secrets
 
@@ -51,6 +63,7 @@ class LaunchOptions:
     skip_doctor: bool = False
     cwd: str | None = None
     slurm: Any | None = None  # launcher.slurm.SlurmAsk: what to ask Slurm for outside an allocation
+    runner: RunnerFlags = field(default_factory=RunnerFlags)  # DeepSpeed's own runner flags, as written
 
 
 def parse_env(pairs: list[str]) -> dict[str, str]:
@@ -142,7 +155,22 @@ def find_ds_config(args: list[str]) -> str | None:
     return uses[-1] if uses else None
 
 
-def check_program(program: str, module: bool, cwd: Path, python: str) -> None:
+def check_program(program: str, module: bool, cwd: Path, python: str, no_python: bool = False) -> None:
+    if no_python:
+        if module:
+            raise UsageError(tr("--no_python and --module cannot be used together"),
+                             tr("--no_python runs an executable; --module runs python -m MODULE: keep one"),
+                             setting="--no_python")
+        import shutil
+
+        path = (cwd / program) if "/" in program else None
+        if path is not None and not (path.is_file() and os.access(path, os.X_OK)):
+            raise ConfigError(tr("--no_python: {path} is not an executable file", path=path),
+                              tr("chmod +x it, or drop --no_python to run it with python"), setting="--no_python")
+        if path is None and shutil.which(program) is None and not (cwd / program).is_file():
+            raise ConfigError(tr("--no_python: {name} is not found on PATH", name=program),
+                              tr("give the executable's path, e.g. ./{name}", name=program), setting="--no_python")
+        return
     if module:
         # The module must be found by the interpreter the ranks use, from the launch directory - found,
         # never imported: importing `pkg.mod` runs pkg/__init__.py, and the launch directory may be the
@@ -179,6 +207,37 @@ def check_ds_config(args: list[str], cwd: Path, world_size: int) -> dict[str, An
         return dsconfig.validate(config, world_size)
     except ConfigError as err:  # name the file: the message names a key, but which config holds it?
         raise ConfigError(f"{path}: {err.message}", err.hint, setting=err.setting) from None
+
+
+def with_monitor(args: list[str], ds_config: dict[str, Any] | None, run_dir: Path,
+                 reference: bool) -> tuple[list[str], str | None]:
+    """(the script's arguments, the run's ds_config text or None). When the user's ds_config turns on no
+    monitor, the run's copy adds DeepSpeed's csv monitor writing into the run directory, and the
+    script's --deepspeed_config points at that copy: learning rate and step timers of any script are
+    then charted with no change to it. The reference trainer writes its own metrics."""
+    from dscluster.launcher.plan import RUN_DS_CONFIG
+    from dscluster.runs.metrics import has_monitor, monitor_config
+
+    if ds_config is None or reference or has_monitor(ds_config):
+        return args, None
+    import json
+
+    config = {**ds_config, "csv_monitor": monitor_config(run_dir)}
+    path = str(run_dir / RUN_DS_CONFIG)
+    out = []
+    skip = False
+    for i, arg in enumerate(args):
+        if skip:
+            skip = False
+            continue
+        if arg in ("--deepspeed_config", "--deepspeed-config") and i + 1 < len(args):
+            out += [arg, path]
+            skip = True
+        elif arg.startswith(("--deepspeed_config=", "--deepspeed-config=")):
+            out.append(arg.split("=", 1)[0] + "=" + path)
+        else:
+            out.append(arg)
+    return out, json.dumps(config, indent=2, sort_keys=True) + "\n"
 
 
 def git_commit(cwd: Path) -> str | None:
@@ -251,6 +310,78 @@ def slurm_hosts(opts: LaunchOptions, spec: Any | None) -> tuple[tuple[str, int],
     return ()
 
 
+def check_runner_flags(opts: LaunchOptions) -> None:
+    """The runner flags that need no cluster to judge: refused ones, launcher, ports, contradictions."""
+    flags = opts.runner
+    check_refused(flags)
+    check_launcher(opts.launcher)
+    check_port(flags.master_port, "--master_port")
+    check_port(flags.ssh_port, "--ssh_port")
+    check_launcher_args(flags.launcher_args)
+    if opts.launcher == "slurm" and opts.local is not None:
+        raise UsageError(tr("--launcher slurm and --local contradict: Slurm starts the ranks on the nodes it allocates"),
+                         tr("drop --local to run through Slurm, or drop --launcher slurm to run on this machine only"),
+                         setting="--launcher")
+    if flags.force_multi and opts.local is not None:
+        raise UsageError(tr("--force_multi and --local contradict: --force_multi starts the ranks over ssh"),
+                         tr("drop --force_multi to run on this machine only, or drop --local and pass --hostfile H"),
+                         setting="--force_multi")
+
+
+def _local_by_runner_flags(opts: LaunchOptions) -> LaunchOptions:
+    """DeepSpeed without a hostfile runs on this machine: so does `dscluster launch --num_gpus N` or
+    `--include localhost:0,1` when no --hostfile/--cluster is given and no cluster spec is found."""
+    flags = opts.runner
+    if opts.local is not None or opts.hostfile or opts.cluster:
+        return opts
+    localish = flags.include is not None and all(
+        n in ("localhost", "127.0.0.1") for n in parse_node_specs(flags.include, "--include"))
+    if not localish and flags.num_gpus is None:
+        return opts
+    if not localish:
+        from dscluster.cluster.spec import resolve_spec
+
+        try:
+            resolve_spec(None)
+            return opts  # a cluster is found: --num_gpus trims each of its nodes, as with a hostfile
+        except ConfigError:
+            pass
+    from dataclasses import replace
+
+    if localish:
+        slots = {s for v in parse_node_specs(flags.include, "--include").values() for s in v or ()}
+        return replace(opts, local=len(slots) or 1)
+    return replace(opts, local=flags.num_gpus)
+
+
+def apply_runner_flags(spec, hosts: tuple[tuple[str, int], ...], flags: RunnerFlags):
+    """(hosts, the runner's --include or None) after --include/--exclude/--num_nodes/--num_gpus, with
+    --master_addr and --ssh_port checked against the cluster."""
+    import socket
+
+    names = {}
+    for n in spec.nodes:
+        names[n.address] = n.name
+        names[n.name] = n.name
+    sel = select(hosts, flags, names)
+    by_host = {n.name: n for n in spec.nodes}
+
+    def resolve(addr: str) -> str | None:
+        if addr in names:
+            return names[addr]
+        try:
+            ip = socket.gethostbyname(addr)
+        except (OSError, UnicodeError):
+            return None
+        return names.get(ip)
+
+    label = {h: f"{h} ({by_host[h].address})" if h in by_host and by_host[h].address != h else h for h, _ in hosts}
+    check_master_addr(flags.master_addr, sel.hosts, label, resolve)
+    check_ssh_port(flags.ssh_port, {h: by_host[h].ssh_port if h in by_host else spec.ssh_port for h, _ in sel.hosts},
+                   str(spec.path or spec.name))
+    return sel.hosts, sel.include_arg()
+
+
 def check_supervision(opts: LaunchOptions) -> None:
     """Restart and timeout settings: a negative value is a typo, never "unlimited"."""
     if int(opts.max_restarts) < 0:
@@ -273,8 +404,16 @@ def prepare(opts: LaunchOptions, *, dry_run: bool = False) -> Prepared:
     program, args = opts.command[0], list(opts.command[1:])
     python = sys.executable
     user_env = parse_env(opts.env)
+    flags = opts.runner
+    check_runner_flags(opts)
+    opts = _local_by_runner_flags(opts)
     spec, hosts, launcher, shared = resolve_target(opts)
-    world = sum(s for _, s in hosts) if hosts else int(opts.local or 1)
+    include, local_procs = None, None
+    if spec is not None and launcher != "slurm":
+        hosts, include = apply_runner_flags(spec, hosts, flags)
+    elif spec is None:
+        local_procs, include = select_local(opts.local, flags)
+    world = sum(s for _, s in hosts) if hosts else int(local_procs or 1)
     if opts.slurm is not None and launcher != "slurm":
         raise UsageError(tr("--partition, --nodes, --ntasks-per-node, --gpus-per-node, --time and --sbatch are "
                             "Slurm options, but the launcher is {name!r}", name=launcher),
@@ -283,7 +422,7 @@ def prepare(opts: LaunchOptions, *, dry_run: bool = False) -> Prepared:
     ask = slurm_ask(opts, spec) if launcher == "slurm" else None
     if ask is not None and not hosts:
         world = ask.nodes * ask.tasks_per_node
-    check_program(program, opts.module, cwd, python)
+    check_program(program, opts.module, cwd, python, flags.no_python)
     if opts.module and program == "dscluster.train":
         from dscluster.train.options import check_args  # noqa: PLC0415 - imports torch: only for this program
 
@@ -304,15 +443,19 @@ def prepare(opts: LaunchOptions, *, dry_run: bool = False) -> Prepared:
     if name in ("__main__", "main"):
         name = program.split(".")[-2] if opts.module and "." in program else "run"
     run_id = store.new_run_id(name)
+    ranks_args, ds_config_text = with_monitor(args, ds_config, store.run_path(shared, run_id),
+                                              reference=opts.module and program == "dscluster.train")
     plain, secrets = split_secrets(user_env)
     launch_cfg = {
         "program": program, "is_module": opts.module, "args": args, "hosts": [list(h) for h in hosts],
         "launcher": launcher, "python": python, "cwd": str(cwd), "env": plain,
         "cluster_arg": str(spec.path) if spec is not None and spec.path else (opts.hostfile or opts.cluster),
-        "local_procs": int(opts.local or 1), "max_restarts": int(opts.max_restarts),
+        "local_procs": int(local_procs or 1), "max_restarts": int(opts.max_restarts),
         "stall_timeout": float(opts.stall_timeout or 0), "heartbeat_timeout": float(opts.heartbeat_timeout),
         "restart_wait": float(opts.restart_wait),
         "ssh_port": getattr(spec, "ssh_port", None), "network_interface": getattr(spec, "network_interface", None),
+        "ds_config_text": ds_config_text, "rank_args": ranks_args if ds_config_text else None, "include": include, "master_port": flags.master_port, "no_python": flags.no_python,
+        "no_local_rank": flags.no_local_rank, "launcher_args": list(check_launcher_args(flags.launcher_args)),
         **{k: v for k, v in DEFAULTS.items() if k not in ("max_restarts", "stall_timeout", "heartbeat_timeout",
                                                                 "restart_wait")},
     }
@@ -388,12 +531,12 @@ def dry_run_text(prep: Prepared) -> str:
         slurm_lines = [tr("# first, the allocation (its nodes replace NODE1..NODE{n} below):", n=ask.nodes),
                        shlex.join(salloc_argv(ask, prep.record["id"]))]
     req = LaunchRequest(run_id=prep.record["id"], run_dir=run_dir,
-                        target=Target(c["program"], c["is_module"], tuple(c["args"])),
+                        target=Target(c["program"], c["is_module"], rank_args(c)),
                         hosts=hosts, master_port=29500, launcher=c["launcher"],
                         python=c["python"], cwd=c["cwd"], base_env=dict(os.environ),
                         user_env={**c["env"], **prep.secrets}, transport_env=c.get("transport_env", {}),
                         ssh_port=c.get("ssh_port"), is_root=os.geteuid() == 0, local_procs=c["local_procs"],
-                        network_interface=c.get("network_interface"))
+                        network_interface=c.get("network_interface"), **runner_options(c))
     plan = build_plan(req)
     lines = [tr("# run directory: {path}", path=run_dir),
              tr("# master port: a random free port per attempt (29500 shown)"),

@@ -34,6 +34,9 @@ class NodeChannel:
         self.started = time.monotonic()
         self.last_hb: float | None = None
         self.procs = 0
+        self.ranks_gone: dict[int, float] = {}  # rank -> when a heartbeat first missed it (before a kill)
+        self._ranks_seen: set[int] = set()
+        self._kill_sent = False
         self.reaped: str | None = None
         self.closed = False  # its stdout reached EOF: the ssh session (or the node) is gone
         self._lock = threading.Lock()
@@ -51,11 +54,30 @@ class NodeChannel:
                     self.procs = int(line.split()[1])
                 except (IndexError, ValueError):
                     pass
+                self._note_ranks(line, now)
                 self._ready.set()
             elif line.startswith("reaped"):
                 self.reaped = line
         self.closed = True
         self._ready.set()
+
+    def _note_ranks(self, line: str, now: float) -> None:
+        """From `hb N ranks=0,1`: a rank seen before and missing now, while no kill was sent, has died."""
+        word = next((w for w in line.split() if w.startswith("ranks=")), None)
+        if word is None:
+            return
+        ranks = {int(r) for r in word[6:].split(",") if r.isdigit()}
+        if not self._kill_sent:
+            for r in self._ranks_seen - ranks:
+                self.ranks_gone.setdefault(r, now)
+        self._ranks_seen |= ranks
+
+    def first_gone(self) -> tuple[float, list[int]] | None:
+        """(when, ranks) of the earliest heartbeat that missed ranks of this node, or None."""
+        if not self.ranks_gone:
+            return None
+        t = min(self.ranks_gone.values())
+        return t, sorted(r for r, when in self.ranks_gone.items() if when == t)
 
     def wait_ready(self, timeout: float) -> bool:
         """True once the first heartbeat arrived (the node answers and can run the watchdog)."""
@@ -63,6 +85,8 @@ class NodeChannel:
         return self.last_hb is not None
 
     def send(self, line: str) -> bool:
+        if line.startswith("kill"):
+            self._kill_sent = True  # ranks vanishing from now on are the teardown's, not a death
         with self._lock:
             try:
                 assert self.proc.stdin is not None

@@ -67,7 +67,13 @@ def sim_name(record: dict[str, Any]) -> str | None:
     if not arg:
         return None
     path = Path(arg)
-    return path.parent.name if path.parent.parent.name == "sims" else None
+    if path.parent.parent.name == "sims":
+        return path.parent.name
+    try:  # a hostfile of a simulated cluster's hosts: the spec it resolved to keeps the sim's state dir
+        state = _spec(record).state_dir
+    except Exception:  # noqa: BLE001 - only for messages
+        return None
+    return state.parent.name if state is not None and state.parent.parent.name == "sims" else None
 
 
 def unreachable_hosts(record: dict[str, Any], links: dict[str, list[str]], timeout: float = 8.0) -> list[str]:

@@ -65,6 +65,7 @@ def create_run(shared: Path, record: dict[str, Any]) -> Path:
     # user's, so a symlink planted there must not take the new (node-owned) directories elsewhere.
     fsutil.make_dir(path, mode, owner=owner)
     fsutil.make_dir(path / "logs", mode, owner=owner)
+    fsutil.make_dir(path / "nccl_trace", mode, owner=owner)  # PyTorch's NCCL flight recorder dumps here
     record.setdefault("status", "pending")
     record.setdefault("attempts", [])
     record.setdefault("created", now_iso())

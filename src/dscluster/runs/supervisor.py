@@ -30,12 +30,13 @@ from typing import Any
 from dscluster import explain as explainer
 from dscluster import fsutil
 from dscluster.fsutil import atomic_write_text
-from dscluster.launcher.plan import LaunchRequest, Target, build_plan
+from dscluster.launcher.plan import LaunchRequest, Target, build_plan, rank_args, runner_options
 from dscluster.runs import slurm_run, store
 from dscluster.runs.channel import NodeChannel
+from dscluster.runs.metrics import MonitorBridge
 from dscluster.runs.nodes import node_links, node_names, sim_name, unreachable_hosts
 from dscluster.runs.reaper import reap
-from dscluster.runs.verdict import Failure, explain_failure, failed_rank_exit_code
+from dscluster.runs.verdict import Failure, explain_failure, failed_rank_exit_code, killed_by_signal, signal_name
 from dscluster.train.checkpoint import latest_committed, resume_env, step_of_env  # the trainer's own rules (no torch)
 
 _FAILURE_LINE = re.compile(r"ssh exited with exit code [1-9]\d*|Killing subprocess \d+|"
@@ -99,6 +100,8 @@ class Supervisor:
         self._attempt_started = time.time()
         self._failure_logs: dict[Path, int] | None = None
         self._checkpoint_env: dict[str, str] = {}
+        self.monitor = MonitorBridge(self.run_dir, (self.record.get("ds_config") or {}).get("train_batch_size"),
+                                     self.cfg.get("node_uid"))  # DeepSpeed's csv monitor -> metrics.jsonl
         signal.signal(signal.SIGTERM, self._on_stop)
         signal.signal(signal.SIGINT, self._on_stop)
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
@@ -146,12 +149,13 @@ class Supervisor:
         c = self.cfg
         return LaunchRequest(
             run_id=self.record["id"], run_dir=self.run_dir,
-            target=Target(c["program"], c["is_module"], tuple(c["args"])),
+            target=Target(c["program"], c["is_module"], rank_args(c)),
             hosts=tuple((h, int(s)) for h, s in c["hosts"]), master_port=port, launcher=c["launcher"],
             python=c["python"], cwd=c["cwd"], base_env=dict(os.environ),
             user_env={**self._checkpoint_env, **c["env"], **self.secrets},
             transport_env=c.get("transport_env", {}), ssh_port=c.get("ssh_port"), is_root=os.geteuid() == 0,
-            attempt=attempt, local_procs=c.get("local_procs", 1), network_interface=c.get("network_interface"))
+            attempt=attempt, local_procs=c.get("local_procs", 1), network_interface=c.get("network_interface"),
+            **runner_options(c))
 
     def _write_files(self, plan) -> None:
         for f in plan.files:
@@ -176,7 +180,7 @@ class Supervisor:
         c = self.cfg
         # The watchdogs connect while the runner starts: waiting for them first would add an ssh
         # handshake + interpreter start to every launch. A node that never answers is caught below.
-        port = pick_port()
+        port = self.cfg.get("master_port") or pick_port()  # the user's --master_port, else one per attempt
         self._attempt = n
         chans = self._start_channels(n, port)
         plan = None
@@ -225,6 +229,7 @@ class Supervisor:
                     ch.send("ping")
                 last_ping = now
                 self._refresh_checkpoint()
+                self.monitor.tick()
             if self._stop_wanted():
                 self._teardown(runner, chans, grace=c["stop_grace"], why="stop requested")
                 return runner.returncode, None, True
@@ -264,12 +269,52 @@ class Supervisor:
                     failure = Failure("stalled", f"no progress (logs, metrics) for {c['stall_timeout']:.0f}s")
             if failure is not None:
                 self._failure_logs = self._log_sizes()
+                if failure.kind == "stalled":
+                    self._take_stacks(failure, n)
+                elif failure.kind in ("rank-failed", "exit"):
+                    failure.rank = self._dead_rank(chans, failure.node)
                 self.event("rank-failed" if failure.kind in ("rank-failed", "exit") else failure.kind,
                            attempt=n, detail=failure.detail, node=failure.node)
                 self._log(f"failure detected: {failure.detail}")
                 self._teardown(runner, chans, grace=c["grace"], why=failure.kind)
                 return runner.returncode, failure, False
             time.sleep(0.25)
+
+    def _host_of(self, node: str | None) -> str | None:
+        """The hostfile host of a node name (failures name nodes; launcher lines are prefixed by hosts)."""
+        return next((h for h, name in node_names(self.record).items() if name == node), node)
+
+    def _dead_rank(self, chans: list[NodeChannel], node: str | None, wait: float = 3.0) -> int | None:
+        """The rank that vanished first on the failed node, as its watchdog's heartbeats saw it; None when
+        unknown or when several went at the same heartbeat. A rank's death shows in the launcher output
+        up to a second before the next heartbeat, so wait for that one."""
+        host = self._host_of(node) if node else None
+        chan = next((ch for ch in chans if ch.node == host), chans[0] if len(chans) == 1 else None)
+        if chan is None:
+            return None
+        deadline = time.monotonic() + wait
+        while chan.first_gone() is None and time.monotonic() < deadline and not chan.closed:
+            time.sleep(0.1)
+        gone = chan.first_gone()
+        return gone[1][0] if gone and len(gone[1]) == 1 else None
+
+    def _take_stacks(self, failure: Failure, n: int) -> None:
+        """At a stall, before the teardown: every rank's stack (runs/stacks.py), kept in the run directory;
+        the odd rank out goes into the failure, for its explanation."""
+        from dscluster.runs.stacks import take_at_stall
+
+        report, path, seconds, error = take_at_stall(self.run_dir, self.record, self.links, n)
+        if report is None:
+            self._log(f"stacks at the stall could not be taken: {error}")
+            return
+        odd = report.odd_one_out()
+        failure.stacks = odd.describe(1) if odd else report.summary()
+        failure.stacks_odd = odd is not None
+        if odd is not None:
+            failure.detail += f"; odd one out: {failure.stacks}"
+        self._log(f"stacks at the stall ({seconds:.1f}s, {path}): {report.summary()}")
+        self.event("stacks", attempt=n, seconds=round(seconds, 2), file=str(path),
+                   odd_one_out=odd.describe(1) if odd else None)
 
     def _node_of_line(self, text: str, pos: int) -> str | None:
         hosts = [h for h, _ in self.cfg["hosts"]]
@@ -397,9 +442,9 @@ class Supervisor:
 
     def explain_attempt(self, failure: Failure, rank_exit_code: int | None,
                         restarts_left: bool) -> explainer.Explanation | None:
-        exp = explain_failure(failure, self.log_path, self._failure_logs or self._log_sizes(), self._attempt_started,
-                              rank_exit_code, self.record["id"], restarts_left)
         sim = sim_name(self.record)
+        exp = explain_failure(failure, self.log_path, self._failure_logs or self._log_sizes(), self._attempt_started,
+                              rank_exit_code, self.record["id"], restarts_left, sim=sim)
         if exp is not None and exp.signature == "ssh-255" and sim is not None and failure.node:
             # On a simulated cluster a node's sshd comes back with `sim heal`, not `node start`.
             exp = explainer.custom("ssh-255", exp.cause, "Check the node with `dscluster doctor`; {heal} brings it "
@@ -422,6 +467,7 @@ class Supervisor:
             attempt["ended"] = store.now_iso()
             attempt["exit_code"] = rc
             self._refresh_checkpoint()
+            self.monitor.tick()
             timeout = self.slurm.timeout_explanation() if self.slurm and (stopped or failure) else None
             if timeout is not None:
                 attempt["reason"] = "time limit"
@@ -439,13 +485,18 @@ class Supervisor:
                 exit_code, status = 0, "succeeded"
                 break
             # The runner itself was killed by the teardown: the first failing rank's code is the real one.
-            rank_rc = failed_rank_exit_code(self.log_path, self._failure_logs or {}, f"attempt {n}: ")
+            rank_rc = failed_rank_exit_code(self.log_path, self._failure_logs or {}, f"attempt {n}: ",
+                                            node=self._host_of(failure.node) if failure.node else None)
             exp = self.explain_attempt(failure, rank_rc, restarts_left=n < max_attempts)
             attempt["reason"] = failure.detail
             if exp is not None and exp.signature == "rank-exit":
                 attempt["reason"] = f"exit {rank_rc}" + (f" on {failure.node}" if failure.node else "")
+            sig = killed_by_signal(rank_rc)
+            if exp is not None and exp.signature == "rank-signal" and sig is not None:
+                who = f"rank {failure.rank}" if failure.rank is not None else "a rank"
+                attempt["reason"] = f"{who}{f' on {failure.node}' if failure.node else ''} killed by {signal_name(sig)}"
             self.save(explanation=exp.to_dict() if exp else None)
-            exit_code = rank_rc if rank_rc and rank_rc > 0 else (rc if rc and rc > 0 else 1)
+            exit_code = rank_rc if rank_rc and rank_rc > 0 else 128 + sig if sig else (rc if rc and rc > 0 else 1)
             attempt["rank_exit_code"] = rank_rc
             if n < max_attempts and (exp is None or exp.retry) and not self._stop_wanted():
                 self.save(status="restarting")

@@ -9,6 +9,7 @@ closed the connection) does not beat "the node stopped answering".
 from __future__ import annotations
 
 import re
+import signal
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,11 +23,56 @@ class Failure:
     detail: str
     node: str | None = None
     explanation: explainer.Explanation | None = None
+    rank: int | None = None  # the rank that died first, when the node's watchdog saw it go
+    stacks: str | None = None  # at a stall: the odd rank out (or every group), from runs/stacks.py
+    stacks_odd: bool = False
+
+
+# What a signal that killed a rank usually means, and the fix's first step.
+SIGNAL_CAUSES = {
+    signal.SIGKILL: "the kernel's out-of-memory killer or an operator",
+    signal.SIGSEGV: "a crash in native code (a CUDA/C++ extension, or a driver)",
+    signal.SIGBUS: "a bus error, often /dev/shm too small for the data loader or the CPU all-reduce buffer",
+    signal.SIGABRT: "an abort in native code (a failed assertion, or NCCL/gloo aborting the process)",
+    signal.SIGTERM: "a stop from an operator or the system (a scheduler, a shutdown)",
+    signal.SIGINT: "an interrupt (Ctrl-C) from a terminal on that node",
+}
+
+
+def signal_name(num: int) -> str:
+    try:
+        return signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}"
+
+
+def killed_by_signal(rank_exit_code: int | None) -> int | None:
+    """The signal number when DeepSpeed's launch.py reported a rank's negative return code (killed by that
+    signal, as Python's subprocess reports it), else None."""
+    return -rank_exit_code if rank_exit_code is not None and rank_exit_code < 0 else None
+
+
+def signal_explanation(sig: int, node: str | None, rank: int | None, sim: str | None,
+                       run_id: str) -> explainer.Explanation:
+    who = f"Rank {rank}" if rank is not None else "A rank"
+    where = f" on {node}" if node else ""
+    if sim is not None and node:
+        show = f"dscluster sim exec{'' if sim == 'default' else f' --name {sim}'} {node} -- dmesg -T | tail -n 20"
+    else:
+        show = f"on {node or 'the node'}: sudo dmesg -T | grep -iE 'out of memory|killed process'"
+    return explainer.custom(
+        "rank-signal", "{who}{where} was killed by {sig}: {why}. DeepSpeed's launcher then stopped the others.",
+        "See which in the kernel log of that node ({show}); an OOM kill names the process and its memory. "
+        "Then lower the memory per rank (micro batch, ZeRO stage, offload) or stop what else runs there.",
+        f"{who.lower() if rank is None else who}{where}: exit {-sig} ({signal_name(sig)})",
+        who=who, where=where, sig=signal_name(sig), why=SIGNAL_CAUSES.get(sig, "a signal from outside the process"),
+        show=show, run=run_id)
 
 
 def explain_failure(failure: Failure, launcher_log: Path, upto: dict[Path, int],
                     attempt_started: float, rank_exit_code: int | None = None,
-                    run_id: str = "RUN", restarts_left: bool = True) -> explainer.Explanation | None:
+                    run_id: str = "RUN", restarts_left: bool = True,
+                    sim: str | None = None) -> explainer.Explanation | None:
     ranks = []
     for path in upto:
         try:
@@ -44,11 +90,25 @@ def explain_failure(failure: Failure, launcher_log: Path, upto: dict[Path, int],
                                     "the last committed checkpoint while restarts remain.", failure.detail)
         return explainer.custom("node-lost", cause, "Check the node (`dscluster doctor`), then `dscluster restart "
                                 "{run}` resumes from the last committed checkpoint.", failure.detail, run=run_id)
+    if failure.kind == "stalled" and specific is None and failure.stacks and failure.stacks_odd:
+        return explainer.custom("stalled-rank", "The run made no progress for the stall timeout, and one group of "
+                                "ranks was somewhere the others were not: {odd}. The others waited for it.",
+                                "Look at that line (the full stacks: dscluster stacks {run}); raise --stall-timeout "
+                                "if it is just slow.", failure.detail, odd=failure.stacks, run=run_id)
+    if failure.kind == "stalled" and specific is None and failure.stacks:
+        return explainer.custom("stalled", "The run made no progress for the stall timeout; every rank was in the "
+                                "same place: {where}.", "A hang inside that call (a collective whose peer is gone, "
+                                "a stuck JIT build): the full stacks: dscluster stacks {run}.", failure.detail,
+                                where=failure.stacks, run=run_id)
     if failure.kind == "stalled" and specific is None:
         return explainer.custom("stalled", "The run made no progress (no log or metrics output) for the stall "
                                 "timeout: a hang in a collective, a stuck JIT build, or a dead peer.",
                                 "Look at `dscluster logs RUN`; raise --stall-timeout if the job is just quiet.",
                                 failure.detail)
+    sig = killed_by_signal(rank_exit_code)
+    if failure.kind in ("rank-failed", "exit") and sig is not None and specific is None:
+        # A rank killed by a signal leaves no traceback; its peers' "connection closed" is the effect.
+        return signal_explanation(sig, failure.node, failure.rank, sim, run_id)
     if failure.kind in ("rank-failed", "exit") and rank_exit_code not in (None, 0, 255) and \
             (found is None or found.signature == "ssh-255"):
         # A rank exited with its own code and the teardown that followed made pdsh report 255 for the
@@ -91,7 +151,8 @@ def first_rank_exit_code(launcher_log: Path, upto: dict[Path, int], attempt_line
     return None
 
 
-def failed_rank_exit_code(launcher_log: Path, upto: dict[Path, int], attempt_line: str) -> int | None:
+def failed_rank_exit_code(launcher_log: Path, upto: dict[Path, int], attempt_line: str,
+                          node: str | None = None) -> int | None:
     """first_rank_exit_code up to the failure's snapshot, else read on past it: launch.py logs "Killing
     subprocess" (which a failure is often detected on) before the failed rank's "exits with return code
     = N". Past the snapshot only a code the rank set itself counts: the teardown's own signals show as
@@ -100,4 +161,22 @@ def failed_rank_exit_code(launcher_log: Path, upto: dict[Path, int], attempt_lin
     if code is not None:
         return code
     later = first_rank_exit_code(launcher_log, {}, attempt_line)
-    return later if later is not None and 0 < later != 255 else None
+    if later is not None and 0 < later != 255:
+        return later
+    # A negative code (a signal) past the snapshot counts only from the node the failure was seen on: its
+    # launch.py logs the killed rank's code right after its "Killing subprocess" lines, before any
+    # teardown reaches it; elsewhere the teardown's own signals show up the same way.
+    return _node_signal_code(launcher_log, attempt_line, node) if node else None
+
+
+def _node_signal_code(launcher_log: Path, attempt_line: str, node: str) -> int | None:
+    try:
+        text = launcher_log.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    start = text.rfind(attempt_line)
+    for line in text[max(0, start):].splitlines():
+        m = re.search(r"exits with return code = (-\d+)", line)
+        if m and line.split(":", 1)[0].strip() == node:
+            return int(m.group(1))
+    return None

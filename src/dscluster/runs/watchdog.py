@@ -4,7 +4,7 @@ The supervisor starts one on every node (over the cluster's ssh, or locally) bef
 DeepSpeed runner, and keeps its stdin open. Protocol, one line each way:
 
   supervisor -> node: "ping" (every second), "kill" (tear the run down here now), "exit"
-  node -> supervisor: "hb <number of the run's processes here>" every second, and
+  node -> supervisor: "hb <number of the run's processes here> ranks=<RANK,...>" every second, and
                       "reaped N (why)" when it tore the run down here.
 
 Why it exists: the run's ranks must not outlive the supervisor (SIGKILLed, its machine gone) nor a
@@ -57,6 +57,22 @@ def remove_shm_buffers(master_port: int, shm_dir: str = "/dev/shm") -> int:
     return removed
 
 
+def rank_numbers(pids: list[int]) -> list[int]:
+    """The RANK values among these processes: which ranks still live here. The first one to vanish
+    before any teardown is the rank that died (killed by a signal names it)."""
+    ranks = set()
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                env = f.read().split(b"\0")
+        except OSError:
+            continue
+        for item in env:
+            if item.startswith(b"RANK=") and item[5:].isdigit():
+                ranks.add(int(item[5:]))
+    return sorted(ranks)
+
+
 def serve(run_id: str, ping_timeout: float, grace: float, interval: float = 1.0) -> int:
     last_ping = time.monotonic()
     fd = sys.stdin.fileno()
@@ -66,7 +82,8 @@ def serve(run_id: str, ping_timeout: float, grace: float, interval: float = 1.0)
     while reason is None:
         now = time.monotonic()
         if now >= next_hb:
-            if not _say(f"hb {len(run_pids(run_id))}"):
+            pids = run_pids(run_id)
+            if not _say(f"hb {len(pids)} ranks={','.join(map(str, rank_numbers(pids)))}"):
                 reason = "stdout closed"
                 break
             next_hb = now + interval

@@ -1,0 +1,154 @@
+"""A run's metrics: one file (<run>/metrics.jsonl), one reader, and the two ways any script fills it.
+
+- The reference trainer writes it (train/metrics.py), rank 0 only.
+- A user's own script writes it with one line, `dscluster.log(step=, loss=, ...)` (see `log` below).
+- With no change to the script at all, DeepSpeed's own csv monitor (added to the run's ds_config by
+  `dscluster launch` when the user's has no monitor: launcher/prepare.py) writes the learning rate,
+  loss scale and step timers under <run>/monitor/; the supervisor copies each new row into
+  metrics.jsonl (`MonitorBridge`), with the step derived from DeepSpeed's sample count.
+
+Everything that shows metrics - the JupyterLab panel, `Run.metrics()`, `dscluster status`, the demo's
+progress bar - reads them through `read` / `last` here. Stdlib only: it runs inside the ranks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from dscluster.fsutil import append_jsonl, read_jsonl
+
+METRICS_FILE = "metrics.jsonl"
+MONITOR_DIR = "monitor"  # DeepSpeed's csv monitor writes <run>/monitor/<job>/*.csv
+MONITOR_JOB = "deepspeed"
+
+
+def read(run_dir: str | os.PathLike, offset: int = 0) -> tuple[list[dict], int]:
+    """Complete records since byte `offset`, and the offset to continue from."""
+    return read_jsonl(Path(run_dir) / METRICS_FILE, max(0, int(offset)))
+
+
+def last(run_dir: str | os.PathLike, key: str = "loss", max_bytes: int = 16384) -> dict | None:
+    """The last complete record with a numeric `key` (cheap: reads only the file's end)."""
+    try:
+        with open(Path(run_dir) / METRICS_FILE, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - max_bytes))
+            data = f.read()
+    except OSError:
+        return None
+    for raw in reversed(data.split(b"\n")):
+        try:
+            rec = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(rec, dict) and "event" not in rec and isinstance(rec.get(key), (int, float)) \
+                and not isinstance(rec.get(key), bool):
+            return rec
+    return None
+
+
+# ---- a user's script: dscluster.log(...) ---------------------------------------------------------
+_writer = None
+
+
+def _plain(value):
+    """A tensor or numpy scalar as a Python number; other values as they are."""
+    item = getattr(value, "item", None)
+    if callable(item):
+        try:
+            return item()
+        except (TypeError, ValueError, RuntimeError):
+            return None
+    return value
+
+
+def log(step: int | None = None, **values) -> bool:
+    """Record metrics of a user's script, like `wandb.log`: `dscluster.log(step=step, loss=loss)`.
+
+    Only inside a dscluster run (DSCLUSTER_RUN_DIR is set by the launcher) and only on rank 0 (other
+    ranks hold the same averaged values); anywhere else it does nothing, so a script keeps working
+    under plain `deepspeed` or `python`. Tensors are converted with `.item()` (a GPU sync: call it
+    every N steps, not inside the hot loop). Also written to TensorBoard (<run>/tensorboard/) when
+    TensorBoard is installed. Returns whether it was recorded."""
+    global _writer
+    run_dir = os.environ.get("DSCLUSTER_RUN_DIR")
+    if not run_dir or os.environ.get("RANK", "0") != "0":
+        return False
+    record: dict = {} if step is None else {"step": int(step)}
+    for key, value in values.items():
+        value = _plain(value)
+        if isinstance(value, (int, float, str, bool)) or value is None:
+            record[key] = value
+    if _writer is None:
+        from dscluster.train.metrics import MetricsWriter  # noqa: PLC0415 - TensorBoard only when logging
+
+        _writer = MetricsWriter(Path(run_dir), enabled=True)
+    _writer.write(record)
+    return True
+
+
+# ---- the supervisor: DeepSpeed's csv monitor -> metrics.jsonl --------------------------------------
+def monitor_config(run_dir: str | os.PathLike) -> dict:
+    """The ds_config section that makes DeepSpeed write its own metrics into the run directory."""
+    return {"enabled": True, "output_path": str(Path(run_dir) / MONITOR_DIR), "job_name": MONITOR_JOB}
+
+
+MONITOR_KEYS = ("tensorboard", "csv_monitor", "wandb", "comet", "aim")
+
+
+def has_monitor(ds_config: dict) -> bool:
+    return any(isinstance(ds_config.get(k), dict) and ds_config[k].get("enabled") for k in MONITOR_KEYS)
+
+
+class MonitorBridge:
+    """Copies new rows of DeepSpeed's csv monitor files into metrics.jsonl, one record per step."""
+
+    def __init__(self, run_dir: Path, train_batch_size: int | None, owner_uid: int | None = None):
+        self.run_dir = Path(run_dir)
+        self.batch = int(train_batch_size or 0) or None
+        self.owner_uid = owner_uid
+        self._offsets: dict[Path, int] = {}
+        self._names: dict[Path, str] = {}  # each file's column, from its header row
+
+    def tick(self) -> int:
+        """Copy what is new; returns how many records were written."""
+        rows: dict[int, dict] = {}
+        for path in sorted((self.run_dir / MONITOR_DIR).glob("*/*.csv")):
+            for samples, name, value in self._new_rows(path):
+                rows.setdefault(samples, {})[name] = value
+        out = self.run_dir / METRICS_FILE
+        existed = out.exists()
+        for samples in sorted(rows):
+            step = samples // self.batch if self.batch else samples
+            append_jsonl(out, {"step": step, "samples": samples, **rows[samples], "source": "deepspeed"})
+        if rows and not existed and self.owner_uid is not None and os.geteuid() == 0:
+            # rank 0 (the node user) appends its own records (dscluster.log) to the same file
+            os.chown(out, self.owner_uid, -1)
+        return len(rows)
+
+    def _new_rows(self, path: Path) -> list[tuple[int, str, float]]:
+        offset = self._offsets.get(path, 0)
+        try:
+            with open(path, "rb") as f:
+                f.seek(offset)
+                data = f.read()
+        except OSError:
+            return []
+        end = data.rfind(b"\n") + 1
+        self._offsets[path] = offset + end
+        found = []
+        text = data[:end].decode("utf-8", "replace")
+        for line in text.splitlines():
+            parts = line.strip().split(",")
+            if len(parts) != 2:
+                continue
+            if parts[0] == "step":
+                self._names[path] = parts[1]
+                continue
+            try:
+                found.append((int(float(parts[0])), self._names.get(path, path.stem), float(parts[1])))
+            except ValueError:
+                continue
+        return found
