@@ -17,7 +17,7 @@ import json
 import os
 from pathlib import Path
 
-from dscluster.fsutil import append_jsonl, read_jsonl
+from dscluster.fsutil import append_jsonl, open_file, read_jsonl
 
 METRICS_FILE = "metrics.jsonl"
 MONITOR_DIR = "monitor"  # DeepSpeed's csv monitor writes <run>/monitor/<job>/*.csv
@@ -32,7 +32,8 @@ def read(run_dir: str | os.PathLike, offset: int = 0) -> tuple[list[dict], int]:
 def last(run_dir: str | os.PathLike, key: str = "loss", max_bytes: int = 16384) -> dict | None:
     """The last complete record with a numeric `key` (cheap: reads only the file's end)."""
     try:
-        with open(Path(run_dir) / METRICS_FILE, "rb") as f:
+        # by fsutil's no-symlink rule: the run dir is the node user's to write, its reader may be root
+        with os.fdopen(open_file(Path(run_dir) / METRICS_FILE), "rb") as f:
             f.seek(0, os.SEEK_END)
             f.seek(max(0, f.tell() - max_bytes))
             data = f.read()
@@ -125,13 +126,17 @@ class MonitorBridge:
             append_jsonl(out, {"step": step, "samples": samples, **rows[samples], "source": "deepspeed"})
         if rows and not existed and self.owner_uid is not None and os.geteuid() == 0:
             # rank 0 (the node user) appends its own records (dscluster.log) to the same file
-            os.chown(out, self.owner_uid, -1)
+            fd = open_file(out)  # fchown of what was opened by the no-symlink rule, never of a path
+            try:
+                os.fchown(fd, self.owner_uid, -1)
+            finally:
+                os.close(fd)
         return len(rows)
 
     def _new_rows(self, path: Path) -> list[tuple[int, str, float]]:
         offset = self._offsets.get(path, 0)
         try:
-            with open(path, "rb") as f:
+            with os.fdopen(open_file(path), "rb") as f:  # the node user's file, read by the supervisor
                 f.seek(offset)
                 data = f.read()
         except OSError:

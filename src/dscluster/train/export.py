@@ -175,7 +175,11 @@ def export(step_dir: Path, out: Path, fmt: str, progress: Callable[[int, int], N
         for i, name in enumerate(names, 1):
             full[name] = state[name].contiguous()
             progress(i, len(names))
-        torch.save(full, tmp)
+        # O_EXCL | O_NOFOLLOW: the run dir may be the node user's, and a name planted there beforehand
+        # must not make this process (often root) write through it.
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        with os.fdopen(fd, "wb") as f:
+            torch.save(full, f)
         count, size = len(full), tmp.stat().st_size
         _fsync_file(str(tmp))
     else:
