@@ -148,6 +148,27 @@ def test_up_names_the_missing_image_and_starts_nothing(deploy):
     assert all(deploy.container not in deploy.containers(h) for h in ("host0", "host1", "host2"))
 
 
+def test_up_names_a_taken_port_and_an_unwritable_shared_dir_before_starting_anything(deploy):
+    netns = deploy.hosts.hosts[1].netns
+    listener = subprocess.Popen(["nsenter", f"--net=/run/netns/{netns}", sys.executable, "-c",
+                                 "import socket, time; s = socket.socket(); s.bind(('0.0.0.0', 2222)); s.listen();"
+                                 " print('listening', flush=True); time.sleep(120)"],
+                                stdout=subprocess.PIPE, text=True)
+    shared = deploy.hosts.shared_dir
+    try:
+        assert listener.stdout.readline().strip() == "listening"
+        os.chown(shared, 0, 0)
+        res = deploy.up()
+    finally:
+        os.chown(shared, 10001, 10001)
+        listener.kill()
+        listener.wait()
+    assert res.returncode != 0
+    assert f"port 2222 is already in use on {deploy.hosts.addresses[1]}" in res.stderr, res.stderr
+    assert "not writable by the image's user (UID 10001" in res.stderr and "sudo chown 10001:10001" in res.stderr
+    assert all(deploy.container not in deploy.containers(h) for h in ("host0", "host1", "host2"))
+
+
 def test_up_starts_the_image_on_every_host_and_doctor_is_green(deploy):
     t0 = time.monotonic()
     out = _ok(deploy.up())
