@@ -29,6 +29,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "dscluster.commands.sim",
     "dscluster.commands.doctor",
     "dscluster.commands.up",
+    "dscluster.commands.image",
     "dscluster.commands.lab",
     "dscluster.commands.launch",
     "dscluster.commands.runs",

@@ -49,6 +49,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     verb("crash", tr("kill every process on a node at once"), cmd_crash, node=True)
     verb("partition", tr("cut a node's network link"), cmd_partition, node=True)
     verb("heal", tr("restore a node's link, restart it if crashed"), cmd_heal, node=True)
+    from dscluster.commands import simhosts  # bare hosts for `dscluster up`: their own module
+
+    simhosts.register(verbs)
     parser.set_defaults(func=lambda args: (parser.print_help(), 2)[1])
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 
@@ -20,11 +21,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                description=tr("Checks every host first (Docker, GPUs, shared directory, ports), "
                                               "then starts the node container everywhere, or nowhere."))
     _common(up)
-    up.add_argument("--image", default=dockerrun.DEFAULT_IMAGE, help=tr("node image (default: %(default)s)"))
+    up.add_argument("--image", default=os.environ.get("DSCLUSTER_IMAGE", dockerrun.DEFAULT_IMAGE),
+                    help=tr("node image (default: %(default)s; env DSCLUSTER_IMAGE)"))
     up.add_argument("--gpus", default="all", help=tr("all (default), none (CPU-only hosts), or a device list 0,1"))
     up.add_argument("--shm-size", default="16g", help=tr("/dev/shm size for NCCL and data loaders (default: %(default)s)"))
     up.add_argument("--ipc-host", action="store_true",
                     help=tr("share the host's IPC namespace instead of --shm-size (weaker isolation)"))
+    up.add_argument("--ulimit", action="append", default=[], metavar="NAME=V",
+                    help=tr("container rlimits instead of memlock=-1 and stack=67108864 (repeatable); "
+                            "none: the engine's defaults"))
     up.add_argument("--infiniband", choices=("auto", "yes", "no"), default="auto",
                     help=tr("pass /dev/infiniband: auto = on hosts that have it"))
     up.add_argument("--no-lab", action="store_true", help=tr("do not start JupyterLab on the master"))
@@ -44,20 +49,31 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cluster", "--hostfile", dest="cluster", help=tr("cluster spec (dscluster.toml) or hostfile; default: see `dscluster init`"))
     parser.add_argument("--host-user", help=tr("your login on the hosts, if your ~/.ssh/config does not set it"))
+    parser.add_argument("--engine", choices=dockerrun.ENGINES, default=os.environ.get("DSCLUSTER_ENGINE", "docker"),
+                        help=tr("container engine on the hosts (default: %(default)s; env DSCLUSTER_ENGINE)"))
+    parser.add_argument("--host-ssh-config", metavar="FILE", default=os.environ.get("DSCLUSTER_HOST_SSH_CONFIG"),
+                        help=tr("ssh_config for reaching the hosts instead of ~/.ssh/config "
+                                "(env DSCLUSTER_HOST_SSH_CONFIG)"))
     parser.add_argument("--print", dest="print_only", action="store_true",
                         help=tr("print the exact commands for every host and run nothing"))
 
 
 def _options(args: argparse.Namespace) -> dockerrun.DeployOptions:
     lang = args.lang or current_language()
-    return dockerrun.DeployOptions(image=args.image, gpus=args.gpus, shm_size=args.shm_size, ipc_host=args.ipc_host,
-                                   infiniband=args.infiniband, lab=not args.no_lab,
+    return dockerrun.DeployOptions(image=args.image, engine=args.engine, gpus=args.gpus, shm_size=args.shm_size, ipc_host=args.ipc_host,
+                                   infiniband=args.infiniband, lab=not args.no_lab, ulimits=_ulimits(args.ulimit),
                                    master_identity=not args.no_master_identity,
                                    lang=lang if lang != "en" else None).validate()
 
 
+def _ulimits(given: list[str]) -> tuple[str, ...]:
+    if not given:
+        return dockerrun.DeployOptions.ulimits
+    return () if given == ["none"] else tuple(given)
+
+
 def _runner_factory(args: argparse.Namespace):
-    return lambda node: HostSSHRunner(node.address, user=args.host_user)
+    return lambda node: HostSSHRunner(node.address, user=args.host_user, config=args.host_ssh_config)
 
 
 def _print_commands(spec: ClusterSpec, commands: list[tuple[str, list[str]]]) -> None:
@@ -103,8 +119,9 @@ def cmd_up(args: argparse.Namespace) -> int:
     master = spec.master
     steps = [f"dscluster doctor --cluster {spec.path or spec.name}"]
     if opts.lab:
-        steps.append(tr("ssh {host} docker exec {container} dscluster lab url   # JupyterLab URL + ssh -L line",
-                        host=master.address, container=dockerrun.container_name(spec)))
+        steps.append(tr("ssh {host} {engine} exec --user {user} {container} dscluster lab url   "
+                        "# JupyterLab URL + ssh -L line", host=master.address, engine=opts.engine,
+                        user=spec.ssh_user, container=dockerrun.container_name(spec)))
     steps.append(f"dscluster down --cluster {spec.path or spec.name}")
     print(next_steps(*steps))
     return 0
@@ -139,16 +156,19 @@ def cmd_down(args: argparse.Namespace) -> int:
         commands = []
         for node in spec.nodes:
             ssh = runner_for(node)
-            commands.append((f"{node.name} {node.address}", ssh.ssh_argv(dockerrun.docker_stop_argv(spec))))
-            commands.append((f"{node.name} {node.address}", ssh.ssh_argv(dockerrun.docker_rm_argv(spec, force=True))))
+            commands.append((f"{node.name} {node.address}",
+                             ssh.ssh_argv(dockerrun.docker_stop_argv(spec, engine=args.engine))))
+            commands.append((f"{node.name} {node.address}",
+                             ssh.ssh_argv(dockerrun.docker_rm_argv(spec, force=True, engine=args.engine))))
             if args.purge:
-                commands.append((f"{node.name} {node.address}", ssh.ssh_argv(dockerrun.docker_volume_rm_argv(spec))))
+                commands.append((f"{node.name} {node.address}",
+                                 ssh.ssh_argv(dockerrun.docker_volume_rm_argv(spec, engine=args.engine))))
         master = spec.master
         commands.append((f"{master.name} {master.address}", runner_for(master).ssh_argv(
-            dockerrun.docker_volume_rm_argv(spec, dockerrun.identity_volume(spec)))))
+            dockerrun.docker_volume_rm_argv(spec, dockerrun.identity_volume(spec), args.engine))))
         _print_commands(spec, commands)
         return 0
-    results = deploy.down(spec, runner_for, purge=args.purge)
+    results = deploy.down(spec, runner_for, purge=args.purge, engine=args.engine)
     glyph = {"removed": OK, "absent": OK, "failed": FAIL}
     words = {"removed": tr("stopped and removed"), "absent": tr("was not running"), "failed": tr("failed")}
     for node, result in zip(spec.nodes, results):

@@ -31,9 +31,13 @@ class HostSSHRunner:
     node: str  # the host address, as the spec names it
     user: str | None = None
     connect_timeout: int = CONNECT_TIMEOUT_S
+    # An ssh_config file for the hosts instead of ~/.ssh/config (`ssh -F`): e.g. the simulated bare
+    # hosts' own, or a team's shared one. Host-key checking stays whatever that file says.
+    config: str | None = None
 
     def ssh_argv(self, argv: Sequence[str]) -> list[str]:
-        base = ["ssh", "-o", "BatchMode=yes", "-o", f"ConnectTimeout={self.connect_timeout}"]
+        base = ["ssh", *(["-F", self.config] if self.config else []), "-o", "BatchMode=yes",
+                "-o", f"ConnectTimeout={self.connect_timeout}"]
         if self.user:
             base += ["-l", self.user]
         # ssh joins remote words with spaces for the remote shell: quote each one ourselves.
@@ -67,22 +71,29 @@ class HostFacts:
     busy_ports: tuple[int, ...] = ()
     container: str = ""  # state of an existing container with our name, "" if none
     image_user: str | None = None  # None: image not on the host
+    image_uid: str = ""  # the image's node UID (label io.dscluster.node-uid), "" for other images
+    shared_stat: str = ""  # "uid gid octal-mode" of the shared directory
+    engine: str = "docker"
 
 
 _SCRIPT = r"""
-shared=$1; name=$2; image=$3; shift 3
-if command -v docker >/dev/null 2>&1; then
-  if out=$(docker info --format '{{.ServerVersion}}' 2>&1); then echo "docker=$out"
+engine=$1; shared=$2; name=$3; image=$4; shift 4
+if command -v "$engine" >/dev/null 2>&1; then
+  if [ "$engine" = podman ]; then fmt='{{.Version.Version}}'; else fmt='{{.ServerVersion}}'; fi
+  if out=$("$engine" info --format "$fmt" 2>&1); then echo "docker=$out"
   else echo "docker_error=$(printf '%s' "$out" | tr '\n' ' ' | cut -c1-300)"; fi
-  docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q nvidia && echo gpu_toolkit=yes
+  "$engine" info --format '{{json .Runtimes}}' 2>/dev/null | grep -q nvidia && echo gpu_toolkit=yes
   command -v nvidia-ctk >/dev/null 2>&1 && echo gpu_toolkit=yes
-  echo "container=$(docker ps -a --filter "name=^/${name}\$" --format '{{.State}}' 2>/dev/null | head -n1)"
-  if u=$(docker image inspect --format '{{.Config.User}}' "$image" 2>/dev/null); then echo "image_user=$u"; fi
+  echo "container=$("$engine" ps -a --format '{{.Names}} {{.State}}' 2>/dev/null | awk -v n="$name" '$1 == n || $1 == "/" n {print $2; exit}')"
+  if u=$("$engine" image inspect --format '{{.Config.User}}' "$image" 2>/dev/null); then
+    echo "image_user=$u"
+    echo "image_uid=$("$engine" image inspect --format '{{index .Config.Labels "io.dscluster.node-uid"}}' "$image" 2>/dev/null)"
+  fi
 else
-  echo "docker_error=docker: command not found"
+  echo "docker_error=$engine: command not found"
 fi
 if command -v nvidia-smi >/dev/null 2>&1; then echo "gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')"; fi
-[ -d "$shared" ] && echo shared_dir=yes
+[ -d "$shared" ] && echo shared_dir=yes && echo "shared_stat=$(stat -L -c '%u %g %a' "$shared" 2>/dev/null)"
 [ -f "$shared/.dscluster/cluster.pub" ] && echo cluster_pub=yes
 [ -d /dev/infiniband ] && echo infiniband=yes
 for port in "$@"; do
@@ -100,19 +111,20 @@ def ports_needed(spec: ClusterSpec, node: NodeSpec, opts: DeployOptions, lab_por
 
 
 def preflight_argv(spec: ClusterSpec, node: NodeSpec, opts: DeployOptions) -> list[str]:
-    return ["sh", "-c", _SCRIPT, "dscluster-preflight", str(spec.shared_dir), container_name(spec), opts.image,
+    return ["sh", "-c", _SCRIPT, "dscluster-preflight", opts.engine, str(spec.shared_dir), container_name(spec),
+            opts.image,
             *[str(p) for p in ports_needed(spec, node, opts)]]
 
 
-def parse_facts(result: CommandResult) -> HostFacts:
+def parse_facts(result: CommandResult, engine: str = "docker") -> HostFacts:
     """Turn the script's output (or the ssh failure) into HostFacts."""
     lines = [ln.partition("=") for ln in result.stdout.splitlines() if "=" in ln]
     if "preflight" not in {k for k, _, _ in lines}:
         error = (result.stderr.strip().splitlines() or [tr("no answer")])[-1]
         if result.timed_out:
             error = tr("timed out")
-        return HostFacts(result.node, reachable=False, ssh_error=error)
-    facts: dict = {"busy_ports": []}
+        return HostFacts(result.node, reachable=False, ssh_error=error, engine=engine)
+    facts: dict = {"busy_ports": [], "engine": engine}
     for key, _, value in lines:
         if key == "busy_port":
             facts["busy_ports"].append(int(value))
@@ -120,7 +132,7 @@ def parse_facts(result: CommandResult) -> HostFacts:
             facts[key] = value == "yes"
         elif key == "gpus":
             facts[key] = int(value or 0)
-        elif key in ("docker", "docker_error", "container", "image_user"):
+        elif key in ("docker", "docker_error", "container", "image_user", "image_uid", "shared_stat"):
             facts[key] = value.strip()
     facts["busy_ports"] = tuple(facts["busy_ports"])
     return HostFacts(result.node, reachable=True, **facts)
@@ -143,16 +155,7 @@ def host_problems(spec: ClusterSpec, node: NodeSpec, opts: DeployOptions, facts:
             tr("make `ssh {host} true` work without a password prompt (your key, your ~/.ssh/config)", host=host))
         return p
     if not facts.docker:
-        err = facts.docker_error or ""
-        if "permission denied" in err.lower():
-            add(tr("Docker on {host} refuses your user: {err}", host=host, err=err),
-                tr("add your login to the docker group on {host}: sudo usermod -aG docker $USER", host=host))
-        elif "not found" in err:
-            add(tr("Docker is not installed on {host}", host=host),
-                tr("install Docker Engine and the NVIDIA Container Toolkit on {host}", host=host))
-        else:
-            add(tr("the Docker engine on {host} is not running: {err}", host=host, err=err),
-                tr("start it: ssh {host} sudo systemctl start docker", host=host))
+        p += _engine_problems(node, opts.engine, facts.docker_error or "")
         return p
     if opts.gpus != "none":
         if facts.gpus <= 0:
@@ -163,7 +166,11 @@ def host_problems(spec: ClusterSpec, node: NodeSpec, opts: DeployOptions, facts:
             add(tr("{host} has {n} GPUs but the spec gives it slots = {slots}", host=host, n=facts.gpus,
                    slots=node.slots),
                 tr("set slots = {n} for {name} in the cluster spec", n=facts.gpus, name=node.name))
-        if not facts.gpu_toolkit:
+        if not facts.gpu_toolkit and opts.engine == "podman":
+            add(tr("podman on {host} cannot pass GPUs (no NVIDIA Container Toolkit)", host=host),
+                tr("install nvidia-container-toolkit on {host}, then: sudo nvidia-ctk cdi generate "
+                   "--output=/etc/cdi/nvidia.yaml", host=host))
+        elif not facts.gpu_toolkit:
             add(tr("Docker on {host} cannot pass GPUs (no NVIDIA Container Toolkit)", host=host),
                 tr("install nvidia-container-toolkit on {host}, then: sudo nvidia-ctk runtime configure "
                    "--runtime=docker && sudo systemctl restart docker", host=host))
@@ -171,6 +178,12 @@ def host_problems(spec: ClusterSpec, node: NodeSpec, opts: DeployOptions, facts:
         add(tr("the shared directory {path} does not exist on {host}", path=spec.shared_dir, host=host),
             tr("mount the cluster's shared storage (NFS) at {path} on {host}, the same path on every host",
                path=spec.shared_dir, host=host))
+    elif facts.image_uid and not shared_writable(facts.shared_stat, facts.image_uid):
+        add(tr("the shared directory {path} on {host} is not writable by the image's user (UID {uid}; "
+               "it is owner:group:mode {stat})", path=spec.shared_dir, host=host, uid=facts.image_uid,
+               stat=facts.shared_stat.replace(" ", ":") or "?"),
+            tr("on the storage: sudo chown {uid}:{uid} {path} (or build the image with --build-arg "
+               "NODE_UID=<the owner's UID>)", uid=facts.image_uid, path=spec.shared_dir))
     for port in facts.busy_ports:
         add(tr("port {port} is already in use on {host}", port=port, host=host),
             tr("free it (ssh {host} ss -ltnp 'sport = :{port}'), or choose another ssh_port in the spec",
@@ -181,8 +194,8 @@ def host_problems(spec: ClusterSpec, node: NodeSpec, opts: DeployOptions, facts:
             tr("remove it first: dscluster down --cluster {spec}", spec=spec.path or spec.name))
     if facts.image_user is None:
         add(tr("the image {image} is not on {host}", image=opts.image, host=host),
-            tr("ssh {host} docker pull {image}   (or: docker save {image} | ssh {host} docker load)",
-               host=host, image=opts.image))
+            tr("ssh {host} {engine} pull {image}   (or: {engine} save {image} | ssh {host} {engine} load)",
+               host=host, image=opts.image, engine=opts.engine))
     elif facts.image_user in ("", "root", "0"):
         add(tr("the image {image} runs as root by default", image=opts.image),
             tr("use the dscluster node image (docker/Dockerfile), whose user is {user}", user=spec.ssh_user))
@@ -192,6 +205,42 @@ def host_problems(spec: ClusterSpec, node: NodeSpec, opts: DeployOptions, facts:
             tr('set ssh_user = "{image_user}" in the spec, or rebuild with --build-arg NODE_USER={user}',
                image_user=facts.image_user, user=spec.ssh_user))
     return p
+
+
+def _engine_problems(node: NodeSpec, engine: str, err: str) -> list[Problem]:
+    host = node.address
+    if engine == "podman":
+        if "not found" in err:
+            return [Problem(node.name, tr("podman is not installed on {host}", host=host),
+                            tr("install podman (and runc or crun) on {host}: sudo apt-get install podman runc, "
+                               "or sudo dnf install podman", host=host))]
+        return [Problem(node.name, tr("podman on {host} does not work: {err}", host=host, err=err),
+                        tr("run `podman info` on {host} and fix what it says (runtime, storage, "
+                           "/etc/containers/containers.conf)", host=host))]
+    if "permission denied" in err.lower():
+        return [Problem(node.name, tr("Docker on {host} refuses your user: {err}", host=host, err=err),
+                        tr("add your login to the docker group on {host}: sudo usermod -aG docker $USER", host=host))]
+    if "not found" in err:
+        return [Problem(node.name, tr("Docker is not installed on {host}", host=host),
+                        tr("install Docker Engine and the NVIDIA Container Toolkit on {host}", host=host))]
+    return [Problem(node.name, tr("the Docker engine on {host} is not running: {err}", host=host, err=err),
+                    tr("start it: ssh {host} sudo systemctl start docker", host=host))]
+
+
+def shared_writable(shared_stat: str, uid: str) -> bool:
+    """Whether a directory with `stat -c '%u %g %a'` = shared_stat is writable by UID `uid` (whose
+    group, in the node image, has the same number). Root in the container is not the question: the
+    ranks and JupyterLab run as the node user."""
+    try:
+        owner, group, mode = shared_stat.split()
+        bits = int(mode, 8)
+    except ValueError:
+        return True  # nothing known: let the later write checks speak
+    if owner == uid:
+        return bool(bits & 0o200)
+    if group == uid:
+        return bool(bits & 0o020)
+    return bool(bits & 0o002)
 
 
 def shared_write_argv(dest: str) -> list[str]:

@@ -53,7 +53,7 @@ RunnerFactory = Callable[[NodeSpec], Runner]
 def preflight(spec: ClusterSpec, opts: dockerrun.DeployOptions, runner_for: RunnerFactory) -> UpReport:
     def probe(node: NodeSpec) -> HostFacts:
         result = runner_for(node).run(hosts.preflight_argv(spec, node, opts), timeout=hosts.CONNECT_TIMEOUT_S + 30)
-        return hosts.parse_facts(result)
+        return hosts.parse_facts(result, opts.engine)
 
     report = UpReport(facts=run_parallel(probe, spec.nodes))
     for node, facts in zip(spec.nodes, report.facts):
@@ -104,21 +104,23 @@ def start_all(spec: ClusterSpec, opts: dockerrun.DeployOptions, runner_for: Runn
         result = runner_for(node).run(argv, timeout=RUN_TIMEOUT_S)
         if result.ok:
             return None
-        return Problem(node.name, tr("docker run failed on {host}: {err}", host=node.address, err=_tail(result)),
+        return Problem(node.name, tr("{engine} run failed on {host}: {err}", engine=opts.engine, host=node.address,
+                                     err=_tail(result)),
                        tr("read the error above; the other hosts were rolled back"))
 
     outcomes = run_parallel(start, spec.nodes)
     report.started = [n.name for n, o in zip(spec.nodes, outcomes) if o is None]
     report.failed = [o for o in outcomes if o]
     if not report.failed:
-        report.failed = verify(spec, runner_for, timeout=verify_timeout, sleep=sleep)
+        report.failed = verify(spec, runner_for, timeout=verify_timeout, sleep=sleep, engine=opts.engine)
     if report.failed:
-        report.rolled_back = rollback(spec, [n for n in spec.nodes if n.name in report.started], runner_for)
+        report.rolled_back = rollback(spec, [n for n in spec.nodes if n.name in report.started], runner_for,
+                                      engine=opts.engine)
     return report
 
 
 def verify(spec: ClusterSpec, runner_for: RunnerFactory, *, timeout: float,
-           sleep: Callable[[float], None] = time.sleep) -> list[Problem]:
+           sleep: Callable[[float], None] = time.sleep, engine: str = "docker") -> list[Problem]:
     """Wait until every node's sshd listens on its port; a node that does not gets its log tail."""
     pending = {n.name: n for n in spec.nodes}
     deadline = time.monotonic() + timeout
@@ -133,7 +135,7 @@ def verify(spec: ClusterSpec, runner_for: RunnerFactory, *, timeout: float,
         sleep(1.0)
     problems = []
     for node in pending.values():
-        logs = runner_for(node).run(["docker", "logs", "--tail", "15", dockerrun.container_name(spec)], timeout=20)
+        logs = runner_for(node).run(dockerrun.docker_logs_argv(spec, engine=engine), timeout=20)
         problems.append(Problem(node.name, tr("the node agent on {host} did not start sshd on port {port}; its log:\n{log}",
                                               host=node.address, port=node.ssh_port,
                                               log=(logs.stdout + logs.stderr).strip() or "-"),
@@ -153,15 +155,18 @@ def store_identity(spec: ClusterSpec, opts: dockerrun.DeployOptions, identity_ke
                        host=spec.master.address, image=opts.image))]
 
 
-def forget_identity(spec: ClusterSpec, runner_for: RunnerFactory) -> None:
-    runner_for(spec.master).run(dockerrun.docker_volume_rm_argv(spec, dockerrun.identity_volume(spec)), timeout=60)
+def forget_identity(spec: ClusterSpec, runner_for: RunnerFactory, *, engine: str = "docker") -> None:
+    runner_for(spec.master).run(dockerrun.docker_volume_rm_argv(spec, dockerrun.identity_volume(spec), engine),
+                                timeout=60)
 
 
-def rollback(spec: ClusterSpec, nodes: list[NodeSpec], runner_for: RunnerFactory) -> list[str]:
+def rollback(spec: ClusterSpec, nodes: list[NodeSpec], runner_for: RunnerFactory, *,
+             engine: str = "docker") -> list[str]:
     """Remove the containers `up` started (their state volumes stay: host keys are kept) and the
     master's copy of the cluster key."""
-    results = run_parallel(lambda n: runner_for(n).run(dockerrun.docker_rm_argv(spec, force=True), timeout=60), nodes)
-    forget_identity(spec, runner_for)
+    results = run_parallel(lambda n: runner_for(n).run(dockerrun.docker_rm_argv(spec, force=True, engine=engine),
+                                                       timeout=60), nodes)
+    forget_identity(spec, runner_for, engine=engine)
     return [n.name for n, r in zip(nodes, results) if r.ok]
 
 
@@ -188,7 +193,7 @@ def up(spec: ClusterSpec, opts: dockerrun.DeployOptions, runner_for: RunnerFacto
     if opts.master_identity:
         report.problems = store_identity(spec, opts, identity_key or "", runner_for)
         if report.problems:
-            forget_identity(spec, runner_for)
+            forget_identity(spec, runner_for, engine=opts.engine)
             raise UpFailed(tr("the master could not receive the cluster key; nothing was started"),
                            tr("fix the problems listed above, then run dscluster up again"), report)
     start_all(spec, opts, runner_for, report, verify_timeout=verify_timeout, sleep=sleep)
@@ -206,20 +211,21 @@ class DownResult:
     detail: str = ""
 
 
-def down(spec: ClusterSpec, runner_for: RunnerFactory, *, purge: bool = False) -> list[DownResult]:
+def down(spec: ClusterSpec, runner_for: RunnerFactory, *, purge: bool = False,
+         engine: str = "docker") -> list[DownResult]:
     """Stop and remove the node container on every host (in parallel). `purge` also drops host keys."""
     def one(node: NodeSpec) -> DownResult:
         runner = runner_for(node)
-        stopped = runner.run(dockerrun.docker_stop_argv(spec), timeout=90)
+        stopped = runner.run(dockerrun.docker_stop_argv(spec, engine=engine), timeout=90)
         if not stopped.ok and "no such container" in (stopped.stderr + stopped.stdout).lower():
             state = DownResult(node.name, "absent")
         else:
-            removed = runner.run(dockerrun.docker_rm_argv(spec, force=True), timeout=60)
+            removed = runner.run(dockerrun.docker_rm_argv(spec, force=True, engine=engine), timeout=60)
             state = DownResult(node.name, "removed") if removed.ok else DownResult(node.name, "failed", _tail(removed))
         if purge and state.state != "failed":
-            runner.run(dockerrun.docker_volume_rm_argv(spec), timeout=60)
+            runner.run(dockerrun.docker_volume_rm_argv(spec, engine=engine), timeout=60)
         return state
 
     results = run_parallel(one, spec.nodes)
-    forget_identity(spec, runner_for)  # the master's copy of the private key lives only while up
+    forget_identity(spec, runner_for, engine=engine)  # the master's copy of the private key lives only while up
     return results

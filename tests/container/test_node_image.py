@@ -1,0 +1,259 @@
+"""The node image, built and run for real: docker/Dockerfile's cpu flavor on 3 simulated bare hosts.
+
+The README's deployment section, followed literally: `dscluster init` with the hosts' addresses,
+`dscluster up --engine podman --gpus none` over the operator's own ssh (each host's podman runs the
+container in that host's network namespace), `config trust`, `doctor`, a user's own train.py with
+its own ds_config launched from inside the master's container, JupyterLab in that container
+answering with its token and refusing without, `down` (nothing left), `up` again with the pinned host
+keys still valid. One module, one set of hosts; the steps depend on each other, in order.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.root, pytest.mark.container, pytest.mark.slow]
+ENGINE = "podman"
+NAME = "imgt"  # the cluster and the hosts
+TRAIN = textwrap.dedent('''\
+    """A user's own script: the recipe's packages, DeepSpeed with the ds_config it is given."""
+    import argparse
+    import os
+
+    import deepspeed
+    import numpy as np
+    import pandas as pd
+    import torch
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--local_rank", type=int, default=-1)
+    parser.add_argument("--steps", type=int, default=4)
+    parser = deepspeed.add_config_arguments(parser)
+    args = parser.parse_args()
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 1))
+    engine, _, _, _ = deepspeed.initialize(args=args, model=model, model_parameters=model.parameters())
+    rank = int(os.environ["RANK"])
+    print(f"rank {rank} of {os.environ['WORLD_SIZE']} on {os.uname().nodename}", flush=True)
+    losses = []
+    for step in range(args.steps):
+        x = torch.randn(engine.train_micro_batch_size_per_gpu(), 8)
+        loss = (engine(x) - x.sum(dim=1, keepdim=True)).pow(2).mean()
+        engine.backward(loss)
+        engine.step()
+        losses.append(loss.item())
+    print(pd.Series(losses).describe().to_string(), f"mean {np.mean(losses):.4f}", flush=True)
+    torch.distributed.destroy_process_group()
+    print("done", flush=True)
+''')
+DS_CONFIG = {
+    "train_batch_size": 6, "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 1,
+    "optimizer": {"type": "AdamW", "params": {"lr": 1e-3, "betas": [0.9, 0.999], "eps": 1e-8, "weight_decay": 0.01}},
+    "zero_optimization": {"stage": 2, "overlap_comm": False, "contiguous_gradients": True},
+    "gradient_clipping": 1.0, "steps_per_print": 10, "wall_clock_breakdown": False,
+}
+
+
+def SPEC_ON_SHARED(deploy) -> str:  # noqa: N802 - reads as the constant path it is
+    """The spec `up` published for the master's node user."""
+    return str(deploy.hosts.shared_dir / ".dscluster" / "dscluster.toml")
+
+
+class Deploy:
+    """The controller's side: the CLI as a user runs it, the hosts reached with the operator's ssh."""
+
+    def __init__(self, hosts, image: str, home: Path):
+        self.hosts, self.image = hosts, image
+        self.spec = hosts.base / "dscluster.toml"
+        self.env = {**os.environ, "DSCLUSTER_HOME": str(home), "DSCLUSTER_HOST_SSH_CONFIG": str(hosts.ssh_config),
+                    "DSCLUSTER_ENGINE": ENGINE}
+        self.env.pop("DSCLUSTER_SHARED", None)
+        self.container = f"dscluster-{NAME}"
+
+    def cli(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "dscluster.cli", *args], env=self.env, capture_output=True,
+                              text=True, timeout=timeout, cwd=str(self.hosts.base))
+
+    def up(self) -> subprocess.CompletedProcess:
+        return self.cli("up", "--cluster", str(self.spec), "--image", self.image, "--gpus", "none",
+                        "--shm-size", "1g", "--ulimit", "none", "--wait", "90", timeout=400)
+
+    def on_host(self, host: str, *argv: str, timeout: float = 120, input: str | None = None):
+        return subprocess.run(self.hosts.ssh_argv(host, *argv), capture_output=True, text=True, timeout=timeout,
+                              input=input)
+
+    def in_master(self, *argv: str, timeout: float = 300, workdir: str | None = None):
+        """`ssh host0 podman exec --user dscluster dscluster-<name> ...`: as the node user (the container's
+        own user is root, for the agent's sshd)."""
+        return self.on_host("host0", ENGINE, "exec", "--user", "dscluster", *(["--workdir", workdir] if workdir else []),
+                            self.container, *argv, timeout=timeout)
+
+    def containers(self, host: str) -> list[str]:
+        res = self.on_host(host, ENGINE, "ps", "--all", "--format", "{{.Names}}")
+        assert res.returncode == 0, res.stderr
+        return res.stdout.split()
+
+    def volumes(self, host: str) -> list[str]:
+        res = self.on_host(host, ENGINE, "volume", "ls", "--format", "{{.Name}}")
+        assert res.returncode == 0, res.stderr
+        return res.stdout.split()
+
+
+def _ok(res: subprocess.CompletedProcess) -> str:
+    assert res.returncode == 0, f"exit {res.returncode}\n{res.stdout}\n{res.stderr}"
+    return res.stdout
+
+
+@pytest.fixture(scope="module")
+def deploy(node_image, bare_hosts, tmp_path_factory):
+    hosts = bare_hosts(3, NAME)
+    d = Deploy(hosts, node_image, tmp_path_factory.mktemp("imgt-home"))
+    nodes = [a for addr in hosts.addresses for a in ("--node", f"{addr}:1")]
+    _ok(d.cli("init", "--name", NAME, *nodes, "--shared", str(hosts.shared_dir), "--user", "dscluster",
+              "--output", str(d.spec)))
+    return d
+
+
+def test_the_image_has_the_recipes_packages_and_runs_as_the_node_user(deploy):
+    probe = ("import deepspeed, torch, numpy, pandas, jupyterlab, dscluster; "
+             "print(torch.__version__, deepspeed.__version__, numpy.__version__, pandas.__version__)")
+    out = _ok(deploy.on_host("host0", ENGINE, "run", "--rm", "--network", "none", "--entrypoint", "python",
+                             deploy.image, "-c", probe))
+    assert out.strip().splitlines()[-1].split()[:2] == ["2.13.0+cpu", "0.19.8"], out
+    user = _ok(deploy.on_host("host0", ENGINE, "run", "--rm", "--network", "none", "--entrypoint", "id",
+                              deploy.image)).strip()
+    assert user.startswith("uid=10001(dscluster)"), user
+    version = _ok(deploy.on_host("host0", ENGINE, "run", "--rm", "--network", "none", "--entrypoint", "dscluster",
+                                 deploy.image, "--version"))
+    assert version.startswith("dscluster 0.1.0")
+    # The CA bundle went in as a build secret only, and no host key was baked in.
+    leftovers = _ok(deploy.on_host("host0", ENGINE, "run", "--rm", "--network", "none", "--entrypoint", "sh",
+                                   deploy.image, "-c", "ls /run/secrets /etc/ssh/ssh_host_* 2>/dev/null; true"))
+    assert "ca_bundle" not in leftovers and "ssh_host_" not in leftovers, leftovers
+
+
+def test_up_names_the_missing_image_and_starts_nothing(deploy):
+    res = deploy.cli("up", "--cluster", str(deploy.spec), "--image", "dscluster-node:0.0.0-missing", "--gpus", "none")
+    assert res.returncode != 0
+    assert "podman save dscluster-node:0.0.0-missing | ssh" in res.stderr, res.stderr
+    assert "nothing was started" in res.stderr + res.stdout
+    assert all(deploy.container not in deploy.containers(h) for h in ("host0", "host1", "host2"))
+
+
+def test_up_names_a_taken_port_and_an_unwritable_shared_dir_before_starting_anything(deploy):
+    netns = deploy.hosts.hosts[1].netns
+    listener = subprocess.Popen(["nsenter", f"--net=/run/netns/{netns}", sys.executable, "-c",
+                                 "import socket, time; s = socket.socket(); s.bind(('0.0.0.0', 2222)); s.listen();"
+                                 " print('listening', flush=True); time.sleep(120)"],
+                                stdout=subprocess.PIPE, text=True)
+    shared = deploy.hosts.shared_dir
+    try:
+        assert listener.stdout.readline().strip() == "listening"
+        os.chown(shared, 0, 0)
+        res = deploy.up()
+    finally:
+        os.chown(shared, 10001, 10001)
+        listener.kill()
+        listener.wait()
+    assert res.returncode != 0
+    assert f"port 2222 is already in use on {deploy.hosts.addresses[1]}" in res.stderr, res.stderr
+    assert "not writable by the image's user (UID 10001" in res.stderr and "sudo chown 10001:10001" in res.stderr
+    assert all(deploy.container not in deploy.containers(h) for h in ("host0", "host1", "host2"))
+
+
+def test_up_starts_the_image_on_every_host_and_doctor_is_green(deploy):
+    t0 = time.monotonic()
+    out = _ok(deploy.up())
+    print(f"up: {time.monotonic() - t0:.1f} s\n{out}")
+    for host, address in zip(("host0", "host1", "host2"), deploy.hosts.addresses):
+        assert deploy.containers(host) == [deploy.container], host
+        # host networking: the node's sshd listens on the host's own address, in the host's namespace
+        ss = _ok(deploy.on_host(host, "ss", "-Hltn", "sport = :2222"))
+        assert address in ss or "*:2222" in ss or "0.0.0.0:2222" in ss, ss
+    _ok(deploy.cli("config", "trust", "--all", "--cluster", str(deploy.spec)))
+    # From the controller: the nodes answer with the pinned keys, and doctor names what a launch from
+    # here would lack (DeepSpeed runs the launching interpreter's path on every node).
+    doctor = deploy.cli("doctor", "--cluster", str(deploy.spec), timeout=300)
+    assert doctor.returncode != 0 and f"{sys.executable} is missing" in doctor.stdout, doctor.stdout
+    # From the master's container, where the recipe launches: green.
+    doctor = deploy.in_master("dscluster", "doctor", "--cluster", SPEC_ON_SHARED(deploy))
+    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+
+
+def test_a_users_train_py_launched_from_inside_the_master_container(deploy):
+    work = deploy.hosts.shared_dir / "work"
+    work.mkdir(exist_ok=True)
+    (work / "train.py").write_text(TRAIN)
+    (work / "ds_config.json").write_text(json.dumps(DS_CONFIG, indent=2))
+    hostfile = "".join(f"{a} slots=1\n" for a in deploy.hosts.addresses)
+    (work / "hostfile").write_text(hostfile)
+    os.chown(work, 10001, 10001)
+    for f in work.iterdir():
+        os.chown(f, 10001, 10001)
+    res = deploy.in_master("dscluster", "launch", "--attach", "--cluster", SPEC_ON_SHARED(deploy), "train.py", "--deepspeed",
+                           "--deepspeed_config", "ds_config.json", workdir=str(work), timeout=600)
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out
+    runs = sorted((deploy.hosts.shared_dir / "runs").iterdir())
+    assert runs, "no run directory on the shared storage"
+    logs = "".join(p.read_text(errors="replace") for p in runs[-1].rglob("*.log"))
+    for rank in range(3):
+        assert f"rank {rank} of 3" in logs, logs[-3000:]
+    assert logs.count("done") >= 3, logs[-3000:]
+
+
+def test_jupyterlab_in_the_master_container_wants_its_token(deploy):
+    url = _ok(deploy.in_master("dscluster", "lab", "url"))
+    line = next(ln for ln in url.splitlines() if "token=" in ln).strip()
+    base, _, token = line.partition("/lab?token=")
+    api = f"{base}/dscluster/api/cluster"
+    probe = textwrap.dedent('''\
+        import sys, urllib.request, urllib.error
+        def get(url, headers):
+            try:
+                with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=20) as r:
+                    return r.status
+            except urllib.error.HTTPError as e:
+                return e.code
+        print(get(sys.argv[1], {"Authorization": "token " + sys.argv[2]}), get(sys.argv[1], {}))
+    ''')
+    # The lab listens on the master host's loopback only: ask from inside that host's network.
+    netns = deploy.hosts.hosts[0].netns
+    res = subprocess.run(["nsenter", f"--net=/run/netns/{netns}", sys.executable, "-c", probe, api, token],
+                         capture_output=True, text=True, timeout=60)
+    assert res.stdout.split() == ["200", "403"], res.stdout + res.stderr
+    # and nothing answers on the host's cluster-facing address
+    far = subprocess.run([sys.executable, "-c", probe, api.replace("127.0.0.1", deploy.hosts.addresses[0]), token],
+                         capture_output=True, text=True, timeout=60)
+    assert far.returncode != 0
+
+
+def test_down_leaves_nothing_and_up_again_keeps_the_pinned_host_keys(deploy):
+    known = Path(deploy.env["DSCLUSTER_HOME"]) / "clusters" / NAME / "known_hosts"
+    pinned = known.read_text()
+    t0 = time.monotonic()
+    _ok(deploy.cli("down", "--cluster", str(deploy.spec)))
+    print(f"down: {time.monotonic() - t0:.1f} s")
+    for host in ("host0", "host1", "host2"):
+        assert deploy.containers(host) == [], host
+        assert f"dscluster-{NAME}-identity" not in deploy.volumes(host)  # the master's key copy is gone
+        assert deploy.on_host(host, "ss", "-Hltn", "sport = :2222").stdout.strip() == ""
+    _ok(deploy.up())
+    assert known.read_text() == pinned
+    doctor = deploy.in_master("dscluster", "doctor", "--cluster", SPEC_ON_SHARED(deploy))  # no re-trust needed
+    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+    _ok(deploy.cli("down", "--cluster", str(deploy.spec), "--purge"))
+    for host in ("host0", "host1", "host2"):
+        assert deploy.containers(host) == [] and deploy.volumes(host) == [], host
+    deploy.hosts.down()
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert f"dsc-{NAME}-" not in out
+    assert not any(Path(f"/proc/{h.pid}").exists() for h in deploy.hosts.hosts if h.pid)
