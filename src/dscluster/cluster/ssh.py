@@ -115,11 +115,6 @@ def render_ssh_config(spec: ClusterSpec) -> str:
     return "\n".join(lines) + "\n"
 
 
-def known_hosts_line(node_name: str, key: str) -> str:
-    keytype, blob = key.split()[:2]
-    return f"{node_name} {keytype} {blob}"
-
-
 def read_known_hosts(spec: ClusterSpec) -> dict[str, str]:
     """{node name: "keytype blob"} from the cluster's known_hosts."""
     pins: dict[str, str] = {}

@@ -306,7 +306,7 @@ def _demo(args: argparse.Namespace, run_dirs: list[Path] | None = None) -> int:
         env=env, max_restarts=args.max_restarts, stall_timeout=args.stall_timeout,
         heartbeat_timeout=args.heartbeat_timeout, restart_wait=args.restart_wait, skip_doctor=args.skip_doctor,
         cwd=str(shared) if cluster else None, runner=flags)
-    prep = prepare(opts)
+    prep = prepare(opts, dry_run=args.dry_run)
     if args.dry_run:
         print(dry_run_text(prep))
         return ExitCode.OK

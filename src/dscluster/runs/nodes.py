@@ -123,20 +123,3 @@ def remote_reap(record: dict[str, Any], hosts: list[str], timeout: float = 10.0,
                                                                             str(res.returncode)))
 
     return dict(run_parallel(one, hosts))
-
-
-def remote_pids(record: dict[str, Any], timeout: float = 10.0) -> dict[str, list[int] | None]:
-    """The run's PIDs on every node (None: the node did not answer)."""
-    python = record["launch"]["python"]
-    cmd = shlex.join([python, "-m", "dscluster.runs.reaper", record["id"], "--list"])
-    if not record["launch"]["hosts"]:
-        from dscluster.runs.reaper import run_pids
-
-        return {"localhost": run_pids(record["id"])}
-    links = node_links(record)
-
-    def one(host: str):
-        res = run_subprocess(host, links[host] + [cmd], timeout=timeout)
-        return host, ([int(p) for p in res.stdout.split()] if res.ok else None)
-
-    return dict(run_parallel(one, list(links)))

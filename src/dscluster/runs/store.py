@@ -209,10 +209,6 @@ def resolve_run_dir(shared: Path, ref: str) -> Path:
     return Path(matches[0]["_dir"])
 
 
-def is_active(record: dict[str, Any]) -> bool:
-    return record.get("status") in ACTIVE
-
-
 def launch_arg(record: dict[str, Any], flag: str) -> str | None:
     """The value of `flag` (`--flag V` or `--flag=V`) in the program's arguments as the run was launched.
     Tolerates half-written or foreign records (the panel reads whatever is on disk)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 
 import torch
 import torch.nn.functional as F
@@ -305,7 +305,3 @@ def flops_per_token(cfg: GPTConfig, seq_len: int | None = None) -> float:
     T = seq_len or cfg.seq_len
     n = param_count(cfg, non_embedding=True) + cfg.padded_vocab * cfg.d_model
     return 6.0 * n + 12.0 * cfg.n_layer * cfg.d_model * T
-
-
-def with_vocab(cfg: GPTConfig, vocab_size: int) -> GPTConfig:
-    return replace(cfg, vocab_size=vocab_size)
