@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -80,7 +81,11 @@ class Cli:
 
 
 def run_id_of(text: str) -> str:
+    """A detached launch into a pipe prints the run id alone on its own line (the decorated line goes to
+    stderr); --sbatch and attached launches print "run ID started on/submitted as ..."."""
     for line in text.splitlines():
+        if re.fullmatch(r"[A-Za-z0-9][\w.-]*-\d{8}-\d{6}-[0-9a-f]{4}", line.strip()):
+            return line.strip()
         if " run " in line and (" started on " in line or " submitted as " in line):
             return line.split(" run ", 1)[1].split()[0]
     raise AssertionError(f"no run id in: {text}")
