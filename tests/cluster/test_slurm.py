@@ -213,8 +213,13 @@ def test_a_batch_job_at_its_time_limit_is_recorded_and_a_resubmission_resumes(cl
     assert res.returncode == 0, res.stdout + res.stderr
     run_id = run_id_of(res.stdout)
     run_dir = cli.run_dir(run_id)
-    assert (run_dir / "job.sbatch").is_file()
+    # The script and the supervisor's hand-off live where only the submitter can write, not in the run
+    # dir (the node user's): the hand-off is read once and removed when the job's supervisor starts.
+    private = Path(env["DSCLUSTER_HOME"]) / "slurm-jobs" / run_id
+    assert (private / "job.sbatch").is_file() and not (run_dir / "job.sbatch").exists()
+    assert oct(private.stat().st_mode & 0o777) == "0o700"
     rec = cli.finished(run_id, 240)
+    assert not (private / "handoff.json").exists()
     assert rec["status"] == "failed", rec
     assert rec["explanation"]["signature"] == "slurm-timeout", rec["explanation"]
     assert rec["slurm"]["state"] == "TIMEOUT" and rec["attempts"][-1]["reason"] == "time limit"

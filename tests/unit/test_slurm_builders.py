@@ -69,11 +69,16 @@ def test_salloc_and_sbatch_ask_for_the_same_resources():
     argv = slurm.salloc_argv(ask, "r1")
     assert argv[:3] == ["salloc", "--no-shell", "--job-name=dsc-r1"]
     assert argv[3:] == ["--nodes=2", "--ntasks-per-node=8", "--partition=gpu", "--gpus-per-node=8", "--time=2:00:00"]
-    script = slurm.sbatch_script(run_id="r1", ask=ask, python="/opt/venv/bin/python", run_dir=RUN, env={})
+    private = Path("/home/u/.dscluster/slurm-jobs/r1")
+    script = slurm.sbatch_script(run_id="r1", ask=ask, python="/opt/venv/bin/python", run_dir=RUN, env={},
+                                 private_dir=private)
     lines = script.splitlines()
     assert lines[0] == "#!/bin/sh"
     assert [ln for ln in lines if ln.startswith("#SBATCH --")][1:6] == [f"#SBATCH {a}" for a in argv[3:]]
-    assert lines[-1] == "exec /opt/venv/bin/python -m dscluster.runs.supervisor /shared/runs/r1"
+    # isolated (nothing imported from the job's cwd); hand-off and output outside the node-writable run dir
+    assert lines[-1] == ("exec /opt/venv/bin/python -I -m dscluster.runs.supervisor --handoff "
+                         "/home/u/.dscluster/slurm-jobs/r1/handoff.json /shared/runs/r1")
+    assert f"#SBATCH --output={private}/sbatch.log" in lines and "/shared/runs/r1/logs" not in script
 
 
 def test_srun_through_deepspeeds_slurm_runner():

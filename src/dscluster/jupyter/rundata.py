@@ -52,7 +52,7 @@ class RunRef:
 
 def check_run_id(run_id: str) -> str:
     """The store's check (the CLI's and the API's too), then the HTTP route's own: one path segment."""
-    store.check_run_ref(run_id)
+    store.check_run_ref(run_id, setting="run_id")  # the HTTP API names its field
     if not _RUN_ID.match(run_id) or ".." in run_id:
         raise UsageError(tr("invalid run id {run_id!r}", run_id=str(run_id)[:80]),
                          tr("use an id from `dscluster runs`"), setting="run_id")

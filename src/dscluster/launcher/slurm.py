@@ -103,15 +103,23 @@ def srun_args(run_id: str, attempt: int, nodes: int, tasks_per_node: int, logs: 
             f"--ntasks-per-node={tasks_per_node}", f"--output={logs}/{log_prefix}_rank%t.log", "--unbuffered"]
 
 
-def sbatch_script(*, run_id: str, ask: SlurmAsk, python: str, run_dir: Path, env: dict[str, str]) -> str:
+def sbatch_script(*, run_id: str, ask: SlurmAsk, python: str, run_dir: Path, env: dict[str, str],
+                  private_dir: Path | None = None) -> str:
     """The batch script of `launch --sbatch`: its first node runs the run's supervisor, which starts one
-    srun step per attempt inside the job's allocation. No secret is in it (they stay in the run dir)."""
+    srun step per attempt inside the job's allocation. No secret is in it: the supervisor's hand-off
+    (record and secrets) is a 0600 file in `private_dir`, a directory only the submitting user can write
+    (never the run dir, which the node user can write), read once and removed by the supervisor, which
+    runs isolated (`-I`: nothing imported from the job's working directory). The job's own output goes
+    there too, so no file in the run dir is opened by name as the submitting user."""
+    private = private_dir or run_dir
     lines = ["#!/bin/sh", f"#SBATCH --job-name={job_name(run_id)}"]
     lines += [f"#SBATCH {a}" for a in ask_args(ask)]
-    lines += [f"#SBATCH --output={run_dir}/logs/sbatch.log", "#SBATCH --open-mode=append",
+    lines += [f"#SBATCH --output={private}/sbatch.log", "#SBATCH --open-mode=append",
               f"# dscluster run {run_id}: supervised from inside this job (restarts stay in its allocation)"]
     lines += [f"export {k}={shlex.quote(v)}" for k, v in sorted(env.items())]
-    lines.append(f"exec {shlex.quote(python)} -m dscluster.runs.supervisor {shlex.quote(str(run_dir))}")
+    handoff = shlex.quote(str(private / "handoff.json"))
+    lines.append(f"exec {shlex.quote(python)} -I -m dscluster.runs.supervisor --handoff {handoff} "
+                 f"{shlex.quote(str(run_dir))}")
     return "\n".join(lines) + "\n"
 
 

@@ -100,25 +100,33 @@ class SlurmRun:
             self._record(state=info.get("JobState"))
 
 
-def batch_script_text(shared, record: dict[str, Any]) -> str:
+def batch_script_text(shared, record: dict[str, Any], private_dir=None) -> str:
     from dscluster.runs import store
 
     cfg = record["launch"]
     return slurm.sbatch_script(run_id=record["id"], ask=slurm.SlurmAsk(**cfg["slurm"]["ask"]), python=cfg["python"],
-                               run_dir=store.run_path(shared, record["id"]), env={})
+                               run_dir=store.run_path(shared, record["id"]), env={}, private_dir=private_dir)
 
 
 def submit_run(shared, record: dict[str, Any], secrets: dict[str, str] | None = None) -> tuple[str, str]:
     """Write the run (record, secrets, job.sbatch) and submit its batch job: (run id, job id). The
     supervisor starts when the job does, on its first node, and records its pid and host then."""
-    from dscluster.fsutil import atomic_write_text
+    import json
+
+    from dscluster.fsutil import atomic_write_text, make_dir
+    from dscluster.paths import home
     from dscluster.runs import store
-    from dscluster.runs.nodes import write_secrets
 
     run_dir = store.create_run(shared, record)
-    write_secrets(run_dir, secrets or {})
-    script = run_dir / "job.sbatch"
-    atomic_write_text(script, batch_script_text(shared, record), 0o755)
+    # The hand-off and the script live where only this user can write (the batch job's nodes must see
+    # $DSCLUSTER_HOME, as they see a shared home); the run dir is the node user's to write.
+    private = home() / "slurm-jobs" / record["id"]
+    make_dir(private.parent, 0o700)
+    make_dir(private, 0o700)
+    atomic_write_text(private / "handoff.json", json.dumps({"record": record, "secrets": secrets or {}},
+                                                           default=str), 0o600)
+    script = private / "job.sbatch"
+    atomic_write_text(script, batch_script_text(shared, record, private), 0o700)
     job = slurm.submit_batch(script, cwd=record["launch"]["cwd"])
     record = store.read_record(run_dir)
     record["slurm"] = {"job_id": job, "state": "PENDING", "own_job": False, "batch": True}

@@ -155,34 +155,34 @@ NAME_MAX = 255
 PATH_MAX = 4096  # Linux's, with the terminating NUL
 
 
-def check_run_ref(ref: object, *, allow_path: bool = False) -> str:
+def check_run_ref(ref: object, *, allow_path: bool = False, setting: str = "RUN") -> str:
     """The one check of a run reference typed by a user (CLI, Python API, HTTP): a run id, a unique
     prefix of one, or a run name; with `allow_path` (the CLI) also the path of a run directory. Anything
     that can never name a run is a UsageError saying what is wrong with it, before any file is touched."""
     fix = tr("give a run id, a unique prefix of one, or a run name (dscluster runs lists them)")
     if not isinstance(ref, str) or not ref.strip():
         # A prefix match would take "" as every run's prefix: an unset shell variable must not stop a run.
-        raise UsageError(tr("the run id is empty"), fix, setting="RUN")
+        raise UsageError(tr("the run id is empty"), fix, setting=setting)
     shown = ref if len(ref) <= 60 else ref[:40] + "…" + ref[-12:]
     is_path = allow_path and os.sep in ref
     for part in ref.split(os.sep) if is_path else [ref]:
         size = len(part.encode("utf-8", "surrogateescape"))
         if size > NAME_MAX:
             raise UsageError(tr("the run id {ref!r} is {n} bytes long; a run id is a directory name, at most "
-                                "{max} bytes", ref=shown, n=size, max=NAME_MAX), fix, setting="RUN")
+                                "{max} bytes", ref=shown, n=size, max=NAME_MAX), fix, setting=setting)
     if is_path:
         if len(os.fsencode(ref)) >= PATH_MAX:
             raise UsageError(tr("the run directory {ref!r} is {n} bytes long; a path is at most {max} bytes",
-                                ref=shown, n=len(os.fsencode(ref)), max=PATH_MAX - 1), fix, setting="RUN")
+                                ref=shown, n=len(os.fsencode(ref)), max=PATH_MAX - 1), fix, setting=setting)
         if "\0" in ref:
-            raise UsageError(tr("the run directory {ref!r} contains a NUL byte", ref=shown), fix, setting="RUN")
+            raise UsageError(tr("the run directory {ref!r} contains a NUL byte", ref=shown), fix, setting=setting)
         return ref
     if not _REF_OK.match(ref):
         bad = "".join(sorted({c for c in ref if not re.match(r"[A-Za-z0-9._-]", c)}))[:10]
         what = (tr("{ref!r} contains {chars!r}", ref=shown, chars=bad) if bad
                 else tr("{ref!r} starts with {c!r}", ref=shown, c=ref[0]))
         raise UsageError(tr("{what}: a run id has only letters, digits, '.', '_' and '-', and starts with a "
-                            "letter or digit", what=what), fix, setting="RUN")
+                            "letter or digit", what=what), fix, setting=setting)
     return ref
 
 

@@ -529,9 +529,17 @@ def main(argv: list[str] | None = None) -> int:
     import json
 
     argv = sys.argv[1:] if argv is None else argv
+    handoff_file = None
+    if argv[:1] == ["--handoff"]:  # a Slurm batch job: the hand-off is a 0600 file the submitter alone can write
+        handoff_file, argv = Path(argv[1]), argv[2:]
     run_dir = Path(argv[0])
     try:
-        handoff = json.load(sys.stdin)  # start.py's {"record", "secrets"}: never read back from the run dir
+        if handoff_file is not None:
+            with os.fdopen(fsutil.open_file(handoff_file), "rb") as f:
+                handoff = json.loads(f.read())
+            handoff_file.unlink()  # read once: the secrets live on only in this process
+        else:
+            handoff = json.load(sys.stdin)  # start.py's {"record", "secrets"}: never read back from the run dir
         return Supervisor(run_dir, handoff["record"], handoff.get("secrets")).run()
     except Exception as err:  # noqa: BLE001 - the record must say the supervisor broke, not stay "running"
         import traceback
