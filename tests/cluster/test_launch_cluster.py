@@ -80,8 +80,8 @@ class Cli:
 def run_id_from(text: str) -> str:
     """A detached launch into a pipe prints the run id alone on stdout (the decorated line goes to stderr)."""
     lines = [line for line in text.splitlines() if line.strip()]
-    if len(lines) == 1 and " " not in lines[0]:
-        return lines[0]
+    if lines and " " not in lines[-1].strip():
+        return lines[-1].strip()
     for line in lines:
         if " run " in line and " started on " in line:
             return line.split(" run ", 1)[1].split()[0]

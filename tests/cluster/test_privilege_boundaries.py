@@ -69,6 +69,10 @@ def dscluster(sim, env, cwd: Path, *args: str, timeout: float = 400) -> subproce
 
 
 def run_id_from(text: str) -> str:
+    """A detached launch into a pipe prints the run id alone on its last line; attached, the decorated one."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if lines and " " not in lines[-1]:
+        return lines[-1]
     for line in text.splitlines():
         if " run " in line and " started on " in line:
             return line.split(" run ", 1)[1].split()[0]
