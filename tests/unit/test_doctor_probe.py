@@ -22,7 +22,9 @@ def free_port() -> int:
 
 
 @pytest.fixture
-def local_pair(tmp_path):
+def local_pair(tmp_path, monkeypatch):
+    # this machine's own JIT cache may hold a build of another process right now: look at an empty one
+    monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path / "no-ext"))
     spec = Spec("local", (Node("127.0.0.1", 1, "a"), Node("127.0.0.1", 1, "b")), tmp_path / "shared", "trainer")
     spec.shared_dir.mkdir()
     return spec, [LocalRunner("a"), LocalRunner("b")]

@@ -222,11 +222,13 @@ def tools(p):
 
 
 def extension_locks():
-    """`lock` files in the torch JIT cache (left behind when a compile is killed) + live compilers."""
-    roots = []
-    if os.environ.get("TORCH_EXTENSIONS_DIR"):
-        roots.append(os.environ["TORCH_EXTENSIONS_DIR"])
-    roots.append(os.path.join(os.path.expanduser("~"), ".cache", "torch_extensions"))
+    """`lock` files in the torch JIT cache (left behind when a compile is killed) + live compilers.
+
+    The cache is where torch's extension builder puts it: `TORCH_EXTENSIONS_DIR` when set (then
+    the default directory is not used, and a lock there cannot block a build), else
+    `~/.cache/torch_extensions`."""
+    roots = [os.environ.get("TORCH_EXTENSIONS_DIR")
+             or os.path.join(os.path.expanduser("~"), ".cache", "torch_extensions")]
     locks, now = [], time.time()
     for root in roots:
         if not os.path.isdir(root):
