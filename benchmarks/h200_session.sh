@@ -4,7 +4,7 @@
 # Needs: python3 with torch+CUDA+transformers; DeepSpeed and its pure-Python deps either installed or
 # as wheels in .whl/ (see RESULTS.md "Reproduce"). Every line of output is also kept in OUTDIR.
 set -uo pipefail
-phase=${1:?phase: smoke | explore | scale | scale2 | last | final | lanes | lanes2 | lanes3 | lanes4 | s3 | s4 | s5 | tests}
+phase=${1:?phase: smoke | explore | scale | scale2 | last | final | lanes | lanes2 | lanes3 | lanes4 | s3 | s4 | s5 | s6 | s7 | s8 | tests}
 out=${2:-${OUT:-/tmp/bench-out}}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -206,6 +206,34 @@ case "$phase" in
     timeout 230 $bench --case ceiling: --case "hf:preset=1.3b,mb=16,gas=8,steps=2,warmup=2" --case "$b" \
       --case "$b,precision=fp8" >"$out/lane0.log" 2>&1
     echo "lane0 exit $?" >>"$out/lane0.log"; grep -h '"bench"' "$out/lane0.log" | cut -c1-300 ;;
+  s7)
+    # Issue 17, session 5, call 1: every GPU test (the rotary kernel, a user's script through
+    # `dscluster launch --local 1`, the NCCL flight recorder's dump), then the bf16 candidates at 1.3B,
+    # micro-batch 24, side by side with the same run's ceiling (measured before and after): the SwiGLU
+    # kernel alone (the default before), + the rotary kernel, + accumulation 16 (the optimizer boundary
+    # paid half as often), + FlashAttention instead of cuDNN; the profile of the rotary variant.
+    timeout 230 python3 -m pytest -q -p no:cacheprovider -rA tests/gpu >"$out/pytest_gpu.log" 2>&1
+    b="trainer:preset=1.3b,mb=24,steps=2,warmup=2"
+    timeout 360 $bench --case ceiling: --case "$b,gas=8,kernels=swiglu" --case "$b,gas=8,kernels=triton,prof=1" \
+      --case "$b,gas=16,kernels=triton" --case "$b,gas=8,kernels=triton,attn=flash" --case ceiling: >"$out/lane0.log" 2>&1
+    echo "lane0 exit $?" >>"$out/lane0.log"
+    tail -n 25 "$out/pytest_gpu.log" | cut -c1-300; grep -h '"bench"' "$out/lane0.log" | cut -c1-330; grep -h "exit" "$out/lane0.log" ;;
+  s8)
+    # Issue 17, session 5, call 2 (the final code): every GPU test, the flight recorder's on its own (its
+    # output kept), then the trainer's new default (kernels=auto: SwiGLU + rotary) beside the SwiGLU kernel
+    # alone, accumulation 16 and micro-batch 28, with the same run's ceiling before and after.
+    timeout 250 python3 -m pytest -q -p no:cacheprovider -rA tests/gpu --deselect \
+      tests/gpu/test_gpu_user_script.py::test_a_hung_nccl_collective_leaves_the_flight_recorder_dump_in_the_run_directory \
+      >"$out/pytest_gpu.log" 2>&1
+    timeout 110 python3 -m pytest -q -s -p no:cacheprovider -rA \
+      tests/gpu/test_gpu_user_script.py::test_a_hung_nccl_collective_leaves_the_flight_recorder_dump_in_the_run_directory \
+      >"$out/pytest_hang.log" 2>&1
+    b="trainer:preset=1.3b,steps=2,warmup=2"
+    timeout 215 $bench --case ceiling: --case "$b,mb=24,gas=8,kernels=auto" --case "$b,mb=24,gas=8,kernels=swiglu" \
+      --case "$b,mb=24,gas=16,kernels=auto" --case "$b,mb=28,gas=8,kernels=auto" --case ceiling: >"$out/lane0.log" 2>&1
+    echo "lane0 exit $?" >>"$out/lane0.log"
+    tail -n 22 "$out/pytest_gpu.log" | cut -c1-250; tail -n 12 "$out/pytest_hang.log" | cut -c1-400
+    grep -h '"bench"' "$out/lane0.log" | cut -c1-330; grep -h "exit" "$out/lane0.log" ;;
   tests)
     timeout 400 python3 -m pytest -q -p no:cacheprovider tests/gpu 2>&1 | tee "$out/pytest_gpu.log" ;;
   *) echo "unknown phase $phase" >&2; exit 2 ;;

@@ -27,7 +27,7 @@ FLOOR = 2e-3
 
 def gradient_errors(device: str, n_layer: int = 2, d_model: int = 256, seq_len: int = 256, batch: int = 4,
                     seed: int = 0) -> dict:
-    from dscluster.train import kernels, perf
+    from dscluster.train import perf
     from dscluster.train.model import GPT, preset_config
 
     torch.manual_seed(seed)
@@ -48,9 +48,7 @@ def gradient_errors(device: str, n_layer: int = 2, d_model: int = 256, seq_len: 
     for name, kernel, compiled in (("plain", False, False), ("compiled", False, True), ("compiled+kernel", True, True)):
         model = copy.deepcopy(base)
         if kernel:  # the swap perf.use_kernels does on CUDA, here on any device (the interpreter on CPU)
-            for m in model.modules():
-                if hasattr(m, "silu_mul"):
-                    m.silu_mul = kernels.silu_mul
+            assert perf.swap_kernels(model, "triton") == "silu_mul+rotary_qkv"
         if compiled:
             torch._dynamo.reset()
             perf.compile_model(model, "blocks", device)

@@ -190,3 +190,20 @@ def test_jit_builds_use_the_ninja_next_to_the_interpreter(tmp_path):
     assert ninja_first_path("/usr/bin:/bin", python) == "/usr/bin:/bin"  # no ninja there: PATH untouched
     (venv_bin / "ninja").touch()
     assert ninja_first_path(f"/usr/bin:{venv_bin}:/bin", python) == f"{venv_bin}:/usr/bin:/bin"
+
+
+def test_kernel_swap_names_what_it_swapped_and_cpu_keeps_pytorchs_expressions():
+    from dscluster.train import kernels, perf
+    from dscluster.train.model import GPT, preset_config
+
+    model = GPT(preset_config("tiny", n_layer=2))
+    assert perf.use_kernels(model, "auto", "cpu") == "off (CPU)"
+    assert model.blocks[0].attn.rotary_qkv is kernels.rotary_qkv_reference
+    assert perf.swap_kernels(model, "swiglu") == "silu_mul"
+    assert model.blocks[1].mlp.silu_mul is kernels.silu_mul
+    assert model.blocks[1].attn.rotary_qkv is kernels.rotary_qkv_reference
+    assert perf.swap_kernels(model, "triton") == "silu_mul+rotary_qkv"
+    assert all(b.attn.rotary_qkv is kernels.rotary_qkv for b in model.blocks)
+    assert perf.AUTO_KERNELS in perf.KERNEL_MODES
+    with pytest.raises(ValueError, match="unknown kernels mode"):
+        perf.use_kernels(model, "cuda-graphs", "cuda")

@@ -1,21 +1,24 @@
-"""Hand-written GPU kernel for the one element-wise step that torch.compile leaves slow: SwiGLU.
+"""Hand-written GPU kernels for the element-wise steps that torch.compile leaves slow: SwiGLU and rotary.
 
 The profile of the 1.3B model on an H200 (benchmarks/raw/profile_1.3b_mb16_gas8_cat_knob.txt) put
-Inductor's SwiGLU backward at about 44% of HBM bandwidth: it writes the gate and up gradients as a
-"pointwise cat" into the fused projection's gradient, one flat index at a time. Here each program
-owns a block of columns of one row, so every load and store is a contiguous run of the row, and the
-forward and backward each pass over memory once.
+Inductor's SwiGLU backward at about 44% of HBM bandwidth and its rotary backward at about 37%: both
+write a fused projection's gradient as a "pointwise cat" (SwiGLU: the gate and up halves; rotary: q, k
+and v stacked back into the QKV gradient), one flat index at a time with a masked load per input. Here
+each program owns a block of contiguous columns of one row, so every load and store is a contiguous run,
+and the forward and backward each pass over memory once.
 
-`silu_mul(gate_up, hidden)` takes the fused projection's output (..., 2*hidden) and returns
-silu(gate) * up (..., hidden). It is a torch custom op: torch.compile treats it as one opaque call,
-autograd uses the backward kernel below. The math runs in fp32 and rounds once, to the input dtype.
-`available()` says whether it can run (CUDA tensors and an importable Triton); elsewhere the model
-keeps the plain PyTorch expression, which this is checked against (tests/unit/test_kernels.py in
-Triton's CPU interpreter, tests/gpu/test_gpu_kernels.py on a GPU).
+- `silu_mul(gate_up, hidden)` takes the fused projection's output (..., 2*hidden) and returns
+  silu(gate) * up (..., hidden).
+- `rotary_qkv(qkv, cos, sin)` takes the QKV projection's output as (B, T, 3, H, hd) and the rotary
+  tables (T, hd/2) and returns q and k rotated and v, each (B, T, H, hd) contiguous; its backward writes
+  the three gradients straight into the (B, T, 3, H, hd) gradient of the projection.
 
-Opt-in (`--kernels triton`) until benchmarks/block_kernels.py has timed it on an H200: written in a
-session whose GPU time was spent, so its speed is a prediction (about 2x Inductor's backward, from the
-bytes it moves), not yet a measurement.
+Both are torch custom ops: torch.compile treats each as one opaque call, autograd uses the backward
+kernels below. The math runs in fp32 and rounds once, to the input dtype. `available()` says whether they
+can run (CUDA tensors and an importable Triton); elsewhere the model keeps the plain PyTorch
+expressions, which these are checked against (tests/unit/test_kernels.py in Triton's CPU interpreter,
+tests/gpu/test_gpu_kernels.py on a GPU). perf.use_kernels swaps them in; benchmarks/RESULTS.md has what
+each measured on an H200.
 
 (No `from __future__ import annotations` here: custom_op reads the real annotations for its schema.)
 """
@@ -123,3 +126,120 @@ def _backward(ctx, grad_out):
 
 
 silu_mul.register_autograd(_backward, setup_context=_setup_context)
+
+
+# ---- rotary positions on the QKV projection's output -------------------------------------------------
+ROTARY_BLOCK = 512  # (x1, x2) pairs per program: hd/2 = 64 per head, 8 heads of a row
+
+
+def rotary_qkv_reference(qkv: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor):
+    """q, k rotated and v out of qkv (B, T, 3, H, hd); cos, sin (T, hd/2). The model's own expression."""
+    q, k, v = qkv.unbind(2)
+    cos, sin = cos[None, :, None].to(qkv.dtype), sin[None, :, None].to(qkv.dtype)
+
+    def rotate(x):
+        x1, x2 = x.chunk(2, dim=-1)
+        return torch.cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1)
+
+    return rotate(q), rotate(k), v
+
+
+@functools.cache
+def _rotary_kernel():
+    import triton  # noqa: PLC0415
+    import triton.language as tl  # noqa: PLC0415
+
+    @triton.jit
+    def rotate_rows(src_ptr, src_row_stride, src_t_stride, src_head_stride, dst_ptr, dst_row_stride,
+                    dst_t_stride, dst_head_stride, cos_ptr, sin_ptr, seq_len, pairs, half,
+                    SIGN: tl.constexpr, ROTATE: tl.constexpr, BLOCK: tl.constexpr):
+        """One token row of one of q, k, v: (x1, x2) -> (x1 c - SIGN x2 s, x2 c + SIGN x1 s) per head, or a
+        copy. SIGN = -1 is the backward (the rotation by -theta). Rows are (b, t): row = b * seq_len + t."""
+        row = tl.program_id(0).to(tl.int64)
+        b = row // seq_len
+        t = row % seq_len
+        j = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+        mask = j < pairs
+        head = j // half
+        i = j % half
+        src = src_ptr + b * src_row_stride + t * src_t_stride + head * src_head_stride + i
+        dst = dst_ptr + b * dst_row_stride + t * dst_t_stride + head * dst_head_stride + i
+        x1 = tl.load(src, mask=mask, other=0.0).to(tl.float32)
+        x2 = tl.load(src + half, mask=mask, other=0.0).to(tl.float32)
+        if ROTATE:
+            c = tl.load(cos_ptr + t * half + i, mask=mask, other=1.0).to(tl.float32)
+            s = tl.load(sin_ptr + t * half + i, mask=mask, other=0.0).to(tl.float32) * SIGN
+            y1 = x1 * c - x2 * s
+            y2 = x2 * c + x1 * s
+        else:
+            y1 = x1
+            y2 = x2
+        dtype = dst_ptr.dtype.element_ty
+        tl.store(dst, y1.to(dtype), mask=mask)
+        tl.store(dst + half, y2.to(dtype), mask=mask)
+
+    return rotate_rows
+
+
+def _rotate_into(src: torch.Tensor, dst: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, sign: int,
+                 rotate: bool) -> None:
+    """src, dst: (B, T, H, hd) with unit stride in hd (any other strides)."""
+    B, T, H, hd = src.shape
+    pairs = H * hd // 2
+    if B * T == 0:
+        return
+    grid = (B * T, (pairs + ROTARY_BLOCK - 1) // ROTARY_BLOCK)
+    _rotary_kernel()[grid](src, src.stride(0), src.stride(1), src.stride(2), dst, dst.stride(0), dst.stride(1),
+                           dst.stride(2), cos, sin, T, pairs, hd // 2, SIGN=sign, ROTATE=rotate,
+                           BLOCK=ROTARY_BLOCK, num_warps=4)
+
+
+def _unit_last(t: torch.Tensor) -> torch.Tensor:
+    return t if t.stride(-1) == 1 else t.contiguous()
+
+
+@torch.library.custom_op("dscluster::rotary_qkv", mutates_args=())
+def rotary_qkv(qkv: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor,
+                                                                                   torch.Tensor]:
+    qkv = _unit_last(qkv)
+    cos, sin = cos.float().contiguous(), sin.float().contiguous()
+    outs = [qkv.new_empty(qkv.shape[0], qkv.shape[1], qkv.shape[3], qkv.shape[4]) for _ in range(3)]
+    for part, out in enumerate(outs):
+        _rotate_into(qkv[:, :, part], out, cos, sin, 1, part < 2)
+    return outs[0], outs[1], outs[2]
+
+
+@rotary_qkv.register_fake
+def _(qkv, cos, sin):
+    shape = (qkv.shape[0], qkv.shape[1], qkv.shape[3], qkv.shape[4])
+    return qkv.new_empty(shape), qkv.new_empty(shape), qkv.new_empty(shape)
+
+
+@torch.library.custom_op("dscluster::rotary_qkv_backward", mutates_args=())
+def rotary_qkv_backward(grad_q: torch.Tensor, grad_k: torch.Tensor, grad_v: torch.Tensor, cos: torch.Tensor,
+                        sin: torch.Tensor) -> torch.Tensor:
+    B, T, H, hd = grad_q.shape
+    grad_qkv = grad_q.new_empty(B, T, 3, H, hd)
+    cos, sin = cos.float().contiguous(), sin.float().contiguous()
+    for part, grad in enumerate((grad_q, grad_k, grad_v)):
+        _rotate_into(_unit_last(grad), grad_qkv[:, :, part], cos, sin, -1, part < 2)
+    return grad_qkv
+
+
+@rotary_qkv_backward.register_fake
+def _(grad_q, grad_k, grad_v, cos, sin):
+    B, T, H, hd = grad_q.shape
+    return grad_q.new_empty(B, T, 3, H, hd)
+
+
+def _rotary_setup_context(ctx, inputs, output):
+    _qkv, cos, sin = inputs
+    ctx.save_for_backward(cos, sin)
+
+
+def _rotary_backward(ctx, grad_q, grad_k, grad_v):
+    cos, sin = ctx.saved_tensors
+    return rotary_qkv_backward(grad_q, grad_k, grad_v, cos, sin), None, None
+
+
+rotary_qkv.register_autograd(_rotary_backward, setup_context=_rotary_setup_context)

@@ -19,7 +19,7 @@ from torch import nn
 
 from dscluster.errors import ConfigError
 from dscluster.i18n import tr
-from dscluster.train.kernels import silu_mul_reference
+from dscluster.train.kernels import rotary_qkv_reference, silu_mul_reference
 
 
 @dataclass(frozen=True)
@@ -106,6 +106,10 @@ class Rotary(nn.Module):
         self.register_buffer("cos", freqs.cos()[None, :, None], persistent=False)  # (1,T,1,hd/2)
         self.register_buffer("sin", freqs.sin()[None, :, None], persistent=False)
 
+    def tables(self, T: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """cos and sin (T, hd/2), fp32: what the fused rotary of the QKV output takes."""
+        return self.cos[0, :T, 0], self.sin[0, :T, 0]
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # x: (B, T, H, hd)
         T = x.shape[1]
         cos, sin = self.cos[:, :T].to(x.dtype), self.sin[:, :T].to(x.dtype)
@@ -114,8 +118,9 @@ class Rotary(nn.Module):
 
 
 class Attention(nn.Module):
-    """Rotary runs on q and k in the QKV projection's own (B, T, H, hd) layout and SDPA gets transposed
-    views, so no element-wise kernel transposes q, k, v or the output, forward or backward. Measured on
+    """Rotary runs on q and k in the QKV projection's own (B, T, H, hd) layout (`rotary_qkv`: PyTorch's
+    expression, or the hand-written kernel that perf.use_kernels swaps in) and SDPA gets transposed views,
+    so no element-wise kernel transposes q, k, v or the output, forward or backward. Measured on
     an H200 (benchmarks/RESULTS.md) against permuting to (B, H, T, hd) first: about 1% faster in bf16 and
     3% with FP8 at 1.3B."""
 
@@ -125,12 +130,13 @@ class Attention(nn.Module):
         self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model, bias=False)
         self.proj = nn.Linear(cfg.d_model, cfg.d_model, bias=False)
         self.proj.residual_out = True
+        self.rotary_qkv = rotary_qkv_reference  # perf.use_kernels swaps in the hand-written GPU kernel
 
     def forward(self, x: torch.Tensor, rotary: Rotary) -> torch.Tensor:
         B, T, C = x.shape
-        q, k, v = self.qkv(x).view(B, T, 3, self.n_head, self.head_dim).unbind(2)
-        y = F.scaled_dot_product_attention(rotary(q).transpose(1, 2), rotary(k).transpose(1, 2), v.transpose(1, 2),
-                                           is_causal=True)
+        qkv = self.qkv(x).view(B, T, 3, self.n_head, self.head_dim)
+        q, k, v = self.rotary_qkv(qkv, *rotary.tables(T))
+        y = F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=True)
         return self.proj(y.transpose(1, 2).reshape(B, T, C))
 
 

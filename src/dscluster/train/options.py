@@ -81,9 +81,10 @@ def build_parser(cls: type[argparse.ArgumentParser] = argparse.ArgumentParser) -
                    help="torch.compile: auto = each block on CUDA (off on CPU and under ZeRO-3); model = one graph")
     g.add_argument("--attention", default="auto", choices=("auto", "cudnn", "flash", "efficient", "math"),
                    help="SDPA kernel family (auto: PyTorch's choice, cuDNN then FlashAttention on H100/H200)")
-    g.add_argument("--kernels", default="auto", choices=("auto", "off", "triton"),
-                   help="auto/triton: the hand-written Triton SwiGLU kernel on CUDA (about 2%% faster at 1.3B on "
-                        "an H200, see benchmarks/RESULTS.md); off: PyTorch's expression, compiled by Inductor")
+    g.add_argument("--kernels", default="auto", choices=("auto", "off", "triton", "swiglu"),
+                   help="the hand-written Triton kernels on CUDA (train/kernels.py): triton = SwiGLU and rotary, "
+                        "swiglu = SwiGLU only, auto = triton, measured fastest at 1.3B on an H200 (benchmarks/RESULTS.md); "
+                        "off: PyTorch's expressions, compiled by Inductor")
     g.add_argument("--precision", default="auto", choices=("auto", "fp8"),
                    help="auto: bf16 on GPUs that support it, fp32 on CPU; fp8: the linear layers' matrix products in "
                         "float8 (torchao, the fp8 extra; Hopper/Ada GPUs), the rest bf16")

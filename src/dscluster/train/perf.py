@@ -25,7 +25,9 @@ COMPILE_MODES = ("auto", "off", "blocks", "model")
 # Below this size compiling takes longer than it saves in a short run (the tiny demo trains in ~2 s).
 COMPILE_MIN_PARAMS = 50_000_000
 ATTENTION_BACKENDS = ("auto", "cudnn", "flash", "efficient", "math")
-KERNEL_MODES = ("auto", "off", "triton")
+KERNEL_MODES = ("auto", "off", "triton", "swiglu")
+# What "auto" swaps in (see use_kernels): the set measured fastest on an H200 (benchmarks/RESULTS.md).
+AUTO_KERNELS = "triton"
 
 
 def compile_model(model: nn.Module, mode: str, device_type: str = "cuda", zero_stage: int = 0) -> str:
@@ -67,9 +69,10 @@ def compile_model(model: nn.Module, mode: str, device_type: str = "cuda", zero_s
 
 def use_kernels(model: nn.Module, mode: str, device_type: str = "cuda") -> str:
     """Swap the hand-written GPU kernels (train/kernels.py) into the model; returns what was done.
-    Before compile_model: the compiled blocks then call the kernel as one opaque op. "auto" = "triton"
-    (on CUDA with Triton importable, else PyTorch's expression): measured correct and about 2% faster
-    than Inductor's SwiGLU at 1.3B on an H200 (benchmarks/RESULTS.md)."""
+    Before compile_model: the compiled blocks then call each kernel as one opaque op. "triton" = every
+    kernel (SwiGLU and rotary), "swiglu" = the SwiGLU kernel only, "auto" = AUTO_KERNELS on CUDA with
+    Triton importable, else PyTorch's expressions. Measured at 1.3B on an H200 (benchmarks/RESULTS.md): the
+    SwiGLU kernel about 2% faster than Inductor's, the rotary kernel about 1% more."""
     from dscluster.train import kernels  # noqa: PLC0415
 
     if mode not in KERNEL_MODES:
@@ -80,10 +83,25 @@ def use_kernels(model: nn.Module, mode: str, device_type: str = "cuda") -> str:
         return "off (CPU)"
     if not kernels.available():
         return "off (Triton not importable)"
-    swapped = [m for m in model.modules() if hasattr(m, "silu_mul")]
-    for m in swapped:
-        m.silu_mul = kernels.silu_mul
-    return "silu_mul" if swapped else "off (no SwiGLU)"
+    return swap_kernels(model, AUTO_KERNELS if mode == "auto" else mode) or "off (no SwiGLU)"
+
+
+def swap_kernels(model: nn.Module, mode: str = "triton") -> str:
+    """The swap itself, on any device (Triton's CPU interpreter runs it on CPU tensors in the tests):
+    "triton" = SwiGLU and rotary, "swiglu" = SwiGLU only. Returns the names swapped, "+"-joined."""
+    from dscluster.train import kernels  # noqa: PLC0415
+
+    swaps = {"silu_mul": kernels.silu_mul}
+    if mode == "triton":
+        swaps["rotary_qkv"] = kernels.rotary_qkv
+    done = []
+    for attr, kernel in swaps.items():
+        owners = [m for m in model.modules() if hasattr(m, attr)]
+        for m in owners:
+            setattr(m, attr, kernel)
+        if owners:
+            done.append(attr)
+    return "+".join(done)
 
 
 @contextlib.contextmanager
