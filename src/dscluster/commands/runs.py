@@ -395,16 +395,16 @@ def cmd_ckpt(args) -> int:
 
 
 def cmd_restart(args) -> int:
-    from dscluster.jupyter import launching, rundata
     from dscluster.launcher.prepare import parse_env
+    from dscluster.runs import service
 
     run_dir = find_run(args.run, args.cluster)
     record = store.read_record(run_dir)
     if record.get("status") in store.ACTIVE:
         raise UsageError(tr("run {id} is still {status}", id=record["id"], status=record.get("status")),
                          tr("stop it first: dscluster stop {id}", id=record["id"]), setting="RUN")
-    new_id = launching.restart(rundata.RunRef(run_dir.name, run_dir), parse_env(args.env),
-                               hostfile=str(Path(args.hostfile).absolute()) if args.hostfile else None, local=args.local)
+    new_id = service.restart(run_dir, parse_env(args.env),
+                             hostfile=str(Path(args.hostfile).absolute()) if args.hostfile else None, local=args.local)
     print(f"{console.OK} " + tr("run {new} started from {old}'s program, settings and checkpoints", new=new_id,
                                 old=record["id"]))
     print(console.next_steps(f"dscluster logs {new_id} -f", f"dscluster status {new_id}", f"dscluster stop {new_id}"))
