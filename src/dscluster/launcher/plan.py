@@ -93,20 +93,6 @@ class LaunchRequest:
     ds_config_text: str | None = None  # the run's ds_config (the user's + DeepSpeed's monitor), see prepare.py
 
 
-def rank_args(cfg: Mapping) -> tuple[str, ...]:
-    """The script's arguments as the ranks get them: `args` are the user's own (what a restart repeats);
-    `rank_args`, when present, point --deepspeed_config at the run's own copy (launcher/prepare.py)."""
-    return tuple(cfg.get("rank_args") or cfg.get("args") or ())
-
-
-def runner_options(cfg: Mapping) -> dict:
-    """The LaunchRequest fields that come from the user's DeepSpeed runner flags, out of a run record's
-    `launch` section (the supervisor and --dry-run build the same request from it)."""
-    return {"include": cfg.get("include"), "launcher_args": tuple(cfg.get("launcher_args") or ()),
-            "no_python": bool(cfg.get("no_python")), "no_local_rank": bool(cfg.get("no_local_rank")),
-            "ds_config_text": cfg.get("ds_config_text")}
-
-
 def flight_recorder_env(run_dir: Path) -> dict[str, str]:
     """PyTorch's NCCL flight recorder: a ring of the last collectives per rank, dumped (one file per rank)
     into the run directory when a collective times out. TORCH_FR_BUFFER_SIZE / TORCH_FR_DUMP_TEMP_FILE are

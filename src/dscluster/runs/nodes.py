@@ -13,6 +13,13 @@ from dscluster.cluster.runner import run_parallel, run_subprocess
 
 
 def _spec(record: dict[str, Any]):
+    """The cluster spec the run was launched on, as recorded then (runs.record explains why). A record
+    written before it was recorded names the spec by path: that path is read again."""
+    recorded = record["launch"].get("cluster_spec")
+    if isinstance(recorded, dict):
+        from dscluster.cluster.spec import ClusterSpec
+
+        return ClusterSpec.from_dict(recorded)
     from dscluster.cluster.spec import resolve_spec
 
     return resolve_spec(record["launch"]["cluster_arg"])

@@ -19,10 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from dscluster import fsutil, paths
+from dscluster.cluster.spec import ClusterSpec
 from dscluster.errors import ConfigError, DsclusterError, UsageError
 from dscluster.i18n import tr
 from dscluster.launcher.prepare import LaunchOptions, Prepared, find_ds_config, prepare
 from dscluster.runs import store
+from dscluster.runs.record import LaunchSpec
 
 INLINE_CONFIGS = Path("data") / "ds_configs"  # under the shared directory: every node reads the same file
 
@@ -75,6 +77,7 @@ class RunRequest:
     launcher: str | None = None  # the spec's by default
     stall_timeout: float | None = None  # None: the launcher's defaults
     restart_wait: float | None = None
+    cluster_spec: ClusterSpec | None = None  # the cluster as resolved already (a restart's, as recorded)
 
 
 def _default_spec_exists() -> bool:
@@ -92,7 +95,7 @@ def options(request: RunRequest) -> LaunchOptions:
     found; an inline config written where the ranks read it and passed as `--deepspeed_config`."""
     local = None
     shared = None
-    if not request.cluster and (request.nprocs or not _default_spec_exists()):
+    if not request.cluster and request.cluster_spec is None and (request.nprocs or not _default_spec_exists()):
         local = request.nprocs or 1
         shared = paths.local_shared()
     args = list(request.args)
@@ -101,7 +104,7 @@ def options(request: RunRequest) -> LaunchOptions:
             if shared is None:
                 from dscluster.cluster.spec import resolve_spec
 
-                shared = Path(resolve_spec(request.cluster).shared_dir)
+                shared = Path((request.cluster_spec or resolve_spec(request.cluster)).shared_dir)
             ref = str(inline_ds_config(shared, request.config))
         else:
             ref = request.config_path
@@ -110,7 +113,8 @@ def options(request: RunRequest) -> LaunchOptions:
               if v is not None}
     return LaunchOptions(command=[request.program, *args], module=request.module, cluster=request.cluster,
                          local=local, name=request.name, max_restarts=request.max_restarts, cwd=request.cwd,
-                         env=[f"{k}={v}" for k, v in request.env.items()], launcher=request.launcher, **tuning)
+                         env=[f"{k}={v}" for k, v in request.env.items()], launcher=request.launcher,
+                         cluster_spec=request.cluster_spec, **tuning)
 
 
 def prepare_request(request: RunRequest) -> Prepared:
@@ -161,7 +165,8 @@ def runs_saving_to(shared: Path, save_dir: Path) -> list[str]:
 
 def restart_request(run_dir: Path, env: dict[str, str] | None = None, hostfile: str | None = None,
                     local: int | None = None) -> tuple[RunRequest, dict[str, Any]]:
-    """The request that restarts a run (see `restart`), and the old run's record."""
+    """The request that restarts a run (see `restart`), and the old run's record. It runs on the cluster
+    recorded at launch (nodes, ports, identity), unless `hostfile` or `local` names another place."""
     if hostfile and local:
         raise UsageError(tr("--hostfile and --local name two different places to restart on"),
                          tr("give one of them"), setting="--hostfile")
@@ -205,7 +210,8 @@ def restart_request(run_dir: Path, env: dict[str, str] | None = None, hostfile: 
                          max_restarts=int(cfg.get("max_restarts") or 0), name=record.get("name"),
                          cwd=cfg.get("cwd"), env={**recorded_env, **(env or {})},
                          launcher=None if local or cfg.get("launcher") == "local" else cfg.get("launcher"),
-                         stall_timeout=cfg.get("stall_timeout"), restart_wait=cfg.get("restart_wait"))
+                         stall_timeout=cfg.get("stall_timeout"), restart_wait=cfg.get("restart_wait"),
+                         cluster_spec=None if local or hostfile else LaunchSpec.from_json(cfg).cluster_spec)
     return request, record
 
 
@@ -229,11 +235,31 @@ def _restart_on_slurm(request: RunRequest, slurm_cfg: dict, batch: bool) -> str:
     from dscluster.launcher.slurm import SlurmAsk
 
     opts = dataclasses.replace(options(request), slurm=SlurmAsk(**slurm_cfg["ask"]))
-    if not batch:
-        return start(opts).run_id
-    from dscluster.runs.slurm_run import submit_run
+    return submit(opts).run_id if batch else start(opts).run_id
 
+
+@dataclass(frozen=True)
+class Submitted(Started):
+    """A run submitted as a Slurm batch job that supervises it from inside the job."""
+
+    job_id: str = ""
+
+
+def prepare_batch(opts: LaunchOptions) -> Prepared:
+    """`prepare` for a Slurm batch job: the job's own nodes are known only once it starts."""
+    from dscluster.launcher.slurm import SlurmAsk
+
+    opts = dataclasses.replace(opts, launcher="slurm", slurm=opts.slurm or SlurmAsk(nodes=0, tasks_per_node=0))
     prepared = prepare(opts)
     prepared.record["launch"]["hosts"] = []
     prepared.record["launch"]["slurm"]["job_id"] = None
-    return submit_run(prepared.shared, prepared.record, prepared.secrets)[0]
+    return prepared
+
+
+def submit(opts: LaunchOptions) -> Submitted:
+    """Check everything and submit the run as a Slurm batch job (`dscluster launch --sbatch`)."""
+    from dscluster.runs.slurm_run import submit_run
+
+    prepared = prepare_batch(opts)
+    run_id, job = submit_run(prepared.shared, prepared.record, prepared.secrets)
+    return Submitted(run_id, store.run_path(prepared.shared, run_id), prepared, str(job))

@@ -66,6 +66,9 @@ def create_run(shared: Path, record: dict[str, Any]) -> Path:
     fsutil.make_dir(path, mode, owner=owner)
     fsutil.make_dir(path / "logs", mode, owner=owner)
     fsutil.make_dir(path / "nccl_trace", mode, owner=owner)  # PyTorch's NCCL flight recorder dumps here
+    from dscluster.runs.record import RECORD_VERSION
+
+    record.setdefault("version", RECORD_VERSION)
     record.setdefault("status", "pending")
     record.setdefault("attempts", [])
     record.setdefault("created", now_iso())

@@ -30,12 +30,13 @@ from typing import Any
 from dscluster import explain as explainer
 from dscluster import fsutil
 from dscluster.fsutil import atomic_write_text
-from dscluster.launcher.plan import LaunchRequest, Target, build_plan, rank_args, runner_options
+from dscluster.launcher.plan import LaunchRequest, build_plan
 from dscluster.runs import slurm_run, store
 from dscluster.runs.channel import NodeChannel
 from dscluster.runs.metrics import MonitorBridge
 from dscluster.runs.nodes import node_links, node_names, sim_name, unreachable_hosts
 from dscluster.runs.reaper import reap
+from dscluster.runs.record import LaunchSpec
 from dscluster.runs.verdict import Failure, explain_failure, failed_rank_exit_code, killed_by_signal, signal_name
 from dscluster.train.checkpoint import latest_committed, resume_env, step_of_env  # the trainer's own rules (no torch)
 
@@ -146,16 +147,9 @@ class Supervisor:
         return chans
 
     def _request(self, attempt: int, port: int) -> LaunchRequest:
-        c = self.cfg
-        return LaunchRequest(
-            run_id=self.record["id"], run_dir=self.run_dir,
-            target=Target(c["program"], c["is_module"], rank_args(c)),
-            hosts=tuple((h, int(s)) for h, s in c["hosts"]), master_port=port, launcher=c["launcher"],
-            python=c["python"], cwd=c["cwd"], base_env=dict(os.environ),
-            user_env={**self._checkpoint_env, **c["env"], **self.secrets},
-            transport_env=c.get("transport_env", {}), ssh_port=c.get("ssh_port"), is_root=os.geteuid() == 0,
-            attempt=attempt, local_procs=c.get("local_procs", 1), network_interface=c.get("network_interface"),
-            **runner_options(c))
+        # From self.cfg each time: under Slurm the hosts are recorded once the allocation is known.
+        return LaunchSpec.from_json(self.cfg).request(attempt, port, run_id=self.record["id"], run_dir=self.run_dir,
+                                                      user_env=self._checkpoint_env, secrets=self.secrets)
 
     def _write_files(self, plan) -> None:
         for f in plan.files:
