@@ -349,11 +349,11 @@ def cmd_logs(args) -> int:
 
 def checkpoints(save_dir: Path) -> list[dict]:
     """Committed checkpoints (COMMIT.json present), oldest first; uncommitted ones are never listed."""
-    from dscluster.train.checkpoint import committed_steps, damage
+    from dscluster.train.checkpoint import damage, step_dirs
 
     out = []
-    for step in committed_steps(save_dir):
-        path = save_dir / f"step-{step}"
+    for step_dir in (s for s in step_dirs(save_dir) if s.committed):
+        step, path = step_dir.step, step_dir.path
         files = [p for p in path.rglob("*") if p.is_file()]
         out.append({"step": step, "path": str(path), "bytes": sum(p.stat().st_size for p in files),
                     "committed": (path / "COMMIT.json").stat().st_mtime, "damage": damage(path)})

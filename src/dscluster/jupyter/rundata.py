@@ -256,24 +256,12 @@ def log_tail(ref: RunRef, name: str, offset: int | None = None, max_bytes: int =
 
 
 def checkpoints(ref: RunRef) -> list[dict]:
-    """Checkpoint tags in the run's save dir; committed = has COMMIT.json (the checkpoint protocol)."""
+    """Every step in the run's save dir, by the checkpoint protocol's own reader (train/checkpoint): committed
+    = has COMMIT.json; `damage` says what is wrong with a committed step, as `dscluster ckpt` does."""
+    from dscluster.train.checkpoint import damage, latest_tag, read_commit, step_dirs
+
     folder = save_dir(ref)
-    latest = None
-    try:
-        with os.fdopen(_open(folder, "latest"), "rb") as f:
-            latest = f.read(4096).decode("utf-8", "replace").strip() or None
-    except OSError:
-        pass
-    out = []
-    try:
-        entries = list(folder.iterdir())
-    except OSError:
-        return []
-    for entry in entries:
-        m = re.fullmatch(r"step-(\d+)", entry.name)
-        if not m or not entry.is_dir():
-            continue
-        commit = _read_json(folder, f"{entry.name}/COMMIT.json")
-        out.append({"tag": entry.name, "step": int(m.group(1)), "committed": commit is not None,
-                    "latest": entry.name == latest, "commit": commit, "path": str(entry)})
-    return sorted(out, key=lambda c: c["step"])
+    latest = latest_tag(folder)
+    return [{"tag": s.tag, "step": s.step, "committed": s.committed, "latest": s.tag == latest,
+             "commit": read_commit(s.path) if s.committed else None,
+             "damage": damage(s.path) if s.committed else None, "path": str(s.path)} for s in step_dirs(folder)]
