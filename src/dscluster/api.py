@@ -233,15 +233,13 @@ def _resolve_like_the_cli(runs_dirs: list[Path], ref: str, not_found: Exception)
     """A unique prefix of a run id, or a run name (its newest run), as `dscluster status` takes them."""
     from dscluster.runs import store
 
-    for runs_dir in runs_dirs:
-        try:
-            path = store.resolve_run_dir(Path(runs_dir).parent, ref)
-        except store.AmbiguousRun:
-            raise  # say so, not "no run"
-        except RunError:
-            continue
-        return rundata.RunRef(path.name, path)
-    raise not_found
+    try:
+        path = store.find_run([Path(d).parent for d in runs_dirs], ref)
+    except store.AmbiguousRun:
+        raise  # say so, not "no run"
+    except RunError:
+        raise not_found from None
+    return rundata.RunRef(path.name, path)
 
 
 def list_runs(cluster: Any = None) -> list[Run]:

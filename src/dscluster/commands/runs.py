@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from dscluster import console, paths
+from dscluster import console
 from dscluster import explain as explainer
 from dscluster.commands.argtypes import count, seconds
 from dscluster.errors import ConfigError, ExitCode, RunError, UsageError
@@ -34,25 +34,12 @@ def shared_dirs(cluster: str | None) -> list[Path]:
             print(f"{console.WARN} " + tr("the cluster's runs are not shown: {error}", error=err), file=sys.stderr)
     except ImportError:
         pass
-    local = paths.local_shared()
-    if local not in dirs:
-        dirs.append(local)
-    if not cluster:
-        # Simulated clusters that are down keep their shared directory (runs, checkpoints) until
-        # `sim down --purge`: their runs stay listed and addressable.
-        dirs += [d for d in sorted((paths.home() / "sims").glob("*/shared")) if d.is_dir() and d not in dirs]
-    return dirs
+    return store.run_locations(dirs[0] if dirs else None, stopped_sims=not cluster)
 
 
 def find_run(ref: str, cluster: str | None) -> Path:
     store.check_run_ref(ref, allow_path=True)  # before the cluster is looked up: the typo is the news
-    errors = []
-    for shared in shared_dirs(cluster):
-        try:
-            return store.resolve_run_dir(shared, ref)
-        except RunError as err:
-            errors.append(err)
-    raise errors[-1] if errors else RunError(tr("unknown run {ref!r}", ref=ref), tr("list runs with: dscluster runs"))
+    return store.find_run(shared_dirs(cluster), ref)
 
 
 def _add_cluster(p: argparse.ArgumentParser) -> None:

@@ -28,7 +28,9 @@ class ClusterView:
     spec: object | None = field(default=None, repr=False)
 
     def runs_dirs(self) -> list[Path]:
-        dirs = [paths.runs_dir(self.shared_dir), paths.runs_dir(paths.local_shared())]
+        from dscluster.runs.store import run_locations
+
+        dirs = [paths.runs_dir(d) for d in run_locations(self.shared_dir)]
         out: list[Path] = []
         for d in dirs:
             if d.resolve() not in [o.resolve() for o in out]:

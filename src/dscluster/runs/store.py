@@ -212,6 +212,37 @@ def resolve_run_dir(shared: Path, ref: str) -> Path:
     return Path(matches[0]["_dir"])
 
 
+def find_run(shared_dirs: list[Path], ref: str) -> Path:
+    """The run directory `ref` (a run id, a unique prefix of one, a run name, or a run directory's path)
+    names, in the first of `shared_dirs` that holds it: the one lookup of the CLI and the Python API.
+    A reference that fits several runs of one directory is an error of its own, not "unknown run"."""
+    check_run_ref(ref, allow_path=True)
+    errors: list[RunError] = []
+    for shared in shared_dirs:
+        try:
+            return resolve_run_dir(shared, ref)
+        except AmbiguousRun:
+            raise
+        except RunError as err:
+            errors.append(err)
+    raise errors[-1] if errors else RunError(tr("unknown run {ref!r}", ref=ref), tr("list runs with: dscluster runs"))
+
+
+def run_locations(shared: Path | None, *, stopped_sims: bool = True) -> list[Path]:
+    """Where runs may live, in the order they are looked up: the cluster's shared directory, this machine's,
+    and (`stopped_sims`) those of simulated clusters that are down: a simulated cluster keeps its shared
+    directory (runs, checkpoints) until `sim down --purge`, so its runs stay listed and addressable."""
+    from dscluster import paths
+
+    dirs = [Path(shared)] if shared is not None else []
+    local = paths.local_shared()
+    if local not in dirs:
+        dirs.append(local)
+    if stopped_sims:
+        dirs += [d for d in sorted((paths.home() / "sims").glob("*/shared")) if d.is_dir() and d not in dirs]
+    return dirs
+
+
 def launch_arg(record: dict[str, Any], flag: str) -> str | None:
     """The value of `flag` (`--flag V` or `--flag=V`) in the program's arguments as the run was launched.
     Tolerates half-written or foreign records (the panel reads whatever is on disk)."""
