@@ -12,9 +12,9 @@ import pytest
 from dscluster.cluster import identity
 from dscluster.cluster.spec import ClusterSpec, load_spec
 from dscluster.launcher.plan import build_plan
-from dscluster.launcher.prepare import LaunchOptions, prepare
 from dscluster.runs import store
 from dscluster.runs.nodes import node_links, node_names
+from dscluster.runs.prepare import LaunchOptions, prepare
 from dscluster.runs.record import RECORD_VERSION, LaunchSpec, RunRecord
 
 # run.json files written by dscluster before the typed record (commit 255f399): one created by `launch`

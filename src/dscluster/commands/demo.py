@@ -253,8 +253,8 @@ def _demo(args: argparse.Namespace, run_dirs: list[Path] | None = None) -> int:
     from dscluster.commands.runs import exit_code_of, print_outcome, wait_attached  # noqa: PLC0415
     from dscluster.data.corpus import default_corpus_dir, ensure_stdlib_corpus  # noqa: PLC0415
     from dscluster.data.shards import open_dataset  # noqa: PLC0415
-    from dscluster.launcher.prepare import LaunchOptions, dry_run_text, prepare  # noqa: PLC0415
     from dscluster.runs import service  # noqa: PLC0415
+    from dscluster.runs.prepare import LaunchOptions, dry_run_text, prepare  # noqa: PLC0415
     from dscluster.train.checkpoint import latest_committed  # noqa: PLC0415
     from dscluster.train.model import preset_config  # noqa: PLC0415
 

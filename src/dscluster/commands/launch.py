@@ -12,8 +12,8 @@ from dscluster.commands.argtypes import MAX_PROCS, count, positive_seconds, seco
 from dscluster.commands.runnerargs import add_runner_flags, flags_from_args
 from dscluster.errors import ExitCode
 from dscluster.i18n import tr
-from dscluster.launcher.prepare import DEFAULTS, LaunchOptions, dry_run_text, first_run_notice, prepare
 from dscluster.runs import store
+from dscluster.runs.prepare import DEFAULTS, LaunchOptions, dry_run_text, first_run_notice, prepare
 from dscluster.sim.names import MAX_NODES
 
 

@@ -208,7 +208,7 @@ def _building_notice(run_dir: Path, status: str) -> str | None:
     import datetime as _dt
 
     from dscluster.launcher.ops import typical_build_s
-    from dscluster.launcher.prepare import first_run_notice
+    from dscluster.runs.prepare import first_run_notice
 
     if status not in store.ACTIVE or (run_dir / "metrics.jsonl").exists():
         return None
@@ -382,8 +382,8 @@ def cmd_ckpt(args) -> int:
 
 
 def cmd_restart(args) -> int:
-    from dscluster.launcher.prepare import parse_env
     from dscluster.runs import service
+    from dscluster.runs.prepare import parse_env
 
     run_dir = find_run(args.run, args.cluster)
     record = store.read_record(run_dir)

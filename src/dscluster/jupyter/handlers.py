@@ -4,7 +4,7 @@ Security: every handler subclasses APIHandler and every method carries @tornado.
 and @authorized, so a request without a valid token or session gets 403 JSON (fail closed even when
 `allow_unauthenticated_access` is left at its default). POSTs additionally need the XSRF token
 (JupyterLab sends it) or token auth in the Authorization header. Launch starts the detached
-supervisor (`dscluster.runs.launch_run`) in a worker thread; nothing trains inside the server.
+supervisor (`dscluster.runs.service.launch`) in a worker thread; nothing trains inside the server.
 
 Errors: a typed DsclusterError becomes 4xx JSON {error, message, hint, setting}; anything else is
 logged server side and answered with a 500 JSON that carries no traceback.

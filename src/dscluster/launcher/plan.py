@@ -44,7 +44,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dscluster.runs.redact import REDACTED, split_secrets
+from dscluster.launcher.redact import REDACTED, split_secrets
 from dscluster.safepython import module_argv
 
 # The environment that must reach the ranks when the launching machine has it.

@@ -22,8 +22,8 @@ from dscluster import fsutil, paths
 from dscluster.cluster.spec import ClusterSpec
 from dscluster.errors import ConfigError, DsclusterError, UsageError
 from dscluster.i18n import tr
-from dscluster.launcher.prepare import LaunchOptions, Prepared, find_ds_config, prepare
 from dscluster.runs import store
+from dscluster.runs.prepare import LaunchOptions, Prepared, find_ds_config, prepare
 from dscluster.runs.record import LaunchSpec
 
 INLINE_CONFIGS = Path("data") / "ds_configs"  # under the shared directory: every node reads the same file

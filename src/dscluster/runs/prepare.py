@@ -19,6 +19,7 @@ from dscluster import paths
 from dscluster.errors import ConfigError, UsageError
 from dscluster.i18n import tr
 from dscluster.launcher.plan import build_plan
+from dscluster.launcher.redact import redact_argv, redact_env, split_secrets
 from dscluster.launcher.runnerflags import (
     RunnerFlags,
     check_launcher,
@@ -32,7 +33,6 @@ from dscluster.launcher.runnerflags import (
     select_local,
 )
 from dscluster.runs import store
-from dscluster.runs.redact import redact_argv, redact_env, split_secrets
 
 DEFAULTS = {
     "max_restarts": 2,
@@ -432,7 +432,7 @@ def prepare(opts: LaunchOptions, *, dry_run: bool = False) -> Prepared:
     ds_config = check_ds_config(args, cwd, world)
     builds = _first_run_builds(ds_config, user_env)
     if not opts.skip_doctor:
-        from dscluster.launcher.preflight import run_fast_checks, run_local_checks
+        from dscluster.runs.preflight import run_fast_checks, run_local_checks
 
         if launcher == "slurm":
             pass  # ranks reach the nodes through Slurm, not ssh: `dscluster doctor` checks Slurm itself
