@@ -91,6 +91,7 @@ def test_a_run_reaches_its_nodes_from_another_directory_after_its_hostfile_is_ed
     assert links == at_launch and list(links) == ["node1", "node2"]
     ssh_config = identity.cluster_state_dir(spec, create=False) / "ssh_config"
     assert links["node2"][:3] == ["ssh", "-F", str(ssh_config)] and links["node2"][-2:] == ["node2", "--"]
+    assert "ControlMaster=no" in links["node2"]  # a run's own connection (teardown kills it)
     assert node_names(prep.record) == {"node1": "node1", "node2": "node2"}
 
 

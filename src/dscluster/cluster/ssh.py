@@ -306,19 +306,39 @@ def ssh_failure(result: CommandResult) -> tuple[str, str] | None:
     return tail, tr("run: ssh -F {cfg} {node} true   to see why", cfg="<state>/ssh_config", node=result.node)
 
 
+# Options that keep one connection off the cluster's shared ControlMaster: a run's own ssh sessions are
+# killed by its teardown (a shared master would take other runs' sessions with it), and a master spawned
+# by a short call keeps that call's output pipes open (a partitioned node's would make every later call
+# wait for its timeout).
+NO_MUX = ["-o", "ControlMaster=no", "-o", "ControlPath=none"]
+
+
 @dataclass
 class SSHRunner:
-    """Runs commands on one node over the cluster's ssh_config (Runner protocol)."""
+    """Runs commands on one node over the cluster's ssh_config (Runner protocol). `node` is the name the
+    caller knows the node by (a hostfile host); `multiplex=False` gives each call its own connection."""
 
     spec: ClusterSpec
     node_spec: NodeSpec
     node: str = ""
+    multiplex: bool = True
 
     def __post_init__(self) -> None:
         self.node = self.node or self.node_spec.name
 
+    def prefix(self) -> list[str]:
+        """The ssh argv up to `--`: append one remote shell string (see remote_command)."""
+        base = ssh_base_argv(self.spec, self.node_spec)
+        if not self.multiplex:
+            base[-1:-1] = NO_MUX
+        return base + ["--"]
+
     def argv(self, argv: Sequence[str], *, env: dict[str, str] | None = None, cwd: str | None = None) -> list[str]:
-        return ssh_base_argv(self.spec, self.node_spec) + ["--", remote_command(argv, env, cwd)]
+        return self.prefix() + [remote_command(argv, env, cwd)]
+
+    def popen(self, argv: Sequence[str], **popen_kwargs) -> subprocess.Popen:
+        """A long-lived command on the node (a watchdog), its pipes as `popen_kwargs` ask."""
+        return subprocess.Popen(self.argv(argv), **popen_kwargs)
 
     def run(self, argv: Sequence[str], *, env: dict[str, str] | None = None, input: str | None = None,
             timeout: float = DEFAULT_TIMEOUT_S, cwd: str | None = None) -> CommandResult:
