@@ -52,7 +52,9 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_runs)
 
-    p = sub.add_parser("status", help=tr("a run's state, attempts, checkpoint and failure explanation"))
+    p = sub.add_parser("status", help=tr("a run's state, attempts, checkpoint and failure explanation"),
+                       epilog=tr("exit status: 0 while the run is pending, running or restarting, and when it "
+                                 "succeeded or was stopped; 5 when it failed or its supervisor is lost"))
     p.add_argument("run", metavar="RUN")
     _add_cluster(p)
     p.add_argument("--json", action="store_true")
@@ -232,7 +234,7 @@ def cmd_status(args) -> int:
     view["run_dir"] = str(run_dir)
     if args.json:
         print(json.dumps(view, indent=2, default=str))
-        return ExitCode.OK
+        return status_exit_code(view["status"])
     st = view["status"]
     print(f"{_glyph(st)} {view['id']}  {tr(st)}" + (f"  ({run_exit_text(view['exit_code'], st)})"
                                                      if view["exit_code"] is not None else ""))
@@ -273,7 +275,16 @@ def cmd_status(args) -> int:
     if st in store.ACTIVE:
         nexts.append(f"dscluster stop {view['id']}")
     print(console.next_steps(*nexts))
-    return ExitCode.OK
+    return status_exit_code(st)
+
+
+def status_exit_code(shown: str) -> int:
+    """`dscluster status`'s exit code, stable for scripts (`dscluster status RUN || alert`): ExitCode.RUN when
+    the run failed or is lost (its supervisor is gone), 0 for every other state, a stopped run included
+    (stopping is what the user asked for)."""
+    from dscluster.runs.start import LOST
+
+    return ExitCode.RUN if shown in ("failed", LOST) else ExitCode.OK
 
 
 def resume_note(attempt: dict) -> str | None:
