@@ -53,8 +53,8 @@ def register(sub) -> None:
     p.set_defaults(func=cmd_runs)
 
     p = sub.add_parser("status", help=tr("a run's state, attempts, checkpoint and failure explanation"),
-                       epilog=tr("exit status: 0 while the run is pending, running or restarting, and when it "
-                                 "succeeded or was stopped; 5 when it failed or its supervisor is lost"))
+                       epilog=tr("exit status: 5 when the run failed; 0 in every other state (pending, running, "
+                                 "restarting, succeeded, stopped, lost)"))
     p.add_argument("run", metavar="RUN")
     _add_cluster(p)
     p.add_argument("--json", action="store_true")
@@ -280,11 +280,9 @@ def cmd_status(args) -> int:
 
 def status_exit_code(shown: str) -> int:
     """`dscluster status`'s exit code, stable for scripts (`dscluster status RUN || alert`): ExitCode.RUN when
-    the run failed or is lost (its supervisor is gone), 0 for every other state, a stopped run included
-    (stopping is what the user asked for)."""
-    from dscluster.runs.start import LOST
-
-    return ExitCode.RUN if shown in ("failed", LOST) else ExitCode.OK
+    the run failed, 0 for every other state: a stopped run (stopping is what the user asked for), and a lost
+    one (its supervisor is gone; its outcome is unknown, and `dscluster stop` then `restart` are the fix)."""
+    return ExitCode.RUN if shown == "failed" else ExitCode.OK
 
 
 def resume_note(attempt: dict) -> str | None:
