@@ -39,6 +39,26 @@ def _known(cls) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(cls) if f.name != "extra")
 
 
+def _plain(value: Any) -> Any:
+    """A field's value as JSON has it: lists for tuples (nested ones too), dicts for mappings."""
+    if isinstance(value, ClusterSpec):
+        return value.to_dict()
+    if hasattr(value, "to_json"):
+        return value.to_json()
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def _to_json(record: Any, omit_none: tuple[str, ...]) -> dict[str, Any]:
+    """Every field but `extra` (whose keys are written back as they were read), None left out for `omit_none`."""
+    out = {f.name: _plain(getattr(record, f.name)) for f in dataclasses.fields(record)
+           if f.name != "extra" and not (f.name in omit_none and getattr(record, f.name) is None)}
+    return {**dict(record.extra), **out}
+
+
 @dataclass(frozen=True)
 class LaunchSpec:
     """What the supervisor executes for every attempt (run.json's `launch`): `request(attempt, port)` is
@@ -97,23 +117,8 @@ class LaunchSpec:
             no_python=self.no_python, no_local_rank=self.no_local_rank, ds_config_text=self.ds_config_text)
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for f in dataclasses.fields(self):
-            if f.name == "extra":
-                continue
-            value = getattr(self, f.name)
-            if f.name in ("cluster_spec", "transport_env", "node_uid", "slurm") and value is None:
-                continue  # absent rather than null, as records without them were always written
-            if isinstance(value, ClusterSpec):
-                value = value.to_dict()
-            elif f.name == "hosts":
-                value = [list(h) for h in value]
-            elif isinstance(value, tuple):
-                value = list(value)
-            elif isinstance(value, Mapping):
-                value = dict(value)
-            out[f.name] = value
-        return {**dict(self.extra), **out}
+        # Absent rather than null, as records without them were always written.
+        return _to_json(self, omit_none=("cluster_spec", "transport_env", "node_uid", "slurm"))
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> LaunchSpec:
@@ -158,23 +163,7 @@ class RunRecord:
     extra: Mapping[str, Any] = field(default_factory=dict)  # supervisor_pid, waiting_for, slurm, ...
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = dict(self.extra)
-        for f in dataclasses.fields(self):
-            if f.name == "extra":
-                continue
-            value = getattr(self, f.name)
-            if f.name == "ended" and value is None:
-                continue  # written by the supervisor when the run ends
-            if isinstance(value, LaunchSpec):
-                value = value.to_json()
-            elif f.name == "attempts":
-                value = [dict(a) for a in value]
-            elif isinstance(value, tuple):
-                value = list(value)
-            elif isinstance(value, Mapping):
-                value = dict(value)
-            out[f.name] = value
-        return out
+        return _to_json(self, omit_none=("ended",))  # `ended`: written by the supervisor when the run ends
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RunRecord:
