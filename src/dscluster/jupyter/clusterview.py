@@ -63,7 +63,7 @@ def local_view(error: dict | None = None) -> ClusterView:
 
 
 def resolve(arg: str | None = None) -> ClusterView:
-    """The spec that `--cluster arg` would use (H2's resolution order), or this machine alone."""
+    """The spec that `--cluster arg` would use (resolve_spec's order), or this machine alone."""
     try:
         from dscluster.cluster.spec import resolve_spec
     except ImportError:

@@ -1,6 +1,6 @@
-"""Read run directories for the panel and the notebook API (read-only; H4's supervisor writes them).
+"""Read run directories for the panel and the notebook API (read-only; the supervisor writes them).
 
-Layout (contracts.md): <shared>/runs/<run-id>/{run.json, events.jsonl, metrics.jsonl, logs/, checkpoints/}.
+Layout (runs/store.py): <shared>/runs/<run-id>/{run.json, events.jsonl, metrics.jsonl, logs/, checkpoints/}.
 A run in progress is half written by design: run.json may be missing for a moment, the last JSONL
 line may be torn, logs grow. Every reader here tolerates that and never raises on content; it raises
 `RunNotFound` (a 404 at the HTTP boundary) only when the run directory does not exist at all.

@@ -4,7 +4,7 @@ Nothing here touches the filesystem or the network: `build_plan` returns the run
 environment, and the files (hostfile, DS_ENV_FILE, secrets script) that the supervisor writes into
 the run directory before starting it. `--dry-run` prints exactly this.
 
-Why each piece is there (shared/research/deepspeed_internals.md §1, multinode_sim.md §4):
+Why each piece is there:
 - `--master_addr` = the first hostfile host: rank 0 runs there; a wrong address hangs init.
 - a per-attempt `--master_port`: two runs on the same nodes must not share a rendezvous port, and a
   restart must not trip over a port the killed attempt still holds in TIME_WAIT.

@@ -25,7 +25,7 @@ from dscluster.errors import RunError, UsageError
 from dscluster.i18n import tr
 from dscluster.paths import runs_dir
 
-ACTIVE = ("pending", "running", "restarting", "stopping")
+ACTIVE = ("pending", "running", "restarting")  # what the supervisor writes while it runs
 FINISHED = ("succeeded", "failed", "stopped")
 
 _NAME_OK = re.compile(r"[^A-Za-z0-9_.-]+")
