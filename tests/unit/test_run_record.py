@@ -121,3 +121,16 @@ def test_a_restart_runs_on_the_recorded_cluster_from_anywhere(dscluster_home, tm
     assert again.record["launch"]["cwd"] == str(project)  # the program is found where it was launched
     elsewhere, _ = service.restart_request(run_dir, hostfile=str(project / "hostfile"))
     assert elsewhere.cluster_spec is None and elsewhere.cluster == str(project / "hostfile")
+
+
+def test_a_recorded_spec_gets_the_spec_files_checks(dscluster_home, tmp_path, monkeypatch):
+    # run.json lives where the node user can write: an address rewritten there must not reach ssh_config.
+    from dscluster.errors import ConfigError
+
+    project, _ = _cluster(tmp_path)
+    monkeypatch.chdir(project)
+    prep = prepare(LaunchOptions(command=["train.py"], hostfile="hostfile", skip_doctor=True))
+    recorded = prep.record["launch"]["cluster_spec"]
+    recorded["nodes"][1]["address"] = "10.77.0.3\n  ProxyCommand touch /tmp/owned"
+    with pytest.raises(ConfigError):
+        node_links(prep.record)

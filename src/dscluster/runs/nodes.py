@@ -18,9 +18,12 @@ def _spec(record: dict[str, Any]):
     written before it was recorded names the spec by path: that path is read again."""
     recorded = record["launch"].get("cluster_spec")
     if isinstance(recorded, dict):
-        from dscluster.cluster.spec import ClusterSpec
+        from dscluster.cluster.spec import ClusterSpec, format_spec, parse_spec
 
-        return ClusterSpec.from_dict(recorded)
+        # Through the spec parser, as a spec file is read: run.json sits in a directory the node user can
+        # write, so what reaches ssh_config (addresses, user, ports) gets the same checks a spec gets.
+        spec = ClusterSpec.from_dict(recorded)
+        return parse_spec(format_spec(spec), spec.path)
     from dscluster.cluster.spec import resolve_spec
 
     return resolve_spec(record["launch"]["cluster_arg"])
