@@ -16,9 +16,7 @@ import shlex
 from dscluster.errors import ConfigError, UsageError
 from dscluster.i18n import tr
 from dscluster.jupyter import clusterview
-from dscluster.runs.service import RunBusy, RunRequest
-
-__all__ = ["RunBusy", "RunRequest", "checked_env", "form_defaults", "parse_launch"]
+from dscluster.runs.service import RunRequest
 
 MAX_RESTARTS_LIMIT = 50
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
