@@ -303,8 +303,8 @@ def _demo(args: argparse.Namespace, run_dirs: list[Path] | None = None) -> int:
     if args.dry_run:
         print(dry_run_text(prepare(opts, dry_run=True)))
         return ExitCode.OK
-    started = service.start(opts)
-    prep, run_id, run_dir = started.prepared, started.run_id, started.run_dir
+    launched = service.start(opts)
+    prep, run_id, run_dir = launched.prepared, launched.run_id, launched.run_dir
     if run_dirs is not None:
         run_dirs.append(run_dir)
     world = prep.record["world_size"]
