@@ -8,7 +8,7 @@ In one run, on one simulated N-node cluster (root: network namespaces, real sshd
      alternating, median of --repeat each (target: ratio < 1.2);
   2. a rank SIGKILLed on the last node -> every process of the run gone on every node (target < 5 s);
   3. a node partitioned -> the run torn down on every reachable node and reported (target < 30 s;
-     plain DeepSpeed: about 17 minutes, then stuck; shared/research/multinode_sim.md §7).
+     plain DeepSpeed: about 17 minutes, then stuck).
 Times are read from each node's own process table (nsenter), not from dscluster's own records.
 """
 

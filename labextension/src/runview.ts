@@ -287,7 +287,10 @@ export class RunView extends Widget {
           'tr',
           { 'data-step': String(c.step) },
           el('td', {}, c.tag),
-          el('td', {}, c.committed ? '✓' : t.__('incomplete')),
+          // A committed step whose files no longer match its COMMIT.json: named as `dscluster ckpt` names it.
+          c.damage
+            ? el('td', { class: 'dsc-damaged', title: c.damage }, '✗ ' + t.__('damaged: %1', c.damage))
+            : el('td', {}, c.committed ? '✓' : t.__('incomplete')),
           el('td', {}, c.latest ? t.__('latest') : '')
         )
       )

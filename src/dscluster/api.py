@@ -23,6 +23,7 @@ from typing import Any
 from dscluster.errors import ConfigError, RunError
 from dscluster.i18n import tr
 from dscluster.jupyter import clusterview, launching, rundata
+from dscluster.runs import service
 from dscluster.runs.start import LOST, shown_status
 
 FINISHED = ("succeeded", "failed", "stopped")
@@ -171,13 +172,13 @@ class Run:
 
     def stop(self, wait: bool = True, timeout: float = 60.0) -> str:
         """Stop on every node (graceful, then forced by the supervisor's teardown); returns the status."""
-        launching.stop(self._ref)
+        service.stop(self._ref.path)
         return self.wait(timeout) if wait else self.status
 
     def restart(self, env: dict[str, str] | None = None) -> Run:
         """A new run with the same program, args, cluster, environment and settings, resuming from this
         run's checkpoints. Secret values (tokens, keys) are never recorded: give them again in `env`."""
-        return Run(launching.restart(self._ref, launching.checked_env(env)), [self._ref.path.parent])
+        return Run(service.restart(self._ref.path, launching.checked_env(env)), [self._ref.path.parent])
 
     def watch(self, interval: float = 1.0, log_lines: int = 12):
         """A live ipywidgets view (progress, loss curve, status, last log lines), updated in the
@@ -219,7 +220,7 @@ def launch(script: str, args: Sequence[str] | str = (), cluster: Any = None, max
             "cluster": str(cluster) if cluster else None, "max_restarts": max_restarts, "config": config,
             "name": name, "nprocs": nprocs, "env": env}
     request = launching.parse_launch(body, cwd=str(cwd or Path.cwd()))
-    run_id = launching.launch(request)
+    run_id = service.launch(request)
     prepared_dirs = clusterview.resolve(request.cluster).runs_dirs()
     try:
         return Run(run_id, prepared_dirs)
@@ -232,15 +233,13 @@ def _resolve_like_the_cli(runs_dirs: list[Path], ref: str, not_found: Exception)
     """A unique prefix of a run id, or a run name (its newest run), as `dscluster status` takes them."""
     from dscluster.runs import store
 
-    for runs_dir in runs_dirs:
-        try:
-            path = store.resolve_run_dir(Path(runs_dir).parent, ref)
-        except store.AmbiguousRun:
-            raise  # say so, not "no run"
-        except RunError:
-            continue
-        return rundata.RunRef(path.name, path)
-    raise not_found
+    try:
+        path = store.find_run([Path(d).parent for d in runs_dirs], ref)
+    except store.AmbiguousRun:
+        raise  # say so, not "no run"
+    except RunError:
+        raise not_found from None
+    return rundata.RunRef(path.name, path)
 
 
 def list_runs(cluster: Any = None) -> list[Run]:

@@ -1,8 +1,7 @@
 """Load and validate a DeepSpeed config (ds_config.json) before anything starts.
 
 DeepSpeed 0.19.8 silently ignores typo'd top-level keys, drops "auto" values, derives batch sizes
-with floor division and only checks the result after the processes have started (see
-shared/research/deepspeed_internals.md §3). This module catches all of that up front, for the
+with floor division and only checks the result after the processes have started. This module catches all of that up front, for the
 world size the job will really have, and every error names the key and the fix.
 
 Light on purpose: no torch or deepspeed import, so `dscluster launch` can call it instantly.

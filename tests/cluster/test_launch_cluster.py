@@ -412,3 +412,27 @@ def test_a_node_that_stays_down_fails_the_run_with_the_heal_command_as_the_fix(c
         assert "dscluster sim heal" in status.stdout
     finally:
         sim.heal("node2")
+
+
+def test_a_hostfile_run_is_stopped_from_anywhere_after_its_hostfile_is_edited(cli, sim):
+    # Launched as the recipe does (a hostfile beside the user's code, the spec from $DSCLUSTER_CLUSTER);
+    # then the hostfile is edited and the supervisor dies: `stop` from another directory, without that
+    # variable, must still reach and clean every node the run started on (the spec recorded at launch).
+    work = Path(sim.spec.shared_dir) / "r13-work"
+    work.mkdir(exist_ok=True)
+    os.chmod(work, 0o755)
+    hostfile = work / "hostfile"
+    hostfile.write_text("".join(f"{node} slots=1\n" for node in sim.nodes))
+    res = subprocess.run(cli.argv("launch", "--hostfile", "hostfile", "--detach", "--skip-doctor", "--max-restarts",
+                                  "0", "--name", "edited", SCRIPT, "--steps", "1000", "--sleep", "0.2"),
+                         env={**cli.env, "DSCLUSTER_CLUSTER": str(sim.spec_path)}, cwd=work, capture_output=True,
+                         text=True, timeout=120)
+    assert res.returncode == 0, res.stdout + res.stderr
+    run_id = run_id_from(res.stdout)
+    wait_training(cli, run_id)
+    hostfile.write_text(f"{sim.nodes[0]} slots=1\n")
+    os.kill(cli.record(run_id)["supervisor_pid"], signal.SIGKILL)
+    stop = cli("stop", run_id)
+    assert stop.returncode == 0 and "stopped" in stop.stdout, stop.stdout + stop.stderr
+    assert cli.record(run_id)["status"] == "stopped"
+    assert wait_for(lambda: all_gone(cli, run_id), 20), cli.node_pids(run_id)

@@ -7,7 +7,7 @@ import pytest
 
 from dscluster import cli
 from dscluster.errors import ConfigError, ExitCode
-from dscluster.launcher.prepare import LaunchOptions, dry_run_text, prepare
+from dscluster.runs.prepare import LaunchOptions, dry_run_text, prepare
 
 SCRIPT = str(Path(__file__).resolve().parents[1] / "data" / "min_ds_script.py")
 

@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 
 from dscluster.errors import UsageError
-from dscluster.jupyter import launching, rundata
-from dscluster.runs import store
+from dscluster.runs import service, store
 
 
 def test_restart_keeps_env_and_settings_and_takes_secrets_again(dscluster_home, tmp_path, monkeypatch):
@@ -20,17 +19,17 @@ def test_restart_keeps_env_and_settings_and_takes_secrets_again(dscluster_home, 
                                         "env": {"OMP_NUM_THREADS": "1", "HF_TOKEN": "***"}, "launch": launch_cfg})
     store.write_record(run_dir, {**store.read_record(run_dir), "status": "stopped"})
     captured = []
-    monkeypatch.setattr(launching, "launch", lambda request: captured.append(request) or "new-run")
-    ref = rundata.RunRef(run_dir.name, run_dir)
+    monkeypatch.setattr(service, "launch", lambda request: captured.append(request) or "new-run")
+    ref = run_dir
     with pytest.raises(UsageError, match="HF_TOKEN") as err:
-        launching.restart(ref)  # without its secret the new run would fail later, far from the cause
+        service.restart(ref)  # without its secret the new run would fail later, far from the cause
     assert "--env HF_TOKEN" in err.value.hint and not captured
-    assert launching.restart(ref, env={"HF_TOKEN": "hf_again"}) == "new-run"
+    assert service.restart(ref, env={"HF_TOKEN": "hf_again"}) == "new-run"
     request = captured[0]
     assert request.env == {"OMP_NUM_THREADS": "1", "HF_TOKEN": "hf_again"}
     assert (request.launcher, request.stall_timeout, request.restart_wait, request.max_restarts) == ("openmpi", 60.0, 5.0, 2)
     assert request.args[:2] == ["--steps", "9"] and request.args[-2:] == ["--save-dir", str(run_dir / "checkpoints")]
-    opts = launching._options(request)
+    opts = service.options(request)
     assert sorted(opts.env) == ["HF_TOKEN=hf_again", "OMP_NUM_THREADS=1"]
     assert (opts.launcher, opts.stall_timeout, opts.restart_wait) == ("openmpi", 60.0, 5.0)
 
@@ -47,7 +46,7 @@ def test_api_env_must_be_names_to_strings():
 
 
 def test_restart_refuses_while_a_run_saves_to_the_same_checkpoints(dscluster_home, tmp_path, monkeypatch):
-    from dscluster.jupyter.launching import RunBusy
+    from dscluster.runs.service import RunBusy
 
     shared = tmp_path / "shared"
     cfg = {"program": "dscluster.train", "is_module": True, "args": ["--steps", "9"], "launcher": "local",
@@ -58,12 +57,12 @@ def test_restart_refuses_while_a_run_saves_to_the_same_checkpoints(dscluster_hom
     first = store.create_run(shared, {"id": store.new_run_id("old"), "name": "old", "argv": [], "env": {},
                                       "launch": {**cfg, "args": ["--steps", "9", "--save-dir", str(old / "checkpoints")]}})
     store.write_record(first, {**store.read_record(first), "status": "running"})  # the first restart, still going
-    monkeypatch.setattr(launching, "launch", lambda request: "never")
+    monkeypatch.setattr(service, "launch", lambda request: "never")
     with pytest.raises(RunBusy, match=first.name) as err:
-        launching.restart(rundata.RunRef(old.name, old))
+        service.restart(old)
     assert "dscluster stop" in err.value.hint
     store.write_record(first, {**store.read_record(first), "status": "failed"})
-    assert launching.restart(rundata.RunRef(old.name, old)) == "never"
+    assert service.restart(old) == "never"
 
 
 def test_restart_on_other_nodes_or_on_this_machine(dscluster_home, tmp_path, monkeypatch):
@@ -75,14 +74,14 @@ def test_restart_on_other_nodes_or_on_this_machine(dscluster_home, tmp_path, mon
                                     "launch": cfg})
     store.write_record(old, {**store.read_record(old), "status": "failed"})
     captured = []
-    monkeypatch.setattr(launching, "launch", lambda request: captured.append(request) or "new-run")
-    ref = rundata.RunRef(old.name, old)
-    launching.restart(ref, hostfile="/work/two-nodes")
-    launching.restart(ref, local=2)
+    monkeypatch.setattr(service, "launch", lambda request: captured.append(request) or "new-run")
+    ref = old
+    service.restart(ref, hostfile="/work/two-nodes")
+    service.restart(ref, local=2)
     on_two, here = captured
     assert (on_two.cluster, on_two.nprocs, on_two.launcher) == ("/work/two-nodes", None, "pdsh")
     assert (here.cluster, here.nprocs, here.launcher) == (None, 2, None)
     # A user's script finds the old run's checkpoints through dscluster.checkpoint's directory variable.
     assert on_two.env["DSCLUSTER_CHECKPOINT_DIR"] == str(old / "checkpoints") == here.env["DSCLUSTER_CHECKPOINT_DIR"]
     with pytest.raises(UsageError, match="two different places"):
-        launching.restart(ref, hostfile="/work/two-nodes", local=2)
+        service.restart(ref, hostfile="/work/two-nodes", local=2)

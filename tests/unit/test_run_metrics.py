@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from dscluster.launcher.prepare import with_monitor
 from dscluster.runs import metrics
+from dscluster.runs.prepare import with_monitor
 
 
 def test_log_is_a_no_op_outside_a_run_and_on_other_ranks(tmp_path, monkeypatch):

@@ -5,7 +5,8 @@ import json
 import pytest
 
 from dscluster.errors import RunError
-from dscluster.runs import redact, store
+from dscluster.launcher import redact
+from dscluster.runs import store
 
 
 def _record(name="train"):

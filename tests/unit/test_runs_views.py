@@ -81,7 +81,7 @@ def test_negative_restart_and_timeout_settings_are_refused(dscluster_home, tmp_p
 
 
 def test_the_failed_rank_event_names_the_node_not_pdshs_own_host():
-    from dscluster.runs.supervisor import host_of_line
+    from dscluster.runs.detect import host_of_line
 
     text = "x\npdsh@vm: node1: ssh exited with exit code 3\n"
     assert host_of_line(text, text.index("ssh exited"), ["node0", "node1"]) == "node1"

@@ -89,7 +89,7 @@ def test_pdsh_command_and_env_exact(spec):
 
 
 def test_ssh_wrapper_exact(spec):
-    assert pdsh.render_ssh_wrapper(spec, "/usr/bin/ssh") == (
+    assert ssh.render_ssh_wrapper(spec, "/usr/bin/ssh") == (
         "#!/bin/sh\n"
         "# dscluster: every ssh (pdsh, DeepSpeed's checks, mpirun) uses cluster 'lab''s config.\n"
         f"exec /usr/bin/ssh -F {spec.state_dir}/ssh_config \"$@\"\n")
@@ -97,7 +97,7 @@ def test_ssh_wrapper_exact(spec):
 
 @pytest.mark.skipif(not shutil.which("ssh"), reason="needs the OpenSSH client")
 def test_ssh_wrapper_runs_the_real_ssh_with_the_cluster_config(spec, monkeypatch):
-    folder = pdsh.write_ssh_wrapper(spec)
+    folder = ssh.write_ssh_wrapper(spec)
     wrapper = folder / "ssh"
     assert stat.S_IMODE(wrapper.stat().st_mode) == 0o755
     (spec.state_dir / "ssh_config").write_text(ssh.render_ssh_config(spec))
@@ -107,7 +107,7 @@ def test_ssh_wrapper_runs_the_real_ssh_with_the_cluster_config(spec, monkeypatch
     assert "hostname 10.0.0.1" in out and "user trainer" in out
     # re-writing with the wrapper dir already on PATH must not make the wrapper call itself
     monkeypatch.setenv("PATH", env["PATH"])
-    pdsh.write_ssh_wrapper(spec)
+    ssh.write_ssh_wrapper(spec)
     assert str(folder) not in wrapper.read_text().split("exec ")[1].split(" -F")[0]
 
 
@@ -171,7 +171,7 @@ def test_ensure_ssh_files_writes_config_wrapper_and_pins(spec):
     assert report.added == ["node0"] and report.missing == ["gpu02"]
     assert ssh.ssh_config_path(spec).read_text() == ssh.render_ssh_config(spec)
     assert stat.S_IMODE(ssh.ssh_config_path(spec).stat().st_mode) == 0o600
-    assert (pdsh.ssh_wrapper_dir(spec) / "ssh").exists()
+    assert (ssh.ssh_wrapper_dir(spec) / "ssh").exists()
     assert stat.S_IMODE(ssh.control_dir(spec).stat().st_mode) == 0o700
     assert [r.node for r in ssh.runners(spec)] == ["node0", "gpu02"]
 

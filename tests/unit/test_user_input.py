@@ -19,8 +19,8 @@ import pytest
 from dscluster import cli, dsconfig
 from dscluster.cluster.spec import load_spec, resolve_spec, spec_from_hostfile
 from dscluster.errors import ConfigError, ExitCode, UsageError
-from dscluster.launcher import prepare as lp
-from dscluster.launcher.prepare import LaunchOptions, prepare
+from dscluster.runs import prepare as lp
+from dscluster.runs.prepare import LaunchOptions, prepare
 
 SCRIPT = str(Path(__file__).resolve().parents[1] / "data" / "min_ds_script.py")
 BOM = b"\xef\xbb\xbf"

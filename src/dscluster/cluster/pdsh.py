@@ -1,4 +1,4 @@
-"""pdsh and OpenMPI through the cluster's ssh_config (pure builders + one generated wrapper).
+"""pdsh and OpenMPI through the cluster's ssh_config (pure builders; the ssh wrapper they find on PATH is ssh.py's).
 
 pdsh's ssh module runs plain `ssh` from PATH (args from PDSH_SSH_ARGS, default `-2 -a -x -l%u %h`,
 plus PDSH_SSH_ARGS_APPEND, which DeepSpeed itself rewrites when --ssh_port is given). DeepSpeed's
@@ -12,44 +12,12 @@ from __future__ import annotations
 
 import os
 import shlex
-import shutil
 from collections.abc import Sequence
-from pathlib import Path
 
-from dscluster.cluster.identity import cluster_state_dir
 from dscluster.cluster.spec import ClusterSpec
-from dscluster.cluster.ssh import ssh_config_path
-from dscluster.errors import ConfigError
-from dscluster.fsutil import atomic_write_text
-from dscluster.i18n import tr
+from dscluster.cluster.ssh import ssh_wrapper_dir  # the wrapper is written with the ssh files (ensure_ssh_files)
 
 PDSH_FANOUT = 1024  # DeepSpeed's PDSH_MAX_FAN_OUT
-
-
-def ssh_wrapper_dir(spec: ClusterSpec) -> Path:
-    return cluster_state_dir(spec, create=False) / "bin"
-
-
-def render_ssh_wrapper(spec: ClusterSpec, real_ssh: str) -> str:
-    return ("#!/bin/sh\n"
-            f"# dscluster: every ssh (pdsh, DeepSpeed's checks, mpirun) uses cluster {spec.name!r}'s config.\n"
-            f"exec {shlex.quote(real_ssh)} -F {shlex.quote(str(ssh_config_path(spec)))} \"$@\"\n")
-
-
-def write_ssh_wrapper(spec: ClusterSpec) -> Path:
-    """Create <state>/bin/ssh (0755) and return the directory to put first on PATH."""
-    folder = ssh_wrapper_dir(spec)
-    folder.mkdir(parents=True, exist_ok=True)
-    wrapper = folder / "ssh"
-    search = os.pathsep.join(p for p in os.environ.get("PATH", os.defpath).split(os.pathsep)
-                             if p and Path(p).resolve() != folder.resolve())
-    real = shutil.which("ssh", path=search)
-    if not real:
-        raise ConfigError(tr("the ssh client is not installed"), tr("apt-get install openssh-client"))
-    text = render_ssh_wrapper(spec, real)
-    if not wrapper.exists() or wrapper.read_text(encoding="utf-8") != text:
-        atomic_write_text(wrapper, text, mode=0o755)
-    return folder
 
 
 def path_with_wrapper(spec: ClusterSpec, path: str | None = None) -> str:

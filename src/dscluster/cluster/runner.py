@@ -60,6 +60,8 @@ class Runner(Protocol):
 
     def copy(self, local_path: str, remote_path: str, *, timeout: float = DEFAULT_TIMEOUT_S) -> CommandResult: ...
 
+    def popen(self, argv: Sequence[str], **popen_kwargs) -> subprocess.Popen: ...
+
 
 def run_subprocess(node: str, argv: Sequence[str], *, env: dict[str, str] | None = None, input: str | None = None,
                    timeout: float = DEFAULT_TIMEOUT_S, cwd: str | None = None,
@@ -97,6 +99,9 @@ class LocalRunner:
     def copy(self, local_path, remote_path, *, timeout=DEFAULT_TIMEOUT_S) -> CommandResult:
         shutil.copyfile(local_path, remote_path)
         return CommandResult(self.node, ("cp", local_path, remote_path), 0)
+
+    def popen(self, argv, **popen_kwargs) -> subprocess.Popen:
+        return subprocess.Popen(list(argv), **popen_kwargs)
 
 
 T = TypeVar("T")

@@ -107,6 +107,17 @@ class ClusterSpec:
                       for n in self.nodes],
         }
 
+    @classmethod
+    def from_dict(cls, data: dict) -> ClusterSpec:
+        """The inverse of `to_dict` (a run record keeps the spec its run was launched on this way)."""
+        return cls(name=str(data["name"]), shared_dir=Path(data["shared_dir"]), ssh_user=str(data["ssh_user"]),
+                   ssh_port=int(data["ssh_port"]), launcher=str(data.get("launcher") or "pdsh"),
+                   network_interface=data.get("network_interface"),
+                   path=Path(data["path"]) if data.get("path") else None,
+                   state_dir=Path(data["state_dir"]) if data.get("state_dir") else None,
+                   nodes=tuple(NodeSpec(address=str(n["address"]), slots=int(n["slots"]), name=str(n["name"]),
+                                        ssh_port=int(n["ssh_port"])) for n in data["nodes"]))
+
 
 # --- locating keys in the text, so errors can name a line -------------------------------------------
 

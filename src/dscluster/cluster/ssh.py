@@ -16,6 +16,7 @@ import base64
 import hashlib
 import os
 import shlex
+import shutil
 import subprocess
 import tempfile
 from collections.abc import Sequence
@@ -229,10 +230,34 @@ def ensure_ssh_files(spec: ClusterSpec) -> HostKeySync:
     path = ssh_config_path(spec)
     if not path.exists() or path.read_text(encoding="utf-8") != text:
         atomic_write_text(path, text, mode=0o600)
-    from dscluster.cluster.pdsh import write_ssh_wrapper  # pdsh builds on this module
-
     write_ssh_wrapper(spec)
     return sync_known_hosts(spec)
+
+
+def ssh_wrapper_dir(spec: ClusterSpec) -> Path:
+    return cluster_state_dir(spec, create=False) / "bin"
+
+
+def render_ssh_wrapper(spec: ClusterSpec, real_ssh: str) -> str:
+    return ("#!/bin/sh\n"
+            f"# dscluster: every ssh (pdsh, DeepSpeed's checks, mpirun) uses cluster {spec.name!r}'s config.\n"
+            f"exec {shlex.quote(real_ssh)} -F {shlex.quote(str(ssh_config_path(spec)))} \"$@\"\n")
+
+
+def write_ssh_wrapper(spec: ClusterSpec) -> Path:
+    """Create <state>/bin/ssh (0755) and return the directory to put first on PATH."""
+    folder = ssh_wrapper_dir(spec)
+    folder.mkdir(parents=True, exist_ok=True)
+    wrapper = folder / "ssh"
+    search = os.pathsep.join(p for p in os.environ.get("PATH", os.defpath).split(os.pathsep)
+                             if p and Path(p).resolve() != folder.resolve())
+    real = shutil.which("ssh", path=search)
+    if not real:
+        raise ConfigError(tr("the ssh client is not installed"), tr("apt-get install openssh-client"))
+    text = render_ssh_wrapper(spec, real)
+    if not wrapper.exists() or wrapper.read_text(encoding="utf-8") != text:
+        atomic_write_text(wrapper, text, mode=0o755)
+    return folder
 
 
 def ssh_base_argv(spec: ClusterSpec, node: NodeSpec) -> list[str]:
@@ -281,19 +306,39 @@ def ssh_failure(result: CommandResult) -> tuple[str, str] | None:
     return tail, tr("run: ssh -F {cfg} {node} true   to see why", cfg="<state>/ssh_config", node=result.node)
 
 
+# Options that keep one connection off the cluster's shared ControlMaster: a run's own ssh sessions are
+# killed by its teardown (a shared master would take other runs' sessions with it), and a master spawned
+# by a short call keeps that call's output pipes open (a partitioned node's would make every later call
+# wait for its timeout).
+NO_MUX = ["-o", "ControlMaster=no", "-o", "ControlPath=none"]
+
+
 @dataclass
 class SSHRunner:
-    """Runs commands on one node over the cluster's ssh_config (Runner protocol)."""
+    """Runs commands on one node over the cluster's ssh_config (Runner protocol). `node` is the name the
+    caller knows the node by (a hostfile host); `multiplex=False` gives each call its own connection."""
 
     spec: ClusterSpec
     node_spec: NodeSpec
     node: str = ""
+    multiplex: bool = True
 
     def __post_init__(self) -> None:
         self.node = self.node or self.node_spec.name
 
+    def prefix(self) -> list[str]:
+        """The ssh argv up to `--`: append one remote shell string (see remote_command)."""
+        base = ssh_base_argv(self.spec, self.node_spec)
+        if not self.multiplex:
+            base[-1:-1] = NO_MUX
+        return base + ["--"]
+
     def argv(self, argv: Sequence[str], *, env: dict[str, str] | None = None, cwd: str | None = None) -> list[str]:
-        return ssh_base_argv(self.spec, self.node_spec) + ["--", remote_command(argv, env, cwd)]
+        return self.prefix() + [remote_command(argv, env, cwd)]
+
+    def popen(self, argv: Sequence[str], **popen_kwargs) -> subprocess.Popen:
+        """A long-lived command on the node (a watchdog), its pipes as `popen_kwargs` ask."""
+        return subprocess.Popen(self.argv(argv), **popen_kwargs)
 
     def run(self, argv: Sequence[str], *, env: dict[str, str] | None = None, input: str | None = None,
             timeout: float = DEFAULT_TIMEOUT_S, cwd: str | None = None) -> CommandResult:
@@ -322,10 +367,3 @@ def runners(spec: ClusterSpec) -> list[SSHRunner]:
     """One SSHRunner per node, in spec order (ssh files written and host keys synced first)."""
     ensure_ssh_files(spec)
     return [SSHRunner(spec, n) for n in spec.nodes]
-
-
-def pdsh_env(spec: ClusterSpec, path: str | None = None) -> dict[str, str]:
-    """See `dscluster.cluster.pdsh.pdsh_env` (also reachable here, as the contract names it)."""
-    from dscluster.cluster.pdsh import pdsh_env as _pdsh_env
-
-    return _pdsh_env(spec, path)

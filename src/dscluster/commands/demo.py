@@ -9,7 +9,6 @@ cluster on this machine (root; brought up when needed); `--cluster SPEC` a real 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import sys
@@ -254,8 +253,8 @@ def _demo(args: argparse.Namespace, run_dirs: list[Path] | None = None) -> int:
     from dscluster.commands.runs import exit_code_of, print_outcome, wait_attached  # noqa: PLC0415
     from dscluster.data.corpus import default_corpus_dir, ensure_stdlib_corpus  # noqa: PLC0415
     from dscluster.data.shards import open_dataset  # noqa: PLC0415
-    from dscluster.launcher.prepare import LaunchOptions, dry_run_text, prepare  # noqa: PLC0415
-    from dscluster.runs import launch_run, store  # noqa: PLC0415
+    from dscluster.runs import service  # noqa: PLC0415
+    from dscluster.runs.prepare import LaunchOptions, dry_run_text, prepare  # noqa: PLC0415
     from dscluster.train.checkpoint import latest_committed  # noqa: PLC0415
     from dscluster.train.model import preset_config  # noqa: PLC0415
 
@@ -287,12 +286,7 @@ def _demo(args: argparse.Namespace, run_dirs: list[Path] | None = None) -> int:
         from dscluster.launcher.runnerflags import select_local  # noqa: PLC0415
 
         procs = select_local(None, flags)[0]  # `--num_gpus N` / `--include localhost:0,1` choose the processes
-    config = demo_ds_config(device_type, args.steps)
-    # On shared storage, named by content: every node reads the same file, and reruns reuse it.
-    text = json.dumps(config, indent=2, sort_keys=True) + "\n"
-    cfg_path = shared / "data" / "ds_configs" / f"demo-{hashlib.sha1(text.encode()).hexdigest()[:12]}.json"
-    if not cfg_path.exists():  # a dry run too: the command it prints refers to this (small) file
-        fsutil.atomic_write_text(cfg_path, text)
+    cfg_path = service.inline_ds_config(shared, demo_ds_config(device_type, args.steps), "demo")
     env = list(args.env)
     sharing = procs if cluster is None else target.nodes  # processes sharing this machine's cores
     if device_type == "cpu" and sharing and not any(e.startswith("OMP_NUM_THREADS=") for e in env):
@@ -306,12 +300,11 @@ def _demo(args: argparse.Namespace, run_dirs: list[Path] | None = None) -> int:
         env=env, max_restarts=args.max_restarts, stall_timeout=args.stall_timeout,
         heartbeat_timeout=args.heartbeat_timeout, restart_wait=args.restart_wait, skip_doctor=args.skip_doctor,
         cwd=str(shared) if cluster else None, runner=flags)
-    prep = prepare(opts, dry_run=args.dry_run)
     if args.dry_run:
-        print(dry_run_text(prep))
+        print(dry_run_text(prepare(opts, dry_run=True)))
         return ExitCode.OK
-    run_id = launch_run(prep.shared, prep.record, prep.secrets)
-    run_dir = store.run_path(prep.shared, run_id)
+    launched = service.start(opts)
+    prep, run_id, run_dir = launched.prepared, launched.run_id, launched.run_dir
     if run_dirs is not None:
         run_dirs.append(run_dir)
     world = prep.record["world_size"]

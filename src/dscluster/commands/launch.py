@@ -12,8 +12,8 @@ from dscluster.commands.argtypes import MAX_PROCS, count, positive_seconds, seco
 from dscluster.commands.runnerargs import add_runner_flags, flags_from_args
 from dscluster.errors import ExitCode
 from dscluster.i18n import tr
-from dscluster.launcher.prepare import DEFAULTS, LaunchOptions, dry_run_text, first_run_notice, prepare
 from dscluster.runs import store
+from dscluster.runs.prepare import DEFAULTS, LaunchOptions, dry_run_text, first_run_notice, prepare
 from dscluster.sim.names import MAX_NODES
 
 
@@ -118,19 +118,17 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def start(opts: LaunchOptions, *, attach: bool | None, dry_run: bool, as_json: bool = False) -> int:
-    """Validate, then start (or print) the run. Shared by `launch` and `demo`."""
-    prep = prepare(opts, dry_run=dry_run)
+    """Validate, then start (or print) the run through the runs service."""
     if dry_run:
-        print(dry_run_text(prep))
+        print(dry_run_text(prepare(opts, dry_run=True)))
         print(console.next_steps(tr("run it: the same command without --dry-run")))
         return ExitCode.OK
-    from dscluster.runs import launch_run
+    from dscluster.runs import service
 
-    run_id = launch_run(prep.shared, prep.record, prep.secrets)
-    run_dir = store.run_path(prep.shared, run_id)
+    started = service.start(opts)
     if attach is None:
         attach = sys.stdout.isatty() and not as_json
-    return report_started(run_dir, prep.record, attach=attach, as_json=as_json)
+    return report_started(started.run_dir, started.prepared.record, attach=attach, as_json=as_json)
 
 
 def report_started(run_dir, record: dict, *, attach: bool, as_json: bool) -> int:

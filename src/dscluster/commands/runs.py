@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from dscluster import console, paths
+from dscluster import console
 from dscluster import explain as explainer
 from dscluster.commands.argtypes import count, seconds
 from dscluster.errors import ConfigError, ExitCode, RunError, UsageError
@@ -34,25 +34,12 @@ def shared_dirs(cluster: str | None) -> list[Path]:
             print(f"{console.WARN} " + tr("the cluster's runs are not shown: {error}", error=err), file=sys.stderr)
     except ImportError:
         pass
-    local = paths.local_shared()
-    if local not in dirs:
-        dirs.append(local)
-    if not cluster:
-        # Simulated clusters that are down keep their shared directory (runs, checkpoints) until
-        # `sim down --purge`: their runs stay listed and addressable.
-        dirs += [d for d in sorted((paths.home() / "sims").glob("*/shared")) if d.is_dir() and d not in dirs]
-    return dirs
+    return store.run_locations(dirs[0] if dirs else None, stopped_sims=not cluster)
 
 
 def find_run(ref: str, cluster: str | None) -> Path:
     store.check_run_ref(ref, allow_path=True)  # before the cluster is looked up: the typo is the news
-    errors = []
-    for shared in shared_dirs(cluster):
-        try:
-            return store.resolve_run_dir(shared, ref)
-        except RunError as err:
-            errors.append(err)
-    raise errors[-1] if errors else RunError(tr("unknown run {ref!r}", ref=ref), tr("list runs with: dscluster runs"))
+    return store.find_run(shared_dirs(cluster), ref)
 
 
 def _add_cluster(p: argparse.ArgumentParser) -> None:
@@ -65,7 +52,9 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_runs)
 
-    p = sub.add_parser("status", help=tr("a run's state, attempts, checkpoint and failure explanation"))
+    p = sub.add_parser("status", help=tr("a run's state, attempts, checkpoint and failure explanation"),
+                       epilog=tr("exit status: 5 when the run failed; 0 in every other state (pending, running, "
+                                 "restarting, succeeded, stopped, lost)"))
     p.add_argument("run", metavar="RUN")
     _add_cluster(p)
     p.add_argument("--json", action="store_true")
@@ -221,7 +210,7 @@ def _building_notice(run_dir: Path, status: str) -> str | None:
     import datetime as _dt
 
     from dscluster.launcher.ops import typical_build_s
-    from dscluster.launcher.prepare import first_run_notice
+    from dscluster.runs.prepare import first_run_notice
 
     if status not in store.ACTIVE or (run_dir / "metrics.jsonl").exists():
         return None
@@ -245,7 +234,7 @@ def cmd_status(args) -> int:
     view["run_dir"] = str(run_dir)
     if args.json:
         print(json.dumps(view, indent=2, default=str))
-        return ExitCode.OK
+        return status_exit_code(view["status"])
     st = view["status"]
     print(f"{_glyph(st)} {view['id']}  {tr(st)}" + (f"  ({run_exit_text(view['exit_code'], st)})"
                                                      if view["exit_code"] is not None else ""))
@@ -286,7 +275,14 @@ def cmd_status(args) -> int:
     if st in store.ACTIVE:
         nexts.append(f"dscluster stop {view['id']}")
     print(console.next_steps(*nexts))
-    return ExitCode.OK
+    return status_exit_code(st)
+
+
+def status_exit_code(shown: str) -> int:
+    """`dscluster status`'s exit code, stable for scripts (`dscluster status RUN || alert`): ExitCode.RUN when
+    the run failed, 0 for every other state: a stopped run (stopping is what the user asked for), and a lost
+    one (its supervisor is gone; its outcome is unknown, and `dscluster stop` then `restart` are the fix)."""
+    return ExitCode.RUN if shown == "failed" else ExitCode.OK
 
 
 def resume_note(attempt: dict) -> str | None:
@@ -349,11 +345,11 @@ def cmd_logs(args) -> int:
 
 def checkpoints(save_dir: Path) -> list[dict]:
     """Committed checkpoints (COMMIT.json present), oldest first; uncommitted ones are never listed."""
-    from dscluster.train.checkpoint import committed_steps, damage
+    from dscluster.train.checkpoint import damage, step_dirs
 
     out = []
-    for step in committed_steps(save_dir):
-        path = save_dir / f"step-{step}"
+    for step_dir in (s for s in step_dirs(save_dir) if s.committed):
+        step, path = step_dir.step, step_dir.path
         files = [p for p in path.rglob("*") if p.is_file()]
         out.append({"step": step, "path": str(path), "bytes": sum(p.stat().st_size for p in files),
                     "committed": (path / "COMMIT.json").stat().st_mtime, "damage": damage(path)})
@@ -395,16 +391,16 @@ def cmd_ckpt(args) -> int:
 
 
 def cmd_restart(args) -> int:
-    from dscluster.jupyter import launching, rundata
-    from dscluster.launcher.prepare import parse_env
+    from dscluster.runs import service
+    from dscluster.runs.prepare import parse_env
 
     run_dir = find_run(args.run, args.cluster)
     record = store.read_record(run_dir)
     if record.get("status") in store.ACTIVE:
         raise UsageError(tr("run {id} is still {status}", id=record["id"], status=record.get("status")),
                          tr("stop it first: dscluster stop {id}", id=record["id"]), setting="RUN")
-    new_id = launching.restart(rundata.RunRef(run_dir.name, run_dir), parse_env(args.env),
-                               hostfile=str(Path(args.hostfile).absolute()) if args.hostfile else None, local=args.local)
+    new_id = service.restart(run_dir, parse_env(args.env),
+                             hostfile=str(Path(args.hostfile).absolute()) if args.hostfile else None, local=args.local)
     print(f"{console.OK} " + tr("run {new} started from {old}'s program, settings and checkpoints", new=new_id,
                                 old=record["id"]))
     print(console.next_steps(f"dscluster logs {new_id} -f", f"dscluster status {new_id}", f"dscluster stop {new_id}"))

@@ -28,7 +28,9 @@ class ClusterView:
     spec: object | None = field(default=None, repr=False)
 
     def runs_dirs(self) -> list[Path]:
-        dirs = [paths.runs_dir(self.shared_dir), paths.runs_dir(paths.local_shared())]
+        from dscluster.runs.store import run_locations
+
+        dirs = [paths.runs_dir(d) for d in run_locations(self.shared_dir)]
         out: list[Path] = []
         for d in dirs:
             if d.resolve() not in [o.resolve() for o in out]:
@@ -61,7 +63,7 @@ def local_view(error: dict | None = None) -> ClusterView:
 
 
 def resolve(arg: str | None = None) -> ClusterView:
-    """The spec that `--cluster arg` would use (H2's resolution order), or this machine alone."""
+    """The spec that `--cluster arg` would use (resolve_spec's order), or this machine alone."""
     try:
         from dscluster.cluster.spec import resolve_spec
     except ImportError:

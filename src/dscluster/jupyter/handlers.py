@@ -4,7 +4,7 @@ Security: every handler subclasses APIHandler and every method carries @tornado.
 and @authorized, so a request without a valid token or session gets 403 JSON (fail closed even when
 `allow_unauthenticated_access` is left at its default). POSTs additionally need the XSRF token
 (JupyterLab sends it) or token auth in the Authorization header. Launch starts the detached
-supervisor (`dscluster.runs.launch_run`) in a worker thread; nothing trains inside the server.
+supervisor (`dscluster.runs.service.launch`) in a worker thread; nothing trains inside the server.
 
 Errors: a typed DsclusterError becomes 4xx JSON {error, message, hint, setting}; anything else is
 logged server side and answered with a 500 JSON that carries no traceback.
@@ -26,6 +26,7 @@ from jupyter_server.utils import url_path_join
 from dscluster.errors import ConfigError, DsclusterError, UsageError
 from dscluster.i18n import tr, use_language
 from dscluster.jupyter import clusterview, launching, rundata
+from dscluster.runs import service
 
 API_PREFIX = "dscluster/api"
 _STATUS_BY_ERROR = ((rundata.NotFound, 404), (UsageError, 400), (ConfigError, 400))
@@ -165,7 +166,7 @@ class RunsHandler(DsclusterHandler):
     @json_errors
     async def post(self):
         request = launching.parse_launch(self.json_body(), cwd=self.root_dir())
-        run_id = await asyncio.to_thread(launching.launch, request)
+        run_id = await asyncio.to_thread(service.launch, request)
         self.send_json({"id": run_id}, status=201)
 
 
@@ -175,7 +176,7 @@ class ValidateHandler(DsclusterHandler):
     @json_errors
     async def post(self):
         request = launching.parse_launch(self.json_body(), cwd=self.root_dir())
-        prepared = await asyncio.to_thread(launching.prepare, request)
+        prepared = await asyncio.to_thread(service.prepare_request, request)
         ds = prepared.record.get("ds_config") or {}
         self.send_json({"ok": True, "world_size": prepared.record.get("world_size"),
                         "train_batch_size": ds.get("train_batch_size"), "cluster": prepared.record.get("cluster")})
@@ -243,7 +244,7 @@ class StopHandler(DsclusterHandler):
     @json_errors
     async def post(self, run_id: str):
         ref = self.run_ref(run_id)
-        result = await asyncio.to_thread(launching.stop, ref)
+        result = await asyncio.to_thread(service.stop, ref.path)
         self.send_json(result, status=202)
 
 
@@ -254,7 +255,7 @@ class RestartHandler(DsclusterHandler):
     async def post(self, run_id: str):
         ref = self.run_ref(run_id)
         env = launching.checked_env(self.json_body().get("env"))  # secret values again: never recorded
-        new_id = await asyncio.to_thread(launching.restart, ref, env)
+        new_id = await asyncio.to_thread(service.restart, ref.path, env)
         self.send_json({"id": new_id, "restarted_from": run_id}, status=201)
 
 

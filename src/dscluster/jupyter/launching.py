@@ -1,26 +1,22 @@
-"""Launch, stop and restart requests from the panel: parse, validate, then hand to the supervisor.
+"""The panel's (and the notebook API's) launch form: its fields parsed into a `runs.service.RunRequest`.
 
-The request is checked completely (fields, the DeepSpeed config against the cluster's world size)
-before anything starts, so a bad form answers 400 with the message naming the setting. Starting is
-`dscluster.runs.launch_run`, which spawns a detached supervisor; the Jupyter server never runs
-training itself, and a server restart does not touch running jobs.
+The request is checked completely (fields here; program, cluster and the DeepSpeed config against the
+cluster's world size in the service) before anything starts, so a bad form answers 400 with the message
+naming the setting. Starting, stopping and restarting are `dscluster.runs.service`'s, which spawns a
+detached supervisor; the Jupyter server never runs training itself, and a server restart does not touch
+running jobs.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import shlex
-import threading
-from dataclasses import dataclass, field
-from pathlib import Path
 
-from dscluster import paths
-from dscluster.errors import ConfigError, DsclusterError, UsageError
-from dscluster.fsutil import atomic_write_text
+from dscluster.errors import ConfigError, UsageError
 from dscluster.i18n import tr
-from dscluster.jupyter import clusterview, rundata
+from dscluster.jupyter import clusterview
+from dscluster.runs.service import RunRequest
 
 MAX_RESTARTS_LIMIT = 50
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
@@ -29,28 +25,6 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 DEMO_ARGS = ["--preset", "tiny", "--steps", "30", "--log-interval", "1", "--save-interval", "10",
              "--sample-tokens", "40"]
 DEMO_CONFIG = {"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 1}
-
-
-class SupervisorMissing(DsclusterError):
-    http_status = 503
-
-
-@dataclass
-class LaunchRequest:
-    program: str
-    module: bool = False
-    args: list[str] = field(default_factory=list)
-    config: dict | None = None  # inline DeepSpeed config; None: the args name one, or the trainer builds one
-    config_path: str | None = None
-    cluster: str | None = None
-    nprocs: int | None = None  # processes on this machine when no cluster is given or found
-    max_restarts: int = 0
-    name: str | None = None
-    cwd: str | None = None
-    env: dict[str, str] = field(default_factory=dict)  # for every rank (secret-looking names masked)
-    launcher: str | None = None  # the spec's by default
-    stall_timeout: float | None = None  # None: the launcher's defaults
-    restart_wait: float | None = None
 
 
 def form_defaults(view: clusterview.ClusterView) -> dict:
@@ -103,7 +77,7 @@ LAUNCH_FIELDS = ("script", "args", "config", "cluster", "nprocs", "max_restarts"
 def checked_env(env: object) -> dict[str, str]:
     """`env` of a launch or restart (HTTP body or Python API): names to string values, the names under
     the CLI's own --env rules. None is no variables."""
-    from dscluster.launcher.prepare import parse_env  # noqa: PLC0415
+    from dscluster.runs.prepare import parse_env  # noqa: PLC0415
 
     if env is None:
         return {}
@@ -113,7 +87,7 @@ def checked_env(env: object) -> dict[str, str]:
     return parse_env([f"{k}={v}" for k, v in env.items()])
 
 
-def parse_launch(body: dict, cwd: str | None = None) -> LaunchRequest:
+def parse_launch(body: dict, cwd: str | None = None) -> RunRequest:
     """Check the request's shape; the content (program, cluster, config) is checked by `prepare`."""
     unknown = sorted(k for k in body if k not in LAUNCH_FIELDS)
     if unknown:
@@ -156,176 +130,8 @@ def parse_launch(body: dict, cwd: str | None = None) -> LaunchRequest:
         raise UsageError(tr("'cluster' must be a path or a cluster name"),
                          tr("e.g. cluster='dscluster.toml', or leave it out for the default"), setting="cluster")
     config, config_path = _load_config(body.get("config"))
-    return LaunchRequest(program=program, module=module, args=args, config=config, config_path=config_path,
-                         cluster=cluster.strip() if cluster else None,
-                         nprocs=_int_field(body, "nprocs", None, 1, 64),
-                         max_restarts=_int_field(body, "max_restarts", 0, 0, MAX_RESTARTS_LIMIT),
-                         name=name, cwd=cwd, env=env)
-
-
-def _default_spec_exists() -> bool:
-    try:
-        from dscluster.cluster.spec import resolve_spec
-
-        resolve_spec(None)
-        return True
-    except (ImportError, DsclusterError):
-        return False
-
-
-def _config_file(shared: Path, config: dict) -> Path:
-    """Inline configs are stored content-addressed on shared storage, where every node can read them."""
-    text = json.dumps(config, indent=2, sort_keys=True) + "\n"
-    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
-    path = Path(shared) / "configs" / f"ds_config-{digest}.json"
-    if not path.exists():
-        atomic_write_text(path, text)
-    return path
-
-
-def _options(request: LaunchRequest):
-    from dscluster.launcher.prepare import LaunchOptions, find_ds_config
-
-    local = None
-    shared = None
-    if not request.cluster and (request.nprocs or not _default_spec_exists()):
-        local = request.nprocs or 1
-        shared = paths.local_shared()
-    args = list(request.args)
-    if find_ds_config(args) is None and (request.config is not None or request.config_path):
-        if request.config is not None:
-            if shared is None:
-                from dscluster.cluster.spec import resolve_spec
-
-                shared = Path(resolve_spec(request.cluster).shared_dir)
-            ref = str(_config_file(shared, request.config))
-        else:
-            ref = request.config_path
-        args += (["--deepspeed"] if "--deepspeed" not in args else []) + ["--deepspeed_config", ref]
-    tuning = {k: v for k, v in (("stall_timeout", request.stall_timeout), ("restart_wait", request.restart_wait))
-              if v is not None}
-    return LaunchOptions(command=[request.program, *args], module=request.module, cluster=request.cluster,
-                         local=local, name=request.name, max_restarts=request.max_restarts, cwd=request.cwd,
-                         env=[f"{k}={v}" for k, v in request.env.items()], launcher=request.launcher, **tuning)
-
-
-def prepare(request: LaunchRequest):
-    """Everything `dscluster launch` checks (program, cluster, DeepSpeed config, doctor's fast checks)."""
-    try:
-        from dscluster.launcher.prepare import prepare as prepare_launch
-    except ImportError:
-        raise SupervisorMissing(tr("the launcher (dscluster.launcher) is not available in this install"),
-                                tr("reinstall dscluster")) from None
-    return prepare_launch(_options(request))
-
-
-def launch(request: LaunchRequest) -> str:
-    prepared = prepare(request)
-    from dscluster.runs import launch_run
-
-    return launch_run(prepared.shared, prepared.record, prepared.secrets)
-
-
-def stop(ref: rundata.RunRef) -> dict:
-    """Ask the supervisor to stop (graceful teardown), then make sure in the background (forced)."""
-    record = rundata.run_record(ref)
-    status = record.get("status")
-    if status in ("succeeded", "failed", "stopped"):
-        return {"id": ref.id, "status": status, "stopping": False}
-    from dscluster.runs.control import request_stop, stop_run
-
-    request_stop(ref.path, record)
-    threading.Thread(target=_stop_quietly, args=(stop_run, ref.path), name=f"stop-{ref.id}", daemon=True).start()
-    return {"id": ref.id, "status": status, "stopping": True}
-
-
-def _stop_quietly(stop_run, run_dir: Path) -> None:
-    try:
-        stop_run(run_dir)
-    except Exception:  # noqa: BLE001 - logged by the supervisor; the panel shows the record's status
-        pass
-
-
-class RunBusy(DsclusterError):
-    """The request is valid but a running run is in the way (HTTP 409)."""
-
-
-def _runs_saving_to(shared: Path, save_dir: Path) -> list[str]:
-    from dscluster.runs import store
-    from dscluster.runs.start import shown_status
-
-    return [r["id"] for r in store.list_runs(shared)
-            if shown_status(r) in store.ACTIVE and store.save_dir(Path(r["_dir"]), r) == save_dir]
-
-
-def restart(ref: rundata.RunRef, env: dict[str, str] | None = None, hostfile: str | None = None,
-            local: int | None = None) -> str:
-    """A new run with the old one's program, args, cluster, environment and supervision settings, resuming
-    from the old run's newest committed checkpoint (its save dir is passed on; the trainer's --resume auto
-    picks it). Secret values were never recorded: pass them again in `env`. `hostfile` (or `local`, a
-    process count on this machine) runs it elsewhere, e.g. on the nodes that remain after one is lost for
-    good: a step saved by another number of ranks is resumed through DeepSpeed's universal format."""
-    if hostfile and local:
-        raise UsageError(tr("--hostfile and --local name two different places to restart on"),
-                         tr("give one of them"), setting="--hostfile")
-    record = rundata.run_record(ref)
-    cfg = record.get("launch") or {}
-    busy = _runs_saving_to(ref.path.parent.parent, rundata.save_dir(ref, record))
-    if busy:
-        # Two runs saving to one directory overwrite each other's steps; the second must wait.
-        raise RunBusy(tr("run {busy} is still running and saves to the same checkpoints", busy=", ".join(busy)),
-                      tr("wait for it to finish, or stop it first: dscluster stop {busy}", busy=busy[0]),
-                      setting="run_id")
-    if not cfg.get("program"):
-        raise ConfigError(tr("run {run_id} has no recorded program to restart", run_id=ref.id),
-                          tr("launch it again from the form"), setting="run_id")
-    args = list(cfg.get("args") or [])
-    trainer = cfg.get("is_module") and cfg["program"] == "dscluster.train"
-    if trainer and not any(a == "--save-dir" or a.startswith("--save-dir=") for a in args):
-        # The reference trainer's flag; a user's own script resumes from wherever its args already say.
-        args += ["--save-dir", str(rundata.save_dir(ref, record))]
-    local = local or (cfg.get("local_procs") if cfg.get("launcher") == "local" and not hostfile else None)
-    recorded_env = cfg.get("env") if isinstance(cfg.get("env"), dict) else {}
-    if not trainer:
-        # A user's script finds its checkpoints through dscluster.checkpoint's DSCLUSTER_CHECKPOINT_DIR:
-        # the new run continues from the old run's committed steps, as the trainer does with --save-dir.
-        recorded_env = {"DSCLUSTER_CHECKPOINT_DIR": str(rundata.save_dir(ref, record)), **recorded_env}
-    masked = record.get("env") if isinstance(record.get("env"), dict) else {}
-    missing = sorted(k for k in masked if k not in recorded_env and k not in (env or {}))
-    if missing:
-        # The old run had these secrets; a new run without them would fail later, far from the cause.
-        names = ", ".join(missing)
-        raise UsageError(tr("run {run_id} was given secret values that are never recorded: {names}", run_id=ref.id,
-                            names=names),
-                         tr("give them again: dscluster restart {run_id} {flags} (from your environment), or "
-                            "Run.restart(env={{...}})", run_id=ref.id, flags=" ".join(f"--env {k}" for k in missing)),
-                         setting="env")
-    request = LaunchRequest(program=cfg["program"], module=bool(cfg.get("is_module")), args=args,
-                            cluster=None if local else (hostfile or cfg.get("cluster_arg")), nprocs=local,
-                            max_restarts=int(cfg.get("max_restarts") or 0), name=record.get("name"),
-                            cwd=cfg.get("cwd"), env={**recorded_env, **(env or {})},
-                            launcher=None if local or cfg.get("launcher") == "local" else cfg.get("launcher"),
-                            stall_timeout=cfg.get("stall_timeout"), restart_wait=cfg.get("restart_wait"))
-    if cfg.get("launcher") == "slurm" and isinstance(cfg.get("slurm"), dict):
-        return _restart_on_slurm(request, cfg["slurm"], bool((record.get("slurm") or {}).get("batch")))
-    return launch(request)
-
-
-def _restart_on_slurm(request: LaunchRequest, slurm_cfg: dict, batch: bool) -> str:
-    """The same Slurm request again: a new batch job for a batch run (resubmitted, e.g. after its time
-    limit), else a new allocation (or the one this process runs in)."""
-    import dataclasses
-
-    from dscluster.launcher.prepare import prepare as prepare_launch
-    from dscluster.launcher.slurm import SlurmAsk
-
-    prepared = prepare_launch(dataclasses.replace(_options(request), slurm=SlurmAsk(**slurm_cfg["ask"])))
-    if batch:
-        from dscluster.runs.slurm_run import submit_run
-
-        prepared.record["launch"]["hosts"] = []
-        prepared.record["launch"]["slurm"]["job_id"] = None
-        return submit_run(prepared.shared, prepared.record, prepared.secrets)[0]
-    from dscluster.runs import launch_run
-
-    return launch_run(prepared.shared, prepared.record, prepared.secrets)
+    return RunRequest(program=program, module=module, args=args, config=config, config_path=config_path,
+                      cluster=cluster.strip() if cluster else None,
+                      nprocs=_int_field(body, "nprocs", None, 1, 64),
+                      max_restarts=_int_field(body, "max_restarts", 0, 0, MAX_RESTARTS_LIMIT),
+                      name=name, cwd=cwd, env=env)

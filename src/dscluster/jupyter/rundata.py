@@ -1,6 +1,6 @@
-"""Read run directories for the panel and the notebook API (read-only; H4's supervisor writes them).
+"""Read run directories for the panel and the notebook API (read-only; the supervisor writes them).
 
-Layout (contracts.md): <shared>/runs/<run-id>/{run.json, events.jsonl, metrics.jsonl, logs/, checkpoints/}.
+Layout (runs/store.py): <shared>/runs/<run-id>/{run.json, events.jsonl, metrics.jsonl, logs/, checkpoints/}.
 A run in progress is half written by design: run.json may be missing for a moment, the last JSONL
 line may be torn, logs grow. Every reader here tolerates that and never raises on content; it raises
 `RunNotFound` (a 404 at the HTTP boundary) only when the run directory does not exist at all.
@@ -256,24 +256,12 @@ def log_tail(ref: RunRef, name: str, offset: int | None = None, max_bytes: int =
 
 
 def checkpoints(ref: RunRef) -> list[dict]:
-    """Checkpoint tags in the run's save dir; committed = has COMMIT.json (the checkpoint protocol)."""
+    """Every step in the run's save dir, by the checkpoint protocol's own reader (train/checkpoint): committed
+    = has COMMIT.json; `damage` says what is wrong with a committed step, as `dscluster ckpt` does."""
+    from dscluster.train.checkpoint import damage, latest_tag, read_commit, step_dirs
+
     folder = save_dir(ref)
-    latest = None
-    try:
-        with os.fdopen(_open(folder, "latest"), "rb") as f:
-            latest = f.read(4096).decode("utf-8", "replace").strip() or None
-    except OSError:
-        pass
-    out = []
-    try:
-        entries = list(folder.iterdir())
-    except OSError:
-        return []
-    for entry in entries:
-        m = re.fullmatch(r"step-(\d+)", entry.name)
-        if not m or not entry.is_dir():
-            continue
-        commit = _read_json(folder, f"{entry.name}/COMMIT.json")
-        out.append({"tag": entry.name, "step": int(m.group(1)), "committed": commit is not None,
-                    "latest": entry.name == latest, "commit": commit, "path": str(entry)})
-    return sorted(out, key=lambda c: c["step"])
+    latest = latest_tag(folder)
+    return [{"tag": s.tag, "step": s.step, "committed": s.committed, "latest": s.tag == latest,
+             "commit": read_commit(s.path) if s.committed else None,
+             "damage": damage(s.path) if s.committed else None, "path": str(s.path)} for s in step_dirs(folder)]

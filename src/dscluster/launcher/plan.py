@@ -4,7 +4,7 @@ Nothing here touches the filesystem or the network: `build_plan` returns the run
 environment, and the files (hostfile, DS_ENV_FILE, secrets script) that the supervisor writes into
 the run directory before starting it. `--dry-run` prints exactly this.
 
-Why each piece is there (shared/research/deepspeed_internals.md §1, multinode_sim.md §4):
+Why each piece is there:
 - `--master_addr` = the first hostfile host: rank 0 runs there; a wrong address hangs init.
 - a per-attempt `--master_port`: two runs on the same nodes must not share a rendezvous port, and a
   restart must not trip over a port the killed attempt still holds in TIME_WAIT.
@@ -44,7 +44,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dscluster.runs.redact import REDACTED, split_secrets
+from dscluster.launcher.redact import REDACTED, split_secrets
 from dscluster.safepython import module_argv
 
 # The environment that must reach the ranks when the launching machine has it.
@@ -91,20 +91,6 @@ class LaunchRequest:
     no_python: bool = False
     no_local_rank: bool = False
     ds_config_text: str | None = None  # the run's ds_config (the user's + DeepSpeed's monitor), see prepare.py
-
-
-def rank_args(cfg: Mapping) -> tuple[str, ...]:
-    """The script's arguments as the ranks get them: `args` are the user's own (what a restart repeats);
-    `rank_args`, when present, point --deepspeed_config at the run's own copy (launcher/prepare.py)."""
-    return tuple(cfg.get("rank_args") or cfg.get("args") or ())
-
-
-def runner_options(cfg: Mapping) -> dict:
-    """The LaunchRequest fields that come from the user's DeepSpeed runner flags, out of a run record's
-    `launch` section (the supervisor and --dry-run build the same request from it)."""
-    return {"include": cfg.get("include"), "launcher_args": tuple(cfg.get("launcher_args") or ()),
-            "no_python": bool(cfg.get("no_python")), "no_local_rank": bool(cfg.get("no_local_rank")),
-            "ds_config_text": cfg.get("ds_config_text")}
 
 
 def flight_recorder_env(run_dir: Path) -> dict[str, str]:

@@ -246,7 +246,7 @@ def job_summary(record: dict) -> dict | None:
         return None
     out = {k: info.get(k) for k in ("job_id", "state", "nodes", "time_limit", "partition", "own_job")}
     out["time_left"] = None
-    if record.get("status") in ("pending", "running", "restarting", "stopping"):
+    if record.get("status") in ("pending", "running", "restarting"):  # active (runs.store.ACTIVE)
         try:
             live = live_job(info["job_id"])
         except ConfigError:  # no Slurm clients on this machine: the recorded view

@@ -1,6 +1,6 @@
 """The node's hardened sshd: config text, its own host key, and the path checks sshd's StrictModes needs.
 
-The config follows Mozilla's "modern" OpenSSH guideline and CIS 5.2 (shared/research/security.md §2):
+The config follows Mozilla's "modern" OpenSSH guideline and CIS 5.2:
 public keys only (no password, no keyboard-interactive, no PAM), no root login, one allowed user,
 its own port and host key, keys read only from a root-owned file the node user cannot edit, VERBOSE
 logs (key fingerprints), and client-alive probes so a vanished peer is noticed within ~15 s.

@@ -1,13 +1,7 @@
-"""Runs: the run store on shared storage, the detached supervisor, teardown and restart.
+"""Runs: the one service between the views (CLI, Python API, JupyterLab) and the machines.
 
-`launch_run(shared, record, secrets)` starts a supervised run and returns its id; `store.list_runs`
-and `store.load_run` read them back.
+service.py starts, restarts and stops runs (every view goes through it); prepare.py checks a launch and
+builds its record (record.py: the typed RunRecord/LaunchSpec); start.py spawns the detached supervisor
+(supervisor.py), which reaches the nodes through nodes.py; store.py finds, lists and reads run
+directories on shared storage.
 """
-
-from __future__ import annotations
-
-
-def launch_run(*args, **kwargs) -> str:
-    from dscluster.runs.start import launch_run as _launch_run
-
-    return _launch_run(*args, **kwargs)

@@ -7,30 +7,27 @@ holds, so if the supervisor dies (even by SIGKILL) the watchdog sees EOF and rea
 
 from __future__ import annotations
 
-import shlex
 import subprocess
 import threading
 import time
-from collections.abc import Sequence
 from pathlib import Path
 
+from dscluster.cluster.runner import Runner
 from dscluster.fsutil import open_append
 from dscluster.safepython import module_argv
 
 
 class NodeChannel:
-    def __init__(self, node: str, prefix: Sequence[str], python: str, run_id: str, *,
+    def __init__(self, node: str, runner: Runner, python: str, run_id: str, *,
                  ping_timeout: float = 15.0, grace: float = 3.0, stderr_path: Path | None = None,
                  master_port: int = 0):
         self.node = node
         cmd = [*module_argv(python, "dscluster.runs.watchdog", unbuffered=True), run_id, f"--ping-timeout={ping_timeout}",
                f"--grace={grace}", f"--master-port={master_port}"]
-        # Over ssh the remote side gets one shell string; locally the argv itself.
-        argv = list(prefix) + [shlex.join(cmd)] if prefix else cmd
         # logs/ is the node user's to write: never follow a symlink planted there (fsutil.open_file).
         self._err = open_append(stderr_path) if stderr_path else subprocess.DEVNULL
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err,
-                                     start_new_session=True, close_fds=True)
+        self.proc = runner.popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err,
+                                 start_new_session=True, close_fds=True)
         self.started = time.monotonic()
         self.last_hb: float | None = None
         self.procs = 0
@@ -95,6 +92,12 @@ class NodeChannel:
                 return True
             except (BrokenPipeError, OSError, ValueError):
                 return False
+
+    def view(self):
+        """What the channel shows now, for the supervisor's failure detection (runs/detect.py)."""
+        from dscluster.runs.detect import NodeView
+
+        return NodeView(self.node, self.last_hb is not None, self.closed, bool(self.reaped), self.silent_for())
 
     def silent_for(self) -> float:
         ref = self.last_hb if self.last_hb is not None else self.started

@@ -3,7 +3,7 @@
 - The reference trainer writes it (train/metrics.py), rank 0 only.
 - A user's own script writes it with one line, `dscluster.log(step=, loss=, ...)` (see `log` below).
 - With no change to the script at all, DeepSpeed's own csv monitor (added to the run's ds_config by
-  `dscluster launch` when the user's has no monitor: launcher/prepare.py) writes the learning rate,
+  `dscluster launch` when the user's has no monitor: runs/prepare.py) writes the learning rate,
   loss scale and step timers under <run>/monitor/; the supervisor copies each new row into
   metrics.jsonl (`MonitorBridge`), with the step derived from DeepSpeed's sample count.
 

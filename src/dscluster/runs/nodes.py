@@ -1,46 +1,50 @@
-"""How the supervisor and `stop` reach the nodes of a run: ssh argv prefixes from the cluster spec.
+"""How the supervisor and `stop` reach the nodes of a run: a Runner per host, from the recorded cluster spec.
 
 A run with no hosts (a local run) has one "node", this machine, reached without ssh.
 """
 
 from __future__ import annotations
 
-import shlex
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from dscluster.cluster.runner import run_parallel, run_subprocess
+from dscluster.cluster.runner import Runner, run_parallel
+from dscluster.cluster.ssh import NO_MUX
 
 
 def _spec(record: dict[str, Any]):
+    """The cluster spec the run was launched on, as recorded then (runs.record explains why). A record
+    written before it was recorded names the spec by path: that path is read again."""
+    recorded = record["launch"].get("cluster_spec")
+    if isinstance(recorded, dict):
+        from dscluster.cluster.spec import ClusterSpec, format_spec, parse_spec
+
+        # Through the spec parser, as a spec file is read: run.json sits in a directory the node user can
+        # write, so what reaches ssh_config (addresses, user, ports) gets the same checks a spec gets.
+        spec = ClusterSpec.from_dict(recorded)
+        return parse_spec(format_spec(spec), spec.path)
     from dscluster.cluster.spec import resolve_spec
 
     return resolve_spec(record["launch"]["cluster_arg"])
 
 
-# A run's own ssh connections never ride a shared ControlMaster: teardown kills the run's ssh
-# clients by their DSCLUSTER_RUN_ID, and a shared master would take other runs' sessions with it.
-# Teardown's own calls avoid it too: a master spawned by them keeps their output pipes open, and a
-# partitioned node's master would make every later call wait for its timeout.
-NO_MUX = ["-o", "ControlMaster=no", "-o", "ControlPath=none"]
+def node_runners(record: dict[str, Any], *, own_connection: bool = True) -> dict[str, Runner]:
+    """host (as in the hostfile) -> the Runner that reaches it ({} for a local run: this machine). A run's
+    own connections never ride the shared ControlMaster (see cluster.ssh.NO_MUX)."""
+    hosts = [h for h, _ in record["launch"]["hosts"]]
+    if not hosts:
+        return {}
+    from dscluster.cluster.ssh import SSHRunner, ensure_ssh_files
+
+    spec = _spec(record)
+    ensure_ssh_files(spec)
+    return {h: SSHRunner(spec, spec.node(h), node=h, multiplex=not own_connection) for h in hosts}
 
 
 def node_links(record: dict[str, Any], *, own_connection: bool = True) -> dict[str, list[str]]:
     """host (as in the hostfile) -> ssh argv prefix (ending in `--`) to run a command there."""
-    hosts = [h for h, _ in record["launch"]["hosts"]]
-    if not hosts:
-        return {}
-    from dscluster.cluster.ssh import ensure_ssh_files, ssh_base_argv
-
-    spec = _spec(record)
-    ensure_ssh_files(spec)
-    links = {}
-    for h in hosts:
-        argv = list(ssh_base_argv(spec, spec.node(h)))
-        if own_connection:
-            argv[-1:-1] = NO_MUX
-        links[h] = argv + ["--"]
-    return links
+    return {h: r.prefix() for h, r in node_runners(record, own_connection=own_connection).items()}
 
 
 def node_names(record: dict[str, Any]) -> dict[str, str]:
@@ -76,12 +80,12 @@ def sim_name(record: dict[str, Any]) -> str | None:
     return state.parent.name if state is not None and state.parent.parent.name == "sims" else None
 
 
-def unreachable_hosts(record: dict[str, Any], links: dict[str, list[str]], timeout: float = 8.0) -> list[str]:
-    """The run's hosts that do not answer a trivial command over the cluster's ssh now."""
+def unreachable_hosts(runners: Mapping[str, Runner], timeout: float = 8.0) -> list[str]:
+    """The hosts whose runner cannot run a trivial command now, in the runners' order."""
     def one(host: str) -> tuple[str, bool]:
-        return host, run_subprocess(host, links[host] + ["true"], timeout=timeout).ok
+        return host, runners[host].run(["true"], timeout=timeout).ok
 
-    return [h for h, ok in run_parallel(one, list(links)) if not ok]
+    return [h for h, ok in run_parallel(one, list(runners)) if not ok]
 
 
 def transport_env(spec, launcher: str, *, write: bool = True) -> dict[str, str]:
@@ -107,18 +111,18 @@ def transport_env(spec, launcher: str, *, write: bool = True) -> dict[str, str]:
     return env
 
 
-def remote_reap(record: dict[str, Any], hosts: list[str], timeout: float = 10.0, grace: float = 1.0) -> dict[str, str]:
+def remote_reap(record: dict[str, Any], hosts: list[str], timeout: float = 10.0, grace: float = 1.0,
+                runners: Mapping[str, Runner] | None = None) -> dict[str, str]:
     """Run the reaper for this run on `hosts` in parallel; returns host -> short outcome."""
-    python = record["launch"]["python"]
-    cmd = shlex.join([python, "-m", "dscluster.runs.reaper", record["id"], f"--grace={grace}"])
     if not record["launch"]["hosts"]:
         from dscluster.runs.reaper import reap
 
         return {"localhost": f"reaped {reap(record['id'], grace)}"}
-    links = node_links(record)
+    runners = node_runners(record) if runners is None else runners
+    argv = [record["launch"]["python"], "-m", "dscluster.runs.reaper", record["id"], f"--grace={grace}"]
 
     def one(host: str) -> tuple[str, str]:
-        res = run_subprocess(host, links[host] + [cmd], timeout=timeout)
+        res = runners[host].run(argv, timeout=timeout)
         return host, (res.stdout.strip() or res.stderr.strip()[-200:] or ("timed out" if res.timed_out else
                                                                             str(res.returncode)))
 

@@ -25,7 +25,7 @@ from dscluster.errors import RunError, UsageError
 from dscluster.i18n import tr
 from dscluster.paths import runs_dir
 
-ACTIVE = ("pending", "running", "restarting", "stopping")
+ACTIVE = ("pending", "running", "restarting")  # what the supervisor writes while it runs
 FINISHED = ("succeeded", "failed", "stopped")
 
 _NAME_OK = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -66,6 +66,9 @@ def create_run(shared: Path, record: dict[str, Any]) -> Path:
     fsutil.make_dir(path, mode, owner=owner)
     fsutil.make_dir(path / "logs", mode, owner=owner)
     fsutil.make_dir(path / "nccl_trace", mode, owner=owner)  # PyTorch's NCCL flight recorder dumps here
+    from dscluster.runs.record import RECORD_VERSION
+
+    record.setdefault("version", RECORD_VERSION)
     record.setdefault("status", "pending")
     record.setdefault("attempts", [])
     record.setdefault("created", now_iso())
@@ -207,6 +210,37 @@ def resolve_run_dir(shared: Path, ref: str) -> Path:
         raise AmbiguousRun(tr("{ref!r} matches several runs: {ids}", ref=ref, ids=", ".join(sorted(ids)[:5])),
                        tr("give more of the run id"))
     return Path(matches[0]["_dir"])
+
+
+def find_run(shared_dirs: list[Path], ref: str) -> Path:
+    """The run directory `ref` (a run id, a unique prefix of one, a run name, or a run directory's path)
+    names, in the first of `shared_dirs` that holds it: the one lookup of the CLI and the Python API.
+    A reference that fits several runs of one directory is an error of its own, not "unknown run"."""
+    check_run_ref(ref, allow_path=True)
+    errors: list[RunError] = []
+    for shared in shared_dirs:
+        try:
+            return resolve_run_dir(shared, ref)
+        except AmbiguousRun:
+            raise
+        except RunError as err:
+            errors.append(err)
+    raise errors[-1] if errors else RunError(tr("unknown run {ref!r}", ref=ref), tr("list runs with: dscluster runs"))
+
+
+def run_locations(shared: Path | None, *, stopped_sims: bool = True) -> list[Path]:
+    """Where runs may live, in the order they are looked up: the cluster's shared directory, this machine's,
+    and (`stopped_sims`) those of simulated clusters that are down: a simulated cluster keeps its shared
+    directory (runs, checkpoints) until `sim down --purge`, so its runs stay listed and addressable."""
+    from dscluster import paths
+
+    dirs = [Path(shared)] if shared is not None else []
+    local = paths.local_shared()
+    if local not in dirs:
+        dirs.append(local)
+    if stopped_sims:
+        dirs += [d for d in sorted((paths.home() / "sims").glob("*/shared")) if d.is_dir() and d not in dirs]
+    return dirs
 
 
 def launch_arg(record: dict[str, Any], flag: str) -> str | None:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
-import re
 import signal
 import socket
 import subprocess
@@ -29,22 +28,18 @@ from typing import Any
 
 from dscluster import explain as explainer
 from dscluster import fsutil
+from dscluster.cluster.runner import LocalRunner
 from dscluster.fsutil import atomic_write_text
-from dscluster.launcher.plan import LaunchRequest, Target, build_plan, rank_args, runner_options
-from dscluster.runs import slurm_run, store
+from dscluster.launcher.plan import LaunchRequest, build_plan
+from dscluster.runs import detect, slurm_run, store
 from dscluster.runs.channel import NodeChannel
 from dscluster.runs.metrics import MonitorBridge
-from dscluster.runs.nodes import node_links, node_names, sim_name, unreachable_hosts
+from dscluster.runs.nodes import node_names, node_runners, sim_name, unreachable_hosts
 from dscluster.runs.reaper import reap
+from dscluster.runs.record import LaunchSpec
 from dscluster.runs.verdict import Failure, explain_failure, failed_rank_exit_code, killed_by_signal, signal_name
 from dscluster.train.checkpoint import latest_committed, resume_env, step_of_env  # the trainer's own rules (no torch)
 
-_FAILURE_LINE = re.compile(r"ssh exited with exit code [1-9]\d*|Killing subprocess \d+|"
-                           r"exits with return code = -?[1-9]\d*|exited on signal|"
-                           r"Primary job\s+terminated normally, but \d+ process returned|"
-                           r"mpirun noticed that process rank|"
-                           r"srun: error: [^:\n]+: tasks? [\d,-]+: (?:Exited with exit code [1-9]|Killed|Terminated)")
-_RANK_OK = re.compile(r"Process \d+ exits successfully")  # launch.py, once per rank that exited 0
 STOP_FILE = "stop"
 
 
@@ -73,16 +68,6 @@ def _sim_heal(sim: str, node: str) -> str:
     return f"dscluster sim heal{'' if sim == 'default' else f' --name {sim}'} {node}"
 
 
-def host_of_line(text: str, pos: int, hosts: list[str]) -> str | None:
-    """The host a launcher output line (the one holding text[pos]) is about: pdsh prefixes
-    `pdsh@ITS_HOST: NODE: `, remote output `NODE: `; local lines carry no node (a local run: localhost)."""
-    line = text[text.rfind("\n", 0, pos) + 1:pos]
-    for word in (w.strip() for w in line.split(":")):
-        if word in hosts:
-            return word
-    return None if hosts else "localhost"
-
-
 class Supervisor:
     def __init__(self, run_dir: Path, record: dict[str, Any], secrets: dict[str, str] | None = None):
         # The record comes from the launching process (start.py's hand-off), not from run.json: the node
@@ -94,7 +79,8 @@ class Supervisor:
         self.stop_requested = False
         self.slurm = slurm_run.SlurmRun(self) if self.cfg.get("launcher") == "slurm" else None
         # host -> argv prefix ([] = this machine); under Slurm the nodes are reached through Slurm only.
-        self.links = {} if self.slurm else node_links(self.record)
+        self.runners = {} if self.slurm else node_runners(self.record)
+        self.links = {h: r.prefix() for h, r in self.runners.items()}  # for the stack sampler's own argv
         self._attempt = 0
         self.log_path = self.run_dir / "logs" / "launcher.log"
         self._attempt_started = time.time()
@@ -139,23 +125,16 @@ class Supervisor:
         hosts = [h for h, _ in self.cfg["hosts"]] or ["localhost"]
         chans = []
         for host in hosts:
-            chans.append(NodeChannel(host, self.links.get(host, []), self.cfg["python"], self.record["id"],
+            chans.append(NodeChannel(host, self.runners.get(host) or LocalRunner(), self.cfg["python"], self.record["id"],
                                      ping_timeout=self.cfg["ping_timeout"],
                                      grace=self.cfg["grace"], master_port=port,
                                      stderr_path=self.run_dir / "logs" / "watchdog.log"))
         return chans
 
     def _request(self, attempt: int, port: int) -> LaunchRequest:
-        c = self.cfg
-        return LaunchRequest(
-            run_id=self.record["id"], run_dir=self.run_dir,
-            target=Target(c["program"], c["is_module"], rank_args(c)),
-            hosts=tuple((h, int(s)) for h, s in c["hosts"]), master_port=port, launcher=c["launcher"],
-            python=c["python"], cwd=c["cwd"], base_env=dict(os.environ),
-            user_env={**self._checkpoint_env, **c["env"], **self.secrets},
-            transport_env=c.get("transport_env", {}), ssh_port=c.get("ssh_port"), is_root=os.geteuid() == 0,
-            attempt=attempt, local_procs=c.get("local_procs", 1), network_interface=c.get("network_interface"),
-            **runner_options(c))
+        # From self.cfg each time: under Slurm the hosts are recorded once the allocation is known.
+        return LaunchSpec.from_json(self.cfg).request(attempt, port, run_id=self.record["id"], run_dir=self.run_dir,
+                                                      user_env=self._checkpoint_env, secrets=self.secrets)
 
     def _write_files(self, plan) -> None:
         for f in plan.files:
@@ -235,38 +214,25 @@ class Supervisor:
                 return runner.returncode, None, True
             rc = runner.poll()
             text, log_offset = self._read_new(log_offset)
-            ranks_ok += len(_RANK_OK.findall(text))
-            hit = _FAILURE_LINE.search(text)
-            if hit:
-                failure = Failure("rank-failed", hit.group(0), self._node_of_line(text, hit.start()))
-            elif rc is not None:
+            ranks_ok += len(detect.RANK_OK.findall(text))
+            failure = detect.launcher_failure(text, [h for h, _ in c["hosts"]], node_names(self.record)) \
+                if detect.FAILURE_LINE.search(text) else None
+            if failure is None and rc is not None:
                 doubt = self._doubt_success(chans, ranks_ok, world) if rc == 0 else None
                 if rc == 0 and doubt is None:
                     self._teardown(runner, chans, grace=1.0, why="finished", quiet=True)
                     return 0, None, False
                 failure = Failure("exit", doubt or f"the DeepSpeed runner exited with {rc}")
-            else:
-                for ch in chans:
-                    if ch.last_hb is None:
-                        if ch.closed or ch.silent_for() > c["connect_timeout"]:
-                            failure = Failure("unreachable", f"{ch.node}: the node's watchdog did not start over "
-                                              "ssh", ch.node, self._unreachable_explanation())
-                            break
-                        continue
-                    if ch.closed and not ch.reaped:
-                        failure = Failure("node-lost", f"{ch.node}: the connection to the node closed "
-                                          "(node crashed, or its sshd died)", ch.node)
-                        break
-                    if ch.silent_for() > c["heartbeat_timeout"]:
-                        failure = Failure("node-lost", f"{ch.node}: no heartbeat for {ch.silent_for():.0f}s "
-                                          "(network partition or frozen node)", ch.node)
-                        break
+            elif failure is None:
+                failure = detect.node_failure([ch.view() for ch in chans], connect_timeout=c["connect_timeout"],
+                                              heartbeat_timeout=c["heartbeat_timeout"])
+                if failure is not None and failure.kind == "unreachable":
+                    failure.explanation = self._unreachable_explanation()
             if failure is None and c["stall_timeout"]:
                 new_mark = self._progress_mark()
                 if new_mark != mark:
                     mark, last_progress = new_mark, now
-                elif now - last_progress > c["stall_timeout"]:
-                    failure = Failure("stalled", f"no progress (logs, metrics) for {c['stall_timeout']:.0f}s")
+                failure = detect.stall_failure(now - last_progress, c["stall_timeout"])
             if failure is not None:
                 self._failure_logs = self._log_sizes()
                 if failure.kind == "stalled":
@@ -316,16 +282,12 @@ class Supervisor:
         self.event("stacks", attempt=n, seconds=round(seconds, 2), file=str(path),
                    odd_one_out=odd.describe(1) if odd else None)
 
-    def _node_of_line(self, text: str, pos: int) -> str | None:
-        hosts = [h for h, _ in self.cfg["hosts"]]
-        host = host_of_line(text, pos, hosts)
-        return node_names(self.record).get(host, host) if host else None
-
     def _doubt_success(self, chans: list[NodeChannel], ranks_ok: int, world: int) -> str | None:
         """Why an exit code 0 of the runner is not a success, or None. DeepSpeed's runner exits 0 when
         pdsh (or mpirun) dies by a signal, with ranks still running or never finished."""
-        if self.cfg["launcher"] in ("pdsh", "local") and ranks_ok < world:
-            return f"the launcher exited 0 but only {ranks_ok} of {world} ranks reported success"
+        doubt = detect.exit_doubt(self.cfg["launcher"], ranks_ok, world)
+        if doubt:
+            return doubt
         # Every node's watchdog must see none of the run's processes left (heartbeats come every second).
         deadline = time.monotonic() + 3.0
         while time.monotonic() < deadline:
@@ -378,7 +340,7 @@ class Supervisor:
         left = [ch.node for ch in chans if ch.node not in lost and not (ch.reaped or ch.procs == 0)]
         if left:
             from dscluster.runs.nodes import remote_reap
-            remote_reap(self.record, left, timeout=5.0)
+            remote_reap(self.record, left, timeout=5.0, runners=self.runners)
         if not quiet:
             self.event("teardown", why=why, seconds=round(time.monotonic() - t0, 2),
                        unreachable=[ch.node for ch in chans if ch.node in lost or (ch.closed and not ch.reaped)])
@@ -409,7 +371,7 @@ class Supervisor:
         names = node_names(self.record)
         delay, announced = 1.0, None
         while True:
-            down = unreachable_hosts(self.record, self.links)
+            down = unreachable_hosts(self.runners)
             if not down or self._stop_wanted() or time.monotonic() >= deadline:
                 if announced and not down:
                     self._log("every node answers again")

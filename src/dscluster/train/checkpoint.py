@@ -76,6 +76,43 @@ def committed_steps(save_dir: str | Path) -> list[int]:
     return sorted(steps)
 
 
+@dataclass(frozen=True)
+class StepDir:
+    """One `step-N` directory of a save dir, as every reader shows it (`dscluster ckpt`, the panel)."""
+
+    step: int
+    path: Path
+    committed: bool  # COMMIT.json is there (the checkpoint protocol's last write)
+
+    @property
+    def tag(self) -> str:
+        return self.path.name
+
+
+def step_dirs(save_dir: str | Path) -> list[StepDir]:
+    """Every `step-N` directory of a save dir, committed or not, ascending (symlinks are not steps)."""
+    save_dir = Path(save_dir)
+    try:
+        entries = list(os.scandir(save_dir))
+    except OSError:
+        return []
+    out = []
+    for entry in entries:
+        step = step_of(entry.name)
+        if step is not None and entry.is_dir(follow_symlinks=False):
+            path = Path(entry.path)
+            out.append(StepDir(step, path, (path / COMMIT_FILE).is_file()))
+    return sorted(out, key=lambda s: s.step)
+
+
+def latest_tag(save_dir: str | Path) -> str | None:
+    """The tag `latest` names (DeepSpeed's pointer, replaced atomically after a commit), or None."""
+    try:
+        return read_bytes(Path(save_dir) / LATEST_FILE)[:4096].decode("utf-8", "replace").strip() or None
+    except OSError:
+        return None
+
+
 def read_commit(step_dir: Path) -> dict | None:
     """A step's COMMIT.json (what the commit recorded: files and sizes, world size, ZeRO stage), or None
     when it is missing or unreadable."""

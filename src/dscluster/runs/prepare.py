@@ -18,7 +18,8 @@ from typing import Any
 from dscluster import paths
 from dscluster.errors import ConfigError, UsageError
 from dscluster.i18n import tr
-from dscluster.launcher.plan import LaunchRequest, Target, build_plan, rank_args, runner_options
+from dscluster.launcher.plan import build_plan
+from dscluster.launcher.redact import redact_argv, redact_env, split_secrets
 from dscluster.launcher.runnerflags import (
     RunnerFlags,
     check_launcher,
@@ -32,7 +33,6 @@ from dscluster.launcher.runnerflags import (
     select_local,
 )
 from dscluster.runs import store
-from dscluster.runs.redact import redact_argv, redact_env, split_secrets
 
 DEFAULTS = {
     "max_restarts": 2,
@@ -63,6 +63,7 @@ class LaunchOptions:
     skip_doctor: bool = False
     cwd: str | None = None
     slurm: Any | None = None  # launcher.slurm.SlurmAsk: what to ask Slurm for outside an allocation
+    cluster_spec: Any | None = None  # cluster.spec.ClusterSpec already resolved (a restart's, as recorded)
     runner: RunnerFlags = field(default_factory=RunnerFlags)  # DeepSpeed's own runner flags, as written
 
 
@@ -272,7 +273,7 @@ def resolve_target(opts: LaunchOptions):
             return None, slurm_hosts(opts, None), "slurm", paths.local_shared()
         return spec, slurm_hosts(opts, spec), "slurm", Path(spec.shared_dir)
     try:
-        spec = resolve_spec(opts.hostfile or opts.cluster)
+        spec = opts.cluster_spec if opts.cluster_spec is not None else resolve_spec(opts.hostfile or opts.cluster)
     except ConfigError as err:
         if opts.hostfile or opts.cluster:
             raise
@@ -431,7 +432,7 @@ def prepare(opts: LaunchOptions, *, dry_run: bool = False) -> Prepared:
     ds_config = check_ds_config(args, cwd, world)
     builds = _first_run_builds(ds_config, user_env)
     if not opts.skip_doctor:
-        from dscluster.launcher.preflight import run_fast_checks, run_local_checks
+        from dscluster.runs.preflight import run_fast_checks, run_local_checks
 
         if launcher == "slurm":
             pass  # ranks reach the nodes through Slurm, not ssh: `dscluster doctor` checks Slurm itself
@@ -468,9 +469,13 @@ def prepare(opts: LaunchOptions, *, dry_run: bool = False) -> Prepared:
         launch_cfg["slurm"] = {"ask": asdict(ask), "job_id": job, "own_job": False}
     if spec is not None and launcher != "slurm":
         from dscluster.runs.nodes import transport_env
+        from dscluster.runs.record import pinned
 
         launch_cfg["transport_env"] = transport_env(spec, launcher, write=not dry_run)
         launch_cfg["node_uid"] = _local_uid(spec.ssh_user)
+        # The spec as resolved here, recorded once: the supervisor (cwd "/"), stop, logs and restart reach
+        # the nodes through it, never by resolving `cluster_arg` again (another directory, an edited hostfile).
+        launch_cfg["cluster_spec"] = pinned(spec).to_dict()
     shown_env = redact_env(user_env)
     record = {
         "id": run_id, "name": name,
@@ -530,13 +535,10 @@ def dry_run_text(prep: Prepared) -> str:
         hosts = tuple((f"NODE{i + 1}", ask.tasks_per_node) for i in range(ask.nodes))
         slurm_lines = [tr("# first, the allocation (its nodes replace NODE1..NODE{n} below):", n=ask.nodes),
                        shlex.join(salloc_argv(ask, prep.record["id"]))]
-    req = LaunchRequest(run_id=prep.record["id"], run_dir=run_dir,
-                        target=Target(c["program"], c["is_module"], rank_args(c)),
-                        hosts=hosts, master_port=29500, launcher=c["launcher"],
-                        python=c["python"], cwd=c["cwd"], base_env=dict(os.environ),
-                        user_env={**c["env"], **prep.secrets}, transport_env=c.get("transport_env", {}),
-                        ssh_port=c.get("ssh_port"), is_root=os.geteuid() == 0, local_procs=c["local_procs"],
-                        network_interface=c.get("network_interface"), **runner_options(c))
+    from dscluster.runs.record import LaunchSpec
+
+    req = LaunchSpec.from_json(c).request(1, 29500, run_id=prep.record["id"], run_dir=run_dir, hosts=hosts,
+                                          secrets=prep.secrets)
     plan = build_plan(req)
     lines = [tr("# run directory: {path}", path=run_dir),
              tr("# master port: a random free port per attempt (29500 shown)"),

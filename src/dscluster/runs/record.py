@@ -1,0 +1,180 @@
+"""The run record, typed: `RunRecord` (run.json) with its `LaunchSpec` (what the supervisor executes), which
+holds the cluster spec as resolved at launch (`cluster_spec`, a `ClusterSpec`).
+
+run.json stays plain JSON that any tool reads; these frozen dataclasses are its one schema. `to_json()`
+writes it, `from_json()` reads it back, both ways losslessly: keys this version does not know are kept in
+`extra` and written again, so a record from a newer dscluster (or one a tool annotated) survives a read
+and a write. `version` is the schema's: records written before it existed (no `version` key) are
+version 0 and read the same way, since version 1 only added keys (`version`, `launch.cluster_spec`).
+
+Why the cluster is recorded resolved: the supervisor runs in its own session with cwd "/", `stop`,
+`logs` and `restart` run from wherever the user is, and the user may edit the hostfile or spec while the
+run goes on. Resolving the spec again from a path string would find another spec (a relative path,
+./dscluster.toml, $DSCLUSTER_CLUSTER) or other nodes; the recorded one is the run's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dscluster.cluster.spec import ClusterSpec
+from dscluster.launcher.plan import LaunchRequest, Target
+
+RECORD_VERSION = 1
+
+
+def pinned(spec: ClusterSpec) -> ClusterSpec:
+    """The spec with its state directory (identity, ssh_config, known_hosts) made explicit, as recorded."""
+    from dscluster.cluster.identity import cluster_state_dir
+
+    return dataclasses.replace(spec, state_dir=cluster_state_dir(spec, create=False).absolute())
+
+
+def _known(cls) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls) if f.name != "extra")
+
+
+def _plain(value: Any) -> Any:
+    """A field's value as JSON has it: lists for tuples (nested ones too), dicts for mappings."""
+    if isinstance(value, ClusterSpec):
+        return value.to_dict()
+    if hasattr(value, "to_json"):
+        return value.to_json()
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def _to_json(record: Any, omit_none: tuple[str, ...]) -> dict[str, Any]:
+    """Every field but `extra` (whose keys are written back as they were read), None left out for `omit_none`."""
+    out = {f.name: _plain(getattr(record, f.name)) for f in dataclasses.fields(record)
+           if f.name != "extra" and not (f.name in omit_none and getattr(record, f.name) is None)}
+    return {**dict(record.extra), **out}
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    """What the supervisor executes for every attempt (run.json's `launch`): `request(attempt, port)` is
+    the one place a `LaunchRequest` for the pure plan builder is made from a record."""
+
+    program: str
+    is_module: bool = False
+    args: tuple[str, ...] = ()  # the user's own (what a restart repeats)
+    hosts: tuple[tuple[str, int], ...] = ()  # hostfile order; empty: this machine
+    launcher: str = "local"
+    python: str = "python3"
+    cwd: str = "."
+    env: Mapping[str, str] = field(default_factory=dict)  # plain values only; secrets travel apart
+    cluster_arg: str | None = None  # how the cluster was named (for messages); never resolved again
+    cluster_spec: ClusterSpec | None = None  # the cluster as resolved at launch (None: local, Slurm or old record)
+    local_procs: int = 1
+    max_restarts: int = 0
+    stall_timeout: float = 0.0
+    heartbeat_timeout: float = 10.0
+    restart_wait: float = 120.0
+    ping_timeout: float = 15.0
+    connect_timeout: float = 30.0
+    grace: float = 1.0
+    stop_grace: float = 10.0
+    ssh_port: int | None = None
+    network_interface: str | None = None
+    ds_config_text: str | None = None
+    rank_args: tuple[str, ...] | None = None  # args with --deepspeed_config at the run's own copy
+    include: str | None = None
+    master_port: int | None = None
+    no_python: bool = False
+    no_local_rank: bool = False
+    launcher_args: tuple[str, ...] = ()
+    transport_env: Mapping[str, str] | None = None
+    node_uid: int | None = None
+    slurm: Mapping[str, Any] | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def ranks_args(self) -> tuple[str, ...]:
+        return tuple(self.rank_args or self.args)
+
+    def request(self, attempt: int, port: int, *, run_id: str, run_dir: Path, secrets: Mapping[str, str] = (),
+                user_env: Mapping[str, str] | None = None, hosts: tuple[tuple[str, int], ...] | None = None,
+                base_env: Mapping[str, str] | None = None) -> LaunchRequest:
+        """The plan builder's request for one attempt: `port` its rendezvous port, `user_env` extra
+        variables for this attempt (a checkpoint to resume), `hosts` the nodes when they are known only
+        now (a Slurm allocation)."""
+        return LaunchRequest(
+            run_id=run_id, run_dir=Path(run_dir), target=Target(self.program, self.is_module, self.ranks_args),
+            hosts=self.hosts if hosts is None else hosts, master_port=port, launcher=self.launcher,
+            python=self.python, cwd=self.cwd, base_env=dict(os.environ if base_env is None else base_env),
+            user_env={**(user_env or {}), **self.env, **dict(secrets)}, transport_env=dict(self.transport_env or {}),
+            ssh_port=self.ssh_port, is_root=os.geteuid() == 0, attempt=attempt, local_procs=self.local_procs,
+            network_interface=self.network_interface, include=self.include, launcher_args=self.launcher_args,
+            no_python=self.no_python, no_local_rank=self.no_local_rank, ds_config_text=self.ds_config_text)
+
+    def to_json(self) -> dict[str, Any]:
+        # Absent rather than null, as records without them were always written.
+        return _to_json(self, omit_none=("cluster_spec", "transport_env", "node_uid", "slurm"))
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> LaunchSpec:
+        known = _known(cls)
+        values = {k: data[k] for k in known if k in data}
+        for k in ("args", "launcher_args"):
+            values[k] = tuple(values.get(k) or ())
+        if values.get("rank_args") is not None:
+            values["rank_args"] = tuple(values["rank_args"])
+        values["hosts"] = tuple((str(h), int(s)) for h, s in data.get("hosts") or ())
+        if isinstance(data.get("cluster_spec"), Mapping):
+            values["cluster_spec"] = ClusterSpec.from_dict(dict(data["cluster_spec"]))
+        values["env"] = dict(values.get("env") or {})
+        return cls(**values, extra={k: v for k, v in data.items() if k not in known})
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """run.json: what was launched (written once by `prepare`), and how it went (the supervisor's fields)."""
+
+    id: str
+    launch: LaunchSpec
+    name: str | None = None
+    argv: tuple[str, ...] = ()  # as shown: secret-looking values masked
+    script: str | None = None
+    cluster: str | None = None
+    hostfile: str | None = None
+    world_size: int | None = None
+    ds_config: Mapping[str, Any] | None = None
+    first_run_builds: Mapping[str, Any] | None = None
+    env: Mapping[str, str] = field(default_factory=dict)  # as shown: secret values masked
+    git_commit: str | None = None
+    cwd: str | None = None
+    status: str = "pending"
+    attempts: tuple[Mapping[str, Any], ...] = ()
+    created: str | None = None
+    ended: str | None = None
+    exit_code: int | None = None
+    last_checkpoint_step: int | None = None
+    explanation: Mapping[str, Any] | None = None
+    version: int = RECORD_VERSION
+    extra: Mapping[str, Any] = field(default_factory=dict)  # supervisor_pid, waiting_for, slurm, ...
+
+    def to_json(self) -> dict[str, Any]:
+        return _to_json(self, omit_none=("ended",))  # `ended`: written by the supervisor when the run ends
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RunRecord:
+        """A run.json of any version up to this one (version 0: written before records had a version)."""
+        known = _known(cls)
+        values = {k: data[k] for k in known if k in data}
+        values["launch"] = LaunchSpec.from_json(data.get("launch") if isinstance(data.get("launch"), Mapping) else
+                                                {"program": ""})
+        values["argv"] = tuple(data.get("argv") or ())
+        values["attempts"] = tuple(dict(a) for a in data.get("attempts") or ())
+        values["version"] = int(data.get("version") or 0)
+        if values.get("env") is None:
+            values.pop("env", None)
+        return cls(**values, extra={k: v for k, v in data.items() if k not in known})

@@ -1,0 +1,265 @@
+"""The runs service: the one way a run is started, restarted and stopped, whatever view asked.
+
+`dscluster launch`, `dscluster demo`, `dscluster restart`, the Python API (`dscluster.launch`,
+`Run.restart`) and the JupyterLab panel each parse their own input into `LaunchOptions` (or a
+`RunRequest`, for the views that take a program, its arguments and an inline DeepSpeed config), then call
+`start`, `launch`, `restart` or `stop` here. Every start passes through `launcher.prepare.prepare`, so
+each one gets the same checks (program, cluster, ds_config for the real world size, doctor's fast checks
+on the nodes or, on this machine, the stale DeepSpeed JIT lock) and the same run record.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dscluster import fsutil, paths
+from dscluster.cluster.spec import ClusterSpec
+from dscluster.errors import ConfigError, DsclusterError, UsageError
+from dscluster.i18n import tr
+from dscluster.runs import store
+from dscluster.runs.prepare import LaunchOptions, Prepared, find_ds_config, prepare
+from dscluster.runs.record import LaunchSpec
+
+INLINE_CONFIGS = Path("data") / "ds_configs"  # under the shared directory: every node reads the same file
+
+
+@dataclass(frozen=True)
+class Started:
+    """A run that was started: its id and directory, and the prepared record it was started with."""
+
+    run_id: str
+    run_dir: Path
+    prepared: Prepared
+
+
+def start(opts: LaunchOptions) -> Started:
+    """Check everything (`prepare`), write the run record and start its detached supervisor."""
+    from dscluster.runs.start import launch_run
+
+    prepared = prepare(opts)
+    run_id = launch_run(prepared.shared, prepared.record, prepared.secrets)
+    return Started(run_id, store.run_path(prepared.shared, run_id), prepared)
+
+
+def inline_ds_config(shared: Path, config: dict[str, Any], prefix: str = "ds_config") -> Path:
+    """An inline DeepSpeed config (the demo's, a panel form's, a notebook's dict) as a file on shared storage,
+    named by its content: every node reads the same file, and a rerun with the same config reuses it. A dry
+    run writes it too: the command it prints refers to this (small) file."""
+    text = json.dumps(config, indent=2, sort_keys=True) + "\n"
+    path = Path(shared) / INLINE_CONFIGS / f"{prefix}-{hashlib.sha256(text.encode()).hexdigest()[:12]}.json"
+    if not path.exists():
+        fsutil.atomic_write_text(path, text)
+    return path
+
+
+@dataclass
+class RunRequest:
+    """A run asked for by program and arguments (the panel's form, `dscluster.launch(...)`, a restart):
+    `options` turns it into the `LaunchOptions` every start goes through."""
+
+    program: str
+    module: bool = False
+    args: list[str] = field(default_factory=list)
+    config: dict | None = None  # inline DeepSpeed config; None: the args name one, or the trainer builds one
+    config_path: str | None = None
+    cluster: str | None = None
+    nprocs: int | None = None  # processes on this machine when no cluster is given or found
+    max_restarts: int = 0
+    name: str | None = None
+    cwd: str | None = None
+    env: dict[str, str] = field(default_factory=dict)  # for every rank (secret-looking names masked)
+    launcher: str | None = None  # the spec's by default
+    stall_timeout: float | None = None  # None: the launcher's defaults
+    restart_wait: float | None = None
+    cluster_spec: ClusterSpec | None = None  # the cluster as resolved already (a restart's, as recorded)
+
+
+def _default_spec_exists() -> bool:
+    from dscluster.cluster.spec import resolve_spec
+
+    try:
+        resolve_spec(None)
+        return True
+    except DsclusterError:
+        return False
+
+
+def options(request: RunRequest) -> LaunchOptions:
+    """The launch options of a request: this machine (`nprocs`, 1 by default) when no cluster is given or
+    found; an inline config written where the ranks read it and passed as `--deepspeed_config`."""
+    local = None
+    shared = None
+    if not request.cluster and request.cluster_spec is None and (request.nprocs or not _default_spec_exists()):
+        local = request.nprocs or 1
+        shared = paths.local_shared()
+    args = list(request.args)
+    if find_ds_config(args) is None and (request.config is not None or request.config_path):
+        if request.config is not None:
+            if shared is None:
+                from dscluster.cluster.spec import resolve_spec
+
+                shared = Path((request.cluster_spec or resolve_spec(request.cluster)).shared_dir)
+            ref = str(inline_ds_config(shared, request.config))
+        else:
+            ref = request.config_path
+        args += (["--deepspeed"] if "--deepspeed" not in args else []) + ["--deepspeed_config", ref]
+    tuning = {k: v for k, v in (("stall_timeout", request.stall_timeout), ("restart_wait", request.restart_wait))
+              if v is not None}
+    return LaunchOptions(command=[request.program, *args], module=request.module, cluster=request.cluster,
+                         local=local, name=request.name, max_restarts=request.max_restarts, cwd=request.cwd,
+                         env=[f"{k}={v}" for k, v in request.env.items()], launcher=request.launcher,
+                         cluster_spec=request.cluster_spec, **tuning)
+
+
+def prepare_request(request: RunRequest) -> Prepared:
+    """Everything `dscluster launch` checks, for a request (the panel's "check" button)."""
+    return prepare(options(request))
+
+
+def launch(request: RunRequest) -> str:
+    """Start a request; returns the run id."""
+    return start(options(request)).run_id
+
+
+# ---- stop --------------------------------------------------------------------------------------------
+def stop(run_dir: Path) -> dict[str, Any]:
+    """Ask the supervisor to stop (graceful teardown), then make sure in the background (forced).
+    Returns at once: {id, status, stopping}."""
+    record = store.read_record(run_dir)
+    status = record.get("status")
+    if status in store.FINISHED:
+        return {"id": record["id"], "status": status, "stopping": False}
+    from dscluster.runs.control import request_stop, stop_run
+
+    request_stop(run_dir, record)
+    threading.Thread(target=_stop_quietly, args=(stop_run, run_dir), name=f"stop-{record['id']}",
+                     daemon=True).start()
+    return {"id": record["id"], "status": status, "stopping": True}
+
+
+def _stop_quietly(stop_run, run_dir: Path) -> None:
+    try:
+        stop_run(run_dir)
+    except Exception:  # noqa: BLE001 - logged by the supervisor; the views show the record's status
+        pass
+
+
+# ---- restart -----------------------------------------------------------------------------------------
+class RunBusy(DsclusterError):
+    """The request is valid but a running run is in the way (HTTP 409)."""
+
+
+def runs_saving_to(shared: Path, save_dir: Path) -> list[str]:
+    """The active runs that write their checkpoints into `save_dir`."""
+    from dscluster.runs.start import shown_status
+
+    return [r["id"] for r in store.list_runs(shared)
+            if shown_status(r) in store.ACTIVE and store.save_dir(Path(r["_dir"]), r) == save_dir]
+
+
+def restart_request(run_dir: Path, env: dict[str, str] | None = None, hostfile: str | None = None,
+                    local: int | None = None) -> tuple[RunRequest, dict[str, Any]]:
+    """The request that restarts a run (see `restart`), and the old run's record. It runs on the cluster
+    recorded at launch (nodes, ports, identity), unless `hostfile` or `local` names another place."""
+    if hostfile and local:
+        raise UsageError(tr("--hostfile and --local name two different places to restart on"),
+                         tr("give one of them"), setting="--hostfile")
+    run_dir = Path(run_dir)
+    record = store.read_record(run_dir)
+    run_id = record["id"]
+    cfg = record.get("launch") or {}
+    save_dir = store.save_dir(run_dir, record)
+    busy = runs_saving_to(run_dir.parent.parent, save_dir)
+    if busy:
+        # Two runs saving to one directory overwrite each other's steps; the second must wait.
+        raise RunBusy(tr("run {busy} is still running and saves to the same checkpoints", busy=", ".join(busy)),
+                      tr("wait for it to finish, or stop it first: dscluster stop {busy}", busy=busy[0]),
+                      setting="run_id")
+    if not cfg.get("program"):
+        raise ConfigError(tr("run {run_id} has no recorded program to restart", run_id=run_id),
+                          tr("launch it again from the form"), setting="run_id")
+    args = list(cfg.get("args") or [])
+    trainer = cfg.get("is_module") and cfg["program"] == "dscluster.train"
+    if trainer and not any(a == "--save-dir" or a.startswith("--save-dir=") for a in args):
+        # The reference trainer's flag; a user's own script resumes from wherever its args already say.
+        args += ["--save-dir", str(save_dir)]
+    local = local or (cfg.get("local_procs") if cfg.get("launcher") == "local" and not hostfile else None)
+    recorded_env = cfg.get("env") if isinstance(cfg.get("env"), dict) else {}
+    if not trainer:
+        # A user's script finds its checkpoints through dscluster.checkpoint's DSCLUSTER_CHECKPOINT_DIR:
+        # the new run continues from the old run's committed steps, as the trainer does with --save-dir.
+        recorded_env = {"DSCLUSTER_CHECKPOINT_DIR": str(save_dir), **recorded_env}
+    masked = record.get("env") if isinstance(record.get("env"), dict) else {}
+    missing = sorted(k for k in masked if k not in recorded_env and k not in (env or {}))
+    if missing:
+        # The old run had these secrets; a new run without them would fail later, far from the cause.
+        names = ", ".join(missing)
+        raise UsageError(tr("run {run_id} was given secret values that are never recorded: {names}", run_id=run_id,
+                            names=names),
+                         tr("give them again: dscluster restart {run_id} {flags} (from your environment), or "
+                            "Run.restart(env={{...}})", run_id=run_id, flags=" ".join(f"--env {k}" for k in missing)),
+                         setting="env")
+    request = RunRequest(program=cfg["program"], module=bool(cfg.get("is_module")), args=args,
+                         cluster=None if local else (hostfile or cfg.get("cluster_arg")), nprocs=local,
+                         max_restarts=int(cfg.get("max_restarts") or 0), name=record.get("name"),
+                         cwd=cfg.get("cwd"), env={**recorded_env, **(env or {})},
+                         launcher=None if local or cfg.get("launcher") == "local" else cfg.get("launcher"),
+                         stall_timeout=cfg.get("stall_timeout"), restart_wait=cfg.get("restart_wait"),
+                         cluster_spec=None if local or hostfile else LaunchSpec.from_json(cfg).cluster_spec)
+    return request, record
+
+
+def restart(run_dir: Path, env: dict[str, str] | None = None, hostfile: str | None = None,
+            local: int | None = None) -> str:
+    """A new run with the old one's program, args, cluster, environment and supervision settings, resuming
+    from the old run's newest committed checkpoint (its save dir is passed on; the trainer's --resume auto
+    picks it). Secret values were never recorded: pass them again in `env`. `hostfile` (or `local`, a
+    process count on this machine) runs it elsewhere, e.g. on the nodes that remain after one is lost for
+    good: a step saved by another number of ranks is resumed through DeepSpeed's universal format."""
+    request, record = restart_request(run_dir, env, hostfile, local)
+    cfg = record.get("launch") or {}
+    if cfg.get("launcher") == "slurm" and isinstance(cfg.get("slurm"), dict):
+        return _restart_on_slurm(request, cfg["slurm"], bool((record.get("slurm") or {}).get("batch")))
+    return launch(request)
+
+
+def _restart_on_slurm(request: RunRequest, slurm_cfg: dict, batch: bool) -> str:
+    """The same Slurm request again: a new batch job for a batch run (resubmitted, e.g. after its time
+    limit), else a new allocation (or the one this process runs in)."""
+    from dscluster.launcher.slurm import SlurmAsk
+
+    opts = dataclasses.replace(options(request), slurm=SlurmAsk(**slurm_cfg["ask"]))
+    return submit(opts).run_id if batch else start(opts).run_id
+
+
+@dataclass(frozen=True)
+class Submitted(Started):
+    """A run submitted as a Slurm batch job that supervises it from inside the job."""
+
+    job_id: str = ""
+
+
+def prepare_batch(opts: LaunchOptions) -> Prepared:
+    """`prepare` for a Slurm batch job: the job's own nodes are known only once it starts."""
+    from dscluster.launcher.slurm import SlurmAsk
+
+    opts = dataclasses.replace(opts, launcher="slurm", slurm=opts.slurm or SlurmAsk(nodes=0, tasks_per_node=0))
+    prepared = prepare(opts)
+    prepared.record["launch"]["hosts"] = []
+    prepared.record["launch"]["slurm"]["job_id"] = None
+    return prepared
+
+
+def submit(opts: LaunchOptions) -> Submitted:
+    """Check everything and submit the run as a Slurm batch job (`dscluster launch --sbatch`)."""
+    from dscluster.runs.slurm_run import submit_run
+
+    prepared = prepare_batch(opts)
+    run_id, job = submit_run(prepared.shared, prepared.record, prepared.secrets)
+    return Submitted(run_id, store.run_path(prepared.shared, run_id), prepared, str(job))

@@ -1,0 +1,136 @@
+"""The typed run record: run.json read and written through RunRecord/LaunchSpec, old records (written by
+dscluster before records had a version) still read, and the cluster spec recorded as resolved at launch,
+so a run's nodes are reached the same way from any directory and after its hostfile is edited."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dscluster.cluster import identity
+from dscluster.cluster.spec import ClusterSpec, load_spec
+from dscluster.launcher.plan import build_plan
+from dscluster.runs import store
+from dscluster.runs.nodes import node_links, node_names
+from dscluster.runs.prepare import LaunchOptions, prepare
+from dscluster.runs.record import RECORD_VERSION, LaunchSpec, RunRecord
+
+# run.json files written by dscluster before the typed record (commit 255f399): one created by `launch`
+# on a two-node cluster (pending), one a local run that the supervisor restarted once and finished.
+RECORDS = Path(__file__).resolve().parents[1] / "data" / "run_records"
+OLD = sorted(RECORDS.glob("*_v0.json"))
+
+
+@pytest.mark.parametrize("path", OLD, ids=[p.stem for p in OLD])
+def test_an_old_record_reads_and_writes_back_unchanged(path):
+    data = json.loads(path.read_text())
+    record = RunRecord.from_json(data)
+    assert record.version == 0 and record.id == data["id"] and record.status == data["status"]
+    assert record.launch.hosts == tuple((h, s) for h, s in data["launch"]["hosts"])
+    assert record.launch.cluster_spec is None  # not recorded then: its `cluster_arg` path is read again
+    out = record.to_json()
+    assert {k: v for k, v in out.items() if k != "version"} == data
+    assert LaunchSpec.from_json(data["launch"]).to_json() == data["launch"]
+    assert RunRecord.from_json(out) == record
+
+
+def test_an_old_records_launch_builds_the_same_plan():
+    data = json.loads((RECORDS / "cluster_pending_v0.json").read_text())
+    spec = LaunchSpec.from_json(data["launch"])
+    req = spec.request(2, 23456, run_id=data["id"], run_dir=Path("/runs") / data["id"], secrets={"HF_TOKEN": "s"},
+                       user_env={"DSCLUSTER_RESUME_STEP": "4", "OMP_NUM_THREADS": "9"}, base_env={})
+    assert (req.attempt, req.master_port, req.hosts) == (2, 23456, (("node1", 2), ("node2", 2)))
+    assert req.target.args == tuple(data["launch"]["rank_args"])  # the run's own ds_config copy
+    # The recorded environment wins over the attempt's, and the secrets (never recorded) over both.
+    assert req.user_env == {"DSCLUSTER_RESUME_STEP": "4", "OMP_NUM_THREADS": "2", "HF_TOKEN": "s"}
+    plan = build_plan(req)
+    assert plan.world_size == 4 and "--master_port=23456" in plan.argv
+
+
+def _cluster(tmp_path: Path) -> tuple[Path, ClusterSpec]:
+    """A two-node cluster spec with its identity, in a project directory with a hostfile of its nodes."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "dscluster.toml").write_text(
+        f'[cluster]\nname = "rec"\nshared_dir = "{tmp_path / "shared"}"\nssh_user = "dscluster"\n\n'
+        '[[nodes]]\naddress = "10.77.0.2"\nname = "node1"\nslots = 1\n\n'
+        '[[nodes]]\naddress = "10.77.0.3"\nname = "node2"\nslots = 1\n')
+    (project / "hostfile").write_text("node1 slots=1\nnode2 slots=1\n")
+    (project / "train.py").write_text("print('train')\n")
+    spec = load_spec(project / "dscluster.toml")
+    identity.ensure_identity(spec)
+    return project, spec
+
+
+def test_a_new_record_is_versioned_and_round_trips(dscluster_home, tmp_path, monkeypatch):
+    project, _ = _cluster(tmp_path)
+    monkeypatch.chdir(project)
+    prep = prepare(LaunchOptions(command=["train.py"], hostfile="hostfile", skip_doctor=True))
+    run_dir = store.create_run(prep.shared, prep.record)
+    written = store.read_record(run_dir)
+    assert written["version"] == RECORD_VERSION
+    record = RunRecord.from_json(written)
+    assert record.to_json() == written and record.launch.cluster_spec.name == "rec"
+
+
+def test_a_run_reaches_its_nodes_from_another_directory_after_its_hostfile_is_edited(
+        dscluster_home, tmp_path, monkeypatch):
+    # `launch --hostfile hostfile` in the project (its ./dscluster.toml gives the SSH settings); the
+    # supervisor runs with cwd "/", and `stop` may run anywhere: both must find the same nodes and identity.
+    project, spec = _cluster(tmp_path)
+    monkeypatch.chdir(project)
+    prep = prepare(LaunchOptions(command=["train.py"], hostfile="hostfile", skip_doctor=True))
+    at_launch = node_links(prep.record)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # no dscluster.toml, no hostfile here
+    (project / "hostfile").write_text("node1 slots=1\n")  # node2 taken out while the run goes on
+    links = node_links(prep.record)
+    assert links == at_launch and list(links) == ["node1", "node2"]
+    ssh_config = identity.cluster_state_dir(spec, create=False) / "ssh_config"
+    assert links["node2"][:3] == ["ssh", "-F", str(ssh_config)] and links["node2"][-2:] == ["node2", "--"]
+    assert "ControlMaster=no" in links["node2"]  # a run's own connection (teardown kills it)
+    assert node_names(prep.record) == {"node1": "node1", "node2": "node2"}
+
+
+def test_a_record_from_before_the_recorded_spec_still_reaches_its_nodes(dscluster_home, tmp_path, monkeypatch):
+    project, _ = _cluster(tmp_path)
+    monkeypatch.chdir(project)
+    prep = prepare(LaunchOptions(command=["train.py"], cluster=str(project / "dscluster.toml"), skip_doctor=True))
+    old = {**prep.record, "launch": {k: v for k, v in prep.record["launch"].items() if k != "cluster_spec"}}
+    assert list(node_links(old)) == ["node1", "node2"]  # resolved from its `cluster_arg`, as it was launched
+
+
+def test_a_restart_runs_on_the_recorded_cluster_from_anywhere(dscluster_home, tmp_path, monkeypatch):
+    import dataclasses
+
+    from dscluster.runs import service
+
+    project, _ = _cluster(tmp_path)
+    monkeypatch.chdir(project)
+    prep = prepare(LaunchOptions(command=["train.py"], hostfile="hostfile", skip_doctor=True))
+    run_dir = store.create_run(prep.shared, prep.record)
+    store.write_record(run_dir, {**store.read_record(run_dir), "status": "failed"})
+    monkeypatch.chdir(tmp_path)
+    (project / "hostfile").write_text("node1 slots=1\n")
+    request, _ = service.restart_request(run_dir)
+    again = prepare(dataclasses.replace(service.options(request), skip_doctor=True))
+    assert again.record["launch"]["hosts"] == [["node1", 1], ["node2", 1]] and again.record["cluster"] == "rec"
+    assert again.record["launch"]["cwd"] == str(project)  # the program is found where it was launched
+    elsewhere, _ = service.restart_request(run_dir, hostfile=str(project / "hostfile"))
+    assert elsewhere.cluster_spec is None and elsewhere.cluster == str(project / "hostfile")
+
+
+def test_a_recorded_spec_gets_the_spec_files_checks(dscluster_home, tmp_path, monkeypatch):
+    # run.json lives where the node user can write: an address rewritten there must not reach ssh_config.
+    from dscluster.errors import ConfigError
+
+    project, _ = _cluster(tmp_path)
+    monkeypatch.chdir(project)
+    prep = prepare(LaunchOptions(command=["train.py"], hostfile="hostfile", skip_doctor=True))
+    recorded = prep.record["launch"]["cluster_spec"]
+    recorded["nodes"][1]["address"] = "10.77.0.3\n  ProxyCommand touch /tmp/owned"
+    with pytest.raises(ConfigError):
+        node_links(prep.record)
