@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -27,6 +28,7 @@ TRAIN = textwrap.dedent('''\
     """A user's own script: the recipe's packages, DeepSpeed with the ds_config it is given."""
     import argparse
     import os
+    import time
 
     import deepspeed
     import numpy as np
@@ -36,6 +38,7 @@ TRAIN = textwrap.dedent('''\
     parser = argparse.ArgumentParser()
     parser.add_argument("--local_rank", type=int, default=-1)
     parser.add_argument("--steps", type=int, default=4)
+    parser.add_argument("--sleep", type=float, default=0.0)  # seconds per step: time to kill a rank
     parser = deepspeed.add_config_arguments(parser)
     args = parser.parse_args()
     torch.manual_seed(0)
@@ -50,6 +53,8 @@ TRAIN = textwrap.dedent('''\
         engine.backward(loss)
         engine.step()
         losses.append(loss.item())
+        print(f"rank {rank} step {step + 1}", flush=True)
+        time.sleep(args.sleep)
     print(pd.Series(losses).describe().to_string(), f"mean {np.mean(losses):.4f}", flush=True)
     torch.distributed.destroy_process_group()
     print("done", flush=True)
@@ -78,9 +83,11 @@ class Deploy:
         self.env.pop("DSCLUSTER_SHARED", None)
         self.container = f"dscluster-{NAME}"
 
-    def cli(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "dscluster.cli", *args], env=self.env, capture_output=True,
-                              text=True, timeout=timeout, cwd=str(self.hosts.base))
+    def cli(self, *args: str, timeout: float = 300, cwd: Path | None = None,
+            env: dict | None = None) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "dscluster.cli", *args], env={**self.env, **(env or {})},
+                              capture_output=True,
+                              text=True, timeout=timeout, cwd=str(cwd or self.hosts.base))
 
     def up(self) -> subprocess.CompletedProcess:
         return self.cli("up", "--cluster", str(self.spec), "--image", self.image, "--gpus", "none",
@@ -179,10 +186,13 @@ def test_up_starts_the_image_on_every_host_and_doctor_is_green(deploy):
         ss = _ok(deploy.on_host(host, "ss", "-Hltn", "sport = :2222"))
         assert address in ss or "*:2222" in ss or "0.0.0.0:2222" in ss, ss
     _ok(deploy.cli("config", "trust", "--all", "--cluster", str(deploy.spec)))
-    # From the controller: the nodes answer with the pinned keys, and doctor names what a launch from
-    # here would lack (DeepSpeed runs the launching interpreter's path on every node).
+    # `up` recorded the image's interpreter in the controller's spec (DeepSpeed runs the launching
+    # interpreter's path on every node: a launch from here must name the containers' one) ...
+    assert 'python = "/opt/dscluster/venv/bin/python"' in deploy.spec.read_text(), deploy.spec.read_text()
+    assert "recorded python" in out
+    # ... so doctor from the controller checks that interpreter on the nodes, with the pinned keys: green.
     doctor = deploy.cli("doctor", "--cluster", str(deploy.spec), timeout=300)
-    assert doctor.returncode != 0 and f"{sys.executable} is missing" in doctor.stdout, doctor.stdout
+    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
     # From the master's container, where the recipe launches: green.
     doctor = deploy.in_master("dscluster", "doctor", "--cluster", SPEC_ON_SHARED(deploy))
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
@@ -208,6 +218,65 @@ def test_a_users_train_py_launched_from_inside_the_master_container(deploy):
     for rank in range(3):
         assert f"rank {rank} of 3" in logs, logs[-3000:]
     assert logs.count("done") >= 3, logs[-3000:]
+
+
+def _rank_pids(netns: str) -> list[int]:
+    """The user's train.py ranks running in one host's network namespace (the containers share this
+    machine's kernel: their processes are in its /proc)."""
+    want = os.stat(f"/run/netns/{netns}").st_ino
+    pids = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if not proc.name.isdigit() or os.stat(proc / "ns" / "net").st_ino != want:
+                continue
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if any(a.endswith(b"train.py") for a in argv) and b"deepspeed.launcher.launch" not in argv:
+            pids.append(int(proc.name))
+    return pids
+
+
+def _wait(predicate, timeout: float, every: float = 1.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(every)
+    return predicate()
+
+
+def test_the_recipe_launched_from_the_controller_restarts_after_a_killed_rank(deploy):
+    """The host-side `dscluster launch` with the spec `up` used (it names the image's interpreter), a
+    hostfile of the hosts' IPs, the recipe's ds_config verbatim, the user's train.py: ranks in the three
+    containers; one rank SIGKILLed; the supervisor tears the attempt down and runs it again to the end."""
+    from dscluster.runs import store
+
+    work = deploy.hosts.shared_dir / "work"  # written by the previous test: train.py, ds_config.json, hostfile
+    assert (work / "train.py").exists()
+    # The recipe's hostfile; its ssh settings (user, port, identity, python) from the spec, as a user sets it.
+    res = deploy.cli("launch", "--detach", "--hostfile", "hostfile", "--max-restarts", "1", "--name", "ctl",
+                     "train.py", "--deepspeed", "--deepspeed_config", "ds_config.json", "--steps", "40",
+                     "--sleep", "0.5", timeout=300, cwd=work, env={"DSCLUSTER_CLUSTER": str(deploy.spec)})
+    assert res.returncode == 0, res.stdout + res.stderr
+    run_id = res.stdout.strip().splitlines()[-1].strip()
+    run_dir = store.run_path(deploy.hosts.shared_dir, run_id)
+    record = store.read_record(run_dir)
+    assert record["launch"]["python"] == "/opt/dscluster/venv/bin/python", record["launch"]
+    netns = deploy.hosts.hosts[2].netns
+    logs = lambda: "".join(p.read_text(errors="replace") for p in (run_dir / "logs").glob("*.log"))  # noqa: E731
+    assert _wait(lambda: "rank 2 step 3" in logs(), 300), logs()[-3000:]
+    victims = _rank_pids(netns)
+    assert len(victims) == 1, victims
+    os.kill(victims[0], signal.SIGKILL)
+    done = _wait(lambda: store.read_record(run_dir)["status"] in store.FINISHED and store.read_record(run_dir), 400, 2)
+    assert done and done["status"] == "succeeded", (done, logs()[-3000:])
+    assert len(done["attempts"]) == 2 and done["attempts"][0]["reason"], done["attempts"]
+    events = [e["event"] for e in store.read_events(run_dir)]
+    assert "teardown" in events and "restart" in events, events
+    assert logs().count("done") >= 3, logs()[-3000:]
+    assert not _rank_pids(netns)
 
 
 def test_jupyterlab_in_the_master_container_wants_its_token(deploy):

@@ -395,6 +395,17 @@ def check_supervision(opts: LaunchOptions) -> None:
                              tr("give a number of seconds, e.g. {flag} 60", flag=flag), setting=flag.lstrip("-"))
 
 
+def interpreters(spec, launcher: str, here: str) -> dict:
+    """The run record's `python` (what the nodes run: the ranks, the supervisor's node channels) and,
+    when it differs, `runner_python` (this machine's, which runs DeepSpeed's runner). A cluster spec's
+    `python` names the nodes' interpreter, e.g. the node image's when launching from a controller
+    outside the containers; without it the nodes run this interpreter's own path (DeepSpeed's default)."""
+    node = getattr(spec, "python", None) if launcher in ("pdsh", "openmpi") else None
+    if not node or node == here:
+        return {"python": here, "runner_python": None}
+    return {"python": node, "runner_python": here}
+
+
 def prepare(opts: LaunchOptions, *, dry_run: bool = False) -> Prepared:
     """Check everything and build the run record. A dry run writes nothing (no ssh files, no state)."""
     if not opts.command:
@@ -448,7 +459,7 @@ def prepare(opts: LaunchOptions, *, dry_run: bool = False) -> Prepared:
     plain, secrets = split_secrets(user_env)
     launch_cfg = {
         "program": program, "is_module": opts.module, "args": args, "hosts": [list(h) for h in hosts],
-        "launcher": launcher, "python": python, "cwd": str(cwd), "env": plain,
+        "launcher": launcher, **interpreters(spec, launcher, python), "cwd": str(cwd), "env": plain,
         "cluster_arg": str(spec.path) if spec is not None and spec.path else (opts.hostfile or opts.cluster),
         "local_procs": int(local_procs or 1), "max_restarts": int(opts.max_restarts),
         "stall_timeout": float(opts.stall_timeout or 0), "heartbeat_timeout": float(opts.heartbeat_timeout),
