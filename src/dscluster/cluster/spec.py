@@ -47,7 +47,7 @@ SPEC_FILENAME = "dscluster.toml"
 SIM_RUNTIME_ROOT = Path("/run/dscluster/sims")  # where running simulated clusters keep their state
 
 _CLUSTER_KEYS = ("name", "shared_dir", "ssh_user", "ssh_port", "launcher", "network_interface", "state_dir",
-                 "python", "engine")
+                 "python", "engine", "node_uid")
 ENGINES = ("docker", "podman")  # the container engines `up`/`down` drive on the hosts
 _NODE_KEYS = ("address", "slots", "name", "ssh_port")
 _TOP_KEYS = ("cluster", "nodes")
@@ -82,6 +82,9 @@ class ClusterSpec:
     python: str | None = None
     # The container engine on the hosts (`up`, `down`); None: docker, unless --engine/DSCLUSTER_ENGINE.
     engine: str | None = None
+    # The node user's UID on the nodes (the image's, e.g. 10001): a run directory made by root on the
+    # controller is handed to it so the ranks can write there. None: the UID of a local ssh_user.
+    node_uid: int | None = None
     # Where the identity, ssh_config and known_hosts live; None = <home>/clusters/<name>/.
     # The simulated cluster sets it so its spec is self-contained.
     state_dir: Path | None = field(default=None, compare=False)
@@ -110,7 +113,7 @@ class ClusterSpec:
         return {
             "name": self.name, "shared_dir": str(self.shared_dir), "ssh_user": self.ssh_user,
             "ssh_port": self.ssh_port, "launcher": self.launcher, "network_interface": self.network_interface,
-            "python": self.python, "engine": self.engine,
+            "python": self.python, "engine": self.engine, "node_uid": self.node_uid,
             "path": str(self.path) if self.path else None, "state_dir": str(self.state_dir) if self.state_dir else None,
             "world_size": self.world_size,
             "nodes": [{"name": n.name, "address": n.address, "slots": n.slots, "ssh_port": n.ssh_port}
@@ -285,10 +288,13 @@ def parse_spec(text: str, path: Path | None = None) -> ClusterSpec:
         if engine not in ENGINES:
             raise ctx.error(tr("unknown container engine {engine!r}", engine=engine), _did_you_mean(engine, ENGINES),
                             key="engine", table="cluster")
+    node_uid = cluster.get("node_uid")
+    if node_uid is not None:
+        node_uid = _int(ctx, node_uid, "node_uid", "cluster", None, 1, 2**31 - 1)
     nodes = _parse_nodes(ctx, data.get("nodes"), port)
     return ClusterSpec(name=name, nodes=nodes, shared_dir=Path(shared), ssh_user=user, ssh_port=port,
                        launcher=launcher, network_interface=iface, path=path, state_dir=state_dir, python=python,
-                       engine=engine)
+                       engine=engine, node_uid=node_uid)
 
 
 def _parse_nodes(ctx: _Ctx, raw, default_port: int) -> tuple[NodeSpec, ...]:
@@ -361,6 +367,8 @@ def format_spec(spec: ClusterSpec) -> str:
         out.append(f"python = {_toml_str(spec.python)}")
     if spec.engine:
         out.append(f"engine = {_toml_str(spec.engine)}")
+    if spec.node_uid is not None:
+        out.append(f"node_uid = {spec.node_uid}")
     for n in spec.nodes:
         out += ["", "[[nodes]]", f"address = {_toml_str(n.address)}", f"slots = {n.slots}"]
         if n.name != n.address:
@@ -475,13 +483,13 @@ def resolve_spec(arg: str | os.PathLike | None = None) -> ClusterSpec:
                          "`dscluster init`, or start a simulated cluster: dscluster sim up 3"), setting="cluster")
 
 
-def with_cluster_setting(text: str, key: str, value: str) -> str:
+def with_cluster_setting(text: str, key: str, value: str | int) -> str:
     """The spec's text with `key = "value"` set in its [cluster] table, everything else (comments,
     order) kept: `up` records what it learned from the image (the nodes' interpreter) in the user's own
     spec this way. Pure; the result is checked to parse to the same spec plus the setting."""
     if key not in _CLUSTER_KEYS:
         raise ValueError(f"{key!r} is not a [cluster] setting")
-    line = f"{key} = {_toml_str(value)}"
+    line = f"{key} = {value}" if isinstance(value, int) else f"{key} = {_toml_str(value)}"
     lines = text.splitlines()
     at = _key_line(text, key, "cluster")
     if at is not None:

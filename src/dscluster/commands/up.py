@@ -91,24 +91,31 @@ def _spec(args: argparse.Namespace) -> ClusterSpec:
     return spec
 
 
-def _record_python(spec: ClusterSpec, python: str) -> None:
-    """Write the image's interpreter into the controller's own spec (one line added to [cluster], the rest
-    kept), so `dscluster launch` from here runs the nodes' interpreter in the containers."""
-    if spec.python or not python or spec.path is None:
+def _record_learned(spec: ClusterSpec, report: deploy.UpReport) -> None:
+    """Write what `up` learned from the image into the controller's own spec (a line each in [cluster],
+    the rest kept): its interpreter (`python`), so `dscluster launch` from here runs that one on the
+    nodes, and its user's UID (`node_uid`), so the run directories made here are the ranks' to write."""
+    if spec.path is None:
         return
     from dscluster.cluster.spec import with_cluster_setting
     from dscluster.fsutil import atomic_write_text
 
+    learned = [(k, v) for k, v, have in (("python", report.python, spec.python),
+                                         ("node_uid", report.node_uid, spec.node_uid)) if v and not have]
+    if not learned:
+        return
     path = Path(spec.path)
     try:
-        text = with_cluster_setting(path.read_text(encoding="utf-8"), "python", python)
+        text = path.read_text(encoding="utf-8")
+        for key, value in learned:
+            text = with_cluster_setting(text, key, value)
         atomic_write_text(path, text, path.stat().st_mode & 0o777)
     except (OSError, ValueError) as err:
-        print(f"{WARN} " + tr("could not record python = {python} in {path}: {err}", python=python, path=path,
-                              err=err), file=sys.stderr)
+        print(f"{WARN} " + tr("could not record {settings} in {path}: {err}", path=path, err=err,
+                              settings=", ".join(f"{k} = {v}" for k, v in learned)), file=sys.stderr)
         return
-    print(f"{OK} " + tr("recorded python = \"{python}\" in {path}: launches from this machine run the image's "
-                        "interpreter on the nodes", python=python, path=path))
+    print(f"{OK} " + tr("recorded {settings} in {path}: launches from this machine run the image's interpreter "
+                        "on the nodes, as its user", path=path, settings=", ".join(f"{k} = {v}" for k, v in learned)))
 
 
 def cmd_up(args: argparse.Namespace) -> int:
@@ -145,7 +152,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         _print_report(spec, failed.report)
         raise
     _print_report(spec, report)
-    _record_python(spec, report.python)
+    _record_learned(spec, report)
     master = spec.master
     steps = [f"dscluster doctor --cluster {spec.path or spec.name}"]
     if opts.lab:

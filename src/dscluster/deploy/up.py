@@ -36,6 +36,7 @@ class UpReport:
     # The interpreter in the image (its io.dscluster.python label, as the master's host reports it): what
     # a launch from outside the containers must run on the nodes. "" for an image without the label.
     python: str = ""
+    node_uid: int | None = None  # the image's node UID (its io.dscluster.node-uid label), as for python
 
     @property
     def ok(self) -> bool:
@@ -62,6 +63,8 @@ def preflight(spec: ClusterSpec, opts: dockerrun.DeployOptions, runner_for: Runn
     for node, facts in zip(spec.nodes, report.facts):
         report.problems += hosts.host_problems(spec, node, opts, facts)
     report.python = report.facts[0].image_python if report.facts else ""
+    uid = report.facts[0].image_uid if report.facts else ""
+    report.node_uid = int(uid) if uid.isdigit() else None
     return report
 
 
@@ -190,7 +193,8 @@ def up(spec: ClusterSpec, opts: dockerrun.DeployOptions, runner_for: RunnerFacto
         raise UpFailed(tr("{n} of {total} hosts are not ready; nothing was started", n=len(hosts_bad),
                           total=len(spec.nodes)),
                        tr("fix the problems listed above, then run dscluster up again"), report)
-    report.problems = publish_shared(replace(spec, python=spec.python or report.python or None), pubkey, runner_for)
+    learned = replace(spec, python=spec.python or report.python or None, node_uid=spec.node_uid or report.node_uid)
+    report.problems = publish_shared(learned, pubkey, runner_for)
     if report.problems:
         raise UpFailed(tr("the shared directory is not shared by every host; nothing was started"),
                        tr("fix the problems listed above, then run dscluster up again"), report)

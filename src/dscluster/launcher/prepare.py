@@ -481,7 +481,9 @@ def prepare(opts: LaunchOptions, *, dry_run: bool = False) -> Prepared:
         from dscluster.runs.nodes import transport_env
 
         launch_cfg["transport_env"] = transport_env(spec, launcher, write=not dry_run)
-        launch_cfg["node_uid"] = _local_uid(spec.ssh_user)
+        # The spec's node_uid (the node image's user, recorded by `up`) when the nodes are containers;
+        # else the UID of a local user of that name (bare metal with shared accounts, the simulation).
+        launch_cfg["node_uid"] = spec.node_uid if getattr(spec, "node_uid", None) else _local_uid(spec.ssh_user)
     shown_env = redact_env(user_env)
     record = {
         "id": run_id, "name": name,
