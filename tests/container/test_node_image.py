@@ -21,6 +21,11 @@ from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cluster"))  # the launch tests' polling helper
+from deploying import Deploy  # noqa: E402 - tests/container/deploying.py
+from deploying import ok as _ok
+from polling import wait_for  # noqa: E402
+
 pytestmark = [pytest.mark.root, pytest.mark.container, pytest.mark.slow]
 ENGINE = "podman"
 NAME = "imgt"  # the cluster and the hosts
@@ -72,57 +77,10 @@ def SPEC_ON_SHARED(deploy) -> str:  # noqa: N802 - reads as the constant path it
     return str(deploy.hosts.shared_dir / ".dscluster" / "dscluster.toml")
 
 
-class Deploy:
-    """The controller's side: the CLI as a user runs it, the hosts reached with the operator's ssh."""
-
-    def __init__(self, hosts, image: str, home: Path):
-        self.hosts, self.image = hosts, image
-        self.spec = hosts.base / "dscluster.toml"
-        self.env = {**os.environ, "DSCLUSTER_HOME": str(home), "DSCLUSTER_HOST_SSH_CONFIG": str(hosts.ssh_config),
-                    "DSCLUSTER_ENGINE": ENGINE}
-        self.env.pop("DSCLUSTER_SHARED", None)
-        self.container = f"dscluster-{NAME}"
-
-    def cli(self, *args: str, timeout: float = 300, cwd: Path | None = None,
-            env: dict | None = None) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "dscluster.cli", *args], env={**self.env, **(env or {})},
-                              capture_output=True,
-                              text=True, timeout=timeout, cwd=str(cwd or self.hosts.base))
-
-    def up(self) -> subprocess.CompletedProcess:
-        return self.cli("up", "--cluster", str(self.spec), "--image", self.image, "--gpus", "none",
-                        "--shm-size", "1g", "--ulimit", "none", "--wait", "90", timeout=400)
-
-    def on_host(self, host: str, *argv: str, timeout: float = 120, input: str | None = None):
-        return subprocess.run(self.hosts.ssh_argv(host, *argv), capture_output=True, text=True, timeout=timeout,
-                              input=input)
-
-    def in_master(self, *argv: str, timeout: float = 300, workdir: str | None = None):
-        """`ssh host0 podman exec --user dscluster dscluster-<name> ...`: as the node user (the container's
-        own user is root, for the agent's sshd)."""
-        return self.on_host("host0", ENGINE, "exec", "--user", "dscluster", *(["--workdir", workdir] if workdir else []),
-                            self.container, *argv, timeout=timeout)
-
-    def containers(self, host: str) -> list[str]:
-        res = self.on_host(host, ENGINE, "ps", "--all", "--format", "{{.Names}}")
-        assert res.returncode == 0, res.stderr
-        return res.stdout.split()
-
-    def volumes(self, host: str) -> list[str]:
-        res = self.on_host(host, ENGINE, "volume", "ls", "--format", "{{.Name}}")
-        assert res.returncode == 0, res.stderr
-        return res.stdout.split()
-
-
-def _ok(res: subprocess.CompletedProcess) -> str:
-    assert res.returncode == 0, f"exit {res.returncode}\n{res.stdout}\n{res.stderr}"
-    return res.stdout
-
-
 @pytest.fixture(scope="module")
 def deploy(node_image, bare_hosts, tmp_path_factory):
     hosts = bare_hosts(3, NAME)
-    d = Deploy(hosts, node_image, tmp_path_factory.mktemp("imgt-home"))
+    d = Deploy(hosts, node_image, tmp_path_factory.mktemp("imgt-home"), NAME, ENGINE)
     nodes = [a for addr in hosts.addresses for a in ("--node", f"{addr}:1")]
     _ok(d.cli("init", "--name", NAME, *nodes, "--shared", str(hosts.shared_dir), "--user", "dscluster",
               "--output", str(d.spec)))
@@ -161,10 +119,10 @@ def test_a_teams_own_image_from_the_node_image_example(node_image, tmp_path):
     try:
         assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
         print(f"team image (FROM {node_image} + docker/examples/team/requirements.txt): {time.monotonic() - t0:.0f} s")
-        probe = "import einops, torch, deepspeed; print(einops.__version__, torch.__version__, deepspeed.__version__)"
+        probe = "import humanize, torch, deepspeed; print(humanize.__version__, torch.__version__, deepspeed.__version__)"
         out = _ok(subprocess.run([ENGINE, "run", "--rm", "--network", "none", "--entrypoint", "python", tag, "-c", probe],
                                  capture_output=True, text=True, timeout=120))
-        assert out.split()[-3:] == ["0.8.1", "2.13.0+cpu", "0.19.8"], out
+        assert out.split()[-3:] == ["4.12.1", "2.13.0+cpu", "0.19.8"], out
         fmt = '{{.Config.User}} {{index .Config.Labels "io.dscluster.python"}} {{index .Config.Labels "io.dscluster.node-uid"}} {{.Config.Entrypoint}}'
         inspected = _ok(subprocess.run([ENGINE, "image", "inspect", "--format", fmt, tag], capture_output=True, text=True,
                                        timeout=60)).split()
@@ -265,16 +223,6 @@ def _rank_pids(netns: str) -> list[int]:
     return pids
 
 
-def _wait(predicate, timeout: float, every: float = 1.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(every)
-    return predicate()
-
-
 def test_the_recipe_launched_from_the_controller_restarts_after_a_killed_rank(deploy):
     """The host-side `dscluster launch` with the spec `up` used (it names the image's interpreter), a
     hostfile of the hosts' IPs, the recipe's ds_config verbatim, the user's train.py: ranks in the three
@@ -295,11 +243,11 @@ def test_the_recipe_launched_from_the_controller_restarts_after_a_killed_rank(de
     netns = deploy.hosts.hosts[2].netns
     logs = lambda: "".join(p.read_text(errors="replace") for p in (run_dir / "logs").glob("*.log"))  # noqa: E731
     finished = lambda: store.read_record(run_dir)["status"] in store.FINISHED  # noqa: E731
-    assert _wait(lambda: "rank 2 step 3" in logs() or finished(), 300) and not finished(), logs()[-3000:]
+    assert wait_for(lambda: "rank 2 step 3" in logs() or finished(), 300) and not finished(), logs()[-3000:]
     victims = _rank_pids(netns)
     assert len(victims) == 1, victims
     os.kill(victims[0], signal.SIGKILL)
-    done = _wait(lambda: store.read_record(run_dir)["status"] in store.FINISHED and store.read_record(run_dir), 400, 2)
+    done = wait_for(lambda: store.read_record(run_dir)["status"] in store.FINISHED and store.read_record(run_dir), 400, 2)
     assert done and done["status"] == "succeeded", (done, logs()[-3000:])
     assert len(done["attempts"]) == 2 and done["attempts"][0]["reason"], done["attempts"]
     events = [e["event"] for e in store.read_events(run_dir)]

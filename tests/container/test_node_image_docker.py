@@ -11,54 +11,27 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from deploying import Deploy  # tests/container/deploying.py
+from deploying import ok as _ok
 
 pytestmark = [pytest.mark.root, pytest.mark.container, pytest.mark.slow]
 NAME = "imgd"
 HOSTS = ("host0", "host1")
 
 
-class DockerDeploy:
-    def __init__(self, hosts, image: str, home: Path, client_env: dict):
-        self.hosts, self.image = hosts, image
-        self.spec = hosts.base / "dscluster.toml"
-        self.client_env = client_env
-        self.env = {**client_env, "DSCLUSTER_HOME": str(home), "DSCLUSTER_HOST_SSH_CONFIG": str(hosts.ssh_config)}
-        for key in ("DSCLUSTER_ENGINE", "DSCLUSTER_SHARED", "DSCLUSTER_CLUSTER"):
-            self.env.pop(key, None)
-        self.container = f"dscluster-{NAME}"
-
-    def cli(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "dscluster.cli", *args], env=self.env, capture_output=True,
-                              text=True, timeout=timeout, cwd=str(self.hosts.base))
-
-    def up(self) -> subprocess.CompletedProcess:
-        return self.cli("up", "--cluster", str(self.spec), "--image", self.image, "--gpus", "none",
-                        "--shm-size", "1g", "--ulimit", "none", "--wait", "90", timeout=400)
-
-    def on_host(self, host: str, *argv: str, timeout: float = 120):
-        return subprocess.run(self.hosts.ssh_argv(host, *argv), capture_output=True, text=True, timeout=timeout)
-
-    def names(self, host: str, what: str) -> list[str]:
-        argv = ["docker", "ps", "--all"] if what == "containers" else ["docker", "volume", "ls"]
-        res = self.on_host(host, *argv, "--format", "{{.Name}}" if what == "volumes" else "{{.Names}}")
-        assert res.returncode == 0, res.stderr
-        return res.stdout.split()
-
-
-def _ok(res: subprocess.CompletedProcess) -> str:
-    assert res.returncode == 0, f"exit {res.returncode}\n{res.stdout}\n{res.stderr}"
-    return res.stdout
+def _names(d: Deploy, host: str, what: str) -> list[str]:
+    return d.containers(host) if what == "containers" else d.volumes(host)
 
 
 @pytest.fixture(scope="module")
 def deploy(docker_engine, docker_node_image, bare_hosts, tmp_path_factory):
     hosts = bare_hosts(len(HOSTS), NAME, engine="docker")
-    d = DockerDeploy(hosts, docker_node_image, tmp_path_factory.mktemp("imgd-home"), docker_engine)
+    d = Deploy(hosts, docker_node_image, tmp_path_factory.mktemp("imgd-home"), NAME, "docker", engine_env=False,
+               client_env=docker_engine)
     nodes = [a for addr in hosts.addresses for a in ("--node", f"{addr}:1")]
     _ok(d.cli("init", "--name", NAME, *nodes, "--shared", str(hosts.shared_dir), "--user", "dscluster",
               "--engine", "docker", "--output", str(d.spec)))
@@ -72,7 +45,7 @@ def test_each_host_has_its_own_docker_and_up_names_the_missing_image(deploy):
         info = _ok(deploy.on_host(host, "docker", "info", "--format", "{{.Driver}} {{.CgroupDriver}}")).split()
         assert info == ["overlay2", "cgroupfs"], info
         assert os.stat(f"/proc/{entry['dockerd_pid']}/ns/net").st_ino == os.stat(f"/run/netns/{entry['netns']}").st_ino
-        assert deploy.names(host, "containers") == []
+        assert _names(deploy, host, "containers") == []
     res = deploy.up()  # the engine comes from the spec: nothing here says docker
     assert res.returncode != 0
     assert f"docker save {deploy.image} | ssh" in res.stderr and "docker load" in res.stderr, res.stderr
@@ -94,7 +67,7 @@ def test_up_on_docker_then_doctor_is_green(deploy):
     out = _ok(deploy.up())
     print(f"up (docker, {len(HOSTS)} hosts): {time.monotonic() - t0:.1f} s")
     for host, address in zip(HOSTS, deploy.hosts.addresses):
-        assert deploy.names(host, "containers") == [deploy.container], host
+        assert _names(deploy, host, "containers") == [deploy.container], host
         ss = _ok(deploy.on_host(host, "ss", "-Hltn", "sport = :2222"))
         assert address in ss or "*:2222" in ss or "0.0.0.0:2222" in ss, ss
         state = _ok(deploy.on_host(host, "docker", "inspect", "--format", "{{.HostConfig.NetworkMode}}",
@@ -109,7 +82,7 @@ def test_up_on_docker_then_doctor_is_green(deploy):
 def test_down_on_docker_leaves_nothing(deploy):
     _ok(deploy.cli("down", "--cluster", str(deploy.spec), "--purge"))
     for host in HOSTS:
-        assert deploy.names(host, "containers") == [] and deploy.names(host, "volumes") == [], host
+        assert _names(deploy, host, "containers") == [] and _names(deploy, host, "volumes") == [], host
         assert deploy.on_host(host, "ss", "-Hltn", "sport = :2222").stdout.strip() == ""
     pids = [h["dockerd_pid"] for h in deploy.hosts.state["hosts"]]
     deploy.hosts.down()
