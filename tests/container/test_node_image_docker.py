@@ -56,7 +56,7 @@ def test_the_image_goes_to_each_host_with_docker_save_and_load(deploy):
     t0 = time.monotonic()
     for host in HOSTS:  # the README's line for a site without a registry, literally
         cmd = f"docker save {deploy.image} | ssh -F {deploy.hosts.ssh_config} {host} docker load"
-        res = subprocess.run(["sh", "-o", "pipefail", "-c", cmd], env=deploy.client_env, capture_output=True,
+        res = subprocess.run(["bash", "-o", "pipefail", "-c", cmd], env=deploy.client_env, capture_output=True,
                              text=True, timeout=600)
         assert res.returncode == 0, res.stdout + res.stderr
     print(f"docker save | ssh | docker load, {len(HOSTS)} hosts: {time.monotonic() - t0:.0f} s")
