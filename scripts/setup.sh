@@ -33,8 +33,10 @@ if [ "$mode" = test ]; then
   apt_install openssh-server openssh-client pdsh iproute2 procps psmisc util-linux openmpi-bin chromium fonts-wqy-microhei \
     slurm-wlm munge
   # The node image tests (tests/container): podman with runc builds and runs the image (no daemon to
-  # start or stop), mmdebstrap makes its Debian base where no registry can be reached.
-  apt_install podman runc mmdebstrap uidmap
+  # start or stop), and Docker Engine (docker.io; the tests start dockerd themselves and stop it, and
+  # policy-rc.d keeps the package from starting one); mmdebstrap makes the Debian base where no
+  # registry can be reached.
+  apt_install podman runc mmdebstrap uidmap docker.io
   if [ ! -f /etc/containers/containers.conf ] && [ "$(id -u)" -eq 0 ]; then
     # crun cannot run on hybrid cgroups; podman's default nofile/nproc exceed common hard limits.
     printf '[containers]\ndefault_ulimits = []\n\n[engine]\nruntime = "runc"\n' > /etc/containers/containers.conf

@@ -28,3 +28,15 @@ def module_argv(python: str, module: str, *, unbuffered: bool = False,
     if (version or sys.version_info[:2]) >= (3, 11):
         return [python, *flags, "-P", "-m", module]
     return [python, *flags, "-c", _RUN_MODULE, module]
+
+
+# The same bootstrap, also setting sys.executable: DeepSpeed's multi-node runners put sys.executable into
+# every node's command line, so a runner started here for nodes with another interpreter path (the node
+# image's, seen from a controller outside the containers) must report that path instead.
+_RUN_MODULE_FOR = ("import sys; del sys.path[0]; sys.executable = sys.argv.pop(1); import runpy; "
+                   "runpy.run_module(sys.argv.pop(1), run_name='__main__', alter_sys=True)")
+
+
+def module_argv_for(python: str, module: str, executable: str, *, unbuffered: bool = False) -> list[str]:
+    """argv for `python -m module` (safe path, as module_argv) with `sys.executable` = `executable`."""
+    return [python, *(["-u"] if unbuffered else []), "-c", _RUN_MODULE_FOR, executable, module]

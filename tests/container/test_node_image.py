@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -20,6 +21,11 @@ from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cluster"))  # the launch tests' polling helper
+from deploying import Deploy  # noqa: E402 - tests/container/deploying.py
+from deploying import ok as _ok
+from polling import wait_for  # noqa: E402
+
 pytestmark = [pytest.mark.root, pytest.mark.container, pytest.mark.slow]
 ENGINE = "podman"
 NAME = "imgt"  # the cluster and the hosts
@@ -27,6 +33,7 @@ TRAIN = textwrap.dedent('''\
     """A user's own script: the recipe's packages, DeepSpeed with the ds_config it is given."""
     import argparse
     import os
+    import time
 
     import deepspeed
     import numpy as np
@@ -36,6 +43,7 @@ TRAIN = textwrap.dedent('''\
     parser = argparse.ArgumentParser()
     parser.add_argument("--local_rank", type=int, default=-1)
     parser.add_argument("--steps", type=int, default=4)
+    parser.add_argument("--sleep", type=float, default=0.0)  # seconds per step: time to kill a rank
     parser = deepspeed.add_config_arguments(parser)
     args = parser.parse_args()
     torch.manual_seed(0)
@@ -50,6 +58,8 @@ TRAIN = textwrap.dedent('''\
         engine.backward(loss)
         engine.step()
         losses.append(loss.item())
+        print(f"rank {rank} step {step + 1}", flush=True)
+        time.sleep(args.sleep)
     print(pd.Series(losses).describe().to_string(), f"mean {np.mean(losses):.4f}", flush=True)
     torch.distributed.destroy_process_group()
     print("done", flush=True)
@@ -67,55 +77,10 @@ def SPEC_ON_SHARED(deploy) -> str:  # noqa: N802 - reads as the constant path it
     return str(deploy.hosts.shared_dir / ".dscluster" / "dscluster.toml")
 
 
-class Deploy:
-    """The controller's side: the CLI as a user runs it, the hosts reached with the operator's ssh."""
-
-    def __init__(self, hosts, image: str, home: Path):
-        self.hosts, self.image = hosts, image
-        self.spec = hosts.base / "dscluster.toml"
-        self.env = {**os.environ, "DSCLUSTER_HOME": str(home), "DSCLUSTER_HOST_SSH_CONFIG": str(hosts.ssh_config),
-                    "DSCLUSTER_ENGINE": ENGINE}
-        self.env.pop("DSCLUSTER_SHARED", None)
-        self.container = f"dscluster-{NAME}"
-
-    def cli(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "dscluster.cli", *args], env=self.env, capture_output=True,
-                              text=True, timeout=timeout, cwd=str(self.hosts.base))
-
-    def up(self) -> subprocess.CompletedProcess:
-        return self.cli("up", "--cluster", str(self.spec), "--image", self.image, "--gpus", "none",
-                        "--shm-size", "1g", "--ulimit", "none", "--wait", "90", timeout=400)
-
-    def on_host(self, host: str, *argv: str, timeout: float = 120, input: str | None = None):
-        return subprocess.run(self.hosts.ssh_argv(host, *argv), capture_output=True, text=True, timeout=timeout,
-                              input=input)
-
-    def in_master(self, *argv: str, timeout: float = 300, workdir: str | None = None):
-        """`ssh host0 podman exec --user dscluster dscluster-<name> ...`: as the node user (the container's
-        own user is root, for the agent's sshd)."""
-        return self.on_host("host0", ENGINE, "exec", "--user", "dscluster", *(["--workdir", workdir] if workdir else []),
-                            self.container, *argv, timeout=timeout)
-
-    def containers(self, host: str) -> list[str]:
-        res = self.on_host(host, ENGINE, "ps", "--all", "--format", "{{.Names}}")
-        assert res.returncode == 0, res.stderr
-        return res.stdout.split()
-
-    def volumes(self, host: str) -> list[str]:
-        res = self.on_host(host, ENGINE, "volume", "ls", "--format", "{{.Name}}")
-        assert res.returncode == 0, res.stderr
-        return res.stdout.split()
-
-
-def _ok(res: subprocess.CompletedProcess) -> str:
-    assert res.returncode == 0, f"exit {res.returncode}\n{res.stdout}\n{res.stderr}"
-    return res.stdout
-
-
 @pytest.fixture(scope="module")
 def deploy(node_image, bare_hosts, tmp_path_factory):
     hosts = bare_hosts(3, NAME)
-    d = Deploy(hosts, node_image, tmp_path_factory.mktemp("imgt-home"))
+    d = Deploy(hosts, node_image, tmp_path_factory.mktemp("imgt-home"), NAME, ENGINE)
     nodes = [a for addr in hosts.addresses for a in ("--node", f"{addr}:1")]
     _ok(d.cli("init", "--name", NAME, *nodes, "--shared", str(hosts.shared_dir), "--user", "dscluster",
               "--output", str(d.spec)))
@@ -138,6 +103,33 @@ def test_the_image_has_the_recipes_packages_and_runs_as_the_node_user(deploy):
     leftovers = _ok(deploy.on_host("host0", ENGINE, "run", "--rm", "--network", "none", "--entrypoint", "sh",
                                    deploy.image, "-c", "ls /run/secrets /etc/ssh/ssh_host_* 2>/dev/null; true"))
     assert "ca_bundle" not in leftovers and "ssh_host_" not in leftovers, leftovers
+
+
+def test_a_teams_own_image_from_the_node_image_example(node_image, tmp_path):
+    """docker/examples/team: FROM the node image, the team's requirements added under the image's own pins;
+    labels, user and entrypoint inherited."""
+    root = Path(__file__).resolve().parents[2]
+    example, tag = root / "docker" / "examples" / "team", "dscluster-team-example:test"
+    ca = Path("/etc/ssl/certs/ca-certificates.crt")
+    argv = [ENGINE, "build", "--format", "docker", "--file", str(example / "Dockerfile"), "--tag", tag,
+            "--build-arg", f"BASE={node_image}", *(["--secret", f"id=ca_bundle,src={ca}"] if ca.is_file() else []),
+            str(example)]
+    t0 = time.monotonic()
+    built = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+    try:
+        assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+        print(f"team image (FROM {node_image} + docker/examples/team/requirements.txt): {time.monotonic() - t0:.0f} s")
+        probe = "import humanize, torch, deepspeed; print(humanize.__version__, torch.__version__, deepspeed.__version__)"
+        out = _ok(subprocess.run([ENGINE, "run", "--rm", "--network", "none", "--entrypoint", "python", tag, "-c", probe],
+                                 capture_output=True, text=True, timeout=120))
+        assert out.split()[-3:] == ["4.12.1", "2.13.0+cpu", "0.19.8"], out
+        fmt = '{{.Config.User}} {{index .Config.Labels "io.dscluster.python"}} {{index .Config.Labels "io.dscluster.node-uid"}} {{.Config.Entrypoint}}'
+        inspected = _ok(subprocess.run([ENGINE, "image", "inspect", "--format", fmt, tag], capture_output=True, text=True,
+                                       timeout=60)).split()
+        assert inspected[:3] == ["dscluster", "/opt/dscluster/venv/bin/python", "10001"], inspected
+        assert "node" in " ".join(inspected[3:]) and "start" in " ".join(inspected[3:]), inspected
+    finally:
+        subprocess.run([ENGINE, "rmi", "--force", tag], capture_output=True, timeout=120)
 
 
 def test_up_names_the_missing_image_and_starts_nothing(deploy):
@@ -179,10 +171,14 @@ def test_up_starts_the_image_on_every_host_and_doctor_is_green(deploy):
         ss = _ok(deploy.on_host(host, "ss", "-Hltn", "sport = :2222"))
         assert address in ss or "*:2222" in ss or "0.0.0.0:2222" in ss, ss
     _ok(deploy.cli("config", "trust", "--all", "--cluster", str(deploy.spec)))
-    # From the controller: the nodes answer with the pinned keys, and doctor names what a launch from
-    # here would lack (DeepSpeed runs the launching interpreter's path on every node).
+    # `up` recorded the image's interpreter in the controller's spec (DeepSpeed runs the launching
+    # interpreter's path on every node: a launch from here must name the containers' one) ...
+    # and its user's UID (the run directories a launch from here makes are the ranks' to write)
+    assert 'python = "/opt/dscluster/venv/bin/python"' in deploy.spec.read_text(), deploy.spec.read_text()
+    assert "node_uid = 10001" in deploy.spec.read_text() and "recorded python" in out
+    # ... so doctor from the controller checks that interpreter on the nodes, with the pinned keys: green.
     doctor = deploy.cli("doctor", "--cluster", str(deploy.spec), timeout=300)
-    assert doctor.returncode != 0 and f"{sys.executable} is missing" in doctor.stdout, doctor.stdout
+    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
     # From the master's container, where the recipe launches: green.
     doctor = deploy.in_master("dscluster", "doctor", "--cluster", SPEC_ON_SHARED(deploy))
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
@@ -208,6 +204,56 @@ def test_a_users_train_py_launched_from_inside_the_master_container(deploy):
     for rank in range(3):
         assert f"rank {rank} of 3" in logs, logs[-3000:]
     assert logs.count("done") >= 3, logs[-3000:]
+
+
+def _rank_pids(netns: str) -> list[int]:
+    """The user's train.py ranks running in one host's network namespace (the containers share this
+    machine's kernel: their processes are in its /proc)."""
+    want = os.stat(f"/run/netns/{netns}").st_ino
+    pids = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if not proc.name.isdigit() or os.stat(proc / "ns" / "net").st_ino != want:
+                continue
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if any(a.endswith(b"train.py") for a in argv) and b"deepspeed.launcher.launch" not in argv:
+            pids.append(int(proc.name))
+    return pids
+
+
+def test_the_recipe_launched_from_the_controller_restarts_after_a_killed_rank(deploy):
+    """The host-side `dscluster launch` with the spec `up` used (it names the image's interpreter), a
+    hostfile of the hosts' IPs, the recipe's ds_config verbatim, the user's train.py: ranks in the three
+    containers; one rank SIGKILLed; the supervisor tears the attempt down and runs it again to the end."""
+    from dscluster.runs import store
+
+    work = deploy.hosts.shared_dir / "work"  # written by the previous test: train.py, ds_config.json, hostfile
+    assert (work / "train.py").exists()
+    # The recipe's hostfile; its ssh settings (user, port, identity, python) from the spec, as a user sets it.
+    res = deploy.cli("launch", "--detach", "--hostfile", "hostfile", "--max-restarts", "1", "--name", "ctl",
+                     "train.py", "--deepspeed", "--deepspeed_config", "ds_config.json", "--steps", "40",
+                     "--sleep", "0.5", timeout=300, cwd=work, env={"DSCLUSTER_CLUSTER": str(deploy.spec)})
+    assert res.returncode == 0, res.stdout + res.stderr
+    run_id = res.stdout.strip().splitlines()[-1].strip()
+    run_dir = store.run_path(deploy.hosts.shared_dir, run_id)
+    record = store.read_record(run_dir)
+    assert record["launch"]["python"] == "/opt/dscluster/venv/bin/python", record["launch"]
+    netns = deploy.hosts.hosts[2].netns
+    logs = lambda: "".join(p.read_text(errors="replace") for p in (run_dir / "logs").glob("*.log"))  # noqa: E731
+    finished = lambda: store.read_record(run_dir)["status"] in store.FINISHED  # noqa: E731
+    assert wait_for(lambda: "rank 2 step 3" in logs() or finished(), 300) and not finished(), logs()[-3000:]
+    victims = _rank_pids(netns)
+    assert len(victims) == 1, victims
+    os.kill(victims[0], signal.SIGKILL)
+    done = wait_for(lambda: store.read_record(run_dir)["status"] in store.FINISHED and store.read_record(run_dir), 400, 2)
+    assert done and done["status"] == "succeeded", (done, logs()[-3000:])
+    assert len(done["attempts"]) == 2 and done["attempts"][0]["reason"], done["attempts"]
+    events = [e["event"] for e in store.read_events(run_dir)]
+    assert "teardown" in events and "restart" in events, events
+    assert logs().count("done") >= 3, logs()[-3000:]
+    assert not _rank_pids(netns)
 
 
 def test_jupyterlab_in_the_master_container_wants_its_token(deploy):

@@ -115,3 +115,14 @@ def test_parser_joins_continuations_and_drops_inner_comments():
     instrs = parse("FROM a:1\nRUN one \\\n  # a comment\n  && two \\\n  && three\nUSER x\n")
     assert [(i.line, i.keyword) for i in instrs] == [(1, "FROM"), (2, "RUN"), (6, "USER")]
     assert instrs[1].args == "one && two && three"
+
+
+TEAM_EXAMPLE = ROOT / "docker" / "examples" / "team" / "Dockerfile"
+
+
+def test_the_team_image_example_passes_hadolint_and_the_policy():
+    """docker/examples/team (a team's packages on top of the node image; built in tests/container)."""
+    result = subprocess.run([_hadolint(), "--failure-threshold", "info", str(TEAM_EXAMPLE)],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert check_dockerfile(TEAM_EXAMPLE.read_text()) == []

@@ -46,7 +46,9 @@ DEFAULT_USER = "dscluster"
 SPEC_FILENAME = "dscluster.toml"
 SIM_RUNTIME_ROOT = Path("/run/dscluster/sims")  # where running simulated clusters keep their state
 
-_CLUSTER_KEYS = ("name", "shared_dir", "ssh_user", "ssh_port", "launcher", "network_interface", "state_dir")
+_CLUSTER_KEYS = ("name", "shared_dir", "ssh_user", "ssh_port", "launcher", "network_interface", "state_dir",
+                 "python", "engine", "node_uid")
+ENGINES = ("docker", "podman")  # the container engines `up`/`down` drive on the hosts
 _NODE_KEYS = ("address", "slots", "name", "ssh_port")
 _TOP_KEYS = ("cluster", "nodes")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
@@ -73,6 +75,16 @@ class ClusterSpec:
     launcher: str = "pdsh"
     network_interface: str | None = None
     path: Path | None = None
+    # The interpreter on the nodes (the node image's, e.g. /opt/dscluster/venv/bin/python). DeepSpeed's
+    # runner starts the launching interpreter's own path on every node, so a launch from a machine with
+    # another Python (a controller outside the containers) must name the nodes' one. None: the same path
+    # as the launching interpreter (bare metal, one venv on shared storage).
+    python: str | None = None
+    # The container engine on the hosts (`up`, `down`); None: docker, unless --engine/DSCLUSTER_ENGINE.
+    engine: str | None = None
+    # The node user's UID on the nodes (the image's, e.g. 10001): a run directory made by root on the
+    # controller is handed to it so the ranks can write there. None: the UID of a local ssh_user.
+    node_uid: int | None = None
     # Where the identity, ssh_config and known_hosts live; None = <home>/clusters/<name>/.
     # The simulated cluster sets it so its spec is self-contained.
     state_dir: Path | None = field(default=None, compare=False)
@@ -101,6 +113,7 @@ class ClusterSpec:
         return {
             "name": self.name, "shared_dir": str(self.shared_dir), "ssh_user": self.ssh_user,
             "ssh_port": self.ssh_port, "launcher": self.launcher, "network_interface": self.network_interface,
+            "python": self.python, "engine": self.engine, "node_uid": self.node_uid,
             "path": str(self.path) if self.path else None, "state_dir": str(self.state_dir) if self.state_dir else None,
             "world_size": self.world_size,
             "nodes": [{"name": n.name, "address": n.address, "slots": n.slots, "ssh_port": n.ssh_port}
@@ -113,6 +126,8 @@ class ClusterSpec:
         return cls(name=str(data["name"]), shared_dir=Path(data["shared_dir"]), ssh_user=str(data["ssh_user"]),
                    ssh_port=int(data["ssh_port"]), launcher=str(data.get("launcher") or "pdsh"),
                    network_interface=data.get("network_interface"),
+                   python=data.get("python"), engine=data.get("engine"),
+                   node_uid=int(data["node_uid"]) if data.get("node_uid") is not None else None,
                    path=Path(data["path"]) if data.get("path") else None,
                    state_dir=Path(data["state_dir"]) if data.get("state_dir") else None,
                    nodes=tuple(NodeSpec(address=str(n["address"]), slots=int(n["slots"]), name=str(n["name"]),
@@ -273,9 +288,26 @@ def parse_spec(text: str, path: Path | None = None) -> ClusterSpec:
         if not state_dir.is_absolute() and path is not None:
             # Relative to the spec, like any path in a config file: not to wherever a command runs.
             state_dir = Path(path).parent / state_dir
+    python = cluster.get("python")
+    if python is not None:
+        python = _str(ctx, python, "python", "cluster")
+        if not os.path.isabs(python):
+            raise ctx.error(tr("{path!r} is not an absolute path", path=python),
+                            tr('python is the interpreter\'s path on every node, e.g. python = "{p}"',
+                               p="/opt/dscluster/venv/bin/python"), key="python", table="cluster")
+    engine = cluster.get("engine")
+    if engine is not None:
+        engine = _str(ctx, engine, "engine", "cluster")
+        if engine not in ENGINES:
+            raise ctx.error(tr("unknown container engine {engine!r}", engine=engine), _did_you_mean(engine, ENGINES),
+                            key="engine", table="cluster")
+    node_uid = cluster.get("node_uid")
+    if node_uid is not None:
+        node_uid = _int(ctx, node_uid, "node_uid", "cluster", None, 1, 2**31 - 1)
     nodes = _parse_nodes(ctx, data.get("nodes"), port)
     return ClusterSpec(name=name, nodes=nodes, shared_dir=Path(shared), ssh_user=user, ssh_port=port,
-                       launcher=launcher, network_interface=iface, path=path, state_dir=state_dir)
+                       launcher=launcher, network_interface=iface, path=path, state_dir=state_dir, python=python,
+                       engine=engine, node_uid=node_uid)
 
 
 def _parse_nodes(ctx: _Ctx, raw, default_port: int) -> tuple[NodeSpec, ...]:
@@ -344,6 +376,12 @@ def format_spec(spec: ClusterSpec) -> str:
         out.append(f"network_interface = {_toml_str(spec.network_interface)}")
     if spec.state_dir:
         out.append(f"state_dir = {_toml_str(str(spec.state_dir))}")
+    if spec.python:
+        out.append(f"python = {_toml_str(spec.python)}")
+    if spec.engine:
+        out.append(f"engine = {_toml_str(spec.engine)}")
+    if spec.node_uid is not None:
+        out.append(f"node_uid = {spec.node_uid}")
     for n in spec.nodes:
         out += ["", "[[nodes]]", f"address = {_toml_str(n.address)}", f"slots = {n.slots}"]
         if n.name != n.address:
@@ -456,3 +494,25 @@ def resolve_spec(arg: str | os.PathLike | None = None) -> ClusterSpec:
     raise ConfigError(tr("no cluster spec found"),
                       tr("pass --cluster dscluster.toml (or a hostfile), set DSCLUSTER_CLUSTER, create one with "
                          "`dscluster init`, or start a simulated cluster: dscluster sim up 3"), setting="cluster")
+
+
+def with_cluster_setting(text: str, key: str, value: str | int) -> str:
+    """The spec's text with `key = "value"` set in its [cluster] table, everything else (comments,
+    order) kept: `up` records what it learned from the image (the nodes' interpreter) in the user's own
+    spec this way. Pure; the result is checked to parse to the same spec plus the setting."""
+    if key not in _CLUSTER_KEYS:
+        raise ValueError(f"{key!r} is not a [cluster] setting")
+    line = f"{key} = {value}" if isinstance(value, int) else f"{key} = {_toml_str(value)}"
+    lines = text.splitlines()
+    at = _key_line(text, key, "cluster")
+    if at is not None:
+        lines[at - 1] = line
+    else:
+        head = _key_line(text, "", "cluster")  # the [cluster] header's line
+        if head is None:
+            raise ValueError("the spec has no [cluster] table")
+        lines.insert(head, line)
+    out = "\n".join(lines) + "\n"
+    if getattr(parse_spec(out), key) != value:
+        raise ValueError(f"could not set {key} in the spec")
+    return out

@@ -155,8 +155,12 @@ def cmd_build(args: argparse.Namespace) -> int:
                                tr("install it (apt-get install docker.io, or podman runc), or choose --engine")) from None
     elapsed = time.monotonic() - started
     if proc.returncode != 0:
-        tail = log_path.read_text(errors="replace").strip().splitlines()[-12:]
-        print("\n".join(tail), file=sys.stderr)
+        text = log_path.read_text(errors="replace")
+        print("\n".join(text.strip().splitlines()[-12:]), file=sys.stderr)
+        known = img.explain_build_failure(text)
+        if known:
+            raise ClusterError(tr("the image build failed (exit {rc}) after {s:.0f} s: {cause}", rc=proc.returncode,
+                                  s=elapsed, cause=tr(known[0])), tr(known[1]) + "\n" + tr("read the log: {log}", log=log_path))
         raise ClusterError(tr("the image build failed (exit {rc}) after {s:.0f} s", rc=proc.returncode, s=elapsed),
                            tr("read the log: {log}", log=log_path))
     print(f"{OK} " + tr("built {tag}", tag=build.image))

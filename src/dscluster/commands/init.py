@@ -27,7 +27,8 @@ from dscluster.i18n import tr, tr_n
 
 # Spec settings -> the flag that sets them, so a bad value is reported against what the user typed.
 _FLAGS = {"cluster.name": "--name", "cluster.shared_dir": "--shared", "cluster.ssh_user": "--user",
-          "cluster.ssh_port": "--port", "cluster.launcher": "--launcher", "cluster.network_interface": "--interface"}
+          "cluster.ssh_port": "--port", "cluster.launcher": "--launcher", "cluster.network_interface": "--interface",
+          "cluster.python": "--python", "cluster.engine": "--engine"}
 _NODE_ARG = re.compile(r"^(\[[0-9a-fA-F:.]+\]|[^:\s]+)(?::(.*))?$")
 
 
@@ -44,6 +45,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--port", type=int, default=DEFAULT_SSH_PORT, help=tr("node sshd port (default: %(default)s)"))
     p.add_argument("--launcher", default="pdsh", help=f"one of {', '.join(LAUNCHERS)} (default: %(default)s)")
     p.add_argument("--interface", help=tr("training network interface on the nodes (e.g. eth0, ib0)"))
+    p.add_argument("--engine", help=tr("container engine on the hosts for `dscluster up` (docker or podman; "
+                                       "default: docker)"))
+    p.add_argument("--python", metavar="PATH", help=tr("the interpreter on the nodes, when launches start outside "
+                                                         "them (`dscluster up` records the image's)"))
     p.add_argument("-o", "--output", default=SPEC_FILENAME, help=tr("where to write the spec (default: %(default)s)"))
     p.add_argument("--force", action="store_true", help=tr("overwrite an existing spec (the identity is kept)"))
     p.set_defaults(func=cmd_init)
@@ -80,7 +85,8 @@ def build_spec(args: argparse.Namespace, output: Path) -> ClusterSpec:
     draft = ClusterSpec(name=args.name, nodes=tuple(NodeSpec(address=h, slots=s, name=h, ssh_port=args.port)
                                                     for h, s in entries),
                         shared_dir=Path(args.shared or "<empty>"), ssh_user=args.user, ssh_port=args.port,
-                        launcher=args.launcher, network_interface=args.interface)
+                        launcher=args.launcher, network_interface=args.interface,
+                        python=getattr(args, "python", None), engine=getattr(args, "engine", None))
     text = format_spec(draft)
     try:
         return parse_spec(text, output.resolve())  # the same validation as a hand-written spec

@@ -10,11 +10,12 @@ from dscluster.i18n import tr
 
 
 def register(verbs: argparse._SubParsersAction) -> None:
-    parser = verbs.add_parser("hosts", help=tr("simulated bare hosts (your ssh + podman) for dscluster up"),
+    parser = verbs.add_parser("hosts", help=tr("simulated bare hosts (your ssh + podman or docker) for dscluster up"),
                               description=tr("N hosts as network namespaces, each with its own IP and hostname and "
                                              "only your own sshd (root, key-only) running: what `dscluster up` "
-                                             "finds on real servers. Containers that podman starts from a login "
-                                             "there live in that host's network. Needs root."))
+                                             "finds on real servers. Containers that podman (or the host's own "
+                                             "dockerd) starts from a login there live in that host's network. "
+                                             "Needs root."))
     actions = parser.add_subparsers(dest="hosts_command", metavar="ACTION")
 
     def action(name: str, help_: str, func) -> argparse.ArgumentParser:
@@ -26,6 +27,9 @@ def register(verbs: argparse._SubParsersAction) -> None:
     up = action("up", tr("create N bare hosts (replacing a set of the same name)"), cmd_up)
     up.add_argument("n", type=int, help=tr("number of hosts"))
     up.add_argument("--subnet", help=tr("private IPv4 /24 for the hosts (default: a free 10.2xx.y.0/24)"))
+    up.add_argument("--engine", choices=("podman", "docker"), default="podman",
+                    help=tr("the hosts' container engine: podman (default), or docker (a dockerd of its own on "
+                            "each host)"))
     up.add_argument("--dir", help=tr("where keys, ssh_config and the shared directory go (default: "
                                      "<home>/sims/<name>-hosts)"))
     action("down", tr("remove the hosts: their sshd, anything left in their namespaces, the network"), cmd_down)
@@ -37,16 +41,19 @@ def cmd_up(args: argparse.Namespace) -> int:
     from dscluster.sim.hosts import BareHosts
 
     started = time.monotonic()
-    hosts = BareHosts.up(args.name, args.n, base=args.dir, subnet=args.subnet)
+    hosts = BareHosts.up(args.name, args.n, base=args.dir, subnet=args.subnet, engine=args.engine)
     print(f"{OK} " + tr("{n} simulated bare hosts {name!r}, your ssh to each works ({s:.1f} s)", n=len(hosts.hosts),
                          name=hosts.name, s=time.monotonic() - started))
     _print_table(hosts)
     nodes = " ".join(f"--node {a}:1" for a in hosts.addresses)
+    load = [f"for h in {' '.join(hosts.addresses)}; do docker save IMAGE | ssh -F {hosts.ssh_config} $h docker load; "
+            "done"] if hosts.engine == "docker" else []
     print(next_steps(
         f"export DSCLUSTER_HOST_SSH_CONFIG={hosts.ssh_config}",
         f"dscluster init --name {hosts.name} {nodes} --shared {hosts.shared_dir} --user dscluster "
-        f"--output {hosts.base}/dscluster.toml",
-        f"dscluster up --cluster {hosts.base}/dscluster.toml --engine podman --gpus none",
+        f"--engine {hosts.engine} --output {hosts.base}/dscluster.toml",
+        *load,
+        f"dscluster up --cluster {hosts.base}/dscluster.toml --image IMAGE --gpus none --ulimit none",
         f"dscluster sim hosts down --name {hosts.name}"))
     return 0
 

@@ -6,6 +6,7 @@ import argparse
 import os
 import shlex
 import sys
+from pathlib import Path
 
 from dscluster.cluster.spec import ClusterSpec, resolve_spec
 from dscluster.commands.argtypes import seconds
@@ -49,8 +50,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cluster", "--hostfile", dest="cluster", help=tr("cluster spec (dscluster.toml) or hostfile; default: see `dscluster init`"))
     parser.add_argument("--host-user", help=tr("your login on the hosts, if your ~/.ssh/config does not set it"))
-    parser.add_argument("--engine", choices=dockerrun.ENGINES, default=os.environ.get("DSCLUSTER_ENGINE", "docker"),
-                        help=tr("container engine on the hosts (default: %(default)s; env DSCLUSTER_ENGINE)"))
+    parser.add_argument("--engine", choices=dockerrun.ENGINES, default=None,
+                        help=tr("container engine on the hosts (default: env DSCLUSTER_ENGINE, else the spec's "
+                                "engine, else docker)"))
     parser.add_argument("--host-ssh-config", metavar="FILE", default=os.environ.get("DSCLUSTER_HOST_SSH_CONFIG"),
                         help=tr("ssh_config for reaching the hosts instead of ~/.ssh/config "
                                 "(env DSCLUSTER_HOST_SSH_CONFIG)"))
@@ -82,8 +84,42 @@ def _print_commands(spec: ClusterSpec, commands: list[tuple[str, list[str]]]) ->
         print(shlex.join(argv))
 
 
-def cmd_up(args: argparse.Namespace) -> int:
+def _spec(args: argparse.Namespace) -> ClusterSpec:
+    """The spec, and the engine settled once: --engine, else DSCLUSTER_ENGINE, else the spec's, else docker."""
     spec = resolve_spec(args.cluster)
+    args.engine = dockerrun.choose_engine(args.engine, os.environ.get("DSCLUSTER_ENGINE"), spec.engine)
+    return spec
+
+
+def _record_learned(spec: ClusterSpec, report: deploy.UpReport) -> None:
+    """Write what `up` learned from the image into the controller's own spec (a line each in [cluster],
+    the rest kept): its interpreter (`python`), so `dscluster launch` from here runs that one on the
+    nodes, and its user's UID (`node_uid`), so the run directories made here are the ranks' to write."""
+    if spec.path is None:
+        return
+    from dscluster.cluster.spec import with_cluster_setting
+    from dscluster.fsutil import atomic_write_text
+
+    learned = [(k, v) for k, v, have in (("python", report.python, spec.python),
+                                         ("node_uid", report.node_uid, spec.node_uid)) if v and not have]
+    if not learned:
+        return
+    path = Path(spec.path)
+    try:
+        text = path.read_text(encoding="utf-8")
+        for key, value in learned:
+            text = with_cluster_setting(text, key, value)
+        atomic_write_text(path, text, path.stat().st_mode & 0o777)
+    except (OSError, ValueError) as err:
+        print(f"{WARN} " + tr("could not record {settings} in {path}: {err}", path=path, err=err,
+                              settings=", ".join(f"{k} = {v}" for k, v in learned)), file=sys.stderr)
+        return
+    print(f"{OK} " + tr("recorded {settings} in {path}: launches from this machine run the image's interpreter "
+                        "on the nodes, as its user", path=path, settings=", ".join(f"{k} = {v}" for k, v in learned)))
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    spec = _spec(args)
     opts = _options(args)
     runner_for = _runner_factory(args)
     if args.print_only:
@@ -116,6 +152,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         _print_report(spec, failed.report)
         raise
     _print_report(spec, report)
+    _record_learned(spec, report)
     master = spec.master
     steps = [f"dscluster doctor --cluster {spec.path or spec.name}"]
     if opts.lab:
@@ -150,7 +187,7 @@ def _print_report(spec: ClusterSpec, report: deploy.UpReport) -> None:
 
 
 def cmd_down(args: argparse.Namespace) -> int:
-    spec = resolve_spec(args.cluster)
+    spec = _spec(args)
     runner_for = _runner_factory(args)
     if args.print_only:
         commands = []

@@ -34,6 +34,14 @@ ENGINES = ("docker", "podman")
 _ULIMIT = re.compile(r"^[a-z]+=-?\d+(:-?\d+)?$")
 
 
+def choose_engine(flag: str | None, env: str | None, spec_engine: str | None) -> str:
+    """The engine `up`/`down`/`image build` drive: the command line's, else DSCLUSTER_ENGINE's, else the
+    cluster spec's `engine`, else docker. Checked, so a typo in the environment is named too."""
+    engine = flag or env or spec_engine or "docker"
+    check_engine(engine)
+    return engine
+
+
 @dataclass(frozen=True)
 class DeployOptions:
     """How to run the node image; validated once, before any host is touched."""

@@ -72,6 +72,7 @@ class HostFacts:
     container: str = ""  # state of an existing container with our name, "" if none
     image_user: str | None = None  # None: image not on the host
     image_uid: str = ""  # the image's node UID (label io.dscluster.node-uid), "" for other images
+    image_python: str = ""  # the image's interpreter (label io.dscluster.python), "" for other images
     shared_stat: str = ""  # "uid gid octal-mode" of the shared directory
     engine: str = "docker"
 
@@ -88,6 +89,7 @@ if command -v "$engine" >/dev/null 2>&1; then
   if u=$("$engine" image inspect --format '{{.Config.User}}' "$image" 2>/dev/null); then
     echo "image_user=$u"
     echo "image_uid=$("$engine" image inspect --format '{{index .Config.Labels "io.dscluster.node-uid"}}' "$image" 2>/dev/null)"
+    echo "image_python=$("$engine" image inspect --format '{{index .Config.Labels "io.dscluster.python"}}' "$image" 2>/dev/null)"
   fi
 else
   echo "docker_error=$engine: command not found"
@@ -132,7 +134,8 @@ def parse_facts(result: CommandResult, engine: str = "docker") -> HostFacts:
             facts[key] = value == "yes"
         elif key == "gpus":
             facts[key] = int(value or 0)
-        elif key in ("docker", "docker_error", "container", "image_user", "image_uid", "shared_stat"):
+        elif key in ("docker", "docker_error", "container", "image_user", "image_uid", "image_python",
+                     "shared_stat"):
             facts[key] = value.strip()
     facts["busy_ports"] = tuple(facts["busy_ports"])
     return HostFacts(result.node, reachable=True, **facts)
@@ -204,6 +207,11 @@ def host_problems(spec: ClusterSpec, node: NodeSpec, opts: DeployOptions, facts:
                user=spec.ssh_user),
             tr('set ssh_user = "{image_user}" in the spec, or rebuild with --build-arg NODE_USER={user}',
                image_user=facts.image_user, user=spec.ssh_user))
+    if spec.python and facts.image_python and facts.image_python != spec.python:
+        add(tr("the spec's python is {python} but the image's interpreter is {image_python}", python=spec.python,
+               image_python=facts.image_python),
+            tr('set python = "{image_python}" in the spec (or remove the line: `up` records it)',
+               image_python=facts.image_python))
     return p
 
 

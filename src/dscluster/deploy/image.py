@@ -187,6 +187,29 @@ def build_argv(build: ImageBuild, context: Path, inputs: str) -> list[str]:
     return argv + [str(context)]
 
 
+# What a failed build's log says -> why, and the fix (root causes first). Known from builds on real machines.
+BUILD_FAILURES: tuple[tuple[str, str, str], ...] = (
+    ("buildx component is missing",
+     "this docker client (23 or newer) builds with BuildKit only through its buildx plugin, which is missing",
+     "install the buildx plugin (docker-buildx / docker-buildx-plugin), or build with docker.io's own client, "
+     "which has BuildKit built in: PATH=/usr/bin:$PATH dscluster image build ..."),
+    ("CERTIFICATE_VERIFY_FAILED",
+     "pip in the build does not trust this network's TLS proxy",
+     "pass the proxy's CA bundle: --ca-bundle FILE (a build secret; it is in no layer of the image)"),
+    ("the --mount option requires BuildKit",
+     "the Dockerfile's RUN --mount needs BuildKit, and this docker build ran without it",
+     "use Docker 20.10 or newer with DOCKER_BUILDKIT=1 (dscluster image build sets it), or --engine podman"),
+)
+
+
+def explain_build_failure(log_text: str) -> tuple[str, str] | None:
+    """(cause, fix) for the first known signature in a failed build's log, or None. Pure."""
+    for needle, cause, fix in BUILD_FAILURES:
+        if needle in log_text:
+            return cause, fix
+    return None
+
+
 def build_env(build: ImageBuild) -> dict[str, str]:
     return {"DOCKER_BUILDKIT": "1"} if build.engine == "docker" else {}
 

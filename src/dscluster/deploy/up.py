@@ -33,6 +33,10 @@ class UpReport:
     started: list[str] = field(default_factory=list)
     rolled_back: list[str] = field(default_factory=list)
     failed: list[Problem] = field(default_factory=list)
+    # The interpreter in the image (its io.dscluster.python label, as the master's host reports it): what
+    # a launch from outside the containers must run on the nodes. "" for an image without the label.
+    python: str = ""
+    node_uid: int | None = None  # the image's node UID (its io.dscluster.node-uid label), as for python
 
     @property
     def ok(self) -> bool:
@@ -58,6 +62,9 @@ def preflight(spec: ClusterSpec, opts: dockerrun.DeployOptions, runner_for: Runn
     report = UpReport(facts=run_parallel(probe, spec.nodes))
     for node, facts in zip(spec.nodes, report.facts):
         report.problems += hosts.host_problems(spec, node, opts, facts)
+    report.python = report.facts[0].image_python if report.facts else ""
+    uid = report.facts[0].image_uid if report.facts else ""
+    report.node_uid = int(uid) if uid.isdigit() else None
     return report
 
 
@@ -186,7 +193,8 @@ def up(spec: ClusterSpec, opts: dockerrun.DeployOptions, runner_for: RunnerFacto
         raise UpFailed(tr("{n} of {total} hosts are not ready; nothing was started", n=len(hosts_bad),
                           total=len(spec.nodes)),
                        tr("fix the problems listed above, then run dscluster up again"), report)
-    report.problems = publish_shared(spec, pubkey, runner_for)
+    learned = replace(spec, python=spec.python or report.python or None, node_uid=spec.node_uid or report.node_uid)
+    report.problems = publish_shared(learned, pubkey, runner_for)
     if report.problems:
         raise UpFailed(tr("the shared directory is not shared by every host; nothing was started"),
                        tr("fix the problems listed above, then run dscluster up again"), report)

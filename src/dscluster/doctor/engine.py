@@ -54,12 +54,12 @@ def run_doctor(spec, fast: bool = False, collective: bool = False, *, master_por
     fast: shorter waits, for `launch`'s pre-flight. collective: also run a real all-reduce across
     every slot (gloo on CPU, NCCL on GPU) and report the bus bandwidth.
     runners: one Runner per node in spec order (default: SSHRunner with the cluster's ssh_config).
-    python: the interpreter the launcher will use on every node (default: this one).
+    python: the interpreter the launcher will use on every node (default: the spec's `python`, else this one).
     """
     started = time.time()
     wait_s = wait_s if wait_s is not None else (FAST_WAIT_S if fast else WAIT_S)
     timeout = timeout if timeout is not None else wait_s + 10.0
-    python = python or sys.executable
+    python = python or getattr(spec, "python", None) or sys.executable
     hostkey_changed: list[str] = []
     if runners is None:
         runners, hostkey_changed = default_runners(spec)

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dscluster.launcher.redact import REDACTED, split_secrets
-from dscluster.safepython import module_argv
+from dscluster.safepython import module_argv, module_argv_for
 
 # The environment that must reach the ranks when the launching machine has it.
 FORWARDED_ENV = ("PATH", "LD_LIBRARY_PATH", "CUDA_HOME", "DEEPSPEED_TIMEOUT", "TORCH_EXTENSIONS_DIR",
@@ -91,6 +91,9 @@ class LaunchRequest:
     no_python: bool = False
     no_local_rank: bool = False
     ds_config_text: str | None = None  # the run's ds_config (the user's + DeepSpeed's monitor), see prepare.py
+    # This machine's interpreter when it is not `python` (the nodes' one): it runs DeepSpeed's runner,
+    # which is told to start `python` on the nodes (see runner_argv).
+    runner_python: str | None = None
 
 
 def flight_recorder_env(run_dir: Path) -> dict[str, str]:
@@ -190,6 +193,15 @@ def env_file_lines(req: LaunchRequest, plain_user_env: Mapping[str, str]) -> lis
     return lines
 
 
+def runner_argv(req: LaunchRequest) -> list[str]:
+    """argv of DeepSpeed's runner, in safe-path mode (nothing imported from the user's directory). Its
+    multi-node runners start `sys.executable` on every node: when the nodes' interpreter (`python`) is
+    another path than this machine's (`runner_python`), the runner runs here and names the nodes' one."""
+    if req.runner_python and req.runner_python != req.python and req.hosts and req.launcher in ("pdsh", "openmpi"):
+        return module_argv_for(req.runner_python, "deepspeed.launcher.runner", req.python, unbuffered=True)
+    return module_argv(req.python, "deepspeed.launcher.runner", unbuffered=True)
+
+
 def build_plan(req: LaunchRequest) -> LaunchPlan:
     if req.launcher not in LAUNCHERS:
         raise ValueError(f"launcher must be one of {LAUNCHERS}, not {req.launcher!r}")
@@ -212,7 +224,7 @@ def build_plan(req: LaunchRequest) -> LaunchPlan:
 
     # Safe-path mode: the runner starts in the user's working directory (its pdsh command `cd`s the ranks
     # there) but must not import from it: the node user may write there, the runner runs as the launcher.
-    argv = module_argv(req.python, "deepspeed.launcher.runner", unbuffered=True)
+    argv = runner_argv(req)
     local = req.launcher == "local" or not req.hosts
     if local:
         master_addr = "127.0.0.1"

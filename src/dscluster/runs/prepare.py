@@ -396,6 +396,17 @@ def check_supervision(opts: LaunchOptions) -> None:
                              tr("give a number of seconds, e.g. {flag} 60", flag=flag), setting=flag.lstrip("-"))
 
 
+def interpreters(spec, launcher: str, here: str) -> dict:
+    """The run record's `python` (what the nodes run: the ranks, the supervisor's node channels) and,
+    when it differs, `runner_python` (this machine's, which runs DeepSpeed's runner). A cluster spec's
+    `python` names the nodes' interpreter, e.g. the node image's when launching from a controller
+    outside the containers; without it the nodes run this interpreter's own path (DeepSpeed's default)."""
+    node = getattr(spec, "python", None) if launcher in ("pdsh", "openmpi") else None
+    if not node or node == here:
+        return {"python": here, "runner_python": None}
+    return {"python": node, "runner_python": here}
+
+
 def prepare(opts: LaunchOptions, *, dry_run: bool = False) -> Prepared:
     """Check everything and build the run record. A dry run writes nothing (no ssh files, no state)."""
     if not opts.command:
@@ -449,7 +460,7 @@ def prepare(opts: LaunchOptions, *, dry_run: bool = False) -> Prepared:
     plain, secrets = split_secrets(user_env)
     launch_cfg = {
         "program": program, "is_module": opts.module, "args": args, "hosts": [list(h) for h in hosts],
-        "launcher": launcher, "python": python, "cwd": str(cwd), "env": plain,
+        "launcher": launcher, **{k: v for k, v in interpreters(spec, launcher, python).items() if v is not None}, "cwd": str(cwd), "env": plain,
         "cluster_arg": str(spec.path) if spec is not None and spec.path else (opts.hostfile or opts.cluster),
         "local_procs": int(local_procs or 1), "max_restarts": int(opts.max_restarts),
         "stall_timeout": float(opts.stall_timeout or 0), "heartbeat_timeout": float(opts.heartbeat_timeout),
@@ -472,7 +483,9 @@ def prepare(opts: LaunchOptions, *, dry_run: bool = False) -> Prepared:
         from dscluster.runs.record import pinned
 
         launch_cfg["transport_env"] = transport_env(spec, launcher, write=not dry_run)
-        launch_cfg["node_uid"] = _local_uid(spec.ssh_user)
+        # The spec's node_uid (the node image's user, recorded by `up`) when the nodes are containers;
+        # else the UID of a local user of that name (bare metal with shared accounts, the simulation).
+        launch_cfg["node_uid"] = spec.node_uid if getattr(spec, "node_uid", None) else _local_uid(spec.ssh_user)
         # The spec as resolved here, recorded once: the supervisor (cwd "/"), stop, logs and restart reach
         # the nodes through it, never by resolving `cluster_arg` again (another directory, an edited hostfile).
         launch_cfg["cluster_spec"] = pinned(spec).to_dict()

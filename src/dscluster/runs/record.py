@@ -92,6 +92,7 @@ class LaunchSpec:
     no_python: bool = False
     no_local_rank: bool = False
     launcher_args: tuple[str, ...] = ()
+    runner_python: str | None = None  # this machine's interpreter when the nodes' differs (containers)
     transport_env: Mapping[str, str] | None = None
     node_uid: int | None = None
     slurm: Mapping[str, Any] | None = None
@@ -114,11 +115,12 @@ class LaunchSpec:
             user_env={**(user_env or {}), **self.env, **dict(secrets)}, transport_env=dict(self.transport_env or {}),
             ssh_port=self.ssh_port, is_root=os.geteuid() == 0, attempt=attempt, local_procs=self.local_procs,
             network_interface=self.network_interface, include=self.include, launcher_args=self.launcher_args,
-            no_python=self.no_python, no_local_rank=self.no_local_rank, ds_config_text=self.ds_config_text)
+            no_python=self.no_python, no_local_rank=self.no_local_rank, ds_config_text=self.ds_config_text,
+            runner_python=self.runner_python)
 
     def to_json(self) -> dict[str, Any]:
         # Absent rather than null, as records without them were always written.
-        return _to_json(self, omit_none=("cluster_spec", "transport_env", "node_uid", "slurm"))
+        return _to_json(self, omit_none=("cluster_spec", "transport_env", "node_uid", "slurm", "runner_python"))
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> LaunchSpec:

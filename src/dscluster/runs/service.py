@@ -3,7 +3,7 @@
 `dscluster launch`, `dscluster demo`, `dscluster restart`, the Python API (`dscluster.launch`,
 `Run.restart`) and the JupyterLab panel each parse their own input into `LaunchOptions` (or a
 `RunRequest`, for the views that take a program, its arguments and an inline DeepSpeed config), then call
-`start`, `launch`, `restart` or `stop` here. Every start passes through `launcher.prepare.prepare`, so
+`start`, `launch`, `restart` or `stop` here. Every start passes through `runs.prepare.prepare`, so
 each one gets the same checks (program, cluster, ds_config for the real world size, doctor's fast checks
 on the nodes or, on this machine, the stale DeepSpeed JIT lock) and the same run record.
 """

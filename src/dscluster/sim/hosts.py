@@ -10,9 +10,9 @@ and leaves runc without a cgroup mount). So `dscluster up --engine podman` over 
 real node image on each host, with host networking and the shared directory at the same path, as on
 real servers.
 
-Each host has its own podman state (containers, volumes, run directory: its own configuration, set
-for logins by its sshd), so container names and each node's host-key volume are per host, as on real
-servers.
+Each host has its own engine state (podman: its own configuration, set for logins by its sshd; docker:
+its own daemon, which logins reach through DOCKER_HOST), so container names and each node's host-key
+volume are per host, as on real servers.
 
 What differs from real servers, on purpose and visibly:
 - one machine's kernel and filesystem serve every host: the shared directory is really shared (same
@@ -22,8 +22,12 @@ What differs from real servers, on purpose and visibly:
 - this machine refuses to raise a container's rlimits ("error setting rlimit type 8: operation not
   permitted"), so `up` runs here with `--ulimit none` instead of the RDMA defaults (memlock=-1, a
   64 MB stack) that real hosts get;
-- the hosts have no GPUs (`--gpus none`), and Docker is not offered: one dockerd would put every
-  host's `--network host` container in the daemon's own namespace, not the host's;
+- the hosts have no GPUs (`--gpus none`);
+- with `engine="docker"` each host runs its own dockerd, started in the host's network namespace with
+  its own data root (one machine-wide dockerd would put every host's `--network host` container in
+  its own namespace, not the host's). Those daemons have no bridge and no iptables rules (host
+  networking only, which is all `up` uses) and no shared image store: an image reaches a host as on
+  real servers without a registry, `docker save IMAGE | ssh HOST docker load`;
 - the operator's ssh settings are a file of their own (`ssh_config`, passed as `--host-ssh-config`),
   with the hosts' keys pinned in its known_hosts from the start.
 
@@ -38,7 +42,6 @@ import json
 import os
 import shlex
 import shutil
-import signal
 import socket
 import subprocess
 import time
@@ -51,12 +54,14 @@ from dscluster.fsutil import atomic_write_json, atomic_write_text
 from dscluster.i18n import tr
 from dscluster.sim import network
 from dscluster.sim.names import MAX_NODES, SIM_RUNTIME_ROOT, SimNames, check_name, choose_subnet, node_ip
-from dscluster.sim.procs import alive, global_lock, reap, require_root
+from dscluster.sim.procs import alive, global_lock, require_root, terminate
 
 HOSTS_RUNTIME = SIM_RUNTIME_ROOT.parent / "hosts"
 IMAGE_UID = 10001  # the node image's user (docker/Dockerfile NODE_UID): it must write the shared dir
 SSHD = "/usr/sbin/sshd"
 SHARED_IMAGE_STORE = "/var/lib/containers/storage"  # this machine's podman store: images only, read-only
+ENGINES = ("podman", "docker")
+DOCKERD = "dockerd"
 
 
 @dataclass(frozen=True)
@@ -67,7 +72,12 @@ class HostEntry:
     pid: int | None
 
 
-def _sshd_config(host_dir: Path, ip: str, authorized: Path) -> str:
+def docker_socket(run_dir: Path) -> Path:
+    """The host's own dockerd socket (under the root-only runtime directory: unix socket paths are short)."""
+    return run_dir / "docker.sock"
+
+
+def _sshd_config(host_dir: Path, ip: str, authorized: Path, run_dir: Path) -> str:
     engine = host_dir / "containers"
     return "\n".join([
         "Port 22", f"ListenAddress {ip}", f"HostKey {host_dir / 'ssh_host_ed25519_key'}",
@@ -77,7 +87,19 @@ def _sshd_config(host_dir: Path, ip: str, authorized: Path) -> str:
         # A login on this host uses this host's podman configuration (its /etc/containers, in effect).
         # sshd's compiled-in PATH lacks /usr/sbin (ip, ss on some systems).
         f"SetEnv PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "
-        f"CONTAINERS_CONF={engine / 'containers.conf'} CONTAINERS_STORAGE_CONF={engine / 'storage.conf'}", ""])
+        f"CONTAINERS_CONF={engine / 'containers.conf'} CONTAINERS_STORAGE_CONF={engine / 'storage.conf'} "
+        f"DOCKER_HOST=unix://{docker_socket(run_dir)}", ""])
+
+
+def dockerd_argv(host_dir: Path, run_dir: Path) -> list[str]:
+    """One host's own Docker daemon: its own data root, exec root, socket and pid file, and no bridge,
+    NAT or iptables rules of its own (host networking is all `up` uses; the hosts share one kernel's
+    netfilter). overlay2 and the cgroupfs driver: this machine runs no systemd. Pure."""
+    return [DOCKERD, "--config-file", str(host_dir / "docker" / "daemon.json"), "--data-root",
+            str(host_dir / "docker" / "data"), "--exec-root", str(run_dir / "de"), "--pidfile",
+            str(run_dir / "dockerd.pid"), "--host", f"unix://{docker_socket(run_dir)}", "--bridge", "none",
+            "--iptables=false", "--ip6tables=false", "--ip-masq=false", "--storage-driver", "overlay2",
+            "--exec-opt", "native.cgroupdriver=cgroupfs"]
 
 
 def engine_env(host_dir: Path) -> dict[str, str]:
@@ -115,6 +137,19 @@ def _port_open(ip: str, port: int) -> bool:
             return True
     except OSError:
         return False
+
+
+def _start_dockerd(host_dir: Path, run_dir: Path, netns: str) -> int:
+    """Start the host's dockerd in its network namespace (nsenter, like its sshd); its PID."""
+    (host_dir / "docker").mkdir(parents=True, exist_ok=True)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(host_dir / "docker" / "daemon.json", "{}\n")  # not this machine's /etc/docker/daemon.json
+    log = open(host_dir / "dockerd.log", "ab")  # noqa: SIM115 - the child keeps it
+    proc = subprocess.Popen(["nsenter", f"--net=/run/netns/{netns}", "--", *dockerd_argv(host_dir, run_dir)],
+                            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                            cwd="/")
+    log.close()
+    return proc.pid
 
 
 class BareHosts:
@@ -165,10 +200,17 @@ class BareHosts:
 
     @classmethod
     def up(cls, name: str, n: int = 3, *, base: str | os.PathLike | None = None, subnet: str | None = None,
-           shared_uid: int = IMAGE_UID, timeout: float = 20.0) -> BareHosts:
-        """Create the hosts (re-creating any of the same name) and return once every sshd answers."""
+           shared_uid: int = IMAGE_UID, timeout: float = 20.0, engine: str = "podman") -> BareHosts:
+        """Create the hosts (re-creating any of the same name) and return once every sshd (and, with
+        engine="docker", every host's dockerd) answers."""
         require_root()
         check_name(name)
+        if engine not in ENGINES:
+            raise UsageError(tr("unknown container engine {engine!r}", engine=engine),
+                             tr("use --engine podman or --engine docker"), setting="engine")
+        if engine == "docker" and shutil.which(DOCKERD) is None:
+            raise UsageError(tr("dockerd is not installed here"), tr("apt-get install docker.io (scripts/setup.sh test)"),
+                             setting="engine")
         if not 1 <= n <= MAX_NODES:
             raise UsageError(tr("{n} nodes is out of range", n=n), tr("use 1 to {max}", max=MAX_NODES))
         names = SimNames(name)
@@ -189,10 +231,10 @@ class BareHosts:
             authorized = cls.runtime_file(name).parent / "authorized_keys"
             authorized.parent.mkdir(parents=True, exist_ok=True)
             atomic_write_text(authorized, (ssh_dir / "id_ed25519.pub").read_text())
-            state = {"name": name, "n": n, "subnet": str(net), "base": str(root.resolve()),
+            state = {"name": name, "n": n, "engine": engine, "subnet": str(net), "base": str(root.resolve()),
                      "shared_dir": str(shared.resolve()), "created": time.time(),
                      "hosts": [{"name": f"host{i}", "address": node_ip(net, i), "netns": names.netns(i),
-                                "pid": None} for i in range(n)]}
+                                "pid": None, "dockerd_pid": None} for i in range(n)]}
             runtime = cls.runtime_file(name)
             atomic_write_json(runtime, state)  # first, so a killed `up` is found by `down`
             network.create(names, net, n)
@@ -205,9 +247,13 @@ class BareHosts:
                 host_dir.mkdir(parents=True, exist_ok=True)
                 os.chmod(host_dir, 0o755)
                 _keygen(host_dir / "ssh_host_ed25519_key", entry["name"])
-                _write_engine_config(host_dir, cls.runtime_file(name).parent / entry["name"], root / "hosts" / "hosts")
+                run_dir = cls.runtime_file(name).parent / entry["name"]
+                _write_engine_config(host_dir, run_dir, root / "hosts" / "hosts")
+                if engine == "docker":
+                    entry["dockerd_pid"] = _start_dockerd(host_dir, run_dir, entry["netns"])
+                    atomic_write_json(runtime, state)
                 config = host_dir / "sshd_config"
-                atomic_write_text(config, _sshd_config(host_dir, entry["address"], authorized))
+                atomic_write_text(config, _sshd_config(host_dir, entry["address"], authorized, run_dir))
                 known.append(f"{entry['address']} " + (host_dir / "ssh_host_ed25519_key.pub").read_text().split(" ")[0]
                              + " " + (host_dir / "ssh_host_ed25519_key.pub").read_text().split(" ")[1])
                 log = open(host_dir / "sshd.log", "ab")  # noqa: SIM115 - the child keeps it
@@ -226,6 +272,8 @@ class BareHosts:
             atomic_write_json(runtime, state)
         hosts = cls(state)
         hosts._wait(timeout)
+        if engine == "docker":
+            hosts._wait_dockerd(max(timeout, 60.0))
         return hosts
 
     def _wait(self, timeout: float) -> None:
@@ -243,9 +291,50 @@ class BareHosts:
                                   hosts=", ".join(logs), logs=logs),
                                tr("is openssh-server installed? (scripts/setup.sh test)"))
 
+    @property
+    def engine(self) -> str:
+        return self.state.get("engine", "podman")
+
+    def _wait_dockerd(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        pending = list(self.hosts)
+        while pending and time.monotonic() < deadline:
+            pending = [h for h in pending if subprocess.run(
+                ["docker", "--host", f"unix://{docker_socket(self.run_dir(h.name))}", "version", "--format",
+                 "{{.Server.Version}}"], capture_output=True, timeout=30).returncode != 0]
+            if pending:
+                time.sleep(0.3)
+        if pending:
+            logs = {h.name: (self.base / "hosts" / h.name / "dockerd.log").read_text(errors="replace")[-600:]
+                    for h in pending}
+            self.down()
+            raise ClusterError(tr("the dockerd of simulated hosts {hosts} did not start: {logs}",
+                                  hosts=", ".join(logs), logs=logs),
+                               tr("is docker.io installed? (scripts/setup.sh test)"))
+
+    def run_dir(self, host: str) -> Path:
+        return self.runtime_file(self.name).parent / host
+
     def down(self) -> None:
         with global_lock():
             _teardown(self.name, self.state)
+
+
+def _stop_dockerd(host_dir: Path, run_dir: Path, pid: int) -> None:
+    """Remove the host daemon's containers and volumes, stop it (SIGTERM: it stops its containerd), and
+    delete its data root (overlay mounts first)."""
+    if alive(pid):
+        docker = ["docker", "--host", f"unix://{docker_socket(run_dir)}"]
+        ids = subprocess.run([*docker, "ps", "--all", "--quiet"], capture_output=True, text=True, timeout=60).stdout.split()
+        if ids:
+            subprocess.run([*docker, "rm", "--force", *ids], capture_output=True, timeout=120)
+        subprocess.run([*docker, "volume", "prune", "--force"], capture_output=True, timeout=60)
+    terminate([pid], grace=20.0)
+    data = host_dir / "docker" / "data"
+    subprocess.run(["sh", "-c", 'grep -o " $1[^ ]*" /proc/mounts | sort -r | xargs -r -n1 umount --lazy', "umount-under",
+                    str(data)], capture_output=True, timeout=60)
+    shutil.rmtree(data, ignore_errors=True)
+    shutil.rmtree(run_dir / "de", ignore_errors=True)
 
 
 def _teardown(name: str, state: dict | None = None) -> None:
@@ -261,29 +350,16 @@ def _teardown(name: str, state: dict | None = None) -> None:
     base = Path(state["base"]) if state else None
     for entry in (state or {}).get("hosts", []):
         host_dir = base / "hosts" / entry["name"]
-        if (host_dir / "containers").is_dir():  # what `dscluster down` did not remove
+        if entry.get("dockerd_pid"):  # what `dscluster down` did not remove, then the daemon itself
+            _stop_dockerd(host_dir, runtime.parent / entry["name"], entry["dockerd_pid"])
+        if (host_dir / "containers").is_dir() and state.get("engine", "podman") == "podman":
             env = {**os.environ, **engine_env(host_dir)}
             for argv in (["podman", "rm", "--all", "--force", "--time", "5"], ["podman", "volume", "prune", "--force"]):
                 subprocess.run(argv, env=env, capture_output=True, timeout=120)
     pids = {h.get("pid") for h in (state or {}).get("hosts", []) if h.get("pid")}
     for ns in network.existing_netns(names):
         pids.update(network.netns_pids(ns))
-    pids = {p for p in pids if p and p != os.getpid() and alive(p)}
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-    deadline = time.monotonic() + 5
-    while any(alive(p) for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    for pid in pids:
-        if alive(pid):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-    reap(pids)
+    terminate(pids, grace=5.0)
     network.destroy(names)
     if base is not None:
         for entry in state.get("hosts", []):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import fcntl
 import os
+import signal
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
@@ -50,3 +52,31 @@ def reap(pids: Iterable[int | None]) -> None:
             os.waitpid(pid, os.WNOHANG)
         except ChildProcessError:
             pass
+
+
+def _signal(pids: Iterable[int], sig: int) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+
+
+def _wait_gone(pids: set[int], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+def terminate(pids: Iterable[int | None], *, grace: float = 0.0, wait: float = 10.0) -> None:
+    """End the simulation's own processes, by PID: SIGTERM and up to `grace` seconds to exit cleanly
+    (sshd, a daemon that removes its pid file), then SIGKILL for what is left (grace 0: SIGKILL at once,
+    for processes whose namespace goes away anyway), wait up to `wait` seconds until they are gone, and
+    reap those that are this process's children. This process itself is never signalled."""
+    targets = {p for p in pids if p and p != os.getpid() and alive(p)}
+    if grace > 0:
+        _signal(targets, signal.SIGTERM)
+        _wait_gone(targets, grace)
+    _signal({p for p in targets if alive(p)}, signal.SIGKILL)
+    _wait_gone(targets, wait)
+    reap(targets)

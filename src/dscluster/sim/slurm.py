@@ -264,15 +264,6 @@ def restart_node(sim: SimCluster, node: str) -> None:
 
 def stop(state: dict | None) -> None:
     """Kill the daemons recorded in a sim's state by PID (whatever still runs of them)."""
-    import signal
+    from dscluster.sim.procs import terminate
 
-    from dscluster.sim.procs import alive, reap
-
-    pids = [p for p in ((state or {}).get("slurm") or {}).get("pids", {}).values() if p]
-    for pid in pids:
-        if alive(pid):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-    reap(pids)
+    terminate(((state or {}).get("slurm") or {}).get("pids", {}).values())

@@ -9,16 +9,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import socket
-import time
 from pathlib import Path
 
 from dscluster.cluster.runner import run_parallel, run_subprocess
 from dscluster.cluster.spec import load_spec
 from dscluster.sim import network
 from dscluster.sim.names import RUNTIME_ROOT, SimNames, check_name
-from dscluster.sim.procs import alive, global_lock, reap, require_root
+from dscluster.sim.procs import global_lock, require_root, terminate
 
 
 def _kill_namespace_processes(names: SimNames, state: dict | None) -> None:
@@ -27,16 +25,7 @@ def _kill_namespace_processes(names: SimNames, state: dict | None) -> None:
         pids.update(network.netns_pids(ns))
     for entry in (state or {}).get("nodes", []):
         pids.update(p for p in (entry.get("pid1"), entry.get("launcher_pid")) if p)
-    pids = {p for p in pids if p != os.getpid() and alive(p)}
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    deadline = time.monotonic() + 10
-    while any(alive(p) for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.01)
-    reap(pids)
+    terminate(pids)
 
 
 def _close_ssh_masters(state: dict | None) -> None:
