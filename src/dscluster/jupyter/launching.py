@@ -51,6 +51,9 @@ class LaunchRequest:
     launcher: str | None = None  # the spec's by default
     stall_timeout: float | None = None  # None: the launcher's defaults
     restart_wait: float | None = None
+    allow_shrink: bool = False
+    hosts: tuple[str, ...] = ()  # node names of the cluster spec to run on (restart --hosts); () = all
+    keep_batch: object | None = None  # batchplan.Batch of the run a restart continues
 
 
 def form_defaults(view: clusterview.ClusterView) -> dict:
@@ -204,9 +207,13 @@ def _options(request: LaunchRequest):
         args += (["--deepspeed"] if "--deepspeed" not in args else []) + ["--deepspeed_config", ref]
     tuning = {k: v for k, v in (("stall_timeout", request.stall_timeout), ("restart_wait", request.restart_wait))
               if v is not None}
+    from dscluster.launcher.runnerflags import RunnerFlags
+
     return LaunchOptions(command=[request.program, *args], module=request.module, cluster=request.cluster,
                          local=local, name=request.name, max_restarts=request.max_restarts, cwd=request.cwd,
-                         env=[f"{k}={v}" for k, v in request.env.items()], launcher=request.launcher, **tuning)
+                         env=[f"{k}={v}" for k, v in request.env.items()], launcher=request.launcher,
+                         allow_shrink=request.allow_shrink, keep_batch=request.keep_batch,
+                         runner=RunnerFlags(include="@".join(request.hosts) if request.hosts else None), **tuning)
 
 
 def prepare(request: LaunchRequest):
@@ -259,17 +266,27 @@ def _runs_saving_to(shared: Path, save_dir: Path) -> list[str]:
 
 
 def restart(ref: rundata.RunRef, env: dict[str, str] | None = None, hostfile: str | None = None,
-            local: int | None = None) -> str:
+            local: int | None = None, hosts: str | None = None) -> str:
     """A new run with the old one's program, args, cluster, environment and supervision settings, resuming
     from the old run's newest committed checkpoint (its save dir is passed on; the trainer's --resume auto
     picks it). Secret values were never recorded: pass them again in `env`. `hostfile` (or `local`, a
     process count on this machine) runs it elsewhere, e.g. on the nodes that remain after one is lost for
-    good: a step saved by another number of ranks is resumed through DeepSpeed's universal format."""
-    if hostfile and local:
-        raise UsageError(tr("--hostfile and --local name two different places to restart on"),
-                         tr("give one of them"), setting="--hostfile")
+    good: a step saved by another number of ranks is resumed through DeepSpeed's universal format.
+    `hosts` ("node1,node3") picks nodes of the run's cluster spec by name. On another world size the
+    global batch is kept where it divides (dscluster.batchplan), else the new one is said plainly."""
+    from dscluster.runs import shrink
+
+    if sum(1 for v in (hostfile, local, hosts) if v) > 1:
+        raise UsageError(tr("--hosts, --hostfile and --local name different places to restart on"),
+                         tr("give one of them"), setting="--hosts" if hosts else "--hostfile")
     record = rundata.run_record(ref)
     cfg = record.get("launch") or {}
+    if hosts and (cfg.get("launcher") in ("local", "slurm") or not cfg.get("cluster_arg")):
+        raise UsageError(tr("--hosts picks nodes of a cluster spec, but run {run_id} ran {where}", run_id=ref.id,
+                            where=tr("on this machine only") if cfg.get("launcher") == "local" else
+                            tr("under Slurm") if cfg.get("launcher") == "slurm" else tr("without a cluster spec")),
+                         tr("use --local N, or --hostfile H"), setting="--hosts")
+    picked = shrink.restart_hosts(hosts, cfg.get("cluster_arg")) if hosts else ()
     busy = _runs_saving_to(ref.path.parent.parent, rundata.save_dir(ref, record))
     if busy:
         # Two runs saving to one directory overwrite each other's steps; the second must wait.
@@ -305,7 +322,9 @@ def restart(ref: rundata.RunRef, env: dict[str, str] | None = None, hostfile: st
                             max_restarts=int(cfg.get("max_restarts") or 0), name=record.get("name"),
                             cwd=cfg.get("cwd"), env={**recorded_env, **(env or {})},
                             launcher=None if local or cfg.get("launcher") == "local" else cfg.get("launcher"),
-                            stall_timeout=cfg.get("stall_timeout"), restart_wait=cfg.get("restart_wait"))
+                            stall_timeout=cfg.get("stall_timeout"), restart_wait=cfg.get("restart_wait"),
+                            allow_shrink=bool(cfg.get("allow_shrink")), hosts=picked,
+                            keep_batch=shrink.batch_to_keep(record, rundata.save_dir(ref, record)))
     if cfg.get("launcher") == "slurm" and isinstance(cfg.get("slurm"), dict):
         return _restart_on_slurm(request, cfg["slurm"], bool((record.get("slurm") or {}).get("batch")))
     return launch(request)

@@ -31,7 +31,7 @@ from dscluster import explain as explainer
 from dscluster import fsutil
 from dscluster.fsutil import atomic_write_text
 from dscluster.launcher.plan import LaunchRequest, Target, build_plan, rank_args, runner_options
-from dscluster.runs import slurm_run, store
+from dscluster.runs import shrink, slurm_run, store
 from dscluster.runs.channel import NodeChannel
 from dscluster.runs.metrics import MonitorBridge
 from dscluster.runs.nodes import node_links, node_names, sim_name, unreachable_hosts
@@ -453,6 +453,8 @@ class Supervisor:
 
     def run(self) -> int:
         self.save(status="pending", supervisor_pid=os.getpid(), supervisor_host=socket.gethostname())
+        if self.record.get("batch_plan"):  # a run continued on another world size (restart --hosts)
+            self.event("batch", **self.record["batch_plan"])
         max_attempts = 1 + int(self.cfg["max_restarts"])
         exit_code, status = 1, "failed"
         if self.slurm and not self.slurm.allocate():
@@ -505,6 +507,8 @@ class Supervisor:
                     exit_code, status = 130, "stopped"
                     self.event("stopped", attempt=n)
                     break
+                if down and self.cfg.get("allow_shrink") and shrink.continue_without(self, down, n + 1):
+                    down = []
                 if down:
                     self.save(explanation=self._nodes_down_explanation(down).to_dict(), waiting_for=None)
                     status = "failed"

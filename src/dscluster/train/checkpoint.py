@@ -346,6 +346,16 @@ def set_aside_uncommitted(save_dir: Path, step: int) -> Path | None:
     return aside
 
 
+def batch_info(engine, world_size: int) -> dict:
+    """{"batch": {global, micro, accum, world}} of the engine that saves, for COMMIT.json: a resume on
+    another world size keeps this global batch (dscluster.batchplan). Empty when the engine does not say."""
+    try:
+        micro, accum = int(engine.train_micro_batch_size_per_gpu()), int(engine.gradient_accumulation_steps())
+    except (AttributeError, TypeError, ValueError):
+        return {}
+    return {"batch": {"global": micro * accum * world_size, "micro": micro, "accum": accum, "world": world_size}}
+
+
 def commit(save_dir: Path, step: int, info: dict) -> None:
     """Rank 0, after every rank finished writing step-N: fsync, COMMIT.json, then `latest`."""
     step_dir = save_dir / tag_for(step)
@@ -476,7 +486,7 @@ def save(engine, save_dir: Path, step: int, *, rank: int, world_size: int, zero_
             raise CheckpointError(tr("checkpoint {tag} is incomplete: {what}; not committed", tag=tag_for(step), what=missing),
                                   tr("check free space and that --save-dir is on storage shared by all nodes"),
                                   setting="--save-dir")
-        commit(save_dir, step, {"world_size": world_size, "zero_stage": zero_stage})
+        commit(save_dir, step, {"world_size": world_size, "zero_stage": zero_stage, **batch_info(engine, world_size)})
         apply_retention(save_dir, keep)
     barrier()
 
@@ -712,9 +722,10 @@ class PendingSave:
     """The background half of one asynchronous save on this rank."""
 
     def __init__(self, save_dir: Path, step: int, queued: list, *, rank: int, world_size: int, zero_stage: int,
-                 keep: int, crash_mid_write: bool = False):
+                 keep: int, crash_mid_write: bool = False, batch: dict | None = None):
         self.save_dir, self.step, self.rank, self.world = save_dir, step, rank, world_size
         self.zero_stage, self.keep, self.crash = zero_stage, keep, crash_mid_write
+        self.batch = dict(batch or {})
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._run, args=(queued,), name=f"checkpoint-{tag_for(step)}",
                                        daemon=True)
@@ -753,7 +764,7 @@ class PendingSave:
                                      what=missing),
                                   tr("check free space and that --save-dir is on storage shared by all nodes"),
                                   setting="--save-dir")
-        commit(self.save_dir, self.step, {"world_size": self.world, "zero_stage": self.zero_stage})
+        commit(self.save_dir, self.step, {"world_size": self.world, "zero_stage": self.zero_stage, **self.batch})
         apply_retention(self.save_dir, self.keep)
 
     def wait(self) -> None:
@@ -808,4 +819,4 @@ def save_async(engine, save_dir: Path, step: int, *, rank: int, world_size: int,
     if torch.cuda.is_available():
         torch.cuda.synchronize()  # the pinned copies were asynchronous
     _pending = PendingSave(save_dir, step, snap.queued, rank=rank, world_size=world_size, zero_stage=zero_stage,
-                           keep=keep, crash_mid_write=crash_in_save)
+                           keep=keep, crash_mid_write=crash_in_save, batch=batch_info(engine, world_size))
