@@ -23,6 +23,7 @@ import contextlib
 import os
 import re
 import shutil
+import sys
 import tempfile
 import threading
 import time
@@ -211,20 +212,33 @@ def needs_universal(step_dir: Path, zero_stage: int, world_size: int) -> bool:
 def to_universal(step_dir: Path) -> Path:
     """step-N/universal: the step converted by DeepSpeed's ds_to_universal (once; kept with the step, so
     retention removes both together). Converted under a temporary name, then renamed: a conversion cut
-    short is never loaded."""
-    import argparse  # noqa: PLC0415
+    short is never loaded.
+
+    The converter runs in a fresh interpreter: it forks worker processes, and a fork of a rank (gloo's
+    and OpenMP's threads running) can copy a lock held by another thread and wait on it forever, which
+    the simulated cluster showed as a conversion stuck at 0% of its first stage."""
+    import subprocess  # noqa: PLC0415
 
     out = step_dir / UNIVERSAL_DIR
     if (out / "mp_rank_00_model_states.pt").is_file():
         return out
-    from deepspeed.checkpoint import ds_to_universal  # noqa: PLC0415
-
     tmp = step_dir / f".{UNIVERSAL_DIR}.partial-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     workers = max(1, min(4, _hash_threads()))
-    ds_to_universal.main(argparse.Namespace(input_folder=str(step_dir), output_folder=str(tmp),
-                                            num_extract_workers=workers, num_merge_workers=max(1, workers // 2),
-                                            keep_temp_folder=False, strict=True, inject_missing_state=True))
+    res = subprocess.run([sys.executable, "-m", "deepspeed.checkpoint.ds_to_universal", "--input_folder", str(step_dir),
+                          "--output_folder", str(tmp), "--num_extract_workers", str(workers),
+                          "--num_merge_workers", str(max(1, workers // 2)), "--inject_missing_state"],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         errors="replace")
+    sys.stdout.write(res.stdout)
+    sys.stdout.flush()
+    if res.returncode != 0:
+        shutil.rmtree(tmp, ignore_errors=True)
+        tail = " | ".join(res.stdout.strip().splitlines()[-3:])
+        raise CheckpointError(tr("converting {tag} to DeepSpeed's universal checkpoint format failed (exit {rc}): "
+                                 "{tail}", tag=step_dir.name, rc=res.returncode, tail=tail),
+                              tr("check the step with: dscluster ckpt verify RUN --step N; or resume on the world "
+                                 "size that saved it"), setting="--resume")
     _fsync_tree(tmp)
     os.replace(tmp, out)
     fsync_dir(step_dir)
