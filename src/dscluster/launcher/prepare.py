@@ -474,7 +474,8 @@ def prepare(opts: LaunchOptions, *, dry_run: bool = False) -> Prepared:
             from dataclasses import replace
 
             used = {h for h, _ in hosts}
-            run_fast_checks(replace(spec, nodes=tuple(n for n in spec.nodes if n.name in used or n.address in used)))
+            nodes = tuple(n for n in spec.nodes if n.name in used or n.address in used)
+            run_fast_checks(replace(spec, nodes=nodes) if nodes else spec)
         else:  # a stale JIT lock here would hang the ranks silently
             run_local_checks(user_env)
     name = opts.name or (program.rsplit(".", 1)[-1] if opts.module else Path(program).stem)
