@@ -7,7 +7,10 @@ AdamW, one training step so the optimizer state exists; then in the same directo
   async    save(mode="async"): the pause is the snapshot to host memory; the background write, fsync
            and commit are timed until wait_pending() returns, and a training step is timed while it runs
   verify   every file against COMMIT.json (sizes + content hashes) and loaded on CPU
-  export   the step as safetensors through DeepSpeed's zero_to_fp32
+  export   the step as fp32, safetensors and hf through DeepSpeed's zero_to_fp32, each format timed
+  universal the step converted to DeepSpeed's universal checkpoint format (ds_to_universal, what a resume
+           on another world size does once per step), then loaded back through it (`--skip-universal`
+           leaves it out)
 Prints one JSON line per measurement, then a summary with async/sync and write-speed/dd ratios.
 
     python benchmarks/checkpoint_pause.py --preset 124m --dir /path/on/the/disk/to/measure
@@ -44,6 +47,44 @@ def dd_speed(directory: Path, nbytes: int) -> dict:
             "command": f"dd if=/dev/zero of={path} bs=64M count={count} conv=fsync"}
 
 
+def universal_round_trip(engine, ck, step_dir: Path, zero_stage: int) -> dict:
+    """ds_to_universal on the committed step (dscluster.train.checkpoint.to_universal, as the trainer does
+    when the world size changes), then engine.load_checkpoint through it (load_universal), both timed."""
+    from dscluster.train.checkpoint import UNIVERSAL_DIR
+
+    shutil.rmtree(step_dir / UNIVERSAL_DIR, ignore_errors=True)
+    before = step_dir_bytes(step_dir)
+    t0 = time.perf_counter()
+    out = ck.to_universal(step_dir)
+    convert = time.perf_counter() - t0
+    size = step_dir_bytes(out)
+    config = engine._config
+    saved = config.load_universal_checkpoint
+    config.load_universal_checkpoint = True
+    t0 = time.perf_counter()
+    try:
+        path, _ = engine.load_checkpoint(str(step_dir), tag=UNIVERSAL_DIR, load_optimizer_states=True)
+    finally:
+        config.load_universal_checkpoint = saved
+    load = time.perf_counter() - t0
+    # The converter runs in a fresh interpreter (see to_universal): how much of the time is its start.
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import deepspeed.checkpoint.ds_to_universal"], check=True,
+                   capture_output=True)
+    start = time.perf_counter() - t0
+    return {"bench": "universal", "zero_stage": zero_stage, "checkpoint_bytes": before, "universal_bytes": size,
+            "convert_s": round(convert, 3), "of_which_interpreter_start_s": round(start, 3), "load_s": round(load, 3),
+            "loaded": path is not None, "convert_gb_per_s": round(before / max(convert, 1e-9) / 1e9, 3)}
+
+
+def remove(path: Path) -> None:
+    """An export of an earlier run of this script (a file for fp32, a directory for the others)."""
+    if path.is_dir():
+        shutil.rmtree(path)
+    elif path.exists():
+        path.unlink()
+
+
 def step_dir_bytes(step_dir: Path) -> int:
     return sum(p.stat().st_size for p in step_dir.rglob("*") if p.is_file())
 
@@ -55,6 +96,7 @@ def main() -> int:
     ap.add_argument("--zero-stage", type=int, default=1)
     ap.add_argument("--dir", help="where dd and the checkpoints write (default: a temporary directory)")
     ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--skip-universal", action="store_true", help="do not time the universal conversion")
     ap.add_argument("--local_rank", type=int, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     for key, value in (("RANK", "0"), ("LOCAL_RANK", "0"), ("WORLD_SIZE", "1"), ("MASTER_ADDR", "127.0.0.1"),
@@ -133,10 +175,17 @@ def main() -> int:
     problems = ck.verify(step_dir) + ck.load_problems(step_dir)
     emit({"bench": "verify", "bytes": step_dir_bytes(step_dir), "seconds": round(time.perf_counter() - t0, 3),
           "problems": problems})
-    out = base / "export.safetensors.d"
-    shutil.rmtree(out, ignore_errors=True)
-    done = export(step_dir, out, "safetensors")
-    emit({"bench": "export", "format": "safetensors", "bytes": done.bytes, "seconds": round(done.seconds, 3)})
+    exports = {}
+    for fmt in ("fp32", "safetensors", "hf"):
+        out = base / f"export.{fmt}"
+        remove(out)
+        done = export(step_dir, out, fmt)
+        exports[fmt] = emit({"bench": "export", "format": fmt, "bytes": done.bytes, "seconds": round(done.seconds, 3),
+                             "gb_per_s": round(done.bytes / max(done.seconds, 1e-9) / 1e9, 3)})
+        remove(out)
+    universal = None
+    if not args.skip_universal:
+        universal = emit(universal_round_trip(engine, ck, step_dir, args.zero_stage))
 
     sync_pause = min(r["pause_s"] for r in results["sync"])
     async_pause = min(r["pause_s"] for r in results["async"])
@@ -146,7 +195,10 @@ def main() -> int:
                "sync_pause_s": sync_pause, "async_pause_s": async_pause,
                "async_over_sync": round(async_pause / sync_pause, 3),
                "dd_gb_per_s": dd, "sync_write_over_dd": round(max(r["gb_per_s"] for r in results["sync"]) / dd, 3),
-               "async_background_over_dd": round(max(r["background_gb_per_s"] for r in results["async"]) / dd, 3)}
+               "async_background_over_dd": round(max(r["background_gb_per_s"] for r in results["async"]) / dd, 3),
+               **{f"export_{fmt}_s": r["seconds"] for fmt, r in exports.items()},
+               **({"universal_convert_s": universal["convert_s"], "universal_load_s": universal["load_s"]}
+                  if universal else {})}
     emit(summary)
     if not args.dir:
         shutil.rmtree(base, ignore_errors=True)

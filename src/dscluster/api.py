@@ -175,10 +175,13 @@ class Run:
         service.stop(self._ref.path)
         return self.wait(timeout) if wait else self.status
 
-    def restart(self, env: dict[str, str] | None = None) -> Run:
+    def restart(self, env: dict[str, str] | None = None, hosts: Sequence[str] | str | None = None) -> Run:
         """A new run with the same program, args, cluster, environment and settings, resuming from this
-        run's checkpoints. Secret values (tokens, keys) are never recorded: give them again in `env`."""
-        return Run(service.restart(self._ref.path, launching.checked_env(env)), [self._ref.path.parent])
+        run's checkpoints. Secret values (tokens, keys) are never recorded: give them again in `env`.
+        `hosts` (node names of the cluster spec, e.g. the ones that remain after a node is lost for good)
+        runs it there; on another number of ranks the global batch is kept where it divides."""
+        picked = ",".join(hosts) if hosts is not None and not isinstance(hosts, str) else hosts
+        return Run(service.restart(self._ref.path, launching.checked_env(env), hosts=picked), [self._ref.path.parent])
 
     def watch(self, interval: float = 1.0, log_lines: int = 12):
         """A live ipywidgets view (progress, loss curve, status, last log lines), updated in the
@@ -205,13 +208,14 @@ def _rank_of(name: str) -> int | None:
 
 def launch(script: str, args: Sequence[str] | str = (), cluster: Any = None, max_restarts: int = 0, *,
            config: dict | str | None = None, name: str | None = None, nprocs: int | None = None,
-           cwd: str | Path | None = None, env: dict[str, str] | None = None) -> Run:
+           cwd: str | Path | None = None, env: dict[str, str] | None = None, allow_shrink: bool = False) -> Run:
     """Start `script` (a .py path, or "-m module") under the supervisor on the cluster; returns the Run.
 
     config: a DeepSpeed config (dict, JSON text or path) added as --deepspeed_config unless the args
     already name one. cluster: a spec path, hostfile, name, or Cluster (default: like the CLI).
     nprocs: processes on this machine when no cluster is given (default 1). env: variables for every
     rank (values of secret-looking names, *TOKEN*, *KEY*..., are masked in the record and logs).
+    allow_shrink: when a lost node does not come back before a restart, continue on the nodes that remain.
     Everything is validated before anything starts; a bad setting raises ConfigError/UsageError naming it.
     """
     if isinstance(cluster, Cluster):
@@ -220,6 +224,7 @@ def launch(script: str, args: Sequence[str] | str = (), cluster: Any = None, max
             "cluster": str(cluster) if cluster else None, "max_restarts": max_restarts, "config": config,
             "name": name, "nprocs": nprocs, "env": env}
     request = launching.parse_launch(body, cwd=str(cwd or Path.cwd()))
+    request.allow_shrink = bool(allow_shrink)
     run_id = service.launch(request)
     prepared_dirs = clusterview.resolve(request.cluster).runs_dirs()
     try:

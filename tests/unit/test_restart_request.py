@@ -83,5 +83,5 @@ def test_restart_on_other_nodes_or_on_this_machine(dscluster_home, tmp_path, mon
     assert (here.cluster, here.nprocs, here.launcher) == (None, 2, None)
     # A user's script finds the old run's checkpoints through dscluster.checkpoint's directory variable.
     assert on_two.env["DSCLUSTER_CHECKPOINT_DIR"] == str(old / "checkpoints") == here.env["DSCLUSTER_CHECKPOINT_DIR"]
-    with pytest.raises(UsageError, match="two different places"):
+    with pytest.raises(UsageError, match="different places to restart on"):
         service.restart(ref, hostfile="/work/two-nodes", local=2)

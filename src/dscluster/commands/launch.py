@@ -42,6 +42,10 @@ def add_launch_options(p: argparse.ArgumentParser, *, demo: bool = False) -> Non
     p.add_argument("--restart-wait", type=seconds, default=DEFAULTS["restart_wait"], metavar="S",
                    help=tr("before a restart, wait up to S seconds for lost nodes to answer again (default {s:.0f})",
                            s=DEFAULTS["restart_wait"]))
+    if not demo:
+        p.add_argument("--allow-shrink", action="store_true",
+                       help=tr("when a node does not come back within --restart-wait, continue on the nodes that remain "
+                               "(from the last committed step, the global batch kept where it divides)"))
     p.add_argument("--stall-timeout", type=seconds, default=DEFAULTS["stall_timeout"], metavar="S",
                    help=tr("fail when logs and metrics do not grow for S seconds (0: off; default {s:.0f})",
                            s=DEFAULTS["stall_timeout"]))
@@ -99,7 +103,7 @@ def options_from_args(args: argparse.Namespace, command: list[str], module: bool
                          max_restarts=args.max_restarts, stall_timeout=args.stall_timeout,
                          heartbeat_timeout=args.heartbeat_timeout,
                           restart_wait=args.restart_wait, skip_doctor=args.skip_doctor, runner=flags_from_args(args),
-                          slurm=slurm_ask_from_args(args))
+                          slurm=slurm_ask_from_args(args), allow_shrink=args.allow_shrink)
 
 
 def handle(args: argparse.Namespace) -> int:

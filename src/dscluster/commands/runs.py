@@ -17,6 +17,7 @@ from dscluster.commands.argtypes import count, seconds
 from dscluster.errors import ConfigError, ExitCode, RunError, UsageError
 from dscluster.i18n import tr, tr_n
 from dscluster.runs import store
+from dscluster.runs.shrink import status_lines as shrink_status_lines
 
 
 def shared_dirs(cluster: str | None) -> list[Path]:
@@ -90,6 +91,8 @@ def register(sub) -> None:
                    help=tr("secret values again (never recorded): --env HF_TOKEN takes it from this environment"))
     p.add_argument("--hostfile", metavar="H", help=tr("restart on these nodes instead (e.g. the ones that remain "
                                                        "after a node is lost for good)"))
+    p.add_argument("--hosts", metavar="H1,H2", help=tr("restart on these nodes of the cluster spec (e.g. the ones "
+                                                      "that remain after a node is lost for good)"))
     p.add_argument("--local", type=count(1), metavar="N", help=tr("restart as N processes on this machine"))
     p.set_defaults(func=cmd_restart)
 
@@ -149,7 +152,8 @@ def status_view(record: dict, run_dir: Path | None = None) -> dict:
 
     view = {k: record.get(k) for k in ("id", "name", "status", "exit_code", "attempts", "last_checkpoint_step",
                                        "explanation", "world_size", "cluster", "created", "ended",
-                                       "supervisor_pid", "supervisor_host", "waiting_for")}
+                                       "supervisor_pid", "supervisor_host", "waiting_for", "shrinks",
+                                       "batch_plan")}
     if view["last_checkpoint_step"] is None and record.get("launch") and run_dir is not None:
         # The trainer may save outside the run directory (--save-dir): look where this run saves.
         from dscluster.train.checkpoint import latest_committed
@@ -258,6 +262,8 @@ def cmd_status(args) -> int:
               f"{shown_time(a.get('ended')) if a.get('ended') else '…'}  {attempt_outcome(a)}".rstrip())
         if (note := resume_note(a)) is not None:
             print(f"    {note}")
+    for line in shrink_status_lines(view):
+        print(f"  {line}")
     notice = _building_notice(run_dir, st)
     if notice:
         print(f"  {console.RETRY} {notice}")
@@ -400,9 +406,13 @@ def cmd_restart(args) -> int:
         raise UsageError(tr("run {id} is still {status}", id=record["id"], status=record.get("status")),
                          tr("stop it first: dscluster stop {id}", id=record["id"]), setting="RUN")
     new_id = service.restart(run_dir, parse_env(args.env),
-                             hostfile=str(Path(args.hostfile).absolute()) if args.hostfile else None, local=args.local)
+                             hostfile=str(Path(args.hostfile).absolute()) if args.hostfile else None, local=args.local,
+                             hosts=args.hosts)
     print(f"{console.OK} " + tr("run {new} started from {old}'s program, settings and checkpoints", new=new_id,
                                 old=record["id"]))
+    new_dir = run_dir.parent / new_id  # the batch the new run trains with, when its world size differs
+    for line in shrink_status_lines(store.read_record(new_dir) if new_dir.is_dir() else {}):
+        print(f"  {line}")
     print(console.next_steps(f"dscluster logs {new_id} -f", f"dscluster status {new_id}", f"dscluster stop {new_id}"))
     return ExitCode.OK
 

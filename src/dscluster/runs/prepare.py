@@ -65,6 +65,10 @@ class LaunchOptions:
     slurm: Any | None = None  # launcher.slurm.SlurmAsk: what to ask Slurm for outside an allocation
     cluster_spec: Any | None = None  # cluster.spec.ClusterSpec already resolved (a restart's, as recorded)
     runner: RunnerFlags = field(default_factory=RunnerFlags)  # DeepSpeed's own runner flags, as written
+    allow_shrink: bool = False  # a node lost past restart_wait: continue on the nodes that remain
+    # The batch (dscluster.batchplan.Batch) of the run this one continues (a restart): on another world
+    # size the ranks get a ds_config whose batch keys keep its global batch where any can.
+    keep_batch: Any | None = None
 
 
 def parse_env(pairs: list[str]) -> dict[str, str]:
@@ -196,14 +200,18 @@ def check_program(program: str, module: bool, cwd: Path, python: str, no_python:
                           setting="script")
 
 
-def check_ds_config(args: list[str], cwd: Path, world_size: int) -> dict[str, Any] | None:
+def check_ds_config(args: list[str], cwd: Path, world_size: int, batch_plan: Any | None = None) -> dict[str, Any] | None:
+    """The ds_config the script names, resolved for `world_size` ranks; with a `batch_plan`
+    (dscluster.batchplan) its batch keys are the plan's, as the ranks of a restart will read them."""
     ref = find_ds_config(args)
     if ref is None:
         return None
     path = (cwd / ref) if not os.path.isabs(ref) else Path(ref)
-    from dscluster import dsconfig
+    from dscluster import batchplan, dsconfig
 
     config = dsconfig.load(path)
+    if batch_plan is not None:
+        config = batchplan.apply(config, batch_plan)
     try:
         return dsconfig.validate(config, world_size)
     except ConfigError as err:  # name the file: the message names a key, but which config holds it?
@@ -224,7 +232,30 @@ def with_monitor(args: list[str], ds_config: dict[str, Any] | None, run_dir: Pat
     import json
 
     config = {**ds_config, "csv_monitor": monitor_config(run_dir)}
+    return pointed_at(args, str(run_dir / RUN_DS_CONFIG)), json.dumps(config, indent=2, sort_keys=True) + "\n"
+
+
+def with_batch(args: list[str], ranks_args: list[str], ds_config_text: str | None, ds_config: dict[str, Any] | None,
+               run_dir: Path, planned: Any) -> tuple[list[str], str]:
+    """(the script's arguments, the run's ds_config text) with the batch keys of `planned`
+    (dscluster.batchplan) on top of what `with_monitor` made: the ranks of a run continued on another
+    world size read the run's own copy. A script given no ds_config (the reference trainer's defaults)
+    is given one holding only the batch keys."""
+    import json
+
+    from dscluster import batchplan
+    from dscluster.launcher.plan import RUN_DS_CONFIG
+
+    base = json.loads(ds_config_text) if ds_config_text else ds_config
+    text = json.dumps(batchplan.apply(base, planned), indent=2, sort_keys=True) + "\n"
     path = str(run_dir / RUN_DS_CONFIG)
+    if find_ds_config(args) is None:
+        return [*args, "--deepspeed_config", path], text
+    return pointed_at(ranks_args, path), text
+
+
+def pointed_at(args: list[str], path: str) -> list[str]:
+    """The arguments with their --deepspeed_config value replaced by `path`."""
     out = []
     skip = False
     for i, arg in enumerate(args):
@@ -238,7 +269,7 @@ def with_monitor(args: list[str], ds_config: dict[str, Any] | None, run_dir: Pat
             out.append(arg.split("=", 1)[0] + "=" + path)
         else:
             out.append(arg)
-    return out, json.dumps(config, indent=2, sort_keys=True) + "\n"
+    return out
 
 
 def git_commit(cwd: Path) -> str | None:
@@ -440,15 +471,23 @@ def prepare(opts: LaunchOptions, *, dry_run: bool = False) -> Prepared:
 
         check_args(args)
     check_repeated_options(args)
-    ds_config = check_ds_config(args, cwd, world)
+    from dscluster import batchplan
+
+    batch_plan = batchplan.plan(opts.keep_batch, world) if opts.keep_batch is not None and \
+        opts.keep_batch.world != world else None
+    ds_config = check_ds_config(args, cwd, world, batch_plan)
     builds = _first_run_builds(ds_config, user_env)
     if not opts.skip_doctor:
         from dscluster.runs.preflight import run_fast_checks, run_local_checks
 
         if launcher == "slurm":
             pass  # ranks reach the nodes through Slurm, not ssh: `dscluster doctor` checks Slurm itself
-        elif spec is not None:
-            run_fast_checks(spec)
+        elif spec is not None:  # the nodes this run uses: a node left out (lost for good) is not asked
+            from dataclasses import replace
+
+            used = {h for h, _ in hosts}
+            nodes = tuple(n for n in spec.nodes if n.name in used or n.address in used)
+            run_fast_checks(replace(spec, nodes=nodes) if nodes else spec)
         else:  # a stale JIT lock here would hang the ranks silently
             run_local_checks(user_env)
     name = opts.name or (program.rsplit(".", 1)[-1] if opts.module else Path(program).stem)
@@ -457,6 +496,9 @@ def prepare(opts: LaunchOptions, *, dry_run: bool = False) -> Prepared:
     run_id = store.new_run_id(name)
     ranks_args, ds_config_text = with_monitor(args, ds_config, store.run_path(shared, run_id),
                                               reference=opts.module and program == "dscluster.train")
+    if batch_plan is not None:
+        ranks_args, ds_config_text = with_batch(args, ranks_args, ds_config_text, ds_config,
+                                                store.run_path(shared, run_id), batch_plan)
     plain, secrets = split_secrets(user_env)
     launch_cfg = {
         "program": program, "is_module": opts.module, "args": args, "hosts": [list(h) for h in hosts],
@@ -464,7 +506,7 @@ def prepare(opts: LaunchOptions, *, dry_run: bool = False) -> Prepared:
         "cluster_arg": str(spec.path) if spec is not None and spec.path else (opts.hostfile or opts.cluster),
         "local_procs": int(local_procs or 1), "max_restarts": int(opts.max_restarts),
         "stall_timeout": float(opts.stall_timeout or 0), "heartbeat_timeout": float(opts.heartbeat_timeout),
-        "restart_wait": float(opts.restart_wait),
+        "restart_wait": float(opts.restart_wait), "allow_shrink": bool(opts.allow_shrink),
         "ssh_port": getattr(spec, "ssh_port", None), "network_interface": getattr(spec, "network_interface", None),
         "ds_config_text": ds_config_text, "rank_args": ranks_args if ds_config_text else None, "include": include, "master_port": flags.master_port, "no_python": flags.no_python,
         "no_local_rank": flags.no_local_rank, "launcher_args": list(check_launcher_args(flags.launcher_args)),
@@ -498,6 +540,8 @@ def prepare(opts: LaunchOptions, *, dry_run: bool = False) -> Prepared:
         "ds_config": ds_config, "first_run_builds": builds, "env": shown_env, "git_commit": git_commit(cwd), "cwd": str(cwd),
         "launch": launch_cfg,
     }
+    if batch_plan is not None:
+        record["batch_plan"] = {**batch_plan.to_dict(), "text": batch_plan.describe()}
     return Prepared(record, secrets, shared, spec)
 
 

@@ -22,6 +22,7 @@ from dscluster import fsutil, paths
 from dscluster.cluster.spec import ClusterSpec
 from dscluster.errors import ConfigError, DsclusterError, UsageError
 from dscluster.i18n import tr
+from dscluster.launcher.runnerflags import RunnerFlags
 from dscluster.runs import store
 from dscluster.runs.prepare import LaunchOptions, Prepared, find_ds_config, prepare
 from dscluster.runs.record import LaunchSpec
@@ -78,6 +79,9 @@ class RunRequest:
     stall_timeout: float | None = None  # None: the launcher's defaults
     restart_wait: float | None = None
     cluster_spec: ClusterSpec | None = None  # the cluster as resolved already (a restart's, as recorded)
+    allow_shrink: bool = False  # a node lost past restart_wait: continue on the nodes that remain
+    hosts: tuple[str, ...] = ()  # node names of the cluster spec to run on (restart --hosts); () = all
+    keep_batch: object | None = None  # batchplan.Batch of the run a restart continues
 
 
 def _default_spec_exists() -> bool:
@@ -114,7 +118,9 @@ def options(request: RunRequest) -> LaunchOptions:
     return LaunchOptions(command=[request.program, *args], module=request.module, cluster=request.cluster,
                          local=local, name=request.name, max_restarts=request.max_restarts, cwd=request.cwd,
                          env=[f"{k}={v}" for k, v in request.env.items()], launcher=request.launcher,
-                         cluster_spec=request.cluster_spec, **tuning)
+                         cluster_spec=request.cluster_spec, allow_shrink=request.allow_shrink,
+                         keep_batch=request.keep_batch,
+                         runner=RunnerFlags(include="@".join(request.hosts) if request.hosts else None), **tuning)
 
 
 def prepare_request(request: RunRequest) -> Prepared:
@@ -164,16 +170,30 @@ def runs_saving_to(shared: Path, save_dir: Path) -> list[str]:
 
 
 def restart_request(run_dir: Path, env: dict[str, str] | None = None, hostfile: str | None = None,
-                    local: int | None = None) -> tuple[RunRequest, dict[str, Any]]:
+                    local: int | None = None, hosts: str | None = None) -> tuple[RunRequest, dict[str, Any]]:
     """The request that restarts a run (see `restart`), and the old run's record. It runs on the cluster
-    recorded at launch (nodes, ports, identity), unless `hostfile` or `local` names another place."""
-    if hostfile and local:
-        raise UsageError(tr("--hostfile and --local name two different places to restart on"),
-                         tr("give one of them"), setting="--hostfile")
+    recorded at launch (nodes, ports, identity), unless `hostfile`, `local` or `hosts` names another place."""
+    from dscluster.runs import shrink
+
+    if sum(1 for v in (hostfile, local, hosts) if v) > 1:
+        raise UsageError(tr("--hosts, --hostfile and --local name different places to restart on"),
+                         tr("give one of them"), setting="--hosts" if hosts else "--hostfile")
     run_dir = Path(run_dir)
     record = store.read_record(run_dir)
     run_id = record["id"]
     cfg = record.get("launch") or {}
+    recorded_spec = LaunchSpec.from_json(cfg).cluster_spec
+    if hosts and (cfg.get("launcher") in ("local", "slurm") or not (recorded_spec or cfg.get("cluster_arg"))):
+        raise UsageError(tr("--hosts picks nodes of a cluster spec, but run {run_id} ran {where}", run_id=run_id,
+                            where=tr("on this machine only") if cfg.get("launcher") == "local" else
+                            tr("under Slurm") if cfg.get("launcher") == "slurm" else tr("without a cluster spec")),
+                         tr("use --local N, or --hostfile H"), setting="--hosts")
+    if hosts:
+        from dscluster.cluster.spec import resolve_spec
+
+        picked = shrink.restart_hosts(hosts, recorded_spec or resolve_spec(cfg.get("cluster_arg")))
+    else:
+        picked = ()
     save_dir = store.save_dir(run_dir, record)
     busy = runs_saving_to(run_dir.parent.parent, save_dir)
     if busy:
@@ -211,18 +231,22 @@ def restart_request(run_dir: Path, env: dict[str, str] | None = None, hostfile: 
                          cwd=cfg.get("cwd"), env={**recorded_env, **(env or {})},
                          launcher=None if local or cfg.get("launcher") == "local" else cfg.get("launcher"),
                          stall_timeout=cfg.get("stall_timeout"), restart_wait=cfg.get("restart_wait"),
-                         cluster_spec=None if local or hostfile else LaunchSpec.from_json(cfg).cluster_spec)
+                         cluster_spec=None if local or hostfile else recorded_spec,
+                         allow_shrink=bool(cfg.get("allow_shrink")), hosts=picked,
+                         keep_batch=shrink.batch_to_keep(record, save_dir))
     return request, record
 
 
 def restart(run_dir: Path, env: dict[str, str] | None = None, hostfile: str | None = None,
-            local: int | None = None) -> str:
+            local: int | None = None, hosts: str | None = None) -> str:
     """A new run with the old one's program, args, cluster, environment and supervision settings, resuming
     from the old run's newest committed checkpoint (its save dir is passed on; the trainer's --resume auto
     picks it). Secret values were never recorded: pass them again in `env`. `hostfile` (or `local`, a
     process count on this machine) runs it elsewhere, e.g. on the nodes that remain after one is lost for
-    good: a step saved by another number of ranks is resumed through DeepSpeed's universal format."""
-    request, record = restart_request(run_dir, env, hostfile, local)
+    good: a step saved by another number of ranks is resumed through DeepSpeed's universal format.
+    `hosts` ("node1,node3") picks nodes of the run's cluster spec by name. On another world size the
+    global batch is kept where it divides (dscluster.batchplan), else the new one is said plainly."""
+    request, record = restart_request(run_dir, env, hostfile, local, hosts)
     cfg = record.get("launch") or {}
     if cfg.get("launcher") == "slurm" and isinstance(cfg.get("slurm"), dict):
         return _restart_on_slurm(request, cfg["slurm"], bool((record.get("slurm") or {}).get("batch")))

@@ -31,7 +31,7 @@ from dscluster import fsutil
 from dscluster.cluster.runner import LocalRunner
 from dscluster.fsutil import atomic_write_text
 from dscluster.launcher.plan import LaunchRequest, build_plan
-from dscluster.runs import detect, slurm_run, store
+from dscluster.runs import detect, shrink, slurm_run, store
 from dscluster.runs.channel import NodeChannel
 from dscluster.runs.metrics import MonitorBridge
 from dscluster.runs.nodes import node_names, node_runners, sim_name, unreachable_hosts
@@ -415,6 +415,8 @@ class Supervisor:
 
     def run(self) -> int:
         self.save(status="pending", supervisor_pid=os.getpid(), supervisor_host=socket.gethostname())
+        if self.record.get("batch_plan"):  # a run continued on another world size (restart --hosts)
+            self.event("batch", **self.record["batch_plan"])
         max_attempts = 1 + int(self.cfg["max_restarts"])
         exit_code, status = 1, "failed"
         if self.slurm and not self.slurm.allocate():
@@ -467,6 +469,8 @@ class Supervisor:
                     exit_code, status = 130, "stopped"
                     self.event("stopped", attempt=n)
                     break
+                if down and self.cfg.get("allow_shrink") and shrink.continue_without(self, down, n + 1):
+                    down = []
                 if down:
                     self.save(explanation=self._nodes_down_explanation(down).to_dict(), waiting_for=None)
                     status = "failed"

@@ -23,6 +23,7 @@ import contextlib
 import os
 import re
 import shutil
+import sys
 import tempfile
 import threading
 import time
@@ -248,20 +249,33 @@ def needs_universal(step_dir: Path, zero_stage: int, world_size: int) -> bool:
 def to_universal(step_dir: Path) -> Path:
     """step-N/universal: the step converted by DeepSpeed's ds_to_universal (once; kept with the step, so
     retention removes both together). Converted under a temporary name, then renamed: a conversion cut
-    short is never loaded."""
-    import argparse  # noqa: PLC0415
+    short is never loaded.
+
+    The converter runs in a fresh interpreter: it forks worker processes, and a fork of a rank (gloo's
+    and OpenMP's threads running) can copy a lock held by another thread and wait on it forever, which
+    the simulated cluster showed as a conversion stuck at 0% of its first stage."""
+    import subprocess  # noqa: PLC0415
 
     out = step_dir / UNIVERSAL_DIR
     if (out / "mp_rank_00_model_states.pt").is_file():
         return out
-    from deepspeed.checkpoint import ds_to_universal  # noqa: PLC0415
-
     tmp = step_dir / f".{UNIVERSAL_DIR}.partial-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     workers = max(1, min(4, _hash_threads()))
-    ds_to_universal.main(argparse.Namespace(input_folder=str(step_dir), output_folder=str(tmp),
-                                            num_extract_workers=workers, num_merge_workers=max(1, workers // 2),
-                                            keep_temp_folder=False, strict=True, inject_missing_state=True))
+    res = subprocess.run([sys.executable, "-m", "deepspeed.checkpoint.ds_to_universal", "--input_folder", str(step_dir),
+                          "--output_folder", str(tmp), "--num_extract_workers", str(workers),
+                          "--num_merge_workers", str(max(1, workers // 2)), "--inject_missing_state"],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         errors="replace")
+    sys.stdout.write(res.stdout)
+    sys.stdout.flush()
+    if res.returncode != 0:
+        shutil.rmtree(tmp, ignore_errors=True)
+        tail = " | ".join(res.stdout.strip().splitlines()[-3:])
+        raise CheckpointError(tr("converting {tag} to DeepSpeed's universal checkpoint format failed (exit {rc}): "
+                                 "{tail}", tag=step_dir.name, rc=res.returncode, tail=tail),
+                              tr("check the step with: dscluster ckpt verify RUN --step N; or resume on the world "
+                                 "size that saved it"), setting="--resume")
     _fsync_tree(tmp)
     os.replace(tmp, out)
     fsync_dir(step_dir)
@@ -381,6 +395,16 @@ def set_aside_uncommitted(save_dir: Path, step: int) -> Path | None:
     os.replace(step_dir, aside)
     fsync_dir(save_dir)
     return aside
+
+
+def batch_info(engine, world_size: int) -> dict:
+    """{"batch": {global, micro, accum, world}} of the engine that saves, for COMMIT.json: a resume on
+    another world size keeps this global batch (dscluster.batchplan). Empty when the engine does not say."""
+    try:
+        micro, accum = int(engine.train_micro_batch_size_per_gpu()), int(engine.gradient_accumulation_steps())
+    except (AttributeError, TypeError, ValueError):
+        return {}
+    return {"batch": {"global": micro * accum * world_size, "micro": micro, "accum": accum, "world": world_size}}
 
 
 def commit(save_dir: Path, step: int, info: dict) -> None:
@@ -513,7 +537,7 @@ def save(engine, save_dir: Path, step: int, *, rank: int, world_size: int, zero_
             raise CheckpointError(tr("checkpoint {tag} is incomplete: {what}; not committed", tag=tag_for(step), what=missing),
                                   tr("check free space and that --save-dir is on storage shared by all nodes"),
                                   setting="--save-dir")
-        commit(save_dir, step, {"world_size": world_size, "zero_stage": zero_stage})
+        commit(save_dir, step, {"world_size": world_size, "zero_stage": zero_stage, **batch_info(engine, world_size)})
         apply_retention(save_dir, keep)
     barrier()
 
@@ -749,9 +773,10 @@ class PendingSave:
     """The background half of one asynchronous save on this rank."""
 
     def __init__(self, save_dir: Path, step: int, queued: list, *, rank: int, world_size: int, zero_stage: int,
-                 keep: int, crash_mid_write: bool = False):
+                 keep: int, crash_mid_write: bool = False, batch: dict | None = None):
         self.save_dir, self.step, self.rank, self.world = save_dir, step, rank, world_size
         self.zero_stage, self.keep, self.crash = zero_stage, keep, crash_mid_write
+        self.batch = dict(batch or {})
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._run, args=(queued,), name=f"checkpoint-{tag_for(step)}",
                                        daemon=True)
@@ -790,7 +815,7 @@ class PendingSave:
                                      what=missing),
                                   tr("check free space and that --save-dir is on storage shared by all nodes"),
                                   setting="--save-dir")
-        commit(self.save_dir, self.step, {"world_size": self.world, "zero_stage": self.zero_stage})
+        commit(self.save_dir, self.step, {"world_size": self.world, "zero_stage": self.zero_stage, **self.batch})
         apply_retention(self.save_dir, self.keep)
 
     def wait(self) -> None:
@@ -845,4 +870,4 @@ def save_async(engine, save_dir: Path, step: int, *, rank: int, world_size: int,
     if torch.cuda.is_available():
         torch.cuda.synchronize()  # the pinned copies were asynchronous
     _pending = PendingSave(save_dir, step, snap.queued, rank=rank, world_size=world_size, zero_stage=zero_stage,
-                           keep=keep, crash_mid_write=crash_in_save)
+                           keep=keep, crash_mid_write=crash_in_save, batch=batch_info(engine, world_size))
