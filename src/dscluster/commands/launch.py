@@ -13,6 +13,7 @@ from dscluster.commands.runnerargs import add_runner_flags, flags_from_args
 from dscluster.errors import ExitCode
 from dscluster.i18n import tr
 from dscluster.launcher.prepare import DEFAULTS, LaunchOptions, dry_run_text, first_run_notice, prepare
+from dscluster.resultout import captured, result_stdout
 from dscluster.runs import store
 from dscluster.sim.names import MAX_NODES
 
@@ -118,29 +119,33 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def start(opts: LaunchOptions, *, attach: bool | None, dry_run: bool, as_json: bool = False) -> int:
-    """Validate, then start (or print) the run. Shared by `launch` and `demo`."""
-    prep = prepare(opts, dry_run=dry_run)
-    if dry_run:
-        print(dry_run_text(prep))
-        print(console.next_steps(tr("run it: the same command without --dry-run")))
-        return ExitCode.OK
-    from dscluster.runs import launch_run
-
-    run_id = launch_run(prep.shared, prep.record, prep.secrets)
-    run_dir = store.run_path(prep.shared, run_id)
+    """Validate, then start (or print) the run. Shared by `launch` and `demo`. When a script reads stdout
+    (detached into a pipe, or --json) it gets the result alone: everything before it goes to stderr."""
     if attach is None:
         attach = sys.stdout.isatty() and not as_json
-    return report_started(run_dir, prep.record, attach=attach, as_json=as_json)
+    with result_stdout(not dry_run and (as_json or (not attach and captured()))) as out:
+        prep = prepare(opts, dry_run=dry_run)
+        if dry_run:
+            print(dry_run_text(prep))
+            print(console.next_steps(tr("run it: the same command without --dry-run")))
+            return ExitCode.OK
+        from dscluster.runs import launch_run
+
+        run_id = launch_run(prep.shared, prep.record, prep.secrets)
+        run_dir = store.run_path(prep.shared, run_id)
+        return report_started(run_dir, prep.record, attach=attach, as_json=as_json, out=out)
 
 
-def report_started(run_dir, record: dict, *, attach: bool, as_json: bool) -> int:
+def report_started(run_dir, record: dict, *, attach: bool, as_json: bool, out=None) -> int:
     """What a started run prints. Detached with stdout not a terminal (`run=$(dscluster launch --detach ...)`):
     the run id alone on stdout, the rest on stderr, like `docker run -d` or `sbatch --parsable`. --json:
-    the run record's summary (at once when detached, at the end when attached)."""
+    the run record's summary (at once when detached, at the end when attached). `out`: where the result
+    goes (the real stdout kept aside by `result_stdout`; default sys.stdout)."""
     from dscluster.commands.runs import attach_and_wait, exit_code_of, print_outcome, wait_attached
 
     run_id = record["id"]
-    plain = not attach and not sys.stdout.isatty()
+    out = out or sys.stdout
+    plain = not attach and captured(out)
     talk = sys.stderr if plain or as_json else sys.stdout
     print(tr("{ok} run {id} started on {where} (world size {n})", ok=console.OK, id=run_id, where=record["cluster"],
              n=record["world_size"]), file=talk, flush=True)
@@ -149,9 +154,9 @@ def report_started(run_dir, record: dict, *, attach: bool, as_json: bool) -> int
         print(f"{console.WARN} {notice}", file=talk, flush=True)
     if not attach:
         if as_json:
-            print(json.dumps(summary(run_dir), indent=2, default=str), flush=True)
+            print(json.dumps(summary(run_dir), indent=2, default=str), file=out, flush=True)
         elif plain:
-            print(run_id, flush=True)
+            print(run_id, file=out, flush=True)
         print(console.next_steps(f"dscluster logs {run_id} -f", f"dscluster status {run_id}",
                                  f"dscluster stop {run_id}"), file=talk, flush=True)
         return ExitCode.OK
@@ -160,7 +165,7 @@ def report_started(run_dir, record: dict, *, attach: bool, as_json: bool) -> int
     with contextlib.redirect_stdout(sys.stderr):  # the logs stream to stderr, the summary alone to stdout
         final = wait_attached(run_dir)
         print_outcome(final)
-    print(json.dumps(summary(run_dir), indent=2, default=str), flush=True)
+    print(json.dumps(summary(run_dir), indent=2, default=str), file=out, flush=True)
     return exit_code_of(final)
 
 
