@@ -74,3 +74,24 @@ def test_the_reference_trainer_module_detached_prints_its_id_alone(env, work):
     run_id = (work / "id.txt").read_text()
     assert RUN_ID.fullmatch(run_id.rstrip("\n")) and run_id.count("\n") == 1, run_id
     assert _finished(work, run_id.strip())["status"] == "failed"
+
+
+def test_the_recipes_command_on_one_machine_needs_no_ssh_or_pdsh(env, work, tmp_path):
+    # A GPU machine has neither: ssh and pdsh first on PATH here fail loudly and leave a mark.
+    fake = tmp_path / "no-remote"
+    fake.mkdir()
+    for tool in ("ssh", "pdsh", "mpirun"):
+        (fake / tool).write_text(f"#!/bin/sh\ntouch {fake}/{tool}.called\nexit 97\n")
+        (fake / tool).chmod(0o755)
+    script = Path(__file__).resolve().parents[1] / "data" / "min_ds_script.py"
+    (work / "train.py").write_text(script.read_text())
+    (work / "ds_config.json").write_text(json.dumps({**ADAM, "optimizer": {"type": "SGD", "params": {"lr": 0.05}}}))
+    env = {**env, "PATH": f"{fake}:{env['PATH']}"}
+    res = shell("dscluster launch --local 1 --detach train.py --deepspeed --deepspeed_config ds_config.json "
+                "--steps 2", env, work)
+    assert res.returncode == 0, res.stderr
+    rec = _finished(work, res.stdout.strip())
+    assert rec["status"] == "succeeded", rec
+    assert not list(fake.glob("*.called")), list(fake.glob("*.called"))
+    rank0 = next((store.run_path(work / "shared", rec["id"]) / "logs").glob("*_rank0.log")).read_text()
+    assert "step 1 loss" in rank0 and "done" in rank0

@@ -300,7 +300,7 @@ def resume_note(attempt: dict) -> str | None:
         if int(attempt.get("n") or 1) > 1:  # a restart with nothing committed to resume from
             return f"{console.WARN} " + tr(
                 "started from scratch: no checkpoint was committed before this attempt (a script commits them with "
-                "dscluster.checkpoint.save(engine, step) and resumes with dscluster.checkpoint.load_latest(engine))")
+                "dscluster.checkpoint.save(...) and resumes with dscluster.checkpoint.load_latest(engine))")
         return None
     if got:
         return f"{console.WARN} " + tr("found no committed checkpoint to resume from, although step-{n} was committed "
