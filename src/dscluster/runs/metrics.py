@@ -30,15 +30,22 @@ def read(run_dir: str | os.PathLike, offset: int = 0) -> tuple[list[dict], int]:
     return read_jsonl(Path(run_dir) / METRICS_FILE, max(0, int(offset)))
 
 
-def last(run_dir: str | os.PathLike, key: str = "loss", max_bytes: int = 16384) -> dict | None:
-    """The last complete record with a numeric `key` (cheap: reads only the file's end)."""
+def _tail(run_dir: str | os.PathLike, max_bytes: int) -> bytes | None:
+    """The last `max_bytes` of metrics.jsonl (None: no file). By fsutil's no-symlink rule: the run dir is
+    the node user's to write, its reader may be root."""
     try:
-        # by fsutil's no-symlink rule: the run dir is the node user's to write, its reader may be root
         with os.fdopen(open_file(Path(run_dir) / METRICS_FILE), "rb") as f:
             f.seek(0, os.SEEK_END)
             f.seek(max(0, f.tell() - max_bytes))
-            data = f.read()
+            return f.read()
     except OSError:
+        return None
+
+
+def last(run_dir: str | os.PathLike, key: str = "loss", max_bytes: int = 16384) -> dict | None:
+    """The last complete record with a numeric `key` (cheap: reads only the file's end)."""
+    data = _tail(run_dir, max_bytes)
+    if data is None:
         return None
     for raw in reversed(data.split(b"\n")):
         try:
@@ -55,12 +62,8 @@ def latest(run_dir: str | os.PathLike, max_bytes: int = 16384) -> dict | None:
     """Each value's newest reading, for a one-line summary (`dscluster status`): a user's script writes
     its loss (dscluster.log) and the supervisor DeepSpeed's learning rate and timers as separate records
     of the same steps. `step` is the newest step of any. None: no metrics yet."""
-    try:
-        with os.fdopen(open_file(Path(run_dir) / METRICS_FILE), "rb") as f:
-            f.seek(0, os.SEEK_END)
-            f.seek(max(0, f.tell() - max_bytes))
-            data = f.read()
-    except OSError:
+    data = _tail(run_dir, max_bytes)
+    if data is None:
         return None
     merged: dict = {}
     for raw in data.split(b"\n"):
