@@ -105,9 +105,11 @@ def main() -> int:
         work = Path(sim.spec.shared_dir)
         shutil.copy(DATA / "hang_ds_script.py", work / "hang_ds_script.py")
         (work / "hostfile").write_text("".join(f"{n.address} slots={args.slots}\n" for n in sim.spec.nodes))
-        env = {**os.environ, "DSCLUSTER_HOME": str(Path(sim.spec_path).parents[2])}
-        env.pop("DSCLUSTER_CLUSTER", None)
-        env.pop("DSCLUSTER_SHARED", None)
+        # This process reads the run's cluster too (the manual way's ssh): the same home as the CLI's.
+        os.environ["DSCLUSTER_HOME"] = str(Path(sim.spec_path).parents[2])
+        os.environ.pop("DSCLUSTER_CLUSTER", None)
+        os.environ.pop("DSCLUSTER_SHARED", None)
+        env = dict(os.environ)
         print(f"{args.nodes} simulated nodes x {args.slots} rank(s), stall timeout {STALL_S}s, py-spy {py_spy}")
         rows = []
         for _ in range(args.repeat):
