@@ -15,6 +15,12 @@ interface RunDetail {
 }
 
 const MAX_LOG_CHARS = 200000;
+// Not a series of their own: the x axis, clocks, DeepSpeed's sample count; loss and throughput have
+// fixed charts. Every other number a run logs (dscluster.log, the reference trainer, DeepSpeed's
+// monitor: learning rate, loss scale, step timers) gets a chart of its own when it first appears.
+const NOT_SERIES = new Set(['step', 'time', 'elapsed_s', 'samples', 'loss', 'tokens_per_s']);
+// The order of the charts that follow loss and throughput (then the others as they appear).
+const FIRST_SERIES = ['lr', 'val_loss', 'elapsed_time_ms_step', 'loss_scale'];
 
 export class RunView extends Widget {
   private statusBox = el('span', { class: 'dsc-run-status' });
@@ -23,6 +29,8 @@ export class RunView extends Widget {
   private message = el('div', { class: 'dsc-error', hidden: '' });
   private loss: LineChart;
   private speed: LineChart;
+  private charts = el('div', { class: 'dsc-charts' });
+  private series: Map<string, LineChart> = new Map();
   private logTabs = el('div', { class: 'dsc-tabs dsc-log-tabs' });
   private logPre = el('pre', { class: 'dsc-log' });
   private eventsList = el('ul', { class: 'dsc-events' });
@@ -53,6 +61,7 @@ export class RunView extends Widget {
     this.title.closable = true;
     this.loss = new LineChart(t.__('Loss'), t.__('no data yet'), 'loss');
     this.speed = new LineChart(t.__('Throughput (tokens/s)'), t.__('no data yet'), 'throughput');
+    this.charts.append(this.loss.node, this.speed.node);
     this.stopBtn = el('button', { class: 'jp-Button dsc-btn dsc-stop', type: 'button' }, t.__('Stop'));
     this.restartBtn = el('button', { class: 'jp-Button dsc-btn dsc-restart', type: 'button' }, t.__('Restart'));
     this.stopBtn.onclick = () => void this.act('stop');
@@ -75,7 +84,7 @@ export class RunView extends Widget {
       this.info,
       this.explanation,
       this.message,
-      el('div', { class: 'dsc-charts' }, this.loss.node, this.speed.node),
+      this.charts,
       el('h3', {}, t.__('Logs')),
       this.logTabs,
       this.logPre,
@@ -243,6 +252,7 @@ export class RunView extends Widget {
   private addMetrics(records: Record<string, any>[]): void {
     const loss: [number, number][] = [];
     const speed: [number, number][] = [];
+    const other: Map<string, [number, number][]> = new Map();
     for (const r of records) {
       if (typeof r.step !== 'number') {
         continue;
@@ -253,12 +263,57 @@ export class RunView extends Widget {
       if (typeof r.tokens_per_s === 'number') {
         speed.push([r.step, r.tokens_per_s]);
       }
+      if (r.event !== undefined) {
+        continue;  // the trainer's closing line repeats values already charted
+      }
+      for (const [key, value] of Object.entries(r)) {
+        if (typeof value === 'number' && !NOT_SERIES.has(key)) {
+          if (!other.has(key)) {
+            other.set(key, []);
+          }
+          other.get(key)!.push([r.step, value]);
+        }
+      }
     }
     if (loss.length) {
       this.loss.add(loss);
     }
     if (speed.length) {
       this.speed.add(speed);
+    }
+    const rank = (k: string) => (FIRST_SERIES.includes(k) ? FIRST_SERIES.indexOf(k) : FIRST_SERIES.length);
+    for (const key of [...other.keys()].sort((a, b) => rank(a) - rank(b))) {
+      let chart = this.series.get(key);
+      if (!chart) {
+        chart = new LineChart(this.seriesTitle(key), this.trans.__('no data yet'), key);
+        this.series.set(key, chart);
+        this.charts.append(chart.node);
+      }
+      chart.add(other.get(key)!);
+    }
+  }
+
+  private seriesTitle(key: string): string {
+    const t = this.trans;
+    switch (key) {
+      case 'lr':
+        return t.__('Learning rate');
+      case 'val_loss':
+        return t.__('Validation loss');
+      case 'loss_scale':
+        return t.__('Loss scale');
+      case 'elapsed_time_ms_step':
+        return t.__('Step time (ms)');
+      case 'elapsed_time_ms_forward':
+        return t.__('Forward time (ms)');
+      case 'elapsed_time_ms_backward':
+        return t.__('Backward time (ms)');
+      case 'elapsed_time_ms_backward_inner':
+        return t.__('Backward inner time (ms)');
+      case 'elapsed_time_ms_backward_allreduce':
+        return t.__('Gradient all-reduce time (ms)');
+      default:
+        return key;  // the name the script logged it under
     }
   }
 

@@ -4,6 +4,7 @@ a rank killed by SIGKILL is explained as such. Real sshd, pdsh, DeepSpeed's laun
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -29,7 +30,7 @@ def sim(sim_cluster):
 def work(sim):
     """The user's directory on shared storage: their script, the recipe's ds_config and a hostfile of IPs."""
     shared = Path(sim.spec.shared_dir)
-    for name in ("min_ds_script.py", "hang_ds_script.py"):
+    for name in ("min_ds_script.py", "hang_ds_script.py", "ckpt_user_script.py"):
         shutil.copy(DATA / name, shared / name)
     (shared / "ds_config.json").write_text(json.dumps({
         "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 1,
@@ -47,6 +48,7 @@ def dsc(sim, work):
     def run(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, "-m", "dscluster.cli", *args], env=env, cwd=work, capture_output=True,
                               text=True, timeout=timeout)
+    run.env = env
     return run
 
 
@@ -81,8 +83,20 @@ def test_the_recipes_command_runs_a_users_script(sim, work, dsc):
     # No change to the script: DeepSpeed's own monitor, added to the run's ds_config, is charted.
     from dscluster.runs import metrics
 
-    lr = [r for r in metrics.read(store.run_path(work, run_id))[0] if r.get("source") == "deepspeed"]
+    run_dir = store.run_path(work, run_id)
+    lr = [r for r in metrics.read(run_dir)[0] if r.get("source") == "deepspeed"]
     assert [r["step"] for r in lr] == [1, 2, 3] and lr[0]["lr"] == 0.05, lr
+    # ...through the one reader in every view: status, Run.metrics(), the run's TensorBoard.
+    assert "last metrics: step 3  lr 0.05" in dsc("status", run_id).stdout
+    frame = subprocess.run([sys.executable, "-c", "import sys, dscluster; m = dscluster.Run(sys.argv[1], [sys.argv[2]]).metrics(); "
+                            "print(m.dropna(subset=['lr'])[['step', 'lr']].values.tolist())", run_id, str(work / "runs")],
+                           env=dsc.env, cwd=work, capture_output=True, text=True, timeout=120)
+    assert frame.stdout.strip() == "[[1.0, 0.05], [2.0, 0.05], [3.0, 0.05]]", frame.stdout + frame.stderr
+    if importlib.util.find_spec("tensorboard"):
+        events = list((run_dir / "tensorboard" / "deepspeed").glob("events.out.tfevents.*"))
+        node_uid = record["launch"]["node_uid"]
+        assert len(events) == 1 and events[0].stat().st_uid == node_uid, events  # the node user's, like its dir
+        assert (run_dir / "tensorboard").stat().st_uid == node_uid
     # --json: the run record's summary.
     res = dsc("launch", "--hostfile=hostfile", "--num_nodes", "2", "--json", "min_ds_script.py", "--steps", "1")
     view = json.loads(res.stdout)
@@ -124,12 +138,48 @@ def test_a_rank_killed_by_sigkill_is_explained_as_such(sim, work, dsc):
     run_dir = store.run_path(work, run_id)
     assert wait_for(lambda: "step 2 " in "".join(p.read_text() for p in (run_dir / "logs").glob("*_rank2.log")),
                     180, 0.5)
-    kill = ("import os, signal; from dscluster.runs.stacks import rank_processes; "
-            f"[os.kill(p, signal.SIGKILL) for p, r in rank_processes({run_id!r})]")
-    sim.exec("node2", [sys.executable, "-c", kill], timeout=30)
+    _kill_rank_on(sim, "node2", run_id)
     record = _wait_end(work, run_id, 120)
     attempt = record["attempts"][-1]
     assert attempt["reason"] == "rank 2 on node2 killed by SIGKILL", attempt
     exp = record["explanation"]
     assert exp["signature"] == "rank-signal" and exp["params"]["sig"] == "SIGKILL", exp
     assert "dmesg" in exp["params"]["show"] and record["exit_code"] == 137
+
+
+def _kill_rank_on(sim, node: str, run_id: str) -> None:
+    """SIGKILL every rank of the run on `node`, as the kernel's OOM killer or an operator would."""
+    kill = ("import os, signal; from dscluster.runs.stacks import rank_processes; "
+            f"[os.kill(p, signal.SIGKILL) for p, r in rank_processes({run_id!r})]")
+    sim.exec(node, [sys.executable, "-c", kill], timeout=30)
+
+
+def test_a_killed_rank_resumes_from_the_scripts_last_committed_checkpoint(work, dsc):
+    # The script commits through dscluster.checkpoint every 2 steps; rank 1 (node1) is SIGKILLed after step 3.
+    res = dsc("launch", "--hostfile=hostfile", "--detach", "--max-restarts", "1", "--skip-doctor",
+              "ckpt_user_script.py", "--steps", "6", "--save-every", "2", "--fail-at", "3")
+    assert res.returncode == 0, res.stderr
+    run_id = res.stdout.strip()
+    record = _wait_end(work, run_id, 300)
+    assert record["status"] == "succeeded", record
+    first, second = record["attempts"]
+    assert first["reason"] == "rank 1 on node1 killed by SIGKILL", first
+    assert second["resume_step"] == 2
+    logs = sorted((store.run_path(work, run_id) / "logs").glob("*_rank0.log"))
+    resumed = logs[-1].read_text()
+    assert "resumed from step-2" in resumed and "step 3 loss" in resumed and "step 1 loss" not in resumed
+    assert "resumed from step-2 (dscluster.checkpoint)" in dsc("status", run_id).stdout
+
+
+def test_status_says_a_restarted_script_without_checkpoints_started_from_scratch(sim, work, dsc):
+    res = dsc("launch", "--hostfile=hostfile", "--detach", "--max-restarts", "1", "--skip-doctor",
+              "min_ds_script.py", "--steps", "6", "--sleep", "1")
+    run_id = res.stdout.strip()
+    run_dir = store.run_path(work, run_id)
+    assert wait_for(lambda: "step 1 " in "".join(p.read_text() for p in (run_dir / "logs").glob("*_rank2.log")),
+                    180, 0.5)
+    _kill_rank_on(sim, "node2", run_id)
+    record = _wait_end(work, run_id, 300)
+    assert record["status"] == "succeeded" and len(record["attempts"]) == 2, record
+    status = dsc("status", run_id).stdout
+    assert "started from scratch: no checkpoint was committed before this attempt" in status, status

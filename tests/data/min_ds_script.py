@@ -17,6 +17,7 @@ parser.add_argument("--local_rank", type=int, default=-1)
 parser.add_argument("--steps", type=int, default=5)
 parser.add_argument("--sleep", type=float, default=0.0)
 parser.add_argument("--fail-at", type=int, default=-1)
+parser.add_argument("--log-loss", action="store_true", help="the one line a script adds to chart its loss")
 parser = deepspeed.add_config_arguments(parser)
 args = parser.parse_args()
 
@@ -41,6 +42,10 @@ for step in range(args.steps):
     engine.backward(loss)
     engine.step()
     print(f"step {step} loss {loss.item():.4f}", flush=True)
+    if args.log_loss:
+        import dscluster
+
+        dscluster.log(step=engine.global_steps, loss=loss)
     if step == args.fail_at and rank == 0:
         raise SystemExit(3)
     time.sleep(args.sleep)

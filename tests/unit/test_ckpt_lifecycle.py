@@ -84,7 +84,9 @@ def test_a_resume_is_recorded_per_attempt_and_status_says_what_happened(tmp_path
     assert "resumed from step-6 (dscluster.checkpoint)" in resume_note({"resume_step": 6, "resumed": got})
     plain = resume_note({"resume_step": 6, "resumed": None})
     assert "did not resume from the committed step-6" in plain and "load_latest" in plain
-    assert resume_note({"resume_step": None, "resumed": None}) is None  # nothing to resume: nothing to say
+    assert resume_note({"n": 1, "resume_step": None, "resumed": None}) is None  # a first attempt: nothing to say
+    scratch = resume_note({"n": 2, "resume_step": None, "resumed": None})  # a restart with nothing committed
+    assert "started from scratch" in scratch and "dscluster.checkpoint.save(...)" in scratch
     assert "found no committed" in resume_note({"resume_step": 6, "resumed": {"step": None}})
 
 

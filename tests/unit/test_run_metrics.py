@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from dscluster.runs import metrics
 from dscluster.runs.prepare import with_monitor
 
@@ -59,3 +61,26 @@ def test_the_monitor_is_added_only_when_the_users_config_has_none(tmp_path):
     assert with_monitor(args, own, tmp_path, reference=False) == (args, None)
     assert with_monitor(args, {}, tmp_path, reference=True) == (args, None)
     assert with_monitor(["x"], None, tmp_path, reference=False) == (["x"], None)
+
+
+def test_deepspeeds_monitor_values_reach_tensorboard(tmp_path):
+    event_accumulator = pytest.importorskip("tensorboard.backend.event_processing.event_accumulator")
+    mon = tmp_path / "monitor" / "deepspeed"
+    mon.mkdir(parents=True)
+    (mon / "Train_Samples_lr.csv").write_text("step,lr\n4,0.25\n8,0.5\n")
+    metrics.MonitorBridge(tmp_path, train_batch_size=4).tick()
+    files = list((tmp_path / "tensorboard" / "deepspeed").glob("events.out.tfevents.*"))
+    assert len(files) == 1
+    acc = event_accumulator.EventAccumulator(str(files[0].parent))
+    acc.Reload()  # TensorBoard's own reader
+    assert [(e.step, e.value) for e in acc.Scalars("train/lr")] == [(1, 0.25), (2, 0.5)]
+
+
+def test_latest_merges_a_scripts_loss_with_deepspeeds_values(tmp_path):
+    path = tmp_path / "metrics.jsonl"
+    lines = [{"step": 1, "loss": 2.0}, {"step": 1, "samples": 4, "lr": 0.1, "source": "deepspeed"},
+             {"step": 2, "samples": 8, "lr": 0.2, "source": "deepspeed"}, {"event": "done", "step": 9}, "torn {"]
+    path.write_text("\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines))
+    got = metrics.latest(tmp_path)
+    assert got["step"] == 2 and got["loss"] == 2.0 and got["lr"] == 0.2
+    assert metrics.latest(tmp_path / "nope") is None

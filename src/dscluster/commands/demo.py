@@ -236,15 +236,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
     quiet = not args.dry_run and (args.json or (args.attach is False and not sys.stdout.isatty()))
     if not quiet:
         return _demo(args)
-    import contextlib
-
     from dscluster.commands.launch import summary  # noqa: PLC0415
+    from dscluster.resultout import result_stdout  # noqa: PLC0415
 
     run_dirs: list[Path] = []
-    with contextlib.redirect_stdout(sys.stderr):
+    with result_stdout() as out:
         rc = _demo(args, run_dirs)
-    if run_dirs:
-        print(json.dumps(summary(run_dirs[0]), indent=2, default=str) if args.json else run_dirs[0].name, flush=True)
+        if run_dirs:
+            print(json.dumps(summary(run_dirs[0]), indent=2, default=str) if args.json else run_dirs[0].name,
+                  file=out, flush=True)
     return rc
 
 

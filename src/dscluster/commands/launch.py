@@ -12,6 +12,7 @@ from dscluster.commands.argtypes import MAX_PROCS, count, positive_seconds, seco
 from dscluster.commands.runnerargs import add_runner_flags, flags_from_args
 from dscluster.errors import ExitCode
 from dscluster.i18n import tr
+from dscluster.resultout import captured, result_stdout
 from dscluster.runs import store
 from dscluster.runs.prepare import DEFAULTS, LaunchOptions, dry_run_text, first_run_notice, prepare
 from dscluster.sim.names import MAX_NODES
@@ -122,27 +123,32 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def start(opts: LaunchOptions, *, attach: bool | None, dry_run: bool, as_json: bool = False) -> int:
-    """Validate, then start (or print) the run through the runs service."""
-    if dry_run:
-        print(dry_run_text(prepare(opts, dry_run=True)))
-        print(console.next_steps(tr("run it: the same command without --dry-run")))
-        return ExitCode.OK
-    from dscluster.runs import service
-
-    started = service.start(opts)
+    """Validate, then start (or print) the run through the runs service. Shared by `launch` and `demo`. When
+    a script reads stdout (detached into a pipe, or --json) it gets the result alone: everything before it
+    goes to stderr."""
     if attach is None:
         attach = sys.stdout.isatty() and not as_json
-    return report_started(started.run_dir, started.prepared.record, attach=attach, as_json=as_json)
+    with result_stdout(not dry_run and (as_json or (not attach and captured()))) as out:
+        if dry_run:
+            print(dry_run_text(prepare(opts, dry_run=True)))
+            print(console.next_steps(tr("run it: the same command without --dry-run")))
+            return ExitCode.OK
+        from dscluster.runs import service
+
+        started = service.start(opts)
+        return report_started(started.run_dir, started.prepared.record, attach=attach, as_json=as_json, out=out)
 
 
-def report_started(run_dir, record: dict, *, attach: bool, as_json: bool) -> int:
+def report_started(run_dir, record: dict, *, attach: bool, as_json: bool, out=None) -> int:
     """What a started run prints. Detached with stdout not a terminal (`run=$(dscluster launch --detach ...)`):
     the run id alone on stdout, the rest on stderr, like `docker run -d` or `sbatch --parsable`. --json:
-    the run record's summary (at once when detached, at the end when attached)."""
+    the run record's summary (at once when detached, at the end when attached). `out`: where the result
+    goes (the real stdout kept aside by `result_stdout`; default sys.stdout)."""
     from dscluster.commands.runs import attach_and_wait, exit_code_of, print_outcome, wait_attached
 
     run_id = record["id"]
-    plain = not attach and not sys.stdout.isatty()
+    out = out or sys.stdout
+    plain = not attach and captured(out)
     talk = sys.stderr if plain or as_json else sys.stdout
     print(tr("{ok} run {id} started on {where} (world size {n})", ok=console.OK, id=run_id, where=record["cluster"],
              n=record["world_size"]), file=talk, flush=True)
@@ -151,9 +157,9 @@ def report_started(run_dir, record: dict, *, attach: bool, as_json: bool) -> int
         print(f"{console.WARN} {notice}", file=talk, flush=True)
     if not attach:
         if as_json:
-            print(json.dumps(summary(run_dir), indent=2, default=str), flush=True)
+            print(json.dumps(summary(run_dir), indent=2, default=str), file=out, flush=True)
         elif plain:
-            print(run_id, flush=True)
+            print(run_id, file=out, flush=True)
         print(console.next_steps(f"dscluster logs {run_id} -f", f"dscluster status {run_id}",
                                  f"dscluster stop {run_id}"), file=talk, flush=True)
         return ExitCode.OK
@@ -162,7 +168,7 @@ def report_started(run_dir, record: dict, *, attach: bool, as_json: bool) -> int
     with contextlib.redirect_stdout(sys.stderr):  # the logs stream to stderr, the summary alone to stdout
         final = wait_attached(run_dir)
         print_outcome(final)
-    print(json.dumps(summary(run_dir), indent=2, default=str), flush=True)
+    print(json.dumps(summary(run_dir), indent=2, default=str), file=out, flush=True)
     return exit_code_of(final)
 
 

@@ -162,7 +162,7 @@ def status_view(record: dict, run_dir: Path | None = None) -> dict:
     if run_dir is not None:  # the metrics reader every view shares (runs/metrics.py)
         from dscluster.runs import metrics as run_metrics
 
-        view["metrics"] = run_metrics.last(run_dir) or run_metrics.last(run_dir, key="step")
+        view["metrics"] = run_metrics.latest(run_dir)  # a script's dscluster.log and DeepSpeed's monitor, merged
     view["status"] = shown_status(record)
     if run_dir is not None and view["attempts"]:
         from dscluster.train.checkpoint import read_resume
@@ -254,6 +254,8 @@ def cmd_status(args) -> int:
                                  limit=job.get("time_limit") or "-"))
     shown = {k: v for k, v in (view.get("metrics") or {}).items()
              if k not in ("time", "elapsed_s", "source", "samples", "event", "sample") and isinstance(v, (int, float))}
+    first = ("step", "loss", "val_loss", "lr", "tokens_per_s")  # then the rest as logged
+    shown = {**{k: shown[k] for k in first if k in shown}, **shown}
     if shown:
         print(f"  {tr('last metrics')}: " + "  ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
                                                      for k, v in shown.items()))
@@ -297,6 +299,10 @@ def resume_note(attempt: dict) -> str | None:
     if got and got.get("step") is not None:
         return f"{console.OK} " + tr("resumed from step-{n} ({via})", n=got["step"], via=got.get("via") or "?")
     if expected is None:
+        if int(attempt.get("n") or 1) > 1:  # a restart with nothing committed to resume from
+            return f"{console.WARN} " + tr(
+                "started from scratch: no checkpoint was committed before this attempt (a script commits them with "
+                "dscluster.checkpoint.save(...) and resumes with dscluster.checkpoint.load_latest(engine))")
         return None
     if got:
         return f"{console.WARN} " + tr("found no committed checkpoint to resume from, although step-{n} was committed "

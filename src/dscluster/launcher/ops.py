@@ -92,27 +92,48 @@ def extensions_root(env: dict[str, str] | None = None) -> Path:
     return Path(get_default_build_root()) / f"{py}_{accel}"
 
 
-def accelerator_name() -> str:
-    """DeepSpeed's accelerator here, without its "Setting accelerator to CPU" warning in a launch's output."""
+def _quiet_accelerator_detection(record) -> bool:
+    """Drops DeepSpeed's "Setting accelerator to CPU" warning: the controller's own accelerator only
+    sizes a notice, and each rank reports its own in its log."""
+    return not (record.levelno < 40 and record.pathname.endswith("real_accelerator.py"))
+
+
+def accelerator():
+    """DeepSpeed's accelerator object, imported as the controller must: with nothing on stdout.
+
+    DeepSpeed's logger writes to stdout (utils/logging.py: `StreamHandler(stream=sys.stdout)`, taken
+    when `import deepspeed` runs, which already detects the accelerator and warns about it). In the
+    controller stdout is a command's result (`run=$(dscluster launch --detach ...)`), so DeepSpeed is
+    imported with stdout pointing at stderr, where its handler then keeps writing; a handler created
+    before (DeepSpeed imported by someone else first) is pointed at stderr too."""
+    import contextlib  # noqa: PLC0415
     import logging  # noqa: PLC0415
 
-    from deepspeed.accelerator import get_accelerator  # noqa: PLC0415
-    from deepspeed.utils import logger  # noqa: PLC0415
-
-    level = logger.level
-    logger.setLevel(logging.ERROR)
+    ds_logger = logging.getLogger("DeepSpeed")
+    ds_logger.addFilter(_quiet_accelerator_detection)
     try:
-        return get_accelerator()._name
+        with contextlib.redirect_stdout(sys.stderr):
+            from deepspeed.accelerator import get_accelerator  # noqa: PLC0415
+
+            accel = get_accelerator()
     finally:
-        logger.setLevel(level)
+        ds_logger.removeFilter(_quiet_accelerator_detection)
+    for handler in ds_logger.handlers:
+        if isinstance(handler, logging.StreamHandler) and handler.stream in (sys.stdout, sys.__stdout__):
+            handler.setStream(sys.stderr)
+    return accel
+
+
+def accelerator_name() -> str:
+    """DeepSpeed's accelerator here ("cpu", "cuda", ...)."""
+    return accelerator()._name
 
 
 def op_status(need: OpNeed, env: dict[str, str] | None = None) -> OpStatus:
     """Whether `need`'s op is in the wheel, in the JIT cache, or will be compiled by the first rank."""
-    from deepspeed.accelerator import get_accelerator  # noqa: PLC0415
     from deepspeed.git_version_info import installed_ops  # noqa: PLC0415
 
-    builder = get_accelerator().create_op_builder(need.builder)
+    builder = accelerator().create_op_builder(need.builder)
     name = getattr(builder, "name", None) if builder is not None else None
     if not name or type(builder).__name__ == "NotImplementedBuilder":
         return OpStatus(need, need.builder, "unavailable", "")
@@ -179,13 +200,11 @@ def build(config: dict | None) -> int:
         if status.state == "prebuilt":
             print("- " + tr("{op}: prebuilt in the installed DeepSpeed", op=status.name), flush=True)
             continue
-        from deepspeed.accelerator import get_accelerator  # noqa: PLC0415
-
         print("- " + tr("{op} ({why}): building in {dir} (a first build takes about {s} s here)...", op=status.name,
                         why=need.why, dir=status.cache_dir, s=typical_build_s(accel)), flush=True)
         started = time.monotonic()
         try:
-            get_accelerator().create_op_builder(need.builder).load(verbose=False)
+            accelerator().create_op_builder(need.builder).load(verbose=False)
         except Exception as exc:  # noqa: BLE001 - one op's compiler error must not hide the others'
             failed += 1
             print("- " + tr("{op}: FAILED after {s:.0f} s: {err}", op=status.name, s=time.monotonic() - started,

@@ -5,10 +5,11 @@
 - With no change to the script at all, DeepSpeed's own csv monitor (added to the run's ds_config by
   `dscluster launch` when the user's has no monitor: runs/prepare.py) writes the learning rate,
   loss scale and step timers under <run>/monitor/; the supervisor copies each new row into
-  metrics.jsonl (`MonitorBridge`), with the step derived from DeepSpeed's sample count.
+  metrics.jsonl (`MonitorBridge`), with the step derived from DeepSpeed's sample count, and into the
+  run's TensorBoard (<run>/tensorboard/deepspeed/, runs/tbevents.py).
 
 Everything that shows metrics - the JupyterLab panel, `Run.metrics()`, `dscluster status`, the demo's
-progress bar - reads them through `read` / `last` here. Stdlib only: it runs inside the ranks.
+progress bar - reads them through `read` / `last` / `latest` here. Stdlib only: it runs inside the ranks.
 """
 
 from __future__ import annotations
@@ -29,15 +30,22 @@ def read(run_dir: str | os.PathLike, offset: int = 0) -> tuple[list[dict], int]:
     return read_jsonl(Path(run_dir) / METRICS_FILE, max(0, int(offset)))
 
 
-def last(run_dir: str | os.PathLike, key: str = "loss", max_bytes: int = 16384) -> dict | None:
-    """The last complete record with a numeric `key` (cheap: reads only the file's end)."""
+def _tail(run_dir: str | os.PathLike, max_bytes: int) -> bytes | None:
+    """The last `max_bytes` of metrics.jsonl (None: no file). By fsutil's no-symlink rule: the run dir is
+    the node user's to write, its reader may be root."""
     try:
-        # by fsutil's no-symlink rule: the run dir is the node user's to write, its reader may be root
         with os.fdopen(open_file(Path(run_dir) / METRICS_FILE), "rb") as f:
             f.seek(0, os.SEEK_END)
             f.seek(max(0, f.tell() - max_bytes))
-            data = f.read()
+            return f.read()
     except OSError:
+        return None
+
+
+def last(run_dir: str | os.PathLike, key: str = "loss", max_bytes: int = 16384) -> dict | None:
+    """The last complete record with a numeric `key` (cheap: reads only the file's end)."""
+    data = _tail(run_dir, max_bytes)
+    if data is None:
         return None
     for raw in reversed(data.split(b"\n")):
         try:
@@ -48,6 +56,27 @@ def last(run_dir: str | os.PathLike, key: str = "loss", max_bytes: int = 16384) 
                 and not isinstance(rec.get(key), bool):
             return rec
     return None
+
+
+def latest(run_dir: str | os.PathLike, max_bytes: int = 16384) -> dict | None:
+    """Each value's newest reading, for a one-line summary (`dscluster status`): a user's script writes
+    its loss (dscluster.log) and the supervisor DeepSpeed's learning rate and timers as separate records
+    of the same steps. `step` is the newest step of any. None: no metrics yet."""
+    data = _tail(run_dir, max_bytes)
+    if data is None:
+        return None
+    merged: dict = {}
+    for raw in data.split(b"\n"):
+        try:
+            rec = json.loads(raw)
+        except ValueError:
+            continue
+        if not isinstance(rec, dict) or "event" in rec or not isinstance(rec.get("step"), int):
+            continue
+        step = max(rec["step"], merged.get("step", rec["step"]))
+        merged.update(rec)
+        merged["step"] = step
+    return merged or None
 
 
 # ---- a user's script: dscluster.log(...) ---------------------------------------------------------
@@ -104,7 +133,8 @@ def has_monitor(ds_config: dict) -> bool:
 
 
 class MonitorBridge:
-    """Copies new rows of DeepSpeed's csv monitor files into metrics.jsonl, one record per step."""
+    """Copies new rows of DeepSpeed's csv monitor files into metrics.jsonl, one record per step, and into
+    the run's TensorBoard (runs/tbevents.py)."""
 
     def __init__(self, run_dir: Path, train_batch_size: int | None, owner_uid: int | None = None):
         self.run_dir = Path(run_dir)
@@ -112,6 +142,7 @@ class MonitorBridge:
         self.owner_uid = owner_uid
         self._offsets: dict[Path, int] = {}
         self._names: dict[Path, str] = {}  # each file's column, from its header row
+        self._tb = None
 
     def tick(self) -> int:
         """Copy what is new; returns how many records were written."""
@@ -124,6 +155,7 @@ class MonitorBridge:
         for samples in sorted(rows):
             step = samples // self.batch if self.batch else samples
             append_jsonl(out, {"step": step, "samples": samples, **rows[samples], "source": "deepspeed"})
+            self._tensorboard().scalars(step, rows[samples])
         if rows and not existed and self.owner_uid is not None and os.geteuid() == 0:
             # rank 0 (the node user) appends its own records (dscluster.log) to the same file
             fd = open_file(out)  # fchown of what was opened by the no-symlink rule, never of a path
@@ -132,6 +164,13 @@ class MonitorBridge:
             finally:
                 os.close(fd)
         return len(rows)
+
+    def _tensorboard(self):
+        if self._tb is None:
+            from dscluster.runs.tbevents import EventWriter  # noqa: PLC0415 - the ranks never need it
+
+            self._tb = EventWriter(self.run_dir, self.owner_uid)
+        return self._tb
 
     def _new_rows(self, path: Path) -> list[tuple[int, str, float]]:
         offset = self._offsets.get(path, 0)
