@@ -4,7 +4,7 @@
 # Needs: python3 with torch+CUDA+transformers; DeepSpeed and its pure-Python deps either installed or
 # as wheels in .whl/ (see RESULTS.md "Reproduce"). Every line of output is also kept in OUTDIR.
 set -uo pipefail
-phase=${1:?phase: smoke | explore | scale | scale2 | last | final | lanes | lanes2 | lanes3 | lanes4 | s3 | s4 | s5 | s6 | s7 | s8 | tests}
+phase=${1:?phase: smoke | explore | scale | scale2 | last | final | lanes | lanes2 | lanes3 | lanes4 | s3 | s4 | s5 | s6 | s7 | s8 | s9 | tests}
 out=${2:-${OUT:-/tmp/bench-out}}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -233,6 +233,18 @@ case "$phase" in
       --case "$b,mb=24,gas=16,kernels=auto" --case "$b,mb=28,gas=8,kernels=auto" --case ceiling: >"$out/lane0.log" 2>&1
     echo "lane0 exit $?" >>"$out/lane0.log"
     tail -n 22 "$out/pytest_gpu.log" | cut -c1-250; tail -n 12 "$out/pytest_hang.log" | cut -c1-400
+    grep -h '"bench"' "$out/lane0.log" | cut -c1-330; grep -h "exit" "$out/lane0.log" ;;
+  s9)
+    # Session 5, call 3 (the merged code: runs service, node image, shrink, user scripts): every GPU test
+    # (the user script through the service's start path and the flight recorder included), then FP8 beside
+    # bf16 with the new default kernels (SwiGLU + rotary) at 1.3B and 2.7B, the same run's ceiling first.
+    timeout 270 python3 -m pytest -q -p no:cacheprovider -rA tests/gpu >"$out/pytest_gpu.log" 2>&1
+    b="trainer:preset=1.3b,mb=24,gas=8,steps=2,warmup=2,kernels=auto"
+    c="trainer:preset=2.7b,mb=8,gas=8,steps=2,warmup=2,kernels=auto"
+    timeout 210 $bench --case ceiling: --case "$b" --case "$b,precision=fp8" --case "$c" --case "$c,precision=fp8" \
+      >"$out/lane0.log" 2>&1
+    echo "lane0 exit $?" >>"$out/lane0.log"
+    tail -n 24 "$out/pytest_gpu.log" | cut -c1-250
     grep -h '"bench"' "$out/lane0.log" | cut -c1-330; grep -h "exit" "$out/lane0.log" ;;
   tests)
     timeout 400 python3 -m pytest -q -p no:cacheprovider tests/gpu 2>&1 | tee "$out/pytest_gpu.log" ;;
