@@ -126,15 +126,15 @@ def start(opts: LaunchOptions, *, attach: bool | None, dry_run: bool, as_json: b
     """Validate, then start (or print) the run through the runs service. Shared by `launch` and `demo`. When
     a script reads stdout (detached into a pipe, or --json) it gets the result alone: everything before it
     goes to stderr."""
+    if dry_run:
+        print(dry_run_text(prepare(opts, dry_run=True)))
+        print(console.next_steps(tr("run it: the same command without --dry-run")))
+        return ExitCode.OK
+    from dscluster.runs import service
+
     if attach is None:
         attach = sys.stdout.isatty() and not as_json
-    with result_stdout(not dry_run and (as_json or (not attach and captured()))) as out:
-        if dry_run:
-            print(dry_run_text(prepare(opts, dry_run=True)))
-            print(console.next_steps(tr("run it: the same command without --dry-run")))
-            return ExitCode.OK
-        from dscluster.runs import service
-
+    with result_stdout(as_json or (not attach and captured())) as out:
         started = service.start(opts)
         return report_started(started.run_dir, started.prepared.record, attach=attach, as_json=as_json, out=out)
 

@@ -13,7 +13,7 @@ from dscluster.cluster.runner import Runner, run_parallel
 from dscluster.cluster.ssh import NO_MUX
 
 
-def _spec(record: dict[str, Any]):
+def recorded_spec(record: dict[str, Any]):
     """The cluster spec the run was launched on, as recorded then (runs.record explains why). A record
     written before it was recorded names the spec by path: that path is read again."""
     recorded = record["launch"].get("cluster_spec")
@@ -37,7 +37,7 @@ def node_runners(record: dict[str, Any], *, own_connection: bool = True) -> dict
         return {}
     from dscluster.cluster.ssh import SSHRunner, ensure_ssh_files
 
-    spec = _spec(record)
+    spec = recorded_spec(record)
     ensure_ssh_files(spec)
     return {h: SSHRunner(spec, spec.node(h), node=h, multiplex=not own_connection) for h in hosts}
 
@@ -53,7 +53,7 @@ def node_names(record: dict[str, Any]) -> dict[str, str]:
     if not hosts:
         return {}
     try:
-        spec = _spec(record)
+        spec = recorded_spec(record)
     except Exception:  # noqa: BLE001 - a name is only for messages
         return {h: h for h in hosts}
     out = {}
@@ -74,7 +74,7 @@ def sim_name(record: dict[str, Any]) -> str | None:
     if path.parent.parent.name == "sims":
         return path.parent.name
     try:  # a hostfile of a simulated cluster's hosts: the spec it resolved to keeps the sim's state dir
-        state = _spec(record).state_dir
+        state = recorded_spec(record).state_dir
     except Exception:  # noqa: BLE001 - only for messages
         return None
     return state.parent.name if state is not None and state.parent.parent.name == "sims" else None

@@ -24,8 +24,8 @@ from dscluster.errors import ConfigError, DsclusterError, UsageError
 from dscluster.i18n import tr
 from dscluster.launcher.runnerflags import RunnerFlags
 from dscluster.runs import store
+from dscluster.runs.nodes import recorded_spec
 from dscluster.runs.prepare import LaunchOptions, Prepared, find_ds_config, prepare
-from dscluster.runs.record import LaunchSpec
 
 INLINE_CONFIGS = Path("data") / "ds_configs"  # under the shared directory: every node reads the same file
 
@@ -182,18 +182,16 @@ def restart_request(run_dir: Path, env: dict[str, str] | None = None, hostfile: 
     record = store.read_record(run_dir)
     run_id = record["id"]
     cfg = record.get("launch") or {}
-    recorded_spec = LaunchSpec.from_json(cfg).cluster_spec
-    if hosts and (cfg.get("launcher") in ("local", "slurm") or not (recorded_spec or cfg.get("cluster_arg"))):
+    # The cluster as recorded at launch, read back through the spec parser (runs.nodes.recorded_spec);
+    # None for a local or Slurm run, or a record from before the spec was recorded.
+    launched_on = recorded_spec(record) if isinstance(cfg.get("cluster_spec"), dict) else None
+    if hosts and (cfg.get("launcher") in ("local", "slurm") or not (launched_on or cfg.get("cluster_arg"))):
         raise UsageError(tr("--hosts picks nodes of a cluster spec, but run {run_id} ran {where}", run_id=run_id,
                             where=tr("on this machine only") if cfg.get("launcher") == "local" else
                             tr("under Slurm") if cfg.get("launcher") == "slurm" else tr("without a cluster spec")),
                          tr("use --local N, or --hostfile H"), setting="--hosts")
-    if hosts:
-        from dscluster.cluster.spec import resolve_spec
-
-        picked = shrink.restart_hosts(hosts, recorded_spec or resolve_spec(cfg.get("cluster_arg")))
-    else:
-        picked = ()
+    # An old record names its spec by path only: recorded_spec reads that path again.
+    picked = shrink.restart_hosts(hosts, launched_on or recorded_spec(record)) if hosts else ()
     save_dir = store.save_dir(run_dir, record)
     busy = runs_saving_to(run_dir.parent.parent, save_dir)
     if busy:
@@ -231,7 +229,7 @@ def restart_request(run_dir: Path, env: dict[str, str] | None = None, hostfile: 
                          cwd=cfg.get("cwd"), env={**recorded_env, **(env or {})},
                          launcher=None if local or cfg.get("launcher") == "local" else cfg.get("launcher"),
                          stall_timeout=cfg.get("stall_timeout"), restart_wait=cfg.get("restart_wait"),
-                         cluster_spec=None if local or hostfile else recorded_spec,
+                         cluster_spec=None if local or hostfile else launched_on,
                          allow_shrink=bool(cfg.get("allow_shrink")), hosts=picked,
                          keep_batch=shrink.batch_to_keep(record, save_dir))
     return request, record

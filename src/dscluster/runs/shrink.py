@@ -116,7 +116,6 @@ def continue_without(sup, down: Sequence[str], attempt: int) -> bool:
     cfg["hosts"] = [list(h) for h in shrink.hosts]
     cfg["include"] = include_without(cfg.get("include"), down)
     for host in down:
-        sup.links.pop(host, None)
         sup.runners.pop(host, None)
     text = shrink.describe(float(cfg.get("restart_wait", 0)), step, names)
     entry = {**shrink.to_dict(), "attempt": attempt, "from_step": step, "text": text, "time": store.now_iso()}

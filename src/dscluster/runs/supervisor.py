@@ -78,9 +78,9 @@ class Supervisor:
         self.secrets = dict(secrets or {})
         self.stop_requested = False
         self.slurm = slurm_run.SlurmRun(self) if self.cfg.get("launcher") == "slurm" else None
-        # host -> argv prefix ([] = this machine); under Slurm the nodes are reached through Slurm only.
+        # host -> the Runner that reaches it ({} = this machine); under Slurm the nodes are reached through
+        # Slurm only.
         self.runners = {} if self.slurm else node_runners(self.record)
-        self.links = {h: r.prefix() for h, r in self.runners.items()}  # for the stack sampler's own argv
         self._attempt = 0
         self.log_path = self.run_dir / "logs" / "launcher.log"
         self._attempt_started = time.time()
@@ -360,11 +360,16 @@ class Supervisor:
                 pass
         return sizes
 
+    @property
+    def links(self) -> dict[str, list[str]]:
+        """host -> ssh argv prefix of its runner (the stack sampler's own argv), for the nodes in use."""
+        return {h: r.prefix() for h, r in self.runners.items()}
+
     def wait_for_nodes(self) -> list[str]:
         """Before a restart: wait, with a backoff, until every node answers over ssh again (a crashed node
         reboots, a partition heals), at most restart_wait seconds. Returns the hosts still down.
         Restarting at once would burn every restart in seconds on a node that is still down."""
-        if not self.links:
+        if not self.runners:
             return []
         limit = float(self.cfg.get("restart_wait", 120.0))
         deadline = time.monotonic() + limit
