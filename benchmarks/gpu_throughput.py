@@ -108,6 +108,8 @@ INDUCTOR_KNOBS = {
     "cdt": {"coordinate_descent_tuning": True},
     # Triton GEMM templates (with fused epilogues) autotuned against cuBLAS
     "autotune": {"max_autotune_gemm": True, "coordinate_descent_tuning": True},
+    # Hopper's TMA-fed persistent Triton GEMM templates among the autotuned choices
+    "tma": {"triton.enable_persistent_tma_matmul": True},
     # concatenations (SwiGLU's and QKV's gradients) as one kernel writing every slice, instead of a
     # "pointwise cat" that evaluates each input's expression per output element with masked loads
     "cat": {"max_pointwise_cat_inputs": 1, "max_complex_pointwise_cat_inputs": 1},
@@ -121,13 +123,17 @@ def inductor_knobs(spec: str) -> None:
 
     for knob in INDUCTOR_KNOBS.values():
         for key in knob:
-            if hasattr(cfg, key):
-                _INDUCTOR_DEFAULTS.setdefault(key, getattr(cfg, key))
-                setattr(cfg, key, _INDUCTOR_DEFAULTS[key])
+            owner, _, leaf = key.rpartition(".")
+            target = getattr(cfg, owner) if owner else cfg
+            if hasattr(target, leaf):
+                _INDUCTOR_DEFAULTS.setdefault(key, getattr(target, leaf))
+                setattr(target, leaf, _INDUCTOR_DEFAULTS[key])
     for name in filter(None, spec.split("+")):
         for key, value in INDUCTOR_KNOBS[name].items():
-            if hasattr(cfg, key):
-                setattr(cfg, key, value)
+            owner, _, leaf = key.rpartition(".")
+            target = getattr(cfg, owner) if owner else cfg
+            if hasattr(target, leaf):
+                setattr(target, leaf, value)
 
 
 def build_model(c: Case):
@@ -156,6 +162,11 @@ def run_trainer(c: Case, out: str | None, keep_engine: bool = False):
         perf.checkpoint_blocks(model)
     inductor_knobs(c.inductor)
     perf.use_kernels(model, c.kernels if c.kind == "trainer" else "off", device)
+    attention_ran = "sdpa"
+    if c.kind == "trainer":
+        from dscluster.train import attention
+
+        attention_ran = attention.use_attention(model, c.attn, device)
     if c.layout == "bhtd":
         import block_kernels
 
@@ -209,7 +220,7 @@ def run_trainer(c: Case, out: str | None, keep_engine: bool = False):
            **gm.throughput_fields(tokens, elapsed, flops_per_token(cfg, c.seq), world),
            "step_s": round(elapsed / c.steps, 4), "first_step_s": round(first_step_s, 1),
            "init_s": round(init_s, 1), "loss_first": round(first_loss, 4), "loss_last": round(float(loss.item()), 4),
-           "peak_mem_gib": gm.peak_mem_gib(), "compile": compiled,
+           "peak_mem_gib": gm.peak_mem_gib(), "compile": compiled, "attention_ran": attention_ran,
            "config": {**asdict(c), "ds_config": ds_config, "params": sum(p.numel() for p in model.parameters())}}
     if gm.rank() == 0:
         gm.emit(rec, out)

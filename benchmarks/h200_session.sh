@@ -4,7 +4,7 @@
 # Needs: python3 with torch+CUDA+transformers; DeepSpeed and its pure-Python deps either installed or
 # as wheels in .whl/ (see RESULTS.md "Reproduce"). Every line of output is also kept in OUTDIR.
 set -uo pipefail
-phase=${1:?phase: smoke | explore | scale | scale2 | last | final | lanes | lanes2 | lanes3 | lanes4 | s3 | s4 | s5 | s6 | s7 | s8 | s9 | tests}
+phase=${1:?phase: smoke | explore | scale | scale2 | last | final | lanes | lanes2 | lanes3 | lanes4 | s3 | s4 | s5 | s6 | s7 | s8 | s9 | fa4-stash | s10 | s11 | tests}
 out=${2:-${OUT:-/tmp/bench-out}}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -13,6 +13,22 @@ if ls .whl/*.whl >/dev/null 2>&1 && ! python3 -c "import deepspeed" 2>/dev/null;
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
   export PYTHONPATH=/tmp/site
 fi
+# FlashAttention-4 (the fa4 extra) travels in two calls, being larger than one call's carry: phase fa4-stash
+# keeps the first part of its CuTe-DSL libraries (.fa4a) on the warm machine; a later call brings the rest
+# (.fa4b: the second part, the wheels, the archive's checksum) and installs it all here.
+fa4_stash=/var/tmp/fa4-parts
+if [ -d .fa4b ] && ! python3 -c "import flash_attn.cute" 2>/dev/null; then
+  cat $(for p in aa ab ac; do ls "$fa4_stash"/cu13.part.$p .fa4a/cu13.part.$p .fa4b/cu13.part.$p 2>/dev/null | head -1; done) >/tmp/cu13.tar.xz
+  if [ "$(sha256sum /tmp/cu13.tar.xz | cut -d' ' -f1)" = "$(cat .fa4b/cu13.sha256)" ]; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site-fa4 .fa4b/*.whl \
+      && tar -xJf /tmp/cu13.tar.xz -C /tmp/site-fa4 && rm -f /tmp/cu13.tar.xz \
+      && export PYTHONPATH="/tmp/site-fa4/nvidia_cutlass_dsl/dsl_packages:/tmp/site-fa4${PYTHONPATH:+:$PYTHONPATH}"
+  else
+    echo "fa4: the parts do not add up (sha256 differs): the first call's part is gone" >&2
+  fi
+fi
+[ -d /tmp/site-fa4 ] && case ":${PYTHONPATH:-}:" in *:/tmp/site-fa4:*) ;; *)
+  export PYTHONPATH="/tmp/site-fa4/nvidia_cutlass_dsl/dsl_packages:/tmp/site-fa4${PYTHONPATH:+:$PYTHONPATH}" ;; esac
 export PYTHONPATH="$root/src:$root/benchmarks${PYTHONPATH:+:$PYTHONPATH}"
 export PYTHONUNBUFFERED=1 TORCH_CUDA_ARCH_LIST=9.0 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 export TORCHINDUCTOR_CACHE_DIR=${TORCHINDUCTOR_CACHE_DIR:-/tmp/inductor-cache} BENCH_PROF_DIR="$out"
@@ -246,6 +262,37 @@ case "$phase" in
     echo "lane0 exit $?" >>"$out/lane0.log"
     tail -n 24 "$out/pytest_gpu.log" | cut -c1-250
     grep -h '"bench"' "$out/lane0.log" | cut -c1-330; grep -h "exit" "$out/lane0.log" ;;
+  fa4-stash)
+    # Issue 17, session 6, call 1: only keeps FlashAttention-4's first part on this machine (see above).
+    mkdir -p "$fa4_stash" && cp .fa4a/cu13.part.* "$fa4_stash"/ && ls -la "$fa4_stash"
+    python3 -c "import torch, triton; print(torch.__version__, triton.__version__, torch.backends.cudnn.version())" ;;
+  s10)
+    # Issue 17, session 6, call 2: FlashAttention-4 against SDPA's cuDNN and FlashAttention-2 kernels alone
+    # (errors against float32, then times), the GPU tests of FA4 and the kernels, then the trainer at 1.3B,
+    # micro-batch 24: the default (cuDNN) beside --attention fa4, at accumulation 8 and 16, FP8 with fa4,
+    # and 2.7B with fa4; the same run's ceiling before and after.
+    record_nvml
+    timeout 100 python3 benchmarks/attention_kernels.py >"$out/attention.log" 2>&1
+    b="trainer:preset=1.3b,mb=24,steps=2,warmup=2,kernels=auto"
+    c="trainer:preset=2.7b,mb=8,gas=8,steps=2,warmup=2,kernels=auto"
+    timeout 300 $bench --case ceiling: --case "$b,gas=8" --case "$b,gas=8,attn=fa4" --case "$b,gas=16,attn=fa4" \
+      --case "$b,gas=8,attn=fa4,precision=fp8" --case "$c,attn=fa4" --case ceiling: >"$out/lane0.log" 2>&1
+    echo "lane0 exit $?" >>"$out/lane0.log"
+    timeout 90 python3 -m pytest -q -p no:cacheprovider -rA tests/gpu/test_gpu_attention.py >"$out/pytest_fa4.log" 2>&1
+    stop_nvml
+    cat "$out/attention.log" | cut -c1-600; tail -n 12 "$out/pytest_fa4.log" | cut -c1-300
+    grep -h '"bench"' "$out/lane0.log" | cut -c1-330; grep -h "exit\|Error\|error" "$out/lane0.log" | tail -5 ;;
+  s11)
+    # Issue 17, session 6, call 3: every GPU test (FlashAttention-4 now what --attention auto runs), then
+    # Inductor's autotuned GEMMs (Triton templates, Hopper's TMA persistent
+    # ones included, against cuBLAS, with fused epilogues) with FlashAttention-4, the hand-written kernels on
+    # and off, beside FA4 alone; the same run's ceiling first.
+    timeout 250 python3 -m pytest -q -p no:cacheprovider -rA tests/gpu >"$out/pytest_gpu.log" 2>&1
+    b="trainer:preset=1.3b,mb=24,gas=8,steps=2,warmup=2,attn=fa4"
+    timeout 300 $bench --case ceiling: --case "$b,kernels=auto" --case "$b,kernels=auto,inductor=autotune+tma" \
+      --case "$b,kernels=off,inductor=autotune+tma" >"$out/lane0.log" 2>&1
+    echo "lane0 exit $?" >>"$out/lane0.log"
+    grep -h '"bench"' "$out/lane0.log" | cut -c1-330; grep -h "exit\|Error" "$out/lane0.log" | tail -5 ;;
   tests)
     timeout 400 python3 -m pytest -q -p no:cacheprovider tests/gpu 2>&1 | tee "$out/pytest_gpu.log" ;;
   *) echo "unknown phase $phase" >&2; exit 2 ;;

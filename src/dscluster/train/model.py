@@ -19,6 +19,7 @@ from torch import nn
 
 from dscluster.errors import ConfigError
 from dscluster.i18n import tr
+from dscluster.train.attention import sdpa_attention
 from dscluster.train.kernels import rotary_qkv_reference, silu_mul_reference
 
 
@@ -119,8 +120,9 @@ class Rotary(nn.Module):
 
 class Attention(nn.Module):
     """Rotary runs on q and k in the QKV projection's own (B, T, H, hd) layout (`rotary_qkv`: PyTorch's
-    expression, or the hand-written kernel that perf.use_kernels swaps in) and SDPA gets transposed views,
-    so no element-wise kernel transposes q, k, v or the output, forward or backward. Measured on
+    expression, or the hand-written kernel that perf.use_kernels swaps in) and attention takes that layout
+    too (train/attention.py: SDPA on transposed views, or FlashAttention-4 natively), so no element-wise
+    kernel transposes q, k, v or the output, forward or backward. Measured on
     an H200 (benchmarks/RESULTS.md) against permuting to (B, H, T, hd) first: about 1% faster in bf16 and
     3% with FP8 at 1.3B."""
 
@@ -131,13 +133,13 @@ class Attention(nn.Module):
         self.proj = nn.Linear(cfg.d_model, cfg.d_model, bias=False)
         self.proj.residual_out = True
         self.rotary_qkv = rotary_qkv_reference  # perf.use_kernels swaps in the hand-written GPU kernel
+        self.attend = sdpa_attention  # attention.use_attention swaps in FlashAttention-4 (--attention fa4)
 
     def forward(self, x: torch.Tensor, rotary: Rotary) -> torch.Tensor:
         B, T, C = x.shape
         qkv = self.qkv(x).view(B, T, 3, self.n_head, self.head_dim)
         q, k, v = self.rotary_qkv(qkv, *rotary.tables(T))
-        y = F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=True)
-        return self.proj(y.transpose(1, 2).reshape(B, T, C))
+        return self.proj(self.attend(q, k, v).reshape(B, T, C))
 
 
 class SwiGLU(nn.Module):

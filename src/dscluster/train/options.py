@@ -79,8 +79,10 @@ def build_parser(cls: type[argparse.ArgumentParser] = argparse.ArgumentParser) -
     g = p.add_argument_group("speed (GPU)")
     g.add_argument("--compile", default="auto", choices=("auto", "off", "blocks", "model"),
                    help="torch.compile: auto = each block on CUDA (off on CPU and under ZeRO-3); model = one graph")
-    g.add_argument("--attention", default="auto", choices=("auto", "cudnn", "flash", "efficient", "math"),
-                   help="SDPA kernel family (auto: PyTorch's choice, cuDNN then FlashAttention on H100/H200)")
+    g.add_argument("--attention", default="auto", choices=("auto", "cudnn", "flash", "efficient", "math", "fa4"),
+                   help="attention kernels: fa4 = FlashAttention-4 (the fa4 extra; Hopper or newer); cudnn, flash, "
+                        "efficient, math = that SDPA kernel family; auto = fa4 where it is installed and runs, else "
+                        "PyTorch's SDPA choice (cuDNN then FlashAttention on H100/H200)")
     g.add_argument("--kernels", default="auto", choices=("auto", "off", "triton", "swiglu"),
                    help="the hand-written Triton kernels on CUDA (train/kernels.py): triton = SwiGLU and rotary, "
                         "swiglu = SwiGLU only, auto = triton, measured fastest at 1.3B on an H200 (benchmarks/RESULTS.md); "

@@ -3,7 +3,8 @@
 - compile: `torch.compile` per transformer block ("blocks": the identical blocks share one compiled
   graph, so compile time does not grow with depth) or of the whole model, in place (state_dict keys
   and checkpoints unchanged), falling back to eager for any frame that fails to compile.
-- attention: which SDPA kernel family runs (auto = PyTorch's choice: cuDNN, then FlashAttention, on H100/H200).
+- attention: which SDPA kernel family runs (auto = PyTorch's choice: cuDNN, then FlashAttention, on H100/H200);
+  FlashAttention-4 (`fa4`) is swapped into the model instead (train/attention.py).
 - activation checkpointing: each block keeps only its input and recomputes the rest in backward.
 - micro-batch search: the largest micro-batch whose forward+backward fits next to the optimizer state.
 - BatchPrefetcher: the next micro-batches are gathered and pinned on a thread, copied asynchronously,
@@ -24,7 +25,7 @@ from torch import nn
 COMPILE_MODES = ("auto", "off", "blocks", "model")
 # Below this size compiling takes longer than it saves in a short run (the tiny demo trains in ~2 s).
 COMPILE_MIN_PARAMS = 50_000_000
-ATTENTION_BACKENDS = ("auto", "cudnn", "flash", "efficient", "math")
+ATTENTION_BACKENDS = ("auto", "cudnn", "flash", "efficient", "math", "fa4")  # fa4: train/attention.py
 KERNEL_MODES = ("auto", "off", "triton", "swiglu")
 # What "auto" swaps in (see use_kernels): the set measured fastest on an H200 (benchmarks/RESULTS.md).
 AUTO_KERNELS = "triton"
@@ -133,7 +134,7 @@ def attention_backend(name: str) -> Iterator[None]:
     """Restrict SDPA to one kernel family (with fallbacks) for the forward and backward inside."""
     if name not in ATTENTION_BACKENDS:
         raise ValueError(f"unknown attention backend {name!r}: choose {', '.join(ATTENTION_BACKENDS)}")
-    if name == "auto" or not torch.cuda.is_available():
+    if name in ("auto", "fa4") or not torch.cuda.is_available():  # fa4 is swapped into the model instead
         yield
         return
     from torch.nn.attention import sdpa_kernel  # noqa: PLC0415

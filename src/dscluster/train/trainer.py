@@ -22,7 +22,7 @@ from dscluster.data.shards import Dataset, open_dataset
 from dscluster.data.tokenizer import tokenizer_from_meta
 from dscluster.errors import ConfigError, DsclusterError, ExitCode
 from dscluster.fsutil import atomic_write_json
-from dscluster.train import checkpoint, fp8, perf
+from dscluster.train import attention, checkpoint, fp8, perf
 from dscluster.train.dssetup import prepare_config
 from dscluster.train.metrics import MetricsWriter, peak_flops
 from dscluster.train.model import GPT, PRESET_LR, GPTConfig, flops_per_token, param_count
@@ -67,6 +67,8 @@ def plan(argv: list[str] | None = None) -> Plan:
     resolved = dsconfig.validate(prepared.config, world)
     if args.precision == "fp8":  # refused here, before any process group or GPU memory
         fp8.check(half="fp16" if resolved.get("fp16", {}).get("enabled") else None)
+    if args.attention == "fa4":
+        attention.check(device_type)
     # Fails early (DataError) when the corpus is smaller than one global batch.
     WindowSampler(data.train, model_cfg.seq_len, resolved["train_micro_batch_size_per_gpu"],
                   resolved["gradient_accumulation_steps"], world, args.seed)
@@ -139,6 +141,7 @@ def run(p: Plan) -> int:
     if args.micro_batch_search and p.device_type == "cuda" and zero_stage != 3:
         p.ds_config = _searched_micro_batch(model, p, device, zero_stage, log)
     log(f"kernels: {perf.use_kernels(model, args.kernels, p.device_type)}")
+    log(f"attention: {attention.use_attention(model, args.attention, p.device_type)}")
     if args.precision == "fp8":
         log(f"precision: fp8 (torchao float8, tensorwise scales) in {fp8.convert(model)} linear layers, bf16 elsewhere")
     log(f"compile: {perf.compile_model(model, args.compile, p.device_type, zero_stage)}")

@@ -1,0 +1,148 @@
+"""Attention kernels of the reference GPT, in the QKV projection's own (B, T, H, hd) layout.
+
+- `sdpa_attention`: PyTorch's scaled_dot_product_attention (cuDNN or FlashAttention-2 on H100/H200,
+  chosen by `--attention auto|cudnn|flash|...` around the step); SDPA wants (B, H, T, hd), so it gets
+  transposed views and its output is transposed back (views, no copies).
+- `fa4_attention`: FlashAttention-4 (PyPI `flash-attn-4`, its CuTe-DSL kernels for Hopper and Blackwell:
+  the `fa4` extra), `--attention fa4`, and what `--attention auto` runs where it can (`auto_picks_fa4`). Its native layout is the projection's, so nothing is transposed.
+  Wrapped as a custom op with a fake and an autograd formula, so the compiled blocks call it as one
+  opaque op (Dynamo does not trace into the CuTe-DSL launcher) and its backward is FlashAttention-4's own.
+
+`refusal` is pure, as fp8.refusal: FA4 is refused on CPU, on GPUs before Hopper and without the package,
+each time naming the setting and the fix, before anything is built.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from dscluster.errors import ConfigError
+from dscluster.i18n import tr
+
+# FlashAttention-4's kernels: Hopper (9.0) and Blackwell (10.x, 12.x); its sm80 path is not its point.
+FA4_MIN_CAPABILITY = (9, 0)
+FA4_MODULE = "flash_attn.cute"
+
+
+def sdpa_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """Causal attention of (B, T, H, hd) tensors through SDPA; returns (B, T, H, hd)."""
+    y = F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=True)
+    return y.transpose(1, 2)
+
+
+def fa4_installed() -> bool:
+    try:
+        return importlib.util.find_spec(FA4_MODULE) is not None
+    except (ImportError, ValueError):  # the parent package `flash_attn` is absent or broken
+        return False
+
+
+def refusal(device_type: str, capability: tuple[int, int] | None, installed: bool) -> ConfigError | None:
+    """Why `--attention fa4` cannot run here, or None."""
+    fix_pkg = tr("install it: pip install 'dscluster[fa4]' (or pip install flash-attn-4), or use --attention auto")
+    if device_type != "cuda":
+        return ConfigError(tr("--attention fa4 needs an NVIDIA GPU; this run is on {device}", device=device_type),
+                           tr("use --attention auto on CPU"), setting="--attention")
+    if capability is None or tuple(capability) < FA4_MIN_CAPABILITY:
+        shown = ".".join(map(str, capability)) if capability else "?"
+        return ConfigError(tr("--attention fa4 needs a Hopper or newer GPU (compute capability 9.0+); this GPU "
+                              "is {cap}", cap=shown), tr("use --attention auto (cuDNN or FlashAttention-2)"),
+                           setting="--attention")
+    if not installed:
+        return ConfigError(tr("--attention fa4: FlashAttention-4 ({module}) is not installed", module=FA4_MODULE),
+                           fix_pkg, setting="--attention")
+    return None
+
+
+def _interface():
+    from flash_attn.cute import interface  # noqa: PLC0415
+
+    return interface
+
+
+@torch.library.custom_op("dscluster::fa4_attention", mutates_args=())
+def fa4_attention_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Causal FlashAttention-4 forward: (out (B, T, H, hd), lse (B, H, T) fp32)."""
+    result = _interface()._flash_attn_fwd(q, k, v, causal=True, return_lse=True)
+    return result[0], result[1]
+
+
+@fa4_attention_op.register_fake
+def _(q, k, v):
+    B, T, H, _hd = q.shape
+    return torch.empty_like(q), q.new_empty((B, H, T), dtype=torch.float32)
+
+
+@torch.library.custom_op("dscluster::fa4_attention_backward", mutates_args=())
+def fa4_attention_backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, out: torch.Tensor,
+                           grad_out: torch.Tensor, lse: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    dq, dk, dv = _interface()._flash_attn_bwd(q, k, v, out, grad_out.contiguous(), lse, causal=True)[:3]
+    return dq, dk, dv
+
+
+@fa4_attention_backward.register_fake
+def _(q, k, v, out, grad_out, lse):
+    return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+
+
+def _setup_context(ctx, inputs, output):
+    q, k, v = inputs
+    out, lse = output
+    ctx.save_for_backward(q, k, v, out, lse)
+
+
+def _backward(ctx, grad_out, _grad_lse):
+    q, k, v, out, lse = ctx.saved_tensors
+    return fa4_attention_backward(q, k, v, out, grad_out, lse)
+
+
+fa4_attention_op.register_autograd(_backward, setup_context=_setup_context)
+
+
+def _unit_last(t: torch.Tensor) -> torch.Tensor:
+    return t if t.stride(-1) == 1 else t.contiguous()
+
+
+def fa4_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """Causal attention of (B, T, H, hd) tensors through FlashAttention-4; returns (B, T, H, hd)."""
+    return fa4_attention_op(_unit_last(q), _unit_last(k), _unit_last(v))[0]
+
+
+def check(device_type: str) -> None:
+    """Raise `refusal`'s error for this process (the trainer calls it before any process group)."""
+    capability = torch.cuda.get_device_capability() if device_type == "cuda" and torch.cuda.is_available() else None
+    refused = refusal(device_type, capability, fa4_installed())
+    if refused:
+        raise refused
+
+
+def auto_picks_fa4(device_type: str) -> bool:
+    """`--attention auto` runs FlashAttention-4 where it can run (installed, Hopper or newer): measured on an
+    H200 at 1.3B (benchmarks/RESULTS.md), its backward 11% faster than cuDNN's and the trainer 1.2% faster,
+    with the same error against float32. Elsewhere auto is PyTorch's choice of SDPA kernel."""
+    capability = torch.cuda.get_device_capability() if device_type == "cuda" and torch.cuda.is_available() else None
+    return refusal(device_type, capability, fa4_installed()) is None
+
+
+def use_attention(model: nn.Module, name: str, device_type: str) -> str:
+    """Swap FlashAttention-4 into every attention layer for `--attention fa4` (refused with a ConfigError
+    where it cannot run) and for `auto` where it can run; other names keep SDPA, whose kernel family
+    `perf.attention_backend` picks around the step. Returns what runs, for the log. Before compile_model,
+    as use_kernels."""
+    if name == "auto" and auto_picks_fa4(device_type):
+        return swap_attention(model, fa4_attention) + " (auto)"
+    if name != "fa4":
+        return f"sdpa ({name})"
+    check(device_type)
+    return swap_attention(model, fa4_attention)
+
+
+def swap_attention(model: nn.Module, attend) -> str:
+    owners = [m for m in model.modules() if hasattr(m, "attend")]
+    for m in owners:
+        m.attend = attend
+    return f"flash-attn-4 in {len(owners)} layers" if owners else "sdpa (no attention layers)"
