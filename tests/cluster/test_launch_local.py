@@ -113,3 +113,22 @@ def test_restart_runs_the_same_program_with_its_environment_and_secrets_given_ag
     rank_logs = "".join(p.read_text() for p in (new / "logs").glob("*rank*.log"))
     assert "HF_TOKEN has 13 characters" in rank_logs
     assert not [p for p in new.rglob("*") if p.is_file() and b"hf_0123456789" in p.read_bytes()]
+
+
+def test_a_stale_jit_lock_refuses_the_launch_at_once_instead_of_hanging(env, tmp_path):
+    # A compile killed an hour ago left its lock: DeepSpeed's ranks would wait on it forever, in silence.
+    ext = tmp_path / "ext"
+    lock = ext / f"py{sys.version_info.major}{sys.version_info.minor}_cpu" / "fused_adam" / "lock"
+    lock.parent.mkdir(parents=True)
+    lock.touch()
+    os.utime(lock, (time.time() - 3600, time.time() - 3600))
+    env = {**env, "TORCH_EXTENSIONS_DIR": str(ext), "CUDA_VISIBLE_DEVICES": ""}
+    slurm = ["--launcher", "slurm", "--nodes", "1", "--ntasks-per-node", "1", "--dry-run"]
+    for how in (["--local", "1", "--detach"], slurm, ["--sbatch", *slurm[2:]]):
+        t0 = time.monotonic()
+        res = dscluster("launch", *how, str(SCRIPT), "--steps", "1", env=env, timeout=60)
+        took = time.monotonic() - t0
+        assert res.returncode == 4, (how, res.stdout + res.stderr)
+        assert f"rm -f {lock}" in res.stderr and "Traceback" not in res.stderr, res.stderr
+        assert took < 30, f"{how}: {took:.0f} s to refuse"
+    assert not list((tmp_path / "shared").glob("runs/*")), "refused before any run directory exists"

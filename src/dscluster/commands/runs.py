@@ -133,44 +133,38 @@ def cmd_runs(args) -> int:
         print(console.next_steps("dscluster launch train.py --deepspeed --deepspeed_config ds_config.json",
                                  "dscluster demo"))
         return ExitCode.OK
-    from dscluster.runs.start import shown_status
+    from dscluster.runs.summary import summarize
 
-    statuses = [shown_status(r) for r in records]
-    rows = [[_glyph(status) + " " + r["id"] + (f" (slurm {r['slurm']['job_id']})" if isinstance(r.get("slurm"), dict)
-                                               and r["slurm"].get("job_id") else ""),
-             tr(status), str(len(r.get("attempts") or [])),
-             str(r.get("world_size", "")), str(r.get("last_checkpoint_step") if r.get("last_checkpoint_step")
-                                               is not None else "-"), shown_time(r.get("created"))]
-            for r, status in zip(records, statuses)]
+    summaries = [summarize(Path(r["_dir"]), r) for r in records]  # as `status` and the panel show each run
+    rows = [[_glyph(s.status) + " " + r["id"] + (f" (slurm {r['slurm']['job_id']})" if isinstance(r.get("slurm"), dict)
+                                                 and r["slurm"].get("job_id") else ""),
+             tr(s.status), str(len(s.attempts)),
+             str(r.get("world_size", "")), str(s.last_checkpoint_step if s.last_checkpoint_step is not None else "-"),
+             shown_time(r.get("created"))]
+            for r, s in zip(records, summaries)]
     print(console.table([tr("run"), tr("status"), tr("attempts"), tr("world"), tr("ckpt step"), tr("created")], rows))
     print(console.next_steps("dscluster status RUN", "dscluster logs RUN -f"))
     return ExitCode.OK
 
 
 def status_view(record: dict, run_dir: Path | None = None) -> dict:
+    """The record's fields `dscluster status` shows; with `run_dir`, the run's summary (runs.summary, as the
+    panel and the Python API show it): shown status, explanation, attempts, checkpoint, last metrics."""
+    from dscluster.launcher.slurm import job_summary
     from dscluster.runs.start import LOST, lost_explanation, shown_status
 
     view = {k: record.get(k) for k in ("id", "name", "status", "exit_code", "attempts", "last_checkpoint_step",
                                        "explanation", "world_size", "cluster", "created", "ended",
                                        "supervisor_pid", "supervisor_host", "waiting_for", "shrinks",
                                        "batch_plan")}
-    if view["last_checkpoint_step"] is None and record.get("launch") and run_dir is not None:
-        # The trainer may save outside the run directory (--save-dir): look where this run saves.
-        from dscluster.train.checkpoint import latest_committed
+    if run_dir is not None:
+        from dscluster.runs.summary import summarize
 
-        view["last_checkpoint_step"] = latest_committed(store.save_dir(run_dir, record))
-    if run_dir is not None:  # the metrics reader every view shares (runs/metrics.py)
-        from dscluster.runs import metrics as run_metrics
-
-        view["metrics"] = run_metrics.latest(run_dir)  # a script's dscluster.log and DeepSpeed's monitor, merged
+        summary = summarize(run_dir, record)
+        view.update(status=summary.status, explanation=summary.explanation, attempts=list(summary.attempts),
+                    last_checkpoint_step=summary.last_checkpoint_step, metrics=summary.metrics, slurm=summary.slurm)
+        return view
     view["status"] = shown_status(record)
-    if run_dir is not None and view["attempts"]:
-        from dscluster.train.checkpoint import read_resume
-
-        view["attempts"] = [{**a, "resumed": read_resume(run_dir, a["n"])} if isinstance(a.get("n"), int) else a
-                            for a in view["attempts"]]
-    from dscluster.launcher.slurm import job_summary
-
     view["slurm"] = job_summary(record)
     if view["status"] == LOST:
         view["explanation"] = view["explanation"] or lost_explanation(record)

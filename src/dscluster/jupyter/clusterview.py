@@ -26,16 +26,24 @@ class ClusterView:
     spec_path: str | None = None
     error: dict | None = None
     spec: object | None = field(default=None, repr=False)
+    explicit: bool = False  # the cluster was asked for by name or path (not the default spec order)
 
-    def runs_dirs(self) -> list[Path]:
+    def shared_dirs(self) -> list[Path]:
+        """Where this view's runs live, by the CLI's one rule (`store.run_locations`, as `dscluster runs`
+        applies it): the cluster's shared directory, this machine's, and, unless a cluster was asked for by
+        name, those of simulated clusters that are down. A directory reached twice (a symlink, the same
+        mount) is listed once."""
         from dscluster.runs.store import run_locations
 
-        dirs = [paths.runs_dir(d) for d in run_locations(self.shared_dir)]
         out: list[Path] = []
-        for d in dirs:
+        for d in run_locations(self.shared_dir if self.source == "spec" else None, stopped_sims=not self.explicit):
             if d.resolve() not in [o.resolve() for o in out]:
                 out.append(d)
         return out
+
+    def runs_dirs(self) -> list[Path]:
+        """`shared_dirs`' runs directories (<shared>/runs), as the notebook API's `Run` takes them."""
+        return [paths.runs_dir(d) for d in self.shared_dirs()]
 
 
 def is_local_address(address: str) -> bool:
@@ -75,7 +83,8 @@ def resolve(arg: str | None = None) -> ClusterView:
         return local_view(error=exc.to_dict() if arg else None)
     nodes = [{"name": n.name, "address": n.address, "slots": n.slots} for n in spec.nodes]
     return ClusterView(name=spec.name, shared_dir=Path(spec.shared_dir), nodes=nodes, source="spec",
-                       spec_path=str(spec.path) if getattr(spec, "path", None) else None, spec=spec)
+                       spec_path=str(spec.path) if getattr(spec, "path", None) else None, spec=spec,
+                       explicit=bool(arg))
 
 
 class NodeSampler:

@@ -189,8 +189,9 @@ class RunHandler(DsclusterHandler):
     async def get(self, run_id: str):
         ref = self.run_ref(run_id)
         record = rundata.run_record(ref)
+        summary = rundata.summary(ref, record)
         record = {**record, "explanation": rundata.shown_explanation(record.get("explanation"))}
-        self.send_json({"run": record, "summary": rundata.summary(ref), "logs": rundata.log_files(ref)})
+        self.send_json({"run": record, "summary": summary, "logs": rundata.log_files(ref)})
 
 
 class EventsHandler(DsclusterHandler):

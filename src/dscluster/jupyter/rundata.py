@@ -1,20 +1,22 @@
 """Read run directories for the panel and the notebook API (read-only; the supervisor writes them).
 
 Layout (runs/store.py): <shared>/runs/<run-id>/{run.json, events.jsonl, metrics.jsonl, logs/, checkpoints/}.
-A run in progress is half written by design: run.json may be missing for a moment, the last JSONL
-line may be torn, logs grow. Every reader here tolerates that and never raises on content; it raises
-`RunNotFound` (a 404 at the HTTP boundary) only when the run directory does not exist at all.
-Readers take byte offsets so the panel polls only what is new.
+Runs are looked up and listed by the store (`store.find_run`, `store.list_runs`: a run directory that is
+itself a symlink is not a run; one whose run.json is not written yet is the store's pending placeholder),
+and summarized by `runs.summary` as `dscluster status` summarizes them. What is the panel's own stays
+here: the HTTP route's run id check (one path segment), byte-offset reads so the panel polls only what is
+new, log tails, and metrics thinned for a first load. A run in progress is half written by design: the
+last JSONL line may be torn, logs grow; those readers tolerate it and never raise on content. Lookups
+raise `RunNotFound` (a 404 at the HTTP boundary) when no run directory of that id exists.
 
 Any rank can write a run directory, and the server serves what it reads to whoever holds the lab's
 token: every file is opened through fsutil.open_beneath (no component below the run directory may be a
-symlink, nor `..`), and a run directory that is itself a symlink is not a run. A `logs` directory
-pointed elsewhere (e.g. at the lab's own state directory) is therefore empty, not served.
+symlink, nor `..`). A `logs` directory pointed elsewhere (e.g. at the lab's own state directory) is
+therefore empty, not served.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import stat
@@ -22,12 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dscluster import fsutil
-from dscluster.errors import DsclusterError, ExitCode, UsageError
+from dscluster.errors import DsclusterError, ExitCode, RunError, UsageError
 from dscluster.explain import localized
 from dscluster.i18n import tr
 from dscluster.runs import metrics as run_metrics
 from dscluster.runs import store
-from dscluster.runs.start import LOST, lost_explanation, shown_status
+from dscluster.runs.summary import summarize
 
 # run-id: <name>-<YYYYmmdd-HHMMSS>-<4 hex>; accept any safe name so older or hand-made runs still show.
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$")
@@ -64,37 +66,27 @@ def _open(base: Path, rel: str) -> int:
     return fsutil.open_beneath(base, rel)
 
 
-def _read_json(base: Path, rel: str) -> dict | None:
-    try:
-        with os.fdopen(_open(base, rel), "rb") as f:
-            data = json.loads(f.read())
-        return data if isinstance(data, dict) else None
-    except (OSError, ValueError):
-        return None
-
-
-def _is_run_dir(path: Path) -> bool:
-    try:
-        return stat.S_ISDIR(path.lstat().st_mode)  # a symlink is not a run (it would serve another dir)
-    except OSError:
-        return False
+def _shared(runs_dirs: list[Path]) -> list[Path]:
+    return [Path(d).parent for d in runs_dirs]  # each a <shared>/runs (ClusterView.runs_dirs)
 
 
 def find_run(runs_dirs: list[Path], run_id: str) -> RunRef:
+    """The run `run_id` names in the first of `runs_dirs` that holds it, by the store's lookup (an id, a
+    unique prefix of one, or a run name; a run whose run.json is not written yet by its exact id)."""
     check_run_id(run_id)
-    for runs_dir in runs_dirs:
-        path = Path(runs_dir) / run_id
-        if _is_run_dir(path):
-            return RunRef(run_id, path)
-    raise RunNotFound(tr("no run {run_id!r}", run_id=run_id), tr("list runs with `dscluster runs`"),
-                      setting="run_id")
+    try:
+        path = store.find_run(_shared(runs_dirs), run_id, pending=True)
+    except store.AmbiguousRun:
+        raise
+    except RunError:
+        raise RunNotFound(tr("no run {run_id!r}", run_id=run_id), tr("list runs with `dscluster runs`"),
+                          setting="run_id") from None
+    return RunRef(path.name, path)
 
 
 def run_record(ref: RunRef) -> dict:
-    """run.json, or a placeholder while the supervisor has not written it yet."""
-    record = _read_json(ref.path, "run.json")
-    if record is None:
-        record = {"id": ref.id, "status": "pending", "attempts": []}
+    """run.json, or the store's placeholder while the supervisor has not written it yet (`pending_record`)."""
+    record = dict(store.read_record_or_pending(ref.path))
     record.setdefault("id", ref.id)
     record["run_dir"] = str(ref.path)
     return record
@@ -110,35 +102,32 @@ def save_dir(ref: RunRef, record: dict | None = None) -> Path:
     return store.save_dir(ref.path, record if record is not None else run_record(ref))
 
 
-def summary(ref: RunRef) -> dict:
-    rec = run_record(ref)
-    last = run_metrics.last(ref.path) or {}
+def summary(ref: RunRef, record: dict | None = None) -> dict:
+    """The run's summary (runs.summary, as `dscluster status` has it) in the fields the panel reads."""
+    rec = record if record is not None else run_record(ref)
+    run = summarize(ref.path, rec)
+    last = run.metrics or {}
     ds = rec.get("ds_config") if isinstance(rec.get("ds_config"), dict) else {}
-    status = shown_status(rec)
-    explanation = rec.get("explanation") or (lost_explanation(rec) if status == LOST else None)
-    from dscluster.launcher.slurm import job_summary
-
-    slurm = job_summary(rec)
     cluster = rec.get("cluster")
-    if slurm:  # the panel's run list shows `cluster`: Slurm's side rides along there
-        left = f", {slurm['time_left']} left" if slurm.get("time_left") else ""
-        cluster = f"{cluster} · Slurm job {slurm['job_id']} {slurm.get('state') or ''}{left}".strip()
+    if run.slurm:  # the panel's run list shows `cluster`: Slurm's side rides along there
+        left = f", {run.slurm['time_left']} left" if run.slurm.get("time_left") else ""
+        cluster = f"{cluster} · Slurm job {run.slurm['job_id']} {run.slurm.get('state') or ''}{left}".strip()
     return {
         "id": ref.id,
-        "name": rec.get("name") or ref.id.rsplit("-", 3)[0],
-        "status": status,
+        "name": run.name,
+        "status": run.status,
         "created": rec.get("created"),
         "cluster": cluster,
-        "slurm": slurm,
+        "slurm": run.slurm,
         "world_size": rec.get("world_size"),
-        "attempts": len(rec.get("attempts") or []),
+        "attempts": len(run.attempts),
         "exit_code": rec.get("exit_code"),
         "step": last.get("step"),
-        "total_steps": total_steps(rec),
+        "total_steps": run.total_steps,
         "loss": last.get("loss"),
         "tokens_per_s": last.get("tokens_per_s"),
         "train_batch_size": ds.get("train_batch_size"),
-        "explanation": shown_explanation(explanation),
+        "explanation": shown_explanation(run.explanation),
     }
 
 
@@ -151,17 +140,15 @@ def shown_explanation(recorded: dict | None) -> dict | None:
 
 
 def list_runs(runs_dirs: list[Path]) -> list[dict]:
-    """Every run under the given runs dirs, newest first (by created, then id)."""
+    """Every run under the given runs dirs (the store's listing, pending ones included), newest first (by
+    created, then id). A run id is a directory name; the first runs dir that holds it wins."""
     seen: dict[str, dict] = {}
-    for runs_dir in runs_dirs:
-        try:
-            entries = sorted(Path(runs_dir).iterdir())
-        except OSError:
-            continue
-        for path in entries:
-            if path.name in seen or not _is_run_dir(path) or not _RUN_ID.match(path.name):
-                continue
-            seen[path.name] = summary(RunRef(path.name, path))
+    for shared in _shared(runs_dirs):
+        for record in store.list_runs(shared, pending=True):
+            path = Path(record.pop("_dir"))
+            if path.name in seen or not _RUN_ID.match(path.name):
+                continue  # the HTTP route takes one path segment: a name it cannot name is not listed
+            seen[path.name] = summary(RunRef(path.name, path), {**record, "run_dir": str(path)})
     return sorted(seen.values(), key=lambda r: (str(r.get("created") or ""), r["id"]), reverse=True)
 
 
@@ -214,7 +201,7 @@ def _regular_files(logs: Path):
 def log_files(ref: RunRef) -> list[dict]:
     """Log files under logs/ (launcher.log first, then per-rank logs in natural order)."""
     found = []
-    if not _is_run_dir(ref.path):
+    if not store.is_run_dir(ref.path):
         return found
     logs = ref.path / "logs"
     found.extend({"name": str((Path(root) / name).relative_to(logs)), "size": size} for root, name, size in _regular_files(logs))

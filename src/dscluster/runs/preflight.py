@@ -1,9 +1,15 @@
 """Doctor's checks before a launch: a sick node refuses the launch before anything starts anywhere.
 
-Cluster runs get doctor's fast checks over SSH. Local runs (`launch --local`, `demo` on this machine)
-get doctor's JIT-lock check on this machine: a `lock` left in the torch extensions cache by a process
-killed while compiling makes every later DeepSpeed job wait on it forever, silently, until the stall
-timeout (900 s by default). Same probe, same verdict as `dscluster doctor`: nothing duplicated here.
+`before_launch` is the one pre-flight of every start (`launch`, `demo`, `restart`, `launch --sbatch`,
+the panel's form and its check button, the Python API, a dry run): `runs.prepare.prepare` calls it, and
+every start goes through `prepare`. Cluster runs get doctor's fast checks over SSH (the torch JIT-lock
+check on every node among them). Everything else gets doctor's JIT-lock check on this machine: a `lock`
+left in the torch extensions cache by a process killed while compiling makes every later DeepSpeed job
+wait on it forever, silently, until the stall timeout (900 s by default). That covers local runs (the
+ranks run here), Slurm runs (the ranks are reached through Slurm, not ssh, and a cluster's home, where
+the cache lives, is shared with the login node as a rule) and `--skip-doctor` (the nodes' checks are
+skipped, and that is said; this machine's lock costs one directory scan and always means a hang).
+Same probe, same verdict as `dscluster doctor`: nothing duplicated here.
 """
 
 from __future__ import annotations
@@ -84,12 +90,39 @@ def check_local_cuda_arch(env: Mapping[str, str] | None = None) -> None:
                            tr("export TORCH_CUDA_ARCH_LIST={good} (numbers only, optional +PTX)", good=good))
 
 
-def run_local_checks(env: Mapping[str, str] | None = None) -> None:
-    """Refuse a local launch that would hang on a stale JIT lock or crash on TORCH_CUDA_ARCH_LIST; warn
-    about a recent lock."""
-    check_local_cuda_arch(env)
+def check_local_jit_lock(env: Mapping[str, str] | None = None) -> None:
+    """Refuse a launch that would hang on a stale JIT lock in this machine's torch extensions cache (the
+    ranks' TORCH_EXTENSIONS_DIR); warn about a recent lock, which may be a build still running."""
     result = local_jit_lock_result(env)
     if not result.ok:
         raise ClusterError(tr("this machine is not ready to launch: {finding}", finding=result.finding), result.fix)
     if result.severity == "warning":
         print(f"{WARN} {result.finding}" + (f" ({tr('fix')}: {result.fix})" if result.fix else ""), file=sys.stderr)
+
+
+def run_local_checks(env: Mapping[str, str] | None = None) -> None:
+    """Refuse a local launch that would hang on a stale JIT lock or crash on TORCH_CUDA_ARCH_LIST; warn
+    about a recent lock."""
+    check_local_cuda_arch(env)
+    check_local_jit_lock(env)
+
+
+def before_launch(spec, launcher: str, hosts, env: Mapping[str, str] | None = None, *,
+                  skip_doctor: bool = False) -> None:
+    """The pre-flight of one start (see the module's docstring): `spec` is the cluster (None: this machine
+    alone), `hosts` the (host, slots) the run uses, `env` the ranks' --env. Raises ClusterError to refuse."""
+    if skip_doctor:
+        if spec is not None and launcher != "slurm":
+            print(f"{WARN} " + tr("doctor's checks on the nodes are skipped (--skip-doctor): only this machine's "
+                                  "torch JIT cache is checked"), file=sys.stderr)
+        check_local_jit_lock(env)
+    elif launcher == "slurm":
+        check_local_jit_lock(env)  # `dscluster doctor` checks Slurm itself; the nodes are not reached by ssh
+    elif spec is not None:  # the nodes this run uses: a node left out (lost for good) is not asked
+        from dataclasses import replace
+
+        used = {h for h, _ in hosts}
+        nodes = tuple(n for n in spec.nodes if n.name in used or n.address in used)
+        run_fast_checks(replace(spec, nodes=nodes) if nodes else spec)
+    else:  # a stale JIT lock here would hang the ranks silently
+        run_local_checks(env)

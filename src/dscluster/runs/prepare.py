@@ -477,19 +477,9 @@ def prepare(opts: LaunchOptions, *, dry_run: bool = False) -> Prepared:
         opts.keep_batch.world != world else None
     ds_config = check_ds_config(args, cwd, world, batch_plan)
     builds = _first_run_builds(ds_config, user_env)
-    if not opts.skip_doctor:
-        from dscluster.runs.preflight import run_fast_checks, run_local_checks
+    from dscluster.runs.preflight import before_launch
 
-        if launcher == "slurm":
-            pass  # ranks reach the nodes through Slurm, not ssh: `dscluster doctor` checks Slurm itself
-        elif spec is not None:  # the nodes this run uses: a node left out (lost for good) is not asked
-            from dataclasses import replace
-
-            used = {h for h, _ in hosts}
-            nodes = tuple(n for n in spec.nodes if n.name in used or n.address in used)
-            run_fast_checks(replace(spec, nodes=nodes) if nodes else spec)
-        else:  # a stale JIT lock here would hang the ranks silently
-            run_local_checks(user_env)
+    before_launch(spec, launcher, hosts, user_env, skip_doctor=opts.skip_doctor)
     name = opts.name or (program.rsplit(".", 1)[-1] if opts.module else Path(program).stem)
     if name in ("__main__", "main"):
         name = program.split(".")[-2] if opts.module and "." in program else "run"

@@ -16,6 +16,7 @@ import datetime as _dt
 import os
 import re
 import secrets
+import stat
 import time
 from pathlib import Path
 from typing import Any
@@ -117,15 +118,48 @@ def read_events(run_dir: Path) -> list[dict[str, Any]]:
     return events
 
 
-def list_runs(shared: Path, damaged: list[RunError] | None = None) -> list[dict[str, Any]]:
+def is_run_dir(path: Path) -> bool:
+    """A run directory is a real directory: one that is itself a symlink is not a run. Any rank can write
+    runs/ (the node user's), and a link planted there would have every reader (and the panel's server,
+    which serves what it reads to whoever holds the lab's token) read, list or stop another directory."""
+    try:
+        return stat.S_ISDIR(Path(path).lstat().st_mode)
+    except OSError:
+        return False
+
+
+def pending_record(run_dir: Path) -> dict[str, Any]:
+    """What a run directory without its run.json is: a run being created, pending. `create_run` makes the
+    directory, then writes the first run.json; between the two (or while shared storage has not shown the
+    file yet) a reader that lists or polls runs sees only the directory. This placeholder lives here, in
+    the store, because the store's own order of writing is what makes the gap mean "pending": every view
+    that shows such a run (the panel lists it; `dscluster runs` skips it) gets the same answer."""
+    return {"id": Path(run_dir).name, "status": "pending", "attempts": [], "created": None, "exit_code": None,
+            "last_checkpoint_step": None, "explanation": None}
+
+
+def read_record_or_pending(run_dir: Path) -> dict[str, Any]:
+    """`read_record`, or `pending_record` while run.json is not written yet (RunError when it is damaged)."""
+    if not os.path.lexists(Path(run_dir) / "run.json"):
+        return pending_record(run_dir)
+    return read_record(run_dir)
+
+
+def list_runs(shared: Path, damaged: list[RunError] | None = None, *, pending: bool = False) -> list[dict[str, Any]]:
     """Every readable run record under <shared>/runs, newest first. Damaged ones are skipped (one bad
-    record must not hide the others, nor block stopping them); `damaged` collects why, to be shown."""
+    record must not hide the others, nor block stopping them); `damaged` collects why, to be shown.
+    A symlink is not a run (`is_run_dir`). With `pending`, a run directory whose run.json is not written
+    yet is listed as `pending_record` (the panel shows it the moment it exists)."""
     root = runs_dir(Path(shared))
     records = []
     if not root.is_dir():
         return records
     for entry in root.iterdir():
+        if not is_run_dir(entry):
+            continue
         if not (entry / "run.json").exists():
+            if pending and _REF_OK.match(entry.name):
+                records.append({**pending_record(entry), "_dir": str(entry)})
             continue  # not a run (yet): a directory being created, or something else
         try:
             rec = read_record(entry)
@@ -189,11 +223,13 @@ def check_run_ref(ref: object, *, allow_path: bool = False, setting: str = "RUN"
     return ref
 
 
-def resolve_run_dir(shared: Path, ref: str) -> Path:
+def resolve_run_dir(shared: Path, ref: str, *, pending: bool = False) -> Path:
+    """The run directory `ref` names under <shared>/runs (see `find_run`). With `pending`, a run directory
+    whose run.json is not written yet is found by its exact id (see `pending_record`)."""
     check_run_ref(ref, allow_path=True)
     direct = run_path(shared, ref)
     try:
-        if (direct / "run.json").is_file():
+        if is_run_dir(direct) and (pending or (direct / "run.json").is_file()):
             return direct
         if os.sep in ref and (Path(ref) / "run.json").is_file():
             return Path(ref)
@@ -212,7 +248,7 @@ def resolve_run_dir(shared: Path, ref: str) -> Path:
     return Path(matches[0]["_dir"])
 
 
-def find_run(shared_dirs: list[Path], ref: str) -> Path:
+def find_run(shared_dirs: list[Path], ref: str, *, pending: bool = False) -> Path:
     """The run directory `ref` (a run id, a unique prefix of one, a run name, or a run directory's path)
     names, in the first of `shared_dirs` that holds it: the one lookup of the CLI and the Python API.
     A reference that fits several runs of one directory is an error of its own, not "unknown run"."""
@@ -220,7 +256,7 @@ def find_run(shared_dirs: list[Path], ref: str) -> Path:
     errors: list[RunError] = []
     for shared in shared_dirs:
         try:
-            return resolve_run_dir(shared, ref)
+            return resolve_run_dir(shared, ref, pending=pending)
         except AmbiguousRun:
             raise
         except RunError as err:
