@@ -116,7 +116,7 @@ class Run:
     @property
     def status(self) -> str:
         """The record's status, or "lost" when its supervisor is gone (the record will never change again)."""
-        return shown_status(self.record)
+        return shown_status(rundata.typed(self.record))
 
     @property
     def done(self) -> bool:

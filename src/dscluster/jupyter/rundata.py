@@ -27,6 +27,7 @@ from dscluster.explain import localized
 from dscluster.i18n import tr
 from dscluster.runs import metrics as run_metrics
 from dscluster.runs import store
+from dscluster.runs.record import LaunchSpec, RunRecord
 from dscluster.runs.start import LOST, lost_explanation, shown_status
 
 # run-id: <name>-<YYYYmmdd-HHMMSS>-<4 hex>; accept any safe name so older or hand-made runs still show.
@@ -100,25 +101,34 @@ def run_record(ref: RunRef) -> dict:
     return record
 
 
+def typed(record: dict) -> RunRecord:
+    """The panel's record (whatever is on disk) as the store's type; a placeholder where it does not parse."""
+    try:
+        return RunRecord.from_json(record)
+    except (TypeError, ValueError, KeyError, AttributeError):
+        return RunRecord(id=str(record.get("id")), launch=LaunchSpec(program=""),
+                         status=str(record.get("status") or "pending"))
+
+
 def total_steps(record: dict) -> int | None:
-    value = store.launch_arg(record, "--steps")
+    value = store.launch_arg(typed(record), "--steps")
     return int(value) if value and value.isdigit() else None
 
 
 def save_dir(ref: RunRef, record: dict | None = None) -> Path:
     """Where the trainer saves this run's checkpoints: --save-dir if given, else <run>/checkpoints."""
-    return store.save_dir(ref.path, record if record is not None else run_record(ref))
+    return store.save_dir(ref.path, typed(record if record is not None else run_record(ref)))
 
 
 def summary(ref: RunRef) -> dict:
     rec = run_record(ref)
     last = run_metrics.last(ref.path) or {}
     ds = rec.get("ds_config") if isinstance(rec.get("ds_config"), dict) else {}
-    status = shown_status(rec)
-    explanation = rec.get("explanation") or (lost_explanation(rec) if status == LOST else None)
+    status = shown_status(typed(rec))
+    explanation = rec.get("explanation") or (lost_explanation(typed(rec)) if status == LOST else None)
     from dscluster.launcher.slurm import job_summary
 
-    slurm = job_summary(rec)
+    slurm = job_summary(rec.get("slurm"), rec.get("status") in store.ACTIVE)
     cluster = rec.get("cluster")
     if slurm:  # the panel's run list shows `cluster`: Slurm's side rides along there
         left = f", {slurm['time_left']} left" if slurm.get("time_left") else ""

@@ -1,0 +1,140 @@
+"""What a run looks like to whoever asks (`dscluster status`/`runs`, the Python API): one `summary(record,
+run_dir)` computes the shown status, its explanation, the attempts (with whether each resumed), the newest
+committed checkpoint, the last metrics and the Slurm job's state, so every view shows the same answer.
+
+The views only format a `RunSummary`; `to_json()` is `dscluster status --json`'s object.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dscluster.runs import store
+from dscluster.runs.record import Attempt, RunRecord
+
+
+@dataclass(frozen=True)
+class ShownAttempt:
+    """An attempt as shown: the recorded one and how it resumed (the trainer's resume file), if known."""
+
+    attempt: Attempt
+    resumed: Mapping[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.attempt.to_json(), "resumed": self.resumed}
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """A run as the views show it; `status` is the shown one ("lost" for an active run whose supervisor is gone)."""
+
+    record: RunRecord
+    status: str
+    run_dir: Path | None = None
+    attempts: tuple[ShownAttempt, ...] = ()
+    last_checkpoint_step: int | None = None
+    explanation: Mapping[str, Any] | None = None
+    metrics: Mapping[str, Any] | None = None
+    slurm: Mapping[str, Any] | None = None  # launcher.slurm.job_summary: the job as Slurm says it now
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        return self.record.id
+
+    @property
+    def exit_code(self) -> int | None:
+        return self.record.exit_code
+
+    @property
+    def waiting_for(self) -> tuple[str, ...] | None:
+        return self.record.waiting_for
+
+    @property
+    def shrinks(self) -> tuple[Mapping[str, Any], ...]:
+        return self.record.shrinks
+
+    @property
+    def batch_plan(self) -> Mapping[str, Any] | None:
+        return self.record.batch_plan
+
+    def to_json(self) -> dict[str, Any]:
+        """`dscluster status --json`: the record's own fields as shown, and what was computed here."""
+        rec = self.record
+        out: dict[str, Any] = {
+            "id": rec.id, "name": rec.name, "status": self.status, "exit_code": rec.exit_code,
+            "attempts": [a.to_json() if self.run_dir is not None else a.attempt.to_json() for a in self.attempts],
+            "last_checkpoint_step": self.last_checkpoint_step, "explanation": self.explanation,
+            "world_size": rec.world_size, "cluster": rec.cluster, "created": rec.created, "ended": rec.ended,
+            "supervisor_pid": rec.supervisor_pid, "supervisor_host": rec.supervisor_host,
+            "waiting_for": list(rec.waiting_for) if rec.waiting_for is not None else None,
+            "shrinks": [dict(s) for s in rec.shrinks] or None, "batch_plan": rec.batch_plan,
+        }
+        if self.run_dir is not None:
+            out["metrics"] = self.metrics
+        out["slurm"] = self.slurm
+        return {**out, **self.extra}
+
+
+def summary(record: RunRecord, run_dir: Path | None = None, *, live: bool = True) -> RunSummary:
+    """The run as shown. With `run_dir`: the newest committed step where the run saves (the trainer may
+    save outside the run directory, --save-dir), the last metrics (a script's dscluster.log and
+    DeepSpeed's monitor, merged) and how each attempt resumed. `live`: ask Slurm about an active job."""
+    from dscluster.launcher.slurm import job_summary
+    from dscluster.runs.start import LOST, lost_explanation, shown_status
+
+    status = shown_status(record)
+    step = record.last_checkpoint_step
+    metrics = None
+    attempts = tuple(ShownAttempt(a) for a in record.attempts)
+    if run_dir is not None:
+        from dscluster.runs import metrics as run_metrics
+        from dscluster.train.checkpoint import latest_committed, read_resume
+
+        if step is None:
+            step = latest_committed(store.save_dir(run_dir, record))
+        metrics = run_metrics.latest(run_dir)
+        attempts = tuple(ShownAttempt(a, read_resume(run_dir, a.n)) for a in record.attempts)
+    explanation = record.explanation
+    if status == LOST:
+        explanation = explanation or lost_explanation(record)
+    slurm = job_summary(record.slurm, live and record.status in store.ACTIVE)
+    return RunSummary(record, status, Path(run_dir) if run_dir is not None else None, attempts, step, explanation,
+                      metrics, slurm)
+
+
+def read_summary(run_dir: Path) -> RunSummary:
+    """`summary` of the record in `run_dir` (damaged records raise as store.read_record does)."""
+    return summary(store.read_record(run_dir), run_dir)
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A committed checkpoint of a run (COMMIT.json present), with what `train.checkpoint.damage` finds wrong."""
+
+    step: int
+    path: Path
+    bytes: int
+    committed: float  # COMMIT.json's mtime
+    damage: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {**dataclasses.asdict(self), "path": str(self.path)}
+
+
+def checkpoints(save_dir: Path) -> list[Checkpoint]:
+    """Committed checkpoints, oldest first, through train/checkpoint's one reader; uncommitted ones are never
+    listed, damaged ones are, with the damage."""
+    from dscluster.train.checkpoint import damage, step_dirs
+
+    out = []
+    for step_dir in (s for s in step_dirs(save_dir) if s.committed):
+        path = step_dir.path
+        files = [p for p in path.rglob("*") if p.is_file()]
+        out.append(Checkpoint(step_dir.step, path, sum(p.stat().st_size for p in files),
+                              (path / "COMMIT.json").stat().st_mtime, damage(path)))
+    return out
