@@ -227,3 +227,24 @@ def test_an_old_record_reads_through_every_view(path, dscluster_home, tmp_path, 
     assert Run(data["id"], [shared / "runs"]).status == data["status"]
     store.write_record(run_dir, record)
     assert {k: v for k, v in json.loads((run_dir / "run.json").read_text()).items() if k != "version"} == data
+
+
+@pytest.mark.parametrize("path", OLD, ids=[p.stem for p in OLD])
+def test_an_old_record_restarts_and_stops_through_the_service(path, dscluster_home, tmp_path):
+    # The service's readers (restart_request, stop) take a v0 record as the store reads it.
+    from dscluster.runs import service
+
+    data = json.loads(path.read_text())
+    run_dir = tmp_path / "shared" / "runs" / data["id"]
+    (run_dir / "logs").mkdir(parents=True)
+    (run_dir / "run.json").write_text(json.dumps({**data, "status": "failed"}))
+    request, record = service.restart_request(run_dir, env={"HF_TOKEN": "again"} if "HF_TOKEN" in data["env"] else None)
+    launch = data["launch"]
+    assert record.id == data["id"] and request.program == launch["program"]
+    assert request.args[:len(launch["args"])] == launch["args"] and request.max_restarts == launch["max_restarts"]
+    assert {k: request.env[k] for k in launch["env"]} == launch["env"]
+    if launch["launcher"] == "local":
+        assert request.nprocs == launch["local_procs"] and request.cluster is None
+    else:
+        assert request.cluster == launch["cluster_arg"] and request.env["HF_TOKEN"] == "again"
+    assert service.stop(run_dir) == {"id": data["id"], "status": "failed", "stopping": False}

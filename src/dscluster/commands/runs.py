@@ -187,30 +187,6 @@ def attempt_outcome(attempt: Attempt) -> str:
     return "  ".join(part for part in (shown, reason) if part)
 
 
-def _building_notice(run_dir: Path, status: str) -> str | None:
-    """While an active run's ranks are still likely compiling DeepSpeed ops (recorded at launch), say so:
-    until the first metrics, within twice the typical build time of the first attempt's start."""
-    import datetime as _dt
-
-    from dscluster.launcher.ops import typical_build_s
-    from dscluster.runs.prepare import first_run_notice
-
-    if status not in store.ACTIVE or (run_dir / "metrics.jsonl").exists():
-        return None
-    record = store.read_record(run_dir)
-    builds = record.first_run_builds
-    attempts = record.attempts
-    if not isinstance(builds, dict) or len(attempts) != 1 or not attempts[0].started:
-        return None
-    try:
-        elapsed = (_dt.datetime.now().astimezone() - _dt.datetime.fromisoformat(attempts[0].started)).total_seconds()
-    except (TypeError, ValueError):
-        return None
-    if elapsed > 2 * typical_build_s(str(builds.get("accelerator"))) * len(builds.get("ops") or ()):
-        return None
-    return first_run_notice(record)
-
-
 def cmd_status(args) -> int:
     run_dir = find_run(args.run, args.cluster)
     view = status_view(store.read_record(run_dir), run_dir)
@@ -244,9 +220,8 @@ def cmd_status(args) -> int:
             print(f"    {note}")
     for line in shrink_status_lines(view):
         print(f"  {line}")
-    notice = _building_notice(run_dir, st)
-    if notice:
-        print(f"  {console.RETRY} {notice}")
+    if view.notice:
+        print(f"  {console.RETRY} {view.notice}")
     if view.waiting_for and st == "restarting":
         print(f"  {console.RETRY} " + tr("waiting for {nodes} to come back before restarting",
                                          nodes=", ".join(view.waiting_for)))

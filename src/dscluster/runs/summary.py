@@ -40,6 +40,7 @@ class RunSummary:
     explanation: Mapping[str, Any] | None = None
     metrics: Mapping[str, Any] | None = None
     slurm: Mapping[str, Any] | None = None  # launcher.slurm.job_summary: the job as Slurm says it now
+    notice: str | None = None  # while the first attempt's ranks likely still compile DeepSpeed ops
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -89,7 +90,7 @@ def summary(record: RunRecord, run_dir: Path | None = None, *, live: bool = True
 
     status = shown_status(record)
     step = record.last_checkpoint_step
-    metrics = None
+    metrics = notice = None
     attempts = tuple(ShownAttempt(a) for a in record.attempts)
     if run_dir is not None:
         from dscluster.runs import metrics as run_metrics
@@ -99,12 +100,36 @@ def summary(record: RunRecord, run_dir: Path | None = None, *, live: bool = True
             step = latest_committed(store.save_dir(run_dir, record))
         metrics = run_metrics.latest(run_dir)
         attempts = tuple(ShownAttempt(a, read_resume(run_dir, a.n)) for a in record.attempts)
+        notice = building_notice(record, Path(run_dir), status)
     explanation = record.explanation
     if status == LOST:
         explanation = explanation or lost_explanation(record)
     slurm = job_summary(record.slurm, live and record.status in store.ACTIVE)
     return RunSummary(record, status, Path(run_dir) if run_dir is not None else None, attempts, step, explanation,
-                      metrics, slurm)
+                      metrics, slurm, notice)
+
+
+def building_notice(record: RunRecord, run_dir: Path, status: str) -> str | None:
+    """While an active run's ranks are still likely compiling DeepSpeed ops (recorded at launch), say so:
+    until the first metrics, within twice the typical build time of the first attempt's start."""
+    import datetime as _dt
+
+    from dscluster.launcher.ops import typical_build_s
+    from dscluster.runs.prepare import first_run_notice
+
+    if status not in store.ACTIVE or (run_dir / "metrics.jsonl").exists():
+        return None
+    builds = record.first_run_builds
+    attempts = record.attempts
+    if not isinstance(builds, Mapping) or len(attempts) != 1 or not attempts[0].started:
+        return None
+    try:
+        elapsed = (_dt.datetime.now().astimezone() - _dt.datetime.fromisoformat(attempts[0].started)).total_seconds()
+    except (TypeError, ValueError):
+        return None
+    if elapsed > 2 * typical_build_s(str(builds.get("accelerator"))) * len(builds.get("ops") or ()):
+        return None
+    return first_run_notice(record)
 
 
 def read_summary(run_dir: Path) -> RunSummary:
