@@ -178,5 +178,5 @@ print("second attempt done", flush=True)
     # `dscluster stop` (root) writes `stop` into the run dir: a planted symlink is replaced, not followed.
     stop_victim = make_victim(victim_dir, "stop")
     plant(sim, symlinks={run_dir / "stop": stop_victim})
-    request_stop(run_dir, rec)
+    request_stop(run_dir, store.read_record(run_dir))
     assert untouched(stop_victim) and not (run_dir / "stop").is_symlink()

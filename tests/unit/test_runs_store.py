@@ -76,3 +76,12 @@ def test_redaction_of_env_text_and_argv():
                                "--deepspeed_config", "ds.json"])
     assert "sk-1" not in argv and "pw" not in " ".join(argv) and argv[-2:] == ["--deepspeed_config", "ds.json"]
     assert "5" in argv
+
+
+def test_the_runs_sim_down_waits_for_are_the_active_ones(tmp_path):
+    from dscluster.commands.sim import _active_runs
+
+    running, done = _record("running"), _record("done")
+    store.create_run(tmp_path, running.replace(status="running"))
+    store.create_run(tmp_path, done.replace(status="succeeded"))
+    assert _active_runs(tmp_path) == [running.id]

@@ -1,11 +1,19 @@
 """The run record, typed: `RunRecord` (run.json) with its `LaunchSpec` (what the supervisor executes), which
-holds the cluster spec as resolved at launch (`cluster_spec`, a `ClusterSpec`).
+holds the cluster spec as resolved at launch (`cluster_spec`, a `ClusterSpec`), and its `Attempt`s.
+
+Everything below the views passes these, never the JSON dicts: runs.store reads and writes them, the
+supervisor records how a run goes with `RunRecord.replace` (through store.update_record), and the views
+format a runs.summary.RunSummary of one.
 
 run.json stays plain JSON that any tool reads; these frozen dataclasses are its one schema. `to_json()`
 writes it, `from_json()` reads it back, both ways losslessly: keys this version does not know are kept in
 `extra` and written again, so a record from a newer dscluster (or one a tool annotated) survives a read
 and a write. `version` is the schema's: records written before it existed (no `version` key) are
 version 0 and read the same way, since version 1 only added keys (`version`, `launch.cluster_spec`).
+
+Optional keys (OPTIONAL of each class: `ended`, `supervisor_pid`, `waiting_for`, `slurm`, ...) are written
+when they hold a value, or when the record they came from had them (`present`), also as null: so what a
+read and a write give back is what was read, and a key nobody set is not invented.
 
 Why the cluster is recorded resolved: the supervisor runs in its own session with cwd "/", `stop`,
 `logs` and `restart` run from wherever the user is, and the user may edit the hostfile or spec while the
@@ -247,12 +255,6 @@ class RunRecord:
             changes["waiting_for"] = tuple(changes["waiting_for"])
         present = self.present | {k for k in changes if k in self.OPTIONAL}
         return dataclasses.replace(self, **changes, present=present)
-
-    @property
-    def job_id(self) -> str | None:
-        """The Slurm job the run is in (its record's, else the one its launch named), or None."""
-        job = (self.slurm or {}).get("job_id") or (self.launch.slurm or {}).get("job_id")
-        return str(job) if job else None
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RunRecord:
