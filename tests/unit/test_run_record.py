@@ -176,6 +176,8 @@ def test_the_supervisors_updates_round_trip_with_their_nulls(dscluster_home, tmp
                                     "master_port": 23456, "rank_nodes": ["n1", "n2"]}]
     again = store.read_record(run_dir)
     assert again == record and again.to_json() == on_disk and again.attempts[0].rank_nodes == ("n1", "n2")
+    as_json = record.replace(attempts=on_disk["attempts"])  # attempts given as run.json has them
+    assert as_json.attempts == record.attempts and isinstance(as_json.attempts[0], Attempt)
     assert "ended" not in on_disk and "slurm" not in on_disk and "batch_plan" not in on_disk
 
 

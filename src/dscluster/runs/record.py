@@ -246,11 +246,14 @@ class RunRecord:
         return _to_json(self, self.OPTIONAL)
 
     def replace(self, **changes: Any) -> RunRecord:
-        """The record with `changes` (dataclasses.replace, lists made tuples as the fields hold them). An
-        optional field that is changed is written from then on, also as null (`waiting_for` cleared)."""
+        """The record with `changes` (dataclasses.replace, lists made tuples and attempts `Attempt`s as the
+        fields hold them). An optional field that is changed is written from then on, also as null
+        (`waiting_for` cleared)."""
         for key in ("attempts", "shrinks", "argv"):
             if key in changes:
                 changes[key] = tuple(changes[key])
+        if "attempts" in changes:
+            changes["attempts"] = tuple(a if isinstance(a, Attempt) else Attempt.from_json(a) for a in changes["attempts"])
         if changes.get("waiting_for") is not None:
             changes["waiting_for"] = tuple(changes["waiting_for"])
         present = self.present | {k for k in changes if k in self.OPTIONAL}
