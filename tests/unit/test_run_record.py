@@ -250,3 +250,18 @@ def test_an_old_record_restarts_and_stops_through_the_service(path, dscluster_ho
     else:
         assert request.cluster == launch["cluster_arg"] and request.env["HF_TOKEN"] == "again"
     assert service.stop(run_dir) == {"id": data["id"], "status": "failed", "stopping": False}
+
+
+def test_the_supervisor_is_handed_the_record_run_json_holds(dscluster_home, tmp_path, monkeypatch):
+    # The supervisor writes its record over run.json: what it is handed must be what was created
+    # (its `created` date included), or its first save would lose fields.
+    from dscluster.runs import start
+
+    project, _ = _cluster(tmp_path)
+    monkeypatch.chdir(project)
+    prep = prepare(LaunchOptions(command=["train.py"], hostfile="hostfile", skip_doctor=True))
+    handed = []
+    monkeypatch.setattr(start, "start_supervisor", lambda run_dir, record, secrets: handed.append(record) or 4242)
+    run_id = start.launch_run(prep.shared, prep.record, prep.secrets)
+    on_disk = json.loads((store.run_path(prep.shared, run_id) / "run.json").read_text())
+    assert handed[0].to_json() == on_disk and on_disk["created"]

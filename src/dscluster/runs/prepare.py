@@ -542,7 +542,7 @@ def prepare(opts: LaunchOptions, *, dry_run: bool = False) -> Prepared:
         script=program, cluster=getattr(spec, "name", "local"),
         hostfile="".join(f"{h} slots={s}\n" for h, s in hosts) or None, world_size=world,
         ds_config=ds_config, first_run_builds=builds, env=redact_env(user_env), git_commit=git_commit(cwd),
-        cwd=str(cwd),
+        cwd=str(cwd), created=store.now_iso(),  # the supervisor's hand-off carries it too
         batch_plan={**batch_plan.to_dict(), "text": batch_plan.describe()} if batch_plan is not None else None)
     return Prepared(record, secrets, shared, spec)
 

@@ -68,9 +68,8 @@ def create_run(shared: Path, record: RunRecord) -> Path:
     fsutil.make_dir(path, mode, owner=owner)
     fsutil.make_dir(path / "logs", mode, owner=owner)
     fsutil.make_dir(path / "nccl_trace", mode, owner=owner)  # PyTorch's NCCL flight recorder dumps here
-    if record.created is None:
-        record = record.replace(created=now_iso())
-    write_record(path, record)
+    # `prepare` dates the record; one made elsewhere is dated here (the caller then reads it back).
+    write_record(path, record if record.created is not None else record.replace(created=now_iso()))
     return path
 
 

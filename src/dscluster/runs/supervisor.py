@@ -107,10 +107,6 @@ class Supervisor:
     def save(self, **fields: Any) -> None:
         self.record = store.update_record(self.run_dir, self.record, **fields)
 
-    def relaunch(self, **changes: Any) -> None:
-        """Change what the next attempts execute (an allocation's hosts, a shrink's), recorded with the run."""
-        self.save(launch=dataclasses.replace(self.cfg, **changes))
-
     def _set_attempt(self, attempt: Attempt, **fields: Any) -> None:
         """Record `attempt` (the current one: it replaces the last of that number, else it is added)."""
         attempts = list(self.record.attempts)
