@@ -24,7 +24,7 @@ from dscluster.errors import ConfigError, RunError
 from dscluster.i18n import tr
 from dscluster.jupyter import clusterview, launching, rundata
 from dscluster.runs import service
-from dscluster.runs.start import LOST, shown_status
+from dscluster.runs.start import LOST
 
 FINISHED = ("succeeded", "failed", "stopped")
 __all__ = ["Cluster", "Run", "launch", "list_runs"]
@@ -116,7 +116,9 @@ class Run:
     @property
     def status(self) -> str:
         """The record's status, or "lost" when its supervisor is gone (the record will never change again)."""
-        return shown_status(self.record)
+        from dscluster.runs.summary import summary
+
+        return summary(rundata.typed(self.record), live=False).status
 
     @property
     def done(self) -> bool:

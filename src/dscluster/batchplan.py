@@ -118,21 +118,21 @@ def apply(config: dict | None, planned: BatchPlan) -> dict:
     return out
 
 
-def recorded_batch(commit: dict | None, record: dict) -> Batch | None:
+def recorded_batch(commit: dict | None, record) -> Batch | None:
     """The batch the run trained with before the change: the committed step's own (COMMIT.json records
-    it, after any --micro-batch-search), else the run record's resolved ds_config on its world size,
-    else the reference trainer's default config; None for a script whose batch nothing records."""
+    it, after any --micro-batch-search), else the run record's (a runs.record.RunRecord) resolved
+    ds_config on its world size, else the reference trainer's default config; None for a script whose
+    batch nothing records."""
     found = Batch.from_dict((commit or {}).get("batch"))
     if found is not None:
         return found
-    world = record.get("world_size")
+    world = record.world_size
     if not isinstance(world, int) or world < 1:
         return None
-    config = record.get("ds_config")
+    config = record.ds_config
     if isinstance(config, dict) and all(isinstance(config.get(k), int) for k in BATCH_KEYS[1:]):
         return Batch.of_config(config, world)
-    launch = record.get("launch") if isinstance(record.get("launch"), dict) else {}
-    if config is None and launch.get("is_module") and launch.get("program") == "dscluster.train":
+    if config is None and record.launch.is_module and record.launch.program == "dscluster.train":
         from dscluster.train.dssetup import default_config  # noqa: PLC0415 - pure, no torch
 
         return Batch.of_config(default_config(), world)

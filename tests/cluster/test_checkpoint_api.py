@@ -27,8 +27,8 @@ def _launch(env, tmp_path, *script_args: str) -> Path:
     assert res.returncode == 0, res.stdout + res.stderr
     run_id = next(w for w in res.stdout.split() if w.startswith("ckapi-"))
     run_dir = store.run_path(tmp_path / "shared", run_id)
-    rec = wait_for(lambda: store.read_record(run_dir)["status"] in store.FINISHED and store.read_record(run_dir), 400)
-    assert rec, f"run did not finish: {store.read_record(run_dir)}"
+    rec = wait_for(lambda: store.read_record(run_dir).to_json()["status"] in store.FINISHED and store.read_record(run_dir).to_json(), 400)
+    assert rec, f"run did not finish: {store.read_record(run_dir).to_json()}"
     return run_dir
 
 
@@ -41,7 +41,7 @@ def _rank_log(run_dir: Path, attempt_index: int, rank: int) -> str:
 def test_a_killed_rank_is_restarted_and_the_script_resumes_from_its_last_committed_step(env, tmp_path, mode):
     # async: save(mode="async") returns after the snapshot; the kill comes while training goes on.
     run_dir = _launch(env, tmp_path, "--steps", "6", "--save-every", "2", "--fail-at", "3", "--mode", mode)
-    rec = store.read_record(run_dir)
+    rec = store.read_record(run_dir).to_json()
     assert rec["status"] == "succeeded", rec
     assert [a.get("resume_step") for a in rec["attempts"]] == [None, 2]
     second = _rank_log(run_dir, 1, 0)
@@ -69,7 +69,7 @@ def test_a_killed_rank_is_restarted_and_the_script_resumes_from_its_last_committ
 
 def test_status_says_plainly_when_a_restarted_script_did_not_resume(env, tmp_path):
     run_dir = _launch(env, tmp_path, "--steps", "4", "--save-every", "2", "--fail-at", "3", "--no-resume")
-    rec = store.read_record(run_dir)
+    rec = store.read_record(run_dir).to_json()
     assert len(rec["attempts"]) == 2 and rec["attempts"][1]["resume_step"] == 2, rec
     second = _rank_log(run_dir, 1, 0)
     assert "step 1 loss" in second  # it started over...
@@ -85,7 +85,7 @@ def _launch_n(env, tmp_path, nprocs: int, *args: str) -> dict:
                     env=env)
     assert res.returncode == 0, res.stdout + res.stderr
     run_dir = store.run_path(tmp_path / "shared", next(w for w in res.stdout.split() if w.startswith("ckapi-")))
-    rec = wait_for(lambda: store.read_record(run_dir)["status"] in store.FINISHED and store.read_record(run_dir), 400)
+    rec = wait_for(lambda: store.read_record(run_dir).to_json()["status"] in store.FINISHED and store.read_record(run_dir).to_json(), 400)
     assert rec and rec["status"] == "succeeded", rec
     return {"dir": run_dir, "log": _rank_log(run_dir, 0, 0)}
 

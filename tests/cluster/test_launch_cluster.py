@@ -63,7 +63,7 @@ class Cli:
         return store.run_path(self.sim.spec.shared_dir, run_id)
 
     def record(self, run_id: str) -> dict:
-        return store.read_record(self.run_dir(run_id))
+        return store.read_record(self.run_dir(run_id)).to_json()
 
     def node_pids(self, run_id: str) -> dict[str, list[int]]:
         """The run's processes as each node's own process table shows them (nsenter, not ssh)."""

@@ -47,7 +47,7 @@ def test_supervisor_sigkill_takes_the_ranks_with_it(env, tmp_path):
     run_dir = store.run_path(tmp_path / "shared", _run_id(res.stdout))
     rank_log = lambda: list((run_dir / "logs").glob("*_rank1.log"))  # noqa: E731
     assert wait_for(lambda: rank_log() and "step 1 " in rank_log()[0].read_text(), 120), "ranks never trained"
-    rec = store.read_record(run_dir)
+    rec = store.read_record(run_dir).to_json()
     assert len(run_pids(rec["id"])) >= 3  # launcher + 2 ranks (+ the runner)
     os.kill(rec["supervisor_pid"], signal.SIGKILL)
     t0 = time.monotonic()
@@ -57,7 +57,7 @@ def test_supervisor_sigkill_takes_the_ranks_with_it(env, tmp_path):
     assert '"status": "lost"' in status.stdout
     stop = dscluster("stop", rec["id"], env=env)
     assert stop.returncode == 0 and "stopped" in stop.stdout
-    assert store.read_record(run_dir)["status"] == "stopped"
+    assert store.read_record(run_dir).to_json()["status"] == "stopped"
     again = dscluster("stop", rec["id"], env=env)
     assert "already finished" in again.stdout
     unknown = dscluster("stop", "no-such-run", env=env)
@@ -70,7 +70,7 @@ def test_a_silent_hang_is_caught_by_the_stall_timeout(env, tmp_path):
                     "--name", "loop", str(SCRIPT), "--steps", "5", "--sleep", "300", env=env)
     assert res.returncode == 0, res.stderr
     run_dir = store.run_path(tmp_path / "shared", _run_id(res.stdout))
-    rec = wait_for(lambda: store.read_record(run_dir)["status"] in store.FINISHED and store.read_record(run_dir), 180)
+    rec = wait_for(lambda: store.read_record(run_dir).to_json()["status"] in store.FINISHED and store.read_record(run_dir).to_json(), 180)
     assert rec and rec["status"] == "failed" and rec["exit_code"] != 0
     assert rec["explanation"]["signature"] == "stalled"
     assert "no progress" in rec["attempts"][0]["reason"]
@@ -83,7 +83,7 @@ def test_a_trainer_input_error_is_explained_in_its_own_words_and_not_restarted(e
                     "--data", str(tmp_path / "nope-data"), "--steps", "3", "--deepspeed", env=env)
     assert res.returncode == 0, res.stderr
     run_dir = store.run_path(tmp_path / "shared", _run_id(res.stdout))
-    rec = wait_for(lambda: store.read_record(run_dir)["status"] in store.FINISHED and store.read_record(run_dir), 180)
+    rec = wait_for(lambda: store.read_record(run_dir).to_json()["status"] in store.FINISHED and store.read_record(run_dir).to_json(), 180)
     assert rec and rec["status"] == "failed", rec
     assert len(rec["attempts"]) == 1 and rec["exit_code"] == 3  # the first failing rank's code, not the SIGKILL
     exp = rec["explanation"]
@@ -100,14 +100,14 @@ def test_restart_runs_the_same_program_with_its_environment_and_secrets_given_ag
                     "--env", "HF_TOKEN", str(SCRIPT), "--steps", "2", env=env)
     assert res.returncode == 0, res.stderr
     old = store.run_path(tmp_path / "shared", _run_id(res.stdout))
-    assert wait_for(lambda: store.read_record(old)["status"] in store.FINISHED, 180)
+    assert wait_for(lambda: store.read_record(old).to_json()["status"] in store.FINISHED, 180)
     assert dscluster("restart", old.name, env=env).returncode == 2  # the secret is not given again: named
     res = dscluster("restart", old.name, "--env", "HF_TOKEN", env=env)
     assert res.returncode == 0, res.stdout + res.stderr
     new = store.run_path(tmp_path / "shared", next(w for w in res.stdout.split() if w.startswith("loop-")))
-    rec = wait_for(lambda: store.read_record(new)["status"] in store.FINISHED and store.read_record(new), 180)
+    rec = wait_for(lambda: store.read_record(new).to_json()["status"] in store.FINISHED and store.read_record(new).to_json(), 180)
     assert rec and rec["status"] == "succeeded", rec
-    old_launch = store.read_record(old)["launch"]
+    old_launch = store.read_record(old).to_json()["launch"]
     assert rec["launch"]["args"] == old_launch["args"] == ["--steps", "2"]
     assert rec["launch"]["env"]["OMP_NUM_THREADS"] == "1" and "HF_TOKEN" not in rec["launch"]["env"]
     rank_logs = "".join(p.read_text() for p in (new / "logs").glob("*rank*.log"))

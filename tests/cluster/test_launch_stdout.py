@@ -40,8 +40,8 @@ def shell(command: str, env: dict, cwd: Path) -> subprocess.CompletedProcess:
 
 def _finished(tmp_path: Path, run_id: str) -> dict:
     run_dir = store.run_path(tmp_path / "shared", run_id)
-    rec = wait_for(lambda: store.read_record(run_dir)["status"] in store.FINISHED and store.read_record(run_dir), 180)
-    assert rec, store.read_record(run_dir)
+    rec = wait_for(lambda: store.read_record(run_dir).to_json()["status"] in store.FINISHED and store.read_record(run_dir).to_json(), 180)
+    assert rec, store.read_record(run_dir).to_json()
     return rec
 
 

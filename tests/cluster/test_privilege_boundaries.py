@@ -156,12 +156,12 @@ print("second attempt done", flush=True)
     # The supervisor replaces run.json atomically on its next save: the record becomes readable again.
     def finished():
         try:
-            return store.read_record(run_dir)["status"] in store.FINISHED
+            return store.read_record(run_dir).to_json()["status"] in store.FINISHED
         except Exception:  # noqa: BLE001 - still the planted symlink
             return False
 
     assert wait_for(finished, 240, 0.5), (run_dir / "logs" / "supervisor.log").read_text(errors="replace")[-3000:]
-    rec = store.read_record(run_dir)
+    rec = store.read_record(run_dir).to_json()
     bad = [rel for rel, victim in planted.items() if not untouched(victim)]
     assert not bad, f"written through a planted symlink: {bad}"
     assert rec["status"] == "succeeded" and len(rec["attempts"]) == 2, rec
@@ -178,5 +178,5 @@ print("second attempt done", flush=True)
     # `dscluster stop` (root) writes `stop` into the run dir: a planted symlink is replaced, not followed.
     stop_victim = make_victim(victim_dir, "stop")
     plant(sim, symlinks={run_dir / "stop": stop_victim})
-    request_stop(run_dir, rec)
+    request_stop(run_dir, store.read_record(run_dir))
     assert untouched(stop_victim) and not (run_dir / "stop").is_symlink()

@@ -87,7 +87,7 @@ def logs_tail(run_dir: Path, lines: int = 25) -> str:
 
 
 def finished(run_dir: Path, timeout: float) -> dict | None:
-    return wait_for(lambda: (r := store.read_record(run_dir))["status"] in store.FINISHED and r, timeout, 1)
+    return wait_for(lambda: (r := store.read_record(run_dir).to_json())["status"] in store.FINISHED and r, timeout, 1)
 
 
 def test_a_node_lost_for_good_the_run_continues_on_two_with_the_batch_and_the_loss_kept(sim, env, inputs):
@@ -99,9 +99,9 @@ def test_a_node_lost_for_good_the_run_continues_on_two_with_the_batch_and_the_lo
     assert res.returncode == 0, res.stdout + res.stderr
     run_id = last_word(res.stdout)
     run_dir = store.run_path(sim.spec.shared_dir, run_id)
-    assert store.read_record(run_dir)["launch"]["allow_shrink"] is True  # recorded with the run
+    assert store.read_record(run_dir).to_json()["launch"]["allow_shrink"] is True  # recorded with the run
     # A committed step, and two steps trained past it: the resumed attempt replays those.
-    ready = wait_for(lambda: (c := store.read_record(run_dir).get("last_checkpoint_step")) and c >= 4 and
+    ready = wait_for(lambda: (c := store.read_record(run_dir).to_json().get("last_checkpoint_step")) and c >= 4 and
                      max((m["step"] for m in losses(run_dir)), default=0) >= c + 2, 300, 0.3)
     assert ready, cli(sim, env, "logs", run_id, "--cluster", str(sim.spec_path)).stdout[-3000:]
     sim.crash("node2")  # and never healed while this run lives: lost for good

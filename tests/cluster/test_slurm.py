@@ -65,7 +65,7 @@ class Cli:
         return store.run_path(self.sim.spec.shared_dir, run_id)
 
     def record(self, run_id: str) -> dict:
-        return store.read_record(self.run_dir(run_id))
+        return store.read_record(self.run_dir(run_id)).to_json()
 
     def finished(self, run_id: str, timeout: float = 400) -> dict:
         rec = wait_for(lambda: self.record(run_id)["status"] in store.FINISHED and self.record(run_id), timeout, 1)

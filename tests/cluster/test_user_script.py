@@ -53,7 +53,7 @@ def dsc(sim, work):
 
 
 def _record(work: Path, run_id: str) -> dict:
-    return store.read_record(store.run_path(work, run_id))
+    return store.read_record(store.run_path(work, run_id)).to_json()
 
 
 def _wait_end(work: Path, run_id: str, timeout: float = 240) -> dict:

@@ -238,16 +238,16 @@ def test_the_recipe_launched_from_the_controller_restarts_after_a_killed_rank(de
     assert res.returncode == 0, res.stdout + res.stderr
     run_id = res.stdout.strip().splitlines()[-1].strip()
     run_dir = store.run_path(deploy.hosts.shared_dir, run_id)
-    record = store.read_record(run_dir)
+    record = store.read_record(run_dir).to_json()
     assert record["launch"]["python"] == "/opt/dscluster/venv/bin/python", record["launch"]
     netns = deploy.hosts.hosts[2].netns
     logs = lambda: "".join(p.read_text(errors="replace") for p in (run_dir / "logs").glob("*.log"))  # noqa: E731
-    finished = lambda: store.read_record(run_dir)["status"] in store.FINISHED  # noqa: E731
+    finished = lambda: store.read_record(run_dir).to_json()["status"] in store.FINISHED  # noqa: E731
     assert wait_for(lambda: "rank 2 step 3" in logs() or finished(), 300) and not finished(), logs()[-3000:]
     victims = _rank_pids(netns)
     assert len(victims) == 1, victims
     os.kill(victims[0], signal.SIGKILL)
-    done = wait_for(lambda: store.read_record(run_dir)["status"] in store.FINISHED and store.read_record(run_dir), 400, 2)
+    done = wait_for(lambda: store.read_record(run_dir).to_json()["status"] in store.FINISHED and store.read_record(run_dir).to_json(), 400, 2)
     assert done and done["status"] == "succeeded", (done, logs()[-3000:])
     assert len(done["attempts"]) == 2 and done["attempts"][0]["reason"], done["attempts"]
     events = [e["event"] for e in store.read_events(run_dir)]

@@ -56,12 +56,12 @@ def _wait_end(work: Path, run_id: str, timeout: float) -> dict:
     run_dir = store.run_path(work / "shared", run_id)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        record = store.read_record(run_dir)
+        record = store.read_record(run_dir).to_json()
         if record.get("status") in store.FINISHED:
             return record
         time.sleep(0.5)
     logs = "".join(p.read_text()[-2000:] for p in sorted((run_dir / "logs").glob("*.log")))
-    raise AssertionError(f"run {run_id} did not end in {timeout}s: {store.read_record(run_dir)}\n{logs}")
+    raise AssertionError(f"run {run_id} did not end in {timeout}s: {store.read_record(run_dir).to_json()}\n{logs}")
 
 
 def test_the_recipes_command_runs_a_users_script_on_the_gpu(work):
@@ -83,7 +83,7 @@ def test_the_recipes_command_runs_a_users_script_on_the_gpu(work):
     # The ds_config the ranks read is the user's plus DeepSpeed's monitor, writing into the run directory.
     assert json.loads((run_dir / "ds_config.json").read_text())["csv_monitor"]["enabled"] is True
     # Checkpoints committed through dscluster.checkpoint: step 3 and step 6, `latest` at the last one.
-    ckpt_dir = store.save_dir(run_dir, record)
+    ckpt_dir = store.save_dir(run_dir, store.read_record(run_dir))
     from dscluster.checkpoint import committed_steps
 
     assert committed_steps(ckpt_dir) == [3, 6], sorted(p.name for p in ckpt_dir.iterdir())

@@ -120,10 +120,11 @@ def test_api_takes_run_prefixes_and_names_and_names_bad_arguments(dscluster_home
     from dscluster.api import Cluster, Run
     from dscluster.errors import ConfigError, RunError
     from dscluster.runs import store
+    from dscluster.runs.record import RunRecord
 
     shared = tmp_path / "shared"
-    run_dir = store.create_run(shared, {"id": store.new_run_id("named"), "name": "named", "argv": ["t.py"],
-                                        "env": {}, "world_size": 1})
+    run_dir = store.create_run(shared, RunRecord.from_json({"id": store.new_run_id("named"), "name": "named", "argv": ["t.py"],
+                                        "env": {}, "world_size": 1}))
     (run_dir / "logs" / "20261130_rank0.log").write_text("".join(f"line {i}\n" for i in range(5)))
     runs = [shared / "runs"]
     assert Run("named", runs).id == run_dir.name == Run(run_dir.name[:12], runs).id
@@ -142,9 +143,10 @@ def test_api_takes_run_prefixes_and_names_and_names_bad_arguments(dscluster_home
 def test_a_symlink_in_logs_is_not_served(dscluster_home, tmp_path):
     from dscluster.jupyter import rundata
     from dscluster.runs import store
+    from dscluster.runs.record import RunRecord
 
-    run_dir = store.create_run(tmp_path / "shared", {"id": store.new_run_id("links"), "name": "links",
-                                                     "argv": ["t.py"], "env": {}, "world_size": 1})
+    run_dir = store.create_run(tmp_path / "shared", RunRecord.from_json({"id": store.new_run_id("links"), "name": "links",
+                                                     "argv": ["t.py"], "env": {}, "world_size": 1}))
     secret = tmp_path / "outside.txt"
     secret.write_text("not a log")
     (run_dir / "logs" / "evil.log").symlink_to(secret)  # a rank writing to shared storage could do this

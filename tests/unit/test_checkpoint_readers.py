@@ -7,11 +7,12 @@ from dscluster.commands.runs import checkpoints as cli_checkpoints
 from dscluster.fsutil import atomic_write_json
 from dscluster.jupyter import rundata
 from dscluster.runs import store
+from dscluster.runs.record import RunRecord
 
 
 def test_the_panel_and_the_cli_show_the_same_damaged_step(dscluster_home, tmp_path):
-    run_dir = store.create_run(tmp_path / "shared", {"id": store.new_run_id("ck"), "name": "ck", "argv": [],
-                                                     "env": {}, "launch": {"args": [], "hosts": []}})
+    run_dir = store.create_run(tmp_path / "shared", RunRecord.from_json({"id": store.new_run_id("ck"), "name": "ck", "argv": [],
+                                                     "env": {}, "launch": {"args": [], "hosts": []}}))
     save = run_dir / "checkpoints"
     for step, size in ((2, 4), (4, 4)):
         ck = save / f"step-{step}"

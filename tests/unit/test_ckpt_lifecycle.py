@@ -11,11 +11,19 @@ from pathlib import Path
 import pytest
 import torch
 
-from dscluster.commands.runs import resume_note
+from dscluster.commands.runs import resume_note as _resume_note
 from dscluster.errors import ConfigError
 from dscluster.train import checkpoint as ck
 from dscluster.train import export as ex
 from dscluster.train.model import GPT, GPTConfig
+
+
+def resume_note(shown: dict) -> str | None:
+    """commands.runs.resume_note of an attempt as `dscluster status --json` shows it (with `resumed`)."""
+    from dscluster.runs.record import Attempt
+    from dscluster.runs.summary import ShownAttempt
+
+    return _resume_note(ShownAttempt(Attempt.from_json(shown), shown.get("resumed")))
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "dscluster"
 

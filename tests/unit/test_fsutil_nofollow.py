@@ -17,6 +17,7 @@ import pytest
 from dscluster import fsutil
 from dscluster.errors import RunError
 from dscluster.runs import store
+from dscluster.runs.record import RunRecord
 from dscluster.train.checkpoint import read_commit
 
 OTHER_UID = 54321
@@ -90,9 +91,9 @@ def test_symlinked_directory_in_foreign_dir_is_refused(tmp_path, victim):
 def test_atomic_write_replaces_a_planted_symlink_and_chowns_by_descriptor(tmp_path, victim):
     run = foreign_dir(tmp_path / "run")
     (run / "run.json").symlink_to(victim)
-    store.write_record(run, {"id": "r1", "status": "running"})
+    store.write_record(run, RunRecord.from_json({"id": "r1", "status": "running"}))
     assert unchanged(victim) and not (run / "run.json").is_symlink()
-    assert store.read_record(run)["status"] == "running"
+    assert store.read_record(run).status == "running"
     if os.geteuid() == 0:
         fsutil.atomic_write_text(run / "node_env.sh", "export K=v\n", 0o600, owner=OTHER_UID)
         st = (run / "node_env.sh").stat()

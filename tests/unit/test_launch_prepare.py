@@ -17,7 +17,7 @@ def test_local_record_is_complete_and_secret_free(dscluster_home, tmp_path):
     cfg.write_text(json.dumps({"train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 2}))
     prep = prepare(LaunchOptions(command=[SCRIPT, "--deepspeed", "--deepspeed_config", str(cfg)], local=2,
                                  env=["HF_TOKEN=hf_x", "OMP_NUM_THREADS=1"], name="t", cwd=str(tmp_path)))
-    rec = prep.record
+    rec = prep.record.to_json()
     assert rec["id"].startswith("t-") and rec["world_size"] == 2 and rec["cluster"] == "local"
     assert rec["ds_config"]["train_batch_size"] == 8  # resolved for the real world size
     assert rec["env"] == {"HF_TOKEN": "***", "OMP_NUM_THREADS": "1"}

@@ -15,6 +15,7 @@ from dscluster.cli import main
 from dscluster.errors import RunError
 from dscluster.jupyter import clusterview, rundata
 from dscluster.runs import store
+from dscluster.runs.record import RunRecord
 
 
 def _panel(run_id: str) -> dict:
@@ -29,9 +30,10 @@ def _status_json(capsys, ref: str) -> dict:
 
 
 def _run(shared, name: str, **fields) -> tuple[str, object]:
-    run_dir = store.create_run(shared, {"id": store.new_run_id(name), "name": name, "argv": ["t.py"], "env": {},
-                                        "world_size": 2, "launch": {"args": ["--steps", "9"], "hosts": []}})
-    store.write_record(run_dir, {**store.read_record(run_dir), **fields})
+    record = RunRecord.from_json({"id": store.new_run_id(name), "name": name, "argv": ["t.py"], "env": {},
+                                  "world_size": 2, "launch": {"program": "t.py", "args": ["--steps", "9"], "hosts": []}})
+    run_dir = store.create_run(shared, record)
+    store.write_record(run_dir, store.read_record(run_dir).replace(**fields))
     return run_dir.name, run_dir
 
 

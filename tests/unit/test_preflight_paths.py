@@ -86,9 +86,9 @@ def test_a_cluster_launch_that_skips_doctor_still_checks_this_machine_and_says_s
 def test_a_restart_is_refused(extensions, tmp_path, capsys):
     prep = prepare(LaunchOptions(command=[SCRIPT], local=1, name="old", cwd=str(tmp_path)))
     run_dir = store.create_run(prep.shared, prep.record)
-    store.write_record(run_dir, {**store.read_record(run_dir), "status": "failed"})
+    store.write_record(run_dir, store.read_record(run_dir).replace(status="failed"))
     lock = _lock(extensions, 3600)
-    _refused(capsys, ["restart", prep.record["id"]], lock)
+    _refused(capsys, ["restart", prep.record.id], lock)
     assert [p.name for p in (tmp_path / "shared" / "runs").iterdir()] == [run_dir.name]  # no new run
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from dscluster.errors import UsageError
 from dscluster.runs import service, store
+from dscluster.runs.record import RunRecord
 
 
 def test_restart_keeps_env_and_settings_and_takes_secrets_again(dscluster_home, tmp_path, monkeypatch):
@@ -15,9 +16,9 @@ def test_restart_keeps_env_and_settings_and_takes_secrets_again(dscluster_home, 
     launch_cfg = {"program": "dscluster.train", "is_module": True, "args": ["--steps", "9"], "launcher": "openmpi",
                   "cluster_arg": "/etc/dscluster/dscluster.toml", "max_restarts": 2, "cwd": str(tmp_path),
                   "env": {"OMP_NUM_THREADS": "1"}, "stall_timeout": 60.0, "restart_wait": 5.0}
-    run_dir = store.create_run(shared, {"id": store.new_run_id("old"), "name": "old", "argv": ["train.py"],
-                                        "env": {"OMP_NUM_THREADS": "1", "HF_TOKEN": "***"}, "launch": launch_cfg})
-    store.write_record(run_dir, {**store.read_record(run_dir), "status": "stopped"})
+    run_dir = store.create_run(shared, RunRecord.from_json({"id": store.new_run_id("old"), "name": "old", "argv": ["train.py"],
+                                        "env": {"OMP_NUM_THREADS": "1", "HF_TOKEN": "***"}, "launch": launch_cfg}))
+    store.write_record(run_dir, store.read_record(run_dir).replace(status="stopped"))
     captured = []
     monkeypatch.setattr(service, "launch", lambda request: captured.append(request) or "new-run")
     ref = run_dir
@@ -51,17 +52,17 @@ def test_restart_refuses_while_a_run_saves_to_the_same_checkpoints(dscluster_hom
     shared = tmp_path / "shared"
     cfg = {"program": "dscluster.train", "is_module": True, "args": ["--steps", "9"], "launcher": "local",
            "local_procs": 1, "cwd": str(tmp_path), "env": {}}
-    old = store.create_run(shared, {"id": store.new_run_id("old"), "name": "old", "argv": [], "env": {},
-                                    "launch": cfg})
-    store.write_record(old, {**store.read_record(old), "status": "failed"})
-    first = store.create_run(shared, {"id": store.new_run_id("old"), "name": "old", "argv": [], "env": {},
-                                      "launch": {**cfg, "args": ["--steps", "9", "--save-dir", str(old / "checkpoints")]}})
-    store.write_record(first, {**store.read_record(first), "status": "running"})  # the first restart, still going
+    old = store.create_run(shared, RunRecord.from_json({"id": store.new_run_id("old"), "name": "old", "argv": [], "env": {},
+                                    "launch": cfg}))
+    store.write_record(old, store.read_record(old).replace(status="failed"))
+    first = store.create_run(shared, RunRecord.from_json({"id": store.new_run_id("old"), "name": "old", "argv": [], "env": {},
+                                      "launch": {**cfg, "args": ["--steps", "9", "--save-dir", str(old / "checkpoints")]}}))
+    store.write_record(first, store.read_record(first).replace(status="running"))  # the first restart, still going
     monkeypatch.setattr(service, "launch", lambda request: "never")
     with pytest.raises(RunBusy, match=first.name) as err:
         service.restart(old)
     assert "dscluster stop" in err.value.hint
-    store.write_record(first, {**store.read_record(first), "status": "failed"})
+    store.write_record(first, store.read_record(first).replace(status="failed"))
     assert service.restart(old) == "never"
 
 
@@ -70,9 +71,9 @@ def test_restart_on_other_nodes_or_on_this_machine(dscluster_home, tmp_path, mon
     shared = tmp_path / "shared"
     cfg = {"program": "train.py", "is_module": False, "args": ["--steps", "9"], "launcher": "pdsh",
            "cluster_arg": "/etc/dscluster/dscluster.toml", "cwd": str(tmp_path), "env": {}}
-    old = store.create_run(shared, {"id": store.new_run_id("old"), "name": "old", "argv": [], "env": {},
-                                    "launch": cfg})
-    store.write_record(old, {**store.read_record(old), "status": "failed"})
+    old = store.create_run(shared, RunRecord.from_json({"id": store.new_run_id("old"), "name": "old", "argv": [], "env": {},
+                                    "launch": cfg}))
+    store.write_record(old, store.read_record(old).replace(status="failed"))
     captured = []
     monkeypatch.setattr(service, "launch", lambda request: captured.append(request) or "new-run")
     ref = old

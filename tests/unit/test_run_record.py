@@ -4,6 +4,7 @@ so a run's nodes are reached the same way from any directory and after its hostf
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -69,10 +70,11 @@ def test_a_new_record_is_versioned_and_round_trips(dscluster_home, tmp_path, mon
     monkeypatch.chdir(project)
     prep = prepare(LaunchOptions(command=["train.py"], hostfile="hostfile", skip_doctor=True))
     run_dir = store.create_run(prep.shared, prep.record)
-    written = store.read_record(run_dir)
+    written = json.loads((run_dir / "run.json").read_text())
     assert written["version"] == RECORD_VERSION
     record = RunRecord.from_json(written)
     assert record.to_json() == written and record.launch.cluster_spec.name == "rec"
+    assert store.read_record(run_dir) == record == prep.record.replace(created=written["created"])
 
 
 def test_a_run_reaches_its_nodes_from_another_directory_after_its_hostfile_is_edited(
@@ -99,7 +101,7 @@ def test_a_record_from_before_the_recorded_spec_still_reaches_its_nodes(dscluste
     project, _ = _cluster(tmp_path)
     monkeypatch.chdir(project)
     prep = prepare(LaunchOptions(command=["train.py"], cluster=str(project / "dscluster.toml"), skip_doctor=True))
-    old = {**prep.record, "launch": {k: v for k, v in prep.record["launch"].items() if k != "cluster_spec"}}
+    old = dataclasses.replace(prep.record, launch=dataclasses.replace(prep.record.launch, cluster_spec=None))
     assert list(node_links(old)) == ["node1", "node2"]  # resolved from its `cluster_arg`, as it was launched
 
 
@@ -112,13 +114,13 @@ def test_a_restart_runs_on_the_recorded_cluster_from_anywhere(dscluster_home, tm
     monkeypatch.chdir(project)
     prep = prepare(LaunchOptions(command=["train.py"], hostfile="hostfile", skip_doctor=True))
     run_dir = store.create_run(prep.shared, prep.record)
-    store.write_record(run_dir, {**store.read_record(run_dir), "status": "failed"})
+    store.write_record(run_dir, store.read_record(run_dir).replace(status="failed"))
     monkeypatch.chdir(tmp_path)
     (project / "hostfile").write_text("node1 slots=1\n")
     request, _ = service.restart_request(run_dir)
     again = prepare(dataclasses.replace(service.options(request), skip_doctor=True))
-    assert again.record["launch"]["hosts"] == [["node1", 1], ["node2", 1]] and again.record["cluster"] == "rec"
-    assert again.record["launch"]["cwd"] == str(project)  # the program is found where it was launched
+    assert again.record.launch.hosts == (("node1", 1), ("node2", 1)) and again.record.cluster == "rec"
+    assert again.record.launch.cwd == str(project)  # the program is found where it was launched
     elsewhere, _ = service.restart_request(run_dir, hostfile=str(project / "hostfile"))
     assert elsewhere.cluster_spec is None and elsewhere.cluster == str(project / "hostfile")
 
@@ -130,7 +132,136 @@ def test_a_recorded_spec_gets_the_spec_files_checks(dscluster_home, tmp_path, mo
     project, _ = _cluster(tmp_path)
     monkeypatch.chdir(project)
     prep = prepare(LaunchOptions(command=["train.py"], hostfile="hostfile", skip_doctor=True))
-    recorded = prep.record["launch"]["cluster_spec"]
-    recorded["nodes"][1]["address"] = "10.77.0.3\n  ProxyCommand touch /tmp/owned"
+    data = prep.record.to_json()
+    data["launch"]["cluster_spec"]["nodes"][1]["address"] = "10.77.0.3\n  ProxyCommand touch /tmp/owned"
     with pytest.raises(ConfigError):
-        node_links(prep.record)
+        node_links(RunRecord.from_json(data))
+
+
+def test_a_record_written_by_this_code_reads_and_writes_back_byte_for_byte(dscluster_home, tmp_path, monkeypatch):
+    # create_run -> read_record -> write_record: the same run.json, and no key that lives only in memory
+    # (a listing's directory, the fields' bookkeeping) ever reaches it.
+    project, _ = _cluster(tmp_path)
+    monkeypatch.chdir(project)
+    prep = prepare(LaunchOptions(command=["train.py"], hostfile="hostfile", skip_doctor=True))
+    run_dir = store.create_run(prep.shared, prep.record)
+    first = (run_dir / "run.json").read_bytes()
+    store.write_record(run_dir, store.read_record(run_dir))
+    assert (run_dir / "run.json").read_bytes() == first
+    [listed] = store.list_runs(prep.shared)
+    assert listed.dir == run_dir and listed.record == store.read_record(run_dir)
+    store.write_record(listed.dir, listed.record)
+    assert (run_dir / "run.json").read_bytes() == first
+    written = json.loads(first)
+    assert not {"_dir", "dir", "run_dir", "present", "extra"} & set(written)
+    assert not {"present", "extra"} & set(written["launch"])
+    assert written["launch"]["allow_shrink"] is False  # a setting of the run, written even when off
+
+
+def test_the_supervisors_updates_round_trip_with_their_nulls(dscluster_home, tmp_path):
+    # What the supervisor writes as a run goes (attempts, its pid, waiting_for cleared to null, a shrink)
+    # survives a read and a write unchanged: the typed fields say what they were, absent or null.
+    from dscluster.runs.record import Attempt
+
+    record = RunRecord(id=store.new_run_id("sup"), launch=LaunchSpec(program="t.py", hosts=(("n1", 1), ("n2", 1))))
+    run_dir = store.create_run(tmp_path / "shared", record)
+    record = store.update_record(run_dir, store.read_record(run_dir), status="running", supervisor_pid=42,
+                                 supervisor_host="here", attempts=[Attempt(1, started="t0", master_port=23456,
+                                                                           rank_nodes=("n1", "n2"))])
+    record = store.update_record(run_dir, record, status="restarting", waiting_for=["n2"])
+    record = store.update_record(run_dir, record, waiting_for=None, shrinks=[{"lost": ["n2"], "text": "n2 lost"}])
+    on_disk = json.loads((run_dir / "run.json").read_text())
+    assert on_disk["waiting_for"] is None and on_disk["supervisor_pid"] == 42 and on_disk["shrinks"][0]["text"]
+    assert on_disk["attempts"] == [{"n": 1, "started": "t0", "ended": None, "exit_code": None, "reason": None,
+                                    "master_port": 23456, "rank_nodes": ["n1", "n2"]}]
+    again = store.read_record(run_dir)
+    assert again == record and again.to_json() == on_disk and again.attempts[0].rank_nodes == ("n1", "n2")
+    as_json = record.replace(attempts=on_disk["attempts"])  # attempts given as run.json has them
+    assert as_json.attempts == record.attempts and isinstance(as_json.attempts[0], Attempt)
+    assert "ended" not in on_disk and "slurm" not in on_disk and "batch_plan" not in on_disk
+
+
+def test_unknown_keys_survive_and_a_badly_typed_record_is_damaged(tmp_path):
+    from dscluster.errors import RunError
+
+    data = {"id": "r-1", "launch": {"program": "t.py", "from_the_future": 1}, "annotated_by": "a tool",
+            "attempts": [{"n": 1, "gpu_seconds": 3.5}]}
+    record = RunRecord.from_json(data)
+    assert record.extra == {"annotated_by": "a tool"} and record.launch.extra == {"from_the_future": 1}
+    out = record.to_json()
+    assert out["annotated_by"] == "a tool" and out["launch"]["from_the_future"] == 1
+    assert out["attempts"][0]["gpu_seconds"] == 3.5
+    run_dir = tmp_path / "runs" / "r-2"
+    run_dir.mkdir(parents=True)
+    (run_dir / "run.json").write_text(json.dumps({"id": "r-2", "launch": {"program": "t", "hosts": [["a"]]}}))
+    with pytest.raises(RunError, match="damaged"):
+        store.read_record(run_dir)
+    assert store.list_runs(tmp_path) == []  # skipped, not a crash of the listing
+
+
+@pytest.mark.parametrize("path", OLD, ids=[p.stem for p in OLD])
+def test_an_old_record_reads_through_every_view(path, dscluster_home, tmp_path, capsys):
+    # A v0 run.json in a runs directory: the store, the summary (status, attempts, checkpoints), the
+    # CLI's status/runs/logs and the notebook API read it as they read a new one.
+    from dscluster.api import Run
+    from dscluster.cli import main
+    from dscluster.runs.summary import summary
+
+    data = json.loads(path.read_text())
+    shared = tmp_path / "shared"
+    run_dir = shared / "runs" / data["id"]
+    (run_dir / "logs").mkdir(parents=True)
+    (run_dir / "run.json").write_text(json.dumps(data))
+    record = store.read_record(run_dir)
+    assert record.version == 0 and [r.id for r in store.list_runs(shared)] == [data["id"]]
+    shown = summary(record, run_dir)
+    assert shown.status == data["status"] and len(shown.attempts) == len(data["attempts"])
+    view = shown.to_json()
+    assert [a["n"] for a in view["attempts"]] == [a["n"] for a in data["attempts"]]
+    assert view["last_checkpoint_step"] == data["last_checkpoint_step"] and view["slurm"] is None
+    args = data["launch"]["args"]
+    named = args[args.index("--save-dir") + 1] if "--save-dir" in args else None
+    assert store.save_dir(run_dir, record) == (Path(data["cwd"]) / named if named else run_dir / "checkpoints")
+    assert main(["status", data["id"]]) == (5 if data["status"] == "failed" else 0)
+    out = capsys.readouterr().out
+    assert data["id"] in out and "attempt" in out if data["attempts"] else data["id"] in out
+    assert main(["runs"]) == 0 and data["id"] in capsys.readouterr().out
+    assert Run(data["id"], [shared / "runs"]).status == data["status"]
+    store.write_record(run_dir, record)
+    assert {k: v for k, v in json.loads((run_dir / "run.json").read_text()).items() if k != "version"} == data
+
+
+@pytest.mark.parametrize("path", OLD, ids=[p.stem for p in OLD])
+def test_an_old_record_restarts_and_stops_through_the_service(path, dscluster_home, tmp_path):
+    # The service's readers (restart_request, stop) take a v0 record as the store reads it.
+    from dscluster.runs import service
+
+    data = json.loads(path.read_text())
+    run_dir = tmp_path / "shared" / "runs" / data["id"]
+    (run_dir / "logs").mkdir(parents=True)
+    (run_dir / "run.json").write_text(json.dumps({**data, "status": "failed"}))
+    request, record = service.restart_request(run_dir, env={"HF_TOKEN": "again"} if "HF_TOKEN" in data["env"] else None)
+    launch = data["launch"]
+    assert record.id == data["id"] and request.program == launch["program"]
+    assert request.args[:len(launch["args"])] == launch["args"] and request.max_restarts == launch["max_restarts"]
+    assert {k: request.env[k] for k in launch["env"]} == launch["env"]
+    if launch["launcher"] == "local":
+        assert request.nprocs == launch["local_procs"] and request.cluster is None
+    else:
+        assert request.cluster == launch["cluster_arg"] and request.env["HF_TOKEN"] == "again"
+    assert service.stop(run_dir) == {"id": data["id"], "status": "failed", "stopping": False}
+
+
+def test_the_supervisor_is_handed_the_record_run_json_holds(dscluster_home, tmp_path, monkeypatch):
+    # The supervisor writes its record over run.json: what it is handed must be what was created
+    # (its `created` date included), or its first save would lose fields.
+    from dscluster.runs import start
+
+    project, _ = _cluster(tmp_path)
+    monkeypatch.chdir(project)
+    prep = prepare(LaunchOptions(command=["train.py"], hostfile="hostfile", skip_doctor=True))
+    handed = []
+    monkeypatch.setattr(start, "start_supervisor", lambda run_dir, record, secrets: handed.append(record) or 4242)
+    run_id = start.launch_run(prep.shared, prep.record, prep.secrets)
+    on_disk = json.loads((store.run_path(prep.shared, run_id) / "run.json").read_text())
+    assert handed[0].to_json() == on_disk and on_disk["created"]

@@ -7,10 +7,11 @@ import pytest
 from dscluster.errors import RunError
 from dscluster.launcher import redact
 from dscluster.runs import store
+from dscluster.runs.record import RunRecord
 
 
 def _record(name="train"):
-    return {"id": store.new_run_id(name), "name": name, "argv": ["train.py"], "env": {}}
+    return RunRecord.from_json({"id": store.new_run_id(name), "name": name, "argv": ["train.py"], "env": {}})
 
 
 def test_run_id_format_and_safe_names():
@@ -25,22 +26,21 @@ def test_create_list_load_and_resolve(tmp_path):
     a, b = _record("alpha"), _record("beta")
     store.create_run(tmp_path, a)
     store.create_run(tmp_path, b)
-    ids = [r["id"] for r in store.list_runs(tmp_path)]
-    assert set(ids) == {a["id"], b["id"]}
-    rec = store.load_run(tmp_path, a["id"])
-    assert rec["status"] == "pending" and rec["attempts"] == [] and rec["explanation"] is None
-    assert store.resolve_run_dir(tmp_path, "alpha") == store.run_path(tmp_path, a["id"])
-    assert store.resolve_run_dir(tmp_path, b["id"][:12]).name == b["id"]
+    ids = [r.id for r in store.list_runs(tmp_path)]
+    assert set(ids) == {a.id, b.id}
+    rec = store.load_run(tmp_path, a.id)
+    assert rec.status == "pending" and rec.attempts == () and rec.explanation is None
+    assert store.resolve_run_dir(tmp_path, "alpha") == store.run_path(tmp_path, a.id)
+    assert store.resolve_run_dir(tmp_path, b.id[:12]).name == b.id
     with pytest.raises(RunError):
         store.load_run(tmp_path, "nope")
-    assert (store.run_path(tmp_path, a["id"]) / "logs").is_dir()
+    assert (store.run_path(tmp_path, a.id) / "logs").is_dir()
 
 
 def test_record_writes_are_atomic_and_events_append(tmp_path):
     rec = _record()
     run_dir = store.create_run(tmp_path, rec)
-    rec["status"] = "running"
-    store.write_record(run_dir, rec)
+    store.write_record(run_dir, rec.replace(status="running"))
     assert json.loads((run_dir / "run.json").read_text())["status"] == "running"
     assert not [p for p in run_dir.iterdir() if p.name.endswith(".tmp")]
     store.append_event(run_dir, "launched", attempt=1)
@@ -56,7 +56,7 @@ def test_a_broken_record_is_skipped_by_list(tmp_path):
     bad = tmp_path / "runs" / "bad"
     bad.mkdir()
     (bad / "run.json").write_text("{not json")
-    assert [r["name"] for r in store.list_runs(tmp_path)] == ["good"]
+    assert [r.record.name for r in store.list_runs(tmp_path)] == ["good"]
 
 
 @pytest.mark.parametrize("name,secret", [
@@ -76,3 +76,12 @@ def test_redaction_of_env_text_and_argv():
                                "--deepspeed_config", "ds.json"])
     assert "sk-1" not in argv and "pw" not in " ".join(argv) and argv[-2:] == ["--deepspeed_config", "ds.json"]
     assert "5" in argv
+
+
+def test_the_runs_sim_down_waits_for_are_the_active_ones(tmp_path):
+    from dscluster.commands.sim import _active_runs
+
+    running, done = _record("running"), _record("done")
+    store.create_run(tmp_path, running.replace(status="running"))
+    store.create_run(tmp_path, done.replace(status="succeeded"))
+    assert _active_runs(tmp_path) == [running.id]

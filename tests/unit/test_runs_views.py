@@ -6,6 +6,7 @@ import pytest
 
 from dscluster.cli import main
 from dscluster.runs import store
+from dscluster.runs.record import RunRecord
 
 
 @pytest.fixture
@@ -13,12 +14,12 @@ def finished_run(dscluster_home, tmp_path):
     shared = tmp_path / "shared"
     rec = {"id": store.new_run_id("views"), "name": "views", "argv": ["train.py"], "env": {}, "world_size": 2,
            "launch": {"hosts": [["node0", 1], ["node1", 1]]}}
-    run_dir = store.create_run(shared, rec)
-    rec = store.read_record(run_dir)
+    run_dir = store.create_run(shared, RunRecord.from_json(rec))
+    rec = store.read_record(run_dir).to_json()
     rec.update(status="succeeded", exit_code=0, attempts=[
         {"n": 1, "started": store.now_iso(), "ended": store.now_iso(), "exit_code": 0, "reason": "succeeded",
          "rank_nodes": ["node0", "node1"]}])
-    store.write_record(run_dir, rec)
+    store.write_record(run_dir, RunRecord.from_json(rec))
     (run_dir / "logs" / "20261129_rank1.log").write_text("step 1/2 loss 3.0\n")
     return run_dir
 
@@ -42,7 +43,7 @@ def test_status_runs_and_stop_of_a_finished_run_read_cleanly(finished_run, tmp_p
     from dscluster.commands.runs import shown_time
 
     rid = finished_run.name
-    rec = store.read_record(finished_run)
+    rec = store.read_record(finished_run).to_json()
     outside = tmp_path / "elsewhere" / "ckpt"  # --save-dir outside the run directory
     (outside / "step-4").mkdir(parents=True)
     (outside / "step-4" / "COMMIT.json").write_text("{}")
@@ -50,7 +51,7 @@ def test_status_runs_and_stop_of_a_finished_run_read_cleanly(finished_run, tmp_p
     rec["attempts"].append({"n": 2, "started": "2026-11-29T19:47:21+0000", "ended": None, "exit_code": None,
                             "reason": None})
     rec["created"] = "2026-11-29T19:47:21+0000"
-    store.write_record(finished_run, rec)
+    store.write_record(finished_run, RunRecord.from_json(rec))
     assert main(["status", rid]) == 0
     out = capsys.readouterr().out
     assert "None" not in out and "exit 0" in out
@@ -101,11 +102,11 @@ def test_a_run_whose_supervisor_died_shows_lost_everywhere_and_waiting_ends(dscl
     gone = subprocess.Popen(["true"])
     gone.wait()  # a pid that no longer runs: the supervisor was kill -9'd
     shared = tmp_path / "shared"
-    run_dir = store.create_run(shared, {"id": store.new_run_id("orphan"), "name": "orphan", "argv": ["t.py"],
-                                        "env": {}, "world_size": 1})
-    rec = store.read_record(run_dir)
+    run_dir = store.create_run(shared, RunRecord.from_json({"id": store.new_run_id("orphan"), "name": "orphan", "argv": ["t.py"],
+                                        "env": {}, "world_size": 1}))
+    rec = store.read_record(run_dir).to_json()
     rec.update(status="running", supervisor_pid=gone.pid, supervisor_host=socket.gethostname())
-    store.write_record(run_dir, rec)
+    store.write_record(run_dir, RunRecord.from_json(rec))
     assert main(["runs"]) == 0
     assert "lost" in capsys.readouterr().out
     assert main(["status", rec["id"]]) == 0
@@ -113,13 +114,13 @@ def test_a_run_whose_supervisor_died_shows_lost_everywhere_and_waiting_ends(dscl
     run = Run(rec["id"], [shared / "runs"])
     assert run.status == "lost" and run.done and run.wait(timeout=5) == "lost"
     assert run.summary()["explanation"]["signature"] == "supervisor-lost"
-    assert store.read_record(run_dir)["status"] == "running"  # shown, not written: the record is the supervisor's
+    assert store.read_record(run_dir).status == "running"  # shown, not written: the record is the supervisor's
 
 
 def test_runs_of_a_simulated_cluster_that_is_down_stay_listed(dscluster_home, capsys):
     kept = dscluster_home / "sims" / "rehearsal" / "shared"  # what `sim down` keeps (not --purge)
-    run_dir = store.create_run(kept, {"id": store.new_run_id("simrun"), "name": "simrun", "argv": ["t.py"],
-                                      "env": {}, "world_size": 3})
+    run_dir = store.create_run(kept, RunRecord.from_json({"id": store.new_run_id("simrun"), "name": "simrun", "argv": ["t.py"],
+                                      "env": {}, "world_size": 3}))
     assert main(["runs"]) == 0
     assert run_dir.name in capsys.readouterr().out
     assert main(["status", "simrun"]) == 0

@@ -58,13 +58,17 @@ def test_apply_sets_the_three_batch_keys_and_keeps_the_rest():
 
 def test_the_batch_before_comes_from_the_commit_then_the_record_then_the_trainers_default():
     commit = {"batch": {"global": 24, "micro": 4, "accum": 2, "world": 3}}
-    record = {"world_size": 3, "ds_config": {"train_batch_size": 6, "train_micro_batch_size_per_gpu": 2,
-                                            "gradient_accumulation_steps": 1}}
+    from dscluster.runs.record import RunRecord
+
+    record = RunRecord.from_json({"id": "r", "world_size": 3, "ds_config": {
+        "train_batch_size": 6, "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 1}})
     assert batchplan.recorded_batch(commit, record) == Batch(4, 2, 3)
     assert batchplan.recorded_batch({"batch": "junk"}, record) == Batch(2, 1, 3)
-    trainer = {"world_size": 2, "ds_config": None, "launch": {"is_module": True, "program": "dscluster.train"}}
+    trainer = RunRecord.from_json({"id": "r", "world_size": 2, "ds_config": None,
+                                   "launch": {"is_module": True, "program": "dscluster.train"}})
     assert batchplan.recorded_batch(None, trainer) == Batch(8, 1, 2)  # dssetup's default micro batch 8
-    script = {"world_size": 2, "ds_config": None, "launch": {"is_module": False, "program": "train.py"}}
+    script = RunRecord.from_json({"id": "r", "world_size": 2, "ds_config": None,
+                                  "launch": {"is_module": False, "program": "train.py"}})
     assert batchplan.recorded_batch(None, script) is None  # nothing says what the script's batch is
 
 
@@ -96,11 +100,13 @@ def test_a_shrink_drops_the_lost_hosts_and_plans_the_batch():
 
 
 def test_status_lines_name_the_lost_node_and_the_batch():
-    view = {"shrinks": [{"text": "node2 did not come back within 4s"}],
-            "batch_plan": {"text": "global batch 24 kept on 2 ranks", "kept": True}}
+    from dscluster.runs.record import RunRecord
+
+    view = RunRecord.from_json({"id": "r", "shrinks": [{"text": "node2 did not come back within 4s"}],
+                                "batch_plan": {"text": "global batch 24 kept on 2 ranks", "kept": True}})
     lines = shrink.status_lines(view)
     assert len(lines) == 2 and "node2 did not come back" in lines[0] and "global batch 24 kept" in lines[1]
-    assert shrink.status_lines({}) == []
+    assert shrink.status_lines(RunRecord.from_json({"id": "r"})) == []
 
 
 def _cfg(tmp_path, **batch) -> str:
@@ -114,7 +120,7 @@ def test_a_restart_on_fewer_ranks_hands_the_ranks_a_ds_config_that_keeps_the_glo
     cfg = _cfg(tmp_path, train_batch_size=24, train_micro_batch_size_per_gpu=4, gradient_accumulation_steps=2)
     prep = prepare(LaunchOptions(command=[SCRIPT, "--deepspeed", "--deepspeed_config", cfg], local=2,
                                  cwd=str(tmp_path), keep_batch=Batch(4, 2, 3)))
-    rec, launch = prep.record, prep.record["launch"]
+    rec, launch = prep.record.to_json(), prep.record.to_json()["launch"]
     assert rec["ds_config"]["gradient_accumulation_steps"] == 3 and rec["ds_config"]["train_batch_size"] == 24
     assert rec["batch_plan"]["kept"] and "global batch 24 kept on 2 ranks" in rec["batch_plan"]["text"]
     ranks_cfg = json.loads(launch["ds_config_text"])
@@ -127,10 +133,10 @@ def test_a_restart_on_fewer_ranks_hands_the_ranks_a_ds_config_that_keeps_the_glo
 def test_a_restart_of_the_reference_trainer_without_a_config_gets_one_with_the_batch_keys(dscluster_home, tmp_path):
     prep = prepare(LaunchOptions(command=["dscluster.train", "--steps", "4"], module=True, local=2,
                                  cwd=str(tmp_path), keep_batch=Batch(8, 1, 3)))
-    launch = prep.record["launch"]
+    launch = prep.record.to_json()["launch"]
     assert json.loads(launch["ds_config_text"]) == {"train_batch_size": 24, "train_micro_batch_size_per_gpu": 6,
                                                     "gradient_accumulation_steps": 2}
-    assert launch["rank_args"][-2:] == ["--deepspeed_config", str(Path(prep.shared) / "runs" / prep.record["id"] /
+    assert launch["rank_args"][-2:] == ["--deepspeed_config", str(Path(prep.shared) / "runs" / prep.record.to_json()["id"] /
                                                                    "ds_config.json")]
 
 
@@ -138,20 +144,21 @@ def test_a_restart_on_the_same_world_size_changes_nothing(dscluster_home, tmp_pa
     cfg = _cfg(tmp_path, train_micro_batch_size_per_gpu=4, gradient_accumulation_steps=2)
     prep = prepare(LaunchOptions(command=[SCRIPT, "--deepspeed_config", cfg], local=2, cwd=str(tmp_path),
                                  keep_batch=Batch(4, 2, 2)))
-    assert "batch_plan" not in prep.record and prep.record["ds_config"]["train_batch_size"] == 16
+    assert "batch_plan" not in prep.record.to_json() and prep.record.to_json()["ds_config"]["train_batch_size"] == 16
 
 
 def test_restart_hosts_reach_the_launch_as_a_whole_node_include(dscluster_home, tmp_path, monkeypatch):
     from dscluster.runs import service, store
+    from dscluster.runs.record import RunRecord
 
     spec = tmp_path / "dscluster.toml"
     nodes = "".join(f'[[nodes]]\nname = "node{i}"\naddress = "10.9.0.{i}"\nslots = 1\n' for i in (1, 2, 3))
     spec.write_text(f'[cluster]\nname = "c"\nshared_dir = "{tmp_path / "shared"}"\nssh_user = "u"\n{nodes}')
     cfg = {"program": "dscluster.train", "is_module": True, "args": [], "launcher": "pdsh", "cluster_arg": str(spec),
            "cwd": str(tmp_path), "env": {}, "allow_shrink": True}
-    run_dir = store.create_run(tmp_path / "shared", {"id": store.new_run_id("old"), "name": "old", "argv": [],
-                                                    "env": {}, "launch": cfg, "world_size": 3})
-    store.write_record(run_dir, {**store.read_record(run_dir), "status": "failed"})
+    run_dir = store.create_run(tmp_path / "shared", RunRecord.from_json({"id": store.new_run_id("old"), "name": "old", "argv": [],
+                                                    "env": {}, "launch": cfg, "world_size": 3}))
+    store.write_record(run_dir, store.read_record(run_dir).replace(status="failed"))
     captured = []
     monkeypatch.setattr(service, "launch", lambda request: captured.append(request) or "new-run")
     with pytest.raises(UsageError, match="node9 not in cluster"):

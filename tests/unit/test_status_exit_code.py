@@ -8,14 +8,15 @@ import pytest
 from dscluster import cli
 from dscluster.errors import ExitCode
 from dscluster.runs import store
+from dscluster.runs.record import RunRecord
 
 
 @pytest.mark.parametrize("status,code", [("failed", ExitCode.RUN), ("succeeded", ExitCode.OK),
                                          ("stopped", ExitCode.OK), ("pending", ExitCode.OK)])
 def test_status_exit_code_follows_the_runs_outcome(dscluster_home, tmp_path, capsys, status, code):
-    run_dir = store.create_run(tmp_path / "shared", {"id": store.new_run_id("s"), "name": "s", "argv": [],
-                                                     "env": {}, "launch": {"args": [], "hosts": []}})
-    store.write_record(run_dir, {**store.read_record(run_dir), "status": status})
+    run_dir = store.create_run(tmp_path / "shared", RunRecord.from_json({"id": store.new_run_id("s"), "name": "s", "argv": [],
+                                                     "env": {}, "launch": {"args": [], "hosts": []}}))
+    store.write_record(run_dir, store.read_record(run_dir).replace(status=status))
     assert cli.main(["status", run_dir.name]) == code
     assert cli.main(["status", run_dir.name, "--json"]) == code
     assert f'"status": "{status}"' in capsys.readouterr().out

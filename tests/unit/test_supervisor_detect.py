@@ -86,7 +86,10 @@ def test_unreachable_hosts_are_the_ones_whose_runner_fails_in_order():
 
 
 def test_remote_reap_runs_the_reaper_of_this_run_on_each_host():
-    record = {"id": "r-1", "launch": {"python": "/venv/bin/python", "hosts": [["node1", 1], ["node2", 1]]}}
+    from dscluster.runs.record import RunRecord
+
+    record = RunRecord.from_json({"id": "r-1", "launch": {"python": "/venv/bin/python",
+                                                         "hosts": [["node1", 1], ["node2", 1]]}})
     runners = {"node1": FakeRunner("node1", stdout="reaped 3\n"), "node2": FakeRunner("node2", returncode=None)}
     out = remote_reap(record, ["node1", "node2"], timeout=4.0, grace=2.0, runners=runners)
     assert out == {"node1": "reaped 3", "node2": "timed out"}

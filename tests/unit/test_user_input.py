@@ -58,8 +58,8 @@ def test_the_resolved_hjson_config_is_recorded_as_plain_json(dscluster_home, tmp
     path.write_text(HJSON_CONFIG)
     prep = prepare(LaunchOptions(command=[SCRIPT, "--deepspeed", "--deepspeed_config", str(path)], local=2,
                                  skip_doctor=True, cwd=str(tmp_path)))
-    assert prep.record["ds_config"]["train_batch_size"] == 4
-    assert json.loads(json.dumps(prep.record["ds_config"], allow_nan=False)) == prep.record["ds_config"]
+    assert prep.record.to_json()["ds_config"]["train_batch_size"] == 4
+    assert json.loads(json.dumps(prep.record.to_json()["ds_config"], allow_nan=False)) == prep.record.to_json()["ds_config"]
 
 
 @pytest.mark.parametrize("text,words", [
@@ -253,7 +253,7 @@ def test_a_launch_whose_ranks_will_compile_says_what_how_long_and_how_to_prebuil
     cfg.write_text('{"train_micro_batch_size_per_gpu": 1, "optimizer": {"type": "Adam", "params": {"lr": 1e-3}}}')
     prep = prepare(LaunchOptions(command=[SCRIPT, "--deepspeed_config", str(cfg)], local=1, skip_doctor=True,
                                  cwd=str(tmp_path)))
-    builds = prep.record["first_run_builds"]
+    builds = prep.record.to_json()["first_run_builds"]
     assert builds["ops"][0] == "fused_adam" and builds["accelerator"] == "cpu"
     notice = lp.first_run_notice(prep.record)
     assert "fused_adam" in notice and "90 s" in notice and "dscluster node build-ops" in notice
@@ -263,7 +263,7 @@ def test_a_launch_whose_ranks_will_compile_says_what_how_long_and_how_to_prebuil
         (tmp_path / "ext" / name / f"{name}.so").write_bytes(b"")
     prep = prepare(LaunchOptions(command=[SCRIPT, "--deepspeed_config", str(cfg)], local=1, skip_doctor=True,
                                  cwd=str(tmp_path)))
-    assert prep.record["first_run_builds"] is None and lp.first_run_notice(prep.record) is None
+    assert prep.record.to_json()["first_run_builds"] is None and lp.first_run_notice(prep.record) is None
 
 
 def test_build_ops_sends_the_node_only_what_decides_its_ops():
@@ -286,7 +286,9 @@ def _stopped_run(shared: Path) -> Path:
                             "exit_code": 3, "rank_exit_code": 3, "reason": "exit 3 on node1"},
                            {"n": 2, "started": "2026-01-01T00:02:00+00:00", "ended": "2026-01-01T00:03:00+00:00",
                             "exit_code": -15, "reason": "stopped"}]}
-    return store.create_run(shared, record)
+    from dscluster.runs.record import RunRecord
+
+    return store.create_run(shared, RunRecord.from_json(record))
 
 
 def test_status_and_outcome_are_all_zh_tw(dscluster_home, tmp_path, capsys, monkeypatch):

@@ -36,7 +36,7 @@ def _locate(args) -> tuple[Path, Path, str, int]:
     run_dir = find_run(args.run, args.cluster)
     record = store.read_record(run_dir)
     save_dir = store.save_dir(run_dir, record)
-    return run_dir, save_dir, record["id"], chosen_step(save_dir, args.step, record["id"])
+    return run_dir, save_dir, record.id, chosen_step(save_dir, args.step, record.id)
 
 
 def cmd_verify(args) -> int:

@@ -307,10 +307,10 @@ def _demo(args: argparse.Namespace, run_dirs: list[Path] | None = None) -> int:
     prep, run_id, run_dir = launched.prepared, launched.run_id, launched.run_dir
     if run_dirs is not None:
         run_dirs.append(run_dir)
-    world = prep.record["world_size"]
+    world = prep.record.world_size
     if cluster:
-        where = tr_n(len(prep.record["launch"]["hosts"]), "{n} node of {cluster}", "{n} nodes of {cluster}",
-                     cluster=prep.record["cluster"])
+        where = tr_n(len(prep.record.launch.hosts), "{n} node of {cluster}", "{n} nodes of {cluster}",
+                     cluster=prep.record.cluster)
     else:
         where = (tr_n(procs, "{n} GPU", "{n} GPUs") if device_type == "cuda"
                  else tr_n(procs, "{n} CPU process (gloo)", "{n} CPU processes (gloo)"))
@@ -327,9 +327,9 @@ def _demo(args: argparse.Namespace, run_dirs: list[Path] | None = None) -> int:
     progress = Progress(run_dir / "metrics.jsonl", args.steps)
     record = wait_attached(run_dir, on_tick=progress)
     progress.finish()
-    if record.get("status") != "succeeded":
+    if record.status != "succeeded":
         print_outcome(record)
-        print(f"{FAIL} " + tr("training failed (exit code {rc}); launcher log: {log}", rc=record.get("exit_code"),
+        print(f"{FAIL} " + tr("training failed (exit code {rc}); launcher log: {log}", rc=record.exit_code,
                               log=run_dir / "logs" / "launcher.log"), file=sys.stderr)
         for line in _failure_lines(run_dir):
             print("  " + line, file=sys.stderr)

@@ -15,6 +15,7 @@ from dscluster.i18n import tr
 from dscluster.resultout import captured, result_stdout
 from dscluster.runs import store
 from dscluster.runs.prepare import DEFAULTS, LaunchOptions, dry_run_text, first_run_notice, prepare
+from dscluster.runs.record import RunRecord
 from dscluster.sim.names import MAX_NODES
 
 
@@ -139,19 +140,19 @@ def start(opts: LaunchOptions, *, attach: bool | None, dry_run: bool, as_json: b
         return report_started(started.run_dir, started.prepared.record, attach=attach, as_json=as_json, out=out)
 
 
-def report_started(run_dir, record: dict, *, attach: bool, as_json: bool, out=None) -> int:
+def report_started(run_dir, record: RunRecord, *, attach: bool, as_json: bool, out=None) -> int:
     """What a started run prints. Detached with stdout not a terminal (`run=$(dscluster launch --detach ...)`):
     the run id alone on stdout, the rest on stderr, like `docker run -d` or `sbatch --parsable`. --json:
     the run record's summary (at once when detached, at the end when attached). `out`: where the result
     goes (the real stdout kept aside by `result_stdout`; default sys.stdout)."""
     from dscluster.commands.runs import attach_and_wait, exit_code_of, print_outcome, wait_attached
 
-    run_id = record["id"]
+    run_id = record.id
     out = out or sys.stdout
     plain = not attach and captured(out)
     talk = sys.stderr if plain or as_json else sys.stdout
-    print(tr("{ok} run {id} started on {where} (world size {n})", ok=console.OK, id=run_id, where=record["cluster"],
-             n=record["world_size"]), file=talk, flush=True)
+    print(tr("{ok} run {id} started on {where} (world size {n})", ok=console.OK, id=run_id, where=record.cluster,
+             n=record.world_size), file=talk, flush=True)
     notice = first_run_notice(record)
     if notice:  # minutes of silence otherwise: say what the ranks are doing before their first step
         print(f"{console.WARN} {notice}", file=talk, flush=True)
@@ -176,6 +177,5 @@ def summary(run_dir) -> dict:
     """The run record's summary, as `dscluster status RUN --json` shows it."""
     from dscluster.commands.runs import status_view
 
-    view = status_view(store.read_record(run_dir), run_dir)
-    view["run_dir"] = str(run_dir)
+    view = {**status_view(store.read_record(run_dir), run_dir).to_json(), "run_dir": str(run_dir)}
     return view

@@ -17,7 +17,9 @@ from dscluster.commands.argtypes import count, seconds
 from dscluster.errors import ConfigError, ExitCode, RunError, UsageError
 from dscluster.i18n import tr, tr_n
 from dscluster.runs import store
+from dscluster.runs.record import Attempt, RunRecord
 from dscluster.runs.shrink import status_lines as shrink_status_lines
+from dscluster.runs.summary import RunSummary, ShownAttempt
 
 
 def shared_dirs(cluster: str | None) -> list[Path]:
@@ -122,53 +124,37 @@ def _glyph(status: str) -> str:
 
 def cmd_runs(args) -> int:
     damaged: list[RunError] = []
-    records = [r for shared in shared_dirs(args.cluster) for r in store.list_runs(shared, damaged)]
+    stored = [r for shared in shared_dirs(args.cluster) for r in store.list_runs(shared, damaged)]
     for err in damaged:
         print(f"{console.WARN} {err.message}\n  {tr('fix')}: {err.hint}", file=sys.stderr)
     if args.json:
-        print(json.dumps([{k: v for k, v in r.items() if k != "launch"} for r in records], indent=2, default=str))
+        print(json.dumps([{**{k: v for k, v in r.record.to_json().items() if k != "launch"}, "_dir": str(r.dir)}
+                          for r in stored], indent=2, default=str))
         return ExitCode.OK
+    records = [r.record for r in stored]
     if not records:
         print(tr("no runs yet"))
         print(console.next_steps("dscluster launch train.py --deepspeed --deepspeed_config ds_config.json",
                                  "dscluster demo"))
         return ExitCode.OK
-    from dscluster.runs.summary import summarize
+    from dscluster.runs.summary import summary
 
-    summaries = [summarize(Path(r["_dir"]), r) for r in records]  # as `status` and the panel show each run
-    rows = [[_glyph(s.status) + " " + r["id"] + (f" (slurm {r['slurm']['job_id']})" if isinstance(r.get("slurm"), dict)
-                                                 and r["slurm"].get("job_id") else ""),
-             tr(s.status), str(len(s.attempts)),
-             str(r.get("world_size", "")), str(s.last_checkpoint_step if s.last_checkpoint_step is not None else "-"),
-             shown_time(r.get("created"))]
-            for r, s in zip(records, summaries)]
+    # As `status` and the panel show each run: the checkpoint column looks where the run saves (--save-dir).
+    shown = [summary(r.record, r.dir, live=False) for r in stored]
+    rows = [[_glyph(s.status) + " " + r.id + (f" (slurm {s.slurm['job_id']})" if s.slurm else ""),
+             tr(s.status), str(len(r.attempts)), str(r.world_size if r.world_size is not None else ""),
+             str(s.last_checkpoint_step if s.last_checkpoint_step is not None else "-"), shown_time(r.created)]
+            for r, s in zip(records, shown)]
     print(console.table([tr("run"), tr("status"), tr("attempts"), tr("world"), tr("ckpt step"), tr("created")], rows))
     print(console.next_steps("dscluster status RUN", "dscluster logs RUN -f"))
     return ExitCode.OK
 
 
-def status_view(record: dict, run_dir: Path | None = None) -> dict:
-    """The record's fields `dscluster status` shows; with `run_dir`, the run's summary (runs.summary, as the
-    panel and the Python API show it): shown status, explanation, attempts, checkpoint, last metrics."""
-    from dscluster.launcher.slurm import job_summary
-    from dscluster.runs.start import LOST, lost_explanation, shown_status
+def status_view(record: RunRecord, run_dir: Path | None = None) -> RunSummary:
+    """The run as `status` shows it: runs.summary's, the one every view shares."""
+    from dscluster.runs.summary import summary
 
-    view = {k: record.get(k) for k in ("id", "name", "status", "exit_code", "attempts", "last_checkpoint_step",
-                                       "explanation", "world_size", "cluster", "created", "ended",
-                                       "supervisor_pid", "supervisor_host", "waiting_for", "shrinks",
-                                       "batch_plan")}
-    if run_dir is not None:
-        from dscluster.runs.summary import summarize
-
-        summary = summarize(run_dir, record)
-        view.update(status=summary.status, explanation=summary.explanation, attempts=list(summary.attempts),
-                    last_checkpoint_step=summary.last_checkpoint_step, metrics=summary.metrics, slurm=summary.slurm)
-        return view
-    view["status"] = shown_status(record)
-    view["slurm"] = job_summary(record)
-    if view["status"] == LOST:
-        view["explanation"] = view["explanation"] or lost_explanation(record)
-    return view
+    return summary(record, run_dir)
 
 
 def run_exit_text(code: int, status: str | None) -> str:
@@ -182,11 +168,11 @@ def run_exit_text(code: int, status: str | None) -> str:
 _EXIT_ON = re.compile(r"^exit (-?\d+)(?: on (\S+))?$")
 
 
-def attempt_outcome(attempt: dict) -> str:
+def attempt_outcome(attempt: Attempt) -> str:
     """An attempt's code and reason as one localized phrase. A negative code is the signal that ended
     DeepSpeed's runner (-15: the SIGTERM of a stop), named rather than shown as an exit code."""
-    code = attempt.get("rank_exit_code") or attempt.get("exit_code")
-    reason = attempt.get("reason") or ""
+    code = attempt.rank_exit_code or attempt.exit_code
+    reason = attempt.reason or ""
     if isinstance(code, int) and code < 0:
         try:
             shown = tr("ended by {signal}", signal=signal.Signals(-code).name)
@@ -202,80 +188,54 @@ def attempt_outcome(attempt: dict) -> str:
     return "  ".join(part for part in (shown, reason) if part)
 
 
-def _building_notice(run_dir: Path, status: str) -> str | None:
-    """While an active run's ranks are still likely compiling DeepSpeed ops (recorded at launch), say so:
-    until the first metrics, within twice the typical build time of the first attempt's start."""
-    import datetime as _dt
-
-    from dscluster.launcher.ops import typical_build_s
-    from dscluster.runs.prepare import first_run_notice
-
-    if status not in store.ACTIVE or (run_dir / "metrics.jsonl").exists():
-        return None
-    record = store.read_record(run_dir)
-    builds = record.get("first_run_builds")
-    attempts = record.get("attempts") or []
-    if not isinstance(builds, dict) or len(attempts) != 1 or not attempts[0].get("started"):
-        return None
-    try:
-        elapsed = (_dt.datetime.now().astimezone() - _dt.datetime.fromisoformat(attempts[0]["started"])).total_seconds()
-    except (TypeError, ValueError):
-        return None
-    if elapsed > 2 * typical_build_s(str(builds.get("accelerator"))) * len(builds.get("ops") or ()):
-        return None
-    return first_run_notice(record)
-
-
 def cmd_status(args) -> int:
     run_dir = find_run(args.run, args.cluster)
     view = status_view(store.read_record(run_dir), run_dir)
-    view["run_dir"] = str(run_dir)
     if args.json:
-        print(json.dumps(view, indent=2, default=str))
-        return status_exit_code(view["status"])
-    st = view["status"]
-    print(f"{_glyph(st)} {view['id']}  {tr(st)}" + (f"  ({run_exit_text(view['exit_code'], st)})"
-                                                     if view["exit_code"] is not None else ""))
+        print(json.dumps({**view.to_json(), "run_dir": str(run_dir)}, indent=2, default=str))
+        return status_exit_code(view.status)
+    st = view.status
+    print(f"{_glyph(st)} {view.id}  {tr(st)}" + (f"  ({run_exit_text(view.exit_code, st)})"
+                                                 if view.exit_code is not None else ""))
     print(f"  {tr('directory')}: {run_dir}")
-    print(f"  {tr('last committed checkpoint')}: " + (tr("step {n}", n=view["last_checkpoint_step"])
-                                                      if view["last_checkpoint_step"] is not None else "-"))
-    job = view.get("slurm")
+    print(f"  {tr('last committed checkpoint')}: " + (tr("step {n}", n=view.last_checkpoint_step)
+                                                      if view.last_checkpoint_step is not None else "-"))
+    job = view.slurm
     if job:
         nodes = job.get("nodelist") or ",".join(job.get("nodes") or []) or "-"
         left = tr(", {left} left", left=job["time_left"]) if job.get("time_left") else ""
         print("  Slurm: " + tr("job {job} {state} on {nodes}{left} (limit {limit})", job=job["job_id"],
                                  state=job.get("state") or "?", nodes=nodes, left=left,
                                  limit=job.get("time_limit") or "-"))
-    shown = {k: v for k, v in (view.get("metrics") or {}).items()
+    shown = {k: v for k, v in (view.metrics or {}).items()
              if k not in ("time", "elapsed_s", "source", "samples", "event", "sample") and isinstance(v, (int, float))}
     first = ("step", "loss", "val_loss", "lr", "tokens_per_s")  # then the rest as logged
     shown = {**{k: shown[k] for k in first if k in shown}, **shown}
     if shown:
         print(f"  {tr('last metrics')}: " + "  ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
                                                      for k, v in shown.items()))
-    for a in view["attempts"] or []:
-        print(f"  {tr('attempt')} {a.get('n')}: {shown_time(a.get('started'))} → "
-              f"{shown_time(a.get('ended')) if a.get('ended') else '…'}  {attempt_outcome(a)}".rstrip())
+    for a in view.attempts:
+        print(f"  {tr('attempt')} {a.attempt.n}: {shown_time(a.attempt.started)} → "
+              f"{shown_time(a.attempt.ended) if a.attempt.ended else '…'}  {attempt_outcome(a.attempt)}".rstrip())
         if (note := resume_note(a)) is not None:
             print(f"    {note}")
     for line in shrink_status_lines(view):
         print(f"  {line}")
-    notice = _building_notice(run_dir, st)
-    if notice:
-        print(f"  {console.RETRY} {notice}")
-    if view.get("waiting_for") and st == "restarting":
+    if view.notice:
+        print(f"  {console.RETRY} {view.notice}")
+    if view.waiting_for and st == "restarting":
         print(f"  {console.RETRY} " + tr("waiting for {nodes} to come back before restarting",
-                                         nodes=", ".join(view["waiting_for"])))
-    exp = view.get("explanation")
+                                         nodes=", ".join(view.waiting_for)))
+    exp = view.explanation
     if exp and st not in ("succeeded",):
         cause, fix = explainer.localized(exp)
         print(f"  {console.FAIL} {tr('cause')}: {cause}")
         if exp.get("evidence"):
             print(f"    {tr('seen')}: {exp['evidence']}")
         print(f"    {tr('fix')}: {fix}")
-    nexts = [f"dscluster logs {view['id']}" + (" -f" if st in store.ACTIVE else "")]
+    nexts = [f"dscluster logs {view.id}" + (" -f" if st in store.ACTIVE else "")]
     if st in store.ACTIVE:
-        nexts.append(f"dscluster stop {view['id']}")
+        nexts.append(f"dscluster stop {view.id}")
     print(console.next_steps(*nexts))
     return status_exit_code(st)
 
@@ -287,13 +247,13 @@ def status_exit_code(shown: str) -> int:
     return ExitCode.RUN if shown == "failed" else ExitCode.OK
 
 
-def resume_note(attempt: dict) -> str | None:
+def resume_note(shown: ShownAttempt) -> str | None:
     """One line on whether an attempt that had a committed step to resume from did resume from it."""
-    expected, got = attempt.get("resume_step"), attempt.get("resumed")
+    expected, got = shown.attempt.resume_step, shown.resumed
     if got and got.get("step") is not None:
         return f"{console.OK} " + tr("resumed from step-{n} ({via})", n=got["step"], via=got.get("via") or "?")
     if expected is None:
-        if int(attempt.get("n") or 1) > 1:  # a restart with nothing committed to resume from
+        if int(shown.attempt.n or 1) > 1:  # a restart with nothing committed to resume from
             return f"{console.WARN} " + tr(
                 "started from scratch: no checkpoint was committed before this attempt (a script commits them with "
                 "dscluster.checkpoint.save(...) and resumes with dscluster.checkpoint.load_latest(engine))")
@@ -306,26 +266,25 @@ def resume_note(attempt: dict) -> str | None:
         "(engine), so it started from scratch unless it resumes by itself", n=expected)
 
 
-def run_nodes(record: dict) -> list[str]:
+def run_nodes(record: RunRecord) -> list[str]:
     """The nodes a run's ranks ran on, in rank order (as `logs` prefixes them)."""
     seen: list[str] = []
-    for attempt in record.get("attempts") or []:
-        for node in attempt.get("rank_nodes") or []:
+    for attempt in record.attempts:
+        for node in attempt.rank_nodes:
             if node not in seen:
                 seen.append(node)
-    hosts = [h for h, _ in (record.get("launch") or {}).get("hosts") or []]
-    return seen or hosts or ["localhost"]
+    return seen or list(record.launch.host_names) or ["localhost"]
 
 
-def check_log_filter(record: dict, rank: int | None, node: str | None) -> None:
+def check_log_filter(record: RunRecord, rank: int | None, node: str | None) -> None:
     """A --rank or --node that the run does not have is a mistake, not an empty log."""
-    world = int(record.get("world_size") or 0)
+    world = int(record.world_size or 0)
     if rank is not None and not 0 <= rank < world:
-        raise UsageError(tr("run {id} has no rank {rank} (world size {n})", id=record["id"], rank=rank, n=world),
+        raise UsageError(tr("run {id} has no rank {rank} (world size {n})", id=record.id, rank=rank, n=world),
                          tr("choose a rank from 0 to {last}", last=max(world - 1, 0)))
     nodes = run_nodes(record)
     if node is not None and node not in nodes:
-        raise UsageError(tr("run {id} has no node {node!r}", id=record["id"], node=node),
+        raise UsageError(tr("run {id} has no node {node!r}", id=record.id, node=node),
                          tr("choose one of: {names}", names=", ".join(nodes)))
 
 
@@ -345,21 +304,15 @@ def cmd_logs(args) -> int:
         return ExitCode.OK  # leaving a log view never stops the run
     if args.follow:
         print_outcome(record)
-        print(console.next_steps(f"dscluster status {record['id']}", f"dscluster ckpt {record['id']}"))
+        print(console.next_steps(f"dscluster status {record.id}", f"dscluster ckpt {record.id}"))
     return ExitCode.OK
 
 
 def checkpoints(save_dir: Path) -> list[dict]:
-    """Committed checkpoints (COMMIT.json present), oldest first; uncommitted ones are never listed."""
-    from dscluster.train.checkpoint import damage, step_dirs
+    """Committed checkpoints (runs.summary.checkpoints), oldest first, as `ckpt --json` prints them."""
+    from dscluster.runs.summary import checkpoints as committed
 
-    out = []
-    for step_dir in (s for s in step_dirs(save_dir) if s.committed):
-        step, path = step_dir.step, step_dir.path
-        files = [p for p in path.rglob("*") if p.is_file()]
-        out.append({"step": step, "path": str(path), "bytes": sum(p.stat().st_size for p in files),
-                    "committed": (path / "COMMIT.json").stat().st_mtime, "damage": damage(path)})
-    return out
+    return [c.to_json() for c in committed(save_dir)]
 
 
 CKPT_ACTIONS = ("verify", "export")
@@ -402,16 +355,16 @@ def cmd_restart(args) -> int:
 
     run_dir = find_run(args.run, args.cluster)
     record = store.read_record(run_dir)
-    if record.get("status") in store.ACTIVE:
-        raise UsageError(tr("run {id} is still {status}", id=record["id"], status=record.get("status")),
-                         tr("stop it first: dscluster stop {id}", id=record["id"]), setting="RUN")
+    if record.status in store.ACTIVE:
+        raise UsageError(tr("run {id} is still {status}", id=record.id, status=record.status),
+                         tr("stop it first: dscluster stop {id}", id=record.id), setting="RUN")
     new_id = service.restart(run_dir, parse_env(args.env),
                              hostfile=str(Path(args.hostfile).absolute()) if args.hostfile else None, local=args.local,
                              hosts=args.hosts)
     print(f"{console.OK} " + tr("run {new} started from {old}'s program, settings and checkpoints", new=new_id,
-                                old=record["id"]))
+                                old=record.id))
     new_dir = run_dir.parent / new_id  # the batch the new run trains with, when its world size differs
-    for line in shrink_status_lines(store.read_record(new_dir) if new_dir.is_dir() else {}):
+    for line in shrink_status_lines(store.read_record(new_dir)) if new_dir.is_dir() else ():
         print(f"  {line}")
     print(console.next_steps(f"dscluster logs {new_id} -f", f"dscluster status {new_id}", f"dscluster stop {new_id}"))
     return ExitCode.OK
@@ -422,20 +375,20 @@ def cmd_stop(args) -> int:
 
     run_dir = find_run(args.run, args.cluster)
     record = store.read_record(run_dir)
-    if record.get("status") in store.FINISHED:
-        print(tr("{warn} run {id} already finished ({status}); nothing to stop", warn=console.WARN, id=record["id"],
-                 status=record["status"]))
-        print(console.next_steps(f"dscluster status {record['id']}", f"dscluster logs {record['id']}"))
+    if record.status in store.FINISHED:
+        print(tr("{warn} run {id} already finished ({status}); nothing to stop", warn=console.WARN, id=record.id,
+                 status=record.status))
+        print(console.next_steps(f"dscluster status {record.id}", f"dscluster logs {record.id}"))
         return ExitCode.OK
-    print(tr("stopping {id} on every node…", id=record["id"]), flush=True)
+    print(tr("stopping {id} on every node…", id=record.id), flush=True)
     record, forced = stop_run(run_dir, timeout=args.timeout)
-    print(tr("{ok} run {id} stopped{how}", ok=console.OK, id=record["id"],
+    print(tr("{ok} run {id} stopped{how}", ok=console.OK, id=record.id,
              how=tr(" (forced)") if forced else ""))
-    print(console.next_steps(f"dscluster status {record['id']}", f"dscluster logs {record['id']}"))
+    print(console.next_steps(f"dscluster status {record.id}", f"dscluster logs {record.id}"))
     return ExitCode.OK
 
 
-def wait_attached(run_dir: Path, on_tick=None) -> dict:
+def wait_attached(run_dir: Path, on_tick=None) -> RunRecord:
     """Until the run ends: stream its logs (or call on_tick, e.g. a progress bar). Ctrl-C stops the run on
     every node and waits for it. Returns the final record."""
     from dscluster.runs.attach import follow
@@ -447,7 +400,7 @@ def wait_attached(run_dir: Path, on_tick=None) -> dict:
         while True:
             on_tick()
             record = store.read_record(run_dir)
-            if record.get("status") in store.FINISHED:
+            if record.status in store.FINISHED:
                 on_tick()
                 return record
             time.sleep(0.5)
@@ -457,19 +410,19 @@ def wait_attached(run_dir: Path, on_tick=None) -> dict:
         return record
 
 
-def print_outcome(record: dict) -> None:
-    st = record.get("status")
-    print(f"{_glyph(st)} " + tr("run {id} {status} ({exit}, {attempts})", id=record["id"], status=tr(st),
-                                 exit=run_exit_text(record.get("exit_code"), st),
-                                 attempts=tr_n(len(record.get("attempts") or []), "{n} attempt", "{n} attempts")))
-    exp = record.get("explanation")
+def print_outcome(record: RunRecord) -> None:
+    st = record.status
+    print(f"{_glyph(st)} " + tr("run {id} {status} ({exit}, {attempts})", id=record.id, status=tr(st),
+                                 exit=run_exit_text(record.exit_code, st),
+                                 attempts=tr_n(len(record.attempts), "{n} attempt", "{n} attempts")))
+    exp = record.explanation
     if exp and st != "succeeded":
         cause, fix = explainer.localized(exp)
         print(f"  {tr('cause')}: {cause}\n  {tr('fix')}: {fix}")
 
 
-def exit_code_of(record: dict) -> int:
-    code = record.get("exit_code")
+def exit_code_of(record: RunRecord) -> int:
+    code = record.exit_code
     return int(code) if code is not None else ExitCode.RUN
 
 
@@ -477,5 +430,5 @@ def attach_and_wait(run_dir: Path) -> int:
     """Stream the logs until the run ends; Ctrl-C stops the run (on every node)."""
     record = wait_attached(run_dir)
     print_outcome(record)
-    print(console.next_steps(f"dscluster status {record['id']}", f"dscluster logs {record['id']}"))
+    print(console.next_steps(f"dscluster status {record.id}", f"dscluster logs {record.id}"))
     return exit_code_of(record)

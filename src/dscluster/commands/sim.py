@@ -117,7 +117,7 @@ def _active_runs(shared: Path) -> list[str]:
     from dscluster.runs import store
     from dscluster.runs.start import shown_status
 
-    return [r["id"] for r in store.list_runs(shared) if shown_status(r) in store.ACTIVE]
+    return [r.id for r in store.list_runs(shared) if shown_status(r.record) in store.ACTIVE]
 
 
 def cmd_down(args: argparse.Namespace) -> int:

@@ -24,7 +24,7 @@ def submit(opts: LaunchOptions, *, attach: bool | None, dry_run: bool) -> int:
     submitted = service.submit(opts)
     prep, run_id, run_dir, job = submitted.prepared, submitted.run_id, submitted.run_dir, submitted.job_id
     print(tr("{ok} run {id} submitted as Slurm job {job} (world size {n})", ok=console.OK, id=run_id, job=job,
-             n=prep.record["world_size"]), flush=True)
+             n=prep.record.world_size), flush=True)
     if attach is None:
         attach = sys.stdout.isatty()
     if not attach:

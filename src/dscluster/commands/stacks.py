@@ -35,18 +35,18 @@ def cmd_stacks(args: argparse.Namespace) -> int:
 
     run_dir = find_run(args.run, args.cluster)
     record = store.read_record(run_dir)
-    if record.get("status") not in store.ACTIVE:
+    if record.status not in store.ACTIVE:
         saved = stacks.latest_saved(run_dir)
         if saved is None:
-            raise RunError(tr("run {id} is {status}: it has no ranks to take stacks of", id=record["id"],
-                              status=record.get("status")),
+            raise RunError(tr("run {id} is {status}: it has no ranks to take stacks of", id=record.id,
+                              status=record.status),
                            tr("stacks are taken of a running run; the supervisor takes them itself when the "
                               "stall detector fires"))
         if args.json:
             print(saved.with_suffix(".json").read_text(encoding="utf-8"), end="")
         else:
-            print(tr("run {id} is {status}; stacks taken by the supervisor:", id=record["id"],
-                     status=record.get("status")), file=sys.stderr)
+            print(tr("run {id} is {status}; stacks taken by the supervisor:", id=record.id,
+                     status=record.status), file=sys.stderr)
             print(saved.read_text(encoding="utf-8"), end="")
         return ExitCode.OK
     report = stacks.collect(record, node_links(record, own_connection=False))
@@ -58,7 +58,7 @@ def cmd_stacks(args: argparse.Namespace) -> int:
         print(json.dumps(report.to_dict(), indent=2))
         return ExitCode.OK
     print(report.text() if args.full else "\n".join(
-        [tr("stacks of {id} ({n} ranks, {s:.1f}s):", id=record["id"], n=len(report.ranks), s=report.seconds),
+        [tr("stacks of {id} ({n} ranks, {s:.1f}s):", id=record.id, n=len(report.ranks), s=report.seconds),
          *(f"  {g.describe(len({r.node for r in report.ranks}) or 1)}" for g in report.groups()),
          *(f"  {console.WARN} {node}: {why}" for node, why in report.node_errors.items())]))
     odd = report.odd_one_out()

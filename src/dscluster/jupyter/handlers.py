@@ -177,9 +177,9 @@ class ValidateHandler(DsclusterHandler):
     async def post(self):
         request = launching.parse_launch(self.json_body(), cwd=self.root_dir())
         prepared = await asyncio.to_thread(service.prepare_request, request)
-        ds = prepared.record.get("ds_config") or {}
-        self.send_json({"ok": True, "world_size": prepared.record.get("world_size"),
-                        "train_batch_size": ds.get("train_batch_size"), "cluster": prepared.record.get("cluster")})
+        ds = prepared.record.ds_config or {}
+        self.send_json({"ok": True, "world_size": prepared.record.world_size,
+                        "train_batch_size": ds.get("train_batch_size"), "cluster": prepared.record.cluster})
 
 
 class RunHandler(DsclusterHandler):

@@ -29,7 +29,8 @@ from dscluster.explain import localized
 from dscluster.i18n import tr
 from dscluster.runs import metrics as run_metrics
 from dscluster.runs import store
-from dscluster.runs.summary import summarize
+from dscluster.runs.record import LaunchSpec, RunRecord
+from dscluster.runs.summary import summary as run_summary
 
 # run-id: <name>-<YYYYmmdd-HHMMSS>-<4 hex>; accept any safe name so older or hand-made runs still show.
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$")
@@ -85,27 +86,37 @@ def find_run(runs_dirs: list[Path], run_id: str) -> RunRef:
 
 
 def run_record(ref: RunRef) -> dict:
-    """run.json, or the store's placeholder while the supervisor has not written it yet (`pending_record`)."""
-    record = dict(store.read_record_or_pending(ref.path))
+    """run.json as the panel's JSON (the typed record's own), or the store's placeholder while the supervisor
+    has not written it yet (`pending_record`)."""
+    record = store.read_record_or_pending(ref.path).to_json()
     record.setdefault("id", ref.id)
     record["run_dir"] = str(ref.path)
     return record
 
 
+def typed(record: dict) -> RunRecord:
+    """The panel's record (whatever is on disk) as the store's type; a placeholder where it does not parse."""
+    try:
+        return RunRecord.from_json(record)
+    except (TypeError, ValueError, KeyError, AttributeError):
+        return RunRecord(id=str(record.get("id")), launch=LaunchSpec(program=""),
+                         status=str(record.get("status") or "pending"))
+
+
 def total_steps(record: dict) -> int | None:
-    value = store.launch_arg(record, "--steps")
+    value = store.launch_arg(typed(record), "--steps")
     return int(value) if value and value.isdigit() else None
 
 
 def save_dir(ref: RunRef, record: dict | None = None) -> Path:
     """Where the trainer saves this run's checkpoints: --save-dir if given, else <run>/checkpoints."""
-    return store.save_dir(ref.path, record if record is not None else run_record(ref))
+    return store.save_dir(ref.path, typed(record if record is not None else run_record(ref)))
 
 
 def summary(ref: RunRef, record: dict | None = None) -> dict:
     """The run's summary (runs.summary, as `dscluster status` has it) in the fields the panel reads."""
     rec = record if record is not None else run_record(ref)
-    run = summarize(ref.path, rec)
+    run = run_summary(typed(rec), ref.path)
     last = run.metrics or {}
     ds = rec.get("ds_config") if isinstance(rec.get("ds_config"), dict) else {}
     cluster = rec.get("cluster")
@@ -114,7 +125,7 @@ def summary(ref: RunRef, record: dict | None = None) -> dict:
         cluster = f"{cluster} · Slurm job {run.slurm['job_id']} {run.slurm.get('state') or ''}{left}".strip()
     return {
         "id": ref.id,
-        "name": run.name,
+        "name": rec.get("name") or ref.id.rsplit("-", 3)[0],
         "status": run.status,
         "created": rec.get("created"),
         "cluster": cluster,
@@ -123,7 +134,7 @@ def summary(ref: RunRef, record: dict | None = None) -> dict:
         "attempts": len(run.attempts),
         "exit_code": rec.get("exit_code"),
         "step": last.get("step"),
-        "total_steps": run.total_steps,
+        "total_steps": total_steps(rec),
         "loss": last.get("loss"),
         "tokens_per_s": last.get("tokens_per_s"),
         "train_batch_size": ds.get("train_batch_size"),
@@ -144,11 +155,11 @@ def list_runs(runs_dirs: list[Path]) -> list[dict]:
     created, then id). A run id is a directory name; the first runs dir that holds it wins."""
     seen: dict[str, dict] = {}
     for shared in _shared(runs_dirs):
-        for record in store.list_runs(shared, pending=True):
-            path = Path(record.pop("_dir"))
+        for stored in store.list_runs(shared, pending=True):
+            path = stored.dir
             if path.name in seen or not _RUN_ID.match(path.name):
                 continue  # the HTTP route takes one path segment: a name it cannot name is not listed
-            seen[path.name] = summary(RunRef(path.name, path), {**record, "run_dir": str(path)})
+            seen[path.name] = summary(RunRef(path.name, path), {**stored.record.to_json(), "run_dir": str(path)})
     return sorted(seen.values(), key=lambda r: (str(r.get("created") or ""), r["id"]), reverse=True)
 
 

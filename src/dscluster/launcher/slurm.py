@@ -17,6 +17,7 @@ import re
 import shlex
 import subprocess
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -238,15 +239,15 @@ def live_job(job_id: str) -> dict[str, str]:
     return {"state": parts[0], "time_left": parts[1], "nodelist": parts[2], "time_limit": parts[3]}
 
 
-def job_summary(record: dict) -> dict | None:
-    """The run's Slurm side for views: the recorded fields, refreshed from squeue while the job is queued or
-    running (job_id, state, nodes, time_left, time_limit); None for a run that is not a Slurm run."""
-    info = record.get("slurm")
-    if not isinstance(info, dict) or not info.get("job_id"):
+def job_summary(info: Mapping | None, active: bool) -> dict | None:
+    """The run's Slurm side for views: the fields recorded in the run record's `slurm` (`info`), refreshed
+    from squeue while the job is queued or running (`active`: job_id, state, nodes, time_left,
+    time_limit); None for a run that is not a Slurm run."""
+    if not isinstance(info, Mapping) or not info.get("job_id"):
         return None
     out = {k: info.get(k) for k in ("job_id", "state", "nodes", "time_limit", "partition", "own_job")}
     out["time_left"] = None
-    if record.get("status") in ("pending", "running", "restarting"):  # active (runs.store.ACTIVE)
+    if active:
         try:
             live = live_job(info["job_id"])
         except ConfigError:  # no Slurm clients on this machine: the recorded view

@@ -16,6 +16,7 @@ from typing import TextIO
 
 from dscluster import fsutil
 from dscluster.runs import store
+from dscluster.runs.record import RunRecord
 
 _RANK_FILE = re.compile(r"_rank(\d+)\.log$")
 
@@ -25,9 +26,9 @@ def rank_of(path: Path) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def node_of_rank(record: dict, rank: int) -> str:
-    for attempt in reversed(record.get("attempts") or []):
-        nodes = attempt.get("rank_nodes") or []
+def node_of_rank(record: RunRecord | None, rank: int) -> str:
+    for attempt in reversed(record.attempts if record is not None else ()):
+        nodes = attempt.rank_nodes
         if rank < len(nodes):
             return nodes[rank]
     return "?"
@@ -42,7 +43,7 @@ class LogTail:
         self.from_start = from_start
         self.launcher_lines = launcher_lines and rank is None
 
-    def _files(self, record: dict) -> list[tuple[Path, str]]:
+    def _files(self, record: RunRecord | None) -> list[tuple[Path, str]]:
         logs = self.run_dir / "logs"
         out = []
         if self.launcher_lines and (logs / "launcher.log").exists():
@@ -62,7 +63,7 @@ class LogTail:
         try:
             record = store.read_record(self.run_dir)
         except Exception:  # noqa: BLE001 - a log viewer keeps going while run.json is replaced
-            record = {}
+            record = None
         count = 0
         for path, prefix in self._files(record):
             if path not in self.offsets:
@@ -85,7 +86,7 @@ class LogTail:
 
 
 def follow(run_dir: Path, out: TextIO = sys.stdout, *, rank: int | None = None, node: str | None = None,
-           follow: bool = True, interval: float = 0.5, should_stop: Callable[[], bool] | None = None) -> dict:
+           follow: bool = True, interval: float = 0.5, should_stop: Callable[[], bool] | None = None) -> RunRecord:
     """Print the logs; with follow, keep printing until the run is finished. Returns the final record."""
     tail = LogTail(run_dir, rank=rank, node=node)
 
@@ -96,7 +97,7 @@ def follow(run_dir: Path, out: TextIO = sys.stdout, *, rank: int | None = None, 
         tail.poll(emit)
         out.flush()
         record = store.read_record(run_dir)
-        if not follow or record.get("status") in store.FINISHED or (should_stop and should_stop()):
+        if not follow or record.status in store.FINISHED or (should_stop and should_stop()):
             tail.poll(emit)
             out.flush()
             return record

@@ -10,61 +10,59 @@ import os
 import signal
 import time
 from pathlib import Path
-from typing import Any
 
 from dscluster.fsutil import atomic_write_text
 from dscluster.runs import store
+from dscluster.runs.record import RunRecord
 from dscluster.runs.start import supervisor_alive
 from dscluster.runs.supervisor import STOP_FILE
 
 
-def request_stop(run_dir: Path, record: dict[str, Any]) -> None:
+def request_stop(run_dir: Path, record: RunRecord) -> None:
     # The run dir is the node user's to write: never a write by name through whatever is there now.
     atomic_write_text(Path(run_dir) / STOP_FILE, store.now_iso() + "\n")
     if supervisor_alive(record):
         try:
-            os.kill(int(record["supervisor_pid"]), signal.SIGTERM)
+            os.kill(int(record.supervisor_pid), signal.SIGTERM)
         except (ProcessLookupError, PermissionError):
             pass
 
 
-def wait_finished(run_dir: Path, timeout: float) -> dict[str, Any]:
+def wait_finished(run_dir: Path, timeout: float) -> RunRecord:
     deadline = time.monotonic() + timeout
     record = store.read_record(run_dir)
-    while record.get("status") not in store.FINISHED and time.monotonic() < deadline:
-        if supervisor_alive(record) is False and record.get("supervisor_pid"):
+    while record.status not in store.FINISHED and time.monotonic() < deadline:
+        if supervisor_alive(record) is False and record.supervisor_pid:
             break  # nobody will finish the record: go forced
         time.sleep(0.3)
         record = store.read_record(run_dir)
     return record
 
 
-def stop_run(run_dir: Path, *, timeout: float | None = None) -> tuple[dict[str, Any], bool]:
+def stop_run(run_dir: Path, *, timeout: float | None = None) -> tuple[RunRecord, bool]:
     """Stop the run; returns (final record, forced?)."""
     from dscluster.runs.nodes import remote_reap
 
     record = store.read_record(run_dir)
-    grace = float(record.get("launch", {}).get("stop_grace", 10.0))
+    grace = float(record.launch.stop_grace)
     request_stop(run_dir, record)
-    if (record.get("slurm") or {}).get("batch") and not record.get("supervisor_pid"):
+    if (record.slurm or {}).get("batch") and not record.supervisor_pid:
         timeout = 0.0  # its batch job has not started: nothing runs yet, cancel the job
     record = wait_finished(run_dir, timeout if timeout is not None else grace + 15.0)
-    if record.get("status") in store.FINISHED:
+    if record.status in store.FINISHED:
         return record, False
     if supervisor_alive(record):
         try:
-            os.kill(int(record["supervisor_pid"]), signal.SIGKILL)
+            os.kill(int(record.supervisor_pid), signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
     from dscluster.runs.slurm_run import force_stop
 
-    if record.get("launch", {}).get("launcher") == "slurm" and force_stop(record):
+    if record.launch.launcher == "slurm" and force_stop(record):
         outcome = {"slurm": "cancelled"}  # Slurm ends the ranks; the nodes need no ssh
     else:
-        hosts = [h for h, _ in record["launch"]["hosts"]]
-        outcome = remote_reap(record, hosts or ["localhost"])
-    record = store.read_record(run_dir)
-    record.update(status="stopped", exit_code=130, ended=store.now_iso())
-    store.write_record(run_dir, record)
+        outcome = remote_reap(record, list(record.launch.host_names) or ["localhost"])
+    record = store.update_record(run_dir, store.read_record(run_dir), status="stopped", exit_code=130,
+                                 ended=store.now_iso())
     store.append_event(run_dir, "stopped", forced=True, nodes=outcome)
     return record, True

@@ -7,32 +7,34 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from dscluster.cluster.runner import Runner, run_parallel
 from dscluster.cluster.ssh import NO_MUX
 
+if TYPE_CHECKING:
+    from dscluster.runs.record import RunRecord
 
-def recorded_spec(record: dict[str, Any]):
+
+def recorded_spec(record: RunRecord):
     """The cluster spec the run was launched on, as recorded then (runs.record explains why). A record
     written before it was recorded names the spec by path: that path is read again."""
-    recorded = record["launch"].get("cluster_spec")
-    if isinstance(recorded, dict):
-        from dscluster.cluster.spec import ClusterSpec, format_spec, parse_spec
+    spec = record.launch.cluster_spec
+    if spec is not None:
+        from dscluster.cluster.spec import format_spec, parse_spec
 
         # Through the spec parser, as a spec file is read: run.json sits in a directory the node user can
         # write, so what reaches ssh_config (addresses, user, ports) gets the same checks a spec gets.
-        spec = ClusterSpec.from_dict(recorded)
         return parse_spec(format_spec(spec), spec.path)
     from dscluster.cluster.spec import resolve_spec
 
-    return resolve_spec(record["launch"]["cluster_arg"])
+    return resolve_spec(record.launch.cluster_arg)
 
 
-def node_runners(record: dict[str, Any], *, own_connection: bool = True) -> dict[str, Runner]:
+def node_runners(record: RunRecord, *, own_connection: bool = True) -> dict[str, Runner]:
     """host (as in the hostfile) -> the Runner that reaches it ({} for a local run: this machine). A run's
     own connections never ride the shared ControlMaster (see cluster.ssh.NO_MUX)."""
-    hosts = [h for h, _ in record["launch"]["hosts"]]
+    hosts = record.launch.host_names
     if not hosts:
         return {}
     from dscluster.cluster.ssh import SSHRunner, ensure_ssh_files
@@ -42,14 +44,14 @@ def node_runners(record: dict[str, Any], *, own_connection: bool = True) -> dict
     return {h: SSHRunner(spec, spec.node(h), node=h, multiplex=not own_connection) for h in hosts}
 
 
-def node_links(record: dict[str, Any], *, own_connection: bool = True) -> dict[str, list[str]]:
+def node_links(record: RunRecord, *, own_connection: bool = True) -> dict[str, list[str]]:
     """host (as in the hostfile) -> ssh argv prefix (ending in `--`) to run a command there."""
     return {h: r.prefix() for h, r in node_runners(record, own_connection=own_connection).items()}
 
 
-def node_names(record: dict[str, Any]) -> dict[str, str]:
+def node_names(record: RunRecord) -> dict[str, str]:
     """host (as in the hostfile) -> the node's name in the cluster spec (the host itself if unknown)."""
-    hosts = [h for h, _ in record["launch"]["hosts"]]
+    hosts = record.launch.host_names
     if not hosts:
         return {}
     try:
@@ -65,9 +67,9 @@ def node_names(record: dict[str, Any]) -> dict[str, str]:
     return out
 
 
-def sim_name(record: dict[str, Any]) -> str | None:
+def sim_name(record: RunRecord) -> str | None:
     """The simulated cluster a run's spec belongs to (<home>/sims/<name>/dscluster.toml), else None."""
-    arg = record["launch"].get("cluster_arg")
+    arg = record.launch.cluster_arg
     if not arg:
         return None
     path = Path(arg)
@@ -111,15 +113,15 @@ def transport_env(spec, launcher: str, *, write: bool = True) -> dict[str, str]:
     return env
 
 
-def remote_reap(record: dict[str, Any], hosts: list[str], timeout: float = 10.0, grace: float = 1.0,
+def remote_reap(record: RunRecord, hosts: list[str], timeout: float = 10.0, grace: float = 1.0,
                 runners: Mapping[str, Runner] | None = None) -> dict[str, str]:
     """Run the reaper for this run on `hosts` in parallel; returns host -> short outcome."""
-    if not record["launch"]["hosts"]:
+    if not record.launch.hosts:
         from dscluster.runs.reaper import reap
 
-        return {"localhost": f"reaped {reap(record['id'], grace)}"}
+        return {"localhost": f"reaped {reap(record.id, grace)}"}
     runners = node_runners(record) if runners is None else runners
-    argv = [record["launch"]["python"], "-m", "dscluster.runs.reaper", record["id"], f"--grace={grace}"]
+    argv = [record.launch.python, "-m", "dscluster.runs.reaper", record.id, f"--grace={grace}"]
 
     def one(host: str) -> tuple[str, str]:
         res = runners[host].run(argv, timeout=timeout)

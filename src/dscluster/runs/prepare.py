@@ -33,6 +33,7 @@ from dscluster.launcher.runnerflags import (
     select_local,
 )
 from dscluster.runs import store
+from dscluster.runs.record import LaunchSpec, RunRecord, pinned
 
 DEFAULTS = {
     "max_restarts": 2,
@@ -282,7 +283,7 @@ def git_commit(cwd: Path) -> str | None:
 
 @dataclass
 class Prepared:
-    record: dict[str, Any]
+    record: RunRecord
     secrets: dict[str, str]
     shared: Path
     spec: Any | None
@@ -490,48 +491,49 @@ def prepare(opts: LaunchOptions, *, dry_run: bool = False) -> Prepared:
         ranks_args, ds_config_text = with_batch(args, ranks_args, ds_config_text, ds_config,
                                                 store.run_path(shared, run_id), batch_plan)
     plain, secrets = split_secrets(user_env)
-    launch_cfg = {
-        "program": program, "is_module": opts.module, "args": args, "hosts": [list(h) for h in hosts],
-        "launcher": launcher, **{k: v for k, v in interpreters(spec, launcher, python).items() if v is not None}, "cwd": str(cwd), "env": plain,
-        "cluster_arg": str(spec.path) if spec is not None and spec.path else (opts.hostfile or opts.cluster),
-        "local_procs": int(local_procs or 1), "max_restarts": int(opts.max_restarts),
-        "stall_timeout": float(opts.stall_timeout or 0), "heartbeat_timeout": float(opts.heartbeat_timeout),
-        "restart_wait": float(opts.restart_wait), "allow_shrink": bool(opts.allow_shrink),
-        "ssh_port": getattr(spec, "ssh_port", None), "network_interface": getattr(spec, "network_interface", None),
-        "ds_config_text": ds_config_text, "rank_args": ranks_args if ds_config_text else None, "include": include, "master_port": flags.master_port, "no_python": flags.no_python,
-        "no_local_rank": flags.no_local_rank, "launcher_args": list(check_launcher_args(flags.launcher_args)),
-        **{k: v for k, v in DEFAULTS.items() if k not in ("max_restarts", "stall_timeout", "heartbeat_timeout",
-                                                                "restart_wait")},
-    }
+    slurm_cfg = None
     if ask is not None:
         from dataclasses import asdict
 
         from dscluster.launcher import slurm
 
         job = slurm.current_job() if hosts else None
-        launch_cfg["slurm"] = {"ask": asdict(ask), "job_id": job, "own_job": False}
+        slurm_cfg = {"ask": asdict(ask), "job_id": job, "own_job": False}
+    nodes_side: dict[str, Any] = {}
     if spec is not None and launcher != "slurm":
         from dscluster.runs.nodes import transport_env
-        from dscluster.runs.record import pinned
 
-        launch_cfg["transport_env"] = transport_env(spec, launcher, write=not dry_run)
-        # The spec's node_uid (the node image's user, recorded by `up`) when the nodes are containers;
-        # else the UID of a local user of that name (bare metal with shared accounts, the simulation).
-        launch_cfg["node_uid"] = spec.node_uid if getattr(spec, "node_uid", None) else _local_uid(spec.ssh_user)
-        # The spec as resolved here, recorded once: the supervisor (cwd "/"), stop, logs and restart reach
-        # the nodes through it, never by resolving `cluster_arg` again (another directory, an edited hostfile).
-        launch_cfg["cluster_spec"] = pinned(spec).to_dict()
-    shown_env = redact_env(user_env)
-    record = {
-        "id": run_id, "name": name,
-        "argv": redact_argv((["-m"] if opts.module else []) + [program] + args),
-        "script": program, "cluster": getattr(spec, "name", "local"),
-        "hostfile": "".join(f"{h} slots={s}\n" for h, s in hosts) or None, "world_size": world,
-        "ds_config": ds_config, "first_run_builds": builds, "env": shown_env, "git_commit": git_commit(cwd), "cwd": str(cwd),
-        "launch": launch_cfg,
-    }
-    if batch_plan is not None:
-        record["batch_plan"] = {**batch_plan.to_dict(), "text": batch_plan.describe()}
+        nodes_side = {
+            "transport_env": transport_env(spec, launcher, write=not dry_run),
+            # The spec's node_uid (the node image's user, recorded by `up`) when the nodes are containers;
+            # else the UID of a local user of that name (bare metal with shared accounts, the simulation).
+            "node_uid": spec.node_uid if getattr(spec, "node_uid", None) else _local_uid(spec.ssh_user),
+            # The spec as resolved here, recorded once: the supervisor (cwd "/"), stop, logs and restart
+            # reach the nodes through it, never by resolving `cluster_arg` again (another directory, an
+            # edited hostfile).
+            "cluster_spec": pinned(spec),
+        }
+    launch = LaunchSpec(
+        program=program, is_module=opts.module, args=tuple(args), hosts=tuple(hosts), launcher=launcher,
+        **{k: v for k, v in interpreters(spec, launcher, python).items() if v is not None}, cwd=str(cwd), env=plain,
+        cluster_arg=str(spec.path) if spec is not None and spec.path else (opts.hostfile or opts.cluster),
+        local_procs=int(local_procs or 1), max_restarts=int(opts.max_restarts),
+        stall_timeout=float(opts.stall_timeout or 0), heartbeat_timeout=float(opts.heartbeat_timeout),
+        restart_wait=float(opts.restart_wait), allow_shrink=bool(opts.allow_shrink),
+        ssh_port=getattr(spec, "ssh_port", None), network_interface=getattr(spec, "network_interface", None),
+        ds_config_text=ds_config_text, rank_args=tuple(ranks_args) if ds_config_text else None, include=include,
+        master_port=flags.master_port, no_python=flags.no_python, no_local_rank=flags.no_local_rank,
+        launcher_args=tuple(check_launcher_args(flags.launcher_args)), slurm=slurm_cfg,
+        **{k: v for k, v in DEFAULTS.items() if k not in ("max_restarts", "stall_timeout", "heartbeat_timeout",
+                                                                "restart_wait")},
+        **nodes_side, present=frozenset({"allow_shrink"}))
+    record = RunRecord(
+        id=run_id, launch=launch, name=name, argv=tuple(redact_argv((["-m"] if opts.module else []) + [program] + args)),
+        script=program, cluster=getattr(spec, "name", "local"),
+        hostfile="".join(f"{h} slots={s}\n" for h, s in hosts) or None, world_size=world,
+        ds_config=ds_config, first_run_builds=builds, env=redact_env(user_env), git_commit=git_commit(cwd),
+        cwd=str(cwd), created=store.now_iso(),  # the supervisor's hand-off carries it too
+        batch_plan={**batch_plan.to_dict(), "text": batch_plan.describe()} if batch_plan is not None else None)
     return Prepared(record, secrets, shared, spec)
 
 
@@ -548,15 +550,14 @@ def _first_run_builds(ds_config: dict[str, Any] | None, env: dict[str, str]) -> 
         return None
 
 
-def first_run_notice(record: dict[str, Any]) -> str | None:
+def first_run_notice(record: RunRecord) -> str | None:
     """The notice for a run whose ranks compile ops first (launch prints it; status while no step is done)."""
     from dscluster.launcher import ops  # noqa: PLC0415
 
-    builds = record.get("first_run_builds")
+    builds = record.first_run_builds
     if not isinstance(builds, dict) or not builds.get("ops"):
         return None
-    launch = record.get("launch") if isinstance(record.get("launch"), dict) else {}
-    cluster = launch.get("cluster_arg") if launch.get("launcher") != "local" else None
+    cluster = record.launch.cluster_arg if record.launch.launcher != "local" else None
     return ops.first_run_notice(list(builds["ops"]), str(builds.get("accelerator") or "cpu"), cluster)
 
 
@@ -571,25 +572,22 @@ def _local_uid(user: str) -> int | None:
 
 def dry_run_text(prep: Prepared) -> str:
     """The exact commands and files a launch would use (port: the one the first node would be asked for)."""
-    c = prep.record["launch"]
-    run_dir = store.run_path(prep.shared, prep.record["id"])
-    hosts = tuple((h, int(s)) for h, s in c["hosts"])
+    c = prep.record.launch
+    run_dir = store.run_path(prep.shared, prep.record.id)
+    hosts = c.hosts
     slurm_lines = []
-    if c["launcher"] == "slurm" and not hosts:
+    if c.launcher == "slurm" and not hosts:
         from dscluster.launcher.slurm import SlurmAsk, salloc_argv
 
-        ask = SlurmAsk(**c["slurm"]["ask"])
+        ask = SlurmAsk(**c.slurm["ask"])
         hosts = tuple((f"NODE{i + 1}", ask.tasks_per_node) for i in range(ask.nodes))
         slurm_lines = [tr("# first, the allocation (its nodes replace NODE1..NODE{n} below):", n=ask.nodes),
-                       shlex.join(salloc_argv(ask, prep.record["id"]))]
-    from dscluster.runs.record import LaunchSpec
-
-    req = LaunchSpec.from_json(c).request(1, 29500, run_id=prep.record["id"], run_dir=run_dir, hosts=hosts,
-                                          secrets=prep.secrets)
+                       shlex.join(salloc_argv(ask, prep.record.id))]
+    req = c.request(1, 29500, run_id=prep.record.id, run_dir=run_dir, hosts=hosts, secrets=prep.secrets)
     plan = build_plan(req)
     lines = [tr("# run directory: {path}", path=run_dir),
              tr("# master port: a random free port per attempt (29500 shown)"),
-             *slurm_lines, "cd " + shlex.quote(c["cwd"])]
+             *slurm_lines, "cd " + shlex.quote(c.cwd)]
     lines.append(" ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(redact_env(plan.env).items())) + " \\")
     lines.append("  " + shlex.join(redact_argv(plan.argv)))
     for path, text in plan.shown_files():

@@ -1,11 +1,19 @@
 """The run record, typed: `RunRecord` (run.json) with its `LaunchSpec` (what the supervisor executes), which
-holds the cluster spec as resolved at launch (`cluster_spec`, a `ClusterSpec`).
+holds the cluster spec as resolved at launch (`cluster_spec`, a `ClusterSpec`), and its `Attempt`s.
+
+Everything below the views passes these, never the JSON dicts: runs.store reads and writes them, the
+supervisor records how a run goes with `RunRecord.replace` (through store.update_record), and the views
+format a runs.summary.RunSummary of one.
 
 run.json stays plain JSON that any tool reads; these frozen dataclasses are its one schema. `to_json()`
 writes it, `from_json()` reads it back, both ways losslessly: keys this version does not know are kept in
 `extra` and written again, so a record from a newer dscluster (or one a tool annotated) survives a read
 and a write. `version` is the schema's: records written before it existed (no `version` key) are
 version 0 and read the same way, since version 1 only added keys (`version`, `launch.cluster_spec`).
+
+Optional keys (OPTIONAL of each class: `ended`, `supervisor_pid`, `waiting_for`, `slurm`, ...) are written
+when they hold a value, or when the record they came from had them (`present`), also as null: so what a
+read and a write give back is what was read, and a key nobody set is not invented.
 
 Why the cluster is recorded resolved: the supervisor runs in its own session with cwd "/", `stop`,
 `logs` and `restart` run from wherever the user is, and the user may edit the hostfile or spec while the
@@ -35,10 +43,6 @@ def pinned(spec: ClusterSpec) -> ClusterSpec:
     return dataclasses.replace(spec, state_dir=cluster_state_dir(spec, create=False).absolute())
 
 
-def _known(cls) -> tuple[str, ...]:
-    return tuple(f.name for f in dataclasses.fields(cls) if f.name != "extra")
-
-
 def _plain(value: Any) -> Any:
     """A field's value as JSON has it: lists for tuples (nested ones too), dicts for mappings."""
     if isinstance(value, ClusterSpec):
@@ -52,11 +56,33 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _to_json(record: Any, omit_none: tuple[str, ...]) -> dict[str, Any]:
-    """Every field but `extra` (whose keys are written back as they were read), None left out for `omit_none`."""
+_NOT_KEYS = ("extra", "present")  # fields that are no run.json keys of their own
+
+
+def _known(cls) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls) if f.name not in _NOT_KEYS)
+
+
+def _is_default(f: dataclasses.Field, value: Any) -> bool:
+    if f.default is not dataclasses.MISSING:
+        return value == f.default
+    if f.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
+        return value == f.default_factory()  # type: ignore[misc]
+    return False
+
+
+def _to_json(record: Any, optional: tuple[str, ...]) -> dict[str, Any]:
+    """Every field but `extra` (whose keys are written back as they were read). An `optional` field is
+    written when it is set, or when the file it was read from had it (`present`): a key that was never
+    written stays absent, and one written as null (the supervisor's `waiting_for`) is written again."""
     out = {f.name: _plain(getattr(record, f.name)) for f in dataclasses.fields(record)
-           if f.name != "extra" and not (f.name in omit_none and getattr(record, f.name) is None)}
+           if f.name not in _NOT_KEYS and not (f.name in optional and f.name not in record.present
+                                                and _is_default(f, getattr(record, f.name)))}
     return {**dict(record.extra), **out}
+
+
+def _present(data: Mapping[str, Any], optional: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(k for k in optional if k in data)
 
 
 @dataclass(frozen=True)
@@ -95,8 +121,10 @@ class LaunchSpec:
     runner_python: str | None = None  # this machine's interpreter when the nodes' differs (containers)
     transport_env: Mapping[str, str] | None = None
     node_uid: int | None = None
-    slurm: Mapping[str, Any] | None = None
+    slurm: Mapping[str, Any] | None = None  # {"ask": SlurmAsk fields, "job_id", "own_job"}
+    allow_shrink: bool = False  # a node lost past restart_wait: continue on the nodes that remain
     extra: Mapping[str, Any] = field(default_factory=dict)
+    present: frozenset[str] = field(default=frozenset(), compare=False, repr=False)  # optional keys read
 
     @property
     def ranks_args(self) -> tuple[str, ...]:
@@ -118,14 +146,21 @@ class LaunchSpec:
             no_python=self.no_python, no_local_rank=self.no_local_rank, ds_config_text=self.ds_config_text,
             runner_python=self.runner_python)
 
+    OPTIONAL = ("cluster_spec", "transport_env", "node_uid", "slurm", "runner_python", "allow_shrink")
+
     def to_json(self) -> dict[str, Any]:
         # Absent rather than null, as records without them were always written.
-        return _to_json(self, omit_none=("cluster_spec", "transport_env", "node_uid", "slurm", "runner_python"))
+        return _to_json(self, self.OPTIONAL)
+
+    @property
+    def host_names(self) -> tuple[str, ...]:
+        """The hosts, in hostfile order, without their slots (empty: this machine)."""
+        return tuple(h for h, _ in self.hosts)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> LaunchSpec:
         known = _known(cls)
-        values = {k: data[k] for k in known if k in data}
+        values = {"program": "", **{k: data[k] for k in known if k in data}}  # "": a half-written record
         for k in ("args", "launcher_args"):
             values[k] = tuple(values.get(k) or ())
         if values.get("rank_args") is not None:
@@ -134,7 +169,40 @@ class LaunchSpec:
         if isinstance(data.get("cluster_spec"), Mapping):
             values["cluster_spec"] = ClusterSpec.from_dict(dict(data["cluster_spec"]))
         values["env"] = dict(values.get("env") or {})
-        return cls(**values, extra={k: v for k, v in data.items() if k not in known})
+        return cls(**values, extra={k: v for k, v in data.items() if k not in known},
+                   present=_present(data, cls.OPTIONAL))
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One attempt of a run (run.json's `attempts[]`), as the supervisor records it."""
+
+    n: int
+    started: str | None = None
+    ended: str | None = None
+    exit_code: int | None = None  # DeepSpeed's runner's
+    reason: str | None = None  # "succeeded", "stopped", "time limit", or what failed
+    master_port: int | None = None
+    rank_nodes: tuple[str, ...] = ()  # the node of each rank, in rank order
+    resume_step: int | None = None  # the committed step the attempt was given to resume from
+    rank_exit_code: int | None = None  # the first failing rank's code (set on a failure)
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    present: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
+
+    # Written once the runner started (an attempt that failed before, on an unreachable node, has none).
+    OPTIONAL = ("master_port", "rank_nodes", "resume_step", "rank_exit_code")
+
+    def to_json(self) -> dict[str, Any]:
+        return _to_json(self, self.OPTIONAL)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Attempt:
+        known = _known(cls)
+        values = {k: data[k] for k in known if k in data}
+        values["n"] = int(data.get("n") or 0)
+        values["rank_nodes"] = tuple(str(n) for n in data.get("rank_nodes") or ())
+        return cls(**values, extra={k: v for k, v in data.items() if k not in known},
+                   present=_present(data, cls.OPTIONAL))
 
 
 @dataclass(frozen=True)
@@ -155,17 +223,41 @@ class RunRecord:
     git_commit: str | None = None
     cwd: str | None = None
     status: str = "pending"
-    attempts: tuple[Mapping[str, Any], ...] = ()
+    attempts: tuple[Attempt, ...] = ()
     created: str | None = None
     ended: str | None = None
     exit_code: int | None = None
     last_checkpoint_step: int | None = None
     explanation: Mapping[str, Any] | None = None
     version: int = RECORD_VERSION
-    extra: Mapping[str, Any] = field(default_factory=dict)  # supervisor_pid, waiting_for, slurm, ...
+    # Written by the supervisor as the run goes (absent before):
+    supervisor_pid: int | None = None
+    supervisor_host: str | None = None
+    waiting_for: tuple[str, ...] | None = None  # nodes a restart waits for (names)
+    slurm: Mapping[str, Any] | None = None  # what Slurm says about the job: job_id, state, nodes, batch, ...
+    shrinks: tuple[Mapping[str, Any], ...] = ()  # runs.shrink's entries, one per node set dropped
+    batch_plan: Mapping[str, Any] | None = None  # the batch a run on another world size trains with
+    extra: Mapping[str, Any] = field(default_factory=dict)  # keys this version does not know
+    present: frozenset[str] = field(default=frozenset(), compare=False, repr=False)  # optional keys read
+
+    OPTIONAL = ("ended", "supervisor_pid", "supervisor_host", "waiting_for", "slurm", "shrinks", "batch_plan")
 
     def to_json(self) -> dict[str, Any]:
-        return _to_json(self, omit_none=("ended",))  # `ended`: written by the supervisor when the run ends
+        return _to_json(self, self.OPTIONAL)
+
+    def replace(self, **changes: Any) -> RunRecord:
+        """The record with `changes` (dataclasses.replace, lists made tuples and attempts `Attempt`s as the
+        fields hold them). An optional field that is changed is written from then on, also as null
+        (`waiting_for` cleared)."""
+        for key in ("attempts", "shrinks", "argv"):
+            if key in changes:
+                changes[key] = tuple(changes[key])
+        if "attempts" in changes:
+            changes["attempts"] = tuple(a if isinstance(a, Attempt) else Attempt.from_json(a) for a in changes["attempts"])
+        if changes.get("waiting_for") is not None:
+            changes["waiting_for"] = tuple(changes["waiting_for"])
+        present = self.present | {k for k in changes if k in self.OPTIONAL}
+        return dataclasses.replace(self, **changes, present=present)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RunRecord:
@@ -175,8 +267,12 @@ class RunRecord:
         values["launch"] = LaunchSpec.from_json(data.get("launch") if isinstance(data.get("launch"), Mapping) else
                                                 {"program": ""})
         values["argv"] = tuple(data.get("argv") or ())
-        values["attempts"] = tuple(dict(a) for a in data.get("attempts") or ())
+        values["attempts"] = tuple(Attempt.from_json(a) for a in data.get("attempts") or () if isinstance(a, Mapping))
         values["version"] = int(data.get("version") or 0)
         if values.get("env") is None:
             values.pop("env", None)
-        return cls(**values, extra={k: v for k, v in data.items() if k not in known})
+        if values.get("waiting_for") is not None:
+            values["waiting_for"] = tuple(values["waiting_for"])
+        values["shrinks"] = tuple(s for s in data.get("shrinks") or () if isinstance(s, Mapping))
+        return cls(**values, extra={k: v for k, v in data.items() if k not in known},
+                   present=_present(data, cls.OPTIONAL))

@@ -14,6 +14,7 @@ import dataclasses
 import hashlib
 import json
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from dscluster.launcher.runnerflags import RunnerFlags
 from dscluster.runs import store
 from dscluster.runs.nodes import recorded_spec
 from dscluster.runs.prepare import LaunchOptions, Prepared, find_ds_config, prepare
+from dscluster.runs.record import RunRecord
 
 INLINE_CONFIGS = Path("data") / "ds_configs"  # under the shared directory: every node reads the same file
 
@@ -138,15 +140,15 @@ def stop(run_dir: Path) -> dict[str, Any]:
     """Ask the supervisor to stop (graceful teardown), then make sure in the background (forced).
     Returns at once: {id, status, stopping}."""
     record = store.read_record(run_dir)
-    status = record.get("status")
+    status = record.status
     if status in store.FINISHED:
-        return {"id": record["id"], "status": status, "stopping": False}
+        return {"id": record.id, "status": status, "stopping": False}
     from dscluster.runs.control import request_stop, stop_run
 
     request_stop(run_dir, record)
-    threading.Thread(target=_stop_quietly, args=(stop_run, run_dir), name=f"stop-{record['id']}",
+    threading.Thread(target=_stop_quietly, args=(stop_run, run_dir), name=f"stop-{record.id}",
                      daemon=True).start()
-    return {"id": record["id"], "status": status, "stopping": True}
+    return {"id": record.id, "status": status, "stopping": True}
 
 
 def _stop_quietly(stop_run, run_dir: Path) -> None:
@@ -165,12 +167,12 @@ def runs_saving_to(shared: Path, save_dir: Path) -> list[str]:
     """The active runs that write their checkpoints into `save_dir`."""
     from dscluster.runs.start import shown_status
 
-    return [r["id"] for r in store.list_runs(shared)
-            if shown_status(r) in store.ACTIVE and store.save_dir(Path(r["_dir"]), r) == save_dir]
+    return [r.id for r in store.list_runs(shared)
+            if shown_status(r.record) in store.ACTIVE and store.save_dir(r.dir, r.record) == save_dir]
 
 
 def restart_request(run_dir: Path, env: dict[str, str] | None = None, hostfile: str | None = None,
-                    local: int | None = None, hosts: str | None = None) -> tuple[RunRequest, dict[str, Any]]:
+                    local: int | None = None, hosts: str | None = None) -> tuple[RunRequest, RunRecord]:
     """The request that restarts a run (see `restart`), and the old run's record. It runs on the cluster
     recorded at launch (nodes, ports, identity), unless `hostfile`, `local` or `hosts` names another place."""
     from dscluster.runs import shrink
@@ -180,15 +182,15 @@ def restart_request(run_dir: Path, env: dict[str, str] | None = None, hostfile: 
                          tr("give one of them"), setting="--hosts" if hosts else "--hostfile")
     run_dir = Path(run_dir)
     record = store.read_record(run_dir)
-    run_id = record["id"]
-    cfg = record.get("launch") or {}
+    run_id = record.id
+    cfg = record.launch
     # The cluster as recorded at launch, read back through the spec parser (runs.nodes.recorded_spec);
     # None for a local or Slurm run, or a record from before the spec was recorded.
-    launched_on = recorded_spec(record) if isinstance(cfg.get("cluster_spec"), dict) else None
-    if hosts and (cfg.get("launcher") in ("local", "slurm") or not (launched_on or cfg.get("cluster_arg"))):
+    launched_on = recorded_spec(record) if cfg.cluster_spec is not None else None
+    if hosts and (cfg.launcher in ("local", "slurm") or not (launched_on or cfg.cluster_arg)):
         raise UsageError(tr("--hosts picks nodes of a cluster spec, but run {run_id} ran {where}", run_id=run_id,
-                            where=tr("on this machine only") if cfg.get("launcher") == "local" else
-                            tr("under Slurm") if cfg.get("launcher") == "slurm" else tr("without a cluster spec")),
+                            where=tr("on this machine only") if cfg.launcher == "local" else
+                            tr("under Slurm") if cfg.launcher == "slurm" else tr("without a cluster spec")),
                          tr("use --local N, or --hostfile H"), setting="--hosts")
     # An old record names its spec by path only: recorded_spec reads that path again.
     picked = shrink.restart_hosts(hosts, launched_on or recorded_spec(record)) if hosts else ()
@@ -199,21 +201,21 @@ def restart_request(run_dir: Path, env: dict[str, str] | None = None, hostfile: 
         raise RunBusy(tr("run {busy} is still running and saves to the same checkpoints", busy=", ".join(busy)),
                       tr("wait for it to finish, or stop it first: dscluster stop {busy}", busy=busy[0]),
                       setting="run_id")
-    if not cfg.get("program"):
+    if not cfg.program:
         raise ConfigError(tr("run {run_id} has no recorded program to restart", run_id=run_id),
                           tr("launch it again from the form"), setting="run_id")
-    args = list(cfg.get("args") or [])
-    trainer = cfg.get("is_module") and cfg["program"] == "dscluster.train"
+    args = list(cfg.args)
+    trainer = cfg.is_module and cfg.program == "dscluster.train"
     if trainer and not any(a == "--save-dir" or a.startswith("--save-dir=") for a in args):
         # The reference trainer's flag; a user's own script resumes from wherever its args already say.
         args += ["--save-dir", str(save_dir)]
-    local = local or (cfg.get("local_procs") if cfg.get("launcher") == "local" and not hostfile else None)
-    recorded_env = cfg.get("env") if isinstance(cfg.get("env"), dict) else {}
+    local = local or (cfg.local_procs if cfg.launcher == "local" and not hostfile else None)
+    recorded_env = dict(cfg.env)
     if not trainer:
         # A user's script finds its checkpoints through dscluster.checkpoint's DSCLUSTER_CHECKPOINT_DIR:
         # the new run continues from the old run's committed steps, as the trainer does with --save-dir.
         recorded_env = {"DSCLUSTER_CHECKPOINT_DIR": str(save_dir), **recorded_env}
-    masked = record.get("env") if isinstance(record.get("env"), dict) else {}
+    masked = record.env
     missing = sorted(k for k in masked if k not in recorded_env and k not in (env or {}))
     if missing:
         # The old run had these secrets; a new run without them would fail later, far from the cause.
@@ -223,14 +225,14 @@ def restart_request(run_dir: Path, env: dict[str, str] | None = None, hostfile: 
                          tr("give them again: dscluster restart {run_id} {flags} (from your environment), or "
                             "Run.restart(env={{...}})", run_id=run_id, flags=" ".join(f"--env {k}" for k in missing)),
                          setting="env")
-    request = RunRequest(program=cfg["program"], module=bool(cfg.get("is_module")), args=args,
-                         cluster=None if local else (hostfile or cfg.get("cluster_arg")), nprocs=local,
-                         max_restarts=int(cfg.get("max_restarts") or 0), name=record.get("name"),
-                         cwd=cfg.get("cwd"), env={**recorded_env, **(env or {})},
-                         launcher=None if local or cfg.get("launcher") == "local" else cfg.get("launcher"),
-                         stall_timeout=cfg.get("stall_timeout"), restart_wait=cfg.get("restart_wait"),
+    request = RunRequest(program=cfg.program, module=cfg.is_module, args=args,
+                         cluster=None if local else (hostfile or cfg.cluster_arg), nprocs=local,
+                         max_restarts=int(cfg.max_restarts or 0), name=record.name,
+                         cwd=cfg.cwd, env={**recorded_env, **(env or {})},
+                         launcher=None if local or cfg.launcher == "local" else cfg.launcher,
+                         stall_timeout=cfg.stall_timeout, restart_wait=cfg.restart_wait,
                          cluster_spec=None if local or hostfile else launched_on,
-                         allow_shrink=bool(cfg.get("allow_shrink")), hosts=picked,
+                         allow_shrink=cfg.allow_shrink, hosts=picked,
                          keep_batch=shrink.batch_to_keep(record, save_dir))
     return request, record
 
@@ -245,13 +247,13 @@ def restart(run_dir: Path, env: dict[str, str] | None = None, hostfile: str | No
     `hosts` ("node1,node3") picks nodes of the run's cluster spec by name. On another world size the
     global batch is kept where it divides (dscluster.batchplan), else the new one is said plainly."""
     request, record = restart_request(run_dir, env, hostfile, local, hosts)
-    cfg = record.get("launch") or {}
-    if cfg.get("launcher") == "slurm" and isinstance(cfg.get("slurm"), dict):
-        return _restart_on_slurm(request, cfg["slurm"], bool((record.get("slurm") or {}).get("batch")))
+    cfg = record.launch
+    if cfg.launcher == "slurm" and cfg.slurm is not None:
+        return _restart_on_slurm(request, cfg.slurm, bool((record.slurm or {}).get("batch")))
     return launch(request)
 
 
-def _restart_on_slurm(request: RunRequest, slurm_cfg: dict, batch: bool) -> str:
+def _restart_on_slurm(request: RunRequest, slurm_cfg: Mapping[str, Any], batch: bool) -> str:
     """The same Slurm request again: a new batch job for a batch run (resubmitted, e.g. after its time
     limit), else a new allocation (or the one this process runs in)."""
     from dscluster.launcher.slurm import SlurmAsk
@@ -273,9 +275,9 @@ def prepare_batch(opts: LaunchOptions) -> Prepared:
 
     opts = dataclasses.replace(opts, launcher="slurm", slurm=opts.slurm or SlurmAsk(nodes=0, tasks_per_node=0))
     prepared = prepare(opts)
-    prepared.record["launch"]["hosts"] = []
-    prepared.record["launch"]["slurm"]["job_id"] = None
-    return prepared
+    launch = prepared.record.launch
+    launch = dataclasses.replace(launch, hosts=(), slurm={**(launch.slurm or {}), "job_id": None})
+    return dataclasses.replace(prepared, record=prepared.record.replace(launch=launch))
 
 
 def submit(opts: LaunchOptions) -> Submitted:

@@ -12,6 +12,7 @@ Pure: the names are checked and the new layout planned here; the supervisor and 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -95,7 +96,6 @@ def continue_without(sup, down: Sequence[str], attempt: int) -> bool:
     from dscluster.runs import store  # noqa: PLC0415
     from dscluster.runs.nodes import node_names  # noqa: PLC0415
     from dscluster.runs.prepare import with_batch  # noqa: PLC0415
-    from dscluster.runs.record import LaunchSpec  # noqa: PLC0415
     from dscluster.train.checkpoint import latest_committed, read_commit, tag_for  # noqa: PLC0415 - no torch
 
     cfg, record = sup.cfg, sup.record
@@ -103,38 +103,41 @@ def continue_without(sup, down: Sequence[str], attempt: int) -> bool:
     step = latest_committed(save_dir)
     commit = read_commit(save_dir / tag_for(step)) if step is not None else None
     names = node_names(record)
-    shrink = plan_shrink(cfg["hosts"], down, names, batchplan.recorded_batch(commit, record))
+    shrink = plan_shrink(cfg.hosts, down, names, batchplan.recorded_batch(commit, record))
     if shrink is None:
         return False
+    changes: dict = {}
+    launch_changes: dict = {}
     if shrink.batch is not None:
-        cfg["rank_args"], cfg["ds_config_text"] = with_batch(
-            list(cfg.get("args") or ()), list(LaunchSpec.from_json(cfg).ranks_args), cfg.get("ds_config_text"), record.get("ds_config"),
-            sup.run_dir, shrink.batch)
-        if isinstance(record.get("ds_config"), dict):
-            record["ds_config"] = batchplan.apply(record["ds_config"], shrink.batch)
-        record["batch_plan"] = {**shrink.batch.to_dict(), "text": shrink.batch.describe()}
-    cfg["hosts"] = [list(h) for h in shrink.hosts]
-    cfg["include"] = include_without(cfg.get("include"), down)
+        rank_args, text = with_batch(list(cfg.args), list(cfg.ranks_args), cfg.ds_config_text, record.ds_config,
+                                     sup.run_dir, shrink.batch)
+        launch_changes.update(rank_args=tuple(rank_args), ds_config_text=text)
+        if isinstance(record.ds_config, dict):
+            changes["ds_config"] = batchplan.apply(record.ds_config, shrink.batch)
+        changes["batch_plan"] = {**shrink.batch.to_dict(), "text": shrink.batch.describe()}
+    launch_changes.update(hosts=shrink.hosts, include=include_without(cfg.include, down))
     for host in down:
         sup.runners.pop(host, None)
-    text = shrink.describe(float(cfg.get("restart_wait", 0)), step, names)
+    text = shrink.describe(float(cfg.restart_wait or 0), step, names)
     entry = {**shrink.to_dict(), "attempt": attempt, "from_step": step, "text": text, "time": store.now_iso()}
-    sup.save(hostfile="".join(f"{h} slots={s}\n" for h, s in shrink.hosts), waiting_for=None,
-             shrinks=[*(record.get("shrinks") or []), entry])
+    sup.save(launch=dataclasses.replace(cfg, **launch_changes), **changes,
+             hostfile="".join(f"{h} slots={s}\n" for h, s in shrink.hosts), waiting_for=None,
+             shrinks=[*record.shrinks, entry])
     sup.event("shrink", attempt=attempt, lost=list(shrink.lost), hosts=[h for h, _ in shrink.hosts],
               world_size=shrink.world, from_step=step, batch=entry["batch"], text=text)
     sup._log(text)
     return True
 
 
-def status_lines(view: Mapping) -> list[str]:
-    """What `dscluster status` says about a run continued on another layout: each shrink (the lost
-    node named) and the batch the ranks train with now."""
+def status_lines(record) -> list[str]:
+    """What `dscluster status` says about a run continued on another layout (`record`: a
+    runs.record.RunRecord, or a runs.summary.RunSummary): each shrink (the lost node named) and the batch
+    the ranks train with now."""
     from dscluster import console  # noqa: PLC0415
 
-    lines = [f"{console.WARN} {s['text']}" for s in view.get("shrinks") or () if isinstance(s, dict) and s.get("text")]
-    planned = view.get("batch_plan")
-    if isinstance(planned, dict) and planned.get("text") and not any(planned["text"] in line for line in lines):
+    lines = [f"{console.WARN} {s['text']}" for s in record.shrinks or () if isinstance(s, Mapping) and s.get("text")]
+    planned = record.batch_plan
+    if isinstance(planned, Mapping) and planned.get("text") and not any(planned["text"] in line for line in lines):
         lines.append(f"{console.OK if planned.get('kept') else console.WARN} {planned['text']}")
     return lines
 
@@ -145,7 +148,7 @@ def restart_hosts(value: str, spec) -> tuple[str, ...]:
     return pick_hosts(value, [n.name for n in spec.nodes], str(spec.path or spec.name))
 
 
-def batch_to_keep(record: dict, save_dir) -> batchplan.Batch | None:
+def batch_to_keep(record, save_dir) -> batchplan.Batch | None:
     """The batch a restart of `record` keeps: the one its newest committed step trained with."""
     from pathlib import Path  # noqa: PLC0415
 

@@ -11,6 +11,7 @@ limit), which `dscluster status`, `runs` and the panel show.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,7 @@ from dscluster.errors import DsclusterError
 from dscluster.launcher import slurm
 
 if TYPE_CHECKING:
+    from dscluster.runs.record import RunRecord
     from dscluster.runs.supervisor import Supervisor
 
 ALLOCATION_WAIT = 600.0  # how long a run waits in the queue for its allocation
@@ -27,15 +29,13 @@ ALLOCATION_WAIT = 600.0  # how long a run waits in the queue for its allocation
 class SlurmRun:
     def __init__(self, sup: Supervisor):
         self.sup = sup
-        cfg = sup.cfg.get("slurm") or {}
+        cfg = sup.cfg.slurm or {}
         self.ask = slurm.SlurmAsk(**cfg.get("ask", {}))
         self.job_id: str | None = cfg.get("job_id")
         self.own_job = bool(cfg.get("own_job"))
 
     def _record(self, **fields: Any) -> None:
-        info = dict(self.sup.record.get("slurm") or {})
-        info.update(fields)
-        self.sup.save(slurm=info)
+        self.sup.save(slurm={**(self.sup.record.slurm or {}), **fields})
 
     def allocate(self) -> bool:
         """Find or ask for the allocation and record its nodes; False (with the explanation recorded) when
@@ -45,8 +45,8 @@ class SlurmRun:
             if self.job_id is None and slurm.current_job():
                 self.job_id = slurm.current_job()  # the batch job this supervisor runs in
             if self.job_id is None:
-                sup._log(f"asking Slurm for {' '.join(slurm.salloc_argv(self.ask, sup.record['id']))}")
-                self.job_id = slurm.allocate(self.ask, sup.record["id"], ALLOCATION_WAIT)
+                sup._log(f"asking Slurm for {' '.join(slurm.salloc_argv(self.ask, sup.record.id))}")
+                self.job_id = slurm.allocate(self.ask, sup.record.id, ALLOCATION_WAIT)
                 self.own_job = True
             info = slurm.job_info(self.job_id)
             nodes = slurm.hostnames(info.get("NodeList") or os.environ.get("SLURM_JOB_NODELIST", ""))
@@ -57,23 +57,22 @@ class SlurmRun:
             return False
         # srun (DeepSpeed's SlurmRunner) runs its steps in the job named here.
         os.environ["SLURM_JOB_ID"] = os.environ["SLURM_JOBID"] = str(self.job_id)
-        hosts = [[h, self.ask.tasks_per_node] for h in nodes[: self.ask.nodes] or nodes]
-        if not sup.cfg.get("hosts"):
-            sup.cfg["hosts"] = hosts
-        sup.record["hostfile"] = "".join(f"{h} slots={s}\n" for h, s in sup.cfg["hosts"])
-        sup.record["world_size"] = sum(int(s) for _, s in sup.cfg["hosts"])
-        sup.cfg["slurm"] = {**(sup.cfg.get("slurm") or {}), "job_id": self.job_id, "own_job": self.own_job}
-        sup.save(launch=sup.cfg)
+        hosts = sup.cfg.hosts or tuple((h, self.ask.tasks_per_node) for h in nodes[: self.ask.nodes] or nodes)
+        launch = dataclasses.replace(sup.cfg, hosts=hosts, slurm={**(sup.cfg.slurm or {}), "job_id": self.job_id,
+                                                                  "own_job": self.own_job})
+        sup.save(launch=launch, hostfile="".join(f"{h} slots={s}\n" for h, s in hosts),
+                 world_size=sum(int(s) for _, s in hosts))
+        names = list(sup.cfg.host_names)
         self._record(job_id=self.job_id, own_job=self.own_job, state=info.get("JobState"),
-                     partition=info.get("Partition"), nodes=[h for h, _ in sup.cfg["hosts"]],
+                     partition=info.get("Partition"), nodes=names,
                      time_limit=info.get("TimeLimit"), end_time=info.get("EndTime"))
-        sup._log(f"Slurm job {self.job_id} on {', '.join(h for h, _ in sup.cfg['hosts'])}")
-        sup.event("slurm-allocation", job_id=self.job_id, own=self.own_job, nodes=[h for h, _ in sup.cfg["hosts"]])
+        sup._log(f"Slurm job {self.job_id} on {', '.join(names)}")
+        sup.event("slurm-allocation", job_id=self.job_id, own=self.own_job, nodes=names)
         return True
 
     def cancel_step(self, attempt: int) -> None:
         if self.job_id and attempt:
-            slurm.cancel_step(self.job_id, self.sup.record["id"], attempt)
+            slurm.cancel_step(self.job_id, self.sup.record.id, attempt)
 
     def timeout_explanation(self) -> explainer.Explanation | None:
         """When the job reached its time limit: recorded as such, with how to resume."""
@@ -83,32 +82,32 @@ class SlurmRun:
         if not slurm.timed_out(info):
             return None
         self._record(state="TIMEOUT", ended_by="time limit")
-        step = self.sup.record.get("last_checkpoint_step")
+        step = self.sup.record.last_checkpoint_step
         fix = ("Resubmit with a longer --time: dscluster restart {run} resumes from step {step}." if step is not None
                else "Resubmit with a longer --time: dscluster restart {run} (no step was committed: it starts over).")
         return explainer.custom(
             "slurm-timeout", "Slurm job {job} reached its time limit ({limit}) and ended the run.", fix,
             f"JobState={info.get('JobState')} Reason={info.get('Reason')}", retry=False, job=self.job_id,
-            limit=info.get("TimeLimit", "?"), run=self.sup.record["id"], step=step if step is not None else "-")
+            limit=info.get("TimeLimit", "?"), run=self.sup.record.id, step=step if step is not None else "-")
 
     def release(self) -> None:
         """Give back the allocation the run asked for itself; one it was given stays its owner's."""
         if self.job_id and self.own_job:
             slurm.cancel_job(self.job_id)
         info = slurm.job_info(self.job_id) if self.job_id else {}
-        if info and (self.sup.record.get("slurm") or {}).get("state") != "TIMEOUT":
+        if info and (self.sup.record.slurm or {}).get("state") != "TIMEOUT":
             self._record(state=info.get("JobState"))
 
 
-def batch_script_text(shared, record: dict[str, Any], private_dir=None) -> str:
+def batch_script_text(shared, record: RunRecord, private_dir=None) -> str:
     from dscluster.runs import store
 
-    cfg = record["launch"]
-    return slurm.sbatch_script(run_id=record["id"], ask=slurm.SlurmAsk(**cfg["slurm"]["ask"]), python=cfg["python"],
-                               run_dir=store.run_path(shared, record["id"]), env={}, private_dir=private_dir)
+    cfg = record.launch
+    return slurm.sbatch_script(run_id=record.id, ask=slurm.SlurmAsk(**cfg.slurm["ask"]), python=cfg.python,
+                               run_dir=store.run_path(shared, record.id), env={}, private_dir=private_dir)
 
 
-def submit_run(shared, record: dict[str, Any], secrets: dict[str, str] | None = None) -> tuple[str, str]:
+def submit_run(shared, record: RunRecord, secrets: dict[str, str] | None = None) -> tuple[str, str]:
     """Write the run (record, secrets, job.sbatch) and submit its batch job: (run id, job id). The
     supervisor starts when the job does, on its first node, and records its pid and host then."""
     import json
@@ -120,33 +119,34 @@ def submit_run(shared, record: dict[str, Any], secrets: dict[str, str] | None = 
     run_dir = store.create_run(shared, record)
     # The hand-off and the script live where only this user can write (the batch job's nodes must see
     # $DSCLUSTER_HOME, as they see a shared home); the run dir is the node user's to write.
-    private = home() / "slurm-jobs" / record["id"]
+    private = home() / "slurm-jobs" / record.id
     make_dir(private.parent, 0o700)
     make_dir(private, 0o700)
-    atomic_write_text(private / "handoff.json", json.dumps({"record": record, "secrets": secrets or {}},
+    atomic_write_text(private / "handoff.json", json.dumps({"record": record.to_json(), "secrets": secrets or {}},
                                                            default=str), 0o600)
     script = private / "job.sbatch"
     atomic_write_text(script, batch_script_text(shared, record, private), 0o700)
-    job = slurm.submit_batch(script, cwd=record["launch"]["cwd"])
+    job = slurm.submit_batch(script, cwd=record.launch.cwd)
     record = store.read_record(run_dir)
-    record["slurm"] = {"job_id": job, "state": "PENDING", "own_job": False, "batch": True}
-    record["launch"]["slurm"]["job_id"] = None  # the supervisor finds it in its environment
-    store.write_record(run_dir, record)
+    launch = dataclasses.replace(record.launch, slurm={**(record.launch.slurm or {}), "job_id": None})  # the
+    # supervisor finds it in its environment
+    record = store.update_record(run_dir, record, launch=launch,
+                                 slurm={"job_id": job, "state": "PENDING", "own_job": False, "batch": True})
     store.append_event(run_dir, "slurm-submitted", job_id=job)
-    return record["id"], job
+    return record.id, job
 
 
-def force_stop(record: dict[str, Any]) -> bool:
+def force_stop(record: RunRecord) -> bool:
     """`stop` when the supervisor cannot (gone, or its batch job still queued): cancel the run's own job
     when the run owns it (it asked for it, or it is the run's batch job), else only the run's steps.
     Returns whether the record names a Slurm job at all."""
-    info = record.get("slurm") if isinstance(record.get("slurm"), dict) else {}
+    info = record.slurm or {}
     job = info.get("job_id")
     if not job:
         return False
     if info.get("own_job") or info.get("batch"):
         slurm.cancel_job(job)
     else:
-        for n in range(1, len(record.get("attempts") or []) + 1):
-            slurm.cancel_step(job, record["id"], n, wait=3.0)
+        for n in range(1, len(record.attempts) + 1):
+            slurm.cancel_step(job, record.id, n, wait=3.0)
     return True

@@ -25,7 +25,10 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dscluster.runs.record import RunRecord
 
 STACKS_DIR = "stacks"
 PY_SPY_TIMEOUT_S = 20.0
@@ -270,19 +273,19 @@ def node_stacks(run_id: str) -> dict[str, Any]:
 
 
 # ---- here --------------------------------------------------------------------------------------
-def collect(record: Mapping[str, Any], links: Mapping[str, list[str]], *, reason: str = "requested",
+def collect(record: RunRecord, links: Mapping[str, list[str]], *, reason: str = "requested",
             timeout: float = NODE_TIMEOUT_S) -> StackReport:
     """Every rank's stack on every node of the run, in parallel (one ssh per node)."""
     from dscluster.cluster.runner import run_parallel, run_subprocess
     from dscluster.runs.nodes import node_names
 
     started = time.monotonic()
-    hosts = [h for h, _ in record["launch"]["hosts"]] or ["localhost"]
+    hosts = list(record.launch.host_names) or ["localhost"]
     names = node_names(record)
-    python = record["launch"]["python"]
+    python = record.launch.python
 
     def one(host: str):
-        argv = [*links.get(host, []), python, "-m", "dscluster.runs.stacks", "--node", record["id"]]
+        argv = [*links.get(host, []), python, "-m", "dscluster.runs.stacks", "--node", record.id]
         return host, run_subprocess(host, argv, timeout=timeout)
 
     ranks: list[RankStack] = []
@@ -307,7 +310,7 @@ def collect(record: Mapping[str, Any], links: Mapping[str, list[str]], *, reason
             errors[node] = "no rank of the run is running there"
     from dscluster.runs.store import now_iso
 
-    return StackReport(record["id"], now_iso(), round(time.monotonic() - started, 2),
+    return StackReport(record.id, now_iso(), round(time.monotonic() - started, 2),
                        tuple(sorted(ranks, key=_rank_key)), errors, reason)
 
 
@@ -322,7 +325,7 @@ def save(run_dir: Path, report: StackReport, attempt: int | None = None) -> Path
     return base.with_suffix(".txt")
 
 
-def take_at_stall(run_dir: Path, record: Mapping[str, Any], links: Mapping[str, list[str]],
+def take_at_stall(run_dir: Path, record: RunRecord, links: Mapping[str, list[str]],
                   attempt: int) -> tuple[StackReport | None, Path | None, float, str | None]:
     """The supervisor's part, when the stall detector fires and before the teardown: (report, saved .txt,
     seconds from the call to the saved file, why none). Never raises: a failed collection must not stop

@@ -17,6 +17,7 @@ from typing import Any
 
 from dscluster import fsutil
 from dscluster.runs import store
+from dscluster.runs.record import RunRecord
 from dscluster.safepython import module_argv
 
 # Runs with -I (isolated: stdlib only, nothing from the caller's directory or environment). Its stdin
@@ -30,7 +31,7 @@ print(p.pid)
 """
 
 
-def start_supervisor(run_dir: Path, record: dict[str, Any], secrets: dict[str, str] | None = None) -> int:
+def start_supervisor(run_dir: Path, record: RunRecord, secrets: dict[str, str] | None = None) -> int:
     """Start the supervisor of run_dir detached; returns its pid.
 
     The run's record and secret values reach it on its stdin, never through the run directory: the
@@ -38,7 +39,7 @@ def start_supervisor(run_dir: Path, record: dict[str, Any], secrets: dict[str, s
     environment) must come from the launching user alone. Its log is opened here by fsutil's
     no-symlink rule and handed down as a descriptor."""
     argv = module_argv(sys.executable, "dscluster.runs.supervisor") + [str(run_dir)]
-    handoff = json.dumps({"record": record, "secrets": secrets or {}}, default=str)
+    handoff = json.dumps({"record": record.to_json(), "secrets": secrets or {}}, default=str)
     with fsutil.open_append(Path(run_dir) / "logs" / "supervisor.log") as log:
         out = subprocess.run([sys.executable, "-I", "-c", _DETACH, json.dumps(argv), str(log.fileno())],
                              input=handoff, capture_output=True, text=True, timeout=30, check=True,
@@ -46,22 +47,22 @@ def start_supervisor(run_dir: Path, record: dict[str, Any], secrets: dict[str, s
     return int(out.stdout.strip())
 
 
-def launch_run(shared: Path, record: dict[str, Any], secrets: dict[str, str] | None = None) -> str:
+def launch_run(shared: Path, record: RunRecord, secrets: dict[str, str] | None = None) -> str:
     """Write the run record (already validated by the caller) and start its supervisor."""
     run_dir = store.create_run(shared, record)
     pid = start_supervisor(run_dir, record, secrets)
     store.append_event(run_dir, "created", supervisor_pid=pid)
-    return record["id"]
+    return record.id
 
 
-def supervisor_alive(record: dict[str, Any]) -> bool | None:
+def supervisor_alive(record: RunRecord) -> bool | None:
     """True/False when the supervisor runs on this host; None when it runs elsewhere (cannot tell)."""
     import socket
 
-    pid = record.get("supervisor_pid")
+    pid = record.supervisor_pid
     if not pid:
         return None
-    if record.get("supervisor_host") not in (None, socket.gethostname()):
+    if record.supervisor_host not in (None, socket.gethostname()):
         return None
     try:
         os.kill(int(pid), 0)
@@ -72,7 +73,7 @@ def supervisor_alive(record: dict[str, Any]) -> bool | None:
     # A recycled pid: make sure it is our supervisor for this run.
     try:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        return b"dscluster.runs.supervisor" in cmdline and any(str(record.get("id")).encode() in c for c in cmdline)
+        return b"dscluster.runs.supervisor" in cmdline and any(record.id.encode() in c for c in cmdline)
     except OSError:
         return False
 
@@ -80,18 +81,18 @@ def supervisor_alive(record: dict[str, Any]) -> bool | None:
 LOST = "lost"
 
 
-def shown_status(record: dict[str, Any]) -> str:
+def shown_status(record: RunRecord) -> str:
     """The status to show: the record's, except "lost" for an active run whose supervisor is gone from
     this host (killed, or the machine rebooted). Nothing will ever update such a record again, so
     showing "running" would be false, and waiting for it would never end."""
-    status = str(record.get("status") or "pending")
+    status = str(record.status or "pending")
     if status in store.ACTIVE and supervisor_alive(record) is False:
         return LOST
     return status
 
 
-def lost_explanation(record: dict[str, Any]) -> dict[str, Any]:
+def lost_explanation(record: RunRecord) -> dict[str, Any]:
     return {"signature": "supervisor-lost",
             "cause": "the run's supervisor is gone (killed, or its machine rebooted); the nodes' watchdogs stop "
                      "the ranks",
-            "fix": f"dscluster stop {record.get('id')} (cleans every node), then dscluster restart {record.get('id')}"}
+            "fix": f"dscluster stop {record.id} (cleans every node), then dscluster restart {record.id}"}

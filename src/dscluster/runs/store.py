@@ -1,7 +1,7 @@
 """The run store: one directory per run on shared storage, readable by the CLI, the API and the panel.
 
 <shared>/runs/<run-id>/
-  run.json        the record (written atomically; see RunRecord)
+  run.json        the record (written atomically; runs.record.RunRecord is its schema)
   events.jsonl    launched / rank-failed / teardown / restart / finished / stopped, with times
   logs/           launcher.log (pdsh / mpirun output) + per-rank logs (DeepSpeed --enable_each_rank_log)
   metrics.jsonl   written by the trainer (rank 0)
@@ -18,6 +18,8 @@ import re
 import secrets
 import stat
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,7 @@ from dscluster import fsutil
 from dscluster.errors import RunError, UsageError
 from dscluster.i18n import tr
 from dscluster.paths import runs_dir
+from dscluster.runs.record import RunRecord
 
 ACTIVE = ("pending", "running", "restarting")  # what the supervisor writes while it runs
 FINISHED = ("succeeded", "failed", "stopped")
@@ -50,54 +53,64 @@ def run_path(shared: Path, run_id: str) -> Path:
     return runs_dir(Path(shared)) / run_id
 
 
-def create_run(shared: Path, record: dict[str, Any]) -> Path:
+def create_run(shared: Path, record: RunRecord) -> Path:
     """Create the run directory and its first run.json (status pending). Returns the directory."""
-    path = run_path(shared, record["id"])
+    path = run_path(shared, record.id)
     # Ranks run as the cluster's node user, which may not be the launching user (root on a master
     # container, or in the simulated cluster): they write rank logs, metrics and checkpoints here.
-    launch = record.get("launch") or {}
-    uid = launch.get("node_uid")
+    launch = record.launch
     owner, mode = None, 0o755
-    if os.geteuid() == 0 and uid is not None and launch.get("launcher") != "local":
-        owner = int(uid)
-    elif os.geteuid() == 0 and launch.get("hosts"):
+    if os.geteuid() == 0 and launch.node_uid is not None and launch.launcher != "local":
+        owner = int(launch.node_uid)
+    elif os.geteuid() == 0 and launch.hosts:
         mode = 0o777  # the node user is unknown on this machine: let it write
     # Made through directory descriptors (fsutil.make_dir): the shared dir and runs/ may be the node
     # user's, so a symlink planted there must not take the new (node-owned) directories elsewhere.
     fsutil.make_dir(path, mode, owner=owner)
     fsutil.make_dir(path / "logs", mode, owner=owner)
     fsutil.make_dir(path / "nccl_trace", mode, owner=owner)  # PyTorch's NCCL flight recorder dumps here
-    from dscluster.runs.record import RECORD_VERSION
-
-    record.setdefault("version", RECORD_VERSION)
-    record.setdefault("status", "pending")
-    record.setdefault("attempts", [])
-    record.setdefault("created", now_iso())
-    record.setdefault("exit_code", None)
-    record.setdefault("last_checkpoint_step", None)
-    record.setdefault("explanation", None)
-    fsutil.atomic_write_json(path / "run.json", record)
+    # `prepare` dates the record; one made elsewhere is dated here (the caller then reads it back).
+    write_record(path, record if record.created is not None else record.replace(created=now_iso()))
     return path
 
 
-def write_record(run_dir: Path, record: dict[str, Any]) -> None:
-    fsutil.atomic_write_json(Path(run_dir) / "run.json", record)
+def write_record(run_dir: Path, record: RunRecord) -> None:
+    fsutil.atomic_write_json(Path(run_dir) / "run.json", record.to_json())
 
 
-def read_record(run_dir: Path) -> dict[str, Any]:
+def update_record(run_dir: Path, record: RunRecord, **changes: Any) -> RunRecord:
+    """`record` with `changes`, written as run.json; returns the new record. The supervisor's one way to
+    record how the run goes (it is the only writer after creation), and a forced stop's."""
+    record = record.replace(**changes)
+    write_record(run_dir, record)
+    return record
+
+
+def read_json(run_dir: Path) -> dict[str, Any]:
+    """run.json as the plain JSON object on disk (checked to be a run record: an object with a run id)."""
     import json
 
     path = Path(run_dir) / "run.json"
     try:
-        record = json.loads(fsutil.read_bytes(path).decode("utf-8"))
+        data = json.loads(fsutil.read_bytes(path).decode("utf-8"))
     except FileNotFoundError:
         raise RunError(tr("no run record in {path}", path=run_dir),
                        tr("list runs with: dscluster runs")) from None
     except (ValueError, UnicodeDecodeError, fsutil.UnsafePath) as exc:  # JSONDecodeError is a ValueError
         raise RunError(tr("the run record {path} is damaged ({error})", path=path, error=exc), _damaged_fix()) from None
-    if not isinstance(record, dict) or not isinstance(record.get("id"), str):
+    if not isinstance(data, dict) or not isinstance(data.get("id"), str):
         raise RunError(tr("the run record {path} is damaged (not a run record: no run id)", path=path), _damaged_fix())
-    return record
+    return data
+
+
+def read_record(run_dir: Path) -> RunRecord:
+    """The run's record, typed (any version: runs.record reads old run.json files too)."""
+    data = read_json(run_dir)
+    try:
+        return RunRecord.from_json(data)
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:  # a key of the wrong type: edited by hand
+        raise RunError(tr("the run record {path} is damaged ({error})", path=Path(run_dir) / "run.json", error=exc),
+                       _damaged_fix()) from None
 
 
 def _damaged_fix() -> str:
@@ -118,6 +131,18 @@ def read_events(run_dir: Path) -> list[dict[str, Any]]:
     return events
 
 
+@dataclass(frozen=True)
+class StoredRun:
+    """A run record and the directory it was read from (the directory is never part of the record)."""
+
+    record: RunRecord
+    dir: Path
+
+    @property
+    def id(self) -> str:
+        return self.record.id
+
+
 def is_run_dir(path: Path) -> bool:
     """A run directory is a real directory: one that is itself a symlink is not a run. Any rank can write
     runs/ (the node user's), and a link planted there would have every reader (and the panel's server,
@@ -128,30 +153,29 @@ def is_run_dir(path: Path) -> bool:
         return False
 
 
-def pending_record(run_dir: Path) -> dict[str, Any]:
+def pending_record(run_dir: Path) -> RunRecord:
     """What a run directory without its run.json is: a run being created, pending. `create_run` makes the
     directory, then writes the first run.json; between the two (or while shared storage has not shown the
     file yet) a reader that lists or polls runs sees only the directory. This placeholder lives here, in
     the store, because the store's own order of writing is what makes the gap mean "pending": every view
     that shows such a run (the panel lists it; `dscluster runs` skips it) gets the same answer."""
-    return {"id": Path(run_dir).name, "status": "pending", "attempts": [], "created": None, "exit_code": None,
-            "last_checkpoint_step": None, "explanation": None}
+    return RunRecord.from_json({"id": Path(run_dir).name, "status": "pending", "attempts": []})
 
 
-def read_record_or_pending(run_dir: Path) -> dict[str, Any]:
+def read_record_or_pending(run_dir: Path) -> RunRecord:
     """`read_record`, or `pending_record` while run.json is not written yet (RunError when it is damaged)."""
     if not os.path.lexists(Path(run_dir) / "run.json"):
         return pending_record(run_dir)
     return read_record(run_dir)
 
 
-def list_runs(shared: Path, damaged: list[RunError] | None = None, *, pending: bool = False) -> list[dict[str, Any]]:
+def list_runs(shared: Path, damaged: list[RunError] | None = None, *, pending: bool = False) -> list[StoredRun]:
     """Every readable run record under <shared>/runs, newest first. Damaged ones are skipped (one bad
     record must not hide the others, nor block stopping them); `damaged` collects why, to be shown.
     A symlink is not a run (`is_run_dir`). With `pending`, a run directory whose run.json is not written
     yet is listed as `pending_record` (the panel shows it the moment it exists)."""
     root = runs_dir(Path(shared))
-    records = []
+    records: list[StoredRun] = []
     if not root.is_dir():
         return records
     for entry in root.iterdir():
@@ -159,7 +183,7 @@ def list_runs(shared: Path, damaged: list[RunError] | None = None, *, pending: b
             continue
         if not (entry / "run.json").exists():
             if pending and _REF_OK.match(entry.name):
-                records.append({**pending_record(entry), "_dir": str(entry)})
+                records.append(StoredRun(pending_record(entry), entry))
             continue  # not a run (yet): a directory being created, or something else
         try:
             rec = read_record(entry)
@@ -169,13 +193,12 @@ def list_runs(shared: Path, damaged: list[RunError] | None = None, *, pending: b
             continue
         except OSError:
             continue
-        rec["_dir"] = str(entry)
-        records.append(rec)
-    records.sort(key=lambda r: (str(r.get("created") or ""), r["id"]), reverse=True)
+        records.append(StoredRun(rec, entry))
+    records.sort(key=lambda r: (str(r.record.created or ""), r.id), reverse=True)
     return records
 
 
-def load_run(shared: Path, run_id: str) -> dict[str, Any]:
+def load_run(shared: Path, run_id: str) -> RunRecord:
     """The record of `run_id`; a unique prefix or a run name (newest run of that name) also works."""
     return read_record(resolve_run_dir(shared, run_id))
 
@@ -238,14 +261,14 @@ def resolve_run_dir(shared: Path, ref: str, *, pending: bool = False) -> Path:
                          tr("give a run id, a unique prefix of one, or a run name (dscluster runs lists them)"),
                          setting="RUN") from None
     runs = list_runs(shared)
-    matches = [r for r in runs if r["id"].startswith(ref)] or [r for r in runs if r.get("name") == ref]
+    matches = [r for r in runs if r.id.startswith(ref)] or [r for r in runs if r.record.name == ref]
     if not matches:
         raise RunError(tr("unknown run {ref!r}", ref=ref), tr("list runs with: dscluster runs"))
-    ids = {r["id"] for r in matches}
-    if len(ids) > 1 and not all(r.get("name") == ref for r in matches):
+    ids = {r.id for r in matches}
+    if len(ids) > 1 and not all(r.record.name == ref for r in matches):
         raise AmbiguousRun(tr("{ref!r} matches several runs: {ids}", ref=ref, ids=", ".join(sorted(ids)[:5])),
                        tr("give more of the run id"))
-    return Path(matches[0]["_dir"])
+    return matches[0].dir
 
 
 def find_run(shared_dirs: list[Path], ref: str, *, pending: bool = False) -> Path:
@@ -279,12 +302,10 @@ def run_locations(shared: Path | None, *, stopped_sims: bool = True) -> list[Pat
     return dirs
 
 
-def launch_arg(record: dict[str, Any], flag: str) -> str | None:
-    """The value of `flag` (`--flag V` or `--flag=V`) in the program's arguments as the run was launched.
-    Tolerates half-written or foreign records (the panel reads whatever is on disk)."""
-    launch = record.get("launch") if isinstance(record.get("launch"), dict) else {}
-    args = launch.get("args") or record.get("argv") or []
-    args = args if isinstance(args, list) else []
+def launch_arg(record: RunRecord, flag: str) -> str | None:
+    """The value of `flag` (`--flag V` or `--flag=V`) in the program's arguments as the run was launched
+    (its shown argv for a record that has no launch arguments)."""
+    args = list(record.launch.args or record.argv)
     for i, arg in enumerate(args):
         if arg == flag and i + 1 < len(args):
             return str(args[i + 1])
@@ -293,15 +314,14 @@ def launch_arg(record: dict[str, Any], flag: str) -> str | None:
     return None
 
 
-def save_dir(run_dir: Path, record: dict[str, Any]) -> Path:
+def save_dir(run_dir: Path, record: RunRecord) -> Path:
     """Where the run's trainer writes its checkpoints: its --save-dir (relative to the launch directory),
     else the DSCLUSTER_CHECKPOINT_DIR given in the run's environment (`dscluster restart` of a user's
     script passes the old run's), else <run-dir>/checkpoints (the default under DSCLUSTER_RUN_DIR)."""
-    launch = record.get("launch") if isinstance(record.get("launch"), dict) else {}
-    env = launch.get("env") if isinstance(launch.get("env"), dict) else {}
+    env = record.launch.env if isinstance(record.launch.env, Mapping) else {}
     value = launch_arg(record, "--save-dir") or env.get("DSCLUSTER_CHECKPOINT_DIR")
     if not value:
         return Path(run_dir) / "checkpoints"
     path = Path(value)
-    cwd = record.get("cwd") or launch.get("cwd")
+    cwd = record.cwd or record.launch.cwd
     return path if path.is_absolute() or not cwd else Path(cwd) / path

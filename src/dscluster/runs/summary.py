@@ -1,71 +1,165 @@
-"""A run as every view shows it: the status to show, why it ended, its attempts, its checkpoints, its last
-metrics. `dscluster status` and `dscluster runs`, the Python API (`Run.summary`) and the JupyterLab panel
-format this one summary, so they cannot disagree on a run: a run whose supervisor is gone is "lost" with
-the same explanation everywhere, and its last committed step is looked up where the run saves (its
---save-dir may be outside the run directory) by the checkpoint protocol's reader (train/checkpoint).
+"""What a run looks like to whoever asks (`dscluster status`/`runs`, the Python API): one `summary(record,
+run_dir)` computes the shown status, its explanation, the attempts (with whether each resumed), the newest
+committed checkpoint, the last metrics and the Slurm job's state, so every view shows the same answer.
+
+The views only format a `RunSummary`; `to_json()` is `dscluster status --json`'s object.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from dscluster.runs import store
+from dscluster.runs.record import Attempt, RunRecord
+
+
+@dataclass(frozen=True)
+class ShownAttempt:
+    """An attempt as shown: the recorded one and how it resumed (the trainer's resume file), if known."""
+
+    attempt: Attempt
+    resumed: Mapping[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.attempt.to_json(), "resumed": self.resumed}
 
 
 @dataclass(frozen=True)
 class RunSummary:
-    id: str
-    name: str
-    status: str  # shown: the record's, or "lost" when its supervisor is gone
-    explanation: dict | None  # as recorded (cause and fix in English with placeholders), or why it is lost
-    attempts: tuple[dict, ...]  # as recorded, each with `resumed`: what its trainer said it resumed from
-    last_checkpoint_step: int | None  # the newest committed step where the run saves
-    save_dir: Path
-    metrics: dict | None  # each value's newest reading (runs.metrics.latest); None: no metrics yet
-    slurm: dict | None  # launcher.slurm.job_summary: the job, its state, its time left
-    world_size: int | None
-    created: str | None
-    exit_code: int | None
-    total_steps: int | None  # the program's --steps, when it was given one (the panel's progress)
+    """A run as the views show it; `status` is the shown one ("lost" for an active run whose supervisor is gone)."""
 
-    def to_dict(self) -> dict[str, Any]:
-        """The summary as JSON-ready fields (for `--json` output)."""
-        return {"id": self.id, "name": self.name, "status": self.status, "explanation": self.explanation,
-                "attempts": list(self.attempts), "last_checkpoint_step": self.last_checkpoint_step,
-                "metrics": self.metrics, "slurm": self.slurm, "world_size": self.world_size,
-                "created": self.created, "exit_code": self.exit_code}
+    record: RunRecord
+    status: str
+    run_dir: Path | None = None
+    attempts: tuple[ShownAttempt, ...] = ()
+    last_checkpoint_step: int | None = None
+    explanation: Mapping[str, Any] | None = None
+    metrics: Mapping[str, Any] | None = None
+    slurm: Mapping[str, Any] | None = None  # launcher.slurm.job_summary: the job as Slurm says it now
+    notice: str | None = None  # while the first attempt's ranks likely still compile DeepSpeed ops
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        return self.record.id
+
+    @property
+    def exit_code(self) -> int | None:
+        return self.record.exit_code
+
+    @property
+    def waiting_for(self) -> tuple[str, ...] | None:
+        return self.record.waiting_for
+
+    @property
+    def shrinks(self) -> tuple[Mapping[str, Any], ...]:
+        return self.record.shrinks
+
+    @property
+    def batch_plan(self) -> Mapping[str, Any] | None:
+        return self.record.batch_plan
+
+    def to_json(self) -> dict[str, Any]:
+        """`dscluster status --json`: the record's own fields as shown, and what was computed here."""
+        rec = self.record
+        out: dict[str, Any] = {
+            "id": rec.id, "name": rec.name, "status": self.status, "exit_code": rec.exit_code,
+            "attempts": [a.to_json() if self.run_dir is not None else a.attempt.to_json() for a in self.attempts],
+            "last_checkpoint_step": self.last_checkpoint_step, "explanation": self.explanation,
+            "world_size": rec.world_size, "cluster": rec.cluster, "created": rec.created, "ended": rec.ended,
+            "supervisor_pid": rec.supervisor_pid, "supervisor_host": rec.supervisor_host,
+            "waiting_for": list(rec.waiting_for) if rec.waiting_for is not None else None,
+            "shrinks": [dict(s) for s in rec.shrinks] or None, "batch_plan": rec.batch_plan,
+        }
+        if self.run_dir is not None:
+            out["metrics"] = self.metrics
+        out["slurm"] = self.slurm
+        return {**out, **self.extra}
 
 
-def _int_or_none(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def summarize(run_dir: Path, record: dict | None = None) -> RunSummary:
-    """The summary of the run in `run_dir` (its record read there unless given: a record the caller read
-    already, or the store's pending placeholder)."""
+def summary(record: RunRecord, run_dir: Path | None = None, *, live: bool = True) -> RunSummary:
+    """The run as shown. With `run_dir`: the newest committed step where the run saves (the trainer may
+    save outside the run directory, --save-dir), the last metrics (a script's dscluster.log and
+    DeepSpeed's monitor, merged) and how each attempt resumed. `live`: ask Slurm about an active job."""
     from dscluster.launcher.slurm import job_summary
-    from dscluster.runs import metrics as run_metrics
     from dscluster.runs.start import LOST, lost_explanation, shown_status
-    from dscluster.train.checkpoint import latest_committed, read_resume
 
-    run_dir = Path(run_dir)
-    rec = record if record is not None else store.read_record_or_pending(run_dir)
-    status = shown_status(rec)
-    explanation = rec.get("explanation") if isinstance(rec.get("explanation"), dict) else None
+    status = shown_status(record)
+    step = record.last_checkpoint_step
+    metrics = notice = None
+    attempts = tuple(ShownAttempt(a) for a in record.attempts)
+    if run_dir is not None:
+        from dscluster.runs import metrics as run_metrics
+        from dscluster.train.checkpoint import latest_committed, read_resume
+
+        if step is None:
+            step = latest_committed(store.save_dir(run_dir, record))
+        metrics = run_metrics.latest(run_dir)
+        attempts = tuple(ShownAttempt(a, read_resume(run_dir, a.n)) for a in record.attempts)
+        notice = building_notice(record, Path(run_dir), status)
+    explanation = record.explanation
     if status == LOST:
-        explanation = explanation or lost_explanation(rec)
-    attempts = tuple({**a, "resumed": read_resume(run_dir, a["n"])} if isinstance(a.get("n"), int) else a
-                     for a in (rec.get("attempts") or []) if isinstance(a, dict))
-    save_dir = store.save_dir(run_dir, rec)
-    step = _int_or_none(rec.get("last_checkpoint_step"))
-    if step is None and rec.get("launch"):
-        step = latest_committed(save_dir)  # the trainer may save outside the run directory (--save-dir)
-    steps = store.launch_arg(rec, "--steps")
-    return RunSummary(id=str(rec.get("id") or run_dir.name), name=rec.get("name") or run_dir.name.rsplit("-", 3)[0],
-                      status=status, explanation=explanation, attempts=attempts, last_checkpoint_step=step,
-                      save_dir=save_dir, metrics=run_metrics.latest(run_dir), slurm=job_summary(rec),
-                      world_size=_int_or_none(rec.get("world_size")), created=rec.get("created"),
-                      exit_code=_int_or_none(rec.get("exit_code")),
-                      total_steps=int(steps) if steps and steps.isdigit() else None)
+        explanation = explanation or lost_explanation(record)
+    slurm = job_summary(record.slurm, live and record.status in store.ACTIVE)
+    return RunSummary(record, status, Path(run_dir) if run_dir is not None else None, attempts, step, explanation,
+                      metrics, slurm, notice)
+
+
+def building_notice(record: RunRecord, run_dir: Path, status: str) -> str | None:
+    """While an active run's ranks are still likely compiling DeepSpeed ops (recorded at launch), say so:
+    until the first metrics, within twice the typical build time of the first attempt's start."""
+    import datetime as _dt
+
+    from dscluster.launcher.ops import typical_build_s
+    from dscluster.runs.prepare import first_run_notice
+
+    if status not in store.ACTIVE or (run_dir / "metrics.jsonl").exists():
+        return None
+    builds = record.first_run_builds
+    attempts = record.attempts
+    if not isinstance(builds, Mapping) or len(attempts) != 1 or not attempts[0].started:
+        return None
+    try:
+        elapsed = (_dt.datetime.now().astimezone() - _dt.datetime.fromisoformat(attempts[0].started)).total_seconds()
+    except (TypeError, ValueError):
+        return None
+    if elapsed > 2 * typical_build_s(str(builds.get("accelerator"))) * len(builds.get("ops") or ()):
+        return None
+    return first_run_notice(record)
+
+
+def read_summary(run_dir: Path) -> RunSummary:
+    """`summary` of the record in `run_dir` (damaged records raise as store.read_record does)."""
+    return summary(store.read_record(run_dir), run_dir)
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A committed checkpoint of a run (COMMIT.json present), with what `train.checkpoint.damage` finds wrong."""
+
+    step: int
+    path: Path
+    bytes: int
+    committed: float  # COMMIT.json's mtime
+    damage: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {**dataclasses.asdict(self), "path": str(self.path)}
+
+
+def checkpoints(save_dir: Path) -> list[Checkpoint]:
+    """Committed checkpoints, oldest first, through train/checkpoint's one reader; uncommitted ones are never
+    listed, damaged ones are, with the damage."""
+    from dscluster.train.checkpoint import damage, step_dirs
+
+    out = []
+    for step_dir in (s for s in step_dirs(save_dir) if s.committed):
+        path = step_dir.path
+        files = [p for p in path.rglob("*") if p.is_file()]
+        out.append(Checkpoint(step_dir.step, path, sum(p.stat().st_size for p in files),
+                              (path / "COMMIT.json").stat().st_mtime, damage(path)))
+    return out

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import dataclasses
 import os
 import signal
 import socket
@@ -36,7 +37,7 @@ from dscluster.runs.channel import NodeChannel
 from dscluster.runs.metrics import MonitorBridge
 from dscluster.runs.nodes import node_names, node_runners, sim_name, unreachable_hosts
 from dscluster.runs.reaper import reap
-from dscluster.runs.record import LaunchSpec
+from dscluster.runs.record import Attempt, LaunchSpec, RunRecord
 from dscluster.runs.verdict import Failure, explain_failure, failed_rank_exit_code, killed_by_signal, signal_name
 from dscluster.train.checkpoint import latest_committed, resume_env, step_of_env  # the trainer's own rules (no torch)
 
@@ -69,15 +70,14 @@ def _sim_heal(sim: str, node: str) -> str:
 
 
 class Supervisor:
-    def __init__(self, run_dir: Path, record: dict[str, Any], secrets: dict[str, str] | None = None):
+    def __init__(self, run_dir: Path, record: RunRecord, secrets: dict[str, str] | None = None):
         # The record comes from the launching process (start.py's hand-off), not from run.json: the node
         # user can write the run directory, and the record says what this process executes.
         self.run_dir = Path(run_dir)
-        self.record = dict(record)
-        self.cfg: dict[str, Any] = self.record["launch"]
+        self.record = record
         self.secrets = dict(secrets or {})
         self.stop_requested = False
-        self.slurm = slurm_run.SlurmRun(self) if self.cfg.get("launcher") == "slurm" else None
+        self.slurm = slurm_run.SlurmRun(self) if self.cfg.launcher == "slurm" else None
         # host -> the Runner that reaches it ({} = this machine); under Slurm the nodes are reached through
         # Slurm only.
         self.runners = {} if self.slurm else node_runners(self.record)
@@ -86,13 +86,18 @@ class Supervisor:
         self._attempt_started = time.time()
         self._failure_logs: dict[Path, int] | None = None
         self._checkpoint_env: dict[str, str] = {}
-        self.monitor = MonitorBridge(self.run_dir, (self.record.get("ds_config") or {}).get("train_batch_size"),
-                                     self.cfg.get("node_uid"))  # DeepSpeed's csv monitor -> metrics.jsonl
+        self.monitor = MonitorBridge(self.run_dir, (self.record.ds_config or {}).get("train_batch_size"),
+                                     self.cfg.node_uid)  # DeepSpeed's csv monitor -> metrics.jsonl
         signal.signal(signal.SIGTERM, self._on_stop)
         signal.signal(signal.SIGINT, self._on_stop)
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
 
     # ---- bookkeeping -------------------------------------------------------------------------
+    @property
+    def cfg(self) -> LaunchSpec:
+        """What every attempt executes (the record's launch; under Slurm its hosts are known once allocated)."""
+        return self.record.launch
+
     def _on_stop(self, *_: Any) -> None:
         self.stop_requested = True
 
@@ -100,8 +105,16 @@ class Supervisor:
         return self.stop_requested or (self.run_dir / STOP_FILE).exists()
 
     def save(self, **fields: Any) -> None:
-        self.record.update(fields)
-        store.write_record(self.run_dir, self.record)
+        self.record = store.update_record(self.run_dir, self.record, **fields)
+
+    def _set_attempt(self, attempt: Attempt, **fields: Any) -> None:
+        """Record `attempt` (the current one: it replaces the last of that number, else it is added)."""
+        attempts = list(self.record.attempts)
+        if attempts and attempts[-1].n == attempt.n:
+            attempts[-1] = attempt
+        else:
+            attempts.append(attempt)
+        self.save(attempts=attempts, **fields)
 
     def event(self, name: str, **fields: Any) -> None:
         try:
@@ -122,24 +135,24 @@ class Supervisor:
     def _start_channels(self, attempt: int, port: int) -> list[NodeChannel]:
         if self.slurm:
             return []  # Slurm watches its nodes and ends the step when one is lost
-        hosts = [h for h, _ in self.cfg["hosts"]] or ["localhost"]
+        hosts = list(self.cfg.host_names) or ["localhost"]
         chans = []
         for host in hosts:
-            chans.append(NodeChannel(host, self.runners.get(host) or LocalRunner(), self.cfg["python"], self.record["id"],
-                                     ping_timeout=self.cfg["ping_timeout"],
-                                     grace=self.cfg["grace"], master_port=port,
+            chans.append(NodeChannel(host, self.runners.get(host) or LocalRunner(), self.cfg.python, self.record.id,
+                                     ping_timeout=self.cfg.ping_timeout,
+                                     grace=self.cfg.grace, master_port=port,
                                      stderr_path=self.run_dir / "logs" / "watchdog.log"))
         return chans
 
     def _request(self, attempt: int, port: int) -> LaunchRequest:
         # From self.cfg each time: under Slurm the hosts are recorded once the allocation is known.
-        return LaunchSpec.from_json(self.cfg).request(attempt, port, run_id=self.record["id"], run_dir=self.run_dir,
-                                                      user_env=self._checkpoint_env, secrets=self.secrets)
+        return self.cfg.request(attempt, port, run_id=self.record.id, run_dir=self.run_dir,
+                                user_env=self._checkpoint_env, secrets=self.secrets)
 
     def _write_files(self, plan) -> None:
         for f in plan.files:
             if f.secret:
-                uid = self.cfg.get("node_uid")
+                uid = self.cfg.node_uid
                 atomic_write_text(f.path, f.text, 0o600, owner=int(uid) if uid is not None and os.geteuid() == 0
                                   else None)
             else:
@@ -159,7 +172,7 @@ class Supervisor:
         c = self.cfg
         # The watchdogs connect while the runner starts: waiting for them first would add an ssh
         # handshake + interpreter start to every launch. A node that never answers is caught below.
-        port = self.cfg.get("master_port") or pick_port()  # the user's --master_port, else one per attempt
+        port = self.cfg.master_port or pick_port()  # the user's --master_port, else one per attempt
         self._attempt = n
         chans = self._start_channels(n, port)
         plan = None
@@ -170,18 +183,17 @@ class Supervisor:
             self._checkpoint_env = resume_env(store.save_dir(self.run_dir, self.record))
             plan = build_plan(self._request(n, port))
             self._write_files(plan)
-            attempt = {"n": n, "started": store.now_iso(), "ended": None, "exit_code": None, "reason": None,
-                       "master_port": port, "rank_nodes": list(plan.rank_nodes),
-                       "resume_step": step_of_env(self._checkpoint_env)}
-            self.record["attempts"].append(attempt)
+            attempt = Attempt(n, started=store.now_iso(), master_port=port, rank_nodes=tuple(plan.rank_nodes),
+                              resume_step=step_of_env(self._checkpoint_env),
+                              present=frozenset({"master_port", "rank_nodes", "resume_step"}))
             log = fsutil.open_append(self.log_path)
             log_offset = os.fstat(log.fileno()).st_size
             self._log(f"attempt {n}: {' '.join(plan.argv)}")
-            runner = subprocess.Popen(plan.argv, env={**os.environ, **plan.env}, cwd=c["cwd"], stdout=log,
+            runner = subprocess.Popen(plan.argv, env={**os.environ, **plan.env}, cwd=c.cwd, stdout=log,
                                       stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                       start_new_session=True, preexec_fn=_set_pdeathsig)
             log.close()
-            self.save(status="running", world_size=plan.world_size)
+            self._set_attempt(attempt, status="running", world_size=plan.world_size)
             self.event("launched", attempt=n, master_port=port, runner_pid=runner.pid)
             return self._watch(n, runner, chans, log_offset, plan.world_size)
         finally:
@@ -210,12 +222,12 @@ class Supervisor:
                 self._refresh_checkpoint()
                 self.monitor.tick()
             if self._stop_wanted():
-                self._teardown(runner, chans, grace=c["stop_grace"], why="stop requested")
+                self._teardown(runner, chans, grace=c.stop_grace, why="stop requested")
                 return runner.returncode, None, True
             rc = runner.poll()
             text, log_offset = self._read_new(log_offset)
             ranks_ok += len(detect.RANK_OK.findall(text))
-            failure = detect.launcher_failure(text, [h for h, _ in c["hosts"]], node_names(self.record)) \
+            failure = detect.launcher_failure(text, list(c.host_names), node_names(self.record)) \
                 if detect.FAILURE_LINE.search(text) else None
             if failure is None and rc is not None:
                 doubt = self._doubt_success(chans, ranks_ok, world) if rc == 0 else None
@@ -224,15 +236,15 @@ class Supervisor:
                     return 0, None, False
                 failure = Failure("exit", doubt or f"the DeepSpeed runner exited with {rc}")
             elif failure is None:
-                failure = detect.node_failure([ch.view() for ch in chans], connect_timeout=c["connect_timeout"],
-                                              heartbeat_timeout=c["heartbeat_timeout"])
+                failure = detect.node_failure([ch.view() for ch in chans], connect_timeout=c.connect_timeout,
+                                              heartbeat_timeout=c.heartbeat_timeout)
                 if failure is not None and failure.kind == "unreachable":
                     failure.explanation = self._unreachable_explanation()
-            if failure is None and c["stall_timeout"]:
+            if failure is None and c.stall_timeout:
                 new_mark = self._progress_mark()
                 if new_mark != mark:
                     mark, last_progress = new_mark, now
-                failure = detect.stall_failure(now - last_progress, c["stall_timeout"])
+                failure = detect.stall_failure(now - last_progress, c.stall_timeout)
             if failure is not None:
                 self._failure_logs = self._log_sizes()
                 if failure.kind == "stalled":
@@ -242,7 +254,7 @@ class Supervisor:
                 self.event("rank-failed" if failure.kind in ("rank-failed", "exit") else failure.kind,
                            attempt=n, detail=failure.detail, node=failure.node)
                 self._log(f"failure detected: {failure.detail}")
-                self._teardown(runner, chans, grace=c["grace"], why=failure.kind)
+                self._teardown(runner, chans, grace=c.grace, why=failure.kind)
                 return runner.returncode, failure, False
             time.sleep(0.25)
 
@@ -285,7 +297,7 @@ class Supervisor:
     def _doubt_success(self, chans: list[NodeChannel], ranks_ok: int, world: int) -> str | None:
         """Why an exit code 0 of the runner is not a success, or None. DeepSpeed's runner exits 0 when
         pdsh (or mpirun) dies by a signal, with ranks still running or never finished."""
-        doubt = detect.exit_doubt(self.cfg["launcher"], ranks_ok, world)
+        doubt = detect.exit_doubt(self.cfg.launcher, ranks_ok, world)
         if doubt:
             return doubt
         # Every node's watchdog must see none of the run's processes left (heartbeats come every second).
@@ -315,7 +327,7 @@ class Supervisor:
         """Kill this run's processes on every node, using only the run's own marker."""
         t0 = time.monotonic()
         # A node that stopped answering (crash, partition) reaps itself: its watchdog's pings stop.
-        lost = {ch.node for ch in chans if ch.closed or ch.silent_for() > self.cfg["heartbeat_timeout"] / 2}
+        lost = {ch.node for ch in chans if ch.closed or ch.silent_for() > self.cfg.heartbeat_timeout / 2}
         for ch in chans:
             ch.send(f"kill {grace}")
         # Give the ranks the grace period to exit on SIGTERM before the runner side goes.
@@ -330,7 +342,7 @@ class Supervisor:
             os.killpg(runner.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-        reap(self.record["id"], grace=0.5)
+        reap(self.record.id, grace=0.5)
         try:
             runner.wait(timeout=5)
         except subprocess.TimeoutExpired:
@@ -347,7 +359,7 @@ class Supervisor:
 
     def _refresh_checkpoint(self) -> None:
         step = latest_committed(store.save_dir(self.run_dir, self.record))
-        if step is not None and step != self.record.get("last_checkpoint_step"):
+        if step is not None and step != self.record.last_checkpoint_step:
             self.save(last_checkpoint_step=step)
 
     # ---- the run -----------------------------------------------------------------------------
@@ -371,7 +383,7 @@ class Supervisor:
         Restarting at once would burn every restart in seconds on a node that is still down."""
         if not self.runners:
             return []
-        limit = float(self.cfg.get("restart_wait", 120.0))
+        limit = float(self.cfg.restart_wait)
         deadline = time.monotonic() + limit
         names = node_names(self.record)
         delay, announced = 1.0, None
@@ -393,7 +405,7 @@ class Supervisor:
     def _nodes_down_explanation(self, down: list[str]) -> explainer.Explanation:
         names = node_names(self.record)
         shown = [names.get(h, h) for h in down]
-        limit = float(self.cfg.get("restart_wait", 120.0))
+        limit = float(self.cfg.restart_wait)
         sim = sim_name(self.record)
         heal = ""
         if sim is not None:
@@ -404,14 +416,14 @@ class Supervisor:
                    "the cluster spec; then dscluster restart {run} (it resumes from the last committed checkpoint).")
         return explainer.custom("node-down", "{nodes} did not come back within {limit}s after the failure, so the "
                                 "run could not restart.", fix, f"unreachable: {', '.join(shown)}", retry=False,
-                                nodes=", ".join(shown), limit=f"{limit:.0f}", run=self.record["id"],
+                                nodes=", ".join(shown), limit=f"{limit:.0f}", run=self.record.id,
                                 **({"heal": heal} if heal else {}))
 
     def explain_attempt(self, failure: Failure, rank_exit_code: int | None,
                         restarts_left: bool) -> explainer.Explanation | None:
         sim = sim_name(self.record)
         exp = explain_failure(failure, self.log_path, self._failure_logs or self._log_sizes(), self._attempt_started,
-                              rank_exit_code, self.record["id"], restarts_left, sim=sim)
+                              rank_exit_code, self.record.id, restarts_left, sim=sim)
         if exp is not None and exp.signature == "ssh-255" and sim is not None and failure.node:
             # On a simulated cluster a node's sshd comes back with `sim heal`, not `node start`.
             exp = explainer.custom("ssh-255", exp.cause, "Check the node with `dscluster doctor`; {heal} brings it "
@@ -420,53 +432,51 @@ class Supervisor:
 
     def run(self) -> int:
         self.save(status="pending", supervisor_pid=os.getpid(), supervisor_host=socket.gethostname())
-        if self.record.get("batch_plan"):  # a run continued on another world size (restart --hosts)
-            self.event("batch", **self.record["batch_plan"])
-        max_attempts = 1 + int(self.cfg["max_restarts"])
+        if self.record.batch_plan:  # a run continued on another world size (restart --hosts)
+            self.event("batch", **self.record.batch_plan)
+        max_attempts = 1 + int(self.cfg.max_restarts)
         exit_code, status = 1, "failed"
         if self.slurm and not self.slurm.allocate():
             max_attempts = 0  # no allocation: the record says why
         for n in range(1, max_attempts + 1):
             rc, failure, stopped = self.run_attempt(n)
-            attempt = self.record["attempts"][-1] if self.record["attempts"] and \
-                self.record["attempts"][-1]["n"] == n else None
-            if attempt is None:  # failed before the runner started (unreachable node)
-                attempt = {"n": n, "started": store.now_iso(), "exit_code": None}
-                self.record["attempts"].append(attempt)
-            attempt["ended"] = store.now_iso()
-            attempt["exit_code"] = rc
+            last = self.record.attempts[-1] if self.record.attempts else None
+            # None: failed before the runner started (unreachable node)
+            attempt = last if last is not None and last.n == n else Attempt(n, started=store.now_iso())
+            attempt = dataclasses.replace(attempt, ended=store.now_iso(), exit_code=rc)
+            self._set_attempt(attempt)
             self._refresh_checkpoint()
             self.monitor.tick()
             timeout = self.slurm.timeout_explanation() if self.slurm and (stopped or failure) else None
             if timeout is not None:
-                attempt["reason"] = "time limit"
-                self.save(explanation=timeout.to_dict())
+                self._set_attempt(dataclasses.replace(attempt, reason="time limit"), explanation=timeout.to_dict())
                 exit_code, status = 1, "failed"
                 self.event("slurm-timeout", attempt=n, job_id=self.slurm.job_id)
                 break
             if stopped:
-                attempt["reason"] = "stopped"
+                self._set_attempt(dataclasses.replace(attempt, reason="stopped"))
                 exit_code, status = 130, "stopped"
                 self.event("stopped", attempt=n)
                 break
             if failure is None:
-                attempt["reason"] = "succeeded"
+                self._set_attempt(dataclasses.replace(attempt, reason="succeeded"))
                 exit_code, status = 0, "succeeded"
                 break
             # The runner itself was killed by the teardown: the first failing rank's code is the real one.
             rank_rc = failed_rank_exit_code(self.log_path, self._failure_logs or {}, f"attempt {n}: ",
                                             node=self._host_of(failure.node) if failure.node else None)
             exp = self.explain_attempt(failure, rank_rc, restarts_left=n < max_attempts)
-            attempt["reason"] = failure.detail
+            reason = failure.detail
             if exp is not None and exp.signature == "rank-exit":
-                attempt["reason"] = f"exit {rank_rc}" + (f" on {failure.node}" if failure.node else "")
+                reason = f"exit {rank_rc}" + (f" on {failure.node}" if failure.node else "")
             sig = killed_by_signal(rank_rc)
             if exp is not None and exp.signature == "rank-signal" and sig is not None:
                 who = f"rank {failure.rank}" if failure.rank is not None else "a rank"
-                attempt["reason"] = f"{who}{f' on {failure.node}' if failure.node else ''} killed by {signal_name(sig)}"
-            self.save(explanation=exp.to_dict() if exp else None)
+                reason = f"{who}{f' on {failure.node}' if failure.node else ''} killed by {signal_name(sig)}"
             exit_code = rank_rc if rank_rc and rank_rc > 0 else 128 + sig if sig else (rc if rc and rc > 0 else 1)
-            attempt["rank_exit_code"] = rank_rc
+            self._set_attempt(dataclasses.replace(attempt, reason=reason, rank_exit_code=rank_rc,
+                                                  present=attempt.present | {"rank_exit_code"}),
+                              explanation=exp.to_dict() if exp else None)
             if n < max_attempts and (exp is None or exp.retry) and not self._stop_wanted():
                 self.save(status="restarting")
                 down = self.wait_for_nodes()
@@ -474,14 +484,14 @@ class Supervisor:
                     exit_code, status = 130, "stopped"
                     self.event("stopped", attempt=n)
                     break
-                if down and self.cfg.get("allow_shrink") and shrink.continue_without(self, down, n + 1):
+                if down and self.cfg.allow_shrink and shrink.continue_without(self, down, n + 1):
                     down = []
                 if down:
                     self.save(explanation=self._nodes_down_explanation(down).to_dict(), waiting_for=None)
                     status = "failed"
                     break
                 self.save(waiting_for=None)
-                self.event("restart", attempt=n + 1, from_step=self.record.get("last_checkpoint_step"))
+                self.event("restart", attempt=n + 1, from_step=self.record.last_checkpoint_step)
                 time.sleep(1.0)
                 continue
             status = "failed"
@@ -511,19 +521,19 @@ def main(argv: list[str] | None = None) -> int:
             handoff_file.unlink()  # read once: the secrets live on only in this process
         else:
             handoff = json.load(sys.stdin)  # start.py's {"record", "secrets"}: never read back from the run dir
-        return Supervisor(run_dir, handoff["record"], handoff.get("secrets")).run()
+        return Supervisor(run_dir, RunRecord.from_json(handoff["record"]), handoff.get("secrets")).run()
     except Exception as err:  # noqa: BLE001 - the record must say the supervisor broke, not stay "running"
         import traceback
 
         traceback.print_exc()
         try:
             rec = store.read_record(run_dir)  # only to mark it failed: nothing in it is executed
-            rec.update(status="failed", exit_code=1, ended=store.now_iso(),
-                       explanation={"signature": "supervisor-error", "cause": f"the supervisor crashed: {err}",
-                                    "fix": "see logs/supervisor.log in the run directory", "retry": False,
-                                    "evidence": repr(err)[:300]})
-            store.write_record(run_dir, rec)
-            reap(rec["id"], grace=1.0)
+            rec = store.update_record(run_dir, rec, status="failed", exit_code=1, ended=store.now_iso(),
+                                      explanation={"signature": "supervisor-error",
+                                                   "cause": f"the supervisor crashed: {err}",
+                                                   "fix": "see logs/supervisor.log in the run directory",
+                                                   "retry": False, "evidence": repr(err)[:300]})
+            reap(rec.id, grace=1.0)
         except Exception:  # noqa: BLE001
             pass
         return 1
