@@ -4,7 +4,7 @@
 # Needs: python3 with torch+CUDA+transformers; DeepSpeed and its pure-Python deps either installed or
 # as wheels in .whl/ (see RESULTS.md "Reproduce"). Every line of output is also kept in OUTDIR.
 set -uo pipefail
-phase=${1:?phase: smoke | explore | scale | scale2 | last | final | lanes | lanes2 | lanes3 | lanes4 | s3 | s4 | s5 | s6 | s7 | s8 | s9 | fa4-stash | s10 | s11 | tests}
+phase=${1:?phase: smoke | explore | scale | scale2 | last | final | lanes | lanes2 | lanes3 | lanes4 | s3 | s4 | s5 | s6 | s7 | s8 | s9 | fa4-stash | s10 | s11 | s12 | tests}
 out=${2:-${OUT:-/tmp/bench-out}}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -293,6 +293,14 @@ case "$phase" in
       --case "$b,kernels=off,inductor=autotune+tma" >"$out/lane0.log" 2>&1
     echo "lane0 exit $?" >>"$out/lane0.log"
     grep -h '"bench"' "$out/lane0.log" | cut -c1-330; grep -h "exit\|Error" "$out/lane0.log" | tail -5 ;;
+  s12)
+    # Session 6, the last call (the merged code: typed run records, the panel through runs/, FA4 the default
+    # where installed): every GPU test, then the default trainer at 1.3B beside the same run's ceiling.
+    timeout 360 python3 -m pytest -q -p no:cacheprovider -rA tests/gpu >"$out/pytest_gpu.log" 2>&1
+    timeout 110 $bench --case ceiling: --case "trainer:preset=1.3b,mb=24,gas=8,steps=2,warmup=2" >"$out/lane0.log" 2>&1
+    echo "lane0 exit $?" >>"$out/lane0.log"
+    tail -n 30 "$out/pytest_gpu.log" | cut -c1-250
+    grep -h '"bench"' "$out/lane0.log" | cut -c1-330; grep -h "exit" "$out/lane0.log" ;;
   tests)
     timeout 400 python3 -m pytest -q -p no:cacheprovider tests/gpu 2>&1 | tee "$out/pytest_gpu.log" ;;
   *) echo "unknown phase $phase" >&2; exit 2 ;;
