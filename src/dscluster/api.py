@@ -96,10 +96,7 @@ class Run:
 
     def __init__(self, run_id: str, runs_dirs: Sequence[Path] | None = None):
         dirs = list(runs_dirs) if runs_dirs else clusterview.resolve(None).runs_dirs()
-        try:
-            self._ref = rundata.find_run(dirs, run_id)
-        except rundata.RunNotFound as not_found:
-            self._ref = _resolve_like_the_cli(dirs, run_id, not_found)
+        self._ref = rundata.find_run(dirs, run_id)  # the store's lookup: an id, a unique prefix, a run name
 
     @property
     def id(self) -> str:
@@ -234,19 +231,6 @@ def launch(script: str, args: Sequence[str] | str = (), cluster: Any = None, max
     except rundata.RunNotFound:
         raise RunError(tr("run {run_id} was started but its directory is not visible here", run_id=run_id),
                        tr("check that the shared directory is mounted on this machine")) from None
-
-
-def _resolve_like_the_cli(runs_dirs: list[Path], ref: str, not_found: Exception) -> rundata.RunRef:
-    """A unique prefix of a run id, or a run name (its newest run), as `dscluster status` takes them."""
-    from dscluster.runs import store
-
-    try:
-        path = store.find_run([Path(d).parent for d in runs_dirs], ref)
-    except store.AmbiguousRun:
-        raise  # say so, not "no run"
-    except RunError:
-        raise not_found from None
-    return rundata.RunRef(path.name, path)
 
 
 def list_runs(cluster: Any = None) -> list[Run]:
