@@ -247,12 +247,18 @@ def test_supervisor_sigkill_leaves_no_rank_anywhere(cli):
     assert cli("stop", run_id).returncode == 0
 
 
+def _terminal_signals() -> None:
+    """SIGINT as a terminal's shell leaves it for a foreground command: default. A suite started in the
+    background by a non-interactive shell (`.ci/run &`) inherits SIGINT ignored, and so would the launch."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_stop_and_ctrl_c_leave_a_concurrent_run_alone(cli):
     keep = cli.launch("--max-restarts", "0", "--name", "keep", SCRIPT, "--steps", "1000", "--sleep", "0.2")
     attached = subprocess.Popen(cli.argv("launch", "--cluster", str(cli.sim.spec_path), "--attach", "--max-restarts",
                                          "0", "--name", "ctrlc", SCRIPT, "--steps", "1000", "--sleep", "0.2"),
                                 env=cli.env, cwd=cli.cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                start_new_session=True)
+                                start_new_session=True, preexec_fn=_terminal_signals)
     first = attached.stdout.readline()
     ctrlc = run_id_from(first)
     stopped = cli.launch("--max-restarts", "0", "--name", "stopme", SCRIPT, "--steps", "1000", "--sleep", "0.2")
