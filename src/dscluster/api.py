@@ -115,7 +115,7 @@ class Run:
         """The record's status, or "lost" when its supervisor is gone (the record will never change again)."""
         from dscluster.runs.summary import summary
 
-        return summary(rundata.typed(self.record), live=False).status
+        return summary(rundata.record_of(self._ref), live=False).status
 
     @property
     def done(self) -> bool:

@@ -188,8 +188,9 @@ class RunHandler(DsclusterHandler):
     @json_errors
     async def get(self, run_id: str):
         ref = self.run_ref(run_id)
-        record = rundata.run_record(ref)
-        summary = rundata.summary(ref, record)
+        typed = rundata.record_of(ref)
+        summary = rundata.summary(ref, typed)
+        record = rundata.run_record(ref, typed)
         record = {**record, "explanation": rundata.shown_explanation(record.get("explanation"))}
         self.send_json({"run": record, "summary": summary, "logs": rundata.log_files(ref)})
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +30,7 @@ from dscluster.explain import localized
 from dscluster.i18n import tr
 from dscluster.runs import metrics as run_metrics
 from dscluster.runs import store
-from dscluster.runs.record import LaunchSpec, RunRecord
+from dscluster.runs.record import RunRecord
 from dscluster.runs.summary import summary as run_summary
 
 # run-id: <name>-<YYYYmmdd-HHMMSS>-<4 hex>; accept any safe name so older or hand-made runs still show.
@@ -85,54 +86,50 @@ def find_run(runs_dirs: list[Path], run_id: str) -> RunRef:
     return RunRef(path.name, path)
 
 
-def run_record(ref: RunRef) -> dict:
-    """run.json as the panel's JSON (the typed record's own), or the store's placeholder while the supervisor
-    has not written it yet (`pending_record`)."""
-    record = store.read_record_or_pending(ref.path).to_json()
-    record.setdefault("id", ref.id)
-    record["run_dir"] = str(ref.path)
-    return record
+def record_of(ref: RunRef) -> RunRecord:
+    """run.json, or the store's placeholder while the supervisor has not written it yet (`pending_record`)."""
+    return store.read_record_or_pending(ref.path)
 
 
-def typed(record: dict) -> RunRecord:
-    """The panel's record (whatever is on disk) as the store's type; a placeholder where it does not parse."""
-    try:
-        return RunRecord.from_json(record)
-    except (TypeError, ValueError, KeyError, AttributeError):
-        return RunRecord(id=str(record.get("id")), launch=LaunchSpec(program=""),
-                         status=str(record.get("status") or "pending"))
+def run_record(ref: RunRef, record: RunRecord | None = None) -> dict:
+    """The record (`record_of`, unless already read) as the panel's JSON: the typed record's own, and its
+    directory."""
+    out = (record if record is not None else record_of(ref)).to_json()
+    out.setdefault("id", ref.id)
+    out["run_dir"] = str(ref.path)
+    return out
 
 
-def total_steps(record: dict) -> int | None:
-    value = store.launch_arg(typed(record), "--steps")
+def total_steps(record: RunRecord) -> int | None:
+    value = store.launch_arg(record, "--steps")
     return int(value) if value and value.isdigit() else None
 
 
-def save_dir(ref: RunRef, record: dict | None = None) -> Path:
+def save_dir(ref: RunRef) -> Path:
     """Where the trainer saves this run's checkpoints: --save-dir if given, else <run>/checkpoints."""
-    return store.save_dir(ref.path, typed(record if record is not None else run_record(ref)))
+    return store.save_dir(ref.path, record_of(ref))
 
 
-def summary(ref: RunRef, record: dict | None = None) -> dict:
+def summary(ref: RunRef, record: RunRecord | None = None) -> dict:
     """The run's summary (runs.summary, as `dscluster status` has it) in the fields the panel reads."""
-    rec = record if record is not None else run_record(ref)
-    run = run_summary(typed(rec), ref.path)
+    rec = record if record is not None else record_of(ref)
+    run = run_summary(rec, ref.path)
     last = run.metrics or {}
-    ds = rec.get("ds_config") if isinstance(rec.get("ds_config"), dict) else {}
-    cluster = rec.get("cluster")
+    ds = rec.ds_config if isinstance(rec.ds_config, Mapping) else {}
+    cluster = rec.cluster
     if run.slurm:  # the panel's run list shows `cluster`: Slurm's side rides along there
         left = f", {run.slurm['time_left']} left" if run.slurm.get("time_left") else ""
         cluster = f"{cluster} · Slurm job {run.slurm['job_id']} {run.slurm.get('state') or ''}{left}".strip()
     return {
         "id": ref.id,
-        "name": rec.get("name") or ref.id.rsplit("-", 3)[0],
+        "name": rec.name or ref.id.rsplit("-", 3)[0],
         "status": run.status,
-        "created": rec.get("created"),
+        "created": rec.created,
         "cluster": cluster,
         "slurm": run.slurm,
-        "world_size": rec.get("world_size"),
+        "world_size": rec.world_size,
         "attempts": len(run.attempts),
-        "exit_code": rec.get("exit_code"),
+        "exit_code": rec.exit_code,
         "step": last.get("step"),
         "total_steps": total_steps(rec),
         "loss": last.get("loss"),
@@ -159,7 +156,7 @@ def list_runs(runs_dirs: list[Path]) -> list[dict]:
             path = stored.dir
             if path.name in seen or not _RUN_ID.match(path.name):
                 continue  # the HTTP route takes one path segment: a name it cannot name is not listed
-            seen[path.name] = summary(RunRef(path.name, path), {**stored.record.to_json(), "run_dir": str(path)})
+            seen[path.name] = summary(RunRef(path.name, path), stored.record)
     return sorted(seen.values(), key=lambda r: (str(r.get("created") or ""), r["id"]), reverse=True)
 
 
