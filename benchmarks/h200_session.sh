@@ -21,14 +21,14 @@ if [ -d .fa4b ] && ! python3 -c "import flash_attn.cute" 2>/dev/null; then
   cat $(for p in aa ab ac; do ls "$fa4_stash"/cu13.part.$p .fa4a/cu13.part.$p .fa4b/cu13.part.$p 2>/dev/null | head -1; done) >/tmp/cu13.tar.xz
   if [ "$(sha256sum /tmp/cu13.tar.xz | cut -d' ' -f1)" = "$(cat .fa4b/cu13.sha256)" ]; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site-fa4 .fa4b/*.whl \
-      && tar -xJf /tmp/cu13.tar.xz -C /tmp/site-fa4 && rm -f /tmp/cu13.tar.xz \
-      && export PYTHONPATH="/tmp/site-fa4/nvidia_cutlass_dsl/dsl_packages:/tmp/site-fa4${PYTHONPATH:+:$PYTHONPATH}"
+      && tar -xJf /tmp/cu13.tar.xz -C /tmp/site-fa4 && rm -f /tmp/cu13.tar.xz
   else
     echo "fa4: the parts do not add up (sha256 differs): the first call's part is gone" >&2
   fi
 fi
-[ -d /tmp/site-fa4 ] && case ":${PYTHONPATH:-}:" in *:/tmp/site-fa4:*) ;; *)
-  export PYTHONPATH="/tmp/site-fa4/nvidia_cutlass_dsl/dsl_packages:/tmp/site-fa4${PYTHONPATH:+:$PYTHONPATH}" ;; esac
+# Installed now or by an earlier call on this machine; the package's .pth (its DSL's path) is not read
+# from PYTHONPATH, so that path is named too.
+[ -d /tmp/site-fa4 ] && export PYTHONPATH="/tmp/site-fa4/nvidia_cutlass_dsl/dsl_packages:/tmp/site-fa4${PYTHONPATH:+:$PYTHONPATH}"
 export PYTHONPATH="$root/src:$root/benchmarks${PYTHONPATH:+:$PYTHONPATH}"
 export PYTHONUNBUFFERED=1 TORCH_CUDA_ARCH_LIST=9.0 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 export TORCHINDUCTOR_CACHE_DIR=${TORCHINDUCTOR_CACHE_DIR:-/tmp/inductor-cache} BENCH_PROF_DIR="$out"

@@ -22,6 +22,7 @@ from torch import nn
 
 from dscluster.errors import ConfigError
 from dscluster.i18n import tr
+from dscluster.train.kernels import unit_last
 
 # FlashAttention-4's kernels: Hopper (9.0) and Blackwell (10.x, 12.x); its sm80 path is not its point.
 FA4_MIN_CAPABILITY = (9, 0)
@@ -103,19 +104,20 @@ def _backward(ctx, grad_out, _grad_lse):
 fa4_attention_op.register_autograd(_backward, setup_context=_setup_context)
 
 
-def _unit_last(t: torch.Tensor) -> torch.Tensor:
-    return t if t.stride(-1) == 1 else t.contiguous()
-
-
 def fa4_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     """Causal attention of (B, T, H, hd) tensors through FlashAttention-4; returns (B, T, H, hd)."""
-    return fa4_attention_op(_unit_last(q), _unit_last(k), _unit_last(v))[0]
+    return fa4_attention_op(unit_last(q), unit_last(k), unit_last(v))[0]
+
+
+def _refusal_here(device_type: str) -> ConfigError | None:
+    """`refusal` for this process: its GPU's compute capability, whether the package is installed."""
+    capability = torch.cuda.get_device_capability() if device_type == "cuda" and torch.cuda.is_available() else None
+    return refusal(device_type, capability, fa4_installed())
 
 
 def check(device_type: str) -> None:
     """Raise `refusal`'s error for this process (the trainer calls it before any process group)."""
-    capability = torch.cuda.get_device_capability() if device_type == "cuda" and torch.cuda.is_available() else None
-    refused = refusal(device_type, capability, fa4_installed())
+    refused = _refusal_here(device_type)
     if refused:
         raise refused
 
@@ -124,8 +126,7 @@ def auto_picks_fa4(device_type: str) -> bool:
     """`--attention auto` runs FlashAttention-4 where it can run (installed, Hopper or newer): measured on an
     H200 at 1.3B (benchmarks/RESULTS.md), its backward 11% faster than cuDNN's and the trainer 1.2% faster,
     with the same error against float32. Elsewhere auto is PyTorch's choice of SDPA kernel."""
-    capability = torch.cuda.get_device_capability() if device_type == "cuda" and torch.cuda.is_available() else None
-    return refusal(device_type, capability, fa4_installed()) is None
+    return _refusal_here(device_type) is None
 
 
 def use_attention(model: nn.Module, name: str, device_type: str) -> str:

@@ -194,14 +194,15 @@ def _rotate_into(src: torch.Tensor, dst: torch.Tensor, cos: torch.Tensor, sin: t
                            BLOCK=ROTARY_BLOCK, num_warps=4)
 
 
-def _unit_last(t: torch.Tensor) -> torch.Tensor:
+def unit_last(t: torch.Tensor) -> torch.Tensor:
+    """`t`, or a contiguous copy where its last dimension is strided (the kernels read rows)."""
     return t if t.stride(-1) == 1 else t.contiguous()
 
 
 @torch.library.custom_op("dscluster::rotary_qkv", mutates_args=())
 def rotary_qkv(qkv: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor,
                                                                                    torch.Tensor]:
-    qkv = _unit_last(qkv)
+    qkv = unit_last(qkv)
     cos, sin = cos.float().contiguous(), sin.float().contiguous()
     outs = [qkv.new_empty(qkv.shape[0], qkv.shape[1], qkv.shape[3], qkv.shape[4]) for _ in range(3)]
     for part, out in enumerate(outs):
@@ -222,7 +223,7 @@ def rotary_qkv_backward(grad_q: torch.Tensor, grad_k: torch.Tensor, grad_v: torc
     grad_qkv = grad_q.new_empty(B, T, 3, H, hd)
     cos, sin = cos.float().contiguous(), sin.float().contiguous()
     for part, grad in enumerate((grad_q, grad_k, grad_v)):
-        _rotate_into(_unit_last(grad), grad_qkv[:, :, part], cos, sin, -1, part < 2)
+        _rotate_into(unit_last(grad), grad_qkv[:, :, part], cos, sin, -1, part < 2)
     return grad_qkv
 
 
