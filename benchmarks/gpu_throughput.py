@@ -63,7 +63,8 @@ class Case:
     prof: int = 0  # 1: also profile one optimizer step, kernel table written to $BENCH_PROF_DIR
     vocab: int = 0  # 0: the trainer's byte vocabulary (257); 50257: GPT-2's (trainer and hf alike)
     inductor: str = ""  # knobs, "+"-joined: cdt, autotune, cat (see inductor_knobs)
-    kernels: str = "off"  # trainer: triton = the SwiGLU and rotary kernels, swiglu = SwiGLU only, auto = the trainer's default, off = Inductor's
+    kernels: str = "auto"  # trainer: auto = the trainer's default, triton = the SwiGLU and rotary kernels, swiglu = SwiGLU only, off = Inductor's
+    qkv: str = "fused"  # trainer: fused = the rotary kernel and FlashAttention-4 as one op where both run, split = apart
     layout: str = "bthd"  # trainer: bthd = the model's attention layout, bhtd = the earlier one (block_kernels.py)
     precision: str = "bf16"  # trainer, cli: fp8 = torchao float8 linear layers (train/fp8.py), bf16 = none
     log: int = 0  # cli: steps between metrics lines (0: half the steps)
@@ -167,6 +168,11 @@ def run_trainer(c: Case, out: str | None, keep_engine: bool = False):
         from dscluster.train import attention
 
         attention_ran = attention.use_attention(model, c.attn, device)
+        if c.qkv == "split":
+            for layer in model.modules():
+                if getattr(layer, "attend_qkv", None) is not None:
+                    layer.attend_qkv = None
+            attention_ran += " (rotary apart)"
     if c.layout == "bhtd":
         import block_kernels
 

@@ -194,6 +194,14 @@ def _rotate_into(src: torch.Tensor, dst: torch.Tensor, cos: torch.Tensor, sin: t
                            BLOCK=ROTARY_BLOCK, num_warps=4)
 
 
+def rotate_qk(src: torch.Tensor, dst: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, sign: int) -> None:
+    """Rotate parts 0 and 1 (q and k) of `src` (B, T, >=2, H, hd) into the same parts of `dst`; `sign` -1 is
+    the backward. `dst` may be `src` itself (in place: each program reads its pairs before it writes them);
+    cos and sin are fp32 (T, hd/2), contiguous."""
+    for part in (0, 1):
+        _rotate_into(src[:, :, part], dst[:, :, part], cos, sin, sign, True)
+
+
 def unit_last(t: torch.Tensor) -> torch.Tensor:
     """`t`, or a contiguous copy where its last dimension is strided (the kernels read rows)."""
     return t if t.stride(-1) == 1 else t.contiguous()

@@ -134,10 +134,14 @@ class Attention(nn.Module):
         self.proj.residual_out = True
         self.rotary_qkv = rotary_qkv_reference  # perf.use_kernels swaps in the hand-written GPU kernel
         self.attend = sdpa_attention  # attention.use_attention swaps in FlashAttention-4 (--attention fa4)
+        # Both at once, from the projection's output (the rotary kernel and FA4 as one op), when set.
+        self.attend_qkv = None
 
     def forward(self, x: torch.Tensor, rotary: Rotary) -> torch.Tensor:
         B, T, C = x.shape
         qkv = self.qkv(x).view(B, T, 3, self.n_head, self.head_dim)
+        if self.attend_qkv is not None:
+            return self.proj(self.attend_qkv(qkv, *rotary.tables(T)).reshape(B, T, C))
         q, k, v = self.rotary_qkv(qkv, *rotary.tables(T))
         return self.proj(self.attend(q, k, v).reshape(B, T, C))
 
