@@ -64,6 +64,7 @@ class Case:
     vocab: int = 0  # 0: the trainer's byte vocabulary (257); 50257: GPT-2's (trainer and hf alike)
     inductor: str = ""  # knobs, "+"-joined: cdt, autotune, cat (see inductor_knobs)
     kernels: str = "auto"  # trainer: auto = the trainer's default, triton = the SwiGLU and rotary kernels, swiglu = SwiGLU only, off = Inductor's
+    blas: str = "default"  # trainer: cuBLAS or cuBLASLt for the matrix products (torch.backends.cuda.preferred_blas_library)
     qkv: str = "fused"  # trainer: fused = the rotary kernel and FlashAttention-4 as one op where both run, split = apart
     layout: str = "bthd"  # trainer: bthd = the model's attention layout, bhtd = the earlier one (block_kernels.py)
     precision: str = "bf16"  # trainer, cli: fp8 = torchao float8 linear layers (train/fp8.py), bf16 = none
@@ -162,6 +163,8 @@ def run_trainer(c: Case, out: str | None, keep_engine: bool = False):
     if c.ckpt_act:
         perf.checkpoint_blocks(model)
     inductor_knobs(c.inductor)
+    if device == "cuda":
+        torch.backends.cuda.preferred_blas_library(c.blas)
     perf.use_kernels(model, c.kernels if c.kind == "trainer" else "off", device)
     attention_ran = "sdpa"
     if c.kind == "trainer":

@@ -4,7 +4,7 @@
 # Needs: python3 with torch+CUDA+transformers; DeepSpeed and its pure-Python deps either installed or
 # as wheels in .whl/ (see RESULTS.md "Reproduce"). Every line of output is also kept in OUTDIR.
 set -uo pipefail
-phase=${1:?phase: smoke | explore | scale | scale2 | last | final | lanes | lanes2 | lanes3 | lanes4 | s3 | s4 | s5 | s6 | s7 | s8 | s9 | fa4-stash | s10 | s11 | s12 | tests}
+phase=${1:?phase: smoke | explore | scale | scale2 | last | final | lanes | lanes2 | lanes3 | lanes4 | s3 | s4 | s5 | s6 | s7 | s8 | s9 | fa4-stash | s10 | s11 | s12 | s13 | tests}
 out=${2:-${OUT:-/tmp/bench-out}}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -301,6 +301,18 @@ case "$phase" in
     echo "lane0 exit $?" >>"$out/lane0.log"
     tail -n 30 "$out/pytest_gpu.log" | cut -c1-250
     grep -h '"bench"' "$out/lane0.log" | cut -c1-330; grep -h "exit" "$out/lane0.log" ;;
+  s13)
+    # Session 7, call 1: the GPU tests of FlashAttention-4 (the rotary kernel and FA4 as one op among them),
+    # then the trainer at 1.3B, micro-batch 24: the two apart (the code before) beside one op (the default
+    # now), cuBLASLt for the matrix products, accumulation 16, and the profile of one op's step; the same
+    # run's ceiling before and after.
+    timeout 150 python3 -m pytest -q -p no:cacheprovider -rA tests/gpu/test_gpu_attention.py >"$out/pytest_fa4.log" 2>&1
+    b="trainer:preset=1.3b,mb=24,steps=2,warmup=2"
+    timeout 390 $bench --case ceiling: --case "$b,gas=8,qkv=split" --case "$b,gas=8" --case "$b,gas=8,blas=cublaslt" \
+      --case "$b,gas=16" --case "$b,gas=8,prof=1" --case ceiling: >"$out/lane0.log" 2>&1
+    echo "lane0 exit $?" >>"$out/lane0.log"
+    tail -n 14 "$out/pytest_fa4.log" | cut -c1-300
+    grep -h '"bench"' "$out/lane0.log" | cut -c1-330; grep -h "exit\|Error" "$out/lane0.log" | tail -5 ;;
   tests)
     timeout 400 python3 -m pytest -q -p no:cacheprovider tests/gpu 2>&1 | tee "$out/pytest_gpu.log" ;;
   *) echo "unknown phase $phase" >&2; exit 2 ;;
