@@ -64,6 +64,7 @@ class Case:
     vocab: int = 0  # 0: the trainer's byte vocabulary (257); 50257: GPT-2's (trainer and hf alike)
     inductor: str = ""  # knobs, "+"-joined: cdt, autotune, cat (see inductor_knobs)
     kernels: str = "auto"  # trainer: auto = the trainer's default, triton = the SwiGLU and rotary kernels, swiglu = SwiGLU only, off = Inductor's
+    dssync: int = 0  # trainer: 1 = DeepSpeed's throughput timer synchronizing the GPU per micro-batch (its default; the trainer turns it off)
     blas: str = "default"  # trainer: cuBLAS or cuBLASLt for the matrix products (torch.backends.cuda.preferred_blas_library)
     qkv: str = "fused"  # trainer: fused = the rotary kernel and FlashAttention-4 as one op where both run, split = apart
     layout: str = "bthd"  # trainer: bthd = the model's attention layout, bhtd = the earlier one (block_kernels.py)
@@ -92,6 +93,8 @@ def ds_config_for(c: Case) -> dict:
         "steps_per_print": 10**9,
         "zero_optimization": {"stage": c.zero},
     }
+    if not c.dssync:  # as the trainer's dssetup.prepare_config
+        cfg["timers"] = {"throughput": {"enabled": True, "synchronized": False}}
     if c.bf16:
         cfg["bf16"] = {"enabled": True}
     if c.zero in (1, 2):
@@ -255,8 +258,42 @@ def profile_step(step, c: Case, rec: dict) -> None:
     directory = os.environ.get("BENCH_PROF_DIR", ".")
     os.makedirs(directory, exist_ok=True)
     with open(os.path.join(directory, name), "w") as fh:
-        fh.write(json.dumps({k: v for k, v in rec.items() if k != "config"}) + "\n" + table)
+        fh.write(json.dumps({k: v for k, v in rec.items() if k != "config"}) + "\n" + table + "\n"
+                 + "\n".join(idle_report(prof.events())) + "\n")
     del torch
+
+
+def idle_report(events, top: int = 12) -> list[str]:
+    """Where the GPU waits: its busy time (the union of kernel intervals) against the span from the first
+    kernel to the last, then the longest gaps, each with the kernels around it and the innermost host-side
+    operations running at its middle (a synchronising call there names the cause)."""
+    kernels, host = [], []
+    for e in events:
+        span = (e.time_range.start, e.time_range.end)
+        (kernels if str(e.device_type).endswith("CUDA") else host).append((span, e.name))
+    if not kernels:
+        return ["idle: no kernels recorded"]
+    kernels.sort()
+    busy, gaps = 0.0, []
+    (start, end), prev = kernels[0][0], kernels[0][1]
+    for (s0, s1), name in kernels[1:]:
+        if s0 > end:
+            busy += end - start
+            gaps.append((s0 - end, end, s0, prev, name))
+            start, end = s0, s1
+        else:
+            end = max(end, s1)
+        prev = name if s1 >= end else prev
+    busy += end - start
+    span = kernels[-1][0][1] - kernels[0][0][0]
+    lines = [f"idle: GPU busy {busy / 1e3:.1f} ms of {span / 1e3:.1f} ms ({100 * busy / span:.1f}%), "
+             f"{len(gaps)} gaps, {sum(g[0] for g in gaps) / 1e3:.1f} ms idle; longest:"]
+    for gap, g0, g1, before, after in sorted(gaps, reverse=True)[:top]:
+        mid = (g0 + g1) / 2
+        inner = sorted((h1 - h0, name) for (h0, h1), name in host if h0 <= mid <= h1)[:4]
+        lines.append(f"  {gap / 1e3:7.2f} ms after {before[:60]!r} before {after[:60]!r}; host: "
+                     + ", ".join(f"{name[:50]} ({d / 1e3:.2f} ms)" for d, name in inner))
+    return lines
 
 
 def release(engine) -> None:
