@@ -4,7 +4,7 @@
 # Needs: python3 with torch+CUDA+transformers; DeepSpeed and its pure-Python deps either installed or
 # as wheels in .whl/ (see RESULTS.md "Reproduce"). Every line of output is also kept in OUTDIR.
 set -uo pipefail
-phase=${1:?phase: smoke | explore | scale | scale2 | last | final | lanes | lanes2 | lanes3 | lanes4 | s3 | s4 | s5 | s6 | s7 | s8 | s9 | fa4-stash | s10 | s11 | s12 | s13 | tests}
+phase=${1:?phase: smoke | explore | scale | scale2 | last | final | lanes | lanes2 | lanes3 | lanes4 | s3 | s4 | s5 | s6 | s7 | s8 | s9 | fa4-stash | s10 | s11 | s12 | s13 | s14 | s15 | tests}
 out=${2:-${OUT:-/tmp/bench-out}}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -313,6 +313,15 @@ case "$phase" in
     echo "lane0 exit $?" >>"$out/lane0.log"
     tail -n 14 "$out/pytest_fa4.log" | cut -c1-300
     grep -h '"bench"' "$out/lane0.log" | cut -c1-330; grep -h "exit\|Error" "$out/lane0.log" | tail -5 ;;
+  s14)
+    # Session 7, call 2: DeepSpeed's throughput timer synchronizing the GPU per micro-batch (its default,
+    # dssync=1) beside the trainer's setting now (no synchronization), 1.3B at micro-batch 24, and the
+    # profile of the latter with where its GPU waits; the same run's ceiling first.
+    b="trainer:preset=1.3b,mb=24,steps=2,warmup=2,gas=8"
+    timeout 300 $bench --case ceiling: --case "$b,dssync=1" --case "$b" --case "$b,prof=1" >"$out/lane0.log" 2>&1
+    echo "lane0 exit $?" >>"$out/lane0.log"
+    grep -h '"bench"' "$out/lane0.log" | cut -c1-330; grep -h "exit\|Error" "$out/lane0.log" | tail -5
+    grep -h -A14 "^idle:" "$out"/profile_*.txt | cut -c1-400 ;;
   tests)
     timeout 400 python3 -m pytest -q -p no:cacheprovider tests/gpu 2>&1 | tee "$out/pytest_gpu.log" ;;
   *) echo "unknown phase $phase" >&2; exit 2 ;;
