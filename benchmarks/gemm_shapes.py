@@ -1,0 +1,56 @@
+"""The twelve matrix products of one transformer block, each alone, laid out as autograd issues them
+(forward y = x Wᵀ, input gradient dy W, weight gradient dyᵀ x): which of them runs below the rest.
+JSON lines out, one per product, with the square 8192 product of the same run for scale.
+
+    python benchmarks/gemm_shapes.py --preset 1.3b --mb 24
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import torch
+
+
+def timed(a: torch.Tensor, b: torch.Tensor, iters: int) -> float:
+    """Milliseconds per a @ b, after three to warm up (CUDA events around `iters` of them)."""
+    for _ in range(3):
+        torch.mm(a, b)
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(iters):
+        torch.mm(a, b)
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end) / iters
+
+
+def main() -> None:
+    from dscluster.train.model import preset_config
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--preset", default="1.3b")
+    ap.add_argument("--mb", type=int, default=24)
+    ap.add_argument("--iters", type=int, default=20)
+    args = ap.parse_args()
+    cfg = preset_config(args.preset)
+    m, d, h = args.mb * cfg.seq_len, cfg.d_model, cfg.hidden
+    bf16 = dict(device="cuda", dtype=torch.bfloat16)
+    a = torch.randn(8192, 8192, **bf16)
+    ms = timed(a, a, args.iters)
+    print(json.dumps({"bench": "gemm", "name": "square 8192", "ms": round(ms, 3),
+                      "tflops": round(2 * 8192**3 / ms / 1e9, 1)}), flush=True)
+    del a
+    for name, k, n in (("qkv", d, 3 * d), ("proj", d, d), ("gate_up", d, 2 * h), ("down", h, d)):
+        x, w, dy = torch.randn(m, k, **bf16), torch.randn(n, k, **bf16), torch.randn(m, n, **bf16)
+        flops = 2 * m * k * n
+        for part, ops in (("forward", (x, w.t())), ("input grad", (dy, w)), ("weight grad", (dy.t(), x))):
+            ms = timed(*ops, args.iters)
+            print(json.dumps({"bench": "gemm", "name": f"{name} {part}", "m": m, "k": k, "n": n, "ms": round(ms, 3),
+                              "tflops": round(flops / ms / 1e9, 1)}), flush=True)
+        del x, w, dy
+
+
+if __name__ == "__main__":
+    main()
