@@ -12,11 +12,7 @@ Rules (every change is reported on rank 0 as a "config:" line, nothing is silent
   (FusedAdam on GPU), and so is the default under ZeRO-Offload, which needs DeepSpeedCPUAdam;
 - --lr replaces optimizer.params.lr and the scheduler's warmup_max_lr / cycle_max_lr;
 - WarmupDecayLR / WarmupCosineLR without total_num_steps get --steps;
-- no gradient_clipping: 1.0; no steps_per_print: effectively never (the trainer logs itself);
-- no timers section: DeepSpeed's throughput timer without device synchronization. By default it
-  synchronizes the GPU when every micro-batch's forward starts and when its step ends (when
-  deepspeed.initialize is given no training data, as here), so the GPU idles each time until the host has
-  queued work again; the trainer measures its own step times.
+- no gradient_clipping: 1.0; no steps_per_print: effectively never (the trainer logs itself).
 """
 
 from __future__ import annotations
@@ -77,10 +73,6 @@ def prepare_config(user: dict | None, *, device_type: str, bf16_ok: bool, lr: fl
         cfg["gradient_clipping"] = 1.0
         out.notes.append("gradient_clipping 1.0 (default)")
     cfg.setdefault("steps_per_print", 10**9)
-    if "timers" not in cfg:
-        cfg["timers"] = {"throughput": {"enabled": True, "synchronized": False}}
-        out.notes.append("DeepSpeed's throughput timer without GPU synchronization (its default waits for the GPU "
-                         "at every micro-batch)")
 
     on_cpu = device_type != "cuda" and str(opt.get("type", "")).lower() in ("adam", "adamw")
     fused_gpu = device_type == "cuda" and default_optimizer and not _offloads_optimizer(cfg)
