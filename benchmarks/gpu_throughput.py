@@ -64,6 +64,7 @@ class Case:
     vocab: int = 0  # 0: the trainer's byte vocabulary (257); 50257: GPT-2's (trainer and hf alike)
     inductor: str = ""  # knobs, "+"-joined: cdt, autotune, cat (see inductor_knobs)
     kernels: str = "auto"  # trainer: auto = the trainer's default, triton = the SwiGLU and rotary kernels, swiglu = SwiGLU only, off = Inductor's
+    dssync: int = 1  # trainer: 0 = DeepSpeed's throughput timer without its GPU synchronization per micro-batch (1: its default)
     blas: str = "default"  # trainer: cuBLAS or cuBLASLt for the matrix products (torch.backends.cuda.preferred_blas_library)
     qkv: str = "fused"  # trainer: fused = the rotary kernel and FlashAttention-4 as one op where both run, split = apart
     layout: str = "bthd"  # trainer: bthd = the model's attention layout, bhtd = the earlier one (block_kernels.py)
@@ -92,6 +93,8 @@ def ds_config_for(c: Case) -> dict:
         "steps_per_print": 10**9,
         "zero_optimization": {"stage": c.zero},
     }
+    if not c.dssync:
+        cfg["timers"] = {"throughput": {"enabled": True, "synchronized": False}}
     if c.bf16:
         cfg["bf16"] = {"enabled": True}
     if c.zero in (1, 2):

@@ -314,11 +314,12 @@ case "$phase" in
     tail -n 14 "$out/pytest_fa4.log" | cut -c1-300
     grep -h '"bench"' "$out/lane0.log" | cut -c1-330; grep -h "exit\|Error" "$out/lane0.log" | tail -5 ;;
   s14)
-    # Session 7, call 2: DeepSpeed's throughput timer synchronizing the GPU per micro-batch (its default,
-    # dssync=1) beside the trainer's setting now (no synchronization), 1.3B at micro-batch 24, and the
-    # profile of the latter with where its GPU waits; the same run's ceiling first.
+    # Session 7, call 2: DeepSpeed's throughput timer synchronizing the GPU per micro-batch (its default)
+    # beside it without (dssync=0), 1.3B at micro-batch 24, and the profile of the latter with where its
+    # GPU waits; the same run's ceiling first. (Run when the trainer turned the synchronization off: the
+    # default case was dssync=0 then.)
     b="trainer:preset=1.3b,mb=24,steps=2,warmup=2,gas=8"
-    timeout 300 $bench --case ceiling: --case "$b,dssync=1" --case "$b" --case "$b,prof=1" >"$out/lane0.log" 2>&1
+    timeout 300 $bench --case ceiling: --case "$b" --case "$b,dssync=0" --case "$b,dssync=0,prof=1" >"$out/lane0.log" 2>&1
     echo "lane0 exit $?" >>"$out/lane0.log"
     grep -h '"bench"' "$out/lane0.log" | cut -c1-330; grep -h "exit\|Error" "$out/lane0.log" | tail -5
     grep -h -A14 "^idle:" "$out"/profile_*.txt | cut -c1-400 ;;
