@@ -55,6 +55,7 @@ class Case:
     opt: str = "torch_fused"  # torch_fused | ds_fused (DeepSpeed FusedAdam) | ds_adam (recipe: "Adam" in ds_config)
     bf16: int = 1
     bucket_mb: int = 200
+    overlap: int = 1  # ZeRO-1/2: overlap_comm (0: reduce at the accumulation boundary only, no per-micro-batch hooks)
     steps: int = 8
     warmup: int = 3
     gb: int = 16
@@ -99,7 +100,7 @@ def ds_config_for(c: Case) -> dict:
         cfg["bf16"] = {"enabled": True}
     if c.zero in (1, 2):
         bucket = c.bucket_mb * 2**20
-        cfg["zero_optimization"].update({"overlap_comm": True, "contiguous_gradients": True,
+        cfg["zero_optimization"].update({"overlap_comm": bool(c.overlap), "contiguous_gradients": True,
                                          "reduce_bucket_size": bucket, "allgather_bucket_size": bucket})
     if c.opt == "ds_fused":
         cfg["optimizer"] = {"type": "AdamW", "params": {"lr": 2e-4, "betas": [0.9, 0.95], "weight_decay": 0.1}}
