@@ -63,7 +63,7 @@ class Case:
     prof: int = 0  # 1: also profile one optimizer step, kernel table written to $BENCH_PROF_DIR
     vocab: int = 0  # 0: the trainer's byte vocabulary (257); 50257: GPT-2's (trainer and hf alike)
     inductor: str = ""  # knobs, "+"-joined: cdt, autotune, cat (see inductor_knobs)
-    kernels: str = "off"  # trainer: triton = the SwiGLU and rotary kernels, swiglu = SwiGLU only, auto = the trainer's default, off = Inductor's
+    kernels: str = "off"  # trainer: triton = the SwiGLU and rotary kernels, norm = those + the fused add+RMSNorm, swiglu = SwiGLU only, auto = the trainer's default, off = Inductor's
     layout: str = "bthd"  # trainer: bthd = the model's attention layout, bhtd = the earlier one (block_kernels.py)
     precision: str = "bf16"  # trainer, cli: fp8 = torchao float8 linear layers (train/fp8.py), bf16 = none
     log: int = 0  # cli: steps between metrics lines (0: half the steps)
