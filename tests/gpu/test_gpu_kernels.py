@@ -87,6 +87,8 @@ def test_add_rms_norm_matches_float64_and_its_weight_gradient_is_deterministic(s
     w.grad = None
     torch.autograd.backward(list(nk.add_rms_norm(x, r, w, 1e-5)), grads)
     assert torch.equal(w.grad, first)  # partial sums per program, no atomics: the same bits every run
+    # the backward's grid is one wave, sized from the compiled kernel's registers (not the fixed fallback)
+    assert nk._RESIDENT and all(measured for _sms, _per_sm, measured in nk._RESIDENT.values()), nk._RESIDENT
 
 
 @cuda

@@ -30,8 +30,9 @@ import functools
 import torch
 import torch.nn.functional as F
 
-# Programs of the backward per streaming multiprocessor: enough to hide memory latency, few enough that
-# the weight-gradient buffer (programs x d fp32) stays small next to one activation.
+# Programs of the backward per streaming multiprocessor, at most: enough to hide memory latency, few
+# enough that the weight-gradient buffer (programs x d fp32) stays small next to one activation. Fewer
+# where fewer fit on an SM at once (registers): a second wave of these long programs would double the time.
 BACKWARD_PROGRAMS_PER_SM = 4
 
 
@@ -47,7 +48,9 @@ def _block(d: int) -> int:
 
 
 def _warps(block: int) -> int:
-    return 8 if block >= 2048 else 4 if block >= 512 else 2 if block >= 128 else 1
+    """8 columns per thread (one 16-byte load of bf16): about 48 registers in the backward at every width
+    (sm_90), so four 2048-wide programs, or two 4096-wide ones, fit on one SM together."""
+    return min(32, max(1, block // 256))
 
 
 @functools.cache
@@ -155,12 +158,35 @@ def _(x, weight, eps):
             x.new_empty(x.shape[:-1], dtype=torch.float32))
 
 
-def _programs(rows: int, device: torch.device) -> int:
-    if device.type == "cuda":
-        sms = torch.cuda.get_device_properties(device).multi_processor_count
-    else:  # Triton's CPU interpreter (tests): a few programs, each still walking several rows
-        sms = 2
-    return max(1, min(rows, sms * BACKWARD_PROGRAMS_PER_SM))
+# (device, dtypes, d, constants) -> (SMs, backward programs one SM holds at once, whether that figure
+# came from the compiled kernel rather than BACKWARD_PROGRAMS_PER_SM alone)
+_RESIDENT: dict = {}
+
+
+def _backward_programs(rows: int, device: torch.device, args: list, constants: dict) -> int:
+    """One wave of programs: SMs x the programs an SM holds at once (by the compiled kernel's registers and
+    threads, at most BACKWARD_PROGRAMS_PER_SM), never more than the rows. On CPU (Triton's interpreter,
+    the tests) a few programs, each still walking several rows."""
+    if device.type != "cuda":
+        return max(1, min(rows, 8))
+    d = args[-1]
+    key = (device, tuple(getattr(a, "dtype", None) for a in args), d, rows % 16 == 0, tuple(sorted(constants.items())))
+    if key not in _RESIDENT:
+        props = torch.cuda.get_device_properties(device)
+        per_sm, measured = BACKWARD_PROGRAMS_PER_SM, False
+        try:
+            compiled = _kernels()[1].warmup(*args, grid=(1,), **constants)
+            compiled._init_handles()
+            threads = 32 * constants["num_warps"]
+            regs = (compiled.n_regs + 7) // 8 * 8  # allocated in units of 8 per thread (256 per warp)
+            per_sm = min(per_sm, getattr(props, "regs_per_multiprocessor", 65536) // max(1, regs * threads),
+                         getattr(props, "max_threads_per_multi_processor", 2048) // threads)
+            measured = True
+        except Exception:  # noqa: BLE001 - no occupancy figures from this Triton: the fixed count
+            pass
+        _RESIDENT[key] = (props.multi_processor_count, max(1, per_sm), measured)
+    sms, per_sm, _measured = _RESIDENT[key]
+    return max(1, min(rows, sms * per_sm))
 
 
 @torch.library.custom_op("dscluster::rms_norm_backward", mutates_args=())
@@ -172,13 +198,15 @@ def rms_norm_backward(grad_sum: torch.Tensor | None, grad_out: torch.Tensor, s: 
     grad = torch.empty(s.shape, dtype=s.dtype, device=s.device)
     if not rows:
         return grad, torch.zeros_like(weight)
-    programs = _programs(rows, s.device)
-    partial = torch.empty(programs, d, dtype=torch.float32, device=s.device)
     block = _block(d)
     g_out = _rows(grad_out)
-    _kernels()[1][(programs,)](g_out if grad_sum is None else _rows(grad_sum), g_out, _rows(s), rstd.contiguous(),
-                               weight.contiguous(), grad, partial, rows, d, HAS_GRAD_SUM=grad_sum is not None,
-                               BLOCK=block, num_warps=_warps(block))
+    constants = dict(HAS_GRAD_SUM=grad_sum is not None, BLOCK=block, num_warps=_warps(block))
+    rstd = rstd.contiguous()
+    args = [g_out if grad_sum is None else _rows(grad_sum), g_out, _rows(s), rstd, weight.contiguous(), grad,
+            rstd, rows, d]  # rstd in the weight-gradient buffer's place (an fp32 tensor) until its size is known
+    programs = _backward_programs(rows, s.device, args, constants)
+    args[6] = partial = torch.empty(programs, d, dtype=torch.float32, device=s.device)
+    _kernels()[1][(programs,)](*args, **constants)
     return grad, partial.sum(0).to(weight.dtype)
 
 
