@@ -72,8 +72,9 @@ def use_kernels(model: nn.Module, mode: str, device_type: str = "cuda") -> str:
     """Swap the hand-written GPU kernels (train/kernels.py, train/norm_kernels.py) into the model; returns
     what was done. Before compile_model: the compiled blocks then call each kernel as one opaque op.
     "triton" = SwiGLU and rotary, "norm" = those and the fused residual add + RMSNorm, "swiglu" = the
-    SwiGLU kernel only, "auto" = AUTO_KERNELS on CUDA with Triton importable, else PyTorch's expressions. Measured at 1.3B on an H200 (benchmarks/RESULTS.md): the
-    SwiGLU kernel about 2% faster than Inductor's, the rotary kernel about 1% more."""
+    SwiGLU kernel only, "auto" = AUTO_KERNELS on CUDA with Triton importable, else PyTorch's expressions.
+    Measured at 1.3B on an H200 (benchmarks/RESULTS.md): the SwiGLU kernel about 2% faster than
+    Inductor's, the rotary kernel about 1% more."""
     from dscluster.train import kernels  # noqa: PLC0415
 
     if mode not in KERNEL_MODES:
