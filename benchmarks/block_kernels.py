@@ -11,6 +11,11 @@ third part, norm = "torch" (default) or "triton": the block's two residual adds 
 kernels or the hand-written one (train/norm_kernels.py), e.g. `--variants bthd/triton,bthd/triton/triton`.
 The block is timed as a middle block of the model: it takes the residual stream and the previous block's
 MLP output, and its backward gets a gradient for both of its outputs.
+
+    python benchmarks/block_kernels.py --preset 1.3b --mb 24 --norm-only
+
+times the residual add + RMSNorm alone, Inductor's (the compiled reference) against the hand-written
+kernel, forward and backward, with the bandwidth each reaches: both passes move four (rows, d) tensors.
 """
 
 from __future__ import annotations
@@ -104,9 +109,13 @@ def main() -> None:
     ap.add_argument("--variants", default="bhtd/torch,bthd/torch,bhtd/triton,bthd/triton")
     ap.add_argument("--profile", action="store_true", help="also print each variant's top kernels")
     ap.add_argument("--check", action="store_true", help="compare the Triton SwiGLU with PyTorch's first")
+    ap.add_argument("--norm-only", action="store_true", help="time the residual add + RMSNorm alone, then stop")
     args = ap.parse_args()
     if args.check:
         check_silu_mul()
+    if args.norm_only:
+        time_add_rms_norm(args.preset, args.mb, args.iters)
+        return
     for variant in args.variants.split(","):
         layout, silu_mul, norm = (variant.split("/") + ["torch"])[:3]
         torch._dynamo.reset()
@@ -118,6 +127,46 @@ def main() -> None:
             print(kernel_table(block, rotary, cfg, args.mb), flush=True)
         del block
         torch.cuda.empty_cache()
+
+
+def _cuda_ms(fn, iters: int) -> float:
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(iters):
+        fn()
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end) / iters
+
+
+def time_add_rms_norm(preset: str, mb: int, iters: int) -> None:
+    """x + residual and its RMSNorm at the model's width, mb x seq_len rows, bf16: Inductor against the kernel."""
+    from dscluster.train import norm_kernels
+    from dscluster.train.model import preset_config
+
+    cfg = preset_config(preset)
+    rows, d = mb * cfg.seq_len, cfg.d_model
+    x, r = (torch.randn(rows, d, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(2))
+    w = torch.ones(d, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    grads = [torch.randn_like(x) for _ in range(2)]
+    tensor_bytes = rows * d * x.element_size()
+    impls = (("inductor", torch.compile(norm_kernels.add_rms_norm_reference, dynamic=False)),
+             ("triton", norm_kernels.add_rms_norm))
+    for name, fn in impls:
+        def forward(fn=fn):
+            return fn(x, r, w, cfg.norm_eps)
+
+        # autograd.grad: nothing accumulates into .grad, so the backward is the norm's alone
+        fwd_ms = _cuda_ms(forward, iters)
+        both_ms = _cuda_ms(lambda forward=forward: torch.autograd.grad(forward(), [x, r, w], grads), iters)
+        bwd_ms = both_ms - fwd_ms
+        gm.emit({"bench": "add_rms_norm", "impl": name, "preset": preset, "rows": rows, "d": d,
+                 "fwd_ms": round(fwd_ms, 4), "bwd_ms": round(bwd_ms, 4),
+                 "fwd_tb_s": round(4 * tensor_bytes / fwd_ms / 1e9, 2),
+                 "bwd_tb_s": round(4 * tensor_bytes / bwd_ms / 1e9, 2)}, None)
 
 
 def check_silu_mul() -> None:
