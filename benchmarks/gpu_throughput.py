@@ -64,7 +64,7 @@ class Case:
     prof: int = 0  # 1: also profile one optimizer step, kernel table written to $BENCH_PROF_DIR
     vocab: int = 0  # 0: the trainer's byte vocabulary (257); 50257: GPT-2's (trainer and hf alike)
     inductor: str = ""  # knobs, "+"-joined: cdt, autotune, cat (see inductor_knobs)
-    kernels: str = "auto"  # trainer: auto = the trainer's default, triton = the SwiGLU and rotary kernels, swiglu = SwiGLU only, off = Inductor's
+    kernels: str = "auto"  # trainer: auto = the trainer's default, triton = the SwiGLU and rotary kernels, norm = those + the fused add+RMSNorm, swiglu = SwiGLU only, off = Inductor's
     dssync: int = 1  # trainer: 0 = DeepSpeed's throughput timer without its GPU synchronization per micro-batch (1: its default)
     blas: str = "default"  # trainer: cuBLAS or cuBLASLt for the matrix products (torch.backends.cuda.preferred_blas_library)
     qkv: str = "fused"  # trainer: fused = the rotary kernel and FlashAttention-4 as one op where both run, split = apart

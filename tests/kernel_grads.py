@@ -1,4 +1,5 @@
-"""How far the compiled model with the hand-written SwiGLU kernel is from exact arithmetic, next to how far
+"""How far the compiled model with the hand-written kernels ("compiled+kernel": SwiGLU and rotary;
+"compiled+norm": those and the fused residual add + RMSNorm) is from exact arithmetic, next to how far
 the plain bf16 model is: the check behind tests/unit/test_kernels.py (Triton's CPU interpreter) and
 tests/gpu/test_gpu_kernels.py (a real GPU).
 
@@ -45,10 +46,12 @@ def gradient_errors(device: str, n_layer: int = 2, d_model: int = 256, seq_len: 
     exact.rotary.cos, exact.rotary.sin = exact.rotary.cos.double(), exact.rotary.sin.double()
     loss64, g64 = grads(exact, autocast=False)
     report = {"device": device, "loss_fp64": loss64, "models": {}}
-    for name, kernel, compiled in (("plain", False, False), ("compiled", False, True), ("compiled+kernel", True, True)):
+    swapped = {"triton": "silu_mul+rotary_qkv", "norm": "silu_mul+rotary_qkv+add_rms_norm"}
+    for name, kernels, compiled in (("plain", None, False), ("compiled", None, True),
+                                    ("compiled+kernel", "triton", True), ("compiled+norm", "norm", True)):
         model = copy.deepcopy(base)
-        if kernel:  # the swap perf.use_kernels does on CUDA, here on any device (the interpreter on CPU)
-            assert perf.swap_kernels(model, "triton") == "silu_mul+rotary_qkv"
+        if kernels:  # the swap perf.use_kernels does on CUDA, here on any device (the interpreter on CPU)
+            assert perf.swap_kernels(model, kernels) == swapped[kernels]
         if compiled:
             torch._dynamo.reset()
             perf.compile_model(model, "blocks", device)
@@ -62,7 +65,7 @@ def verdict(report: dict) -> list[str]:
     """The parameters where the fast model is off: empty when the kernel and compile are correct."""
     plain = report["models"]["plain"]["errors"]
     bad = []
-    for name in ("compiled", "compiled+kernel"):
+    for name in ("compiled", "compiled+kernel", "compiled+norm"):
         for param, err in report["models"][name]["errors"].items():
             if not err < BF16_LEVEL or err > WORSE_BY * plain[param] + FLOOR:
                 bad.append(f"{name}: {param} error {err:.2e} (plain bf16 model: {plain[param]:.2e})")

@@ -57,7 +57,7 @@ def test_compiled_model_with_kernel_is_as_exact_as_the_plain_model_in_tritons_in
     script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernel_grads.py")
     report = _in_interpreter([script, "cpu"])
     assert report["bad"] == [], report["bad"]
-    assert set(report["models"]) == {"plain", "compiled", "compiled+kernel"}
+    assert set(report["models"]) == {"plain", "compiled", "compiled+kernel", "compiled+norm"}
 
 
 ROTARY_CHECK = r"""

@@ -21,6 +21,7 @@ from dscluster.errors import ConfigError
 from dscluster.i18n import tr
 from dscluster.train.attention import sdpa_attention
 from dscluster.train.kernels import rotary_qkv_reference, silu_mul_reference
+from dscluster.train.norm_kernels import add_rms_norm_reference
 
 
 @dataclass(frozen=True)
@@ -159,17 +160,40 @@ class SwiGLU(nn.Module):
         return self.down(self.silu_mul(self.gate_up(x), self.hidden))
 
 
+class AddRMSNorm(nn.RMSNorm):
+    """The residual add and the RMSNorm after it in one call: `norm(x, residual)` returns the new residual
+    stream x + residual and its norm; `norm(x)` (residual None) returns x and its norm. An nn.RMSNorm, so
+    the weight, its state_dict key and its initialisation are the plain norm's; called as a module, so
+    ZeRO-3's hooks gather the weight. `add_rms_norm` is PyTorch's expression (F.rms_norm, as nn.RMSNorm
+    runs it), or the hand-written kernel that perf.use_kernels swaps in (train/norm_kernels.py)."""
+
+    def __init__(self, d_model: int, eps: float):
+        super().__init__(d_model, eps=eps)
+        self.add_rms_norm = add_rms_norm_reference
+
+    def forward(self, x: torch.Tensor, residual: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.add_rms_norm(x, residual, self.weight, self.eps)
+
+
 class Block(nn.Module):
+    """Pre-norm: x + attn(norm1(x)), then + mlp(norm2(.)). The block's last residual add is left to the
+    next block (or the final norm), where it runs in one kernel with that block's first norm: a block
+    takes the residual stream and the previous block's unsummed MLP output (None in the first block) and
+    returns its own pair, so every add meets the norm that reads its result."""
+
     def __init__(self, cfg: GPTConfig):
         super().__init__()
-        self.norm1 = nn.RMSNorm(cfg.d_model, eps=cfg.norm_eps)
+        self.norm1 = AddRMSNorm(cfg.d_model, eps=cfg.norm_eps)
         self.attn = Attention(cfg)
-        self.norm2 = nn.RMSNorm(cfg.d_model, eps=cfg.norm_eps)
+        self.norm2 = AddRMSNorm(cfg.d_model, eps=cfg.norm_eps)
         self.mlp = SwiGLU(cfg)
 
-    def forward(self, x: torch.Tensor, rotary: Rotary) -> torch.Tensor:
-        x = x + self.attn(self.norm1(x), rotary)
-        return x + self.mlp(self.norm2(x))
+    def forward(self, x: torch.Tensor, branch: torch.Tensor | None, rotary: Rotary) -> tuple[torch.Tensor,
+                                                                                               torch.Tensor]:
+        """(x, branch) -> (x + branch + attn(.), mlp(.)): the residual stream so far and the MLP's output."""
+        x, h = self.norm1(x, branch)
+        x, h = self.norm2(x, self.attn(h, rotary))
+        return x, self.mlp(h)
 
 
 class GPT(nn.Module):
@@ -178,7 +202,7 @@ class GPT(nn.Module):
         self.cfg = cfg
         self.embed = nn.Embedding(cfg.padded_vocab, cfg.d_model)
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
-        self.norm = nn.RMSNorm(cfg.d_model, eps=cfg.norm_eps)
+        self.norm = AddRMSNorm(cfg.d_model, eps=cfg.norm_eps)
         self.rotary = Rotary(cfg.head_dim, cfg.seq_len, cfg.rope_theta)
         self.ce_kernel = ce_sum_and_grad  # perf.compile_model swaps in a compiled copy
         self.reset_parameters()
@@ -205,10 +229,10 @@ class GPT(nn.Module):
 
     def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None) -> torch.Tensor:
         """Returns the mean cross-entropy when `targets` is given, else the logits of the last position."""
-        x = self.embed(idx)
+        x, branch = self.embed(idx), None
         for block in self.blocks:
-            x = block(x, self.rotary)
-        x = self.norm(x)
+            x, branch = block(x, branch, self.rotary)
+        _, x = self.norm(x, branch)  # the last block's residual add and the final norm
         if targets is None:
             return F.linear(x[:, -1:], self.embed.weight)[:, -1, : self.cfg.vocab_size]
         if self.cfg.padded_vocab >= CHUNKED_CE_MIN_VOCAB:

@@ -83,8 +83,9 @@ def build_parser(cls: type[argparse.ArgumentParser] = argparse.ArgumentParser) -
                    help="attention kernels: fa4 = FlashAttention-4 (the fa4 extra; Hopper or newer); cudnn, flash, "
                         "efficient, math = that SDPA kernel family; auto = fa4 where it is installed and runs, else "
                         "PyTorch's SDPA choice (cuDNN then FlashAttention on H100/H200)")
-    g.add_argument("--kernels", default="auto", choices=("auto", "off", "triton", "swiglu"),
+    g.add_argument("--kernels", default="auto", choices=("auto", "off", "triton", "swiglu", "norm"),
                    help="the hand-written Triton kernels on CUDA (train/kernels.py): triton = SwiGLU and rotary, "
+                        "norm = those and the fused residual add + RMSNorm (train/norm_kernels.py), "
                         "swiglu = SwiGLU only, auto = triton, measured fastest at 1.3B on an H200 (benchmarks/RESULTS.md); "
                         "off: PyTorch's expressions, compiled by Inductor")
     g.add_argument("--precision", default="auto", choices=("auto", "fp8"),

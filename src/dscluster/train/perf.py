@@ -26,7 +26,7 @@ COMPILE_MODES = ("auto", "off", "blocks", "model")
 # Below this size compiling takes longer than it saves in a short run (the tiny demo trains in ~2 s).
 COMPILE_MIN_PARAMS = 50_000_000
 ATTENTION_BACKENDS = ("auto", "cudnn", "flash", "efficient", "math", "fa4")  # fa4: train/attention.py
-KERNEL_MODES = ("auto", "off", "triton", "swiglu")
+KERNEL_MODES = ("auto", "off", "triton", "swiglu", "norm")
 # What "auto" swaps in (see use_kernels): the set measured fastest on an H200 (benchmarks/RESULTS.md).
 AUTO_KERNELS = "triton"
 
@@ -69,11 +69,12 @@ def compile_model(model: nn.Module, mode: str, device_type: str = "cuda", zero_s
 
 
 def use_kernels(model: nn.Module, mode: str, device_type: str = "cuda") -> str:
-    """Swap the hand-written GPU kernels (train/kernels.py) into the model; returns what was done.
-    Before compile_model: the compiled blocks then call each kernel as one opaque op. "triton" = every
-    kernel (SwiGLU and rotary), "swiglu" = the SwiGLU kernel only, "auto" = AUTO_KERNELS on CUDA with
-    Triton importable, else PyTorch's expressions. Measured at 1.3B on an H200 (benchmarks/RESULTS.md): the
-    SwiGLU kernel about 2% faster than Inductor's, the rotary kernel about 1% more."""
+    """Swap the hand-written GPU kernels (train/kernels.py, train/norm_kernels.py) into the model; returns
+    what was done. Before compile_model: the compiled blocks then call each kernel as one opaque op.
+    "triton" = SwiGLU and rotary, "norm" = those and the fused residual add + RMSNorm, "swiglu" = the
+    SwiGLU kernel only, "auto" = AUTO_KERNELS on CUDA with Triton importable, else PyTorch's expressions.
+    Measured at 1.3B on an H200 (benchmarks/RESULTS.md): the SwiGLU kernel about 2% faster than
+    Inductor's, the rotary kernel about 1% more."""
     from dscluster.train import kernels  # noqa: PLC0415
 
     if mode not in KERNEL_MODES:
@@ -89,12 +90,15 @@ def use_kernels(model: nn.Module, mode: str, device_type: str = "cuda") -> str:
 
 def swap_kernels(model: nn.Module, mode: str = "triton") -> str:
     """The swap itself, on any device (Triton's CPU interpreter runs it on CPU tensors in the tests):
-    "triton" = SwiGLU and rotary, "swiglu" = SwiGLU only. Returns the names swapped, "+"-joined."""
-    from dscluster.train import kernels  # noqa: PLC0415
+    "triton" = SwiGLU and rotary, "norm" = those and the residual add + RMSNorm, "swiglu" = SwiGLU only.
+    Returns the names swapped, "+"-joined."""
+    from dscluster.train import kernels, norm_kernels  # noqa: PLC0415
 
     swaps = {"silu_mul": kernels.silu_mul}
-    if mode == "triton":
+    if mode in ("triton", "norm"):
         swaps["rotary_qkv"] = kernels.rotary_qkv
+    if mode == "norm":
+        swaps["add_rms_norm"] = norm_kernels.add_rms_norm
     done = []
     for attr, kernel in swaps.items():
         owners = [m for m in model.modules() if hasattr(m, attr)]
@@ -145,11 +149,22 @@ def attention_backend(name: str) -> Iterator[None]:
 
 def checkpoint_blocks(model: nn.Module) -> None:
     """Activation checkpointing per block. Patches forward on the instance, so state_dict keys (and
-    checkpoints) do not change."""
+    checkpoints) do not change.
+
+    A block returns the residual stream and its MLP output unsummed, for the next block to add in its
+    first norm; kept as they are, both would stay alive between forward and backward, twice what one
+    checkpointed block needs. So here each block adds them itself, inside the checkpoint, and hands on
+    the sum with no branch: one tensor kept per block, as before the blocks deferred their last add (the
+    add then runs on its own, not fused with the next norm)."""
     from torch.utils.checkpoint import checkpoint  # noqa: PLC0415
 
     for block in model.blocks:
-        block.forward = functools.partial(checkpoint, block.forward, use_reentrant=False)
+        block.forward = functools.partial(checkpoint, functools.partial(_summed, block.forward), use_reentrant=False)
+
+
+def _summed(forward, x, branch, rotary):
+    x, branch = forward(x, branch, rotary)
+    return x + branch, None
 
 
 def optimizer_state_bytes_per_param(zero_stage: int, world_size: int) -> float:
