@@ -323,6 +323,22 @@ case "$phase" in
     echo "lane0 exit $?" >>"$out/lane0.log"
     grep -h '"bench"' "$out/lane0.log" | cut -c1-330; grep -h "exit\|Error" "$out/lane0.log" | tail -5
     grep -h -A14 "^idle:" "$out"/profile_*.txt | cut -c1-400 ;;
+  s15)
+    # Session 7, call 3: the GPU tests of the kernels (the fused residual add + RMSNorm among them) and of
+    # FlashAttention-4, the norm kernel alone against Inductor's, then the trainer at 1.3B, micro-batch 24:
+    # SwiGLU + rotary (the default) beside + the fused norm, that without ZeRO's overlap_comm (one GPU:
+    # nothing to overlap), at accumulation 16, and its profile; the same run's ceiling before and after.
+    timeout 150 python3 -m pytest -q -p no:cacheprovider -rA tests/gpu/test_gpu_kernels.py tests/gpu/test_gpu_attention.py \
+      >"$out/pytest_kernels.log" 2>&1
+    timeout 60 python3 benchmarks/block_kernels.py --preset 1.3b --mb 24 --norm-only >"$out/norm.log" 2>&1
+    b="trainer:preset=1.3b,mb=24,steps=2,warmup=2"
+    timeout 330 $bench --case ceiling: --case "$b,gas=8,kernels=triton" --case "$b,gas=8,kernels=norm" \
+      --case "$b,gas=8,kernels=norm,overlap=0" --case "$b,gas=16,kernels=norm" --case "$b,gas=8,kernels=norm,prof=1" \
+      --case ceiling: >"$out/lane0.log" 2>&1
+    echo "lane0 exit $?" >>"$out/lane0.log"
+    tail -n 16 "$out/pytest_kernels.log" | cut -c1-300; grep -h '"bench"\|Error' "$out/norm.log" | cut -c1-300
+    grep -h '"bench"' "$out/lane0.log" | cut -c1-330; grep -h "exit\|Error" "$out/lane0.log" | tail -5
+    grep -h -A6 "^idle:" "$out"/profile_*.txt | cut -c1-300 ;;
   tests)
     timeout 400 python3 -m pytest -q -p no:cacheprovider tests/gpu 2>&1 | tee "$out/pytest_gpu.log" ;;
   *) echo "unknown phase $phase" >&2; exit 2 ;;
