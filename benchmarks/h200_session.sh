@@ -4,7 +4,7 @@
 # Needs: python3 with torch+CUDA+transformers; DeepSpeed and its pure-Python deps either installed or
 # as wheels in .whl/ (see RESULTS.md "Reproduce"). Every line of output is also kept in OUTDIR.
 set -uo pipefail
-phase=${1:?phase: smoke | explore | scale | scale2 | last | final | lanes | lanes2 | lanes3 | lanes4 | s3 | s4 | s5 | s6 | s7 | s8 | s9 | fa4-stash | s10 | s11 | s12 | s13 | s14 | s15 | tests}
+phase=${1:?phase: smoke | explore | scale | scale2 | last | final | lanes | lanes2 | lanes3 | lanes4 | s3 | s4 | s5 | s6 | s7 | s8 | s9 | fa4-stash | s10 | s11 | s12 | s13 | s14 | s15 | s16 | tests}
 out=${2:-${OUT:-/tmp/bench-out}}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -339,6 +339,16 @@ case "$phase" in
     tail -n 16 "$out/pytest_kernels.log" | cut -c1-300; grep -h '"bench"\|Error' "$out/norm.log" | cut -c1-300
     grep -h '"bench"' "$out/lane0.log" | cut -c1-330; grep -h "exit\|Error" "$out/lane0.log" | tail -5
     grep -h -A6 "^idle:" "$out"/profile_*.txt | cut -c1-300 ;;
+  s16)
+    # Session 7, the last call (the final code: the fused residual add + RMSNorm what --kernels auto runs,
+    # rotary and FA4 as one op): the default trainer at 1.3B, micro-batch 24, accumulation 8 and 16, beside
+    # the same run's ceiling, then every GPU test.
+    b="trainer:preset=1.3b,mb=24,steps=2,warmup=2"
+    timeout 150 $bench --case ceiling: --case "$b,gas=8" --case "$b,gas=16" >"$out/lane0.log" 2>&1
+    echo "lane0 exit $?" >>"$out/lane0.log"
+    timeout 400 python3 -m pytest -q -p no:cacheprovider -rA tests/gpu >"$out/pytest_gpu.log" 2>&1
+    tail -n 32 "$out/pytest_gpu.log" | cut -c1-250
+    grep -h '"bench"' "$out/lane0.log" | cut -c1-330; grep -h "exit" "$out/lane0.log" ;;
   tests)
     timeout 400 python3 -m pytest -q -p no:cacheprovider tests/gpu 2>&1 | tee "$out/pytest_gpu.log" ;;
   *) echo "unknown phase $phase" >&2; exit 2 ;;
