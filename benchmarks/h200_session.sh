@@ -342,11 +342,14 @@ case "$phase" in
   s16)
     # Session 7, the last call (the final code: the fused residual add + RMSNorm what --kernels auto runs,
     # rotary and FA4 as one op): the default trainer at 1.3B, micro-batch 24, accumulation 8 and 16, beside
-    # the same run's ceiling, then every GPU test.
+    # the same run's ceiling, then every GPU test but the flight recorder's (95 s of the call's time left;
+    # it passed in s12 and this session changed nothing it runs).
     b="trainer:preset=1.3b,mb=24,steps=2,warmup=2"
-    timeout 150 $bench --case ceiling: --case "$b,gas=8" --case "$b,gas=16" >"$out/lane0.log" 2>&1
+    timeout 140 $bench --case ceiling: --case "$b,gas=8" --case "$b,gas=16" >"$out/lane0.log" 2>&1
     echo "lane0 exit $?" >>"$out/lane0.log"
-    timeout 400 python3 -m pytest -q -p no:cacheprovider -rA tests/gpu >"$out/pytest_gpu.log" 2>&1
+    timeout 330 python3 -m pytest -q -p no:cacheprovider -rA tests/gpu --deselect \
+      tests/gpu/test_gpu_user_script.py::test_a_hung_nccl_collective_leaves_the_flight_recorder_dump_in_the_run_directory \
+      >"$out/pytest_gpu.log" 2>&1
     tail -n 32 "$out/pytest_gpu.log" | cut -c1-250
     grep -h '"bench"' "$out/lane0.log" | cut -c1-330; grep -h "exit" "$out/lane0.log" ;;
   tests)
