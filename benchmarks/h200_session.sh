@@ -4,7 +4,7 @@
 # Needs: python3 with torch+CUDA+transformers; DeepSpeed and its pure-Python deps either installed or
 # as wheels in .whl/ (see RESULTS.md "Reproduce"). Every line of output is also kept in OUTDIR.
 set -uo pipefail
-phase=${1:?phase: smoke | explore | scale | scale2 | last | final | lanes | lanes2 | lanes3 | lanes4 | s3 | s4 | s5 | s6 | s7 | s8 | s9 | fa4-stash | s10 | s11 | s12 | s13 | s14 | s15 | s16 | tests}
+phase=${1:?phase: smoke | explore | scale | scale2 | last | final | lanes | lanes2 | lanes3 | lanes4 | s3 | s4 | s5 | s6 | s7 | s8 | s9 | fa4-stash | s10 | s11 | s12 | s13 | s14 | s15 | s16 | s16b | tests}
 out=${2:-${OUT:-/tmp/bench-out}}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -352,6 +352,10 @@ case "$phase" in
       >"$out/pytest_gpu.log" 2>&1
     tail -n 32 "$out/pytest_gpu.log" | cut -c1-250
     grep -h '"bench"' "$out/lane0.log" | cut -c1-330; grep -h "exit" "$out/lane0.log" ;;
+  s16b)
+    # Session 7, call 10 (s16's accumulation-16 case, cut by its limit), on the same warm machine.
+    timeout 140 $bench --case ceiling: --case "trainer:preset=1.3b,mb=24,steps=2,warmup=2,gas=16" >"$out/lane0.log" 2>&1
+    grep -h '"bench"' "$out/lane0.log" | cut -c1-330 ;;
   tests)
     timeout 400 python3 -m pytest -q -p no:cacheprovider tests/gpu 2>&1 | tee "$out/pytest_gpu.log" ;;
   *) echo "unknown phase $phase" >&2; exit 2 ;;

@@ -86,7 +86,7 @@ def build_parser(cls: type[argparse.ArgumentParser] = argparse.ArgumentParser) -
     g.add_argument("--kernels", default="auto", choices=("auto", "off", "triton", "swiglu", "norm"),
                    help="the hand-written Triton kernels on CUDA (train/kernels.py): triton = SwiGLU and rotary, "
                         "norm = those and the fused residual add + RMSNorm (train/norm_kernels.py), "
-                        "swiglu = SwiGLU only, auto = norm, measured fastest at 1.3B on an H200 (benchmarks/RESULTS.md); "
+                        "swiglu = SwiGLU only, auto = triton, measured fastest at 1.3B on an H200 (benchmarks/RESULTS.md); "
                         "off: PyTorch's expressions, compiled by Inductor")
     g.add_argument("--precision", default="auto", choices=("auto", "fp8"),
                    help="auto: bf16 on GPUs that support it, fp32 on CPU; fp8: the linear layers' matrix products in "

@@ -28,7 +28,7 @@ COMPILE_MIN_PARAMS = 50_000_000
 ATTENTION_BACKENDS = ("auto", "cudnn", "flash", "efficient", "math", "fa4")  # fa4: train/attention.py
 KERNEL_MODES = ("auto", "off", "triton", "swiglu", "norm")
 # What "auto" swaps in (see use_kernels): the set measured fastest on an H200 (benchmarks/RESULTS.md).
-AUTO_KERNELS = "norm"
+AUTO_KERNELS = "triton"
 
 
 def compile_model(model: nn.Module, mode: str, device_type: str = "cuda", zero_stage: int = 0) -> str:
@@ -74,8 +74,9 @@ def use_kernels(model: nn.Module, mode: str, device_type: str = "cuda") -> str:
     "triton" = SwiGLU and rotary, "norm" = those and the fused residual add + RMSNorm, "swiglu" = the
     SwiGLU kernel only, "auto" = AUTO_KERNELS on CUDA with Triton importable, else PyTorch's expressions.
     Measured at 1.3B on an H200 (benchmarks/RESULTS.md): the SwiGLU kernel about 2% faster than
-    Inductor's, the rotary kernel about 1% more, and the fused residual add + RMSNorm 31 ms less GPU time
-    per optimizer step of 8 micro-batches (0.6%) than Inductor's five kernels per block."""
+    Inductor's, the rotary kernel about 1% more. "norm" is not what auto runs: its two kernels take 35 ms
+    less GPU time per optimizer step of 8 micro-batches than Inductor's five per block, but in the same
+    run the step was 0.27% slower (the GPU idled 32 ms more per step in its profile)."""
     from dscluster.train import kernels  # noqa: PLC0415
 
     if mode not in KERNEL_MODES:
