@@ -19,6 +19,8 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import gpu_metrics as gm  # noqa: E402
 
 from dscluster.train import attention, perf  # noqa: E402
 
@@ -51,18 +53,6 @@ def error_vs_fp32(name: str, fn, B=2, T=1024, H=4, hd=128) -> dict:
     return {n: float((a - b).norm() / b.norm()) for n, a, b in zip(("out", "dq", "dk", "dv"), got, ref)}
 
 
-def timed(fn, iters: int) -> float:
-    fn()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(iters):
-        fn()
-    end.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(end) / iters
-
-
 def measure(name: str, fn, B: int, T: int, H: int, hd: int, iters: int) -> dict:
     q, k, v = (torch.randn(B, T, H, hd, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
     dy = torch.randn(B, T, H, hd, device="cuda", dtype=torch.bfloat16)
@@ -72,8 +62,8 @@ def measure(name: str, fn, B: int, T: int, H: int, hd: int, iters: int) -> dict:
         torch.cuda.synchronize()
         first_s = time.perf_counter() - t0
         with torch.no_grad():
-            fwd_ms = timed(lambda: fn(q, k, v), iters)
-        both_ms = timed(lambda: fn(q, k, v).backward(dy), iters)
+            fwd_ms = gm.cuda_ms(lambda: fn(q, k, v), iters, warmup=1)
+        both_ms = gm.cuda_ms(lambda: fn(q, k, v).backward(dy), iters, warmup=1)
     gemm = 2.0 * B * H * T * T * hd / 2  # one causal T x T x hd product
     return {"bench": "attention", "kernel": name, "shape": [B, T, H, hd], "first_call_s": round(first_s, 2),
             "fwd_ms": round(fwd_ms, 3), "fwd_bwd_ms": round(both_ms, 3), "bwd_ms": round(both_ms - fwd_ms, 3),

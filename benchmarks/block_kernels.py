@@ -69,17 +69,8 @@ def time_block(block, rotary, cfg, mb: int, iters: int) -> tuple[float, float]:
     def once():
         torch.autograd.backward(block(x, branch, rotary), grads)
 
-    for _ in range(3):
-        once()
-    torch.cuda.synchronize()
-    torch.cuda.reset_peak_memory_stats()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(iters):
-        once()
-    end.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(end) / iters, torch.cuda.max_memory_allocated() / 2**30
+    ms = gm.cuda_ms(once, iters, before=torch.cuda.reset_peak_memory_stats)
+    return ms, torch.cuda.max_memory_allocated() / 2**30
 
 
 def _inputs(cfg, mb: int):
@@ -129,19 +120,6 @@ def main() -> None:
         torch.cuda.empty_cache()
 
 
-def _cuda_ms(fn, iters: int) -> float:
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(iters):
-        fn()
-    end.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(end) / iters
-
-
 def time_add_rms_norm(preset: str, mb: int, iters: int) -> None:
     """x + residual and its RMSNorm at the model's width, mb x seq_len rows, bf16: Inductor against the kernel."""
     from dscluster.train import norm_kernels
@@ -160,8 +138,8 @@ def time_add_rms_norm(preset: str, mb: int, iters: int) -> None:
             return fn(x, r, w, cfg.norm_eps)
 
         # autograd.grad: nothing accumulates into .grad, so the backward is the norm's alone
-        fwd_ms = _cuda_ms(forward, iters)
-        both_ms = _cuda_ms(lambda forward=forward: torch.autograd.grad(forward(), [x, r, w], grads), iters)
+        fwd_ms = gm.cuda_ms(forward, iters)
+        both_ms = gm.cuda_ms(lambda forward=forward: torch.autograd.grad(forward(), [x, r, w], grads), iters)
         bwd_ms = both_ms - fwd_ms
         gm.emit({"bench": "add_rms_norm", "impl": name, "preset": preset, "rows": rows, "d": d,
                  "fwd_ms": round(fwd_ms, 4), "bwd_ms": round(bwd_ms, 4),

@@ -9,21 +9,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
 
 import torch
 
-
-def timed(a: torch.Tensor, b: torch.Tensor, iters: int) -> float:
-    """Milliseconds per a @ b, after three to warm up (CUDA events around `iters` of them)."""
-    for _ in range(3):
-        torch.mm(a, b)
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(iters):
-        torch.mm(a, b)
-    end.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(end) / iters
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gpu_metrics as gm  # noqa: E402
 
 
 def main() -> None:
@@ -38,15 +30,15 @@ def main() -> None:
     m, d, h = args.mb * cfg.seq_len, cfg.d_model, cfg.hidden
     bf16 = dict(device="cuda", dtype=torch.bfloat16)
     a = torch.randn(8192, 8192, **bf16)
-    ms = timed(a, a, args.iters)
+    ms = gm.cuda_ms(lambda a=a: torch.mm(a, a), args.iters)
     print(json.dumps({"bench": "gemm", "name": "square 8192", "ms": round(ms, 3),
                       "tflops": round(2 * 8192**3 / ms / 1e9, 1)}), flush=True)
     del a
     for name, k, n in (("qkv", d, 3 * d), ("proj", d, d), ("gate_up", d, 2 * h), ("down", h, d)):
         x, w, dy = torch.randn(m, k, **bf16), torch.randn(n, k, **bf16), torch.randn(m, n, **bf16)
         flops = 2 * m * k * n
-        for part, ops in (("forward", (x, w.t())), ("input grad", (dy, w)), ("weight grad", (dy.t(), x))):
-            ms = timed(*ops, args.iters)
+        for part, (p, q) in (("forward", (x, w.t())), ("input grad", (dy, w)), ("weight grad", (dy.t(), x))):
+            ms = gm.cuda_ms(lambda p=p, q=q: torch.mm(p, q), args.iters)
             print(json.dumps({"bench": "gemm", "name": f"{name} {part}", "m": m, "k": k, "n": n, "ms": round(ms, 3),
                               "tflops": round(flops / ms / 1e9, 1)}), flush=True)
         del x, w, dy

@@ -58,6 +58,25 @@ def matmul_params(model: Any) -> int:
     return total
 
 
+def cuda_ms(fn, iters: int, warmup: int = 3, before=None) -> float:
+    """Milliseconds per call of `fn`: `warmup` calls first, then `before()` (say, a reset of the peak-memory
+    counter), then CUDA events around `iters` calls."""
+    import torch
+
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    if before is not None:
+        before()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(iters):
+        fn()
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end) / iters
+
+
 def matmul_ceiling(sizes: tuple[int, ...] = (8192, 16384), reps: int = 20) -> dict[str, Any]:
     """The GPU's measured bf16 matmul rate: random normal operands, median of CUDA-event-timed
     products after warm-up, best over a few square sizes. MFU / this = the fraction of what the
