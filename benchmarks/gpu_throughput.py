@@ -179,7 +179,7 @@ def run_trainer(c: Case, out: str | None, keep_engine: bool = False):
             for layer in model.modules():
                 if getattr(layer, "attend_qkv", None) is not None:
                     layer.attend_qkv = None
-            attention_ran += " (rotary apart)"
+            attention_ran = attention_ran.replace(", with the rotary kernel as one op", ", the rotary kernel apart")
     if c.layout == "bhtd":
         import block_kernels
 
