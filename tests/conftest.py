@@ -6,8 +6,11 @@ skipped with the reason. CI runs as root with Chromium installed, so only `gpu` 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
+import sys
 
 import pytest
 
@@ -43,3 +46,18 @@ def dscluster_home(tmp_path, monkeypatch):
     monkeypatch.setenv("DSCLUSTER_HOME", str(home))
     monkeypatch.setenv("DSCLUSTER_SHARED", str(tmp_path / "shared"))
     return home
+
+
+def _in_triton_interpreter(argv: list[str]) -> dict:
+    """Run a check in a fresh Python with Triton's CPU interpreter on (it runs the hand-written kernels
+    block by block on CPU tensors); the check's last stdout line is its JSON report."""
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    res = subprocess.run([sys.executable, *argv], capture_output=True, text=True, env=env, timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture
+def in_triton_interpreter():
+    """`in_triton_interpreter(["-c", CODE])` -> the check's JSON report (see _in_triton_interpreter)."""
+    return _in_triton_interpreter

@@ -130,19 +130,11 @@ print(json.dumps({"cases": report, "compiled_err": compiled_err}))
 """
 
 
-def test_rotary_and_fa4_as_one_op_match_the_model_expression_in_tritons_interpreter():
+def test_rotary_and_fa4_as_one_op_match_the_model_expression_in_tritons_interpreter(in_triton_interpreter):
     """The fused op's own work (the rotary kernel forward and in place backward, v and dv read and written
     where the projection keeps them) against the model's rotary and SDPA in float64; FA4 itself is a stand-in
     here (tests/gpu/test_gpu_attention.py runs the real one)."""
-    import json
-    import os
-    import subprocess
-    import sys
-
-    env = {**os.environ, "TRITON_INTERPRET": "1"}
-    res = subprocess.run([sys.executable, "-c", FUSED_CHECK], capture_output=True, text=True, env=env, timeout=600)
-    assert res.returncode == 0, res.stderr[-3000:]
-    report = json.loads(res.stdout.strip().splitlines()[-1])
+    report = in_triton_interpreter(["-c", FUSED_CHECK])
     assert len(report["cases"]) == 2
     for case in report["cases"]:
         assert case["out"] < 1e-5 and case["grad"] < 1e-5, case  # fp32 kernels against float64

@@ -5,10 +5,7 @@ comparison on a real GPU."""
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 
 CHECK = r"""
 import json, torch
@@ -34,16 +31,8 @@ print(json.dumps({"errors": errors, "compiled_err": doubled}))
 """
 
 
-def _in_interpreter(argv: list[str]) -> dict:
-    """Run a check in a fresh Python with Triton's CPU interpreter on; its last stdout line is JSON."""
-    env = {**os.environ, "TRITON_INTERPRET": "1"}
-    res = subprocess.run([sys.executable, *argv], capture_output=True, text=True, env=env, timeout=600)
-    assert res.returncode == 0, res.stderr[-3000:]
-    return json.loads(res.stdout.strip().splitlines()[-1])
-
-
-def test_silu_mul_kernel_matches_pytorch_in_tritons_interpreter():
-    report = _in_interpreter(["-c", CHECK])
+def test_silu_mul_kernel_matches_pytorch_in_tritons_interpreter(in_triton_interpreter):
+    report = in_triton_interpreter(["-c", CHECK])
     for e in report["errors"]:
         assert e["dtype"] == "torch.bfloat16" and e["out_shape"][-1] == e["shape"][-1] // 2, e
         # bf16 keeps 8 bits of mantissa: one rounding stays within 2^-8 of the largest value.
@@ -51,11 +40,11 @@ def test_silu_mul_kernel_matches_pytorch_in_tritons_interpreter():
     assert report["compiled_err"] < 0.05
 
 
-def test_compiled_model_with_kernel_is_as_exact_as_the_plain_model_in_tritons_interpreter():
+def test_compiled_model_with_kernel_is_as_exact_as_the_plain_model_in_tritons_interpreter(in_triton_interpreter):
     """The whole model on CPU: plain bf16, compiled, and compiled with the kernel (run by the interpreter),
     each against float64 (tests/kernel_grads.py); a 3% error in the kernel's gate gradient fails this."""
     script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernel_grads.py")
-    report = _in_interpreter([script, "cpu"])
+    report = in_triton_interpreter([script, "cpu"])
     assert report["bad"] == [], report["bad"]
     assert set(report["models"]) == {"plain", "compiled", "compiled+kernel", "compiled+norm"}
 
@@ -89,8 +78,8 @@ print(json.dumps({"errors": errors, "compiled_err": err}))
 """
 
 
-def test_rotary_kernel_matches_float64_in_tritons_interpreter():
-    report = _in_interpreter(["-c", ROTARY_CHECK])
+def test_rotary_kernel_matches_float64_in_tritons_interpreter(in_triton_interpreter):
+    report = in_triton_interpreter(["-c", ROTARY_CHECK])
     assert len(report["errors"]) == 4
     for e in report["errors"]:
         assert e["dtype"] == "torch.bfloat16" and e["contiguous"] and e["v_exact"], e

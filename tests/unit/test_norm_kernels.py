@@ -7,11 +7,6 @@ checked against the pre-norm formulation written out by hand."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
 import torch
 import torch.nn.functional as F
 
@@ -66,16 +61,8 @@ print(json.dumps({"cases": cases, "mixed": mixed, "compiled_err": compiled_err})
 """
 
 
-def _in_interpreter(argv: list[str]) -> dict:
-    """Run a check in a fresh Python with Triton's CPU interpreter on; its last stdout line is JSON."""
-    env = {**os.environ, "TRITON_INTERPRET": "1"}
-    res = subprocess.run([sys.executable, *argv], capture_output=True, text=True, env=env, timeout=600)
-    assert res.returncode == 0, res.stderr[-3000:]
-    return json.loads(res.stdout.strip().splitlines()[-1])
-
-
-def test_add_rms_norm_kernel_matches_float64_in_tritons_interpreter():
-    report = _in_interpreter(["-c", CHECK])
+def test_add_rms_norm_kernel_matches_float64_in_tritons_interpreter(in_triton_interpreter):
+    report = in_triton_interpreter(["-c", CHECK])
     assert len(report["cases"]) == 8
     for c in report["cases"]:
         assert c["dtypes"] == [c["dtype"], c["dtype"]] and c["sum_is_x"] == (not c["residual"]), c
