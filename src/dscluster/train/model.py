@@ -142,9 +142,10 @@ class Attention(nn.Module):
         B, T, C = x.shape
         qkv = self.qkv(x).view(B, T, 3, self.n_head, self.head_dim)
         if self.attend_qkv is not None:
-            return self.proj(self.attend_qkv(qkv, *rotary.tables(T)).reshape(B, T, C))
-        q, k, v = self.rotary_qkv(qkv, *rotary.tables(T))
-        return self.proj(self.attend(q, k, v).reshape(B, T, C))
+            y = self.attend_qkv(qkv, *rotary.tables(T))
+        else:
+            y = self.attend(*self.rotary_qkv(qkv, *rotary.tables(T)))
+        return self.proj(y.reshape(B, T, C))
 
 
 class SwiGLU(nn.Module):
