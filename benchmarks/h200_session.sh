@@ -4,7 +4,7 @@
 # Needs: python3 with torch+CUDA+transformers; DeepSpeed and its pure-Python deps either installed or
 # as wheels in .whl/ (see RESULTS.md "Reproduce"). Every line of output is also kept in OUTDIR.
 set -uo pipefail
-phase=${1:?phase: smoke | explore | scale | scale2 | last | final | lanes | lanes2 | lanes3 | lanes4 | s3 | s4 | s5 | s6 | s7 | s8 | s9 | fa4-stash | s10 | s11 | s12 | s13 | s14 | s15 | s16 | s16b | tests}
+phase=${1:?phase: smoke | explore | scale | scale2 | last | final | lanes | lanes2 | lanes3 | lanes4 | s3 | s4 | s5 | s6 | s7 | s8 | s9 | fa4-stash | s10 | s11 | s12 | s13 | s14 | s15 | s16 | s16b | s17 | s18 | tests}
 out=${2:-${OUT:-/tmp/bench-out}}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -352,6 +352,33 @@ case "$phase" in
       >"$out/pytest_gpu.log" 2>&1
     tail -n 32 "$out/pytest_gpu.log" | cut -c1-250
     grep -h '"bench"' "$out/lane0.log" | cut -c1-330; grep -h "exit" "$out/lane0.log" ;;
+  s17)
+    # Session 8, calls 2, 4 and 6 (each after fa4-stash): the MLP with SwiGLU in QuACK's GEMM epilogues
+    # (--kernels quack) alone against cuBLAS + the SwiGLU kernel, its GPU tests, then the trainer at 1.3B,
+    # micro-batch 24: the default beside kernels=quack at accumulation 8 and 16; the same run's ceiling
+    # first. (In calls 2 and 4 QuACK failed to import its epilogues, until mlp_kernels keyed what it did
+    # not know; the MLP's backward was QuACK's in all three.)
+    timeout 150 python3 benchmarks/mlp_kernels.py --preset 1.3b --mb 24 --tuned 0 >"$out/mlp.log" 2>&1
+    timeout 120 python3 -m pytest -q -p no:cacheprovider -rA tests/gpu/test_gpu_mlp.py >"$out/pytest_mlp.log" 2>&1
+    b="trainer:preset=1.3b,mb=24,steps=2,warmup=2"
+    timeout 300 $bench --case ceiling: --case "$b,gas=8" --case "$b,gas=8,kernels=quack" --case "$b,gas=16,kernels=quack" \
+      --case "$b,gas=16" >"$out/lane0.log" 2>&1
+    echo "lane0 exit $?" >>"$out/lane0.log"
+    grep -h '"bench"\|Error\|error' "$out/mlp.log" | cut -c1-400 | tail -8; tail -n 14 "$out/pytest_mlp.log" | cut -c1-300
+    grep -h '"bench"' "$out/lane0.log" | cut -c1-330; grep -h "exit\|Error" "$out/lane0.log" | tail -5 ;;
+  s18)
+    # Session 8, the last call (after fa4-stash): the trainer at 1.3B, micro-batch 24, accumulation 16: the
+    # default beside kernels=quack (QuACK's forward, the cuBLAS backward), the same run's ceiling first; then
+    # every GPU test on the final code but the flight recorder's (it passed in session 6; nothing it runs
+    # changed since).
+    b="trainer:preset=1.3b,mb=24,steps=2,warmup=2"
+    timeout 170 $bench --case ceiling: --case "$b,gas=16" --case "$b,gas=16,kernels=quack" >"$out/lane0.log" 2>&1
+    echo "lane0 exit $?" >>"$out/lane0.log"
+    timeout 300 python3 -m pytest -q -p no:cacheprovider -rA tests/gpu --deselect \
+      tests/gpu/test_gpu_user_script.py::test_a_hung_nccl_collective_leaves_the_flight_recorder_dump_in_the_run_directory \
+      >"$out/pytest_gpu.log" 2>&1
+    tail -n 40 "$out/pytest_gpu.log" | grep -v Warning | cut -c1-250
+    grep -h '"bench"' "$out/lane0.log" | cut -c1-330; grep -h "exit\|Error" "$out/lane0.log" | tail -5 ;;
   s16b)
     # Session 7, call 10 (s16's accumulation-16 case, cut by its limit), on the same warm machine.
     timeout 140 $bench --case ceiling: --case "trainer:preset=1.3b,mb=24,steps=2,warmup=2,gas=16" >"$out/lane0.log" 2>&1

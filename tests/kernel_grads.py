@@ -27,7 +27,7 @@ FLOOR = 2e-3
 
 
 def gradient_errors(device: str, n_layer: int = 2, d_model: int = 256, seq_len: int = 256, batch: int = 4,
-                    seed: int = 0) -> dict:
+                    seed: int = 0, quack: bool = False) -> dict:
     from dscluster.train import perf
     from dscluster.train.model import GPT, preset_config
 
@@ -46,9 +46,11 @@ def gradient_errors(device: str, n_layer: int = 2, d_model: int = 256, seq_len: 
     exact.rotary.cos, exact.rotary.sin = exact.rotary.cos.double(), exact.rotary.sin.double()
     loss64, g64 = grads(exact, autocast=False)
     report = {"device": device, "loss_fp64": loss64, "models": {}}
-    swapped = {"triton": "silu_mul+rotary_qkv", "norm": "silu_mul+rotary_qkv+add_rms_norm"}
-    for name, kernels, compiled in (("plain", None, False), ("compiled", None, True),
-                                    ("compiled+kernel", "triton", True), ("compiled+norm", "norm", True)):
+    swapped = {"triton": "silu_mul+rotary_qkv", "norm": "silu_mul+rotary_qkv+add_rms_norm",
+               "quack": "mlp_op+rotary_qkv"}
+    variants = [("plain", None, False), ("compiled", None, True), ("compiled+kernel", "triton", True),
+                ("compiled+norm", "norm", True)] + [("compiled+quack", "quack", True)] * quack  # QuACK: CUDA only
+    for name, kernels, compiled in variants:
         model = copy.deepcopy(base)
         if kernels:  # the swap perf.use_kernels does on CUDA, here on any device (the interpreter on CPU)
             assert perf.swap_kernels(model, kernels) == swapped[kernels]
@@ -65,7 +67,7 @@ def verdict(report: dict) -> list[str]:
     """The parameters where the fast model is off: empty when the kernel and compile are correct."""
     plain = report["models"]["plain"]["errors"]
     bad = []
-    for name in ("compiled", "compiled+kernel", "compiled+norm"):
+    for name in (n for n in report["models"] if n != "plain"):
         for param, err in report["models"][name]["errors"].items():
             if not err < BF16_LEVEL or err > WORSE_BY * plain[param] + FLOOR:
                 bad.append(f"{name}: {param} error {err:.2e} (plain bf16 model: {plain[param]:.2e})")

@@ -62,20 +62,28 @@ def _kernels():
         tl.store(out_ptr + row * hidden + cols, out.to(out_ptr.dtype.element_ty), mask=mask)
 
     @triton.jit
-    def backward_kernel(gu_ptr, grad_out_ptr, grad_gu_ptr, hidden, BLOCK: tl.constexpr):
+    def backward_kernel(gu_ptr, grad_out_ptr, grad_gu_ptr, hidden, BLOCK: tl.constexpr, INTERLEAVED: tl.constexpr):
+        """INTERLEAVED: gate and up column by column (gate i at 2i, up i at 2i + 1), QuACK's layout
+        (train/mlp_kernels.py); else gate then up, the model's."""
         row = tl.program_id(0).to(tl.int64)
         cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
         mask = cols < hidden
-        gate = tl.load(gu_ptr + row * 2 * hidden + cols, mask=mask, other=0.0).to(tl.float32)
-        up = tl.load(gu_ptr + row * 2 * hidden + hidden + cols, mask=mask, other=0.0).to(tl.float32)
+        if INTERLEAVED:
+            at_gate = row * 2 * hidden + 2 * cols
+            at_up = at_gate + 1
+        else:
+            at_gate = row * 2 * hidden + cols
+            at_up = at_gate + hidden
+        gate = tl.load(gu_ptr + at_gate, mask=mask, other=0.0).to(tl.float32)
+        up = tl.load(gu_ptr + at_up, mask=mask, other=0.0).to(tl.float32)
         grad = tl.load(grad_out_ptr + row * hidden + cols, mask=mask, other=0.0).to(tl.float32)
         sig = tl.sigmoid(gate)
         silu = gate * sig
         grad_gate = grad * up * sig * (1.0 + gate * (1.0 - sig))
         grad_up = grad * silu
         dtype = grad_gu_ptr.dtype.element_ty
-        tl.store(grad_gu_ptr + row * 2 * hidden + cols, grad_gate.to(dtype), mask=mask)
-        tl.store(grad_gu_ptr + row * 2 * hidden + hidden + cols, grad_up.to(dtype), mask=mask)
+        tl.store(grad_gu_ptr + at_gate, grad_gate.to(dtype), mask=mask)
+        tl.store(grad_gu_ptr + at_up, grad_up.to(dtype), mask=mask)
 
     return forward_kernel, backward_kernel
 
@@ -99,14 +107,22 @@ def _(gate_up, hidden):
     return gate_up.new_empty(*gate_up.shape[:-1], hidden)
 
 
-@torch.library.custom_op("dscluster::silu_mul_backward", mutates_args=())
-def silu_mul_backward(gate_up: torch.Tensor, grad_out: torch.Tensor, hidden: int) -> torch.Tensor:
+def silu_mul_backward_into(gate_up: torch.Tensor, grad_out: torch.Tensor, hidden: int,
+                           interleaved: bool = False) -> torch.Tensor:
+    """The gradient of gate_up (..., 2·hidden) given that of the product (..., hidden); `interleaved`: gate
+    and up column by column (QuACK's layout) instead of gate then up."""
     gate_up, grad_out = gate_up.contiguous(), grad_out.contiguous()
     grad_gate_up = torch.empty_like(gate_up)
     rows = gate_up.numel() // (2 * hidden)
     if rows:
-        _kernels()[1][_grid(rows, hidden)](gate_up, grad_out, grad_gate_up, hidden, BLOCK=BLOCK, num_warps=4)
+        _kernels()[1][_grid(rows, hidden)](gate_up, grad_out, grad_gate_up, hidden, BLOCK=BLOCK,
+                                           INTERLEAVED=interleaved, num_warps=4)
     return grad_gate_up
+
+
+@torch.library.custom_op("dscluster::silu_mul_backward", mutates_args=())
+def silu_mul_backward(gate_up: torch.Tensor, grad_out: torch.Tensor, hidden: int) -> torch.Tensor:
+    return silu_mul_backward_into(gate_up, grad_out, hidden)
 
 
 @silu_mul_backward.register_fake

@@ -156,8 +156,12 @@ class SwiGLU(nn.Module):
         self.down = nn.Linear(cfg.hidden, cfg.d_model, bias=False)
         self.down.residual_out = True
         self.silu_mul = silu_mul_reference  # perf.use_kernels swaps in the hand-written GPU kernel
+        # perf.use_kernels can swap in the whole MLP as one op on the two weights (train/mlp_kernels.py)
+        self.mlp_op = None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.mlp_op is not None:
+            return self.mlp_op(x, self.gate_up.weight, self.down.weight)
         return self.down(self.silu_mul(self.gate_up(x), self.hidden))
 
 

@@ -26,7 +26,7 @@ COMPILE_MODES = ("auto", "off", "blocks", "model")
 # Below this size compiling takes longer than it saves in a short run (the tiny demo trains in ~2 s).
 COMPILE_MIN_PARAMS = 50_000_000
 ATTENTION_BACKENDS = ("auto", "cudnn", "flash", "efficient", "math", "fa4")  # fa4: train/attention.py
-KERNEL_MODES = ("auto", "off", "triton", "swiglu", "norm")
+KERNEL_MODES = ("auto", "off", "triton", "swiglu", "norm", "quack")
 # What "auto" swaps in (see use_kernels): the set measured fastest on an H200 (benchmarks/RESULTS.md).
 AUTO_KERNELS = "triton"
 
@@ -76,13 +76,19 @@ def use_kernels(model: nn.Module, mode: str, device_type: str = "cuda") -> str:
     Measured at 1.3B on an H200 (benchmarks/RESULTS.md): the SwiGLU kernel about 2% faster than
     Inductor's, the rotary kernel about 1% more. "norm" is not what auto runs: its two kernels take 35 ms
     less GPU time per optimizer step of 8 micro-batches than Inductor's five per block, but in the same
-    run the step was 0.27% slower (the GPU idled 32 ms more per step in its profile)."""
+    run the step was 0.27% slower (the GPU idled 32 ms more per step in its profile). "quack" (rotary and the
+    MLP as QuACK's GEMMs with SwiGLU in their epilogues, train/mlp_kernels.py) is not either: 0.6% slower,
+    for 11.6 GiB less peak memory at micro-batch 24; asked for by name, it is refused where it cannot run."""
     from dscluster.train import kernels  # noqa: PLC0415
 
     if mode not in KERNEL_MODES:
         raise ValueError(f"unknown kernels mode {mode!r}: choose {', '.join(KERNEL_MODES)}")
     if mode == "off":
         return "off"
+    if mode == "quack":  # asked for by name: refused where it cannot run, as --attention fa4 is
+        from dscluster.train import mlp_kernels  # noqa: PLC0415
+
+        mlp_kernels.check(device_type)
     if device_type != "cuda":
         return "off (CPU)"
     if not kernels.available():
@@ -92,12 +98,17 @@ def use_kernels(model: nn.Module, mode: str, device_type: str = "cuda") -> str:
 
 def swap_kernels(model: nn.Module, mode: str = "triton") -> str:
     """The swap itself, on any device (Triton's CPU interpreter runs it on CPU tensors in the tests):
-    "triton" = SwiGLU and rotary, "norm" = those and the residual add + RMSNorm, "swiglu" = SwiGLU only.
-    Returns the names swapped, "+"-joined."""
+    "triton" = SwiGLU and rotary, "norm" = those and the residual add + RMSNorm, "swiglu" = SwiGLU only,
+    "quack" = rotary and the whole MLP with SwiGLU in its products' epilogues (train/mlp_kernels.py; QuACK
+    runs on CUDA only, so the tests swap it on meta tensors). Returns the names swapped, "+"-joined."""
     from dscluster.train import kernels, norm_kernels  # noqa: PLC0415
 
     swaps = {"silu_mul": kernels.silu_mul}
-    if mode in ("triton", "norm"):
+    if mode == "quack":
+        from dscluster.train import mlp_kernels  # noqa: PLC0415
+
+        swaps = {"mlp_op": mlp_kernels.swiglu_mlp}
+    if mode in ("triton", "norm", "quack"):
         swaps["rotary_qkv"] = kernels.rotary_qkv
     if mode == "norm":
         swaps["add_rms_norm"] = norm_kernels.add_rms_norm

@@ -22,7 +22,7 @@ from dscluster.data.shards import Dataset, open_dataset
 from dscluster.data.tokenizer import tokenizer_from_meta
 from dscluster.errors import ConfigError, DsclusterError, ExitCode
 from dscluster.fsutil import atomic_write_json
-from dscluster.train import attention, checkpoint, fp8, perf
+from dscluster.train import attention, checkpoint, fp8, mlp_kernels, perf
 from dscluster.train.dssetup import prepare_config
 from dscluster.train.metrics import MetricsWriter, peak_flops
 from dscluster.train.model import GPT, PRESET_LR, GPTConfig, flops_per_token, param_count
@@ -69,6 +69,8 @@ def plan(argv: list[str] | None = None) -> Plan:
         fp8.check(half="fp16" if resolved.get("fp16", {}).get("enabled") else None)
     if args.attention == "fa4":
         attention.check(device_type)
+    if args.kernels == "quack":
+        mlp_kernels.check(device_type, args.precision)
     # Fails early (DataError) when the corpus is smaller than one global batch.
     WindowSampler(data.train, model_cfg.seq_len, resolved["train_micro_batch_size_per_gpu"],
                   resolved["gradient_accumulation_steps"], world, args.seed)

@@ -1,0 +1,207 @@
+"""The SwiGLU MLP with SwiGLU inside its matrix products' epilogues: QuACK's CuTe-DSL GEMMs (PyPI
+`quack-kernels`, which FlashAttention-4 installs with it: the `fa4` extra), Hopper and newer.
+
+Apart, the MLP is three passes over its (M, 2·hidden) pre-activation: the gate/up product writes it, the
+SwiGLU kernel reads it and writes the (M, hidden) product, and in the backward the down projection's input
+gradient is written, read back with the pre-activation, and the gate/up gradient written. Here:
+
+- forward: the gate/up product applies SwiGLU as it stores its tiles, writing the pre-activation and the
+  activation in one pass (both kept for the backward); the down product reads the activation.
+- backward (`BACKWARD`): "quack" (the default) runs QuACK's products, the first with SwiGLU's derivative
+  in its epilogue, which makes the activation again there, so the activation is not kept between forward
+  and backward; "cublas" runs cuBLAS's products around the SwiGLU kernel of train/kernels.py, which reads
+  QuACK's pre-activation in its own order.
+
+Measured at 1.3B, micro-batch 24 on an H200 (benchmarks/RESULTS.md, session 8): 11.6 GiB less peak memory
+than the default kernels (91.1 against 102.7 GiB) for 0.6% of the speed. The forward alone is 8% faster
+than cuBLAS + the SwiGLU kernel, the backward at QuACK's default tiles 8% slower; the cuBLAS backward is
+no faster in the trainer (0.4% under the default) and keeps the activation. So `--kernels auto` does not run it: it is the option for a
+model or micro-batch that does not fit otherwise.
+
+The model's weights stay as they are: gate_up.weight (2·hidden, d) with the gate rows first (QuACK's
+"concat" layout), down.weight (d, hidden). The pre-activation QuACK keeps is interleaved (gate and up
+column by column); only the two backwards here read it.
+
+Wrapped as custom ops with fakes and an autograd formula, as FlashAttention-4 is (train/attention.py): the
+compiled blocks call each as one opaque op. `refusal` is pure, as attention.refusal.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import importlib.util
+
+import torch
+
+from dscluster.errors import ConfigError
+from dscluster.i18n import tr
+
+QUACK_MIN_CAPABILITY = (9, 0)
+QUACK_MODULE = "quack.gemm_interface"
+# False: QuACK's default tile configuration per architecture (no autotuning at the first call, which
+# compiles every candidate configuration of every shape); True: its autotuner, cached on disk.
+TUNED = False
+_GATED = "swiglu"
+# The backward: "quack" = QuACK's products, the first with SwiGLU's derivative in its epilogue (the
+# activation made again there, not kept: what saves the memory); "cublas" = cuBLAS products around the
+# SwiGLU kernel (train/kernels.py) on QuACK's pre-activation, the activation kept from the forward.
+BACKWARD = "quack"
+
+
+def quack_installed() -> bool:
+    try:
+        return importlib.util.find_spec(QUACK_MODULE) is not None
+    except (ImportError, ValueError):  # the parent package `quack` is absent or broken
+        return False
+
+
+def refusal(device_type: str, capability: tuple[int, int] | None, installed: bool,
+            precision: str = "auto") -> ConfigError | None:
+    """Why `--kernels quack` cannot run here, or None."""
+    if precision == "fp8":
+        return ConfigError(tr("--kernels quack runs the MLP's matrix products in bf16, which --precision fp8 "
+                              "would run in float8"), tr("use --kernels auto with --precision fp8"), setting="--kernels")
+    if device_type != "cuda":
+        return ConfigError(tr("--kernels quack needs an NVIDIA GPU; this run is on {device}", device=device_type),
+                           tr("use --kernels auto on CPU"), setting="--kernels")
+    if capability is None or tuple(capability) < QUACK_MIN_CAPABILITY:
+        shown = ".".join(map(str, capability)) if capability else "?"
+        return ConfigError(tr("--kernels quack needs a Hopper or newer GPU (compute capability 9.0+); this GPU "
+                              "is {cap}", cap=shown), tr("use --kernels auto"), setting="--kernels")
+    if not installed:
+        return ConfigError(tr("--kernels quack: QuACK ({module}) is not installed", module=QUACK_MODULE),
+                           tr("install it: pip install 'dscluster[fa4]' (or pip install quack-kernels), "
+                              "or use --kernels auto"), setting="--kernels")
+    return None
+
+
+def check(device_type: str, precision: str = "auto") -> None:
+    """Raise `refusal`'s error for this process."""
+    capability = torch.cuda.get_device_capability() if device_type == "cuda" and torch.cuda.is_available() else None
+    refused = refusal(device_type, capability, quack_installed(), precision)
+    if refused:
+        raise refused
+
+
+def _quack():
+    _key_unknown_types()
+    from quack import gemm_interface  # noqa: PLC0415
+
+    return gemm_interface
+
+
+def _key_unknown_types() -> None:
+    """QuACK fingerprints every global an epilogue function reaches, to key its compiled kernels, and refuses
+    a type it does not know. The op wrappers of nvidia-cutlass-dsl 4.8 reach objects QuACK 0.6.5 does not
+    know (a ContextVar of debug-location transforms, a method descriptor of code objects), none of which
+    changes the generated math: without this its epilogue library fails to import. Such an object is keyed
+    by its type and name instead, once per process."""
+    from quack.gemm_runtime import identity  # noqa: PLC0415
+
+    if getattr(identity.semantic_value_key, "keys_unknown_types", False):
+        return
+    plain = identity.semantic_value_key
+
+    def semantic_value_key(value, seen):
+        if isinstance(value, contextvars.ContextVar):
+            return ("contextvar", value.name)
+        try:
+            return plain(value, seen)
+        except TypeError:  # plain recurses through this wrapper, so only the unknown leaf lands here
+            kind = type(value)
+            return ("opaque", kind.__module__, kind.__qualname__, getattr(value, "__qualname__", None))
+
+    semantic_value_key.keys_unknown_types = True
+    identity.semantic_value_key = semantic_value_key
+
+
+@torch.library.custom_op("dscluster::swiglu_mlp", mutates_args=())
+def swiglu_mlp_op(x: torch.Tensor, w_gate_up: torch.Tensor,
+                  w_down: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """x (..., d), w_gate_up (2·hidden, d), w_down (d, hidden) -> (out (..., d), the pre-activation
+    (M, 2·hidden), interleaved, and the activation (M, hidden): both for the backward)."""
+    q = _quack()
+    x2 = x.reshape(-1, x.shape[-1])
+    preact, postact = q.gemm_gated(x2, w_gate_up.T, activation=_GATED, store_preact=True, tuned=TUNED,
+                                   concat_layout=("B",))
+    out = q.gemm(postact, w_down.T, tuned=TUNED)
+    return out.view(*x.shape[:-1], w_down.shape[0]), preact, postact
+
+
+@swiglu_mlp_op.register_fake
+def _(x, w_gate_up, w_down):
+    m = x.numel() // x.shape[-1]
+    return (x.new_empty(*x.shape[:-1], w_down.shape[0]), x.new_empty(m, w_gate_up.shape[0]),
+            x.new_empty(m, w_down.shape[1]))
+
+
+@torch.library.custom_op("dscluster::swiglu_mlp_backward", mutates_args=())
+def swiglu_mlp_backward(grad_out: torch.Tensor, x: torch.Tensor, w_gate_up: torch.Tensor, w_down: torch.Tensor,
+                        preact: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(grad x, grad w_gate_up, grad w_down)."""
+    q = _quack()
+    dout = grad_out.reshape(-1, grad_out.shape[-1]).contiguous()
+    x2 = x.reshape(-1, x.shape[-1])
+    dpreact, postact = q.gemm_dgated(dout, w_down, preact, activation=_GATED, dynamic_scheduler=True, tuned=TUNED)
+    dw_down = q.gemm(dout.T, postact, out_dtype=w_down.dtype, dynamic_scheduler=True, tuned=TUNED)
+    dx = q.gemm(dpreact, w_gate_up, dynamic_scheduler=True, concat_layout=("B",), tuned=TUNED)
+    dw_gate_up = q.gemm(dpreact.T, x2, out_dtype=w_gate_up.dtype, dynamic_scheduler=True, concat_layout=("out",),
+                        tuned=TUNED)
+    return dx.view(x.shape), dw_gate_up, dw_down
+
+
+@swiglu_mlp_backward.register_fake
+def _(grad_out, x, w_gate_up, w_down, preact):
+    return torch.empty_like(x), torch.empty_like(w_gate_up), torch.empty_like(w_down)
+
+
+@torch.library.custom_op("dscluster::swiglu_mlp_backward_cublas", mutates_args=())
+def swiglu_mlp_backward_cublas(grad_out: torch.Tensor, x: torch.Tensor, w_gate_up: torch.Tensor,
+                               w_down: torch.Tensor, preact: torch.Tensor,
+                               postact: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The backward as cuBLAS products around the SwiGLU kernel, on QuACK's interleaved pre-activation: the
+    gate/up weight is read (and its gradient written) in that order through one copy each way (2·hidden·d
+    elements, against M·2·hidden for the activations)."""
+    from dscluster.train import kernels  # noqa: PLC0415
+
+    hidden, d = w_down.shape[1], w_down.shape[0]
+    dout = grad_out.reshape(-1, d).contiguous()
+    x2 = x.reshape(-1, x.shape[-1])
+    dpreact = kernels.silu_mul_backward_into(preact, dout @ w_down, hidden, interleaved=True)
+    dw_down = dout.T @ postact
+    w_interleaved = w_gate_up.view(2, hidden, -1).transpose(0, 1).reshape(2 * hidden, -1)
+    dx = dpreact @ w_interleaved
+    dw_gate_up = (dpreact.T @ x2).view(hidden, 2, -1).transpose(0, 1).reshape(2 * hidden, -1)
+    return dx.view(x.shape), dw_gate_up, dw_down
+
+
+@swiglu_mlp_backward_cublas.register_fake
+def _(grad_out, x, w_gate_up, w_down, preact, postact):
+    return torch.empty_like(x), torch.empty_like(w_gate_up), torch.empty_like(w_down)
+
+
+def _setup_context(ctx, inputs, output):
+    x, w_gate_up, w_down = inputs
+    _out, preact, postact = output
+    ctx.backward = BACKWARD
+    # QuACK's backward makes the activation again in its epilogue: it is not kept
+    ctx.save_for_backward(x, w_gate_up, w_down, preact, postact if BACKWARD == "cublas" else None)
+
+
+def _backward(ctx, grad_out, _grad_preact, _grad_postact):
+    x, w_gate_up, w_down, preact, postact = ctx.saved_tensors
+    if ctx.backward == "cublas":
+        return swiglu_mlp_backward_cublas(grad_out, x, w_gate_up, w_down, preact, postact)
+    return swiglu_mlp_backward(grad_out, x, w_gate_up, w_down, preact)
+
+
+swiglu_mlp_op.register_autograd(_backward, setup_context=_setup_context)
+
+
+def swiglu_mlp(x: torch.Tensor, w_gate_up: torch.Tensor, w_down: torch.Tensor) -> torch.Tensor:
+    """down(silu(gate) * up) with gate, up = x @ w_gate_up.T split at hidden: the model's SwiGLU MLP. Under
+    autocast its inputs are cast as autocast casts a linear layer's (the op itself is below autocast)."""
+    if torch.is_autocast_enabled(x.device.type):
+        dtype = torch.get_autocast_dtype(x.device.type)
+        x, w_gate_up, w_down = x.to(dtype), w_gate_up.to(dtype), w_down.to(dtype)
+    return swiglu_mlp_op(x, w_gate_up, w_down)[0]

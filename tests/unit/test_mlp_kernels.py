@@ -1,0 +1,110 @@
+"""`--kernels quack` wiring on CPU (QuACK's GEMMs run on Hopper GPUs only, tests/gpu/test_gpu_mlp.py): its
+refusals (pure), the swap into every MLP and nowhere else, the model calling the swapped op on its two
+weights, the trainer's early refusal with the setting, and the fake shapes torch.compile traces through."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from dscluster.errors import ConfigError
+from dscluster.train import kernels, mlp_kernels, perf
+from dscluster.train.model import GPT, GPTConfig, SwiGLU
+
+
+def test_refused_on_cpu_before_hopper_without_the_package_and_with_fp8():
+    cpu = mlp_kernels.refusal("cpu", None, installed=True)
+    assert isinstance(cpu, ConfigError) and cpu.setting == "--kernels" and "auto" in cpu.hint
+    ampere = mlp_kernels.refusal("cuda", (8, 0), installed=True)
+    assert "9.0" in str(ampere) and "8.0" in str(ampere)
+    missing = mlp_kernels.refusal("cuda", (9, 0), installed=False)
+    assert "quack" in str(missing) and "dscluster[fa4]" in missing.hint
+    fp8 = mlp_kernels.refusal("cuda", (9, 0), installed=True, precision="fp8")
+    assert fp8.setting == "--kernels" and "fp8" in str(fp8)
+    assert mlp_kernels.refusal("cuda", (9, 0), installed=True) is None
+    assert mlp_kernels.refusal("cuda", (10, 0), installed=True) is None
+
+
+def test_use_kernels_refuses_quack_on_cpu_and_swaps_nothing():
+    model = GPT(GPTConfig(n_layer=2, n_head=2, d_model=32, seq_len=16))
+    with pytest.raises(ConfigError) as err:
+        perf.use_kernels(model, "quack", "cpu")
+    assert err.value.setting == "--kernels"
+    assert all(b.mlp.mlp_op is None for b in model.blocks)
+
+
+def test_the_swap_reaches_every_mlp_with_the_rotary_kernel_and_the_model_calls_it_on_its_weights():
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(n_layer=3, n_head=2, d_model=32, seq_len=16))
+    x = torch.randint(0, 257, (2, 17))
+    plain = model(x[:, :-1], x[:, 1:])
+    assert perf.swap_kernels(model, "quack") == "mlp_op+rotary_qkv"
+    assert all(isinstance(b.mlp, SwiGLU) and b.mlp.mlp_op is mlp_kernels.swiglu_mlp for b in model.blocks)
+    assert all(b.attn.rotary_qkv is kernels.rotary_qkv for b in model.blocks)
+    calls = []
+
+    def spy(h, w_gate_up, w_down):  # the op's contract, in PyTorch's expressions
+        calls.append((h.shape, w_gate_up.shape, w_down.shape))
+        return F.linear(kernels.silu_mul_reference(F.linear(h, w_gate_up), w_down.shape[1]), w_down)
+
+    for b in model.blocks:
+        b.mlp.mlp_op = spy
+        b.attn.rotary_qkv = kernels.rotary_qkv_reference
+    swapped = model(x[:, :-1], x[:, 1:])
+    assert torch.allclose(plain, swapped)
+    assert calls == [(torch.Size([2, 16, 32]), torch.Size([2 * 128, 32]), torch.Size([32, 128]))] * 3
+
+
+def test_the_custom_ops_have_fake_shapes_for_compile():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        x = torch.empty(2, 128, 256, dtype=torch.bfloat16)
+        w1, w2 = torch.empty(2 * 704, 256, dtype=torch.bfloat16), torch.empty(256, 704, dtype=torch.bfloat16)
+        out, preact, postact = mlp_kernels.swiglu_mlp_op(x, w1, w2)
+        grads = [mlp_kernels.swiglu_mlp_backward(out, x, w1, w2, preact),
+                 mlp_kernels.swiglu_mlp_backward_cublas(out, x, w1, w2, preact, postact)]
+    assert out.shape == x.shape and preact.shape == (256, 2 * 704) and postact.shape == (256, 704)
+    for dx, dw1, dw2 in grads:
+        assert (dx.shape, dw1.shape, dw2.shape) == (x.shape, w1.shape, w2.shape)
+
+
+def test_trainer_refuses_quack_on_cpu_with_the_setting(tmp_path, capsys):
+    from dscluster.train.__main__ import main
+
+    rc = main(["--preset", "tiny", "--steps", "1", "--kernels", "quack", "--run-dir", str(tmp_path / "run"),
+               "--save-dir", str(tmp_path / "ckpt")])
+    err = capsys.readouterr().err
+    assert rc != 0 and "--kernels quack" in err and "Traceback" not in err
+
+
+CUBLAS_BACKWARD_CHECK = r"""
+import json, torch
+import torch.nn.functional as F
+from dscluster.train import kernels, mlp_kernels
+torch.manual_seed(0)
+errors = []
+for rows, d, hidden in [(3, 16, 40), (70, 32, 96)]:  # hidden below and above the kernel's block
+    x = torch.randn(rows, d, dtype=torch.float64)
+    w1, w2 = torch.randn(2 * hidden, d, dtype=torch.float64) / d**0.5, torch.randn(d, hidden, dtype=torch.float64) / hidden**0.5
+    dout = torch.randn(rows, d, dtype=torch.float64)
+    ref = [t.clone().requires_grad_() for t in (x, w1, w2)]
+    F.linear(kernels.silu_mul_reference(F.linear(ref[0], ref[1]), hidden), ref[2]).backward(dout)
+    gu = x @ w1.T
+    preact = torch.stack((gu[:, :hidden], gu[:, hidden:]), dim=-1).reshape(rows, 2 * hidden)  # QuACK's order
+    postact = kernels.silu_mul_reference(gu, hidden)
+    got = mlp_kernels.swiglu_mlp_backward_cublas(dout, x, w1, w2, preact, postact)
+    errors.append([float((g - r.grad).abs().max() / r.grad.abs().max()) for g, r in zip(got, ref)])
+print(json.dumps({"errors": errors}))
+"""
+
+
+def test_the_cublas_backward_on_quacks_interleaved_layout_matches_autograd_in_tritons_interpreter(
+        in_triton_interpreter):
+    """The backward "cublas" runs: the SwiGLU kernel (interpreted) on the interleaved pre-activation, the
+    gate/up weight and its gradient through the interleaved order; float64, so any misplaced column shows."""
+    report = in_triton_interpreter(["-c", CUBLAS_BACKWARD_CHECK])
+    assert len(report["errors"]) == 2
+    for errs in report["errors"]:
+        assert max(errs) < 1e-6, errs
