@@ -21,12 +21,11 @@ import torch.nn.functional as F
 from torch import nn
 
 from dscluster.errors import ConfigError
-from dscluster.i18n import tr
-from dscluster.train import kernels
+from dscluster.train import hopper, kernels
 from dscluster.train.kernels import unit_last
 
 # FlashAttention-4's kernels: Hopper (9.0) and Blackwell (10.x, 12.x); its sm80 path is not its point.
-FA4_MIN_CAPABILITY = (9, 0)
+FA4_MIN_CAPABILITY = hopper.HOPPER
 FA4_MODULE = "flash_attn.cute"
 
 
@@ -43,21 +42,14 @@ def fa4_installed() -> bool:
         return False
 
 
+FA4 = hopper.HopperKernel(choice="--attention fa4", setting="--attention", package="FlashAttention-4",
+                          module=FA4_MODULE, pip="flash-attn-4", auto="--attention auto",
+                          older_fix="use --attention auto (cuDNN or FlashAttention-2)")
+
+
 def refusal(device_type: str, capability: tuple[int, int] | None, installed: bool) -> ConfigError | None:
     """Why `--attention fa4` cannot run here, or None."""
-    fix_pkg = tr("install it: pip install 'dscluster[fa4]' (or pip install flash-attn-4), or use --attention auto")
-    if device_type != "cuda":
-        return ConfigError(tr("--attention fa4 needs an NVIDIA GPU; this run is on {device}", device=device_type),
-                           tr("use --attention auto on CPU"), setting="--attention")
-    if capability is None or tuple(capability) < FA4_MIN_CAPABILITY:
-        shown = ".".join(map(str, capability)) if capability else "?"
-        return ConfigError(tr("--attention fa4 needs a Hopper or newer GPU (compute capability 9.0+); this GPU "
-                              "is {cap}", cap=shown), tr("use --attention auto (cuDNN or FlashAttention-2)"),
-                           setting="--attention")
-    if not installed:
-        return ConfigError(tr("--attention fa4: FlashAttention-4 ({module}) is not installed", module=FA4_MODULE),
-                           fix_pkg, setting="--attention")
-    return None
+    return hopper.refusal(FA4, device_type, capability, installed)
 
 
 def _interface():

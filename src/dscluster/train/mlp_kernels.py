@@ -23,7 +23,7 @@ The model's weights stay as they are: gate_up.weight (2·hidden, d) with the gat
 column by column); only the two backwards here read it.
 
 Wrapped as custom ops with fakes and an autograd formula, as FlashAttention-4 is (train/attention.py): the
-compiled blocks call each as one opaque op. `refusal` is pure, as attention.refusal.
+compiled blocks call each as one opaque op. `refusal` is pure (train/hopper.py).
 """
 
 from __future__ import annotations
@@ -35,8 +35,9 @@ import torch
 
 from dscluster.errors import ConfigError
 from dscluster.i18n import tr
+from dscluster.train import hopper
 
-QUACK_MIN_CAPABILITY = (9, 0)
+QUACK_MIN_CAPABILITY = hopper.HOPPER
 QUACK_MODULE = "quack.gemm_interface"
 # False: QuACK's default tile configuration per architecture (no autotuning at the first call, which
 # compiles every candidate configuration of every shape); True: its autotuner, cached on disk.
@@ -55,24 +56,17 @@ def quack_installed() -> bool:
         return False
 
 
+QUACK = hopper.HopperKernel(choice="--kernels quack", setting="--kernels", package="QuACK", module=QUACK_MODULE,
+                            pip="quack-kernels", auto="--kernels auto", older_fix="use --kernels auto")
+
+
 def refusal(device_type: str, capability: tuple[int, int] | None, installed: bool,
             precision: str = "auto") -> ConfigError | None:
     """Why `--kernels quack` cannot run here, or None."""
     if precision == "fp8":
         return ConfigError(tr("--kernels quack runs the MLP's matrix products in bf16, which --precision fp8 "
                               "would run in float8"), tr("use --kernels auto with --precision fp8"), setting="--kernels")
-    if device_type != "cuda":
-        return ConfigError(tr("--kernels quack needs an NVIDIA GPU; this run is on {device}", device=device_type),
-                           tr("use --kernels auto on CPU"), setting="--kernels")
-    if capability is None or tuple(capability) < QUACK_MIN_CAPABILITY:
-        shown = ".".join(map(str, capability)) if capability else "?"
-        return ConfigError(tr("--kernels quack needs a Hopper or newer GPU (compute capability 9.0+); this GPU "
-                              "is {cap}", cap=shown), tr("use --kernels auto"), setting="--kernels")
-    if not installed:
-        return ConfigError(tr("--kernels quack: QuACK ({module}) is not installed", module=QUACK_MODULE),
-                           tr("install it: pip install 'dscluster[fa4]' (or pip install quack-kernels), "
-                              "or use --kernels auto"), setting="--kernels")
-    return None
+    return hopper.refusal(QUACK, device_type, capability, installed)
 
 
 def check(device_type: str, precision: str = "auto") -> None:
