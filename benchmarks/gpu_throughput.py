@@ -66,7 +66,7 @@ class Case:
     inductor: str = ""  # knobs, "+"-joined: cdt, autotune, cat (see inductor_knobs)
     kernels: str = "auto"  # trainer: auto = the trainer's default, triton = the SwiGLU and rotary kernels, norm = those + the fused add+RMSNorm, swiglu = SwiGLU only, quack = rotary + the MLP with SwiGLU in QuACK's GEMM epilogues, off = Inductor's
     mlptune: int = 0  # trainer, kernels=quack: 1 = QuACK's autotuned GEMM configurations (0: its default tiles)
-    mlpbwd: str = "quack"  # trainer, kernels=quack: the MLP's backward, cublas or quack (mlp_kernels.BACKWARD)
+    mlpbwd: str = "quack"  # trainer, kernels=quack: the MLP's backward, quack, mixed or cublas (mlp_kernels.BACKWARD)
     dssync: int = 1  # trainer: 0 = DeepSpeed's throughput timer without its GPU synchronization per micro-batch (1: its default)
     blas: str = "default"  # trainer: cuBLAS or cuBLASLt for the matrix products (torch.backends.cuda.preferred_blas_library)
     qkv: str = "fused"  # trainer: fused = the rotary kernel and FlashAttention-4 as one op where both run, split = apart
@@ -174,6 +174,8 @@ def run_trainer(c: Case, out: str | None, keep_engine: bool = False):
     if c.kernels == "quack":
         from dscluster.train import mlp_kernels
 
+        if c.mlpbwd not in mlp_kernels.BACKWARDS:
+            raise SystemExit(f"mlpbwd={c.mlpbwd!r}: choose {', '.join(mlp_kernels.BACKWARDS)}")
         mlp_kernels.TUNED, mlp_kernels.BACKWARD = bool(c.mlptune), c.mlpbwd
     perf.use_kernels(model, c.kernels if c.kind == "trainer" else "off", device)
     attention_ran = "sdpa"

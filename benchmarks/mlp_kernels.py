@@ -1,7 +1,7 @@
 """The SwiGLU MLP of one block alone, forward and forward + backward, at the trainer's shapes: cuBLAS with
 the hand-written SwiGLU kernel (what `--kernels triton` runs) against QuACK's GEMMs with SwiGLU in their
-epilogues (`--kernels quack`, train/mlp_kernels.py): its forward with the cuBLAS backward (the default),
-all QuACK at its default tiles, and autotuned; each with its error against float32. JSON lines out, one per variant.
+epilogues (`--kernels quack`, train/mlp_kernels.py): its forward with each backward (mlp_kernels.BACKWARD)
+at QuACK's default tiles, and all QuACK autotuned; each with its error against float32. JSON lines out, one per variant.
 
     python benchmarks/mlp_kernels.py --preset 1.3b --mb 24
 """
@@ -66,7 +66,8 @@ def main() -> None:
         return setup
 
     base = variant("cuBLAS + the SwiGLU kernel", triton)
-    cases = [("QuACK forward, cuBLAS backward", False, "cublas"), ("QuACK, default tiles", False, "quack")]
+    cases = [("QuACK forward, cuBLAS backward", False, "cublas"), ("QuACK, default tiles", False, "quack"),
+             ("QuACK, its first backward product, then cuBLAS", False, "mixed")]
     cases += [("QuACK, autotuned", True, "quack")] * bool(args.tuned)
     for name, tuned, backward in cases:
         grads = variant(name, quack(tuned, backward))

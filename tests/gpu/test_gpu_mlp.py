@@ -49,7 +49,7 @@ def _mlp_errors(swap, shape, d_model: int) -> list[float]:
 
 
 @quack
-@pytest.mark.parametrize("backward", ["cublas", "quack"])
+@pytest.mark.parametrize("backward", ["cublas", "mixed", "quack"])
 @pytest.mark.parametrize("shape,d_model", [((4, 1024), 512), ((3, 77), 256), ((2, 2048), 2048)])
 def test_swiglu_mlp_matches_float64_as_closely_as_cublas(shape, d_model, backward, monkeypatch):
     from dscluster.train import kernels, mlp_kernels

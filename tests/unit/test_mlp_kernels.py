@@ -63,7 +63,8 @@ def test_the_custom_ops_have_fake_shapes_for_compile():
         x = torch.empty(2, 128, 256, dtype=torch.bfloat16)
         w1, w2 = torch.empty(2 * 704, 256, dtype=torch.bfloat16), torch.empty(256, 704, dtype=torch.bfloat16)
         out, preact, postact = mlp_kernels.swiglu_mlp_op(x, w1, w2)
-        grads = [mlp_kernels.swiglu_mlp_backward(out, x, w1, w2, preact),
+        grads = [mlp_kernels.swiglu_mlp_backward(out, x, w1, w2, preact, "quack"),
+                 mlp_kernels.swiglu_mlp_backward(out, x, w1, w2, preact, "cublas"),
                  mlp_kernels.swiglu_mlp_backward_cublas(out, x, w1, w2, preact, postact)]
     assert out.shape == x.shape and preact.shape == (256, 2 * 704) and postact.shape == (256, 704)
     for dx, dw1, dw2 in grads:

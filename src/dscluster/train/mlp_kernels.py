@@ -9,8 +9,9 @@ gradient is written, read back with the pre-activation, and the gate/up gradient
   activation in one pass (both kept for the backward); the down product reads the activation.
 - backward (`BACKWARD`): "quack" (the default) runs QuACK's products, the first with SwiGLU's derivative
   in its epilogue, which makes the activation again there, so the activation is not kept between forward
-  and backward; "cublas" runs cuBLAS's products around the SwiGLU kernel of train/kernels.py, which reads
-  QuACK's pre-activation in its own order.
+  and backward; "mixed" runs that first product and the three plain ones by cuBLAS (not yet measured on a
+  GPU); "cublas" runs cuBLAS's products around the SwiGLU kernel of train/kernels.py, which reads QuACK's
+  pre-activation in its own order.
 
 Measured at 1.3B, micro-batch 24 on an H200 (benchmarks/RESULTS.md, session 8): 11.6 GiB less peak memory
 than the default kernels (91.1 against 102.7 GiB) for 0.6% of the speed. The forward alone is 8% faster
@@ -44,9 +45,11 @@ QUACK_MODULE = "quack.gemm_interface"
 TUNED = False
 _GATED = "swiglu"
 # The backward: "quack" = QuACK's products, the first with SwiGLU's derivative in its epilogue (the
-# activation made again there, not kept: what saves the memory); "cublas" = cuBLAS products around the
-# SwiGLU kernel (train/kernels.py) on QuACK's pre-activation, the activation kept from the forward.
+# activation made again there, not kept: what saves the memory); "mixed" = that first product, then the
+# three plain ones by cuBLAS (not yet measured on a GPU); "cublas" = cuBLAS products around the SwiGLU
+# kernel (train/kernels.py) on QuACK's pre-activation, the activation kept from the forward.
 BACKWARD = "quack"
+BACKWARDS = ("quack", "mixed", "cublas")
 
 
 def quack_installed() -> bool:
@@ -129,14 +132,31 @@ def _(x, w_gate_up, w_down):
             x.new_empty(m, w_down.shape[1]))
 
 
+def _cublas_products(dout: torch.Tensor, x2: torch.Tensor, w_gate_up: torch.Tensor, dpreact: torch.Tensor,
+                     postact: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(grad x (M, d), grad w_gate_up, grad w_down) as cuBLAS products on QuACK's interleaved pre-activation
+    gradient: the gate/up weight is read (and its gradient written) in that order through one copy each way
+    (2·hidden·d elements, against M·2·hidden for the activations)."""
+    hidden = postact.shape[-1]
+    dw_down = dout.T @ postact
+    w_interleaved = w_gate_up.view(2, hidden, -1).transpose(0, 1).reshape(2 * hidden, -1)
+    dx = dpreact @ w_interleaved
+    dw_gate_up = (dpreact.T @ x2).view(hidden, 2, -1).transpose(0, 1).reshape(2 * hidden, -1)
+    return dx, dw_gate_up, dw_down
+
+
 @torch.library.custom_op("dscluster::swiglu_mlp_backward", mutates_args=())
 def swiglu_mlp_backward(grad_out: torch.Tensor, x: torch.Tensor, w_gate_up: torch.Tensor, w_down: torch.Tensor,
-                        preact: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(grad x, grad w_gate_up, grad w_down)."""
+                        preact: torch.Tensor, products: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(grad x, grad w_gate_up, grad w_down): QuACK's product with SwiGLU's derivative in its epilogue, then
+    the three plain products by QuACK (`products` "quack") or cuBLAS ("cublas")."""
     q = _quack()
     dout = grad_out.reshape(-1, grad_out.shape[-1]).contiguous()
     x2 = x.reshape(-1, x.shape[-1])
     dpreact, postact = q.gemm_dgated(dout, w_down, preact, activation=_GATED, dynamic_scheduler=True, tuned=TUNED)
+    if products == "cublas":
+        dx, dw_gate_up, dw_down = _cublas_products(dout, x2, w_gate_up, dpreact, postact)
+        return dx.view(x.shape), dw_gate_up, dw_down
     dw_down = q.gemm(dout.T, postact, out_dtype=w_down.dtype, dynamic_scheduler=True, tuned=TUNED)
     dx = q.gemm(dpreact, w_gate_up, dynamic_scheduler=True, concat_layout=("B",), tuned=TUNED)
     dw_gate_up = q.gemm(dpreact.T, x2, out_dtype=w_gate_up.dtype, dynamic_scheduler=True, concat_layout=("out",),
@@ -145,7 +165,7 @@ def swiglu_mlp_backward(grad_out: torch.Tensor, x: torch.Tensor, w_gate_up: torc
 
 
 @swiglu_mlp_backward.register_fake
-def _(grad_out, x, w_gate_up, w_down, preact):
+def _(grad_out, x, w_gate_up, w_down, preact, products):
     return torch.empty_like(x), torch.empty_like(w_gate_up), torch.empty_like(w_down)
 
 
@@ -153,19 +173,13 @@ def _(grad_out, x, w_gate_up, w_down, preact):
 def swiglu_mlp_backward_cublas(grad_out: torch.Tensor, x: torch.Tensor, w_gate_up: torch.Tensor,
                                w_down: torch.Tensor, preact: torch.Tensor,
                                postact: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The backward as cuBLAS products around the SwiGLU kernel, on QuACK's interleaved pre-activation: the
-    gate/up weight is read (and its gradient written) in that order through one copy each way (2·hidden·d
-    elements, against M·2·hidden for the activations)."""
+    """The backward as cuBLAS products around the SwiGLU kernel, on QuACK's interleaved pre-activation."""
     from dscluster.train import kernels  # noqa: PLC0415
 
-    hidden, d = w_down.shape[1], w_down.shape[0]
+    d = w_down.shape[0]
     dout = grad_out.reshape(-1, d).contiguous()
-    x2 = x.reshape(-1, x.shape[-1])
-    dpreact = kernels.silu_mul_backward_into(preact, dout @ w_down, hidden, interleaved=True)
-    dw_down = dout.T @ postact
-    w_interleaved = w_gate_up.view(2, hidden, -1).transpose(0, 1).reshape(2 * hidden, -1)
-    dx = dpreact @ w_interleaved
-    dw_gate_up = (dpreact.T @ x2).view(hidden, 2, -1).transpose(0, 1).reshape(2 * hidden, -1)
+    dpreact = kernels.silu_mul_backward_into(preact, dout @ w_down, w_down.shape[1], interleaved=True)
+    dx, dw_gate_up, dw_down = _cublas_products(dout, x.reshape(-1, x.shape[-1]), w_gate_up, dpreact, postact)
     return dx.view(x.shape), dw_gate_up, dw_down
 
 
@@ -186,7 +200,7 @@ def _backward(ctx, grad_out, _grad_preact, _grad_postact):
     x, w_gate_up, w_down, preact, postact = ctx.saved_tensors
     if ctx.backward == "cublas":
         return swiglu_mlp_backward_cublas(grad_out, x, w_gate_up, w_down, preact, postact)
-    return swiglu_mlp_backward(grad_out, x, w_gate_up, w_down, preact)
+    return swiglu_mlp_backward(grad_out, x, w_gate_up, w_down, preact, "cublas" if ctx.backward == "mixed" else "quack")
 
 
 swiglu_mlp_op.register_autograd(_backward, setup_context=_setup_context)
