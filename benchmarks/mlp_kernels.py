@@ -40,7 +40,7 @@ def main() -> None:
     with torch.no_grad():  # float32 reference, on a slice of rows (the weight gradients sum over all rows)
         rows = slice(0, 4096)
         gu = x[rows].float() @ mlp.gate_up.weight.float().T
-        ref_out = (torch.nn.functional.silu(gu[:, :h]) * gu[:, h:]) @ mlp.down.weight.float().T
+        ref_out = kernels.silu_mul_reference(gu, h) @ mlp.down.weight.float().T
     flops = 3 * 2 * m * d * 3 * h  # three products forward (gate, up, down), twice that backward
 
     def variant(name, setup):

@@ -14,8 +14,6 @@ each time naming the setting and the fix, before anything is built.
 
 from __future__ import annotations
 
-import importlib.util
-
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -36,10 +34,7 @@ def sdpa_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.T
 
 
 def fa4_installed() -> bool:
-    try:
-        return importlib.util.find_spec(FA4_MODULE) is not None
-    except (ImportError, ValueError):  # the parent package `flash_attn` is absent or broken
-        return False
+    return hopper.installed(FA4_MODULE)
 
 
 FA4 = hopper.HopperKernel(choice="--attention fa4", setting="--attention", package="FlashAttention-4",
@@ -170,8 +165,7 @@ def fa4_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Te
 
 def _refusal_here(device_type: str) -> ConfigError | None:
     """`refusal` for this process: its GPU's compute capability, whether the package is installed."""
-    capability = torch.cuda.get_device_capability() if device_type == "cuda" and torch.cuda.is_available() else None
-    return refusal(device_type, capability, fa4_installed())
+    return refusal(device_type, *hopper.here(FA4, device_type))
 
 
 def check(device_type: str) -> None:

@@ -4,7 +4,10 @@ Pure, so the CPU tests check every refusal; each names the setting and the fix."
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
+
+import torch
 
 from dscluster.errors import ConfigError
 from dscluster.i18n import tr
@@ -21,6 +24,20 @@ class HopperKernel:
     pip: str  # its PyPI name: "flash-attn-4"
     auto: str  # the fallback: "--attention auto"
     older_fix: str  # the fix before Hopper (an English template of the catalog)
+
+
+def installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a parent package is absent or broken
+        return False
+
+
+def here(kernel: HopperKernel, device_type: str) -> tuple[tuple[int, int] | None, bool]:
+    """What `refusal` looks at in this process: the GPU's compute capability (None off CUDA) and whether the
+    kernel's package is installed."""
+    capability = torch.cuda.get_device_capability() if device_type == "cuda" and torch.cuda.is_available() else None
+    return capability, installed(kernel.module)
 
 
 def refusal(kernel: HopperKernel, device_type: str, capability: tuple[int, int] | None,

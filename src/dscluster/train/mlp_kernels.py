@@ -21,16 +21,13 @@ model or micro-batch that does not fit otherwise.
 
 The model's weights stay as they are: gate_up.weight (2·hidden, d) with the gate rows first (QuACK's
 "concat" layout), down.weight (d, hidden). The pre-activation QuACK keeps is interleaved (gate and up
-column by column); only the two backwards here read it.
+column by column); only the backwards here read it.
 
 Wrapped as custom ops with fakes and an autograd formula, as FlashAttention-4 is (train/attention.py): the
 compiled blocks call each as one opaque op. `refusal` is pure (train/hopper.py).
 """
 
 from __future__ import annotations
-
-import contextvars
-import importlib.util
 
 import torch
 
@@ -53,10 +50,7 @@ BACKWARDS = ("quack", "mixed", "cublas")
 
 
 def quack_installed() -> bool:
-    try:
-        return importlib.util.find_spec(QUACK_MODULE) is not None
-    except (ImportError, ValueError):  # the parent package `quack` is absent or broken
-        return False
+    return hopper.installed(QUACK_MODULE)
 
 
 QUACK = hopper.HopperKernel(choice="--kernels quack", setting="--kernels", package="QuACK", module=QUACK_MODULE,
@@ -74,8 +68,7 @@ def refusal(device_type: str, capability: tuple[int, int] | None, installed: boo
 
 def check(device_type: str, precision: str = "auto") -> None:
     """Raise `refusal`'s error for this process."""
-    capability = torch.cuda.get_device_capability() if device_type == "cuda" and torch.cuda.is_available() else None
-    refused = refusal(device_type, capability, quack_installed(), precision)
+    refused = refusal(device_type, *hopper.here(QUACK, device_type), precision)
     if refused:
         raise refused
 
@@ -92,7 +85,7 @@ def _key_unknown_types() -> None:
     a type it does not know. The op wrappers of nvidia-cutlass-dsl 4.8 reach objects QuACK 0.6.5 does not
     know (a ContextVar of debug-location transforms, a method descriptor of code objects), none of which
     changes the generated math: without this its epilogue library fails to import. Such an object is keyed
-    by its type and name instead, once per process."""
+    by its type and name (its qualified name, or a ContextVar's name) instead, once per process."""
     from quack.gemm_runtime import identity  # noqa: PLC0415
 
     if getattr(identity.semantic_value_key, "keys_unknown_types", False):
@@ -100,13 +93,12 @@ def _key_unknown_types() -> None:
     plain = identity.semantic_value_key
 
     def semantic_value_key(value, seen):
-        if isinstance(value, contextvars.ContextVar):
-            return ("contextvar", value.name)
         try:
             return plain(value, seen)
         except TypeError:  # plain recurses through this wrapper, so only the unknown leaf lands here
             kind = type(value)
-            return ("opaque", kind.__module__, kind.__qualname__, getattr(value, "__qualname__", None))
+            name = getattr(value, "__qualname__", None) or getattr(value, "name", None)
+            return ("opaque", kind.__module__, kind.__qualname__, name if isinstance(name, str) else None)
 
     semantic_value_key.keys_unknown_types = True
     identity.semantic_value_key = semantic_value_key
