@@ -4,7 +4,7 @@
 # Needs: python3 with torch+CUDA+transformers; DeepSpeed and its pure-Python deps either installed or
 # as wheels in .whl/ (see RESULTS.md "Reproduce"). Every line of output is also kept in OUTDIR.
 set -uo pipefail
-phase=${1:?phase: smoke | explore | scale | scale2 | last | final | lanes | lanes2 | lanes3 | lanes4 | s3 | s4 | s5 | s6 | s7 | s8 | s9 | fa4-stash | s10 | s11 | s12 | s13 | s14 | s15 | s16 | s16b | s17 | s18 | tests}
+phase=${1:?phase: smoke | explore | scale | scale2 | last | final | lanes | lanes2 | lanes3 | lanes4 | s3 | s4 | s5 | s6 | s7 | s8 | s9 | fa4-stash | s10 | s11 | s12 | s13 | s14 | s15 | s16 | s16b | s17 | s18 | s19 | s20 | tests}
 out=${2:-${OUT:-/tmp/bench-out}}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -379,6 +379,22 @@ case "$phase" in
       >"$out/pytest_gpu.log" 2>&1
     tail -n 40 "$out/pytest_gpu.log" | grep -v Warning | cut -c1-250
     grep -h '"bench"' "$out/lane0.log" | cut -c1-330; grep -h "exit\|Error" "$out/lane0.log" | tail -5 ;;
+  s19)
+    # Session 9, call 2 (after fa4-stash): the MLP alone with QuACK's mixed backward beside the others, its
+    # GPU tests, then the trainer at 1.3B, micro-batch 24: the default at accumulation 16 and 32, with ZeRO's
+    # overlap and DeepSpeed's timer sync both off, and kernels=quack with the mixed backward; ceiling first.
+    timeout 100 python3 benchmarks/mlp_kernels.py --preset 1.3b --mb 24 --tuned 0 >"$out/mlp.log" 2>&1
+    timeout 110 python3 -m pytest -q -p no:cacheprovider -rA tests/gpu/test_gpu_mlp.py >"$out/pytest_mlp.log" 2>&1
+    b="trainer:preset=1.3b,mb=24,steps=2,warmup=2"
+    timeout 370 $bench --case ceiling: --case "$b,gas=16" --case "$b,gas=16,kernels=quack,mlpbwd=mixed" \
+      --case "trainer:preset=1.3b,mb=24,steps=2,warmup=1,gas=32" --case "$b,gas=16,overlap=0,dssync=0" >"$out/lane0.log" 2>&1
+    echo "lane0 exit $?" >>"$out/lane0.log"
+    grep -h '"bench"\|Error\|error' "$out/mlp.log" | cut -c1-400 | tail -8; tail -n 14 "$out/pytest_mlp.log" | cut -c1-300
+    grep -h '"bench"' "$out/lane0.log" | cut -c1-330; grep -h "exit\|Error" "$out/lane0.log" | tail -5 ;;
+  s20)
+    # Session 9: every GPU test on the final code, the flight recorder's included.
+    timeout 560 python3 -m pytest -q -p no:cacheprovider -rA tests/gpu >"$out/pytest_gpu.log" 2>&1
+    tail -n 45 "$out/pytest_gpu.log" | grep -v Warning | cut -c1-250 ;;
   s16b)
     # Session 7, call 10 (s16's accumulation-16 case, cut by its limit), on the same warm machine.
     timeout 140 $bench --case ceiling: --case "trainer:preset=1.3b,mb=24,steps=2,warmup=2,gas=16" >"$out/lane0.log" 2>&1
