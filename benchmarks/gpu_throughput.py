@@ -65,8 +65,8 @@ class Case:
     vocab: int = 0  # 0: the trainer's byte vocabulary (257); 50257: GPT-2's (trainer and hf alike)
     inductor: str = ""  # knobs, "+"-joined: cdt, autotune, cat (see inductor_knobs)
     kernels: str = "auto"  # trainer: auto = the trainer's default, triton = the SwiGLU and rotary kernels, norm = those + the fused add+RMSNorm, swiglu = SwiGLU only, quack = rotary + the MLP with SwiGLU in QuACK's GEMM epilogues, off = Inductor's
-    mlptune: int = 0  # trainer, kernels=quack: 1 = QuACK's autotuned GEMM configurations (0: its default tiles)
-    mlpbwd: str = "quack"  # trainer, kernels=quack: the MLP's backward, quack, mixed or cublas (mlp_kernels.BACKWARD)
+    mlptune: int = 0  # trainer, QuACK's MLP: 1 = QuACK's autotuned GEMM configurations (0: its default tiles)
+    mlpbwd: str = "mixed"  # trainer, QuACK's MLP (kernels=quack, or auto where it runs): its backward, mixed, quack or cublas (mlp_kernels.BACKWARD)
     dssync: int = 1  # trainer: 0 = DeepSpeed's throughput timer without its GPU synchronization per micro-batch (1: its default)
     blas: str = "default"  # trainer: cuBLAS or cuBLASLt for the matrix products (torch.backends.cuda.preferred_blas_library)
     qkv: str = "fused"  # trainer: fused = the rotary kernel and FlashAttention-4 as one op where both run, split = apart
@@ -171,13 +171,14 @@ def run_trainer(c: Case, out: str | None, keep_engine: bool = False):
     inductor_knobs(c.inductor)
     if device == "cuda":
         torch.backends.cuda.preferred_blas_library(c.blas)
-    if c.kernels == "quack":
+    if c.kernels in ("quack", "auto"):
         from dscluster.train import mlp_kernels
 
         if c.mlpbwd not in mlp_kernels.BACKWARDS:
             raise SystemExit(f"mlpbwd={c.mlpbwd!r}: choose {', '.join(mlp_kernels.BACKWARDS)}")
         mlp_kernels.TUNED, mlp_kernels.BACKWARD = bool(c.mlptune), c.mlpbwd
-    perf.use_kernels(model, c.kernels if c.kind == "trainer" else "off", device)
+    kernels_ran = perf.use_kernels(model, c.kernels if c.kind == "trainer" else "off", device,
+                                   "fp8" if c.precision == "fp8" else "auto", c.zero)
     attention_ran = "sdpa"
     if c.kind == "trainer":
         from dscluster.train import attention
@@ -242,6 +243,7 @@ def run_trainer(c: Case, out: str | None, keep_engine: bool = False):
            "step_s": round(elapsed / c.steps, 4), "first_step_s": round(first_step_s, 1),
            "init_s": round(init_s, 1), "loss_first": round(first_loss, 4), "loss_last": round(float(loss.item()), 4),
            "peak_mem_gib": gm.peak_mem_gib(), "compile": compiled, "attention_ran": attention_ran,
+           "kernels_ran": kernels_ran,
            "config": {**asdict(c), "ds_config": ds_config, "params": sum(p.numel() for p in model.parameters())}}
     if gm.rank() == 0:
         gm.emit(rec, out)

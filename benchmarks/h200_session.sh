@@ -4,7 +4,7 @@
 # Needs: python3 with torch+CUDA+transformers; DeepSpeed and its pure-Python deps either installed or
 # as wheels in .whl/ (see RESULTS.md "Reproduce"). Every line of output is also kept in OUTDIR.
 set -uo pipefail
-phase=${1:?phase: smoke | explore | scale | scale2 | last | final | lanes | lanes2 | lanes3 | lanes4 | s3 | s4 | s5 | s6 | s7 | s8 | s9 | fa4-stash | s10 | s11 | s12 | s13 | s14 | s15 | s16 | s16b | s17 | s18 | s19 | s20 | tests}
+phase=${1:?phase: smoke | explore | scale | scale2 | last | final | lanes | lanes2 | lanes3 | lanes4 | s3 | s4 | s5 | s6 | s7 | s8 | s9 | fa4-stash | s10 | s11 | s12 | s13 | s14 | s15 | s16 | s16b | s17 | s18 | s19 | s20 | cases | tests}
 out=${2:-${OUT:-/tmp/bench-out}}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -395,6 +395,12 @@ case "$phase" in
     # Session 9: every GPU test on the final code, the flight recorder's included.
     timeout 560 python3 -m pytest -q -p no:cacheprovider -rA tests/gpu >"$out/pytest_gpu.log" 2>&1
     tail -n 45 "$out/pytest_gpu.log" | grep -v Warning | cut -c1-250 ;;
+  cases)
+    # Any trainer cases after the same run's ceiling: CASES="trainer:...;trainer:..." (session 9's calls 4+).
+    IFS=';' read -ra cs <<<"${CASES:?CASES=case;case}"; args=(); for c in "${cs[@]}"; do args+=(--case "$c"); done
+    timeout "${LIMIT:-540}" $bench --case ceiling: "${args[@]}" >"$out/lane0.log" 2>&1
+    echo "lane0 exit $?" >>"$out/lane0.log"
+    grep -h '"bench"' "$out/lane0.log" | cut -c1-330; grep -h "exit\|Error" "$out/lane0.log" | tail -5 ;;
   s16b)
     # Session 7, call 10 (s16's accumulation-16 case, cut by its limit), on the same warm machine.
     timeout 140 $bench --case ceiling: --case "trainer:preset=1.3b,mb=24,steps=2,warmup=2,gas=16" >"$out/lane0.log" 2>&1

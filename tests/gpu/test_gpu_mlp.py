@@ -77,3 +77,21 @@ def test_compiled_model_with_quack_is_as_exact_as_the_plain_model():
     worst = {name: max(m["errors"].values()) for name, m in report["models"].items()}
     assert not kernel_grads.verdict(report), (kernel_grads.verdict(report), worst)
     assert abs(report["models"]["compiled+quack"]["loss"] - report["loss_fp64"]) < 1e-2
+
+
+@quack
+def test_auto_runs_quack_on_a_large_model_and_the_triton_kernels_on_a_small_one_or_with_fp8():
+    """What `--kernels auto` picks on this GPU: QuACK's MLP for a model past perf.COMPILE_MIN_PARAMS
+    (the 124M preset), the Triton kernels below it and with --precision fp8, swapped into every block."""
+    from dscluster.train import kernels, mlp_kernels, perf
+    from dscluster.train.model import GPT, preset_config
+
+    large = GPT(preset_config("124m", seq_len=256, vocab_size=257))
+    assert sum(p.numel() for p in large.parameters()) >= perf.COMPILE_MIN_PARAMS
+    assert perf.use_kernels(large, "auto", "cuda") == "mlp_op+rotary_qkv (auto: quack)"
+    assert all(b.mlp.mlp_op is mlp_kernels.swiglu_mlp for b in large.blocks)
+    fp8 = GPT(preset_config("124m", seq_len=256, vocab_size=257))
+    assert perf.use_kernels(fp8, "auto", "cuda", precision="fp8").endswith("(auto: triton)")
+    assert all(b.mlp.mlp_op is None and b.mlp.silu_mul is kernels.silu_mul for b in fp8.blocks)
+    small = GPT(preset_config("tiny"))
+    assert perf.use_kernels(small, "auto", "cuda").endswith("(auto: triton)")

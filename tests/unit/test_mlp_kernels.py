@@ -22,8 +22,39 @@ def test_refused_on_cpu_before_hopper_without_the_package_and_with_fp8():
     assert "quack" in str(missing) and "dscluster[fa4]" in missing.hint
     fp8 = mlp_kernels.refusal("cuda", (9, 0), installed=True, precision="fp8")
     assert fp8.setting == "--kernels" and "fp8" in str(fp8)
+    zero3 = mlp_kernels.refusal("cuda", (9, 0), installed=True, zero_stage=3)
+    assert zero3.setting == "--kernels" and "ZeRO-3" in str(zero3) and "--kernels auto" in zero3.hint
     assert mlp_kernels.refusal("cuda", (9, 0), installed=True) is None
+    assert mlp_kernels.refusal("cuda", (9, 0), installed=True, zero_stage=2) is None
     assert mlp_kernels.refusal("cuda", (10, 0), installed=True) is None
+
+
+@pytest.mark.parametrize("capability,installed,precision,zero_stage,layers,expected", [
+    ((9, 0), True, "auto", 1, 3, "quack"),  # where it runs, on a model past the size threshold
+    ((9, 0), True, "auto", 1, 1, "triton"),  # below it: QuACK's kernels would take longer to build than they save
+    ((9, 0), False, "auto", 1, 3, "triton"),  # the package absent
+    ((8, 0), True, "auto", 1, 3, "triton"),  # before Hopper
+    ((9, 0), True, "fp8", 1, 3, "triton"),  # fp8 converts the linear layers QuACK's op would bypass
+    ((9, 0), True, "auto", 3, 3, "triton"),  # ZeRO-3 keeps the weights the op reads partitioned
+])
+def test_auto_runs_quack_only_where_it_can_run_on_a_large_enough_model(monkeypatch, capability, installed, precision,
+                                                                      zero_stage, layers, expected):
+    def gpt(n_layer):
+        return GPT(GPTConfig(n_layer=n_layer, n_head=2, d_model=32, seq_len=16))
+
+    model = gpt(layers)
+    monkeypatch.setattr(perf, "COMPILE_MIN_PARAMS", sum(p.numel() for p in gpt(2).parameters()))  # the threshold: 2 layers
+    monkeypatch.setattr(mlp_kernels.hopper, "here", lambda kernel, device_type: (capability, installed))
+    monkeypatch.setattr(kernels, "available", lambda: True)
+    assert perf.auto_kernels(model, "cuda", precision, zero_stage) == expected
+    ran = perf.use_kernels(model, "auto", "cuda", precision, zero_stage)
+    assert ran.endswith(f"(auto: {expected})")
+    assert all((b.mlp.mlp_op is mlp_kernels.swiglu_mlp) == (expected == "quack") for b in model.blocks)
+    assert all(b.attn.rotary_qkv is kernels.rotary_qkv for b in model.blocks)
+
+
+def test_the_default_backward_is_the_measured_fastest_and_a_choice():
+    assert mlp_kernels.BACKWARD == "mixed" and mlp_kernels.BACKWARD in mlp_kernels.BACKWARDS
 
 
 def test_use_kernels_refuses_quack_on_cpu_and_swaps_nothing():

@@ -7,17 +7,18 @@ gradient is written, read back with the pre-activation, and the gate/up gradient
 
 - forward: the gate/up product applies SwiGLU as it stores its tiles, writing the pre-activation and the
   activation in one pass (both kept for the backward); the down product reads the activation.
-- backward (`BACKWARD`): "quack" (the default) runs QuACK's products, the first with SwiGLU's derivative
-  in its epilogue, which makes the activation again there, so the activation is not kept between forward
-  and backward; "mixed" runs that first product and the three plain ones by cuBLAS (not yet measured on a
-  GPU); "cublas" runs cuBLAS's products around the SwiGLU kernel of train/kernels.py, which reads QuACK's
-  pre-activation in its own order.
+- backward (`BACKWARD`): "mixed" (the default) runs QuACK's first product with SwiGLU's derivative in its
+  epilogue, which makes the activation again there (so the activation is not kept between forward and
+  backward), then the three plain products by cuBLAS; "quack" runs all four as QuACK's; "cublas" runs
+  cuBLAS's products around the SwiGLU kernel of train/kernels.py, which reads QuACK's pre-activation in its
+  own order, and keeps the activation.
 
-Measured at 1.3B, micro-batch 24 on an H200 (benchmarks/RESULTS.md, session 8): 11.6 GiB less peak memory
-than the default kernels (91.1 against 102.7 GiB) for 0.6% of the speed. The forward alone is 8% faster
-than cuBLAS + the SwiGLU kernel, the backward at QuACK's default tiles 8% slower; the cuBLAS backward is
-no faster in the trainer (0.4% under the default) and keeps the activation. So `--kernels auto` does not run it: it is the option for a
-model or micro-batch that does not fit otherwise.
+Measured at 1.3B, micro-batch 24, accumulation 16 on H200s (benchmarks/RESULTS.md, sessions 8 and 9): with
+the mixed backward the trainer is 0.3-0.7% faster than the Triton kernels in the same run, in three runs
+on two machines, and needs 11.6 GiB less peak memory; with QuACK's own backward it was 0.6% slower, with
+cuBLAS's 0.4%. Alone, the MLP's forward is 4-8% faster than cuBLAS + the SwiGLU kernel and its forward +
+backward 1% slower (the trainer's GPU runs at its power limit, where the passes over memory saved count
+for more than alone). So `--kernels auto` runs it where it can run (`perf.auto_kernels`).
 
 The model's weights stay as they are: gate_up.weight (2·hidden, d) with the gate rows first (QuACK's
 "concat" layout), down.weight (d, hidden). The pre-activation QuACK keeps is interleaved (gate and up
@@ -41,12 +42,12 @@ QUACK_MODULE = "quack.gemm_interface"
 # compiles every candidate configuration of every shape); True: its autotuner, cached on disk.
 TUNED = False
 _GATED = "swiglu"
-# The backward: "quack" = QuACK's products, the first with SwiGLU's derivative in its epilogue (the
-# activation made again there, not kept: what saves the memory); "mixed" = that first product, then the
-# three plain ones by cuBLAS (not yet measured on a GPU); "cublas" = cuBLAS products around the SwiGLU
-# kernel (train/kernels.py) on QuACK's pre-activation, the activation kept from the forward.
-BACKWARD = "quack"
-BACKWARDS = ("quack", "mixed", "cublas")
+# The backward: "mixed" = QuACK's first product with SwiGLU's derivative in its epilogue (the activation
+# made again there, not kept: what saves the memory), then the three plain ones by cuBLAS (measured fastest);
+# "quack" = all four QuACK's; "cublas" = cuBLAS products around the SwiGLU kernel (train/kernels.py) on
+# QuACK's pre-activation, the activation kept from the forward.
+BACKWARD = "mixed"
+BACKWARDS = ("mixed", "quack", "cublas")
 
 
 def quack_installed() -> bool:
@@ -58,19 +59,27 @@ QUACK = hopper.HopperKernel(choice="--kernels quack", setting="--kernels", packa
 
 
 def refusal(device_type: str, capability: tuple[int, int] | None, installed: bool,
-            precision: str = "auto") -> ConfigError | None:
+            precision: str = "auto", zero_stage: int = 0) -> ConfigError | None:
     """Why `--kernels quack` cannot run here, or None."""
     if precision == "fp8":
         return ConfigError(tr("--kernels quack runs the MLP's matrix products in bf16, which --precision fp8 "
                               "would run in float8"), tr("use --kernels auto with --precision fp8"), setting="--kernels")
+    if zero_stage == 3:  # its op reads both weights whole, where ZeRO-3 gathers a layer's only when it is called
+        return ConfigError(tr("--kernels quack reads the MLP's weights whole, which ZeRO-3 keeps partitioned"),
+                           tr("use --kernels auto under ZeRO-3, or ZeRO stage 1 or 2"), setting="--kernels")
     return hopper.refusal(QUACK, device_type, capability, installed)
 
 
-def check(device_type: str, precision: str = "auto") -> None:
+def check(device_type: str, precision: str = "auto", zero_stage: int = 0) -> None:
     """Raise `refusal`'s error for this process."""
-    refused = refusal(device_type, *hopper.here(QUACK, device_type), precision)
+    refused = refusal(device_type, *hopper.here(QUACK, device_type), precision, zero_stage)
     if refused:
         raise refused
+
+
+def runs_here(device_type: str, precision: str = "auto", zero_stage: int = 0) -> bool:
+    """Whether `--kernels quack` can run in this process (what `perf.auto_kernels` asks)."""
+    return refusal(device_type, *hopper.here(QUACK, device_type), precision, zero_stage) is None
 
 
 def _quack():

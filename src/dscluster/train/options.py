@@ -87,8 +87,9 @@ def build_parser(cls: type[argparse.ArgumentParser] = argparse.ArgumentParser) -
                    help="the hand-written Triton kernels on CUDA (train/kernels.py): triton = SwiGLU and rotary, "
                         "norm = those and the fused residual add + RMSNorm (train/norm_kernels.py), "
                         "swiglu = SwiGLU only, quack = rotary and the MLP with SwiGLU inside its matrix products "
-                        "(QuACK's GEMMs, train/mlp_kernels.py; the fa4 extra, Hopper or newer, not with fp8): "
-                        "11.6 GiB less memory at 1.3B, micro-batch 24, 0.6%% slower; auto = triton, measured fastest at 1.3B on an H200 (benchmarks/RESULTS.md); "
+                        "(QuACK's GEMMs, train/mlp_kernels.py; the fa4 extra, Hopper or newer, not with fp8 or ZeRO-3); "
+                        "auto = quack where it runs on a model of 50M+ parameters, measured fastest at 1.3B on H200s "
+                        "(benchmarks/RESULTS.md), else triton; "
                         "off: PyTorch's expressions, compiled by Inductor")
     g.add_argument("--precision", default="auto", choices=("auto", "fp8"),
                    help="auto: bf16 on GPUs that support it, fp32 on CPU; fp8: the linear layers' matrix products in "

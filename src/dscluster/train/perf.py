@@ -27,7 +27,8 @@ COMPILE_MODES = ("auto", "off", "blocks", "model")
 COMPILE_MIN_PARAMS = 50_000_000
 ATTENTION_BACKENDS = ("auto", "cudnn", "flash", "efficient", "math", "fa4")  # fa4: train/attention.py
 KERNEL_MODES = ("auto", "off", "triton", "swiglu", "norm", "quack")
-# What "auto" swaps in (see use_kernels): the set measured fastest on an H200 (benchmarks/RESULTS.md).
+# What "auto" swaps in (see auto_kernels): "quack" where QuACK's MLP can run, measured fastest on H200s
+# (benchmarks/RESULTS.md), AUTO_KERNELS elsewhere.
 AUTO_KERNELS = "triton"
 
 
@@ -68,32 +69,49 @@ def compile_model(model: nn.Module, mode: str, device_type: str = "cuda", zero_s
     return mode
 
 
-def use_kernels(model: nn.Module, mode: str, device_type: str = "cuda") -> str:
-    """Swap the hand-written GPU kernels (train/kernels.py, train/norm_kernels.py) into the model; returns
-    what was done. Before compile_model: the compiled blocks then call each kernel as one opaque op.
-    "triton" = SwiGLU and rotary, "norm" = those and the fused residual add + RMSNorm, "swiglu" = the
-    SwiGLU kernel only, "auto" = AUTO_KERNELS on CUDA with Triton importable, else PyTorch's expressions.
-    Measured at 1.3B on an H200 (benchmarks/RESULTS.md): the SwiGLU kernel about 2% faster than
-    Inductor's, the rotary kernel about 1% more. "norm" is not what auto runs: its two kernels take 35 ms
-    less GPU time per optimizer step of 8 micro-batches than Inductor's five per block, but in the same
-    run the step was 0.27% slower (the GPU idled 32 ms more per step in its profile). "quack" (rotary and the
-    MLP as QuACK's GEMMs with SwiGLU in their epilogues, train/mlp_kernels.py) is not either: 0.6% slower,
-    for 11.6 GiB less peak memory at micro-batch 24; asked for by name, it is refused where it cannot run."""
+def auto_kernels(model: nn.Module, device_type: str = "cuda", precision: str = "auto", zero_stage: int = 0) -> str:
+    """What `--kernels auto` swaps in: "quack" (rotary and the MLP as QuACK's GEMMs with SwiGLU in their
+    epilogues, train/mlp_kernels.py) where it can run (installed, Hopper or newer, bf16, not ZeRO-3) for a
+    model of at least COMPILE_MIN_PARAMS parameters (below that its kernels take longer to build than they
+    save), else AUTO_KERNELS ("triton"). Measured at 1.3B on H200s (benchmarks/RESULTS.md): 0.3-0.7% faster
+    than "triton" in the same run, for 11.6 GiB less peak memory at micro-batch 24."""
+    from dscluster.train import mlp_kernels  # noqa: PLC0415
+
+    if sum(p.numel() for p in model.parameters()) >= COMPILE_MIN_PARAMS and \
+            mlp_kernels.runs_here(device_type, precision, zero_stage):
+        return "quack"
+    return AUTO_KERNELS
+
+
+def use_kernels(model: nn.Module, mode: str, device_type: str = "cuda", precision: str = "auto",
+                zero_stage: int = 0) -> str:
+    """Swap the hand-written GPU kernels (train/kernels.py, train/norm_kernels.py, train/mlp_kernels.py) into
+    the model; returns what was done. Before compile_model: the compiled blocks then call each kernel as one
+    opaque op. "triton" = SwiGLU and rotary, "norm" = those and the fused residual add + RMSNorm, "swiglu" =
+    the SwiGLU kernel only, "quack" = rotary and the MLP as QuACK's GEMMs (refused where it cannot run, as
+    --attention fa4 is), "auto" = `auto_kernels` on CUDA with Triton importable, else PyTorch's expressions.
+    Measured at 1.3B on an H200 (benchmarks/RESULTS.md): the SwiGLU kernel about 2% faster than Inductor's,
+    the rotary kernel about 1% more, QuACK's MLP 0.3-0.7% more. "norm" is not what auto runs: its two kernels
+    take 35 ms less GPU time per optimizer step of 8 micro-batches than Inductor's five per block, but in the
+    same run the step was 0.27% slower (the GPU idled 32 ms more per step in its profile)."""
     from dscluster.train import kernels  # noqa: PLC0415
 
     if mode not in KERNEL_MODES:
         raise ValueError(f"unknown kernels mode {mode!r}: choose {', '.join(KERNEL_MODES)}")
     if mode == "off":
         return "off"
-    if mode == "quack":  # asked for by name: refused where it cannot run, as --attention fa4 is
+    if mode == "quack":
         from dscluster.train import mlp_kernels  # noqa: PLC0415
 
-        mlp_kernels.check(device_type)
+        mlp_kernels.check(device_type, precision, zero_stage)
     if device_type != "cuda":
         return "off (CPU)"
     if not kernels.available():
         return "off (Triton not importable)"
-    return swap_kernels(model, AUTO_KERNELS if mode == "auto" else mode) or "off (no SwiGLU)"
+    if mode == "auto":
+        chosen = auto_kernels(model, device_type, precision, zero_stage)
+        return (swap_kernels(model, chosen) or "off (no SwiGLU)") + f" (auto: {chosen})"
+    return swap_kernels(model, mode) or "off (no SwiGLU)"
 
 
 def swap_kernels(model: nn.Module, mode: str = "triton") -> str:

@@ -70,7 +70,7 @@ def plan(argv: list[str] | None = None) -> Plan:
     if args.attention == "fa4":
         attention.check(device_type)
     if args.kernels == "quack":
-        mlp_kernels.check(device_type, args.precision)
+        mlp_kernels.check(device_type, args.precision, int(resolved.get("zero_optimization", {}).get("stage", 0)))
     # Fails early (DataError) when the corpus is smaller than one global batch.
     WindowSampler(data.train, model_cfg.seq_len, resolved["train_micro_batch_size_per_gpu"],
                   resolved["gradient_accumulation_steps"], world, args.seed)
@@ -142,7 +142,7 @@ def run(p: Plan) -> int:
         perf.checkpoint_blocks(model)
     if args.micro_batch_search and p.device_type == "cuda" and zero_stage != 3:
         p.ds_config = _searched_micro_batch(model, p, device, zero_stage, log)
-    log(f"kernels: {perf.use_kernels(model, args.kernels, p.device_type)}")
+    log(f"kernels: {perf.use_kernels(model, args.kernels, p.device_type, args.precision, zero_stage)}")
     log(f"attention: {attention.use_attention(model, args.attention, p.device_type)}")
     if args.precision == "fp8":
         log(f"precision: fp8 (torchao float8, tensorwise scales) in {fp8.convert(model)} linear layers, bf16 elsewhere")
