@@ -53,6 +53,15 @@ def test_auto_runs_quack_only_where_it_can_run_on_a_large_enough_model(monkeypat
     assert all(b.attn.rotary_qkv is kernels.rotary_qkv for b in model.blocks)
 
 
+def test_auto_keeps_the_triton_kernels_for_widths_quacks_gemms_cannot_read(monkeypatch):
+    monkeypatch.setattr(perf, "COMPILE_MIN_PARAMS", 0)
+    monkeypatch.setattr(mlp_kernels.hopper, "here", lambda kernel, device_type: ((9, 0), True))
+    assert perf.auto_kernels(GPT(GPTConfig(n_layer=1, n_head=2, d_model=32, seq_len=16)), "cuda") == "quack"
+    assert perf.auto_kernels(GPT(GPTConfig(n_layer=1, n_head=2, d_model=36, seq_len=16)), "cuda") == "triton"
+    odd_mlp = GPT(GPTConfig(n_layer=1, n_head=2, d_model=32, seq_len=16, ffn_hidden=100))
+    assert perf.auto_kernels(odd_mlp, "cuda") == "triton"
+
+
 def test_the_default_backward_is_the_measured_fastest_and_a_choice():
     assert mlp_kernels.BACKWARD == "mixed" and mlp_kernels.BACKWARD in mlp_kernels.BACKWARDS
 
