@@ -24,8 +24,10 @@ def test_refused_on_cpu_before_hopper_without_the_package_and_with_fp8():
     assert fp8.setting == "--kernels" and "fp8" in str(fp8)
     zero3 = mlp_kernels.refusal("cuda", (9, 0), installed=True, zero_stage=3)
     assert zero3.setting == "--kernels" and "ZeRO-3" in str(zero3) and "--kernels auto" in zero3.hint
+    narrow = mlp_kernels.refusal("cuda", (9, 0), installed=True, widths=(36, 128))
+    assert narrow.setting == "--kernels" and "36" in str(narrow) and "multiple of 8" in narrow.hint
     assert mlp_kernels.refusal("cuda", (9, 0), installed=True) is None
-    assert mlp_kernels.refusal("cuda", (9, 0), installed=True, zero_stage=2) is None
+    assert mlp_kernels.refusal("cuda", (9, 0), installed=True, zero_stage=2, widths=(2048, 5632)) is None
     assert mlp_kernels.refusal("cuda", (10, 0), installed=True) is None
 
 

@@ -58,28 +58,34 @@ QUACK = hopper.HopperKernel(choice="--kernels quack", setting="--kernels", packa
                             pip="quack-kernels", auto="--kernels auto", older_fix="use --kernels auto")
 
 
-def refusal(device_type: str, capability: tuple[int, int] | None, installed: bool,
-            precision: str = "auto", zero_stage: int = 0) -> ConfigError | None:
-    """Why `--kernels quack` cannot run here, or None."""
+def refusal(device_type: str, capability: tuple[int, int] | None, installed: bool, precision: str = "auto",
+            zero_stage: int = 0, widths: tuple[int, int] | None = None) -> ConfigError | None:
+    """Why `--kernels quack` cannot run here, or None. `widths`: the model's (d_model, MLP hidden), if known."""
     if precision == "fp8":
         return ConfigError(tr("--kernels quack runs the MLP's matrix products in bf16, which --precision fp8 "
                               "would run in float8"), tr("use --kernels auto with --precision fp8"), setting="--kernels")
     if zero_stage == 3:  # its op reads both weights whole, where ZeRO-3 gathers a layer's only when it is called
         return ConfigError(tr("--kernels quack reads the MLP's weights whole, which ZeRO-3 keeps partitioned"),
                            tr("use --kernels auto under ZeRO-3, or ZeRO stage 1 or 2"), setting="--kernels")
+    if widths and any(w % 8 for w in widths):  # TMA's row strides: multiples of 16 bytes (8 bf16 values)
+        return ConfigError(tr("--kernels quack needs the model width and the MLP width to be multiples of 8; "
+                              "they are {d} and {h}", d=widths[0], h=widths[1]),
+                           tr("use --kernels auto, or a --d-model that is a multiple of 8"), setting="--kernels")
     return hopper.refusal(QUACK, device_type, capability, installed)
 
 
-def check(device_type: str, precision: str = "auto", zero_stage: int = 0) -> None:
+def check(device_type: str, precision: str = "auto", zero_stage: int = 0,
+          widths: tuple[int, int] | None = None) -> None:
     """Raise `refusal`'s error for this process."""
-    refused = refusal(device_type, *hopper.here(QUACK, device_type), precision, zero_stage)
+    refused = refusal(device_type, *hopper.here(QUACK, device_type), precision, zero_stage, widths)
     if refused:
         raise refused
 
 
-def runs_here(device_type: str, precision: str = "auto", zero_stage: int = 0) -> bool:
+def runs_here(device_type: str, precision: str = "auto", zero_stage: int = 0,
+              widths: tuple[int, int] | None = None) -> bool:
     """Whether `--kernels quack` can run in this process (what `perf.auto_kernels` asks)."""
-    return refusal(device_type, *hopper.here(QUACK, device_type), precision, zero_stage) is None
+    return refusal(device_type, *hopper.here(QUACK, device_type), precision, zero_stage, widths) is None
 
 
 def _quack():

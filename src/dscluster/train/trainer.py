@@ -70,7 +70,8 @@ def plan(argv: list[str] | None = None) -> Plan:
     if args.attention == "fa4":
         attention.check(device_type)
     if args.kernels == "quack":
-        mlp_kernels.check(device_type, args.precision, int(resolved.get("zero_optimization", {}).get("stage", 0)))
+        mlp_kernels.check(device_type, args.precision, int(resolved.get("zero_optimization", {}).get("stage", 0)),
+                          (model_cfg.d_model, model_cfg.hidden))
     # Fails early (DataError) when the corpus is smaller than one global batch.
     WindowSampler(data.train, model_cfg.seq_len, resolved["train_micro_batch_size_per_gpu"],
                   resolved["gradient_accumulation_steps"], world, args.seed)
