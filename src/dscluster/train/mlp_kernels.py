@@ -74,18 +74,18 @@ def refusal(device_type: str, capability: tuple[int, int] | None, installed: boo
     return hopper.refusal(QUACK, device_type, capability, installed)
 
 
-def check(device_type: str, precision: str = "auto", zero_stage: int = 0,
-          widths: tuple[int, int] | None = None) -> None:
-    """Raise `refusal`'s error for this process."""
-    refused = refusal(device_type, *hopper.here(QUACK, device_type), precision, zero_stage, widths)
+def refusal_here(device_type: str, precision: str = "auto", zero_stage: int = 0, cfg=None) -> ConfigError | None:
+    """`refusal` for this process (its GPU, whether QuACK is installed) and the model of `cfg` (a GPTConfig,
+    or None when the widths are not known)."""
+    widths = (cfg.d_model, cfg.hidden) if cfg is not None else None
+    return refusal(device_type, *hopper.here(QUACK, device_type), precision, zero_stage, widths)
+
+
+def check(device_type: str, precision: str = "auto", zero_stage: int = 0, cfg=None) -> None:
+    """Raise `refusal_here`'s error."""
+    refused = refusal_here(device_type, precision, zero_stage, cfg)
     if refused:
         raise refused
-
-
-def runs_here(device_type: str, precision: str = "auto", zero_stage: int = 0,
-              widths: tuple[int, int] | None = None) -> bool:
-    """Whether `--kernels quack` can run in this process (what `perf.auto_kernels` asks)."""
-    return refusal(device_type, *hopper.here(QUACK, device_type), precision, zero_stage, widths) is None
 
 
 def _quack():

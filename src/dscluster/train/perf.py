@@ -72,20 +72,15 @@ def compile_model(model: nn.Module, mode: str, device_type: str = "cuda", zero_s
 def auto_kernels(model: nn.Module, device_type: str = "cuda", precision: str = "auto", zero_stage: int = 0) -> str:
     """What `--kernels auto` swaps in: "quack" (rotary and the MLP as QuACK's GEMMs with SwiGLU in their
     epilogues, train/mlp_kernels.py) where it can run (installed, Hopper or newer, bf16, not ZeRO-3) for a
-    model of at least COMPILE_MIN_PARAMS parameters whose width and MLP width are multiples of 8 (below that its kernels take longer to build than they
-    save), else AUTO_KERNELS ("triton"). Measured at 1.3B on H200s (benchmarks/RESULTS.md): 0.3-0.7% faster
+    model of at least COMPILE_MIN_PARAMS parameters (below that its kernels take longer to build than they
+    save) whose width and MLP width are multiples of 8, else AUTO_KERNELS ("triton"). Measured at 1.3B on H200s (benchmarks/RESULTS.md): 0.3-0.7% faster
     than "triton" in the same run, for 11.6 GiB less peak memory at micro-batch 24."""
     from dscluster.train import mlp_kernels  # noqa: PLC0415
 
     if sum(p.numel() for p in model.parameters()) >= COMPILE_MIN_PARAMS and \
-            mlp_kernels.runs_here(device_type, precision, zero_stage, _mlp_widths(model)):
+            mlp_kernels.refusal_here(device_type, precision, zero_stage, getattr(model, "cfg", None)) is None:
         return "quack"
     return AUTO_KERNELS
-
-
-def _mlp_widths(model: nn.Module) -> tuple[int, int] | None:
-    cfg = getattr(model, "cfg", None)
-    return (cfg.d_model, cfg.hidden) if cfg is not None else None
 
 
 def use_kernels(model: nn.Module, mode: str, device_type: str = "cuda", precision: str = "auto",
@@ -108,7 +103,7 @@ def use_kernels(model: nn.Module, mode: str, device_type: str = "cuda", precisio
     if mode == "quack":
         from dscluster.train import mlp_kernels  # noqa: PLC0415
 
-        mlp_kernels.check(device_type, precision, zero_stage, _mlp_widths(model))
+        mlp_kernels.check(device_type, precision, zero_stage, getattr(model, "cfg", None))
     if device_type != "cuda":
         return "off (CPU)"
     if not kernels.available():

@@ -48,6 +48,10 @@ class Plan:
     resume_step: int | None
 
 
+def _zero_stage(ds_config: dict) -> int:
+    return int(ds_config.get("zero_optimization", {}).get("stage", 0))
+
+
 def plan(argv: list[str] | None = None) -> Plan:
     import torch  # noqa: PLC0415 - keep `python -m dscluster.train --help` fast
 
@@ -70,8 +74,7 @@ def plan(argv: list[str] | None = None) -> Plan:
     if args.attention == "fa4":
         attention.check(device_type)
     if args.kernels == "quack":
-        mlp_kernels.check(device_type, args.precision, int(resolved.get("zero_optimization", {}).get("stage", 0)),
-                          (model_cfg.d_model, model_cfg.hidden))
+        mlp_kernels.check(device_type, args.precision, _zero_stage(resolved), model_cfg)
     # Fails early (DataError) when the corpus is smaller than one global batch.
     WindowSampler(data.train, model_cfg.seq_len, resolved["train_micro_batch_size_per_gpu"],
                   resolved["gradient_accumulation_steps"], world, args.seed)
@@ -130,7 +133,7 @@ def run(p: Plan) -> int:
     log = (lambda *a: print(*a, flush=True)) if p.rank == 0 else (lambda *a: None)
 
     torch.manual_seed(args.seed)
-    zero_stage = int(p.ds_config.get("zero_optimization", {}).get("stage", 0))
+    zero_stage = _zero_stage(p.ds_config)
     if zero_stage == 3:
         # Partition while constructing, so no rank ever holds the whole model (6.7B fp32 = 27 GB per
         # rank otherwise); then initialise module by module, each gathered only while it is written.
