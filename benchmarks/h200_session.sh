@@ -396,11 +396,17 @@ case "$phase" in
     timeout 560 python3 -m pytest -q -p no:cacheprovider -rA tests/gpu >"$out/pytest_gpu.log" 2>&1
     tail -n 45 "$out/pytest_gpu.log" | grep -v Warning | cut -c1-250 ;;
   cases)
-    # Any trainer cases after the same run's ceiling: CASES="trainer:...;trainer:..." (session 9's calls 4+).
+    # Any trainer cases after the same run's ceiling: CASES="trainer:...;trainer:..." (session 9's calls 4+);
+    # LIMIT caps them (s), TESTS (a pytest -k expression) adds GPU tests after them.
     IFS=';' read -ra cs <<<"${CASES:?CASES=case;case}"; args=(); for c in "${cs[@]}"; do args+=(--case "$c"); done
     timeout "${LIMIT:-540}" $bench --case ceiling: "${args[@]}" >"$out/lane0.log" 2>&1
     echo "lane0 exit $?" >>"$out/lane0.log"
-    grep -h '"bench"' "$out/lane0.log" | cut -c1-330; grep -h "exit\|Error" "$out/lane0.log" | tail -5 ;;
+    grep -h '"bench"' "$out/lane0.log" | cut -c1-330; grep -h "exit\|Error" "$out/lane0.log" | tail -5
+    # Then, where TESTS names them, GPU tests (pytest's -k expression) on the same machine (session 10).
+    if [ -n "${TESTS:-}" ]; then
+      timeout "${TESTS_LIMIT:-150}" python3 -m pytest -q -p no:cacheprovider -rA tests/gpu -k "$TESTS" >"$out/pytest_gpu.log" 2>&1
+      tail -n 12 "$out/pytest_gpu.log" | grep -v Warning | cut -c1-250
+    fi ;;
   s16b)
     # Session 7, call 10 (s16's accumulation-16 case, cut by its limit), on the same warm machine.
     timeout 140 $bench --case ceiling: --case "trainer:preset=1.3b,mb=24,steps=2,warmup=2,gas=16" >"$out/lane0.log" 2>&1
