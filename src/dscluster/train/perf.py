@@ -32,6 +32,12 @@ KERNEL_MODES = ("auto", "off", "triton", "swiglu", "norm", "quack")
 AUTO_KERNELS = "triton"
 
 
+def large_enough_to_build_for(model: nn.Module) -> bool:
+    """Whether `model` has at least COMPILE_MIN_PARAMS parameters: below that, building compiled code or
+    QuACK's kernels takes longer than they save, so "auto" leaves both out."""
+    return sum(p.numel() for p in model.parameters()) >= COMPILE_MIN_PARAMS
+
+
 def compile_model(model: nn.Module, mode: str, device_type: str = "cuda", zero_stage: int = 0) -> str:
     """Compile in place; returns what was done ("blocks", "model", or "off (reason)").
 
@@ -48,7 +54,7 @@ def compile_model(model: nn.Module, mode: str, device_type: str = "cuda", zero_s
             return "off (CPU)"
         if zero_stage == 3:
             return "off (ZeRO-3)"
-        if sum(p.numel() for p in model.parameters()) < COMPILE_MIN_PARAMS:
+        if not large_enough_to_build_for(model):
             return "off (small model)"
         try:
             import triton  # noqa: F401, PLC0415
@@ -77,7 +83,7 @@ def auto_kernels(model: nn.Module, device_type: str = "cuda", precision: str = "
     than "triton" in the same run, for 11.6 GiB less peak memory at micro-batch 24."""
     from dscluster.train import mlp_kernels  # noqa: PLC0415
 
-    if sum(p.numel() for p in model.parameters()) >= COMPILE_MIN_PARAMS and \
+    if large_enough_to_build_for(model) and \
             mlp_kernels.refusal_here(device_type, precision, zero_stage, getattr(model, "cfg", None)) is None:
         return "quack"
     return AUTO_KERNELS
