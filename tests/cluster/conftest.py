@@ -36,6 +36,8 @@ def sim_cluster(request):
 
     def factory(n: int = 3, name: str | None = None, **kwargs) -> SimCluster:
         name = name or f"t{module_tag}{len(created)}"
+        # DSCLUSTER_SIM_SALT (a letter or two) keeps two checkouts' runs of one module on apart clusters
+        name = (name + os.environ.get("DSCLUSTER_SIM_SALT", ""))[:20]
         created.append(name)  # before up: a failed up still leaves things to remove
         return SimCluster.up(name, n, home=home, **kwargs)
 

@@ -24,7 +24,7 @@ def sim():
 
     home = Path(tempfile.mkdtemp(prefix="dsc-h6-", dir="/var/tmp"))
     os.chmod(home, 0o755)  # the node user must traverse it to reach the shared dir
-    cluster = SimCluster.up("h6panel", 2, home=home)
+    cluster = SimCluster.up("h6panel" + os.environ.get("DSCLUSTER_SIM_SALT", ""), 2, home=home)
     try:
         # No publisher is started here: each node's agent publishes its own sample (node/stats.py).
         yield cluster
