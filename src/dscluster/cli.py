@@ -40,6 +40,15 @@ COMMAND_MODULES: tuple[str, ...] = (
 class _Parser(argparse.ArgumentParser):
     """argparse exits 2 on bad arguments; keep that, but point at --help for the verb."""
 
+    def _parse_optional(self, arg_string):
+        """A word with a space that is not one of our options is a value, never an option: argparse's own
+        rule, applied before its prefix matching, so `--launcher_args '-mca btl_tcp_if_include eth1'` is
+        one value (as DeepSpeed's runner takes it) and not launch's `-m` with `ca ...` glued on."""
+        if " " in arg_string and arg_string[:1] in self.prefix_chars and \
+                arg_string.split("=", 1)[0] not in self._option_string_actions:
+            return None
+        return super()._parse_optional(arg_string)
+
     def error(self, message: str) -> None:  # noqa: D401
         self.print_usage(sys.stderr)
         sys.stderr.write(f"{self.prog}: {tr('error')}: {message}\n  {tr('fix')}: {self.prog} --help\n")

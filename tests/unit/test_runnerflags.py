@@ -3,10 +3,12 @@ named with its flag and the fix, and nothing started."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from dscluster import cli
-from dscluster.errors import ExitCode, UsageError
+from dscluster.errors import ConfigError, ExitCode, UsageError
 from dscluster.launcher.plan import LaunchRequest, Target, build_plan
 from dscluster.launcher.runnerflags import RunnerFlags, check_master_addr, select, select_local
 
@@ -101,3 +103,138 @@ def test_a_bad_number_names_its_flag(capsys):
     with pytest.raises(SystemExit):
         cli.main(["launch", "--num_gpus", "two", "t.py"])
     assert "--num_gpus" in capsys.readouterr().err
+
+
+# ---- parity with DeepSpeed's own runner (issue 31) -------------------------------------------------
+def _deepspeeds_runner_parser():
+    """DeepSpeed's runner's own argument parser, as its parse_args builds it (never run: parse_args is
+    caught the moment it would parse)."""
+    import argparse
+
+    runner = pytest.importorskip("deepspeed.launcher.runner")
+    built = {}
+
+    def catch(self, *args, **kwargs):
+        built["parser"] = self
+        raise SystemExit(0)
+
+    orig = argparse.ArgumentParser.parse_args
+    argparse.ArgumentParser.parse_args = catch
+    try:
+        with pytest.raises(SystemExit):
+            runner.parse_args([])
+    finally:
+        argparse.ArgumentParser.parse_args = orig
+    return built["parser"]
+
+
+def _launch_parser():
+    import argparse
+
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return sub.choices["launch"]
+
+
+def test_every_flag_of_deepspeeds_runner_is_accepted_or_refused_with_its_reason():
+    """A flag a new DeepSpeed adds cannot slip by: each option string of its runner's parser is one of
+    launch's options (passed through, turned into the plan, or refused with a reason)."""
+    from dscluster.launcher.runnerflags import REFUSED
+
+    ours = _launch_parser()._option_string_actions
+    theirs = [o for a in _deepspeeds_runner_parser()._actions for o in a.option_strings if o not in ("-h", "--help")]
+    assert len(theirs) > 25
+    missing = [o for o in theirs if o not in ours]
+    assert not missing, f"DeepSpeed runner flags dscluster launch does not know: {missing}"
+    for flag in REFUSED:  # every refusal names a reason and a fix
+        assert flag in theirs or flag in ("--elastic_training", "--min_elastic_nodes", "--max_elastic_nodes")
+
+
+def test_pass_through_flags_reach_the_runner(dscluster_home, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    script = tmp_path / "t.py"
+    script.write_text("print(1)\n")
+    assert cli.main(["launch", "--local", "2", "--dry-run", "--bind_cores_to_rank", "--bind_core_list", "0-3",
+                     "--log_level", "debug", "-q", str(script)]) == ExitCode.OK
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if "deepspeed.launcher.runner" in x)
+    for word in ("--bind_cores_to_rank", "--bind_core_list=0-3", "--log_level=debug", "--quiet"):
+        assert word in line
+    assert line.index("--quiet") < line.index(str(script))
+
+
+def test_launcher_args_are_taken_whole(dscluster_home, tmp_path, monkeypatch):
+    """`-mca ...` is one value of --launcher_args (launch's own `-m` must not take it), as DeepSpeed takes it."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    args = cli.build_parser().parse_args(["launch", "--local", "1", "--launcher_args", "-mca btl_tcp_if_include eth1",
+                                          "t.py", "--lr", "1"])
+    assert args.launcher_args == "-mca btl_tcp_if_include eth1" and not args.module
+    assert args.command == ["t.py", "--lr", "1"]
+    req = LaunchRequest(run_id="r", run_dir=tmp_path, target=Target("t.py"), hosts=(("node1", 1), ("node2", 1)),
+                        master_port=29512, launcher="openmpi", launcher_args=("-mca", "btl_tcp_if_include", "eth1"))
+    assert "--launcher_args=-mca btl_tcp_if_include eth1" in build_plan(req).argv
+
+
+def test_a_slot_named_twice_is_selected_once():
+    sel = select(HOSTS, RunnerFlags(include="node1:1,1"))
+    assert sel.hosts == (("node1", 1),) and sel.include_arg() == "node1:1"
+
+
+def test_openmpi_single_slots_refused_up_front_whole_hosts_through_the_hostfile(dscluster_home, tmp_path, monkeypatch):
+    from dscluster.cluster.spec import ClusterSpec, NodeSpec
+    from dscluster.runs import prepare as prep_mod
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    script = tmp_path / "t.py"
+    script.write_text("print(1)\n")
+    spec = ClusterSpec(name="c", nodes=(NodeSpec("10.9.0.1", 2, "node1"), NodeSpec("10.9.0.2", 2, "node2")),
+                       shared_dir=tmp_path / "shared", ssh_user="root", launcher="openmpi")
+    monkeypatch.setattr("dscluster.runs.nodes.transport_env", lambda *a, **k: {})
+    base = dict(command=[str(script)], cluster_spec=spec, launcher="openmpi", cwd=str(tmp_path), skip_doctor=True)
+    with pytest.raises(UsageError) as err:
+        prep_mod.prepare(prep_mod.LaunchOptions(**base, runner=RunnerFlags(exclude="node2:0")), dry_run=True)
+    assert err.value.setting == "--exclude" and "OpenMPI" in err.value.message
+    rec = prep_mod.prepare(prep_mod.LaunchOptions(**base, runner=RunnerFlags(exclude="node2")), dry_run=True).record
+    assert rec.launch.hosts == (("node1", 2),) and rec.launch.include is None
+
+
+def test_slurm_include_becomes_slurms_node_selection(dscluster_home, tmp_path, monkeypatch):
+    from dscluster.launcher.slurm import SlurmAsk, ask_args
+    from dscluster.runs import prepare as prep_mod
+
+    opts = prep_mod.LaunchOptions(command=["t.py"], launcher="slurm", runner=RunnerFlags(include="n1@n3"))
+    ask = prep_mod.slurm_ask(opts, None)
+    assert ask.nodes == 2 and "--nodelist=n1,n3" in ask_args(ask)
+    ask = prep_mod.slurm_ask(prep_mod.LaunchOptions(command=["t.py"], launcher="slurm",
+                                                    runner=RunnerFlags(exclude="n2", num_gpus=2)), None)
+    assert "--exclude=n2" in ask_args(ask) and ask.tasks_per_node == 2
+    with pytest.raises(UsageError, match="whole nodes"):
+        prep_mod.slurm_ask(prep_mod.LaunchOptions(command=["t.py"], launcher="slurm",
+                                                  runner=RunnerFlags(include="n1:0")), None)
+    with pytest.raises(UsageError, match="disagree"):
+        prep_mod.check_slurm_counts(prep_mod.LaunchOptions(command=["t.py"], launcher="slurm",
+                                                           runner=RunnerFlags(num_nodes=3),
+                                                           slurm=SlurmAsk(nodes=2, tasks_per_node=0)))
+
+
+def test_deepspeed_env_files_reach_the_ranks_and_are_recorded(dscluster_home, tmp_path, monkeypatch):
+    from dscluster.runs.prepare import LaunchOptions, dry_run_text, prepare
+
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir(), work.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("DS_ENV_FILE", raising=False)
+    (home / ".deepspeed_env").write_text("PYTHONPATH=/home/lib\nFOO=home\n")
+    (work / ".deepspeed_env").write_text("FOO=work\n\nHF_TOKEN=hf_secret\n")
+    (work / "t.py").write_text("print(1)\n")
+    prep = prepare(LaunchOptions(command=["t.py"], local=1, cwd=str(work), env=["BAR=1"]), dry_run=True)
+    rec = prep.record
+    assert rec.deepspeed_env == {"files": [str(home / ".deepspeed_env"), str(work / ".deepspeed_env")],
+                                 "names": ["FOO", "HF_TOKEN", "PYTHONPATH"]}
+    assert rec.launch.env["PYTHONPATH"] == "/home/lib" and rec.launch.env["FOO"] == "work"
+    assert prep.secrets == {"HF_TOKEN": "hf_secret"} and "hf_secret" not in json.dumps(rec.to_json())
+    text = dry_run_text(prep)
+    assert "PYTHONPATH=/home/lib" in text and "hf_secret" not in text
+    (work / ".deepspeed_env").write_text("just words\n")
+    with pytest.raises(ConfigError, match="line 1"):
+        prepare(LaunchOptions(command=["t.py"], local=1, cwd=str(work)), dry_run=True)

@@ -27,7 +27,9 @@ Why each piece is there:
   kill the step when a rank fails, the step's name for teardown) go in `--launcher_args`.
 - the user's own runner flags (launcher/runnerflags.py): `--include` only when it picks devices other
   than 0..n-1 of a host (the hostfile's slots say the rest), `--launcher_args`, `--no_python`,
-  `--no_local_rank` as written; a fixed `--master_port` replaces the per-attempt one.
+  `--no_local_rank`, `--bind_cores_to_rank`, `--bind_core_list`, `--log_level`, `--quiet` as written; a
+  fixed `--master_port` replaces the per-attempt one. Under slurm the user's `--launcher_args` follow
+  dscluster's own srun options (srun takes the last of a repeated option).
 - <run>/ds_config.json: the user's ds_config with DeepSpeed's csv monitor added when it has none
   (runs/metrics.py), so any script's learning rate and step timers are charted; the script's
   `--deepspeed_config` argument points at it.
@@ -90,6 +92,7 @@ class LaunchRequest:
     launcher_args: tuple[str, ...] = ()  # the user's --launcher_args, word by word
     no_python: bool = False
     no_local_rank: bool = False
+    runner_flags: tuple[str, ...] = ()  # the user's pass-through runner flags (--bind_cores_to_rank, --log_level...)
     ds_config_text: str | None = None  # the run's ds_config (the user's + DeepSpeed's monitor), see prepare.py
     # This machine's interpreter when it is not `python` (the nodes' one): it runs DeepSpeed's runner,
     # which is told to start `python` on the nodes (see runner_argv).
@@ -264,8 +267,9 @@ def build_plan(req: LaunchRequest) -> LaunchPlan:
             if len(per_node) != 1:
                 raise ValueError(f"the slurm launcher needs the same slots on every host, not {sorted(per_node)}")
             stem = Path(req.target.program).stem if not req.target.is_module else req.target.program.rsplit(".")[-1]
-            argv.append("--launcher_args=" + shlex.join(srun_args(req.run_id, req.attempt, len(req.hosts),
-                                                                  per_node.pop(), logs, stem)))
+            argv.append("--launcher_args=" + shlex.join([*srun_args(req.run_id, req.attempt, len(req.hosts),
+                                                                    per_node.pop(), logs, stem),
+                                                         *req.launcher_args]))
         else:  # openmpi
             mpi_args = []
             if req.is_root:
@@ -284,6 +288,7 @@ def build_plan(req: LaunchRequest) -> LaunchPlan:
         argv.append("--no_python")
     if req.no_local_rank:
         argv.append("--no_local_rank")
+    argv += list(req.runner_flags)
     if req.launcher == "slurm" and not local:
         argv.append(str(SRUN_RANK))  # SlurmRunner ignores --module: the shim runs the module itself
     if req.target.is_module:

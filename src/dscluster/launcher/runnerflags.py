@@ -71,6 +71,9 @@ class RunnerFlags:
     no_python: bool = False
     no_local_rank: bool = False
     force_multi: bool = False
+    # Flags DeepSpeed's runner hands on to every node's launch.py unchanged (--bind_cores_to_rank,
+    # --bind_core_list, --log_level, --quiet), as argv words `--flag` / `--flag=value`.
+    passed: tuple[str, ...] = ()
     refused: tuple[str, ...] = ()
 
     def given(self) -> bool:
@@ -153,11 +156,12 @@ def parse_node_specs(text: str, flag: str) -> dict[str, tuple[int, ...] | None]:
         except ValueError:
             raise UsageError(tr("{flag} {value!r}: slots of {host} must be numbers", flag=flag, value=text, host=name),
                              tr("e.g. {flag} {host}:0,1", flag=flag, host=name), setting=flag) from None
-        if any(n < 0 for n in nums) or len(set(nums)) != len(nums):
-            raise UsageError(tr("{flag} {value!r}: slots of {host} must be distinct numbers >= 0", flag=flag,
+        if any(n < 0 for n in nums):
+            raise UsageError(tr("{flag} {value!r}: slots of {host} must be numbers >= 0", flag=flag,
                                 value=text, host=name), tr("e.g. {flag} {host}:0,1", flag=flag, host=name),
                              setting=flag)
-        out[name] = tuple(sorted(set(out.get(name) or ()) | set(nums))) if name in out else nums
+        # A slot named twice is selected once, as DeepSpeed's runner does (`worker-0:1,1`).
+        out[name] = tuple(sorted(set(out.get(name) or ()) | set(nums)))
     return out
 
 

@@ -36,6 +36,9 @@ class SlurmAsk:
     partition: str | None = None
     gpus_per_node: int = 0
     time: str | None = None  # Slurm's own format: MM, MM:SS, HH:MM:SS, D-HH[:MM[:SS]]
+    # DeepSpeed's --include / --exclude of whole nodes, as Slurm's own node selection (comma lists)
+    nodelist: str | None = None
+    exclude: str | None = None
 
 
 def time_seconds(text: str | None) -> int | None:
@@ -85,6 +88,10 @@ def ask_args(ask: SlurmAsk) -> list[str]:
         out.append(f"--gpus-per-node={ask.gpus_per_node}")
     if ask.time:
         out.append(f"--time={ask.time}")
+    if ask.nodelist:
+        out.append(f"--nodelist={ask.nodelist}")
+    if ask.exclude:
+        out.append(f"--exclude={ask.exclude}")
     return out
 
 

@@ -86,3 +86,9 @@ def exit_doubt(launcher: str, ranks_ok: int, world: int) -> str | None:
     if launcher in ("pdsh", "local") and ranks_ok < world:
         return f"the launcher exited 0 but only {ranks_ok} of {world} ranks reported success"
     return None
+
+
+def launcher_quiet(runner_flags) -> bool:
+    """Whether the user's runner flags silence launch.py's info lines (`Process N exits successfully`)."""
+    return any(f == "--quiet" or f in ("--log_level=warning", "--log_level=error", "--log_level=critical")
+               for f in runner_flags or ())

@@ -93,6 +93,44 @@ def parse_env(pairs: list[str]) -> dict[str, str]:
     return out
 
 
+def deepspeed_env_files(cwd: Path, environ: dict[str, str] | None = None) -> list[Path]:
+    """The `.deepspeed_env` files DeepSpeed's runner would read for a launch from `cwd`: the name is
+    DS_ENV_FILE's value when the user set it, else `.deepspeed_env`; first in the home directory, then in
+    the launch directory (the later one wins on a name both set). dscluster points DS_ENV_FILE at the
+    run's own file, so it reads these itself and merges them into it."""
+    env = os.environ if environ is None else environ
+    name = env.get("DS_ENV_FILE") or ".deepspeed_env"
+    found: list[Path] = []
+    for base in (Path(os.path.expanduser("~")), cwd):
+        path = base / name  # an absolute DS_ENV_FILE names one file, as os.path.join makes it in DeepSpeed
+        if path.is_file() and path.resolve() not in [p.resolve() for p in found]:
+            found.append(path)
+    return found
+
+
+def read_deepspeed_env(files: list[Path]) -> dict[str, str]:
+    """KEY=VALUE lines, as DeepSpeed's runner splits them (at the first `=`, both sides stripped). A blank or
+    `#` line is skipped (DeepSpeed's runner would stop with a ValueError on it); any other line without
+    `=` is refused, naming the file and line."""
+    values: dict[str, str] = {}
+    for path in files:
+        try:
+            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError as err:
+            raise ConfigError(tr("{path} cannot be read: {err}", path=path, err=err.strerror or err),
+                              tr("make it readable, or move it aside"), setting=".deepspeed_env") from None
+        for i, line in enumerate(lines, 1):
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            key, sep, value = line.partition("=")
+            if not sep or not key.strip():
+                raise ConfigError(tr("{path}, line {n}: {line!r} is not NAME=VALUE", path=path, n=i, line=line[:80]),
+                                  tr("write one NAME=VALUE per line (DeepSpeed's runner reads the file the same "
+                                     "way)"), setting=".deepspeed_env")
+            values[key.strip()] = value.strip()
+    return values
+
+
 # The value-taking options DeepSpeed's add_config_arguments gives a training script (plus this trainer's
 # dashed spelling). argparse keeps the LAST of a repeated option, and takes an unambiguous prefix
 # (`--deepspeed_conf`) as the option itself.
@@ -326,10 +364,46 @@ def slurm_ask(opts: LaunchOptions, spec: Any | None):
     from dscluster.launcher.slurm import SlurmAsk, check_ask
 
     given = opts.slurm or SlurmAsk(nodes=0, tasks_per_node=0)
-    nodes = given.nodes or (len(spec.nodes) if spec is not None else 1)
-    per_node = given.tasks_per_node or (spec.nodes[0].slots if spec is not None else 1)
+    pick = slurm_selection(opts.runner)
+    nodes = given.nodes or opts.runner.num_nodes or (len(pick["nodelist"].split(",")) if pick["nodelist"] else 0) \
+        or (len(spec.nodes) if spec is not None else 1)
+    per_node = given.tasks_per_node or opts.runner.num_gpus or (spec.nodes[0].slots if spec is not None else 1)
     return check_ask(SlurmAsk(nodes=nodes, tasks_per_node=per_node, partition=given.partition,
-                              gpus_per_node=given.gpus_per_node, time=given.time))
+                              gpus_per_node=given.gpus_per_node, time=given.time, **pick))
+
+
+def slurm_selection(flags: RunnerFlags) -> dict[str, str | None]:
+    """DeepSpeed's --include / --exclude under `--launcher slurm`, as Slurm's own node selection
+    ({"nodelist", "exclude"}: salloc's and sbatch's options, srun's inside an allocation). Slurm selects
+    nodes, never a device of one: NODE:SLOT is refused, as are --num_nodes/--num_gpus that contradict
+    --nodes/--ntasks-per-node (they become those otherwise)."""
+    out: dict[str, str | None] = {"nodelist": None, "exclude": None}
+    for flag, key, value in (("--include", "nodelist", flags.include), ("--exclude", "exclude", flags.exclude)):
+        if value is None:
+            continue
+        specs = parse_node_specs(value, flag)
+        slotted = [n for n, slots in specs.items() if slots is not None]
+        if slotted:
+            raise UsageError(tr("{flag} {value!r} under --launcher slurm: Slurm selects whole nodes, not the slots of "
+                                "one ({names})", flag=flag, value=value, names=", ".join(slotted)),
+                             tr("name whole nodes ({flag} {nodes}); Slurm binds each rank's devices itself "
+                                "(--gpus-per-node)", flag=flag, nodes="@".join(specs)), setting=flag)
+        out[key] = ",".join(specs)
+    if flags.include is not None and flags.exclude is not None:
+        raise UsageError(tr("--include and --exclude cannot be used together"),
+                         tr("keep one of them (DeepSpeed refuses both too)"), setting="--include")
+    return out
+
+
+def check_slurm_counts(opts: LaunchOptions) -> None:
+    """--num_nodes / --num_gpus under Slurm are --nodes / --ntasks-per-node; both given and different: refused."""
+    given = opts.slurm
+    for flag, value, own, name in (("--num_nodes", opts.runner.num_nodes, getattr(given, "nodes", 0), "--nodes"),
+                                   ("--num_gpus", opts.runner.num_gpus, getattr(given, "tasks_per_node", 0),
+                                    "--ntasks-per-node")):
+        if value is not None and own and value != own:
+            raise UsageError(tr("{flag} {value} and {name} {own} disagree (under Slurm they are the same setting)",
+                                flag=flag, value=value, name=name, own=own), tr("keep one of them"), setting=flag)
 
 
 def slurm_hosts(opts: LaunchOptions, spec: Any | None) -> tuple[tuple[str, int], ...]:
@@ -339,7 +413,10 @@ def slurm_hosts(opts: LaunchOptions, spec: Any | None) -> tuple[tuple[str, int],
 
     ask = slurm_ask(opts, spec)
     if slurm.current_job() and os.environ.get("SLURM_JOB_NODELIST"):
-        return tuple((h, ask.tasks_per_node) for h in slurm.hostnames(os.environ["SLURM_JOB_NODELIST"]))
+        hosts = tuple((h, ask.tasks_per_node) for h in slurm.hostnames(os.environ["SLURM_JOB_NODELIST"]))
+        if ask.nodelist or ask.exclude:  # DeepSpeed's selection among the allocation's nodes
+            hosts = select(hosts, RunnerFlags(include=opts.runner.include, exclude=opts.runner.exclude)).hosts
+        return hosts
     return ()
 
 
@@ -447,7 +524,9 @@ def prepare(opts: LaunchOptions, *, dry_run: bool = False) -> Prepared:
     cwd = Path(opts.cwd or os.getcwd()).resolve()
     program, args = opts.command[0], list(opts.command[1:])
     python = sys.executable
-    user_env = parse_env(opts.env)
+    # DeepSpeed's .deepspeed_env files first, --env on top (the run's own DS_ENV_FILE carries both).
+    ds_env_files = deepspeed_env_files(cwd)
+    user_env = {**read_deepspeed_env(ds_env_files), **parse_env(opts.env)}
     flags = opts.runner
     check_runner_flags(opts)
     opts = _local_by_runner_flags(opts)
@@ -455,6 +534,16 @@ def prepare(opts: LaunchOptions, *, dry_run: bool = False) -> Prepared:
     include, local_procs = None, None
     if spec is not None and launcher != "slurm":
         hosts, include = apply_runner_flags(spec, hosts, flags)
+        if include is not None and launcher == "openmpi":
+            # DeepSpeed's OpenMPI runner refuses --include/--exclude, but only once it has started; whole
+            # hosts are left out of the run's hostfile instead, which mpirun reads.
+            raise UsageError(tr("--launcher openmpi cannot select single slots of a host ({spec}): DeepSpeed's "
+                                "OpenMPI runner refuses --include/--exclude (mpirun takes whole hosts from the "
+                                "hostfile)", spec=include),
+                             tr("select whole hosts (--include node1@node2, or --exclude node3), or use the pdsh "
+                                "launcher"), setting="--include" if flags.include is not None else "--exclude")
+    elif launcher == "slurm":
+        check_slurm_counts(opts)
     elif spec is None:
         local_procs, include = select_local(opts.local, flags)
     world = sum(s for _, s in hosts) if hosts else int(local_procs or 1)
@@ -491,6 +580,9 @@ def prepare(opts: LaunchOptions, *, dry_run: bool = False) -> Prepared:
         ranks_args, ds_config_text = with_batch(args, ranks_args, ds_config_text, ds_config,
                                                 store.run_path(shared, run_id), batch_plan)
     plain, secrets = split_secrets(user_env)
+    # Inside an allocation, the step runs on the nodes --include/--exclude left (srun may pick any otherwise).
+    srun_pick = (f"--nodelist={','.join(h for h, _ in hosts)}",) if ask is not None and hosts and \
+        (ask.nodelist or ask.exclude) else ()
     slurm_cfg = None
     if ask is not None:
         from dataclasses import asdict
@@ -523,7 +615,7 @@ def prepare(opts: LaunchOptions, *, dry_run: bool = False) -> Prepared:
         ssh_port=getattr(spec, "ssh_port", None), network_interface=getattr(spec, "network_interface", None),
         ds_config_text=ds_config_text, rank_args=tuple(ranks_args) if ds_config_text else None, include=include,
         master_port=flags.master_port, no_python=flags.no_python, no_local_rank=flags.no_local_rank,
-        launcher_args=tuple(check_launcher_args(flags.launcher_args)), slurm=slurm_cfg,
+        launcher_args=tuple(check_launcher_args(flags.launcher_args)) + srun_pick, runner_flags=flags.passed, slurm=slurm_cfg,
         **{k: v for k, v in DEFAULTS.items() if k not in ("max_restarts", "stall_timeout", "heartbeat_timeout",
                                                                 "restart_wait")},
         **nodes_side, present=frozenset({"allow_shrink"}))
@@ -533,6 +625,8 @@ def prepare(opts: LaunchOptions, *, dry_run: bool = False) -> Prepared:
         hostfile="".join(f"{h} slots={s}\n" for h, s in hosts) or None, world_size=world,
         ds_config=ds_config, first_run_builds=builds, env=redact_env(user_env), git_commit=git_commit(cwd),
         cwd=str(cwd), created=store.now_iso(),  # the supervisor's hand-off carries it too
+        deepspeed_env={"files": [str(p) for p in ds_env_files],
+                       "names": sorted(read_deepspeed_env(ds_env_files))} if ds_env_files else None,
         batch_plan={**batch_plan.to_dict(), "text": batch_plan.describe()} if batch_plan is not None else None)
     return Prepared(record, secrets, shared, spec)
 

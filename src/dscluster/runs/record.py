@@ -118,6 +118,7 @@ class LaunchSpec:
     no_python: bool = False
     no_local_rank: bool = False
     launcher_args: tuple[str, ...] = ()
+    runner_flags: tuple[str, ...] = ()  # DeepSpeed runner flags passed through as written (runnerflags.py)
     runner_python: str | None = None  # this machine's interpreter when the nodes' differs (containers)
     transport_env: Mapping[str, str] | None = None
     node_uid: int | None = None
@@ -144,9 +145,10 @@ class LaunchSpec:
             ssh_port=self.ssh_port, is_root=os.geteuid() == 0, attempt=attempt, local_procs=self.local_procs,
             network_interface=self.network_interface, include=self.include, launcher_args=self.launcher_args,
             no_python=self.no_python, no_local_rank=self.no_local_rank, ds_config_text=self.ds_config_text,
-            runner_python=self.runner_python)
+            runner_python=self.runner_python, runner_flags=self.runner_flags)
 
-    OPTIONAL = ("cluster_spec", "transport_env", "node_uid", "slurm", "runner_python", "allow_shrink")
+    OPTIONAL = ("cluster_spec", "transport_env", "node_uid", "slurm", "runner_python", "allow_shrink",
+                "runner_flags")
 
     def to_json(self) -> dict[str, Any]:
         # Absent rather than null, as records without them were always written.
@@ -161,7 +163,7 @@ class LaunchSpec:
     def from_json(cls, data: Mapping[str, Any]) -> LaunchSpec:
         known = _known(cls)
         values = {"program": "", **{k: data[k] for k in known if k in data}}  # "": a half-written record
-        for k in ("args", "launcher_args"):
+        for k in ("args", "launcher_args", "runner_flags"):
             values[k] = tuple(values.get(k) or ())
         if values.get("rank_args") is not None:
             values["rank_args"] = tuple(values["rank_args"])
@@ -237,10 +239,13 @@ class RunRecord:
     slurm: Mapping[str, Any] | None = None  # what Slurm says about the job: job_id, state, nodes, batch, ...
     shrinks: tuple[Mapping[str, Any], ...] = ()  # runs.shrink's entries, one per node set dropped
     batch_plan: Mapping[str, Any] | None = None  # the batch a run on another world size trains with
+    # DeepSpeed's .deepspeed_env files merged into the run's environment: {"files": [...], "names": [...]}
+    deepspeed_env: Mapping[str, Any] | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)  # keys this version does not know
     present: frozenset[str] = field(default=frozenset(), compare=False, repr=False)  # optional keys read
 
-    OPTIONAL = ("ended", "supervisor_pid", "supervisor_host", "waiting_for", "slurm", "shrinks", "batch_plan")
+    OPTIONAL = ("ended", "supervisor_pid", "supervisor_host", "waiting_for", "slurm", "shrinks", "batch_plan",
+                "deepspeed_env")
 
     def to_json(self) -> dict[str, Any]:
         return _to_json(self, self.OPTIONAL)
