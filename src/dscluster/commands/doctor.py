@@ -26,6 +26,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                 "and report the bus bandwidth"))
     parser.add_argument("--collective-mb", type=positive_number, default=None,
                         help=tr("all-reduce buffer size in MiB (default 16 on CPU, 256 on GPU)"))
+    parser.add_argument("--slow-fraction", type=positive_number, default=None, metavar="F",
+                        help=tr("with --collective: name a node or link whose bandwidth is below F x the median of "
+                                "the others (or F x its baseline on this cluster); default 0.5"))
     parser.add_argument("--master-port", type=PORT, default=None,
                         help=tr("the rendezvous port training will use (default 29500)"))
     parser.add_argument("--local", action="store_true",
@@ -78,6 +81,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         raise UsageError(tr("--master-port {port} is not a TCP port", port=port), tr("use a port in 1024-65535"))
     if args.collective_mb is not None and not 0 < args.collective_mb <= 4096:
         raise UsageError(tr("--collective-mb must be between 0 and 4096"), tr("for example --collective-mb 64"))
+    if args.slow_fraction is not None and not 0 < args.slow_fraction < 1:
+        raise UsageError(tr("--slow-fraction must be between 0 and 1"), tr("for example --slow-fraction 0.5"),
+                         setting="--slow-fraction")
     if args.local and args.cluster:
         raise UsageError(tr("--local and --cluster contradict: --local checks this machine only"),
                          tr("drop one of them"), setting="--local")
@@ -98,7 +104,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
                                   collective_mb=args.collective_mb)
     else:
         report = run_doctor(spec, fast=args.fast, collective=args.collective, master_port=port,
-                            collective_mb=args.collective_mb)
+                            collective_mb=args.collective_mb, slow_fraction=args.slow_fraction)
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
     else:

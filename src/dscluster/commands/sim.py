@@ -1,4 +1,4 @@
-"""`dscluster sim up N | down | status | exec NODE CMD | crash NODE | partition NODE | heal NODE`."""
+"""`dscluster sim up N | down | status | exec NODE CMD | crash NODE | partition NODE | slow NODE | heal NODE`."""
 
 from __future__ import annotations
 
@@ -48,7 +48,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     ex.add_argument("command", nargs=argparse.REMAINDER, help=tr("the command (after --)"))
     verb("crash", tr("kill every process on a node at once"), cmd_crash, node=True)
     verb("partition", tr("cut a node's network link"), cmd_partition, node=True)
-    verb("heal", tr("restore a node's link, restart it if crashed"), cmd_heal, node=True)
+    slow = verb("slow", tr("slow a node's link both ways (tc): a degraded NIC, cable or switch port"), cmd_slow,
+                node=True)
+    slow.add_argument("--rate", default="50mbit", help=tr("its bandwidth, tc units (default: %(default)s)"))
+    slow.add_argument("--delay", default=None, help=tr("also delay its packets, e.g. 20ms (needs sch_netem)"))
+    verb("heal", tr("restore a node's link (full speed), restart it if crashed"), cmd_heal, node=True)
     from dscluster.commands import simhosts  # bare hosts for `dscluster up`: their own module
 
     simhosts.register(verbs)
@@ -162,8 +166,9 @@ def cmd_status(args: argparse.Namespace) -> int:
         return 0 if all(r["ssh_port_open"] for r in rows) else 1
     mark = lambda ok: OK if ok else FAIL  # noqa: E731
     print(table([tr("node"), tr("address"), tr("running"), tr("link"), tr("ssh"), "pid"],
-                [[r["node"], r["ip"], mark(r["running"]), mark(r["link_up"]), mark(r["ssh_port_open"]),
-                  str(r["pid"] or "-")] for r in rows]))
+                [[r["node"], r["ip"], mark(r["running"]), mark(r["link_up"]) + (f" ({tr('slowed')})" if r.get("shaped")
+                                                                                else ""),
+                  mark(r["ssh_port_open"]), str(r["pid"] or "-")] for r in rows]))
     bad = [r["node"] for r in rows if not r["ssh_port_open"]]
     print(next_steps(*([f"dscluster sim heal{_name(sim.name)} {n}" for n in bad] or
                        [doctor_hint(sim.name, sim.spec_path)])))
@@ -208,3 +213,15 @@ def cmd_partition(args):
 
 def cmd_heal(args):
     return _fault(args, "heal")
+
+
+def cmd_slow(args: argparse.Namespace) -> int:
+    from dscluster.sim import SimCluster
+
+    sim = SimCluster.attach(args.name)
+    sim.slow(args.node, args.rate, args.delay)
+    what = args.rate + (f", +{args.delay}" if args.delay else "")
+    print(f"{OK} " + tr("{node}'s link is slowed to {what} both ways", node=args.node, what=what))
+    print(next_steps(f"{doctor_hint(sim.name, sim.spec_path)} --collective",
+                     f"dscluster sim heal{_name(sim.name)} {args.node}"))
+    return 0

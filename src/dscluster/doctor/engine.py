@@ -48,11 +48,15 @@ def default_runners(spec) -> tuple[list[Runner], list[str]]:
 def run_doctor(spec, fast: bool = False, collective: bool = False, *, master_port: int = DEFAULT_MASTER_PORT,
                runners: Sequence[Runner] | None = None, python: str | None = None,
                wait_s: float | None = None, timeout: float | None = None,
-               collective_mb: float | None = None) -> Report:
+               collective_mb: float | None = None, slow_fraction: float | None = None,
+               remember: bool = True) -> Report:
     """Check every node of `spec` in parallel and return the Report (never raises for a sick node).
 
     fast: shorter waits, for `launch`'s pre-flight. collective: also run a real all-reduce across
-    every slot (gloo on CPU, NCCL on GPU) and report the bus bandwidth.
+    every slot (gloo on CPU, NCCL on GPU) and report the bus bandwidth, each node's and link's
+    bandwidth (named when below slow_fraction of the median or of the cluster's baseline) and, on GPU
+    nodes, the transport NCCL chose. remember: keep each node's verdict (doctor/health.py, what
+    `launch --exclude-unhealthy` reads) and the bandwidth baseline in this user's state dir.
     runners: one Runner per node in spec order (default: SSHRunner with the cluster's ssh_config).
     python: the interpreter the launcher will use on every node (default: the spec's `python`, else this one).
     """
@@ -82,12 +86,20 @@ def run_doctor(spec, fast: bool = False, collective: bool = False, *, master_por
     results = evaluate(ctx)
     summary = summarize(ctx)
     if collective:
+        from dscluster.doctor.bandwidth import DEFAULT_FRACTION
         from dscluster.doctor.collective import run_collective
 
-        results.append(run_collective(ctx, runners, python, results, size_mb=collective_mb))
-        summary["collective"] = results[-1].details
-    return Report(cluster=getattr(spec, "name", "?"), nodes=names, results=results,
-                  elapsed_s=time.time() - started, summary=summary)
+        more = run_collective(ctx, runners, python, results, size_mb=collective_mb, baseline=remember,
+                              fraction=slow_fraction or DEFAULT_FRACTION)
+        results += more
+        summary["collective"] = more[0].details
+    report = Report(cluster=getattr(spec, "name", "?"), nodes=names, results=results,
+                    elapsed_s=time.time() - started, summary=summary)
+    if remember:
+        from dscluster.doctor import health
+
+        health.remember(spec, report)
+    return report
 
 
 def evaluate(ctx: DoctorContext) -> list[CheckResult]:

@@ -16,7 +16,7 @@ PACKAGES = ("torch", "deepspeed", "dscluster", "mpi4py", "ninja",
             "nvidia-nccl-cu12", "nvidia-nccl-cu13", "nvidia-nccl-cu11")
 COMPILERS = ("ninja", "cc1plus", "nvcc", "c++", "g++", "cicc", "ptxas")
 ENV_KEYS = ("TORCH_CUDA_ARCH_LIST", "TORCH_EXTENSIONS_DIR", "NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME",
-            "CUDA_VISIBLE_DEVICES", "PATH")
+            "CUDA_VISIBLE_DEVICES", "PATH", "NCCL_IB_DISABLE", "NCCL_IB_HCA", "NCCL_IB_GID_INDEX", "NCCL_NET")
 
 
 def _safe(fn, *a):
@@ -133,6 +133,42 @@ def gpu_facts():
         count = min(count, len([v for v in visible.split(",") if v.strip() and v.strip() != "-1"]))
     return {"count": count, "smi": True, "names": [g[0] for g in gpus],
             "driver": gpus[0][2] if gpus and len(gpus[0]) > 2 else None, "visible": visible}
+
+
+def _read(path):
+    try:
+        with open(path, encoding="ascii", errors="replace") as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def rdma_facts(sys_root="/sys/class/infiniband", dev_root="/dev/infiniband"):
+    """InfiniBand/RoCE devices the kernel has (sysfs) and whether this container can open them
+    (/dev/infiniband/uverbs*): NCCL's IB transport needs both."""
+    devices = []
+    try:
+        names = sorted(os.listdir(sys_root))
+    except OSError:
+        names = []
+    for name in names:
+        ports = []
+        try:
+            port_ids = sorted(os.listdir(os.path.join(sys_root, name, "ports")))
+        except OSError:
+            port_ids = []
+        for port in port_ids:
+            base = os.path.join(sys_root, name, "ports", port)
+            ports.append({"port": port, "state": _read(os.path.join(base, "state")),
+                          "link_layer": _read(os.path.join(base, "link_layer")),
+                          "rate": _read(os.path.join(base, "rate"))})
+        devices.append({"name": name, "ports": ports})
+    try:
+        uverbs = sorted(e for e in os.listdir(dev_root) if e.startswith("uverbs"))
+        dev = True
+    except OSError:
+        uverbs, dev = [], False
+    return {"devices": devices, "dev_infiniband": dev, "uverbs": uverbs}
 
 
 def cpu_count():

@@ -250,6 +250,7 @@ def main(argv):
     facts["packages"] = _safe(package_versions, paths)
     facts["torch_build"] = _safe(torch_build, paths)
     facts["gpu"] = _safe(gpu_facts)
+    facts["rdma"] = _safe(rdma_facts)
     facts["cpus"] = cpu_count()
     facts["shm"] = _safe(shm_facts, "/dev/shm")
     facts["resolve"] = _safe(resolve_all, p)

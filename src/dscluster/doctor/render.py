@@ -25,6 +25,7 @@ def render(report: Report, *, verbose: bool = False) -> str:
     coll = report.get(CLUSTER_ROW, "collective")
     if coll:
         out += ["", f"{coll.glyph} {tr('collective')}: {coll.finding}"]
+    out += bandwidth_lines(report)
 
     problems = [r for r in report.results if r.status in ("fail", "warn") and r.check != "collective"]
     if problems:
@@ -59,6 +60,32 @@ def render(report: Report, *, verbose: bool = False) -> str:
         out.append(console.next_steps(tr("apply the fixes above, then: dscluster doctor"),
                                       "dscluster doctor --json   # " + tr("the full findings for scripts")))
     return "\n".join(out)
+
+
+def bandwidth_lines(report: Report) -> list[str]:
+    """Each node's figure beside the others', its baseline, and NCCL's transport (from --collective)."""
+    rows = []
+    for node in report.nodes:
+        bw, tp = report.get(node, "bandwidth"), report.get(node, "transport")
+        if bw is None and tp is None:
+            continue
+        gbs = bw.details.get("gbs") if bw else None
+        base = bw.details.get("baseline_gbs") if bw else None
+        rows.append([node, (bw.glyph if bw else "") + (f" {gbs:.3g}" if gbs is not None else ""),
+                     f"{base:.3g}" if base else "-", "; ".join(f"{k} {v:.3g}" for k, v in
+                                                           (bw.details.get("links") or {}).items()) if bw else "",
+                     f"{tp.glyph} {tp.finding}" if tp else ""])
+    if not rows:
+        return []
+    total = report.get(CLUSTER_ROW, "bandwidth")
+    headers = [tr("node"), "GB/s", tr("baseline"), tr("links"), tr("transport")]
+    if not any(r[-1] for r in rows):  # gloo on CPU: NCCL reports no transport
+        headers, rows = headers[:-1], [r[:-1] for r in rows]
+    out = ["", tr("Bandwidth per node (GB/s, best with any peer) and per link:")]
+    out.append(console.table(headers, rows))
+    if total:
+        out.append(f"{total.glyph} {total.finding}")
+    return out
 
 
 def summary_lines(report: Report) -> list[str]:

@@ -311,9 +311,16 @@ class SimCluster:
         """Cut the node's link: its packets stop, its processes keep running (a real network failure)."""
         network.set_link(self.names, self._node(node)["index"], up=False)
 
+    def slow(self, node: str | int, rate: str | None = "50mbit", delay: str | None = None) -> None:
+        """Slow the node's link both ways (tc tbf at `rate`, or netem with `delay`): a degraded NIC,
+        cable or switch port. `heal` undoes it."""
+        network.shape(self.names, self._node(node)["index"], rate, delay)
+
     def heal(self, node: str | int, timeout: float = 30.0) -> None:
-        """Undo partition and crash: link up, node agent restarted (same host key) if it was down."""
+        """Undo partition, slow and crash: link up at full speed, node agent restarted (same host key)
+        if it was down."""
         entry = self._node(node)
+        network.unshape(self.names, entry["index"])
         network.set_link(self.names, entry["index"], up=True)
         if not alive(entry["pid1"]):
             with global_lock():
@@ -355,6 +362,6 @@ class SimCluster:
             running = alive(entry["pid1"])
             link = network.link_is_up(self.names, entry["index"])
             return {"node": entry["name"], "ip": entry["ip"], "netns": entry["netns"], "pid": entry["pid1"],
-                    "running": running, "link_up": link,
+                    "running": running, "link_up": link, "shaped": network.shaping(self.names, entry["index"]),
                     "ssh_port_open": running and link and _port_open(entry["ip"], SSH_PORT, 0.5)}
         return run_parallel(one, self.state["nodes"])

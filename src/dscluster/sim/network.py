@@ -132,3 +132,40 @@ def link_is_up(names: SimNames, i: int) -> bool:
         return "UP" in json.loads(out)[0].get("flags", [])
     except (ValueError, IndexError, KeyError):
         return False
+
+
+def _tc(argv: list[str], netns: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(["tc"] + (["-n", netns] if netns else []) + argv, capture_output=True, text=True,
+                          timeout=10)
+
+
+def shape_argv(dev: str, rate: str | None, delay: str | None) -> list[str]:
+    """`tc qdisc replace` for one device: tbf for a rate alone; netem for a delay (with its own rate)."""
+    if delay:
+        return ["qdisc", "replace", "dev", dev, "root", "netem", "delay", delay] + (["rate", rate] if rate else [])
+    return ["qdisc", "replace", "dev", dev, "root", "tbf", "rate", str(rate), "burst", "64kb", "latency", "400ms"]
+
+
+def shape(names: SimNames, i: int, rate: str | None, delay: str | None = None) -> None:
+    """Slow node i's link both ways, like a degraded NIC or cable: the bridge side of its veth (what the
+    node receives) and its eth0 (what it sends)."""
+    for dev, ns in ((names.veth(i), None), ("eth0", names.netns(i))):
+        proc = _tc(shape_argv(dev, rate, delay), ns)
+        if proc.returncode != 0:
+            err = proc.stderr.strip()
+            hint = (tr("this kernel lacks the netem qdisc (sch_netem): slow it with --rate alone (tbf)")
+                    if delay and "unknown" in err.lower() else tr("check the rate/delay (tc units: 100mbit, 20ms)"))
+            raise ClusterError(tr("could not slow {node}'s link: {err}", node=names.node(i), err=err), hint,
+                               node=names.node(i))
+
+
+def unshape(names: SimNames, i: int) -> None:
+    for dev, ns in ((names.veth(i), None), ("eth0", names.netns(i))):
+        _tc(["qdisc", "del", "dev", dev, "root"], ns)  # none there: nothing to undo
+
+
+def shaping(names: SimNames, i: int) -> str | None:
+    """The root qdisc on node i's veth when it is tbf/netem (the node is slowed), else None."""
+    out = _tc(["qdisc", "show", "dev", names.veth(i)]).stdout
+    first = out.splitlines()[0] if out.strip() else ""
+    return first.strip() if first.split()[1:2] in (["tbf"], ["netem"]) else None
