@@ -162,6 +162,37 @@ def _find_auto(value: Any, where: str) -> str | None:
     return None
 
 
+def auto_keys(value: Any, where: str = "") -> list[str]:
+    """Every key whose value is "auto" (dotted paths), in order."""
+    if isinstance(value, str) and value.strip().lower() == "auto":
+        return [where]
+    found: list[str] = []
+    if isinstance(value, dict):
+        for k, v in value.items():
+            found += auto_keys(v, f"{where}.{k}" if where else k)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            found += auto_keys(v, f"{where}[{i}]")
+    return found
+
+
+def _without_autos(value: Any, keep_as: Any = None) -> Any:
+    """A copy with every "auto" value dropped (the checks then see what the user wrote), or replaced by
+    `keep_as` where a check needs the key to be there (a scheduler's total_num_steps)."""
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            if isinstance(v, str) and v.strip().lower() == "auto":
+                if keep_as is not None:
+                    out[k] = keep_as
+                continue
+            out[k] = _without_autos(v, keep_as)
+        return out
+    if isinstance(value, list):
+        return [_without_autos(v, keep_as) for v in value]
+    return value
+
+
 def _positive_int(config: dict, key: str) -> int | None:
     value = config.get(key)
     if value is None:
@@ -264,14 +295,21 @@ def _check_optimizer(otype: str, params: dict) -> None:
                           tr('e.g. "betas": [0.9, 0.95]'), setting="optimizer.params.betas")
 
 
-def validate(config: dict, world_size: int) -> dict:
+def validate(config: dict, world_size: int, *, auto_ok: bool = False) -> dict:
     """Check `config` for a job of `world_size` data-parallel ranks; returns a resolved copy.
 
     The copy has all three batch keys filled in (as DeepSpeed derives them). Raises ConfigError
     naming the key and the fix for: unknown/removed top-level keys, "auto" values, inconsistent or
     non-integer batch sizes, an unknown ZeRO stage or ZeRO key, fp16+bf16 together, an unknown
     scheduler or scheduler parameter, a missing total_num_steps, a negative gradient_clipping.
+
+    `auto_ok`: the config is the Hugging Face Trainer's (or Accelerate's), which fills "auto" values from
+    its own arguments before DeepSpeed reads them. The checks then apply to what the user wrote; one that
+    needs an "auto" value (the batch arithmetic when a batch key is "auto", the range of an "auto"
+    optimizer value...) is skipped, and `auto_keys` of the config names them. The copy keeps "auto".
     """
+    if auto_ok and isinstance(config, dict) and auto_keys(config):
+        return _validate_with_autos(config, world_size)
     if not isinstance(config, dict):
         raise ConfigError(tr("a DeepSpeed config must be a JSON object"), tr("pass a dict / JSON object"),
                           setting="deepspeed_config")
@@ -366,3 +404,36 @@ def validate(config: dict, world_size: int) -> dict:
                               tr("set scheduler.params.total_num_steps to the number of training steps"),
                               setting="scheduler.params.total_num_steps")
     return config
+
+
+def _validate_with_autos(config: dict, world_size: int) -> dict:
+    """validate() of an "auto" config: every check on what is written; batch arithmetic only when no batch
+    key is "auto"."""
+    autos = set(auto_keys(config))
+    batch_auto = any(k in autos for k in BATCH_KEYS)
+    checked = _without_autos({k: v for k, v in config.items() if k != "scheduler"})
+    if isinstance(config.get("scheduler"), dict):
+        checked["scheduler"] = _without_autos(config["scheduler"], keep_as=1)  # its names are checked, not values
+    if batch_auto:
+        for key in BATCH_KEYS:
+            _positive_int(checked, key)  # a written value is still a positive integer
+        checked = {k: v for k, v in checked.items() if k not in BATCH_KEYS}
+        checked["train_micro_batch_size_per_gpu"] = 1  # a stand-in: the Trainer's value is checked by DeepSpeed
+    validate(checked, world_size)
+    out = copy.deepcopy(config)
+    if not batch_auto:
+        _resolve_batch(out, world_size)
+    return out
+
+
+def auto_note(config: dict, world_size: int) -> str | None:
+    """What a launch says about an "auto" config: which values the Trainer fills in, and which checks were
+    left to it (None: no "auto" value)."""
+    autos = auto_keys(config)
+    if not autos:
+        return None
+    shown = ", ".join(autos[:8]) + (tr(" and {n} more", n=len(autos) - 8) if len(autos) > 8 else "")
+    skipped = tr("; the batch arithmetic for {w} ranks is left to it", w=world_size) \
+        if any(k in autos for k in BATCH_KEYS) else ""
+    return tr('ds_config: {n} value(s) are "auto", filled in by the Hugging Face Trainer / Accelerate: {keys}{skipped}',
+              n=len(autos), keys=shown, skipped=skipped)

@@ -184,10 +184,12 @@ def explain(text: str) -> Explanation | None:
 
 
 def explain_files(paths: Iterable[Path], tail_bytes: int = 64_000,
-                  upto: dict[Path, int] | None = None) -> Explanation | None:
+                  upto: dict[Path, int] | None = None, since: dict[Path, int] | None = None) -> Explanation | None:
     """Explain the tails of several log files: the most specific signature found in any of them wins
     (ties: the earlier file). `upto` caps a file at a byte offset, e.g. where it stood when the failure
-    was detected, so the teardown's own noise (SIGTERM/SIGKILL messages) is never taken for the cause."""
+    was detected, so the teardown's own noise (SIGTERM/SIGKILL messages) is never taken for the cause;
+    `since` starts a file at one, e.g. where it stood when this attempt began, so an earlier attempt's
+    ending is never taken for this one's."""
     best: tuple[int, Explanation] | None = None
     order = {s.name: i for i, s in enumerate(SIGNATURES)}
     for path in paths:
@@ -196,8 +198,9 @@ def explain_files(paths: Iterable[Path], tail_bytes: int = 64_000,
             with os.fdopen(fsutil.open_file(path), "rb") as f:
                 f.seek(0, 2)
                 end = f.tell() if upto is None or path not in upto else min(f.tell(), upto[path])
-                f.seek(max(0, end - tail_bytes))
-                text = f.read(end - max(0, end - tail_bytes)).decode("utf-8", "replace")
+                start = max(0, end - tail_bytes, (since or {}).get(path, 0))
+                f.seek(start)
+                text = f.read(max(0, end - start)).decode("utf-8", "replace")
         except OSError:
             continue
         found = explain(text)

@@ -39,9 +39,63 @@ def _locate(args) -> tuple[Path, Path, str, int]:
     return run_dir, save_dir, record.id, chosen_step(save_dir, args.step, record.id)
 
 
+def _hf_chosen(args):
+    """(run dir, run id, the chosen checkpoint-N) when the run holds a Hugging Face Trainer's checkpoints and
+    no dscluster-committed step; else None. `--step N` picks checkpoint-N, else the newest complete one."""
+    from dscluster.commands.runs import find_run
+    from dscluster.runs.hfview import hf_checkpoints
+    from dscluster.train.checkpoint import committed_steps
+
+    run_dir = find_run(args.run, args.cluster)
+    record = store.read_record(run_dir)
+    if committed_steps(store.save_dir(run_dir, record)):
+        return None
+    found = hf_checkpoints(record, run_dir)
+    if not found:
+        return None
+    if args.step is not None:
+        chosen = [c for c in found if c.step == args.step]
+        if not chosen:
+            raise UsageError(tr("run {id} has no checkpoint-{n}", id=record.id, n=args.step),
+                             tr("its checkpoints: {have}", have=", ".join(c.name for c in found)), setting="--step")
+        return run_dir, record.id, chosen[-1]
+    complete = [c for c in found if c.complete]
+    if not complete:
+        raise UsageError(tr("run {id} has no complete checkpoint-N ({n} torn)", id=record.id, n=len(found)),
+                         tr("list them with: dscluster ckpt {id}", id=record.id), setting="RUN")
+    return run_dir, record.id, complete[-1]
+
+
+def _hf_verify(args, run_id: str, ckpt) -> int:
+    from dscluster.hfckpt import verify as hf_verify
+    from dscluster.train.checkpoint import CheckpointError
+
+    t0 = time.monotonic()
+    problems = hf_verify(ckpt)
+    seconds = time.monotonic() - t0
+    if args.json:
+        print(json.dumps({**ckpt.to_json(), "problems": problems, "seconds": round(seconds, 2)}, indent=2))
+        return ExitCode.OK if not problems else ExitCode.FAILURE
+    if problems:
+        for problem in problems:
+            print(f"  {console.FAIL} {problem}")
+        raise CheckpointError(tr("{tag} of run {id} is not usable ({n} problem(s) above)", tag=ckpt.name, id=run_id,
+                                 n=len(problems)),
+                              tr("a restart moves torn checkpoints aside (never deleted) and resumes from the newest "
+                                 "complete one"), setting="--step")
+    print(f"{console.OK} " + tr("{tag}: complete ({how}); its weights read ({s:.1f} s)", tag=ckpt.name,
+                                how=tr("committed by dscluster.hf") if ckpt.exact else
+                                tr("trainer_state.json, weights and DeepSpeed's shards are there"), s=seconds))
+    print(console.next_steps(f"dscluster ckpt export {run_id} --step {ckpt.step}"))
+    return ExitCode.OK
+
+
 def cmd_verify(args) -> int:
     from dscluster.train.checkpoint import CheckpointError, load_problems, read_commit, tag_for, verify
 
+    hf = _hf_chosen(args)
+    if hf is not None:
+        return _hf_verify(args, hf[1], hf[2])
     _run_dir, save_dir, run_id, step = _locate(args)
     step_dir = save_dir / tag_for(step)
     t0 = time.monotonic()
@@ -99,6 +153,20 @@ def cmd_export(args) -> int:
     from dscluster.train.checkpoint import tag_for
     from dscluster.train.export import export
 
+    hf = _hf_chosen(args)
+    if hf is not None:
+        from dscluster.hfckpt import export as hf_export
+
+        run_dir, run_id, ckpt = hf
+        out = Path(args.out).absolute() if args.out else run_dir / "export" / ckpt.name
+        files = hf_export(ckpt, out)
+        if args.json:
+            print(json.dumps({"path": str(out), "format": "hf", "files": [p.name for p in files]}, indent=2))
+            return ExitCode.OK
+        print(f"{console.OK} " + tr("{tag} exported as a Hugging Face model directory: {path} ({n} files)",
+                                    tag=ckpt.name, path=out, n=len(files)))
+        print("  " + tr("load it with: {code}", code=f"AutoModelForCausalLM.from_pretrained('{out}')"))
+        return ExitCode.OK
     run_dir, save_dir, run_id, step = _locate(args)
     out = Path(args.out).absolute() if args.out else default_out(run_dir, step, args.format)
     done = export(save_dir / tag_for(step), out, args.format, progress=Progress(tr("exporting {tag}", tag=tag_for(step))))

@@ -156,6 +156,9 @@ def report_started(run_dir, record: RunRecord, *, attach: bool, as_json: bool, o
     notice = first_run_notice(record)
     if notice:  # minutes of silence otherwise: say what the ranks are doing before their first step
         print(f"{console.WARN} {notice}", file=talk, flush=True)
+    auto = auto_notice(record)
+    if auto:
+        print(f"  {auto}", file=talk, flush=True)
     if not attach:
         if as_json:
             print(json.dumps(summary(run_dir), indent=2, default=str), file=out, flush=True)
@@ -171,6 +174,14 @@ def report_started(run_dir, record: RunRecord, *, attach: bool, as_json: bool, o
         print_outcome(final)
     print(json.dumps(summary(run_dir), indent=2, default=str), file=out, flush=True)
     return exit_code_of(final)
+
+
+def auto_notice(record: RunRecord) -> str | None:
+    """The line on a Hugging Face ds_config's "auto" values (dsconfig.auto_note), or None."""
+    from dscluster.dsconfig import auto_note
+
+    ds = record.ds_config
+    return auto_note(dict(ds), int(record.world_size or 1)) if isinstance(ds, dict) else None
 
 
 def summary(run_dir) -> dict:

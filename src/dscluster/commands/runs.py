@@ -198,8 +198,12 @@ def cmd_status(args) -> int:
     print(f"{_glyph(st)} {view.id}  {tr(st)}" + (f"  ({run_exit_text(view.exit_code, st)})"
                                                  if view.exit_code is not None else ""))
     print(f"  {tr('directory')}: {run_dir}")
+    hf_last = view.record.last_hf_checkpoint
     print(f"  {tr('last committed checkpoint')}: " + (tr("step {n}", n=view.last_checkpoint_step)
-                                                      if view.last_checkpoint_step is not None else "-"))
+                                                      if view.last_checkpoint_step is not None else
+                                                      hf_last if hf_last else "-"))
+    for line in hf_checkpoint_lines(view.record, run_dir):
+        print(f"    {line}")
     job = view.slurm
     if job:
         nodes = job.get("nodelist") or ",".join(job.get("nodes") or []) or "-"
@@ -247,9 +251,26 @@ def status_exit_code(shown: str) -> int:
     return ExitCode.RUN if shown == "failed" else ExitCode.OK
 
 
+def hf_checkpoint_lines(record: RunRecord, run_dir: Path) -> list[str]:
+    """A Hugging Face Trainer's checkpoint-N of the run, complete or torn (dscluster/hfckpt.py), and the
+    torn ones moved aside."""
+    from dscluster.runs.hfview import hf_checkpoints
+
+    lines = []
+    for c in hf_checkpoints(record, run_dir):
+        if c.complete:
+            lines.append(f"{console.OK} {c.path}" + ("" if not c.exact else "  " + tr("(committed by dscluster.hf)")))
+        else:
+            lines.append(f"{console.WARN} {c.path}  " + tr("torn: {why}", why=c.why))
+    return lines
+
+
 def resume_note(shown: ShownAttempt) -> str | None:
     """One line on whether an attempt that had a committed step to resume from did resume from it."""
     expected, got = shown.attempt.resume_step, shown.resumed
+    hf_note = _hf_resume_note(shown)
+    if hf_note is not None:
+        return hf_note
     if got and got.get("step") is not None:
         return f"{console.OK} " + tr("resumed from step-{n} ({via})", n=got["step"], via=got.get("via") or "?")
     if expected is None:
@@ -264,6 +285,24 @@ def resume_note(shown: ShownAttempt) -> str | None:
     return f"{console.WARN} " + tr(
         "did not resume from the committed step-{n}: the program has not called dscluster.checkpoint.load_latest"
         "(engine), so it started from scratch unless it resumes by itself", n=expected)
+
+
+def _hf_resume_note(shown: ShownAttempt) -> str | None:
+    """The resume line of a Hugging Face Trainer's attempt (None: not one, so the dscluster.checkpoint line)."""
+    got, ready = shown.resumed, shown.attempt.resume_from
+    if got and got.get("hf"):
+        if got.get("tag"):
+            return f"{console.OK} " + tr("resumed from {tag} ({via})", tag=got["tag"], via=got.get("via") or "?")
+        if ready:
+            return f"{console.WARN} " + tr("started from scratch, although {tag} was complete when the attempt "
+                                           "started (resume with trainer.train(resume_from_checkpoint=True))",
+                                           tag=ready)
+        return f"{console.WARN} " + tr("started from scratch: no complete checkpoint-N was there to resume from") \
+            if int(shown.attempt.n or 1) > 1 else None
+    if ready and not got:
+        return f"{console.WARN} " + tr("{tag} was complete when the attempt started; no sign yet in rank 0's log "
+                                       "of a resume from it", tag=ready)
+    return None
 
 
 def run_nodes(record: RunRecord) -> list[str]:
@@ -330,14 +369,23 @@ def cmd_ckpt(args) -> int:
 
         return ckpt.cmd_verify(args) if action == "verify" else ckpt.cmd_export(args)
     run_dir = find_run(args.run, args.cluster)
-    save_dir = store.save_dir(run_dir, store.read_record(run_dir))
+    record = store.read_record(run_dir)
+    save_dir = store.save_dir(run_dir, record)
     items = checkpoints(save_dir)
+    from dscluster.runs.hfview import hf_checkpoints
+
+    hf = hf_checkpoints(record, run_dir)
     if args.json:
-        print(json.dumps(items, indent=2))
+        print(json.dumps(items + [{**c.to_json(), "hf": True} for c in hf], indent=2))
         return ExitCode.OK
-    if not items:
+    if hf:  # a Hugging Face Trainer's checkpoint-N, complete or torn
+        rows = [[c.name, f"{c.size() / 2**20:,.1f} MiB",
+                 console.OK + (" " + tr("(committed by dscluster.hf)") if c.exact else "") if c.complete else
+                 f"{console.WARN} " + tr("torn: {why}", why=c.why), str(c.path)] for c in hf]
+        print(console.table([tr("checkpoint"), tr("size"), tr("complete"), tr("path")], rows))
+    if not items and not hf:
         print(tr("no committed checkpoint yet in {path}", path=save_dir))
-    else:
+    elif items:
         rows = [[str(c["step"]), f"{c['bytes'] / 2**20:,.1f} MiB",
                  time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(c["committed"])),
                  console.OK if not c["damage"] else f"{console.FAIL} " + tr("damaged: {why}", why=c["damage"]),

@@ -136,24 +136,40 @@ class MonitorBridge:
     """Copies new rows of DeepSpeed's csv monitor files into metrics.jsonl, one record per step, and into
     the run's TensorBoard (runs/tbevents.py)."""
 
-    def __init__(self, run_dir: Path, train_batch_size: int | None, owner_uid: int | None = None):
+    def __init__(self, run_dir: Path, train_batch_size: int | str | None, owner_uid: int | None = None,
+                 batch_hint=None):
         self.run_dir = Path(run_dir)
-        self.batch = int(train_batch_size or 0) or None
+        # "auto" (a Hugging Face config): the Trainer fills the batch in; `batch_hint()` finds it (the
+        # engine's printed config, runs/hflog.py), and rows wait for it (till `final`: then the step is
+        # derived from the sample counts' common divisor).
+        self.batch = train_batch_size if isinstance(train_batch_size, int) and train_batch_size > 0 else None
+        self.batch_hint = batch_hint if self.batch is None and not isinstance(train_batch_size, int) else None
+        self.last_step: int | None = None  # the newest step written
         self.owner_uid = owner_uid
         self._offsets: dict[Path, int] = {}
         self._names: dict[Path, str] = {}  # each file's column, from its header row
         self._tb = None
 
-    def tick(self) -> int:
+    def tick(self, final: bool = False) -> int:
         """Copy what is new; returns how many records were written."""
+        if self.batch is None and self.batch_hint is not None:
+            self.batch = self.batch_hint()
+            if self.batch is None and not final:
+                return 0  # the rows wait in the csv files for the batch that turns samples into steps
         rows: dict[int, dict] = {}
         for path in sorted((self.run_dir / MONITOR_DIR).glob("*/*.csv")):
             for samples, name, value in self._new_rows(path):
                 rows.setdefault(samples, {})[name] = value
         out = self.run_dir / METRICS_FILE
         existed = out.exists()
+        batch = self.batch
+        if batch is None and self.batch_hint is not None and rows:
+            import math
+
+            batch = math.gcd(*rows) or None
         for samples in sorted(rows):
-            step = samples // self.batch if self.batch else samples
+            step = samples // batch if batch else samples
+            self.last_step = step
             append_jsonl(out, {"step": step, "samples": samples, **rows[samples], "source": "deepspeed"})
             self._tensorboard().scalars(step, rows[samples])
         if rows and not existed and self.owner_uid is not None and os.geteuid() == 0:

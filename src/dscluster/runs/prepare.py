@@ -160,13 +160,29 @@ sys.exit(0 if spec else 1)
 """
 
 
+HF_DS_OPTION = "--deepspeed"  # the Hugging Face Trainer's (and Accelerate examples') `--deepspeed ds_config.json`
+
+
+def _hf_value(value: str | None) -> bool:
+    """Whether the word after `--deepspeed` is HF's ds_config file (DeepSpeed's own `--deepspeed` is a switch,
+    followed by another option or nothing)."""
+    return bool(value) and not value.startswith(("-", "{"))
+
+
 def ds_config_uses(args: list[str]) -> list[tuple[str, str | None]]:
     """(option as typed, value) for every ds_config option in a script's arguments, in order, up to a
-    `--` (after which argparse reads no options). A missing value is None."""
+    `--` (after which argparse reads no options). A missing value is None. HF's `--deepspeed FILE` and
+    `--deepspeed=FILE` count (option "--deepspeed"); DeepSpeed's `--deepspeed` switch does not."""
     uses: list[tuple[str, str | None]] = []
     for i, arg in enumerate(args):
         if arg == "--":
             break
+        if arg == HF_DS_OPTION and i + 1 < len(args) and _hf_value(args[i + 1]):
+            uses.append((arg, args[i + 1]))
+            continue
+        if arg.startswith(HF_DS_OPTION + "="):
+            uses.append((HF_DS_OPTION, arg.split("=", 1)[1] or None))
+            continue
         if not arg.startswith("--") or _config_option(arg) is None:
             continue
         if "=" in arg:
@@ -197,6 +213,12 @@ def find_ds_config(args: list[str]) -> str | None:
     """The ds_config the script will read: the last one named, as argparse takes it."""
     uses = [value for _, value in ds_config_uses(args) if value is not None]
     return uses[-1] if uses else None
+
+
+def hf_ds_config(args: list[str]) -> bool:
+    """Whether the script names its ds_config the Hugging Face way (`--deepspeed FILE`): the Trainer (or
+    Accelerate) then fills its "auto" values in before DeepSpeed reads it."""
+    return any(option == HF_DS_OPTION for option, _ in ds_config_uses(args))
 
 
 def check_program(program: str, module: bool, cwd: Path, python: str, no_python: bool = False) -> None:
@@ -252,7 +274,7 @@ def check_ds_config(args: list[str], cwd: Path, world_size: int, batch_plan: Any
     if batch_plan is not None:
         config = batchplan.apply(config, batch_plan)
     try:
-        return dsconfig.validate(config, world_size)
+        return dsconfig.validate(config, world_size, auto_ok=hf_ds_config(args))
     except ConfigError as err:  # name the file: the message names a key, but which config holds it?
         raise ConfigError(f"{path}: {err.message}", err.hint, setting=err.setting) from None
 
@@ -301,10 +323,11 @@ def pointed_at(args: list[str], path: str) -> list[str]:
         if skip:
             skip = False
             continue
-        if arg in ("--deepspeed_config", "--deepspeed-config") and i + 1 < len(args):
+        if arg in ("--deepspeed_config", "--deepspeed-config") and i + 1 < len(args) or \
+                arg == HF_DS_OPTION and i + 1 < len(args) and _hf_value(args[i + 1]):
             out += [arg, path]
             skip = True
-        elif arg.startswith(("--deepspeed_config=", "--deepspeed-config=")):
+        elif arg.startswith(("--deepspeed_config=", "--deepspeed-config=", HF_DS_OPTION + "=")):
             out.append(arg.split("=", 1)[0] + "=" + path)
         else:
             out.append(arg)
@@ -679,7 +702,11 @@ def dry_run_text(prep: Prepared) -> str:
                        shlex.join(salloc_argv(ask, prep.record.id))]
     req = c.request(1, 29500, run_id=prep.record.id, run_dir=run_dir, hosts=hosts, secrets=prep.secrets)
     plan = build_plan(req)
-    lines = [tr("# run directory: {path}", path=run_dir),
+    from dscluster.dsconfig import auto_note
+
+    auto = auto_note(dict(prep.record.ds_config), prep.record.world_size or 1) \
+        if isinstance(prep.record.ds_config, dict) else None
+    lines = [*([f"# {auto}"] if auto else []), tr("# run directory: {path}", path=run_dir),
              tr("# master port: a random free port per attempt (29500 shown)"),
              *slurm_lines, "cd " + shlex.quote(c.cwd)]
     lines.append(" ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(redact_env(plan.env).items())) + " \\")

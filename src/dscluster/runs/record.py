@@ -187,12 +187,13 @@ class Attempt:
     master_port: int | None = None
     rank_nodes: tuple[str, ...] = ()  # the node of each rank, in rank order
     resume_step: int | None = None  # the committed step the attempt was given to resume from
+    resume_from: str | None = None  # a Hugging Face Trainer's newest complete checkpoint-N at the attempt's start
     rank_exit_code: int | None = None  # the first failing rank's code (set on a failure)
     extra: Mapping[str, Any] = field(default_factory=dict)
     present: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
 
     # Written once the runner started (an attempt that failed before, on an unreachable node, has none).
-    OPTIONAL = ("master_port", "rank_nodes", "resume_step", "rank_exit_code")
+    OPTIONAL = ("master_port", "rank_nodes", "resume_step", "rank_exit_code", "resume_from")
 
     def to_json(self) -> dict[str, Any]:
         return _to_json(self, self.OPTIONAL)
@@ -241,11 +242,12 @@ class RunRecord:
     batch_plan: Mapping[str, Any] | None = None  # the batch a run on another world size trains with
     # DeepSpeed's .deepspeed_env files merged into the run's environment: {"files": [...], "names": [...]}
     deepspeed_env: Mapping[str, Any] | None = None
+    last_hf_checkpoint: str | None = None  # a Hugging Face Trainer's newest complete checkpoint-N (its path)
     extra: Mapping[str, Any] = field(default_factory=dict)  # keys this version does not know
     present: frozenset[str] = field(default=frozenset(), compare=False, repr=False)  # optional keys read
 
     OPTIONAL = ("ended", "supervisor_pid", "supervisor_host", "waiting_for", "slurm", "shrinks", "batch_plan",
-                "deepspeed_env")
+                "deepspeed_env", "last_hf_checkpoint")
 
     def to_json(self) -> dict[str, Any]:
         return _to_json(self, self.OPTIONAL)

@@ -34,6 +34,7 @@ from dscluster.fsutil import atomic_write_text
 from dscluster.launcher.plan import LaunchRequest, build_plan
 from dscluster.runs import detect, shrink, slurm_run, store
 from dscluster.runs.channel import NodeChannel
+from dscluster.runs.hflog import HfLogBridge
 from dscluster.runs.metrics import MonitorBridge
 from dscluster.runs.nodes import node_names, node_runners, sim_name, unreachable_hosts
 from dscluster.runs.reaper import reap
@@ -85,9 +86,14 @@ class Supervisor:
         self.log_path = self.run_dir / "logs" / "launcher.log"
         self._attempt_started = time.time()
         self._failure_logs: dict[Path, int] | None = None
+        self._attempt_logs: dict[Path, int] = {}
         self._checkpoint_env: dict[str, str] = {}
+        # A Hugging Face Trainer's rank-0 log dicts -> metrics.jsonl; its batch, output dir and resumes
+        self.hflog = HfLogBridge(self.run_dir, self.cfg.node_uid, tensorboard=lambda: self.monitor._tensorboard(),
+                                 cwd=self.cfg.cwd)
         self.monitor = MonitorBridge(self.run_dir, (self.record.ds_config or {}).get("train_batch_size"),
-                                     self.cfg.node_uid)  # DeepSpeed's csv monitor -> metrics.jsonl
+                                     self.cfg.node_uid,  # DeepSpeed's csv monitor -> metrics.jsonl
+                                     batch_hint=lambda: self.hflog.batch)
         signal.signal(signal.SIGTERM, self._on_stop)
         signal.signal(signal.SIGINT, self._on_stop)
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
@@ -183,11 +189,15 @@ class Supervisor:
             self._checkpoint_env = resume_env(store.save_dir(self.run_dir, self.record))
             plan = build_plan(self._request(n, port))
             self._write_files(plan)
+            hf = self.newest_hf_checkpoint()
             attempt = Attempt(n, started=store.now_iso(), master_port=port, rank_nodes=tuple(plan.rank_nodes),
                               resume_step=step_of_env(self._checkpoint_env),
+                              resume_from=hf.name if hf is not None else None,
                               present=frozenset({"master_port", "rank_nodes", "resume_step"}))
+            self._attempt_logs = self._log_sizes()  # where every log stood: this attempt's part follows
             log = fsutil.open_append(self.log_path)
             log_offset = os.fstat(log.fileno()).st_size
+            self._attempt_logs[self.log_path] = log_offset
             self._log(f"attempt {n}: {' '.join(plan.argv)}")
             runner = subprocess.Popen(plan.argv, env={**os.environ, **plan.env}, cwd=c.cwd, stdout=log,
                                       stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -220,7 +230,7 @@ class Supervisor:
                     ch.send("ping")
                 last_ping = now
                 self._refresh_checkpoint()
-                self.monitor.tick()
+                self._tick_metrics()
             if self._stop_wanted():
                 self._teardown(runner, chans, grace=c.stop_grace, why="stop requested")
                 return runner.returncode, None, True
@@ -360,10 +370,46 @@ class Supervisor:
             self.event("teardown", why=why, seconds=round(time.monotonic() - t0, 2),
                        unreachable=[ch.node for ch in chans if ch.node in lost or (ch.closed and not ch.reaped)])
 
+    def _tick_metrics(self, final: bool = False) -> None:
+        self.monitor.tick(final=final)
+        if not (self.cfg.is_module and self.cfg.program == "dscluster.train"):  # the reference trainer logs itself
+            self.hflog.tick(self._attempt, self.monitor.last_step, final=final)
+
+    def hf_output_dirs(self) -> list[Path]:
+        """Where a Hugging Face Trainer of this run writes its checkpoint-N (its --output_dir, or as its logs
+        and dscluster.hf say)."""
+        from dscluster.runs.hfview import output_dirs
+
+        return output_dirs(self.record, self.run_dir, self.hflog.output_dirs)
+
+    def newest_hf_checkpoint(self):
+        from dscluster.hfckpt import newest_complete
+
+        found = [c for c in (newest_complete(d, self.record.world_size) for d in self.hf_output_dirs()) if c]
+        return max(found, key=lambda c: c.step) if found else None
+
+    def move_torn_hf_checkpoints(self, n: int) -> None:
+        """Before a restart: torn checkpoint-N aside, so a script resuming from the newest resumes from the
+        newest complete one."""
+        from dscluster.hfckpt import move_torn
+
+        for folder in self.hf_output_dirs():
+            try:
+                moved = move_torn(folder, self.record.world_size, self.cfg.node_uid)
+            except OSError as err:
+                self._log(f"torn checkpoints in {folder} could not be moved aside: {err}")
+                continue
+            for src, dst in moved:
+                self._log(f"{src.name} is torn (its save did not finish): moved aside to {dst}")
+                self.event("checkpoint-torn", attempt=n, checkpoint=str(src), moved_to=str(dst))
+
     def _refresh_checkpoint(self) -> None:
         step = latest_committed(store.save_dir(self.run_dir, self.record))
         if step is not None and step != self.record.last_checkpoint_step:
             self.save(last_checkpoint_step=step)
+        hf = self.newest_hf_checkpoint()
+        if hf is not None and str(hf.path) != self.record.last_hf_checkpoint:
+            self.save(last_hf_checkpoint=str(hf.path))
 
     # ---- the run -----------------------------------------------------------------------------
     def _log_sizes(self) -> dict[Path, int]:
@@ -426,7 +472,7 @@ class Supervisor:
                         restarts_left: bool) -> explainer.Explanation | None:
         sim = sim_name(self.record)
         exp = explain_failure(failure, self.log_path, self._failure_logs or self._log_sizes(), self._attempt_started,
-                              rank_exit_code, self.record.id, restarts_left, sim=sim)
+                              rank_exit_code, self.record.id, restarts_left, sim=sim, since=self._attempt_logs)
         if exp is not None and exp.signature == "ssh-255" and sim is not None and failure.node:
             # On a simulated cluster a node's sshd comes back with `sim heal`, not `node start`.
             exp = explainer.custom("ssh-255", exp.cause, "Check the node with `dscluster doctor`; {heal} brings it "
@@ -449,7 +495,7 @@ class Supervisor:
             attempt = dataclasses.replace(attempt, ended=store.now_iso(), exit_code=rc)
             self._set_attempt(attempt)
             self._refresh_checkpoint()
-            self.monitor.tick()
+            self._tick_metrics(final=True)
             timeout = self.slurm.timeout_explanation() if self.slurm and (stopped or failure) else None
             if timeout is not None:
                 self._set_attempt(dataclasses.replace(attempt, reason="time limit"), explanation=timeout.to_dict())
@@ -494,7 +540,11 @@ class Supervisor:
                     status = "failed"
                     break
                 self.save(waiting_for=None)
-                self.event("restart", attempt=n + 1, from_step=self.record.last_checkpoint_step)
+                self.move_torn_hf_checkpoints(n)
+                self._refresh_checkpoint()
+                self.event("restart", attempt=n + 1, from_step=self.record.last_checkpoint_step,
+                           **({"from_checkpoint": self.record.last_hf_checkpoint}
+                              if self.record.last_hf_checkpoint else {}))
                 time.sleep(1.0)
                 continue
             status = "failed"

@@ -72,7 +72,9 @@ def signal_explanation(sig: int, node: str | None, rank: int | None, sim: str | 
 def explain_failure(failure: Failure, launcher_log: Path, upto: dict[Path, int],
                     attempt_started: float, rank_exit_code: int | None = None,
                     run_id: str = "RUN", restarts_left: bool = True,
-                    sim: str | None = None) -> explainer.Explanation | None:
+                    sim: str | None = None, since: dict[Path, int] | None = None) -> explainer.Explanation | None:
+    """The attempt's explanation, from its own part of the logs: `since` holds where each log stood when
+    it began (an earlier attempt's ending is in the same launcher log)."""
     ranks = []
     for path in upto:
         try:
@@ -81,7 +83,7 @@ def explain_failure(failure: Failure, launcher_log: Path, upto: dict[Path, int],
         except OSError:
             continue
     ranks.sort(key=lambda p: p.stat().st_mtime)
-    found = explainer.explain_files([launcher_log, *ranks], upto=upto)
+    found = explainer.explain_files([launcher_log, *ranks], upto=upto, since=since)
     specific = found if found is not None and found.signature not in explainer.GENERIC else None
     if failure.kind == "node-lost" and specific is None:
         cause = "A node stopped answering: it crashed, lost power, or its network is partitioned."

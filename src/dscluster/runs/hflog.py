@@ -1,0 +1,184 @@
+"""A Hugging Face Trainer's rank-0 output -> the run's metrics, and what its attempts resumed from.
+
+With no change to the script, rank 0 of a Trainer prints, at each logging step, a Python dict on its own
+line (`{'loss': '10.58', 'grad_norm': '1.262', 'learning_rate': '0.0003', 'epoch': '0.01953'}`: strings
+in transformers 5.x, floats in 4.x), the eval dicts (`{'eval_loss': ...}`) and a final train summary
+(`{'train_runtime': ..., 'train_loss': ...}`). It prints them through tqdm's `write`, which redraws the
+progress bar right after the line: the bar's counter (`| 30/100 [`) is the global step the dict belongs
+to (the Trainer updates the bar in on_step_end, before it logs). So the step comes from the counter that
+follows a dict; without a progress bar (`disable_tqdm`), from the counter before it, else from the step
+DeepSpeed's monitor last wrote (approximate: a script that wants exact steps adds dscluster.hf.Callback(),
+which writes its own records and switches this reader off for the run).
+
+The same reader watches DeepSpeed's own lines in that log: `Loading checkpoint from .../checkpoint-30/...`
+(what an attempt resumed from), `Saving model checkpoint: .../checkpoint-30/...` (where the Trainer's
+output directory is), and the engine's `train_batch_size .... 24` (the global batch an "auto" config was
+filled with: DeepSpeed's monitor counts samples, the charts count steps).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import time
+from pathlib import Path
+
+from dscluster.fsutil import append_jsonl, atomic_write_json, read_bytes
+
+HF_KEYS = frozenset({"loss", "grad_norm", "learning_rate", "epoch", "eval_loss", "train_runtime", "train_loss"})
+RENAMED = {"learning_rate": "lr", "eval_loss": "val_loss"}  # the names the panel charts
+CALLBACK_MARK = "hf_callback"  # <run>/hf_callback: dscluster.hf.Callback writes the metrics itself (runs/hfview.py)
+_COUNTER = re.compile(r"\|\s*(\d+)/(\d+)\s*\[")
+_LOAD = re.compile(r"\b[Ll]oad(?:ing)? (?:checkpoint|model)\b[^\n]*?\bfrom\s+\S*?\b(checkpoint-(\d+))\b")
+_SAVE = re.compile(r"[Ss]aving model checkpoint(?: to|:)\s*(\S*?)/?(checkpoint-\d+)(?:/|\b)")
+_BATCH = re.compile(r"\btrain_batch_size \.+ (\d+)\s*$")
+
+
+def parse_dict(line: str) -> dict | None:
+    """One of the Trainer's log dicts as numbers (None: not one)."""
+    text = line.strip()
+    if not (text.startswith("{") and text.endswith("}")) or len(text) > 4000:
+        return None
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if not isinstance(value, dict) or not (HF_KEYS & set(value)) and not any(
+            isinstance(k, str) and k.startswith("eval_") for k in value):
+        return None
+    out = {}
+    for key, raw in value.items():
+        if not isinstance(key, str) or isinstance(raw, bool):
+            continue
+        try:
+            out[RENAMED.get(key, key)] = float(raw)
+        except (TypeError, ValueError):
+            continue
+    return out or None
+
+
+class HfLogBridge:
+    """Reads new bytes of every rank-0 log of the run (one file per attempt) on each `tick`."""
+
+    def __init__(self, run_dir: Path, owner_uid: int | None = None, tensorboard=None, cwd: str | None = None):
+        self.run_dir = Path(run_dir)
+        self.cwd = Path(cwd) if cwd else None  # the ranks' directory: a relative --output_dir is under it
+        self.tensorboard = tensorboard  # () -> runs.tbevents.EventWriter, shared with the monitor's bridge
+        self.owner_uid = owner_uid
+        self._offsets: dict[Path, int] = {}
+        self._attempt_of: dict[Path, int] = {}
+        self._counter: dict[Path, int | None] = {}
+        self._pending: dict[Path, list[tuple[dict, int]]] = {}  # (values, ticks waited)
+        self._seen_training: set[Path] = set()
+        self.output_dirs: list[Path] = []
+        self.batch: int | None = None
+        self.resumed: dict[int, str | None] = {}  # attempt -> checkpoint-N (None: started from scratch)
+
+    def callback_active(self) -> bool:
+        return (self.run_dir / CALLBACK_MARK).exists()
+
+    def tick(self, attempt: int, monitor_step: int | None = None, final: bool = False) -> int:
+        """Read what is new; returns how many metric records were written."""
+        written = 0
+        for path in sorted((self.run_dir / "logs").glob("*_rank0.log")):
+            self._attempt_of.setdefault(path, attempt)
+            written += self._read(path, monitor_step, final)
+        return written
+
+    def _read(self, path: Path, monitor_step: int | None, final: bool) -> int:
+        offset = self._offsets.get(path, 0)
+        try:
+            data = read_bytes(path, offset)  # the node user's file: fsutil's no-symlink rule
+        except OSError:
+            return 0
+        # Whole lines, plus a trailing progress bar (tqdm ends its redraws with \r, not \n).
+        end = max(data.rfind(b"\n"), data.rfind(b"\r")) + 1
+        self._offsets[path] = offset + end
+        pending = self._pending.setdefault(path, [])
+        written = 0
+        for line in data[:end].decode("utf-8", "replace").splitlines():
+            for segment in line.split("\r"):
+                written += self._segment(path, segment, pending)
+        # Dicts no counter followed: after a tick's wait (or at the attempt's end), the step before them.
+        keep = []
+        for values, waited in pending:
+            step = self._counter.get(path) if self._counter.get(path) is not None else monitor_step
+            if (waited >= 1 or final) and step is not None:
+                written += self._write(step, values)
+            elif final and step is None:
+                continue
+            else:
+                keep.append((values, waited + 1))
+        self._pending[path] = keep
+        return written
+
+    def _segment(self, path: Path, text: str, pending: list) -> int:
+        written = 0
+        m = _COUNTER.search(text)
+        if m:
+            step = int(m.group(1))
+            self._counter[path] = step
+            if step > 0:
+                self._started(path)
+            for values, _ in pending:
+                written += self._write(step, values)
+            pending.clear()
+            return written
+        values = parse_dict(text)
+        if values is not None:
+            self._started(path)
+            if not self.callback_active():
+                pending.append((values, 0))
+            return 0
+        if (m := _LOAD.search(text)) is not None:
+            attempt = self._attempt_of.get(path, 0)
+            if attempt not in self.resumed:
+                self._record_resume(attempt, m.group(1))
+            return 0
+        if (m := _SAVE.search(text)) is not None and m.group(1):
+            folder = Path(m.group(1))
+            if not folder.is_absolute() and self.cwd is not None:
+                folder = self.cwd / folder
+            if folder.is_absolute() and folder not in self.output_dirs:
+                self.output_dirs.append(folder)
+            return 0
+        if self.batch is None and (m := _BATCH.search(text)) is not None:
+            self.batch = int(m.group(1))
+        return 0
+
+    def _started(self, path: Path) -> None:
+        """Training output before any load line: this attempt started from scratch."""
+        attempt = self._attempt_of.get(path, 0)
+        if attempt not in self.resumed:
+            self._record_resume(attempt, None)
+
+    def _record_resume(self, attempt: int, tag: str | None) -> None:
+        self.resumed[attempt] = tag
+        if attempt < 1:
+            return
+        try:
+            folder = self.run_dir / "resumes"
+            if not (folder / f"attempt-{attempt}.json").exists():  # the script's own word (dscluster.hf) wins
+                folder.mkdir(exist_ok=True)
+                atomic_write_json(folder / f"attempt-{attempt}.json",
+                                  {"attempt": attempt, "step": int(tag.split("-")[1]) if tag else None, "tag": tag,
+                                   "via": "Hugging Face Trainer (rank 0's log)", "hf": True, "time": time.time()})
+        except OSError:
+            pass
+
+    def _write(self, step: int, values: dict) -> int:
+        out = self.run_dir / "metrics.jsonl"
+        existed = out.exists()
+        append_jsonl(out, {"step": int(step), **values, "source": "hf"})
+        if not existed and self.owner_uid is not None and os.geteuid() == 0:
+            try:
+                os.chown(out, self.owner_uid, -1)
+            except OSError:
+                pass
+        if self.tensorboard is not None:
+            try:
+                self.tensorboard().scalars(int(step), values)
+            except Exception:  # noqa: BLE001 - TensorBoard is a view; metrics.jsonl is the record
+                pass
+        return 1

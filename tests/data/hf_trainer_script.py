@@ -1,0 +1,61 @@
+"""A Hugging Face Trainer script as users write them: TrainingArguments from the command line
+(`--output_dir OUT --deepspeed ds_config.json --save_steps N ...`), a tiny Llama built from a config,
+random tokens, and the usual resume from the newest checkpoint-N in the output directory.
+
+Test-only fault: with KILL_RANK_AT_SAVE=R:STEP, rank R of attempt 1 kills itself (SIGKILL) in the middle of
+the save of checkpoint-STEP: after the model weights and DeepSpeed's shards are written, before the
+Trainer's trainer_state.json, the save's last file. Nothing else differs from a user's script.
+"""
+
+import os
+import signal
+
+import torch
+from transformers import HfArgumentParser, LlamaConfig, LlamaForCausalLM, Trainer, TrainingArguments
+from transformers.trainer_utils import get_last_checkpoint
+
+
+class RandomTokens(torch.utils.data.Dataset):
+    def __init__(self, n: int, length: int, vocab: int):
+        g = torch.Generator().manual_seed(0)
+        self.data = torch.randint(0, vocab, (n, length), generator=g)
+
+    def __len__(self):
+        return len(self.data)
+
+    def __getitem__(self, i):
+        return {"input_ids": self.data[i], "labels": self.data[i]}
+
+
+def fault_injection(trainer: Trainer) -> None:
+    spec = os.environ.get("KILL_RANK_AT_SAVE", "")
+    if not spec or os.environ.get("DSCLUSTER_ATTEMPT", "1") != "1":
+        return
+    rank, step = (int(x) for x in spec.split(":"))
+    save_rng = trainer._save_rng_state
+
+    def dying(output_dir):  # after model + DeepSpeed shards + optimizer, before trainer_state.json
+        if int(os.environ.get("RANK", "0")) == rank and trainer.state.global_step == step:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return save_rng(output_dir)
+
+    trainer._save_rng_state = dying
+
+
+def main() -> None:
+    (args,) = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses()
+    torch.manual_seed(0)
+    config = LlamaConfig(vocab_size=256, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=64)
+    model = LlamaForCausalLM(config)
+    trainer = Trainer(model=model, args=args, train_dataset=RandomTokens(192, 16, 256),
+                      eval_dataset=RandomTokens(12, 16, 256))
+    fault_injection(trainer)
+    last = get_last_checkpoint(args.output_dir) if os.path.isdir(args.output_dir) else None
+    trainer.train(resume_from_checkpoint=last)
+    if args.do_eval:
+        trainer.evaluate()
+
+
+if __name__ == "__main__":
+    main()
