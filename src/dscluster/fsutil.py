@@ -14,6 +14,12 @@ owned by this user or root); from the first directory another user can change on
 opened with O_NOFOLLOW relative to its parent's descriptor, so a planted symlink is refused (ELOOP)
 and a swap between check and use is impossible. A file to be read or written must be a regular file
 (a planted FIFO would block the writer) with one link (a planted hard link to someone else's file).
+
+The walk holds O_PATH descriptors (Linux; a plain read-only open elsewhere): looking a name up in a
+directory needs only search (x) permission, never read (r), so the walk reaches every directory a path
+lookup by name reaches: a shared directory under root's home that the node user may only traverse
+(the ACL `sim up` sets), a mode-711 home, an NFS export. Entries are stat'ed, made, opened, renamed and
+unlinked relative to those descriptors; only a directory's fsync opens it for reading.
 """
 
 from __future__ import annotations
@@ -31,6 +37,9 @@ from typing import Any
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+# A directory handle for lookups only: O_PATH needs search permission alone (no read), and openat,
+# fstatat, mkdirat, renameat, unlinkat and readlinkat all take it as their directory.
+_LOOKUP = (getattr(os, "O_PATH", 0) or os.O_RDONLY) | _DIRECTORY | _CLOEXEC
 _MAX_LINKS = 40  # as the kernel's own limit on symlinks in one lookup
 
 
@@ -56,7 +65,7 @@ def _walk(path: str | os.PathLike, *, create: bool = False, mode: int = 0o755) -
     directories (with `mode`), like mkdir -p."""
     me = os.geteuid()
     parts = list(Path(os.path.abspath(path)).parts[1:])
-    fd = os.open("/", os.O_RDONLY | _DIRECTORY | _CLOEXEC)
+    fd = os.open("/", _LOOKUP)
     trusted, links = True, 0
     try:
         while parts:
@@ -87,17 +96,14 @@ def _walk(path: str | os.PathLike, *, create: bool = False, mode: int = 0o755) -
                 if target.is_absolute():
                     os.close(fd)
                     fd = -1
-                    fd = os.open("/", os.O_RDONLY | _DIRECTORY | _CLOEXEC)
+                    fd = os.open("/", _LOOKUP)
                     parts = list(target.parts[1:]) + parts
                 else:
                     parts = list(target.parts) + parts
                 continue
             if name == ".." and not trusted:
                 raise UnsafePath(errno.EACCES, "refusing '..' where another user can write", str(path))
-            try:
-                nxt = os.open(name, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC, dir_fd=fd)
-            except OSError as err:  # swapped for a symlink since the stat above: ELOOP
-                raise _refused(Path(path), err) from None
+            nxt = _open_subdir(fd, name, Path(path))
             os.close(fd)
             fd = nxt
         return fd, trusted
@@ -107,8 +113,23 @@ def _walk(path: str | os.PathLike, *, create: bool = False, mode: int = 0o755) -
         raise
 
 
+def _open_subdir(dfd: int, name: str, path: Path) -> int:
+    """A lookup descriptor of directory `name` in `dfd`, never through a symlink: one swapped in since
+    the caller's stat is refused (O_DIRECTORY|O_NOFOLLOW says ENOTDIR or ELOOP for it)."""
+    try:
+        return os.open(name, _LOOKUP | _NOFOLLOW, dir_fd=dfd)
+    except OSError as err:
+        if err.errno == errno.ENOTDIR:
+            with contextlib.suppress(OSError):
+                if stat.S_ISLNK(os.stat(name, dir_fd=dfd, follow_symlinks=False).st_mode):
+                    err = OSError(errno.ELOOP, "symlink")
+        raise _refused(path, err) from None
+
+
 def open_dir(path: str | os.PathLike, *, create: bool = False, mode: int = 0o755) -> int:
-    """A descriptor (O_DIRECTORY) of `path`, resolved by the symlink rule above; `create`: mkdir -p."""
+    """A lookup descriptor (O_PATH|O_DIRECTORY on Linux) of `path`, resolved by the symlink rule above;
+    `create`: mkdir -p. Use it as `dir_fd` (open, stat, mkdir, rename, unlink, readlink); it cannot be
+    read, listed, fsynced or fchmod'ed itself (open "." relative to it for that)."""
     return _walk(path, create=create, mode=mode)[0]
 
 
@@ -189,12 +210,7 @@ def open_beneath(base: str | os.PathLike, rel: str | os.PathLike, flags: int = o
     fd = open_dir(base)
     try:
         for name in parts[:-1]:
-            try:
-                if stat.S_ISLNK(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
-                    raise OSError(errno.ELOOP, "symlink")  # (O_DIRECTORY|O_NOFOLLOW would say ENOTDIR)
-                nxt = os.open(name, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC, dir_fd=fd)
-            except OSError as err:
-                raise _refused(Path(base) / rel, err) from None
+            nxt = _open_subdir(fd, name, Path(base) / rel)
             os.close(fd)
             fd = nxt
         try:
@@ -257,6 +273,19 @@ def fsync_dir(path: str | os.PathLike) -> None:
         os.close(fd)
 
 
+def _fsync_dirfd(dfd: int) -> None:
+    """fsync the directory behind lookup descriptor `dfd` (an O_PATH descriptor cannot be fsynced):
+    opened again for reading, relative to itself; skipped where this user may not read it."""
+    try:
+        fd = os.open(".", os.O_RDONLY | _DIRECTORY | _CLOEXEC, dir_fd=dfd)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def atomic_write_bytes(path: str | os.PathLike, data: bytes, mode: int = 0o644, *, owner: int | None = None) -> None:
     """Write `path` atomically: a temp file made (O_EXCL) in the same directory, opened by descriptor,
     fsynced, given `mode` (and `owner`'s uid, by the descriptor: never by name, which another user could
@@ -287,7 +316,7 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes, mode: int = 0o644, 
             except FileNotFoundError:
                 pass
             raise
-        os.fsync(dfd)
+        _fsync_dirfd(dfd)
     finally:
         os.close(dfd)
 
