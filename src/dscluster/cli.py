@@ -34,6 +34,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "dscluster.commands.launch",
     "dscluster.commands.runs",
     "dscluster.commands.stacks",
+    "dscluster.commands.explain",
 )
 
 

@@ -36,8 +36,8 @@ def test_unknown_text_is_not_explained_and_files_pick_the_most_specific(tmp_path
 
 def test_explanation_serialises_for_run_json():
     d = explain.explain((DATA / "address-in-use.log").read_text()).to_dict()
-    assert set(d) == {"signature", "cause", "fix", "retry", "evidence"}
-    assert d["signature"] == "address-in-use" and d["retry"] is True
+    assert {"signature", "cause", "fix", "retry", "restart_can_help", "evidence"} <= set(d)
+    assert d["signature"] == "address-in-use" and d["retry"] is True and d["restart_can_help"] is True
 
 
 def test_the_programs_own_error_and_fix_lines_are_the_explanation_and_beat_the_sigkill(tmp_path):
@@ -107,3 +107,125 @@ def test_the_panel_api_shows_a_runs_explanation_in_the_servers_language(tmp_path
     monkeypatch.setenv("DSCLUSTER_LANG", "zh_TW")
     shown = rundata.summary(rundata.RunRef(run_dir.name, run_dir))["explanation"]
     assert shown["signature"] == "node-down" and "node3" in shown["cause"] and "60 秒" in shown["cause"]
+
+
+# ---- the first failing rank's own words (issue 30) -------------------------------------------------------
+PDSH_LOG = """\
+node2: [2026-12-01 10:00:05,300] [INFO] [engine.py:100:step] step 3
+node2: [rank1]: Traceback (most recent call last):
+node2: [rank1]:   File "/shared/train.py", line 40, in <module>
+node2: [rank1]:     engine.backward(loss)
+node2: [rank1]:   File "/opt/venv/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py", line 2501, in all_reduce
+node2: [rank1]:     work = group.allreduce([tensor], opts)
+node2: [rank1]: RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer [10.0.0.1]:21877
+node1: [2026-12-01 10:00:04,900] [INFO] [engine.py:100:step] step 3
+node1: [rank0]: Traceback (most recent call last):
+node1: [rank0]:   File "/shared/train.py", line 31, in <module>
+node1: [rank0]:     loss = step(model, batch)
+node1: [rank0]:   File "/shared/lib/steps.py", line 12, in step
+node1: [rank0]:     return model(batch["x"]) + "1"
+node1: [rank0]:   File "/opt/venv/lib/python3.11/site-packages/torch/nn/modules/module.py", line 1775, in _call_impl
+node1: [rank0]:     return forward_call(*args, **kwargs)
+node1: [rank0]: TypeError: unsupported operand type(s) for +: 'Tensor' and 'str'
+pdsh@node1: node2: ssh exited with exit code 1
+pdsh@node1: node1: ssh exited with exit code 1
+"""
+
+
+def test_a_ranks_own_exception_beats_the_symptom_on_the_others_whatever_the_log_order():
+    exp = explain.explain(PDSH_LOG)
+    assert exp.signature == "python-error" and exp.retry is False  # a TypeError comes back on every restart
+    err = exp.error
+    assert err["type"] == "TypeError" and err["message"].startswith("unsupported operand")
+    assert err["rank"] == 0 and err["node"] == "node1"
+    assert err["where"] == "/shared/lib/steps.py:12"  # the innermost frame in the user's code, not torch's
+    assert exp.error_line == "rank 0 on node1: TypeError: unsupported operand type(s) for +: 'Tensor' and 'str' " \
+                             "(/shared/lib/steps.py:12)"
+    d = exp.to_dict()
+    assert "rank 0 (node1)" in d["cause"] and "TypeError" in d["cause"] and "steps.py:12" in d["cause"]
+    assert "RUN" not in d["fix"] and "{" not in d["fix"] + d["cause"]
+
+
+def test_which_rank_failed_first_is_decided_by_time_stamps_not_log_order():
+    later = ("node1: [2026-12-01 10:00:09,000] [INFO] [engine.py:1:step] step 4\n"
+             "node1: Traceback (most recent call last):\n"
+             'node1:   File "/shared/train.py", line 50, in <module>\n'
+             "node1: KeyError: 'labels'\n")
+    earlier = ("node3: [2026-12-01 10:00:02,000] [INFO] [engine.py:1:step] step 2\n"
+               "node3: Traceback (most recent call last):\n"
+               'node3:   File "/shared/data.py", line 7, in load\n'
+               "node3: FileNotFoundError: [Errno 2] No such file or directory: '/shared/data/part-3.bin'\n")
+    exp = explain.explain(later + earlier)
+    assert exp.error["node"] == "node3" and exp.error["type"] == "FileNotFoundError"
+    assert exp.error["where"] == "/shared/data.py:7"
+
+
+def test_rank_files_name_their_rank_and_node_and_their_times_order_them(tmp_path):
+    import os
+
+    launcher = tmp_path / "launcher.log"
+    launcher.write_text("[INFO] [launch.py:253:sigkill_handler] Killing subprocess 118\n")
+    r0, r2 = tmp_path / "train_rank0.log", tmp_path / "train_rank2.log"
+    r0.write_text("RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer\n")
+    r2.write_text((DATA / "device-mismatch.log").read_text().replace("[rank1]: ", ""))
+    os.utime(r2, (1000, 1000))
+    os.utime(r0, (1005, 1005))
+    exp = explain.explain_files([launcher, r0, r2], nodes={0: "node0", 2: "node2"})
+    assert exp.signature == "device-mismatch" and exp.retry is False
+    assert exp.error["rank"] == 2 and exp.error["node"] == "node2" and exp.error["where"] == "/workspace/train.py:22"
+
+
+def test_every_signature_has_a_fix_without_unfilled_placeholders():
+    import re as _re
+
+    for sig in explain.SIGNATURES:
+        for text in (sig.cause, sig.fix):
+            assert "RUN" not in text.split() and "--rank R" not in text, (sig.name, text)
+            assert not _re.search(r"\{(?!op_text|missing_text)\w+\}", text), (sig.name, text)
+
+
+@pytest.mark.parametrize("sig,can", [
+    ("memcg-oom", False), ("killed", False), ("ssh-unreachable", False), ("module-not-found", False),
+    ("ds-batch-assert", False), ("local-rank-arg", False), ("hostfile-syntax", False), ("driver-too-old", False),
+    ("cuda-oom", False), ("undefined-symbol", False), ("address-in-use", True), ("ssh-255", True),
+    ("collective-timeout", True)])
+def test_restart_can_help_matches_what_a_restart_changes(sig, can):
+    found = explain.explain((DATA / f"{sig}.log").read_text())
+    assert found.signature == sig and found.restart_can_help is can
+
+
+def test_a_python_errors_restart_flag_follows_its_type():
+    assert explain.explain((DATA / "python-error.log").read_text()).retry is False  # ZeroDivisionError
+    flaky = 'Traceback (most recent call last):\n  File "/w/t.py", line 3, in <module>\nRuntimeError: something odd\n'
+    exp = explain.explain(flaky)
+    assert exp.signature == "python-error" and exp.retry is True and exp.error["where"] == "/w/t.py:3"
+
+
+def test_python_dash_m_form_of_a_missing_module():
+    exp = explain.explain("/usr/bin/python3: Error while finding module specification for 'trainer.main' "
+                          "(ModuleNotFoundError: No module named 'trainer')\n")
+    assert exp.signature == "module-not-found" and exp.retry is False
+
+
+def test_a_collective_timeout_names_the_operation_and_the_ranks_that_never_arrived():
+    d = explain.explain((DATA / "collective-timeout.log").read_text()).to_dict()
+    assert "allreduce (sequence number 812)" in d["cause"]
+    assert "never arrived: 2." in d["cause"]
+
+
+def test_the_local_rank_argument_error_gets_the_no_local_rank_fix():
+    exp = explain.explain((DATA / "local-rank-arg.log").read_text())
+    assert exp.signature == "local-rank-arg" and "--no_local_rank" in exp.fix
+    assert "unrecognized arguments: --local_rank=0" in exp.error_line
+
+
+def test_own_error_templates_are_translated(monkeypatch):
+    from dscluster.i18n import catalog
+
+    monkeypatch.setenv("DSCLUSTER_LANG", "zh_TW")
+    catalog.cache_clear()
+    for text in (PDSH_LOG, (DATA / "segfault.log").read_text(), "terminate called after throwing an instance of "
+                 "'c10::Error'\n  what():  CUDA error: misaligned address\n"):
+        d = explain.explain(text).to_dict()
+        cause, fix = explain.localized(d)
+        assert cause != d["cause"] and fix != d["fix"], d

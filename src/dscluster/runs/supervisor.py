@@ -468,11 +468,18 @@ class Supervisor:
                                 nodes=", ".join(shown), limit=f"{limit:.0f}", run=self.record.id,
                                 **({"heal": heal} if heal else {}))
 
+    def _rank_node_names(self) -> dict[int, str]:
+        """rank -> node name in the current attempt (the hostfile's hosts, shown by their node names)."""
+        last = self.record.attempts[-1] if self.record.attempts else None
+        names = node_names(self.record)
+        return {r: names.get(h, h) for r, h in enumerate(last.rank_nodes)} if last is not None else {}
+
     def explain_attempt(self, failure: Failure, rank_exit_code: int | None,
                         restarts_left: bool) -> explainer.Explanation | None:
         sim = sim_name(self.record)
         exp = explain_failure(failure, self.log_path, self._failure_logs or self._log_sizes(), self._attempt_started,
-                              rank_exit_code, self.record.id, restarts_left, sim=sim, since=self._attempt_logs)
+                              rank_exit_code, self.record.id, restarts_left, sim=sim, since=self._attempt_logs,
+                              nodes=self._rank_node_names())
         if exp is not None and exp.signature == "ssh-255" and sim is not None and failure.node:
             # On a simulated cluster a node's sshd comes back with `sim heal`, not `node start`.
             exp = explainer.custom("ssh-255", exp.cause, "Check the node with `dscluster doctor`; {heal} brings it "
@@ -516,6 +523,8 @@ class Supervisor:
                                             node=self._host_of(failure.node) if failure.node else None)
             exp = self.explain_attempt(failure, rank_rc, restarts_left=n < max_attempts)
             reason = failure.detail
+            if exp is not None and exp.error_line:
+                reason = exp.error_line  # the first failing rank's own words, not a launcher line
             if exp is not None and exp.signature == "rank-exit":
                 reason = f"exit {rank_rc}" + (f" on {failure.node}" if failure.node else "")
             sig = killed_by_signal(rank_rc)

@@ -72,9 +72,12 @@ def signal_explanation(sig: int, node: str | None, rank: int | None, sim: str | 
 def explain_failure(failure: Failure, launcher_log: Path, upto: dict[Path, int],
                     attempt_started: float, rank_exit_code: int | None = None,
                     run_id: str = "RUN", restarts_left: bool = True,
-                    sim: str | None = None, since: dict[Path, int] | None = None) -> explainer.Explanation | None:
+                    sim: str | None = None, since: dict[Path, int] | None = None,
+                    nodes: dict[int, str] | None = None) -> explainer.Explanation | None:
     """The attempt's explanation, from its own part of the logs: `since` holds where each log stood when
-    it began (an earlier attempt's ending is in the same launcher log)."""
+    it began (an earlier attempt's ending is in the same launcher log). `nodes`: rank -> node name, so a
+    rank's own error names its node; the rank the node's watchdog saw go first breaks ties between errors
+    with no time stamps."""
     ranks = []
     for path in upto:
         try:
@@ -83,7 +86,8 @@ def explain_failure(failure: Failure, launcher_log: Path, upto: dict[Path, int],
         except OSError:
             continue
     ranks.sort(key=lambda p: p.stat().st_mtime)
-    found = explainer.explain_files([launcher_log, *ranks], upto=upto, since=since)
+    found = explainer.explain_files([launcher_log, *ranks], upto=upto, since=since, nodes=nodes,
+                                    hint_rank=failure.rank)
     specific = found if found is not None and found.signature not in explainer.GENERIC else None
     if failure.kind == "node-lost" and specific is None:
         cause = "A node stopped answering: it crashed, lost power, or its network is partitioned."
@@ -105,8 +109,8 @@ def explain_failure(failure: Failure, launcher_log: Path, upto: dict[Path, int],
     if failure.kind == "stalled" and specific is None:
         return explainer.custom("stalled", "The run made no progress (no log or metrics output) for the stall "
                                 "timeout: a hang in a collective, a stuck JIT build, or a dead peer.",
-                                "Look at `dscluster logs RUN`; raise --stall-timeout if the job is just quiet.",
-                                failure.detail)
+                                "Look at `dscluster logs {run}`; raise --stall-timeout if the job is just quiet.",
+                                failure.detail, run=run_id)
     sig = killed_by_signal(rank_exit_code)
     if failure.kind in ("rank-failed", "exit") and sig is not None and specific is None:
         # A rank killed by a signal leaves no traceback; its peers' "connection closed" is the effect.

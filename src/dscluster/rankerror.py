@@ -1,0 +1,365 @@
+"""A failing rank's own words, read out of training logs: pure parsing, no I/O.
+
+Logs come in many shapes: one file per rank (DeepSpeed's --enable_each_rank_log, as dscluster runs write
+them), or everything in one stream with a prefix per line — pdsh's `node1: ` / `10.0.0.2: `, torch's
+`[rank1]: `, torchrun's `[default0]:`, srun --label's `3: `. `streams(text)` splits a text into one stream
+per (node, rank); `errors(stream)` finds each Python traceback (exception type, message, the innermost
+frame in the user's own code), each native crash (`what():` of an uncaught C++ exception, a signal), and
+each NCCL WARN line. `first_failure(errors)` picks the error that is the cause: a rank's own error always
+beats the symptom on the others ("connection closed by peer", a watchdog timeout, the launcher's
+ChildFailedError); among causes, the earliest by time stamp across nodes, not by log order.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+
+# Frames in these places are library code; the user's own frame is the innermost one elsewhere.
+_LIBRARY_FRAME = re.compile(r"site-packages|dist-packages|/lib/python\d[\d.]*/|^<|/torch/|/deepspeed/|"
+                            r"/dscluster/|/transformers/|/accelerate/|/runpy\.py")
+_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?')
+# An exception line: a (dotted) name that looks like an exception, then ": message" or nothing.
+_EXC_LINE = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Warning|"
+                       r"Failure|Timeout|Iteration|Fault))(?::\s?(?P<msg>.*))?$")
+# An exception line on its own, without the traceback above it: only names that end in Error/Exception.
+_BARE_EXC = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)): (?P<msg>\S.*)$")
+_CHAINED = ("During handling of the above exception", "The above exception was the direct cause")
+
+# Prefixes a launcher puts in front of a rank's lines, outermost first.
+_TORCH_RANK = re.compile(r"^\[rank(?P<rank>\d+)\]:\s?")
+_TORCHRUN_LOCAL = re.compile(r"^\[(?:default|[a-z]+)(?P<local>\d+)\]:\s?")
+_SRUN_LABEL = re.compile(r"^\s*(?P<rank>\d+): ")
+_HOST_PREFIX = re.compile(r"^(?P<host>[A-Za-z0-9][\w.-]*|\d+\.\d+\.\d+\.\d+): ")
+_NOT_A_HOST = re.compile(r"(?:Error|Exception|Exit|Interrupt|Warning|Failure|Timeout)$|^(?:usage|error|fix|warning|"
+                         r"note|hint|info|debug|nccl|srun|sbatch|salloc|slurmstepd|pdsh@.*|ssh|bash|sh|python\d?[\d.]*|"
+                         r"mpirun|prterun|cause|what|traceback|file|line|step|loss|epoch|train\.py|[a-z_]+\.py)$",
+                         re.IGNORECASE)
+
+# Time stamps that launchers and libraries print: DeepSpeed/logging `2024-05-01 10:00:00,123`, ISO
+# `2024-05-01T10:00:00.123`, torchrun's `2024-05-01_10:00:00`, glog's `E0501 10:00:00.123456`.
+_ISO_TIME = re.compile(r"(?P<y>\d{4})-(?P<mo>\d\d)-(?P<d>\d\d)[ T_](?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)(?:[.,](?P<f>\d+))?")
+_GLOG_TIME = re.compile(r"\b[IWEF](?P<mo>\d\d)(?P<d>\d\d) (?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)\.(?P<f>\d+)")
+
+# What other ranks see when one rank dies or stops answering: never the cause while a rank has its own error.
+SYMPTOM_TYPES = frozenset({"ChildFailedError", "CalledProcessError", "KeyboardInterrupt", "SignalException",
+                           "DistNetworkError", "BrokenPipeError", "ConnectionResetError"})
+SYMPTOM_TEXT = re.compile(
+    r"Connection closed by (?:remote )?peer|Connection reset by peer|Broken pipe|remote process exited|"
+    r"NCCL communicator was aborted|ncclRemoteError|Socket Timeout|Watchdog caught collective operation timeout|"
+    r"Timed out waiting \d+ms for (?:recv|send) operation|failed to recv, got 0 bytes|"
+    r"Some NCCL operations have failed or timed out|Process group watchdog thread terminated|"
+    r"got signal: (?:15|2|1)\b|received signal SIGTERM|Terminated|ProcessGroupNCCL is being destroyed|"
+    r"(?:recv|send|read|write)(?:ing)? from socket|Stop_waiting response|heartbeat monitor|"
+    r"The following ranks failed to|Rank \d+ (?:is|has) (?:already )?(?:disconnected|failed)|"
+    r"Application timeout caused pair closure|DistBackendError: \[\d+\] is setting up NCCL communicator", re.IGNORECASE)
+
+_TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<type>[^']+)'")
+_WHAT = re.compile(r"^\s*what\(\):\s*(?P<msg>.+)")
+_SIGNAL_LINE = re.compile(
+    r"(?P<line>Fatal Python error: (?P<fatal>Segmentation fault|Bus error|Aborted|Floating point exception)|"
+    r"^(?P<shell>Segmentation fault|Bus error|Aborted|Killed|Floating point exception)(?: \(core dumped\))?\s*$|"
+    r"\*\*\* (?P<star>SIG[A-Z]+) received|Signal (?P<num>\d+) \((?P<name>SIG[A-Z]+)\) received by PID)", re.MULTILINE)
+_NCCL_WARN = re.compile(r"^(?P<host>[\w.-]+):\d+:\d+ \[\d+\] .*NCCL WARN (?P<msg>.+)$")
+# DeepSpeed's launch.py on each node: "['python', '-u', 'train.py', '--local_rank=1'] exits with return code = -9".
+_DS_EXIT = re.compile(r"(?:--local_rank=(?P<local>\d+).*)?exits with return code = (?P<code>-?\d+)")
+# torchrun's summary: the first observed failure, with its host, rank and exit code.
+_TORCHRUN_ROOT = re.compile(r"Root Cause \(first observed failure\):\s*\n(?P<body>(?:.*\n){1,10})")
+_ARGPARSE = re.compile(r"^usage: (?P<prog>\S+).*\n(?:.*\n){0,40}?(?P=prog): error: (?P<msg>.+)$", re.MULTILINE)
+
+_SIGNALS = {"SIGSEGV": "Segmentation fault", "SIGBUS": "Bus error", "SIGABRT": "Aborted", "SIGKILL": "Killed",
+            "SIGFPE": "Floating point exception", "SIGTERM": "Terminated"}
+
+
+@dataclass(frozen=True)
+class Stream:
+    """One rank's (or one node's) lines of a log, prefixes removed."""
+    node: str | None
+    rank: int | None
+    lines: tuple[str, ...]
+    time: float | None = None  # fallback time for its errors (e.g. the file's mtime), else None
+    order: int = 0
+    raw: tuple[str, ...] = ()  # the whole text the stream was cut from, prefixes kept
+    positions: tuple[int, ...] = ()  # each line's index in `raw`
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines) + "\n"
+
+
+@dataclass(frozen=True)
+class RankError:
+    kind: str  # python | native | signal | usage | nccl
+    type: str  # the exception type, the C++ type, the signal, "usage error", "NCCL WARN"
+    message: str
+    file: str | None = None  # the innermost frame in the user's code
+    line: int | None = None
+    function: str | None = None
+    rank: int | None = None
+    node: str | None = None
+    time: float | None = None
+    symptom: bool = False
+    context: str = field(default="", compare=False, repr=False)  # the stream's lines before the error
+    block: str = field(default="", compare=False, repr=False)  # the error itself: its traceback and message
+    order: int = 0
+
+    @property
+    def where(self) -> str | None:
+        return f"{self.file}:{self.line}" if self.file and self.line is not None else None
+
+    @property
+    def who(self) -> str:
+        if self.rank is not None and self.node:
+            return f"rank {self.rank} on {self.node}"
+        if self.rank is not None:
+            return f"rank {self.rank}"
+        return self.node or ""
+
+    @property
+    def summary(self) -> str:
+        """One line: `TypeError: unsupported operand (train.py:22)`, without rank or node."""
+        head = f"{self.type}: {self.message}" if self.message else self.type
+        if len(head) > 240:
+            head = head[:237] + "..."
+        return f"{head} ({self.where})" if self.where else head
+
+    def to_dict(self) -> dict:
+        d = {k: v for k, v in asdict(self).items() if k not in ("context", "block", "order") and v is not None}
+        d.update(where=self.where, summary=self.summary, who=self.who)
+        return {k: v for k, v in d.items() if v not in (None, "")}
+
+
+# ---- streams ----------------------------------------------------------------------------------------
+def _host_prefixes(lines: list[str]) -> set[str]:
+    """The `word: ` prefixes that are node names: ones that start many lines and do not look like an
+    exception or a keyword (pdsh prefixes every line of a node with its host name)."""
+    counts: dict[str, int] = {}
+    for line in lines:
+        m = _HOST_PREFIX.match(line)
+        if m:
+            counts[m.group("host")] = counts.get(m.group("host"), 0) + 1
+    hosts = set()
+    for host, n in counts.items():
+        if _NOT_A_HOST.search(host) or _EXC_LINE.match(host):
+            continue
+        if n >= 2 or re.fullmatch(r"\d+\.\d+\.\d+\.\d+", host):
+            hosts.add(host)
+    return hosts
+
+
+def streams(text: str, node: str | None = None, rank: int | None = None, time: float | None = None,
+            order: int = 0) -> list[Stream]:
+    """Split a log into streams by the prefixes in front of its lines. `node`/`rank`: what the whole text
+    is known to be (a rank's own log file), used where a line names nothing itself."""
+    raw = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    hosts = _host_prefixes(raw)
+    labelled = sum(1 for ln in raw if _SRUN_LABEL.match(ln)) > max(3, len(raw) // 3)
+    keyed: dict[tuple[str | None, int | None], list[str]] = {}
+    where: dict[tuple[str | None, int | None], list[int]] = {}
+    for pos, line in enumerate(raw):
+        n, r = node, rank
+        m = _HOST_PREFIX.match(line)
+        if m and m.group("host") in hosts:
+            n, line = m.group("host"), line[m.end():]
+        m = _TORCH_RANK.match(line)
+        if m:
+            r, line = int(m.group("rank")), line[m.end():]
+        else:
+            m = _TORCHRUN_LOCAL.match(line)
+            if m:
+                line = line[m.end():]
+                n = f"{n or ''}#{m.group('local')}" if n is None else n  # a stream per local rank
+                r = r if r is not None else None
+            elif labelled:
+                m = _SRUN_LABEL.match(line)
+                if m:
+                    r, line = int(m.group("rank")), line[m.end():]
+        keyed.setdefault((n, r), []).append(line)
+        where.setdefault((n, r), []).append(pos)
+    out = []
+    whole = tuple(raw)
+    for i, ((n, r), lines) in enumerate(keyed.items()):
+        positions = tuple(where[(n, r)])
+        if n is not None and n.startswith("#"):
+            n = None
+        out.append(Stream(n, r, tuple(lines), time, order * 1000 + i, whole, positions))
+    return out
+
+
+# ---- time stamps ------------------------------------------------------------------------------------
+def line_time(line: str, year: int = 1970) -> float | None:
+    m = _ISO_TIME.search(line)
+    if m:
+        y = int(m.group("y"))
+    else:
+        m = _GLOG_TIME.search(line)
+        y = year
+    if not m:
+        return None
+    try:
+        t = calendar.timegm((y, int(m.group("mo")), int(m.group("d")), int(m.group("h")), int(m.group("mi")),
+                             int(m.group("s")), 0, 0, 0))
+    except (ValueError, OverflowError):
+        return None
+    frac = m.group("f")
+    return t + (int(frac) / 10 ** len(frac) if frac else 0.0)
+
+
+# ---- errors in one stream ---------------------------------------------------------------------------
+def user_frame(frames: list[tuple[str, int, str | None]]) -> tuple[str, int, str | None] | None:
+    """The innermost frame in the user's own code; the innermost of all when every frame is a library's."""
+    if not frames:
+        return None
+    own = [f for f in frames if not _LIBRARY_FRAME.search(f[0])]
+    return (own or frames)[-1]
+
+
+def is_symptom(exc_type: str, message: str) -> bool:
+    short = exc_type.rsplit(".", 1)[-1].rsplit("::", 1)[-1]
+    return short in SYMPTOM_TYPES or bool(SYMPTOM_TEXT.search(message)) or bool(SYMPTOM_TEXT.search(exc_type))
+
+
+def errors(stream: Stream) -> list[RankError]:
+    lines = stream.lines
+    year = 1970
+    for ln in lines:
+        m = _ISO_TIME.search(ln)
+        if m:
+            year = int(m.group("y"))
+            break
+    found: list[RankError] = []
+    last_time = None
+    i = 0
+    chained, first_tb = False, 0
+
+    def make(kind, typ, msg, end, frame=None, t=None, start=None):
+        start = end if start is None else start
+        # The lines before the error as the log has them, other streams' lines included (NCCL's own lines
+        # carry no rank prefix, yet tell what failed under a prefixed rank's exception).
+        if stream.positions:
+            at = stream.positions[start]
+            ctx = "\n".join(stream.raw[max(0, at - 150):at])
+        else:
+            ctx = "\n".join(lines[max(0, start - 150):start])
+        block = "\n".join(lines[start:end + 6])
+        typ, msg = typ.strip(), msg.strip()
+        return RankError(kind, typ, msg, frame[0] if frame else None, frame[1] if frame else None,
+                         frame[2] if frame else None, stream.rank, stream.node,
+                         t if t is not None else (last_time if last_time is not None else stream.time),
+                         is_symptom(typ, msg), ctx, block, stream.order * 100000 + end)
+
+    while i < len(lines):
+        ln = lines[i]
+        t = line_time(ln, year)
+        if t is not None:
+            last_time = t
+        if ln.startswith("Traceback (most recent call last)") or ln.lstrip().startswith("Traceback (most recent call last)"):
+            frames: list[tuple[str, int, str | None]] = []
+            first_tb = first_tb if chained else i
+            j = i + 1
+            exc = None
+            while j < len(lines) and j < i + 600:
+                fm = _FRAME.match(lines[j])
+                if fm:
+                    frames.append((fm.group("file"), int(fm.group("line")), fm.group("func")))
+                elif not lines[j][:1].isspace() and lines[j].strip():
+                    em = _EXC_LINE.match(lines[j].strip())
+                    if em:
+                        exc = (em.group("type"), em.group("msg") or "", j)
+                        break
+                j += 1
+            if exc is None:
+                chained, i = False, i + 1
+                continue
+            # A chained exception: the last one is what was raised, keep reading to it.
+            k = exc[2] + 1
+            while k < len(lines) and k < exc[2] + 8 and not lines[k].startswith(_CHAINED):
+                k += 1
+            if k < len(lines) and lines[k].startswith(_CHAINED):
+                chained, i = True, k + 1
+                continue
+            chained = False
+            msg = exc[1]
+            if not msg.strip() and exc[2] + 1 < len(lines) and lines[exc[2] + 1].strip() and \
+                    not lines[exc[2] + 1].startswith(("Traceback", "[")):
+                msg = lines[exc[2] + 1]
+            found.append(make("python", exc[0], msg, exc[2], user_frame(frames), start=first_tb))
+            i = exc[2] + 1
+            continue
+        m = _BARE_EXC.match(ln)
+        if m and not (i + 1 < len(lines) and lines[i + 1].lstrip().startswith("Traceback")):
+            # An exception line without its traceback (a pasted excerpt, a launcher's one-line summary).
+            found.append(make("python", m.group("type"), m.group("msg") or "", i))
+            i += 1
+            continue
+        m = _TERMINATE.search(ln)
+        if m:
+            what = next((w for w in lines[i + 1:i + 4] if _WHAT.match(w)), None)
+            msg = _WHAT.match(what).group("msg") if what else ""
+            found.append(make("native", m.group("type"), msg, i + (1 if what else 0)))
+            i += 1
+            continue
+        m = _SIGNAL_LINE.search(ln)
+        if m:
+            name = m.group("fatal") or m.group("shell") or _SIGNALS.get(m.group("star") or m.group("name") or "", "")
+            sig = next((k for k, v in _SIGNALS.items() if v == name), m.group("star") or m.group("name") or "")
+            found.append(make("signal", sig or name, name, i))
+            i += 1
+            continue
+        m = _NCCL_WARN.match(ln)
+        if m and not re.search(r"NCCL WARN (?:Cuda failure 'driver shutting down'|.*\bTrace\b)", ln):
+            e = make("nccl", "NCCL WARN", m.group("msg"), i)
+            found.append(RankError(**{**{k: getattr(e, k) for k in e.__dataclass_fields__},
+                                      "node": stream.node or m.group("host")}))
+            i += 1
+            continue
+        i += 1
+    text = stream.text
+    for m in _ARGPARSE.finditer(text):
+        end = text.count("\n", 0, m.end())
+        found.append(make("usage", "usage error", f"{m.group('prog')}: {m.group('msg')}", end,
+                          start=text.count("\n", 0, m.start())))
+    return found
+
+
+def launcher_exits(stream: Stream) -> list[RankError]:
+    """Ranks that DeepSpeed's launch.py or torchrun reported dead by a signal, with no words of their own."""
+    out = []
+    for i, ln in enumerate(stream.lines):
+        m = _DS_EXIT.search(ln)
+        if m and int(m.group("code")) < 0:
+            sig = -int(m.group("code"))
+            name = {9: "SIGKILL", 11: "SIGSEGV", 6: "SIGABRT", 7: "SIGBUS", 15: "SIGTERM", 8: "SIGFPE"}.get(sig, f"signal {sig}")
+            out.append(RankError("signal", name, _SIGNALS.get(name, name), rank=None, node=stream.node,
+                                 time=line_time(ln), symptom=name == "SIGTERM", context=ln,
+                                 order=stream.order * 100000 + i))
+    m = _TORCHRUN_ROOT.search(stream.text)
+    if m:
+        body = m.group("body")
+        fields = dict(re.findall(r"^\s*(\w+)\s*: (.*)$", body, re.MULTILINE))
+        code = re.match(r"(-?\d+)", fields.get("exitcode", ""))
+        rank = re.match(r"(\d+)", fields.get("rank", ""))
+        when = line_time(fields.get("time", ""))
+        tb = fields.get("traceback", "")
+        if code and int(code.group(1)) < 0:
+            sm = re.search(r"\((SIG[A-Z]+)\)", tb)
+            name = sm.group(1) if sm else f"signal {-int(code.group(1))}"
+            out.append(RankError("signal", name, _SIGNALS.get(name, name), rank=int(rank.group(1)) if rank else None,
+                                 node=fields.get("host") or stream.node, time=when, symptom=name == "SIGTERM",
+                                 context=body, order=stream.order * 100000))
+    return out
+
+
+def first_failure(found: Iterable[RankError], hint_rank: int | None = None) -> RankError | None:
+    """The cause among the errors: a rank's own error before any symptom; then the earliest by time stamp
+    (across nodes), then the rank the supervisor saw go first (`hint_rank`), then log order."""
+    found = list(found)
+    if not found:
+        return None
+
+    def key(e: RankError):
+        return (e.symptom, e.kind == "nccl", e.time if e.time is not None else float("inf"),
+                0 if hint_rank is not None and e.rank == hint_rank else 1, e.order)
+    return min(found, key=key)

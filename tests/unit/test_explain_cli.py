@@ -1,0 +1,52 @@
+"""`dscluster explain FILE... | -` on logs of runs dscluster did not start (a raw deepspeed run, torchrun, Slurm)."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+from dscluster import cli
+from dscluster.i18n import catalog
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "explain"
+
+
+def test_explain_a_raw_deepspeed_log(capsys):
+    rc = cli.main(["explain", str(DATA / "device-mismatch.log")])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "first error: rank 1: RuntimeError: Expected all tensors to be on the same device" in out
+    assert "(/workspace/train.py:22)" in out
+    assert "cause: The script mixes tensors on different devices" in out
+    assert "restart can help: no" in out
+
+
+def test_explain_reads_stdin_and_speaks_zh_tw(monkeypatch, capsys):
+    monkeypatch.setenv("DSCLUSTER_LANG", "zh_TW")
+    catalog.cache_clear()
+    monkeypatch.setattr("sys.stdin", io.StringIO((DATA / "local-rank-arg.log").read_text()))
+    rc = cli.main(["explain", "-"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "最先的錯誤" in out and "--no_local_rank" in out and "重新啟動有幫助: 否" in out.replace("：", ": ")
+
+
+def test_explain_json_and_several_files(tmp_path, capsys):
+    r0, r1 = tmp_path / "job_rank0.log", tmp_path / "job_rank1.log"
+    r0.write_text("[rank0]: RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer\n")
+    r1.write_text((DATA / "ds-batch-assert.log").read_text().replace("[rank2]: ", ""))
+    assert cli.main(["explain", "--json", str(r0), str(r1)]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["signature"] == "ds-batch-assert" and d["restart_can_help"] is False
+    assert d["error"]["rank"] == 1 and d["error"]["type"] == "AssertionError"
+
+
+def test_explain_says_so_when_nothing_is_known_and_refuses_a_missing_file(tmp_path, capsys):
+    quiet = tmp_path / "ok.log"
+    quiet.write_text("step 1 loss 3.2\nstep 2 loss 3.1\n")
+    assert cli.main(["explain", str(quiet)]) == 1
+    assert "no known failure" in capsys.readouterr().out
+    assert cli.main(["explain", str(tmp_path / "nope.log")]) == 2
+    err = capsys.readouterr().err
+    assert "nope.log" in err and "Traceback" not in err
