@@ -124,6 +124,19 @@ class Run:
     def summary(self) -> dict:
         return rundata.summary(self._ref)
 
+    @property
+    def explanation(self) -> dict | None:
+        """Why the run failed, in this process's language: cause, fix, restart_can_help, and `error`, the
+        first failing rank's own error (type, message, where, rank, node). None while nothing failed."""
+        return self.summary().get("explanation")
+
+    @property
+    def error(self) -> str | None:
+        """The first failing rank's own error on one line: `rank 0 on node1: TypeError: ... (train.py:22)`."""
+        from dscluster.explain import error_line
+
+        return error_line((self.explanation or {}).get("error"))
+
     def events(self) -> list[dict]:
         return rundata.events(self._ref)["records"]
 

@@ -273,7 +273,7 @@ SIGNATURES: tuple[Signature, ...] = (
          "--add-source=10.0.0.0/24, or ufw allow from that subnet); NCCL and gloo use random ports.", retry=False),
     _sig("master-unreachable", r"client socket has (?:timed out after|failed to connect)|"
          r"failed to connect to any network address|connection to the C10d store has failed|RendezvousConnectionError|"
-         r"DistStoreError|Timed out after \d+ seconds waiting for clients|TCPStore|timed out .* (?:rendezvous|store)|"
+         r"Timed out after \d+ seconds waiting for clients|timed out .* rendezvous|"
          r"errno: 11[01] - Connection (?:refused|timed out)",
          "Ranks could not reach rank 0's rendezvous store at MASTER_ADDR:MASTER_PORT: a wrong --master_addr "
          "(a name, or an address on another network), a firewall dropping the port, or rank 0 never started.",
@@ -638,6 +638,18 @@ def explain_files(paths: Iterable[Path], tail_bytes: int = 64_000,
 
 
 GENERIC = frozenset(s.name for s in SIGNATURES if s.symptom)  # symptoms more than causes
+# What the surviving ranks may print when a node vanishes or a rank is killed: on their own (no rank's own
+# error behind them) they do not outweigh what the supervisor saw happen.
+NETWORK = frozenset({"firewall-blocked", "master-unreachable", "loopback-address", "nccl-ib", "nccl-no-interface",
+                     "nccl-wrong-interface", "ssh-unreachable", "address-in-use", "nccl-error", "native-error",
+                     "rank-crash"})
+
+
+def rooted(exp: Explanation | None) -> bool:
+    """Whether an explanation rests on a rank's own error (a Python exception, a C++ exception's what(), a
+    usage error), not only on lines any rank may print."""
+    err = (exp.error or {}) if exp is not None else {}
+    return bool(err) and not err.get("symptom") and err.get("kind") in ("python", "native", "usage")
 
 
 def custom(signature: str, cause: str, fix: str, evidence: str = "", retry: bool = True, **params) -> Explanation:

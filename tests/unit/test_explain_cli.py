@@ -50,3 +50,18 @@ def test_explain_says_so_when_nothing_is_known_and_refuses_a_missing_file(tmp_pa
     assert cli.main(["explain", str(tmp_path / "nope.log")]) == 2
     err = capsys.readouterr().err
     assert "nope.log" in err and "Traceback" not in err
+
+
+def test_status_shows_the_first_error_and_why_no_restart_was_tried(monkeypatch, capsys):
+    from dscluster.commands import runs
+
+    exp = {"signature": "python-error", "cause": "c", "fix": "f", "retry": False, "evidence": "e",
+           "error": {"type": "ValueError", "summary": "ValueError: warmup_num_steps must be positive (train.py:22)",
+                     "who": "rank 0 on node1", "rank": 0, "node": "node1"},
+           "no_restart": {"why": "cannot-help"}}
+    assert runs.no_restart_note(exp).startswith("not restarted: a restart cannot help")
+    same = {**exp, "no_restart": {"why": "same-failure", "previous": 1}}
+    assert "attempt 1" in runs.no_restart_note(same)
+    monkeypatch.setenv("DSCLUSTER_LANG", "zh_TW")
+    catalog.cache_clear()
+    assert runs.no_restart_note(same).startswith("未重新啟動")

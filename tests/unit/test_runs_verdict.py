@@ -60,3 +60,29 @@ def test_the_rank_code_logged_after_the_detected_line_is_still_found(tmp_path):
     assert failed_rank_exit_code(log, snapshot, "attempt 1: ") == 3
     log.write_text(detected + "exits with return code = -15\n")  # the teardown's own signal: not the cause
     assert failed_rank_exit_code(log, snapshot, "attempt 1: ") is None
+
+
+# ---- no futile restarts (issue 30) ----------------------------------------------------------------------
+def test_the_same_failure_without_progress_is_futile_and_progress_or_another_failure_is_not():
+    from dscluster.runs.verdict import futile_restart
+
+    a = {"signature": "python-error", "evidence": "x",
+         "error": {"type": "RuntimeError", "where": "/w/train.py:9", "message": "bad value 17 at 0x7f3a"}}
+    b = {**a, "error": {**a["error"], "message": "bad value 23 at 0x7f9c"}}  # same shape: numbers differ
+    assert futile_restart(a, b, progressed=False)
+    assert not futile_restart(a, b, progressed=True)  # a newer checkpoint or step in between: worth another go
+    assert not futile_restart(None, b, progressed=False)  # the first failure always gets its restart
+    other = {**a, "error": {**a["error"], "where": "/w/train.py:10"}}
+    assert not futile_restart(a, other, progressed=False)
+    plain = {"signature": "rank-exit", "evidence": "exit 1 on node2"}
+    assert futile_restart(plain, dict(plain), progressed=False)
+
+
+def test_a_kill_seen_beside_network_noise_is_still_explained_as_the_kill(tmp_path):
+    # A SIGKILLed rank has no words; the survivors' lines about the vanished peer must not take its place.
+    text = ("attempt 1: ...\nnode2: [2026-11-30 00:10:01,001] [ERROR] [launch.py:325:sigkill_handler] ['python', "
+            "'train.py', '--local_rank=0'] exits with return code = -9\n"
+            "node1: [W socket.cpp:697] [c10d] The client socket has failed to connect to [node2]:29500 "
+            "(errno: 111 - Connection refused).\n")
+    code, exp = _explain(tmp_path, text, Failure("rank-failed", "Killing subprocess 9", "node2"))
+    assert code == -9 and exp.signature == "rank-signal" and exp.retry

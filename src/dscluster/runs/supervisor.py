@@ -32,14 +32,21 @@ from dscluster import fsutil
 from dscluster.cluster.runner import LocalRunner
 from dscluster.fsutil import atomic_write_text
 from dscluster.launcher.plan import LaunchRequest, build_plan
-from dscluster.runs import detect, shrink, slurm_run, store
+from dscluster.runs import detect, metrics, shrink, slurm_run, store
 from dscluster.runs.channel import NodeChannel
 from dscluster.runs.hflog import HfLogBridge
 from dscluster.runs.metrics import MonitorBridge
 from dscluster.runs.nodes import node_names, node_runners, sim_name, unreachable_hosts
 from dscluster.runs.reaper import reap
 from dscluster.runs.record import Attempt, LaunchSpec, RunRecord
-from dscluster.runs.verdict import Failure, explain_failure, failed_rank_exit_code, killed_by_signal, signal_name
+from dscluster.runs.verdict import (
+    Failure,
+    explain_failure,
+    failed_rank_exit_code,
+    futile_restart,
+    killed_by_signal,
+    signal_name,
+)
 from dscluster.train.checkpoint import latest_committed, resume_env, step_of_env  # the trainer's own rules (no torch)
 
 STOP_FILE = "stop"
@@ -412,6 +419,11 @@ class Supervisor:
             self.save(last_hf_checkpoint=str(hf.path))
 
     # ---- the run -----------------------------------------------------------------------------
+    def _progress(self) -> tuple:
+        """How far the run has got: its newest committed checkpoint and the highest step in its metrics."""
+        newest = metrics.latest(self.run_dir)
+        return self.record.last_checkpoint_step, (newest or {}).get("step")
+
     def _log_sizes(self) -> dict[Path, int]:
         sizes = {}
         for p in [self.log_path, *(self.run_dir / "logs").glob("*_rank*.log")]:
@@ -494,6 +506,8 @@ class Supervisor:
         exit_code, status = 1, "failed"
         if self.slurm and not self.slurm.allocate():
             max_attempts = 0  # no allocation: the record says why
+        previous: dict | None = None  # the last attempt's explanation, and how far the run had got then
+        reached = self._progress()
         for n in range(1, max_attempts + 1):
             rc, failure, stopped = self.run_attempt(n)
             last = self.record.attempts[-1] if self.record.attempts else None
@@ -532,10 +546,26 @@ class Supervisor:
                 who = f"rank {failure.rank}" if failure.rank is not None else "a rank"
                 reason = f"{who}{f' on {failure.node}' if failure.node else ''} killed by {signal_name(sig)}"
             exit_code = rank_rc if rank_rc and rank_rc > 0 else 128 + sig if sig else (rc if rc and rc > 0 else 1)
+            recorded = exp.to_dict() if exp else None
+            now = self._progress()
+            progressed, reached = now != reached, now
+            if recorded and recorded.get("error"):
+                self.event("rank-error", attempt=n, signature=recorded["signature"], **recorded["error"])
+            if recorded and n < max_attempts and not self._stop_wanted():
+                # No futile restarts: a failure no restart can fix, or the same failure again without progress.
+                if not recorded.get("retry"):
+                    recorded["no_restart"] = {"why": "cannot-help"}
+                elif futile_restart(previous, recorded, progressed):
+                    recorded["no_restart"] = {"why": "same-failure", "previous": n - 1}
+                if "no_restart" in recorded:
+                    self.event("no-restart", attempt=n, **recorded["no_restart"])
+                    self._log(f"not restarting: {recorded['no_restart']['why']}")
+            previous = recorded
             self._set_attempt(dataclasses.replace(attempt, reason=reason, rank_exit_code=rank_rc,
                                                   present=attempt.present | {"rank_exit_code"}),
-                              explanation=exp.to_dict() if exp else None)
-            if n < max_attempts and (exp is None or exp.retry) and not self._stop_wanted():
+                              explanation=recorded)
+            if n < max_attempts and (exp is None or exp.retry) and not (recorded or {}).get("no_restart") \
+                    and not self._stop_wanted():
                 self.save(status="restarting")
                 down = self.wait_for_nodes()
                 if self._stop_wanted():

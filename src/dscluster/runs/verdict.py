@@ -39,6 +39,11 @@ SIGNAL_CAUSES = {
 }
 
 
+# Signatures that say why a rank was killed (its own log has no words): they explain a signal better than
+# the signal alone does.
+KILL_CAUSES = frozenset({"memcg-oom", "dev-shm-full", "cuda-oom", "gpu-hardware", "aborted", "segfault"})
+
+
 def signal_name(num: int) -> str:
     try:
         return signal.Signals(num).name
@@ -89,6 +94,9 @@ def explain_failure(failure: Failure, launcher_log: Path, upto: dict[Path, int],
     found = explainer.explain_files([launcher_log, *ranks], upto=upto, since=since, nodes=nodes,
                                     hint_rank=failure.rank)
     specific = found if found is not None and found.signature not in explainer.GENERIC else None
+    if specific is not None and failure.kind in ("node-lost", "rank-failed", "exit") and \
+            not explainer.rooted(specific) and specific.signature in explainer.NETWORK:
+        specific = None  # what the surviving ranks printed about a peer that vanished
     if failure.kind == "node-lost" and specific is None:
         cause = "A node stopped answering: it crashed, lost power, or its network is partitioned."
         if restarts_left:
@@ -112,7 +120,8 @@ def explain_failure(failure: Failure, launcher_log: Path, upto: dict[Path, int],
                                 "Look at `dscluster logs {run}`; raise --stall-timeout if the job is just quiet.",
                                 failure.detail, run=run_id)
     sig = killed_by_signal(rank_exit_code)
-    if failure.kind in ("rank-failed", "exit") and sig is not None and specific is None:
+    if failure.kind in ("rank-failed", "exit") and sig is not None and (specific is None or (
+            not explainer.rooted(specific) and specific.signature not in KILL_CAUSES)):
         # A rank killed by a signal leaves no traceback; its peers' "connection closed" is the effect.
         return signal_explanation(sig, failure.node, failure.rank, sim, run_id)
     if failure.kind in ("rank-failed", "exit") and rank_exit_code not in (None, 0, 255) and \
@@ -130,6 +139,30 @@ def explain_failure(failure: Failure, launcher_log: Path, upto: dict[Path, int],
             "Read the ranks' logs: dscluster logs {run} (1: an uncaught error, 137: killed, often out of memory, "
             "139: a crash in native code).", failure.detail, code=str(rank_exit_code), run=run_id)
     return found or failure.explanation
+
+
+def _shape(text: str) -> str:
+    """A failure's words without what changes between two runs of the same failure (pids, ports, addresses,
+    times, counts)."""
+    return re.sub(r"0x[0-9a-fA-F]+|\d+", "N", text or "").strip()
+
+
+def failure_key(recorded: dict | None) -> tuple | None:
+    """What makes two attempts' failures "the same": the signature and the failing rank's own error (type,
+    place, message shape), else the evidence line's shape. None: nothing to compare."""
+    if not recorded:
+        return None
+    err = recorded.get("error") or {}
+    if err:
+        return recorded.get("signature"), err.get("type"), err.get("where"), _shape(err.get("message", ""))
+    return recorded.get("signature"), _shape(recorded.get("evidence", ""))
+
+
+def futile_restart(previous: dict | None, current: dict | None, progressed: bool) -> bool:
+    """Whether restarting after `current` would repeat it: the attempt before failed the same way, and this
+    one made no progress in between (no newer committed checkpoint, no higher step)."""
+    key = failure_key(current)
+    return key is not None and not progressed and key == failure_key(previous)
 
 
 _RANK_EXIT = re.compile(r"exits with return code = (-?\d+)|ssh exited with exit code (\d+)|"
