@@ -103,6 +103,23 @@ def _deepspeed_problem(folder: Path) -> str | None:
     return None
 
 
+def _is_accelerate(folder: Path) -> bool:
+    """Accelerate's `save_state(".../checkpoint-N")` (no Trainer): random_states_R.pkl, DeepSpeed's engine in
+    pytorch_model/, and no training_args.bin."""
+    return not (folder / "training_args.bin").exists() and not (folder / STATE_FILE).exists() and (
+        (folder / "pytorch_model").is_dir() or any(folder.glob("random_states_*.pkl")))
+
+
+def _accelerate_problem(folder: Path, world_size: int | None) -> str | None:
+    """Accelerate writes each process's random_states_R.pkl last (after the model and optimizer)."""
+    problem = _deepspeed_problem(folder / "pytorch_model") if (folder / "pytorch_model").is_dir() else None
+    if problem:
+        return problem
+    ranks = range(world_size or 1)
+    missing = [r for r in ranks if not (folder / f"random_states_{r}.pkl").is_file()]
+    return f"random_states_{missing[0]}.pkl is missing (the save did not finish)" if missing else None
+
+
 def judge(folder: Path, world_size: int | None = None) -> HfCheckpoint | None:
     """One `checkpoint-N` directory, complete or torn (None: not a checkpoint directory)."""
     m = _CKPT_RE.match(folder.name)
@@ -118,6 +135,9 @@ def judge(folder: Path, world_size: int | None = None) -> HfCheckpoint | None:
             except OSError:
                 return HfCheckpoint(step, folder, False, f"{name} is missing (it was there when the save finished)")
         return HfCheckpoint(step, folder, True, exact=True)
+    if _is_accelerate(folder):
+        problem = _accelerate_problem(folder, world_size)
+        return HfCheckpoint(step, folder, problem is None, problem)
     state = _json(folder / STATE_FILE)
     if state is None:
         why = f"{STATE_FILE} is missing" if not (folder / STATE_FILE).exists() else f"{STATE_FILE} is unreadable"

@@ -45,11 +45,15 @@ def fault_injection(trainer: Trainer) -> None:
 def main() -> None:
     (args,) = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses()
     torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=256, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=64)
+    # Tiny by default (CPU tests); MODEL_DIM / MODEL_LAYERS / SEQ_LEN / N_SAMPLES size it for a GPU.
+    dim, layers = int(os.environ.get("MODEL_DIM", 32)), int(os.environ.get("MODEL_LAYERS", 2))
+    seq, samples, vocab = int(os.environ.get("SEQ_LEN", 16)), int(os.environ.get("N_SAMPLES", 192)), 256
+    config = LlamaConfig(vocab_size=vocab, hidden_size=dim, intermediate_size=2 * dim, num_hidden_layers=layers,
+                         num_attention_heads=max(2, dim // 64), num_key_value_heads=max(2, dim // 64),
+                         max_position_embeddings=max(64, seq))
     model = LlamaForCausalLM(config)
-    trainer = Trainer(model=model, args=args, train_dataset=RandomTokens(192, 16, 256),
-                      eval_dataset=RandomTokens(12, 16, 256))
+    trainer = Trainer(model=model, args=args, train_dataset=RandomTokens(samples, seq, vocab),
+                      eval_dataset=RandomTokens(12, seq, vocab))
     fault_injection(trainer)
     last = get_last_checkpoint(args.output_dir) if os.path.isdir(args.output_dir) else None
     trainer.train(resume_from_checkpoint=last)

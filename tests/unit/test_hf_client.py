@@ -90,6 +90,10 @@ def test_rank0_log_dicts_become_metrics_at_their_step(tmp_path):
     assert bridge.batch == 24 and bridge.output_dirs == [Path("/work/out")]
     assert json.loads((tmp_path / "resumes" / "attempt-1.json").read_text())["step"] is None  # from scratch
     assert parse_dict("{'a': 1}") is None and parse_dict("{'loss': 1.0}") == {"loss": 1.0}
+    (tmp_path / "logs" / "20261203074000_rank0.log").open("a").write("{'loss': 2.5, 'step': 6}\n")
+    bridge.tick(1)
+    assert json.loads((tmp_path / "metrics.jsonl").read_text().splitlines()[-1]) == \
+        {"step": 6, "loss": 2.5, "source": "hf"}  # a dict naming its own step (Accelerate scripts print them)
 
 
 def test_a_resumed_attempt_is_recorded_from_deepspeeds_load_line(tmp_path):
@@ -129,7 +133,7 @@ def test_checkpoints_are_complete_or_torn_and_torn_ones_move_aside(tmp_path):
     assert all(dst.parent == out / ".torn" and dst.is_dir() for _, dst in moved)  # kept, never deleted
     assert [p.name for p in out.iterdir() if p.name.startswith("checkpoint-")] == ["checkpoint-10"]
     # HF's own resume now finds the complete one
-    from transformers.trainer_utils import get_last_checkpoint
+    get_last_checkpoint = pytest.importorskip("transformers.trainer_utils").get_last_checkpoint
 
     assert Path(get_last_checkpoint(str(out))).name == "checkpoint-10"
 
@@ -154,3 +158,21 @@ def test_an_attempt_is_explained_from_its_own_part_of_the_logs(tmp_path):
     assert exp is None or "memory" not in (exp.cause or "").lower()
     old = explain_failure(Failure("rank-failed", "x"), log, {log: log.stat().st_size}, 0.0, 1)
     assert old is not None and "memory" in old.cause.lower()  # without `since`: attempt 1's ending is taken
+
+
+def test_the_progress_bar_tells_a_resume_from_a_fresh_start(tmp_path):
+    (tmp_path / "logs").mkdir()
+    log = tmp_path / "logs" / "a_rank0.log"
+    log.write_text("  0%|          | 0/12 [00:00<?, ?it/s]\r 42%|####      | 5/12 [00:01<00:02,  2.00it/s]\r")
+    bridge = HfLogBridge(tmp_path)
+    bridge.expected[2] = 4  # checkpoint-4 was complete when attempt 2 started
+    bridge.tick(2)
+    assert json.loads((tmp_path / "resumes" / "attempt-2.json").read_text())["tag"] == "checkpoint-4"
+    other = tmp_path / "b"
+    (other / "logs").mkdir(parents=True)
+    (other / "logs" / "a_rank0.log").write_text("  8%|#         | 1/12 [00:01<00:11,  1.00it/s]\r")
+    bridge = HfLogBridge(other)
+    bridge.expected[2] = 4
+    bridge.tick(2)
+    got = json.loads((other / "resumes" / "attempt-2.json").read_text())
+    assert got["tag"] is None and got["step"] is None  # it started from scratch, although checkpoint-4 was there

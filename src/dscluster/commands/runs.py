@@ -319,8 +319,8 @@ def _hf_resume_note(shown: ShownAttempt) -> str | None:
         return f"{console.WARN} " + tr("started from scratch: no complete checkpoint-N was there to resume from") \
             if int(shown.attempt.n or 1) > 1 else None
     if ready and not got:
-        return f"{console.WARN} " + tr("{tag} was complete when the attempt started; no sign yet in rank 0's log "
-                                       "of a resume from it", tag=ready)
+        return f"{console.WARN} " + tr("{tag} was complete when the attempt started; rank 0's log does not say "
+                                       "whether it resumed from it", tag=ready)
     return None
 
 

@@ -257,6 +257,18 @@ def checkpoints(ref: RunRef) -> list[dict]:
 
     folder = save_dir(ref)
     latest = latest_tag(folder)
-    return [{"tag": s.tag, "step": s.step, "committed": s.committed, "latest": s.tag == latest,
-             "commit": read_commit(s.path) if s.committed else None,
-             "damage": damage(s.path) if s.committed else None, "path": str(s.path)} for s in step_dirs(folder)]
+    own = [{"tag": s.tag, "step": s.step, "committed": s.committed, "latest": s.tag == latest,
+            "commit": read_commit(s.path) if s.committed else None,
+            "damage": damage(s.path) if s.committed else None, "path": str(s.path)} for s in step_dirs(folder)]
+    return own + hf_checkpoints(ref)
+
+
+def hf_checkpoints(ref: RunRef) -> list[dict]:
+    """A Hugging Face Trainer's checkpoint-N of the run (runs/hfview.py), in the same shape: complete ones as
+    committed, torn ones as incomplete with the reason (`torn`)."""
+    from dscluster.runs.hfview import hf_checkpoints as found
+
+    items = found(record_of(ref), ref.path)
+    newest = max((c.step for c in items if c.complete), default=None)
+    return [{"tag": c.name, "step": c.step, "committed": c.complete, "latest": c.complete and c.step == newest,
+             "commit": None, "damage": None, "torn": c.why, "hf": True, "path": str(c.path)} for c in items]

@@ -8,9 +8,12 @@ progress bar right after the line: the bar's counter (`| 30/100 [`) is the globa
 to (the Trainer updates the bar in on_step_end, before it logs). So the step comes from the counter that
 follows a dict; without a progress bar (`disable_tqdm`), from the counter before it, else from the step
 DeepSpeed's monitor last wrote (approximate: a script that wants exact steps adds dscluster.hf.Callback(),
-which writes its own records and switches this reader off for the run).
+which writes its own records and switches this reader off for the run). A dict that holds its own
+`step` (or `global_step`), as Accelerate scripts often print, is taken at that step.
 
-The same reader watches DeepSpeed's own lines in that log: `Loading checkpoint from .../checkpoint-30/...`
+What an attempt resumed from: DeepSpeed's load line when its info lines are shown (the Trainer usually
+hides them), else the progress bar's first counter against the newest complete checkpoint-K at the
+attempt's start (`_first_step`). The same reader watches DeepSpeed's own lines in that log: `Loading checkpoint from .../checkpoint-30/...`
 (what an attempt resumed from), `Saving model checkpoint: .../checkpoint-30/...` (where the Trainer's
 output directory is), and the engine's `train_batch_size .... 24` (the global batch an "auto" config was
 filled with: DeepSpeed's monitor counts samples, the charts count steps).
@@ -29,7 +32,8 @@ from dscluster.fsutil import append_jsonl, atomic_write_json, read_bytes
 HF_KEYS = frozenset({"loss", "grad_norm", "learning_rate", "epoch", "eval_loss", "train_runtime", "train_loss"})
 RENAMED = {"learning_rate": "lr", "eval_loss": "val_loss"}  # the names the panel charts
 CALLBACK_MARK = "hf_callback"  # <run>/hf_callback: dscluster.hf.Callback writes the metrics itself (runs/hfview.py)
-_COUNTER = re.compile(r"\|\s*(\d+)/(\d+)\s*\[")
+# The Trainer's own bar has no description ("Writing model shards: 0/1" and the like are other bars).
+_COUNTER = re.compile(r"^\s*\d+%\|[^|]*\|\s*(\d+)/(\d+)\s*\[")
 _LOAD = re.compile(r"\b[Ll]oad(?:ing)? (?:checkpoint|model)\b[^\n]*?\bfrom\s+\S*?\b(checkpoint-(\d+))\b")
 _SAVE = re.compile(r"[Ss]aving model checkpoint(?: to|:)\s*(\S*?)/?(checkpoint-\d+)(?:/|\b)")
 _BATCH = re.compile(r"\btrain_batch_size \.+ (\d+)\s*$")
@@ -70,10 +74,11 @@ class HfLogBridge:
         self._attempt_of: dict[Path, int] = {}
         self._counter: dict[Path, int | None] = {}
         self._pending: dict[Path, list[tuple[dict, int]]] = {}  # (values, ticks waited)
-        self._seen_training: set[Path] = set()
+        self._engine_seen: set[Path] = set()  # logs that show DeepSpeed's info lines
         self.output_dirs: list[Path] = []
         self.batch: int | None = None
         self.resumed: dict[int, str | None] = {}  # attempt -> checkpoint-N (None: started from scratch)
+        self.expected: dict[int, int | None] = {}  # attempt -> the newest complete checkpoint's step at its start
 
     def callback_active(self) -> bool:
         return (self.run_dir / CALLBACK_MARK).exists()
@@ -120,7 +125,7 @@ class HfLogBridge:
             step = int(m.group(1))
             self._counter[path] = step
             if step > 0:
-                self._started(path)
+                self._first_step(path, step)
             for values, _ in pending:
                 written += self._write(step, values)
             pending.clear()
@@ -128,7 +133,12 @@ class HfLogBridge:
         values = parse_dict(text)
         if values is not None:
             self._started(path)
-            if not self.callback_active():
+            if self.callback_active():
+                return 0
+            own = values.pop("step", None) if "global_step" not in values else values.pop("global_step")
+            if own is not None and float(own).is_integer() and values:  # a dict that names its step itself
+                return self._write(int(own), values)
+            if values:
                 pending.append((values, 0))
             return 0
         if (m := _LOAD.search(text)) is not None:
@@ -143,14 +153,32 @@ class HfLogBridge:
             if folder.is_absolute() and folder not in self.output_dirs:
                 self.output_dirs.append(folder)
             return 0
-        if self.batch is None and (m := _BATCH.search(text)) is not None:
-            self.batch = int(m.group(1))
+        if (m := _BATCH.search(text)) is not None:
+            self.batch = self.batch or int(m.group(1))
+            self._engine_seen.add(path)
         return 0
 
-    def _started(self, path: Path) -> None:
-        """Training output before any load line: this attempt started from scratch."""
+    def _first_step(self, path: Path, step: int) -> None:
+        """The Trainer's bar starts at 0 and jumps to the resumed step + 1 at the first step after a resume.
+        With checkpoint-K complete at the attempt's start (`expected`): a first counter above K means it
+        resumed from checkpoint-K (a fresh start would have done K+1 steps within tqdm's 0.1 s redraw
+        interval); at or below K, it did not. With no checkpoint there, it started from scratch."""
         attempt = self._attempt_of.get(path, 0)
-        if attempt not in self.resumed:
+        if attempt in self.resumed:
+            return
+        expected = self.expected.get(attempt)
+        if expected is None:
+            self._record_resume(attempt, None)
+        elif step > expected:
+            self._record_resume(attempt, f"checkpoint-{expected}")
+        else:
+            self._record_resume(attempt, None)
+
+    def _started(self, path: Path) -> None:
+        """Training output before any load line: this attempt started from scratch - said only when this
+        log shows DeepSpeed's info lines (its engine's printed config), so a load would have shown too."""
+        attempt = self._attempt_of.get(path, 0)
+        if attempt not in self.resumed and path in self._engine_seen:
             self._record_resume(attempt, None)
 
     def _record_resume(self, attempt: int, tag: str | None) -> None:

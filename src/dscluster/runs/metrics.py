@@ -154,19 +154,23 @@ class MonitorBridge:
         """Copy what is new; returns how many records were written."""
         if self.batch is None and self.batch_hint is not None:
             self.batch = self.batch_hint()
-            if self.batch is None and not final:
-                return 0  # the rows wait in the csv files for the batch that turns samples into steps
+        saved = dict(self._offsets)
         rows: dict[int, dict] = {}
         for path in sorted((self.run_dir / MONITOR_DIR).glob("*/*.csv")):
             for samples, name, value in self._new_rows(path):
                 rows.setdefault(samples, {})[name] = value
         out = self.run_dir / METRICS_FILE
         existed = out.exists()
-        batch = self.batch
-        if batch is None and self.batch_hint is not None and rows:
+        if self.batch is None and self.batch_hint is not None and rows:
+            # No printed batch: the sample counts' common divisor, once two steps are there (the monitor
+            # writes every optimizer step, so two consecutive counts differ by one global batch).
+            if len(rows) < 2 and not final:
+                self._offsets = saved  # the row waits for the next one
+                return 0
             import math
 
-            batch = math.gcd(*rows) or None
+            self.batch = math.gcd(*rows) or None
+        batch = self.batch
         for samples in sorted(rows):
             step = samples // batch if batch else samples
             self.last_step = step

@@ -197,6 +197,7 @@ class Supervisor:
             plan = build_plan(self._request(n, port))
             self._write_files(plan)
             hf = self.newest_hf_checkpoint()
+            self.hflog.expected[n] = hf.step if hf is not None else None
             attempt = Attempt(n, started=store.now_iso(), master_port=port, rank_nodes=tuple(plan.rank_nodes),
                               resume_step=step_of_env(self._checkpoint_env),
                               resume_from=hf.name if hf is not None else None,
