@@ -48,6 +48,11 @@ def add_launch_options(p: argparse.ArgumentParser, *, demo: bool = False) -> Non
         p.add_argument("--allow-shrink", action="store_true",
                        help=tr("when a node does not come back within --restart-wait, continue on the nodes that remain "
                                "(from the last committed step, the global batch kept where it divides)"))
+    if not demo:
+        p.add_argument("--exclude-unhealthy", action="store_true",
+                       help=tr("leave out the nodes that doctor's last check or this cluster's last failed run points "
+                               "to (and those failing the pre-flight checks now); with --allow-shrink, a restart also "
+                               "leaves out the node the failure was on"))
     p.add_argument("--stall-timeout", type=seconds, default=DEFAULTS["stall_timeout"], metavar="S",
                    help=tr("fail when logs and metrics do not grow for S seconds (0: off; default {s:.0f})",
                            s=DEFAULTS["stall_timeout"]))
@@ -105,7 +110,8 @@ def options_from_args(args: argparse.Namespace, command: list[str], module: bool
                          max_restarts=args.max_restarts, stall_timeout=args.stall_timeout,
                          heartbeat_timeout=args.heartbeat_timeout,
                           restart_wait=args.restart_wait, skip_doctor=args.skip_doctor, runner=flags_from_args(args),
-                          slurm=slurm_ask_from_args(args), allow_shrink=args.allow_shrink)
+                          slurm=slurm_ask_from_args(args), allow_shrink=args.allow_shrink,
+                          exclude_unhealthy=args.exclude_unhealthy)
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -153,6 +159,10 @@ def report_started(run_dir, record: RunRecord, *, attach: bool, as_json: bool, o
     talk = sys.stderr if plain or as_json else sys.stdout
     print(tr("{ok} run {id} started on {where} (world size {n})", ok=console.OK, id=run_id, where=record.cluster,
              n=record.world_size), file=talk, flush=True)
+    from dscluster.runs.exclude import status_lines as excluded_lines
+
+    for line in excluded_lines(record.excluded):  # before any output of the run: what it runs without, and why
+        print(line, file=talk, flush=True)
     notice = first_run_notice(record)
     if notice:  # minutes of silence otherwise: say what the ranks are doing before their first step
         print(f"{console.WARN} {notice}", file=talk, flush=True)

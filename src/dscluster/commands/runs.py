@@ -223,7 +223,9 @@ def cmd_status(args) -> int:
               f"{shown_time(a.attempt.ended) if a.attempt.ended else '…'}  {attempt_outcome(a.attempt)}".rstrip())
         if (note := resume_note(a)) is not None:
             print(f"    {note}")
-    for line in shrink_status_lines(view):
+    from dscluster.runs.exclude import status_lines as excluded_lines
+
+    for line in excluded_lines(view.record.excluded) + shrink_status_lines(view):
         print(f"  {line}")
     if view.notice:
         print(f"  {console.RETRY} {view.notice}")

@@ -108,9 +108,12 @@ def run_local_checks(env: Mapping[str, str] | None = None) -> None:
 
 
 def before_launch(spec, launcher: str, hosts, env: Mapping[str, str] | None = None, *,
-                  skip_doctor: bool = False) -> None:
+                  skip_doctor: bool = False, checked: bool = False) -> None:
     """The pre-flight of one start (see the module's docstring): `spec` is the cluster (None: this machine
-    alone), `hosts` the (host, slots) the run uses, `env` the ranks' --env. Raises ClusterError to refuse."""
+    alone), `hosts` the (host, slots) the run uses, `env` the ranks' --env. Raises ClusterError to refuse.
+    `checked`: doctor's fast checks already passed on exactly these hosts (--exclude-unhealthy ran them)."""
+    if checked and spec is not None and launcher != "slurm":
+        return
     if skip_doctor:
         if spec is not None and launcher != "slurm":
             print(f"{WARN} " + tr("doctor's checks on the nodes are skipped (--skip-doctor): only this machine's "

@@ -67,6 +67,9 @@ class LaunchOptions:
     cluster_spec: Any | None = None  # cluster.spec.ClusterSpec already resolved (a restart's, as recorded)
     runner: RunnerFlags = field(default_factory=RunnerFlags)  # DeepSpeed's own runner flags, as written
     allow_shrink: bool = False  # a node lost past restart_wait: continue on the nodes that remain
+    # Leave out the nodes doctor's last verdict or the cluster's last failed run point to (runs/exclude.py);
+    # with allow_shrink, the supervisor leaves out a node an attempt failed on before restarting.
+    exclude_unhealthy: bool = False
     # The batch (dscluster.batchplan.Batch) of the run this one continues (a restart): on another world
     # size the ranks get a ds_config whose batch keys keep its global batch where any can.
     keep_batch: Any | None = None
@@ -586,13 +589,19 @@ def prepare(opts: LaunchOptions, *, dry_run: bool = False) -> Prepared:
     check_repeated_options(args)
     from dscluster import batchplan
 
-    batch_plan = batchplan.plan(opts.keep_batch, world) if opts.keep_batch is not None and \
-        opts.keep_batch.world != world else None
+    excluded: list = []
+    keep_batch = opts.keep_batch
+    if opts.exclude_unhealthy:
+        hosts, include, excluded, keep_batch = exclude_unhealthy(opts, spec, launcher, hosts, include, shared, args,
+                                                                 cwd)
+        world = sum(s for _, s in hosts)
+    batch_plan = batchplan.plan(keep_batch, world) if keep_batch is not None and keep_batch.world != world else None
     ds_config = check_ds_config(args, cwd, world, batch_plan)
     builds = _first_run_builds(ds_config, user_env)
     from dscluster.runs.preflight import before_launch
 
-    before_launch(spec, launcher, hosts, user_env, skip_doctor=opts.skip_doctor)
+    before_launch(spec, launcher, hosts, user_env, skip_doctor=opts.skip_doctor,
+                  checked=opts.exclude_unhealthy and not opts.skip_doctor)
     name = opts.name or (program.rsplit(".", 1)[-1] if opts.module else Path(program).stem)
     if name in ("__main__", "main"):
         name = program.split(".")[-2] if opts.module and "." in program else "run"
@@ -635,6 +644,7 @@ def prepare(opts: LaunchOptions, *, dry_run: bool = False) -> Prepared:
         local_procs=int(local_procs or 1), max_restarts=int(opts.max_restarts),
         stall_timeout=float(opts.stall_timeout or 0), heartbeat_timeout=float(opts.heartbeat_timeout),
         restart_wait=float(opts.restart_wait), allow_shrink=bool(opts.allow_shrink),
+        exclude_unhealthy=bool(opts.exclude_unhealthy),
         ssh_port=getattr(spec, "ssh_port", None), network_interface=getattr(spec, "network_interface", None),
         ds_config_text=ds_config_text, rank_args=tuple(ranks_args) if ds_config_text else None, include=include,
         master_port=flags.master_port, no_python=flags.no_python, no_local_rank=flags.no_local_rank,
@@ -650,8 +660,35 @@ def prepare(opts: LaunchOptions, *, dry_run: bool = False) -> Prepared:
         cwd=str(cwd), created=store.now_iso(),  # the supervisor's hand-off carries it too
         deepspeed_env={"files": [str(p) for p in ds_env_files],
                        "names": sorted(read_deepspeed_env(ds_env_files))} if ds_env_files else None,
-        batch_plan={**batch_plan.to_dict(), "text": batch_plan.describe()} if batch_plan is not None else None)
+        batch_plan={**batch_plan.to_dict(), "text": batch_plan.describe()} if batch_plan is not None else None,
+        excluded=tuple(e.to_dict() for e in excluded))
     return Prepared(record, secrets, shared, spec)
+
+
+def exclude_unhealthy(opts: LaunchOptions, spec, launcher: str, hosts, include: str | None, shared: Path,
+                      args: list[str], cwd: Path):
+    """--exclude-unhealthy: (hosts, include, the excluded nodes, the batch to keep). The recorded evidence
+    first (runs/exclude.py), then doctor's fast checks on the nodes that remain, again after each node
+    they leave out (the master may change), so the pre-flight that follows has nothing left to ask."""
+    from dscluster import batchplan
+    from dscluster.runs import exclude
+    from dscluster.runs.shrink import include_without
+
+    exclude.check_target(spec, launcher)
+    found = exclude.find(spec, shared)
+    kept = exclude.without(spec, hosts, found)
+    while not opts.skip_doctor:
+        bad = exclude.preflight(spec, kept)
+        if not bad:
+            break
+        found += bad
+        kept = exclude.without(spec, kept, bad)
+    keep = opts.keep_batch
+    if found and keep is None:  # the global batch the ds_config gives on every node, kept where it divides
+        full = check_ds_config(args, cwd, sum(s for _, s in hosts))
+        keep = batchplan.Batch.of_config(full, sum(s for _, s in hosts)) if full else None
+    lost = [h for h, _ in hosts if h not in {k for k, _ in kept}]
+    return kept, include_without(include, lost), found, keep
 
 
 def _first_run_builds(ds_config: dict[str, Any] | None, env: dict[str, str]) -> dict[str, Any] | None:

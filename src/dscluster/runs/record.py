@@ -124,6 +124,7 @@ class LaunchSpec:
     node_uid: int | None = None
     slurm: Mapping[str, Any] | None = None  # {"ask": SlurmAsk fields, "job_id", "own_job"}
     allow_shrink: bool = False  # a node lost past restart_wait: continue on the nodes that remain
+    exclude_unhealthy: bool = False  # with allow_shrink: a restart leaves out the node the failure points to
     extra: Mapping[str, Any] = field(default_factory=dict)
     present: frozenset[str] = field(default=frozenset(), compare=False, repr=False)  # optional keys read
 
@@ -148,7 +149,7 @@ class LaunchSpec:
             runner_python=self.runner_python, runner_flags=self.runner_flags)
 
     OPTIONAL = ("cluster_spec", "transport_env", "node_uid", "slurm", "runner_python", "allow_shrink",
-                "runner_flags")
+                "runner_flags", "exclude_unhealthy")
 
     def to_json(self) -> dict[str, Any]:
         # Absent rather than null, as records without them were always written.
@@ -243,11 +244,12 @@ class RunRecord:
     # DeepSpeed's .deepspeed_env files merged into the run's environment: {"files": [...], "names": [...]}
     deepspeed_env: Mapping[str, Any] | None = None
     last_hf_checkpoint: str | None = None  # a Hugging Face Trainer's newest complete checkpoint-N (its path)
+    excluded: tuple[Mapping[str, Any], ...] = ()  # runs.exclude's entries: nodes left out at launch, and why
     extra: Mapping[str, Any] = field(default_factory=dict)  # keys this version does not know
     present: frozenset[str] = field(default=frozenset(), compare=False, repr=False)  # optional keys read
 
     OPTIONAL = ("ended", "supervisor_pid", "supervisor_host", "waiting_for", "slurm", "shrinks", "batch_plan",
-                "deepspeed_env", "last_hf_checkpoint")
+                "deepspeed_env", "last_hf_checkpoint", "excluded")
 
     def to_json(self) -> dict[str, Any]:
         return _to_json(self, self.OPTIONAL)
@@ -256,7 +258,7 @@ class RunRecord:
         """The record with `changes` (dataclasses.replace, lists made tuples and attempts `Attempt`s as the
         fields hold them). An optional field that is changed is written from then on, also as null
         (`waiting_for` cleared)."""
-        for key in ("attempts", "shrinks", "argv"):
+        for key in ("attempts", "shrinks", "argv", "excluded"):
             if key in changes:
                 changes[key] = tuple(changes[key])
         if "attempts" in changes:
@@ -281,5 +283,6 @@ class RunRecord:
         if values.get("waiting_for") is not None:
             values["waiting_for"] = tuple(values["waiting_for"])
         values["shrinks"] = tuple(s for s in data.get("shrinks") or () if isinstance(s, Mapping))
+        values["excluded"] = tuple(s for s in data.get("excluded") or () if isinstance(s, Mapping))
         return cls(**values, extra={k: v for k, v in data.items() if k not in known},
                    present=_present(data, cls.OPTIONAL))

@@ -82,6 +82,7 @@ class RunRequest:
     restart_wait: float | None = None
     cluster_spec: ClusterSpec | None = None  # the cluster as resolved already (a restart's, as recorded)
     allow_shrink: bool = False  # a node lost past restart_wait: continue on the nodes that remain
+    exclude_unhealthy: bool = False  # leave out the nodes the last doctor check or failed run points to
     hosts: tuple[str, ...] = ()  # node names of the cluster spec to run on (restart --hosts); () = all
     keep_batch: object | None = None  # batchplan.Batch of the run a restart continues
 
@@ -121,6 +122,7 @@ def options(request: RunRequest) -> LaunchOptions:
                          local=local, name=request.name, max_restarts=request.max_restarts, cwd=request.cwd,
                          env=[f"{k}={v}" for k, v in request.env.items()], launcher=request.launcher,
                          cluster_spec=request.cluster_spec, allow_shrink=request.allow_shrink,
+                         exclude_unhealthy=request.exclude_unhealthy,
                          keep_batch=request.keep_batch,
                          runner=RunnerFlags(include="@".join(request.hosts) if request.hosts else None), **tuning)
 
@@ -232,7 +234,7 @@ def restart_request(run_dir: Path, env: dict[str, str] | None = None, hostfile: 
                          launcher=None if local or cfg.launcher == "local" else cfg.launcher,
                          stall_timeout=cfg.stall_timeout, restart_wait=cfg.restart_wait,
                          cluster_spec=None if local or hostfile else launched_on,
-                         allow_shrink=cfg.allow_shrink, hosts=picked,
+                         allow_shrink=cfg.allow_shrink, exclude_unhealthy=cfg.exclude_unhealthy, hosts=picked,
                          keep_batch=shrink.batch_to_keep(record, save_dir))
     return request, record
 

@@ -53,13 +53,19 @@ class Shrink:
     def world(self) -> int:
         return sum(s for _, s in self.hosts)
 
-    def describe(self, wait: float, step: int | None, names: Mapping[str, str]) -> str:
+    def describe(self, wait: float, step: int | None, names: Mapping[str, str], why: str | None = None) -> str:
+        """`why`: the failure a node is left out for (--exclude-unhealthy); None: it did not come back."""
         lost = ", ".join(self.lost)
         remain = ", ".join(names.get(h, h) for h, _ in self.hosts)
         where = tr("from step-{step}", step=step) if step is not None else tr("from the start (no committed step)")
-        text = tr("{lost} did not come back within {wait:.0f}s (--allow-shrink): the run continues on {remain} "
-                  "({world} ranks instead of {before}) {where}", lost=lost, wait=wait, remain=remain,
-                  world=self.world, before=self.world_before, where=where)
+        if why is not None:
+            text = tr("{lost} left out after the failure there ({why}; --allow-shrink --exclude-unhealthy): the run "
+                      "continues on {remain} ({world} ranks instead of {before}) {where}", lost=lost, why=why,
+                      remain=remain, world=self.world, before=self.world_before, where=where)
+        else:
+            text = tr("{lost} did not come back within {wait:.0f}s (--allow-shrink): the run continues on {remain} "
+                      "({world} ranks instead of {before}) {where}", lost=lost, wait=wait, remain=remain,
+                      world=self.world, before=self.world_before, where=where)
         if self.batch is not None:
             text += "; " + self.batch.describe()
         return text
@@ -89,10 +95,11 @@ def include_without(include: str | None, lost_hosts: Sequence[str]) -> str | Non
     return "@".join(parts) or None
 
 
-def continue_without(sup, down: Sequence[str], attempt: int) -> bool:
+def continue_without(sup, down: Sequence[str], attempt: int, why: str | None = None) -> bool:
     """The supervisor's --allow-shrink, applied: `sup` (runs.supervisor.Supervisor) drops the `down`
     hosts from its launch settings, re-plans the ranks' batch keys, records why (an event, the run
-    record's `shrinks`, the launcher log) and returns True; False when no node would remain."""
+    record's `shrinks`, the launcher log) and returns True; False when no node would remain. `why`: the
+    failure the hosts are left out for (--exclude-unhealthy), else they did not come back."""
     from dscluster.runs import store  # noqa: PLC0415
     from dscluster.runs.nodes import node_names  # noqa: PLC0415
     from dscluster.runs.prepare import with_batch  # noqa: PLC0415
@@ -118,8 +125,9 @@ def continue_without(sup, down: Sequence[str], attempt: int) -> bool:
     launch_changes.update(hosts=shrink.hosts, include=include_without(cfg.include, down))
     for host in down:
         sup.runners.pop(host, None)
-    text = shrink.describe(float(cfg.restart_wait or 0), step, names)
-    entry = {**shrink.to_dict(), "attempt": attempt, "from_step": step, "text": text, "time": store.now_iso()}
+    text = shrink.describe(float(cfg.restart_wait or 0), step, names, why)
+    entry = {**shrink.to_dict(), "attempt": attempt, "from_step": step, "text": text, "time": store.now_iso(),
+             "reason": "failed-there" if why is not None else "not-back"}
     sup.save(launch=dataclasses.replace(cfg, **launch_changes), **changes,
              hostfile="".join(f"{h} slots={s}\n" for h, s in shrink.hosts), waiting_for=None,
              shrinks=[*record.shrinks, entry])

@@ -464,6 +464,16 @@ class Supervisor:
             time.sleep(max(0.0, min(delay, deadline - time.monotonic())))
             delay = min(delay * 2, 10.0)
 
+    def _leave_out_failed_node(self, failure: Failure, n: int) -> None:
+        """--allow-shrink with --exclude-unhealthy: the node the attempt failed on is left out of the next
+        attempt (a bad node is not given the run again), when others remain."""
+        c = self.cfg
+        if self.slurm or not (c.allow_shrink and c.exclude_unhealthy and failure.node):
+            return
+        host = self._host_of(failure.node)
+        if host in c.host_names and len(c.host_names) > 1:
+            shrink.continue_without(self, [host], n + 1, why=failure.detail)
+
     def _nodes_down_explanation(self, down: list[str]) -> explainer.Explanation:
         names = node_names(self.record)
         shown = [names.get(h, h) for h in down]
@@ -568,6 +578,7 @@ class Supervisor:
             if n < max_attempts and (exp is None or exp.retry) and not (recorded or {}).get("no_restart") \
                     and not self._stop_wanted():
                 self.save(status="restarting")
+                self._leave_out_failed_node(failure, n)
                 down = self.wait_for_nodes()
                 if self._stop_wanted():
                     exit_code, status = 130, "stopped"
