@@ -51,10 +51,11 @@ DETERMINISTIC_EXIT_CODES = frozenset({2, 3, 6})
 # launcher rejects or a host that is down fail the same way again. `symptom`: what the other ranks see
 # when one rank dies; never the answer while a rank has its own error.
 SIGNATURES: tuple[Signature, ...] = (
-    _sig("local-rank-arg", r"error: unrecognized arguments:.*--local_rank",
-         "The script's argument parser does not accept --local_rank=N, which DeepSpeed's launcher passes to every rank.",
-         "Launch with --no_local_rank (the rank is in the LOCAL_RANK environment variable), or add "
-         "parser.add_argument(\"--local_rank\", type=int, default=-1) to the script.", retry=False),
+    _sig("local-rank-arg", r"error: unrecognized arguments:.*--local[_-]rank",
+         "The script's argument parser does not accept --local_rank=N (--local-rank=N from torch's launchers), which "
+         "the launcher passes to every rank.",
+         "Launch with --no_local_rank (the rank is in the LOCAL_RANK environment variable), or accept it in the "
+         "script: parser.add_argument(\"--local_rank\", \"--local-rank\", type=int, default=-1).", retry=False),
     _sig("argparse-usage", r"^usage: (\S+).*\n(?:.*\n){0,40}?\1: error: ",
          "The script rejected its command-line arguments (its usage line and error are above).",
          "Correct the script's arguments after the script name, then launch again: a restart would fail the same way.",
@@ -147,6 +148,8 @@ SIGNATURES: tuple[Signature, ...] = (
          "Install the CUDA toolkit matching torch's CUDA on every node and set CUDA_HOME (in .deepspeed_env for "
          "pdsh launches), or pre-build the ops in the image.", retry=False),
     _sig("op-build-failed", r"Error building extension '[\w.-]+'|ninja: build stopped: subcommand failed|"
+         r"^FAILED: \S+\.o\s*$|Command '\['ninja', '-v'\]' returned non-zero exit status|"
+         r"torch_extensions/\S+\.so: cannot open shared object file|"
          r"error: command '[^']*(?:gcc|g\+\+|nvcc|c\+\+|x86_64-linux-gnu-gcc)' failed|object has no attribute 'ds_opt_\w+'",
          "A DeepSpeed op failed to compile on a node (the compiler's first error is above that line).",
          "Read the first `error:` of the compile output, fix it (compiler, headers, CUDA toolkit), clear "
@@ -279,7 +282,8 @@ SIGNATURES: tuple[Signature, ...] = (
          "(a name, or an address on another network), a firewall dropping the port, or rank 0 never started.",
          "Use the first hostfile host's training-network IP as --master_addr, open the master port between the "
          "nodes (`dscluster doctor` tests it), and make sure rank 0 runs on that host.", retry=False),
-    _sig("nccl-wrong-interface", r"Bootstrap : Using (?:docker\d|virbr\d|br-\w+|veth\w+|cni\d|flannel)",
+    _sig("nccl-wrong-interface", r"(?:Bootstrap|NET/Socket) : Using (?:.*\[\d+\])?(?:docker\d|virbr\d|br-\w+|veth\w+|cni\d|"
+         r"flannel)",
          "NCCL chose a virtual interface (docker0, a bridge) that the other nodes cannot reach.",
          "Set NCCL_SOCKET_IFNAME (and GLOO_SOCKET_IFNAME) to the training network's interface on every node, "
          "e.g. NCCL_SOCKET_IFNAME=eth0 or ^docker,lo,veth.", retry=False),
@@ -337,7 +341,7 @@ DETERMINISTIC_TYPES = frozenset({
 _BEFORE_THE_ERROR = frozenset({
     "ninja-missing", "build-header-missing", "compiler-unsupported", "cuda-home-missing", "op-build-failed",
     "nccl-ib-memlock", "nccl-ib", "dev-shm-full", "loopback-address", "nccl-no-interface", "driver-too-old",
-    "firewall-blocked", "cuda-oom", "device-assert", "undefined-symbol", "shared-lib-missing"})
+    "firewall-blocked", "cuda-oom", "device-assert", "undefined-symbol", "shared-lib-missing", "nccl-wrong-interface"})
 # Facts about a node's environment that any rank's lines may show, behind a vague error on another rank.
 _ENVIRONMENT = frozenset({"loopback-address", "firewall-blocked", "nccl-no-interface", "nccl-ib-memlock", "nccl-ib",
                           "dev-shm-full", "memcg-oom", "driver-too-old"})
@@ -423,8 +427,15 @@ def _line_at(text: str, match: re.Match) -> str:
     return text[start:end if end >= 0 else len(text)].strip()[:300]
 
 
+_VAGUE_MESSAGE = re.compile(r"NCCL|gloo|unhandled system error|invalid usage|internal error", re.IGNORECASE)
+
+
 def _vague(err: rankerror.RankError) -> bool:
-    return err.type.rsplit(".", 1)[-1].rsplit("::", 1)[-1] in _VAGUE_TYPES or err.kind != "python"
+    """An error that says something failed without saying why (a communication library's error, a failed
+    build): the lines before it, or the environment, may say why."""
+    short = err.type.rsplit(".", 1)[-1].rsplit("::", 1)[-1]
+    return short in _VAGUE_TYPES or short.endswith("RuntimeError") or err.kind != "python" or \
+        bool(_VAGUE_MESSAGE.search(err.message))
 
 
 def _own_signature(err: rankerror.RankError,

@@ -183,3 +183,40 @@ def test_status_says_a_restarted_script_without_checkpoints_started_from_scratch
     assert record["status"] == "succeeded" and len(record["attempts"]) == 2, record
     status = dsc("status", run_id).stdout
     assert "started from scratch: no checkpoint was committed before this attempt" in status, status
+
+
+def test_a_users_exception_is_its_own_line_and_a_deterministic_one_costs_one_attempt(work, dsc):
+    # rank 0 (node0) raises a TypeError in the user's own code; the other ranks then see their peer go away.
+    res = dsc("launch", "--hostfile=hostfile", "--detach", "--max-restarts", "2", "--skip-doctor",
+              "min_ds_script.py", "--steps", "6", "--raise-at", "1", "--raise-rank", "0")
+    assert res.returncode == 0, res.stderr
+    run_id = res.stdout.strip()
+    record = _wait_end(work, run_id, 300)
+    assert record["status"] == "failed" and len(record["attempts"]) == 1, record  # not three
+    exp = record["explanation"]
+    err = exp["error"]
+    assert exp["signature"] == "python-error" and exp["restart_can_help"] is False, exp
+    assert err["type"] == "TypeError" and err["rank"] == 0 and err["node"] == "node0", err
+    assert err["where"].endswith("min_ds_script.py:39"), err  # the user's frame, not torch's
+    assert exp["no_restart"] == {"why": "cannot-help"}
+    assert record["attempts"][0]["reason"].startswith("rank 0 on node0: TypeError: unsupported operand")
+    status = dsc("status", run_id).stdout
+    assert "first error: rank 0 on node0: TypeError: unsupported operand" in status, status
+    assert "min_ds_script.py:39" in status and "not restarted: a restart cannot help" in status, status
+    assert f"dscluster logs {run_id} --rank 0" in status and "RUN" not in status.split()
+    events = store.read_events(store.run_path(work, run_id))
+    assert any(e["event"] == "rank-error" and e.get("rank") == 0 and e.get("type") == "TypeError" for e in events)
+
+
+def test_the_same_failure_again_without_progress_is_not_restarted_a_third_time(work, dsc):
+    # A RuntimeError may be transient, so it gets one restart; failing the same way at the same step again
+    # means the next restart would too.
+    res = dsc("launch", "--hostfile=hostfile", "--detach", "--max-restarts", "2", "--skip-doctor",
+              "min_ds_script.py", "--steps", "6", "--raise-at", "0", "--raise-rank", "1", "--raise", "RuntimeError")
+    run_id = res.stdout.strip()
+    record = _wait_end(work, run_id, 400)
+    assert record["status"] == "failed" and len(record["attempts"]) == 2, record
+    exp = record["explanation"]
+    assert exp["error"]["rank"] == 1 and exp["error"]["node"] == "node1" and exp["restart_can_help"] is True, exp
+    assert exp["no_restart"] == {"why": "same-failure", "previous": 1}
+    assert "failed the same way as attempt 1" in dsc("status", run_id).stdout

@@ -22,6 +22,7 @@ parser.add_argument("--steps", type=int, default=6)
 parser.add_argument("--save-every", type=int, default=3)
 parser.add_argument("--hang-collective", action="store_true")
 parser.add_argument("--timeout", type=float, default=10.0)
+parser.add_argument("--cpu-batch-at", type=int, default=-1, help="a user's bug: this step's batch stays on the CPU")
 parser = deepspeed.add_config_arguments(parser)
 args = parser.parse_args()
 
@@ -49,7 +50,8 @@ start = resumed.step if resumed else 0
 dtype = torch.bfloat16 if config.get("bf16", {}).get("enabled") else torch.float32
 for step in range(start, args.steps):
     g = torch.Generator().manual_seed(step)
-    x = torch.randn(engine.train_micro_batch_size_per_gpu(), 64, generator=g).to(engine.device, dtype)
+    x = torch.randn(engine.train_micro_batch_size_per_gpu(), 64, generator=g)
+    x = x.to(dtype) if step + 1 == args.cpu_batch_at else x.to(engine.device, dtype)
     loss = (engine(x).float() - x.float().sum(dim=1, keepdim=True)).pow(2).mean()
     engine.backward(loss)
     engine.step()

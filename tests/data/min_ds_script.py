@@ -18,6 +18,9 @@ parser.add_argument("--steps", type=int, default=5)
 parser.add_argument("--sleep", type=float, default=0.0)
 parser.add_argument("--fail-at", type=int, default=-1)
 parser.add_argument("--log-loss", action="store_true", help="the one line a script adds to chart its loss")
+parser.add_argument("--raise-at", type=int, default=-1, help="raise the user's own error after this step")
+parser.add_argument("--raise-rank", type=int, default=0)
+parser.add_argument("--raise", dest="raise_type", default="TypeError", choices=["TypeError", "RuntimeError"])
 parser = deepspeed.add_config_arguments(parser)
 args = parser.parse_args()
 
@@ -27,6 +30,15 @@ if args.deepspeed_config:
     with open(args.deepspeed_config) as f:
         config = json.load(f)
     args.deepspeed_config = None
+
+
+
+def bad_batch(kind: str) -> None:
+    """A user's own bug, in their own code (the frame a failure explanation must point at)."""
+    if kind == "TypeError":
+        return torch.ones(2) + "1"
+    raise RuntimeError("the data loader returned an empty batch")
+
 
 torch.manual_seed(0)
 model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 1))
@@ -48,6 +60,8 @@ for step in range(args.steps):
         dscluster.log(step=engine.global_steps, loss=loss)
     if step == args.fail_at and rank == 0:
         raise SystemExit(3)
+    if step == args.raise_at and rank == args.raise_rank:
+        bad_batch(args.raise_type)
     time.sleep(args.sleep)
 # A clean exit: without it a rank can abort (SIGABRT, "terminate called without an active exception")
 # while exiting with gloo's threads still running.

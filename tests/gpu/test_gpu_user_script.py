@@ -102,3 +102,36 @@ def test_a_hung_nccl_collective_leaves_the_flight_recorder_dump_in_the_run_direc
     dumps = sorted((run_dir / "nccl_trace").glob("rank_*"))
     assert dumps and dumps[0].stat().st_size > 0, (sorted(p.name for p in run_dir.rglob("*")), log[-3000:])
     print(f"flight recorder dump: {dumps[0].name}, {dumps[0].stat().st_size} bytes")
+
+
+def test_a_users_device_mismatch_is_shown_as_its_own_line_and_not_restarted(work):
+    """The user's own RuntimeError (a batch left on the CPU) is the explanation: its type, message and the
+    script's file:line, with rank and node, in status; a restart cannot help, so none of the two is spent.
+    The same failure from a plain `deepspeed` run's output, through `dscluster explain`."""
+    from dscluster.runs import store
+
+    run_id = _launch(work, "--max-restarts", "2", "train.py", "--deepspeed", "--deepspeed_config", "ds_config.json",
+                     "--steps", "6", "--cpu-batch-at", "2")
+    record = _wait_end(work, run_id, 240)
+    assert record["status"] == "failed" and len(record["attempts"]) == 1, record
+    exp = record["explanation"]
+    assert exp["signature"] == "device-mismatch" and exp["restart_can_help"] is False, exp
+    assert exp["error"]["rank"] == 0 and exp["error"]["where"].endswith("train.py:55"), exp
+    status = subprocess.run([sys.executable, "-m", "dscluster.cli", "status", run_id], cwd=work, capture_output=True,
+                            text=True, timeout=60).stdout
+    assert "first error: rank 0" in status and "Expected all tensors to be on the same device" in status, status
+    assert "train.py:55" in status and "not restarted: a restart cannot help" in status, status
+    print(status)
+    # The recipe's own command, no dscluster: its output explained after the fact.
+    deepspeed = Path(sys.executable).with_name("deepspeed")
+    raw = subprocess.run([str(deepspeed), "--num_gpus", "1", "train.py", "--deepspeed", "--deepspeed_config",
+                          "ds_config.json", "--steps", "6", "--cpu-batch-at", "2"], cwd=work, capture_output=True,
+                         text=True, timeout=240)
+    assert raw.returncode != 0
+    (work / "raw.log").write_text(raw.stdout + raw.stderr)
+    explained = subprocess.run([sys.executable, "-m", "dscluster.cli", "explain", "raw.log"], cwd=work,
+                               capture_output=True, text=True, timeout=60)
+    print(explained.stdout)
+    assert explained.returncode == 0 and "RuntimeError: Expected all tensors to be on the same device" in \
+        explained.stdout and "train.py:55" in explained.stdout and "restart can help: no" in explained.stdout
+    assert store.run_path(work / "shared", run_id).is_dir()

@@ -229,3 +229,18 @@ def test_own_error_templates_are_translated(monkeypatch):
         d = explain.explain(text).to_dict()
         cause, fix = explain.localized(d)
         assert cause != d["cause"] and fix != d["fix"], d
+
+
+@pytest.mark.parametrize("text,sig", [
+    ("main.py: error: unrecognized arguments: --local-rank=0\n", "local-rank-arg"),  # torch's launchers' spelling
+    ("ImportError: /home/u/.cache/torch_extensions/py310_cu117/fused_adam/fused_adam.so: cannot open shared object "
+     "file: No such file or directory\n", "op-build-failed"),  # the build failed before: no .so to load
+    ("h1:12:12 [0] NCCL INFO NET/Socket : Using [0]bond0:192.168.1.161<0> [1]br-05ab815fa14e:172.19.0.1<0>\n"
+     "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1191, unhandled system error, NCCL version 2.10.3\n",
+     "nccl-wrong-interface"),
+    ("n3:7:7 [3] bootstrap.cc:97 NCCL WARN Bootstrap : no socket interface found\n"
+     "jax.errors.JaxRuntimeError: INTERNAL: NCCL operation ncclGetUniqueId(&id) failed: invalid usage\n",
+     "nccl-no-interface"),
+])
+def test_general_wordings_of_the_same_causes(text, sig):
+    assert explain.explain(text).signature == sig
