@@ -1,0 +1,61 @@
+"""The failing rank's own words out of a log: streams by prefix, tracebacks, native crashes, first failure."""
+
+from dscluster import rankerror
+
+
+def _errors(text: str):
+    return [e for st in rankerror.streams(text) for e in rankerror.errors(st) + rankerror.launcher_exits(st)]
+
+
+def test_prefixes_split_a_log_into_ranks_and_nodes():
+    text = ("node1: [rank0]: step 1\nnode1: [rank1]: step 1\nnode2: [rank2]: step 1\n"
+            "node2: [rank2]: Traceback (most recent call last):\n"
+            'node2: [rank2]:   File "/w/train.py", line 9, in <module>\n'
+            "node2: [rank2]: KeyError: 'x'\n")
+    keys = {(st.node, st.rank) for st in rankerror.streams(text)}
+    assert {("node1", 0), ("node1", 1), ("node2", 2)} <= keys
+    (err,) = _errors(text)
+    assert (err.node, err.rank, err.type, err.where) == ("node2", 2, "KeyError", "/w/train.py:9")
+    assert err.who == "rank 2 on node2" and err.summary == "KeyError: 'x' (/w/train.py:9)"
+
+
+def test_srun_labels_and_exception_names_are_not_taken_for_hosts():
+    text = "".join(f"{r}: step {s}\n" for s in range(3) for r in range(2)) + "1: ValueError: bad shape\n"
+    (err,) = _errors(text)
+    assert err.rank == 1 and err.node is None and err.type == "ValueError"
+
+
+def test_a_chained_exception_is_the_last_one_raised_and_library_frames_are_skipped():
+    text = ("Traceback (most recent call last):\n"
+            '  File "/opt/venv/lib/python3.11/site-packages/x/load.py", line 3, in load\n'
+            "FileNotFoundError: cfg.json\n\n"
+            "During handling of the above exception, another exception occurred:\n\n"
+            "Traceback (most recent call last):\n"
+            '  File "/home/u/run.py", line 20, in <module>\n'
+            '  File "/home/u/cfg.py", line 5, in read\n'
+            '  File "/opt/venv/lib/python3.11/site-packages/x/load.py", line 9, in load\n'
+            "RuntimeError: no config\n")
+    (err,) = _errors(text)
+    assert err.type == "RuntimeError" and err.where == "/home/u/cfg.py:5" and not err.symptom
+
+
+def test_native_crashes_and_launcher_reports_are_errors_too():
+    text = ("terminate called after throwing an instance of 'c10::DistBackendError'\n"
+            "  what():  [PG 0 Rank 1] Process group watchdog thread terminated with exception: ...\n")
+    (err,) = _errors(text)
+    assert err.kind == "native" and err.type == "c10::DistBackendError" and err.symptom
+    summary = ("Root Cause (first observed failure):\n[0]:\n  time      : 2026-12-01_10:00:05\n"
+               "  host      : gpu7\n  rank      : 5 (local_rank: 1)\n  exitcode  : -9 (pid: 77)\n"
+               "  error_file: <N/A>\n  traceback : Signal 9 (SIGKILL) received by PID 77\n")
+    kills = [e for e in _errors(summary) if e.node == "gpu7"]
+    assert kills and kills[0].rank == 5 and kills[0].type == "SIGKILL"
+
+
+def test_the_first_failure_is_a_cause_before_any_symptom_then_the_earliest():
+    early_symptom = rankerror.RankError("python", "RuntimeError", "Connection closed by peer", time=1.0, symptom=True)
+    late_cause = rankerror.RankError("python", "TypeError", "bad", rank=3, time=9.0)
+    earlier_cause = rankerror.RankError("python", "KeyError", "k", rank=1, time=5.0)
+    assert rankerror.first_failure([early_symptom, late_cause]) is late_cause
+    assert rankerror.first_failure([late_cause, earlier_cause, early_symptom]) is earlier_cause
+    assert rankerror.line_time("node1: [2026-12-01 10:00:05,250] [INFO] x") == rankerror.line_time(
+        "2026-12-01T10:00:05.250") > rankerror.line_time("[2026-12-01 10:00:04,999]")
