@@ -176,3 +176,50 @@ def test_the_progress_bar_tells_a_resume_from_a_fresh_start(tmp_path):
     bridge.tick(2)
     got = json.loads((other / "resumes" / "attempt-2.json").read_text())
     assert got["tag"] is None and got["step"] is None  # it started from scratch, although checkpoint-4 was there
+
+
+def test_status_ckpt_and_the_panel_list_the_trainers_checkpoints(dscluster_home, tmp_path, monkeypatch, capsys):
+    from dscluster.cli import main
+    from dscluster.jupyter import rundata
+    from dscluster.runs import store
+    from dscluster.runs.record import RunRecord
+
+    monkeypatch.delenv("DSCLUSTER_CLUSTER", raising=False)
+    work = tmp_path / "work"
+    _hf_checkpoint(work / "out", 4)
+    _hf_checkpoint(work / "out", 8, state=False)
+    record = RunRecord.from_json({"id": store.new_run_id("hf"), "name": "hf", "argv": ["t.py"], "env": {},
+                                  "world_size": 2, "status": "running",
+                                  "launch": {"program": "t.py", "args": ["--output_dir", "out", "--deepspeed", "d.json"],
+                                             "hosts": [], "cwd": str(work)}})
+    run_dir = store.create_run(tmp_path / "shared", record)
+    main(["ckpt", run_dir.name, "--json"])
+    listed = {c["name"]: c for c in json.loads(capsys.readouterr().out) if c.get("hf")}
+    assert listed["checkpoint-4"]["complete"] and not listed["checkpoint-8"]["complete"]
+    main(["status", run_dir.name])
+    shown = capsys.readouterr().out
+    assert "checkpoint-4" in shown and "torn: trainer_state.json is missing" in shown
+    panel = {c["tag"]: c for c in rundata.checkpoints(rundata.RunRef(run_dir.name, run_dir))}
+    assert panel["checkpoint-4"]["committed"] and panel["checkpoint-4"]["latest"]
+    assert not panel["checkpoint-8"]["committed"] and "trainer_state.json" in panel["checkpoint-8"]["torn"]
+
+
+def test_status_explains_the_run_by_the_attempt_that_ended_it(dscluster_home, tmp_path, monkeypatch, capsys):
+    from dscluster import explain
+    from dscluster.cli import main
+    from dscluster.runs import store
+    from dscluster.runs.record import RunRecord
+
+    monkeypatch.delenv("DSCLUSTER_CLUSTER", raising=False)
+    exp = {**explain.custom("rank-exit", "A training process exited with code {code}; DeepSpeed's launcher then "
+                            "stopped the others.", "Read its log.", "exit 1", code="1").to_dict(), "attempt": 2}
+    record = RunRecord.from_json({
+        "id": store.new_run_id("hf"), "name": "hf", "argv": ["t.py"], "env": {}, "world_size": 3, "status": "failed",
+        "exit_code": 1, "explanation": exp, "launch": {"program": "t.py", "hosts": []},
+        "attempts": [{"n": 1, "exit_code": 1, "reason": "rank 0 on node1 killed by SIGKILL"},
+                     {"n": 2, "exit_code": 1, "reason": "exit 1 on node1"}]})
+    run_dir = store.create_run(tmp_path / "shared", record)
+    main(["status", run_dir.name])
+    shown = capsys.readouterr().out
+    assert "cause (attempt 2): A training process exited with code 1" in shown
+    assert "killed by SIGKILL" in shown.split("attempt 1:")[1].split("\n")[0]  # the earlier ending, beside it

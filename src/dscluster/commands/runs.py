@@ -238,7 +238,9 @@ def cmd_status(args) -> int:
         line = explainer.error_line(exp.get("error"))
         if line:  # the first failing rank's own words, before anything said about them
             print(f"  {console.FAIL} {tr('first error')}: {line}")
-        print(f"  {console.FAIL} {tr('cause')}: {cause}")
+        which = exp.get("attempt") if len(view.attempts) > 1 else None  # the attempt whose ending it explains
+        label = tr("cause (attempt {n})", n=which) if isinstance(which, int) else tr("cause")
+        print(f"  {console.FAIL} {label}: {cause}")
         if exp.get("evidence") and (not line or exp["evidence"] not in line):
             print(f"    {tr('seen')}: {exp['evidence']}")
         print(f"    {tr('fix')}: {fix}")

@@ -557,7 +557,7 @@ class Supervisor:
                 who = f"rank {failure.rank}" if failure.rank is not None else "a rank"
                 reason = f"{who}{f' on {failure.node}' if failure.node else ''} killed by {signal_name(sig)}"
             exit_code = rank_rc if rank_rc and rank_rc > 0 else 128 + sig if sig else (rc if rc and rc > 0 else 1)
-            recorded = exp.to_dict() if exp else None
+            recorded = {**exp.to_dict(), "attempt": n} if exp else None  # whose ending it explains
             now = self._progress()
             progressed, reached = now != reached, now
             if recorded and recorded.get("error"):
