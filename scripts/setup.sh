@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Installs what dscluster needs on a fresh Debian/Ubuntu machine, idempotently.
 #   scripts/setup.sh demo   -> a venv with torch, DeepSpeed and dscluster (enough for `dscluster demo`)
-#   scripts/setup.sh test   -> the above plus openssh-server, pdsh, OpenMPI, Slurm + munge, iproute2, Chromium and the
-#                              JupyterLab / test extras (enough for the whole test suite)
+#   scripts/setup.sh fast   -> the above plus the JupyterLab / test extras, no system package (enough for
+#                              `scripts/test.sh --fast`: no simulated cluster, browser or container)
+#   scripts/setup.sh test   -> the above plus openssh-server, pdsh, OpenMPI, Slurm + munge, iproute2, Chromium,
+#                              podman and Docker Engine (enough for the whole test suite)
 # Re-running is cheap: each step is skipped when its stamp matches.
 set -euo pipefail
 mode=${1:-demo}
+case "$mode" in demo|fast|test) ;; *) echo "usage: scripts/setup.sh [demo|fast|test]" >&2; exit 2 ;; esac
 root=$(cd "$(dirname "$0")/.." && pwd)
 venv=${DSCLUSTER_VENV:-$root/.venv}
 py=${PYTHON:-python3}
@@ -44,15 +47,16 @@ if [ "$mode" = test ]; then
 fi
 
 extras="tensorboard"
-[ "$mode" = test ] && extras="tensorboard,jupyter,test"
-stamp="$venv/.dscluster-$mode-$(cat "$root/pyproject.toml" | sha1sum | cut -c1-12)"
+py_mode=demo  # the Python side: fast and test install the same packages
+[ "$mode" != demo ] && extras="tensorboard,jupyter,test" && py_mode=test
+stamp="$venv/.dscluster-$py_mode-$(cat "$root/pyproject.toml" | sha1sum | cut -c1-12)"
 if [ ! -f "$stamp" ]; then
   say "installing dscluster[$extras] into $venv"
   # torch first and pinned: the local CPU build; a bare `torch` would pull GBs of CUDA wheels.
   "$venv/bin/python" -m pip install -q --upgrade pip 2>&1 | grep -v '^WARNING: Location' || true
   "$venv/bin/python" -m pip install -q "torch==${DSCLUSTER_TORCH:-2.13.0}" 2>&1 | grep -v '^WARNING: Location' || true
   "$venv/bin/python" -m pip install -q -e "$root[$extras]" 2>&1 | grep -v '^WARNING: Location' || true
-  if [ "$mode" = test ]; then
+  if [ "$py_mode" = test ]; then
     # mpi4py for the OpenMPI launcher (DeepSpeed's mpi_discovery imports it on every rank).
     "$venv/bin/python" -m pip install -q mpi4py playwright 2>&1 | grep -v '^WARNING: Location' || true
   fi

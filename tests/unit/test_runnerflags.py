@@ -75,7 +75,18 @@ def test_plan_carries_the_user_flags(tmp_path):
     hostfile = next(f for f in plan.files if f.path.name == "hostfile")
     assert hostfile.text == "node1 slots=2\nnode2 slots=2\n"  # slot 1 of node2 exists for --include to pick
     env = next(f for f in plan.files if f.path.name == "ds_env").text
-    assert "TORCH_NCCL_TRACE_BUFFER_SIZE=2000" in env and f"TORCH_FR_DUMP_TEMP_FILE={tmp_path}/nccl_trace/rank_" in env
+    assert "TORCH_FR_BUFFER_SIZE=2000" in env and f"TORCH_FR_DUMP_TEMP_FILE={tmp_path}/nccl_trace/rank_" in env
+    # torch warns on every rank when a deprecated name is set, even beside the new one
+    assert "TORCH_NCCL_TRACE_BUFFER_SIZE" not in env and "TORCH_NCCL_DEBUG_INFO_TEMP_FILE" not in env
+
+
+def test_flight_recorder_names_follow_the_ranks_torch(tmp_path):
+    from dscluster.launcher.plan import flight_recorder_env
+
+    new, old = flight_recorder_env(tmp_path, "2.13.0+cpu"), flight_recorder_env(tmp_path, "2.5.1+cu124")
+    assert new["TORCH_FR_BUFFER_SIZE"] == old["TORCH_NCCL_TRACE_BUFFER_SIZE"] == "2000"
+    assert new["TORCH_FR_DUMP_TEMP_FILE"] == old["TORCH_NCCL_DEBUG_INFO_TEMP_FILE"] == f"{tmp_path}/nccl_trace/rank_"
+    assert not any(k.startswith("TORCH_FR_") for k in old) and "TORCH_NCCL_TRACE_BUFFER_SIZE" not in new
 
 
 @pytest.mark.parametrize("argv, flag", [

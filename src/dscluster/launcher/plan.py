@@ -41,6 +41,7 @@ Why each piece is there:
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -99,15 +100,35 @@ class LaunchRequest:
     runner_python: str | None = None
 
 
-def flight_recorder_env(run_dir: Path) -> dict[str, str]:
+def flight_recorder_env(run_dir: Path, torch_version: str | None = None) -> dict[str, str]:
     """PyTorch's NCCL flight recorder: a ring of the last collectives per rank, dumped (one file per rank)
-    into the run directory when a collective times out. TORCH_FR_BUFFER_SIZE / TORCH_FR_DUMP_TEMP_FILE are
-    the current names, TORCH_NCCL_TRACE_BUFFER_SIZE / TORCH_NCCL_DEBUG_INFO_TEMP_FILE the ones older torch
-    releases read."""
+    into the run directory when a collective times out. Torch 2.8 renamed its settings
+    (TORCH_NCCL_TRACE_BUFFER_SIZE -> TORCH_FR_BUFFER_SIZE, TORCH_NCCL_DEBUG_INFO_TEMP_FILE ->
+    TORCH_FR_DUMP_TEMP_FILE) and warns on every rank, gloo too, whenever an old name is set, even
+    beside the new one: so one set of names, the one the ranks' torch reads (`torch_version`, default
+    the torch installed here: the nodes run the same venv or the node image's same pin), the new names
+    where torch is not installed here."""
     prefix = str(Path(run_dir) / NCCL_TRACE_DIR / "rank_")
-    return {"TORCH_FR_BUFFER_SIZE": str(FLIGHT_RECORDER_ENTRIES),
-            "TORCH_NCCL_TRACE_BUFFER_SIZE": str(FLIGHT_RECORDER_ENTRIES), "TORCH_NCCL_DUMP_ON_TIMEOUT": "1",
-            "TORCH_FR_DUMP_TEMP_FILE": prefix, "TORCH_NCCL_DEBUG_INFO_TEMP_FILE": prefix}
+    if _torch_before(torch_version, (2, 8)):
+        return {"TORCH_NCCL_TRACE_BUFFER_SIZE": str(FLIGHT_RECORDER_ENTRIES), "TORCH_NCCL_DUMP_ON_TIMEOUT": "1",
+                "TORCH_NCCL_DEBUG_INFO_TEMP_FILE": prefix}
+    return {"TORCH_FR_BUFFER_SIZE": str(FLIGHT_RECORDER_ENTRIES), "TORCH_NCCL_DUMP_ON_TIMEOUT": "1",
+            "TORCH_FR_DUMP_TEMP_FILE": prefix}
+
+
+def _torch_before(version: str | None, release: tuple[int, int]) -> bool:
+    """Whether torch `version` (default: the installed one, read without importing torch) is older than
+    `release`; False when unknown."""
+    if version is None:
+        from importlib.metadata import PackageNotFoundError  # noqa: PLC0415
+        from importlib.metadata import version as installed
+
+        try:
+            version = installed("torch")
+        except PackageNotFoundError:
+            return False
+    m = re.match(r"(\d+)\.(\d+)", version)
+    return bool(m) and (int(m.group(1)), int(m.group(2))) < release
 
 
 @dataclass(frozen=True)
