@@ -113,6 +113,17 @@ def ninja_first_path(path: str, python: str) -> str:
     return os.pathsep.join([bin_dir, *[d for d in path.split(os.pathsep) if d and d != bin_dir]])
 
 
+def skip_shm_comm_op() -> None:
+    """On CPU, DeepSpeed's communication setup JIT-builds its shared-memory comm op (C++: 20 s to several
+    minutes on a small CPU, once per user, again whenever ninja or the compiler changes), which only
+    `inference_all_reduce` uses: training's collectives are torch.distributed's (gloo). DeepSpeed keeps
+    its ops' compatibility answers in one dict made to be edited (deepspeed/ops/__init__.py); the op
+    marked unavailable there is never built."""
+    import deepspeed.ops  # noqa: PLC0415
+
+    deepspeed.ops.__compatible_ops__["deepspeed_shm_comm"] = False
+
+
 def run(p: Plan) -> int:
     import deepspeed  # noqa: PLC0415
     import torch  # noqa: PLC0415
@@ -127,6 +138,8 @@ def run(p: Plan) -> int:
         torch.cuda.set_device(p.local_rank)
         torch.backends.cuda.matmul.allow_tf32 = True
         torch.backends.cudnn.allow_tf32 = True
+    if p.device_type == "cpu":
+        skip_shm_comm_op()
     deepspeed.init_distributed(dist_backend="nccl" if p.device_type == "cuda" else "gloo",
                                **distributed_port_kwargs(os.environ))
     device = torch.device(p.device_type, p.local_rank) if p.device_type == "cuda" else torch.device("cpu")
@@ -269,7 +282,8 @@ def run(p: Plan) -> int:
             log(f"step {args.steps}/{args.steps} val_loss {val_loss:.4f}")
     prefetch.close()
     with perf.eager(engine.module):
-        sample = _sample(engine.module, p, device) if args.sample_tokens else ""
+        # rank 0 keeps the sample; the others generate it too only where ZeRO-3 needs every rank in a forward
+        sample = _sample(engine.module, p, device) if args.sample_tokens and (p.rank == 0 or zero_stage == 3) else ""
     if (written := checkpoint.wait_pending()) is not None:
         log(f"saved {checkpoint.tag_for(written)}")
     metrics.write({"event": "done", "step": args.steps, "loss": last_loss, "val_loss": val_loss, "sample": sample,
@@ -298,7 +312,7 @@ def _searched_micro_batch(model, p: Plan, device, zero_stage: int, log) -> dict:
 
 
 def _sample(module, p: Plan, device) -> str:
-    """Every rank generates the same tokens (ZeRO-3 needs all ranks in each forward); rank 0 keeps them."""
+    """The sample rank 0 prints (under ZeRO-3 every rank generates the same tokens: each forward needs all)."""
     import torch  # noqa: PLC0415
 
     tok = tokenizer_from_meta(p.data.meta["tokenizer"])
