@@ -7,7 +7,8 @@ A block is keyed by its id: a hash of its commands without comments or blank lin
 zh-TW copies of a block share an id (run once, both covered) and a changed command is a new block.
 
 What a reader substitutes is substituted here too, and only that:
-- `RUN`, `RUN2`: the newest run of the cluster plain `dscluster runs` addresses (the one just started);
+- `RUN`, `RUN2`: the newest run of the cluster plain `dscluster runs` addresses (the one just started),
+  or where RUN_MEANS says so for a block, the newest run that has what the block needs;
 - files the README takes as the reader's own (GIVEN: made before the command, removed afterwards).
 """
 
@@ -43,6 +44,12 @@ SKIPPED_COMMANDS: dict[str, str] = {
 GIVEN: dict[str, str] = {
     # a corpus of the reader's: jsonl with a text field (data prepare's documented input)
     "dscluster data prepare ~/corpus/*.jsonl --out data/mine": "__given_corpus ~/corpus",
+}
+
+# A block whose RUN is not the newest run but the newest with what it needs ("checkpointed": a committed
+# checkpoint, as the Checkpoints section's commands read one).
+RUN_MEANS: dict[str, str] = {
+    "5945d8ab8e": "checkpointed",
 }
 
 # What the reader does between two commands, said in the README's comments: keyed by "<block id>#<n>"

@@ -27,11 +27,13 @@ BLOCK_TIMEOUT_S = 1800
 # Shell helpers the substitutions and BEFORE lines use (defined before each block's commands).
 PRELUDE = r'''
 __PY=%(py)s
-__newest() {  # FIELD of the newest run of the cluster plain `dscluster runs` addresses
+__newest() {  # FIELD [checkpointed]: of the newest run (with a committed checkpoint) plain `dscluster runs` lists
   dscluster runs --json 2>/dev/null | "$__PY" -c 'import json, sys
 runs = json.load(sys.stdin)
+if sys.argv[2:] == ["checkpointed"]:
+    runs = [r for r in runs if r.get("last_checkpoint_step") is not None]
 runs.sort(key=lambda r: (str(r.get("created", "")), r["id"]))
-print(runs[-1][sys.argv[1]] if runs else "NO-RUN-YET")' "$1"
+print(runs[-1][sys.argv[1]] if runs else "NO-RUN-YET")' "$@"
 }
 __wait_event() {  # EVENT SECONDS: until the newest run's events.jsonl holds EVENT
   local dir i; dir=$(__newest _dir)
@@ -56,9 +58,9 @@ for f in sorted(pathlib.Path("src/dscluster").rglob("*.py")):
 MARK = "@@readme-command"
 
 
-def _substituted(command: str) -> str:
-    """The reader's substitutions: RUN / RUN2 are the run just started."""
-    return re.sub(r"\bRUN2?\b", '"$(__newest id)"', command)
+def _substituted(command: str, means: str = "") -> str:
+    """The reader's substitutions: RUN / RUN2 are the run just started (or the newest with what `means`)."""
+    return re.sub(r"\bRUN2?\b", f'"$(__newest id{" " + means if means else ""})"', command)
 
 
 def script_for(block: blocks.Block, given_log: Path) -> tuple[str, list[dict]]:
@@ -76,7 +78,7 @@ def script_for(block: blocks.Block, given_log: Path) -> tuple[str, list[dict]]:
         for before in (blocks.GIVEN.get(command), blocks.BEFORE.get(key)):
             if before:
                 lines.append(f"{before} || exit 90")
-        lines.append(_substituted(command))
+        lines.append(_substituted(command, blocks.RUN_MEANS.get(block.id, "")))
         lines.append(f"__rc=$?; echo \"{MARK} {n} rc=$__rc\"; [ $__rc -eq {expect['rc']} ] || exit 91")
     return "\n".join(lines) + "\n", plan
 
@@ -126,7 +128,7 @@ def test_every_block_runs_or_says_why_not():
                        "of the commands): find the block's new id in this test's parameters "
                        "(pytest --collect-only -q tests/readme) and check it again")
     assert all(reason.strip() for reason in blocks.NOT_HERE.values())
-    keyed = {k.split("#")[0] for k in [*blocks.BEFORE, *blocks.EXPECT] if "#" in k}
+    keyed = {k.split("#")[0] for k in [*blocks.BEFORE, *blocks.EXPECT] if "#" in k} | set(blocks.RUN_MEANS)
     assert keyed <= ids, f"BEFORE/EXPECT name blocks that no longer exist: {sorted(keyed - ids)}"
 
 
@@ -144,6 +146,7 @@ def test_blocks_are_read_as_a_reader_types_them(tmp_path):
     assert [len(copies) for _, copies in blocks.unique_blocks(tmp_path)] == [2, 1]
     assert _substituted("dscluster stop RUN2 && dscluster status RUN --json") == \
         'dscluster stop "$(__newest id)" && dscluster status "$(__newest id)" --json'
+    assert _substituted("dscluster ckpt RUN", "checkpointed") == 'dscluster ckpt "$(__newest id checkpointed)"'
 
 
 @pytest.mark.readme
