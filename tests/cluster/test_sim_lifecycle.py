@@ -146,6 +146,20 @@ def test_purge_never_deletes_a_shared_dir_the_user_gave(home):
     assert not (home / "sims" / "h8keep").exists()
 
 
+def test_purge_after_a_plain_down_removes_what_down_kept(home):
+    # The README: `sim down` keeps the runs "until `sim down --purge`", which must work after the plain
+    # down too (its state is gone by then, the runs are where `sim up` put them).
+    up = cli("sim", "up", "1", "--name", "h28purge", home=home)
+    assert up.returncode == 0, up.stderr
+    runs = home / "sims" / "h28purge" / "shared" / "runs"
+    (runs / "r1").mkdir(parents=True)
+    plain = cli("sim", "down", "--name", "h28purge", home=home)
+    assert plain.returncode == 0 and (runs / "r1").is_dir(), plain.stderr
+    purge = cli("sim", "down", "--purge", "--name", "h28purge", home=home)
+    assert purge.returncode == 0 and "removed" in purge.stdout, purge.stdout + purge.stderr
+    assert not (home / "sims" / "h28purge").exists() and nothing_left("h28purge")
+
+
 def test_non_root_is_told_it_needs_root(home):
     ensure_access(ensure_user(SIM_USER), home)  # so the non-root user can run this Python at all
     proc = cli("sim", "up", "1", "--name", "h2user", home=home, user=SIM_USER)

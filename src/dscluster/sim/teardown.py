@@ -13,7 +13,7 @@ import socket
 from pathlib import Path
 
 from dscluster.cluster.runner import run_parallel, run_subprocess
-from dscluster.cluster.spec import load_spec
+from dscluster.cluster.spec import load_spec, sim_spec_path
 from dscluster.sim import network
 from dscluster.sim.names import RUNTIME_ROOT, SimNames, check_name
 from dscluster.sim.procs import global_lock, require_root, terminate
@@ -116,6 +116,10 @@ def teardown(names: SimNames, purge: bool) -> None:
             shared = Path(state.get("shared_dir", base / "shared"))
             if shared.resolve().is_relative_to(base.resolve()):
                 shutil.rmtree(shared, ignore_errors=True)
+    elif purge:
+        # Down already (a plain `sim down` removed the state and the spec): its runs, checkpoints and logs
+        # are still where `sim up` puts them, and `sim down --purge` is how the README says they go.
+        shutil.rmtree(sim_spec_path(names.name).parent, ignore_errors=True)
 
 
 def down(name: str = "default", purge: bool = False) -> None:
