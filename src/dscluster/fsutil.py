@@ -151,6 +151,35 @@ def make_dir(path: str | os.PathLike, mode: int = 0o755, *, owner: int | None = 
         os.close(fd)
 
 
+def unlink(path: str | os.PathLike, *, missing_ok: bool = True) -> None:
+    """Remove the entry `path` (a file, or a symlink itself: never what it points to) through its
+    folder's descriptor, the folder reached by open_dir's rule: a directory on the way that another
+    user swapped for a symlink is refused, so nothing outside the intended folder is removed."""
+    path = Path(os.path.abspath(path))
+    dfd = open_dir(path.parent)
+    try:
+        os.unlink(path.name, dir_fd=dfd)
+    except FileNotFoundError:
+        if not missing_ok:
+            raise
+    finally:
+        os.close(dfd)
+
+
+def ensure_dir(path: str | os.PathLike, mode: int = 0o755) -> bool:
+    """mkdir -p `path` by open_dir's rule and, when this user owns it, give it `mode` through its own
+    descriptor (a `path` another user swapped for a symlink is refused, never chmod-ed through).
+    Returns whether it is this user's."""
+    fd = open_dir(path, create=True, mode=mode)
+    try:
+        if os.fstat(fd).st_uid != os.geteuid():
+            return False
+        os.fchmod(fd, mode)
+        return True
+    finally:
+        os.close(fd)
+
+
 def _refused(path: Path, err: OSError) -> OSError:
     if err.errno == errno.ELOOP and not isinstance(err, UnsafePath):
         return UnsafePath(errno.ELOOP, "refusing to follow a symlink where another user can write", str(path))

@@ -21,6 +21,7 @@ from pathlib import Path
 from dscluster import paths
 from dscluster.cluster.spec import SPEC_FILENAME, ClusterSpec, format_spec
 from dscluster.errors import ConfigError, PermissionNeeded
+from dscluster import fsutil
 from dscluster.fsutil import atomic_write_text
 from dscluster.i18n import tr
 
@@ -95,13 +96,17 @@ def ensure_shared_meta(shared_dir: str | os.PathLike) -> Path:
     """<shared>/.dscluster and its hostkeys/ (0755): written by root/the operator, read by everyone."""
     meta = shared_meta_dir(shared_dir)
     try:
-        hostkeys_dir(shared_dir).mkdir(parents=True, exist_ok=True)
+        # By descriptor (fsutil's rule): the shared directory is often the node user's, and a
+        # `.dscluster` it swapped for a symlink must not make root chmod (or write) what it points to.
+        for p in (meta, hostkeys_dir(shared_dir)):
+            fsutil.ensure_dir(p, 0o755)  # readable by all, writable only by its owner (root / the operator)
+    except fsutil.UnsafePath as err:
+        raise PermissionNeeded(tr("{path} is a symlink or reached through one that another user can change: {err}",
+                                  path=meta, err=err.strerror),
+                               tr("remove it (rm {path}) and run again", path=meta)) from None
     except PermissionError:
         raise PermissionNeeded(tr("cannot write {path}", path=meta),
                                tr("run as a user who can write the shared directory")) from None
-    for p in (meta, hostkeys_dir(shared_dir)):
-        if p.stat().st_uid == os.geteuid():
-            os.chmod(p, 0o755)  # readable by all, writable only by its owner (root / the operator)
     return meta
 
 

@@ -98,6 +98,11 @@ class LaunchRequest:
     # This machine's interpreter when it is not `python` (the nodes' one): it runs DeepSpeed's runner,
     # which is told to start `python` on the nodes (see runner_argv).
     runner_python: str | None = None
+    # Where the files DeepSpeed's runner reads on this machine (hostfile, DS_ENV_FILE) are written: a
+    # directory only the launching user writes (dscluster.trust.runner_dir). The run directory is the
+    # node user's, who could remove the hostfile between its write and the runner's read (the runner
+    # then runs the script here, as the launching user); it gets a copy to read. None: the run directory.
+    files_dir: Path | None = None
 
 
 def flight_recorder_env(run_dir: Path, torch_version: str | None = None) -> dict[str, str]:
@@ -235,8 +240,15 @@ def build_plan(req: LaunchRequest) -> LaunchPlan:
     files: list[PlannedFile] = []
     env: dict[str, str] = {}
 
-    env_file = run_dir / "ds_env"
-    files.append(PlannedFile(env_file, "\n".join(env_file_lines(req, plain_env)) + "\n"))
+    private = Path(req.files_dir) if req.files_dir is not None else run_dir
+
+    def runner_reads(name: str, text: str) -> Path:
+        files.append(PlannedFile(private / name, text))
+        if private != run_dir:
+            files.append(PlannedFile(run_dir / name, text))  # a copy to read; the runner never does
+        return private / name
+
+    env_file = runner_reads("ds_env", "\n".join(env_file_lines(req, plain_env)) + "\n")
     if req.ds_config_text is not None:
         files.append(PlannedFile(run_dir / RUN_DS_CONFIG, req.ds_config_text))
     env["DS_ENV_FILE"] = str(env_file)
@@ -261,8 +273,7 @@ def build_plan(req: LaunchRequest) -> LaunchPlan:
             env.setdefault(k, v)
         world = req.local_procs
     else:
-        hostfile = run_dir / "hostfile"
-        files.append(PlannedFile(hostfile, hostfile_text(_hostfile_hosts(req))))
+        hostfile = runner_reads("hostfile", hostfile_text(_hostfile_hosts(req)))
         master_addr = req.hosts[0][0]
         world = sum(s for _, s in req.hosts)
         env.update(req.transport_env)

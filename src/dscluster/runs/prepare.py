@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dscluster import paths
+from dscluster import paths, trust
 from dscluster.errors import ConfigError, UsageError
 from dscluster.i18n import tr
 from dscluster.launcher.plan import build_plan
@@ -737,7 +737,10 @@ def dry_run_text(prep: Prepared) -> str:
         hosts = tuple((f"NODE{i + 1}", ask.tasks_per_node) for i in range(ask.nodes))
         slurm_lines = [tr("# first, the allocation (its nodes replace NODE1..NODE{n} below):", n=ask.nodes),
                        shlex.join(salloc_argv(ask, prep.record.id))]
-    req = c.request(1, 29500, run_id=prep.record.id, run_dir=run_dir, hosts=hosts, secrets=prep.secrets)
+    # What the runner reads is written to the launching user's own directory (dscluster.trust.runner_dir),
+    # shown here by its path only: a dry run creates nothing.
+    req = c.request(1, 29500, run_id=prep.record.id, run_dir=run_dir, hosts=hosts, secrets=prep.secrets,
+                    files_dir=trust.runner_dir_path(prep.record.id))
     plan = build_plan(req)
     from dscluster.dsconfig import auto_note
 

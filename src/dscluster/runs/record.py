@@ -134,7 +134,7 @@ class LaunchSpec:
 
     def request(self, attempt: int, port: int, *, run_id: str, run_dir: Path, secrets: Mapping[str, str] = (),
                 user_env: Mapping[str, str] | None = None, hosts: tuple[tuple[str, int], ...] | None = None,
-                base_env: Mapping[str, str] | None = None) -> LaunchRequest:
+                base_env: Mapping[str, str] | None = None, files_dir: Path | None = None) -> LaunchRequest:
         """The plan builder's request for one attempt: `port` its rendezvous port, `user_env` extra
         variables for this attempt (a checkpoint to resume), `hosts` the nodes when they are known only
         now (a Slurm allocation)."""
@@ -146,7 +146,7 @@ class LaunchSpec:
             ssh_port=self.ssh_port, is_root=os.geteuid() == 0, attempt=attempt, local_procs=self.local_procs,
             network_interface=self.network_interface, include=self.include, launcher_args=self.launcher_args,
             no_python=self.no_python, no_local_rank=self.no_local_rank, ds_config_text=self.ds_config_text,
-            runner_python=self.runner_python, runner_flags=self.runner_flags)
+            runner_python=self.runner_python, runner_flags=self.runner_flags, files_dir=files_dir)
 
     OPTIONAL = ("cluster_spec", "transport_env", "node_uid", "slurm", "runner_python", "allow_shrink",
                 "runner_flags", "exclude_unhealthy")

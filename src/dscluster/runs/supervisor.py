@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from dscluster import explain as explainer
-from dscluster import fsutil
+from dscluster import fsutil, trust
 from dscluster.cluster.runner import LocalRunner
 from dscluster.fsutil import atomic_write_text
 from dscluster.launcher.plan import LaunchRequest, build_plan
@@ -160,7 +160,19 @@ class Supervisor:
     def _request(self, attempt: int, port: int) -> LaunchRequest:
         # From self.cfg each time: under Slurm the hosts are recorded once the allocation is known.
         return self.cfg.request(attempt, port, run_id=self.record.id, run_dir=self.run_dir,
-                                user_env=self._checkpoint_env, secrets=self.secrets)
+                                user_env=self._checkpoint_env, secrets=self.secrets,
+                                files_dir=trust.runner_dir(self.record.id))
+
+    def _check_runner_files(self, plan) -> None:
+        """DeepSpeed's runner runs a cluster launch on this machine's own resources when its --hostfile is
+        missing: refuse to start it unless what it reads is there, as written."""
+        for f in plan.files:
+            if f.path.parent != self.run_dir and fsutil.read_bytes(f.path) != f.text.encode():
+                raise RuntimeError(f"{f.path} is not what the supervisor wrote; not starting DeepSpeed's runner")
+        for arg in plan.argv:
+            if arg.startswith("--hostfile=") and not Path(arg.split("=", 1)[1]).is_file():
+                raise RuntimeError(f"{arg}: the hostfile is missing; not starting DeepSpeed's runner (it would "
+                                   "run the script on this machine)")
 
     def _write_files(self, plan) -> None:
         for f in plan.files:
@@ -196,6 +208,7 @@ class Supervisor:
             self._checkpoint_env = resume_env(store.save_dir(self.run_dir, self.record))
             plan = build_plan(self._request(n, port))
             self._write_files(plan)
+            self._check_runner_files(plan)
             hf = self.newest_hf_checkpoint()
             self.hflog.expected[n] = hf.step if hf is not None else None
             attempt = Attempt(n, started=store.now_iso(), master_port=port, rank_nodes=tuple(plan.rank_nodes),
@@ -221,8 +234,10 @@ class Supervisor:
             # them; the next attempt writes them again from the supervisor's memory.
             for f in plan.files if plan else ():
                 if f.secret:
-                    with contextlib.suppress(FileNotFoundError):
-                        os.unlink(f.path)
+                    # By the folder's descriptor: a run directory (or `runs/`) swapped for a symlink by the
+                    # node user must not make this process remove a file elsewhere.
+                    with contextlib.suppress(OSError):
+                        fsutil.unlink(f.path)
 
     def _watch(self, n: int, runner: subprocess.Popen, chans: list[NodeChannel],
                log_offset: int, world: int) -> tuple[int | None, Failure | None, bool]:
@@ -602,6 +617,7 @@ class Supervisor:
             break
         if self.slurm:
             self.slurm.release()
+        trust.remove_runner_dir(self.record.id)
         self.save(status=status, exit_code=exit_code, ended=store.now_iso())
         if status in ("succeeded", "stopped"):
             # An earlier attempt's failure is history (its reason stays in attempts), not why the run ended.

@@ -212,13 +212,14 @@ def verify(step_dir: Path, names: list[str] | None = None) -> list[str]:
 
 def load_problems(step_dir: Path) -> list[str]:
     """Every .pt file of a step opened with torch.load on CPU (memory-mapped: the pickle and the tensor
-    table are read, the tensor bytes only mapped); what failed to load."""
-    import torch  # noqa: PLC0415
+    table are read, the tensor bytes only mapped); what failed to load. The files are the node user's:
+    they are read weights-only (dscluster.trust), so a pickle that would run code is a finding, not a run."""
+    from dscluster.trust import load_tensors  # noqa: PLC0415
 
     problems = []
     for path in sorted(step_dir.glob("*.pt")):
         try:
-            torch.load(path, map_location="cpu", mmap=True, weights_only=False)
+            load_tensors(path)
         except Exception as exc:  # noqa: BLE001 - any failure to load is the finding
             problems.append(tr("{name} does not load: {err}", name=path.name, err=f"{type(exc).__name__}: {exc}"[:200]))
     return problems

@@ -25,7 +25,9 @@ from pathlib import Path
 
 from dscluster.errors import ConfigError
 from dscluster.i18n import tr
-from dscluster.train.checkpoint import CheckpointError, _fsync_file, _fsync_tree, read_commit
+from dscluster import fsutil
+from dscluster.train.checkpoint import CheckpointError, _fsync_tree, read_commit
+from dscluster.trust import load_tensors, refuse_symlinks, weights_only_loads
 
 FORMATS = ("fp32", "safetensors", "hf")
 SHARD_BYTES = 4 << 30
@@ -57,21 +59,22 @@ def saved_state(step_dir: Path) -> dict:
     import torch  # noqa: PLC0415
 
     commit = read_commit(step_dir) or {}
-    states = torch.load(_model_states_file(step_dir, int(commit.get("zero_stage") or 0)), map_location="cpu",
-                        mmap=True, weights_only=False)
+    states = load_tensors(_model_states_file(step_dir, int(commit.get("zero_stage") or 0)))
     return {k: v for k, v in states.items() if k not in ("module", "optimizer", "lr_scheduler")}
 
 
 def consolidated(step_dir: Path) -> dict:
-    """name -> tensor (or DeepSpeed's lazy tensor: `.contiguous()` materialises it) of the full fp32 model."""
-    import torch  # noqa: PLC0415
-
+    """name -> tensor (or DeepSpeed's lazy tensor: `.contiguous()` materialises it) of the full fp32 model.
+    The step's files are the node user's: every load is weights-only with dscluster.trust's allow-list,
+    DeepSpeed's own (which asks for weights_only=False) included."""
     stage = int((read_commit(step_dir) or {}).get("zero_stage") or 0)
     if stage > 0:
         from deepspeed.utils.zero_to_fp32 import get_fp32_state_dict_from_zero_checkpoint  # noqa: PLC0415
 
-        return get_fp32_state_dict_from_zero_checkpoint(str(step_dir.parent), tag=step_dir.name, lazy_mode=True)
-    module = torch.load(_model_states_file(step_dir, 0), map_location="cpu", mmap=True, weights_only=False)["module"]
+        refuse_symlinks(step_dir, "*.pt")  # DeepSpeed opens them by name
+        with weights_only_loads(step_dir):
+            return get_fp32_state_dict_from_zero_checkpoint(str(step_dir.parent), tag=step_dir.name, lazy_mode=True)
+    module = load_tensors(_model_states_file(step_dir, 0))["module"]
     return {k: v.float() if v.is_floating_point() else v for k, v in module.items()}
 
 
@@ -141,6 +144,14 @@ def _write_safetensors(state: dict, folder: Path, progress: Callable[[int, int],
     return len(names), total
 
 
+def _exists_at(dfd: int, name: str) -> bool:
+    try:
+        os.stat(name, dir_fd=dfd, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return True
+
+
 def gpt_config_json(model: dict, step: int) -> dict:
     return {"architectures": ["GPT"], "model_type": MODEL_TYPE, "torch_dtype": "float32",
             "tie_word_embeddings": True, **model, "dscluster_step": step}
@@ -155,7 +166,7 @@ def export(step_dir: Path, out: Path, fmt: str, progress: Callable[[int, int], N
     if fmt not in FORMATS:
         raise ConfigError(tr("--format {v!r} is not one of {choices}", v=fmt, choices=", ".join(FORMATS)),
                           tr("e.g. --format safetensors"), setting="--format")
-    if out.exists():
+    if os.path.lexists(out):  # checked again through the folder's descriptor below
         raise ConfigError(tr("{path} already exists; an export never overwrites", path=out),
                           tr("remove it, or pass another --out"), setting="--out")
     progress = progress or (lambda done, total: None)
@@ -167,29 +178,51 @@ def export(step_dir: Path, out: Path, fmt: str, progress: Callable[[int, int], N
                              path=step_dir),
                           tr("use --format safetensors (any model) and your model's own config"), setting="--format")
     state = consolidated(step_dir)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.partial-{os.getpid()}")
-    if fmt == "fp32":
-        full = {}
-        names = list(state)
-        for i, name in enumerate(names, 1):
-            full[name] = state[name].contiguous()
-            progress(i, len(names))
-        # O_EXCL | O_NOFOLLOW: the run dir may be the node user's, and a name planted there beforehand
-        # must not make this process (often root) write through it.
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
-        with os.fdopen(fd, "wb") as f:
-            torch.save(full, f)
-        count, size = len(full), tmp.stat().st_size
-        _fsync_file(str(tmp))
-    else:
-        tmp.mkdir()
-        count, size = _write_safetensors(state, tmp, progress, shard_bytes)
-        if fmt == "hf":
-            step = int(info.get("step") or 0)
-            (tmp / "config.json").write_text(json.dumps(gpt_config_json(model, step), indent=1), encoding="utf-8")
-        _fsync_tree(tmp)
-    os.replace(tmp, out)
+    # The default destination is inside the run directory, the node user's: the folder is reached by
+    # fsutil's no-symlink rule and every name in it is made, written and renamed through its descriptor
+    # (a planted `export` symlink, or a name swapped meanwhile, is refused, never written through).
+    try:
+        dfd = fsutil.open_dir(out.parent, create=True)
+    except fsutil.UnsafePath as err:
+        raise ConfigError(tr("{path} is reached through a symlink another user planted: {err}", path=out.parent,
+                             err=err.strerror), tr("remove it, or pass another --out"), setting="--out") from None
+    try:
+        if _exists_at(dfd, out.name):
+            raise ConfigError(tr("{path} already exists; an export never overwrites", path=out),
+                              tr("remove it, or pass another --out"), setting="--out")
+        tmp = f".{out.name}.partial-{os.getpid()}"
+        if fmt == "fp32":
+            full = {}
+            names = list(state)
+            for i, name in enumerate(names, 1):
+                full[name] = state[name].contiguous()
+                progress(i, len(names))
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=dfd)
+            with os.fdopen(fd, "wb") as f:
+                torch.save(full, f)
+                f.flush()
+                os.fsync(f.fileno())
+                count, size = len(full), os.fstat(f.fileno()).st_size
+        else:
+            os.mkdir(tmp, 0o755, dir_fd=dfd)
+            tfd = os.open(tmp, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd)
+            try:
+                # Our own new folder (only we write it), named by its descriptor: writers that take a path
+                # (safetensors) cannot be sent elsewhere by a rename in the folder above.
+                folder = Path(f"/proc/self/fd/{tfd}")
+                count, size = _write_safetensors(state, folder, progress, shard_bytes)
+                if fmt == "hf":
+                    step = int(info.get("step") or 0)
+                    (folder / "config.json").write_text(json.dumps(gpt_config_json(model, step), indent=1),
+                                                        encoding="utf-8")
+                _fsync_tree(folder)
+                os.fsync(tfd)
+            finally:
+                os.close(tfd)
+        os.replace(tmp, out.name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
     return Exported(out, fmt, count, size, time.monotonic() - t0)
 
 

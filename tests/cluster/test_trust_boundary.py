@@ -1,0 +1,215 @@
+"""The privilege boundary, round two: the attacks of issue 27, each replayed on the simulated 2-node
+cluster as the node user (runuser inside a node, in directories it really owns), against the real CLI
+run as root. Nothing the node user writes is unpickled, executed, trusted or followed by root.
+
+Helpers (plant, the console script, victims) are round one's, tests/cluster/test_privilege_boundaries.py.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from polling import wait_for
+from test_privilege_boundaries import dscluster, make_victim, plant, run_id_from, untouched
+
+from dscluster.runs import store
+
+pytestmark = [pytest.mark.root, pytest.mark.cluster, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def sim(sim_cluster):
+    return sim_cluster(2, name="trust2")
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    e = dict(os.environ)
+    e["DSCLUSTER_HOME"] = str(tmp_path_factory.mktemp("trusthome"))
+    e.pop("DSCLUSTER_SHARED", None)
+    return e
+
+
+@pytest.fixture(scope="module")
+def victim_dir(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("root-only")
+    os.chmod(folder, 0o700)
+    return folder
+
+
+def as_node_user(sim, code: str, *args: str, timeout: float = 120) -> str:
+    """Python `code` run as the node user on node1 (with dscluster and torch importable, as a rank has)."""
+    res = sim.exec("node1", [sys.executable, "-c", code, *args], user=sim.spec.ssh_user, cwd="/", timeout=timeout)
+    assert res.returncode == 0, res.stdout + res.stderr
+    return res.stdout
+
+
+# A run the node user makes up (it owns runs/): a record and a committed step-3 whose model states file
+# is `payload` ("pickle": a pickle that records who unpickled it; "tensors": a plain stage-0 state dict).
+_FAKE_RUN = r"""
+import json, os, sys, torch
+from pathlib import Path
+from dscluster.train.checkpoint import commit
+run_dir, payload, marker = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+step = run_dir / "checkpoints" / "step-3"
+step.mkdir(parents=True)
+(run_dir / "logs").mkdir()
+(run_dir / "run.json").write_text(json.dumps({"id": run_dir.name, "status": "succeeded",
+                                              "launch": {"program": "train.py", "launcher": "local"}}))
+
+class Payload:
+    def __reduce__(self):
+        return (os.system, (f"id -u >> {marker}",))
+
+states = {"module": {"w": torch.ones(2, 3)}, "step": 3}
+if payload == "pickle":
+    states["module"]["evil"] = Payload()
+torch.save(states, step / "mp_rank_00_model_states.pt")
+commit(step.parent, 3, {"world_size": 1, "zero_stage": 0})
+"""
+
+
+def fake_run(sim, name: str, payload: str, marker: Path) -> Path:
+    run_dir = store.run_path(sim.spec.shared_dir, name)
+    as_node_user(sim, _FAKE_RUN, str(run_dir), payload, str(marker))
+    return run_dir
+
+
+def test_a_pickle_in_a_committed_checkpoint_is_never_unpickled_by_root(sim, env):
+    """Attack 1: the node user commits a step (COMMIT.json matching, hashes and all) whose model states
+    file is a pickle that runs a command when unpickled. `ckpt verify` and `ckpt export`, as root, name
+    the file as one that does not load; the command never runs."""
+    marker = Path(sim.spec.shared_dir) / "unpickled-by"
+    fake_run(sim, "pickled-1", "pickle", marker)
+    verify = dscluster(sim, env, Path("/"), "ckpt", "verify", "pickled-1", "--cluster", str(sim.spec_path))
+    export = dscluster(sim, env, Path("/"), "ckpt", "export", "pickled-1", "--cluster", str(sim.spec_path))
+    assert not marker.exists(), f"unpickled by uid {marker.read_text()}"
+    assert verify.returncode != 0 and "mp_rank_00_model_states.pt" in verify.stdout, verify.stdout + verify.stderr
+    assert "not plain tensors" in verify.stdout, verify.stdout
+    assert export.returncode != 0 and "it was not loaded" in export.stderr, export.stdout + export.stderr
+
+
+def test_ckpt_export_never_writes_through_a_planted_export_symlink(sim, env, victim_dir):
+    """Attack 5c: `<run>/export` is the node user's symlink to a directory only root may write. The
+    export is refused with the fix; nothing is written there. A real --out elsewhere still works."""
+    fake_run(sim, "exported-1", "tensors", Path("/nonexistent"))
+    run_dir = store.run_path(sim.spec.shared_dir, "exported-1")
+    target = victim_dir / "export-target"
+    target.mkdir(mode=0o700)
+    plant(sim, symlinks={run_dir / "export": target})
+    res = dscluster(sim, env, Path("/"), "ckpt", "export", "exported-1", "--cluster", str(sim.spec_path))
+    assert list(target.iterdir()) == [], list(target.iterdir())
+    assert res.returncode != 0 and "symlink" in res.stderr and "Traceback" not in res.stderr, res.stderr
+    out = victim_dir / "model.pt"
+    ok = dscluster(sim, env, Path("/"), "ckpt", "export", "exported-1", "--cluster", str(sim.spec_path),
+                   "--out", str(out), "--format", "fp32")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    import torch
+
+    assert torch.equal(torch.load(out, weights_only=True)["w"], torch.ones(2, 3))
+
+
+def test_sim_up_never_chmods_through_a_planted_dscluster_symlink(sim, victim_dir):
+    """Attack 5a: the node user (who owns the shared directory) swaps `.dscluster` for a symlink to a
+    root-only directory; what `sim up` does there (publish the cluster key and spec, make hostkeys/)
+    refuses it with the fix instead of making the directory 0755 and writing into it."""
+    from dscluster.cluster import identity
+    from dscluster.errors import PermissionNeeded
+
+    target = victim_dir / "meta-target"
+    target.mkdir(mode=0o700)
+    meta = Path(sim.spec.shared_dir) / ".dscluster"
+    plant(sim, symlinks={meta: target})
+    try:
+        with pytest.raises(PermissionNeeded, match="symlink") as err:
+            identity.publish_cluster_pubkey(sim.spec)
+        assert "rm " in err.value.hint
+        assert oct(target.stat().st_mode & 0o777) == oct(0o700) and list(target.iterdir()) == []
+    finally:
+        meta.unlink()
+        Path(str(meta) + ".orig").rename(meta)
+
+
+_REMOVER = r"""
+import glob, os, sys, time
+shared, stop = sys.argv[1], sys.argv[2]
+while not os.path.exists(stop):
+    for path in glob.glob(os.path.join(shared, "runs", "*", "hostfile")):
+        try:
+            os.unlink(path)
+            print("removed", path, flush=True)
+        except OSError:
+            pass
+    time.sleep(0.002)
+"""
+
+
+def test_a_hostfile_removed_under_the_runner_never_runs_the_script_on_the_controller(sim, env):
+    """Attack 2: the node user removes every run's hostfile as soon as it appears. DeepSpeed's runner
+    reads its own copy (in root's state directory), so the ranks still run on the nodes, as the node
+    user; the script never runs on the controller as root."""
+    work = Path(sim.spec.shared_dir) / "trustwork2"
+    stop = Path(sim.spec.shared_dir) / "stop-remover"
+    plant(sim, files={work / "who.py": f"""import os, socket
+open(os.path.join({str(work)!r}, f"ran-as-{{os.getuid()}}"), "a").write(socket.gethostname() + "\\n")
+print(f"[rank {{os.environ.get('RANK')}}] uid {{os.getuid()}}", flush=True)
+"""})
+    remover = subprocess.Popen(sim.exec_argv("node1", [sys.executable, "-c", _REMOVER, sim.spec.shared_dir, str(stop)],
+                                             cwd="/", user=sim.spec.ssh_user),
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    removed: list[str] = []
+    reader = threading.Thread(target=lambda: removed.extend(remover.stdout), daemon=True)
+    reader.start()
+    try:
+        res = dscluster(sim, env, work, "launch", "--cluster", str(sim.spec_path), "--attach", "--skip-doctor",
+                        "--max-restarts", "0", "who.py")
+    finally:
+        stop.touch()
+        remover.wait(30)
+        reader.join(10)
+    assert any("hostfile" in line for line in removed), removed  # the attack really happened
+    assert not (work / "ran-as-0").exists(), (work / "ran-as-0").read_text()
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-2000:]
+    uid = sim.exec("node0", ["id", "-u", sim.spec.ssh_user]).stdout.strip()
+    assert sorted((work / f"ran-as-{uid}").read_text().split()) == ["node0", "node1"]
+
+
+def test_the_supervisor_never_unlinks_through_a_swapped_runs_directory(sim, env, victim_dir):
+    """Attack 5b: while an attempt runs with a secret (node_env.sh in the run directory), the node user
+    swaps `<shared>/runs` for a symlink to a root-only tree holding `<run id>/node_env.sh`. When the
+    attempt ends, the supervisor removes node_env.sh through the run directory's descriptor (fsutil's
+    rule refuses the symlink): the root-only file stays."""
+    work = Path(sim.spec.shared_dir) / "trustwork5"
+    flag = work / "go"
+    plant(sim, files={work / "wait.py": f"""import os, time
+print("waiting", flush=True)
+while not os.path.exists({str(flag)!r}):
+    time.sleep(0.2)
+"""})
+    res = dscluster(sim, env, work, "launch", "--cluster", str(sim.spec_path), "--detach", "--skip-doctor",
+                    "--max-restarts", "0", "--env", "HF_TOKEN=hf_s3cret", "wait.py")
+    assert res.returncode == 0, res.stdout + res.stderr
+    run_id = run_id_from(res.stdout)
+    runs = Path(sim.spec.shared_dir) / "runs"
+    run_dir = runs / run_id
+    assert wait_for(lambda: sum("waiting" in p.read_text(errors="replace")
+                                for p in (run_dir / "logs").glob("*_rank*.log")) == 2, 240, 0.5)
+    assert (run_dir / "node_env.sh").exists()
+    pid = store.read_record(run_dir).supervisor_pid
+    swapped = victim_dir / "swapped-runs"
+    (swapped / run_id).mkdir(parents=True)
+    os.chmod(swapped, 0o700)
+    victim = make_victim(swapped / run_id, "node_env.sh")
+    plant(sim, symlinks={runs: swapped})  # runs -> runs.orig, runs -> the root-only tree
+    try:
+        plant(sim, files={flag: ""})
+        assert wait_for(lambda: not Path(f"/proc/{pid}").exists(), 240, 0.5)
+    finally:
+        runs.unlink()
+        Path(str(runs) + ".orig").rename(runs)
+    assert victim.exists() and untouched(victim)
