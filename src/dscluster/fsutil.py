@@ -174,8 +174,19 @@ def ensure_dir(path: str | os.PathLike, mode: int = 0o755) -> bool:
     try:
         if os.fstat(fd).st_uid != os.geteuid():
             return False
-        os.fchmod(fd, mode)
+        with opened_dir(fd) as rfd:
+            os.fchmod(rfd, mode)
         return True
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def opened_dir(dfd: int):
+    """The directory behind lookup descriptor `dfd` opened for reading (to list, fchmod or fsync it)."""
+    fd = os.open(".", os.O_RDONLY | _DIRECTORY | _CLOEXEC, dir_fd=dfd)
+    try:
+        yield fd
     finally:
         os.close(fd)
 

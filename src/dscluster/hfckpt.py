@@ -270,16 +270,19 @@ EXPORTED = ("config.json", "generation_config.json", "tokenizer.json", "tokenize
 def export(ckpt: HfCheckpoint, out: Path) -> list[Path]:
     """The checkpoint's model as a Hugging Face model directory (`from_pretrained(out)`, no DeepSpeed): its
     config, tokenizer files and safetensors weights, copied (files only, no pickles)."""
-    import shutil
+    from dscluster.trust import copy_into, open_out_dir
 
     weights = sorted(ckpt.path.glob("*.safetensors")) + sorted(ckpt.path.glob("*.safetensors.index.json"))
     if not weights:
         raise FileNotFoundError(f"{ckpt.path} holds no safetensors weights")
-    out.mkdir(parents=True, exist_ok=True)
+    # `out` is often <run>/export/NAME, in the node user's run directory: made and written through its
+    # descriptor (dscluster.trust), so a planted `export` symlink is refused, never written through.
+    dfd = open_out_dir(out)
     done = []
-    for src in [*weights, *(ckpt.path / n for n in EXPORTED if (ckpt.path / n).is_file())]:
-        if src.is_symlink():
-            continue
-        shutil.copyfile(src, out / src.name)
-        done.append(out / src.name)
+    try:
+        for src in [*weights, *(ckpt.path / n for n in EXPORTED if (ckpt.path / n).is_file())]:
+            if not src.is_symlink() and copy_into(src, dfd, src.name):
+                done.append(out / src.name)
+    finally:
+        os.close(dfd)
     return done

@@ -65,7 +65,8 @@ def private_dir(*parts: str, create: bool = True) -> Path:
                                    tr("point DSCLUSTER_HOME at a directory only you can write"))
         _check_private(fd, path)
         if create and stat.S_IMODE(os.fstat(fd).st_mode) != 0o700:
-            os.fchmod(fd, 0o700)
+            with fsutil.opened_dir(fd) as rfd:
+                os.fchmod(rfd, 0o700)
     finally:
         os.close(fd)
     return path
@@ -206,7 +207,9 @@ def refuse_symlinks(folder: str | os.PathLike, pattern: str = "*") -> None:
 
     fd = fsutil.open_dir(folder)
     try:
-        for name in os.listdir(fd):
+        with fsutil.opened_dir(fd) as rfd:
+            names = os.listdir(rfd)
+        for name in names:
             if not fnmatch.fnmatch(name, pattern):
                 continue
             st = os.stat(name, dir_fd=fd, follow_symlinks=False)
@@ -215,3 +218,42 @@ def refuse_symlinks(folder: str | os.PathLike, pattern: str = "*") -> None:
                                         str(Path(folder) / name))
     finally:
         os.close(fd)
+
+
+def open_out_dir(path: str | os.PathLike, setting: str = "--out") -> int:
+    """A lookup descriptor of folder `path` (made if missing) for writing results into, often inside a run
+    directory the node user owns: reached by fsutil's rule, so a planted symlink (`<run>/export` pointing
+    at a directory only root may write) is a ConfigError naming the fix, never written through. Make every
+    name in it relative to the descriptor (O_EXCL | O_NOFOLLOW, renamed within it)."""
+    try:
+        return fsutil.open_dir(path, create=True)
+    except fsutil.UnsafePath as err:
+        raise ConfigError(tr("{path} is reached through a symlink another user planted: {err}", path=path,
+                             err=err.strerror), tr("remove it, or pass another --out"), setting=setting) from None
+
+
+def copy_into(src: str | os.PathLike, dfd: int, name: str) -> bool:
+    """Copy file `src` (opened by fsutil's rule: a symlink or hard link planted where another user can
+    write is skipped, returns False) to `name` in directory `dfd`: a temp file made with O_EXCL |
+    O_NOFOLLOW, then renamed within the directory."""
+    import secrets  # noqa: PLC0415
+    import shutil  # noqa: PLC0415
+
+    try:
+        sfd = fsutil.open_file(src)
+    except fsutil.UnsafePath:
+        return False
+    with os.fdopen(sfd, "rb") as fsrc:
+        tmp = f".{name}.{secrets.token_hex(4)}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=dfd)
+        try:
+            with os.fdopen(fd, "wb") as fdst:
+                shutil.copyfileobj(fsrc, fdst, 1 << 20)
+                fdst.flush()
+                os.fsync(fdst.fileno())
+            os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=dfd)
+            raise
+    return True

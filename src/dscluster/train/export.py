@@ -27,7 +27,7 @@ from dscluster.errors import ConfigError
 from dscluster.i18n import tr
 from dscluster import fsutil
 from dscluster.train.checkpoint import CheckpointError, _fsync_tree, read_commit
-from dscluster.trust import load_tensors, refuse_symlinks, weights_only_loads
+from dscluster.trust import load_tensors, open_out_dir, refuse_symlinks, weights_only_loads
 
 FORMATS = ("fp32", "safetensors", "hf")
 SHARD_BYTES = 4 << 30
@@ -181,11 +181,7 @@ def export(step_dir: Path, out: Path, fmt: str, progress: Callable[[int, int], N
     # The default destination is inside the run directory, the node user's: the folder is reached by
     # fsutil's no-symlink rule and every name in it is made, written and renamed through its descriptor
     # (a planted `export` symlink, or a name swapped meanwhile, is refused, never written through).
-    try:
-        dfd = fsutil.open_dir(out.parent, create=True)
-    except fsutil.UnsafePath as err:
-        raise ConfigError(tr("{path} is reached through a symlink another user planted: {err}", path=out.parent,
-                             err=err.strerror), tr("remove it, or pass another --out"), setting="--out") from None
+    dfd = open_out_dir(out.parent)
     try:
         if _exists_at(dfd, out.name):
             raise ConfigError(tr("{path} already exists; an export never overwrites", path=out),
@@ -220,7 +216,8 @@ def export(step_dir: Path, out: Path, fmt: str, progress: Callable[[int, int], N
             finally:
                 os.close(tfd)
         os.replace(tmp, out.name, src_dir_fd=dfd, dst_dir_fd=dfd)
-        os.fsync(dfd)
+        with fsutil.opened_dir(dfd) as rfd:
+            os.fsync(rfd)
     finally:
         os.close(dfd)
     return Exported(out, fmt, count, size, time.monotonic() - t0)
