@@ -223,3 +223,20 @@ def test_status_explains_the_run_by_the_attempt_that_ended_it(dscluster_home, tm
     shown = capsys.readouterr().out
     assert "cause (attempt 2): A training process exited with code 1" in shown
     assert "killed by SIGKILL" in shown.split("attempt 1:")[1].split("\n")[0]  # the earlier ending, beside it
+
+
+def test_accelerates_env_spelling_names_the_ds_config_too(dscluster_home, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "train.py").write_text("print(1)\n")
+    (tmp_path / "ds.json").write_text(json.dumps(HF_CONFIG))
+    prep = prepare(LaunchOptions(command=["train.py"], local=2, cwd=str(tmp_path),
+                                 env=["ACCELERATE_USE_DEEPSPEED=true", "ACCELERATE_DEEPSPEED_CONFIG_FILE=ds.json"]),
+                   dry_run=True)
+    rec = prep.record
+    assert rec.ds_config["zero_optimization"]["stage"] == 2
+    assert rec.launch.env["ACCELERATE_DEEPSPEED_CONFIG_FILE"].endswith(f"{rec.id}/ds_config.json")
+    assert json.loads(rec.launch.ds_config_text)["csv_monitor"]["enabled"]
+    (tmp_path / "ds.json").write_text(json.dumps({**HF_CONFIG, "zero_optimization": {"stage": 7}}))
+    with pytest.raises(ConfigError, match="stage"):
+        prepare(LaunchOptions(command=["train.py"], local=2, cwd=str(tmp_path),
+                              env=["ACCELERATE_DEEPSPEED_CONFIG_FILE=ds.json"]), dry_run=True)

@@ -270,6 +270,18 @@ def check_ds_config(args: list[str], cwd: Path, world_size: int, batch_plan: Any
     ref = find_ds_config(args)
     if ref is None:
         return None
+    return checked_config_file(ref, cwd, world_size, batch_plan, auto_ok=hf_ds_config(args))
+
+
+# Accelerate's own way to name a ds_config without `accelerate launch` (with ACCELERATE_USE_DEEPSPEED=true):
+# DeepSpeedPlugin reads it when the script gives none. Given with --env, it is the run's ds_config too.
+ACCELERATE_DS_ENV = "ACCELERATE_DEEPSPEED_CONFIG_FILE"
+
+
+def checked_config_file(ref: str, cwd: Path, world_size: int, batch_plan: Any | None = None, *,
+                        auto_ok: bool = False) -> dict[str, Any]:
+    """A ds_config file read as DeepSpeed reads it and checked for `world_size` ranks ("auto" allowed for
+    the Hugging Face / Accelerate way of naming it)."""
     path = (cwd / ref) if not os.path.isabs(ref) else Path(ref)
     from dscluster import batchplan, dsconfig
 
@@ -277,7 +289,7 @@ def check_ds_config(args: list[str], cwd: Path, world_size: int, batch_plan: Any
     if batch_plan is not None:
         config = batchplan.apply(config, batch_plan)
     try:
-        return dsconfig.validate(config, world_size, auto_ok=hf_ds_config(args))
+        return dsconfig.validate(config, world_size, auto_ok=auto_ok)
     except ConfigError as err:  # name the file: the message names a key, but which config holds it?
         raise ConfigError(f"{path}: {err.message}", err.hint, setting=err.setting) from None
 
@@ -597,6 +609,9 @@ def prepare(opts: LaunchOptions, *, dry_run: bool = False) -> Prepared:
         world = sum(s for _, s in hosts)
     batch_plan = batchplan.plan(keep_batch, world) if keep_batch is not None and keep_batch.world != world else None
     ds_config = check_ds_config(args, cwd, world, batch_plan)
+    accelerate_ref = user_env.get(ACCELERATE_DS_ENV) if ds_config is None and batch_plan is None else None
+    if accelerate_ref:
+        ds_config = checked_config_file(accelerate_ref, cwd, world, auto_ok=True)
     builds = _first_run_builds(ds_config, user_env)
     from dscluster.runs.preflight import before_launch
 
@@ -611,6 +626,10 @@ def prepare(opts: LaunchOptions, *, dry_run: bool = False) -> Prepared:
     if batch_plan is not None:
         ranks_args, ds_config_text = with_batch(args, ranks_args, ds_config_text, ds_config,
                                                 store.run_path(shared, run_id), batch_plan)
+    if accelerate_ref and ds_config_text is not None:  # the ranks' Accelerate reads the run's copy
+        from dscluster.launcher.plan import RUN_DS_CONFIG
+
+        user_env = {**user_env, ACCELERATE_DS_ENV: str(store.run_path(shared, run_id) / RUN_DS_CONFIG)}
     plain, secrets = split_secrets(user_env)
     # Inside an allocation, the step runs on the nodes --include/--exclude left (srun may pick any otherwise).
     srun_pick = (f"--nodelist={','.join(h for h, _ in hosts)}",) if ask is not None and hosts and \
