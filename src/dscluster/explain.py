@@ -372,8 +372,9 @@ class Explanation:
 
     @property
     def error_line(self) -> str | None:
-        """`rank 0 (node1): TypeError: ... (train.py:22)`: the failing rank's own words, on one line."""
-        return error_line(self.error)
+        """`rank 0 on node1: TypeError: ... (train.py:22)`: the failing rank's own words, on one line, in English
+        (as records keep it; views show it with `error_line`)."""
+        return error_line(self.error, english=True)
 
     def to_dict(self) -> dict:
         """For run.json: English with the values filled in, like every record. An explanation built from
@@ -389,10 +390,19 @@ class Explanation:
         return d
 
 
-def error_line(error: dict | None) -> str | None:
+def error_line(error: dict | None, english: bool = False) -> str | None:
+    """A recorded error on one line, its rank and node named in the reader's language (or in English)."""
     if not error or not error.get("summary"):
         return None
-    who = error.get("who")
+    rank, node = error.get("rank"), error.get("node")
+    if english:
+        who = error.get("who")
+    elif isinstance(rank, int) and node:
+        who = tr("rank {rank} on {node}", rank=rank, node=node)
+    elif isinstance(rank, int):
+        who = tr("rank {rank}", rank=rank)
+    else:
+        who = node or error.get("who")
     return f"{who}: {error['summary']}" if who else error["summary"]
 
 

@@ -65,3 +65,27 @@ def test_status_shows_the_first_error_and_why_no_restart_was_tried(monkeypatch, 
     monkeypatch.setenv("DSCLUSTER_LANG", "zh_TW")
     catalog.cache_clear()
     assert runs.no_restart_note(same).startswith("未重新啟動")
+
+
+def test_the_api_and_the_panels_data_carry_the_first_error(tmp_path, monkeypatch):
+    import json as _json
+
+    import dscluster
+    from dscluster import explain
+    from dscluster.jupyter import rundata
+
+    exp = explain.explain((DATA / "device-mismatch.log").read_text().replace("[rank1]: ", "node2: ")).to_dict()
+    run_id = "train-20261203-000000-abcd"
+    run_dir = tmp_path / "runs" / run_id
+    run_dir.mkdir(parents=True)
+    (run_dir / "run.json").write_text(_json.dumps({"id": run_id, "status": "failed", "explanation": exp}))
+    run = dscluster.Run(run_id, [tmp_path / "runs"])
+    assert run.error.startswith("node2: RuntimeError: Expected all tensors to be on the same device")
+    assert run.explanation["restart_can_help"] is False and run.explanation["error"]["where"] == "/workspace/train.py:22"
+    shown = rundata.summary(rundata.RunRef(run_id, run_dir))["explanation"]
+    assert shown["error_line"] == run.error
+    monkeypatch.setenv("DSCLUSTER_LANG", "zh_TW")
+    catalog.cache_clear()
+    err = {**exp["error"], "rank": 1, "who": "rank 1 on node2"}
+    assert explain.error_line(err).startswith("node2 上的 rank 1: RuntimeError")
+    assert explain.Explanation("x", "c", "f", False, "e", error=err).error_line.startswith("rank 1 on node2: ")
