@@ -51,6 +51,14 @@ DETERMINISTIC_EXIT_CODES = frozenset({2, 3, 6})
 # launcher rejects or a host that is down fail the same way again. `symptom`: what the other ranks see
 # when one rank dies; never the answer while a rank has its own error.
 SIGNATURES: tuple[Signature, ...] = (
+    # Before the program's own verdict: a full disk is the root cause of the errors it triggers (an
+    # incomplete checkpoint, a failed write). Not /dev/shm's (that line mentions shm): dev-shm-full below.
+    _sig("disk-full", r"^(?!.*shm).*(?:No space left on device|\[Errno 28\]|\bENOSPC\b|Disk quota exceeded|"
+         r"PytorchStreamWriter failed writing file)",
+         "A disk the run writes to is full (no space left on device).",
+         "Free space on that disk, keep fewer checkpoints (the trainer's --keep N), or put checkpoints on "
+         "another disk (--save-dir); then `dscluster restart` of the run resumes from the newest committed checkpoint.",
+         retry=False),
     _sig("local-rank-arg", r"error: unrecognized arguments:.*--local[_-]rank",
          "The script's argument parser does not accept --local_rank=N (--local-rank=N from torch's launchers), which "
          "the launcher passes to every rank.",

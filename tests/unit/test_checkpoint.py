@@ -154,7 +154,7 @@ def test_a_damaged_newest_step_is_named_not_loaded_and_the_listing_shows_it(tmp_
     assert [c["damage"] is None for c in checkpoints(tmp_path)] == [True, False]
     assert model.read_bytes()  # nothing was deleted on the way
     (tmp_path / "step-10" / ck.COMMIT_FILE).write_text("[]")
-    assert ck.damage(tmp_path / "step-10") == "COMMIT.json is unreadable"
+    assert ck.damage(tmp_path / "step-10").startswith("COMMIT.json is unreadable")
     model.unlink()
     assert ck.damage(tmp_path / "step-20") == "mp_rank_00_model_states.pt is missing"
 

@@ -91,8 +91,10 @@ def test_srun_through_deepspeeds_slurm_runner():
     launcher_args = shlex.split(next(x for x in a if x.startswith("--launcher_args=")).split("=", 1)[1])
     assert launcher_args == ["--kill-on-bad-exit=1", "--job-name=dsc-r1-a2", "--nodes=2", "--ntasks-per-node=2",
                              f"--output={RUN / 'logs'}/train_rank%t.log", "--unbuffered"]
-    # SlurmRunner runs `python -u SCRIPT ARGS`: the shim is the script, the module and its args follow it.
-    assert a[-5:] == [str(SRUN_RANK), "--module", "dscluster.train", "--steps", "5"]
+    # SlurmRunner runs `python -u SCRIPT ARGS`: the shim is the script, the module and its args follow it (through
+    # the secret mask of launcher/masklog.py: the run has a secret).
+    assert a[-7:] == [str(SRUN_RANK), "--module", "dscluster.launcher.masklog", "module", "dscluster.train", "--steps",
+                      "5"]
     assert "--module" not in a[: a.index(str(SRUN_RANK))]
     env_file = next(f for f in plan.files if f.path.name == "ds_env").text
     assert "DSCLUSTER_MASTER_ADDR=node0" in env_file and "DSCLUSTER_MASTER_PORT=31234" in env_file

@@ -14,7 +14,6 @@ import pytest
 import torch
 
 from dscluster import fsutil, trust
-from dscluster.errors import PermissionNeeded
 from dscluster.launcher.plan import LaunchRequest, Target, build_plan
 
 _EVIL = """

@@ -18,10 +18,9 @@ import subprocess
 from dataclasses import replace
 from pathlib import Path
 
-from dscluster import paths
+from dscluster import fsutil, paths
 from dscluster.cluster.spec import SPEC_FILENAME, ClusterSpec, format_spec
 from dscluster.errors import ConfigError, PermissionNeeded
-from dscluster import fsutil
 from dscluster.fsutil import atomic_write_text
 from dscluster.i18n import tr
 

@@ -234,6 +234,27 @@ def ensure_ssh_files(spec: ClusterSpec) -> HostKeySync:
     return sync_known_hosts(spec)
 
 
+def ssh_files_current(spec: ClusterSpec) -> bool:
+    """Whether `ensure_ssh_files` would write nothing: the identity, ssh_config, the ssh wrapper and the
+    ControlMaster directory exist as they would be written, and every published host key is pinned. A
+    dry run reaches the nodes only then (it writes nothing anywhere)."""
+    def same(path: Path, text: str) -> bool:
+        try:
+            return path.read_text(encoding="utf-8") == text
+        except (OSError, UnicodeDecodeError):
+            return False
+
+    if not identity_path(spec).exists() or not control_dir(spec).is_dir():
+        return False
+    if not same(ssh_config_path(spec), render_ssh_config(spec)):
+        return False
+    real = _real_ssh(ssh_wrapper_dir(spec))
+    if not real or not same(ssh_wrapper_dir(spec) / "ssh", render_ssh_wrapper(spec, real)):
+        return False
+    pins, published = read_known_hosts(spec), published_keys_for(spec)
+    return all(node.name in pins for node in spec.nodes if node.name in published)
+
+
 def ssh_wrapper_dir(spec: ClusterSpec) -> Path:
     return cluster_state_dir(spec, create=False) / "bin"
 
@@ -244,14 +265,19 @@ def render_ssh_wrapper(spec: ClusterSpec, real_ssh: str) -> str:
             f"exec {shlex.quote(real_ssh)} -F {shlex.quote(str(ssh_config_path(spec)))} \"$@\"\n")
 
 
+def _real_ssh(wrapper_dir: Path) -> str | None:
+    """The system ssh client on PATH, the cluster's own wrapper directory left out."""
+    search = os.pathsep.join(p for p in os.environ.get("PATH", os.defpath).split(os.pathsep)
+                             if p and Path(p).resolve() != wrapper_dir.resolve())
+    return shutil.which("ssh", path=search)
+
+
 def write_ssh_wrapper(spec: ClusterSpec) -> Path:
     """Create <state>/bin/ssh (0755) and return the directory to put first on PATH."""
     folder = ssh_wrapper_dir(spec)
     folder.mkdir(parents=True, exist_ok=True)
     wrapper = folder / "ssh"
-    search = os.pathsep.join(p for p in os.environ.get("PATH", os.defpath).split(os.pathsep)
-                             if p and Path(p).resolve() != folder.resolve())
-    real = shutil.which("ssh", path=search)
+    real = _real_ssh(folder)
     if not real:
         raise ConfigError(tr("the ssh client is not installed"), tr("apt-get install openssh-client"))
     text = render_ssh_wrapper(spec, real)

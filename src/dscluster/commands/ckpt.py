@@ -15,9 +15,26 @@ from dscluster.runs import store
 
 
 def chosen_step(save_dir: Path, step: int | None, run_id: str) -> int:
-    from dscluster.train.checkpoint import committed_steps
+    from dscluster.train.checkpoint import (
+        COMMIT_FILE,
+        commit_problem,
+        committed_steps,
+        not_committed_error,
+        step_dirs,
+        tag_for,
+    )
 
     steps = committed_steps(save_dir)
+    if step is not None and step not in steps and (save_dir / tag_for(step) / COMMIT_FILE).exists():
+        # A COMMIT.json that does not read (truncated by a full disk, a disk fault, a hand edit) commits nothing.
+        raise not_committed_error(save_dir / tag_for(step), commit_problem(save_dir / tag_for(step)) or "?", run_id)
+    broken = [s for s in step_dirs(save_dir) if s.committed and s.step not in steps and (not steps or s.step > steps[-1])]
+    if step is None and broken:
+        # The newest step's COMMIT.json does not read: never taken silently, never taken at all.
+        if not steps:
+            raise not_committed_error(broken[-1].path, commit_problem(broken[-1].path) or "?", run_id)
+        print(f"{console.WARN} " + tr("{tag} is not committed ({problem}): using step-{n}", tag=broken[-1].tag,
+                                      problem=commit_problem(broken[-1].path), n=steps[-1]), file=sys.stderr)
     if not steps:
         raise UsageError(tr("run {id} has no committed checkpoint in {path}", id=run_id, path=save_dir),
                          tr("a step is committed when every rank has saved it; list them with: dscluster ckpt {id}",
@@ -99,13 +116,13 @@ def cmd_verify(args) -> int:
     _run_dir, save_dir, run_id, step = _locate(args)
     step_dir = save_dir / tag_for(step)
     t0 = time.monotonic()
-    commit = read_commit(step_dir) or {}
+    commit = read_commit(step_dir) or {}  # chosen_step took a committed step: its COMMIT.json reads
     problems = verify(step_dir)
     hashed = isinstance(commit.get("sha256"), dict)
     if not problems:
         problems = load_problems(step_dir)
     files = commit.get("files") or {}
-    size = sum(v for v in files.values() if isinstance(v, int))
+    size = sum(files.values())
     seconds = time.monotonic() - t0
     if args.json:
         print(json.dumps({"step": step, "path": str(step_dir), "files": len(files), "bytes": size, "hashed": hashed,

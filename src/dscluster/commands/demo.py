@@ -286,7 +286,8 @@ def _demo(args: argparse.Namespace, run_dirs: list[Path] | None = None) -> int:
         from dscluster.launcher.runnerflags import select_local  # noqa: PLC0415
 
         procs = select_local(None, flags)[0]  # `--num_gpus N` / `--include localhost:0,1` choose the processes
-    cfg_path = service.inline_ds_config(shared, demo_ds_config(device_type, args.steps), "demo")
+    ds_config = demo_ds_config(device_type, args.steps)
+    cfg_path = service.inline_ds_config(shared, ds_config, "demo", write=not args.dry_run)
     env = list(args.env)
     sharing = procs if cluster is None else target.nodes  # processes sharing this machine's cores
     if device_type == "cpu" and sharing and not any(e.startswith("OMP_NUM_THREADS=") for e in env):
@@ -299,7 +300,8 @@ def _demo(args: argparse.Namespace, run_dirs: list[Path] | None = None) -> int:
         module=True, cluster=cluster, local=None if cluster else procs, launcher=args.launcher, name=args.name,
         env=env, max_restarts=args.max_restarts, stall_timeout=args.stall_timeout,
         heartbeat_timeout=args.heartbeat_timeout, restart_wait=args.restart_wait, skip_doctor=args.skip_doctor,
-        cwd=str(shared) if cluster else None, runner=flags)
+        cwd=str(shared) if cluster else None, runner=flags,
+        unwritten_configs={str(cfg_path): ds_config} if args.dry_run else None)
     if args.dry_run:
         print(dry_run_text(prepare(opts, dry_run=True)))
         return ExitCode.OK

@@ -423,12 +423,22 @@ def cmd_ckpt(args) -> int:
 def cmd_restart(args) -> int:
     from dscluster.runs import service
     from dscluster.runs.prepare import parse_env
+    from dscluster.runs.start import LOST, shown_status
 
     run_dir = find_run(args.run, args.cluster)
     record = store.read_record(run_dir)
-    if record.status in store.ACTIVE:
-        raise UsageError(tr("run {id} is still {status}", id=record.id, status=record.status),
+    shown = shown_status(record)  # as `status` shows it: a run whose supervisor is gone is lost, not running
+    if shown in store.ACTIVE:
+        raise UsageError(tr("run {id} is still {status}", id=record.id, status=shown),
                          tr("stop it first: dscluster stop {id}", id=record.id), setting="RUN")
+    if shown == LOST:
+        # Nothing will write its record again (e.g. its disk was full): make sure none of its processes is
+        # left on any node, then restart it.
+        from dscluster.runs.nodes import remote_reap
+
+        print(tr("run {id} was lost (its supervisor is gone): making sure none of its processes is left",
+                 id=record.id), flush=True)
+        remote_reap(record, list(record.launch.host_names) or ["localhost"])
     new_id = service.restart(run_dir, parse_env(args.env),
                              hostfile=str(Path(args.hostfile).absolute()) if args.hostfile else None, local=args.local,
                              hosts=args.hosts)

@@ -19,6 +19,9 @@ Why each piece is there:
 - `--force_multi` when there is a single host: otherwise the runner starts it locally even when the
   host is remote.
 - `--enable_each_rank_log`: per-rank stdout/stderr files in <run>/logs.
+- with secrets, each rank runs its program through launcher/masklog.py (the target becomes
+  `-m dscluster.launcher.masklog KIND PROGRAM ARGS`; DSCLUSTER_SECRET_NAMES in the env file names the
+  secrets): a value the program prints reaches the rank log as `***`.
 - `python -P` (safe path) for the runner itself: it runs in the user's directory as the launching
   user, and a module planted there by the node user must not be imported (see safepython.py).
 - slurm: DeepSpeed's SlurmRunner starts `srun ... python -u SCRIPT` without its launch.py, so SCRIPT
@@ -47,6 +50,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dscluster.launcher.masklog import SECRET_NAMES_VAR, wrapped_target
 from dscluster.launcher.redact import REDACTED, split_secrets
 from dscluster.safepython import module_argv, module_argv_for
 
@@ -214,6 +218,9 @@ def env_file_lines(req: LaunchRequest, plain_user_env: Mapping[str, str]) -> lis
         values["DSCLUSTER_MASTER_ADDR"] = req.hosts[0][0]
     values.update(flight_recorder_env(req.run_dir))
     values.update(plain_user_env)
+    secret_names = sorted(k for k in req.user_env if k not in plain_user_env)
+    if secret_names:
+        values[SECRET_NAMES_VAR] = ",".join(secret_names)  # names only: the mask reads the values from the env
     lines = []
     for key, val in values.items():
         # One KEY=VALUE per line; DeepSpeed's parser has no escapes, so a newline cannot be carried.
@@ -323,10 +330,15 @@ def build_plan(req: LaunchRequest) -> LaunchPlan:
     argv += list(req.runner_flags)
     if req.launcher == "slurm" and not local:
         argv.append(str(SRUN_RANK))  # SlurmRunner ignores --module: the shim runs the module itself
-    if req.target.is_module:
+    target = req.target
+    if secret_env and not req.no_python:
+        # Each rank's output reaches its log through the secret mask (launcher/masklog.py).
+        module, args = wrapped_target(target.is_module, target.program, target.args)
+        target = Target(module, True, tuple(args))
+    if target.is_module:
         argv.append("--module")
-    argv.append(req.target.program)
-    argv += list(req.target.args)
+    argv.append(target.program)
+    argv += list(target.args)
     return LaunchPlan(argv=argv, env=env, files=tuple(files), master_addr=master_addr,
                       master_port=req.master_port, world_size=world,
                       rank_nodes=rank_nodes(req.hosts, req.local_procs) if not local else

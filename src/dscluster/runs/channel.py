@@ -111,8 +111,8 @@ class NodeChannel:
             time.sleep(0.1)
         return False
 
-    def close(self) -> None:
-        """Say goodbye and make sure the ssh client process is gone."""
+    def hang_up(self) -> None:
+        """Say goodbye: the watchdog exits (its stdin reaches EOF too), and the ssh session with it."""
         self.send("exit")
         with self._lock:
             try:
@@ -120,11 +120,28 @@ class NodeChannel:
                     self.proc.stdin.close()
             except OSError:
                 pass
+
+    def close(self, deadline: float | None = None) -> None:
+        """Say goodbye and make sure the ssh client process is gone (by `deadline`, a time.monotonic())."""
+        self.hang_up()
+        # A silent node (partition) would keep its ssh client waiting for the TCP timeout.
+        wait = 0.5 if self.silent_for() > 5 else 3.0
+        if deadline is not None:
+            wait = min(wait, max(0.0, deadline - time.monotonic()))
         try:
-            # A silent node (partition) would keep its ssh client waiting for the TCP timeout.
-            self.proc.wait(timeout=0.5 if self.silent_for() > 5 else 3)
+            self.proc.wait(timeout=wait)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
         if self._err is not subprocess.DEVNULL:
             self._err.close()
+
+
+def close_all(chans: list[NodeChannel]) -> None:
+    """Close every node's channel at once: all hang up first, then each is waited for against one common
+    deadline, so closing takes as long as the slowest node, not the sum over the nodes."""
+    for ch in chans:
+        ch.hang_up()
+    deadline = time.monotonic() + 3.0
+    for ch in chans:
+        ch.close(deadline)

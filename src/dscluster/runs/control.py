@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import time
 from pathlib import Path
 
+from dscluster.console import WARN
 from dscluster.fsutil import atomic_write_text
+from dscluster.i18n import tr
 from dscluster.runs import store
 from dscluster.runs.record import RunRecord
 from dscluster.runs.start import supervisor_alive
@@ -20,7 +23,10 @@ from dscluster.runs.supervisor import STOP_FILE
 
 def request_stop(run_dir: Path, record: RunRecord) -> None:
     # The run dir is the node user's to write: never a write by name through whatever is there now.
-    atomic_write_text(Path(run_dir) / STOP_FILE, store.now_iso() + "\n")
+    try:
+        atomic_write_text(Path(run_dir) / STOP_FILE, store.now_iso() + "\n")
+    except OSError:
+        pass  # a full disk: the signal below still reaches a supervisor on this machine, else the forced stop
     if supervisor_alive(record):
         try:
             os.kill(int(record.supervisor_pid), signal.SIGTERM)
@@ -62,7 +68,14 @@ def stop_run(run_dir: Path, *, timeout: float | None = None) -> tuple[RunRecord,
         outcome = {"slurm": "cancelled"}  # Slurm ends the ranks; the nodes need no ssh
     else:
         outcome = remote_reap(record, list(record.launch.host_names) or ["localhost"])
-    record = store.update_record(run_dir, store.read_record(run_dir), status="stopped", exit_code=130,
-                                 ended=store.now_iso())
-    store.append_event(run_dir, "stopped", forced=True, nodes=outcome)
+    record = store.read_record(run_dir).replace(status="stopped", exit_code=130, ended=store.now_iso())
+    try:
+        store.write_record(run_dir, record)
+        store.append_event(run_dir, "stopped", forced=True, nodes=outcome)
+    except OSError as err:
+        # The processes are gone on every node; only the record says otherwise (e.g. a full disk): `status`
+        # shows the run lost, and `restart` takes a lost run.
+        print(f"{WARN} " + tr("the run is stopped on every node, but its record could not be written ({err}); "
+                              "status shows it as lost until then, and dscluster restart {id} works",
+                              err=err, id=record.id), file=sys.stderr)
     return record, True

@@ -9,7 +9,8 @@ wait on it forever, silently, until the stall timeout (900 s by default). That c
 ranks run here), Slurm runs (the ranks are reached through Slurm, not ssh, and a cluster's home, where
 the cache lives, is shared with the login node as a rule) and `--skip-doctor` (the nodes' checks are
 skipped, and that is said; this machine's lock costs one directory scan and always means a hang).
-Same probe, same verdict as `dscluster doctor`: nothing duplicated here.
+Same probe, same verdict as `dscluster doctor`: nothing duplicated here. A dry run reaches the nodes only when that writes nothing
+on this machine (the cluster's ssh files are current); otherwise it says the nodes' checks wait for the launch.
 """
 
 from __future__ import annotations
@@ -28,10 +29,21 @@ from dscluster.i18n import tr
 THIS_MACHINE = "localhost"
 
 
-def run_fast_checks(spec) -> None:
+def run_fast_checks(spec, *, dry_run: bool = False) -> None:
     from dscluster.doctor import run_doctor
 
-    report = run_doctor(spec, fast=True)
+    runners = None
+    if dry_run:
+        from dscluster.cluster.ssh import SSHRunner, ssh_files_current
+
+        if not ssh_files_current(spec):
+            # Reaching the nodes would write this machine's ssh files (ssh_config, pinned host keys) first.
+            print(f"{WARN} " + tr("a dry run writes nothing, and reaching {nodes} needs the cluster's ssh files "
+                                  "written first: doctor's checks on the nodes run at the launch (or now: dscluster "
+                                  "doctor)", nodes=", ".join(n.name for n in spec.nodes)), file=sys.stderr)
+            return
+        runners = [SSHRunner(spec, n) for n in spec.nodes]
+    report = run_doctor(spec, fast=True, runners=runners)
     if report.ok:
         return
     lines = [f"{r.node}: {r.check}: {r.finding}" + (f" ({tr('fix')}: {r.fix})" if r.fix else "")
@@ -108,7 +120,7 @@ def run_local_checks(env: Mapping[str, str] | None = None) -> None:
 
 
 def before_launch(spec, launcher: str, hosts, env: Mapping[str, str] | None = None, *,
-                  skip_doctor: bool = False, checked: bool = False) -> None:
+                  skip_doctor: bool = False, checked: bool = False, dry_run: bool = False) -> None:
     """The pre-flight of one start (see the module's docstring): `spec` is the cluster (None: this machine
     alone), `hosts` the (host, slots) the run uses, `env` the ranks' --env. Raises ClusterError to refuse.
     `checked`: doctor's fast checks already passed on exactly these hosts (--exclude-unhealthy ran them)."""
@@ -126,6 +138,6 @@ def before_launch(spec, launcher: str, hosts, env: Mapping[str, str] | None = No
 
         used = {h for h, _ in hosts}
         nodes = tuple(n for n in spec.nodes if n.name in used or n.address in used)
-        run_fast_checks(replace(spec, nodes=nodes) if nodes else spec)
+        run_fast_checks(replace(spec, nodes=nodes) if nodes else spec, dry_run=dry_run)
     else:  # a stale JIT lock here would hang the ranks silently
         run_local_checks(env)

@@ -11,6 +11,7 @@ import os
 import shlex
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -73,6 +74,9 @@ class LaunchOptions:
     # The batch (dscluster.batchplan.Batch) of the run this one continues (a restart): on another world
     # size the ranks get a ds_config whose batch keys keep its global batch where any can.
     keep_batch: Any | None = None
+    # Inline DeepSpeed configs a dry run names by the path a real run writes them to, without writing them
+    # (a dry run writes nothing): path -> config, read here instead of the file.
+    unwritten_configs: Mapping[str, Any] | None = None
 
 
 def parse_env(pairs: list[str]) -> dict[str, str]:
@@ -264,13 +268,14 @@ def check_program(program: str, module: bool, cwd: Path, python: str, no_python:
                           setting="script")
 
 
-def check_ds_config(args: list[str], cwd: Path, world_size: int, batch_plan: Any | None = None) -> dict[str, Any] | None:
+def check_ds_config(args: list[str], cwd: Path, world_size: int, batch_plan: Any | None = None,
+                    unwritten: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
     """The ds_config the script names, resolved for `world_size` ranks; with a `batch_plan`
     (dscluster.batchplan) its batch keys are the plan's, as the ranks of a restart will read them."""
     ref = find_ds_config(args)
     if ref is None:
         return None
-    return checked_config_file(ref, cwd, world_size, batch_plan, auto_ok=hf_ds_config(args))
+    return checked_config_file(ref, cwd, world_size, batch_plan, auto_ok=hf_ds_config(args), unwritten=unwritten)
 
 
 # Accelerate's own way to name a ds_config without `accelerate launch` (with ACCELERATE_USE_DEEPSPEED=true):
@@ -279,13 +284,13 @@ ACCELERATE_DS_ENV = "ACCELERATE_DEEPSPEED_CONFIG_FILE"
 
 
 def checked_config_file(ref: str, cwd: Path, world_size: int, batch_plan: Any | None = None, *,
-                        auto_ok: bool = False) -> dict[str, Any]:
+                        auto_ok: bool = False, unwritten: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """A ds_config file read as DeepSpeed reads it and checked for `world_size` ranks ("auto" allowed for
     the Hugging Face / Accelerate way of naming it)."""
     path = (cwd / ref) if not os.path.isabs(ref) else Path(ref)
     from dscluster import batchplan, dsconfig
 
-    config = dsconfig.load(path)
+    config = dict(unwritten[str(path)]) if unwritten and str(path) in unwritten else dsconfig.load(path)
     if batch_plan is not None:
         config = batchplan.apply(config, batch_plan)
     try:
@@ -608,15 +613,23 @@ def prepare(opts: LaunchOptions, *, dry_run: bool = False) -> Prepared:
                                                                  cwd)
         world = sum(s for _, s in hosts)
     batch_plan = batchplan.plan(keep_batch, world) if keep_batch is not None and keep_batch.world != world else None
-    ds_config = check_ds_config(args, cwd, world, batch_plan)
+    ds_config = check_ds_config(args, cwd, world, batch_plan, opts.unwritten_configs)
     accelerate_ref = user_env.get(ACCELERATE_DS_ENV) if ds_config is None and batch_plan is None else None
     if accelerate_ref:
         ds_config = checked_config_file(accelerate_ref, cwd, world, auto_ok=True)
     builds = _first_run_builds(ds_config, user_env)
     from dscluster.runs.preflight import before_launch
 
+    if launcher != "slurm":  # under Slurm the checkpoints may live where this machine does not see them
+        from dscluster.runs import diskspace
+
+        # Room for the next checkpoint where the run will save: the last committed one's size there (a
+        # restart's), else the reference trainer's estimate from its model size.
+        diskspace.check_room(store.checkpoint_dir(store.run_path(shared, "new-run"), args, user_env, str(cwd)),
+                             diskspace.reference_model_bytes(args) if opts.module and program == "dscluster.train"
+                             else None)
     before_launch(spec, launcher, hosts, user_env, skip_doctor=opts.skip_doctor,
-                  checked=opts.exclude_unhealthy and not opts.skip_doctor)
+                  checked=opts.exclude_unhealthy and not opts.skip_doctor, dry_run=dry_run)
     name = opts.name or (program.rsplit(".", 1)[-1] if opts.module else Path(program).stem)
     if name in ("__main__", "main"):
         name = program.split(".")[-2] if opts.module and "." in program else "run"

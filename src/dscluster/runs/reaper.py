@@ -46,15 +46,32 @@ def _signal_all(pids: list[int], sig: int) -> None:
             pass
 
 
+def _is_rank(pid: int) -> bool:
+    """A rank of the run (or a process of one: its data loader's workers): RANK is in its environment, which
+    DeepSpeed's launch.py (or srun_rank.py) gives each rank; the launchers themselves have none."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            return any(item.startswith(b"RANK=") for item in f.read().split(b"\0"))
+    except OSError:
+        return False
+
+
 def reap(run_id: str, grace: float = 3.0, exclude: set[int] | None = None) -> int:
-    """SIGTERM every process of the run, SIGKILL what is left after grace seconds. Returns how many were found."""
+    """SIGTERM the run's ranks, SIGKILL what is left after grace seconds. Returns how many were found.
+
+    The grace is the ranks' (a program may flush or save on SIGTERM). The launchers around them (DeepSpeed's
+    launch.py, pdsh's remote shells) are killed at once: on SIGTERM launch.py would terminate the ranks itself
+    and then unload torch, which costs every node a second of CPU and, where nodes share CPUs (the
+    simulated cluster), made a stop grow with the node count. When no rank is left, the rest get SIGTERM."""
     pids = run_pids(run_id, exclude)
     if not pids:
         return 0
-    _signal_all(pids, signal.SIGTERM)
+    ranks = [p for p in pids if _is_rank(p)]
+    _signal_all(ranks, signal.SIGTERM)
+    _signal_all([p for p in pids if p not in ranks], signal.SIGKILL if ranks else signal.SIGTERM)
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline:
-        time.sleep(0.2)
+        time.sleep(0.05)
         if not run_pids(run_id, exclude):
             return len(pids)
     # Anything still there (including children started during the grace) gets SIGKILL, twice:

@@ -50,13 +50,13 @@ def start(opts: LaunchOptions) -> Started:
     return Started(run_id, store.run_path(prepared.shared, run_id), prepared)
 
 
-def inline_ds_config(shared: Path, config: dict[str, Any], prefix: str = "ds_config") -> Path:
+def inline_ds_config(shared: Path, config: dict[str, Any], prefix: str = "ds_config", *, write: bool = True) -> Path:
     """An inline DeepSpeed config (the demo's, a panel form's, a notebook's dict) as a file on shared storage,
     named by its content: every node reads the same file, and a rerun with the same config reuses it. A dry
-    run writes it too: the command it prints refers to this (small) file."""
+    run (`write=False`) only names it: prepare reads the config from LaunchOptions.unwritten_configs."""
     text = json.dumps(config, indent=2, sort_keys=True) + "\n"
     path = Path(shared) / INLINE_CONFIGS / f"{prefix}-{hashlib.sha256(text.encode()).hexdigest()[:12]}.json"
-    if not path.exists():
+    if write and not path.exists():
         fsutil.atomic_write_text(path, text)
     return path
 

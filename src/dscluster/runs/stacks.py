@@ -189,9 +189,18 @@ def rank_processes(run_id: str) -> list[tuple[int, int]]:
     ranked = {}
     for pid in pids:
         rank = _environ(pid).get("RANK")
-        if rank is not None and rank.isdigit():
+        if rank is not None and rank.isdigit() and not _is_mask_wrapper(pid):
             ranked[pid] = int(rank)
     return sorted(((p, r) for p, r in ranked.items() if _ppid(p) not in ranked), key=lambda t: t[1])
+
+
+def _is_mask_wrapper(pid: int) -> bool:
+    """The secret-masking wrapper of a rank (launcher/masklog.py) carries RANK but is not the rank: its child is."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return b"dscluster.launcher.masklog" in f.read().split(b"\0")
+    except OSError:
+        return False
 
 
 def find_py_spy() -> str | None:

@@ -305,7 +305,11 @@ def run_locations(shared: Path | None, *, stopped_sims: bool = True) -> list[Pat
 def launch_arg(record: RunRecord, flag: str) -> str | None:
     """The value of `flag` (`--flag V` or `--flag=V`) in the program's arguments as the run was launched
     (its shown argv for a record that has no launch arguments)."""
-    args = list(record.launch.args or record.argv)
+    return arg_value(list(record.launch.args or record.argv), flag)
+
+
+def arg_value(args: list, flag: str) -> str | None:
+    """The value of `flag` (`--flag V` or `--flag=V`) in `args`."""
     for i, arg in enumerate(args):
         if arg == flag and i + 1 < len(args):
             return str(args[i + 1])
@@ -319,9 +323,13 @@ def save_dir(run_dir: Path, record: RunRecord) -> Path:
     else the DSCLUSTER_CHECKPOINT_DIR given in the run's environment (`dscluster restart` of a user's
     script passes the old run's), else <run-dir>/checkpoints (the default under DSCLUSTER_RUN_DIR)."""
     env = record.launch.env if isinstance(record.launch.env, Mapping) else {}
-    value = launch_arg(record, "--save-dir") or env.get("DSCLUSTER_CHECKPOINT_DIR")
+    return checkpoint_dir(run_dir, list(record.launch.args or record.argv), env, record.cwd or record.launch.cwd)
+
+
+def checkpoint_dir(run_dir: Path, args: list, env: Mapping[str, str], cwd: str | None) -> Path:
+    """`save_dir` of a run not recorded yet: from its program's arguments, environment and directory."""
+    value = arg_value(args, "--save-dir") or env.get("DSCLUSTER_CHECKPOINT_DIR")
     if not value:
         return Path(run_dir) / "checkpoints"
     path = Path(value)
-    cwd = record.cwd or record.launch.cwd
     return path if path.is_absolute() or not cwd else Path(cwd) / path

@@ -31,9 +31,10 @@ from dscluster import explain as explainer
 from dscluster import fsutil, trust
 from dscluster.cluster.runner import LocalRunner
 from dscluster.fsutil import atomic_write_text
+from dscluster.launcher.masklog import MIN_SECRET, copy_masked
 from dscluster.launcher.plan import LaunchRequest, build_plan
-from dscluster.runs import detect, metrics, shrink, slurm_run, store
-from dscluster.runs.channel import NodeChannel
+from dscluster.runs import detect, diskspace, metrics, shrink, slurm_run, store
+from dscluster.runs.channel import NodeChannel, close_all
 from dscluster.runs.hflog import HfLogBridge
 from dscluster.runs.metrics import MonitorBridge
 from dscluster.runs.nodes import node_names, node_runners, sim_name, unreachable_hosts
@@ -98,6 +99,8 @@ class Supervisor:
         # A Hugging Face Trainer's rank-0 log dicts -> metrics.jsonl; its batch, output dir and resumes
         self.hflog = HfLogBridge(self.run_dir, self.cfg.node_uid, tensorboard=lambda: self.monitor._tensorboard(),
                                  cwd=self.cfg.cwd)
+        self._unsaved: OSError | None = None  # the last run.json write failed (e.g. a full disk)
+        self._disk_full: str | None = None  # what this supervisor could not write for lack of space
         self.monitor = MonitorBridge(self.run_dir, (self.record.ds_config or {}).get("train_batch_size"),
                                      self.cfg.node_uid,  # DeepSpeed's csv monitor -> metrics.jsonl
                                      batch_hint=lambda: self.hflog.batch)
@@ -118,7 +121,61 @@ class Supervisor:
         return self.stop_requested or (self.run_dir / STOP_FILE).exists()
 
     def save(self, **fields: Any) -> None:
-        self.record = store.update_record(self.run_dir, self.record, **fields)
+        """Record `fields`: in memory at once, in run.json when the disk takes it. A write that fails (a full
+        disk) leaves the previous run.json whole (it is written atomically) and never stops the supervision:
+        the record is written again at the next change or within a second."""
+        self.record = self.record.replace(**fields)
+        self._write_record()
+
+    def _write_record(self) -> None:
+        try:
+            try:
+                store.write_record(self.run_dir, self.record)
+            except OSError as err:
+                if not diskspace.is_enospc(err) or not self._give_up_reserve():
+                    raise
+                store.write_record(self.run_dir, self.record)  # in the room the reserve left
+        except OSError as err:
+            if self._unsaved is None:
+                print(f"run record not written ({err}); supervising on, writing it again every second",
+                      file=sys.stderr, flush=True)
+                if diskspace.is_enospc(err):
+                    self._disk_full = self._disk_full or str(err)
+            self._unsaved = err
+            return
+        if self._unsaved is not None:
+            print("run record written again", file=sys.stderr, flush=True)
+        self._unsaved = None
+
+    def _keep_reserve(self) -> None:
+        """A little space of the run's own (diskspace.RESERVE), made while the disk has room: given up when
+        a record write finds the disk full, so the run's outcome is still written (never left "lost")."""
+        path = self.run_dir / diskspace.RESERVE
+        free = diskspace.free_bytes(self.run_dir)
+        if os.path.lexists(path) or free is None or free < 16 * diskspace.RESERVE_BYTES:
+            return
+        with contextlib.suppress(OSError):
+            fsutil.atomic_write_bytes(path, bytes(diskspace.RESERVE_BYTES))
+
+    def _give_up_reserve(self) -> bool:
+        try:
+            os.unlink(self.run_dir / diskspace.RESERVE)
+        except OSError:
+            return False
+        return True
+
+    def _tick(self, final: bool = False) -> None:
+        """Once a second: the newest committed step, the metrics (DeepSpeed's monitor rows, a Hugging Face
+        Trainer's logs), a record write that failed."""
+        self._refresh_checkpoint()
+        try:
+            self._tick_metrics(final=final)
+        except OSError as err:  # metrics.jsonl on a full disk: the metrics wait, the run does not
+            print(f"metrics not copied: {err}", file=sys.stderr, flush=True)
+        if self._unsaved is not None:
+            self._write_record()
+        else:
+            self._keep_reserve()
 
     def _set_attempt(self, attempt: Attempt, **fields: Any) -> None:
         """Record `attempt` (the current one: it replaces the last of that number, else it is added)."""
@@ -207,7 +264,14 @@ class Supervisor:
             # Where the ranks find the run's checkpoints, and the step a resume is expected from.
             self._checkpoint_env = resume_env(store.save_dir(self.run_dir, self.record))
             plan = build_plan(self._request(n, port))
-            self._write_files(plan)
+            try:
+                self._write_files(plan)
+            except OSError as err:  # the attempt cannot start without its files (a full disk)
+                if diskspace.is_enospc(err):
+                    self._disk_full = str(err)
+                self._log(f"attempt {n} not started: {err}")
+                self._failure_logs = self._log_sizes()
+                return None, Failure("exit", f"could not write the attempt's files: {err}"), False
             self._check_runner_files(plan)
             hf = self.newest_hf_checkpoint()
             self.hflog.expected[n] = hf.step if hf is not None else None
@@ -220,16 +284,19 @@ class Supervisor:
             log_offset = os.fstat(log.fileno()).st_size
             self._attempt_logs[self.log_path] = log_offset
             self._log(f"attempt {n}: {' '.join(plan.argv)}")
-            runner = subprocess.Popen(plan.argv, env={**os.environ, **plan.env}, cwd=c.cwd, stdout=log,
-                                      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                      start_new_session=True, preexec_fn=_set_pdeathsig)
-            log.close()
+            masked = any(len(v) >= MIN_SECRET for v in self.secrets.values())
+            runner = subprocess.Popen(plan.argv, env={**os.environ, **plan.env}, cwd=c.cwd,
+                                      stdout=subprocess.PIPE if masked else log, stderr=subprocess.STDOUT,
+                                      stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=_set_pdeathsig)
+            if masked:
+                self._mask_output(runner, log)  # the log is the copying thread's now
+            else:
+                log.close()
             self._set_attempt(attempt, status="running", world_size=plan.world_size)
             self.event("launched", attempt=n, master_port=port, runner_pid=runner.pid)
             return self._watch(n, runner, chans, log_offset, plan.world_size)
         finally:
-            for ch in chans:
-                ch.close()
+            close_all(chans)
             # Secret values (node_env.sh) live on shared storage only while an attempt's ranks may read
             # them; the next attempt writes them again from the supervisor's memory.
             for f in plan.files if plan else ():
@@ -238,6 +305,28 @@ class Supervisor:
                     # node user must not make this process remove a file elsewhere.
                     with contextlib.suppress(OSError):
                         fsutil.unlink(f.path)
+
+    def _mask_output(self, runner: subprocess.Popen, log) -> None:
+        """Copy the runner's output into the launcher log with every secret value masked (launcher/masklog.py):
+        pdsh's and mpirun's relay of what the ranks print passes here."""
+        import threading
+
+        def copy() -> None:
+            def write(data: bytes) -> None:
+                try:
+                    log.write(data)
+                    log.flush()
+                except OSError:
+                    pass  # a full disk: the output is lost, never the run (the pipe keeps draining)
+
+            try:
+                copy_masked(runner.stdout.fileno(), write, self.secrets.values())
+            finally:
+                runner.stdout.close()
+                with contextlib.suppress(OSError):
+                    log.close()
+
+        threading.Thread(target=copy, name="launcher-log", daemon=True).start()
 
     def _watch(self, n: int, runner: subprocess.Popen, chans: list[NodeChannel],
                log_offset: int, world: int) -> tuple[int | None, Failure | None, bool]:
@@ -252,8 +341,7 @@ class Supervisor:
                 for ch in chans:
                     ch.send("ping")
                 last_ping = now
-                self._refresh_checkpoint()
-                self._tick_metrics()
+                self._tick()
             if self._stop_wanted():
                 self._teardown(runner, chans, grace=c.stop_grace, why="stop requested")
                 return runner.returncode, None, True
@@ -518,6 +606,12 @@ class Supervisor:
         exp = explain_failure(failure, self.log_path, self._failure_logs or self._log_sizes(), self._attempt_started,
                               rank_exit_code, self.record.id, restarts_left, sim=sim, since=self._attempt_logs,
                               nodes=self._rank_node_names())
+        save_dir = store.save_dir(self.run_dir, self.record)
+        short = diskspace.full_disk(save_dir, self.run_dir)
+        if short or self._disk_full or (exp is not None and exp.signature == diskspace.SIGNATURE):
+            # Where it filled, what is free there now, what the last checkpoint took; never restarted into it.
+            evidence = exp.evidence if exp is not None and exp.signature == diskspace.SIGNATURE else self._disk_full
+            return diskspace.explanation(save_dir, self.record.id, evidence or "", path=str(short) if short else None)
         if exp is not None and exp.signature == "ssh-255" and sim is not None and failure.node:
             # On a simulated cluster a node's sshd comes back with `sim heal`, not `node start`.
             exp = explainer.custom("ssh-255", exp.cause, "Check the node with `dscluster doctor`; {heal} brings it "
@@ -526,6 +620,7 @@ class Supervisor:
 
     def run(self) -> int:
         self.save(status="pending", supervisor_pid=os.getpid(), supervisor_host=socket.gethostname())
+        self._keep_reserve()
         if self.record.batch_plan:  # a run continued on another world size (restart --hosts)
             self.event("batch", **self.record.batch_plan)
         max_attempts = 1 + int(self.cfg.max_restarts)
@@ -541,8 +636,7 @@ class Supervisor:
             attempt = last if last is not None and last.n == n else Attempt(n, started=store.now_iso())
             attempt = dataclasses.replace(attempt, ended=store.now_iso(), exit_code=rc)
             self._set_attempt(attempt)
-            self._refresh_checkpoint()
-            self._tick_metrics(final=True)
+            self._tick(final=True)
             timeout = self.slurm.timeout_explanation() if self.slurm and (stopped or failure) else None
             if timeout is not None:
                 self._set_attempt(dataclasses.replace(attempt, reason="time limit"), explanation=timeout.to_dict())
@@ -623,6 +717,8 @@ class Supervisor:
             # An earlier attempt's failure is history (its reason stays in attempts), not why the run ended.
             self.save(explanation=None)
         self.event("finished", status=status, exit_code=exit_code)
+        with contextlib.suppress(OSError):
+            os.unlink(self.run_dir / diskspace.RESERVE)  # the run is over: its reserve goes back to the disk
         return exit_code
 
 
@@ -648,12 +744,13 @@ def main(argv: list[str] | None = None) -> int:
         traceback.print_exc()
         try:
             rec = store.read_record(run_dir)  # only to mark it failed: nothing in it is executed
-            rec = store.update_record(run_dir, rec, status="failed", exit_code=1, ended=store.now_iso(),
-                                      explanation={"signature": "supervisor-error",
-                                                   "cause": f"the supervisor crashed: {err}",
-                                                   "fix": "see logs/supervisor.log in the run directory",
-                                                   "retry": False, "evidence": repr(err)[:300]})
-            reap(rec.id, grace=1.0)
+            with contextlib.suppress(Exception):
+                reap(rec.id, grace=1.0)  # first: stopping the ranks never waits on a write (a full disk)
+            store.update_record(run_dir, rec, status="failed", exit_code=1, ended=store.now_iso(),
+                                explanation={"signature": "supervisor-error",
+                                             "cause": f"the supervisor crashed: {err}",
+                                             "fix": "see logs/supervisor.log in the run directory",
+                                             "retry": False, "evidence": repr(err)[:300]})
         except Exception:  # noqa: BLE001
             pass
         return 1

@@ -63,7 +63,10 @@ def step_of(tag: str) -> int | None:
 
 
 def committed_steps(save_dir: str | Path) -> list[int]:
-    """Steps whose directory holds COMMIT.json, ascending."""
+    """Steps whose directory holds a readable COMMIT.json (a JSON object), ascending. A COMMIT.json that is
+    empty, truncated or not JSON (a disk fault, a full disk) does not commit its step: resume, restart and
+    export skip it, and the next save of that step sets it aside. One with the wrong types inside (a hand
+    edit) commits it, damaged: every reader names the problem (`damage`)."""
     save_dir = Path(save_dir)
     steps = []
     try:
@@ -72,7 +75,8 @@ def committed_steps(save_dir: str | Path) -> list[int]:
         return []
     for entry in entries:
         step = step_of(entry.name)
-        if step is not None and entry.is_dir() and (Path(entry.path) / COMMIT_FILE).is_file():
+        if step is not None and entry.is_dir() and (Path(entry.path) / COMMIT_FILE).is_file() \
+                and _load_commit(Path(entry.path))[0] is not None:
             steps.append(step)
     return sorted(steps)
 
@@ -114,26 +118,79 @@ def latest_tag(save_dir: str | Path) -> str | None:
         return None
 
 
-def read_commit(step_dir: Path) -> dict | None:
-    """A step's COMMIT.json (what the commit recorded: files and sizes, world size, ZeRO stage), or None
-    when it is missing or unreadable."""
+def _load_commit(step_dir: Path) -> tuple[dict | None, str | None]:
+    """(COMMIT.json's object, what is wrong with it or None). The object is None when the file is missing,
+    empty or not a JSON object: the step is not committed. Every reader of a commit goes through here, so a
+    truncated, bit-flipped, empty or hand-edited file is one message, never an exception deep in a reader."""
     import json  # noqa: PLC0415
 
     try:
         # read_bytes: the supervisor (launching user) reads this in the node user's directory; no symlinks.
-        commit = json.loads(read_bytes(step_dir / COMMIT_FILE).decode("utf-8"))
-    except (OSError, ValueError):
-        return None
-    return commit if isinstance(commit, dict) else None
+        raw = read_bytes(step_dir / COMMIT_FILE)
+    except FileNotFoundError:
+        return None, tr("{file} is missing", file=COMMIT_FILE)
+    except OSError as exc:
+        return None, tr("{file} is unreadable ({err})", file=COMMIT_FILE, err=exc.strerror or exc)
+    if not raw.strip():
+        return None, tr("{file} is unreadable (empty)", file=COMMIT_FILE)
+    try:
+        commit = json.loads(raw.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError):  # JSONDecodeError is a ValueError
+        return None, tr("{file} is unreadable (truncated or not JSON)", file=COMMIT_FILE)
+    if not isinstance(commit, dict):
+        return None, tr("{file} is unreadable (not a JSON object)", file=COMMIT_FILE)
+    return commit, _shape_problem(commit)
+
+
+def _shape_problem(commit: dict) -> str | None:
+    """What in a COMMIT.json object is not of the types `commit` writes, or None."""
+    files = commit.get("files", {})  # absent: `damage` and `verify` say so; the other readers need no list
+    if not isinstance(files, dict) or not all(isinstance(k, str) and k and isinstance(v, int)
+                                              and not isinstance(v, bool) and v >= 0 for k, v in files.items()):
+        return tr("{file} is unreadable (its \"files\" is not a map of file name to size)", file=COMMIT_FILE)
+    if any(k.startswith("/") or ".." in k.split("/") or "\0" in k for k in files):
+        # `commit` records names inside the step: one that leads out of it is not of its writing.
+        return tr("{file} is unreadable (its \"files\" is not a map of file name to size)", file=COMMIT_FILE)
+    sha = commit.get("sha256")
+    if sha is not None and not (isinstance(sha, dict) and all(isinstance(v, str) for v in sha.values())):
+        return tr("{file} is unreadable (its \"sha256\" is not a map of file name to hash)", file=COMMIT_FILE)
+    for key in ("world_size", "zero_stage", "step"):
+        value = commit.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            return tr("{file} is unreadable (its \"{key}\" is {value}, not a number)", file=COMMIT_FILE,
+                      key=key, value=repr(value)[:40])
+    return None
+
+
+def read_commit(step_dir: Path) -> dict | None:
+    """A step's COMMIT.json (what the commit recorded: files and sizes, world size, ZeRO stage), or None
+    when it is missing, unreadable or not of the types `commit` writes (`commit_problem` says which)."""
+    commit, problem = _load_commit(step_dir)
+    return commit if problem is None else None
+
+
+def commit_problem(step_dir: Path) -> str | None:
+    """None when the step's COMMIT.json is there and of the shape `commit` writes, else what is wrong."""
+    return _load_commit(step_dir)[1]
+
+
+def not_committed_error(step_dir: Path, problem: str, run: str = "RUN") -> CheckpointError:
+    """The refusal of every command asked for a step whose COMMIT.json is missing or unreadable."""
+    older = [s for s in committed_steps(step_dir.parent) if s < (step_of(step_dir.name) or 0)]
+    fix = tr("it is not a usable checkpoint (the save or the disk failed before its commit): use a committed step "
+             "(dscluster ckpt {run} lists them{older}); a restart resumes from the newest committed one",
+             run=run, older=tr("; the newest before it is step-{n}", n=older[-1]) if older else "")
+    return CheckpointError(tr("{tag} is not committed: {problem} ({path})", tag=step_dir.name, problem=problem,
+                              path=step_dir / COMMIT_FILE), fix, setting="--step")
 
 
 def damage(step_dir: Path) -> str | None:
     """None when a committed step's files are all there at the sizes COMMIT.json recorded, else what is
     wrong. Committed steps are never rewritten, so any difference means a disk fault or a hand edit."""
-    files = (read_commit(step_dir) or {}).get("files")
-    if not isinstance(files, dict):
-        return tr("{file} is unreadable", file=COMMIT_FILE)
-    for name, size in files.items():
+    commit, problem = _load_commit(step_dir)
+    if problem is not None or "files" not in commit:
+        return problem or tr("{file} lists no file", file=COMMIT_FILE)
+    for name, size in commit["files"].items():
         try:
             actual = (step_dir / name).stat().st_size
         except OSError:
@@ -187,11 +244,11 @@ def verify(step_dir: Path, names: list[str] | None = None) -> list[str]:
     hash COMMIT.json recorded. Empty when intact. Files added later (step-N/universal, a conversion) are
     not part of the commit and not checked. A step committed before hashes were recorded is checked by
     size only."""
-    commit = read_commit(step_dir)
-    files = (commit or {}).get("files")
-    if not isinstance(files, dict):
-        return [tr("{file} is unreadable", file=COMMIT_FILE)]
-    recorded = commit.get("sha256") if isinstance(commit.get("sha256"), dict) else {}
+    commit, problem = _load_commit(step_dir)
+    if problem is not None or "files" not in commit:
+        return [problem or tr("{file} lists no file", file=COMMIT_FILE)]
+    files = commit["files"]
+    recorded = commit.get("sha256") or {}
     problems, to_hash = [], []
     for name in names if names is not None else sorted(files):
         try:
@@ -199,7 +256,7 @@ def verify(step_dir: Path, names: list[str] | None = None) -> list[str]:
         except OSError:
             problems.append(tr("{name} is missing", name=name))
             continue
-        if actual != files[name]:
+        if actual != files.get(name):
             problems.append(tr("{name} is {actual:,} bytes, {size:,} when committed", name=name, actual=actual,
                                size=files[name]))
         elif name in recorded:
@@ -387,7 +444,7 @@ def set_aside_uncommitted(save_dir: Path, step: int) -> Path | None:
     step_dir = save_dir / tag_for(step)
     if not step_dir.exists():
         return None
-    if (step_dir / COMMIT_FILE).exists():
+    if (step_dir / COMMIT_FILE).exists() and _load_commit(step_dir)[0] is not None:
         raise CheckpointError(tr("{path} is already committed; refusing to overwrite it", path=step_dir),
                               tr("pass a new --save-dir, or --resume auto to continue from it"), setting="--save-dir")
     n = 1
@@ -575,8 +632,10 @@ def verify_shared(step_dir: Path, rank: int, world_size: int) -> None:
     cache for the load that follows); every rank raises the same error when any share is damaged."""
     import torch.distributed as dist  # noqa: PLC0415
 
-    names = sorted((read_commit(step_dir) or {}).get("files") or {})
-    mine = verify(step_dir, names[rank::world_size]) if names else [tr("{file} is unreadable", file=COMMIT_FILE)]
+    commit, problem = _load_commit(step_dir)
+    names = sorted(commit.get("files") or {}) if problem is None else []
+    mine = verify(step_dir, names[rank::world_size]) if names else [problem or tr("{file} lists no file",
+                                                                                  file=COMMIT_FILE)]
     everyone: list = [None] * world_size
     dist.all_gather_object(everyone, mine)
     problems = [p for share in everyone for p in share or []]

@@ -16,17 +16,20 @@ Layouts (what `load_state_dict` / `load_gpt` read back):
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
 
+from dscluster import fsutil
 from dscluster.errors import ConfigError
 from dscluster.i18n import tr
-from dscluster import fsutil
-from dscluster.train.checkpoint import CheckpointError, _fsync_tree, read_commit
+from dscluster.train.checkpoint import CheckpointError, _fsync_tree, damage, load_problems, read_commit, step_of
 from dscluster.trust import load_tensors, open_out_dir, refuse_symlinks, weights_only_loads
 
 FORMATS = ("fp32", "safetensors", "hf")
@@ -56,7 +59,6 @@ def _model_states_file(step_dir: Path, zero_stage: int) -> Path:
 
 def saved_state(step_dir: Path) -> dict:
     """The non-tensor part of the model states file: client state (step, model config), ZeRO stage, ..."""
-    import torch  # noqa: PLC0415
 
     commit = read_commit(step_dir) or {}
     states = load_tensors(_model_states_file(step_dir, int(commit.get("zero_stage") or 0)))
@@ -160,9 +162,9 @@ def gpt_config_json(model: dict, step: int) -> dict:
 def export(step_dir: Path, out: Path, fmt: str, progress: Callable[[int, int], None] | None = None,
            shard_bytes: int = SHARD_BYTES) -> Exported:
     """Write step_dir's model to `out` (a file for fp32, a directory otherwise). Written beside `out` under a
-    temporary name, fsynced, then renamed: an interrupted export leaves nothing that looks finished."""
-    import torch  # noqa: PLC0415
-
+    temporary name, fsynced, then renamed: an interrupted export leaves nothing that looks finished, and a
+    failed one nothing at all. A step whose files differ from COMMIT.json's sizes, or that does not load,
+    is refused naming the step and the file."""
     if fmt not in FORMATS:
         raise ConfigError(tr("--format {v!r} is not one of {choices}", v=fmt, choices=", ".join(FORMATS)),
                           tr("e.g. --format safetensors"), setting="--format")
@@ -171,6 +173,50 @@ def export(step_dir: Path, out: Path, fmt: str, progress: Callable[[int, int], N
                           tr("remove it, or pass another --out"), setting="--out")
     progress = progress or (lambda done, total: None)
     t0 = time.monotonic()
+    if problem := damage(step_dir):
+        raise damaged_error(step_dir, problem)
+    made = [d for d in (out.parent, *out.parent.parents) if not d.exists()]
+    tmp = out.with_name(f".{out.name}.partial-{os.getpid()}")
+    try:
+        return _export(step_dir, out, tmp, fmt, progress, shard_bytes, t0)
+    except BaseException as exc:
+        # Nothing an export started is left behind: its temporary file or directory, the folders it made.
+        if tmp.is_dir():
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                tmp.unlink()
+        for folder in made:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        if isinstance(exc, (CheckpointError, ConfigError)) or not isinstance(exc, Exception):
+            raise
+        raise unreadable_error(step_dir, exc) from exc
+
+
+def damaged_error(step_dir: Path, problem: str) -> CheckpointError:
+    return CheckpointError(
+        tr("{tag} is damaged: {problem} ({path})", tag=step_dir.name, problem=problem, path=step_dir),
+        tr("export another committed step (dscluster ckpt RUN lists them, --step N), or restore the file from a "
+           "backup; dscluster ckpt verify RUN --step {n} checks every file", n=step_of(step_dir.name)),
+        setting="--step")
+
+
+def unreadable_error(step_dir: Path, exc: BaseException) -> CheckpointError:
+    """What an export that failed while reading the step says: the files of the step that do not load
+    (each opened on its own), else the step and the error."""
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        return CheckpointError(tr("no space left on device while exporting {tag}: {err}", tag=step_dir.name, err=exc),
+                               tr("free space there, or pass another --out"), setting="--out")
+    bad = load_problems(step_dir)
+    what = "; ".join(bad[:3]) if bad else f"{type(exc).__name__}: {exc}"[:300]
+    return damaged_error(step_dir, tr("it cannot be read: {what}", what=what))
+
+
+def _export(step_dir: Path, out: Path, tmp: Path, fmt: str, progress: Callable[[int, int], None],
+            shard_bytes: int, t0: float) -> Exported:
+    import torch  # noqa: PLC0415
+
     info = saved_state(step_dir)
     model = info.get("model") if isinstance(info.get("model"), dict) else None
     if fmt == "hf" and model is None:
