@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from polling import wait_for
+from polling import cli_runner, wait_for
 
 from dscluster.runs import store
 
@@ -41,15 +40,7 @@ def work(sim):
 
 @pytest.fixture(scope="module")
 def dsc(sim, work):
-    env = {**os.environ, "DSCLUSTER_HOME": str(Path(sim.spec_path).parents[2])}
-    env.pop("DSCLUSTER_CLUSTER", None)
-    env.pop("DSCLUSTER_SHARED", None)
-
-    def run(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "dscluster.cli", *args], env=env, cwd=work, capture_output=True,
-                              text=True, timeout=timeout)
-    run.env = env
-    return run
+    return cli_runner(sim, work)
 
 
 def _record(work: Path, run_id: str) -> dict:
