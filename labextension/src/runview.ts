@@ -171,9 +171,19 @@ export class RunView extends Widget {
     const ex = d.run.explanation;
     this.explanation.hidden = !ex;
     if (ex) {
+      // The first failing rank's own words first (type, message, file:line, rank and node), then the cause
+      // and the fix, then why no restart was tried where one was left.
+      const first: (string | HTMLElement)[] = ex.error_line
+        ? [el('strong', {}, t.__('First error')), ' ', el('code', { class: 'dsc-first-error' }, String(ex.error_line)), el('br', {})]
+        : [];
+      const note: (string | HTMLElement)[] = ex.no_restart_note
+        ? [el('br', {}), el('em', { class: 'dsc-no-restart' }, String(ex.no_restart_note))]
+        : [];
       this.explanation.replaceChildren(
+        ...first,
         el('strong', {}, t.__('What happened')), ' ', String(ex.cause || ex.signature || ''),
-        el('br', {}), el('strong', {}, t.__('Fix')), ' ', String(ex.fix || '')
+        el('br', {}), el('strong', {}, t.__('Fix')), ' ', String(ex.fix || ''),
+        ...note
       );
     }
     for (const f of d.logs) {

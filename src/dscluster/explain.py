@@ -398,6 +398,17 @@ class Explanation:
         return d
 
 
+def no_restart_note(exp: dict) -> str | None:
+    """Why the supervisor did not restart after this failure, though restarts were left."""
+    why = (exp.get("no_restart") or {}).get("why")
+    if why == "cannot-help":
+        return tr("not restarted: a restart cannot help with this failure (the same command fails the same way)")
+    if why == "same-failure":
+        return tr("not restarted: this attempt failed the same way as attempt {n}, with no progress in between "
+                  "(no newer checkpoint, no higher step)", n=exp["no_restart"].get("previous", "?"))
+    return None
+
+
 def error_line(error: dict | None, english: bool = False) -> str | None:
     """A recorded error on one line, its rank and node named in the reader's language (or in English)."""
     if not error or not error.get("summary"):

@@ -151,7 +151,10 @@ def test_failed_and_half_written_runs_render(page, lab, shot):
     atomic_write_json(failed / "run.json", {
         "id": failed.name, "name": "broken", "status": "failed", "created": "2026-01-01T00:00:00+00:00",
         "attempts": [{"n": 1, "exit_code": 1}], "exit_code": 1, "world_size": 2,
-        "explanation": {"signature": "oom", "cause": "rank 1 ran out of memory", "fix": "lower the micro batch"}})
+        "explanation": {"signature": "oom", "cause": "rank 1 ran out of memory", "fix": "lower the micro batch",
+                        "error": {"summary": "RuntimeError: out of memory (/work/train.py:41)", "rank": 1,
+                                  "node": "node2", "who": "rank 1 on node2"},
+                        "no_restart": {"why": "same-failure", "previous": 1}}})
     (failed / "logs" / "x_rank1.log").write_text("Traceback (most recent call last):\nRuntimeError: out of memory\n")
     half = runs / "half-20260101-000000-beef"  # a run the supervisor is still creating
     half.mkdir()
@@ -164,6 +167,9 @@ def test_failed_and_half_written_runs_render(page, lab, shot):
     view = active_run_view(page)
     view.locator('.dsc-run-status .dsc-status[data-status="failed"]').wait_for()
     assert "out of memory" in view.locator(".dsc-explanation").inner_text()
+    # The failing rank's own words first, then why no restart was tried.
+    assert view.locator(".dsc-first-error").inner_text() == "rank 1 on node2: RuntimeError: out of memory (/work/train.py:41)"
+    assert "failed the same way as attempt 1" in view.locator(".dsc-no-restart").inner_text()
     page.wait_for_function(f"() => ({VIEW_JS}?.querySelector('.dsc-log')?.textContent || '').includes('RuntimeError')")
     assert view.locator("button.dsc-stop").is_hidden() and view.locator("button.dsc-restart").is_visible()
     shot(page, "failed-run")

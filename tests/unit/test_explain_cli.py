@@ -53,7 +53,7 @@ def test_explain_says_so_when_nothing_is_known_and_refuses_a_missing_file(tmp_pa
 
 
 def test_status_shows_the_first_error_and_why_no_restart_was_tried(monkeypatch, capsys):
-    from dscluster.commands import runs
+    from dscluster import explain as runs  # no_restart_note lives beside error_line
 
     exp = {"signature": "python-error", "cause": "c", "fix": "f", "retry": False, "evidence": "e",
            "error": {"type": "ValueError", "summary": "ValueError: warmup_num_steps must be positive (train.py:22)",

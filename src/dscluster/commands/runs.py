@@ -244,7 +244,7 @@ def cmd_status(args) -> int:
         if exp.get("evidence") and (not line or exp["evidence"] not in line):
             print(f"    {tr('seen')}: {exp['evidence']}")
         print(f"    {tr('fix')}: {fix}")
-        if (note := no_restart_note(exp)) is not None:
+        if (note := explainer.no_restart_note(exp)) is not None:
             print(f"  {console.WARN} {note}")
     nexts = [f"dscluster logs {view.id}" + (" -f" if st in store.ACTIVE else "")]
     rank = ((exp or {}).get("error") or {}).get("rank") if st not in ("succeeded",) else None
@@ -254,17 +254,6 @@ def cmd_status(args) -> int:
         nexts.append(f"dscluster stop {view.id}")
     print(console.next_steps(*nexts))
     return status_exit_code(st)
-
-
-def no_restart_note(exp: dict) -> str | None:
-    """Why the supervisor did not restart after this failure, though restarts were left."""
-    why = (exp.get("no_restart") or {}).get("why")
-    if why == "cannot-help":
-        return tr("not restarted: a restart cannot help with this failure (the same command fails the same way)")
-    if why == "same-failure":
-        return tr("not restarted: this attempt failed the same way as attempt {n}, with no progress in between "
-                  "(no newer checkpoint, no higher step)", n=exp["no_restart"].get("previous", "?"))
-    return None
 
 
 def status_exit_code(shown: str) -> int:
@@ -502,7 +491,7 @@ def print_outcome(record: RunRecord) -> None:
         if line := explainer.error_line(exp.get("error")):
             print(f"  {tr('first error')}: {line}")
         print(f"  {tr('cause')}: {cause}\n  {tr('fix')}: {fix}")
-        if (note := no_restart_note(exp)) is not None:
+        if (note := explainer.no_restart_note(exp)) is not None:
             print(f"  {note}")
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from dscluster import fsutil
 from dscluster.errors import DsclusterError, ExitCode, RunError, UsageError
-from dscluster.explain import error_line, localized
+from dscluster.explain import error_line, localized, no_restart_note
 from dscluster.i18n import tr
 from dscluster.runs import metrics as run_metrics
 from dscluster.runs import store
@@ -144,7 +144,8 @@ def shown_explanation(recorded: dict | None) -> dict | None:
     if not isinstance(recorded, dict):
         return None
     cause, fix = localized(recorded)
-    return {**recorded, "cause": cause, "fix": fix, "error_line": error_line(recorded.get("error"))}
+    return {**recorded, "cause": cause, "fix": fix, "error_line": error_line(recorded.get("error")),
+            "no_restart_note": no_restart_note(recorded)}
 
 
 def list_runs(runs_dirs: list[Path]) -> list[dict]:
