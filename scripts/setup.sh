@@ -3,8 +3,8 @@
 #   scripts/setup.sh demo   -> a venv with torch, DeepSpeed and dscluster (enough for `dscluster demo`)
 #   scripts/setup.sh fast   -> the above plus the JupyterLab / test extras, no system package (enough for
 #                              `scripts/test.sh --fast`: no simulated cluster, browser or container)
-#   scripts/setup.sh test   -> the above plus openssh-server, pdsh, OpenMPI, Slurm + munge, iproute2, Chromium,
-#                              podman and Docker Engine (enough for the whole test suite)
+#   scripts/setup.sh test   -> the above plus openssh-server, pdsh, OpenMPI, Slurm + munge, iproute2, Prometheus,
+#                              Chromium, podman and Docker Engine (enough for the whole test suite)
 # Re-running is cheap: each step is skipped when its stamp matches.
 set -euo pipefail
 mode=${1:-demo}
@@ -35,6 +35,9 @@ fi
 if [ "$mode" = test ]; then
   apt_install openssh-server openssh-client pdsh iproute2 procps psmisc util-linux openmpi-bin chromium fonts-wqy-microhei \
     slurm-wlm munge
+  # A real Prometheus for tests/cluster/test_prometheus.py: the test starts its own, on a free port with a
+  # temporary config and storage, and stops it by its PID.
+  apt_install prometheus
   # The node image tests (tests/container): podman with runc builds and runs the image (no daemon to
   # start or stop), and Docker Engine (docker.io; the tests start dockerd themselves and stop it, and
   # policy-rc.d keeps the package from starting one); mmdebstrap makes the Debian base where no

@@ -28,6 +28,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "dscluster.commands.node",
     "dscluster.commands.sim",
     "dscluster.commands.doctor",
+    "dscluster.commands.metrics",
     "dscluster.commands.up",
     "dscluster.commands.image",
     "dscluster.commands.lab",

@@ -52,6 +52,8 @@ class AgentOptions:
     listen: str | None = None
     lab: bool = False
     identity: Path | None = None  # the cluster's private key, for the node user on the master
+    metrics_port: int = 9410  # Prometheus /metrics of this node's GPUs/CPU (dscluster.prom.NODE_PORT); 0: off
+    metrics_address: str = "0.0.0.0"  # every interface, like Prometheus's node_exporter; or the cluster one
 
     @property
     def node_name(self) -> str:
@@ -208,7 +210,8 @@ def start_stats_as_user(opts: AgentOptions) -> subprocess.Popen:
     """Every node publishes its GPU (NVML) or CPU/memory sample to <shared>/nodes/<node>.json, which the
     JupyterLab panel and the notebook API show live. As the node user: the shared dir is theirs."""
     return _spawn_as_user(opts, [sys.executable, "-m", "dscluster.node.stats", "--shared", str(opts.shared_dir),
-                                 "--node", opts.node_name, "--interval", str(STATS_INTERVAL_S)])
+                                 "--node", opts.node_name, "--interval", str(STATS_INTERVAL_S),
+                                 "--metrics-port", str(opts.metrics_port), "--metrics-address", opts.metrics_address])
 
 
 class _Supervisor:
@@ -320,6 +323,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="root-owned directory for the host key and sshd config (default: %(default)s)")
     parser.add_argument("--listen", default=None, help="address sshd listens on (default: all)")
     parser.add_argument("--lab", action="store_true", help="on the master, also start JupyterLab")
+    parser.add_argument("--metrics-port", type=int, default=9410,
+                        help="Prometheus /metrics of this node's GPUs (NVML) and CPU/memory, served by the node "
+                             "user (default: %(default)s; 0: off)")
+    parser.add_argument("--metrics-address", default="0.0.0.0",
+                        help="the address /metrics listens on (default: every interface, as node_exporter; give "
+                             "the cluster-facing one to keep it off other networks)")
     parser.add_argument("--identity", type=Path, default=None,
                         help="on the master: the cluster's private key file (e.g. a mounted secret), installed "
                              "for the node user so it can launch across the cluster")
@@ -329,12 +338,15 @@ def options_from_args(args: argparse.Namespace) -> AgentOptions:
     if not args.shared_dir:
         raise ConfigError(tr("no shared directory given"), tr("pass --shared DIR (or set DSCLUSTER_SHARED)"),
                           setting="shared_dir")
+    if not 0 <= args.metrics_port <= 65535:
+        raise ConfigError(tr("--metrics-port {port} is out of range", port=args.metrics_port),
+                          tr("use 1024-65535 (default 9410), or 0 to turn /metrics off"), setting="--metrics-port")
     if not 1 <= args.port <= 65535:
         raise ConfigError(tr("--port {port} is out of range", port=args.port), tr("use 1-65535, e.g. 2222"),
                           setting="ssh_port")
     return AgentOptions(shared_dir=Path(args.shared_dir), user=args.user, port=args.port, role=args.role,
                         name=args.name, state_dir=args.state_dir, listen=args.listen, lab=args.lab,
-                        identity=args.identity)
+                        identity=args.identity, metrics_port=args.metrics_port, metrics_address=args.metrics_address)
 
 
 def main(argv: list[str] | None = None) -> int:

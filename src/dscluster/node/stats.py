@@ -219,15 +219,34 @@ def read_published(shared: Path, node: str, now: float | None = None) -> dict | 
     return sample
 
 
+def serve_metrics(node: str, latest: dict, address: str, port: int):
+    """The node's /metrics (node/exporter.py) on address:port, reading `latest["sample"]` at each scrape;
+    None (and a line on stderr) when the port cannot be bound: the panel's samples go on regardless."""
+    import sys
+
+    from dscluster.node.exporter import node_families
+    from dscluster.prom import MetricsServer
+
+    try:
+        return MetricsServer(lambda: node_families(latest.get("sample"), node), address, port)
+    except OSError as err:
+        print(f"dscluster node: no /metrics on {address}:{port}: {err}", file=sys.stderr, flush=True)
+        return None
+
+
 def publish_forever(shared: Path, node: str, interval: float = 2.0, count: int | None = None,
-                    record: Path | None = None) -> None:
+                    record: Path | None = None, metrics_address: str = "0.0.0.0", metrics_port: int = 0) -> None:
     """Publish a sample every `interval` seconds; with `record`, also append each one to that file as a
-    JSON line (a node's own history: what the panel's GPU charts draw, and their test fixture)."""
+    JSON line (a node's own history: what the panel's GPU charts draw, and their test fixture). With
+    `metrics_port`, also serve the newest sample to Prometheus at metrics_address:metrics_port/metrics."""
     sampler = Sampler()
+    latest: dict = {}
+    server = serve_metrics(node, latest, metrics_address, metrics_port) if metrics_port else None
     n = 0
     while count is None or n < count:
         time.sleep(interval)
         sample = sampler.sample(node)
+        latest["sample"] = sample
         publish(shared, node, sample)
         if sample["gpus"]:
             append_history(history_path(shared, node), sample)
@@ -235,6 +254,8 @@ def publish_forever(shared: Path, node: str, interval: float = 2.0, count: int |
             with open(record, "a", encoding="utf-8") as f:
                 f.write(json.dumps(sample, separators=(",", ":")) + "\n")
         n += 1
+    if server is not None:
+        server.close()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -245,9 +266,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--interval", type=float, default=2.0)
     parser.add_argument("--count", type=int, default=None, help="stop after N samples (tests)")
     parser.add_argument("--record", type=Path, default=None, help="also append every sample to this JSON-lines file")
+    parser.add_argument("--metrics-port", type=int, default=0, help="serve Prometheus /metrics on this port (0: off)")
+    parser.add_argument("--metrics-address", default="0.0.0.0", help="the address /metrics listens on")
     args = parser.parse_args(argv)
     try:
-        publish_forever(args.shared, args.node, args.interval, args.count, args.record)
+        publish_forever(args.shared, args.node, args.interval, args.count, args.record, args.metrics_address,
+                        args.metrics_port)
     except KeyboardInterrupt:
         return 130
     return 0

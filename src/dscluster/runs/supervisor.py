@@ -35,6 +35,7 @@ from dscluster.launcher.masklog import MIN_SECRET, copy_masked
 from dscluster.launcher.plan import LaunchRequest, build_plan
 from dscluster.runs import detect, diskspace, metrics, shrink, slurm_run, store
 from dscluster.runs.channel import NodeChannel, close_all
+from dscluster.runs.exporter import RunExporter
 from dscluster.runs.hflog import HfLogBridge
 from dscluster.runs.metrics import MonitorBridge
 from dscluster.runs.nodes import node_names, node_runners, sim_name, unreachable_hosts
@@ -104,6 +105,7 @@ class Supervisor:
         self.monitor = MonitorBridge(self.run_dir, (self.record.ds_config or {}).get("train_batch_size"),
                                      self.cfg.node_uid,  # DeepSpeed's csv monitor -> metrics.jsonl
                                      batch_hint=lambda: self.hflog.batch)
+        self.exporter = RunExporter(self)  # Prometheus /metrics while the run lives
         signal.signal(signal.SIGTERM, self._on_stop)
         signal.signal(signal.SIGINT, self._on_stop)
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
@@ -518,6 +520,7 @@ class Supervisor:
         step = latest_committed(store.save_dir(self.run_dir, self.record))
         if step is not None and step != self.record.last_checkpoint_step:
             self.save(last_checkpoint_step=step)
+            self.exporter.commit_seen()
         hf = self.newest_hf_checkpoint()
         if hf is not None and str(hf.path) != self.record.last_hf_checkpoint:
             self.save(last_hf_checkpoint=str(hf.path))
@@ -621,6 +624,13 @@ class Supervisor:
     def run(self) -> int:
         self.save(status="pending", supervisor_pid=os.getpid(), supervisor_host=socket.gethostname())
         self._keep_reserve()
+        self.exporter.start()
+        try:
+            return self._run()
+        finally:
+            self.exporter.stop()
+
+    def _run(self) -> int:
         if self.record.batch_plan:  # a run continued on another world size (restart --hosts)
             self.event("batch", **self.record.batch_plan)
         max_attempts = 1 + int(self.cfg.max_restarts)
