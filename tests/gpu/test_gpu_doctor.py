@@ -44,3 +44,11 @@ def test_arch_list_with_a_letter_suffix_is_named_with_the_fix(tmp_path, monkeypa
     _gpus, results = _report(tmp_path, monkeypatch, "9.0a")
     arch = results["cuda-arch"]
     assert not arch.ok and "9.0a" in arch.finding and "TORCH_CUDA_ARCH_LIST=9.0" in arch.fix
+
+
+def test_nccl_transport_is_read_from_nccls_own_report(tmp_path, monkeypatch):
+    """Live: the collective ran with NCCL_DEBUG=INFO (INIT,NET) and doctor read NCCL's own lines."""
+    _gpus, results = _report(tmp_path, monkeypatch, "9.0")
+    tp = results["transport"]
+    assert tp.status in ("ok", "warn") and tp.details["nccl_lines"] > 0, tp
+    print(f"transport: {tp.status} {tp.finding} (NCCL INFO lines: {tp.details['nccl_lines']})")

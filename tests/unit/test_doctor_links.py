@@ -152,3 +152,5 @@ def test_ib_used_passes_and_sockets_without_ib_hardware_only_warns():
     assert r.status == "warn" and "no InfiniBand/RoCE device" in r.finding
     assert nccl_transport.judge("n", parsed("p2p_single_node.log"), {}, multi_node=False).status == "ok"
     assert nccl_transport.judge("n", nccl_transport.parse(""), {}, multi_node=True).status == "warn"
+    one = nccl_transport.judge("n", parsed("socket_aws.log"), {}, multi_node=False)
+    assert one.status == "ok" and "TCP" not in one.finding and "one node" in one.finding

@@ -69,9 +69,11 @@ class Transport:
     def intra_node(self) -> list[str]:
         return sorted(v for v in self.vias if v in ("P2P", "SHM", "NVLS"))
 
-    def describe(self) -> str:
+    def describe(self, multi_node: bool = True) -> str:
+        """What NCCL chose, in words; on one node the network it set up carries nothing, so only what
+        connects the GPUs is said."""
         parts = []
-        net = self.inter_node
+        net = self.inter_node if multi_node else None
         if net in ("IB", "RoCE"):
             gdr = " + GPUDirect RDMA" if "NET/IB/GDRDMA" in self.vias else ""
             parts.append(f"{'InfiniBand' if net == 'IB' else 'RoCE'}{gdr} ({', '.join(self.ib_devices) or '?'})")
@@ -83,6 +85,8 @@ class Transport:
         inside = [names[v] for v in self.intra_node]
         if inside:
             parts.append(tr("inside the node: {what}", what=", ".join(inside)))
+        if not parts and not multi_node:
+            return tr("one node: NCCL needs no network (NCCL INFO lines: {n})", n=self.lines)
         return "; ".join(parts) or tr("no transport reported")
 
 
@@ -157,7 +161,7 @@ def judge(node: str, t: Transport, facts: Mapping | None, *, multi_node: bool, i
         return warned(node, CHECK, tr("NCCL printed nothing about its transport (NCCL_DEBUG output missing)"),
                       tr("rerun with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET and look for `Using network`"),
                       **details)
-    text = t.describe()
+    text = t.describe(multi_node)
     if multi_node and present and net not in ("IB", "RoCE"):
         roce = any(p.endswith("/RoCE") for p in present)
         if not rdma.get("dev_infiniband") or not rdma.get("uverbs"):
