@@ -343,7 +343,7 @@ DETERMINISTIC_TYPES = frozenset({
     "ZeroDivisionError", "JSONDecodeError", "UnboundLocalError", "RecursionError", "PermissionError",
     "IsADirectoryError", "NotADirectoryError", "UnicodeDecodeError", "UnicodeEncodeError", "OverflowError",
     "ValidationError", "DeepSpeedConfigError", "HFValidationError", "EnvironmentError", "ArgumentError",
-    "usage error"})
+    "ConfigError", "UsageError", "usage error"})  # ConfigError, UsageError: dscluster's own, from dscluster.checkpoint etc.
 # Signatures whose evidence may stand in the lines just before a rank's error rather than in it: a compile's
 # output before "Error building extension", NCCL's WARN lines before "unhandled system error".
 _BEFORE_THE_ERROR = frozenset({

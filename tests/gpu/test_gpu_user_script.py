@@ -126,7 +126,9 @@ def test_a_users_device_mismatch_is_shown_as_its_own_line_and_not_restarted(work
     deepspeed = Path(sys.executable).with_name("deepspeed")
     raw = subprocess.run([str(deepspeed), "--num_gpus", "1", "train.py", "--deepspeed", "--deepspeed_config",
                           "ds_config.json", "--steps", "6", "--cpu-batch-at", "2"], cwd=work, capture_output=True,
-                         text=True, timeout=240)
+                         text=True, timeout=240,
+                         # dscluster.checkpoint needs a directory where no dscluster launch names one
+                         env={**os.environ, "DSCLUSTER_CHECKPOINT_DIR": str(work / "raw-checkpoints")})
     assert raw.returncode != 0
     (work / "raw.log").write_text(raw.stdout + raw.stderr)
     explained = subprocess.run([sys.executable, "-m", "dscluster.cli", "explain", "raw.log"], cwd=work,

@@ -244,3 +244,13 @@ def test_own_error_templates_are_translated(monkeypatch):
 ])
 def test_general_wordings_of_the_same_causes(text, sig):
     assert explain.explain(text).signature == sig
+
+
+def test_dsclusters_own_config_error_in_a_rank_is_not_worth_a_restart():
+    """dscluster.checkpoint's ConfigError (no checkpoint directory) in a user's script fails the same way every time."""
+    log = ("Traceback (most recent call last):\n"
+           '  File "/work/train.py", line 40, in <module>\n    ckpt.save(engine, step)\n'
+           '  File "/usr/lib/python3/site-packages/dscluster/checkpoint.py", line 45, in _dir\n    raise ConfigError(x)\n'
+           "dscluster.errors.ConfigError: no checkpoint directory: save_dir is not given\n")
+    exp = explain.explain(log)
+    assert exp.retry is False and exp.error["where"] == "/work/train.py:40", exp
