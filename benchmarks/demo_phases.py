@@ -28,7 +28,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-VENV_BIN = Path(sys.executable).parent
+# The checkout's venv (what scripts/setup.sh makes), else this interpreter's.
+VENV_BIN = ROOT / ".venv" / "bin" if (ROOT / ".venv" / "bin" / "python").exists() else Path(sys.executable).parent
 DS_STAMP = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\]")
 
 
@@ -57,6 +58,8 @@ def main() -> int:
     if args.setup:
         subprocess.run([str(ROOT / "scripts" / "setup.sh"), "demo"], check=True)
         phases.append(("set-up (scripts/setup.sh demo)", time.time() - t_start))
+        global VENV_BIN
+        VENV_BIN = ROOT / ".venv" / "bin"
     if args.fresh:
         home = Path(tempfile.mkdtemp(prefix="dsc-demo-bench-", dir="/var/tmp"))
         os.chmod(home, 0o755)
