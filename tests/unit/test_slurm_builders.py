@@ -122,3 +122,12 @@ def test_what_slurms_clients_print_is_parsed():
     assert info["JobState"] == "TIMEOUT" and info["NodeList"] == "node[0-2]" and slurm.timed_out(info)
     assert not slurm.timed_out({"JobState": "RUNNING", "Reason": "None"})
     assert slurm.parse_steps("7.0 dsc-r1-a1\n7.1 dsc-r1-a2\n8.0 other\n", "dsc-r1-a2") == ["7.1"]
+
+
+def test_every_batch_job_of_a_home_gets_its_private_dir(dscluster_home):
+    """The second `launch --sbatch` of a home found slurm-jobs/ there and failed with FileExistsError."""
+    from dscluster.runs.slurm_run import private_job_dir
+
+    first, second = private_job_dir("r1"), private_job_dir("r2")
+    assert first.parent == second.parent == dscluster_home / "slurm-jobs"
+    assert all(p.is_dir() and p.stat().st_mode & 0o777 == 0o700 for p in (first, second, first.parent))

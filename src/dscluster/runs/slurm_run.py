@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dscluster import explain as explainer
@@ -107,21 +108,34 @@ def batch_script_text(shared, record: RunRecord, private_dir=None) -> str:
                                run_dir=store.run_path(shared, record.id), env={}, private_dir=private_dir)
 
 
+def private_job_dir(run_id: str) -> Path:
+    """<DSCLUSTER_HOME>/slurm-jobs/<run id>, made 0700 (and slurm-jobs, 0700, by the first batch job of
+    this home; every later one finds it there)."""
+    from dscluster.fsutil import make_dir
+    from dscluster.paths import home
+
+    private = home() / "slurm-jobs" / run_id
+    if not private.parent.is_dir():
+        try:
+            make_dir(private.parent, 0o700)
+        except FileExistsError:
+            pass  # made meanwhile by another submission
+    make_dir(private, 0o700)
+    return private
+
+
 def submit_run(shared, record: RunRecord, secrets: dict[str, str] | None = None) -> tuple[str, str]:
     """Write the run (record, secrets, job.sbatch) and submit its batch job: (run id, job id). The
     supervisor starts when the job does, on its first node, and records its pid and host then."""
     import json
 
-    from dscluster.fsutil import atomic_write_text, make_dir
-    from dscluster.paths import home
+    from dscluster.fsutil import atomic_write_text
     from dscluster.runs import store
 
     run_dir = store.create_run(shared, record)
     # The hand-off and the script live where only this user can write (the batch job's nodes must see
     # $DSCLUSTER_HOME, as they see a shared home); the run dir is the node user's to write.
-    private = home() / "slurm-jobs" / record.id
-    make_dir(private.parent, 0o700)
-    make_dir(private, 0o700)
+    private = private_job_dir(record.id)
     atomic_write_text(private / "handoff.json", json.dumps({"record": record.to_json(), "secrets": secrets or {}},
                                                            default=str), 0o600)
     script = private / "job.sbatch"
