@@ -119,7 +119,11 @@ def own_state_dir(name: str, recorded: str | os.PathLike | None) -> Path:
                 fd = fsutil.open_file(path / "id_ed25519")
                 os.close(fd)
                 return path
-    return paths.home() / "clusters" / name
+    candidates = [paths.home() / "clusters" / name, paths.home() / "sims" / name / "cluster"]
+    for path in candidates:
+        if is_private_dir(path) and (path / "id_ed25519").is_file():
+            return path
+    return candidates[0]
 
 
 # ---- tensors from the shared storage -----------------------------------------------------------------

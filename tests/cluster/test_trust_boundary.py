@@ -8,6 +8,7 @@ Helpers (plant, the console script, victims) are round one's, tests/cluster/test
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -213,3 +214,92 @@ while not os.path.exists({str(flag)!r}):
         runs.unlink()
         Path(str(runs) + ".orig").rename(runs)
     assert victim.exists() and untouched(victim)
+
+
+_REWRITE = r"""
+import json, os, subprocess, sys
+run_json, evil, marker = sys.argv[1], sys.argv[2], sys.argv[3]
+os.makedirs(os.path.join(evil, "bin"))
+subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", os.path.join(evil, "id_ed25519")], check=True)
+for tool in ("pdsh", "ssh"):
+    real = subprocess.run(["sh", "-c", f"command -v {tool}"], capture_output=True, text=True).stdout.strip()
+    path = os.path.join(evil, "bin", tool)
+    with open(path, "w") as f:
+        f.write(f"#!/bin/sh\nid -u >> {marker}\nexec {real} \"$@\"\n")
+    os.chmod(path, 0o755)
+rec = json.load(open(run_json))
+rec["launch"]["cluster_spec"]["state_dir"] = evil
+tmp = run_json + ".new"
+json.dump(rec, open(tmp, "w"))
+os.replace(tmp, run_json)
+"""
+
+
+def test_a_rewritten_run_record_never_names_the_programs_root_runs(sim, env):
+    """Attack 3: the node user rewrites a finished run's run.json so that its cluster state directory is one
+    of its own (a key, and `pdsh`/`ssh` wrappers that record who ran them). `dscluster restart` by root
+    takes the state directory from root's own state: the wrappers never run, and the restart runs."""
+    work = Path(sim.spec.shared_dir) / "trustwork3"
+    plant(sim, files={work / "ok.py": 'print("ran", flush=True)\n'})
+    env = {**env, "DSCLUSTER_HOME": sim.state["home"]}  # root's own state, where `sim up` keeps the cluster's
+    res = dscluster(sim, env, work, "launch", "--cluster", str(sim.spec_path), "--attach", "--skip-doctor",
+                    "--max-restarts", "0", "ok.py")
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-2000:]
+    run_id = [r.id for r in store.list_runs(Path(sim.spec.shared_dir)) if r.record.launch.program.endswith("ok.py")][-1]
+    marker = Path(sim.spec.shared_dir) / "wrapper-ran-as"
+    evil = Path(sim.spec.shared_dir) / "evil-state"
+    as_node_user(sim, _REWRITE, str(store.run_path(sim.spec.shared_dir, run_id) / "run.json"), str(evil), str(marker))
+    again = dscluster(sim, env, work, "restart", run_id, "--cluster", str(sim.spec_path))
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-2000:]
+    new_id = again.stdout.split(" run ", 1)[1].split()[0]
+    new_dir = store.run_path(sim.spec.shared_dir, new_id)
+    assert wait_for(lambda: store.read_record(new_dir).status in store.FINISHED, 240, 0.5)
+    assert not marker.exists(), f"the node user's wrapper ran as uid {marker.read_text()}"
+    rec = store.read_record(new_dir)
+    assert rec.status == "succeeded", (new_dir / "logs" / "launcher.log").read_text(errors="replace")[-3000:]
+    assert str(rec.launch.cluster_spec.state_dir) != str(evil)
+
+
+_FORGE = r"""
+import json, os, shutil, subprocess, sys, tempfile
+meta = sys.argv[1]  # <shared>/.dscluster: root's, in the shared directory the node user owns
+os.rename(meta, meta + ".orig")
+shutil.copytree(meta + ".orig", meta)  # the node user's own copy, with its own key for node1
+d = tempfile.mkdtemp()
+subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", os.path.join(d, "k")], check=True)
+key = open(os.path.join(d, "k.pub")).read().strip()
+record = os.path.join(meta, "hostkeys", "node1.json")
+rec = json.load(open(record))
+rec["key"] = key
+os.unlink(record)
+json.dump(rec, open(record, "w"))
+print(" ".join(key.split()[:2]))
+"""
+
+
+def test_a_host_key_record_on_the_shared_storage_is_never_pinned(sim, env):
+    """Attack 4: the node user (who can write the shared directory) publishes its own key as node1's.
+    A controller that has no pin for node1 yet (first sight) does not pin it; `config trust node1`
+    refuses it with the fix; the node's own key, read from the node by root (`sim up`'s way), is pinned,
+    and the record that disagrees with it is refused."""
+    from dscluster.cluster import identity
+    from dscluster.cluster.ssh import ensure_ssh_files, read_known_hosts, write_known_hosts
+
+    real = read_known_hosts(sim.spec)["node1"]
+    meta = identity.shared_meta_dir(sim.spec.shared_dir)
+    forged = as_node_user(sim, _FORGE, str(meta)).strip()
+    assert forged != real
+    try:
+        write_known_hosts(sim.spec, {k: v for k, v in read_known_hosts(sim.spec).items() if k != "node1"})
+        sync = ensure_ssh_files(sim.spec)  # what every command does before it connects
+        assert "node1" not in read_known_hosts(sim.spec) and sync.untrusted == ["node1"]
+        trust = dscluster(sim, env, Path("/"), "config", "trust", "node1", "--cluster", str(sim.spec_path))
+        assert read_known_hosts(sim.spec).get("node1") != forged
+        assert trust.returncode != 0 and "--scan" in trust.stdout + trust.stderr, trust.stdout + trust.stderr
+        assert sim.pin_host_keys()["node1"] == real
+        sync = ensure_ssh_files(sim.spec)
+        assert sync.changed == ["node1"] and read_known_hosts(sim.spec)["node1"] == real
+    finally:
+        shutil.rmtree(meta)
+        Path(str(meta) + ".orig").rename(meta)
+        sim.pin_host_keys()

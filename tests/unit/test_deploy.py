@@ -207,6 +207,9 @@ class FakeHost:
             return ok() if self.containers and self.sshd_starts else fail("")
         if argv[:2] == ["docker", "logs"]:
             return ok("error: no cluster public key at /shared/lab/.dscluster/cluster.pub\n")
+        if argv[:2] == ["docker", "exec"] and argv[-1].endswith("ssh_host_ed25519_key.pub"):
+            # The node's own host key, read as root in its container over the operator's ssh.
+            return ok(f"ssh-ed25519 AAAAhost{self.node.replace('.', '')} dscluster-host\n")
         if argv[:2] in (["docker", "stop"], ["docker", "rm"]):
             name = argv[-1]
             if name not in self.containers:
@@ -262,6 +265,11 @@ def test_up_starts_every_host_and_publishes_the_key():
     # The private key reached only the master, only through stdin: no argv anywhere holds it.
     assert world.identity == {"10.0.0.1": PRIVATE}
     assert not any("PRIVATE KEY" in " ".join(c) or "FAKEFAKE" in " ".join(c) for c in world.all_calls())
+    # Host keys pinned from the nodes themselves, never from the records on the shared storage.
+    from dscluster.cluster.ssh import read_known_hosts
+
+    assert read_known_hosts(SPEC) == {"gpu1": "ssh-ed25519 AAAAhost10001", "gpu2": "ssh-ed25519 AAAAhost10002",
+                                      "gpu3": "ssh-ed25519 AAAAhost10003"}
 
 
 @pytest.mark.parametrize("host_setup,needle,fix_needle", [

@@ -141,7 +141,8 @@ def test_private_dirs_are_the_launching_users_own(tmp_path, monkeypatch):
     open_dir.mkdir()
     open_dir.chmod(0o777)
     (open_dir / "id_ed25519").write_text("key")
-    assert trust.own_state_dir("c", open_dir) == home / "clusters" / "c"
+    # ... else the launching user's own one for the cluster's name (a simulated cluster's here)
+    assert trust.own_state_dir("c", open_dir) == state
 
 
 def test_the_runner_reads_its_hostfile_and_env_file_from_the_private_dir(tmp_path):
@@ -153,3 +154,24 @@ def test_the_runner_reads_its_hostfile_and_env_file_from_the_private_dir(tmp_pat
     assert written[private / "hostfile"] == written[run_dir / "hostfile"] == "node0 slots=1\nnode1 slots=1\n"
     assert written[private / "ds_env"] == written[run_dir / "ds_env"]  # the run dir's are copies to read
     assert not any(str(run_dir) in a for a in plan.argv if a.startswith("--hostfile"))
+
+
+def test_the_image_healthcheck_runs_isolated_python_from_a_root_directory(tmp_path):
+    """Attack 6: the HEALTHCHECK runs as root with the node user's home as its working directory: a
+    json.py planted there is not imported (python -I, cd /)."""
+    home = tmp_path / "home"
+    lab = home / ".dscluster" / "lab" / os.uname().nodename
+    lab.mkdir(parents=True)
+    (lab / "lab.json").write_text('{"ip": "127.0.0.1", "port": 9}')
+    marker = tmp_path / "planted-ran"
+    (home / "json.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
+    script = Path(__file__).resolve().parents[2] / "docker" / "healthcheck.sh"
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "python").symlink_to(sys.executable)
+    (bindir / "ss").write_text("#!/bin/sh\necho LISTEN\n")
+    (bindir / "ss").chmod(0o755)
+    env = {"PATH": f"{bindir}:/usr/bin:/bin", "HOME": str(home), "DSCLUSTER_HOME": str(home / ".dscluster")}
+    res = subprocess.run(["sh", str(script)], cwd=home, env=env, capture_output=True, text=True, timeout=60)
+    assert not marker.exists()
+    assert "does not answer" in res.stdout, res.stdout + res.stderr  # port 9: the probe ran, as plain stdlib

@@ -130,17 +130,39 @@ def publish_spec(spec: ClusterSpec) -> Path:
     return dest
 
 
-def published_host_keys(shared_dir: str | os.PathLike) -> list[dict]:
-    """Every host-key record the node agents published (unreadable or malformed ones skipped)."""
+def published_host_keys(shared_dir: str | os.PathLike, *, trusted_only: bool = False) -> list[dict]:
+    """Every host-key record the node agents published (unreadable or malformed ones skipped). With
+    `trusted_only`, only records no other user than this one and root could have written or swapped
+    (the file and every directory on the way: fsutil's rule): on a shared directory the node user can
+    write, a record is the node user's say-so, never a key to pin."""
+    import fnmatch
+
     records = []
-    folder = hostkeys_dir(shared_dir)
-    if not folder.is_dir():
+    try:
+        dfd, trusted = fsutil._walk(hostkeys_dir(shared_dir))  # noqa: SLF001 - the one rule
+    except OSError:
         return records
-    for entry in sorted(folder.glob("*.json")):
-        try:
-            record = json.loads(entry.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if isinstance(record, dict) and isinstance(record.get("key"), str) and record.get("name"):
-            records.append(record)
+    try:
+        if trusted_only and not trusted:
+            return records
+        with fsutil.opened_dir(dfd) as rfd:
+            names = sorted(n for n in os.listdir(rfd) if fnmatch.fnmatch(n, "*.json"))
+        for name in names:
+            try:
+                fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dfd)
+            except OSError:
+                continue
+            with os.fdopen(fd, "rb") as f:
+                st = os.fstat(f.fileno())
+                if not stat.S_ISREG(st.st_mode) or (trusted_only and (st.st_uid not in (0, os.geteuid())
+                                                                     or st.st_nlink > 1)):
+                    continue
+                try:
+                    record = json.loads(f.read(1 << 16).decode("utf-8"))
+                except (OSError, ValueError):
+                    continue
+            if isinstance(record, dict) and isinstance(record.get("key"), str) and record.get("name"):
+                records.append(record)
+    finally:
+        os.close(dfd)
     return records

@@ -141,10 +141,11 @@ def write_known_hosts(spec: ClusterSpec, pins: dict[str, str]) -> None:
     atomic_write_text(path, body, mode=0o600)
 
 
-def published_keys_for(spec: ClusterSpec) -> dict[str, str]:
-    """{node name: "keytype blob"} published by node agents, matched by name or address."""
+def published_keys_for(spec: ClusterSpec, *, trusted_only: bool = False) -> dict[str, str]:
+    """{node name: "keytype blob"} published by node agents, matched by name or address (`trusted_only`:
+    from records only this user and root could have written, see identity.published_host_keys)."""
     found: dict[str, str] = {}
-    records = published_host_keys(spec.shared_dir)
+    records = published_host_keys(spec.shared_dir, trusted_only=trusted_only)
     for node in spec.nodes:
         for rec in records:
             ids = {rec.get("name")} | set(rec.get("addresses") or [])
@@ -162,18 +163,29 @@ class HostKeySync:
     added: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)  # published key differs from the pin: NOT accepted
     missing: list[str] = field(default_factory=list)  # no published key and no pin
+    # a key published only where the node user can write, and no pin: NOT accepted (pin it from the node)
+    untrusted: list[str] = field(default_factory=list)
 
 
 def sync_known_hosts(spec: ClusterSpec, *, trust: Sequence[str] = ()) -> HostKeySync:
-    """Pin newly published host keys; re-pin only the nodes named in `trust`."""
+    """Pin newly published host keys; re-pin only the nodes named in `trust`. Only records that no other
+    user could have written are pinned (dscluster.trust): a key the node user could have published is
+    never pinned, and one that disagrees with a pin is refused (`changed`)."""
     pins = read_known_hosts(spec)
     published = published_keys_for(spec)
+    trusted = published_keys_for(spec, trusted_only=True)
     report = HostKeySync()
     for node in spec.nodes:
         key = published.get(node.name)
         if key is None:
             if node.name not in pins:
                 report.missing.append(node.name)
+            continue
+        if trusted.get(node.name) != key:
+            if node.name not in pins:
+                report.untrusted.append(node.name)
+            elif pins[node.name] != key:
+                report.changed.append(node.name)
             continue
         if node.name not in pins:
             pins[node.name] = key
@@ -314,8 +326,9 @@ def ssh_failure(result: CommandResult) -> tuple[str, str] | None:
          tr("if the node was re-created on purpose: dscluster config trust {node}", node=result.node)),
         ("Host key verification failed", tr("its host key is not the pinned one"),
          tr("if the node was re-created on purpose: dscluster config trust {node}", node=result.node)),
-        ("No ED25519 host key is known", tr("its host key was never published"),
-         tr("start the node agent (dscluster node start) so it publishes its key")),
+        ("No ED25519 host key is known", tr("its host key is not pinned"),
+         tr("pin it from the node: dscluster config trust --scan {node} (compare the fingerprint with the node "
+            "agent's log)", node=result.node)),
         ("Connection refused", tr("nothing listens on its ssh port"),
          tr("start the node agent on that node: dscluster node start")),
         ("Permission denied", tr("it rejects the cluster key"),

@@ -109,13 +109,19 @@ def cmd_trust(args: argparse.Namespace) -> int:
     if args.scan:
         return _trust_scanned(spec, names, args.yes)
     report = sync_known_hosts(spec, trust=names)
+    refused = report.missing + report.untrusted + report.changed
     for node in names:
         if node in report.missing:
             print(f"{FAIL} " + tr("{node}: no published host key (is its node agent running?)", node=node))
+        elif node in report.untrusted or node in report.changed:
+            # The record lies where the node user can write: its key is the node user's say-so.
+            print(f"{FAIL} " + tr("{node}: its host key is published only where the node user can write; not "
+                                  "pinned. Pin it from the node: dscluster config trust --scan {node}, and compare "
+                                  "the fingerprint with the node agent's log", node=node))
         else:
             print(f"{OK} " + tr("{node}: host key pinned", node=node))
     print(next_steps(f"dscluster doctor --cluster {spec.path}" if spec.path else "dscluster doctor"))
-    return 0 if not report.missing else 1
+    return 0 if not any(n in refused for n in names) else 1
 
 
 def _trust_scanned(spec, names: list[str], yes: bool) -> int:
@@ -124,7 +130,7 @@ def _trust_scanned(spec, names: list[str], yes: bool) -> int:
     from dscluster.cluster.runner import run_parallel
     from dscluster.cluster.ssh import fingerprint, pin_host_keys, published_keys_for, scan_host_key
 
-    published = published_keys_for(spec)
+    published = published_keys_for(spec, trusted_only=True)  # a record the node user could write proves nothing
     scanned = dict(zip(names, run_parallel(lambda n: scan_host_key(spec.node(n)), names)))
     good: dict[str, str] = {}
     for node, key in scanned.items():

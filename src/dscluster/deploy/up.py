@@ -209,7 +209,27 @@ def up(spec: ClusterSpec, opts: dockerrun.DeployOptions, runner_for: RunnerFacto
         raise UpFailed(tr("{n} hosts failed to start; the {m} started were removed again", n=len(report.failed),
                           m=len(report.rolled_back)),
                        tr("fix the problems listed above, then run dscluster up again"), report)
+    pin_from_nodes(spec, runner_for, opts.engine)
     return report
+
+
+def pin_from_nodes(spec: ClusterSpec, runner_for: RunnerFactory, engine: str = "docker") -> list[str]:
+    """Pin each node's host key as read from the node itself, over your own ssh to its host and as root in
+    its container (the channel you already trust), never from the records on the shared storage, which the
+    node user can write. Returns the nodes pinned (one that did not answer is left to `config trust`)."""
+    from dscluster.cluster.ssh import pin_host_keys
+    from dscluster.node.sshd import HOST_KEY_NAME
+
+    argv = dockerrun.docker_exec_argv(spec, ["cat", f"{dockerrun.AGENT_STATE_DIR}/{HOST_KEY_NAME}.pub"], engine,
+                                      user="root")
+    keys = {}
+    for node, res in zip(spec.nodes, run_parallel(lambda n: runner_for(n).run(argv, timeout=30), spec.nodes)):
+        parts = res.stdout.split() if res.ok else []
+        if len(parts) >= 2 and parts[0].startswith("ssh-"):
+            keys[node.name] = f"{parts[0]} {parts[1]}"
+    if keys:
+        pin_host_keys(spec, keys)
+    return sorted(keys)
 
 
 @dataclass(frozen=True)

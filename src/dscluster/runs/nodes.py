@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from dscluster.cluster.runner import Runner, run_parallel
 from dscluster.cluster.ssh import NO_MUX
+from dscluster.safepython import module_argv
 
 if TYPE_CHECKING:
     from dscluster.runs.record import RunRecord
@@ -19,16 +20,24 @@ if TYPE_CHECKING:
 def recorded_spec(record: RunRecord):
     """The cluster spec the run was launched on, as recorded then (runs.record explains why). A record
     written before it was recorded names the spec by path: that path is read again."""
+    import dataclasses
+
+    from dscluster.trust import own_state_dir
+
     spec = record.launch.cluster_spec
     if spec is not None:
         from dscluster.cluster.spec import format_spec, parse_spec
 
         # Through the spec parser, as a spec file is read: run.json sits in a directory the node user can
         # write, so what reaches ssh_config (addresses, user, ports) gets the same checks a spec gets.
-        return parse_spec(format_spec(spec), spec.path)
-    from dscluster.cluster.spec import resolve_spec
+        spec = parse_spec(format_spec(spec), spec.path)
+    else:
+        from dscluster.cluster.spec import resolve_spec
 
-    return resolve_spec(record.launch.cluster_arg)
+        spec = resolve_spec(record.launch.cluster_arg)
+    # The state directory holds what runs (the ssh wrapper on PATH) and the key: the launching user's own,
+    # never a directory the record names (dscluster.trust.own_state_dir).
+    return dataclasses.replace(spec, state_dir=own_state_dir(spec.name, spec.state_dir))
 
 
 def node_runners(record: RunRecord, *, own_connection: bool = True) -> dict[str, Runner]:
@@ -121,7 +130,7 @@ def remote_reap(record: RunRecord, hosts: list[str], timeout: float = 10.0, grac
 
         return {"localhost": f"reaped {reap(record.id, grace)}"}
     runners = node_runners(record) if runners is None else runners
-    argv = [record.launch.python, "-m", "dscluster.runs.reaper", record.id, f"--grace={grace}"]
+    argv = [*module_argv(record.launch.python, "dscluster.runs.reaper"), record.id, f"--grace={grace}"]
 
     def one(host: str) -> tuple[str, str]:
         res = runners[host].run(argv, timeout=timeout)

@@ -27,6 +27,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dscluster.safepython import module_argv
+
 if TYPE_CHECKING:
     from dscluster.runs.record import RunRecord
 
@@ -291,10 +293,12 @@ def collect(record: RunRecord, links: Mapping[str, list[str]], *, reason: str = 
     started = time.monotonic()
     hosts = list(record.launch.host_names) or ["localhost"]
     names = node_names(record)
-    python = record.launch.python
-
     def one(host: str):
-        argv = [*links.get(host, []), python, "-m", "dscluster.runs.stacks", "--node", record.id]
+        link = links.get(host, [])
+        # Here (no link), this interpreter: the record's `python` is the node user's to rewrite, and runs only
+        # on the nodes, as the node user. Safe-path mode: nothing imported from the caller's directory.
+        python = record.launch.python if link else sys.executable
+        argv = [*link, *module_argv(python, "dscluster.runs.stacks"), "--node", record.id]
         return host, run_subprocess(host, argv, timeout=timeout)
 
     ranks: list[RankStack] = []

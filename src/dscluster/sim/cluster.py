@@ -20,6 +20,7 @@ what a killed process left behind.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -30,14 +31,15 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from dscluster import paths
+from dscluster import fsutil, paths
 from dscluster.cluster import identity
 from dscluster.cluster.runner import CommandResult, run_parallel, run_subprocess
 from dscluster.cluster.spec import ClusterSpec, NodeSpec, format_spec, load_spec
-from dscluster.cluster.ssh import SSHRunner, ensure_ssh_files, known_hosts_path, ssh_failure
+from dscluster.cluster.ssh import SSHRunner, ensure_ssh_files, known_hosts_path, pin_host_keys, ssh_failure
 from dscluster.errors import ClusterError, UsageError
 from dscluster.fsutil import atomic_write_json, atomic_write_text
 from dscluster.i18n import tr
+from dscluster.node.sshd import HOST_KEY_NAME
 from dscluster.sim import network
 from dscluster.sim.names import MAX_NODES, SimNames, check_name, check_tag_unique, choose_subnet, node_ip
 from dscluster.sim.nodeuser import SIM_USER, ensure_access, ensure_user
@@ -198,16 +200,24 @@ class SimCluster:
             identity.publish_cluster_pubkey(spec)
             identity.publish_spec(spec)
             for i in range(n):
-                (identity.hostkeys_dir(shared) / f"{names.node(i)}.json").unlink(missing_ok=True)
+                with contextlib.suppress(OSError):  # by descriptor: the shared dir is the node user's
+                    fsutil.unlink(identity.hostkeys_dir(shared) / f"{names.node(i)}.json")
             network.create(names, net, n)
             started = time.time()
             for i in range(n):
                 sim._start_node(i)
             sim._wait_ready(range(n), started, timeout)
             sim._save()
+        sim.pin_host_keys()
         sync = ensure_ssh_files(sim.spec)
-        if sync.missing or sync.changed:
-            raise ClusterError(tr("host keys missing for {nodes}", nodes=", ".join(sync.missing + sync.changed)),
+        if sync.changed:
+            raise ClusterError(tr("the host-key records of {nodes} in {dir} disagree with the keys the nodes hold",
+                                  nodes=", ".join(sync.changed), dir=identity.hostkeys_dir(sim.spec.shared_dir)),
+                               tr("someone who can write the shared directory changed them: remove them "
+                                  "(rm {dir}/*.json) and run sim up again; the nodes' own keys are pinned",
+                                  dir=identity.hostkeys_dir(sim.spec.shared_dir)))
+        if sync.missing or sync.untrusted:
+            raise ClusterError(tr("host keys missing for {nodes}", nodes=", ".join(sync.missing + sync.untrusted)),
                                tr("see the node logs in {logs}", logs=logs))
         if check_mesh:
             sim.check_ssh()
@@ -274,6 +284,17 @@ class SimCluster:
                                   s=timeout, node=self.state["nodes"][first]["name"],
                                   tail=_log_tail(self.log_path(first))),
                                tr("dscluster sim down --name {name}, then up again", name=self.name))
+
+    def pin_host_keys(self) -> dict[str, str]:
+        """Pin every node's host key as the node itself holds it: read from its agent's state directory
+        (root's, on this machine: the channel the admin trusts), never from the records on the shared
+        storage, which the node user can write."""
+        keys = {}
+        for entry in self.state["nodes"]:
+            parts = fsutil.read_bytes(Path(entry["state_dir"]) / f"{HOST_KEY_NAME}.pub").decode().split()
+            keys[entry["name"]] = f"{parts[0]} {parts[1]}"
+        pin_host_keys(self.spec, keys)
+        return keys
 
     def check_ssh(self, timeout: float = 20.0) -> list[CommandResult]:
         """`ssh NODE true` to every node in parallel with the cluster key and pinned host keys."""

@@ -59,7 +59,6 @@ def _model_states_file(step_dir: Path, zero_stage: int) -> Path:
 
 def saved_state(step_dir: Path) -> dict:
     """The non-tensor part of the model states file: client state (step, model config), ZeRO stage, ..."""
-
     commit = read_commit(step_dir) or {}
     states = load_tensors(_model_states_file(step_dir, int(commit.get("zero_stage") or 0)))
     return {k: v for k, v in states.items() if k not in ("module", "optimizer", "lr_scheduler")}
