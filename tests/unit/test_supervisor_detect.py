@@ -93,4 +93,5 @@ def test_remote_reap_runs_the_reaper_of_this_run_on_each_host():
     runners = {"node1": FakeRunner("node1", stdout="reaped 3\n"), "node2": FakeRunner("node2", returncode=None)}
     out = remote_reap(record, ["node1", "node2"], timeout=4.0, grace=2.0, runners=runners)
     assert out == {"node1": "reaped 3", "node2": "timed out"}
-    assert runners["node1"].calls == [(["/venv/bin/python", "-m", "dscluster.runs.reaper", "r-1", "--grace=2.0"], 4.0)]
+    assert runners["node1"].calls == [(  # safe path: nothing from the cwd
+        ["/venv/bin/python", "-P", "-m", "dscluster.runs.reaper", "r-1", "--grace=2.0"], 4.0)]
