@@ -31,6 +31,9 @@ NOT_HERE: dict[str, str] = {
     "a51c22ba53": "a real Slurm cluster: partition gpu, GPU nodes, salloc (the simulated Slurm block runs)",
     "f689374444": "the recipe's real hostfile /workspace/hostfile, master 10.0.0.1 and your train.py "
                   "(tests/cluster/test_launch_cluster.py and test_user_script.py run them on the simulated cluster)",
+    "3c11cbfdd9": "the reader's own train.py and ds_config.json, on a simulated cluster already up "
+                  "(tests/cluster/test_cluster_health.py runs sim slow, doctor --collective naming the node, "
+                  "launch --exclude-unhealthy and the --allow-shrink restart on the simulated cluster)",
     "4f74cbed36": "your train.py and ds.json, and node3 of a cluster of 4 or more nodes "
                   "(tests/cluster/test_shrink_resume.py runs restart --hosts and --allow-shrink on the simulated cluster)",
 }
