@@ -23,6 +23,7 @@ from dscluster.deploy import image as img
 from dscluster.deploy.dockerrun import ENGINES
 from dscluster.errors import ClusterError, ConfigError
 from dscluster.i18n import tr
+from dscluster.safepython import module_argv
 
 BUILD_TIMEOUT_S = 3 * 3600.0  # the cuda flavor compiles DeepSpeed's ops for four GPU generations
 HOST_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
@@ -71,7 +72,7 @@ def repo_root() -> Path:
 def _wheel_dirs(explicit: list[str]) -> list[str]:
     if explicit:
         return explicit
-    listed = LocalRunner().run([sys.executable, "-m", "pip", "config", "list"], timeout=60)
+    listed = LocalRunner().run([*module_argv(sys.executable, "pip"), "config", "list"], timeout=60)
     return img.pip_find_links(listed.stdout) + [str(repo_root() / img.WHEELS_DIR)]
 
 

@@ -40,6 +40,7 @@ from dscluster.errors import ClusterError, UsageError
 from dscluster.fsutil import atomic_write_json, atomic_write_text
 from dscluster.i18n import tr
 from dscluster.node.sshd import HOST_KEY_NAME
+from dscluster.safepython import module_argv
 from dscluster.sim import network
 from dscluster.sim.names import MAX_NODES, SimNames, check_name, check_tag_unique, choose_subnet, node_ip
 from dscluster.sim.nodeuser import SIM_USER, ensure_access, ensure_user
@@ -232,7 +233,7 @@ class SimCluster:
         entry = self.state["nodes"][i]
         Path(entry["state_dir"]).mkdir(parents=True, exist_ok=True)
         role = "master" if i == 0 else "worker"
-        agent = [sys.executable, "-m", "dscluster.node.agent", "start", "--shared", self.state["shared_dir"],
+        agent = [*module_argv(sys.executable, "dscluster.node.agent"), "start", "--shared", self.state["shared_dir"],
                  "--user", self.state["user"], "--port", str(SSH_PORT), "--role", role, "--name", entry["name"],
                  "--state-dir", entry["state_dir"]]
         if i == 0 and self.state.get("lab"):
