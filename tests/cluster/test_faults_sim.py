@@ -115,9 +115,10 @@ def test_a_secret_the_program_prints_reaches_no_file_dscluster_writes(sim, cli):
 
 
 def _fill(tmpfs: Path, leave: int, name: str = "filler.bin") -> Path:
-    """A file that fills the tmpfs until `leave` bytes remain free (as another job's output would)."""
+    """A file that fills the tmpfs until `leave` bytes remain free (as another job's output would); called
+    again, it grows the same file back to that point."""
     filler = tmpfs / name
-    with open(filler, "wb", buffering=0) as f:
+    with open(filler, "ab", buffering=0) as f:
         while True:  # the run writes meanwhile: measure again before every piece
             st = os.statvfs(tmpfs)
             left = st.f_bavail * st.f_frsize - leave
@@ -143,7 +144,16 @@ def test_a_full_disk_fails_the_run_with_its_cause_and_restart_resumes_once_space
     first = ck.latest_committed(save)
     size = sum(ck.read_commit(save / ck.tag_for(first))["files"].values())
     filler = _fill(tmpfs, size // 2)  # half a checkpoint free
-    rec = _finished(sim, run_id)
+    # The other job keeps writing: what the run's retention frees (it deletes an old step after each commit,
+    # so filling during a save would otherwise leave a whole checkpoint free again) is taken back, until the
+    # run ends.
+
+    def ended() -> dict | None:
+        _fill(tmpfs, size // 2)
+        record = store.read_record(run_dir).to_json()
+        return record if record["status"] in store.FINISHED else None
+
+    rec = wait_for(ended, 400) or _finished(sim, run_id, 1)
     status = cli("status", run_id, "--json")
     shown = json.loads(status.stdout)
     assert shown["status"] == "failed" and rec["status"] == "failed", (rec, status.stdout)
