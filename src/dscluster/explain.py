@@ -59,6 +59,14 @@ SIGNATURES: tuple[Signature, ...] = (
          "Free space on that disk, keep fewer checkpoints (the trainer's --keep N), or put checkpoints on "
          "another disk (--save-dir); then `dscluster restart` of the run resumes from the newest committed checkpoint.",
          retry=False),
+    # PyTorch's writers do not pass ENOSPC on: torch.save's C++ stream says "basic_ios::clear: iostream
+    # error", its zip writer "[enforce fail at inline_container.cc:N] . unexpected pos A vs B". The
+    # supervisor then looks at the disk itself (runs/diskspace.py) and says "disk full" with the figures.
+    _sig("write-failed", r"basic_ios::clear: iostream error|inline_container\.cc:\d+\].*unexpected pos",
+         "A rank failed writing a file (PyTorch's writer reports only that the write failed): most often the "
+         "disk is full or over its quota, else a network file system that went away.",
+         "Check the free space where the run writes checkpoints (`df -h` on that directory, on every node for "
+         "node-local paths); free space, keep fewer checkpoints (--keep N) or put them on another disk (--save-dir)."),
     _sig("local-rank-arg", r"error: unrecognized arguments:.*--local[_-]rank",
          "The script's argument parser does not accept --local_rank=N (--local-rank=N from torch's launchers), which "
          "the launcher passes to every rank.",
@@ -327,9 +335,10 @@ SIGNATURES: tuple[Signature, ...] = (
          "Look at the first failing rank's log.", symptom=True),
     # Word boundaries: DeepSpeed's launch.py logs every teardown from its "sigkill_handler", which is not a kill.
     _sig("killed", r"exits with return code = -9\b|\bKilled\b|\bsignal 9\b|\bSIGKILL\b",
-         "A rank was killed (SIGKILL): often the kernel's OOM killer (host RAM), or an operator.",
+         "A rank was killed (SIGKILL): the kernel's OOM killer (host RAM), an operator or a scheduler.",
          "Check host memory (`dmesg | grep -i oom` on the node); lower the batch size or the number of "
-         "DataLoader workers.", retry=False, symptom=True),
+         "DataLoader workers. A restart is tried once: an operator's or a scheduler's kill does not come back, the "
+         "same kill again without progress stops the run.", symptom=True),
     _sig("python-error", r"^Traceback \(most recent call last\):",
          "A rank raised a Python exception.",
          "Read the traceback in that rank's log.", symptom=True),

@@ -185,7 +185,7 @@ def test_every_signature_has_a_fix_without_unfilled_placeholders():
 
 
 @pytest.mark.parametrize("sig,can", [
-    ("memcg-oom", False), ("killed", False), ("ssh-unreachable", False), ("module-not-found", False),
+    ("memcg-oom", False), ("killed", True), ("ssh-unreachable", False), ("module-not-found", False),
     ("ds-batch-assert", False), ("local-rank-arg", False), ("hostfile-syntax", False), ("driver-too-old", False),
     ("cuda-oom", False), ("undefined-symbol", False), ("address-in-use", True), ("ssh-255", True),
     ("collective-timeout", True)])

@@ -110,15 +110,25 @@ def check_room(save_dir: Path, estimate: int | None = None) -> None:
            "another disk (--save-dir)", where=where))
 
 
-def full_disk(*dirs: Path) -> Path | None:
+def full_disk(*dirs: Path, need: int | None = None) -> Path | None:
     """After a failure: the first of `dirs` (the checkpoint directory, the run directory) whose disk is
-    full (less than MIN_FREE left), or None. A rank that died of a full disk often could not even log why
-    (its log is on that disk), so the supervisor looks at the disks themselves."""
+    full, or None. Full: less than MIN_FREE left, or, when the failure was a failed write (`need`: what the
+    last checkpoint took), less than the next checkpoint needs: a writer that gave up removes its partial
+    file, so the disk it filled looks half empty again. A rank that died of a full disk often could not
+    even log why (its log is on that disk), so the supervisor looks at the disks themselves."""
+    floor = max(MIN_FREE, need or 0)
     for path in dirs:
         free = free_bytes(path)
-        if free is not None and free < MIN_FREE:
+        if free is not None and free < floor:
             return existing(path)
     return None
+
+
+def failed_write(evidence: str | None) -> bool:
+    """Whether a rank's error is a write that failed without saying why (explain's write-failed signature:
+    PyTorch's writers report no ENOSPC)."""
+    sig = next(s for s in explainer.SIGNATURES if s.name == "write-failed")
+    return bool(evidence and sig.pattern.search(evidence))
 
 
 def is_enospc(exc: BaseException) -> bool:

@@ -610,7 +610,9 @@ class Supervisor:
                               rank_exit_code, self.record.id, restarts_left, sim=sim, since=self._attempt_logs,
                               nodes=self._rank_node_names())
         save_dir = store.save_dir(self.run_dir, self.record)
-        short = diskspace.full_disk(save_dir, self.run_dir)
+        wrote = exp is not None and (exp.signature == "write-failed" or diskspace.failed_write(exp.evidence))
+        short = diskspace.full_disk(save_dir, self.run_dir,
+                                    need=diskspace.last_checkpoint_bytes(save_dir) if wrote else None)
         if short or self._disk_full or (exp is not None and exp.signature == diskspace.SIGNATURE):
             # Where it filled, what is free there now, what the last checkpoint took; never restarted into it.
             evidence = exp.evidence if exp is not None and exp.signature == diskspace.SIGNATURE else self._disk_full
