@@ -629,7 +629,16 @@ def explain_logs(logs: Sequence[LogText], hint_rank: int | None = None) -> Expla
         when[key] = min(when.get(key, t), t)
     ordered = sorted(streams, key=lambda st: (when.get((st.node, st.rank), st.time if st.time is not None
                                                        else float("inf")), st.order))
+    signal_first = first is not None and first.kind == "signal" and not first.symptom
     for sig in SIGNATURES:
+        if sig.symptom and signal_first:
+            # Roots first (an OOM kill's own line); then the signal that ended the first rank, before what
+            # the other ranks saw of its death (a peer that closed the connection, a collective timeout).
+            signal_first = False
+            for s2 in SIGNATURES:
+                m = s2.pattern.search(first.context) if s2.symptom else None
+                if m:
+                    return _from_signature(s2, m, first.context, first, streams)
         for st in ordered:
             m = sig.pattern.search(st.text)
             if m:

@@ -54,7 +54,7 @@ SYMPTOM_TEXT = re.compile(
     r"got signal: (?:15|2|1)\b|received signal SIGTERM|Terminated|ProcessGroupNCCL is being destroyed|"
     r"(?:recv|send|read|write)(?:ing)? from socket|Stop_waiting response|heartbeat monitor|"
     r"The following ranks failed to|Rank \d+ (?:is|has) (?:already )?(?:disconnected|failed)|"
-    r"Application timeout caused pair closure|DistBackendError: \[\d+\] is setting up NCCL communicator", re.IGNORECASE)
+    r"Application timeout caused pair closure|gloo/transport/\w+/pair\.cc:\d+\]\s*(?:Read|Write) error|DistBackendError: \[\d+\] is setting up NCCL communicator", re.IGNORECASE)
 
 _TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<type>[^']+)'")
 _WHAT = re.compile(r"^\s*what\(\):\s*(?P<msg>.+)")
@@ -65,6 +65,9 @@ _SIGNAL_LINE = re.compile(
 _NCCL_WARN = re.compile(r"^(?P<host>[\w.-]+):\d+:\d+ \[\d+\] .*NCCL WARN (?P<msg>.+)$")
 # DeepSpeed's launch.py on each node: "['python', '-u', 'train.py', '--local_rank=1'] exits with return code = -9".
 _DS_EXIT = re.compile(r"(?:--local_rank=(?P<local>\d+).*)?exits with return code = (?P<code>-?\d+)")
+# srun's word for a task that a signal ended (Slurm launches the ranks itself: no launch.py line).
+_SRUN_SIGNAL = re.compile(r"srun: error: (?P<node>[\w.-]+): tasks? (?P<task>\d+)(?:[-,][\d,-]*)?: "
+                          r"(?P<what>Killed|Segmentation fault|Aborted|Bus error|Floating point exception)\b")
 # torchrun's summary: the first observed failure, with its host, rank and exit code.
 _TORCHRUN_ROOT = re.compile(r"Root Cause \(first observed failure\):\s*\n(?P<body>(?:.*\n){1,10})")
 _ARGPARSE = re.compile(r"^usage: (?P<prog>\S+).*\n(?:.*\n){0,40}?(?P=prog): error: (?P<msg>.+)$", re.MULTILINE)
@@ -335,6 +338,12 @@ def launcher_exits(stream: Stream) -> list[RankError]:
             out.append(RankError("signal", name, _SIGNALS.get(name, name), rank=None, node=stream.node,
                                  time=line_time(ln), symptom=name == "SIGTERM", context=ln,
                                  order=stream.order * 100000 + i))
+    for i, ln in enumerate(stream.lines):
+        m = _SRUN_SIGNAL.search(ln)
+        if m:
+            name = next(k for k, v in _SIGNALS.items() if v == m.group("what"))
+            out.append(RankError("signal", name, m.group("what"), rank=int(m.group("task")), node=m.group("node"),
+                                 time=line_time(ln), context=ln, order=stream.order * 100000 + i))
     m = _TORCHRUN_ROOT.search(stream.text)
     if m:
         body = m.group("body")

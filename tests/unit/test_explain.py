@@ -254,3 +254,18 @@ def test_dsclusters_own_config_error_in_a_rank_is_not_worth_a_restart():
            "dscluster.errors.ConfigError: no checkpoint directory: save_dir is not given\n")
     exp = explain.explain(log)
     assert exp.retry is False and exp.error["where"] == "/work/train.py:40", exp
+
+
+def test_a_rank_killed_by_a_signal_beats_what_the_others_saw_of_its_death():
+    """Slurm: srun names the killed task; rank 0's gloo read error is only the symptom of that kill."""
+    text = ("[rank0]: RuntimeError: [/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:537] Read error "
+            "[10.202.1.12]:4242: Connection reset by peer\n"
+            "srun: error: node2: task 2: Killed\n")
+    found = explain.explain(text)
+    assert found.signature == "killed" and found.retry and "node2" in found.error_line, found
+    # OOM evidence anywhere names the root cause, and a restart cannot help with it
+    oom = explain.explain(text + "slurmstepd: error: Detected 1 oom-kill event(s) in StepId=4.0\n")
+    assert oom.signature == "memcg-oom" and not oom.retry, oom
+    # a gloo transport error alone is a symptom, not a rank's own error
+    alone = explain.explain("[rank0]: RuntimeError: [/x/gloo/transport/tcp/pair.cc:537] Read error [10.0.0.2]:1\n")
+    assert alone is None or alone.error is None or alone.error.get("symptom"), alone
