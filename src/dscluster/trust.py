@@ -107,6 +107,18 @@ def is_private_dir(path: str | os.PathLike) -> bool:
         os.close(fd)
 
 
+def check_local_restart(run_dir: str | os.PathLike, run_id: str) -> None:
+    """A run restarted on this machine runs the program its record names as the launching user: the record
+    must come from a directory only this user writes (a local run's own, under DSCLUSTER_HOME), never from
+    the shared storage, where the node user could have rewritten it. Raises PermissionNeeded otherwise."""
+    if not is_private_dir(run_dir):
+        raise PermissionNeeded(
+            tr("run {run_id}'s record lies in {path}, which another user can write: restarting it on this machine "
+               "would run the program that record names as you", run_id=run_id, path=run_dir),
+            tr("launch the program again yourself (dscluster launch --local N PROGRAM ...), or restart the run "
+               "on its cluster's nodes (without --local)"))
+
+
 def own_state_dir(name: str, recorded: str | os.PathLike | None) -> Path:
     """The cluster state directory (identity, ssh_config, known_hosts, the ssh wrapper) for a cluster of a
     run record: the recorded one only when it is the launching user's own private directory holding an

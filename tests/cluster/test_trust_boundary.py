@@ -303,3 +303,74 @@ def test_a_host_key_record_on_the_shared_storage_is_never_pinned(sim, env):
         shutil.rmtree(meta)
         Path(str(meta) + ".orig").rename(meta)
         sim.pin_host_keys()
+
+
+# A module named like the standard library's: it records who imported it (uid, argv), then hands over to
+# the real one, so every process that imports it goes on working.
+_SHADOW = '''import os as _os, sys as _sys
+try:
+    with open({marker!r}, "a") as _f:
+        _f.write(f"{{__name__}} uid={{_os.getuid()}} argv={{_sys.argv!r}}\\n")
+except OSError:
+    pass
+import importlib as _il
+_here = _os.path.dirname(_os.path.abspath(__file__))
+_saved = _sys.path[:]
+del _sys.modules[__name__]
+_sys.path[:] = [p for p in _sys.path if _os.path.abspath(p or ".") != _here]
+try:
+    _sys.modules[__name__] = _il.import_module(__name__)
+finally:
+    _sys.path[:] = _saved
+'''
+# Imported late (not at interpreter start-up), by dscluster, DeepSpeed, torch or the tools they start.
+_SHADOWED = ("json", "base64", "shlex", "tempfile", "hashlib", "uuid", "socket", "selectors", "signal", "argparse",
+             "textwrap", "subprocess", "runpy", "glob", "fnmatch", "zipfile", "secrets", "platform", "getpass",
+             "csv", "ast", "dataclasses", "logging", "threading", "struct", "pickle")
+
+
+def test_modules_named_like_the_standard_library_are_never_imported_by_root(sim, env):
+    """Attack 6, second half: the node user plants json.py, subprocess.py, ... in the directory root launches
+    from and in the shared directory. Root then goes through a run's whole life from that directory:
+    launch, status, logs, runs, ckpt, ckpt verify, stacks, stop, ckpt export, restart, stop. No root process
+    imports a planted module; the node user's own processes (the ranks, started in that directory) may."""
+    work = Path(sim.spec.shared_dir) / "trustwork6"
+    marker = Path(sim.spec.shared_dir) / "shadow-imports.log"
+    shadow = _SHADOW.format(marker=str(marker))
+    script = (Path(__file__).parents[1] / "data" / "ckpt_user_script.py").read_text()
+    plant(sim, files={**{work / f"{name}.py": shadow for name in _SHADOWED},
+                      **{Path(sim.spec.shared_dir) / f"{name}.py": shadow for name in _SHADOWED},
+                      work / "train.py": script, marker: ""})
+    os.chmod(marker, 0o666)
+    env = {**env, "DSCLUSTER_HOME": sim.state["home"]}
+
+    def cli(*args: str, ok: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess:
+        res = dscluster(sim, env, work, *args)
+        assert res.returncode in ok, f"{args} exit {res.returncode}:\n{res.stdout[-3000:]}\n{res.stderr[-2000:]}"
+        return res
+
+    started: list[str] = []
+    try:
+        res = cli("launch", "--cluster", str(sim.spec_path), "--detach", "--skip-doctor", "--max-restarts", "0",
+                  "train.py", "--steps", "100000", "--save-every", "3", "--sleep", "0.05")
+        run_id = run_id_from(res.stdout)
+        started.append(run_id)
+        run_dir = store.run_path(sim.spec.shared_dir, run_id)
+        assert wait_for(lambda: (store.read_record(run_dir).last_checkpoint_step or 0) >= 3, 300, 0.5), \
+            cli("logs", run_id, ok=(0, 1, 5)).stdout[-3000:]
+        for args in (("status", run_id), ("logs", run_id), ("runs",), ("ckpt", run_id), ("ckpt", "verify", run_id),
+                     ("stacks", run_id), ("stop", run_id)):
+            cli(*args, "--cluster", str(sim.spec_path))
+        cli("ckpt", "export", run_id, "--cluster", str(sim.spec_path), "--format", "fp32")
+        again = cli("restart", run_id, "--cluster", str(sim.spec_path))
+        new_id = next(w for w in again.stdout.split() if w.startswith("train-") and w != run_id)
+        started.append(new_id)
+        new_dir = store.run_path(sim.spec.shared_dir, new_id)
+        assert wait_for(lambda: store.read_record(new_dir).status == "running", 240, 0.5), \
+            cli("status", new_id, ok=(0, 1, 5)).stdout
+    finally:
+        for run in started:
+            dscluster(sim, env, work, "stop", run, "--cluster", str(sim.spec_path))
+    seen = [line for line in marker.read_text().splitlines() if line.strip()]
+    assert seen, "the node user's ranks import from their own directory: the planted modules must have been seen"
+    assert not [line for line in seen if " uid=0 " in line], "\n".join(line for line in seen if " uid=0 " in line)

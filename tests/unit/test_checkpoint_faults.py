@@ -252,3 +252,25 @@ def test_the_readers_raise_only_dscluster_errors_for_a_step_they_are_asked_to_lo
 
         export(step_dir, tmp_path / "out.pt", "fp32")
     assert not (tmp_path / "out.pt").exists()
+
+
+def test_a_step_the_live_runs_retention_removes_during_verify_is_not_called_damaged(run_dir, capsys, monkeypatch):
+    """A live run keeps its newest steps: the one `ckpt verify` reads may go meanwhile. That is no damage:
+    the newest committed step is verified instead; with --step the removal is said as it is."""
+    import shutil
+
+    from dscluster.commands import ckpt as ckpt_cmd
+
+    real = ck.verify
+    calls = []
+
+    def retire_first(step_dir):  # retention removes step-9 just as verify reads it; step-7 stays
+        calls.append(step_dir.name)
+        if step_dir.name == "step-9":
+            shutil.rmtree(step_dir)
+        return real(step_dir)
+
+    monkeypatch.setattr(ck, "verify", retire_first)
+    monkeypatch.setattr(ckpt_cmd, "chosen_step", lambda save_dir, step, run_id: 9 if "step-9" not in calls else 7)
+    code, out, err = _cli(capsys, "ckpt", "verify", run_dir.name)
+    assert code == 0 and calls == ["step-9", "step-7"] and "step-7:" in out and "damaged" not in out + err, out + err

@@ -175,3 +175,29 @@ def test_the_image_healthcheck_runs_isolated_python_from_a_root_directory(tmp_pa
     res = subprocess.run(["sh", str(script)], cwd=home, env=env, capture_output=True, text=True, timeout=60)
     assert not marker.exists()
     assert "does not answer" in res.stdout, res.stdout + res.stderr  # port 9: the probe ran, as plain stdlib
+
+
+def test_a_run_restarted_on_this_machine_needs_a_record_only_we_could_write(tmp_path, monkeypatch):
+    """Restarting on this machine (a local run, or --local) runs the recorded program as the launching user:
+    a record from a directory another user can write (the shared storage) is refused, with the fix."""
+    from dscluster.errors import PermissionNeeded
+    from dscluster.runs import service, store
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("DSCLUSTER_HOME", str(home))
+    own = tmp_path / "own" / "runs" / "r-1"
+    own.mkdir(parents=True)
+    trust.check_local_restart(own, "r-1")  # ours: fine
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)  # the node user's storage
+    theirs = shared / "runs" / "r-2"
+    theirs.mkdir(parents=True)
+    with pytest.raises(PermissionNeeded, match="another user can write") as err:
+        trust.check_local_restart(theirs, "r-2")
+    assert "--local" in err.value.hint
+    # The same through restart: the refused record's program never runs.
+    store.write_record(theirs, store.RunRecord.from_json(
+        {"id": "r-2", "status": "failed", "launch": {"program": "/tmp/evil.py", "launcher": "local", "local_procs": 1}}))
+    with pytest.raises(PermissionNeeded):
+        service.restart_request(theirs)

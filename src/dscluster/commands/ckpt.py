@@ -114,13 +114,24 @@ def cmd_verify(args) -> int:
     if hf is not None:
         return _hf_verify(args, hf[1], hf[2])
     _run_dir, save_dir, run_id, step = _locate(args)
-    step_dir = save_dir / tag_for(step)
     t0 = time.monotonic()
-    commit = read_commit(step_dir) or {}  # chosen_step took a committed step: its COMMIT.json reads
-    problems = verify(step_dir)
+    for _ in range(5):
+        step_dir = save_dir / tag_for(step)
+        commit = read_commit(step_dir) or {}  # chosen_step took a committed step: its COMMIT.json reads
+        problems = verify(step_dir)
+        if not problems:
+            problems = load_problems(step_dir)
+        if not problems or step_dir.exists():
+            break
+        # Gone while it was read: a live run's retention removed it (it keeps its newest steps). Not
+        # damage: the newest committed step is verified instead, unless --step asked for this one.
+        if args.step is not None:
+            raise CheckpointError(
+                tr("{tag} of run {id} was removed while it was being verified: the run's retention keeps only its "
+                   "newest checkpoints", tag=tag_for(step), id=run_id),
+                tr("list the steps it has now: dscluster ckpt {id}", id=run_id), setting="--step")
+        step = chosen_step(save_dir, None, run_id)
     hashed = isinstance(commit.get("sha256"), dict)
-    if not problems:
-        problems = load_problems(step_dir)
     files = commit.get("files") or {}
     size = sum(files.values())
     seconds = time.monotonic() - t0

@@ -212,6 +212,10 @@ def restart_request(run_dir: Path, env: dict[str, str] | None = None, hostfile: 
         # The reference trainer's flag; a user's own script resumes from wherever its args already say.
         args += ["--save-dir", str(save_dir)]
     local = local or (cfg.local_procs if cfg.launcher == "local" and not hostfile else None)
+    if local:
+        from dscluster import trust
+
+        trust.check_local_restart(run_dir, run_id)  # the program runs here, as the launching user
     recorded_env = dict(cfg.env)
     if not trainer:
         # A user's script finds its checkpoints through dscluster.checkpoint's DSCLUSTER_CHECKPOINT_DIR:
