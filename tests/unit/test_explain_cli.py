@@ -89,3 +89,29 @@ def test_the_api_and_the_panels_data_carry_the_first_error(tmp_path, monkeypatch
     err = {**exp["error"], "rank": 1, "who": "rank 1 on node2"}
     assert explain.error_line(err).startswith("node2 上的 rank 1: RuntimeError")
     assert explain.Explanation("x", "c", "f", False, "e", error=err).error_line.startswith("rank 1 on node2: ")
+
+
+def test_explain_a_run_says_what_its_supervisor_recorded(tmp_path, monkeypatch, capsys):
+    """`dscluster explain RUN`: the same explanation as status and the panel (a full disk, with its figures)."""
+    from dscluster.runs import diskspace, store
+
+    shared = tmp_path / "shared"
+    monkeypatch.setenv("DSCLUSTER_SHARED", str(shared))
+    monkeypatch.setenv("DSCLUSTER_HOME", str(tmp_path / "home"))
+    exp = diskspace.explanation(shared / "runs" / "full-1" / "checkpoints", "full-1",
+                                "OSError: [Errno 28] No space left on device: '/data/ck/step-9/x.pt'")
+    run_dir = store.run_path(shared, "full-1")
+    run_dir.mkdir(parents=True)
+    store.write_record(run_dir, store.RunRecord.from_json(
+        {"id": "full-1", "status": "failed", "launch": {"program": "t.py", "launcher": "local"},
+         "explanation": exp.to_dict()}))
+    assert cli.main(["explain", "full-1"]) == 0
+    out = capsys.readouterr().out
+    assert "run full-1: failed" in out and "no space left on device: /" in out and "MiB free" in out, out
+    assert "--keep" in out and "restart can help: no" in out
+    done = store.run_path(shared, "ok-1")
+    done.mkdir(parents=True)
+    store.write_record(done, store.RunRecord.from_json(
+        {"id": "ok-1", "status": "succeeded", "launch": {"program": "t.py", "launcher": "local"}}))
+    assert cli.main(["explain", "ok-1"]) == 1
+    assert "has no failure to explain (succeeded)" in capsys.readouterr().out

@@ -1,4 +1,5 @@
-"""`dscluster explain FILE... | -`: the failure explanation for logs of a run dscluster did not start.
+"""`dscluster explain FILE... | - | RUN`: the failure explanation for logs of a run dscluster did not start,
+or, for a run it supervised, the explanation its supervisor recorded (what `status` and the panel show).
 
 A plain `deepspeed` or `torchrun` run, a Slurm job's output, a log pasted from a colleague: the same
 explainer as `dscluster status` uses for supervised runs. It names the first failing rank's own error (with
@@ -23,7 +24,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "explain", help=tr("explain a failed training run from its logs (any deepspeed, torchrun or Slurm output)"),
         description=tr("Read logs of a failed run (one per rank, or one with every rank's lines) and say which rank "
                        "failed first with its own error, the cause, the fix, and whether a restart can help."))
-    parser.add_argument("files", nargs="+", metavar="FILE", help=tr("log files; - reads standard input"))
+    parser.add_argument("files", nargs="+", metavar="FILE", help=tr("log files; - reads standard input; or a run id "
+                                                                    "(the explanation status shows)"))
+    parser.add_argument("--cluster", metavar="SPEC", help=tr("cluster spec whose shared directory holds the runs"))
     parser.add_argument("--json", action="store_true", help=tr("print the explanation as JSON"))
     parser.set_defaults(func=cmd_explain)
 
@@ -47,7 +50,31 @@ def read_logs(files: list[str]) -> list[explainer.LogText]:
     return logs
 
 
+def _run_explanation(ref: str, cluster: str | None) -> tuple[str, str, dict | None]:
+    """(run id, status, recorded explanation) of the run `ref` names."""
+    from dscluster.commands.runs import find_run  # noqa: PLC0415
+    from dscluster.runs import store  # noqa: PLC0415
+    from dscluster.runs.start import shown_status  # noqa: PLC0415
+
+    run_dir = find_run(ref, cluster)
+    record = store.read_record(run_dir)
+    return record.id, shown_status(record), record.to_json().get("explanation")
+
+
 def cmd_explain(args: argparse.Namespace) -> int:
+    if len(args.files) == 1 and args.files[0] != "-" and not Path(args.files[0]).exists() \
+            and "/" not in args.files[0]:
+        # A run id: what its supervisor recorded, the same words as status and the panel.
+        run_id, status, recorded = _run_explanation(args.files[0], args.cluster)
+        if args.json:
+            print(json.dumps(recorded, indent=2, ensure_ascii=False))
+            return ExitCode.OK if recorded else ExitCode.FAILURE
+        if not recorded:
+            print(f"{WARN} " + tr("run {id} has no failure to explain ({status})", id=run_id, status=status))
+            return ExitCode.FAILURE
+        print(tr("run {id}: {status}", id=run_id, status=status))
+        print_explanation(recorded)
+        return ExitCode.OK
     exp = explainer.explain_logs(read_logs(args.files))
     if args.json:
         print(json.dumps(exp.to_dict() if exp else None, indent=2, ensure_ascii=False))
