@@ -61,3 +61,23 @@ def test_the_signature_takes_a_full_disk_before_the_program_error_and_leaves_shm
             "file data/12: file write failed\nerror: checkpoint step-4 is incomplete\n  fix: check free space\n")
     assert explain.explain(text).signature == "disk-full"
     assert explain.explain("OSError: [Errno 28] No space left on device: '/dev/shm/x'").signature == "dev-shm-full"
+
+
+def test_a_nodes_own_disk_is_named_with_the_node_and_no_figure_from_here(tmp_path):
+    """A rank on node1 filled its /tmp: the controller's free space there says nothing about node1's."""
+    from dscluster.runs import diskspace
+
+    shared = tmp_path / "shared"
+    save = shared / "runs" / "r" / "checkpoints"
+    evidence = "OSError: [Errno 28] No space left on device: '/tmp/torch_cache/x.bin'"
+    exp = diskspace.explanation(save, "r", evidence, shared=shared, node="node1").to_dict()
+    cause, fix = exp["cause"], exp["fix"]
+    assert exp["signature"] == "disk-full" and exp["retry"] is False
+    assert "/tmp/torch_cache/x.bin on node1" in cause and "MiB free" not in cause, cause
+    assert "df -h /tmp/torch_cache/x.bin" in fix and "dscluster restart r" in fix, fix
+    # on the shared storage (or a local run's own disk) the figures are measured here
+    on_shared = diskspace.explanation(save, "r", evidence.replace("/tmp/torch_cache", str(save)), shared=shared,
+                                      node="node1").to_dict()
+    assert "MiB free" in on_shared["cause"], on_shared
+    local = diskspace.explanation(save, "r", evidence, shared=shared, node="localhost").to_dict()
+    assert "MiB free" in local["cause"], local

@@ -140,11 +140,30 @@ def path_in(evidence: str) -> str | None:
     return match.group(1) if match else None
 
 
-def explanation(save_dir: Path, run_id: str, evidence: str = "", path: str | None = None) -> explainer.Explanation:
+CAUSE_NODE = "no space left on device: {path} on {node} (a disk of that node's own, not the shared storage)"
+FIX_NODE = ("Free space on {node} (`df -h {path}` there shows what is left), or point the program's scratch files "
+            "at a larger disk (TMPDIR); then dscluster restart {run} (it resumes from the newest committed "
+            "checkpoint).")
+
+
+def _under(path: Path, *roots: Path) -> bool:
+    path = Path(os.path.abspath(path))
+    return any(path == Path(os.path.abspath(r)) or Path(os.path.abspath(r)) in path.parents for r in roots if r)
+
+
+def explanation(save_dir: Path, run_id: str, evidence: str = "", path: str | None = None,
+                shared: Path | None = None, node: str | None = None) -> explainer.Explanation:
     """The run's cause and fix for a full disk: the path that filled (named in the error, else the checkpoint
     directory), what is free there now and what the last checkpoint took. Never retried automatically:
-    restarting into a full disk fails the same way (the pre-flight of `restart` checks the room)."""
-    where = Path(path_in(evidence) or path or save_dir)
+    restarting into a full disk fails the same way (the pre-flight of `restart` checks the room).
+    A path outside the shared storage and the checkpoint directory that a rank on `node` named (its /tmp)
+    is that node's own disk: what is free here says nothing about it, so no figure is given."""
+    named = path_in(evidence)
+    if named and node and node not in ("localhost", "127.0.0.1") and shared is not None \
+            and not _under(Path(named), shared, save_dir):
+        return explainer.custom(SIGNATURE, CAUSE_NODE, FIX_NODE, evidence, retry=False, path=named, node=node,
+                                run=run_id)
+    where = Path(named or path or save_dir)
     free = free_bytes(where)
     last = last_checkpoint_bytes(save_dir)
     params = {"path": str(existing(where)), "free": mib(free), "run": run_id}

@@ -616,7 +616,9 @@ class Supervisor:
         if short or self._disk_full or (exp is not None and exp.signature == diskspace.SIGNATURE):
             # Where it filled, what is free there now, what the last checkpoint took; never restarted into it.
             evidence = exp.evidence if exp is not None and exp.signature == diskspace.SIGNATURE else self._disk_full
-            return diskspace.explanation(save_dir, self.record.id, evidence or "", path=str(short) if short else None)
+            node = ((exp.error or {}).get("node") if exp is not None else None) or failure.node
+            return diskspace.explanation(save_dir, self.record.id, evidence or "", path=str(short) if short else None,
+                                         shared=self.run_dir.parent.parent, node=node)
         if exp is not None and exp.signature == "ssh-255" and sim is not None and failure.node:
             # On a simulated cluster a node's sshd comes back with `sim heal`, not `node start`.
             exp = explainer.custom("ssh-255", exp.cause, "Check the node with `dscluster doctor`; {heal} brings it "
