@@ -136,6 +136,8 @@ class Supervisor:
             except OSError as err:
                 if not diskspace.is_enospc(err) or not self._give_up_reserve():
                     raise
+                # The disk was full, even if the reserve's room takes this record: say so, whatever frees up.
+                self._disk_full = self._disk_full or str(err)
                 store.write_record(self.run_dir, self.record)  # in the room the reserve left
         except OSError as err:
             if self._unsaved is None:
@@ -611,14 +613,19 @@ class Supervisor:
                               nodes=self._rank_node_names())
         save_dir = store.save_dir(self.run_dir, self.record)
         wrote = exp is not None and (exp.signature == "write-failed" or diskspace.failed_write(exp.evidence))
-        short = diskspace.full_disk(save_dir, self.run_dir,
-                                    need=diskspace.last_checkpoint_bytes(save_dir) if wrote else None)
+        need = diskspace.last_checkpoint_bytes(save_dir) if wrote else None
+        short = diskspace.full_disk(save_dir, self.run_dir, need=need)
+        self._log(f"after the failure: {diskspace.mib(diskspace.free_bytes(save_dir))} MiB free for checkpoints"
+                  + (f", the last one took {diskspace.mib(need)} MiB" if need else "")
+                  + (f"; {exp.signature}" if exp is not None else ""))
         if short or self._disk_full or (exp is not None and exp.signature == diskspace.SIGNATURE):
             # Where it filled, what is free there now, what the last checkpoint took; never restarted into it.
             evidence = exp.evidence if exp is not None and exp.signature == diskspace.SIGNATURE else self._disk_full
             node = ((exp.error or {}).get("node") if exp is not None else None) or failure.node
-            return diskspace.explanation(save_dir, self.record.id, evidence or "", path=str(short) if short else None,
+            full = diskspace.explanation(save_dir, self.record.id, evidence or "", path=str(short) if short else None,
                                          shared=self.run_dir.parent.parent, node=node)
+            # The rank's own words stay beside it (the attempt's reason, status's "first error").
+            return dataclasses.replace(full, error=exp.error) if exp is not None and exp.error else full
         if exp is not None and exp.signature == "ssh-255" and sim is not None and failure.node:
             # On a simulated cluster a node's sshd comes back with `sim heal`, not `node start`.
             exp = explainer.custom("ssh-255", exp.cause, "Check the node with `dscluster doctor`; {heal} brings it "
