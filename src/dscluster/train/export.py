@@ -75,7 +75,11 @@ def consolidated(step_dir: Path) -> dict:
         refuse_symlinks(step_dir, "*.pt")  # DeepSpeed opens them by name
         with weights_only_loads(step_dir):
             return get_fp32_state_dict_from_zero_checkpoint(str(step_dir.parent), tag=step_dir.name, lazy_mode=True)
-    module = load_tensors(_model_states_file(step_dir, 0))["module"]
+    path = _model_states_file(step_dir, 0)
+    states = load_tensors(path)
+    module = states.get("module") if isinstance(states, dict) else None
+    if not isinstance(module, dict):  # it loads, but it is not DeepSpeed's model states (a damaged pickle)
+        raise damaged_error(step_dir, tr("{name} holds no model weights (no 'module' entry in it)", name=path.name))
     return {k: v.float() if v.is_floating_point() else v for k, v in module.items()}
 
 
