@@ -22,6 +22,7 @@ import readme_blocks as blocks
 
 HOME = Path.home()
 LOCAL_RUNS = HOME / ".dscluster" / "local" / "runs"
+SIM_SPEC = HOME / ".dscluster" / "sims" / "default" / "dscluster.toml"  # the README's `sim up 3`
 
 
 def reader_env() -> dict[str, str]:
@@ -51,19 +52,24 @@ class Session:
 
     def cleanup(self) -> list[str]:
         problems: list[str] = []
-        down = dscluster("sim", "down", "--purge", timeout=300)  # its runs die with its namespaces
+        # First every run the blocks started and left going (a launch into a pipe detaches: the Slurm
+        # block's), on the default cluster and on this machine, while their nodes can still be reached;
+        # their supervisors run here, outside the cluster's namespaces.
+        for where in (["--cluster", str(SIM_SPEC)] if SIM_SPEC.exists() else [], []):
+            listed = dscluster("runs", "--json", *where)
+            try:
+                runs = json.loads(listed.stdout or "[]")
+            except ValueError:
+                runs = []
+            for run in runs:
+                if run.get("id") not in self.runs_before and run.get("status") in ("running", "starting", "created",
+                                                                                    "pending", "restarting"):
+                    stopped = dscluster("stop", run["id"], *where, timeout=180)
+                    if stopped.returncode != 0:
+                        problems.append(f"stop {run['id']}: {stopped.stderr[-300:]}")
+        down = dscluster("sim", "down", "--purge", timeout=300)
         if down.returncode != 0:
             problems.append(f"sim down --purge: {down.stdout[-500:]}{down.stderr[-500:]}")
-        listed = dscluster("runs", "--json")
-        try:
-            runs = json.loads(listed.stdout or "[]")
-        except ValueError:
-            runs = []
-        for run in runs:  # this machine's runs the blocks started (e.g. demo --detach)
-            if run.get("id") not in self.runs_before and run.get("status") in ("running", "starting", "created"):
-                stopped = dscluster("stop", run["id"], timeout=120)
-                if stopped.returncode != 0:
-                    problems.append(f"stop {run['id']}: {stopped.stderr[-300:]}")
         for name in _local_runs() - self.runs_before:
             shutil.rmtree(LOCAL_RUNS / name, ignore_errors=True)
         for rel in set(blocks.CREATES) - self.created_before:

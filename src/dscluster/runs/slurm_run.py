@@ -25,6 +25,11 @@ if TYPE_CHECKING:
     from dscluster.runs.supervisor import Supervisor
 
 ALLOCATION_WAIT = 600.0  # how long a run waits in the queue for its allocation
+CHECK_EVERY = 10.0  # how often an attempt asks Slurm whether its job still runs
+LOST_AFTER = 60.0  # how long Slurm may not answer for the job before the attempt is given up
+# Job states in which no step of the job runs any more (srun may wait on a controller that is gone).
+ENDED = frozenset({"CANCELLED", "COMPLETED", "FAILED", "NODE_FAIL", "BOOT_FAIL", "PREEMPTED", "OUT_OF_MEMORY",
+                   "DEADLINE", "TIMEOUT"})
 
 
 class SlurmRun:
@@ -34,6 +39,36 @@ class SlurmRun:
         self.ask = slurm.SlurmAsk(**cfg.get("ask", {}))
         self.job_id: str | None = cfg.get("job_id")
         self.own_job = bool(cfg.get("own_job"))
+        self._checked: float | None = None
+        self._silent_since: float | None = None
+
+    def lost(self, now: float) -> explainer.Explanation | None:
+        """Asked about every second while an attempt runs (Slurm itself every CHECK_EVERY s): the explanation
+        when Slurm no longer runs the job (it ended, or its controller has not answered for LOST_AFTER s).
+        Slurm watches the nodes, but srun waits for a controller that is gone, and the run would wait with it."""
+        if not self.job_id or (self._checked is not None and now - self._checked < CHECK_EVERY):
+            return None
+        self._checked = now
+        info = slurm.job_info(self.job_id)
+        state = (info.get("JobState") or "").split()[0] if info else ""
+        if info:
+            self._silent_since = None
+            if state in ENDED and state != "TIMEOUT":  # a time limit has its own explanation
+                return explainer.custom(
+                    "slurm-job-ended", "Slurm job {job} ended ({state}) while the run's step still waited on it.",
+                    "See why: scontrol show job {job} (or sacct -j {job}); then dscluster restart {run} resumes "
+                    "from the last committed checkpoint.", f"JobState={state} Reason={info.get('Reason')}",
+                    retry=False, job=self.job_id, state=state, run=self.sup.record.id)
+            return None
+        self._silent_since = now if self._silent_since is None else self._silent_since
+        if now - self._silent_since < LOST_AFTER:
+            return None
+        return explainer.custom(
+            "slurm-unreachable", "Slurm has not answered for job {job} for {s} s: its controller is down, or the job "
+            "is gone; the run's step cannot be watched any more.",
+            "Check Slurm (scontrol ping; sinfo); once it answers, dscluster restart {run} resumes from the last "
+            "committed checkpoint.", f"scontrol show job {self.job_id}: no answer", retry=False, job=self.job_id,
+            s=f"{now - self._silent_since:.0f}", run=self.sup.record.id)
 
     def _record(self, **fields: Any) -> None:
         self.sup.save(slurm={**(self.sup.record.slurm or {}), **fields})

@@ -365,6 +365,10 @@ class Supervisor:
                                               heartbeat_timeout=c.heartbeat_timeout)
                 if failure is not None and failure.kind == "unreachable":
                     failure.explanation = self._unreachable_explanation()
+            if failure is None and self.slurm:
+                gone = self.slurm.lost(now)
+                if gone is not None:
+                    failure = Failure("slurm-lost", gone.evidence, explanation=gone)
             if failure is None and c.stall_timeout:
                 new_mark = self._progress_mark()
                 if new_mark != mark:
