@@ -259,7 +259,7 @@ def test_sim_down_stops_slurm_by_pid_and_removes_its_state(sim_cluster):
     assert conf.is_file()
     from dscluster.sim import down
 
-    down("slurmdown", purge=True)
+    down(small.name, purge=True)  # the name as made (a DSCLUSTER_SIM_SALT suffix included)
     from dscluster.sim.procs import alive
 
     assert not any(alive(p) for p in pids)
