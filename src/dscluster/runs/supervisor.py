@@ -292,6 +292,7 @@ class Supervisor:
             runner = subprocess.Popen(plan.argv, env={**os.environ, **plan.env}, cwd=c.cwd,
                                       stdout=subprocess.PIPE if masked else log, stderr=subprocess.STDOUT,
                                       stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=_set_pdeathsig)
+            self._runner = runner
             if masked:
                 self._mask_output(runner, log)  # the log is the copying thread's now
             else:
@@ -644,6 +645,16 @@ class Supervisor:
             return self._run()
         finally:
             self.exporter.stop()
+            self._kill_runner_group()
+
+    def _kill_runner_group(self) -> None:
+        """However the supervision ends (an error included: its run directory removed under it), nothing it
+        started on this machine outlives it: the runner's whole process group (pdsh, ssh clients, srun, which
+        the runner's death signal alone leaves behind)."""
+        runner = getattr(self, "_runner", None)
+        if runner is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(runner.pid, signal.SIGKILL)
 
     def _run(self) -> int:
         if self.record.batch_plan:  # a run continued on another world size (restart --hosts)
