@@ -11,7 +11,9 @@ import dscluster
 from dscluster.i18n import catalog
 
 SRC = Path(dscluster.__file__).parent
-FILES = sorted((SRC / "doctor").glob("*.py")) + [SRC / "commands" / "doctor.py"]
+# doctor's own checks, and each launcher backend's check of its tools (launcher/backends: check_tools)
+FILES = sorted((SRC / "doctor").glob("*.py")) + [SRC / "commands" / "doctor.py"] + \
+    sorted((SRC / "launcher" / "backends").glob("*.py"))
 
 
 def templates() -> set[str]:

@@ -8,7 +8,8 @@ import pytest
 
 from dscluster.errors import UsageError
 from dscluster.launcher import slurm
-from dscluster.launcher.plan import SRUN_RANK, LaunchRequest, Target, build_plan
+from dscluster.launcher.backends.slurm import SRUN_RANK
+from dscluster.launcher.plan import LaunchRequest, Target, build_plan
 from dscluster.launcher.srun_rank import rank_env, tasks_on_this_node
 from dscluster.sim.slurm import SlurmLayout, SlurmNode, slurm_conf_text
 

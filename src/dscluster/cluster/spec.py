@@ -40,7 +40,6 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
-LAUNCHERS = ("pdsh", "openmpi", "slurm")
 DEFAULT_SSH_PORT = 2222
 DEFAULT_USER = "dscluster"
 SPEC_FILENAME = "dscluster.toml"
@@ -272,8 +271,11 @@ def parse_spec(text: str, path: Path | None = None) -> ClusterSpec:
                         tr("use lower-case letters, digits, '_' or '-'"), key="ssh_user", table="cluster")
     port = _int(ctx, cluster.get("ssh_port", DEFAULT_SSH_PORT), "ssh_port", "cluster", None, 1, 65535)
     launcher = _str(ctx, cluster.get("launcher", "pdsh"), "launcher", "cluster")
-    if launcher not in LAUNCHERS:
-        raise ctx.error(tr("unknown launcher {launcher!r}", launcher=launcher), _did_you_mean(launcher, LAUNCHERS),
+    from dscluster.launcher import backends  # noqa: PLC0415 - the registry of launcher backends
+
+    if launcher not in backends.spec_names():
+        raise ctx.error(tr("unknown launcher {launcher!r}", launcher=launcher),
+                        _did_you_mean(launcher, backends.spec_names()),
                         key="launcher", table="cluster")
     iface = cluster.get("network_interface")
     if iface is not None:

@@ -12,7 +12,6 @@ from dscluster.cluster.hostfile import parse_hostfile
 from dscluster.cluster.spec import (
     DEFAULT_SSH_PORT,
     DEFAULT_USER,
-    LAUNCHERS,
     SPEC_FILENAME,
     ClusterSpec,
     NodeSpec,
@@ -24,6 +23,7 @@ from dscluster.console import OK, WARN, next_steps
 from dscluster.errors import ConfigError, UsageError
 from dscluster.fsutil import atomic_write_text, read_user_text
 from dscluster.i18n import tr, tr_n
+from dscluster.launcher import backends
 
 # Spec settings -> the flag that sets them, so a bad value is reported against what the user typed.
 _FLAGS = {"cluster.name": "--name", "cluster.shared_dir": "--shared", "cluster.ssh_user": "--user",
@@ -43,7 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--shared", required=True, metavar="DIR", help=tr("shared directory, same path on every node"))
     p.add_argument("--user", default=DEFAULT_USER, help=tr("non-root node user (default: %(default)s)"))
     p.add_argument("--port", type=int, default=DEFAULT_SSH_PORT, help=tr("node sshd port (default: %(default)s)"))
-    p.add_argument("--launcher", default="pdsh", help=f"one of {', '.join(LAUNCHERS)} (default: %(default)s)")
+    p.add_argument("--launcher", default="pdsh", help=f"one of {', '.join(backends.spec_names())} (default: %(default)s)")
     p.add_argument("--interface", help=tr("training network interface on the nodes (e.g. eth0, ib0)"))
     p.add_argument("--engine", help=tr("container engine on the hosts for `dscluster up` (docker or podman; "
                                        "default: docker)"))

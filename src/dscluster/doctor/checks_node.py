@@ -120,31 +120,16 @@ def check_shm(ctx: DoctorContext, node) -> CheckResult:
 
 
 def check_launcher(ctx: DoctorContext, node) -> CheckResult:
-    name, tools = ctx.node_name(node), ctx.facts(node).get("tools") or {}
-    launcher = ctx.spec.launcher
-    if launcher == "pdsh":
-        if not ctx.is_master(node):
-            return passed(name, "launcher", tr("pdsh runs on the master only; this node needs sshd"))
-        if not tools.get("pdsh"):
-            return failed(name, "launcher", tr("pdsh is not installed on the master (DeepSpeed: launcher 'pdsh' not installed)"),
-                          tr("apt-get install pdsh, or set launcher = \"openmpi\" in dscluster.toml"))
-        modules = tools.get("pdsh_modules") or ""
-        if "ssh" not in modules.split("rcmd modules:")[-1]:
-            return failed(name, "launcher", tr("pdsh has no ssh module ({modules})", modules=modules.replace("\n", " ")),
-                          tr("install Debian/Ubuntu's pdsh package (it includes the ssh module)"))
-        return passed(name, "launcher", tr("pdsh {path}", path=tools["pdsh"]))
-    if launcher == "openmpi":
-        if not tools.get("mpirun"):
-            return failed(name, "launcher", tr("mpirun is not installed"),
-                          tr("apt-get install openmpi-bin on {node} (every node needs it)", node=name))
-        if not (ctx.facts(node).get("packages") or {}).get("mpi4py"):
-            return failed(name, "launcher", tr("mpi4py is missing (DeepSpeed's openmpi launcher imports it on every rank)"),
-                          tr("pip install mpi4py into the training Python on {node}", node=name))
-        return passed(name, "launcher", tr("mpirun {path}, mpi4py", path=tools["mpirun"]))
-    if launcher == "slurm" and ctx.is_master(node) and not tools.get("srun"):
-        return failed(name, "launcher", tr("srun is not installed on the master"),
-                      tr("run from a Slurm login node, or set launcher = \"pdsh\""))
-    return passed(name, "launcher", launcher)
+    """The tools the spec's launcher backend needs on this node (launcher/backends: `check_tools`)."""
+    from dscluster.launcher import backends  # noqa: PLC0415
+
+    name, facts = ctx.node_name(node), ctx.facts(node)
+    found = backends.get(ctx.spec.launcher).check_tools(
+        backends.NodeTools(node=name, is_master=ctx.is_master(node), tools=facts.get("tools") or {},
+                           packages=facts.get("packages") or {}))
+    if found.ok:
+        return passed(name, "launcher", found.finding)
+    return failed(name, "launcher", found.finding, found.fix)
 
 
 _ARCH_OK = re.compile(r"^\d+(\.\d+)?(\+PTX)?$")

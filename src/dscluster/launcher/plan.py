@@ -45,11 +45,11 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dscluster.launcher import backends
 from dscluster.launcher.masklog import SECRET_NAMES_VAR, wrapped_target
 from dscluster.launcher.redact import REDACTED, split_secrets
 from dscluster.safepython import module_argv, module_argv_for
@@ -61,9 +61,6 @@ RUN_ID_VAR = "DSCLUSTER_RUN_ID"
 NCCL_TRACE_DIR = "nccl_trace"
 RUN_DS_CONFIG = "ds_config.json"  # the ds_config the ranks read when dscluster added a monitor to the user's
 FLIGHT_RECORDER_ENTRIES = 2000  # collectives kept per rank; about 1 MB of host memory
-LAUNCHERS = ("local", "pdsh", "openmpi", "slurm")
-# What srun starts for each rank under the slurm launcher (it sets RANK etc. from SLURM_PROCID ...).
-SRUN_RANK = Path(__file__).with_name("srun_rank.py")
 
 
 @dataclass(frozen=True)
@@ -82,7 +79,7 @@ class LaunchRequest:
     target: Target
     hosts: tuple[tuple[str, int], ...]  # hostfile order = node_rank order; empty = this machine only
     master_port: int
-    launcher: str = "pdsh"  # local | pdsh | openmpi | slurm
+    launcher: str = "pdsh"  # a registered backend's name (launcher/backends): local | pdsh | openmpi | slurm
     python: str = "python3"  # the interpreter path, identical on every node (shared storage / image)
     cwd: str = "."
     base_env: Mapping[str, str] = field(default_factory=dict)  # the launching environment
@@ -91,7 +88,7 @@ class LaunchRequest:
     ssh_port: int | None = None
     is_root: bool = False
     attempt: int = 1
-    local_procs: int = 1  # ranks on this machine when launcher == local
+    local_procs: int = 1  # ranks on this machine for the local backend
     network_interface: str | None = None
     include: str | None = None  # the runner's --include (devices other than 0..n-1), see runnerflags.py
     launcher_args: tuple[str, ...] = ()  # the user's --launcher_args, word by word
@@ -214,8 +211,7 @@ def env_file_lines(req: LaunchRequest, plain_user_env: Mapping[str, str]) -> lis
     values["DSCLUSTER_RUN_DIR"] = str(req.run_dir)
     values["DSCLUSTER_ATTEMPT"] = str(req.attempt)
     values["DSCLUSTER_MASTER_PORT"] = str(req.master_port)
-    if req.launcher == "slurm" and req.hosts:
-        values["DSCLUSTER_MASTER_ADDR"] = req.hosts[0][0]
+    values.update(backends.get(req.launcher).env_values(req))
     values.update(flight_recorder_env(req.run_dir))
     values.update(plain_user_env)
     secret_names = sorted(k for k in req.user_env if k not in plain_user_env)
@@ -233,14 +229,15 @@ def runner_argv(req: LaunchRequest) -> list[str]:
     """argv of DeepSpeed's runner, in safe-path mode (nothing imported from the user's directory). Its
     multi-node runners start `sys.executable` on every node: when the nodes' interpreter (`python`) is
     another path than this machine's (`runner_python`), the runner runs here and names the nodes' one."""
-    if req.runner_python and req.runner_python != req.python and req.hosts and req.launcher in ("pdsh", "openmpi"):
+    if req.runner_python and req.runner_python != req.python and req.hosts and backends.get(req.launcher).nodes_python:
         return module_argv_for(req.runner_python, "deepspeed.launcher.runner", req.python, unbuffered=True)
     return module_argv(req.python, "deepspeed.launcher.runner", unbuffered=True)
 
 
 def build_plan(req: LaunchRequest) -> LaunchPlan:
-    if req.launcher not in LAUNCHERS:
-        raise ValueError(f"launcher must be one of {LAUNCHERS}, not {req.launcher!r}")
+    if not backends.known(req.launcher):
+        raise ValueError(f"launcher must be one of {backends.names()}, not {req.launcher!r}")
+    backend = backends.get(req.launcher)
     run_dir = Path(req.run_dir)
     logs = run_dir / "logs"
     plain_env, secret_env = split_secrets(dict(req.user_env))
@@ -262,13 +259,13 @@ def build_plan(req: LaunchRequest) -> LaunchPlan:
     # Local processes of the run (runner, pdsh, ssh clients, local ranks) carry the marker too.
     env[RUN_ID_VAR] = req.run_id
     env["DSCLUSTER_RUN_DIR"] = str(run_dir)
-    if req.launcher != "pdsh" or not req.hosts:
+    if backend.secrets_in_runner_env(req):
         env.update(secret_env)  # for local ranks / mpirun's `-x NAME`; never on a command line
 
     # Safe-path mode: the runner starts in the user's working directory (its pdsh command `cd`s the ranks
     # there) but must not import from it: the node user may write there, the runner runs as the launcher.
     argv = runner_argv(req)
-    local = req.launcher == "local" or not req.hosts
+    local = backend.on_this_machine or not req.hosts
     if local:
         master_addr = "127.0.0.1"
         select = [f"--include={req.include}"] if req.include else [f"--num_gpus={req.local_procs}"]
@@ -286,50 +283,15 @@ def build_plan(req: LaunchRequest) -> LaunchPlan:
         env.update(req.transport_env)
         argv += [f"--hostfile={hostfile}", f"--master_addr={master_addr}", f"--master_port={req.master_port}",
                  f"--launcher={req.launcher}", "--no_ssh_check"]
-        if req.ssh_port and req.launcher == "pdsh" and not req.transport_env:
-            argv.append(f"--ssh_port={req.ssh_port}")
-        if len(req.hosts) == 1:
-            argv.append("--force_multi")
-        if req.include:
-            argv.append(f"--include={req.include}")
-        if req.launcher == "pdsh":
-            argv.append(f"--enable_each_rank_log={logs}")
-            if secret_env:
-                script = run_dir / "node_env.sh"
-                files.append(PlannedFile(script, "".join(f"export {k}={shlex.quote(v)}\n"
-                                                         for k, v in secret_env.items()), 0o600, secret=True))
-                argv.append(f"--venv_script={script}")
-        elif req.launcher == "slurm":
-            from dscluster.launcher.slurm import srun_args
-
-            per_node = {s for _, s in req.hosts}
-            if len(per_node) != 1:
-                raise ValueError(f"the slurm launcher needs the same slots on every host, not {sorted(per_node)}")
-            stem = Path(req.target.program).stem if not req.target.is_module else req.target.program.rsplit(".")[-1]
-            argv.append("--launcher_args=" + shlex.join([*srun_args(req.run_id, req.attempt, len(req.hosts),
-                                                                    per_node.pop(), logs, stem),
-                                                         *req.launcher_args]))
-        else:  # openmpi
-            mpi_args = []
-            if req.is_root:
-                mpi_args.append("--allow-run-as-root")
-            if req.network_interface and req.network_interface != "eth0":
-                # DeepSpeed's openmpi runner already passes `--mca btl_tcp_if_include eth0`.
-                mpi_args += ["--mca", "btl_tcp_if_include", req.network_interface]
-            for k in secret_env:
-                mpi_args += ["-x", k]  # name only: mpirun copies the value from its environment
-            mpi_args += list(req.launcher_args)
-            if mpi_args:
-                argv.append("--launcher_args=" + shlex.join(mpi_args))
-        if req.launcher == "pdsh" and req.launcher_args:
-            argv.append("--launcher_args=" + shlex.join(req.launcher_args))
+        # The backend's own flags (launcher/backends/): transport, per-rank logs, secrets, launcher_args.
+        argv += backend.runner_args(req, logs=logs, secret_env=secret_env, add_file=files.append)
     if req.no_python:
         argv.append("--no_python")
     if req.no_local_rank:
         argv.append("--no_local_rank")
     argv += list(req.runner_flags)
-    if req.launcher == "slurm" and not local:
-        argv.append(str(SRUN_RANK))  # SlurmRunner ignores --module: the shim runs the module itself
+    if not local:
+        argv += backend.program_prefix(req)  # e.g. Slurm's srun_rank.py shim
     target = req.target
     if secret_env and not req.no_python:
         # Each rank's output reaches its log through the secret mask (launcher/masklog.py).

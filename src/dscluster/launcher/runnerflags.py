@@ -23,10 +23,6 @@ from dataclasses import dataclass, field
 from dscluster.errors import UsageError
 from dscluster.i18n import tr
 
-# DeepSpeed launchers dscluster supervises; the others are named with the reason.
-SUPERVISED_LAUNCHERS = ("pdsh", "openmpi", "slurm")
-OTHER_LAUNCHERS = ("mvapich", "mpich", "impi")
-
 # Runner flags that would take starting or supervising the ranks away from dscluster.
 REFUSED = {
     "--elastic_training": "DeepSpeed's elastic training replaces the launcher with torch's elastic agent, which "
@@ -111,13 +107,18 @@ def check_refused(flags: RunnerFlags) -> None:
 
 
 def check_launcher(name: str | None) -> None:
-    if name is None or name in SUPERVISED_LAUNCHERS:
+    """`--launcher NAME`: a backend a cluster spec may name (launcher/backends); DeepSpeed's other
+    launchers are named with the reason."""
+    from dscluster.launcher import backends  # noqa: PLC0415
+
+    supervised = backends.spec_names()
+    if name is None or name in supervised:
         return
     low = name.lower()
-    if low in SUPERVISED_LAUNCHERS:
+    if low in supervised:
         raise UsageError(tr("--launcher {name!r}: write it in lower case", name=name),
                          tr("--launcher {low}", low=low), setting="--launcher")
-    if low in OTHER_LAUNCHERS:
+    if low in backends.OTHER_LAUNCHERS:
         raise UsageError(tr("--launcher {name}: dscluster supervises pdsh and openmpi launches (teardown on every "
                             "node, per-rank logs, restarts)", name=name),
                          tr("use --launcher pdsh (default) or --launcher openmpi"), setting="--launcher")

@@ -62,10 +62,10 @@ def stop_run(run_dir: Path, *, timeout: float | None = None) -> tuple[RunRecord,
             os.kill(int(record.supervisor_pid), signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-    from dscluster.runs.slurm_run import force_stop
+    from dscluster.runs.hooks import hooks_class
 
-    if record.launch.launcher == "slurm" and force_stop(record):
-        outcome = {"slurm": "cancelled"}  # Slurm ends the ranks; the nodes need no ssh
+    if hooks_class(record.launch.launcher).force_stop(record):
+        outcome = {record.launch.launcher: "cancelled"}  # the scheduler ends the ranks; the nodes need no ssh
     else:
         outcome = remote_reap(record, list(record.launch.host_names) or ["localhost"])
     record = store.read_record(run_dir).replace(status="stopped", exit_code=130, ended=store.now_iso())

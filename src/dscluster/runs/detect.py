@@ -83,7 +83,9 @@ def stall_failure(idle_s: float, stall_timeout: float) -> Failure | None:
 def exit_doubt(launcher: str, ranks_ok: int, world: int) -> str | None:
     """Why the runner's exit code 0 is not yet a success from its output alone: pdsh and the local runner
     print one `exits successfully` line per rank, so fewer lines than ranks means ranks never finished."""
-    if launcher in ("pdsh", "local") and ranks_ok < world:
+    from dscluster.launcher import backends  # noqa: PLC0415
+
+    if backends.get(launcher).reports_rank_exits and ranks_ok < world:
         return f"the launcher exited 0 but only {ranks_ok} of {world} ranks reported success"
     return None
 

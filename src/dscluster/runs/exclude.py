@@ -113,7 +113,9 @@ def without(spec, hosts: Sequence[tuple[str, int]], excluded: Sequence[Excluded]
 
 
 def check_target(spec, launcher: str) -> None:
-    if spec is None or launcher == "slurm":
+    from dscluster.launcher import backends  # noqa: PLC0415
+
+    if spec is None or not backends.get(launcher).over_ssh:
         raise UsageError(tr("--exclude-unhealthy needs a cluster that dscluster reaches over ssh"),
                          tr("give --cluster (or a hostfile); Slurm leaves out nodes itself (drain them)"),
                          setting="--exclude-unhealthy")

@@ -103,23 +103,14 @@ def transport_env(spec, launcher: str, *, write: bool = True) -> dict[str, str]:
     """What makes pdsh (or mpirun's rsh agent) use the cluster's ssh_config and pinned host keys,
     on connections of the run's own (see NO_MUX). `write=False` (a dry run) only computes it: the
     identity must exist, but no ssh file is written."""
-    from dscluster.cluster.pdsh import openmpi_env, pdsh_env
     from dscluster.cluster.ssh import ensure_ssh_files, require_identity
+    from dscluster.launcher import backends
 
     if write:
         ensure_ssh_files(spec)
     else:
         require_identity(spec)
-    if launcher == "openmpi":
-        env = dict(openmpi_env(spec))
-        env["OMPI_MCA_plm_rsh_args"] = " ".join(NO_MUX)
-        # mpirun starts every node's daemon itself: with tree spawn the daemons would start each other
-        # through the rsh agent, which lives in the controller's private cluster state directory.
-        env["OMPI_MCA_plm_rsh_no_tree_spawn"] = "1"
-        return env
-    env = dict(pdsh_env(spec))
-    env["PDSH_SSH_ARGS_APPEND"] = " ".join(NO_MUX)
-    return env
+    return backends.get(launcher).transport_env(spec, tuple(NO_MUX))
 
 
 def remote_reap(record: RunRecord, hosts: list[str], timeout: float = 10.0, grace: float = 1.0,

@@ -124,14 +124,17 @@ def before_launch(spec, launcher: str, hosts, env: Mapping[str, str] | None = No
     """The pre-flight of one start (see the module's docstring): `spec` is the cluster (None: this machine
     alone), `hosts` the (host, slots) the run uses, `env` the ranks' --env. Raises ClusterError to refuse.
     `checked`: doctor's fast checks already passed on exactly these hosts (--exclude-unhealthy ran them)."""
-    if checked and spec is not None and launcher != "slurm":
+    from dscluster.launcher import backends  # noqa: PLC0415
+
+    over_ssh = backends.get(launcher).over_ssh  # else the scheduler (Slurm) reaches the nodes, not dscluster
+    if checked and spec is not None and over_ssh:
         return
     if skip_doctor:
-        if spec is not None and launcher != "slurm":
+        if spec is not None and over_ssh:
             print(f"{WARN} " + tr("doctor's checks on the nodes are skipped (--skip-doctor): only this machine's "
                                   "torch JIT cache is checked"), file=sys.stderr)
         check_local_jit_lock(env)
-    elif launcher == "slurm":
+    elif not over_ssh:
         check_local_jit_lock(env)  # `dscluster doctor` checks Slurm itself; the nodes are not reached by ssh
     elif spec is not None:  # the nodes this run uses: a node left out (lost for good) is not asked
         from dataclasses import replace

@@ -19,6 +19,7 @@ from typing import Any
 from dscluster import paths, trust
 from dscluster.errors import ConfigError, UsageError
 from dscluster.i18n import tr
+from dscluster.launcher import backends
 from dscluster.launcher.plan import build_plan
 from dscluster.launcher.redact import redact_argv, redact_env, split_secrets
 from dscluster.launcher.runnerflags import (
@@ -379,7 +380,7 @@ def resolve_target(opts: LaunchOptions):
     from dscluster.cluster.hostfile import parse_hostfile
     from dscluster.cluster.spec import resolve_spec
 
-    if opts.launcher == "slurm" and not (opts.hostfile or opts.cluster):
+    if opts.launcher and backends.get(opts.launcher).allocates and not (opts.hostfile or opts.cluster):
         try:
             spec = resolve_spec(None)
         except ConfigError:  # a Slurm cluster needs no dscluster spec: runs go to DSCLUSTER_SHARED
@@ -394,9 +395,9 @@ def resolve_target(opts: LaunchOptions):
         raise ConfigError(err.message, hint, setting=err.setting) from None
     hosts = tuple((h, int(s)) for h, s in parse_hostfile(spec.hostfile_text()))
     launcher = opts.launcher or spec.launcher
-    if launcher == "slurm":
+    if backends.known(launcher) and backends.get(launcher).allocates:
         return spec, slurm_hosts(opts, spec), launcher, Path(spec.shared_dir)
-    if launcher not in ("pdsh", "openmpi"):
+    if not (backends.known(launcher) and backends.get(launcher).over_ssh):
         raise ConfigError(tr("launcher {name!r} is not supported by dscluster launch", name=launcher),
                           tr("use launcher = \"pdsh\" (default), \"openmpi\" or \"slurm\""), setting="launcher")
     return spec, hosts, launcher, Path(spec.shared_dir)
@@ -471,10 +472,8 @@ def check_runner_flags(opts: LaunchOptions) -> None:
     check_port(flags.master_port, "--master_port")
     check_port(flags.ssh_port, "--ssh_port")
     check_launcher_args(flags.launcher_args)
-    if opts.launcher == "slurm" and opts.local is not None:
-        raise UsageError(tr("--launcher slurm and --local contradict: Slurm starts the ranks on the nodes it allocates"),
-                         tr("drop --local to run through Slurm, or drop --launcher slurm to run on this machine only"),
-                         setting="--launcher")
+    if opts.launcher:
+        backends.get(opts.launcher).check_local(opts.local)
     if flags.force_multi and opts.local is not None:
         raise UsageError(tr("--force_multi and --local contradict: --force_multi starts the ranks over ssh"),
                          tr("drop --force_multi to run on this machine only, or drop --local and pass --hostfile H"),
@@ -553,7 +552,7 @@ def interpreters(spec, launcher: str, here: str) -> dict:
     when it differs, `runner_python` (this machine's, which runs DeepSpeed's runner). A cluster spec's
     `python` names the nodes' interpreter, e.g. the node image's when launching from a controller
     outside the containers; without it the nodes run this interpreter's own path (DeepSpeed's default)."""
-    node = getattr(spec, "python", None) if launcher in ("pdsh", "openmpi") else None
+    node = getattr(spec, "python", None) if backends.get(launcher).nodes_python else None
     if not node or node == here:
         return {"python": here, "runner_python": None}
     return {"python": node, "runner_python": here}
@@ -574,28 +573,23 @@ def prepare(opts: LaunchOptions, *, dry_run: bool = False) -> Prepared:
     check_runner_flags(opts)
     opts = _local_by_runner_flags(opts)
     spec, hosts, launcher, shared = resolve_target(opts)
+    backend = backends.get(launcher)
     include, local_procs = None, None
-    if spec is not None and launcher != "slurm":
+    if spec is not None and backend.over_ssh:
         hosts, include = apply_runner_flags(spec, hosts, flags)
-        if include is not None and launcher == "openmpi":
-            # DeepSpeed's OpenMPI runner refuses --include/--exclude, but only once it has started; whole
-            # hosts are left out of the run's hostfile instead, which mpirun reads.
-            raise UsageError(tr("--launcher openmpi cannot select single slots of a host ({spec}): DeepSpeed's "
-                                "OpenMPI runner refuses --include/--exclude (mpirun takes whole hosts from the "
-                                "hostfile)", spec=include),
-                             tr("select whole hosts (--include node1@node2, or --exclude node3), or use the pdsh "
-                                "launcher"), setting="--include" if flags.include is not None else "--exclude")
-    elif launcher == "slurm":
+        if include is not None:
+            backend.check_selection(include, "--include" if flags.include is not None else "--exclude")
+    elif backend.allocates:
         check_slurm_counts(opts)
     elif spec is None:
         local_procs, include = select_local(opts.local, flags)
     world = sum(s for _, s in hosts) if hosts else int(local_procs or 1)
-    if opts.slurm is not None and launcher != "slurm":
+    if opts.slurm is not None and not backend.allocates:
         raise UsageError(tr("--partition, --nodes, --ntasks-per-node, --gpus-per-node, --time and --sbatch are "
                             "Slurm options, but the launcher is {name!r}", name=launcher),
                          tr("add --launcher slurm (or set launcher = \"slurm\" in the cluster spec)"),
                          setting="launcher")
-    ask = slurm_ask(opts, spec) if launcher == "slurm" else None
+    ask = slurm_ask(opts, spec) if backend.allocates else None
     if ask is not None and not hosts:
         world = ask.nodes * ask.tasks_per_node
     check_program(program, opts.module, cwd, python, flags.no_python)
@@ -620,7 +614,7 @@ def prepare(opts: LaunchOptions, *, dry_run: bool = False) -> Prepared:
     builds = _first_run_builds(ds_config, user_env)
     from dscluster.runs.preflight import before_launch
 
-    if launcher != "slurm":  # under Slurm the checkpoints may live where this machine does not see them
+    if not backend.allocates:  # under Slurm the checkpoints may live where this machine does not see them
         from dscluster.runs import diskspace
 
         # Room for the next checkpoint where the run will save: the last committed one's size there (a
@@ -656,7 +650,7 @@ def prepare(opts: LaunchOptions, *, dry_run: bool = False) -> Prepared:
         job = slurm.current_job() if hosts else None
         slurm_cfg = {"ask": asdict(ask), "job_id": job, "own_job": False}
     nodes_side: dict[str, Any] = {}
-    if spec is not None and launcher != "slurm":
+    if spec is not None and backend.over_ssh:
         from dscluster.runs.nodes import transport_env
 
         nodes_side = {
@@ -743,7 +737,7 @@ def first_run_notice(record: RunRecord) -> str | None:
     builds = record.first_run_builds
     if not isinstance(builds, dict) or not builds.get("ops"):
         return None
-    cluster = record.launch.cluster_arg if record.launch.launcher != "local" else None
+    cluster = None if backends.get(record.launch.launcher).on_this_machine else record.launch.cluster_arg
     return ops.first_run_notice(list(builds["ops"]), str(builds.get("accelerator") or "cpu"), cluster)
 
 
@@ -762,7 +756,7 @@ def dry_run_text(prep: Prepared) -> str:
     run_dir = store.run_path(prep.shared, prep.record.id)
     hosts = c.hosts
     slurm_lines = []
-    if c.launcher == "slurm" and not hosts:
+    if backends.get(c.launcher).allocates and not hosts:
         from dscluster.launcher.slurm import SlurmAsk, salloc_argv
 
         ask = SlurmAsk(**c.slurm["ask"])

@@ -23,6 +23,7 @@ from dscluster import fsutil, paths
 from dscluster.cluster.spec import ClusterSpec
 from dscluster.errors import ConfigError, DsclusterError, UsageError
 from dscluster.i18n import tr
+from dscluster.launcher import backends
 from dscluster.launcher.runnerflags import RunnerFlags
 from dscluster.runs import store
 from dscluster.runs.nodes import recorded_spec
@@ -189,10 +190,10 @@ def restart_request(run_dir: Path, env: dict[str, str] | None = None, hostfile: 
     # The cluster as recorded at launch, read back through the spec parser (runs.nodes.recorded_spec);
     # None for a local or Slurm run, or a record from before the spec was recorded.
     launched_on = recorded_spec(record) if cfg.cluster_spec is not None else None
-    if hosts and (cfg.launcher in ("local", "slurm") or not (launched_on or cfg.cluster_arg)):
+    backend = backends.get(cfg.launcher)
+    if hosts and (not backend.over_ssh or not (launched_on or cfg.cluster_arg)):
         raise UsageError(tr("--hosts picks nodes of a cluster spec, but run {run_id} ran {where}", run_id=run_id,
-                            where=tr("on this machine only") if cfg.launcher == "local" else
-                            tr("under Slurm") if cfg.launcher == "slurm" else tr("without a cluster spec")),
+                            where=backend.where() or tr("without a cluster spec")),
                          tr("use --local N, or --hostfile H"), setting="--hosts")
     # An old record names its spec by path only: recorded_spec reads that path again.
     picked = shrink.restart_hosts(hosts, launched_on or recorded_spec(record)) if hosts else ()
@@ -211,7 +212,7 @@ def restart_request(run_dir: Path, env: dict[str, str] | None = None, hostfile: 
     if trainer and not any(a == "--save-dir" or a.startswith("--save-dir=") for a in args):
         # The reference trainer's flag; a user's own script resumes from wherever its args already say.
         args += ["--save-dir", str(save_dir)]
-    local = local or (cfg.local_procs if cfg.launcher == "local" and not hostfile else None)
+    local = local or (cfg.local_procs if backend.on_this_machine and not hostfile else None)
     if local:
         from dscluster import trust
 
@@ -235,7 +236,7 @@ def restart_request(run_dir: Path, env: dict[str, str] | None = None, hostfile: 
                          cluster=None if local else (hostfile or cfg.cluster_arg), nprocs=local,
                          max_restarts=int(cfg.max_restarts or 0), name=record.name,
                          cwd=cfg.cwd, env={**recorded_env, **(env or {})},
-                         launcher=None if local or cfg.launcher == "local" else cfg.launcher,
+                         launcher=None if local or backend.on_this_machine else cfg.launcher,
                          stall_timeout=cfg.stall_timeout, restart_wait=cfg.restart_wait,
                          cluster_spec=None if local or hostfile else launched_on,
                          allow_shrink=cfg.allow_shrink, exclude_unhealthy=cfg.exclude_unhealthy, hosts=picked,
@@ -254,7 +255,7 @@ def restart(run_dir: Path, env: dict[str, str] | None = None, hostfile: str | No
     global batch is kept where it divides (dscluster.batchplan), else the new one is said plainly."""
     request, record = restart_request(run_dir, env, hostfile, local, hosts)
     cfg = record.launch
-    if cfg.launcher == "slurm" and cfg.slurm is not None:
+    if backends.get(cfg.launcher).allocates and cfg.slurm is not None:
         return _restart_on_slurm(request, cfg.slurm, bool((record.slurm or {}).get("batch")))
     return launch(request)
 

@@ -33,6 +33,8 @@ ENDED = frozenset({"CANCELLED", "COMPLETED", "FAILED", "NODE_FAIL", "BOOT_FAIL",
 
 
 class SlurmRun:
+    """The supervisor's hooks for the slurm backend (runs/hooks.py says when each is called)."""
+
     def __init__(self, sup: Supervisor):
         self.sup = sup
         cfg = sup.cfg.slurm or {}
@@ -106,11 +108,12 @@ class SlurmRun:
         sup.event("slurm-allocation", job_id=self.job_id, own=self.own_job, nodes=names)
         return True
 
-    def cancel_step(self, attempt: int) -> None:
+    def cancel_attempt(self, attempt: int) -> None:
+        """Only this attempt's own step of the job."""
         if self.job_id and attempt:
             slurm.cancel_step(self.job_id, self.sup.record.id, attempt)
 
-    def timeout_explanation(self) -> explainer.Explanation | None:
+    def timed_out(self) -> explainer.Explanation | None:
         """When the job reached its time limit: recorded as such, with how to resume."""
         if not self.job_id:
             return None
@@ -125,6 +128,10 @@ class SlurmRun:
             "slurm-timeout", "Slurm job {job} reached its time limit ({limit}) and ended the run.", fix,
             f"JobState={info.get('JobState')} Reason={info.get('Reason')}", retry=False, job=self.job_id,
             limit=info.get("TimeLimit", "?"), run=self.sup.record.id, step=step if step is not None else "-")
+
+    @staticmethod
+    def force_stop(record: RunRecord) -> bool:
+        return force_stop(record)
 
     def release(self) -> None:
         """Give back the allocation the run asked for itself; one it was given stays its owner's."""

@@ -31,12 +31,14 @@ from dscluster import explain as explainer
 from dscluster import fsutil, trust
 from dscluster.cluster.runner import LocalRunner
 from dscluster.fsutil import atomic_write_text
+from dscluster.launcher import backends
 from dscluster.launcher.masklog import MIN_SECRET, copy_masked
 from dscluster.launcher.plan import LaunchRequest, build_plan
-from dscluster.runs import detect, diskspace, metrics, shrink, slurm_run, store
+from dscluster.runs import detect, diskspace, metrics, shrink, store
 from dscluster.runs.channel import NodeChannel, close_all
 from dscluster.runs.exporter import RunExporter
 from dscluster.runs.hflog import HfLogBridge
+from dscluster.runs.hooks import hooks_for
 from dscluster.runs.metrics import MonitorBridge
 from dscluster.runs.nodes import node_names, node_runners, sim_name, unreachable_hosts
 from dscluster.runs.reaper import reap
@@ -87,10 +89,11 @@ class Supervisor:
         self.record = record
         self.secrets = dict(secrets or {})
         self.stop_requested = False
-        self.slurm = slurm_run.SlurmRun(self) if self.cfg.launcher == "slurm" else None
-        # host -> the Runner that reaches it ({} = this machine); under Slurm the nodes are reached through
-        # Slurm only.
-        self.runners = {} if self.slurm else node_runners(self.record)
+        self.backend = backends.get(self.cfg.launcher)
+        self.hooks = hooks_for(self)  # the backend's own part of supervising (Slurm's allocation...), runs/hooks.py
+        # host -> the Runner that reaches it ({} = this machine); a backend that does not reach the nodes
+        # over ssh (Slurm) reaches them through its scheduler only.
+        self.runners = node_runners(self.record) if self.backend.over_ssh else {}
         self._attempt = 0
         self.log_path = self.run_dir / "logs" / "launcher.log"
         self._attempt_started = time.time()
@@ -207,8 +210,8 @@ class Supervisor:
 
     # ---- one attempt -------------------------------------------------------------------------
     def _start_channels(self, attempt: int, port: int) -> list[NodeChannel]:
-        if self.slurm:
-            return []  # Slurm watches its nodes and ends the step when one is lost
+        if self.backend.allocates:
+            return []  # the scheduler (Slurm) watches its nodes and ends the step when one is lost
         hosts = list(self.cfg.host_names) or ["localhost"]
         chans = []
         for host in hosts:
@@ -366,10 +369,10 @@ class Supervisor:
                                               heartbeat_timeout=c.heartbeat_timeout)
                 if failure is not None and failure.kind == "unreachable":
                     failure.explanation = self._unreachable_explanation()
-            if failure is None and self.slurm:
-                gone = self.slurm.lost(now)
+            if failure is None:
+                gone = self.hooks.lost(now)
                 if gone is not None:
-                    failure = Failure("slurm-lost", gone.evidence, explanation=gone)
+                    failure = Failure(f"{self.backend.name}-lost", gone.evidence, explanation=gone)
             if failure is None and c.stall_timeout:
                 new_mark = self._progress_mark()
                 if new_mark != mark:
@@ -468,8 +471,7 @@ class Supervisor:
         for ch in chans:
             if ch.node not in lost:
                 ch.wait_reaped(max(0.1, deadline - time.monotonic()))
-        if self.slurm:
-            self.slurm.cancel_step(self._attempt)  # only this attempt's own step of the job
+        self.hooks.cancel_attempt(self._attempt)  # e.g. only this attempt's own step of the Slurm job
         # The runner, pdsh and the ssh clients on this machine.
         try:
             os.killpg(runner.pid, signal.SIGKILL)
@@ -581,7 +583,7 @@ class Supervisor:
         """--allow-shrink with --exclude-unhealthy: the node the attempt failed on is left out of the next
         attempt (a bad node is not given the run again), when others remain."""
         c = self.cfg
-        if self.slurm or not (c.allow_shrink and c.exclude_unhealthy and failure.node):
+        if not self.backend.over_ssh or not (c.allow_shrink and c.exclude_unhealthy and failure.node):
             return
         host = self._host_of(failure.node)
         if host in c.host_names and len(c.host_names) > 1:
@@ -661,7 +663,7 @@ class Supervisor:
             self.event("batch", **self.record.batch_plan)
         max_attempts = 1 + int(self.cfg.max_restarts)
         exit_code, status = 1, "failed"
-        if self.slurm and not self.slurm.allocate():
+        if not self.hooks.allocate():
             max_attempts = 0  # no allocation: the record says why
         previous: dict | None = None  # the last attempt's explanation, and how far the run had got then
         reached = self._progress()
@@ -673,11 +675,11 @@ class Supervisor:
             attempt = dataclasses.replace(attempt, ended=store.now_iso(), exit_code=rc)
             self._set_attempt(attempt)
             self._tick(final=True)
-            timeout = self.slurm.timeout_explanation() if self.slurm and (stopped or failure) else None
+            timeout = self.hooks.timed_out() if stopped or failure else None
             if timeout is not None:
                 self._set_attempt(dataclasses.replace(attempt, reason="time limit"), explanation=timeout.to_dict())
                 exit_code, status = 1, "failed"
-                self.event("slurm-timeout", attempt=n, job_id=self.slurm.job_id)
+                self.event(f"{self.backend.name}-timeout", attempt=n, job_id=self.hooks.job_id)
                 break
             if stopped:
                 self._set_attempt(dataclasses.replace(attempt, reason="stopped"))
@@ -745,8 +747,7 @@ class Supervisor:
                 continue
             status = "failed"
             break
-        if self.slurm:
-            self.slurm.release()
+        self.hooks.release()
         trust.remove_runner_dir(self.record.id)
         self.save(status=status, exit_code=exit_code, ended=store.now_iso())
         if status in ("succeeded", "stopped"):

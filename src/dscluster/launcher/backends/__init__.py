@@ -1,0 +1,57 @@
+"""The registry of launcher backends: one class per backend, one module each (see base.py).
+
+`get(name)` is how every other module asks what a run's backend does; nothing outside this package
+compares launcher names.
+"""
+
+from __future__ import annotations
+
+from dscluster.launcher.backends.base import Backend, NodeTools, ToolCheck
+from dscluster.launcher.backends.local import LocalBackend
+from dscluster.launcher.backends.openmpi import OpenMPIBackend
+from dscluster.launcher.backends.pdsh import PdshBackend
+from dscluster.launcher.backends.slurm import SlurmBackend
+
+__all__ = ["Backend", "NodeTools", "ToolCheck", "get", "known", "names", "spec_names", "register"]
+
+_BACKENDS: dict[str, Backend] = {}
+
+# DeepSpeed launchers that dscluster does not supervise (named with the reason when asked for).
+OTHER_LAUNCHERS = ("mvapich", "mpich", "impi")
+DEFAULT = "pdsh"
+
+
+def register(backend: type[Backend]) -> type[Backend]:
+    """Add a backend class (usable as a decorator); its `name` must be new."""
+    if not backend.name or backend.name in _BACKENDS:
+        raise ValueError(f"a backend needs a new name, not {backend.name!r}")
+    _BACKENDS[backend.name] = backend()
+    return backend
+
+
+def unregister(name: str) -> None:
+    """Remove a backend (tests that plug one in take it out again)."""
+    _BACKENDS.pop(name, None)
+
+
+for _cls in (LocalBackend, PdshBackend, OpenMPIBackend, SlurmBackend):
+    register(_cls)
+
+
+def known(name: str | None) -> bool:
+    return name in _BACKENDS
+
+
+def get(name: str | None) -> Backend:
+    """The backend called `name` (None: the default, pdsh); KeyError for an unknown one (the spec parser
+    and runnerflags.check_launcher refuse unknown names with a message first)."""
+    return _BACKENDS[name or DEFAULT]
+
+
+def names() -> tuple[str, ...]:
+    return tuple(_BACKENDS)
+
+
+def spec_names() -> tuple[str, ...]:
+    """The names a cluster spec's `launcher` and `--launcher` take (local is `--local N`)."""
+    return tuple(n for n, b in _BACKENDS.items() if b.in_spec)

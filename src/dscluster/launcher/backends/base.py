@@ -1,0 +1,114 @@
+"""The one interface every launcher backend implements (as DeepSpeed's `multinode_runner.py`: one base
+class, one class per backend).
+
+A backend is how a run's ranks are started on its nodes: DeepSpeed's runner on this machine only
+(`local`), over pdsh and ssh (`pdsh`), through mpirun (`openmpi`), or as a Slurm step (`slurm`). It says:
+
+- what it is: its `name`, whether a cluster spec may name it (`in_spec`), whether dscluster reaches the
+  nodes itself over ssh (`over_ssh`: doctor on the nodes, a watchdog per node, teardown by ssh,
+  `--exclude-unhealthy`, shrinking), whether a scheduler hands out the nodes (`allocates`);
+- how its runs behave: whether the nodes run the spec's own interpreter (`nodes_python`), whether
+  DeepSpeed's launch.py reports every rank's exit in the runner's output (`reports_rank_exits`),
+  whether single devices of a host may be selected (`selects_slots`);
+- validation of the options against the spec (`validate`);
+- the transport environment that makes it use the cluster's ssh settings (`transport_env`);
+- its pre-flight check of the tools it needs on a node (`check_tools`, run by `dscluster doctor`);
+- its part of the pure plan of an attempt (`env_values`, `runner_args`, `program_prefix`);
+- the supervisor's hooks (`hooks`: allocate, watch, cancel an attempt, explain a time-out, release, a
+  forced stop), named as `module:Class` because they live in the service layer (`runs/`) above this
+  one; None means `runs.hooks.NoHooks`, whose every hook does nothing.
+
+Adding a backend is one module in this package with its class added to the tuple that `__init__.py` registers in
+`_BACKENDS`, plus its tests; `tests/unit/test_backends.py` holds every registered backend to this
+contract.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from dscluster.launcher.plan import LaunchRequest, PlannedFile
+
+
+@dataclass(frozen=True)
+class ToolCheck:
+    """What a backend's pre-flight found on one node: ok, the finding, and the fix when not ok."""
+
+    ok: bool
+    finding: str
+    fix: str = ""
+
+
+@dataclass(frozen=True)
+class NodeTools:
+    """What doctor's facts say a node has, as a backend's tool check reads them."""
+
+    node: str
+    is_master: bool
+    tools: Mapping[str, Any]
+    packages: Mapping[str, Any]
+
+
+class Backend:
+    name: ClassVar[str] = ""
+    in_spec: ClassVar[bool] = True  # `launcher = "NAME"` in a cluster spec, `--launcher NAME`
+    over_ssh: ClassVar[bool] = True  # dscluster reaches the nodes itself, over ssh
+    allocates: ClassVar[bool] = False  # a scheduler picks the nodes; they are known once allocated
+    nodes_python: ClassVar[bool] = True  # the ranks run the spec's `python` (the runner names it)
+    reports_rank_exits: ClassVar[bool] = False  # launch.py's "Process N exits successfully" reaches the output
+    selects_slots: ClassVar[bool] = True  # --include/--exclude may pick single devices of a host
+    hooks: ClassVar[str | None] = None  # "module:Class" of the supervisor's hooks; None: runs.hooks.NoHooks
+
+    on_this_machine: ClassVar[bool] = False  # the ranks run here only, without a hostfile
+
+    def where(self) -> str:
+        """Where this backend's runs run, as `restart --hosts` names it when it cannot pick nodes."""
+        return ""
+
+    # ---- validation and pre-flight ------------------------------------------------------------
+    def check_local(self, local: int | None) -> None:
+        """Refuse `--local N` when this backend cannot run on this machine only (UsageError)."""
+
+    def check_selection(self, include: str, setting: str) -> None:
+        """Refuse a selection of single devices of a host (`include`, from --include/--exclude, named by
+        `setting`) when the backend cannot honour it (UsageError)."""
+
+    def check_tools(self, node: NodeTools) -> ToolCheck:
+        """The tools this backend needs on `node` (doctor's `launcher` check)."""
+        return ToolCheck(True, self.name)
+
+    # ---- the nodes' side ----------------------------------------------------------------------
+    def transport_env(self, spec, no_mux: tuple[str, ...]) -> dict[str, str]:
+        """Environment that makes the runner's transport use the cluster's ssh_config and pinned host keys
+        on connections of the run's own (`no_mux`: ssh options without connection sharing)."""
+        return {}
+
+    # ---- the pure plan of an attempt (launcher/plan.py) ---------------------------------------
+    def env_values(self, req: LaunchRequest) -> dict[str, str]:
+        """Values the ranks' environment file carries for this backend."""
+        return {}
+
+    def secrets_in_runner_env(self, req: LaunchRequest) -> bool:
+        """Whether the runner's own environment carries the run's secret values (for local ranks or
+        mpirun's `-x NAME`); never on a command line."""
+        return True
+
+    def runner_args(self, req: LaunchRequest, *, logs: Path, secret_env: Mapping[str, str],
+                    add_file: Callable[[PlannedFile], None]) -> list[str]:
+        """DeepSpeed runner flags of a multi-node attempt after --hostfile/--master_addr/--master_port/
+        --launcher/--no_ssh_check. `add_file` plans a file the supervisor writes before the runner starts."""
+        return self.selection_args(req)
+
+    @staticmethod
+    def selection_args(req: LaunchRequest) -> list[str]:
+        """`--force_multi` for a single host (the runner would start it here otherwise, even when it is
+        remote), and the user's `--include` (devices other than 0..n-1 of a host)."""
+        return (["--force_multi"] if len(req.hosts) == 1 else []) + ([f"--include={req.include}"] if req.include else [])
+
+    def program_prefix(self, req: LaunchRequest) -> list[str]:
+        """What the runner starts before the user's program (a shim), when the backend needs one."""
+        return []

@@ -1,0 +1,60 @@
+"""`openmpi`: the runner starts every rank through mpirun (its rsh agent uses the cluster's ssh settings)."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from dscluster.errors import UsageError
+from dscluster.i18n import tr
+from dscluster.launcher.backends.base import Backend, NodeTools, ToolCheck
+
+
+class OpenMPIBackend(Backend):
+    name = "openmpi"
+    selects_slots = False
+
+    def check_selection(self, include: str, setting: str) -> None:
+        # DeepSpeed's OpenMPI runner refuses --include/--exclude, but only once it has started; whole
+        # hosts are left out of the run's hostfile instead, which mpirun reads.
+        raise UsageError(tr("--launcher openmpi cannot select single slots of a host ({spec}): DeepSpeed's "
+                            "OpenMPI runner refuses --include/--exclude (mpirun takes whole hosts from the "
+                            "hostfile)", spec=include),
+                         tr("select whole hosts (--include node1@node2, or --exclude node3), or use the pdsh "
+                            "launcher"), setting=setting)
+
+    def check_tools(self, node: NodeTools) -> ToolCheck:
+        if not node.tools.get("mpirun"):
+            return ToolCheck(False, tr("mpirun is not installed"),
+                             tr("apt-get install openmpi-bin on {node} (every node needs it)", node=node.node))
+        if not node.packages.get("mpi4py"):
+            return ToolCheck(False, tr("mpi4py is missing (DeepSpeed's openmpi launcher imports it on every rank)"),
+                             tr("pip install mpi4py into the training Python on {node}", node=node.node))
+        return ToolCheck(True, tr("mpirun {path}, mpi4py", path=node.tools["mpirun"]))
+
+    def transport_env(self, spec, no_mux: tuple[str, ...]) -> dict[str, str]:
+        from dscluster.cluster.pdsh import openmpi_env  # noqa: PLC0415
+
+        env = dict(openmpi_env(spec))
+        env["OMPI_MCA_plm_rsh_args"] = " ".join(no_mux)
+        # mpirun starts every node's daemon itself: with tree spawn the daemons would start each other
+        # through the rsh agent, which lives in the controller's private cluster state directory.
+        env["OMPI_MCA_plm_rsh_no_tree_spawn"] = "1"
+        return env
+
+    def runner_args(self, req, *, logs: Path, secret_env: Mapping[str, str], add_file: Callable) -> list[str]:
+        argv = []
+        argv += self.selection_args(req)
+        mpi_args = []
+        if req.is_root:
+            mpi_args.append("--allow-run-as-root")
+        if req.network_interface and req.network_interface != "eth0":
+            # DeepSpeed's openmpi runner already passes `--mca btl_tcp_if_include eth0`.
+            mpi_args += ["--mca", "btl_tcp_if_include", req.network_interface]
+        for k in secret_env:
+            mpi_args += ["-x", k]  # name only: mpirun copies the value from its environment
+        mpi_args += list(req.launcher_args)
+        if mpi_args:
+            argv.append("--launcher_args=" + shlex.join(mpi_args))
+        return argv
