@@ -19,16 +19,11 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from support import free_port
 
 pytestmark = pytest.mark.slow
 
 VENV_BIN = Path(sys.executable).parent
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _as_user_prefix() -> list[str]:
@@ -43,7 +38,7 @@ class Lab:
     def __init__(self, base: Path):
         self.base = base
         self.home = base / "home"
-        self.port = _free_port()
+        self.port = free_port()
         self.env = {**os.environ, "HOME": str(self.home), "DSCLUSTER_HOME": str(self.home / ".dscluster"),
                     "DSCLUSTER_SHARED": str(base / "shared"), "LANG": "zh_TW.UTF-8", "DSCLUSTER_LANG": "",
                     # A token inherited from the caller's shell must not replace ours.

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -20,17 +19,12 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from support import free_port
 
 pytestmark = [pytest.mark.root, pytest.mark.cluster, pytest.mark.slow]
 
 VENV_BIN = Path(sys.executable).parent
 LAB_PORT = 8888
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _get(url: str, headers: dict | None = None, data: bytes | None = None):
@@ -63,7 +57,7 @@ def lab_on_master(sim_cluster):
     spec = sim.spec
     master = spec.master
     (spec.shared_dir / "lab-marker.txt").write_text("the file browser opens on the shared directory\n")
-    local_port = _free_port()
+    local_port = free_port()
     # What the user runs on their own machine: ssh -L to the master's loopback-only lab.
     tunnel = subprocess.Popen(["ssh", "-F", str(ssh_config_path(spec)), "-N", "-o", "ExitOnForwardFailure=yes",
                                "-L", f"{local_port}:127.0.0.1:{LAB_PORT}", master.name],

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import urllib.parse
@@ -20,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from polling import wait_for
+from support import free_port
 
 from dscluster.runs import store
 
@@ -31,12 +31,6 @@ STEPS = 8
 @pytest.fixture(scope="module")
 def sim(sim_cluster):
     return sim_cluster(2, name="prom")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def cli(sim, env, *args, timeout=600):

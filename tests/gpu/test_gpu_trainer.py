@@ -10,22 +10,16 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from support import free_port
 
 pytestmark = [pytest.mark.gpu, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +31,7 @@ def shared(tmp_path_factory):
 
 def _train(tmp_path: Path, shared: Path, *extra: str, output: list | None = None) -> list[dict]:
     env = {**os.environ, "RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "1", "MASTER_ADDR": "127.0.0.1",
-           "MASTER_PORT": str(_free_port()), "DSCLUSTER_SHARED": str(shared),
+           "MASTER_PORT": str(free_port()), "DSCLUSTER_SHARED": str(shared),
            "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
     run_dir = tmp_path / "run"
     argv = [sys.executable, "-m", "dscluster.train", "--preset", "tiny", "--steps", "60", "--log-interval", "20",

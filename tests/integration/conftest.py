@@ -6,12 +6,12 @@ One stdlib corpus is prepared per test session and shared by every test here.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from support import free_port
 
 from dscluster.data.corpus import ensure_stdlib_corpus
 from dscluster.runs.watchdog import remove_shm_buffers
@@ -22,12 +22,6 @@ def stdlib_corpus(tmp_path_factory) -> Path:
     shared = tmp_path_factory.mktemp("shared")
     path, _ = ensure_stdlib_corpus(shared)
     return path
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def launch(trainer_args: list[str], *, procs: int = 2, timeout: float = 300) -> subprocess.CompletedProcess:

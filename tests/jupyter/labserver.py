@@ -13,7 +13,6 @@ import json
 import os
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -22,14 +21,10 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from support import free_port
+
 REPO = Path(__file__).resolve().parents[2]
 LABEXT = REPO / "src" / "dscluster" / "jupyter" / "labextensions" / "dscluster"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass

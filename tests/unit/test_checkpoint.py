@@ -140,7 +140,7 @@ def test_early_writeback_syncs_files_while_they_are_written_and_stops(tmp_path, 
 
 
 def test_a_damaged_newest_step_is_named_not_loaded_and_the_listing_shows_it(tmp_path):
-    from dscluster.commands.runs import checkpoints
+    from dscluster.commands.ckpt import checkpoints
 
     _save(tmp_path, 10)
     _save(tmp_path, 20)

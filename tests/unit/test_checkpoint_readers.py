@@ -3,7 +3,7 @@ a damaged committed step included."""
 
 from __future__ import annotations
 
-from dscluster.commands.runs import checkpoints as cli_checkpoints
+from dscluster.commands.ckpt import checkpoints as cli_checkpoints
 from dscluster.fsutil import atomic_write_json
 from dscluster.jupyter import rundata
 from dscluster.runs import store

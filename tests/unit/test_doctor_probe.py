@@ -8,17 +8,12 @@ import socket
 import time
 
 import pytest
+from support import free_port
 
 from dscluster.cluster.runner import LocalRunner
 from dscluster.cluster.spec import ClusterSpec as Spec
 from dscluster.cluster.spec import NodeSpec as Node
 from dscluster.doctor import run_doctor
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture

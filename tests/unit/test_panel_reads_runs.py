@@ -71,7 +71,7 @@ def test_the_panel_finds_runs_where_the_cli_does(no_spec, dscluster_home, tmp_pa
     kept = dscluster_home / "sims" / "psim" / "shared"  # a simulated cluster that is down (not purged)
     run_id, run_dir = _run(kept, "simrun", status="succeeded", exit_code=0)
     assert clusterview.resolve(None).shared_dirs() == [no_spec, kept]
-    from dscluster.commands.runs import shared_dirs
+    from dscluster.commands.runview import shared_dirs
 
     assert clusterview.resolve(None).shared_dirs() == shared_dirs(None)
     panel = _panel(run_id)

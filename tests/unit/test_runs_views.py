@@ -40,7 +40,7 @@ def test_logs_name_the_valid_ranks_and_nodes_instead_of_printing_nothing(finishe
 
 
 def test_status_runs_and_stop_of_a_finished_run_read_cleanly(finished_run, tmp_path, capsys):
-    from dscluster.commands.runs import shown_time
+    from dscluster.commands.runview import shown_time
 
     rid = finished_run.name
     rec = store.read_record(finished_run).to_json()

@@ -292,7 +292,7 @@ def _stopped_run(shared: Path) -> Path:
 
 
 def test_status_and_outcome_are_all_zh_tw(dscluster_home, tmp_path, capsys, monkeypatch):
-    from dscluster.commands.runs import print_outcome
+    from dscluster.commands.runview import print_outcome
     from dscluster.runs import store
 
     run_dir = _stopped_run(tmp_path / "shared")

@@ -1,5 +1,5 @@
-"""`dscluster ckpt verify RUN` and `dscluster ckpt export RUN`: a committed step checked, or written as a
-model that loads without DeepSpeed. The work is in train/checkpoint.py (verify) and train/export.py."""
+"""`dscluster ckpt RUN` (the committed steps), `dscluster ckpt verify RUN` and `dscluster ckpt export RUN`: a
+committed step checked, or written as a model that loads without DeepSpeed. The work is in train/checkpoint.py (verify) and train/export.py."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from dscluster import console
+from dscluster.commands.runview import find_run
 from dscluster.errors import ExitCode, UsageError
 from dscluster.i18n import tr
 from dscluster.runs import store
@@ -48,7 +49,6 @@ def chosen_step(save_dir: Path, step: int | None, run_id: str) -> int:
 
 
 def _locate(args) -> tuple[Path, Path, str, int]:
-    from dscluster.commands.runs import find_run
 
     run_dir = find_run(args.run, args.cluster)
     record = store.read_record(run_dir)
@@ -59,7 +59,6 @@ def _locate(args) -> tuple[Path, Path, str, int]:
 def _hf_chosen(args):
     """(run dir, run id, the chosen checkpoint-N) when the run holds a Hugging Face Trainer's checkpoints and
     no dscluster-committed step; else None. `--step N` picks checkpoint-N, else the newest complete one."""
-    from dscluster.commands.runs import find_run
     from dscluster.runs.hfview import hf_checkpoints
     from dscluster.train.checkpoint import committed_steps
 
@@ -209,4 +208,52 @@ def cmd_export(args) -> int:
               "safetensors": f"dscluster.train.export.load_state_dict('{done.path}')",
               "hf": f"dscluster.train.export.load_gpt('{done.path}')"}[done.format]
     print("  " + tr("load it with: {code}", code=loader))
+    return ExitCode.OK
+
+
+def checkpoints(save_dir: Path) -> list[dict]:
+    """Committed checkpoints (runs.summary.checkpoints), oldest first, as `ckpt --json` prints them."""
+    from dscluster.runs.summary import checkpoints as committed
+
+    return [c.to_json() for c in committed(save_dir)]
+
+
+CKPT_ACTIONS = ("verify", "export")
+
+
+def cmd_ckpt(args) -> int:
+    words = list(args.words)
+    action = words.pop(0) if len(words) == 2 and words[0] in CKPT_ACTIONS else None
+    if len(words) != 1:
+        raise UsageError(tr("dscluster ckpt takes RUN, verify RUN or export RUN, not {words}",
+                            words=" ".join(args.words)), tr("e.g. dscluster ckpt verify RUN --step 100"), setting="RUN")
+    args.run = words[0]
+    if action is not None:
+        return cmd_verify(args) if action == "verify" else cmd_export(args)
+    run_dir = find_run(args.run, args.cluster)
+    record = store.read_record(run_dir)
+    save_dir = store.save_dir(run_dir, record)
+    items = checkpoints(save_dir)
+    from dscluster.runs.hfview import hf_checkpoints
+
+    hf = hf_checkpoints(record, run_dir)
+    if args.json:
+        print(json.dumps(items + [{**c.to_json(), "hf": True} for c in hf], indent=2))
+        return ExitCode.OK
+    if hf:  # a Hugging Face Trainer's checkpoint-N, complete or torn
+        rows = [[c.name, f"{c.size() / 2**20:,.1f} MiB",
+                 console.OK + (" " + tr("(committed by dscluster.hf)") if c.exact else "") if c.complete else
+                 f"{console.WARN} " + tr("torn: {why}", why=c.why), str(c.path)] for c in hf]
+        print(console.table([tr("checkpoint"), tr("size"), tr("complete"), tr("path")], rows))
+    if not items and not hf:
+        print(tr("no committed checkpoint yet in {path}", path=save_dir))
+    elif items:
+        rows = [[str(c["step"]), f"{c['bytes'] / 2**20:,.1f} MiB",
+                 time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(c["committed"])),
+                 console.OK if not c["damage"] else f"{console.FAIL} " + tr("damaged: {why}", why=c["damage"]),
+                 c["path"]] for c in items]
+        print(console.table([tr("step"), tr("size"), tr("committed"), tr("intact"), tr("path")], rows))
+    print(console.next_steps(f"dscluster restart {run_dir.name}   # " + tr("resumes from the newest intact one"),
+                             f"dscluster ckpt verify {run_dir.name}", f"dscluster ckpt export {run_dir.name}",
+                             f"dscluster status {run_dir.name}"))
     return ExitCode.OK

@@ -253,7 +253,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def _demo(args: argparse.Namespace, run_dirs: list[Path] | None = None) -> int:
     from dscluster.commands.runnerargs import flags_from_args  # noqa: PLC0415
-    from dscluster.commands.runs import exit_code_of, print_outcome, wait_attached  # noqa: PLC0415
+    from dscluster.commands.runview import exit_code_of, print_outcome, wait_attached  # noqa: PLC0415
     from dscluster.data.corpus import default_corpus_dir, ensure_stdlib_corpus  # noqa: PLC0415
     from dscluster.data.shards import open_dataset  # noqa: PLC0415
     from dscluster.runs import service  # noqa: PLC0415

@@ -52,7 +52,7 @@ def read_logs(files: list[str]) -> list[explainer.LogText]:
 
 def _run_explanation(ref: str, cluster: str | None) -> tuple[str, str, dict | None]:
     """(run id, status, recorded explanation) of the run `ref` names."""
-    from dscluster.commands.runs import find_run  # noqa: PLC0415
+    from dscluster.commands.runview import find_run  # noqa: PLC0415
     from dscluster.runs import store  # noqa: PLC0415
     from dscluster.runs.start import shown_status  # noqa: PLC0415
 

@@ -151,7 +151,7 @@ def report_started(run_dir, record: RunRecord, *, attach: bool, as_json: bool, o
     the run id alone on stdout, the rest on stderr, like `docker run -d` or `sbatch --parsable`. --json:
     the run record's summary (at once when detached, at the end when attached). `out`: where the result
     goes (the real stdout kept aside by `result_stdout`; default sys.stdout)."""
-    from dscluster.commands.runs import attach_and_wait, exit_code_of, print_outcome, wait_attached
+    from dscluster.commands.runview import attach_and_wait, exit_code_of, print_outcome, wait_attached
 
     run_id = record.id
     out = out or sys.stdout

@@ -1,57 +1,38 @@
-"""`dscluster runs | status | logs | stop`: reading and controlling supervised runs."""
+"""`dscluster runs | status | logs | ckpt | restart | stop`: reading and controlling supervised runs (the
+helpers every run command shares are in runview.py, `ckpt` in ckpt.py)."""
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import re
 import signal
 import sys
-import time
 from pathlib import Path
 
 from dscluster import console
 from dscluster import explain as explainer
+from dscluster.commands import ckpt
 from dscluster.commands.argtypes import count, seconds
-from dscluster.errors import ConfigError, ExitCode, RunError, UsageError
-from dscluster.i18n import tr, tr_n
+from dscluster.commands.runview import (
+    add_cluster,
+    find_run,
+    glyph,
+    print_outcome,
+    run_exit_text,
+    shared_dirs,
+    shown_time,
+)
+from dscluster.errors import ExitCode, RunError, UsageError
+from dscluster.i18n import tr
 from dscluster.runs import store
 from dscluster.runs.record import Attempt, RunRecord
 from dscluster.runs.shrink import status_lines as shrink_status_lines
 from dscluster.runs.summary import RunSummary, ShownAttempt
 
 
-def shared_dirs(cluster: str | None) -> list[Path]:
-    """Where runs may live: the cluster's shared dir (given, or the default spec) and the local one."""
-    dirs: list[Path] = []
-    try:
-        from dscluster.cluster.spec import SPEC_FILENAME, resolve_spec
-
-        dirs.append(Path(resolve_spec(cluster).shared_dir))
-    except ConfigError as err:
-        if cluster:
-            raise
-        if os.environ.get("DSCLUSTER_CLUSTER") or Path(SPEC_FILENAME).is_file():
-            # A default spec that exists but is broken: say so, or its runs would silently vanish from view.
-            print(f"{console.WARN} " + tr("the cluster's runs are not shown: {error}", error=err), file=sys.stderr)
-    except ImportError:
-        pass
-    return store.run_locations(dirs[0] if dirs else None, stopped_sims=not cluster)
-
-
-def find_run(ref: str, cluster: str | None) -> Path:
-    store.check_run_ref(ref, allow_path=True)  # before the cluster is looked up: the typo is the news
-    return store.find_run(shared_dirs(cluster), ref)
-
-
-def _add_cluster(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--cluster", metavar="SPEC", help=tr("cluster spec whose shared directory holds the runs"))
-
-
 def register(sub) -> None:
     p = sub.add_parser("runs", help=tr("list runs"))
-    _add_cluster(p)
+    add_cluster(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_runs)
 
@@ -59,13 +40,13 @@ def register(sub) -> None:
                        epilog=tr("exit status: 5 when the run failed; 0 in every other state (pending, running, "
                                  "restarting, succeeded, stopped, lost)"))
     p.add_argument("run", metavar="RUN")
-    _add_cluster(p)
+    add_cluster(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_status)
 
     p = sub.add_parser("logs", help=tr("a run's logs, [node rank]-prefixed"))
     p.add_argument("run", metavar="RUN")
-    _add_cluster(p)
+    add_cluster(p)
     p.add_argument("-f", "--follow", action="store_true", help=tr("keep printing until the run finishes"))
     p.add_argument("--rank", type=count(0))
     p.add_argument("--node")
@@ -76,19 +57,19 @@ def register(sub) -> None:
     p.add_argument("words", nargs="+", metavar="[verify|export] RUN",
                    help=tr("RUN lists the committed steps; verify RUN re-reads a step against its COMMIT.json and "
                            "loads it on CPU; export RUN writes a model that loads without DeepSpeed"))
-    _add_cluster(p)
+    add_cluster(p)
     p.add_argument("--step", type=count(0), help=tr("the committed step (default: the newest)"))
     p.add_argument("--format", choices=("fp32", "safetensors", "hf"), default="safetensors",
                    help=tr("export: fp32 (torch.save state dict), safetensors, or hf (config.json + safetensors, "
                            "reference GPT); default safetensors"))
     p.add_argument("--out", metavar="PATH", help=tr("export: where to write (default <run-dir>/export/step-N.FORMAT)"))
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_ckpt)
+    p.set_defaults(func=ckpt.cmd_ckpt)
 
     p = sub.add_parser("restart", help=tr("a new run of a finished run's program, settings and environment, "
                                           "resuming from its newest committed checkpoint"))
     p.add_argument("run", metavar="RUN")
-    _add_cluster(p)
+    add_cluster(p)
     p.add_argument("--env", action="append", default=[], metavar="K[=V]",
                    help=tr("secret values again (never recorded): --env HF_TOKEN takes it from this environment"))
     p.add_argument("--hostfile", metavar="H", help=tr("restart on these nodes instead (e.g. the ones that remain "
@@ -100,26 +81,9 @@ def register(sub) -> None:
 
     p = sub.add_parser("stop", help=tr("stop a run on every node (graceful, then forced)"))
     p.add_argument("run", metavar="RUN")
-    _add_cluster(p)
+    add_cluster(p)
     p.add_argument("--timeout", type=seconds, default=None, help=tr("seconds before forcing"))
     p.set_defaults(func=cmd_stop)
-
-
-def shown_time(iso: str | None) -> str:
-    """A record's timestamp in this machine's local time, one format whatever wrote it (+00:00 or +0000)."""
-    import datetime as _dt
-
-    if not iso:
-        return "-"
-    try:
-        return _dt.datetime.fromisoformat(iso).astimezone().strftime("%Y-%m-%d %H:%M:%S")
-    except ValueError:
-        return iso
-
-
-def _glyph(status: str) -> str:
-    return {"succeeded": console.OK, "failed": console.FAIL, "stopped": console.WARN, "lost": console.FAIL,
-            "restarting": console.RETRY}.get(status, "…")
 
 
 def cmd_runs(args) -> int:
@@ -141,7 +105,7 @@ def cmd_runs(args) -> int:
 
     # As `status` and the panel show each run: the checkpoint column looks where the run saves (--save-dir).
     shown = [summary(r.record, r.dir, live=False) for r in stored]
-    rows = [[_glyph(s.status) + " " + r.id + (f" (slurm {s.slurm['job_id']})" if s.slurm else ""),
+    rows = [[glyph(s.status) + " " + r.id + (f" (slurm {s.slurm['job_id']})" if s.slurm else ""),
              tr(s.status), str(len(r.attempts)), str(r.world_size if r.world_size is not None else ""),
              str(s.last_checkpoint_step if s.last_checkpoint_step is not None else "-"), shown_time(r.created)]
             for r, s in zip(records, shown)]
@@ -155,14 +119,6 @@ def status_view(record: RunRecord, run_dir: Path | None = None) -> RunSummary:
     from dscluster.runs.summary import summary
 
     return summary(record, run_dir)
-
-
-def run_exit_text(code: int, status: str | None) -> str:
-    """A run's exit code as `dscluster launch` returns it. 130 for a stopped run is the code of an
-    interrupted command (128 + SIGINT, what a shell reports for Ctrl-C), whatever signal ended the ranks."""
-    if status == "stopped" and code == ExitCode.INTERRUPTED:
-        return tr("exit {code}, as for Ctrl-C", code=code)
-    return tr("exit {code}", code=code)
 
 
 _EXIT_ON = re.compile(r"^exit (-?\d+)(?: on (\S+))?$")
@@ -195,7 +151,7 @@ def cmd_status(args) -> int:
         print(json.dumps({**view.to_json(), "run_dir": str(run_dir)}, indent=2, default=str))
         return status_exit_code(view.status)
     st = view.status
-    print(f"{_glyph(st)} {view.id}  {tr(st)}" + (f"  ({run_exit_text(view.exit_code, st)})"
+    print(f"{glyph(st)} {view.id}  {tr(st)}" + (f"  ({run_exit_text(view.exit_code, st)})"
                                                  if view.exit_code is not None else ""))
     print(f"  {tr('directory')}: {run_dir}")
     hf_last = view.record.last_hf_checkpoint
@@ -359,56 +315,6 @@ def cmd_logs(args) -> int:
     return ExitCode.OK
 
 
-def checkpoints(save_dir: Path) -> list[dict]:
-    """Committed checkpoints (runs.summary.checkpoints), oldest first, as `ckpt --json` prints them."""
-    from dscluster.runs.summary import checkpoints as committed
-
-    return [c.to_json() for c in committed(save_dir)]
-
-
-CKPT_ACTIONS = ("verify", "export")
-
-
-def cmd_ckpt(args) -> int:
-    words = list(args.words)
-    action = words.pop(0) if len(words) == 2 and words[0] in CKPT_ACTIONS else None
-    if len(words) != 1:
-        raise UsageError(tr("dscluster ckpt takes RUN, verify RUN or export RUN, not {words}",
-                            words=" ".join(args.words)), tr("e.g. dscluster ckpt verify RUN --step 100"), setting="RUN")
-    args.run = words[0]
-    if action is not None:
-        from dscluster.commands import ckpt
-
-        return ckpt.cmd_verify(args) if action == "verify" else ckpt.cmd_export(args)
-    run_dir = find_run(args.run, args.cluster)
-    record = store.read_record(run_dir)
-    save_dir = store.save_dir(run_dir, record)
-    items = checkpoints(save_dir)
-    from dscluster.runs.hfview import hf_checkpoints
-
-    hf = hf_checkpoints(record, run_dir)
-    if args.json:
-        print(json.dumps(items + [{**c.to_json(), "hf": True} for c in hf], indent=2))
-        return ExitCode.OK
-    if hf:  # a Hugging Face Trainer's checkpoint-N, complete or torn
-        rows = [[c.name, f"{c.size() / 2**20:,.1f} MiB",
-                 console.OK + (" " + tr("(committed by dscluster.hf)") if c.exact else "") if c.complete else
-                 f"{console.WARN} " + tr("torn: {why}", why=c.why), str(c.path)] for c in hf]
-        print(console.table([tr("checkpoint"), tr("size"), tr("complete"), tr("path")], rows))
-    if not items and not hf:
-        print(tr("no committed checkpoint yet in {path}", path=save_dir))
-    elif items:
-        rows = [[str(c["step"]), f"{c['bytes'] / 2**20:,.1f} MiB",
-                 time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(c["committed"])),
-                 console.OK if not c["damage"] else f"{console.FAIL} " + tr("damaged: {why}", why=c["damage"]),
-                 c["path"]] for c in items]
-        print(console.table([tr("step"), tr("size"), tr("committed"), tr("intact"), tr("path")], rows))
-    print(console.next_steps(f"dscluster restart {run_dir.name}   # " + tr("resumes from the newest intact one"),
-                             f"dscluster ckpt verify {run_dir.name}", f"dscluster ckpt export {run_dir.name}",
-                             f"dscluster status {run_dir.name}"))
-    return ExitCode.OK
-
-
 def cmd_restart(args) -> int:
     from dscluster.runs import service
     from dscluster.runs.prepare import parse_env
@@ -458,51 +364,3 @@ def cmd_stop(args) -> int:
     return ExitCode.OK
 
 
-def wait_attached(run_dir: Path, on_tick=None) -> RunRecord:
-    """Until the run ends: stream its logs (or call on_tick, e.g. a progress bar). Ctrl-C stops the run on
-    every node and waits for it. Returns the final record."""
-    from dscluster.runs.attach import follow
-    from dscluster.runs.control import stop_run
-
-    try:
-        if on_tick is None:
-            return follow(run_dir, sys.stdout)
-        while True:
-            on_tick()
-            record = store.read_record(run_dir)
-            if record.status in store.FINISHED:
-                on_tick()
-                return record
-            time.sleep(0.5)
-    except KeyboardInterrupt:
-        print("\n" + tr("stopping the run on every node (Ctrl-C)…"), file=sys.stderr, flush=True)
-        record, _ = stop_run(run_dir)
-        return record
-
-
-def print_outcome(record: RunRecord) -> None:
-    st = record.status
-    print(f"{_glyph(st)} " + tr("run {id} {status} ({exit}, {attempts})", id=record.id, status=tr(st),
-                                 exit=run_exit_text(record.exit_code, st),
-                                 attempts=tr_n(len(record.attempts), "{n} attempt", "{n} attempts")))
-    exp = record.explanation
-    if exp and st != "succeeded":
-        cause, fix = explainer.localized(exp)
-        if line := explainer.error_line(exp.get("error")):
-            print(f"  {tr('first error')}: {line}")
-        print(f"  {tr('cause')}: {cause}\n  {tr('fix')}: {fix}")
-        if (note := explainer.no_restart_note(exp)) is not None:
-            print(f"  {note}")
-
-
-def exit_code_of(record: RunRecord) -> int:
-    code = record.exit_code
-    return int(code) if code is not None else ExitCode.RUN
-
-
-def attach_and_wait(run_dir: Path) -> int:
-    """Stream the logs until the run ends; Ctrl-C stops the run (on every node)."""
-    record = wait_attached(run_dir)
-    print_outcome(record)
-    print(console.next_steps(f"dscluster status {record.id}", f"dscluster logs {record.id}"))
-    return exit_code_of(record)

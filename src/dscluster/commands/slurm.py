@@ -31,6 +31,6 @@ def submit(opts: LaunchOptions, *, attach: bool | None, dry_run: bool) -> int:
         print(console.next_steps(f"dscluster status {run_id}", f"dscluster logs {run_id} -f", f"squeue -j {job}",
                                  f"dscluster stop {run_id}"))
         return ExitCode.OK
-    from dscluster.commands.runs import attach_and_wait
+    from dscluster.commands.runview import attach_and_wait
 
     return attach_and_wait(run_dir)

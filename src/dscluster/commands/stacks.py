@@ -29,7 +29,7 @@ def register(sub) -> None:
 
 
 def cmd_stacks(args: argparse.Namespace) -> int:
-    from dscluster.commands.runs import find_run
+    from dscluster.commands.runview import find_run
     from dscluster.runs import stacks
     from dscluster.runs.nodes import node_links
 

@@ -1,0 +1,140 @@
+"""The layers docs/architecture.md states, kept: imports point downward, no module imports itself back.
+
+Read from the source with `ast` (every import, those inside functions too; `if TYPE_CHECKING:` blocks
+are annotations, not imports). A package not named in LAYERS (errors, i18n, paths, fsutil, explain,
+sim/, deploy/ ...) may be imported from anywhere and is not checked itself.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import dscluster
+
+SRC = Path(dscluster.__file__).parent
+
+# Higher imports lower, never the other way (docs/architecture.md, "Layers").
+LAYERS = {
+    "cli": 5, "api": 5, "commands": 5, "jupyter": 5,  # views
+    "runs": 4,  # the service
+    "launcher": 3, "doctor": 3,  # pure builders; doctor beside them
+    "cluster": 2, "node": 2,  # machines: running commands on nodes; the node-side agent
+    "train": 1,  # inside the ranks
+}
+# The upward edges there are, each with its reason. A new one needs a reason here, or a fix.
+ALLOWED = {
+    ("dscluster.cluster.spec", "dscluster.launcher"):
+        "a spec's `launcher` is checked against the backends' registry (launcher/backends), whose modules "
+        "import nothing above the base modules when loaded",
+    ("dscluster.node.lab", "dscluster.jupyter"):
+        "JupyterLab on a node loads the optional panel's server config when that extra is installed",
+}
+
+
+def module_name(path: Path) -> str:
+    name = ".".join(("dscluster", *path.relative_to(SRC).with_suffix("").parts))
+    return name.removesuffix(".__init__")
+
+
+FILES = {module_name(p): p for p in sorted(SRC.rglob("*.py"))}
+_MODULES = set(FILES)
+
+
+def layer(module: str) -> int | None:
+    parts = module.split(".")
+    return LAYERS.get(parts[1]) if len(parts) > 1 else None
+
+
+def imports(path: Path) -> list[tuple[str, int, bool]]:
+    """(imported module, line, at module level) for every dscluster import of the file."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    hidden = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If)
+              and "TYPE_CHECKING" in ast.unparse(block.test) for n in ast.walk(block)}
+    top = {id(n) for n in tree.body}
+    found = []
+    for node in ast.walk(tree):
+        if id(node) in hidden:
+            continue
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("dscluster"):
+            # `from pkg import sub` imports the submodule `pkg.sub` when there is one, else names of `pkg`
+            subs = [f"{node.module}.{a.name}" for a in node.names if f"{node.module}.{a.name}" in _MODULES]
+            names = [a for a in node.names if f"{node.module}.{a.name}" not in _MODULES]
+            found += [(m, node.lineno, id(node) in top) for m in subs + ([node.module] if names else [])]
+        elif isinstance(node, ast.Import):
+            found += [(a.name, node.lineno, id(node) in top) for a in node.names if a.name.startswith("dscluster")]
+    return found
+
+
+
+
+def test_imports_point_downward():
+    upward = []
+    for module, path in FILES.items():
+        here = layer(module)
+        for target, line, _ in imports(path):
+            there = layer(target)
+            if here is None or there is None or there <= here:
+                continue
+            key = (module, ".".join(target.split(".")[:2]))
+            if key not in ALLOWED and (module, target) not in ALLOWED:
+                upward.append(f"{path.relative_to(SRC)}:{line}: {module} (layer {here}) imports {target} (layer {there})")
+    assert not upward, "\n".join(upward)
+    assert len(FILES) > 100 and layer("dscluster.runs.supervisor") == 4
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in list(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def _graph(top_only: bool, within: str = "dscluster") -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for module, path in FILES.items():
+        if not module.startswith(within):
+            continue
+        graph[module] = {t for t, _, top in imports(path) if (top or not top_only) and t in FILES and t != module
+                         and t.startswith(within)}
+    return graph
+
+
+def test_no_import_cycle_when_modules_load():
+    assert not _cycles(_graph(top_only=True))
+    # the check finds one when there is one
+    assert _cycles({"a": {"b"}, "b": {"a"}, "c": set()}) == [["a", "b"]]
+
+
+def test_the_commands_import_no_command_module_back():
+    """`commands/` has no helper hub that the commands import while it imports them (runview.py is shared
+    and imports no command)."""
+    assert not _cycles(_graph(top_only=False, within="dscluster.commands"))
