@@ -260,8 +260,9 @@ def test_a_step_the_live_runs_retention_removes_during_verify_is_not_called_dama
     import shutil
 
     from dscluster.commands import ckpt as ckpt_cmd
+    from dscluster.train import commits
 
-    real = ck.verify
+    real = commits.verify
     calls = []
 
     def retire_first(step_dir):  # retention removes step-9 just as verify reads it; step-7 stays
@@ -270,7 +271,7 @@ def test_a_step_the_live_runs_retention_removes_during_verify_is_not_called_dama
             shutil.rmtree(step_dir)
         return real(step_dir)
 
-    monkeypatch.setattr(ck, "verify", retire_first)
+    monkeypatch.setattr(commits, "verify", retire_first)  # where `ckpt verify` reads it from
     monkeypatch.setattr(ckpt_cmd, "chosen_step", lambda save_dir, step, run_id: 9 if "step-9" not in calls else 7)
     code, out, err = _cli(capsys, "ckpt", "verify", run_dir.name)
     assert code == 0 and calls == ["step-9", "step-7"] and "step-7:" in out and "damaged" not in out + err, out + err

@@ -44,7 +44,9 @@ def _commit(tmp_path: Path, step: int = 4) -> Path:
 
 
 def test_commit_records_a_content_hash_and_verify_finds_a_same_size_change(tmp_path, monkeypatch):
-    monkeypatch.setattr(ck, "_PIECE", 16 << 10)  # several pieces per shard: the tree hash is exercised
+    from dscluster.train import commits
+
+    monkeypatch.setattr(commits, "_PIECE", 16 << 10)  # several pieces per shard: the tree hash is exercised
     step_dir = _commit(tmp_path)
     commit = ck.read_commit(step_dir)
     assert commit["hash"] == ck.HASH_NAME and set(commit["sha256"]) == set(commit["files"])

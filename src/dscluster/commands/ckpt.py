@@ -16,7 +16,7 @@ from dscluster.runs import store
 
 
 def chosen_step(save_dir: Path, step: int | None, run_id: str) -> int:
-    from dscluster.train.checkpoint import (
+    from dscluster.train.commits import (
         COMMIT_FILE,
         commit_problem,
         committed_steps,
@@ -60,7 +60,7 @@ def _hf_chosen(args):
     """(run dir, run id, the chosen checkpoint-N) when the run holds a Hugging Face Trainer's checkpoints and
     no dscluster-committed step; else None. `--step N` picks checkpoint-N, else the newest complete one."""
     from dscluster.runs.hfview import hf_checkpoints
-    from dscluster.train.checkpoint import committed_steps
+    from dscluster.train.commits import committed_steps
 
     run_dir = find_run(args.run, args.cluster)
     record = store.read_record(run_dir)
@@ -84,7 +84,7 @@ def _hf_chosen(args):
 
 def _hf_verify(args, run_id: str, ckpt) -> int:
     from dscluster.hfckpt import verify as hf_verify
-    from dscluster.train.checkpoint import CheckpointError
+    from dscluster.train.commits import CheckpointError
 
     t0 = time.monotonic()
     problems = hf_verify(ckpt)
@@ -107,7 +107,8 @@ def _hf_verify(args, run_id: str, ckpt) -> int:
 
 
 def cmd_verify(args) -> int:
-    from dscluster.train.checkpoint import CheckpointError, load_problems, read_commit, tag_for, verify
+    from dscluster.train.checkpoint import load_problems
+    from dscluster.train.commits import CheckpointError, read_commit, tag_for, verify
 
     hf = _hf_chosen(args)
     if hf is not None:
@@ -177,7 +178,7 @@ def default_out(run_dir: Path, step: int, fmt: str) -> Path:
 
 
 def cmd_export(args) -> int:
-    from dscluster.train.checkpoint import tag_for
+    from dscluster.train.commits import tag_for
     from dscluster.train.export import export
 
     hf = _hf_chosen(args)

@@ -254,7 +254,7 @@ def log_tail(ref: RunRef, name: str, offset: int | None = None, max_bytes: int =
 def checkpoints(ref: RunRef) -> list[dict]:
     """Every step in the run's save dir, by the checkpoint protocol's own reader (train/checkpoint): committed
     = has COMMIT.json; `damage` says what is wrong with a committed step, as `dscluster ckpt` does."""
-    from dscluster.train.checkpoint import damage, latest_tag, read_commit, step_dirs
+    from dscluster.train.commits import damage, latest_tag, read_commit, step_dirs
 
     folder = save_dir(ref)
     latest = latest_tag(folder)

@@ -64,7 +64,7 @@ def free_bytes(path: Path) -> int | None:
 
 def last_checkpoint_bytes(save_dir: Path) -> int | None:
     """The size COMMIT.json recorded for the newest committed checkpoint of `save_dir`, or None."""
-    from dscluster.train.checkpoint import latest_committed, read_commit, tag_for  # noqa: PLC0415 - no torch
+    from dscluster.train.commits import latest_committed, read_commit, tag_for  # noqa: PLC0415
 
     step = latest_committed(save_dir)
     if step is None:

@@ -103,7 +103,7 @@ def continue_without(sup, down: Sequence[str], attempt: int, why: str | None = N
     from dscluster.runs import store  # noqa: PLC0415
     from dscluster.runs.nodes import node_names  # noqa: PLC0415
     from dscluster.runs.prepare import with_batch  # noqa: PLC0415
-    from dscluster.train.checkpoint import latest_committed, read_commit, tag_for  # noqa: PLC0415 - no torch
+    from dscluster.train.commits import latest_committed, read_commit, tag_for  # noqa: PLC0415
 
     cfg, record = sup.cfg, sup.record
     save_dir = store.save_dir(sup.run_dir, record)
@@ -160,7 +160,7 @@ def batch_to_keep(record, save_dir) -> batchplan.Batch | None:
     """The batch a restart of `record` keeps: the one its newest committed step trained with."""
     from pathlib import Path  # noqa: PLC0415
 
-    from dscluster.train.checkpoint import latest_committed, read_commit, tag_for  # noqa: PLC0415 - no torch
+    from dscluster.train.commits import latest_committed, read_commit, tag_for  # noqa: PLC0415
 
     step = latest_committed(save_dir)
     commit = read_commit(Path(save_dir) / tag_for(step)) if step is not None else None

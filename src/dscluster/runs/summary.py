@@ -95,7 +95,8 @@ def summary(record: RunRecord, run_dir: Path | None = None, *, live: bool = True
     attempts = tuple(ShownAttempt(a) for a in record.attempts)
     if run_dir is not None:
         from dscluster.runs import metrics as run_metrics
-        from dscluster.train.checkpoint import latest_committed, read_resume
+        from dscluster.train.commits import latest_committed
+        from dscluster.train.resumes import read_resume
 
         if step is None:
             step = latest_committed(store.save_dir(run_dir, record))
@@ -155,7 +156,7 @@ class Checkpoint:
 def checkpoints(save_dir: Path) -> list[Checkpoint]:
     """Committed checkpoints, oldest first, through train/checkpoint's one reader; uncommitted ones are never
     listed, damaged ones are, with the damage."""
-    from dscluster.train.checkpoint import damage, step_dirs
+    from dscluster.train.commits import damage, step_dirs
 
     out = []
     for step_dir in (s for s in step_dirs(save_dir) if s.committed):

@@ -51,7 +51,8 @@ from dscluster.runs.verdict import (
     killed_by_signal,
     signal_name,
 )
-from dscluster.train.checkpoint import latest_committed, resume_env, step_of_env  # the trainer's own rules (no torch)
+from dscluster.train.commits import latest_committed  # the checkpoint protocol's rules (no torch)
+from dscluster.train.resumes import resume_env, step_of_env
 
 STOP_FILE = "stop"
 

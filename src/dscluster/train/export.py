@@ -29,7 +29,8 @@ from pathlib import Path
 from dscluster import fsutil
 from dscluster.errors import ConfigError
 from dscluster.i18n import tr
-from dscluster.train.checkpoint import CheckpointError, _fsync_tree, damage, load_problems, read_commit, step_of
+from dscluster.train.checkpoint import load_problems
+from dscluster.train.commits import CheckpointError, damage, fsync_tree, read_commit, step_of
 from dscluster.trust import load_tensors, open_out_dir, refuse_symlinks, weights_only_loads
 
 FORMATS = ("fp32", "safetensors", "hf")
@@ -260,7 +261,7 @@ def _export(step_dir: Path, out: Path, tmp: Path, fmt: str, progress: Callable[[
                     step = int(info.get("step") or 0)
                     (folder / "config.json").write_text(json.dumps(gpt_config_json(model, step), indent=1),
                                                         encoding="utf-8")
-                _fsync_tree(folder)
+                fsync_tree(folder)
                 os.fsync(tfd)
             finally:
                 os.close(tfd)
