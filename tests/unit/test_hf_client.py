@@ -12,7 +12,9 @@ import pytest
 from dscluster import dsconfig, hfckpt
 from dscluster.errors import ConfigError
 from dscluster.runs.hflog import HfLogBridge, parse_dict
-from dscluster.runs.prepare import LaunchOptions, find_ds_config, hf_ds_config, pointed_at, prepare
+from dscluster.runs.options import LaunchOptions
+from dscluster.runs.prepare import prepare
+from dscluster.runs.program import find_ds_config, hf_ds_config, pointed_at
 
 HF_CONFIG = {"train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto",
              "gradient_accumulation_steps": "auto", "gradient_clipping": "auto", "bf16": {"enabled": "auto"},

@@ -16,7 +16,8 @@ from dscluster import cli
 from dscluster.doctor import probe_facts
 from dscluster.errors import ClusterError, ExitCode
 from dscluster.runs import service, store
-from dscluster.runs.prepare import LaunchOptions, prepare
+from dscluster.runs.options import LaunchOptions
+from dscluster.runs.prepare import prepare
 
 SCRIPT = str(Path(__file__).resolve().parents[1] / "data" / "min_ds_script.py")
 

@@ -15,7 +15,8 @@ from dscluster.cluster.spec import ClusterSpec, load_spec
 from dscluster.launcher.plan import build_plan
 from dscluster.runs import store
 from dscluster.runs.nodes import node_links, node_names
-from dscluster.runs.prepare import LaunchOptions, prepare
+from dscluster.runs.options import LaunchOptions
+from dscluster.runs.prepare import prepare
 from dscluster.runs.record import RECORD_VERSION, LaunchSpec, RunRecord
 
 # run.json files written by dscluster before the typed record (commit 255f399): one created by `launch`

@@ -193,6 +193,7 @@ def test_a_slot_named_twice_is_selected_once():
 
 def test_openmpi_single_slots_refused_up_front_whole_hosts_through_the_hostfile(dscluster_home, tmp_path, monkeypatch):
     from dscluster.cluster.spec import ClusterSpec, NodeSpec
+    from dscluster.runs import options as opts_mod
     from dscluster.runs import prepare as prep_mod
 
     monkeypatch.setenv("HOME", str(tmp_path))
@@ -203,33 +204,35 @@ def test_openmpi_single_slots_refused_up_front_whole_hosts_through_the_hostfile(
     monkeypatch.setattr("dscluster.runs.nodes.transport_env", lambda *a, **k: {})
     base = dict(command=[str(script)], cluster_spec=spec, launcher="openmpi", cwd=str(tmp_path), skip_doctor=True)
     with pytest.raises(UsageError) as err:
-        prep_mod.prepare(prep_mod.LaunchOptions(**base, runner=RunnerFlags(exclude="node2:0")), dry_run=True)
+        prep_mod.prepare(opts_mod.LaunchOptions(**base, runner=RunnerFlags(exclude="node2:0")), dry_run=True)
     assert err.value.setting == "--exclude" and "OpenMPI" in err.value.message
-    rec = prep_mod.prepare(prep_mod.LaunchOptions(**base, runner=RunnerFlags(exclude="node2")), dry_run=True).record
+    rec = prep_mod.prepare(opts_mod.LaunchOptions(**base, runner=RunnerFlags(exclude="node2")), dry_run=True).record
     assert rec.launch.hosts == (("node1", 2),) and rec.launch.include is None
 
 
 def test_slurm_include_becomes_slurms_node_selection(dscluster_home, tmp_path, monkeypatch):
     from dscluster.launcher.slurm import SlurmAsk, ask_args
-    from dscluster.runs import prepare as prep_mod
+    from dscluster.runs import options as opts_mod
+    from dscluster.runs import target as target_mod
 
-    opts = prep_mod.LaunchOptions(command=["t.py"], launcher="slurm", runner=RunnerFlags(include="n1@n3"))
-    ask = prep_mod.slurm_ask(opts, None)
+    opts = opts_mod.LaunchOptions(command=["t.py"], launcher="slurm", runner=RunnerFlags(include="n1@n3"))
+    ask = target_mod.slurm_ask(opts, None)
     assert ask.nodes == 2 and "--nodelist=n1,n3" in ask_args(ask)
-    ask = prep_mod.slurm_ask(prep_mod.LaunchOptions(command=["t.py"], launcher="slurm",
+    ask = target_mod.slurm_ask(opts_mod.LaunchOptions(command=["t.py"], launcher="slurm",
                                                     runner=RunnerFlags(exclude="n2", num_gpus=2)), None)
     assert "--exclude=n2" in ask_args(ask) and ask.tasks_per_node == 2
     with pytest.raises(UsageError, match="whole nodes"):
-        prep_mod.slurm_ask(prep_mod.LaunchOptions(command=["t.py"], launcher="slurm",
+        target_mod.slurm_ask(opts_mod.LaunchOptions(command=["t.py"], launcher="slurm",
                                                   runner=RunnerFlags(include="n1:0")), None)
     with pytest.raises(UsageError, match="disagree"):
-        prep_mod.check_slurm_counts(prep_mod.LaunchOptions(command=["t.py"], launcher="slurm",
+        target_mod.check_slurm_counts(opts_mod.LaunchOptions(command=["t.py"], launcher="slurm",
                                                            runner=RunnerFlags(num_nodes=3),
                                                            slurm=SlurmAsk(nodes=2, tasks_per_node=0)))
 
 
 def test_deepspeed_env_files_reach_the_ranks_and_are_recorded(dscluster_home, tmp_path, monkeypatch):
-    from dscluster.runs.prepare import LaunchOptions, dry_run_text, prepare
+    from dscluster.runs.options import LaunchOptions
+    from dscluster.runs.prepare import dry_run_text, prepare
 
     home, work = tmp_path / "home", tmp_path / "work"
     home.mkdir(), work.mkdir()

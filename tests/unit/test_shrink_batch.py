@@ -13,7 +13,8 @@ from dscluster import batchplan
 from dscluster.batchplan import Batch, plan
 from dscluster.errors import UsageError
 from dscluster.runs import shrink
-from dscluster.runs.prepare import LaunchOptions, prepare
+from dscluster.runs.options import LaunchOptions
+from dscluster.runs.prepare import prepare
 
 SCRIPT = str(Path(__file__).resolve().parents[1] / "data" / "min_ds_script.py")
 

@@ -20,7 +20,9 @@ from dscluster import cli, dsconfig
 from dscluster.cluster.spec import load_spec, resolve_spec, spec_from_hostfile
 from dscluster.errors import ConfigError, ExitCode, UsageError
 from dscluster.runs import prepare as lp
-from dscluster.runs.prepare import LaunchOptions, prepare
+from dscluster.runs import program as lprog
+from dscluster.runs.options import LaunchOptions
+from dscluster.runs.prepare import prepare
 
 SCRIPT = str(Path(__file__).resolve().parents[1] / "data" / "min_ds_script.py")
 BOM = b"\xef\xbb\xbf"
@@ -142,17 +144,17 @@ def test_other_encodings_are_refused_with_the_conversion(tmp_path, data, words):
 ])
 def test_the_ds_config_named_twice_is_refused(args):
     with pytest.raises(UsageError) as err:
-        lp.check_repeated_options(["--deepspeed", *args])
+        lprog.check_repeated_options(["--deepspeed", *args])
     assert "only the last" in err.value.message and "keep one --deepspeed_config" in err.value.hint
 
 
 def test_the_ds_config_option_once_or_repeated_identically_is_fine_and_the_last_is_checked():
-    lp.check_repeated_options(["--deepspeed", "--deepspeed_config", "a.json", "--lr", "3"])
-    lp.check_repeated_options(["--deepspeed_config", "a.json", "--deepspeed-config", "a.json"])
-    lp.check_repeated_options(["--deepspeed_config", "a.json", "--", "--deepspeed_config", "b.json"])
-    assert lp.find_ds_config(["--deepspeed_config", "a.json", "--deepspeed_conf=b.json"]) == "b.json"
+    lprog.check_repeated_options(["--deepspeed", "--deepspeed_config", "a.json", "--lr", "3"])
+    lprog.check_repeated_options(["--deepspeed_config", "a.json", "--deepspeed-config", "a.json"])
+    lprog.check_repeated_options(["--deepspeed_config", "a.json", "--", "--deepspeed_config", "b.json"])
+    assert lprog.find_ds_config(["--deepspeed_config", "a.json", "--deepspeed_conf=b.json"]) == "b.json"
     with pytest.raises(UsageError, match="has no value"):
-        lp.check_repeated_options(["--deepspeed_config"])
+        lprog.check_repeated_options(["--deepspeed_config"])
 
 
 def test_launch_refuses_two_configs_before_validating_either(dscluster_home, tmp_path):

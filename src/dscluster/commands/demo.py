@@ -257,7 +257,8 @@ def _demo(args: argparse.Namespace, run_dirs: list[Path] | None = None) -> int:
     from dscluster.data.corpus import default_corpus_dir, ensure_stdlib_corpus  # noqa: PLC0415
     from dscluster.data.shards import open_dataset  # noqa: PLC0415
     from dscluster.runs import service  # noqa: PLC0415
-    from dscluster.runs.prepare import LaunchOptions, dry_run_text, prepare  # noqa: PLC0415
+    from dscluster.runs.options import LaunchOptions  # noqa: PLC0415
+    from dscluster.runs.prepare import dry_run_text, prepare  # noqa: PLC0415
     from dscluster.train.commits import latest_committed  # noqa: PLC0415
     from dscluster.train.model import preset_config  # noqa: PLC0415
 

@@ -14,7 +14,8 @@ from dscluster.errors import ExitCode
 from dscluster.i18n import tr
 from dscluster.resultout import captured, result_stdout
 from dscluster.runs import store
-from dscluster.runs.prepare import DEFAULTS, LaunchOptions, dry_run_text, first_run_notice, prepare
+from dscluster.runs.options import DEFAULTS, LaunchOptions
+from dscluster.runs.prepare import dry_run_text, first_run_notice, prepare
 from dscluster.runs.record import RunRecord
 from dscluster.sim.names import MAX_NODES
 

@@ -317,7 +317,7 @@ def cmd_logs(args) -> int:
 
 def cmd_restart(args) -> int:
     from dscluster.runs import service
-    from dscluster.runs.prepare import parse_env
+    from dscluster.runs.program import parse_env
     from dscluster.runs.start import LOST, shown_status
 
     run_dir = find_run(args.run, args.cluster)

@@ -7,7 +7,8 @@ import sys
 from dscluster import console
 from dscluster.errors import ExitCode
 from dscluster.i18n import tr
-from dscluster.runs.prepare import LaunchOptions, dry_run_text
+from dscluster.runs.options import LaunchOptions
+from dscluster.runs.prepare import dry_run_text
 
 
 def submit(opts: LaunchOptions, *, attach: bool | None, dry_run: bool) -> int:

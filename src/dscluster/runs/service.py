@@ -27,7 +27,9 @@ from dscluster.launcher import backends
 from dscluster.launcher.runnerflags import RunnerFlags
 from dscluster.runs import store
 from dscluster.runs.nodes import recorded_spec
-from dscluster.runs.prepare import LaunchOptions, Prepared, find_ds_config, prepare
+from dscluster.runs.options import LaunchOptions
+from dscluster.runs.prepare import Prepared, prepare
+from dscluster.runs.program import find_ds_config
 from dscluster.runs.record import RunRecord
 
 INLINE_CONFIGS = Path("data") / "ds_configs"  # under the shared directory: every node reads the same file

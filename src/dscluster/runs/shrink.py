@@ -102,7 +102,7 @@ def continue_without(sup, down: Sequence[str], attempt: int, why: str | None = N
     failure the hosts are left out for (--exclude-unhealthy), else they did not come back."""
     from dscluster.runs import store  # noqa: PLC0415
     from dscluster.runs.nodes import node_names  # noqa: PLC0415
-    from dscluster.runs.prepare import with_batch  # noqa: PLC0415
+    from dscluster.runs.program import with_batch  # noqa: PLC0415
     from dscluster.train.commits import latest_committed, read_commit, tag_for  # noqa: PLC0415
 
     cfg, record = sup.cfg, sup.record

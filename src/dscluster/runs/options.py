@@ -1,0 +1,69 @@
+"""What `dscluster launch` (and every other way to start a run) asks for: `LaunchOptions`, the supervision
+defaults, and the check of the supervision settings."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from dscluster.errors import UsageError
+from dscluster.i18n import tr
+from dscluster.launcher.runnerflags import (
+    RunnerFlags,
+)
+
+DEFAULTS = {
+    "max_restarts": 2,
+    "restart_wait": 120.0,  # before a restart: how long to wait for a lost node to answer again
+    "stall_timeout": 900.0,  # JIT builds can be silent for minutes; a hung collective lasts forever
+    "heartbeat_timeout": 10.0,  # a node silent this long is lost (partition); plain DeepSpeed: ~17 min
+    "ping_timeout": 15.0,  # a watchdog that hears nothing this long reaps its node's ranks
+    "connect_timeout": 30.0,
+    "grace": 1.0,  # SIGTERM -> SIGKILL on failure teardown: the attempt is lost anyway
+    "stop_grace": 10.0,  # on `stop`: time for ranks to exit cleanly
+}
+
+
+@dataclass
+class LaunchOptions:
+    command: list[str]  # [program, args...]
+    module: bool = False
+    cluster: str | None = None
+    hostfile: str | None = None
+    local: int | None = None  # N processes on this machine, no ssh
+    launcher: str | None = None
+    name: str | None = None
+    env: list[str] = field(default_factory=list)
+    max_restarts: int = DEFAULTS["max_restarts"]
+    stall_timeout: float = DEFAULTS["stall_timeout"]
+    heartbeat_timeout: float = DEFAULTS["heartbeat_timeout"]
+    restart_wait: float = DEFAULTS["restart_wait"]
+    skip_doctor: bool = False
+    cwd: str | None = None
+    slurm: Any | None = None  # launcher.slurm.SlurmAsk: what to ask Slurm for outside an allocation
+    cluster_spec: Any | None = None  # cluster.spec.ClusterSpec already resolved (a restart's, as recorded)
+    runner: RunnerFlags = field(default_factory=RunnerFlags)  # DeepSpeed's own runner flags, as written
+    allow_shrink: bool = False  # a node lost past restart_wait: continue on the nodes that remain
+    # Leave out the nodes doctor's last verdict or the cluster's last failed run point to (runs/exclude.py);
+    # with allow_shrink, the supervisor leaves out a node an attempt failed on before restarting.
+    exclude_unhealthy: bool = False
+    # The batch (dscluster.batchplan.Batch) of the run this one continues (a restart): on another world
+    # size the ranks get a ds_config whose batch keys keep its global batch where any can.
+    keep_batch: Any | None = None
+    # Inline DeepSpeed configs a dry run names by the path a real run writes them to, without writing them
+    # (a dry run writes nothing): path -> config, read here instead of the file.
+    unwritten_configs: Mapping[str, Any] | None = None
+
+
+def check_supervision(opts: LaunchOptions) -> None:
+    """Restart and timeout settings: a negative value is a typo, never "unlimited"."""
+    if int(opts.max_restarts) < 0:
+        raise UsageError(tr("--max-restarts must be 0 or more (got {n})", n=opts.max_restarts),
+                         tr("--max-restarts 0 never restarts; the default is {n}", n=DEFAULTS["max_restarts"]),
+                         setting="max_restarts")
+    for flag, value in (("--restart-wait", opts.restart_wait), ("--stall-timeout", opts.stall_timeout),
+                        ("--heartbeat-timeout", opts.heartbeat_timeout)):
+        if value is not None and float(value) < 0:
+            raise UsageError(tr("{flag} must be 0 or more seconds (got {value})", flag=flag, value=value),
+                             tr("give a number of seconds, e.g. {flag} 60", flag=flag), setting=flag.lstrip("-"))
