@@ -160,7 +160,7 @@ def test_a_damaged_newest_step_is_named_not_loaded_and_the_listing_shows_it(tmp_
 
 
 def test_a_resume_with_another_batch_or_schedule_is_named():
-    from dscluster.train.trainer import resume_differences
+    from dscluster.train.loop import resume_differences
 
     saved = {"step": 150, "global_batch": 32, "seq_len": 128, "scheduler": "WarmupCosineLR"}
     now = {"global_batch": 16, "seq_len": 128, "scheduler": None}
@@ -171,7 +171,7 @@ def test_a_resume_with_another_batch_or_schedule_is_named():
 
 
 def test_a_diverged_loss_stops_training_before_anything_is_saved():
-    from dscluster.train.trainer import TrainingDiverged, check_finite
+    from dscluster.train.loop import TrainingDiverged, check_finite
 
     check_finite(2.5, 10, 3e-4)
     for bad in (float("nan"), float("inf")):

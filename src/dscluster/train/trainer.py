@@ -7,27 +7,23 @@ rank at once with the same message instead of hanging the others in a collective
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import math
 import os
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from dscluster import dsconfig
 from dscluster.data.corpus import ensure_stdlib_corpus
 from dscluster.data.shards import Dataset, open_dataset
-from dscluster.data.tokenizer import tokenizer_from_meta
-from dscluster.errors import ConfigError, DsclusterError, ExitCode
+from dscluster.errors import ConfigError
 from dscluster.fsutil import atomic_write_json
 from dscluster.train import attention, checkpoint, fp8, mlp_kernels, perf
 from dscluster.train.dssetup import prepare_config
-from dscluster.train.metrics import MetricsWriter, peak_flops
-from dscluster.train.model import GPT, PRESET_LR, GPTConfig, flops_per_token, param_count
+from dscluster.train.loop import Training
+from dscluster.train.model import GPT, PRESET_LR, GPTConfig, param_count
 from dscluster.train.options import Fault, check_numbers, check_run_dir, model_config, parse
-from dscluster.train.sampler import WindowSampler, eval_batches
+from dscluster.train.sampler import WindowSampler
 
 
 @dataclass
@@ -125,11 +121,25 @@ def skip_shm_comm_op() -> None:
 
 
 def run(p: Plan) -> int:
+    """One rank's whole run: the process group, the engine, then the loop (train/loop.py)."""
+    device = _start(p)
+    log = (lambda *a: print(*a, flush=True)) if p.rank == 0 else (lambda *a: None)
+    engine, zero_stage = _engine(p, device, log)
+    training = Training(p, engine, device, zero_stage, log)
+    _announce(p, training, zero_stage, log)
+    start = training.resume()
+    for step in range(start, p.args.steps):
+        training.train_step(step)
+        training.after_step(step + 1)
+    training.finish(start)
+    return 0
+
+
+def _start(p: Plan):
+    """Threads, TF32 and the process group (NCCL on GPUs, gloo on CPUs); returns this rank's device."""
     import deepspeed  # noqa: PLC0415
     import torch  # noqa: PLC0415
-    import torch.distributed as dist  # noqa: PLC0415
 
-    args = p.args
     os.environ["PATH"] = ninja_first_path(os.environ.get("PATH", ""), sys.executable)
     if p.device_type == "cpu" and "OMP_NUM_THREADS" not in os.environ:
         local_size = int(os.environ.get("LOCAL_SIZE", os.environ.get("LOCAL_WORLD_SIZE", 1)))
@@ -142,9 +152,16 @@ def run(p: Plan) -> int:
         skip_shm_comm_op()
     deepspeed.init_distributed(dist_backend="nccl" if p.device_type == "cuda" else "gloo",
                                **distributed_port_kwargs(os.environ))
-    device = torch.device(p.device_type, p.local_rank) if p.device_type == "cuda" else torch.device("cpu")
-    log = (lambda *a: print(*a, flush=True)) if p.rank == 0 else (lambda *a: None)
+    return torch.device(p.device_type, p.local_rank) if p.device_type == "cuda" else torch.device("cpu")
 
+
+def _engine(p: Plan, device, log):
+    """The model (partitioned while it is built under ZeRO-3), its kernels, attention, precision and
+    compilation, then DeepSpeed's engine with the optimizer; returns (engine, ZeRO stage)."""
+    import deepspeed  # noqa: PLC0415
+    import torch  # noqa: PLC0415
+
+    args = p.args
     torch.manual_seed(args.seed)
     zero_stage = _zero_stage(p.ds_config)
     if zero_stage == 3:
@@ -171,129 +188,20 @@ def run(p: Plan) -> int:
     else:
         wd = p.ds_config["optimizer"].get("params", {}).get("weight_decay")
         engine, _, _, _ = deepspeed.initialize(model=model, model_parameters=_param_groups(model, wd), config=p.ds_config)
+    return engine, zero_stage
 
-    micro, accum = p.ds_config["train_micro_batch_size_per_gpu"], p.ds_config["gradient_accumulation_steps"]
+
+def _announce(p: Plan, training: Training, zero_stage: int, log) -> None:
+    """Rank 0: the config notes, the resolved ds_config beside the run, the model and batch in one line."""
+    if p.rank != 0:
+        return
+    for note in p.notes:
+        log(f"config: {note}")
+    atomic_write_json(p.args.run_dir / "ds_config.resolved.json", p.ds_config)
     seq = p.model_cfg.seq_len
-    sampler = WindowSampler(p.data.train, seq, micro, accum, p.world_size, args.seed)
-    tokens_per_step = sampler.global_batch * seq
-    metrics = MetricsWriter(args.run_dir, enabled=p.rank == 0)
-    fpt = flops_per_token(p.model_cfg, seq)
-    peak = peak_flops(torch.cuda.get_device_name(device)) if p.device_type == "cuda" else None
-
-    if p.rank == 0:
-        for note in p.notes:
-            log(f"config: {note}")
-        atomic_write_json(args.run_dir / "ds_config.resolved.json", p.ds_config)
-        log(f"model: {param_count(p.model_cfg) / 1e6:.2f}M parameters ({args.preset}, {p.model_cfg.n_layer} layers, "
-            f"d_model {p.model_cfg.d_model}, seq {seq}); world size {p.world_size} on {p.device_type}; "
-            f"global batch {sampler.global_batch} x {seq} tokens; ZeRO stage {zero_stage}")
-
-    # What a resumed run must share with the one that saved, or it silently trains something else.
-    run_facts = {"global_batch": sampler.global_batch, "seq_len": seq,
-                 "scheduler": (p.ds_config.get("scheduler") or {}).get("type")}
-    start_step = 0
-    resumed = checkpoint.resume(engine, args.save_dir, p.resume_step, rank=p.rank, world_size=p.world_size,
-                                zero_stage=zero_stage, device=device, via="dscluster.train")
-    if resumed is not None:
-        start_step = resumed.step
-        log(f"resumed from {checkpoint.tag_for(start_step)}")
-        for warning in resume_differences(resumed.client_state, run_facts):
-            log(f"warning: {warning}")
-
-    def barrier():
-        dist.barrier()
-
-    mode = args.checkpoint_mode if args.checkpoint_mode != "auto" else ("async" if p.device_type == "cuda" else "sync")
-
-    def save(step: int):
-        checkpoint.save(engine, args.save_dir, step, rank=p.rank, world_size=p.world_size, zero_stage=zero_stage,
-                        keep=args.keep, client_state={"step": step, "seed": args.seed, "data": str(p.data.path),
-                                                      "model": dataclasses.asdict(p.model_cfg), **run_facts},
-                        barrier=barrier, crash_in_save=p.fault.crash_in_save_step == step, mode=mode)
-        log(f"writing {checkpoint.tag_for(step)} in the background" if checkpoint.pending_step() == step
-            else f"saved {checkpoint.tag_for(step)}")
-
-    def evaluate() -> float | None:
-        engine.eval()
-        total = torch.zeros(2, device=device)
-        with torch.no_grad(), perf.eager(engine.module):
-            for batch in eval_batches(p.data.val, seq, micro, args.eval_batches, p.rank, p.world_size):
-                t = torch.from_numpy(batch).to(device)
-                total[0] += engine(t[:, :-1], t[:, 1:]).float() * len(batch)
-                total[1] += len(batch)
-        engine.train()
-        dist.all_reduce(total)
-        return (total[0] / total[1]).item() if total[1].item() > 0 else None
-
-    engine.train()
-    loss_acc = torch.zeros(1, device=device)
-    window_start, window_steps = time.time(), 0
-    lr_setting = args.lr or PRESET_LR.get(args.preset)  # named in the hint if the loss diverges
-    last_loss = None
-    val_loss = None
-    # The next micro-batches are gathered and pinned on a thread: taking one is an asynchronous copy.
-    prefetch = perf.BatchPrefetcher(lambda s, m: sampler.batch(s, p.rank, m), start_step, accum, device)
-    for step in range(start_step, args.steps):
-        for m in range(accum):
-            batch = prefetch.next(step, m)
-            with perf.attention_backend(args.attention):
-                loss = engine(batch[:, :-1], batch[:, 1:])
-                engine.backward(loss)
-            engine.step()
-            loss_acc += loss.detach().float()
-        window_steps += 1
-        done = step + 1
-        if done % args.log_interval == 0 or done == args.steps:
-            dist.all_reduce(loss_acc)  # the only host sync in the loop: once per log interval
-            last_loss = loss_acc.item() / (p.world_size * accum * window_steps)
-            check_finite(last_loss, done, lr_setting)
-            elapsed = time.time() - window_start
-            tps = tokens_per_step * window_steps / elapsed
-            lr = engine.get_lr()[0]
-            record = {"step": done, "loss": last_loss, "lr": lr, "tokens_per_s": round(tps, 1)}
-            if peak:
-                tflops = fpt * tps / p.world_size / 1e12
-                record.update(tflops=round(tflops, 2), mfu=round(tflops * 1e12 / peak, 4),
-                              gpu_mem_gb=round(torch.cuda.max_memory_allocated(device) / 2**30, 2))
-            metrics.write(record)
-            log(f"step {done}/{args.steps} loss {last_loss:.4f} lr {lr:.3g} tok/s {tps:,.0f}")
-            loss_acc.zero_()
-            window_start, window_steps = time.time(), 0
-        if args.eval_interval and done % args.eval_interval == 0 and done != args.steps:
-            val_loss = evaluate()
-            if val_loss is not None:
-                metrics.write({"step": done, "val_loss": val_loss})
-                log(f"step {done}/{args.steps} val_loss {val_loss:.4f}")
-            window_start = time.time()  # eval time is not training throughput
-        if done == args.steps or (args.save_interval and done % args.save_interval == 0):
-            if window_steps:  # steps since the last log: a diverged state must never be committed
-                pending = loss_acc.clone()
-                dist.all_reduce(pending)
-                check_finite(pending.item(), done, lr_setting)
-            save(done)
-            window_start = time.time()
-        if args.step_sleep:
-            time.sleep(args.step_sleep)
-
-    if start_step < args.steps or val_loss is None:
-        val_loss = evaluate()
-        if val_loss is not None:
-            metrics.write({"step": args.steps, "val_loss": val_loss})
-            log(f"step {args.steps}/{args.steps} val_loss {val_loss:.4f}")
-    prefetch.close()
-    with perf.eager(engine.module):
-        # rank 0 keeps the sample; the others generate it too only where ZeRO-3 needs every rank in a forward
-        sample = _sample(engine.module, p, device) if args.sample_tokens and (p.rank == 0 or zero_stage == 3) else ""
-    if (written := checkpoint.wait_pending()) is not None:
-        log(f"saved {checkpoint.tag_for(written)}")
-    metrics.write({"event": "done", "step": args.steps, "loss": last_loss, "val_loss": val_loss, "sample": sample,
-                   "checkpoint": str(args.save_dir / checkpoint.tag_for(args.steps))})
-    if sample:
-        log("sample:\n" + sample)
-    metrics.close()
-    dist.barrier()
-    dist.destroy_process_group()  # a clean NCCL shutdown: no leak warning, no seconds spent in exit handlers
-    return 0
+    log(f"model: {param_count(p.model_cfg) / 1e6:.2f}M parameters ({p.args.preset}, {p.model_cfg.n_layer} layers, "
+        f"d_model {p.model_cfg.d_model}, seq {seq}); world size {p.world_size} on {p.device_type}; "
+        f"global batch {training.sampler.global_batch} x {seq} tokens; ZeRO stage {zero_stage}")
 
 
 def _searched_micro_batch(model, p: Plan, device, zero_stage: int, log) -> dict:
@@ -311,45 +219,8 @@ def _searched_micro_batch(model, p: Plan, device, zero_stage: int, log) -> dict:
     return dsconfig.validate(cfg, p.world_size)
 
 
-def _sample(module, p: Plan, device) -> str:
-    """The sample rank 0 prints (under ZeRO-3 every rank generates the same tokens: each forward needs all)."""
-    import torch  # noqa: PLC0415
-
-    tok = tokenizer_from_meta(p.data.meta["tokenizer"])
-    prompt = tok.encode(p.args.sample_prompt) or [tok.eos_id]
-    gen = torch.Generator().manual_seed(p.args.seed)
-    module.eval()
-    idx = torch.tensor([prompt], dtype=torch.long, device=device)
-    out = module.generate(idx, p.args.sample_tokens, generator=gen)
-    return tok.decode(out[0].tolist())
-
-
 def describe(p: Plan) -> str:
     return json.dumps({"model": p.model_cfg.to_dict(), "ds_config": p.ds_config}, indent=2)
-
-
-def resume_differences(saved: dict, now: dict) -> list[str]:
-    """What differs between the run that saved a checkpoint and this one (checkpoints from before these
-    facts were recorded compare as equal)."""
-    words = {"global_batch": "global batch (sequences per step)", "seq_len": "sequence length",
-             "scheduler": "learning-rate scheduler"}
-    return [f"{words[k]} was {saved[k]} when step-{saved.get('step')} was saved, now {now[k]}: the run continues "
-            f"with the new value from here" for k in words if k in saved and saved[k] != now.get(k)]
-
-
-class TrainingDiverged(DsclusterError):
-    """The loss became NaN or infinite: every later step, and a checkpoint of it, would be garbage."""
-
-    exit_code = ExitCode.RUN
-
-
-def check_finite(loss: float, step: int, lr: float | None) -> None:
-    if math.isfinite(loss):
-        return
-    raise TrainingDiverged(
-        f"the loss is {loss} at step {step}: training diverged (nothing from this step is saved)",
-        f"lower the learning rate (--lr, now {lr}) or add warmup, check the data; `dscluster restart RUN` "
-        "resumes from the last committed checkpoint")
 
 
 def launcher_env(env) -> tuple[int, int]:
