@@ -172,8 +172,9 @@ def test_ckpt_messages_have_zh_tw_translations():
 
     cat = catalog("zh_TW")
     wanted = set()
-    for path in (SRC / "checkpoint.py", SRC / "train" / "checkpoint.py", SRC / "train" / "export.py",
-                 SRC / "commands" / "ckpt.py"):
+    for path in (SRC / "checkpoint.py", SRC / "train" / "checkpoint.py", SRC / "train" / "commits.py",
+                 SRC / "train" / "resumes.py", SRC / "train" / "async_save.py", SRC / "train" / "writeback.py",
+                 SRC / "train" / "export.py", SRC / "commands" / "ckpt.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "tr" and node.args and \
                     isinstance(node.args[0], ast.Constant):
