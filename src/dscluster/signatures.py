@@ -1,0 +1,366 @@
+"""The failure signatures: text found in a run's logs -> what went wrong, how to fix it, and whether a
+restart can help. The table is ordered: root causes before the symptoms they trigger on other ranks
+(a CUDA OOM before "NCCL remote process exited"); `symptom=True` marks what other ranks see when one
+fails. explain.py matches logs against it. Causes and fixes are English templates; the zh-TW catalog
+translates them (tests/unit/test_runs_catalog.py).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Signature:
+    name: str
+    pattern: re.Pattern[str]
+    cause: str
+    fix: str
+    retry: bool = True  # whether a restart of the same command can help
+    symptom: bool = False  # what the other ranks see when one fails: never the answer while a rank has its own error
+
+    @property
+    def restart_can_help(self) -> bool:
+        return self.retry
+
+
+def _sig(name: str, regex: str, cause: str, fix: str, retry: bool = True, symptom: bool = False) -> Signature:
+    return Signature(name, re.compile(regex, re.IGNORECASE | re.MULTILINE), cause, fix, retry, symptom)
+
+
+# The program's own verdict on its input, as dscluster's entry points print a DsclusterError:
+# "error: MESSAGE" then "  fix: HINT" (with "[rank N] " or pdsh's "node: " in front; the words may be
+# the zh-TW ones). Case-sensitive on purpose: "ERROR:" lines of libraries are not this. Slurm's own
+# parts write "srun: error: NODE: task N: ..." and "slurmstepd-NODE: error: *** STEP ... CANCELLED" about the
+# ranks: symptoms, not the program's words.
+_PROGRAM_ERROR = re.compile(r"^(?!(?:srun|salloc|sbatch|slurmstepd)[\w.-]*: )(?:[\w.@-]+: )?(?:\[rank \d+\] )?(?:error|錯誤): (?P<msg>\S.*)$"
+                            r"(?:\n(?:[\w.@-]+: )?(?:\[rank \d+\] )?\s+(?:fix|解法): (?P<fix>.+)$)?", re.MULTILINE)
+# Exit codes of a DsclusterError that the same input reproduces: usage, config/data, permission.
+DETERMINISTIC_EXIT_CODES = frozenset({2, 3, 6})
+
+# Ordered: first match wins. Root causes come before the symptoms they cause on other ranks. `retry` is
+# whether a restart of the same command can help (restart_can_help): a missing module, a config the
+# launcher rejects or a host that is down fail the same way again. `symptom`: what the other ranks see
+# when one rank dies; never the answer while a rank has its own error.
+SIGNATURES: tuple[Signature, ...] = (
+    # Before the program's own verdict: a full disk is the root cause of the errors it triggers (an
+    # incomplete checkpoint, a failed write). Not /dev/shm's (that line mentions shm): dev-shm-full below.
+    _sig("disk-full", r"^(?!.*shm).*(?:No space left on device|\[Errno 28\]|\bENOSPC\b|Disk quota exceeded|"
+         r"PytorchStreamWriter failed writing file)",
+         "A disk the run writes to is full (no space left on device).",
+         "Free space on that disk, keep fewer checkpoints (the trainer's --keep N), or put checkpoints on "
+         "another disk (--save-dir); then `dscluster restart` of the run resumes from the newest committed checkpoint.",
+         retry=False),
+    # PyTorch's writers do not pass ENOSPC on: torch.save's C++ stream says "basic_ios::clear: iostream
+    # error", its zip writer "[enforce fail at inline_container.cc:N] . unexpected pos A vs B". The
+    # supervisor then looks at the disk itself (runs/diskspace.py) and says "disk full" with the figures.
+    _sig("write-failed", r"basic_ios::clear: iostream error|inline_container\.cc:\d+\].*unexpected pos",
+         "A rank failed writing a file (PyTorch's writer reports only that the write failed): most often the "
+         "disk is full or over its quota, else a network file system that went away.",
+         "Check the free space where the run writes checkpoints (`df -h` on that directory, on every node for "
+         "node-local paths); free space, keep fewer checkpoints (--keep N) or put them on another disk (--save-dir)."),
+    _sig("local-rank-arg", r"error: unrecognized arguments:.*--local[_-]rank",
+         "The script's argument parser does not accept --local_rank=N (--local-rank=N from torch's launchers), which "
+         "the launcher passes to every rank.",
+         "Launch with --no_local_rank (the rank is in the LOCAL_RANK environment variable), or accept it in the "
+         "script: parser.add_argument(\"--local_rank\", \"--local-rank\", type=int, default=-1).", retry=False),
+    _sig("argparse-usage", r"^usage: (\S+).*\n(?:.*\n){0,40}?\1: error: ",
+         "The script rejected its command-line arguments (its usage line and error are above).",
+         "Correct the script's arguments after the script name, then launch again: a restart would fail the same way.",
+         retry=False),
+    Signature("program-error", _PROGRAM_ERROR,
+              "The program rejected its input (its own error message is above).",
+              "Fix the setting the message names, then launch again: a restart would fail the same way.",
+              retry=False),
+    _sig("input-error-exit", r"exits with return code = (?:2|3|6)\b|exited with exit code (?:2|3|6)\b",
+         "A rank exited with a config/data (3), usage (2) or permission (6) error code: the same input fails "
+         "the same way again.",
+         "Read the first failing rank's log, fix the input, launch again.", retry=False),
+    _sig("ssh-publickey", r"Permission denied \(publickey",
+         "A node refused the cluster's SSH key.",
+         "Install the cluster key on every node (`dscluster node start` does it), then run `dscluster doctor`.",
+         retry=False),
+    _sig("ssh-host-key", r"Host key verification failed|REMOTE HOST IDENTIFICATION HAS CHANGED",
+         "A node's SSH host key is not in the cluster's pinned known_hosts (new or reinstalled node).",
+         "Re-publish the node's host key (`dscluster node start` on it), then `dscluster doctor`; "
+         "never turn StrictHostKeyChecking off.", retry=False),
+    _sig("hostfile-syntax", r"Hostfile contains (?:a bad entry|multiple entries)|Hostfile is empty or not formatted correctly",
+         "DeepSpeed could not read the hostfile: each line must be `HOST slots=N`, each host once, no other words.",
+         "Fix the hostfile line the message names (e.g. `10.0.0.2 slots=8`), then launch again.", retry=False),
+    _sig("ds-include", r"Hostname '[^']*' not found in hostfile|No slot '[^']*' specified on host|"
+         r"include_str and exclude_str are mutually exclusive|Cannot specify num_nodes/gpus with include/exclude|"
+         r"Num nodes is >1 but no extra nodes available via hostfile|backend does not support (?:worker include/exclusion|"
+         r"limiting num nodes/gpus)|requires same number of devices per node|Unable to proceed, no GPU resources available",
+         "DeepSpeed's launcher rejected the node/GPU selection: --include/--exclude name a host or slot the hostfile "
+         "does not have, or the launcher backend cannot select them.",
+         "Use host names exactly as in the hostfile and slot numbers below its slots=N (e.g. --include node1:0,1), "
+         "give the same slots on every host for MPI launchers, or drop --num_nodes/--num_gpus when you use --include.",
+         retry=False),
+    _sig("ssh-unreachable", r"was not reachable via ssh|ssh: connect to host \S+ port \d+: (?:Connection refused|"
+         r"Connection timed out|No route to host)|ssh: Could not resolve hostname",
+         "A node could not be reached over SSH: it is down, its sshd is not running or listens on another port, or "
+         "its name does not resolve.",
+         "Check the node with `dscluster doctor`; start its sshd (`dscluster node start`), use the port it listens "
+         "on (--ssh_port), or put its IP in the hostfile. Restarting does not bring a node back.", retry=False),
+    _sig("launcher-missing", r"launcher '\w+' not installed|(?:mpirun|pdsh|prterun|srun): (?:command )?not found|"
+         r"No such file or directory: '(?:mpirun|pdsh|srun)'",
+         "The multi-node launcher DeepSpeed was told to use (pdsh, mpirun, srun) is not installed on this node.",
+         "Install it (Debian: apt-get install pdsh / openmpi-bin) in the node image on every node, or pick the "
+         "launcher that is installed with --launcher.", retry=False),
+    _sig("mpi-as-root", r"mpirun has detected an attempt to run as root|prterun has detected an attempt to run as root",
+         "Open MPI refuses to run as root unless told to.",
+         "Run as a normal user, or pass --allow-run-as-root to mpirun (DeepSpeed: --launcher_args "
+         "\"--allow-run-as-root\").", retry=False),
+    _sig("mpi-slots", r"There are not enough slots available in the system",
+         "mpirun was asked for more processes than the hosts offer slots.",
+         "Give each host its real GPU count as slots=N in the hostfile, or ask for fewer processes.", retry=False),
+    _sig("mpi-daemons", r"(?:ORTE|PRTE|PMIx) (?:was unable to reliably start|has lost communication with)|"
+         r"An ORTE daemon has unexpectedly failed|ORTE does not know how to route a message|(?:orted|prted): (?:command )?not found|"
+         r"\b(?:prted|orted)\b.*(?:exited|failed to start)|MPI environment variables are not set",
+         "The MPI launcher could not start or keep its daemon on a remote node: the node's ssh, its PATH (orted/prted "
+         "not found there), a different MPI version on that node, or a firewall between the nodes.",
+         "Check that `ssh NODE which orted` works from the first node, that every node has the same MPI install, and "
+         "that the nodes reach each other on all TCP ports (or set btl_tcp_if_include / oob_tcp_if_include to the "
+         "training network).", retry=False),
+    _sig("cuda-arch-list", r"TORCH_CUDA_ARCH_LIST|invalid literal for int\(\) with base 10: '\d+a'",
+         "TORCH_CUDA_ARCH_LIST contains an arch with a suffix (e.g. '9.0a') that this DeepSpeed op builder "
+         "cannot parse.", "Set TORCH_CUDA_ARCH_LIST without the suffix (e.g. --env TORCH_CUDA_ARCH_LIST=9.0) "
+         "or unset it.", retry=False),
+    _sig("driver-too-old", r"NVIDIA driver on your system is too old|CUDA driver version is insufficient for CUDA runtime|"
+         r"cudaErrorInsufficientDriver|forward compatibility was attempted on non supported HW|"
+         r"unsupported display driver / cuda driver combination",
+         "The node's NVIDIA driver is older than the CUDA version torch was built with.",
+         "Update the driver on that node, or install a torch build for an older CUDA (one the driver supports, see "
+         "nvidia-smi's \"CUDA Version\"); the same image on every node.", retry=False),
+    _sig("ninja-missing", r"Ninja is required to load C\+\+ extensions|ninja: (?:command )?not found|"
+         r"No such file or directory: 'ninja'",
+         "A DeepSpeed op had to be compiled on a node where ninja is not installed (or not on the PATH of the "
+         "remote shell; pdsh passes no PATH).",
+         "pip install ninja in the same environment on every node, or pre-build the ops in the image "
+         "(DS_BUILD_OPS=1 pip install deepspeed) so no compile happens at run time.", retry=False),
+    _sig("build-header-missing", r"fatal error: [\w/.+-]+\.h(?:pp)?: No such file or directory",
+         "A DeepSpeed/torch op build could not find a header: Python.h (the Python development package), or a CUDA "
+         "header (cuda_runtime.h, cusparse.h...: the CUDA toolkit, not only the driver, and CUDA_HOME pointing at it).",
+         "Install python3-dev (Python.h) or the CUDA toolkit's development files on every node, set CUDA_HOME, "
+         "clear ~/.cache/torch_extensions, then launch again; or pre-build the ops in the image.", retry=False),
+    _sig("compiler-unsupported", r"unsupported GNU version|gcc versions later than \d+ are not supported|"
+         r"We need GCC \d+ or later|too old version of GCC|unrecognized command[- ]line option '-std=c\+\+\d+'|"
+         r"C\+\+\d+ or later compatible compiler is required|less than the minimum required version",
+         "The C++ compiler on the node is too old (or too new for nvcc) to build the DeepSpeed/torch op.",
+         "Install a gcc/g++ that this CUDA and torch support (point CC/CXX at it), or pre-build the ops in the image; "
+         "then clear ~/.cache/torch_extensions.", retry=False),
+    _sig("cuda-home-missing", r"CUDA_HOME does not exist|MissingCUDAException|CUDA_HOME environment variable is not set|"
+         r"nvcc: (?:command )?not found|No such file or directory: '[^']*/bin/nvcc'",
+         "A DeepSpeed op needs the CUDA compiler (nvcc) and it was not found on that node: no CUDA toolkit, or "
+         "CUDA_HOME/PATH are not set in the remote shell.",
+         "Install the CUDA toolkit matching torch's CUDA on every node and set CUDA_HOME (in .deepspeed_env for "
+         "pdsh launches), or pre-build the ops in the image.", retry=False),
+    _sig("op-build-failed", r"Error building extension '[\w.-]+'|ninja: build stopped: subcommand failed|"
+         r"^FAILED: \S+\.o\s*$|Command '\['ninja', '-v'\]' returned non-zero exit status|"
+         r"torch_extensions/\S+\.so: cannot open shared object file|"
+         r"error: command '[^']*(?:gcc|g\+\+|nvcc|c\+\+|x86_64-linux-gnu-gcc)' failed|object has no attribute 'ds_opt_\w+'",
+         "A DeepSpeed op failed to compile on a node (the compiler's first error is above that line).",
+         "Read the first `error:` of the compile output, fix it (compiler, headers, CUDA toolkit), clear "
+         "~/.cache/torch_extensions, or pre-build the ops in the image (DS_BUILD_OPS=1).", retry=False),
+    _sig("undefined-symbol", r"undefined symbol: \w+",
+         "A compiled extension (a DeepSpeed op in ~/.cache/torch_extensions, flash-attn, apex...) was built against "
+         "another torch/CUDA version than the one installed now.",
+         "Remove the stale build (~/.cache/torch_extensions or TORCH_EXTENSIONS_DIR) and reinstall the extension "
+         "against this torch, with the same image on every node.", retry=False),
+    _sig("shared-lib-missing", r"(?:ImportError|OSError): (?:[\w./-]*/)?lib[\w.+-]+\.so[\w.]*: cannot open shared object file",
+         "A shared library is missing on that node, or not on its library path (pdsh does not pass LD_LIBRARY_PATH).",
+         "Install it on every node (same image), or put LD_LIBRARY_PATH in .deepspeed_env so remote ranks get it.",
+         retry=False),
+    _sig("version-mismatch",
+         r"version mismatch|installed version .* does not match|torch version .* != |"
+         r"deepspeed version .* does not match|Installed CUDA version [\d.]+ does not match the version torch was compiled",
+         "Nodes run different torch / DeepSpeed / CUDA versions (or an op was built for another version).",
+         "Use the same node image everywhere; `dscluster doctor` compares versions across nodes.",
+         retry=False),
+    _sig("module-not-found", r"No module named '?([\w.]+)'?|Error while finding module specification for",
+         "A rank could not import a Python module: it is not installed on that node's python, or the "
+         "code directory is not on shared storage (or not the working directory there).",
+         "Install it in the node image / venv on every node (same path everywhere), or launch from a "
+         "directory on shared storage.", retry=False),
+    _sig("import-name", r"ImportError: cannot import name '\w+' from",
+         "An installed package does not have what the code imports: a version other than the one the code was "
+         "written for.",
+         "Install the package version the code expects, the same on every node (pip show PACKAGE on each).",
+         retry=False),
+    _sig("workdir-missing", r"\bcd: [^:\n]+: No such file or directory|bin/python[\d.]*: No such file or directory|"
+         r"bin/python[\d.]*: not found",
+         "The working directory or the python of the launching node does not exist on another node: pdsh runs "
+         "`cd $PWD` and the same interpreter path on every node.",
+         "Launch from a directory on shared storage mounted at the same path on every node, with the same python "
+         "path everywhere (same image or venv on shared storage).", retry=False),
+    _sig("script-not-found", r"can't open file '([^']+)'|No such file or directory: '([^']+\.py)'",
+         "A node could not find the training script at the same path.",
+         "Put the script on shared storage so every node sees the same path.", retry=False),
+    _sig("syntax-error", r"^\s*(?:SyntaxError|IndentationError|TabError): ",
+         "The script does not compile (a syntax error).",
+         "Fix the line the error names, then launch again.", retry=False),
+    _sig("ds-batch-assert", r"Check batch related parameters|train_batch_size is not equal to micro_batch_per_gpu",
+         "DeepSpeed's batch sizes do not add up: train_batch_size must equal train_micro_batch_size_per_gpu x "
+         "gradient_accumulation_steps x the number of GPUs (world size).",
+         "Set two of the three in ds_config and let DeepSpeed derive the third, or fix the numbers for this world "
+         "size.", retry=False),
+    _sig("ds-config-invalid", r"DeepSpeedConfigError|validation errors? for DeepSpeed\w*Config|"
+         r"Expected a string path to an existing deepspeed config",
+         "DeepSpeed rejected its config (a key it does not know, a wrong type, or a file it cannot find).",
+         "Fix the key the message names in ds_config.json, then launch again.",
+         retry=False),
+    _sig("device-mismatch", r"Expected all tensors to be on the same device",
+         "The script mixes tensors on different devices (a GPU and the CPU, or two GPUs) in one operation.",
+         "Move the model and every input to the rank's device (engine.device, or torch.cuda.set_device(local_rank) "
+         "before creating tensors); a restart fails the same way.", retry=False),
+    _sig("device-assert", r"device-side assert triggered|block: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\] Assertion",
+         "A CUDA kernel's assertion failed: most often an index out of range (a label >= the number of classes, a "
+         "token id >= the vocabulary size).",
+         "Check the labels / token ids against the model's sizes; run with CUDA_LAUNCH_BLOCKING=1 to see the "
+         "operation that failed.", retry=False),
+    _sig("invalid-device-ordinal", r"invalid device ordinal",
+         "A rank asked for a GPU the node does not have: the hostfile gives that node more slots than it has GPUs, "
+         "or CUDA_VISIBLE_DEVICES hides some.",
+         "Set slots=N to the node's real GPU count (nvidia-smi -L) in the hostfile.", retry=False),
+    _sig("gpu-hardware", r"uncorrectable ECC error|GPU has fallen off the bus|GPU is lost",
+         "A GPU failed (an uncorrectable ECC error or the GPU dropped off the bus).",
+         "Take that node out of the hostfile and have the GPU checked (nvidia-smi -q, the kernel log's Xid lines); "
+         "resume on the others.", retry=False),
+    _sig("cuda-oom", r"CUDA out of memory|torch\.OutOfMemoryError|OutOfMemoryError: CUDA",
+         "A GPU ran out of memory.",
+         "Lower train_micro_batch_size_per_gpu (raise gradient_accumulation_steps to keep the global batch), "
+         "use a higher ZeRO stage, enable activation checkpointing, or a shorter sequence.", retry=False),
+    _sig("memcg-oom", r"Memory cgroup out of memory|oom[-_]kill event|task \d+: Out Of Memory|\bOOMKilled\b|"
+         r"CONSTRAINT_MEMCG|Out of memory: Kill(?:ed)? process",
+         "A rank used more host memory than its limit (the container's or the Slurm job's cgroup, or the machine's), "
+         "and the kernel killed it.",
+         "Give the job more host memory (--mem for Slurm, the container's --memory), or use less: fewer DataLoader "
+         "workers, no CPU offload, a smaller model per node. A restart hits the same limit.", retry=False),
+    _sig("dev-shm-full", r"No space left on device.*(/dev/shm|shm)|/dev/shm.*No space left|Bus error|"
+         r"unable to write to file </torch_|Error while creating shared memory segment|posix_fallocate failed|"
+         r"failed to extend /dev/shm|unable to allocate shared memory",
+         "/dev/shm is too small or full (NCCL and DataLoader workers use shared memory).",
+         "Start the node container with a larger --shm-size (e.g. 16g) or --ipc=host, and remove stale "
+         "/dev/shm/deepspeed_* files.", retry=False),
+    _sig("stale-extension-lock", r"torch_extensions.*lock|Waiting for lock on .*torch_extensions|"
+         r"stale lock file",
+         "A DeepSpeed JIT op build was killed mid-compile and left a lock file; every later job waits on it.",
+         "Remove the `lock` file under ~/.cache/torch_extensions/<py>/<op>/ (or TORCH_EXTENSIONS_DIR) and "
+         "launch again.", retry=False),
+    _sig("nccl-ib-memlock", r"Call to ibv_reg_mr failed|ibv_reg_mr.*Cannot allocate memory|NET/IB.*memlock",
+         "NCCL could not register memory with the InfiniBand/RoCE adapter: the locked-memory limit (ulimit -l) is "
+         "too low, typical in containers.",
+         "Raise it: docker run --ulimit memlock=-1 (and --cap-add IPC_LOCK), or `* - memlock unlimited` in "
+         "/etc/security/limits.conf.", retry=False),
+    _sig("nccl-ib", r"NET/IBP? ?: ?Got completion from peer|NET/IB.*(?:ibv_\w+ failed|local catastrophic error|"
+         r"async event)|Call to ibv_\w+ failed|IBV_WC_RETRY_EXC_ERR|NET/IB : .*(?:Unable to|failed)",
+         "NCCL's InfiniBand/RoCE transport failed between nodes (a completion error: the adapters cannot reach "
+         "each other, a wrong GID index on RoCE, or a link went down).",
+         "Run nccl-tests' all_reduce_perf across the nodes with NCCL_DEBUG=INFO; on RoCE set NCCL_IB_GID_INDEX "
+         "(often 3), pick the right adapters with NCCL_IB_HCA, check the links (ibstat); NCCL_IB_DISABLE=1 falls "
+         "back to TCP to confirm.", retry=False),
+    _sig("loopback-address", r"(?:connect|Connect to|failed to connect to|remote=|local=)\s*\[?(?:::ffff:)?127\.0\.[01]\.1\]?|"
+         r"Bootstrap : Using lo:|NET/Socket : Using \[0\]lo:",
+         "A node announced a loopback address (127.0.x.1) to the others: its host name resolves to 127.0.1.1 in "
+         "/etc/hosts, or NCCL/gloo picked the `lo` interface.",
+         "Make each node's host name resolve to its training-network IP (fix /etc/hosts), or set "
+         "NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME to that interface (e.g. eth0) on every node; use IPs in the "
+         "hostfile and --master_addr.", retry=False),
+    _sig("nccl-no-interface", r"(?:Bootstrap|NET/Socket) ?: no (?:socket )?interface found|"
+         r"Unable to find address for: \S+|no socket interface found",
+         "NCCL/gloo found no usable network interface: NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME names one that "
+         "this node does not have.",
+         "Set NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME to the training network's interface as it is named on every "
+         "node (ip -br addr), or a prefix every node matches (e.g. eth, ens).", retry=False),
+    _sig("address-in-use", r"Address already in use|EADDRINUSE|errno: 98",
+         "The rendezvous port (--master_port) on the first node was already taken, often by a leftover "
+         "process of an earlier run.", "dscluster picks a fresh port per attempt; if it persists, find the "
+         "process holding the port on the first node (`ss -ltnp`) and stop that run."),
+    _sig("firewall-blocked", r"(?:errno: ?113|returned 113)\b|(?:Connect to|connect to) \S+ (?:failed|returned)\W*"
+         r"(?:No route to host|113)|socketPollConnect: connect returned No route to host",
+         "A connection between nodes was rejected on its way (No route to host): a firewall (e.g. firewalld's "
+         "REJECT) blocks the rendezvous port or the ports NCCL/gloo open between nodes.",
+         "Allow all TCP between the cluster's nodes on the training network (e.g. firewall-cmd --zone=trusted "
+         "--add-source=10.0.0.0/24, or ufw allow from that subnet); NCCL and gloo use random ports.", retry=False),
+    _sig("master-unreachable", r"client socket has (?:timed out after|failed to connect)|"
+         r"failed to connect to any network address|connection to the C10d store has failed|RendezvousConnectionError|"
+         r"Timed out after \d+ seconds waiting for clients|timed out .* rendezvous|"
+         r"errno: 11[01] - Connection (?:refused|timed out)",
+         "Ranks could not reach rank 0's rendezvous store at MASTER_ADDR:MASTER_PORT: a wrong --master_addr "
+         "(a name, or an address on another network), a firewall dropping the port, or rank 0 never started.",
+         "Use the first hostfile host's training-network IP as --master_addr, open the master port between the "
+         "nodes (`dscluster doctor` tests it), and make sure rank 0 runs on that host.", retry=False),
+    _sig("nccl-wrong-interface", r"(?:Bootstrap|NET/Socket) : Using (?:.*\[\d+\])?(?:docker\d|virbr\d|br-\w+|veth\w+|cni\d|"
+         r"flannel)",
+         "NCCL chose a virtual interface (docker0, a bridge) that the other nodes cannot reach.",
+         "Set NCCL_SOCKET_IFNAME (and GLOO_SOCKET_IFNAME) to the training network's interface on every node, "
+         "e.g. NCCL_SOCKET_IFNAME=eth0 or ^docker,lo,veth.", retry=False),
+    _sig("aborted", r"exits with return code = -6\b|terminate called (?:after throwing|without an active exception)|"
+         r"\bAborted \(core dumped\)|\bSIGABRT\b",
+         "A rank aborted (SIGABRT) in native code: an uncaught C++ exception or a failed assertion in torch, "
+         "NCCL/gloo or an extension. \"terminate called without an active exception\" as a rank exits means "
+         "it ended with a communication thread still running.",
+         "Read that rank's last lines. If it aborted while exiting after training finished, call "
+         "torch.distributed.destroy_process_group() before the script ends."),
+    _sig("segfault", r"exits with return code = -11\b|Segmentation fault|\bSIGSEGV\b",
+         "A rank crashed in native code (segmentation fault): often mismatched builds of torch, DeepSpeed "
+         "ops or CUDA libraries on that node, or a bug in an extension.",
+         "Compare versions across nodes (`dscluster doctor`), rebuild the DeepSpeed ops on that node "
+         "(clear ~/.cache/torch_extensions), and read that rank's log."),
+    _sig("collective-timeout", r"Watchdog caught collective operation timeout|Timed out waiting \d+ms for (?:recv|send) "
+         r"operation|failed to pass monitoredBarrier|Some NCCL operations have failed or timed out|"
+         r"Work(?:NCCL|Gloo)\(.*Timeout\(ms\)=\d+\) ran for",
+         "A collective timed out: {op_text}{missing_text}The waiting ranks gave up; the cause is on the ranks that "
+         "never arrived (a hang, a crash, or a rank that took another code path).",
+         "Look at what those ranks were doing (dscluster stacks while it hangs, or their logs); make every rank "
+         "call the same collectives in the same order. Raise the timeout only if it is just slow.", symptom=True),
+    _sig("ssh-255", r"ssh exited with exit code 255|Connection to \S+ closed by remote host",
+         "The SSH connection to a node dropped while the run was going (node down or rebooted, sshd stopped, network).",
+         "Check the node with `dscluster doctor`; `dscluster node start` restarts its sshd.", symptom=True),
+    _sig("nccl-remote-exit", r"NCCL.*remote process exited|remote process exited or there was a network error|"
+         r"ncclRemoteError|NCCL error.*unhandled system error",
+         "Another rank died (or its network failed) during a collective; the real error is on that rank.",
+         "Look at the first failing rank's log.", symptom=True),
+    _sig("gloo-peer-closed", r"Connection closed by peer|Connection reset by peer|Broken pipe|"
+         r"\[gloo\].*(?:Read error|Connection refused)",
+         "A peer rank went away during a collective (it crashed or was killed); this rank failed with it.",
+         "Look at the first failing rank's log.", symptom=True),
+    # Word boundaries: DeepSpeed's launch.py logs every teardown from its "sigkill_handler", which is not a kill.
+    _sig("killed", r"exits with return code = -9\b|\bKilled\b|\bsignal 9\b|\bSIGKILL\b",
+         "A rank was killed (SIGKILL): the kernel's OOM killer (host RAM), an operator or a scheduler.",
+         "Check host memory (`dmesg | grep -i oom` on the node); lower the batch size or the number of "
+         "DataLoader workers. A restart is tried once: an operator's or a scheduler's kill does not come back, the "
+         "same kill again without progress stops the run.", symptom=True),
+    _sig("python-error", r"^Traceback \(most recent call last\):",
+         "A rank raised a Python exception.",
+         "Read the traceback in that rank's log.", symptom=True),
+)
+
+
+# Exceptions that the same code and the same input raise again: no restart gets past them.
+DETERMINISTIC_TYPES = frozenset({
+    "AssertionError", "AttributeError", "FileNotFoundError", "ImportError", "ModuleNotFoundError", "IndentationError",
+    "IndexError", "KeyError", "NameError", "NotImplementedError", "SyntaxError", "TabError", "TypeError", "ValueError",
+    "ZeroDivisionError", "JSONDecodeError", "UnboundLocalError", "RecursionError", "PermissionError",
+    "IsADirectoryError", "NotADirectoryError", "UnicodeDecodeError", "UnicodeEncodeError", "OverflowError",
+    "ValidationError", "DeepSpeedConfigError", "HFValidationError", "EnvironmentError", "ArgumentError",
+    "ConfigError", "UsageError", "usage error"})  # ConfigError, UsageError: dscluster's own, from dscluster.checkpoint etc.
+# Signatures whose evidence may stand in the lines just before a rank's error rather than in it: a compile's
+# output before "Error building extension", NCCL's WARN lines before "unhandled system error".
+BEFORE_THE_ERROR = frozenset({
+    "ninja-missing", "build-header-missing", "compiler-unsupported", "cuda-home-missing", "op-build-failed",
+    "nccl-ib-memlock", "nccl-ib", "dev-shm-full", "loopback-address", "nccl-no-interface", "driver-too-old",
+    "firewall-blocked", "cuda-oom", "device-assert", "undefined-symbol", "shared-lib-missing", "nccl-wrong-interface"})
+# Facts about a node's environment that any rank's lines may show, behind a vague error on another rank.
+ENVIRONMENT = frozenset({"loopback-address", "firewall-blocked", "nccl-no-interface", "nccl-ib-memlock", "nccl-ib",
+                          "dev-shm-full", "memcg-oom", "driver-too-old"})
+VAGUE_TYPES = frozenset({"RuntimeError", "DistBackendError", "OSError", "SystemError", "Exception", "CalledProcessError",
+                          "AttributeError", "ImportError", "NCCL WARN"})
+SIGNAL_WHY = {
+    "SIGKILL": "often the kernel's out-of-memory killer (host RAM), or an operator",
+    "SIGSEGV": "a crash in native code (a CUDA/C++ extension, or a driver)",
+    "SIGBUS": "a bus error, often /dev/shm too small",
+    "SIGABRT": "an abort in native code (a failed assertion, NCCL/gloo aborting the process)",
+    "SIGFPE": "an arithmetic fault in native code",
+}
