@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import hjson
@@ -24,7 +25,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from dscluster import dsconfig
-from dscluster.cluster.spec import load_spec, spec_from_hostfile
+from dscluster.cluster.spec import format_spec, load_spec, parse_spec, spec_from_hostfile
 from dscluster.errors import ConfigError
 
 PROPERTY = settings(max_examples=250, deadline=None, database=None,
@@ -155,6 +156,23 @@ def test_a_spec_is_accepted_with_a_hostfile_deepspeed_reads_the_same_or_refused(
         return
     assert spec.nodes
     assert _deepspeed_hostfile(spec.hostfile_text()) == [(n.name, n.slots) for n in spec.nodes]
+
+
+@PROPERTY
+@given(spec_texts(), st.text(st.characters(exclude_categories=("Cs",)), max_size=24), st.booleans())
+def test_a_spec_dscluster_writes_reads_back_the_same(text, tail, odd_dir):
+    """Every spec the reader accepts, written by format_spec (`init`, `sim up`, `up`, the run record's copy)
+    and read again, is the same spec, and writes the same text: with a shared dir holding any characters
+    (a newline, quotes, backslashes, control characters) too."""
+    spec = _read(load_spec, text.encode("utf-8", "surrogatepass"))
+    if spec is None:
+        return
+    if odd_dir:
+        spec = replace(spec, shared_dir=Path("/" + tail))
+    written = format_spec(spec)
+    back = parse_spec(written)
+    assert back == replace(spec, path=None)
+    assert format_spec(back) == written
 
 
 # ---- ds_configs ---------------------------------------------------------------------------------

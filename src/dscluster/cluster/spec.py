@@ -364,33 +364,31 @@ def load_spec(path: str | os.PathLike) -> ClusterSpec:
     return parse_spec(text, path.resolve())
 
 
-def _toml_str(value: str) -> str:
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+SPEC_HEADER = "# dscluster cluster spec: the first node is the master (rank 0). `dscluster config show` prints it.\n"
 
 
 def format_spec(spec: ClusterSpec) -> str:
-    """The spec as TOML (round-trips through parse_spec)."""
-    out = ["# dscluster cluster spec: the first node is the master (rank 0). `dscluster config show` prints it.",
-           "[cluster]", f"name = {_toml_str(spec.name)}", f"shared_dir = {_toml_str(str(spec.shared_dir))}",
-           f"ssh_user = {_toml_str(spec.ssh_user)}", f"ssh_port = {spec.ssh_port}",
-           f"launcher = {_toml_str(spec.launcher)}"]
-    if spec.network_interface:
-        out.append(f"network_interface = {_toml_str(spec.network_interface)}")
-    if spec.state_dir:
-        out.append(f"state_dir = {_toml_str(str(spec.state_dir))}")
-    if spec.python:
-        out.append(f"python = {_toml_str(spec.python)}")
-    if spec.engine:
-        out.append(f"engine = {_toml_str(spec.engine)}")
-    if spec.node_uid is not None:
-        out.append(f"node_uid = {spec.node_uid}")
+    """The spec as TOML, written by a TOML library (tomli-w: every string escaped as TOML needs, a
+    newline or a quote in a path included); `parse_spec` reads it back the same (a property test keeps it)."""
+    import tomli_w  # noqa: PLC0415 - only where a spec is written
+
+    cluster: dict = {"name": spec.name, "shared_dir": str(spec.shared_dir), "ssh_user": spec.ssh_user,
+                     "ssh_port": spec.ssh_port, "launcher": spec.launcher}
+    optional = {"network_interface": spec.network_interface, "state_dir": str(spec.state_dir) if spec.state_dir
+                else None, "python": spec.python, "engine": spec.engine, "node_uid": spec.node_uid}
+    cluster.update({k: v for k, v in optional.items() if v})
+    nodes = []
     for n in spec.nodes:
-        out += ["", "[[nodes]]", f"address = {_toml_str(n.address)}", f"slots = {n.slots}"]
+        node: dict = {"address": n.address, "slots": n.slots}
         if n.name != n.address:
-            out.append(f"name = {_toml_str(n.name)}")
+            node["name"] = n.name
         if n.ssh_port != spec.ssh_port:
-            out.append(f"ssh_port = {n.ssh_port}")
-    return "\n".join(out) + "\n"
+            node["ssh_port"] = n.ssh_port
+        nodes.append(node)
+    # One table per section as users write them ([cluster], then a [[nodes]] table per node, master first):
+    # the headers are fixed names; every key and value is the library's.
+    return SPEC_HEADER + "[cluster]\n" + tomli_w.dumps(cluster) + "".join(
+        "\n[[nodes]]\n" + tomli_w.dumps(node) for node in nodes)
 
 
 def looks_like_toml_spec(text: str) -> bool:
@@ -504,7 +502,9 @@ def with_cluster_setting(text: str, key: str, value: str | int) -> str:
     spec this way. Pure; the result is checked to parse to the same spec plus the setting."""
     if key not in _CLUSTER_KEYS:
         raise ValueError(f"{key!r} is not a [cluster] setting")
-    line = f"{key} = {value}" if isinstance(value, int) else f"{key} = {_toml_str(value)}"
+    import tomli_w  # noqa: PLC0415
+
+    line = tomli_w.dumps({key: value}).strip()  # one `key = value` line, the value escaped as TOML needs
     lines = text.splitlines()
     at = _key_line(text, key, "cluster")
     if at is not None:
