@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from dscluster.errors import ConfigError
-from dscluster.fsutil import read_user_text
 from dscluster.i18n import tr
+from dscluster.usertext import read_user_text
 
 # Top-level keys DeepSpeed 0.19.8 reads (recorded from DeepSpeedConfig + engine + subsystem configs).
 KNOWN_TOP_LEVEL = frozenset({

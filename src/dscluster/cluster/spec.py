@@ -30,8 +30,8 @@ from pathlib import Path
 
 from dscluster import paths
 from dscluster.errors import ConfigError
-from dscluster.fsutil import read_user_text
 from dscluster.i18n import tr
+from dscluster.usertext import read_user_text
 
 if sys.version_info >= (3, 11):
     pass

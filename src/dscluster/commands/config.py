@@ -70,7 +70,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def _is_hostfile(path: Path) -> bool:
     from dscluster.cluster.hostfile import parse_hostfile
-    from dscluster.fsutil import read_user_text
+    from dscluster.usertext import read_user_text
 
     try:  # a device or a huge file is not a hostfile either (and must not be read to find out)
         return bool(parse_hostfile(read_user_text(path, "--output"), str(path)))

@@ -21,9 +21,10 @@ from dscluster.cluster.spec import (
 from dscluster.cluster.ssh import ensure_ssh_files
 from dscluster.console import OK, WARN, next_steps
 from dscluster.errors import ConfigError, UsageError
-from dscluster.fsutil import atomic_write_text, read_user_text
+from dscluster.fsutil import atomic_write_text
 from dscluster.i18n import tr, tr_n
 from dscluster.launcher import backends
+from dscluster.usertext import read_user_text
 
 # Spec settings -> the flag that sets them, so a bad value is reported against what the user typed.
 _FLAGS = {"cluster.name": "--name", "cluster.shared_dir": "--shared", "cluster.ssh_user": "--user",

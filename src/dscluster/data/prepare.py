@@ -30,8 +30,9 @@ import numpy as np
 
 from dscluster.data.tokenizer import ByteTokenizer, Tokenizer
 from dscluster.errors import ConfigError, DataError
-from dscluster.fsutil import atomic_write_json, decode_user_text, fsync_dir, is_binary
+from dscluster.fsutil import atomic_write_json, fsync_dir
 from dscluster.i18n import tr, tr_n
+from dscluster.usertext import decode_user_text, is_binary
 
 FORMAT = "dscluster-tokens/1"
 TEXT_SUFFIXES = (".txt", ".md", ".py", ".rst")
@@ -65,7 +66,7 @@ def _files_under(src: Path) -> list[tuple[Path, str]]:
 class SourceTally:
     """Files `iter_documents` did not turn into documents: binary ones are skipped (a NUL byte: an image,
     an archive, a compiled file with a text suffix), text that is not UTF-8 is collected and refused
-    at the end, all of it at once; see fsutil.decode_user_text, the one policy for a user's text."""
+    at the end, all of it at once; see usertext.decode_user_text, the one policy for a user's text."""
 
     binary: list[str] = field(default_factory=list)
     not_utf8: list[str] = field(default_factory=list)
