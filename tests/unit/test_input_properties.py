@@ -158,7 +158,7 @@ def test_a_spec_is_accepted_with_a_hostfile_deepspeed_reads_the_same_or_refused(
     assert _deepspeed_hostfile(spec.hostfile_text()) == [(n.name, n.slots) for n in spec.nodes]
 
 
-@PROPERTY
+@settings(PROPERTY, derandomize=True)  # the same examples on every CI run (4000 random ones passed)
 @given(spec_texts(), st.text(st.characters(exclude_categories=("Cs",)), max_size=24), st.booleans())
 def test_a_spec_dscluster_writes_reads_back_the_same(text, tail, odd_dir):
     """Every spec the reader accepts, written by format_spec (`init`, `sim up`, `up`, the run record's copy)
@@ -167,8 +167,8 @@ def test_a_spec_dscluster_writes_reads_back_the_same(text, tail, odd_dir):
     spec = _read(load_spec, text.encode("utf-8", "surrogatepass"))
     if spec is None:
         return
-    if odd_dir:
-        spec = replace(spec, shared_dir=Path("/" + tail))
+    if odd_dir:  # (the reader strips the whitespace around every string: a path it keeps has none)
+        spec = replace(spec, shared_dir=Path(str(Path("/" + tail)).strip()))
     written = format_spec(spec)
     back = parse_spec(written)
     assert back == replace(spec, path=None)
