@@ -61,3 +61,49 @@ def _in_triton_interpreter(argv: list[str]) -> dict:
 def in_triton_interpreter():
     """`in_triton_interpreter(["-c", CODE])` -> the check's JSON report (see _in_triton_interpreter)."""
     return _in_triton_interpreter
+
+
+# ---- no run outlives its test module ---------------------------------------------------------------
+# Every process this pytest session starts carries SESSION_VAR (the CLI's children inherit it: the
+# supervisor, DeepSpeed's runner, local ranks). A module that fails half-way can leave a run going; at the
+# module's end, after its own fixtures tore down (a simulated cluster's `sim down --purge` included),
+# whatever run processes it started that are still alive are named and killed, so they cannot slow or
+# break the modules after it.
+SESSION_VAR = "DSCLUSTER_TEST_SESSION"
+os.environ.setdefault(SESSION_VAR, f"{os.getpid()}-{os.urandom(4).hex()}")
+
+
+def _run_processes() -> dict[int, str]:
+    """pid -> command line of this session's run processes (supervisors, and anything with a run id)."""
+    mine = f"{SESSION_VAR}={os.environ[SESSION_VAR]}".encode()
+    found = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                env = f.read().split(b"\0")
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:
+            continue
+        if mine in env and ("dscluster.runs.supervisor" in cmd or any(v.startswith(b"DSCLUSTER_RUN_ID=") for v in env)):
+            found[int(entry)] = cmd
+    return found
+
+
+@pytest.fixture(scope="module", autouse=True)
+def no_run_outlives_its_module(request):
+    before = set(_run_processes()) if sys.platform.startswith("linux") else set()
+    yield
+    if not sys.platform.startswith("linux"):
+        return
+    left = {pid: cmd for pid, cmd in _run_processes().items() if pid not in before}
+    if left:
+        print(f"\n{request.module.__name__}: run processes left going, killed: "
+              + "; ".join(f"{pid} {cmd[:120]}" for pid, cmd in sorted(left.items())))
+        for pid in left:
+            try:
+                os.kill(pid, 9)
+            except OSError:
+                pass

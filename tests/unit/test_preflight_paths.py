@@ -117,3 +117,15 @@ def test_a_recent_lock_only_warns(extensions, tmp_path, capsys):
     assert f"lock {lock} is" in err and "s old" in err and "Traceback" not in err
     slurm = ["launch", "--launcher", "slurm", "--nodes", "1", "--ntasks-per-node", "1", "--dry-run", SCRIPT]
     assert cli.main(slurm) == 0 and str(lock) in capsys.readouterr().err
+
+
+def test_a_local_launch_checks_the_cuda_arch_list_too(extensions, monkeypatch):
+    """`--local` runs this machine's whole pre-flight: a TORCH_CUDA_ARCH_LIST DeepSpeed's op builder cannot
+    parse (NVIDIA's containers set 9.0a) is refused with the list that works; a Slurm start checks the
+    lock only (the nodes' environment is Slurm's)."""
+    monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "9.0a")
+    with pytest.raises(ClusterError) as err:
+        prepare(LaunchOptions(command=[SCRIPT], local=1), dry_run=True)
+    assert "TORCH_CUDA_ARCH_LIST" in err.value.message and "9.0" in err.value.hint
+    monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "9.0")
+    assert prepare(LaunchOptions(command=[SCRIPT], local=1), dry_run=True).record.launch.launcher == "local"

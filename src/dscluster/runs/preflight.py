@@ -126,7 +126,8 @@ def before_launch(spec, launcher: str, hosts, env: Mapping[str, str] | None = No
     `checked`: doctor's fast checks already passed on exactly these hosts (--exclude-unhealthy ran them)."""
     from dscluster.launcher import backends  # noqa: PLC0415
 
-    over_ssh = backends.get(launcher).over_ssh  # else the scheduler (Slurm) reaches the nodes, not dscluster
+    backend = backends.get(launcher)
+    over_ssh = backend.over_ssh  # else the scheduler (Slurm) or this machine alone
     if checked and spec is not None and over_ssh:
         return
     if skip_doctor:
@@ -134,7 +135,7 @@ def before_launch(spec, launcher: str, hosts, env: Mapping[str, str] | None = No
             print(f"{WARN} " + tr("doctor's checks on the nodes are skipped (--skip-doctor): only this machine's "
                                   "torch JIT cache is checked"), file=sys.stderr)
         check_local_jit_lock(env)
-    elif not over_ssh:
+    elif backend.allocates:
         check_local_jit_lock(env)  # `dscluster doctor` checks Slurm itself; the nodes are not reached by ssh
     elif spec is not None:  # the nodes this run uses: a node left out (lost for good) is not asked
         from dataclasses import replace
