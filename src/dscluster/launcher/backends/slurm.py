@@ -13,7 +13,7 @@ from dscluster.i18n import tr
 from dscluster.launcher.backends.base import Backend, NodeTools, ToolCheck
 
 # What srun starts for each rank (it sets RANK etc. from SLURM_PROCID ...).
-SRUN_RANK = Path(__file__).resolve().parent.parent / "srun_rank.py"
+SRUN_RANK = Path(__file__).parent.parent / "srun_rank.py"
 
 
 class SlurmBackend(Backend):
