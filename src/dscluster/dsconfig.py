@@ -15,70 +15,20 @@ import math
 from pathlib import Path
 from typing import Any
 
+from dscluster.dsconfig_keys import (
+    _PARAM_ALIASES,
+    ADAM_PARAMS,
+    BATCH_KEYS,
+    DS_OPTIMIZERS,
+    KNOWN_TOP_LEVEL,
+    KNOWN_ZERO,
+    REMOVED_TOP_LEVEL,
+    REMOVED_ZERO,
+    SCHEDULERS,
+)
 from dscluster.errors import ConfigError
 from dscluster.i18n import tr
 from dscluster.usertext import read_user_text
-
-# Top-level keys DeepSpeed 0.19.8 reads (recorded from DeepSpeedConfig + engine + subsystem configs).
-KNOWN_TOP_LEVEL = frozenset({
-    "train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "optimizer",
-    "scheduler", "fp16", "bf16", "bfloat16", "torch_autocast", "zero_optimization", "gradient_clipping",
-    "steps_per_print", "wall_clock_breakdown", "memory_breakdown", "dump_state", "prescale_gradients",
-    "gradient_predivide_factor", "gradient_allreduce_op", "communication_data_type",
-    "seq_parallel_communication_data_type", "disable_allgather", "disable_python_gc",
-    "zero_allow_untested_optimizer", "zero_force_ds_cpu_optimizer", "activation_checkpointing",
-    "flops_profiler", "tensorboard", "wandb", "csv_monitor", "comet", "comms_logger", "checkpoint",
-    "data_types", "dataloader_drop_last", "data_efficiency", "aio", "autotuning", "pipeline",
-    "tensor_parallel", "expert_parallel", "hybrid_engine", "weight_quantization", "compile", "timers",
-    "log_level", "managed_gradient_accumulation", "use_data_before_expert_parallelism",
-    "vocabulary_size", "sequence_parallel_size", "datastates_ckpt", "deepcompile",
-})
-# Removed in DeepSpeed 0.19.8: DeepSpeedConfig raises on them (config.py _REMOVED_TOP_LEVEL_CONFIG_KEYS).
-REMOVED_TOP_LEVEL = {
-    "nebula": "Nebula checkpointing", "compression_training": "the compression library",
-    "amp": "Apex AMP (use 'bf16' or 'fp16')", "quantize_training": "MoQ quantize_training",
-    "sparse_gradients": "sparse embedding gradients", "eigenvalue": "eigenvalue MoQ",
-    "sparse_attention": "sparse attention", "elasticity": "elastic training",
-    "progressive_layer_drop": "progressive layer drop", "curriculum_learning": "legacy curriculum learning",
-    "graph_harvesting": "graph harvesting",
-}
-REMOVED_ZERO = ("mics_shard_size", "mics_hierarchical_params_gather", "zeropp_loco_param")
-KNOWN_ZERO = frozenset({
-    "stage", "allgather_bucket_size", "allgather_partitions", "allgather_sequential", "compute_grad_norm",
-    "contiguous_gradients", "cpu_offload", "cpu_offload_param", "cpu_offload_use_pin_memory",
-    "elastic_checkpoint", "enable_sanity_checks", "gather_16bit_weights_on_model_save",
-    "ignore_unused_parameters", "leaf_module", "legacy_stage1", "load_from_fp32_weights",
-    "log_trace_cache_warnings", "max_live_parameters", "max_reuse_distance", "memory_efficient_linear",
-    "model_persistence_threshold", "module_granularity_threshold", "offload_optimizer", "offload_param",
-    "overlap_comm", "override_module_apply", "param_persistence_threshold", "parameter_alignment",
-    "pipeline_loading_checkpoint", "prefetch_bucket_size", "reduce_bucket_size", "reduce_scatter",
-    "round_robin_gradients", "save_muon_momentum_buffer_in_memory", "stage3_allgather_sequential",
-    "stage3_gather_16bit_weights_on_model_save", "stage3_gather_fp16_weights_on_model_save",
-    "stage3_max_live_parameters", "stage3_max_reuse_distance", "stage3_model_persistence_threshold",
-    "stage3_module_granularity_threshold", "stage3_param_persistence_threshold", "stage3_prefetch_bucket_size",
-    "stage3_use_all_reduce_for_fetch_params", "sub_group_size", "use_all_reduce_for_fetch_params",
-    "use_multi_rank_bucket_allreduce", "zenflow", "zero_hpz_partition_size", "zero_quantized_gradients",
-    "zero_quantized_nontrainable_weights", "zero_quantized_weights",
-})
-DS_OPTIMIZERS = ("Adam", "AdamW", "Adagrad", "Lamb", "Lion", "MuAdam", "MuAdamW", "MuSGD", "Muon")
-SCHEDULERS = {
-    "WarmupLR": ("warmup_min_lr", "warmup_max_lr", "warmup_num_steps", "warmup_type", "last_batch_iteration"),
-    "WarmupDecayLR": ("total_num_steps", "warmup_min_lr", "warmup_max_lr", "warmup_num_steps", "warmup_type",
-                      "last_batch_iteration"),
-    "WarmupCosineLR": ("total_num_steps", "warmup_min_ratio", "warmup_num_steps", "cos_min_ratio", "warmup_type",
-                       "last_batch_iteration"),
-    "OneCycle": ("cycle_min_lr", "cycle_max_lr", "decay_lr_rate", "cycle_first_step_size", "cycle_second_step_size",
-                 "cycle_first_stair_count", "cycle_second_stair_count", "decay_step_size", "cycle_momentum",
-                 "cycle_min_mom", "cycle_max_mom", "decay_mom_rate", "last_batch_iteration"),
-    "LRRangeTest": ("lr_range_test_min_lr", "lr_range_test_step_size", "lr_range_test_step_rate",
-                    "lr_range_test_staircase", "last_batch_iteration"),
-}
-# Adam/AdamW parameters across torch.optim, DeepSpeed's FusedAdam and DeepSpeedCPUAdam: a name outside
-# these is a TypeError inside every rank after start-up ("unexpected keyword argument 'learning_rate'").
-ADAM_PARAMS = ("lr", "betas", "eps", "weight_decay", "amsgrad", "bias_correction", "adam_w_mode", "torch_adam",
-               "fused", "foreach", "maximize", "capturable", "differentiable", "set_grad_none", "decoupled_weight_decay")
-_PARAM_ALIASES = {"learning_rate": "lr", "learningrate": "lr", "beta": "betas", "epsilon": "eps", "wd": "weight_decay"}
-BATCH_KEYS = ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps")
 
 
 def _did_you_mean(key: str, choices) -> str:
@@ -317,6 +267,24 @@ def validate(config: dict, world_size: int, *, auto_ok: bool = False) -> dict:
         raise ConfigError(tr("world size must be a positive integer, got {w!r}", w=world_size),
                           tr("check the hostfile slots / --num_gpus"), setting="world_size")
     config = copy.deepcopy(config)
+    _check_top_level(config)
+    auto = _find_auto(config, "")
+    if auto:
+        raise ConfigError(tr('{key} is "auto": only the Hugging Face Trainer integration resolves "auto"', key=auto),
+                          tr("set {key} to a concrete value", key=auto), setting=auto)
+    _resolve_batch(config, world_size)
+    _check_zero(config)
+    _check_precision(config)
+    clip = config.get("gradient_clipping")
+    if clip is not None and (isinstance(clip, bool) or not isinstance(clip, (int, float)) or clip < 0):
+        raise ConfigError(tr("gradient_clipping must be a number >= 0, got {v!r}", v=clip),
+                          tr("e.g. \"gradient_clipping\": 1.0 (0 disables clipping)"), setting="gradient_clipping")
+    _check_optimizer_section(config.get("optimizer"))
+    _check_scheduler(config.get("scheduler"))
+    return config
+
+
+def _check_top_level(config: dict) -> None:
     for key in config:
         if key in REMOVED_TOP_LEVEL:
             raise ConfigError(tr("{key!r} ({what}) was removed in DeepSpeed 0.19.8; DeepSpeed now refuses the config",
@@ -325,23 +293,23 @@ def validate(config: dict, world_size: int, *, auto_ok: bool = False) -> dict:
         if key not in KNOWN_TOP_LEVEL:
             raise ConfigError(tr("unknown top-level key {key!r}: DeepSpeed would silently ignore it", key=key),
                               _did_you_mean(key, KNOWN_TOP_LEVEL) + tr("fix the spelling or delete it"), setting=key)
-    auto = _find_auto(config, "")
-    if auto:
-        raise ConfigError(tr('{key} is "auto": only the Hugging Face Trainer integration resolves "auto"', key=auto),
-                          tr("set {key} to a concrete value", key=auto), setting=auto)
-    _resolve_batch(config, world_size)
 
+
+def _check_zero(config: dict) -> None:
     zero = config.get("zero_optimization")
-    if zero is not None:
-        if not isinstance(zero, dict):
-            raise ConfigError(tr("zero_optimization must be an object"), tr('e.g. "zero_optimization": {{"stage": 2}}'),
-                              setting="zero_optimization")
-        _check_section_keys(zero, "zero_optimization", KNOWN_ZERO, REMOVED_ZERO)
-        stage = zero.get("stage", 0)
-        if isinstance(stage, bool) or stage not in (0, 1, 2, 3):
-            raise ConfigError(tr("zero_optimization.stage must be 0, 1, 2 or 3, got {v!r}", v=stage),
-                              tr("set zero_optimization.stage to 0-3"), setting="zero_optimization.stage")
+    if zero is None:
+        return
+    if not isinstance(zero, dict):
+        raise ConfigError(tr("zero_optimization must be an object"), tr('e.g. "zero_optimization": {{"stage": 2}}'),
+                          setting="zero_optimization")
+    _check_section_keys(zero, "zero_optimization", KNOWN_ZERO, REMOVED_ZERO)
+    stage = zero.get("stage", 0)
+    if isinstance(stage, bool) or stage not in (0, 1, 2, 3):
+        raise ConfigError(tr("zero_optimization.stage must be 0, 1, 2 or 3, got {v!r}", v=stage),
+                          tr("set zero_optimization.stage to 0-3"), setting="zero_optimization.stage")
 
+
+def _check_precision(config: dict) -> None:
     for section in ("fp16", "bf16", "bfloat16"):
         value = config.get(section)
         if value is None:
@@ -363,47 +331,45 @@ def validate(config: dict, world_size: int, *, auto_ok: bool = False) -> dict:
     if enabled("fp16") and (enabled("bf16") or enabled("bfloat16")):
         raise ConfigError(tr("fp16 and bf16 are both enabled"), tr("enable only one of them"), setting="fp16")
 
-    clip = config.get("gradient_clipping")
-    if clip is not None and (isinstance(clip, bool) or not isinstance(clip, (int, float)) or clip < 0):
-        raise ConfigError(tr("gradient_clipping must be a number >= 0, got {v!r}", v=clip),
-                          tr("e.g. \"gradient_clipping\": 1.0 (0 disables clipping)"), setting="gradient_clipping")
 
-    opt = config.get("optimizer")
-    if opt is not None:
-        if not isinstance(opt, dict) or not isinstance(opt.get("type"), str):
-            raise ConfigError(tr("optimizer needs a \"type\""), tr('e.g. "optimizer": {{"type": "AdamW", "params": {{"lr": 3e-4}}}}'),
-                              setting="optimizer.type")
-        if not isinstance(opt.get("params", {}), dict):
-            raise ConfigError(tr("optimizer.params must be an object"), tr('e.g. "params": {{"lr": 3e-4}}'),
-                              setting="optimizer.params")
-        _check_optimizer(opt["type"], opt.get("params", {}))
+def _check_optimizer_section(opt) -> None:
+    if opt is None:
+        return
+    if not isinstance(opt, dict) or not isinstance(opt.get("type"), str):
+        raise ConfigError(tr("optimizer needs a \"type\""), tr('e.g. "optimizer": {{"type": "AdamW", "params": {{"lr": 3e-4}}}}'),
+                          setting="optimizer.type")
+    if not isinstance(opt.get("params", {}), dict):
+        raise ConfigError(tr("optimizer.params must be an object"), tr('e.g. "params": {{"lr": 3e-4}}'),
+                          setting="optimizer.params")
+    _check_optimizer(opt["type"], opt.get("params", {}))
 
-    sched = config.get("scheduler")
-    if sched is not None:
-        if not isinstance(sched, dict):
-            raise ConfigError(tr("scheduler must be an object with a \"type\", got {v!r}", v=sched),
-                              tr('e.g. "scheduler": {{"type": "WarmupLR", "params": {{"warmup_num_steps": 100}}}}'),
-                              setting="scheduler")
-        stype = sched.get("type")
-        if stype not in SCHEDULERS:
-            raise ConfigError(tr("scheduler.type {t!r} is not a DeepSpeed scheduler", t=stype),
-                              _did_you_mean(str(stype), SCHEDULERS) + tr("choose one of: {c}", c=", ".join(SCHEDULERS)),
-                              setting="scheduler.type")
-        params = sched.get("params", {})
-        if not isinstance(params, dict):
-            raise ConfigError(tr("scheduler.params must be an object"), tr('e.g. "params": {{"warmup_num_steps": 100}}'),
-                              setting="scheduler.params")
-        for key in params:
-            if key not in SCHEDULERS[stype]:
-                raise ConfigError(tr("scheduler {t} has no parameter {key!r}", t=stype, key=key),
-                                  _did_you_mean(key, SCHEDULERS[stype])
-                                  + tr("its parameters are: {p}", p=", ".join(SCHEDULERS[stype][:-1])),
-                                  setting=f"scheduler.params.{key}")
-        if "total_num_steps" in SCHEDULERS[stype] and "total_num_steps" not in params:
-            raise ConfigError(tr("scheduler {t} needs params.total_num_steps", t=stype),
-                              tr("set scheduler.params.total_num_steps to the number of training steps"),
-                              setting="scheduler.params.total_num_steps")
-    return config
+
+def _check_scheduler(sched) -> None:
+    if sched is None:
+        return
+    if not isinstance(sched, dict):
+        raise ConfigError(tr("scheduler must be an object with a \"type\", got {v!r}", v=sched),
+                          tr('e.g. "scheduler": {{"type": "WarmupLR", "params": {{"warmup_num_steps": 100}}}}'),
+                          setting="scheduler")
+    stype = sched.get("type")
+    if stype not in SCHEDULERS:
+        raise ConfigError(tr("scheduler.type {t!r} is not a DeepSpeed scheduler", t=stype),
+                          _did_you_mean(str(stype), SCHEDULERS) + tr("choose one of: {c}", c=", ".join(SCHEDULERS)),
+                          setting="scheduler.type")
+    params = sched.get("params", {})
+    if not isinstance(params, dict):
+        raise ConfigError(tr("scheduler.params must be an object"), tr('e.g. "params": {{"warmup_num_steps": 100}}'),
+                          setting="scheduler.params")
+    for key in params:
+        if key not in SCHEDULERS[stype]:
+            raise ConfigError(tr("scheduler {t} has no parameter {key!r}", t=stype, key=key),
+                              _did_you_mean(key, SCHEDULERS[stype])
+                              + tr("its parameters are: {p}", p=", ".join(SCHEDULERS[stype][:-1])),
+                              setting=f"scheduler.params.{key}")
+    if "total_num_steps" in SCHEDULERS[stype] and "total_num_steps" not in params:
+        raise ConfigError(tr("scheduler {t} needs params.total_num_steps", t=stype),
+                          tr("set scheduler.params.total_num_steps to the number of training steps"),
+                          setting="scheduler.params.total_num_steps")
 
 
 def _validate_with_autos(config: dict, world_size: int) -> dict:

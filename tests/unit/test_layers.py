@@ -145,11 +145,11 @@ MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
 # Not yet cut (issue 29): each at most the size it has now, and it leaves this list once it fits.
 OVERSIZED = {
-    "fsutil.py": 402, "dsconfig.py": 439, "node/lab.py": 436, "cluster/ssh.py": 408,
+    "fsutil.py": 402, "dsconfig.py": 405, "node/lab.py": 436, "cluster/ssh.py": 408,
     "deploy/hosts.py:host_problems": 65, "runs/verdict.py:explain_failure": 65, "commands/runs.py:cmd_status": 66,
     "runs/service.py:restart_request": 68, "launcher/plan.py:build_plan": 71, "sim/hosts.py:up": 76,
     "cluster/specparse.py:parse_spec": 79, "sim/cluster.py:up": 82, "data/prepare.py:prepare": 85,
-    "commands/demo.py:_demo": 94, "rankerror.py:errors": 101, "dsconfig.py:validate": 109,
+    "commands/demo.py:_demo": 94, "rankerror.py:errors": 101,
 }
 
 
