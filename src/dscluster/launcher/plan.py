@@ -285,23 +285,23 @@ def build_plan(req: LaunchRequest) -> LaunchPlan:
                  f"--launcher={req.launcher}", "--no_ssh_check"]
         # The backend's own flags (launcher/backends/): transport, per-rank logs, secrets, launcher_args.
         argv += backend.runner_args(req, logs=logs, secret_env=secret_env, add_file=files.append)
-    if req.no_python:
-        argv.append("--no_python")
-    if req.no_local_rank:
-        argv.append("--no_local_rank")
-    argv += list(req.runner_flags)
-    if not local:
-        argv += backend.program_prefix(req)  # e.g. Slurm's srun_rank.py shim
-    target = req.target
-    if secret_env and not req.no_python:
-        # Each rank's output reaches its log through the secret mask (launcher/masklog.py).
-        module, args = wrapped_target(target.is_module, target.program, target.args)
-        target = Target(module, True, tuple(args))
-    if target.is_module:
-        argv.append("--module")
-    argv.append(target.program)
-    argv += list(target.args)
+    argv += _program_argv(req, backend, local, bool(secret_env))
     return LaunchPlan(argv=argv, env=env, files=tuple(files), master_addr=master_addr,
                       master_port=req.master_port, world_size=world,
                       rank_nodes=rank_nodes(req.hosts, req.local_procs) if not local else
                       rank_nodes((), req.local_procs))
+
+
+def _program_argv(req: LaunchRequest, backend, local: bool, secrets: bool) -> list[str]:
+    """The end of the runner's argv: the user's own runner flags, the backend's shim, then the program
+    (through the secret mask when the run has secrets) and its arguments."""
+    argv = (["--no_python"] if req.no_python else []) + (["--no_local_rank"] if req.no_local_rank else [])
+    argv += list(req.runner_flags)
+    if not local:
+        argv += backend.program_prefix(req)  # e.g. Slurm's srun_rank.py shim
+    target = req.target
+    if secrets and not req.no_python:
+        # Each rank's output reaches its log through the secret mask (launcher/masklog.py).
+        module, args = wrapped_target(target.is_module, target.program, target.args)
+        target = Target(module, True, tuple(args))
+    return argv + (["--module"] if target.is_module else []) + [target.program, *target.args]
