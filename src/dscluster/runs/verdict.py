@@ -74,6 +74,31 @@ def signal_explanation(sig: int, node: str | None, rank: int | None, sim: str | 
         show=show, run=run_id)
 
 
+def _lost_or_stalled(failure: Failure, run_id: str, restarts_left: bool) -> explainer.Explanation:
+    """A node that stopped answering, or a run that stopped progressing, when no log names a cause."""
+    if failure.kind == "node-lost":
+        cause = "A node stopped answering: it crashed, lost power, or its network is partitioned."
+        if restarts_left:
+            return explainer.custom("node-lost", cause, "Check the node (`dscluster doctor`); the run restarts from "
+                                    "the last committed checkpoint while restarts remain.", failure.detail)
+        return explainer.custom("node-lost", cause, "Check the node (`dscluster doctor`), then `dscluster restart "
+                                "{run}` resumes from the last committed checkpoint.", failure.detail, run=run_id)
+    if failure.stacks and failure.stacks_odd:
+        return explainer.custom("stalled-rank", "The run made no progress for the stall timeout, and one group of "
+                                "ranks was somewhere the others were not: {odd}. The others waited for it.",
+                                "Look at that line (the full stacks: dscluster stacks {run}); raise --stall-timeout "
+                                "if it is just slow.", failure.detail, odd=failure.stacks, run=run_id)
+    if failure.stacks:
+        return explainer.custom("stalled", "The run made no progress for the stall timeout; every rank was in the "
+                                "same place: {where}.", "A hang inside that call (a collective whose peer is gone, "
+                                "a stuck JIT build): the full stacks: dscluster stacks {run}.", failure.detail,
+                                where=failure.stacks, run=run_id)
+    return explainer.custom("stalled", "The run made no progress (no log or metrics output) for the stall "
+                            "timeout: a hang in a collective, a stuck JIT build, or a dead peer.",
+                            "Look at `dscluster logs {run}`; raise --stall-timeout if the job is just quiet.",
+                            failure.detail, run=run_id)
+
+
 def explain_failure(failure: Failure, launcher_log: Path, upto: dict[Path, int],
                     attempt_started: float, rank_exit_code: int | None = None,
                     run_id: str = "RUN", restarts_left: bool = True,
@@ -97,28 +122,8 @@ def explain_failure(failure: Failure, launcher_log: Path, upto: dict[Path, int],
     if specific is not None and failure.kind in ("node-lost", "rank-failed", "exit") and \
             not explainer.rooted(specific) and specific.signature in explainer.NETWORK:
         specific = None  # what the surviving ranks printed about a peer that vanished
-    if failure.kind == "node-lost" and specific is None:
-        cause = "A node stopped answering: it crashed, lost power, or its network is partitioned."
-        if restarts_left:
-            return explainer.custom("node-lost", cause, "Check the node (`dscluster doctor`); the run restarts from "
-                                    "the last committed checkpoint while restarts remain.", failure.detail)
-        return explainer.custom("node-lost", cause, "Check the node (`dscluster doctor`), then `dscluster restart "
-                                "{run}` resumes from the last committed checkpoint.", failure.detail, run=run_id)
-    if failure.kind == "stalled" and specific is None and failure.stacks and failure.stacks_odd:
-        return explainer.custom("stalled-rank", "The run made no progress for the stall timeout, and one group of "
-                                "ranks was somewhere the others were not: {odd}. The others waited for it.",
-                                "Look at that line (the full stacks: dscluster stacks {run}); raise --stall-timeout "
-                                "if it is just slow.", failure.detail, odd=failure.stacks, run=run_id)
-    if failure.kind == "stalled" and specific is None and failure.stacks:
-        return explainer.custom("stalled", "The run made no progress for the stall timeout; every rank was in the "
-                                "same place: {where}.", "A hang inside that call (a collective whose peer is gone, "
-                                "a stuck JIT build): the full stacks: dscluster stacks {run}.", failure.detail,
-                                where=failure.stacks, run=run_id)
-    if failure.kind == "stalled" and specific is None:
-        return explainer.custom("stalled", "The run made no progress (no log or metrics output) for the stall "
-                                "timeout: a hang in a collective, a stuck JIT build, or a dead peer.",
-                                "Look at `dscluster logs {run}`; raise --stall-timeout if the job is just quiet.",
-                                failure.detail, run=run_id)
+    if specific is None and failure.kind in ("node-lost", "stalled"):
+        return _lost_or_stalled(failure, run_id, restarts_left)
     sig = killed_by_signal(rank_exit_code)
     if failure.kind in ("rank-failed", "exit") and sig is not None and (specific is None or (
             not explainer.rooted(specific) and specific.signature not in KILL_CAUSES)):
