@@ -146,8 +146,8 @@ MAX_FUNCTION_LINES = 60
 # Not yet cut (issue 29): each at most the size it has now, and it leaves this list once it fits.
 OVERSIZED = {
     "fsutil.py": 402, "dsconfig.py": 405, "node/lab.py": 436, "cluster/ssh.py": 408,
-    "deploy/hosts.py:host_problems": 65, "commands/runs.py:cmd_status": 66,
-    "runs/service.py:restart_request": 68, "sim/hosts.py:up": 76,
+    "deploy/hosts.py:host_problems": 65,
+    "sim/hosts.py:up": 76,
     "cluster/specparse.py:parse_spec": 79, "sim/cluster.py:up": 82, "data/prepare.py:prepare": 85,
     "commands/demo.py:_demo": 94, "rankerror.py:errors": 101,
 }

@@ -190,18 +190,7 @@ def cmd_status(args) -> int:
                                          nodes=", ".join(view.waiting_for)))
     exp = view.explanation
     if exp and st not in ("succeeded",):
-        cause, fix = explainer.localized(exp)
-        line = explainer.error_line(exp.get("error"))
-        if line:  # the first failing rank's own words, before anything said about them
-            print(f"  {console.FAIL} {tr('first error')}: {line}")
-        which = exp.get("attempt") if len(view.attempts) > 1 else None  # the attempt whose ending it explains
-        label = tr("cause (attempt {n})", n=which) if isinstance(which, int) else tr("cause")
-        print(f"  {console.FAIL} {label}: {cause}")
-        if exp.get("evidence") and (not line or exp["evidence"] not in line):
-            print(f"    {tr('seen')}: {exp['evidence']}")
-        print(f"    {tr('fix')}: {fix}")
-        if (note := explainer.no_restart_note(exp)) is not None:
-            print(f"  {console.WARN} {note}")
+        _print_explanation(exp, len(view.attempts))
     nexts = [f"dscluster logs {view.id}" + (" -f" if st in store.ACTIVE else "")]
     rank = ((exp or {}).get("error") or {}).get("rank") if st not in ("succeeded",) else None
     if isinstance(rank, int):
@@ -210,6 +199,23 @@ def cmd_status(args) -> int:
         nexts.append(f"dscluster stop {view.id}")
     print(console.next_steps(*nexts))
     return status_exit_code(st)
+
+
+def _print_explanation(exp: dict, attempts: int) -> None:
+    """The first failing rank's own words first, then the cause (of which attempt, when there were several),
+    what was seen, the fix, and why the run was not restarted."""
+    cause, fix = explainer.localized(exp)
+    line = explainer.error_line(exp.get("error"))
+    if line:  # the first failing rank's own words, before anything said about them
+        print(f"  {console.FAIL} {tr('first error')}: {line}")
+    which = exp.get("attempt") if attempts > 1 else None  # the attempt whose ending it explains
+    label = tr("cause (attempt {n})", n=which) if isinstance(which, int) else tr("cause")
+    print(f"  {console.FAIL} {label}: {cause}")
+    if exp.get("evidence") and (not line or exp["evidence"] not in line):
+        print(f"    {tr('seen')}: {exp['evidence']}")
+    print(f"    {tr('fix')}: {fix}")
+    if (note := explainer.no_restart_note(exp)) is not None:
+        print(f"  {console.WARN} {note}")
 
 
 def status_exit_code(shown: str) -> int:

@@ -224,16 +224,7 @@ def restart_request(run_dir: Path, env: dict[str, str] | None = None, hostfile: 
         # A user's script finds its checkpoints through dscluster.checkpoint's DSCLUSTER_CHECKPOINT_DIR:
         # the new run continues from the old run's committed steps, as the trainer does with --save-dir.
         recorded_env = {"DSCLUSTER_CHECKPOINT_DIR": str(save_dir), **recorded_env}
-    masked = record.env
-    missing = sorted(k for k in masked if k not in recorded_env and k not in (env or {}))
-    if missing:
-        # The old run had these secrets; a new run without them would fail later, far from the cause.
-        names = ", ".join(missing)
-        raise UsageError(tr("run {run_id} was given secret values that are never recorded: {names}", run_id=run_id,
-                            names=names),
-                         tr("give them again: dscluster restart {run_id} {flags} (from your environment), or "
-                            "Run.restart(env={{...}})", run_id=run_id, flags=" ".join(f"--env {k}" for k in missing)),
-                         setting="env")
+    _check_secrets_given(record, recorded_env, env)
     request = RunRequest(program=cfg.program, module=cfg.is_module, args=args,
                          cluster=None if local else (hostfile or cfg.cluster_arg), nprocs=local,
                          max_restarts=int(cfg.max_restarts or 0), name=record.name,
@@ -244,6 +235,19 @@ def restart_request(run_dir: Path, env: dict[str, str] | None = None, hostfile: 
                          allow_shrink=cfg.allow_shrink, exclude_unhealthy=cfg.exclude_unhealthy, hosts=picked,
                          keep_batch=shrink.batch_to_keep(record, save_dir))
     return request, record
+
+
+def _check_secrets_given(record: RunRecord, recorded_env: Mapping[str, str], env: Mapping[str, str] | None) -> None:
+    """The old run had secrets (recorded by name only): a new run without them would fail later, far from
+    the cause, so they must be given again."""
+    missing = sorted(k for k in record.env if k not in recorded_env and k not in (env or {}))
+    if missing:
+        names = ", ".join(missing)
+        raise UsageError(tr("run {run_id} was given secret values that are never recorded: {names}", run_id=record.id,
+                            names=names),
+                         tr("give them again: dscluster restart {run_id} {flags} (from your environment), or "
+                            "Run.restart(env={{...}})", run_id=record.id,
+                            flags=" ".join(f"--env {k}" for k in missing)), setting="env")
 
 
 def restart(run_dir: Path, env: dict[str, str] | None = None, hostfile: str | None = None,
