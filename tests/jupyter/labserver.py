@@ -95,6 +95,12 @@ class LabServer:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(5)
+        # What the server started in its session goes with it (TensorBoard, started by jupyter-server-proxy,
+        # outlived the server otherwise), as the product's own lab stop does (node/lab.py: killpg).
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 def start_lab(base: Path, *, extra_env: dict | None = None, timeout: float = 90) -> LabServer:
