@@ -35,3 +35,14 @@ def test_list_and_dry_run(capsys):
     assert run.main(["launch", "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "demo_phases.py" in out and "launch_overhead.py --nodes 3" in out and "exit" not in out
+
+
+def test_the_gpu_session_script_is_a_tool_not_a_lab_notebook():
+    """benchmarks/h200_session.sh keeps the phases a user runs; the recorded calls live in raw/h200_calls.sh."""
+    import re
+
+    text = (BENCH / "h200_session.sh").read_text()
+    phases = set(re.findall(r"(?m)^  ([a-z0-9-]+)\)", text))
+    assert phases == {"smoke", "suite", "cases", "demo", "tests", "fa4-stash"}, phases
+    record = (BENCH / "raw" / "h200_calls.sh").read_text()
+    assert {"s7", "s20", "lanes"} <= set(re.findall(r"(?m)^  ([a-z0-9-]+)\)", record))
