@@ -123,8 +123,10 @@ def test_a_users_device_mismatch_is_shown_as_its_own_line_and_not_restarted(work
     assert "train.py:55" in status and "not restarted: a restart cannot help" in status, status
     print(status)
     # The recipe's own command, no dscluster: its output explained after the fact.
-    deepspeed = Path(sys.executable).with_name("deepspeed")
-    raw = subprocess.run([str(deepspeed), "--num_gpus", "1", "train.py", "--deepspeed", "--deepspeed_config",
+    # (`deepspeed` is DeepSpeed's runner module; its console script is absent where DeepSpeed was installed
+    # with `pip --target`, as on the GPU machines)
+    deepspeed = [sys.executable, "-m", "deepspeed.launcher.runner"]
+    raw = subprocess.run([*deepspeed, "--num_gpus", "1", "train.py", "--deepspeed", "--deepspeed_config",
                           "ds_config.json", "--steps", "6", "--cpu-batch-at", "2"], cwd=work, capture_output=True,
                          text=True, timeout=240,
                          # dscluster.checkpoint needs a directory where no dscluster launch names one
