@@ -190,6 +190,46 @@ def _check_out(out: Path, force: bool) -> None:
                         tr("pass --force to replace it, or choose another --out"), setting="--out")
 
 
+def _source_files(sources: list[str | Path], file_filter=None) -> list[tuple[Path, str]]:
+    """Every text file under `sources` (files or directories), with its name; refused when none is."""
+    files: list[tuple[Path, str]] = []
+    for src in sources:
+        src = Path(src)
+        if not src.exists():
+            raise DataError(tr("source {src} does not exist", src=src), tr("pass existing files or directories"), setting="SRC")
+        found = _files_under(src)
+        files += [f for f in found if file_filter is None or file_filter(f[1])]
+    if not files:
+        raise DataError(tr("no .txt/.md/.py/.rst/.jsonl files found in {srcs}", srcs=", ".join(map(str, sources))),
+                        tr("point SRC at text files or directories that contain them"), setting="SRC")
+    return files
+
+
+def _partial_dir(out: Path) -> Path:
+    """An empty directory beside `out` that the dataset is written into before it takes `out`'s place."""
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.parent / f".{out.name}.partial-{os.getpid()}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir()
+    except OSError as exc:
+        raise DataError(tr("cannot write {out}: {err}", out=out, err=exc.strerror),
+                        tr("choose a writable --out directory"), setting="--out") from exc
+    return tmp
+
+
+def _put_in_place(tmp: Path, out: Path) -> None:
+    """The finished dataset replaces `out` by renames (an old one set aside first, then removed)."""
+    if out.exists():
+        old = out.parent / f".{out.name}.old-{os.getpid()}"
+        os.replace(out, old)
+        os.replace(tmp, out)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(tmp, out)
+    fsync_dir(out.parent)
+
+
 def prepare(sources: list[str | Path], out: str | Path, tokenizer: Tokenizer, *, val_fraction: float = 0.05,
             text_field: str = "text", force: bool = False, shard_tokens: int = SHARD_TOKENS,
             extra_meta: dict | None = None, file_filter=None) -> dict:
@@ -201,26 +241,9 @@ def prepare(sources: list[str | Path], out: str | Path, tokenizer: Tokenizer, *,
         raise DataError(tr("--val-fraction must be in [0, 1), got {v}", v=val_fraction), tr("e.g. --val-fraction 0.05"),
                         setting="--val-fraction")
     _check_out(out, force)
-    files: list[tuple[Path, str]] = []
-    for src in sources:
-        src = Path(src)
-        if not src.exists():
-            raise DataError(tr("source {src} does not exist", src=src), tr("pass existing files or directories"), setting="SRC")
-        found = _files_under(src)
-        files += [f for f in found if file_filter is None or file_filter(f[1])]
-    if not files:
-        raise DataError(tr("no .txt/.md/.py/.rst/.jsonl files found in {srcs}", srcs=", ".join(map(str, sources))),
-                        tr("point SRC at text files or directories that contain them"), setting="SRC")
-
+    files = _source_files(sources, file_filter)
     dtype = np.dtype(np.uint16 if tokenizer.vocab_size <= 65535 else np.uint32)
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.parent / f".{out.name}.partial-{os.getpid()}"
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir()
-    except OSError as exc:
-        raise DataError(tr("cannot write {out}: {err}", out=out, err=exc.strerror),
-                        tr("choose a writable --out directory"), setting="--out") from exc
+    tmp = _partial_dir(out)
     writers = {split: _ShardWriter(tmp, split, dtype, shard_tokens) for split in ("train", "val")}
     eos = np.asarray([tokenizer.eos_id])
     total_bytes = 0
@@ -249,27 +272,15 @@ def prepare(sources: list[str | Path], out: str | Path, tokenizer: Tokenizer, *,
             raise DataError(tr("all documents went to the validation split"),
                             tr("add more source files or lower --val-fraction"), setting="--val-fraction")
         meta = {
-            "format": FORMAT,
-            "dtype": dtype.name,
-            "tokenizer": tokenizer.describe(),
-            "vocab_size": tokenizer.vocab_size,
-            "eos_id": tokenizer.eos_id,
-            "val_fraction": val_fraction,
+            "format": FORMAT, "dtype": dtype.name, "tokenizer": tokenizer.describe(),
+            "vocab_size": tokenizer.vocab_size, "eos_id": tokenizer.eos_id, "val_fraction": val_fraction,
             "splits": {s: w.summary() for s, w in writers.items()},
             "sources": {"paths": [str(Path(s).resolve()) for s in sources], "files": len(files), "chars": total_bytes,
                         "skipped_binary": len(tally.binary)},
-            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            **(extra_meta or {}),
+            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **(extra_meta or {}),
         }
         atomic_write_json(tmp / "meta.json", meta)
-        if out.exists():
-            old = out.parent / f".{out.name}.old-{os.getpid()}"
-            os.replace(out, old)
-            os.replace(tmp, out)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, out)
-        fsync_dir(out.parent)
+        _put_in_place(tmp, out)
         return meta
     finally:
         for w in writers.values():
