@@ -148,7 +148,7 @@ OVERSIZED = {
     "fsutil.py": 402, "dsconfig.py": 405, "node/lab.py": 436, "cluster/ssh.py": 408,
     "deploy/hosts.py:host_problems": 65,
     "sim/hosts.py:up": 76,
-    "cluster/specparse.py:parse_spec": 79, "sim/cluster.py:up": 82,
+    "sim/cluster.py:up": 82,
     "commands/demo.py:_demo": 94, "rankerror.py:errors": 101,
 }
 

@@ -179,6 +179,14 @@ def parse_spec(text: str, path: Path | None = None) -> ClusterSpec:
         raise ctx.error(tr("unknown launcher {launcher!r}", launcher=launcher),
                         _did_you_mean(launcher, backends.spec_names()),
                         key="launcher", table="cluster")
+    optional = _optional_settings(ctx, cluster, path)
+    nodes = _parse_nodes(ctx, data.get("nodes"), port)
+    return ClusterSpec(name=name, nodes=nodes, shared_dir=Path(shared), ssh_user=user, ssh_port=port,
+                       launcher=launcher, path=path, **optional)
+
+
+def _optional_settings(ctx: _Ctx, cluster: dict, path: Path | None) -> dict:
+    """[cluster]'s optional settings, validated: network_interface, state_dir, python, engine, node_uid."""
     iface = cluster.get("network_interface")
     if iface is not None:
         iface = _str(ctx, iface, "network_interface", "cluster")
@@ -208,10 +216,8 @@ def parse_spec(text: str, path: Path | None = None) -> ClusterSpec:
     node_uid = cluster.get("node_uid")
     if node_uid is not None:
         node_uid = _int(ctx, node_uid, "node_uid", "cluster", None, 1, 2**31 - 1)
-    nodes = _parse_nodes(ctx, data.get("nodes"), port)
-    return ClusterSpec(name=name, nodes=nodes, shared_dir=Path(shared), ssh_user=user, ssh_port=port,
-                       launcher=launcher, network_interface=iface, path=path, state_dir=state_dir, python=python,
-                       engine=engine, node_uid=node_uid)
+    return {"network_interface": iface, "state_dir": state_dir, "python": python, "engine": engine,
+            "node_uid": node_uid}
 
 
 def _parse_nodes(ctx: _Ctx, raw, default_port: int) -> tuple[NodeSpec, ...]:
