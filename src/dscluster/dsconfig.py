@@ -390,16 +390,3 @@ def _validate_with_autos(config: dict, world_size: int) -> dict:
     if not batch_auto:
         _resolve_batch(out, world_size)
     return out
-
-
-def auto_note(config: dict, world_size: int) -> str | None:
-    """What a launch says about an "auto" config: which values the Trainer fills in, and which checks were
-    left to it (None: no "auto" value)."""
-    autos = auto_keys(config)
-    if not autos:
-        return None
-    shown = ", ".join(autos[:8]) + (tr(" and {n} more", n=len(autos) - 8) if len(autos) > 8 else "")
-    skipped = tr("; the batch arithmetic for {w} ranks is left to it", w=world_size) \
-        if any(k in autos for k in BATCH_KEYS) else ""
-    return tr('ds_config: {n} value(s) are "auto", filled in by the Hugging Face Trainer / Accelerate: {keys}{skipped}',
-              n=len(autos), keys=shown, skipped=skipped)

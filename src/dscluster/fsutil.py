@@ -1,7 +1,6 @@
-"""Atomic state writes (temp file in the same directory + fsync + os.replace) and opening state files
-without following a symlink that another user could have planted.
-
-A reader never sees a half-written file, and a crash mid-write leaves the previous version intact.
+"""Atomic state writes (temp file in the same directory + fsync + os.replace: a reader never sees a half-written
+file, a crash mid-write leaves the previous version intact) and opening state files without following a
+symlink that another user could have planted.
 
 Why symlinks matter here: run directories live on shared storage that the cluster's node user (every
 rank, every notebook) can write, while the supervisor that writes run.json, events.jsonl and the
@@ -376,11 +375,8 @@ def append_jsonl(path: str | os.PathLike, record: dict) -> None:
 
 
 def read_jsonl(path: str | os.PathLike, offset: int = 0) -> tuple[list[dict], int]:
-    """Read complete JSON lines from byte `offset`; returns (records, next_offset).
-
-    A trailing partial line (a writer mid-append) is left for the next call, so a half-written
-    file never breaks a reader.
-    """
+    """Read complete JSON lines from byte `offset`; returns (records, next_offset). A trailing partial line
+    (a writer mid-append) is left for the next call, so a half-written file never breaks a reader."""
     try:
         data = read_bytes(path, offset)
     except (FileNotFoundError, UnsafePath):  # a planted symlink reads as nothing written yet

@@ -14,7 +14,7 @@ from dscluster.errors import ConfigError
 from dscluster.runs.hflog import HfLogBridge, parse_dict
 from dscluster.runs.options import LaunchOptions
 from dscluster.runs.prepare import prepare
-from dscluster.runs.program import find_ds_config, hf_ds_config, pointed_at
+from dscluster.runs.program import auto_note, find_ds_config, hf_ds_config, pointed_at
 
 HF_CONFIG = {"train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto",
              "gradient_accumulation_steps": "auto", "gradient_clipping": "auto", "bf16": {"enabled": "auto"},
@@ -38,7 +38,7 @@ def test_hf_spelling_names_the_ds_config():
 def test_auto_values_are_the_trainers_and_the_rest_is_still_checked():
     out = dsconfig.validate(HF_CONFIG, 3, auto_ok=True)
     assert out["train_batch_size"] == "auto" and out["optimizer"]["params"]["lr"] == "auto"
-    note = dsconfig.auto_note(out, 3)
+    note = auto_note(out, 3)
     assert "train_batch_size" in note and "batch arithmetic for 3 ranks is left to it" in note
     with pytest.raises(ConfigError, match="auto"):
         dsconfig.validate(HF_CONFIG, 3)  # a plain DeepSpeed script: DeepSpeed itself would fail on "auto"

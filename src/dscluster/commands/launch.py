@@ -188,8 +188,8 @@ def report_started(run_dir, record: RunRecord, *, attach: bool, as_json: bool, o
 
 
 def auto_notice(record: RunRecord) -> str | None:
-    """The line on a Hugging Face ds_config's "auto" values (dsconfig.auto_note), or None."""
-    from dscluster.dsconfig import auto_note
+    """The line on a Hugging Face ds_config's "auto" values (runs.program.auto_note), or None."""
+    from dscluster.runs.program import auto_note
 
     ds = record.ds_config
     return auto_note(dict(ds), int(record.world_size or 1)) if isinstance(ds, dict) else None

@@ -262,7 +262,7 @@ def dry_run_text(prep: Prepared) -> str:
     req = c.request(1, 29500, run_id=prep.record.id, run_dir=run_dir, hosts=hosts, secrets=prep.secrets,
                     files_dir=trust.runner_dir_path(prep.record.id))
     plan = build_plan(req)
-    from dscluster.dsconfig import auto_note
+    from dscluster.runs.program import auto_note
 
     auto = auto_note(dict(prep.record.ds_config), prep.record.world_size or 1) \
         if isinstance(prep.record.ds_config, dict) else None

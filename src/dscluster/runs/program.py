@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dscluster import dsconfig
 from dscluster.errors import ConfigError, UsageError
 from dscluster.i18n import tr
 
@@ -325,3 +326,16 @@ def first_run_builds(ds_config: dict[str, Any] | None, env: dict[str, str]) -> d
                 "accelerator": ops.accelerator_name()} if missing else None
     except Exception:  # noqa: BLE001 - an unimportable or odd DeepSpeed: the ranks will say so themselves
         return None
+
+
+def auto_note(config: dict, world_size: int) -> str | None:
+    """What a launch says about an "auto" config: which values the Trainer fills in, and which checks were
+    left to it (None: no "auto" value)."""
+    autos = dsconfig.auto_keys(config)
+    if not autos:
+        return None
+    shown = ", ".join(autos[:8]) + (tr(" and {n} more", n=len(autos) - 8) if len(autos) > 8 else "")
+    skipped = tr("; the batch arithmetic for {w} ranks is left to it", w=world_size) \
+        if any(k in autos for k in dsconfig.BATCH_KEYS) else ""
+    return tr('ds_config: {n} value(s) are "auto", filled in by the Hugging Face Trainer / Accelerate: {keys}{skipped}',
+              n=len(autos), keys=shown, skipped=skipped)
