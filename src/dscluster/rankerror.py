@@ -224,34 +224,67 @@ def is_symptom(exc_type: str, message: str) -> bool:
     return short in SYMPTOM_TYPES or bool(SYMPTOM_TEXT.search(message)) or bool(SYMPTOM_TEXT.search(exc_type))
 
 
-def errors(stream: Stream) -> list[RankError]:
+def _rank_error(stream: Stream, kind: str, typ: str, msg: str, end: int, frame, start: int | None,
+                last_time: float | None) -> RankError:
+    """One RankError of `stream`, ending at its line `end` (the error's block starts at `start`)."""
     lines = stream.lines
-    year = 1970
-    for ln in lines:
-        m = _ISO_TIME.search(ln)
-        if m:
-            year = int(m.group("y"))
-            break
-    found: list[RankError] = []
-    last_time = None
-    i = 0
-    chained, first_tb = False, 0
+    start = end if start is None else start
+    # The lines before the error as the log has them, other streams' lines included (NCCL's own lines
+    # carry no rank prefix, yet tell what failed under a prefixed rank's exception).
+    if stream.positions:
+        at = stream.positions[start]
+        ctx = "\n".join(stream.raw[max(0, at - 150):at])
+    else:
+        ctx = "\n".join(lines[max(0, start - 150):start])
+    block = "\n".join(lines[start:end + 6])
+    typ, msg = typ.strip(), msg.strip()
+    return RankError(kind, typ, msg, frame[0] if frame else None, frame[1] if frame else None,
+                     frame[2] if frame else None, stream.rank, stream.node,
+                     last_time if last_time is not None else stream.time,
+                     is_symptom(typ, msg), ctx, block, stream.order * 100000 + end)
 
-    def make(kind, typ, msg, end, frame=None, t=None, start=None):
-        start = end if start is None else start
-        # The lines before the error as the log has them, other streams' lines included (NCCL's own lines
-        # carry no rank prefix, yet tell what failed under a prefixed rank's exception).
-        if stream.positions:
-            at = stream.positions[start]
-            ctx = "\n".join(stream.raw[max(0, at - 150):at])
-        else:
-            ctx = "\n".join(lines[max(0, start - 150):start])
-        block = "\n".join(lines[start:end + 6])
-        typ, msg = typ.strip(), msg.strip()
-        return RankError(kind, typ, msg, frame[0] if frame else None, frame[1] if frame else None,
-                         frame[2] if frame else None, stream.rank, stream.node,
-                         t if t is not None else (last_time if last_time is not None else stream.time),
-                         is_symptom(typ, msg), ctx, block, stream.order * 100000 + end)
+
+def _read_traceback(lines: list[str], i: int):
+    """At a `Traceback` line: (what it raised as (type, message, line) or None, its frames, the line to read
+    on from, whether another traceback follows as its cause or context)."""
+    frames: list[tuple[str, int, str | None]] = []
+    j, exc = i + 1, None
+    while j < len(lines) and j < i + 600:
+        fm = _FRAME.match(lines[j])
+        if fm:
+            frames.append((fm.group("file"), int(fm.group("line")), fm.group("func")))
+        elif not lines[j][:1].isspace() and lines[j].strip():
+            em = _EXC_LINE.match(lines[j].strip())
+            if em:
+                exc = (em.group("type"), em.group("msg") or "", j)
+                break
+        j += 1
+    if exc is None:
+        return None, frames, i + 1, False
+    # A chained exception: the last one is what was raised, keep reading to it.
+    k = exc[2] + 1
+    while k < len(lines) and k < exc[2] + 8 and not lines[k].startswith(_CHAINED):
+        k += 1
+    if k < len(lines) and lines[k].startswith(_CHAINED):
+        return None, frames, k + 1, True
+    msg = exc[1]
+    if not msg.strip() and exc[2] + 1 < len(lines) and lines[exc[2] + 1].strip() and \
+            not lines[exc[2] + 1].startswith(("Traceback", "[")):
+        msg = lines[exc[2] + 1]
+    return (exc[0], msg, exc[2]), frames, exc[2] + 1, False
+
+
+def errors(stream: Stream) -> list[RankError]:
+    """Every error of one stream, in order: Python tracebacks (a chained one as what it finally raised),
+    bare exception lines, C++ terminations, signals, NCCL warnings, argparse usage errors."""
+    lines = stream.lines
+    # The year of the log's first ISO time stamp: time stamps that carry no year are read in it.
+    year = next((int(m.group("y")) for m in map(_ISO_TIME.search, lines) if m), 1970)
+    found: list[RankError] = []
+    last_time, i, chained, first_tb = None, 0, False, 0
+
+    def make(kind, typ, msg, end, frame=None, start=None):
+        return _rank_error(stream, kind, typ, msg, end, frame, start, last_time)
 
     while i < len(lines):
         ln = lines[i]
@@ -259,37 +292,10 @@ def errors(stream: Stream) -> list[RankError]:
         if t is not None:
             last_time = t
         if ln.startswith("Traceback (most recent call last)") or ln.lstrip().startswith("Traceback (most recent call last)"):
-            frames: list[tuple[str, int, str | None]] = []
             first_tb = first_tb if chained else i
-            j = i + 1
-            exc = None
-            while j < len(lines) and j < i + 600:
-                fm = _FRAME.match(lines[j])
-                if fm:
-                    frames.append((fm.group("file"), int(fm.group("line")), fm.group("func")))
-                elif not lines[j][:1].isspace() and lines[j].strip():
-                    em = _EXC_LINE.match(lines[j].strip())
-                    if em:
-                        exc = (em.group("type"), em.group("msg") or "", j)
-                        break
-                j += 1
-            if exc is None:
-                chained, i = False, i + 1
-                continue
-            # A chained exception: the last one is what was raised, keep reading to it.
-            k = exc[2] + 1
-            while k < len(lines) and k < exc[2] + 8 and not lines[k].startswith(_CHAINED):
-                k += 1
-            if k < len(lines) and lines[k].startswith(_CHAINED):
-                chained, i = True, k + 1
-                continue
-            chained = False
-            msg = exc[1]
-            if not msg.strip() and exc[2] + 1 < len(lines) and lines[exc[2] + 1].strip() and \
-                    not lines[exc[2] + 1].startswith(("Traceback", "[")):
-                msg = lines[exc[2] + 1]
-            found.append(make("python", exc[0], msg, exc[2], user_frame(frames), start=first_tb))
-            i = exc[2] + 1
+            exc, frames, i, chained = _read_traceback(lines, i)
+            if exc is not None:
+                found.append(make("python", exc[0], exc[1], exc[2], user_frame(frames), start=first_tb))
             continue
         m = _BARE_EXC.match(ln)
         if m and not (i + 1 < len(lines) and lines[i + 1].lstrip().startswith("Traceback")):

@@ -149,7 +149,7 @@ OVERSIZED = {
     "deploy/hosts.py:host_problems": 65,
     "sim/hosts.py:up": 76,
     "sim/cluster.py:up": 82,
-    "commands/demo.py:_demo": 94, "rankerror.py:errors": 101,
+    "commands/demo.py:_demo": 94,
 }
 
 
