@@ -145,7 +145,7 @@ MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
 # Not yet cut (issue 29): each at most the size it has now, and it leaves this list once it fits.
 OVERSIZED = {
-    "node/lab.py": 436, "cluster/ssh.py": 408,
+    "node/lab.py": 436,
     "deploy/hosts.py:host_problems": 65,
     "sim/hosts.py:up": 76,
     "sim/cluster.py:up": 82,
