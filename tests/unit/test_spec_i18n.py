@@ -11,7 +11,7 @@ import dscluster
 from dscluster.i18n import catalog, tr
 
 SRC = Path(dscluster.__file__).parent
-MODULES = ["cluster/spec.py", "cluster/hostfile.py", "cluster/identity.py", "cluster/ssh.py", "cluster/pdsh.py",
+MODULES = ["cluster/spec.py", "cluster/specmodel.py", "cluster/specparse.py", "cluster/hostkeys.py", "cluster/hostfile.py", "cluster/identity.py", "cluster/ssh.py", "cluster/pdsh.py",
            "node/sshd.py", "node/agent.py", "sim/names.py", "sim/network.py", "sim/nodeuser.py", "sim/cluster.py",
            "sim/procs.py",
            "sim/teardown.py", "node/master.py",
