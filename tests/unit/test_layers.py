@@ -27,7 +27,7 @@ ALLOWED = {
     ("dscluster.cluster.specparse", "dscluster.launcher"):
         "a spec's `launcher` is checked against the backends' registry (launcher/backends), whose modules "
         "import nothing above the base modules when loaded",
-    ("dscluster.node.lab", "dscluster.jupyter"):
+    ("dscluster.node.labconfig", "dscluster.jupyter"):
         "JupyterLab on a node loads the optional panel's server config when that extra is installed",
 }
 
@@ -145,7 +145,6 @@ MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
 # Not yet cut (issue 29): each at most the size it has now, and it leaves this list once it fits.
 OVERSIZED = {
-    "node/lab.py": 436,
     "deploy/hosts.py:host_problems": 65,
     "sim/hosts.py:up": 76,
     "sim/cluster.py:up": 82,
