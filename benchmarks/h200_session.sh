@@ -54,13 +54,6 @@ demo_out() {  # [suffix]
   run=$(ls -td "$DSCLUSTER_SHARED"/runs/demo-* 2>/dev/null | head -1)
   [ -n "$run" ] && tar czf "$out/demo_run${1:-}.tgz" -C "$run" --exclude=checkpoints --exclude=tensorboard .
 }
-# The node sampler's own output while the GPU works: every sample as a JSON line (tests' panel fixture).
-record_nvml() {
-  python3 -m dscluster.node.stats --shared /tmp/nvml-shared --node h200-0 --interval 1 --record "$out/nvml.jsonl" &
-  nvml_pid=$!
-}
-stop_nvml() { kill "$nvml_pid" 2>/dev/null; wait "$nvml_pid" 2>/dev/null; }
-ds2="python3 -m deepspeed.launcher.runner --num_gpus 2 benchmarks/gpu_throughput.py run --out $out/results.jsonl"
 case "$phase" in
   smoke)
     CUDA_VISIBLE_DEVICES=0 timeout 200 $bench --case ceiling: --case trainer:preset=124m,mb=8,attn=cudnn,steps=3 \

@@ -1,6 +1,6 @@
 # The commands of every recorded GPU call (sessions 2-9), as benchmarks/h200_session.sh ran them then: the
 # record behind the figures of RESULTS.md ("call s7" is the `s7)` entry here). Not a tool: phases use the
-# set-up and helpers of h200_session.sh as it was at the commit that recorded them ($bench, $ds2, demo_out,
+# set-up and helpers of h200_session.sh as it was when they were recorded (as at commit 215a107: $bench, $ds2, demo_out,
 # record_nvml, build_fused_adam); to rerun one, use benchmarks/run.py's suites or h200_session.sh `cases`
 # with the case strings below.
 case "$phase" in
