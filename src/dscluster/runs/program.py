@@ -241,7 +241,7 @@ def checked_config_file(ref: str, cwd: Path, world_size: int, batch_plan: Any | 
     """A ds_config file read as DeepSpeed reads it and checked for `world_size` ranks ("auto" allowed for
     the Hugging Face / Accelerate way of naming it)."""
     path = (cwd / ref) if not os.path.isabs(ref) else Path(ref)
-    from dscluster import batchplan, dsconfig
+    from dscluster import batchplan
 
     config = dict(unwritten[str(path)]) if unwritten and str(path) in unwritten else dsconfig.load(path)
     if batch_plan is not None:
