@@ -94,8 +94,8 @@ def resolve_target(opts: LaunchOptions) -> tuple[Any | None, tuple[tuple[str, in
         try:
             spec = resolve_spec(None)
         except ConfigError:  # a Slurm cluster needs no dscluster spec: runs go to DSCLUSTER_SHARED
-            return None, slurm_hosts(opts, None), "slurm", paths.local_shared()
-        return spec, slurm_hosts(opts, spec), "slurm", Path(spec.shared_dir)
+            return None, slurm_hosts(opts, None), opts.launcher, paths.local_shared()
+        return spec, slurm_hosts(opts, spec), opts.launcher, Path(spec.shared_dir)
     try:
         spec = opts.cluster_spec if opts.cluster_spec is not None else resolve_spec(opts.hostfile or opts.cluster)
     except ConfigError as err:
