@@ -32,3 +32,27 @@ def test_demo_on_cpu_trains_60_steps_unless_told(dscluster_home, tmp_path, monke
     assert main(["demo", "--dry-run", "--cpu", "--steps", "7"]) == 0
     assert "--steps 7 " in capsys.readouterr().out
     assert DEMO_STEPS == {"cpu": 60, "cuda": 200}
+
+
+
+def test_the_demo_counts_gpus_as_cuda_reads_cuda_visible_devices():
+    """torch's own count, read without its seconds-long import (commands/demo.visible_gpus)."""
+    from dscluster.commands.demo import visible_count
+
+    seen = {cvd: visible_count(cvd, 4) for cvd in (None, "", "1,3", "0,1,2,3,4,5", "2,-1,3", "GPU-5e1c,GPU-77aa", "x")}
+    assert seen == {None: 4, "": 0, "1,3": 2, "0,1,2,3,4,5": 4, "2,-1,3": 1, "GPU-5e1c,GPU-77aa": 2, "x": 0}
+    assert visible_count("0,1", 0) == 2  # nvidia-smi absent: the variable alone
+
+
+def test_the_demo_command_does_not_import_torch(tmp_path):
+    """`dscluster demo` (and `launch` of the reference trainer) leave torch to the ranks: its import costs
+    seconds on a GPU host, before any rank starts."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from dscluster.cli import main; assert main(['demo', '--dry-run']) == 0; "
+            "assert main(['launch', '--dry-run', '--local', '1', '-m', 'dscluster.train', '--preset', 'tiny']) == 0; "
+            "print('TORCH' if 'torch' in sys.modules else 'NO-TORCH')")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                          env={**__import__("os").environ, "DSCLUSTER_HOME": str(tmp_path / "home")})
+    assert done.stdout.strip().splitlines()[-1] == "NO-TORCH", done.stdout[-2000:] + done.stderr[-2000:]

@@ -85,9 +85,21 @@ def test_module_target_and_local_run():
     plan = build_plan(req(hosts=(), launcher="local", local_procs=2, target=Target("dscluster.train", True, ())))
     assert "--module" in plan.argv and plan.argv[-1] == "dscluster.train"
     assert plan.argv.index("--module") < plan.argv.index("dscluster.train")
-    assert "--num_gpus=2" in plan.argv and not any(a.startswith("--hostfile") for a in plan.argv)
+    assert "--devices=0,1" in plan.argv and not any(a.startswith("--hostfile") for a in plan.argv)
     assert plan.env["DSCLUSTER_RUN_ID"] == "r1" and plan.env["PATH"].startswith("/opt/venv/bin")
     assert plan.world_size == 2 and plan.rank_nodes == ("localhost", "localhost")
+
+
+def test_a_local_run_starts_its_ranks_without_deepspeeds_runner():
+    """On one machine the ranks start from launcher/locallaunch.py (no torch import before theirs);
+    --include picks the devices; a core-binding flag keeps DeepSpeed's runner and its launch.py."""
+    plan = build_plan(req(hosts=(), launcher="local", local_procs=2))
+    assert plan.argv[:5] == ["/opt/venv/bin/python", "-u", "-P", "-m", "dscluster.launcher.locallaunch"]
+    assert "deepspeed.launcher.runner" not in plan.argv and f"--enable_each_rank_log={RUN / 'logs'}" in plan.argv
+    picked = build_plan(req(hosts=(), launcher="local", local_procs=2, include="localhost:1,3"))
+    assert "--devices=1,3" in picked.argv
+    bound = build_plan(req(hosts=(), launcher="local", local_procs=2, runner_flags=("--bind_cores_to_rank",)))
+    assert "deepspeed.launcher.runner" in bound.argv and "--num_gpus=2" in bound.argv
 
 
 def test_bad_launcher_is_refused():

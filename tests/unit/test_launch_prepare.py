@@ -24,7 +24,7 @@ def test_local_record_is_complete_and_secret_free(dscluster_home, tmp_path):
     assert rec["env"] == {"HF_TOKEN": "***", "OMP_NUM_THREADS": "1"}
     assert prep.secrets == {"HF_TOKEN": "hf_x"} and "hf_x" not in json.dumps(rec)
     text = dry_run_text(prep)
-    assert "deepspeed.launcher.runner" in text and "--num_gpus=2" in text and "hf_x" not in text
+    assert "dscluster.launcher.locallaunch" in text and "--devices=0,1" in text and "hf_x" not in text
     assert "DSCLUSTER_RUN_ID=" + rec["id"] in text
 
 

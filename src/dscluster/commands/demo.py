@@ -13,6 +13,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -122,9 +123,7 @@ def _encodable(text: str, stream) -> bool:
 
 
 def _detect(args) -> tuple[str, int]:
-    import torch  # noqa: PLC0415 - only the demo needs it here
-
-    gpus = 0 if args.cpu else torch.cuda.device_count()
+    gpus = 0 if args.cpu else visible_gpus()
     if gpus:
         procs = args.procs or gpus
         if procs > gpus:
@@ -132,6 +131,34 @@ def _detect(args) -> tuple[str, int]:
                              tr("use --procs {g} or fewer", g=gpus))
         return "cuda", procs
     return "cpu", args.procs or 2
+
+
+def visible_gpus(env: Mapping[str, str] | None = None) -> int:
+    """The GPUs the ranks' torch would see, without importing torch here (seconds on a GPU host): none
+    when the installed torch has no CUDA library, else `visible_count` of nvidia-smi's."""
+    import importlib.util  # noqa: PLC0415
+
+    from dscluster.doctor.local import local_gpu_count  # noqa: PLC0415
+
+    spec = importlib.util.find_spec("torch")
+    where = list(spec.submodule_search_locations or []) if spec else []
+    if not any(Path(d, "lib", name).exists() for d in where for name in ("libtorch_cuda.so", "torch_cuda.dll")):
+        return 0
+    return visible_count((os.environ if env is None else env).get("CUDA_VISIBLE_DEVICES"), local_gpu_count())
+
+
+def visible_count(cuda_visible_devices: str | None, present: int) -> int:
+    """As CUDA reads CUDA_VISIBLE_DEVICES: its entries up to the first that is not a device (an index or
+    a GPU-/MIG- UUID), never more than the GPUs present (nvidia-smi's count; 0: unknown)."""
+    if cuda_visible_devices is None:
+        return present
+    n = 0
+    for entry in cuda_visible_devices.split(","):
+        entry = entry.strip()
+        if not (entry.isdigit() or entry.startswith(("GPU-", "MIG-"))):
+            break
+        n += 1
+    return min(n, present) if present else n
 
 
 def _failure_lines(run_dir: Path) -> list[str]:
@@ -260,7 +287,7 @@ def _demo(args: argparse.Namespace, run_dirs: list[Path] | None = None) -> int:
     from dscluster.runs.options import LaunchOptions  # noqa: PLC0415
     from dscluster.runs.prepare import dry_run_text, prepare  # noqa: PLC0415
     from dscluster.train.commits import latest_committed  # noqa: PLC0415
-    from dscluster.train.model import preset_config  # noqa: PLC0415
+    from dscluster.train.config import preset_config  # noqa: PLC0415
 
     if args.steps is not None and args.steps < 1:
         raise UsageError(tr("--steps must be at least 1"), tr("e.g. --steps 300"))

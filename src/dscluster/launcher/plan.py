@@ -234,6 +234,30 @@ def runner_argv(req: LaunchRequest) -> list[str]:
     return module_argv(req.python, "deepspeed.launcher.runner", unbuffered=True)
 
 
+# Runner flags that need DeepSpeed's own launch.py on this machine (its numactl core binding).
+_NEEDS_DS_LAUNCH = ("--bind_cores_to_rank", "--bind_core_list")
+
+
+def local_devices(req: LaunchRequest) -> tuple[int, ...]:
+    """The device indices of a run on this machine: --include localhost:1,3's, else 0..n-1 (DeepSpeed's
+    runner with --num_gpus N, which replaces a CUDA_VISIBLE_DEVICES of the launching environment too)."""
+    if req.include:
+        return tuple(int(d) for d in req.include.split(":", 1)[1].split(",") if d.strip())
+    return tuple(range(req.local_procs))
+
+
+def local_argv(req: LaunchRequest, logs: Path) -> list[str]:
+    """A run on this machine: dscluster's torch-free rank starter (launcher/locallaunch.py: the work of
+    DeepSpeed's runner and launch.py on one machine, without their two torch imports), or DeepSpeed's
+    runner when a flag needs DeepSpeed's own launch.py."""
+    if any(f.split("=", 1)[0] in _NEEDS_DS_LAUNCH for f in req.runner_flags):
+        select = [f"--include={req.include}"] if req.include else [f"--num_gpus={req.local_procs}"]
+        return [*runner_argv(req), *select, f"--master_port={req.master_port}", f"--enable_each_rank_log={logs}"]
+    devices = ",".join(str(d) for d in local_devices(req))
+    return [*module_argv(req.python, "dscluster.launcher.locallaunch", unbuffered=True), f"--devices={devices}",
+            f"--master_port={req.master_port}", f"--enable_each_rank_log={logs}"]
+
+
 def build_plan(req: LaunchRequest) -> LaunchPlan:
     if not backends.known(req.launcher):
         raise ValueError(f"launcher must be one of {backends.names()}, not {req.launcher!r}")
@@ -264,12 +288,10 @@ def build_plan(req: LaunchRequest) -> LaunchPlan:
 
     # Safe-path mode: the runner starts in the user's working directory (its pdsh command `cd`s the ranks
     # there) but must not import from it: the node user may write there, the runner runs as the launcher.
-    argv = runner_argv(req)
     local = backend.on_this_machine or not req.hosts
     if local:
         master_addr = "127.0.0.1"
-        select = [f"--include={req.include}"] if req.include else [f"--num_gpus={req.local_procs}"]
-        argv += [*select, f"--master_port={req.master_port}", f"--enable_each_rank_log={logs}"]
+        argv = local_argv(req, logs)
         # The local runner path copies its whole environment to the ranks: DS_ENV_FILE is unused, so
         # give the local processes the same variables the file carries.
         for line in env_file_lines(req, plain_env):
@@ -277,6 +299,7 @@ def build_plan(req: LaunchRequest) -> LaunchPlan:
             env.setdefault(k, v)
         world = req.local_procs
     else:
+        argv = runner_argv(req)
         hostfile = runner_reads("hostfile", hostfile_text(_hostfile_hosts(req)))
         master_addr = req.hosts[0][0]
         world = sum(s for _, s in req.hosts)

@@ -76,7 +76,7 @@ def last_checkpoint_bytes(save_dir: Path) -> int | None:
 def reference_model_bytes(args: list[str]) -> int | None:
     """A checkpoint of the reference trainer, estimated from its model size (its own options), or None."""
     try:
-        from dscluster.train.model import param_count  # noqa: PLC0415 - torch: only for the reference trainer
+        from dscluster.train.config import param_count  # noqa: PLC0415 - only for the reference trainer
         from dscluster.train.options import build_parser, model_config  # noqa: PLC0415
 
         parsed, _ = build_parser().parse_known_args(args)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from dscluster.errors import ConfigError, PermissionNeeded
 from dscluster.i18n import tr
-from dscluster.train.model import PRESETS, GPTConfig, preset_config
+from dscluster.train.config import PRESETS, GPTConfig, preset_config
 
 _FAULT_RE = re.compile(r"^crash-in-save@(\d+)$")
 

@@ -1,0 +1,180 @@
+"""DeepSpeed's `launch.py` for one machine, without importing torch: the `local` backend's rank starter.
+
+A local run used to start DeepSpeed's runner, which started DeepSpeed's `launch.py`, which started the
+ranks: three Python processes one after the other, each importing torch and DeepSpeed (about 5 s each on
+an H200 host's file system, `benchmarks/demo_phases.py`) before the ranks' own import even began. On one
+machine the runner only turns `--num_gpus N` / `--include localhost:1,3` into a device list and runs
+`launch.py`, and `launch.py` only sets each rank's environment and watches the processes. This module
+does exactly that, with the standard library (and psutil, which DeepSpeed requires, for the process
+tree), so the ranks start at once. Multi-node runs (pdsh, OpenMPI, Slurm) still go through DeepSpeed's
+runner, and a local run with `--bind_cores_to_rank` / `--bind_core_list` too (DeepSpeed's numactl logic).
+
+What it keeps from DeepSpeed 0.19's launch.py, line for line where others read it:
+- each rank's environment: CUDA_VISIBLE_DEVICES = the selected devices, MASTER_ADDR=127.0.0.1,
+  MASTER_PORT, WORLD_SIZE, LOCAL_SIZE, RANK, LOCAL_RANK, CROSS_RANK=0, CROSS_SIZE=1; argv
+  `python -u [-m] PROGRAM --local_rank=N ARGS` (`--no_python`, `--no_local_rank` as DeepSpeed);
+- one log per rank, `<log_dir>/<%Y%m%d%H%M%S>_rank<N>.log`, stdout and stderr together;
+- fail fast: the first rank that exits non-zero gets its siblings' process trees terminated (SIGTERM,
+  then SIGKILL after 30 s), and "CMD exits with return code = N" is logged from `sigkill_handler`, as
+  the supervisor, `dscluster explain` and the rank-error reader expect (runs/verdict.py, signatures.py);
+- "Process PID exits successfully." per rank at INFO (the supervisor counts them: `reports_rank_exits`),
+  silenced by `--quiet` / `--log_level warning` as DeepSpeed's are;
+- SIGINT/SIGTERM terminate every rank's tree, then exit 1.
+As DeepSpeed's runner does with `--num_gpus`, a CUDA_VISIBLE_DEVICES of the launching environment is
+replaced by the selected devices (`--devices`), never combined with it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+
+LOG = logging.getLogger("dscluster.locallaunch")
+KILL_AFTER_S = 30.0  # launch.py's terminate_process_tree: SIGTERM, then SIGKILL what is left after 30 s
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog="python -m dscluster.launcher.locallaunch", allow_abbrev=False,
+                                 description=__doc__.split("\n\n")[0])
+    ap.add_argument("--devices", required=True, help="the device indices the ranks get, e.g. 0,1 (one rank each)")
+    ap.add_argument("--master_port", type=int, required=True)
+    ap.add_argument("--enable_each_rank_log", default=None, help="directory of one log per rank")
+    ap.add_argument("--module", action="store_true")
+    ap.add_argument("--no_python", action="store_true")
+    ap.add_argument("--no_local_rank", action="store_true")
+    ap.add_argument("--log_level", default="info", choices=["debug", "info", "warning", "error", "critical"])
+    ap.add_argument("-q", "--quiet", action="store_true")
+    ap.add_argument("training_script")
+    ap.add_argument("training_script_args", nargs=argparse.REMAINDER)
+    args = ap.parse_args(argv)
+    if args.module and args.no_python:
+        ap.error("Don't use both the '--no_python' flag and the '--module' flag at the same time.")
+    return args
+
+
+def devices_of(text: str) -> list[int]:
+    return [int(d) for d in text.split(",") if d.strip()]
+
+
+def rank_env(base: dict[str, str], devices: list[int], master_port: int, local_rank: int) -> dict[str, str]:
+    env = dict(base)
+    env["CUDA_VISIBLE_DEVICES"] = ",".join(str(d) for d in devices)
+    env.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(master_port), WORLD_SIZE=str(len(devices)),
+               CROSS_RANK="0", CROSS_SIZE="1", LOCAL_SIZE=str(len(devices)), RANK=str(local_rank),
+               LOCAL_RANK=str(local_rank))
+    return env
+
+
+def rank_argv(args: argparse.Namespace, local_rank: int) -> list[str]:
+    cmd = [] if args.no_python else [sys.executable, "-u", *(["-m"] if args.module else [])]
+    cmd.append(args.training_script)
+    if not args.no_local_rank:
+        cmd.append(f"--local_rank={local_rank}")
+    return cmd + list(args.training_script_args)
+
+
+def terminate_tree(pid: int) -> None:
+    """launch.py's terminate_process_tree: SIGTERM the process and its descendants, SIGKILL what is left."""
+    import psutil  # noqa: PLC0415  (a DeepSpeed requirement; imported only when a teardown needs it)
+
+    try:
+        parent = psutil.Process(pid)
+    except psutil.NoSuchProcess:
+        return
+    tree = [parent, *parent.children(recursive=True)]
+    for p in tree:
+        try:
+            p.send_signal(signal.SIGTERM)
+        except psutil.NoSuchProcess:
+            pass
+    _, alive = psutil.wait_procs(tree, timeout=KILL_AFTER_S)
+    for p in alive:
+        try:
+            p.kill()
+        except psutil.NoSuchProcess:
+            pass
+
+
+class Ranks:
+    """The started ranks, and launch.py's rules for watching them."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.processes: list[subprocess.Popen] = []
+        self.last_cmd: list[str] = []
+        self.last_return_code: int | None = None
+
+    def start(self) -> None:
+        args = self.args
+        devices = devices_of(args.devices)
+        base = dict(os.environ)
+        log_dir = args.enable_each_rank_log
+        if log_dir:
+            if os.path.isfile(log_dir):
+                raise SystemExit(f"{log_dir} should not be a file, it should be a directory.")
+            os.makedirs(log_dir, exist_ok=True)
+        prefix = time.strftime("%Y%m%d%H%M%S", time.localtime())
+        LOG.info("devices=%s, num_local_procs=%d, master_port=%d", devices, len(devices), args.master_port)
+        for local_rank in range(len(devices)):
+            cmd = rank_argv(args, local_rank)
+            env = rank_env(base, devices, args.master_port, local_rank)
+            if log_dir:
+                with open(os.path.join(log_dir, f"{prefix}_rank{local_rank}.log"), "w") as log:
+                    process = subprocess.Popen(cmd, env=env, stdout=log, stderr=log)
+            else:
+                process = subprocess.Popen(cmd, env=env)
+            LOG.info("process %d spawned with command: %s", process.pid, cmd)
+            self.processes.append(process)
+            self.last_cmd = cmd
+
+    def sigkill_handler(self, signum: int, frame=None) -> None:  # the name launch.py's teardown lines carry
+        for process in self.processes:
+            LOG.info("Killing subprocess %d", process.pid)
+            try:
+                terminate_tree(process.pid)
+            except OSError:
+                pass
+        if self.last_return_code is not None:
+            LOG.error("%s exits with return code = %d", self.last_cmd, self.last_return_code)
+            sys.exit(self.last_return_code)
+        if signum in (signal.SIGINT, signal.SIGTERM):
+            LOG.info("Main process received %s, exiting", signal.Signals(signum).name)
+        sys.exit(1)
+
+    def watch(self) -> int:
+        alive = list(self.processes)
+        while alive:
+            for process in list(alive):
+                code = process.poll()
+                if code is None:
+                    continue
+                if code != 0:
+                    self.last_return_code = code
+                    self.last_cmd = process.args if isinstance(process.args, list) else self.last_cmd
+                    self.sigkill_handler(signal.SIGTERM)  # exits
+                LOG.info("Process %d exits successfully.", process.pid)
+                alive.remove(process)
+            if alive:
+                time.sleep(0.2)
+        return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    level = "error" if args.quiet else args.log_level
+    logging.basicConfig(level=getattr(logging, level.upper()), stream=sys.stdout,
+                        format="[%(asctime)s] [%(levelname)s] [locallaunch.py:%(lineno)d:%(funcName)s] %(message)s")
+    ranks = Ranks(args)
+    signal.signal(signal.SIGINT, ranks.sigkill_handler)
+    signal.signal(signal.SIGTERM, ranks.sigkill_handler)
+    ranks.start()
+    return ranks.watch()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
