@@ -9,7 +9,8 @@ sample, checkpoint, teardown).
 The demo runs as a user runs it (the venv's `dscluster demo`, its own output read line by line as it comes);
 the phases come from that output's arrival times, the run's events.jsonl (launched / finished), rank 0's
 log (DeepSpeed's time-stamped import line) and metrics.jsonl (each step's time). `--fresh` points
-DSCLUSTER_HOME, DSCLUSTER_SHARED and TORCH_EXTENSIONS_DIR at an empty directory, as on a new machine
+DSCLUSTER_HOME, DSCLUSTER_SHARED, TORCH_EXTENSIONS_DIR and XDG_CACHE_HOME (the ranks' bytecode cache, see
+launcher/locallaunch.py) at an empty directory, as on a new machine
 (pip's cache stays: that is set-up's part). Prints one line per phase and a JSON summary; a benchmark,
 not a test: it asserts nothing but the demo's success and a loss that fell.
 """
@@ -64,7 +65,7 @@ def main() -> int:
         home = Path(tempfile.mkdtemp(prefix="dsc-demo-bench-", dir="/var/tmp"))
         os.chmod(home, 0o755)
         env.update(DSCLUSTER_HOME=str(home / "home"), DSCLUSTER_SHARED=str(home / "shared"),
-                   TORCH_EXTENSIONS_DIR=str(home / "torch_extensions"))
+                   TORCH_EXTENSIONS_DIR=str(home / "torch_extensions"), XDG_CACHE_HOME=str(home / "cache"))
 
     t0 = time.time()
     seen: dict[str, float] = {}

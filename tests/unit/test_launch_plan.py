@@ -98,6 +98,9 @@ def test_a_local_run_starts_its_ranks_without_deepspeeds_runner():
     assert "deepspeed.launcher.runner" not in plan.argv and f"--enable_each_rank_log={RUN / 'logs'}" in plan.argv
     picked = build_plan(req(hosts=(), launcher="local", local_procs=2, include="localhost:1,3"))
     assert "--devices=1,3" in picked.argv
+    assert "--cache_bytecode" in plan.argv  # the ranks' bytecode cache where torch's would be lost
+    own = build_plan(req(hosts=(), launcher="local", local_procs=2, user_env={"PYTHONDONTWRITEBYTECODE": "1"}))
+    assert "--cache_bytecode" not in own.argv  # the user's --env decides about bytecode
     bound = build_plan(req(hosts=(), launcher="local", local_procs=2, runner_flags=("--bind_cores_to_rank",)))
     assert "deepspeed.launcher.runner" in bound.argv and "--num_gpus=2" in bound.argv
 

@@ -65,3 +65,27 @@ def test_a_failing_rank_ends_its_siblings_with_launch_pys_lines(tmp_path):
     log = tmp_path / "launcher.log"
     log.write_text("attempt 1: ...\n" + done.stdout)
     assert first_rank_exit_code(log, {}, "attempt 1:") == 17  # read as the supervisor reads launch.py's
+
+
+def test_ranks_get_a_bytecode_cache_where_torchs_would_be_compiled_at_every_start(tmp_path):
+    """PYTHONDONTWRITEBYTECODE=1 (container images set it) and a torch without cached bytecode: every rank
+    would compile torch from source (10 s of an H200 rank's start); the ranks get their own cache."""
+    fake = tmp_path / "fake"
+    (fake / "torch").mkdir(parents=True)
+    (fake / "torch" / "__init__.py").write_text("")
+    env = {**os.environ, "PYTHONPATH": str(fake), "PYTHONDONTWRITEBYTECODE": "1", "XDG_CACHE_HOME": str(tmp_path / "c")}
+    script = tmp_path / "rank.py"
+    script.write_text("import os, torch; print('PREFIX', os.environ.get('PYTHONPYCACHEPREFIX'))")
+    argv = [sys.executable, "-m", "dscluster.launcher.locallaunch", "--devices=0", "--master_port=29512",
+            "--cache_bytecode", str(script)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env)
+    cache = tmp_path / "c" / "dscluster" / "pycache"
+    assert f"PREFIX {cache}" in done.stdout and cache.is_dir() and (cache.stat().st_mode & 0o777) == 0o700
+    assert "the ranks cache it in" in done.stdout
+    assert list(cache.rglob("__init__*.pyc")) and not (fake / "torch" / "__pycache__").exists()  # written there only
+    # Where the bytecode is written normally, or without the flag (the user's --env decides), nothing changes.
+    for extra, environ in (([], env), (["--cache_bytecode"], {**env, "PYTHONDONTWRITEBYTECODE": ""})):
+        argv = [sys.executable, "-m", "dscluster.launcher.locallaunch", "--devices=0", "--master_port=29513",
+                *extra, str(script)]
+        environ = {k: v for k, v in environ.items() if v}
+        assert "PREFIX None" in subprocess.run(argv, capture_output=True, text=True, timeout=60, env=environ).stdout

@@ -22,6 +22,15 @@ What it keeps from DeepSpeed 0.19's launch.py, line for line where others read i
 - SIGINT/SIGTERM terminate every rank's tree, then exit 1.
 As DeepSpeed's runner does with `--num_gpus`, a CUDA_VISIBLE_DEVICES of the launching environment is
 replaced by the selected devices (`--devices`), never combined with it.
+
+One addition, `--cache_bytecode`: where torch's compiled bytecode is neither there nor going to be written
+(PYTHONDONTWRITEBYTECODE=1, as many container images set, or a site-packages the ranks cannot write),
+every rank compiles about 2,800 modules from source at every start: 10 s of an H200 host's 14 s rank
+start-up (cProfile: `builtins.compile`, benchmarks/RESULTS.md). The ranks then get PYTHONPYCACHEPREFIX, a
+0700 directory of their user's (`$XDG_CACHE_HOME/dscluster/pycache`, else `~/.cache/...`), and
+PYTHONDONTWRITEBYTECODE is dropped for them, so the bytecode is compiled once, written there only, and
+read afterwards; site-packages itself stays untouched. The plan leaves the
+flag out when the user's `--env` names PYTHONDONTWRITEBYTECODE or PYTHONPYCACHEPREFIX.
 """
 
 from __future__ import annotations
@@ -49,6 +58,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--no_local_rank", action="store_true")
     ap.add_argument("--log_level", default="info", choices=["debug", "info", "warning", "error", "critical"])
     ap.add_argument("-q", "--quiet", action="store_true")
+    ap.add_argument("--cache_bytecode", action="store_true",
+                    help="give the ranks a bytecode cache of their user's when torch's is missing and unwritable")
     ap.add_argument("training_script")
     ap.add_argument("training_script_args", nargs=argparse.REMAINDER)
     args = ap.parse_args(argv)
@@ -68,6 +79,43 @@ def rank_env(base: dict[str, str], devices: list[int], master_port: int, local_r
                CROSS_RANK="0", CROSS_SIZE="1", LOCAL_SIZE=str(len(devices)), RANK=str(local_rank),
                LOCAL_RANK=str(local_rank))
     return env
+
+
+def cache_dir(env: dict[str, str]) -> str:
+    base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "dscluster", "pycache")
+
+
+def bytecode_is_lost(env: dict[str, str], python: str = sys.executable) -> bool:
+    """Whether the ranks would compile torch from source at every start: its `__init__`'s bytecode is not
+    cached beside it, and will not be (PYTHONDONTWRITEBYTECODE, or a directory this user cannot write).
+    Asked of the ranks' interpreter, without importing torch."""
+    if env.get("PYTHONPYCACHEPREFIX"):
+        return False
+    code = ("import importlib.util as u, os, sys; s = u.find_spec('torch'); o = s and s.origin; "
+            "print(int(bool(o) and not os.path.exists(u.cache_from_source(o)) and (sys.flags.dont_write_bytecode "
+            "or not os.access(os.path.dirname(o), os.W_OK))))")
+    try:
+        done = subprocess.run([python, "-c", code], env=env, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.stdout.strip() == "1"
+
+
+def with_bytecode_cache(env: dict[str, str]) -> dict[str, str]:
+    """The ranks' environment with PYTHONPYCACHEPREFIX at this user's cache (made 0700) when their torch
+    bytecode would be lost; unchanged otherwise, or when that directory cannot be made."""
+    if not bytecode_is_lost(env):
+        return env
+    where = cache_dir(env)
+    try:
+        os.makedirs(where, mode=0o700, exist_ok=True)
+    except OSError:
+        return env
+    LOG.info("torch's bytecode is not cached and would not be (PYTHONDONTWRITEBYTECODE or a read-only "
+             "site-packages): the ranks cache it in %s (PYTHONPYCACHEPREFIX)", where)
+    # Bytecode is written there only, never beside the sources: what PYTHONDONTWRITEBYTECODE keeps clean.
+    return {**{k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}, "PYTHONPYCACHEPREFIX": where}
 
 
 def rank_argv(args: argparse.Namespace, local_rank: int) -> list[str]:
@@ -113,6 +161,8 @@ class Ranks:
         args = self.args
         devices = devices_of(args.devices)
         base = dict(os.environ)
+        if args.cache_bytecode:
+            base = with_bytecode_cache(base)
         log_dir = args.enable_each_rank_log
         if log_dir:
             if os.path.isfile(log_dir):

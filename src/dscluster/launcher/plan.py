@@ -254,8 +254,11 @@ def local_argv(req: LaunchRequest, logs: Path) -> list[str]:
         select = [f"--include={req.include}"] if req.include else [f"--num_gpus={req.local_procs}"]
         return [*runner_argv(req), *select, f"--master_port={req.master_port}", f"--enable_each_rank_log={logs}"]
     devices = ",".join(str(d) for d in local_devices(req))
+    # The ranks' own bytecode cache where torch's would be recompiled at every start (see locallaunch.py),
+    # unless the user's --env decides about bytecode itself.
+    cache = [] if {"PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX"} & set(req.user_env) else ["--cache_bytecode"]
     return [*module_argv(req.python, "dscluster.launcher.locallaunch", unbuffered=True), f"--devices={devices}",
-            f"--master_port={req.master_port}", f"--enable_each_rank_log={logs}"]
+            f"--master_port={req.master_port}", f"--enable_each_rank_log={logs}", *cache]
 
 
 def build_plan(req: LaunchRequest) -> LaunchPlan:
