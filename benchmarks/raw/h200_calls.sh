@@ -339,4 +339,14 @@ case "$phase" in
     # Session 7, call 10 (s16's accumulation-16 case, cut by its limit), on the same warm machine.
     timeout 140 $bench --case ceiling: --case "trainer:preset=1.3b,mb=24,steps=2,warmup=2,gas=16" >"$out/lane0.log" 2>&1
     grep -h '"bench"' "$out/lane0.log" | cut -c1-330 ;;
+  s14_demo)
+    # Session 14 (issue 28): the demo with the ranks started by launcher/locallaunch.py and a CLI without torch
+    # (calls 1 and 5-6), and one rank under cProfile (call 3: 10.3 s of builtins.compile, the device image sets
+    # PYTHONDONTWRITEBYTECODE=1 and ships torch without bytecode). Call 6 is the same after the ranks' bytecode
+    # cache (PYTHONPYCACHEPREFIX): fresh = an empty cache and home, then three demos in a row.
+    rm -rf ~/.cache/dscluster
+    for r in fresh warm1 warm2 warm3; do f=""; [ $r = fresh ] && f=--fresh
+      timeout 150 python3 benchmarks/demo_phases.py $f >"$out/demo_$r.log" 2>&1; tail -12 "$out/demo_$r.log" | head -10; done
+    timeout 330 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gpu_trainer.py tests/gpu/test_gpu_user_script.py \
+      >"$out/gpu_tests.log" 2>&1; tail -6 "$out/gpu_tests.log" ;;
 esac

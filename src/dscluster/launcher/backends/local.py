@@ -1,4 +1,5 @@
-"""`local`: DeepSpeed's runner on this machine only (`dscluster launch --local N`); no hostfile, no ssh."""
+"""`local`: this machine only (`dscluster launch --local N`); no hostfile, no ssh. The ranks start from
+launcher/locallaunch.py (DeepSpeed's launch.py contract, without importing torch first), see plan.local_argv."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ class LocalBackend(Backend):
     in_spec = False
     over_ssh = False
     nodes_python = False
-    reports_rank_exits = True  # launch.py prints one "Process N exits successfully" per rank
+    reports_rank_exits = True  # locallaunch.py, as launch.py, prints one "Process N exits successfully" per rank
     on_this_machine = True
 
     def where(self) -> str:
