@@ -132,7 +132,7 @@ def recorded_batch(commit: dict | None, record) -> Batch | None:
     config = record.ds_config
     if isinstance(config, dict) and all(isinstance(config.get(k), int) for k in BATCH_KEYS[1:]):
         return Batch.of_config(config, world)
-    if config is None and record.launch.is_module and record.launch.program == "dscluster.train":
+    if config is None and record.launch.reference_trainer:
         from dscluster.train.dssetup import default_config  # noqa: PLC0415 - pure, no torch
 
         return Batch.of_config(default_config(), world)

@@ -41,7 +41,7 @@ from dscluster.runs.program import (
     with_batch,
     with_monitor,
 )
-from dscluster.runs.record import LaunchSpec, RunRecord, pinned
+from dscluster.runs.record import LaunchSpec, RunRecord, is_reference_trainer, pinned
 from dscluster.runs.target import (
     Placement,
     check_runner_flags,
@@ -51,8 +51,6 @@ from dscluster.runs.target import (
     local_uid,
     place,
 )
-
-TRAINER = "dscluster.train"  # the reference trainer's module
 
 
 @dataclass
@@ -108,7 +106,7 @@ def _check_program(opts: LaunchOptions, program: str, args: list[str], cwd: Path
     """The program exists (as this interpreter would find it); the reference trainer's own arguments are
     checked here, before anything starts; no option is given twice with different values."""
     check_program(program, opts.module, cwd, sys.executable, opts.runner.no_python)
-    if opts.module and program == TRAINER:
+    if is_reference_trainer(program, opts.module):
         from dscluster.train.options import check_args  # noqa: PLC0415 - imports torch: only for this program
 
         check_args(args)
@@ -147,7 +145,7 @@ def _preflight(opts: LaunchOptions, where: Placement, program: str, args: list[s
 
         # The last committed checkpoint's size there (a restart's), else the reference trainer's estimate.
         diskspace.check_room(store.checkpoint_dir(store.run_path(where.shared, "new-run"), args, dict(env), str(cwd)),
-                             diskspace.reference_model_bytes(args) if opts.module and program == TRAINER else None)
+                             diskspace.reference_model_bytes(args) if is_reference_trainer(program, opts.module) else None)
     before_launch(where.spec, where.launcher, where.hosts, env, skip_doctor=opts.skip_doctor,
                   checked=opts.exclude_unhealthy and not opts.skip_doctor, dry_run=dry_run)
 
@@ -172,7 +170,7 @@ class RanksFiles:
 
 def _ranks_files(opts: LaunchOptions, program: str, args: list[str], config: RunConfig, run_dir: Path,
                  env: Mapping[str, str]) -> RanksFiles:
-    ranks_args, text = with_monitor(args, config.ds_config, run_dir, reference=opts.module and program == TRAINER)
+    ranks_args, text = with_monitor(args, config.ds_config, run_dir, reference=is_reference_trainer(program, opts.module))
     if config.batch_plan is not None:
         ranks_args, text = with_batch(args, ranks_args, text, config.ds_config, run_dir, config.batch_plan)
     env = dict(env)

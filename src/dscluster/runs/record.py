@@ -34,6 +34,12 @@ from dscluster.cluster.spec import ClusterSpec
 from dscluster.launcher.plan import LaunchRequest, Target
 
 RECORD_VERSION = 1
+REFERENCE_TRAINER = "dscluster.train"  # the reference trainer's module: `-m dscluster.train`
+
+
+def is_reference_trainer(program: str, is_module: bool) -> bool:
+    """Whether the program is dscluster's reference trainer (which logs, checks and resumes itself)."""
+    return bool(is_module) and program == REFERENCE_TRAINER
 
 
 def pinned(spec: ClusterSpec) -> ClusterSpec:
@@ -131,6 +137,11 @@ class LaunchSpec:
     @property
     def ranks_args(self) -> tuple[str, ...]:
         return tuple(self.rank_args or self.args)
+
+    @property
+    def reference_trainer(self) -> bool:
+        """The run's program is the reference trainer (`-m dscluster.train`)."""
+        return is_reference_trainer(self.program, self.is_module)
 
     def request(self, attempt: int, port: int, *, run_id: str, run_dir: Path, secrets: Mapping[str, str] = (),
                 user_env: Mapping[str, str] | None = None, hosts: tuple[tuple[str, int], ...] | None = None,

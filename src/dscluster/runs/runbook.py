@@ -108,7 +108,7 @@ class RunBook:
 
     def _tick_metrics(self, final: bool = False) -> None:
         self.monitor.tick(final=final)
-        if not (self.cfg.is_module and self.cfg.program == "dscluster.train"):  # the reference trainer logs itself
+        if not self.cfg.reference_trainer:  # the reference trainer logs itself
             self.hflog.tick(self._attempt, self.monitor.last_step, final=final)
 
     def hf_output_dirs(self) -> list[Path]:

@@ -210,7 +210,7 @@ def restart_request(run_dir: Path, env: dict[str, str] | None = None, hostfile: 
         raise ConfigError(tr("run {run_id} has no recorded program to restart", run_id=run_id),
                           tr("launch it again from the form"), setting="run_id")
     args = list(cfg.args)
-    trainer = cfg.is_module and cfg.program == "dscluster.train"
+    trainer = cfg.reference_trainer
     if trainer and not any(a == "--save-dir" or a.startswith("--save-dir=") for a in args):
         # The reference trainer's flag; a user's own script resumes from wherever its args already say.
         args += ["--save-dir", str(save_dir)]
