@@ -211,23 +211,24 @@ def test_openmpi_single_slots_refused_up_front_whole_hosts_through_the_hostfile(
 
 
 def test_slurm_include_becomes_slurms_node_selection(dscluster_home, tmp_path, monkeypatch):
+    from dscluster.launcher import backends
     from dscluster.launcher.slurm import SlurmAsk, ask_args
     from dscluster.runs import options as opts_mod
-    from dscluster.runs import target as target_mod
 
+    slurm = backends.get("slurm")
     opts = opts_mod.LaunchOptions(command=["t.py"], launcher="slurm", runner=RunnerFlags(include="n1@n3"))
-    ask = target_mod.slurm_ask(opts, None)
+    ask = slurm.request(opts, None)
     assert ask.nodes == 2 and "--nodelist=n1,n3" in ask_args(ask)
-    ask = target_mod.slurm_ask(opts_mod.LaunchOptions(command=["t.py"], launcher="slurm",
-                                                    runner=RunnerFlags(exclude="n2", num_gpus=2)), None)
+    ask = slurm.request(opts_mod.LaunchOptions(command=["t.py"], launcher="slurm",
+                                               runner=RunnerFlags(exclude="n2", num_gpus=2)), None)
     assert "--exclude=n2" in ask_args(ask) and ask.tasks_per_node == 2
     with pytest.raises(UsageError, match="whole nodes"):
-        target_mod.slurm_ask(opts_mod.LaunchOptions(command=["t.py"], launcher="slurm",
-                                                  runner=RunnerFlags(include="n1:0")), None)
+        slurm.request(opts_mod.LaunchOptions(command=["t.py"], launcher="slurm",
+                                             runner=RunnerFlags(include="n1:0")), None)
     with pytest.raises(UsageError, match="disagree"):
-        target_mod.check_slurm_counts(opts_mod.LaunchOptions(command=["t.py"], launcher="slurm",
-                                                           runner=RunnerFlags(num_nodes=3),
-                                                           slurm=SlurmAsk(nodes=2, tasks_per_node=0)))
+        slurm.check_request(opts_mod.LaunchOptions(command=["t.py"], launcher="slurm",
+                                                   runner=RunnerFlags(num_nodes=3),
+                                                   slurm=SlurmAsk(nodes=2, tasks_per_node=0)))
 
 
 def test_deepspeed_env_files_reach_the_ranks_and_are_recorded(dscluster_home, tmp_path, monkeypatch):

@@ -40,6 +40,11 @@ class SlurmAsk:
     nodelist: str | None = None
     exclude: str | None = None
 
+    @property
+    def ranks(self) -> int:
+        """The world size the request asks for."""
+        return self.nodes * self.tasks_per_node
+
 
 def time_seconds(text: str | None) -> int | None:
     """A Slurm time limit in seconds ("30" is 30 minutes, "0:30" 30 seconds); None for none/UNLIMITED."""

@@ -185,16 +185,7 @@ def _launch_spec(opts: LaunchOptions, where: Placement, program: str, args: list
                  ranks: RanksFiles, plain_env: dict[str, str], dry_run: bool) -> LaunchSpec:
     """The run record's `launch`: everything the supervisor needs to start every attempt."""
     spec, hosts, ask, flags = where.spec, where.hosts, where.ask, opts.runner
-    # Inside an allocation, the step runs on the nodes --include/--exclude left (srun may pick any otherwise).
-    srun_pick = (f"--nodelist={','.join(h for h, _ in hosts)}",) if ask is not None and hosts and \
-        (ask.nodelist or ask.exclude) else ()
-    slurm_cfg = None
-    if ask is not None:
-        from dataclasses import asdict
-
-        from dscluster.launcher import slurm
-
-        slurm_cfg = {"ask": asdict(ask), "job_id": slurm.current_job() if hosts else None, "own_job": False}
+    backend = where.backend
     return LaunchSpec(
         program=program, is_module=opts.module, args=tuple(args), hosts=tuple(hosts), launcher=where.launcher,
         **{k: v for k, v in interpreters(spec, where.launcher, sys.executable).items() if v is not None},
@@ -208,8 +199,9 @@ def _launch_spec(opts: LaunchOptions, where: Placement, program: str, args: list
         ds_config_text=ranks.ds_config_text, rank_args=tuple(ranks.args) if ranks.ds_config_text else None,
         include=where.include, master_port=flags.master_port, no_python=flags.no_python,
         no_local_rank=flags.no_local_rank,
-        launcher_args=tuple(check_launcher_args(flags.launcher_args)) + srun_pick, runner_flags=flags.passed,
-        slurm=slurm_cfg,
+        launcher_args=tuple(check_launcher_args(flags.launcher_args)) + (backend.allocation_args(ask, hosts)
+                                                                         if ask is not None else ()),
+        runner_flags=flags.passed, slurm=backend.request_record(ask, hosts) if ask is not None else None,
         **{k: v for k, v in DEFAULTS.items() if k not in ("max_restarts", "stall_timeout", "heartbeat_timeout",
                                                                 "restart_wait")},
         **_nodes_side(where, dry_run), present=frozenset({"allow_shrink"}))
@@ -248,13 +240,9 @@ def dry_run_text(prep: Prepared) -> str:
     run_dir = store.run_path(prep.shared, prep.record.id)
     hosts = c.hosts
     slurm_lines = []
-    if backends.get(c.launcher).allocates and not hosts:
-        from dscluster.launcher.slurm import SlurmAsk, salloc_argv
-
-        ask = SlurmAsk(**c.slurm["ask"])
-        hosts = tuple((f"NODE{i + 1}", ask.tasks_per_node) for i in range(ask.nodes))
-        slurm_lines = [tr("# first, the allocation (its nodes replace NODE1..NODE{n} below):", n=ask.nodes),
-                       shlex.join(salloc_argv(ask, prep.record.id))]
+    backend = backends.get(c.launcher)
+    if backend.allocates and not hosts:
+        hosts, slurm_lines = backend.allocation_preview(backend.recorded_request(c.slurm), prep.record.id)
     # What the runner reads is written to the launching user's own directory (dscluster.trust.runner_dir),
     # shown here by its path only: a dry run creates nothing.
     req = c.request(1, 29500, run_id=prep.record.id, run_dir=run_dir, hosts=hosts, secrets=prep.secrets,

@@ -261,17 +261,16 @@ def restart(run_dir: Path, env: dict[str, str] | None = None, hostfile: str | No
     global batch is kept where it divides (dscluster.batchplan), else the new one is said plainly."""
     request, record = restart_request(run_dir, env, hostfile, local, hosts)
     cfg = record.launch
-    if backends.get(cfg.launcher).allocates and cfg.slurm is not None:
-        return _restart_on_slurm(request, cfg.slurm, bool((record.slurm or {}).get("batch")))
+    asked = backends.get(cfg.launcher).recorded_request(cfg.slurm)  # the scheduler's request, as recorded
+    if asked is not None:
+        return _restart_asking(request, asked, bool((record.slurm or {}).get("batch")))
     return launch(request)
 
 
-def _restart_on_slurm(request: RunRequest, slurm_cfg: Mapping[str, Any], batch: bool) -> str:
-    """The same Slurm request again: a new batch job for a batch run (resubmitted, e.g. after its time
+def _restart_asking(request: RunRequest, asked: Any, batch: bool) -> str:
+    """The same scheduler request again: a new batch job for a batch run (resubmitted, e.g. after its time
     limit), else a new allocation (or the one this process runs in)."""
-    from dscluster.launcher.slurm import SlurmAsk
-
-    opts = dataclasses.replace(options(request), slurm=SlurmAsk(**slurm_cfg["ask"]))
+    opts = dataclasses.replace(options(request), slurm=asked)
     return submit(opts).run_id if batch else start(opts).run_id
 
 
@@ -284,9 +283,7 @@ class Submitted(Started):
 
 def prepare_batch(opts: LaunchOptions) -> Prepared:
     """`prepare` for a Slurm batch job: the job's own nodes are known only once it starts."""
-    from dscluster.launcher.slurm import SlurmAsk
-
-    opts = dataclasses.replace(opts, launcher="slurm", slurm=opts.slurm or SlurmAsk(nodes=0, tasks_per_node=0))
+    opts = dataclasses.replace(opts, launcher="slurm")  # the request: the options given, else the spec's
     prepared = prepare(opts)
     launch = prepared.record.launch
     launch = dataclasses.replace(launch, hosts=(), slurm={**(launch.slurm or {}), "job_id": None})

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -41,7 +40,7 @@ class Placement:
     shared: Path
     include: str | None = None  # the runner's --include: devices other than 0..n-1 of a host
     local_procs: int | None = None  # ranks on this machine (the local backend)
-    ask: Any | None = None  # launcher.slurm.SlurmAsk: what the scheduler is asked for
+    ask: Any | None = None  # the backend's `request`: what the scheduler is asked for (launcher.slurm.SlurmAsk)
     excluded: tuple = ()  # runs.exclude's findings: the nodes --exclude-unhealthy left out
 
     @property
@@ -53,7 +52,7 @@ class Placement:
         if self.hosts:
             return sum(s for _, s in self.hosts)
         if self.ask is not None:
-            return self.ask.nodes * self.ask.tasks_per_node
+            return self.ask.ranks
         return int(self.local_procs or 1)
 
 
@@ -69,7 +68,7 @@ def place(opts: LaunchOptions) -> Placement:
             backend.check_selection(include, "--include" if flags.include is not None else "--exclude")
         where = replace(where, hosts=tuple(hosts), include=include)
     elif backend.allocates:
-        check_slurm_counts(opts)
+        backend.check_request(opts)
     elif spec is None:
         local_procs, include = select_local(opts.local, flags)
         where = replace(where, local_procs=local_procs, include=include)
@@ -78,7 +77,7 @@ def place(opts: LaunchOptions) -> Placement:
                             "Slurm options, but the launcher is {name!r}", name=launcher),
                          tr("add --launcher slurm (or set launcher = \"slurm\" in the cluster spec)"),
                          setting="launcher")
-    return replace(where, ask=slurm_ask(opts, spec)) if backend.allocates else where
+    return replace(where, ask=backend.request(opts, spec)) if backend.allocates else where
 
 
 def resolve_target(opts: LaunchOptions) -> tuple[Any | None, tuple[tuple[str, int], ...], str, Path]:
@@ -91,11 +90,12 @@ def resolve_target(opts: LaunchOptions) -> tuple[Any | None, tuple[tuple[str, in
     from dscluster.cluster.spec import resolve_spec
 
     if opts.launcher and backends.get(opts.launcher).allocates and not (opts.hostfile or opts.cluster):
+        backend = backends.get(opts.launcher)
         try:
             spec = resolve_spec(None)
         except ConfigError:  # a Slurm cluster needs no dscluster spec: runs go to DSCLUSTER_SHARED
-            return None, slurm_hosts(opts, None), opts.launcher, paths.local_shared()
-        return spec, slurm_hosts(opts, spec), opts.launcher, Path(spec.shared_dir)
+            return None, backend.allocated_hosts(opts, None), opts.launcher, paths.local_shared()
+        return spec, backend.allocated_hosts(opts, spec), opts.launcher, Path(spec.shared_dir)
     try:
         spec = opts.cluster_spec if opts.cluster_spec is not None else resolve_spec(opts.hostfile or opts.cluster)
     except ConfigError as err:
@@ -106,72 +106,11 @@ def resolve_target(opts: LaunchOptions) -> tuple[Any | None, tuple[tuple[str, in
     hosts = tuple((h, int(s)) for h, s in parse_hostfile(spec.hostfile_text()))
     launcher = opts.launcher or spec.launcher
     if backends.known(launcher) and backends.get(launcher).allocates:
-        return spec, slurm_hosts(opts, spec), launcher, Path(spec.shared_dir)
+        return spec, backends.get(launcher).allocated_hosts(opts, spec), launcher, Path(spec.shared_dir)
     if not (backends.known(launcher) and backends.get(launcher).over_ssh):
         raise ConfigError(tr("launcher {name!r} is not supported by dscluster launch", name=launcher),
                           tr("use launcher = \"pdsh\" (default), \"openmpi\" or \"slurm\""), setting="launcher")
     return spec, hosts, launcher, Path(spec.shared_dir)
-
-
-def slurm_ask(opts: LaunchOptions, spec: Any | None):
-    """The run's Slurm request: the options given, the spec's node count and slots otherwise."""
-    from dscluster.launcher.slurm import SlurmAsk, check_ask
-
-    given = opts.slurm or SlurmAsk(nodes=0, tasks_per_node=0)
-    pick = slurm_selection(opts.runner)
-    nodes = given.nodes or opts.runner.num_nodes or (len(pick["nodelist"].split(",")) if pick["nodelist"] else 0) \
-        or (len(spec.nodes) if spec is not None else 1)
-    per_node = given.tasks_per_node or opts.runner.num_gpus or (spec.nodes[0].slots if spec is not None else 1)
-    return check_ask(SlurmAsk(nodes=nodes, tasks_per_node=per_node, partition=given.partition,
-                              gpus_per_node=given.gpus_per_node, time=given.time, **pick))
-
-
-def slurm_selection(flags: RunnerFlags) -> dict[str, str | None]:
-    """DeepSpeed's --include / --exclude under `--launcher slurm`, as Slurm's own node selection
-    ({"nodelist", "exclude"}: salloc's and sbatch's options, srun's inside an allocation). Slurm selects
-    nodes, never a device of one: NODE:SLOT is refused, as are --num_nodes/--num_gpus that contradict
-    --nodes/--ntasks-per-node (they become those otherwise)."""
-    out: dict[str, str | None] = {"nodelist": None, "exclude": None}
-    for flag, key, value in (("--include", "nodelist", flags.include), ("--exclude", "exclude", flags.exclude)):
-        if value is None:
-            continue
-        specs = parse_node_specs(value, flag)
-        slotted = [n for n, slots in specs.items() if slots is not None]
-        if slotted:
-            raise UsageError(tr("{flag} {value!r} under --launcher slurm: Slurm selects whole nodes, not the slots of "
-                                "one ({names})", flag=flag, value=value, names=", ".join(slotted)),
-                             tr("name whole nodes ({flag} {nodes}); Slurm binds each rank's devices itself "
-                                "(--gpus-per-node)", flag=flag, nodes="@".join(specs)), setting=flag)
-        out[key] = ",".join(specs)
-    if flags.include is not None and flags.exclude is not None:
-        raise UsageError(tr("--include and --exclude cannot be used together"),
-                         tr("keep one of them (DeepSpeed refuses both too)"), setting="--include")
-    return out
-
-
-def check_slurm_counts(opts: LaunchOptions) -> None:
-    """--num_nodes / --num_gpus under Slurm are --nodes / --ntasks-per-node; both given and different: refused."""
-    given = opts.slurm
-    for flag, value, own, name in (("--num_nodes", opts.runner.num_nodes, getattr(given, "nodes", 0), "--nodes"),
-                                   ("--num_gpus", opts.runner.num_gpus, getattr(given, "tasks_per_node", 0),
-                                    "--ntasks-per-node")):
-        if value is not None and own and value != own:
-            raise UsageError(tr("{flag} {value} and {name} {own} disagree (under Slurm they are the same setting)",
-                                flag=flag, value=value, name=name, own=own), tr("keep one of them"), setting=flag)
-
-
-def slurm_hosts(opts: LaunchOptions, spec: Any | None) -> tuple[tuple[str, int], ...]:
-    """Inside an allocation: its nodes (SLURM_JOB_NODELIST) with the asked slots each. Outside one: none
-    yet; the supervisor asks Slurm for the allocation and records its nodes."""
-    from dscluster.launcher import slurm
-
-    ask = slurm_ask(opts, spec)
-    if slurm.current_job() and os.environ.get("SLURM_JOB_NODELIST"):
-        hosts = tuple((h, ask.tasks_per_node) for h in slurm.hostnames(os.environ["SLURM_JOB_NODELIST"]))
-        if ask.nodelist or ask.exclude:  # DeepSpeed's selection among the allocation's nodes
-            hosts = select(hosts, RunnerFlags(include=opts.runner.include, exclude=opts.runner.exclude)).hosts
-        return hosts
-    return ()
 
 
 def check_runner_flags(opts: LaunchOptions) -> None:

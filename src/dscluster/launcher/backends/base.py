@@ -10,7 +10,11 @@ A backend is how a run's ranks are started on its nodes: DeepSpeed's runner on t
 - how its runs behave: whether the nodes run the spec's own interpreter (`nodes_python`), whether
   DeepSpeed's launch.py reports every rank's exit in the runner's output (`reports_rank_exits`),
   whether single devices of a host may be selected (`selects_slots`);
-- validation of the options against the spec (`validate`);
+- validation of the options against the spec (`check_local`, `check_selection`);
+- a scheduler's own request, for a backend that `allocates` (`request`, `check_request`,
+  `allocated_hosts`, `request_record`, `recorded_request`, `allocation_args`, `allocation_preview`):
+  built from the options, recorded in run.json, read back by a restart, shown by a dry run; the
+  defaults ask nothing;
 - the transport environment that makes it use the cluster's ssh settings (`transport_env`);
 - its pre-flight check of the tools it needs on a node (`check_tools`, run by `dscluster doctor`);
 - its part of the pure plan of an attempt (`env_values`, `runner_args`, `program_prefix`);
@@ -80,6 +84,39 @@ class Backend:
     def check_tools(self, node: NodeTools) -> ToolCheck:
         """The tools this backend needs on `node` (doctor's `launcher` check)."""
         return ToolCheck(True, self.name)
+
+    # ---- a scheduler's request (a backend that `allocates`; the defaults ask for nothing) -------
+    def request(self, opts, spec) -> Any | None:
+        """What the scheduler is asked for, from the launch options (a `runs.options.LaunchOptions`: its
+        scheduler options and runner flags) and the cluster spec (None: none): an object with `ranks`
+        (the world size it asks for), or None when nothing is asked."""
+        return None
+
+    def check_request(self, opts) -> None:
+        """Refuse runner flags that contradict the scheduler options given with them (UsageError)."""
+
+    def allocated_hosts(self, opts, spec) -> tuple[tuple[str, int], ...]:
+        """The nodes (with their slots) of the allocation this process already runs in; empty outside one
+        (the supervisor's `allocate` hook finds them)."""
+        return ()
+
+    def request_record(self, request: Any, hosts: tuple[tuple[str, int], ...]) -> dict[str, Any] | None:
+        """What run.json's `launch.slurm` records of the request (`hosts`: those of an allocation this
+        process runs in, else empty)."""
+        return None
+
+    def recorded_request(self, recorded: Mapping[str, Any] | None) -> Any | None:
+        """The request again, from what `request_record` recorded (a restart asks for the same)."""
+        return None
+
+    def allocation_args(self, request: Any, hosts: tuple[tuple[str, int], ...]) -> tuple[str, ...]:
+        """Launcher args that keep an attempt on `hosts` inside an existing allocation."""
+        return ()
+
+    def allocation_preview(self, request: Any, run_id: str) -> tuple[tuple[tuple[str, int], ...], list[str]]:
+        """For a dry run before the nodes are known: placeholder hosts, and the lines that show how the
+        allocation is asked for."""
+        return (), []
 
     # ---- the nodes' side ----------------------------------------------------------------------
     def transport_env(self, spec, no_mux: tuple[str, ...]) -> dict[str, str]:

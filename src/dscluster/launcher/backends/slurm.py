@@ -4,9 +4,12 @@ is `runs/slurm_run.SlurmRun`; the Slurm commands and their parsers are `launcher
 
 from __future__ import annotations
 
+import os
 import shlex
 from collections.abc import Callable, Mapping
+from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 from dscluster.errors import UsageError
 from dscluster.i18n import tr
@@ -39,6 +42,67 @@ class SlurmBackend(Backend):
                              tr("run from a Slurm login node, or set launcher = \"pdsh\""))
         return ToolCheck(True, self.name)
 
+    # ---- Slurm's own request: --partition, --nodes, --ntasks-per-node, --gpus-per-node, --time --------
+    def request(self, opts, spec):
+        """The run's Slurm request (a launcher.slurm.SlurmAsk): the options given, the spec's node count and
+        slots otherwise."""
+        from dscluster.launcher.slurm import SlurmAsk, check_ask  # noqa: PLC0415
+
+        given = opts.slurm or SlurmAsk(nodes=0, tasks_per_node=0)
+        pick = node_selection(opts.runner)
+        nodes = given.nodes or opts.runner.num_nodes or (len(pick["nodelist"].split(",")) if pick["nodelist"] else 0) \
+            or (len(spec.nodes) if spec is not None else 1)
+        per_node = given.tasks_per_node or opts.runner.num_gpus or (spec.nodes[0].slots if spec is not None else 1)
+        return check_ask(SlurmAsk(nodes=nodes, tasks_per_node=per_node, partition=given.partition,
+                                  gpus_per_node=given.gpus_per_node, time=given.time, **pick))
+
+    def check_request(self, opts) -> None:
+        """--num_nodes / --num_gpus under Slurm are --nodes / --ntasks-per-node; both given and different:
+        refused."""
+        given = opts.slurm
+        for flag, value, own, name in (("--num_nodes", opts.runner.num_nodes, getattr(given, "nodes", 0), "--nodes"),
+                                       ("--num_gpus", opts.runner.num_gpus, getattr(given, "tasks_per_node", 0),
+                                        "--ntasks-per-node")):
+            if value is not None and own and value != own:
+                raise UsageError(tr("{flag} {value} and {name} {own} disagree (under Slurm they are the same setting)",
+                                    flag=flag, value=value, name=name, own=own), tr("keep one of them"), setting=flag)
+
+    def allocated_hosts(self, opts, spec) -> tuple[tuple[str, int], ...]:
+        """Inside an allocation: its nodes (SLURM_JOB_NODELIST) with the asked slots each. Outside one: none
+        yet; the supervisor asks Slurm for the allocation and records its nodes."""
+        from dscluster.launcher import slurm  # noqa: PLC0415
+        from dscluster.launcher.runnerflags import RunnerFlags, select  # noqa: PLC0415
+
+        ask = self.request(opts, spec)
+        if slurm.current_job() and os.environ.get("SLURM_JOB_NODELIST"):
+            hosts = tuple((h, ask.tasks_per_node) for h in slurm.hostnames(os.environ["SLURM_JOB_NODELIST"]))
+            if ask.nodelist or ask.exclude:  # DeepSpeed's selection among the allocation's nodes
+                hosts = select(hosts, RunnerFlags(include=opts.runner.include, exclude=opts.runner.exclude)).hosts
+            return hosts
+        return ()
+
+    def request_record(self, request, hosts) -> dict[str, Any] | None:
+        from dscluster.launcher import slurm  # noqa: PLC0415
+
+        return {"ask": asdict(request), "job_id": slurm.current_job() if hosts else None, "own_job": False}
+
+    def recorded_request(self, recorded):
+        from dscluster.launcher.slurm import SlurmAsk  # noqa: PLC0415
+
+        return SlurmAsk(**recorded["ask"]) if recorded is not None else None
+
+    def allocation_args(self, request, hosts) -> tuple[str, ...]:
+        # Inside an allocation, the step runs on the nodes --include/--exclude left (srun may pick any otherwise).
+        return (f"--nodelist={','.join(h for h, _ in hosts)}",) if hosts and (request.nodelist or request.exclude) \
+            else ()
+
+    def allocation_preview(self, request, run_id: str):
+        from dscluster.launcher.slurm import salloc_argv  # noqa: PLC0415
+
+        hosts = tuple((f"NODE{i + 1}", request.tasks_per_node) for i in range(request.nodes))
+        return hosts, [tr("# first, the allocation (its nodes replace NODE1..NODE{n} below):", n=request.nodes),
+                       shlex.join(salloc_argv(request, run_id))]
+
     def env_values(self, req) -> dict[str, str]:
         # SlurmRunner starts no launch.py: the rendezvous address reaches srun_rank.py this way.
         return {"DSCLUSTER_MASTER_ADDR": req.hosts[0][0]} if req.hosts else {}
@@ -61,3 +125,28 @@ class SlurmBackend(Backend):
 
     def program_prefix(self, req) -> list[str]:
         return [str(SRUN_RANK)]  # SlurmRunner ignores --module: the shim runs the module itself
+
+
+def node_selection(flags) -> dict[str, str | None]:
+    """DeepSpeed's --include / --exclude under `--launcher slurm`, as Slurm's own node selection
+    ({"nodelist", "exclude"}: salloc's and sbatch's options, srun's inside an allocation). Slurm selects
+    nodes, never a device of one: NODE:SLOT is refused, as are --num_nodes/--num_gpus that contradict
+    --nodes/--ntasks-per-node (they become those otherwise)."""
+    from dscluster.launcher.runnerflags import parse_node_specs  # noqa: PLC0415
+
+    out: dict[str, str | None] = {"nodelist": None, "exclude": None}
+    for flag, key, value in (("--include", "nodelist", flags.include), ("--exclude", "exclude", flags.exclude)):
+        if value is None:
+            continue
+        specs = parse_node_specs(value, flag)
+        slotted = [n for n, slots in specs.items() if slots is not None]
+        if slotted:
+            raise UsageError(tr("{flag} {value!r} under --launcher slurm: Slurm selects whole nodes, not the slots of "
+                                "one ({names})", flag=flag, value=value, names=", ".join(slotted)),
+                             tr("name whole nodes ({flag} {nodes}); Slurm binds each rank's devices itself "
+                                "(--gpus-per-node)", flag=flag, nodes="@".join(specs)), setting=flag)
+        out[key] = ",".join(specs)
+    if flags.include is not None and flags.exclude is not None:
+        raise UsageError(tr("--include and --exclude cannot be used together"),
+                         tr("keep one of them (DeepSpeed refuses both too)"), setting="--include")
+    return out
