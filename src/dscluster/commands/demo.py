@@ -14,15 +14,14 @@ import os
 import sys
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from dscluster import fsutil
 from dscluster.commands.argtypes import MAX_PROCS, count
-from dscluster.console import FAIL, OK, next_steps, runnable
-from dscluster.errors import ExitCode, PermissionNeeded, UsageError
+from dscluster.commands.demowhere import Target, closing_hints, demo_target
+from dscluster.console import FAIL, OK, next_steps
+from dscluster.errors import ExitCode, UsageError
 from dscluster.i18n import tr, tr_n
-from dscluster.paths import local_shared
 from dscluster.runs import metrics as run_metrics
 
 DEMO_MICRO_BATCH = {"cpu": 16, "cuda": 32}
@@ -175,91 +174,6 @@ def _failure_lines(run_dir: Path) -> list[str]:
     return [ln for ln in lines if "WARNING" not in ln][-15:]
 
 
-@dataclass(frozen=True)
-class Target:
-    """Where the demo runs: a spec path (None: this machine), its shared directory, and for a
-    simulated cluster the flags that make `runs`/`status`/`logs` and `sim ...` address it."""
-
-    cluster: str | None
-    shared: Path
-    sim_name: str | None = None
-    nodes: int = 0
-    runs_flag: str = ""  # " --cluster SPEC" when plain `dscluster runs` would read another cluster
-    sim_flag: str = ""  # " --name X" for a simulated cluster other than "default"
-
-
-def _sim_target(n: int, name: str, dry_run: bool = False) -> Target:
-    """The simulated cluster `resolve_spec` picks ("default"): used if it runs with N nodes, started
-    with N nodes when none runs. Another size is refused: recreating it would kill its runs."""
-    if n < 1:
-        raise UsageError(tr("--nodes must be at least 1"), tr("e.g. --nodes 2"))
-    if os.geteuid() != 0:
-        raise PermissionNeeded(tr("a simulated cluster needs root (network namespaces)"),
-                               tr("run as root, or drop --nodes to train on this machine"))
-    from dscluster.errors import ClusterError  # noqa: PLC0415
-    from dscluster.sim import SimCluster  # noqa: PLC0415
-
-    flag = "" if name == "default" else f" --name {name}"
-    try:
-        sim = SimCluster.attach(name)
-    except ClusterError:
-        sim = None
-    if sim is not None and len(sim.nodes) != n:
-        raise UsageError(
-            tr("the simulated cluster {name!r} is running with {k} nodes, not {n}", name=name, k=len(sim.nodes), n=n),
-            tr("use it as it is: dscluster demo --nodes {k}; or recreate it: dscluster sim down{flag} && "
-               "dscluster demo --nodes {n}", k=len(sim.nodes), n=n, flag=flag), setting="--nodes")
-    if sim is None and dry_run:
-        raise UsageError(tr("--dry-run starts nothing, and no simulated cluster {name!r} is running", name=name),
-                         tr("start it first: dscluster sim up {n}{flag}", n=n, flag=flag), setting="--nodes")
-    if sim is None:
-        print(tr("starting a simulated {n}-node cluster {name!r}...", n=n, name=name), flush=True)
-        sim = SimCluster.up(name, n)
-    down = [node for node in sim.nodes if not sim.is_running(node)]
-    if down:
-        raise ClusterError(tr("simulated node {nodes} is down", nodes=", ".join(down)),
-                              " && ".join(f"dscluster sim heal{flag} {node}" for node in down), node=down[0])
-    return Target(str(sim.spec_path), Path(sim.spec.shared_dir), name, n, _runs_flag(sim.spec_path), flag)
-
-
-def _runs_flag(spec_path: Path) -> str:
-    """Nothing when `dscluster runs` (resolve_spec without --cluster) finds this cluster by itself."""
-    from dscluster.cluster.spec import resolve_spec  # noqa: PLC0415
-    from dscluster.errors import ConfigError  # noqa: PLC0415
-
-    try:
-        picked = resolve_spec(None).path
-    except ConfigError:
-        picked = None
-    same = picked is not None and Path(picked).resolve() == Path(spec_path).resolve()
-    return "" if same else f" --cluster {spec_path}"
-
-
-def _target(args) -> Target:
-    if args.nodes is not None:
-        return _sim_target(args.nodes, args.sim_name or "default", args.dry_run)
-    if args.cluster or args.hostfile:
-        from dscluster.cluster.spec import resolve_spec  # noqa: PLC0415
-
-        spec = resolve_spec(args.cluster or args.hostfile)
-        return Target(args.cluster or args.hostfile, Path(spec.shared_dir), runs_flag=f" --cluster {args.cluster or args.hostfile}")
-    return Target(None, local_shared())
-
-
-def closing_hints(target: Target, run_id: str) -> list[str]:
-    """Commands that work for the cluster the run used, as typed (no extra flags needed for the default)."""
-    if target.sim_name is None:
-        return [f"dscluster runs{target.runs_flag}",
-                "python -m dscluster.train --help",
-                "dscluster demo --nodes 3   # as root: rehearse a multi-node run on a simulated cluster"]
-    n, sim = target.nodes, target.sim_flag
-    crash = [f"dscluster demo --nodes {n}{sim} --steps 2000 --detach   # again, in the background...",
-             f"dscluster sim crash{sim} node1 && {runnable(f'dscluster sim heal{sim} node1')}   # ...a node dies and comes back: "
-             "the supervisor tears down and restarts"] if n > 1 else []
-    return [f"dscluster runs{target.runs_flag}", f"dscluster logs {run_id}{target.runs_flag}", *crash,
-            f"dscluster sim down{sim}"]
-
-
 def cmd_demo(args: argparse.Namespace) -> int:
     """With --json, or --detach into a pipe (`run=$(dscluster demo --detach)`), stdout carries only the
     run record's summary or the run id; everything else goes to stderr."""
@@ -279,29 +193,46 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace, run_dirs: list[Path] | None = None) -> int:
-    from dscluster.commands.runnerargs import flags_from_args  # noqa: PLC0415
-    from dscluster.commands.runview import exit_code_of, print_outcome, wait_attached  # noqa: PLC0415
-    from dscluster.data.corpus import default_corpus_dir, ensure_stdlib_corpus  # noqa: PLC0415
-    from dscluster.data.shards import open_dataset  # noqa: PLC0415
     from dscluster.runs import service  # noqa: PLC0415
-    from dscluster.runs.options import LaunchOptions  # noqa: PLC0415
     from dscluster.runs.prepare import dry_run_text, prepare  # noqa: PLC0415
-    from dscluster.train.commits import latest_committed  # noqa: PLC0415
     from dscluster.train.config import preset_config  # noqa: PLC0415
 
     if args.steps is not None and args.steps < 1:
         raise UsageError(tr("--steps must be at least 1"), tr("e.g. --steps 300"))
     started = time.time()
     preset_config(args.preset)  # unknown preset: stop before anything is prepared or launched
-    target = _target(args)
-    cluster, shared = target.cluster, target.shared
-    # A dry run prepares no corpus (22 MB, perhaps on a shared directory not mounted here): it names the
-    # path a real run would use.
+    target = demo_target(args)
+    data_dir = _corpus(args, target.shared)
+    opts, device_type, procs = _options(args, target, data_dir)
+    if args.dry_run:
+        print(dry_run_text(prepare(opts, dry_run=True)))
+        return ExitCode.OK
+    launched = service.start(opts)
+    if run_dirs is not None:
+        run_dirs.append(launched.run_dir)
+    _announce(args, target, launched, device_type, procs)
+    attach = args.attach if args.attach is not None else not args.json
+    if not attach:
+        flag, run_id = target.runs_flag, launched.run_id
+        print(next_steps(f"dscluster logs {run_id} -f{flag}", f"dscluster status {run_id}{flag}",
+                         f"dscluster stop {run_id}{flag}", *([f"dscluster sim crash{target.sim_flag} node1"]
+                                                             if target.sim_name and target.nodes > 1 else [])))
+        return ExitCode.OK
+    return _follow(args, target, launched.run_id, launched.run_dir, started)
+
+
+def _corpus(args: argparse.Namespace, shared: Path) -> Path:
+    """The corpus the demo trains on: --data, else the standard library's sources prepared (once) under the
+    shared directory. A dry run prepares no corpus (22 MB, perhaps on a shared directory not mounted here):
+    it names the path a real run would use."""
+    from dscluster.data.corpus import default_corpus_dir, ensure_stdlib_corpus  # noqa: PLC0415
+    from dscluster.data.shards import open_dataset  # noqa: PLC0415
+
     if args.data:
         data_dir = Path(args.data).absolute()
         note = ""
     elif args.dry_run:
-        data_dir = default_corpus_dir(shared)
+        return default_corpus_dir(shared)
     else:
         print(tr("preparing the corpus: the Python standard library sources (cached after the first time)..."), flush=True)
         data_dir, fresh = ensure_stdlib_corpus(shared)
@@ -310,7 +241,17 @@ def _demo(args: argparse.Namespace, run_dirs: list[Path] | None = None) -> int:
         data = open_dataset(data_dir)
         print(f"{OK} " + tr("corpus {path}{note}: {train:,} training tokens, {val:,} validation tokens",
                              path=data_dir, note=note, train=data.train.tokens, val=data.val.tokens))
+    return data_dir
 
+
+def _options(args: argparse.Namespace, target: Target, data_dir: Path):
+    """(the run's LaunchOptions, device type, processes on this machine): the reference trainer with the
+    device's ds_config and step count, its threads sized to the cores the processes share."""
+    from dscluster.commands.runnerargs import flags_from_args  # noqa: PLC0415
+    from dscluster.runs import service  # noqa: PLC0415
+    from dscluster.runs.options import LaunchOptions  # noqa: PLC0415
+
+    cluster, shared = target.cluster, target.shared
     device_type, procs = _detect(args)
     args.steps = args.steps or DEMO_STEPS[device_type]
     flags = flags_from_args(args)
@@ -334,30 +275,28 @@ def _demo(args: argparse.Namespace, run_dirs: list[Path] | None = None) -> int:
         heartbeat_timeout=args.heartbeat_timeout, restart_wait=args.restart_wait, skip_doctor=args.skip_doctor,
         cwd=str(shared) if cluster else None, runner=flags,
         unwritten_configs={str(cfg_path): ds_config} if args.dry_run else None)
-    if args.dry_run:
-        print(dry_run_text(prepare(opts, dry_run=True)))
-        return ExitCode.OK
-    launched = service.start(opts)
-    prep, run_id, run_dir = launched.prepared, launched.run_id, launched.run_dir
-    if run_dirs is not None:
-        run_dirs.append(run_dir)
-    world = prep.record.world_size
-    if cluster:
+    return opts, device_type, procs
+
+
+def _announce(args: argparse.Namespace, target: Target, launched, device_type: str, procs) -> None:
+    """The started run in one line (what, where, world size) and its directory."""
+    prep = launched.prepared
+    if target.cluster:
         where = tr_n(len(prep.record.launch.hosts), "{n} node of {cluster}", "{n} nodes of {cluster}",
                      cluster=prep.record.cluster)
     else:
         where = (tr_n(procs, "{n} GPU", "{n} GPUs") if device_type == "cuda"
                  else tr_n(procs, "{n} CPU process (gloo)", "{n} CPU processes (gloo)"))
-    print(f"{OK} " + tr("run {id}: {preset} GPT, {steps} steps on {where}", id=run_id, preset=args.preset,
-                         steps=args.steps, where=where) + " " + tr("(world size {n})", n=world))
-    print("  " + tr("run directory: {dir}", dir=run_dir))
-    attach = args.attach if args.attach is not None else not args.json
-    if not attach:
-        flag = target.runs_flag
-        print(next_steps(f"dscluster logs {run_id} -f{flag}", f"dscluster status {run_id}{flag}",
-                         f"dscluster stop {run_id}{flag}", *([f"dscluster sim crash{target.sim_flag} node1"]
-                                                             if target.sim_name and target.nodes > 1 else [])))
-        return ExitCode.OK
+    print(f"{OK} " + tr("run {id}: {preset} GPT, {steps} steps on {where}", id=launched.run_id, preset=args.preset,
+                         steps=args.steps, where=where) + " " + tr("(world size {n})", n=prep.record.world_size))
+    print("  " + tr("run directory: {dir}", dir=launched.run_dir))
+
+
+def _follow(args: argparse.Namespace, target: Target, run_id: str, run_dir: Path, started: float) -> int:
+    """Attached: the progress bar until the run ends, then its failure (with where to look) or its summary."""
+    from dscluster.commands.runview import exit_code_of, print_outcome, wait_attached  # noqa: PLC0415
+    from dscluster.train.commits import latest_committed  # noqa: PLC0415
+
     progress = Progress(run_dir / "metrics.jsonl", args.steps)
     record = wait_attached(run_dir, on_tick=progress)
     progress.finish()

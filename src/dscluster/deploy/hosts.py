@@ -160,6 +160,23 @@ def host_problems(spec: ClusterSpec, node: NodeSpec, opts: DeployOptions, facts:
     if not facts.docker:
         p += _engine_problems(node, opts.engine, facts.docker_error or "")
         return p
+    _gpu_problems(node, opts, facts, add)
+    _shared_problems(spec, node, facts, add)
+    for port in facts.busy_ports:
+        add(tr("port {port} is already in use on {host}", port=port, host=host),
+            tr("free it (ssh {host} ss -ltnp 'sport = :{port}'), or choose another ssh_port in the spec",
+               host=host, port=port))
+    if facts.container:
+        add(tr("a container named {name} already exists on {host} ({state})", name=container_name(spec), host=host,
+               state=facts.container),
+            tr("remove it first: dscluster down --cluster {spec}", spec=spec.path or spec.name))
+    _image_problems(spec, node, opts, facts, add)
+    return p
+
+
+def _gpu_problems(node: NodeSpec, opts: DeployOptions, facts: HostFacts, add) -> None:
+    """GPUs asked for: the host has them (as many as its slots with --gpus all) and its engine passes them."""
+    host = node.address
     if opts.gpus != "none":
         if facts.gpus <= 0:
             add(tr("no GPUs found on {host} (nvidia-smi {state})", host=host,
@@ -177,6 +194,11 @@ def host_problems(spec: ClusterSpec, node: NodeSpec, opts: DeployOptions, facts:
             add(tr("Docker on {host} cannot pass GPUs (no NVIDIA Container Toolkit)", host=host),
                 tr("install nvidia-container-toolkit on {host}, then: sudo nvidia-ctk runtime configure "
                    "--runtime=docker && sudo systemctl restart docker", host=host))
+
+
+def _shared_problems(spec: ClusterSpec, node: NodeSpec, facts: HostFacts, add) -> None:
+    """The shared directory is mounted on the host and writable by the image's user."""
+    host = node.address
     if not facts.shared_dir:
         add(tr("the shared directory {path} does not exist on {host}", path=spec.shared_dir, host=host),
             tr("mount the cluster's shared storage (NFS) at {path} on {host}, the same path on every host",
@@ -187,14 +209,11 @@ def host_problems(spec: ClusterSpec, node: NodeSpec, opts: DeployOptions, facts:
                stat=facts.shared_stat.replace(" ", ":") or "?"),
             tr("on the storage: sudo chown {uid}:{uid} {path} (or build the image with --build-arg "
                "NODE_UID=<the owner's UID>)", uid=facts.image_uid, path=spec.shared_dir))
-    for port in facts.busy_ports:
-        add(tr("port {port} is already in use on {host}", port=port, host=host),
-            tr("free it (ssh {host} ss -ltnp 'sport = :{port}'), or choose another ssh_port in the spec",
-               host=host, port=port))
-    if facts.container:
-        add(tr("a container named {name} already exists on {host} ({state})", name=container_name(spec), host=host,
-               state=facts.container),
-            tr("remove it first: dscluster down --cluster {spec}", spec=spec.path or spec.name))
+
+
+def _image_problems(spec: ClusterSpec, node: NodeSpec, opts: DeployOptions, facts: HostFacts, add) -> None:
+    """The image is on the host, runs as the spec's ssh_user (not root), with the spec's python."""
+    host = node.address
     if facts.image_user is None:
         add(tr("the image {image} is not on {host}", image=opts.image, host=host),
             tr("ssh {host} {engine} pull {image}   (or: {engine} save {image} | ssh {host} {engine} load)",
@@ -212,7 +231,6 @@ def host_problems(spec: ClusterSpec, node: NodeSpec, opts: DeployOptions, facts:
                image_python=facts.image_python),
             tr('set python = "{image_python}" in the spec (or remove the line: `up` records it)',
                image_python=facts.image_python))
-    return p
 
 
 def _engine_problems(node: NodeSpec, engine: str, err: str) -> list[Problem]:

@@ -43,7 +43,7 @@ from dscluster.node.sshd import HOST_KEY_NAME
 from dscluster.safepython import module_argv
 from dscluster.sim import network
 from dscluster.sim.names import MAX_NODES, SimNames, check_name, check_tag_unique, choose_subnet, node_ip
-from dscluster.sim.nodeuser import SIM_USER, ensure_access, ensure_user
+from dscluster.sim.nodeuser import SIM_USER, ensure_shared
 from dscluster.sim.procs import alive, global_lock, reap, require_root
 from dscluster.sim.teardown import down, teardown
 
@@ -86,6 +86,25 @@ def _log_tail(path: Path, lines: int = 10) -> str:
         return "\n".join("    " + ln for ln in path.read_text(errors="replace").splitlines()[-lines:])
     except OSError:
         return "    (no log)"
+
+
+def _check_size(n: int, slots: int) -> None:
+    if not 1 <= n <= MAX_NODES:
+        raise UsageError(tr("{n} nodes is out of range", n=n), tr("use 1 to {max}", max=MAX_NODES))
+    if not 1 <= slots <= 64:
+        raise UsageError(tr("--slots {slots} is out of range", slots=slots), tr("use 1 to 64"))
+
+
+def _publish(spec: ClusterSpec, names: SimNames, n: int, shared: Path) -> None:
+    """The spec written, the cluster key made and published, the old nodes' host-key records gone."""
+    atomic_write_text(spec.path, format_spec(spec))
+    known_hosts_path(spec).unlink(missing_ok=True)  # new nodes, new host keys
+    identity.ensure_identity(spec)
+    identity.publish_cluster_pubkey(spec)
+    identity.publish_spec(spec)
+    for i in range(n):
+        with contextlib.suppress(OSError):  # by descriptor: the shared dir is the node user's
+            fsutil.unlink(identity.hostkeys_dir(shared) / f"{names.node(i)}.json")
 
 
 class SimCluster:
@@ -158,10 +177,7 @@ class SimCluster:
         With `slurm`, a real Slurm runs on the nodes too (sim/slurm.py)."""
         require_root()
         check_name(name)
-        if not 1 <= n <= MAX_NODES:
-            raise UsageError(tr("{n} nodes is out of range", n=n), tr("use 1 to {max}", max=MAX_NODES))
-        if not 1 <= slots <= 64:
-            raise UsageError(tr("--slots {slots} is out of range", slots=slots), tr("use 1 to 64"))
+        _check_size(n, slots)
         names = SimNames(name)
         with global_lock():
             check_tag_unique(name)
@@ -169,11 +185,7 @@ class SimCluster:
             net = choose_subnet(name, n, subnet)
             base = cls.base_dir(name, Path(home) if home else None)
             shared = Path(shared_dir) if shared_dir else base / "shared"
-            entry = ensure_user(user)
-            shared.mkdir(parents=True, exist_ok=True)
-            os.chown(shared, entry.pw_uid, entry.pw_gid)  # ranks run as the node user and write runs/, data/
-            os.chmod(shared, 0o755)
-            granted = ensure_access(entry, shared)
+            entry, granted = ensure_shared(user, shared)
             logs = base / "logs"
             logs.mkdir(parents=True, exist_ok=True)
             names.runtime_dir.mkdir(parents=True, exist_ok=True)
@@ -195,31 +207,14 @@ class SimCluster:
                                for i in range(n)]}
             sim = cls(state)
             sim._save()  # first, so a killed `up` can be found and cleaned
-            atomic_write_text(spec.path, format_spec(spec))
-            known_hosts_path(spec).unlink(missing_ok=True)  # new nodes, new host keys
-            identity.ensure_identity(spec)
-            identity.publish_cluster_pubkey(spec)
-            identity.publish_spec(spec)
-            for i in range(n):
-                with contextlib.suppress(OSError):  # by descriptor: the shared dir is the node user's
-                    fsutil.unlink(identity.hostkeys_dir(shared) / f"{names.node(i)}.json")
+            _publish(spec, names, n, shared)
             network.create(names, net, n)
             started = time.time()
             for i in range(n):
                 sim._start_node(i)
             sim._wait_ready(range(n), started, timeout)
             sim._save()
-        sim.pin_host_keys()
-        sync = ensure_ssh_files(sim.spec)
-        if sync.changed:
-            raise ClusterError(tr("the host-key records of {nodes} in {dir} disagree with the keys the nodes hold",
-                                  nodes=", ".join(sync.changed), dir=identity.hostkeys_dir(sim.spec.shared_dir)),
-                               tr("someone who can write the shared directory changed them: remove them "
-                                  "(rm {dir}/*.json) and run sim up again; the nodes' own keys are pinned",
-                                  dir=identity.hostkeys_dir(sim.spec.shared_dir)))
-        if sync.missing or sync.untrusted:
-            raise ClusterError(tr("host keys missing for {nodes}", nodes=", ".join(sync.missing + sync.untrusted)),
-                               tr("see the node logs in {logs}", logs=logs))
+        sim._trust_host_keys(logs)
         if check_mesh:
             sim.check_ssh()
         if slurm:
@@ -228,6 +223,20 @@ class SimCluster:
             with global_lock():
                 sim_slurm.start(sim)
         return sim
+
+    def _trust_host_keys(self, logs: Path) -> None:
+        """The nodes' host keys pinned, and the records of them in the shared directory agreeing."""
+        self.pin_host_keys()
+        sync = ensure_ssh_files(self.spec)
+        if sync.changed:
+            raise ClusterError(tr("the host-key records of {nodes} in {dir} disagree with the keys the nodes hold",
+                                  nodes=", ".join(sync.changed), dir=identity.hostkeys_dir(self.spec.shared_dir)),
+                               tr("someone who can write the shared directory changed them: remove them "
+                                  "(rm {dir}/*.json) and run sim up again; the nodes' own keys are pinned",
+                                  dir=identity.hostkeys_dir(self.spec.shared_dir)))
+        if sync.missing or sync.untrusted:
+            raise ClusterError(tr("host keys missing for {nodes}", nodes=", ".join(sync.missing + sync.untrusted)),
+                               tr("see the node logs in {logs}", logs=logs))
 
     def _start_node(self, i: int) -> None:
         entry = self.state["nodes"][i]

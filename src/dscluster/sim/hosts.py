@@ -152,6 +152,67 @@ def _start_dockerd(host_dir: Path, run_dir: Path, netns: str) -> int:
     return proc.pid
 
 
+def _check_up(n: int, engine: str) -> None:
+    if engine not in ENGINES:
+        raise UsageError(tr("unknown container engine {engine!r}", engine=engine),
+                         tr("use --engine podman or --engine docker"), setting="engine")
+    if engine == "docker" and shutil.which(DOCKERD) is None:
+        raise UsageError(tr("dockerd is not installed here"), tr("apt-get install docker.io (scripts/setup.sh test)"),
+                         setting="engine")
+    if not 1 <= n <= MAX_NODES:
+        raise UsageError(tr("{n} nodes is out of range", n=n), tr("use 1 to {max}", max=MAX_NODES))
+
+
+def _operator_files(name: str, root: Path, shared: Path, shared_uid: int, authorized: Path) -> None:
+    """The hosts' directories, the shared dir (the image's user owns it), the operator's key and the
+    hosts' authorized_keys."""
+    ssh_dir = root / "ssh"
+    for d in (root, ssh_dir, root / "hosts"):
+        d.mkdir(parents=True, exist_ok=True)
+        os.chmod(d, 0o755)  # sshd's StrictModes: root-owned, not group/world-writable
+    shared.mkdir(parents=True, exist_ok=True)
+    os.chown(shared, shared_uid, shared_uid)
+    os.chmod(shared, 0o755)
+    _keygen(ssh_dir / "id_ed25519", f"operator@{name}")
+    authorized.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(authorized, (ssh_dir / "id_ed25519.pub").read_text())
+
+
+def _start_host(entry: dict, root: Path, run_dir: Path, authorized: Path, engine: str, save) -> str:
+    """One host: its host key, engine config (and dockerd), and sshd in its network namespace (`entry`
+    records the pids; `save` writes the state). Returns its known_hosts line."""
+    host_dir = root / "hosts" / entry["name"]
+    host_dir.mkdir(parents=True, exist_ok=True)
+    os.chmod(host_dir, 0o755)
+    _keygen(host_dir / "ssh_host_ed25519_key", entry["name"])
+    _write_engine_config(host_dir, run_dir, root / "hosts" / "hosts")
+    if engine == "docker":
+        entry["dockerd_pid"] = _start_dockerd(host_dir, run_dir, entry["netns"])
+        save()
+    config = host_dir / "sshd_config"
+    atomic_write_text(config, _sshd_config(host_dir, entry["address"], authorized, run_dir))
+    known = (f"{entry['address']} " + (host_dir / "ssh_host_ed25519_key.pub").read_text().split(" ")[0]
+             + " " + (host_dir / "ssh_host_ed25519_key.pub").read_text().split(" ")[1])
+    log = open(host_dir / "sshd.log", "ab")  # noqa: SIM115 - the child keeps it
+    argv = ["nsenter", f"--net=/run/netns/{entry['netns']}", "--", "unshare", "--uts", "--", "sh", "-c",
+            'hostname "$1"; shift; exec "$@"', "sh", entry["name"], SSHD, "-D", "-e", "-f", str(config)]
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                            start_new_session=True, cwd="/")
+    log.close()
+    entry["pid"] = proc.pid
+    return known
+
+
+def _write_ssh_files(ssh_dir: Path, hosts: list[dict], known: list[str]) -> None:
+    """The operator's known_hosts (every host's key pinned) and ssh_config."""
+    atomic_write_text(ssh_dir / "known_hosts", "\n".join(known) + "\n")
+    atomic_write_text(ssh_dir / "ssh_config", "".join(
+        f"Host {h['address']} {h['name']}\n  HostName {h['address']}\n  User root\n"
+        f"  IdentityFile {ssh_dir / 'id_ed25519'}\n  IdentitiesOnly yes\n"
+        f"  UserKnownHostsFile {ssh_dir / 'known_hosts'}\n  StrictHostKeyChecking yes\n\n"
+        for h in hosts))
+
+
 class BareHosts:
     """A running set of simulated bare hosts. `BareHosts.up(...)`, `BareHosts.attach(name)`, `.down()`."""
 
@@ -205,32 +266,17 @@ class BareHosts:
         engine="docker", every host's dockerd) answers."""
         require_root()
         check_name(name)
-        if engine not in ENGINES:
-            raise UsageError(tr("unknown container engine {engine!r}", engine=engine),
-                             tr("use --engine podman or --engine docker"), setting="engine")
-        if engine == "docker" and shutil.which(DOCKERD) is None:
-            raise UsageError(tr("dockerd is not installed here"), tr("apt-get install docker.io (scripts/setup.sh test)"),
-                             setting="engine")
-        if not 1 <= n <= MAX_NODES:
-            raise UsageError(tr("{n} nodes is out of range", n=n), tr("use 1 to {max}", max=MAX_NODES))
+        _check_up(n, engine)
         names = SimNames(name)
         with global_lock():
             _teardown(name)
             net = choose_subnet(name, n, subnet)
             root = Path(base) if base else Path(paths.home()) / "sims" / f"{name}-hosts"
             ssh_dir, shared = root / "ssh", root / "shared"
-            for d in (root, ssh_dir, root / "hosts"):
-                d.mkdir(parents=True, exist_ok=True)
-                os.chmod(d, 0o755)  # sshd's StrictModes: root-owned, not group/world-writable
-            shared.mkdir(parents=True, exist_ok=True)
-            os.chown(shared, shared_uid, shared_uid)
-            os.chmod(shared, 0o755)
-            _keygen(ssh_dir / "id_ed25519", f"operator@{name}")
             # sshd's StrictModes checks every directory above authorized_keys (/var/tmp, a pytest tmp
             # dir would fail): it lives in the root-only runtime directory instead.
             authorized = cls.runtime_file(name).parent / "authorized_keys"
-            authorized.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_text(authorized, (ssh_dir / "id_ed25519.pub").read_text())
+            _operator_files(name, root, shared, shared_uid, authorized)
             state = {"name": name, "n": n, "engine": engine, "subnet": str(net), "base": str(root.resolve()),
                      "shared_dir": str(shared.resolve()), "created": time.time(),
                      "hosts": [{"name": f"host{i}", "address": node_ip(net, i), "netns": names.netns(i),
@@ -238,37 +284,15 @@ class BareHosts:
             runtime = cls.runtime_file(name)
             atomic_write_json(runtime, state)  # first, so a killed `up` is found by `down`
             network.create(names, net, n)
-            known = []
             atomic_write_text(root / "hosts" / "hosts", "127.0.0.1\tlocalhost\n" + "".join(
                 f"{h['address']}\t{h['name']}\n" for h in state["hosts"]))
             Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege-separation directory
+            known = []
             for entry in state["hosts"]:
-                host_dir = root / "hosts" / entry["name"]
-                host_dir.mkdir(parents=True, exist_ok=True)
-                os.chmod(host_dir, 0o755)
-                _keygen(host_dir / "ssh_host_ed25519_key", entry["name"])
                 run_dir = cls.runtime_file(name).parent / entry["name"]
-                _write_engine_config(host_dir, run_dir, root / "hosts" / "hosts")
-                if engine == "docker":
-                    entry["dockerd_pid"] = _start_dockerd(host_dir, run_dir, entry["netns"])
-                    atomic_write_json(runtime, state)
-                config = host_dir / "sshd_config"
-                atomic_write_text(config, _sshd_config(host_dir, entry["address"], authorized, run_dir))
-                known.append(f"{entry['address']} " + (host_dir / "ssh_host_ed25519_key.pub").read_text().split(" ")[0]
-                             + " " + (host_dir / "ssh_host_ed25519_key.pub").read_text().split(" ")[1])
-                log = open(host_dir / "sshd.log", "ab")  # noqa: SIM115 - the child keeps it
-                argv = ["nsenter", f"--net=/run/netns/{entry['netns']}", "--", "unshare", "--uts", "--", "sh", "-c",
-                        'hostname "$1"; shift; exec "$@"', "sh", entry["name"], SSHD, "-D", "-e", "-f", str(config)]
-                proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                        start_new_session=True, cwd="/")
-                log.close()
-                entry["pid"] = proc.pid
-            atomic_write_text(ssh_dir / "known_hosts", "\n".join(known) + "\n")
-            atomic_write_text(ssh_dir / "ssh_config", "".join(
-                f"Host {h['address']} {h['name']}\n  HostName {h['address']}\n  User root\n"
-                f"  IdentityFile {ssh_dir / 'id_ed25519'}\n  IdentitiesOnly yes\n"
-                f"  UserKnownHostsFile {ssh_dir / 'known_hosts'}\n  StrictHostKeyChecking yes\n\n"
-                for h in state["hosts"]))
+                known.append(_start_host(entry, root, run_dir, authorized, engine,
+                                         lambda: atomic_write_json(runtime, state)))
+            _write_ssh_files(ssh_dir, state["hosts"], known)
             atomic_write_json(runtime, state)
         hosts = cls(state)
         hosts._wait(timeout)

@@ -122,6 +122,16 @@ def runtime_paths(shared_dir: Path) -> list[Path]:
             Path(dscluster.__file__).resolve().parent, Path(shared_dir)]
 
 
+def ensure_shared(user: str, shared: Path) -> tuple[pwd.struct_passwd, list[Path]]:
+    """The node user (made if missing) owning the shared dir (made if missing): the ranks run as that user
+    and write runs/ and data/ there. Returns its passwd entry and what `ensure_access` granted."""
+    entry = ensure_user(user)
+    shared.mkdir(parents=True, exist_ok=True)
+    os.chown(shared, entry.pw_uid, entry.pw_gid)
+    os.chmod(shared, 0o755)
+    return entry, ensure_access(entry, shared)
+
+
 def ensure_access(entry: pwd.struct_passwd, shared_dir: Path, *, grant: bool = True) -> list[Path]:
     """Make sure the node user can run this Python and reach the shared dir. Root-owned directories
     in the way get a narrow traverse-only ACL entry for that one user (returned, so the caller can say
