@@ -1,10 +1,20 @@
 """Helpers every test directory shares (tests/ is on sys.path: its conftest.py lives there).
 
-One copy of each: import them (`from support import free_port`), never paste them into a test file."""
+One copy of each: import them (`from support import free_port, run_cli`), never paste them into a test file."""
 
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+# The dscluster command line as the tests run it: this interpreter's module, whatever PATH says.
+CLI = (sys.executable, "-m", "dscluster.cli")
+# As a user types it where the venv is on PATH: the venv's `dscluster` script.
+VENV_CLI = (str(Path(sys.executable).parent / "dscluster"),)
 
 
 def free_port() -> int:
@@ -12,3 +22,17 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def run_cli(*args: str, env: Mapping[str, str] | None = None, cwd: str | os.PathLike | None = None,
+            timeout: float = 300, user: str | None = None, prefix: Sequence[str] = (),
+            entry: Sequence[str] = CLI, stdin: int | None = None) -> subprocess.CompletedProcess:
+    """`dscluster ARGS`, its output captured as text: the one way a test runs the command line.
+    `env` None: this process's environment; `user`: run as that user (runuser); `prefix`: argv put
+    before it (e.g. a namespace wrapper); `entry`: how it is started (`CLI`, or `VENV_CLI`, the script);
+    `stdin`: e.g. subprocess.DEVNULL (a command that must not wait for an answer)."""
+    argv = [*prefix, *entry, *args]
+    if user:
+        argv = ["runuser", "-u", user, "--", *argv]
+    return subprocess.run(argv, env=None if env is None else dict(env), cwd=None if cwd is None else str(cwd),
+                          capture_output=True, text=True, timeout=timeout, stdin=stdin)

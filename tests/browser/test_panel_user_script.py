@@ -6,12 +6,11 @@ the same values in the run's TensorBoard behind Jupyter. Real launcher, supervis
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from support import run_cli
 from test_panel import VIEW_JS, open_panel
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -30,10 +29,9 @@ def user_run(lab, tmp_path_factory):
     """The run, finished: `dscluster launch --local 1 --detach min_ds_script.py --log-loss --deepspeed ...`."""
     work = tmp_path_factory.mktemp("userwork")
     (work / "ds_config.json").write_text(json.dumps(DS_CONFIG))
-    res = subprocess.run([sys.executable, "-m", "dscluster.cli", "launch", "--local", "1", "--detach",
-                          "--name", "mine", str(SCRIPT), "--steps", str(STEPS), "--log-loss", "--deepspeed",
-                          "--deepspeed_config", "ds_config.json"], env=lab.env, cwd=work, capture_output=True,
-                         text=True, timeout=120)
+    res = run_cli("launch", "--local", "1", "--detach", "--name", "mine", str(SCRIPT), "--steps", str(STEPS),
+                  "--log-loss", "--deepspeed", "--deepspeed_config", "ds_config.json", env=lab.env, cwd=work,
+                  timeout=120)
     assert res.returncode == 0, res.stderr
     run_id = res.stdout.strip()
     run_dir = lab.shared / "runs" / run_id

@@ -10,6 +10,11 @@ The cluster's home (spec, identity, shared dir, logs) is a fresh directory under
 non-root node user can traverse (pytest's tmp dirs are 0700); the spec is self-contained
 (`sim.spec.path`, `sim.spec.state_dir`), so tests need no DSCLUSTER_HOME.
 Node logs (sshd, VERBOSE) are in `sim.log_path("node1")`; on failure the tail is printed.
+
+The command line (support.run_cli) against the module's `sim`: the `env` fixture is its environment
+(this process's, a fresh DSCLUSTER_HOME, no DSCLUSTER_SHARED: the spec names the shared dir), the `cli`
+fixture a polling.SimCli over both. A module that needs more overrides them by name, asking for the
+shared one: `def env(env): return {**env, "DSCLUSTER_LANG": "en"}`.
 """
 
 from __future__ import annotations
@@ -50,6 +55,21 @@ def sim_cluster(request):
             except Exception as err:  # noqa: BLE001 - keep tearing down the others
                 print(f"sim_cluster: down({name}) failed: {err}")
         shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    e = dict(os.environ)
+    e["DSCLUSTER_HOME"] = str(tmp_path_factory.mktemp("home"))
+    e.pop("DSCLUSTER_SHARED", None)
+    return e
+
+
+@pytest.fixture(scope="module")
+def cli(sim, env):
+    from polling import SimCli
+
+    return SimCli(sim, env)
 
 
 @pytest.hookimpl(hookwrapper=True)

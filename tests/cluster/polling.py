@@ -1,13 +1,16 @@
-"""Helpers shared by the launch tests: polling (a fault's effect shows up within a deadline, not at once)
-and the `dscluster` command line run as a user would, against a simulated cluster."""
+"""Helpers shared by the cluster tests: polling (a fault's effect shows up within a deadline, not at once)
+and the `dscluster` command line (support.run_cli) run against a simulated cluster: `sim_cli` in its
+shared directory, `SimCli` (the `cli` fixture of tests/cluster/conftest.py) adding `--cluster` where a
+command reads a run, `cli_runner` in a directory of the test's own."""
 
 from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
+
+from support import CLI, run_cli
 
 
 def wait_for(pred, timeout: float, interval: float = 0.25):
@@ -29,7 +32,36 @@ def cli_runner(sim, cwd: Path):
     env.pop("DSCLUSTER_SHARED", None)
 
     def run(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "dscluster.cli", *args], env=env, cwd=cwd, capture_output=True,
-                              text=True, timeout=timeout)
+        return run_cli(*args, env=env, cwd=cwd, timeout=timeout)
     run.env = env
     return run
+
+
+def sim_cli(sim, env, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    """The command line in the simulated cluster's shared directory, with `env`, its arguments as given."""
+    return run_cli(*args, env=env, cwd=sim.spec.shared_dir, timeout=timeout)
+
+
+class SimCli:
+    """`cli("launch", ...)`: `sim_cli` bound to a cluster and an environment. The commands that read a run
+    (`reads`) get `--cluster SPEC` added after their arguments; `extra` adds variables to one call."""
+
+    READS = ("status", "stop", "logs", "runs", "ckpt")
+
+    def __init__(self, sim, env, *, reads: tuple[str, ...] = READS, timeout: float = 600):
+        self.sim, self.env, self.cwd = sim, env, str(sim.spec.shared_dir)
+        self.reads, self.timeout = reads, timeout
+
+    def argv(self, *args: str) -> list[str]:
+        """What `__call__` runs, for a test that starts it itself (Popen)."""
+        return [*CLI, *args]
+
+    def args(self, *args: str) -> tuple[str, ...]:
+        if args and args[0] in self.reads:
+            return (*args, "--cluster", str(self.sim.spec_path))
+        return args
+
+    def __call__(self, *args: str, timeout: float | None = None,
+                 extra: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+        return run_cli(*self.args(*args), env={**self.env, **extra} if extra else self.env, cwd=self.cwd,
+                       timeout=self.timeout if timeout is None else timeout)

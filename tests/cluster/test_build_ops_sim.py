@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 
 import pytest
+from support import run_cli
 
 pytestmark = [pytest.mark.root, pytest.mark.cluster, pytest.mark.slow]
 
@@ -26,8 +25,8 @@ def test_build_ops_builds_on_the_master_once_and_the_others_load_it(sim, tmp_pat
     env = {**os.environ, "TORCH_EXTENSIONS_DIR": str(cache), "DSCLUSTER_LANG": "en"}
     cfg = tmp_path / "ds.json"
     cfg.write_text('// the recipe\'s\n{"train_micro_batch_size_per_gpu": 1, "optimizer": {"type": "Adam",},}\n')
-    res = subprocess.run([sys.executable, "-m", "dscluster.cli", "node", "build-ops", "--cluster", str(sim.spec.path),
-                          "--deepspeed_config", str(cfg)], capture_output=True, text=True, timeout=480, env=env)
+    res = run_cli("node", "build-ops", "--cluster", str(sim.spec.path), "--deepspeed_config", str(cfg), timeout=480,
+                  env=env)
     assert res.returncode == 0, res.stdout + res.stderr
     blocks = re.split(r"^[✓✗] ", res.stdout, flags=re.M)[1:]
     assert [b.split()[0] for b in blocks] == [n.name for n in sim.spec.nodes], res.stdout  # master first

@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from polling import wait_for
+from polling import sim_cli, wait_for
 
 from dscluster.runs import store
 
@@ -30,22 +28,13 @@ def sim(sim_cluster):
 
 
 @pytest.fixture(scope="module")
-def env(sim, tmp_path_factory):
-    e = dict(os.environ)
-    e["DSCLUSTER_HOME"] = str(tmp_path_factory.mktemp("healthhome"))  # doctor's verdicts and baseline
-    e["DSCLUSTER_LANG"] = "en"
-    e.pop("DSCLUSTER_SHARED", None)
-    return e
-
-
-def cli(sim, env, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dscluster.cli", *args], env=env, cwd=str(sim.spec.shared_dir),
-                          capture_output=True, text=True, timeout=timeout)
+def env(env):
+    return {**env, "DSCLUSTER_LANG": "en"}  # DSCLUSTER_HOME: doctor's verdicts and baseline
 
 
 def test_doctor_names_the_slowed_node_with_its_figure_beside_the_others(sim, env):
     sim.slow("node1", rate="50mbit")
-    res = cli(sim, env, "doctor", "--cluster", str(sim.spec_path), "--collective", "--collective-mb", "2", "--json")
+    res = sim_cli(sim, env, "doctor", "--cluster", str(sim.spec_path), "--collective", "--collective-mb", "2", "--json")
     data = json.loads(res.stdout)
     assert res.returncode != 0, res.stdout[-3000:]
     bw = {r["node"]: r for r in data["results"] if r["check"] == "bandwidth"}
@@ -58,7 +47,7 @@ def test_doctor_names_the_slowed_node_with_its_figure_beside_the_others(sim, env
     assert "sim heal" in bw["node1"]["fix"] and "node1" in bw["node1"]["fix"]
     coll = next(r for r in data["results"] if r["check"] == "collective")
     assert coll["status"] == "ok"  # the group forms: a slow link is not a broken one
-    text = cli(sim, env, "doctor", "--cluster", str(sim.spec_path), "--collective", "--collective-mb", "2")
+    text = sim_cli(sim, env, "doctor", "--cluster", str(sim.spec_path), "--collective", "--collective-mb", "2")
     assert "Bandwidth per node" in text.stdout and "node1 · bandwidth" in text.stdout, text.stdout
     print(f"link figures GB/s: {figures}")
 
@@ -91,8 +80,8 @@ def logs_tail(run_dir: Path, lines: int = 25) -> str:
 
 def test_launch_with_exclude_unhealthy_runs_on_the_other_nodes_and_status_says_why(sim, env, inputs):
     args, cfg = inputs
-    res = cli(sim, env, "launch", "--cluster", str(sim.spec_path), "--detach", "--exclude-unhealthy", "--name",
-              "healthy", "-m", "dscluster.train", *args, "--steps", "3", "--deepspeed", "--deepspeed_config", cfg)
+    res = sim_cli(sim, env, "launch", "--cluster", str(sim.spec_path), "--detach", "--exclude-unhealthy", "--name",
+                  "healthy", "-m", "dscluster.train", *args, "--steps", "3", "--deepspeed", "--deepspeed_config", cfg)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "node1 left out (--exclude-unhealthy)" in res.stderr + res.stdout, res.stderr
     run_id = [line for line in res.stdout.splitlines() if line.strip()][-1].strip()
@@ -104,19 +93,19 @@ def test_launch_with_exclude_unhealthy_runs_on_the_other_nodes_and_status_says_w
     assert "bandwidth" in rec["excluded"][0]["evidence"]
     assert rec["launch"]["exclude_unhealthy"] is True and "node1" not in rec["hostfile"]
     assert rec["batch_plan"]["kept"] and rec["batch_plan"]["after"]["world"] == 2  # the global batch of 3 nodes
-    status = cli(sim, env, "status", run_id, "--cluster", str(sim.spec_path)).stdout
+    status = sim_cli(sim, env, "status", run_id, "--cluster", str(sim.spec_path)).stdout
     assert "node1 left out (--exclude-unhealthy): doctor" in status and "bandwidth" in status, status
 
 
 def test_a_restart_after_a_failure_on_a_node_leaves_it_out_with_allow_shrink(sim, env, inputs):
     args, cfg = inputs
     sim.heal("node1")  # full speed again: a fresh doctor clears node1's verdict
-    res = cli(sim, env, "doctor", "--cluster", str(sim.spec_path))
+    res = sim_cli(sim, env, "doctor", "--cluster", str(sim.spec_path))
     assert res.returncode == 0, res.stdout[-2000:]
-    res = cli(sim, env, "launch", "--cluster", str(sim.spec_path), "--detach", "--exclude-unhealthy",
-              "--allow-shrink", "--max-restarts", "1", "--restart-wait", "3", "--name", "leaveout",
-              "-m", "dscluster.train", *args, "--steps", "14", "--save-interval", "4", "--step-sleep", "0.4",
-              "--deepspeed", "--deepspeed_config", cfg)
+    res = sim_cli(sim, env, "launch", "--cluster", str(sim.spec_path), "--detach", "--exclude-unhealthy",
+                  "--allow-shrink", "--max-restarts", "1", "--restart-wait", "3", "--name", "leaveout",
+                  "-m", "dscluster.train", *args, "--steps", "14", "--save-interval", "4", "--step-sleep", "0.4",
+                  "--deepspeed", "--deepspeed_config", cfg)
     assert res.returncode == 0, res.stdout + res.stderr
     run_id = [line for line in res.stdout.splitlines() if line.strip()][-1].strip()
     run_dir = store.run_path(sim.spec.shared_dir, run_id)
@@ -130,9 +119,9 @@ def test_a_restart_after_a_failure_on_a_node_leaves_it_out_with_allow_shrink(sim
     assert "node1" not in rec["attempts"][1]["rank_nodes"] and len(rec["attempts"][1]["rank_nodes"]) == 2
     shrink = next(e for e in store.read_events(run_dir) if e["event"] == "shrink")
     assert shrink["lost"] == ["node1"] and "left out after the failure there" in shrink["text"], shrink
-    status = cli(sim, env, "status", run_id, "--cluster", str(sim.spec_path)).stdout
+    status = sim_cli(sim, env, "status", run_id, "--cluster", str(sim.spec_path)).stdout
     assert "node1 left out after the failure there" in status, status
     # and the next launch with --exclude-unhealthy leaves node1 out on that run's evidence
-    res = cli(sim, env, "launch", "--cluster", str(sim.spec_path), "--dry-run", "--exclude-unhealthy",
-              "-m", "dscluster.train", *args, "--steps", "2", "--deepspeed", "--deepspeed_config", cfg)
+    res = sim_cli(sim, env, "launch", "--cluster", str(sim.spec_path), "--dry-run", "--exclude-unhealthy",
+                  "-m", "dscluster.train", *args, "--steps", "2", "--deepspeed", "--deepspeed_config", cfg)
     assert res.returncode == 0 and "node1" not in res.stdout.split("hostfile", 1)[-1].split("\n\n")[0], res.stdout

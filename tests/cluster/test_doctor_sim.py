@@ -13,6 +13,7 @@ import time
 from dataclasses import replace
 
 import pytest
+from support import run_cli
 
 from dscluster.doctor import run_doctor
 
@@ -32,8 +33,8 @@ def doctor(spec, **kw):
 
 
 def cli(spec, *args, timeout=300):
-    argv = [sys.executable, "-m", "dscluster.cli", "doctor", "--cluster", str(spec.path), *args]
-    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env={**os.environ, "DSCLUSTER_LANG": "en"})
+    """`dscluster doctor --cluster SPEC ARGS` in English (support.run_cli)."""
+    return run_cli("doctor", "--cluster", str(spec.path), *args, timeout=timeout, env={**os.environ, "DSCLUSTER_LANG": "en"})
 
 
 def problem(report, node, check, *words):

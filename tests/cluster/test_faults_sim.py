@@ -10,12 +10,11 @@ import json
 import os
 import re
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import pytest
-from polling import wait_for
+from polling import SimCli, wait_for
 
 from dscluster.runs import store
 
@@ -50,19 +49,8 @@ def sim(sim_cluster, tmpfs):
 
 
 @pytest.fixture(scope="module")
-def cli(sim, tmp_path_factory):
-    env = dict(os.environ)
-    env["DSCLUSTER_HOME"] = str(tmp_path_factory.mktemp("faultshome"))
-    env.pop("DSCLUSTER_SHARED", None)
-
-    def run(*args: str, timeout: float = 300, extra: dict | None = None) -> subprocess.CompletedProcess:
-        if args and args[0] in ("status", "stop", "logs", "runs", "ckpt", "restart"):
-            args = (*args, "--cluster", str(sim.spec_path))
-        return subprocess.run([sys.executable, "-m", "dscluster.cli", *args], env={**env, **(extra or {})},
-                              cwd=str(sim.spec.shared_dir), capture_output=True, text=True, timeout=timeout)
-
-    run.env = env
-    return run
+def cli(sim, env):
+    return SimCli(sim, env, reads=(*SimCli.READS, "restart"), timeout=300)
 
 
 def _launched(res: subprocess.CompletedProcess, name: str) -> str:

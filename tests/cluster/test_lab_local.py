@@ -13,17 +13,14 @@ import shutil
 import socket
 import stat
 import subprocess
-import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 import pytest
-from support import free_port
+from support import VENV_CLI, free_port, run_cli
 
 pytestmark = pytest.mark.slow
-
-VENV_BIN = Path(sys.executable).parent
 
 
 def _as_user_prefix() -> list[str]:
@@ -46,8 +43,7 @@ class Lab:
         self.env.pop("LC_ALL", None)
 
     def cli(self, *args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([*_as_user_prefix(), str(VENV_BIN / "dscluster"), "lab", *args], env=self.env,
-                              capture_output=True, text=True, timeout=120)
+        return run_cli("lab", *args, env=self.env, timeout=120, prefix=_as_user_prefix(), entry=VENV_CLI)
 
     @property
     def url(self) -> str:

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from polling import wait_for
+from polling import SimCli, wait_for
 
 from dscluster.runs import store
 
@@ -30,26 +30,8 @@ def sim(sim_cluster):
     return sim_cluster(3, name="h4launch")
 
 
-@pytest.fixture(scope="module")
-def env(sim, tmp_path_factory):
-    e = dict(os.environ)
-    e["DSCLUSTER_HOME"] = str(tmp_path_factory.mktemp("h4home"))
-    e.pop("DSCLUSTER_SHARED", None)
-    return e
-
-
-class Cli:
-    def __init__(self, sim, env):
-        self.sim, self.env, self.cwd = sim, env, str(sim.spec.shared_dir)
-
-    def argv(self, *args: str) -> list[str]:
-        return [sys.executable, "-m", "dscluster.cli", *args]
-
-    def __call__(self, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
-        if args and args[0] in ("status", "stop", "logs", "runs", "ckpt"):
-            args = (*args, "--cluster", str(self.sim.spec_path))
-        return subprocess.run(self.argv(*args), env=self.env, cwd=self.cwd, capture_output=True, text=True,
-                              timeout=timeout)
+class Cli(SimCli):
+    """conftest's `cli` (polling.SimCli), with the launches, records and processes these tests read."""
 
     def launch(self, *args: str, doctor: bool = False) -> str:
         """A detached launch. Fault tests skip doctor's pre-flight (tested on its own below): right after a

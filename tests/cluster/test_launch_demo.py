@@ -13,13 +13,9 @@ import time
 from pathlib import Path
 
 import pytest
+from support import run_cli
 
 SIM = "h10demo"  # the hidden --sim-name: a name of our own on a machine others test on (users get "default")
-
-
-def dscluster(*argv: str, env: dict, timeout: float = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dscluster.cli", *argv], env=env, capture_output=True, text=True,
-                          timeout=timeout, check=False)
 
 
 def hints(stdout: str) -> list[str]:
@@ -34,8 +30,7 @@ def home():
     path = Path(tempfile.mkdtemp(prefix="dsc-h10demo-", dir="/var/tmp"))
     os.chmod(path, 0o755)  # the node user traverses it to the simulated shared dir
     yield path
-    subprocess.run([sys.executable, "-m", "dscluster.cli", "sim", "down", "--name", SIM, "--purge"],
-                   env={**os.environ, "DSCLUSTER_HOME": str(path)}, capture_output=True, timeout=120, check=False)
+    run_cli("sim", "down", "--name", SIM, "--purge", env={**os.environ, "DSCLUSTER_HOME": str(path)}, timeout=120)
     subprocess.run(["rm", "-rf", str(path)], timeout=60, check=False)
 
 
@@ -46,9 +41,8 @@ def test_demo_on_simulated_nodes_and_its_hints_address_that_cluster(home, tmp_pa
     env = {**os.environ, "DSCLUSTER_HOME": str(home), "CUDA_VISIBLE_DEVICES": ""}
     for key in ("DSCLUSTER_SHARED", "DSCLUSTER_CLUSTER"):
         env.pop(key, None)
-    proc = subprocess.run([sys.executable, "-m", "dscluster.cli", "demo", "--nodes", "2", "--sim-name", SIM, "--cpu",
-                           "--steps", "6", "--save-interval", "3", "--max-restarts", "0"],
-                          env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path, check=False)
+    proc = run_cli("demo", "--nodes", "2", "--sim-name", SIM, "--cpu", "--steps", "6", "--save-interval", "3",
+                   "--max-restarts", "0", env=env, timeout=600, cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "world size 2" in proc.stdout and "loss:" in proc.stdout
     runs = list((home / "sims" / SIM / "shared" / "runs").iterdir())
@@ -63,18 +57,18 @@ def test_demo_on_simulated_nodes_and_its_hints_address_that_cluster(home, tmp_pa
     assert f"dscluster sim down --name {SIM}" in steps
     assert any(s.startswith(f"dscluster sim crash --name {SIM} node1 && ") and f"sim heal --name {SIM} node1" in s
                for s in steps), steps
-    listed = dscluster(*shlex.split(next(s for s in steps if s.startswith("dscluster runs")))[1:], env=env)
+    listed = run_cli(*shlex.split(next(s for s in steps if s.startswith("dscluster runs")))[1:], env=env, timeout=600)
     assert listed.returncode == 0 and run_id in listed.stdout, listed.stdout + listed.stderr
-    logs = dscluster(*shlex.split(next(s for s in steps if s.startswith("dscluster logs")))[1:], env=env)
+    logs = run_cli(*shlex.split(next(s for s in steps if s.startswith("dscluster logs")))[1:], env=env, timeout=600)
     assert logs.returncode == 0 and logs.stdout.strip(), logs.stdout + logs.stderr
 
     # The cluster is reused, never silently recreated at another size (that would kill its runs).
-    again = dscluster("demo", "--nodes", "3", "--sim-name", SIM, "--cpu", "--dry-run", env=env)
+    again = run_cli("demo", "--nodes", "3", "--sim-name", SIM, "--cpu", "--dry-run", env=env, timeout=600)
     assert again.returncode == 2, again.stdout + again.stderr
     assert "running with 2 nodes, not 3" in again.stderr
     assert f"dscluster sim down --name {SIM} && dscluster demo --nodes 3" in again.stderr
     assert "--nodes 2" in again.stderr
-    status = dscluster("sim", "status", "--name", SIM, env=env, timeout=60)
+    status = run_cli("sim", "status", "--name", SIM, env=env, timeout=60)
     assert status.returncode == 0 and "node1" in status.stdout and "node2" not in status.stdout, status.stdout
 
 
@@ -95,20 +89,20 @@ def test_local_launch_and_demo_refuse_a_stale_jit_lock(tmp_path):
     env = {**os.environ, "DSCLUSTER_HOME": str(home), "CUDA_VISIBLE_DEVICES": "", "TORCH_EXTENSIONS_DIR": str(ext)}
     env.pop("DSCLUSTER_SHARED", None)
     launch = ["launch", "--local", "2", "--detach", "-m", "dscluster.train", "--steps", "1"]
-    res = dscluster(*launch, env=env, timeout=120)
+    res = run_cli(*launch, env=env, timeout=120)
     assert res.returncode == 4, res.stdout + res.stderr
     assert str(lock) in res.stderr and f"rm -f {lock}" in res.stderr and "Traceback" not in res.stderr
     # The ranks' TORCH_EXTENSIONS_DIR is the one checked: --env wins over this shell's.
-    res = dscluster(*launch[:4], "--env", f"TORCH_EXTENSIONS_DIR={ext}", *launch[4:],
-                    env={**env, "TORCH_EXTENSIONS_DIR": str(other)}, timeout=120)
+    res = run_cli(*launch[:4], "--env", f"TORCH_EXTENSIONS_DIR={ext}", *launch[4:],
+                  env={**env, "TORCH_EXTENSIONS_DIR": str(other)}, timeout=120)
     assert res.returncode == 4 and f"rm -f {lock}" in res.stderr, res.stdout + res.stderr
-    res = dscluster("demo", "--cpu", "--steps", "1", "--detach", env=env, timeout=300)
+    res = run_cli("demo", "--cpu", "--steps", "1", "--detach", env=env, timeout=300)
     assert res.returncode == 4 and f"rm -f {lock}" in res.stderr, res.stdout + res.stderr
     runs = [p for p in home.rglob("run.json")]
     assert not runs, runs  # refused before any run directory or process exists
     # The printed fix is the whole fix: afterwards the same launch gets past the pre-flight.
     subprocess.run(shlex.split(f"rm -f {lock}"), check=True)
-    res = dscluster(*launch[:4], "--dry-run", *launch[4:], env=env, timeout=120)
+    res = run_cli(*launch[:4], "--dry-run", *launch[4:], env=env, timeout=120)
     assert res.returncode == 0, res.stdout + res.stderr
 
 

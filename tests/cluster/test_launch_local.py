@@ -6,24 +6,19 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
 from polling import wait_for
+from support import run_cli
 
 from dscluster.runs import store
 from dscluster.runs.reaper import run_pids
 
 pytestmark = pytest.mark.slow
 SCRIPT = Path(__file__).resolve().parents[1] / "data" / "min_ds_script.py"
-
-
-def dscluster(*args: str, env: dict, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dscluster.cli", *args], env=env, capture_output=True, text=True,
-                          timeout=timeout)
 
 
 @pytest.fixture
@@ -41,8 +36,8 @@ def _run_id(out: str) -> str:
 
 
 def test_supervisor_sigkill_takes_the_ranks_with_it(env, tmp_path):
-    res = dscluster("launch", "--local", "2", "--detach", "--name", "loop", str(SCRIPT), "--steps", "500",
-                    "--sleep", "0.2", env=env)
+    res = run_cli("launch", "--local", "2", "--detach", "--name", "loop", str(SCRIPT), "--steps", "500",
+                  "--sleep", "0.2", env=env, timeout=120)
     assert res.returncode == 0, res.stderr
     run_dir = store.run_path(tmp_path / "shared", _run_id(res.stdout))
     rank_log = lambda: list((run_dir / "logs").glob("*_rank1.log"))  # noqa: E731
@@ -53,21 +48,21 @@ def test_supervisor_sigkill_takes_the_ranks_with_it(env, tmp_path):
     t0 = time.monotonic()
     assert wait_for(lambda: not run_pids(rec["id"]), 20), f"left behind: {run_pids(rec['id'])}"
     print(f"ranks gone {time.monotonic() - t0:.1f}s after the supervisor's SIGKILL")
-    status = dscluster("status", rec["id"], "--json", env=env)
+    status = run_cli("status", rec["id"], "--json", env=env, timeout=120)
     assert '"status": "lost"' in status.stdout
-    stop = dscluster("stop", rec["id"], env=env)
+    stop = run_cli("stop", rec["id"], env=env, timeout=120)
     assert stop.returncode == 0 and "stopped" in stop.stdout
     assert store.read_record(run_dir).to_json()["status"] == "stopped"
-    again = dscluster("stop", rec["id"], env=env)
+    again = run_cli("stop", rec["id"], env=env, timeout=120)
     assert "already finished" in again.stdout
-    unknown = dscluster("stop", "no-such-run", env=env)
+    unknown = run_cli("stop", "no-such-run", env=env, timeout=120)
     assert unknown.returncode == 5 and "unknown run" in unknown.stderr
 
 
 def test_a_silent_hang_is_caught_by_the_stall_timeout(env, tmp_path):
     # After its first step the script sleeps for minutes without a word: a hung job, as far as anyone can tell.
-    res = dscluster("launch", "--local", "1", "--detach", "--max-restarts", "0", "--stall-timeout", "6",
-                    "--name", "loop", str(SCRIPT), "--steps", "5", "--sleep", "300", env=env)
+    res = run_cli("launch", "--local", "1", "--detach", "--max-restarts", "0", "--stall-timeout", "6",
+                  "--name", "loop", str(SCRIPT), "--steps", "5", "--sleep", "300", env=env, timeout=120)
     assert res.returncode == 0, res.stderr
     run_dir = store.run_path(tmp_path / "shared", _run_id(res.stdout))
     rec = wait_for(lambda: store.read_record(run_dir).to_json()["status"] in store.FINISHED and store.read_record(run_dir).to_json(), 180)
@@ -79,8 +74,8 @@ def test_a_silent_hang_is_caught_by_the_stall_timeout(env, tmp_path):
 
 def test_a_trainer_input_error_is_explained_in_its_own_words_and_not_restarted(env, tmp_path):
     # Default restarts: a missing data directory fails the same way every time, so no restart is tried.
-    res = dscluster("launch", "--local", "2", "--detach", "--name", "loop", "-m", "dscluster.train",
-                    "--data", str(tmp_path / "nope-data"), "--steps", "3", "--deepspeed", env=env)
+    res = run_cli("launch", "--local", "2", "--detach", "--name", "loop", "-m", "dscluster.train",
+                  "--data", str(tmp_path / "nope-data"), "--steps", "3", "--deepspeed", env=env, timeout=120)
     assert res.returncode == 0, res.stderr
     run_dir = store.run_path(tmp_path / "shared", _run_id(res.stdout))
     rec = wait_for(lambda: store.read_record(run_dir).to_json()["status"] in store.FINISHED and store.read_record(run_dir).to_json(), 180)
@@ -89,20 +84,20 @@ def test_a_trainer_input_error_is_explained_in_its_own_words_and_not_restarted(e
     exp = rec["explanation"]
     assert exp["signature"] == "program-error" and exp["retry"] is False
     assert "nope-data does not exist" in exp["cause"] and "dscluster data prepare" in exp["fix"]
-    status = dscluster("status", rec["id"], env=env)
+    status = run_cli("status", rec["id"], env=env, timeout=120)
     assert "does not exist" in status.stdout and "SIGKILL" not in status.stdout
     assert not run_pids(rec["id"])
 
 
 def test_restart_runs_the_same_program_with_its_environment_and_secrets_given_again(env, tmp_path):
     env = {**env, "HF_TOKEN": "hf_0123456789"}
-    res = dscluster("launch", "--local", "2", "--detach", "--name", "loop", "--env", "OMP_NUM_THREADS=1",
-                    "--env", "HF_TOKEN", str(SCRIPT), "--steps", "2", env=env)
+    res = run_cli("launch", "--local", "2", "--detach", "--name", "loop", "--env", "OMP_NUM_THREADS=1",
+                  "--env", "HF_TOKEN", str(SCRIPT), "--steps", "2", env=env, timeout=120)
     assert res.returncode == 0, res.stderr
     old = store.run_path(tmp_path / "shared", _run_id(res.stdout))
     assert wait_for(lambda: store.read_record(old).to_json()["status"] in store.FINISHED, 180)
-    assert dscluster("restart", old.name, env=env).returncode == 2  # the secret is not given again: named
-    res = dscluster("restart", old.name, "--env", "HF_TOKEN", env=env)
+    assert run_cli("restart", old.name, env=env, timeout=120).returncode == 2  # the secret is not given again: named
+    res = run_cli("restart", old.name, "--env", "HF_TOKEN", env=env, timeout=120)
     assert res.returncode == 0, res.stdout + res.stderr
     new = store.run_path(tmp_path / "shared", next(w for w in res.stdout.split() if w.startswith("loop-")))
     rec = wait_for(lambda: store.read_record(new).to_json()["status"] in store.FINISHED and store.read_record(new).to_json(), 180)
@@ -126,7 +121,7 @@ def test_a_stale_jit_lock_refuses_the_launch_at_once_instead_of_hanging(env, tmp
     slurm = ["--launcher", "slurm", "--nodes", "1", "--ntasks-per-node", "1", "--dry-run"]
     for how in (["--local", "1", "--detach"], slurm, ["--sbatch", *slurm[2:]]):
         t0 = time.monotonic()
-        res = dscluster("launch", *how, str(SCRIPT), "--steps", "1", env=env, timeout=60)
+        res = run_cli("launch", *how, str(SCRIPT), "--steps", "1", env=env, timeout=60)
         took = time.monotonic() - t0
         assert res.returncode == 4, (how, res.stdout + res.stderr)
         assert f"rm -f {lock}" in res.stderr and "Traceback" not in res.stderr, res.stderr

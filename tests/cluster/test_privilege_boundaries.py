@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from polling import wait_for
+from support import run_cli
 
 from dscluster.runs import store
 from dscluster.runs.control import request_stop
@@ -30,14 +31,6 @@ DSCLUSTER = shutil.which("dscluster", path=str(Path(sys.executable).parent)) or 
 @pytest.fixture(scope="module")
 def sim(sim_cluster):
     return sim_cluster(2, name="secbound")
-
-
-@pytest.fixture(scope="module")
-def env(tmp_path_factory):
-    e = dict(os.environ)
-    e["DSCLUSTER_HOME"] = str(tmp_path_factory.mktemp("sechome"))
-    e.pop("DSCLUSTER_SHARED", None)
-    return e
 
 
 _PLANT = """
@@ -65,7 +58,8 @@ def plant(sim, files: dict | None = None, symlinks: dict | None = None) -> None:
 
 
 def dscluster(sim, env, cwd: Path, *args: str, timeout: float = 400) -> subprocess.CompletedProcess:
-    return subprocess.run([DSCLUSTER, *args], env=env, cwd=str(cwd), capture_output=True, text=True, timeout=timeout)
+    """The venv's `dscluster` script (as the user types it) in `cwd`: support.run_cli."""
+    return run_cli(*args, env=env, cwd=cwd, timeout=timeout, entry=(DSCLUSTER,))
 
 
 def run_id_from(text: str) -> str:

@@ -12,13 +12,12 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import urllib.parse
 import urllib.request
 from pathlib import Path
 
 import pytest
-from polling import wait_for
+from polling import sim_cli, wait_for
 from support import free_port
 
 from dscluster.runs import store
@@ -33,16 +32,10 @@ def sim(sim_cluster):
     return sim_cluster(2, name="prom")
 
 
-def cli(sim, env, *args, timeout=600):
-    return subprocess.run([sys.executable, "-m", "dscluster.cli", *args], env=env, cwd=str(sim.spec.shared_dir),
-                          capture_output=True, text=True, timeout=timeout)
-
-
 @pytest.fixture(scope="module")
-def env(sim, tmp_path_factory):
-    e = dict(os.environ, DSCLUSTER_HOME=str(tmp_path_factory.mktemp("promhome")), DSCLUSTER_LANG="en")
+def env(env):
+    e = dict(env, DSCLUSTER_LANG="en")
     e.pop("DSCLUSTER_METRICS_PORT", None)
-    e.pop("DSCLUSTER_SHARED", None)
     return e
 
 
@@ -52,7 +45,7 @@ def prometheus(sim, env, tmp_path_factory):
     if exe is None:
         pytest.skip("Debian's prometheus package is not installed (scripts/setup.sh test installs it)")
     work = tmp_path_factory.mktemp("prometheus")
-    res = cli(sim, env, "metrics", "config", "--cluster", str(sim.spec_path), "--interval", "1s")
+    res = sim_cli(sim, env, "metrics", "config", "--cluster", str(sim.spec_path), "--interval", "1s")
     assert res.returncode == 0, res.stderr
     (work / "prometheus.yml").write_text("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n" + res.stdout)
     port = free_port()
@@ -106,9 +99,9 @@ def test_prometheus_scrapes_every_node_and_the_run(sim, env, prometheus):
     data, _ = ensure_stdlib_corpus(shared)
     for path in [data, *data.rglob("*")]:
         os.chmod(path, 0o755 if path.is_dir() else 0o644)
-    res = cli(sim, env, "launch", "--cluster", str(sim.spec_path), "--detach", "--skip-doctor", "--name", "prom",
-              "-m", "dscluster.train", "--data", str(data), *TRAIN, "--steps", str(STEPS), "--save-interval", "4",
-              "--step-sleep", "0.5")
+    res = sim_cli(sim, env, "launch", "--cluster", str(sim.spec_path), "--detach", "--skip-doctor", "--name", "prom",
+                  "-m", "dscluster.train", "--data", str(data), *TRAIN, "--steps", str(STEPS), "--save-interval", "4",
+                  "--step-sleep", "0.5")
     assert res.returncode == 0, res.stdout + res.stderr
     run_id = [ln for ln in res.stdout.splitlines() if ln.strip()][-1].strip()
     run_dir = store.run_path(shared, run_id)

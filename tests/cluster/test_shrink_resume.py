@@ -17,12 +17,10 @@ from __future__ import annotations
 import json
 import os
 import statistics
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from polling import wait_for
+from polling import sim_cli, wait_for
 
 from dscluster.runs import store
 
@@ -34,14 +32,6 @@ STEPS = 16
 @pytest.fixture(scope="module")
 def sim(sim_cluster):
     return sim_cluster(3, name="ckshrink")
-
-
-@pytest.fixture(scope="module")
-def env(sim, tmp_path_factory):
-    e = dict(os.environ)
-    e["DSCLUSTER_HOME"] = str(tmp_path_factory.mktemp("ckhome"))
-    e.pop("DSCLUSTER_SHARED", None)
-    return e
 
 
 @pytest.fixture(scope="module")
@@ -58,11 +48,6 @@ def inputs(sim):
     for path in [data, *data.rglob("*")]:
         os.chmod(path, 0o755 if path.is_dir() else 0o644)
     return ["--data", str(data), *TRAIN], str(cfg)
-
-
-def cli(sim, env, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dscluster.cli", *args], env=env, cwd=str(sim.spec.shared_dir),
-                          capture_output=True, text=True, timeout=timeout)
 
 
 def last_word(text: str) -> str:
@@ -92,10 +77,10 @@ def finished(run_dir: Path, timeout: float) -> dict | None:
 
 def test_a_node_lost_for_good_the_run_continues_on_two_with_the_batch_and_the_loss_kept(sim, env, inputs):
     args, cfg = inputs
-    res = cli(sim, env, "launch", "--cluster", str(sim.spec_path), "--detach", "--skip-doctor", "--allow-shrink",
-              "--max-restarts", "1", "--restart-wait", "3", "--name", "shrink", "-m", "dscluster.train", *args,
-              "--steps", str(STEPS), "--save-interval", "4", "--step-sleep", "0.4", "--deepspeed",
-              "--deepspeed_config", cfg)
+    res = sim_cli(sim, env, "launch", "--cluster", str(sim.spec_path), "--detach", "--skip-doctor", "--allow-shrink",
+                  "--max-restarts", "1", "--restart-wait", "3", "--name", "shrink", "-m", "dscluster.train", *args,
+                  "--steps", str(STEPS), "--save-interval", "4", "--step-sleep", "0.4", "--deepspeed",
+                  "--deepspeed_config", cfg)
     assert res.returncode == 0, res.stdout + res.stderr
     run_id = last_word(res.stdout)
     run_dir = store.run_path(sim.spec.shared_dir, run_id)
@@ -103,11 +88,11 @@ def test_a_node_lost_for_good_the_run_continues_on_two_with_the_batch_and_the_lo
     # A committed step, and two steps trained past it: the resumed attempt replays those.
     ready = wait_for(lambda: (c := store.read_record(run_dir).to_json().get("last_checkpoint_step")) and c >= 4 and
                      max((m["step"] for m in losses(run_dir)), default=0) >= c + 2, 300, 0.3)
-    assert ready, cli(sim, env, "logs", run_id, "--cluster", str(sim.spec_path)).stdout[-3000:]
+    assert ready, sim_cli(sim, env, "logs", run_id, "--cluster", str(sim.spec_path)).stdout[-3000:]
     sim.crash("node2")  # and never healed while this run lives: lost for good
     rec = finished(run_dir, 240)
     assert rec and rec["status"] == "succeeded", \
-        cli(sim, env, "status", run_id, "--cluster", str(sim.spec_path)).stdout + logs_tail(run_dir)
+        sim_cli(sim, env, "status", run_id, "--cluster", str(sim.spec_path)).stdout + logs_tail(run_dir)
     assert len(rec["attempts"]) == 2
     events = store.read_events(run_dir)
     shrink = next(e for e in events if e["event"] == "shrink")
@@ -120,7 +105,7 @@ def test_a_node_lost_for_good_the_run_continues_on_two_with_the_batch_and_the_lo
     assert f"converting step-{resumed_from} (saved by 3 ranks) to DeepSpeed's universal checkpoint format for 2 " \
            "ranks" in log, log[-3000:]
     assert f"resumed from step-{resumed_from}" in log and "global batch 24 x 64" in log
-    status = cli(sim, env, "status", run_id, "--cluster", str(sim.spec_path)).stdout
+    status = sim_cli(sim, env, "status", run_id, "--cluster", str(sim.spec_path)).stdout
     assert "node2 did not come back within 3s" in status and "global batch 24 kept on 2 ranks" in status, status
 
     train = losses(run_dir)
@@ -148,16 +133,16 @@ def test_restart_with_hosts_grows_the_run_back_onto_the_healed_node(sim, env):
     if TestState.shrunk is None:
         pytest.skip("needs the shrunk run of the test above")
     sim.heal("node2")
-    bad = cli(sim, env, "restart", TestState.shrunk, "--cluster", str(sim.spec_path), "--hosts", f"{sim.nodes[0]},node9")
+    bad = sim_cli(sim, env, "restart", TestState.shrunk, "--cluster", str(sim.spec_path), "--hosts", f"{sim.nodes[0]},node9")
     assert bad.returncode != 0 and "node9 not in cluster" in bad.stderr and "Traceback" not in bad.stderr
-    res = cli(sim, env, "restart", TestState.shrunk, "--cluster", str(sim.spec_path), "--hosts", ",".join(sim.nodes))
+    res = sim_cli(sim, env, "restart", TestState.shrunk, "--cluster", str(sim.spec_path), "--hosts", ",".join(sim.nodes))
     assert res.returncode == 0, res.stdout + res.stderr
     assert "global batch 24 kept on 3 ranks instead of 2" in res.stdout, res.stdout
     new_id = res.stdout.split(" run ", 1)[1].split()[0]  # "run NEW started from OLD's program, ..."
     run_dir = store.run_path(sim.spec.shared_dir, new_id)
     rec = finished(run_dir, 240)
     assert rec and rec["status"] == "succeeded", \
-        cli(sim, env, "status", new_id, "--cluster", str(sim.spec_path)).stdout + logs_tail(run_dir)
+        sim_cli(sim, env, "status", new_id, "--cluster", str(sim.spec_path)).stdout + logs_tail(run_dir)
     assert rec["world_size"] == 3 and rec["ds_config"]["gradient_accumulation_steps"] == 2
     assert any(e["event"] == "batch" and e["kept"] for e in store.read_events(run_dir))
     assert "to DeepSpeed's universal checkpoint format for 3 ranks" in rank0_log(run_dir)

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support import CLI, run_cli
 
 from dscluster.errors import ConfigError, ExitCode
 from dscluster.sim import SimCluster, down, leftovers
@@ -27,11 +28,9 @@ def nothing_left(name: str) -> bool:
 
 
 def cli(*args, home: Path, timeout=120, user=None):
-    argv = [sys.executable, "-m", "dscluster.cli", *args]
-    if user:
-        argv = ["runuser", "-u", user, "--"] + argv
-    env = {**os.environ, "DSCLUSTER_HOME": str(home), "DSCLUSTER_LANG": "en"}
-    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)
+    """support.run_cli with `home` as DSCLUSTER_HOME, in English."""
+    return run_cli(*args, env={**os.environ, "DSCLUSTER_HOME": str(home), "DSCLUSTER_LANG": "en"}, timeout=timeout,
+                   user=user)
 
 
 @pytest.fixture
@@ -90,7 +89,7 @@ def test_master_node_user_launches_across_the_cluster(sim_cluster):
 def test_up_recovers_from_a_killed_up(home):
     name = "h2kill"
     env = {**os.environ, "DSCLUSTER_HOME": str(home)}
-    proc = subprocess.Popen([sys.executable, "-m", "dscluster.cli", "sim", "up", "3", "--name", name], env=env,
+    proc = subprocess.Popen([*CLI, "sim", "up", "3", "--name", name], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 30
     while not leftovers(name)["netns"] and time.monotonic() < deadline:
@@ -190,9 +189,8 @@ def test_real_cluster_flow_init_then_node_agents(sim_cluster, tmp_path, monkeypa
     workdir = tmp_path / "controller"
     workdir.mkdir()
     env = {**os.environ, "DSCLUSTER_HOME": str(tmp_path / "ctl-home"), "DSCLUSTER_LANG": "en"}
-    init = subprocess.run([sys.executable, "-m", "dscluster.cli", "init", "--name", "real", "--node", f"{ips[0]}:2",
-                           "--node", ips[1], "--shared", str(sim.spec.shared_dir), "--user", SIM_USER],
-                          cwd=workdir, env=env, capture_output=True, text=True, timeout=60)
+    init = run_cli("init", "--name", "real", "--node", f"{ips[0]}:2", "--node", ips[1], "--shared",
+                   str(sim.spec.shared_dir), "--user", SIM_USER, cwd=workdir, env=env, timeout=60)
     assert init.returncode == 0, init.stderr
     spec = load_spec(workdir / "dscluster.toml")
     assert spec.world_size == 3 and spec.state_dir is None
@@ -204,8 +202,7 @@ def test_real_cluster_flow_init_then_node_agents(sim_cluster, tmp_path, monkeypa
     monkeypatch.setenv("DSCLUSTER_HOME", str(tmp_path / "ctl-home"))  # where init put the identity
     # The keys the agents published lie where the node user can write: never pinned from there (issue 27);
     # the admin pins them from the nodes themselves after comparing fingerprints with the agents' logs.
-    trust = subprocess.run([sys.executable, "-m", "dscluster.cli", "config", "trust", "--all", "--scan", "--yes"],
-                           cwd=workdir, env=env, capture_output=True, text=True, timeout=120)
+    trust = run_cli("config", "trust", "--all", "--scan", "--yes", cwd=workdir, env=env, timeout=120)
     assert trust.returncode == 0, trust.stdout + trust.stderr
     results = [SSHRunner(spec, n).run(["hostname"], timeout=30) for n in spec.nodes]
     assert [r.stdout.strip() for r in results] == ["node0", "node1"], [r.stderr for r in results]

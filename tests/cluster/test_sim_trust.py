@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support import run_cli
 
 from dscluster.cluster import identity
 from dscluster.cluster.pdsh import pdsh_argv, pdsh_env
@@ -254,13 +255,12 @@ def test_trust_by_scan_when_the_shared_dir_is_not_readable_here(sim):
     write_known_hosts(sim.spec, {k: v for k, v in pins.items() if k != "node1"})
     fp = fingerprint(pins["node1"])
     assert fp in sim.log_path("node1").read_text()  # what the user compares against
-    argv = [sys.executable, "-m", "dscluster.cli", "config", "trust", "--cluster", str(sim.spec.path),
-            "--scan", "node1"]
+    argv = ["config", "trust", "--cluster", str(sim.spec.path), "--scan", "node1"]
     try:
-        refused = subprocess.run(argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+        refused = run_cli(*argv, timeout=60, stdin=subprocess.DEVNULL)
         assert refused.returncode == 2 and "--yes" in refused.stderr and fp in refused.stdout
         assert "node1" not in read_known_hosts(sim.spec)
-        done = subprocess.run(argv + ["--yes"], capture_output=True, text=True, timeout=60)
+        done = run_cli(*argv, "--yes", timeout=60)
         assert done.returncode == 0, done.stderr
         assert read_known_hosts(sim.spec)["node1"] == pins["node1"]
     finally:
@@ -268,7 +268,7 @@ def test_trust_by_scan_when_the_shared_dir_is_not_readable_here(sim):
     # a record the node user could have written proves nothing either way: a forged one changes no pin
     record.write_text(original.replace(pins["node1"].split()[1], pins["node0"].split()[1]))
     try:
-        forged = subprocess.run(argv + ["--yes"], capture_output=True, text=True, timeout=60)
+        forged = run_cli(*argv, "--yes", timeout=60)
         assert forged.returncode == 0 and read_known_hosts(sim.spec)["node1"] == pins["node1"], forged.stdout
         assert cli.main(["config", "trust", "--cluster", str(sim.spec.path), "node1"]) == 1  # refused, not pinned
         assert read_known_hosts(sim.spec)["node1"] == pins["node1"]

@@ -8,14 +8,13 @@ read in each node's own process table.
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from polling import wait_for
+from polling import SimCli, wait_for
 
 from dscluster.runs import store
 
@@ -33,14 +32,13 @@ def sim(sim_cluster):
 
 
 @pytest.fixture(scope="module")
-def env(sim, tmp_path_factory):
-    e = dict(os.environ)
-    e["DSCLUSTER_HOME"] = str(tmp_path_factory.mktemp("slhome"))
+def env(env, sim):
+    """conftest's, with the simulated Slurm's configuration and none of this process's other SLURM_*."""
+    e = dict(env)
     e["SLURM_CONF"] = sim.state["slurm"]["conf"]
     for k in list(e):
         if k.startswith("SLURM_") and k != "SLURM_CONF":
             del e[k]
-    e.pop("DSCLUSTER_SHARED", None)
     return e
 
 
@@ -49,17 +47,16 @@ def slurm(env, *argv: str, user: str | None = None, timeout: float = 30) -> subp
     return subprocess.run(prefix + list(argv), env=env, capture_output=True, text=True, timeout=timeout)
 
 
-class Cli:
-    def __init__(self, sim, env):
-        self.sim, self.env, self.cwd = sim, env, str(sim.spec.shared_dir)
+class Cli(SimCli):
+    """conftest's `cli` (polling.SimCli): restart reads a run too, and a launch names the sim's spec."""
 
-    def __call__(self, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
-        if args and args[0] in ("status", "stop", "logs", "runs", "ckpt", "restart"):
-            args = (*args, "--cluster", str(self.sim.spec_path))
+    def __init__(self, sim, env):
+        super().__init__(sim, env, reads=(*SimCli.READS, "restart"))
+
+    def args(self, *args: str) -> tuple[str, ...]:
         if args and args[0] == "launch":  # the sim's spec: runs go to its shared directory
-            args = (args[0], "--cluster", str(self.sim.spec_path), *args[1:])
-        return subprocess.run([sys.executable, "-m", "dscluster.cli", *args], env=self.env, cwd=self.cwd,
-                              capture_output=True, text=True, timeout=timeout)
+            return (args[0], "--cluster", str(self.sim.spec_path), *args[1:])
+        return super().args(*args)
 
     def run_dir(self, run_id: str) -> Path:
         return store.run_path(self.sim.spec.shared_dir, run_id)

@@ -29,14 +29,6 @@ def sim(sim_cluster):
 
 
 @pytest.fixture(scope="module")
-def env(tmp_path_factory):
-    e = dict(os.environ)
-    e["DSCLUSTER_HOME"] = str(tmp_path_factory.mktemp("trusthome"))
-    e.pop("DSCLUSTER_SHARED", None)
-    return e
-
-
-@pytest.fixture(scope="module")
 def victim_dir(tmp_path_factory):
     folder = tmp_path_factory.mktemp("root-only")
     os.chmod(folder, 0o700)

@@ -12,12 +12,12 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import pytest
+from support import run_cli
 
 IMAGE = "dscluster-node:0.1.0-cpu"
 ENGINE = "podman"
@@ -37,8 +37,7 @@ def build_image(engine: str, home: Path, env: dict | None = None) -> str:
     """`dscluster image build --flavor cpu --engine ENGINE`, as a user runs it; skipped by the command
     itself when an image with the same inputs hash is there."""
     env = {**os.environ, **(env or {}), "DSCLUSTER_HOME": str(home)}
-    res = subprocess.run([sys.executable, "-m", "dscluster.cli", "image", "build", "--flavor", "cpu", "--engine", engine,
-                          "--tag", IMAGE], env=env, capture_output=True, text=True, timeout=1800)
+    res = run_cli("image", "build", "--flavor", "cpu", "--engine", engine, "--tag", IMAGE, env=env, timeout=1800)
     log = home / "logs" / "image-build-cpu.log"
     tail = log.read_text(errors="replace")[-3000:] if log.exists() else ""
     assert res.returncode == 0, res.stdout + res.stderr + tail

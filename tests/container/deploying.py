@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
+
+from support import run_cli
 
 
 class Deploy:
@@ -26,8 +27,7 @@ class Deploy:
 
     def cli(self, *args: str, timeout: float = 300, cwd: Path | None = None,
             env: dict | None = None) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "dscluster.cli", *args], env={**self.env, **(env or {})},
-                              capture_output=True, text=True, timeout=timeout, cwd=str(cwd or self.hosts.base))
+        return run_cli(*args, env={**self.env, **(env or {})}, timeout=timeout, cwd=cwd or self.hosts.base)
 
     def up(self) -> subprocess.CompletedProcess:
         return self.cli("up", "--cluster", str(self.spec), "--image", self.image, "--gpus", "none",

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support import run_cli
 
 pytestmark = [pytest.mark.gpu, pytest.mark.slow]
 
@@ -44,8 +45,7 @@ def work(tmp_path, monkeypatch):
 
 
 def _launch(work: Path, *args: str) -> str:
-    res = subprocess.run([sys.executable, "-m", "dscluster.cli", "launch", "--local", "1", "--detach", *args],
-                         cwd=work, capture_output=True, text=True, timeout=180)
+    res = run_cli("launch", "--local", "1", "--detach", *args, cwd=work, timeout=180)
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-3000:]
     return res.stdout.strip().splitlines()[-1]
 
@@ -117,8 +117,7 @@ def test_a_users_device_mismatch_is_shown_as_its_own_line_and_not_restarted(work
     exp = record["explanation"]
     assert exp["signature"] == "device-mismatch" and exp["restart_can_help"] is False, exp
     assert exp["error"]["rank"] == 0 and exp["error"]["where"].endswith("train.py:55"), exp
-    status = subprocess.run([sys.executable, "-m", "dscluster.cli", "status", run_id], cwd=work, capture_output=True,
-                            text=True, timeout=60).stdout
+    status = run_cli("status", run_id, cwd=work, timeout=60).stdout
     assert "first error: rank 0" in status and "Expected all tensors to be on the same device" in status, status
     assert "train.py:55" in status and "not restarted: a restart cannot help" in status, status
     print(status)
@@ -133,8 +132,7 @@ def test_a_users_device_mismatch_is_shown_as_its_own_line_and_not_restarted(work
                          env={**os.environ, "DSCLUSTER_CHECKPOINT_DIR": str(work / "raw-checkpoints")})
     assert raw.returncode != 0
     (work / "raw.log").write_text(raw.stdout + raw.stderr)
-    explained = subprocess.run([sys.executable, "-m", "dscluster.cli", "explain", "raw.log"], cwd=work,
-                               capture_output=True, text=True, timeout=60)
+    explained = run_cli("explain", "raw.log", cwd=work, timeout=60)
     print(explained.stdout)
     assert explained.returncode == 0 and "RuntimeError: Expected all tensors to be on the same device" in \
         explained.stdout and "train.py:55" in explained.stdout and "restart can help: no" in explained.stdout

@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 
 import pytest
+from support import run_cli
 
 from dscluster.train.checkpoint import committed_steps
 
@@ -83,9 +83,8 @@ def test_bad_config_stops_every_rank_with_one_clear_message(stdlib_corpus, tmp_p
 def test_demo_loss_falls_clearly_and_retention_keeps_k(stdlib_corpus, tmp_path):
     env = {**os.environ, "DSCLUSTER_HOME": str(tmp_path / "home"), "DSCLUSTER_SHARED": str(tmp_path / "shared"),
            "CUDA_VISIBLE_DEVICES": ""}
-    proc = subprocess.run([sys.executable, "-m", "dscluster.cli", "demo", "--cpu", "--steps", "40", "--save-interval",
-                           "10", "--keep", "2", "--data", str(stdlib_corpus)],
-                          env=env, capture_output=True, text=True, timeout=400)
+    proc = run_cli("demo", "--cpu", "--steps", "40", "--save-interval", "10", "--keep", "2", "--data",
+                   str(stdlib_corpus), env=env, timeout=400)
     _ok(proc)
     runs = list((tmp_path / "shared" / "runs").iterdir())
     assert len(runs) == 1

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 import readme_blocks as blocks
+from support import VENV_CLI, run_cli
 
 HOME = Path.home()
 LOCAL_RUNS = HOME / ".dscluster" / "local" / "runs"
@@ -35,8 +36,7 @@ def reader_env() -> dict[str, str]:
 
 
 def dscluster(*argv: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([str(Path(sys.executable).parent / "dscluster"), *argv], cwd=blocks.ROOT,
-                          env=reader_env(), capture_output=True, text=True, timeout=timeout)
+    return run_cli(*argv, cwd=blocks.ROOT, env=reader_env(), timeout=timeout, entry=VENV_CLI)
 
 
 def _local_runs() -> set[str]:
