@@ -159,3 +159,27 @@ def test_no_module_outside_the_backends_compares_launcher_names():
     assert not offenders, "\n".join(offenders)
     # and the check itself finds what it is there to find
     assert COMPARISON.search('if cfg.launcher == "slurm":') and COMPARISON.search('launcher in ("pdsh", "local")')
+
+
+def test_a_schedulers_request_is_the_backends_own(k8s):
+    """Slurm's request is built, recorded and read back by its backend; a backend that asks nothing of a
+    scheduler (the fake k8s one, pdsh) answers with the defaults."""
+    from dscluster.launcher.runnerflags import RunnerFlags
+    from dscluster.launcher.slurm import SlurmAsk
+    from dscluster.runs.options import LaunchOptions
+
+    slurm = backends.get("slurm")
+    opts = LaunchOptions(command=["t.py"], launcher="slurm", runner=RunnerFlags(include="n1@n2"),
+                         slurm=SlurmAsk(nodes=0, tasks_per_node=4, time="30"))
+    ask = slurm.request(opts, None)
+    assert (ask.nodes, ask.tasks_per_node, ask.time, ask.nodelist, ask.ranks) == (2, 4, "30", "n1,n2", 8)
+    recorded = slurm.request_record(ask, ())
+    assert recorded["job_id"] is None and slurm.recorded_request(recorded) == ask
+    assert slurm.allocation_args(ask, (("n1", 4),)) == ("--nodelist=n1",) and slurm.allocation_args(ask, ()) == ()
+    hosts, lines = slurm.allocation_preview(ask, "r-1")
+    assert hosts == (("NODE1", 4), ("NODE2", 4)) and lines[1].startswith("salloc --no-shell")
+    for other in (k8s, backends.get("pdsh")):
+        assert other.request(opts, None) is None and other.allocated_hosts(opts, None) == ()
+        assert other.recorded_request(recorded) is None and other.request_record(ask, ()) is None
+        assert other.allocation_args(ask, ()) == () and other.allocation_preview(ask, "r-1") == ((), [])
+        other.check_request(opts)  # refuses nothing
