@@ -278,6 +278,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return rc
 
 
+def _print_where(run_dir: Path, status: str) -> None:
+    print("  " + tr("run directory: {dir}", dir=run_dir))
+    if status == "queued":  # --wait: another run holds its GPUs
+        print("  " + tr("queued until its GPUs are free: dscluster queue shows who holds them"))
+
+
 def _demo(args: argparse.Namespace, run_dirs: list[Path] | None = None) -> int:
     from dscluster.commands.runnerargs import flags_from_args  # noqa: PLC0415
     from dscluster.commands.runview import exit_code_of, print_outcome, wait_attached  # noqa: PLC0415
@@ -333,7 +339,7 @@ def _demo(args: argparse.Namespace, run_dirs: list[Path] | None = None) -> int:
         env=env, max_restarts=args.max_restarts, stall_timeout=args.stall_timeout,
         heartbeat_timeout=args.heartbeat_timeout, restart_wait=args.restart_wait, skip_doctor=args.skip_doctor,
         cwd=str(shared) if cluster else None, runner=flags,
-        unwritten_configs={str(cfg_path): ds_config} if args.dry_run else None)
+        unwritten_configs={str(cfg_path): ds_config} if args.dry_run else None, wait=args.wait)
     if args.dry_run:
         print(dry_run_text(prepare(opts, dry_run=True)))
         return ExitCode.OK
@@ -350,7 +356,7 @@ def _demo(args: argparse.Namespace, run_dirs: list[Path] | None = None) -> int:
                  else tr_n(procs, "{n} CPU process (gloo)", "{n} CPU processes (gloo)"))
     print(f"{OK} " + tr("run {id}: {preset} GPT, {steps} steps on {where}", id=run_id, preset=args.preset,
                          steps=args.steps, where=where) + " " + tr("(world size {n})", n=world))
-    print("  " + tr("run directory: {dir}", dir=run_dir))
+    _print_where(run_dir, prep.record.status)
     attach = args.attach if args.attach is not None else not args.json
     if not attach:
         flag = target.runs_flag

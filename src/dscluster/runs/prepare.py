@@ -29,6 +29,7 @@ from dscluster.launcher.runnerflags import (
 )
 from dscluster.runs import store
 from dscluster.runs.options import DEFAULTS, LaunchOptions, check_supervision
+from dscluster.runs.owner import current_user
 from dscluster.runs.program import (
     ACCELERATE_DS_ENV,
     check_ds_config,
@@ -89,7 +90,7 @@ def prepare(opts: LaunchOptions, *, dry_run: bool = False) -> Prepared:
         deepspeed_env={"files": [str(p) for p in env.files], "names": sorted(env.from_files)} if env.files else None,
         batch_plan={**config.batch_plan.to_dict(), "text": config.batch_plan.describe()}
         if config.batch_plan is not None else None,
-        excluded=tuple(e.to_dict() for e in where.excluded))
+        excluded=tuple(e.to_dict() for e in where.excluded), owner=current_user())
     return Prepared(record, secrets, where.shared, where.spec)
 
 

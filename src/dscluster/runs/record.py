@@ -246,11 +246,14 @@ class RunRecord:
     last_hf_checkpoint: str | None = None  # a Hugging Face Trainer's newest complete checkpoint-N (its path)
     excluded: tuple[Mapping[str, Any], ...] = ()  # runs.exclude's entries: nodes left out at launch, and why
     metrics_url: str | None = None  # the supervisor's Prometheus endpoint while the run lives
+    # The launching OS user's name (runs/owner.py): only they (or root) may stop or restart the run. Absent in
+    # records from before owners: the owner of run.json (its file's uid) is the run's owner then.
+    owner: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)  # keys this version does not know
     present: frozenset[str] = field(default=frozenset(), compare=False, repr=False)  # optional keys read
 
     OPTIONAL = ("ended", "supervisor_pid", "supervisor_host", "waiting_for", "slurm", "shrinks", "batch_plan",
-                "deepspeed_env", "last_hf_checkpoint", "excluded", "metrics_url")
+                "deepspeed_env", "last_hf_checkpoint", "excluded", "metrics_url", "owner")
 
     def to_json(self) -> dict[str, Any]:
         return _to_json(self, self.OPTIONAL)
