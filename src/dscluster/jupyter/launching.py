@@ -71,7 +71,7 @@ def _int_field(body: dict, key: str, default: int | None, lo: int, hi: int) -> i
     return value
 
 
-LAUNCH_FIELDS = ("script", "args", "config", "cluster", "nprocs", "max_restarts", "name", "env")
+LAUNCH_FIELDS = ("script", "args", "config", "cluster", "nprocs", "max_restarts", "name", "env", "wait")
 
 
 def checked_env(env: object) -> dict[str, str]:

@@ -31,12 +31,22 @@ from dscluster.runs.record import RunRecord
 QUEUED = "queued"  # the run's status while it waits in the GPU queue
 
 
+def has_local_gpus() -> bool:
+    """Whether this machine has GPUs to share (NVIDIA device files): a local run on CPU processes takes none."""
+    import glob
+
+    return bool(glob.glob("/dev/nvidia[0-9]*"))
+
+
 def leases_dir(record: RunRecord, shared: Path) -> Path | None:
-    """Where the run's claim lives; None for a run that takes no leases (its scheduler shares the GPUs)."""
+    """Where the run's claim lives; None for a run that takes no leases: its scheduler shares the GPUs (a
+    backend that `allocates`: Slurm), or it runs on this machine and this machine has no GPU."""
     backend = backends.get(record.launch.launcher)
     if backend.allocates:
         return None
-    return leasefiles.local_dir() if backend.on_this_machine else leasefiles.cluster_dir(shared)
+    if backend.on_this_machine:
+        return leasefiles.local_dir() if has_local_gpus() else None
+    return leasefiles.cluster_dir(shared)
 
 
 def run_gpus(record: RunRecord) -> tuple[Gpu, ...]:
