@@ -46,13 +46,18 @@ def local_dir() -> Path:
     return paths.home() / "leases"
 
 
-def process_started(pid: int) -> str | None:
-    """The start time of process `pid` (/proc's field 22, clock ticks since boot), None when unknown."""
+def _stat_fields(pid: int) -> list[str]:
+    """/proc/PID/stat's fields from the state on (field 3: the state; field 22: the start time)."""
     try:
         text = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
-        return None
-    fields = text[text.rfind(")") + 2:].split()
+        return []
+    return text[text.rfind(")") + 2:].split()
+
+
+def process_started(pid: int) -> str | None:
+    """The start time of process `pid` (/proc's field 22, clock ticks since boot), None when unknown."""
+    fields = _stat_fields(pid)
     return fields[19] if len(fields) > 19 else None
 
 
@@ -72,7 +77,10 @@ def holder_alive(holder: Holder) -> bool | None:
         return False
     except PermissionError:
         pass  # another user's process: alive
-    started = process_started(holder.pid)
+    fields = _stat_fields(holder.pid)
+    if fields[:1] in (["Z"], ["X"]):
+        return False  # killed, not yet reaped (a container without an init): gone all the same
+    started = fields[19] if len(fields) > 19 else None
     return started is None or holder.started is None or started == holder.started
 
 
