@@ -116,6 +116,8 @@ def test_second_run_is_refused_then_queued_and_runs_after_the_first(cli):
     assert status(cli, b) == "queued"  # still waiting: the first run holds node0 and node1
     runs = cli("runs", "--cluster", str(cli.sim.spec_path)).stdout
     assert "root" in runs
+    shown = cli("status", "--cluster", str(cli.sim.spec_path), b).stdout
+    assert "number 1 in the queue" in shown and a in shown and "owner: root" in shown, shown
 
     cli.release("first")  # the first run ends: its leases go, the queued run takes the GPUs
     assert wait_for(lambda: status(cli, a) == "succeeded", 60), (status(cli, a), cli("logs", "--cluster", str(

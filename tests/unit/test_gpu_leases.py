@@ -238,3 +238,13 @@ def test_refusal_reads_in_zh_tw(monkeypatch):
         assert "屬於 ann" in err.value.message
     finally:
         catalog.cache_clear()
+
+
+def test_the_panel_and_api_pass_wait_on():
+    from dscluster.errors import UsageError
+    from dscluster.jupyter.launching import parse_launch
+
+    assert parse_launch({"script": "-m dscluster.train", "wait": True}, cwd="/").wait is True
+    assert parse_launch({"script": "-m dscluster.train"}, cwd="/").wait is False
+    with pytest.raises(UsageError, match="wait"):
+        parse_launch({"script": "-m dscluster.train", "wait": "yes"}, cwd="/")

@@ -24,7 +24,7 @@ from dscluster.commands.runview import (
 )
 from dscluster.errors import ExitCode, RunError, UsageError
 from dscluster.i18n import tr
-from dscluster.runs import store
+from dscluster.runs import leasing, store
 from dscluster.runs.owner import check_may_control, owner_of
 from dscluster.runs.record import Attempt, RunRecord
 from dscluster.runs.shrink import status_lines as shrink_status_lines
@@ -189,6 +189,8 @@ def cmd_status(args) -> int:
         print(f"  {line}")
     if view.notice:
         print(f"  {console.RETRY} {view.notice}")
+    if st == "queued":  # --wait: who holds the GPUs it waits for (runs/leasing.py)
+        print(f"  {console.RETRY} " + leasing.queue_line(view.id, [run_dir.parent.parent]))
     if view.waiting_for and st == "restarting":
         print(f"  {console.RETRY} " + tr("waiting for {nodes} to come back before restarting",
                                          nodes=", ".join(view.waiting_for)))
@@ -332,6 +334,7 @@ def cmd_restart(args) -> int:
 
     run_dir = find_run(args.run, args.cluster)
     record = store.read_record(run_dir)
+    check_may_control(record, run_dir, "restart")  # before anything is done to it (the reap of a lost run)
     shown = shown_status(record)  # as `status` shows it: a run whose supervisor is gone is lost, not running
     if shown in store.ACTIVE:
         raise UsageError(tr("run {id} is still {status}", id=record.id, status=shown),

@@ -219,3 +219,13 @@ def board(directories: list[Path]) -> Board:
                     for i, c in enumerate(queue(claims)))
     held = tuple(sorted((c for c in claims if c.state == HELD), key=lambda c: (c.since or 0.0, c.run_id)))
     return Board(held, waiting)
+
+
+def queue_line(run_id: str, shared_dirs: list[Path]) -> str:
+    """`status` of a queued run: its place in the queue and who holds the GPUs it waits for."""
+    shown = board(places(shared_dirs))
+    waiting = next((w for w in shown.queue if w.claim.run_id == run_id), None)
+    if waiting is None:
+        return tr("queued for its GPUs")
+    return tr("queued for its GPUs, number {n} in the queue; in its way: {lines}", n=waiting.position,
+              lines="; ".join(describe(c) for c in waiting.behind) or "-")
