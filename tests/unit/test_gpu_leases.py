@@ -184,6 +184,14 @@ def test_slurm_runs_take_no_leases(tmp_path):
     assert leasing.claim_at_launch(_record("s-2", launcher="slurm"), tmp_path, wait=False) is None
 
 
+def test_share_gpus_takes_no_leases_and_is_never_refused(tmp_path):
+    leasing.claim_at_launch(_record("holder-1"), tmp_path, wait=False)
+    shared = RunRecord(id="shared-2", launch=LaunchSpec(program="t.py", hosts=(("node0", 2),), launcher="pdsh",
+                                                        share_gpus=True))
+    assert leasing.claim_at_launch(shared, tmp_path, wait=False) is None
+    assert RunRecord.from_json(shared.to_json()).launch.share_gpus is True
+
+
 def test_local_runs_take_leases_only_with_gpus(tmp_path, monkeypatch):
     monkeypatch.setenv("DSCLUSTER_HOME", str(tmp_path / "home"))
     local = _record("l-1", hosts=(), launcher="local")

@@ -338,8 +338,8 @@ def _demo(args: argparse.Namespace, run_dirs: list[Path] | None = None) -> int:
         module=True, cluster=cluster, local=None if cluster else procs, launcher=args.launcher, name=args.name,
         env=env, max_restarts=args.max_restarts, stall_timeout=args.stall_timeout,
         heartbeat_timeout=args.heartbeat_timeout, restart_wait=args.restart_wait, skip_doctor=args.skip_doctor,
-        cwd=str(shared) if cluster else None, runner=flags,
-        unwritten_configs={str(cfg_path): ds_config} if args.dry_run else None, wait=args.wait)
+        cwd=str(shared) if cluster else None, runner=flags, wait=args.wait, share_gpus=args.share_gpus,
+        unwritten_configs={str(cfg_path): ds_config} if args.dry_run else None)
     if args.dry_run:
         print(dry_run_text(prepare(opts, dry_run=True)))
         return ExitCode.OK

@@ -66,6 +66,9 @@ def add_launch_options(p: argparse.ArgumentParser, *, demo: bool = False) -> Non
     p.add_argument("--dry-run", action="store_true", help=tr("print the exact commands and files, start nothing"))
     p.add_argument("--wait", action="store_true", help=tr("when another run holds these GPUs, queue this run until "
                                                           "they are free (dscluster queue) instead of refusing it"))
+    p.add_argument("--share-gpus", action="store_true",
+                   help=tr("take no GPU leases: run alongside other runs on the same GPUs (small jobs that fit "
+                           "together); such a run is never refused or queued, and never counted"))
     p.add_argument("--json", action="store_true", help=tr("print the run record's summary as JSON (implies --detach "
                                                           "unless --attach is given: then the summary at the end)"))
     p.add_argument("--skip-doctor", action="store_true", help=argparse.SUPPRESS)
@@ -114,7 +117,8 @@ def options_from_args(args: argparse.Namespace, command: list[str], module: bool
                          heartbeat_timeout=args.heartbeat_timeout,
                           restart_wait=args.restart_wait, skip_doctor=args.skip_doctor, runner=flags_from_args(args),
                           slurm=slurm_ask_from_args(args), allow_shrink=args.allow_shrink,
-                          exclude_unhealthy=args.exclude_unhealthy, wait=args.wait)
+                          exclude_unhealthy=args.exclude_unhealthy, wait=args.wait,
+                          share_gpus=args.share_gpus)
 
 
 def handle(args: argparse.Namespace) -> int:

@@ -40,9 +40,10 @@ def has_local_gpus() -> bool:
 
 def leases_dir(record: RunRecord, shared: Path) -> Path | None:
     """Where the run's claim lives; None for a run that takes no leases: its scheduler shares the GPUs (a
-    backend that `allocates`: Slurm), or it runs on this machine and this machine has no GPU."""
+    backend that `allocates`: Slurm), it was launched with --share-gpus, or it runs on this machine and this
+    machine has no GPU."""
     backend = backends.get(record.launch.launcher)
-    if backend.allocates:
+    if backend.allocates or record.launch.share_gpus:
         return None
     if backend.on_this_machine:
         return leasefiles.local_dir() if has_local_gpus() else None

@@ -56,6 +56,8 @@ class LaunchOptions:
     unwritten_configs: Mapping[str, Any] | None = None
     # GPUs another run holds: queue the run until they are free (status "queued"), instead of refusing it.
     wait: bool = False
+    # Take no GPU leases: run alongside other runs on the same GPUs (small jobs that fit together, CPU runs).
+    share_gpus: bool = False
 
 
 def check_supervision(opts: LaunchOptions) -> None:

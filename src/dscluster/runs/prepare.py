@@ -206,7 +206,7 @@ def _launch_spec(opts: LaunchOptions, where: Placement, program: str, args: list
         local_procs=int(where.local_procs or 1), max_restarts=int(opts.max_restarts),
         stall_timeout=float(opts.stall_timeout or 0), heartbeat_timeout=float(opts.heartbeat_timeout),
         restart_wait=float(opts.restart_wait), allow_shrink=bool(opts.allow_shrink),
-        exclude_unhealthy=bool(opts.exclude_unhealthy),
+        exclude_unhealthy=bool(opts.exclude_unhealthy), share_gpus=bool(opts.share_gpus),
         ssh_port=getattr(spec, "ssh_port", None), network_interface=getattr(spec, "network_interface", None),
         ds_config_text=ranks.ds_config_text, rank_args=tuple(ranks.args) if ranks.ds_config_text else None,
         include=where.include, master_port=flags.master_port, no_python=flags.no_python,

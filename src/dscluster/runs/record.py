@@ -125,6 +125,7 @@ class LaunchSpec:
     slurm: Mapping[str, Any] | None = None  # {"ask": SlurmAsk fields, "job_id", "own_job"}
     allow_shrink: bool = False  # a node lost past restart_wait: continue on the nodes that remain
     exclude_unhealthy: bool = False  # with allow_shrink: a restart leaves out the node the failure points to
+    share_gpus: bool = False  # takes no GPU leases and is never refused for them (runs/leasing.py)
     extra: Mapping[str, Any] = field(default_factory=dict)
     present: frozenset[str] = field(default=frozenset(), compare=False, repr=False)  # optional keys read
 
@@ -149,7 +150,7 @@ class LaunchSpec:
             runner_python=self.runner_python, runner_flags=self.runner_flags, files_dir=files_dir)
 
     OPTIONAL = ("cluster_spec", "transport_env", "node_uid", "slurm", "runner_python", "allow_shrink",
-                "runner_flags", "exclude_unhealthy")
+                "runner_flags", "exclude_unhealthy", "share_gpus")
 
     def to_json(self) -> dict[str, Any]:
         # Absent rather than null, as records without them were always written.

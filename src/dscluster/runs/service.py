@@ -99,6 +99,7 @@ class RunRequest:
     hosts: tuple[str, ...] = ()  # node names of the cluster spec to run on (restart --hosts); () = all
     keep_batch: object | None = None  # batchplan.Batch of the run a restart continues
     wait: bool = False  # GPUs another run holds: queue the run (status "queued") instead of refusing it
+    share_gpus: bool = False  # take no GPU leases (a restart of a run launched with --share-gpus)
 
 
 def _default_spec_exists() -> bool:
@@ -137,7 +138,7 @@ def options(request: RunRequest) -> LaunchOptions:
                          env=[f"{k}={v}" for k, v in request.env.items()], launcher=request.launcher,
                          cluster_spec=request.cluster_spec, allow_shrink=request.allow_shrink,
                          exclude_unhealthy=request.exclude_unhealthy,
-                         keep_batch=request.keep_batch, wait=request.wait,
+                         keep_batch=request.keep_batch, wait=request.wait, share_gpus=request.share_gpus,
                          runner=RunnerFlags(include="@".join(request.hosts) if request.hosts else None), **tuning)
 
 
@@ -246,7 +247,7 @@ def restart_request(run_dir: Path, env: dict[str, str] | None = None, hostfile: 
                          stall_timeout=cfg.stall_timeout, restart_wait=cfg.restart_wait,
                          cluster_spec=None if local or hostfile else launched_on,
                          allow_shrink=cfg.allow_shrink, exclude_unhealthy=cfg.exclude_unhealthy, hosts=picked,
-                         keep_batch=shrink.batch_to_keep(record, save_dir))
+                         keep_batch=shrink.batch_to_keep(record, save_dir), share_gpus=cfg.share_gpus)
     return request, record
 
 
