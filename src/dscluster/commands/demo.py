@@ -278,15 +278,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return rc
 
 
-def _print_where(run_dir: Path, status: str) -> None:
-    print("  " + tr("run directory: {dir}", dir=run_dir))
-    if status == "queued":  # --wait: another run holds its GPUs
-        print("  " + tr("queued until its GPUs are free: dscluster queue shows who holds them"))
-
-
 def _demo(args: argparse.Namespace, run_dirs: list[Path] | None = None) -> int:
     from dscluster.commands.runnerargs import flags_from_args  # noqa: PLC0415
-    from dscluster.commands.runview import exit_code_of, print_outcome, wait_attached  # noqa: PLC0415
+    from dscluster.commands.runview import exit_code_of, print_outcome, queued_note, wait_attached  # noqa: PLC0415
     from dscluster.data.corpus import default_corpus_dir, ensure_stdlib_corpus  # noqa: PLC0415
     from dscluster.data.shards import open_dataset  # noqa: PLC0415
     from dscluster.runs import service  # noqa: PLC0415
@@ -356,7 +350,7 @@ def _demo(args: argparse.Namespace, run_dirs: list[Path] | None = None) -> int:
                  else tr_n(procs, "{n} CPU process (gloo)", "{n} CPU processes (gloo)"))
     print(f"{OK} " + tr("run {id}: {preset} GPT, {steps} steps on {where}", id=run_id, preset=args.preset,
                          steps=args.steps, where=where) + " " + tr("(world size {n})", n=world))
-    _print_where(run_dir, prep.record.status)
+    print("  " + tr("run directory: {dir}", dir=run_dir) + queued_note(prep.record.status))
     attach = args.attach if args.attach is not None else not args.json
     if not attach:
         flag = target.runs_flag
