@@ -104,6 +104,7 @@ def test_board_files_lock_and_forged_owner(tmp_path):
     assert os.stat(d).st_mode & 0o7777 == 0o1777  # sticky and world-writable: every user launches here
     (d / "evil.json").symlink_to(d / "r1.json")  # a symlink is never read as a claim
     (d / "wrong.json").write_text(json.dumps(claim("other", [("n", 1)]).to_json()))  # name and run disagree
+    os.mkfifo(d / "fifo.json")  # read without blocking, and ignored
     got = leasefiles.read_claims(d)
     assert [c.run_id for c in got] == ["r1"]
     me = leasefiles.user_name(os.geteuid())

@@ -175,7 +175,7 @@ def _read_all(dfd: int) -> tuple[Claim, ...]:
 def _read_one(dfd: int, name: str) -> Claim | None:
     """One claim, or None for anything that is not a plain claim file named after its run."""
     try:
-        fd = os.open(name, os.O_RDONLY | _NOFOLLOW | _CLOEXEC, dir_fd=dfd)
+        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW | _CLOEXEC, dir_fd=dfd)  # a FIFO never blocks
     except OSError as err:
         if err.errno not in (errno.ELOOP, errno.ENOENT, errno.EACCES):
             raise
