@@ -120,7 +120,10 @@ def _record(run_id, hosts=(("node0", 2),), owner="ann", launcher="pdsh"):
 
 def test_launch_is_refused_or_queued_and_released(tmp_path):
     first = _record("first-1")
-    assert leasing.claim_at_launch(first, tmp_path, wait=False).state == HELD
+    taken = leasing.claim_at_launch(first, tmp_path, wait=False)
+    assert taken.state == HELD
+    # until its supervisor takes it over, the heartbeat alone judges it (the launching process may exit first)
+    assert leasefiles.holder_alive(taken.holder) is None
     second = _record("second-2", hosts=(("node0", 1),), owner="bob")
     with pytest.raises(GpusBusy) as err:
         leasing.claim_at_launch(second, tmp_path, wait=False)

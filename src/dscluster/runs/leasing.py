@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import os
 import socket
 import threading
 import time
@@ -25,7 +26,19 @@ from dscluster.i18n import tr
 from dscluster.launcher import backends
 from dscluster.runs import leasefiles
 from dscluster.runs.leasefiles import LeaseBoard, holder_alive, this_holder
-from dscluster.runs.leases import HEARTBEAT_EVERY, HELD, WAITING, Claim, Gpu, beat, blockers, gpus_of, live, take
+from dscluster.runs.leases import (
+    HEARTBEAT_EVERY,
+    HELD,
+    WAITING,
+    Claim,
+    Gpu,
+    Holder,
+    beat,
+    blockers,
+    gpus_of,
+    live,
+    take,
+)
 from dscluster.runs.record import RunRecord
 
 QUEUED = "queued"  # the run's status while it waits in the GPU queue
@@ -93,7 +106,10 @@ def claim_at_launch(record: RunRecord, shared: Path, *, wait: bool) -> Claim | N
         in_way = blockers(live(board.claims(), now, holder_alive), record.id, gpus)
         if in_way and not wait:
             raise busy_error(record, in_way, gpus)
-        claim = Claim(record.id, str(record.owner or ""), gpus, this_holder(), state=WAITING if in_way else HELD,
+        # Held for the supervisor that is about to start (it takes the claim over within seconds): judged by its
+        # heartbeat alone until then, not by this launching process, which may exit first.
+        launching = Holder(f"{socket.gethostname()} (launching)", os.getpid(), None)
+        claim = Claim(record.id, str(record.owner or ""), gpus, launching, state=WAITING if in_way else HELD,
                       queued=now, since=None if in_way else now, heartbeat=now)
         board.write(claim)
     return claim
