@@ -107,6 +107,26 @@ export interface RunSummary {
   tokens_per_s?: number | null;
   world_size?: number | null;
   attempts?: number;
+  owner?: string | null;
+  mine?: boolean; // this lab's user may stop/restart it (its owner, or root)
+  gpus?: string[]; // the GPUs it holds (GPU leases)
+  queue_position?: number | null;
+}
+
+export interface Claim {
+  run_id: string;
+  owner: string;
+  gpus: [string, number][];
+  since?: number | null;
+  queued?: number;
+  position?: number;
+  behind?: string[];
+}
+
+export interface QueueInfo {
+  held: Claim[];
+  queue: Claim[];
+  me: string;
 }
 
 export interface LogFile {

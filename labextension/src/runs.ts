@@ -1,12 +1,13 @@
 // Runs section: the launch form and the run list (status, step, loss; stop; open the run view).
 import { TranslationBundle } from '@jupyterlab/translation';
-import { api, el, post, RequestError, RunSummary } from './api';
+import { api, Claim, el, post, QueueInfo, RequestError, RunSummary } from './api';
 import { Poller } from './poller';
 
-export const ACTIVE = new Set(['pending', 'running', 'restarting']);
+export const ACTIVE = new Set(['queued', 'pending', 'running', 'restarting']);
 
 export function statusText(trans: TranslationBundle, status: string): string {
   const names: Record<string, string> = {
+    queued: trans.__('queued'),
     pending: trans.__('pending'),
     running: trans.__('running'),
     restarting: trans.__('restarting'),
@@ -38,6 +39,8 @@ interface Field {
 export class RunsSection {
   readonly node: HTMLElement;
   private list: HTMLElement;
+  private queueBox: HTMLElement;
+  private waitBox!: HTMLInputElement; // made by buildForm
   private form: HTMLFormElement;
   private formError: HTMLElement;
   private fields: Field[] = [];
@@ -55,12 +58,14 @@ export class RunsSection {
     this.formError = el('div', { class: 'dsc-error dsc-form-error', hidden: '' });
     this.form = this.buildForm();
     this.list = el('div', { class: 'dsc-runs' }, el('div', { class: 'dsc-empty' }, t.__('Loading…')));
+    this.queueBox = el('div', { class: 'dsc-queue', hidden: '' });
     this.node = el(
       'section',
       { class: 'dsc-section dsc-runs-section' },
       el('h3', {}, t.__('Runs'), ' ', newBtn),
       this.form,
-      this.list
+      this.list,
+      this.queueBox
     );
   }
 
@@ -85,6 +90,11 @@ export class RunsSection {
     for (const f of this.fields) {
       form.append(el('label', { class: 'dsc-field' }, el('span', {}, f.label), f.input));
     }
+    this.waitBox = el('input', { name: 'wait', type: 'checkbox', class: 'dsc-wait' });
+    form.append(
+      el('label', { class: 'dsc-field dsc-check' }, this.waitBox,
+        el('span', {}, t.__('Wait in the queue when the GPUs are taken')))
+    );
     const launch = el('button', { class: 'jp-Button jp-mod-accept dsc-btn dsc-launch', type: 'submit' }, t.__('Launch'));
     const cancel = el('button', { class: 'jp-Button dsc-btn', type: 'button' }, t.__('Cancel'));
     cancel.onclick = () => this.toggleForm(false);
@@ -120,7 +130,7 @@ export class RunsSection {
   }
 
   private async launch(button: HTMLButtonElement): Promise<void> {
-    const body: Record<string, string | number> = {};
+    const body: Record<string, string | number | boolean> = { wait: this.waitBox.checked };
     for (const f of this.fields) {
       if (f.key === 'max_restarts') {
         body[f.key] = Number(f.input.value || 0);
@@ -150,6 +160,7 @@ export class RunsSection {
     try {
       const { runs } = await api<{ runs: RunSummary[] }>('runs');
       this.render(runs);
+      this.renderQueue(await api<QueueInfo>('queue'));
     } catch (err) {
       this.list.replaceChildren(el('div', { class: 'dsc-error' }, errorText(err)));
     }
@@ -170,10 +181,12 @@ export class RunsSection {
         { class: 'dsc-run-row', 'data-run-id': r.id, title: r.id, tabindex: '0' },
         statusBadge(t, r.status),
         el('span', { class: 'dsc-run-id' }, r.id),
-        el('span', { class: 'dsc-meta' }, [progress, loss].filter(Boolean).join(' · '))
+        el('span', { class: 'dsc-meta' }, [progress, loss].filter(Boolean).join(' · ')),
+        el('span', { class: 'dsc-owner', title: t.__('owner') }, r.owner || ''),
+        el('span', { class: 'dsc-gpus', title: t.__('GPUs held') }, (r.gpus || []).join(' '))
       );
       row.onclick = () => this.openRun(r.id);
-      if (ACTIVE.has(r.status)) {
+      if (ACTIVE.has(r.status) && r.mine !== false) {
         const stop = el('button', { class: 'jp-Button dsc-btn dsc-stop', type: 'button' }, t.__('Stop'));
         stop.onclick = ev => {
           ev.stopPropagation();
@@ -187,5 +200,22 @@ export class RunsSection {
       return row;
     });
     this.list.replaceChildren(...rows);
+  }
+
+  // The GPUs runs hold and the runs queued for them (`dscluster queue`).
+  private renderQueue(q: QueueInfo): void {
+    const t = this.trans;
+    const gpus = (c: Claim) => c.gpus.map(g => `${g[0]}:${g[1]}`).join(' ');
+    this.queueBox.hidden = !q.held.length && !q.queue.length;
+    const held = q.held.map(c =>
+      el('div', { class: 'dsc-claim dsc-held', 'data-run-id': c.run_id },
+        `${c.run_id} (${c.owner}) ${t.__('holds')} ${gpus(c)}`)
+    );
+    const waiting = q.queue.map(c =>
+      el('div', { class: 'dsc-claim dsc-waiting', 'data-run-id': c.run_id },
+        `${c.position}. ${c.run_id} (${c.owner}) ${t.__('waits for')} ${gpus(c)}` +
+          (c.behind && c.behind.length ? ` — ${t.__('waiting behind %1', c.behind.join(', '))}` : ''))
+    );
+    this.queueBox.replaceChildren(el('h4', {}, t.__('GPU queue')), ...held, ...waiting);
   }
 }

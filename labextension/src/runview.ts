@@ -157,15 +157,17 @@ export class RunView extends Widget {
     const t = this.trans;
     this.status = String(d.run.status || 'pending');
     this.statusBox.replaceChildren(statusBadge(t, this.status));
-    this.stopBtn.hidden = !ACTIVE.has(this.status);
-    this.restartBtn.hidden = ACTIVE.has(this.status);
+    const mine = d.summary?.mine !== false; // only its owner (or root) may stop or restart it
+    this.stopBtn.hidden = !ACTIVE.has(this.status) || !mine;
+    this.restartBtn.hidden = ACTIVE.has(this.status) || !mine;
     const attempts = (d.run.attempts || []).length;
     const parts = [
       d.run.cluster ? `${t.__('cluster')}: ${typeof d.run.cluster === 'string' ? d.run.cluster : JSON.stringify(d.run.cluster)}` : '',
       d.run.world_size ? `${t.__('world size')}: ${d.run.world_size}` : '',
       attempts ? `${t.__('attempts')}: ${attempts}` : '',
       d.run.exit_code != null ? `${t.__('exit code')}: ${d.run.exit_code}` : '',
-      d.run.created ? `${t.__('created')}: ${d.run.created}` : ''
+      d.run.created ? `${t.__('created')}: ${d.run.created}` : '',
+      d.summary?.owner ? `${t.__('owner')}: ${d.summary.owner}` : ''
     ];
     this.info.textContent = parts.filter(Boolean).join(' · ');
     const ex = d.run.explanation;

@@ -118,6 +118,13 @@ class Run:
         return summary(rundata.record_of(self._ref), live=False).status
 
     @property
+    def owner(self) -> str | None:
+        """Who launched the run: only they (or root) may stop or restart it."""
+        from dscluster.runs.owner import owner_of
+
+        return owner_of(rundata.record_of(self._ref), self._ref.path)
+
+    @property
     def done(self) -> bool:
         return self.status in (*FINISHED, LOST)
 
@@ -220,7 +227,8 @@ def _rank_of(name: str) -> int | None:
 
 def launch(script: str, args: Sequence[str] | str = (), cluster: Any = None, max_restarts: int = 0, *,
            config: dict | str | None = None, name: str | None = None, nprocs: int | None = None,
-           cwd: str | Path | None = None, env: dict[str, str] | None = None, allow_shrink: bool = False) -> Run:
+           cwd: str | Path | None = None, env: dict[str, str] | None = None, allow_shrink: bool = False,
+           wait: bool = False) -> Run:
     """Start `script` (a .py path, or "-m module") under the supervisor on the cluster; returns the Run.
 
     config: a DeepSpeed config (dict, JSON text or path) added as --deepspeed_config unless the args
@@ -228,13 +236,15 @@ def launch(script: str, args: Sequence[str] | str = (), cluster: Any = None, max
     nprocs: processes on this machine when no cluster is given (default 1). env: variables for every
     rank (values of secret-looking names, *TOKEN*, *KEY*..., are masked in the record and logs).
     allow_shrink: when a lost node does not come back before a restart, continue on the nodes that remain.
+    wait: when another run holds these GPUs, queue this run (status "queued") until they are free instead of
+    raising GpusBusy.
     Everything is validated before anything starts; a bad setting raises ConfigError/UsageError naming it.
     """
     if isinstance(cluster, Cluster):
         cluster = cluster._view.spec_path or (cluster.spec.path if cluster.spec is not None else None)
     body = {"script": script, "args": list(args) if not isinstance(args, str) else args,
             "cluster": str(cluster) if cluster else None, "max_restarts": max_restarts, "config": config,
-            "name": name, "nprocs": nprocs, "env": env}
+            "name": name, "nprocs": nprocs, "env": env, "wait": bool(wait)}
     request = launching.parse_launch(body, cwd=str(cwd or Path.cwd()))
     request.allow_shrink = bool(allow_shrink)
     run_id = service.launch(request)

@@ -34,6 +34,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "dscluster.commands.lab",
     "dscluster.commands.launch",
     "dscluster.commands.runs",
+    "dscluster.commands.queue",
     "dscluster.commands.stacks",
     "dscluster.commands.explain",
 )

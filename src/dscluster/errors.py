@@ -19,6 +19,8 @@ class ExitCode(IntEnum):
     CLUSTER = 4  # a node is unreachable or unhealthy
     RUN = 5  # a run failed or cannot be found
     PERMISSION = 6  # needs root, or a path is not writable
+    NOT_OWNER = 7  # stop/restart of a run another user owns (runs/owner.py)
+    GPUS_BUSY = 8  # a launch whose GPUs another run holds (runs/leasing.py; --wait queues it instead)
     INTERRUPTED = 130
 
 
@@ -95,3 +97,17 @@ class PermissionNeeded(DsclusterError):
     """Needs root (network namespaces) or a writable path."""
 
     exit_code = ExitCode.PERMISSION
+
+
+class NotOwner(DsclusterError):
+    """Stopping or restarting a run another user started: only its owner (or root) may (HTTP 403)."""
+
+    exit_code = ExitCode.NOT_OWNER
+    http_status = 403
+
+
+class GpusBusy(DsclusterError):
+    """A launch whose GPUs a live run holds (HTTP 409): refused before anything starts, or queued with --wait."""
+
+    exit_code = ExitCode.GPUS_BUSY
+    http_status = 409

@@ -236,14 +236,18 @@ def _terminal_signals() -> None:
 
 
 def test_stop_and_ctrl_c_leave_a_concurrent_run_alone(cli):
-    keep = cli.launch("--max-restarts", "0", "--name", "keep", SCRIPT, "--steps", "1000", "--sleep", "0.2")
-    attached = subprocess.Popen(cli.argv("launch", "--cluster", str(cli.sim.spec_path), "--attach", "--max-restarts",
-                                         "0", "--name", "ctrlc", SCRIPT, "--steps", "1000", "--sleep", "0.2"),
+    # Three runs on the same nodes at once: --share-gpus, else the second would be refused (GPU leases).
+    keep = cli.launch("--share-gpus", "--max-restarts", "0", "--name", "keep", SCRIPT, "--steps", "1000",
+                      "--sleep", "0.2")
+    attached = subprocess.Popen(cli.argv("launch", "--cluster", str(cli.sim.spec_path), "--attach", "--share-gpus",
+                                         "--max-restarts", "0", "--name", "ctrlc", SCRIPT, "--steps", "1000",
+                                         "--sleep", "0.2"),
                                 env=cli.env, cwd=cli.cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                 start_new_session=True, preexec_fn=_terminal_signals)
     first = attached.stdout.readline()
     ctrlc = run_id_from(first)
-    stopped = cli.launch("--max-restarts", "0", "--name", "stopme", SCRIPT, "--steps", "1000", "--sleep", "0.2")
+    stopped = cli.launch("--share-gpus", "--max-restarts", "0", "--name", "stopme", SCRIPT, "--steps", "1000",
+                         "--sleep", "0.2")
     for rid in (keep, ctrlc, stopped):
         wait_training(cli, rid)
     # Ctrl-C in the terminal: SIGINT to the foreground process group of the attached launch.

@@ -189,3 +189,21 @@ def test_answers_come_in_the_language_the_panel_names(lab, runs):
         lab.api("GET", "runs/no-such-run-20260101-000000-0000").json()["message"]
     # without the header: the server's own language (English here), and the record's text as written
     assert lab.api("GET", f"runs/{failed.name}").json()["run"]["explanation"]["cause"].startswith("node9 did not")
+
+
+def test_runs_show_their_owner_and_the_queue_answers(lab, runs):
+    listing = lab.api("GET", "runs").json()
+    assert listing["me"] and isinstance(listing["admin"], bool)
+    run = next(r for r in listing["runs"] if r["id"] == RUN_ID)
+    # a record from before owners: the owner of its run.json
+    assert run["owner"] == listing["me"] and run["mine"] is True and run["gpus"] == []
+    queue = lab.api("GET", "queue")
+    assert queue.status == 200 and queue.json()["held"] == [] and queue.json()["queue"] == []
+
+
+def test_a_non_owner_stop_answers_403_with_the_message():
+    from dscluster.errors import GpusBusy, NotOwner
+    from dscluster.jupyter.handlers import _status_for
+
+    assert _status_for(NotOwner("run r belongs to ann")) == 403
+    assert _status_for(GpusBusy("the GPUs of this launch are taken")) == 409

@@ -34,6 +34,9 @@ NOT_HERE: dict[str, str] = {
     "3c11cbfdd9": "the reader's own train.py and ds_config.json, on a simulated cluster already up "
                   "(tests/cluster/test_cluster_health.py runs sim slow, doctor --collective naming the node, "
                   "launch --exclude-unhealthy and the --allow-shrink restart on the simulated cluster)",
+    "35eef56bfe": "your train.py and ds.json on real GPU servers gpu01/gpu02, shared by two launches "
+                  "(tests/cluster/test_gpu_leases_sim.py runs the refusal, --wait, queue, stop and the owner's "
+                  "refusal on the simulated cluster)",
     "4f74cbed36": "your train.py and ds.json, and node3 of a cluster of 4 or more nodes "
                   "(tests/cluster/test_shrink_resume.py runs restart --hosts and --allow-shrink on the simulated cluster)",
 }

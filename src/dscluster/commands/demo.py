@@ -273,7 +273,7 @@ def _options(args: argparse.Namespace, target: Target, data_dir: Path):
         module=True, cluster=cluster, local=None if cluster else procs, launcher=args.launcher, name=args.name,
         env=env, max_restarts=args.max_restarts, stall_timeout=args.stall_timeout,
         heartbeat_timeout=args.heartbeat_timeout, restart_wait=args.restart_wait, skip_doctor=args.skip_doctor,
-        cwd=str(shared) if cluster else None, runner=flags,
+        cwd=str(shared) if cluster else None, runner=flags, wait=args.wait, share_gpus=args.share_gpus,
         unwritten_configs={str(cfg_path): ds_config} if args.dry_run else None)
     return opts, device_type, procs
 
@@ -289,7 +289,9 @@ def _announce(args: argparse.Namespace, target: Target, launched, device_type: s
                  else tr_n(procs, "{n} CPU process (gloo)", "{n} CPU processes (gloo)"))
     print(f"{OK} " + tr("run {id}: {preset} GPT, {steps} steps on {where}", id=launched.run_id, preset=args.preset,
                          steps=args.steps, where=where) + " " + tr("(world size {n})", n=prep.record.world_size))
-    print("  " + tr("run directory: {dir}", dir=launched.run_dir))
+    from dscluster.commands.runview import queued_note  # noqa: PLC0415
+
+    print("  " + tr("run directory: {dir}", dir=launched.run_dir) + queued_note(prep.record.status))
 
 
 def _follow(args: argparse.Namespace, target: Target, run_id: str, run_dir: Path, started: float) -> int:

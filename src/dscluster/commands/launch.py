@@ -64,6 +64,11 @@ def add_launch_options(p: argparse.ArgumentParser, *, demo: bool = False) -> Non
                       help=tr("stream the logs here; Ctrl-C stops the run (default in a terminal)"))
     mode.add_argument("--detach", dest="attach", action="store_false", help=tr("print the run id and return"))
     p.add_argument("--dry-run", action="store_true", help=tr("print the exact commands and files, start nothing"))
+    p.add_argument("--wait", action="store_true", help=tr("when another run holds these GPUs, queue this run until "
+                                                          "they are free (dscluster queue) instead of refusing it"))
+    p.add_argument("--share-gpus", action="store_true",
+                   help=tr("take no GPU leases: run alongside other runs on the same GPUs (small jobs that fit "
+                           "together); such a run is never refused or queued, and never counted"))
     p.add_argument("--json", action="store_true", help=tr("print the run record's summary as JSON (implies --detach "
                                                           "unless --attach is given: then the summary at the end)"))
     p.add_argument("--skip-doctor", action="store_true", help=argparse.SUPPRESS)
@@ -112,7 +117,8 @@ def options_from_args(args: argparse.Namespace, command: list[str], module: bool
                          heartbeat_timeout=args.heartbeat_timeout,
                           restart_wait=args.restart_wait, skip_doctor=args.skip_doctor, runner=flags_from_args(args),
                           slurm=slurm_ask_from_args(args), allow_shrink=args.allow_shrink,
-                          exclude_unhealthy=args.exclude_unhealthy)
+                          exclude_unhealthy=args.exclude_unhealthy, wait=args.wait,
+                          share_gpus=args.share_gpus)
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -158,8 +164,12 @@ def report_started(run_dir, record: RunRecord, *, attach: bool, as_json: bool, o
     out = out or sys.stdout
     plain = not attach and captured(out)
     talk = sys.stderr if plain or as_json else sys.stdout
-    print(tr("{ok} run {id} started on {where} (world size {n})", ok=console.OK, id=run_id, where=record.cluster,
-             n=record.world_size), file=talk, flush=True)
+    if record.status == "queued":  # --wait: its GPUs are taken; its supervisor starts it in its turn
+        print(tr("{ok} run {id} is queued for its GPUs on {where} (world size {n}): dscluster queue shows who holds "
+                 "them", ok=console.RETRY, id=run_id, where=record.cluster, n=record.world_size), file=talk, flush=True)
+    else:
+        print(tr("{ok} run {id} started on {where} (world size {n})", ok=console.OK, id=run_id, where=record.cluster,
+                 n=record.world_size), file=talk, flush=True)
     from dscluster.runs.exclude import status_lines as excluded_lines
 
     for line in excluded_lines(record.excluded):  # before any output of the run: what it runs without, and why

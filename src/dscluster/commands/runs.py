@@ -24,7 +24,8 @@ from dscluster.commands.runview import (
 )
 from dscluster.errors import ExitCode, RunError, UsageError
 from dscluster.i18n import tr
-from dscluster.runs import store
+from dscluster.runs import leasing, store
+from dscluster.runs.owner import check_may_control, owner_of
 from dscluster.runs.record import Attempt, RunRecord
 from dscluster.runs.shrink import status_lines as shrink_status_lines
 from dscluster.runs.summary import RunSummary, ShownAttempt
@@ -106,10 +107,12 @@ def cmd_runs(args) -> int:
     # As `status` and the panel show each run: the checkpoint column looks where the run saves (--save-dir).
     shown = [summary(r.record, r.dir, live=False) for r in stored]
     rows = [[glyph(s.status) + " " + r.id + (f" (slurm {s.slurm['job_id']})" if s.slurm else ""),
-             tr(s.status), str(len(r.attempts)), str(r.world_size if r.world_size is not None else ""),
+             tr(s.status), owner_of(r, d.dir) or "-", str(len(r.attempts)),
+             str(r.world_size if r.world_size is not None else ""),
              str(s.last_checkpoint_step if s.last_checkpoint_step is not None else "-"), shown_time(r.created)]
-            for r, s in zip(records, shown)]
-    print(console.table([tr("run"), tr("status"), tr("attempts"), tr("world"), tr("ckpt step"), tr("created")], rows))
+            for r, s, d in zip(records, shown, stored)]
+    print(console.table([tr("run"), tr("status"), tr("owner"), tr("attempts"), tr("world"), tr("ckpt step"),
+                         tr("created")], rows))
     print(console.next_steps("dscluster status RUN", "dscluster logs RUN -f"))
     return ExitCode.OK
 
@@ -154,6 +157,7 @@ def cmd_status(args) -> int:
     print(f"{glyph(st)} {view.id}  {tr(st)}" + (f"  ({run_exit_text(view.exit_code, st)})"
                                                  if view.exit_code is not None else ""))
     print(f"  {tr('directory')}: {run_dir}")
+    print(f"  {tr('owner')}: {owner_of(view.record, run_dir) or '-'}")
     hf_last = view.record.last_hf_checkpoint
     print(f"  {tr('last committed checkpoint')}: " + (tr("step {n}", n=view.last_checkpoint_step)
                                                       if view.last_checkpoint_step is not None else
@@ -185,6 +189,8 @@ def cmd_status(args) -> int:
         print(f"  {line}")
     if view.notice:
         print(f"  {console.RETRY} {view.notice}")
+    if st == "queued":  # --wait: who holds the GPUs it waits for (runs/leasing.py)
+        print(f"  {console.RETRY} " + leasing.queue_line(view.id, [run_dir.parent.parent]))
     if view.waiting_for and st == "restarting":
         print(f"  {console.RETRY} " + tr("waiting for {nodes} to come back before restarting",
                                          nodes=", ".join(view.waiting_for)))
@@ -328,6 +334,7 @@ def cmd_restart(args) -> int:
 
     run_dir = find_run(args.run, args.cluster)
     record = store.read_record(run_dir)
+    check_may_control(record, run_dir, "restart")  # before anything is done to it (the reap of a lost run)
     shown = shown_status(record)  # as `status` shows it: a run whose supervisor is gone is lost, not running
     if shown in store.ACTIVE:
         raise UsageError(tr("run {id} is still {status}", id=record.id, status=shown),
@@ -362,6 +369,7 @@ def cmd_stop(args) -> int:
                  status=record.status))
         print(console.next_steps(f"dscluster status {record.id}", f"dscluster logs {record.id}"))
         return ExitCode.OK
+    check_may_control(record, run_dir, "stop")  # its owner, or root
     print(tr("stopping {id} on every node…", id=record.id), flush=True)
     record, forced = stop_run(run_dir, timeout=args.timeout)
     print(tr("{ok} run {id} stopped{how}", ok=console.OK, id=record.id,

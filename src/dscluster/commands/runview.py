@@ -57,6 +57,13 @@ def shown_time(iso: str | None) -> str:
         return iso
 
 
+def queued_note(status: str) -> str:
+    """A second line for a run started with --wait whose GPUs are taken ("" otherwise)."""
+    if status != "queued":
+        return ""
+    return "\n  " + tr("queued until its GPUs are free: dscluster queue shows who holds them")
+
+
 def glyph(status: str) -> str:
     return {"succeeded": console.OK, "failed": console.FAIL, "stopped": console.WARN, "lost": console.FAIL,
             "restarting": console.RETRY}.get(status, "…")

@@ -26,7 +26,7 @@ from jupyter_server.utils import url_path_join
 from dscluster.errors import ConfigError, DsclusterError, UsageError
 from dscluster.i18n import tr, use_language
 from dscluster.jupyter import clusterview, launching, rundata
-from dscluster.runs import service
+from dscluster.runs import leasing, owner, service
 
 API_PREFIX = "dscluster/api"
 _STATUS_BY_ERROR = ((rundata.NotFound, 404), (UsageError, 400), (ConfigError, 400))
@@ -159,7 +159,7 @@ class RunsHandler(DsclusterHandler):
     async def get(self):
         dirs = self.runs_dirs()
         runs = await asyncio.to_thread(rundata.list_runs, dirs)
-        self.send_json({"runs": runs})
+        self.send_json({"runs": runs, "me": owner.current_user(), "admin": owner.is_admin()})
 
     @tornado.web.authenticated
     @authorized("execute")
@@ -168,6 +168,18 @@ class RunsHandler(DsclusterHandler):
         request = launching.parse_launch(self.json_body(), cwd=self.root_dir())
         run_id = await asyncio.to_thread(service.launch, request)
         self.send_json({"id": run_id}, status=201)
+
+
+class QueueHandler(DsclusterHandler):
+    """The GPUs runs hold and the runs queued for them (`dscluster queue`)."""
+
+    @tornado.web.authenticated
+    @authorized("read")
+    @json_errors
+    async def get(self):
+        shared = [d.parent for d in self.runs_dirs()]
+        held = await asyncio.to_thread(lambda: leasing.board(leasing.places(shared)).to_json())
+        self.send_json({**held, "me": owner.current_user()})
 
 
 class ValidateHandler(DsclusterHandler):
@@ -280,6 +292,7 @@ ROUTES = [
     (r"defaults", DefaultsHandler),
     (r"validate", ValidateHandler),
     (r"runs", RunsHandler),
+    (r"queue", QueueHandler),
     (rf"runs/{_RUN}", RunHandler),
     (rf"runs/{_RUN}/events", EventsHandler),
     (rf"runs/{_RUN}/metrics", MetricsHandler),

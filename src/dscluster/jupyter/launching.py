@@ -71,7 +71,7 @@ def _int_field(body: dict, key: str, default: int | None, lo: int, hi: int) -> i
     return value
 
 
-LAUNCH_FIELDS = ("script", "args", "config", "cluster", "nprocs", "max_restarts", "name", "env")
+LAUNCH_FIELDS = ("script", "args", "config", "cluster", "nprocs", "max_restarts", "name", "env", "wait")
 
 
 def checked_env(env: object) -> dict[str, str]:
@@ -130,8 +130,12 @@ def parse_launch(body: dict, cwd: str | None = None) -> RunRequest:
         raise UsageError(tr("'cluster' must be a path or a cluster name"),
                          tr("e.g. cluster='dscluster.toml', or leave it out for the default"), setting="cluster")
     config, config_path = _load_config(body.get("config"))
+    wait = body.get("wait", False)
+    if not isinstance(wait, bool):
+        raise UsageError(tr("'wait' must be true or false"),
+                         tr("wait=True queues the run until its GPUs are free"), setting="wait")
     return RunRequest(program=program, module=module, args=args, config=config, config_path=config_path,
                       cluster=cluster.strip() if cluster else None,
                       nprocs=_int_field(body, "nprocs", None, 1, 64),
                       max_restarts=_int_field(body, "max_restarts", 0, 0, MAX_RESTARTS_LIMIT),
-                      name=name, cwd=cwd, env=env)
+                      name=name, cwd=cwd, env=env, wait=wait)

@@ -28,8 +28,9 @@ from dscluster import fsutil
 from dscluster.errors import DsclusterError, ExitCode, RunError, UsageError
 from dscluster.explain import error_line, localized, no_restart_note
 from dscluster.i18n import tr
+from dscluster.runs import leasing, store
 from dscluster.runs import metrics as run_metrics
-from dscluster.runs import store
+from dscluster.runs.owner import may_control, owner_of
 from dscluster.runs.record import RunRecord
 from dscluster.runs.summary import summary as run_summary
 
@@ -136,6 +137,8 @@ def summary(ref: RunRef, record: RunRecord | None = None) -> dict:
         "tokens_per_s": last.get("tokens_per_s"),
         "train_batch_size": ds.get("train_batch_size"),
         "explanation": shown_explanation(run.explanation),
+        "owner": owner_of(rec, ref.path),
+        "mine": may_control(rec, ref.path),  # the panel offers stop/restart only for these (runs/owner.py)
     }
 
 
@@ -158,6 +161,10 @@ def list_runs(runs_dirs: list[Path]) -> list[dict]:
             if path.name in seen or not _RUN_ID.match(path.name):
                 continue  # the HTTP route takes one path segment: a name it cannot name is not listed
             seen[path.name] = summary(RunRef(path.name, path), stored.record)
+    held = leasing.board(leasing.places(_shared(runs_dirs)))  # the GPUs each run holds (runs/leasing.py)
+    for run_id, shown in seen.items():
+        shown["gpus"] = [str(g) for g in held.holding(run_id)]
+        shown["queue_position"] = next((w.position for w in held.queue if w.claim.run_id == run_id), None)
     return sorted(seen.values(), key=lambda r: (str(r.get("created") or ""), r["id"]), reverse=True)
 
 

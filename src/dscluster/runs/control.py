@@ -68,6 +68,9 @@ def stop_run(run_dir: Path, *, timeout: float | None = None) -> tuple[RunRecord,
         outcome = {record.launch.launcher: "cancelled"}  # the scheduler ends the ranks; the nodes need no ssh
     else:
         outcome = remote_reap(record, list(record.launch.host_names) or ["localhost"])
+    from dscluster.runs.leasing import release
+
+    release(record, Path(run_dir).parent.parent)  # the supervisor that held its GPU leases is gone
     record = store.read_record(run_dir).replace(status="stopped", exit_code=130, ended=store.now_iso())
     try:
         store.write_record(run_dir, record)

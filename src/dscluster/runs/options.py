@@ -54,6 +54,10 @@ class LaunchOptions:
     # Inline DeepSpeed configs a dry run names by the path a real run writes them to, without writing them
     # (a dry run writes nothing): path -> config, read here instead of the file.
     unwritten_configs: Mapping[str, Any] | None = None
+    # GPUs another run holds: queue the run until they are free (status "queued"), instead of refusing it.
+    wait: bool = False
+    # Take no GPU leases: run alongside other runs on the same GPUs (small jobs that fit together, CPU runs).
+    share_gpus: bool = False
 
 
 def check_supervision(opts: LaunchOptions) -> None:

@@ -29,6 +29,7 @@ from dscluster.launcher.runnerflags import (
 )
 from dscluster.runs import store
 from dscluster.runs.options import DEFAULTS, LaunchOptions, check_supervision
+from dscluster.runs.owner import current_user
 from dscluster.runs.program import (
     ACCELERATE_DS_ENV,
     check_ds_config,
@@ -87,7 +88,7 @@ def prepare(opts: LaunchOptions, *, dry_run: bool = False) -> Prepared:
         deepspeed_env={"files": [str(p) for p in env.files], "names": sorted(env.from_files)} if env.files else None,
         batch_plan={**config.batch_plan.to_dict(), "text": config.batch_plan.describe()}
         if config.batch_plan is not None else None,
-        excluded=tuple(e.to_dict() for e in where.excluded))
+        excluded=tuple(e.to_dict() for e in where.excluded), owner=current_user())
     return Prepared(record, secrets, where.shared, where.spec)
 
 
@@ -194,7 +195,7 @@ def _launch_spec(opts: LaunchOptions, where: Placement, program: str, args: list
         local_procs=int(where.local_procs or 1), max_restarts=int(opts.max_restarts),
         stall_timeout=float(opts.stall_timeout or 0), heartbeat_timeout=float(opts.heartbeat_timeout),
         restart_wait=float(opts.restart_wait), allow_shrink=bool(opts.allow_shrink),
-        exclude_unhealthy=bool(opts.exclude_unhealthy),
+        exclude_unhealthy=bool(opts.exclude_unhealthy), share_gpus=bool(opts.share_gpus),
         ssh_port=getattr(spec, "ssh_port", None), network_interface=getattr(spec, "network_interface", None),
         ds_config_text=ranks.ds_config_text, rank_args=tuple(ranks.args) if ranks.ds_config_text else None,
         include=where.include, master_port=flags.master_port, no_python=flags.no_python,

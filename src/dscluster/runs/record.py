@@ -131,6 +131,7 @@ class LaunchSpec:
     slurm: Mapping[str, Any] | None = None  # {"ask": SlurmAsk fields, "job_id", "own_job"}
     allow_shrink: bool = False  # a node lost past restart_wait: continue on the nodes that remain
     exclude_unhealthy: bool = False  # with allow_shrink: a restart leaves out the node the failure points to
+    share_gpus: bool = False  # takes no GPU leases and is never refused for them (runs/leasing.py)
     extra: Mapping[str, Any] = field(default_factory=dict)
     present: frozenset[str] = field(default=frozenset(), compare=False, repr=False)  # optional keys read
 
@@ -160,7 +161,7 @@ class LaunchSpec:
             runner_python=self.runner_python, runner_flags=self.runner_flags, files_dir=files_dir)
 
     OPTIONAL = ("cluster_spec", "transport_env", "node_uid", "slurm", "runner_python", "allow_shrink",
-                "runner_flags", "exclude_unhealthy")
+                "runner_flags", "exclude_unhealthy", "share_gpus")
 
     def to_json(self) -> dict[str, Any]:
         # Absent rather than null, as records without them were always written.
@@ -257,11 +258,14 @@ class RunRecord:
     last_hf_checkpoint: str | None = None  # a Hugging Face Trainer's newest complete checkpoint-N (its path)
     excluded: tuple[Mapping[str, Any], ...] = ()  # runs.exclude's entries: nodes left out at launch, and why
     metrics_url: str | None = None  # the supervisor's Prometheus endpoint while the run lives
+    # The launching OS user's name (runs/owner.py): only they (or root) may stop or restart the run. Absent in
+    # records from before owners: the owner of run.json (its file's uid) is the run's owner then.
+    owner: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)  # keys this version does not know
     present: frozenset[str] = field(default=frozenset(), compare=False, repr=False)  # optional keys read
 
     OPTIONAL = ("ended", "supervisor_pid", "supervisor_host", "waiting_for", "slurm", "shrinks", "batch_plan",
-                "deepspeed_env", "last_hf_checkpoint", "excluded", "metrics_url")
+                "deepspeed_env", "last_hf_checkpoint", "excluded", "metrics_url", "owner")
 
     def to_json(self) -> dict[str, Any]:
         return _to_json(self, self.OPTIONAL)

@@ -25,9 +25,11 @@ from dscluster.errors import ConfigError, DsclusterError, UsageError
 from dscluster.i18n import tr
 from dscluster.launcher import backends
 from dscluster.launcher.runnerflags import RunnerFlags
-from dscluster.runs import store
+from dscluster.runs import leasing, store
+from dscluster.runs.leases import WAITING
 from dscluster.runs.nodes import recorded_spec
 from dscluster.runs.options import LaunchOptions
+from dscluster.runs.owner import check_may_control
 from dscluster.runs.prepare import Prepared, prepare
 from dscluster.runs.program import find_ds_config
 from dscluster.runs.record import RunRecord
@@ -49,7 +51,15 @@ def start(opts: LaunchOptions) -> Started:
     from dscluster.runs.start import launch_run
 
     prepared = prepare(opts)
-    run_id = launch_run(prepared.shared, prepared.record, prepared.secrets)
+    # The run's GPUs, taken before anything starts: refused when another run holds them, or queued (--wait).
+    claim = leasing.claim_at_launch(prepared.record, prepared.shared, wait=opts.wait)
+    if claim is not None and claim.state == WAITING:
+        prepared = dataclasses.replace(prepared, record=prepared.record.replace(status=leasing.QUEUED))
+    try:
+        run_id = launch_run(prepared.shared, prepared.record, prepared.secrets)
+    except BaseException:
+        leasing.release(prepared.record, prepared.shared)
+        raise
     return Started(run_id, store.run_path(prepared.shared, run_id), prepared)
 
 
@@ -88,6 +98,8 @@ class RunRequest:
     exclude_unhealthy: bool = False  # leave out the nodes the last doctor check or failed run points to
     hosts: tuple[str, ...] = ()  # node names of the cluster spec to run on (restart --hosts); () = all
     keep_batch: object | None = None  # batchplan.Batch of the run a restart continues
+    wait: bool = False  # GPUs another run holds: queue the run (status "queued") instead of refusing it
+    share_gpus: bool = False  # take no GPU leases (a restart of a run launched with --share-gpus)
 
 
 def _default_spec_exists() -> bool:
@@ -126,7 +138,7 @@ def options(request: RunRequest) -> LaunchOptions:
                          env=[f"{k}={v}" for k, v in request.env.items()], launcher=request.launcher,
                          cluster_spec=request.cluster_spec, allow_shrink=request.allow_shrink,
                          exclude_unhealthy=request.exclude_unhealthy,
-                         keep_batch=request.keep_batch,
+                         keep_batch=request.keep_batch, wait=request.wait, share_gpus=request.share_gpus,
                          runner=RunnerFlags(include="@".join(request.hosts) if request.hosts else None), **tuning)
 
 
@@ -148,6 +160,7 @@ def stop(run_dir: Path) -> dict[str, Any]:
     status = record.status
     if status in store.FINISHED:
         return {"id": record.id, "status": status, "stopping": False}
+    check_may_control(record, run_dir, "stop")  # its owner, or root (runs/owner.py)
     from dscluster.runs.control import request_stop, stop_run
 
     request_stop(run_dir, record)
@@ -187,6 +200,7 @@ def restart_request(run_dir: Path, env: dict[str, str] | None = None, hostfile: 
                          tr("give one of them"), setting="--hosts" if hosts else "--hostfile")
     run_dir = Path(run_dir)
     record = store.read_record(run_dir)
+    check_may_control(record, run_dir, "restart")  # its owner, or root (runs/owner.py)
     run_id = record.id
     cfg = record.launch
     # The cluster as recorded at launch, read back through the spec parser (runs.nodes.recorded_spec);
@@ -233,7 +247,7 @@ def restart_request(run_dir: Path, env: dict[str, str] | None = None, hostfile: 
                          stall_timeout=cfg.stall_timeout, restart_wait=cfg.restart_wait,
                          cluster_spec=None if local or hostfile else launched_on,
                          allow_shrink=cfg.allow_shrink, exclude_unhealthy=cfg.exclude_unhealthy, hosts=picked,
-                         keep_batch=shrink.batch_to_keep(record, save_dir))
+                         keep_batch=shrink.batch_to_keep(record, save_dir), share_gpus=cfg.share_gpus)
     return request, record
 
 

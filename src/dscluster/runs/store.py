@@ -30,7 +30,8 @@ from dscluster.launcher import backends
 from dscluster.paths import runs_dir
 from dscluster.runs.record import RunRecord
 
-ACTIVE = ("pending", "running", "restarting")  # what the supervisor writes while it runs
+# What the supervisor writes while it runs ("queued": waiting in the GPU queue, runs/leasing.py).
+ACTIVE = ("queued", "pending", "running", "restarting")
 FINISHED = ("succeeded", "failed", "stopped")
 
 _NAME_OK = re.compile(r"[^A-Za-z0-9_.-]+")

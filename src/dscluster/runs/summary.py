@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from dscluster.runs import store
+from dscluster.runs.owner import owner_of
 from dscluster.runs.record import Attempt, RunRecord
 
 
@@ -74,7 +75,7 @@ class RunSummary:
             "supervisor_pid": rec.supervisor_pid, "supervisor_host": rec.supervisor_host,
             "waiting_for": list(rec.waiting_for) if rec.waiting_for is not None else None,
             "shrinks": [dict(s) for s in rec.shrinks] or None, "batch_plan": rec.batch_plan,
-            "excluded": [dict(e) for e in rec.excluded] or None,
+            "excluded": [dict(e) for e in rec.excluded] or None, "owner": owner_of(rec, self.run_dir),
         }
         if self.run_dir is not None:
             out["metrics"] = self.metrics

@@ -38,14 +38,13 @@ from dscluster.runs.exporter import RunExporter
 from dscluster.runs.hflog import HfLogBridge
 from dscluster.runs.hooks import hooks_for
 from dscluster.runs.judging import Judging
+from dscluster.runs.leasing import QUEUED, SupervisorLeases, release
 from dscluster.runs.metrics import MonitorBridge
 from dscluster.runs.nodes import node_names, node_runners
 from dscluster.runs.reaper import reap
 from dscluster.runs.record import Attempt, LaunchSpec, RunRecord
 from dscluster.runs.runbook import RunBook
-from dscluster.runs.verdict import (
-    Failure,
-)
+from dscluster.runs.verdict import Failure
 from dscluster.train.resumes import resume_env, step_of_env
 
 STOP_FILE = "stop"
@@ -304,19 +303,24 @@ class Supervisor(RunBook, Judging):
                        unreachable=[ch.node for ch in chans if ch.node in lost or (ch.closed and not ch.reaped)])
 
     def run(self) -> int:
-        self.save(status="pending", supervisor_pid=os.getpid(), supervisor_host=socket.gethostname())
+        self.save(status=QUEUED if self.record.status == QUEUED else "pending", supervisor_pid=os.getpid(),
+                  supervisor_host=socket.gethostname())  # QUEUED: a --wait launch waits its turn for the GPUs
         self._keep_reserve()
         self.exporter.start()
+        self.leases = SupervisorLeases(self.record, self.run_dir.parent.parent, self.event)  # runs/leasing.py
         try:
-            return self._run()
+            if self.leases.acquire(self._stop_wanted, self.save):
+                return self._run()
+            self._end("stopped", 130)  # stopped while queued
+            return 130
         finally:
+            self.leases.release()  # however the run ends: the GPUs are free for the next run
             self.exporter.stop()
             self._kill_runner_group()
 
     def _kill_runner_group(self) -> None:
-        """However the supervision ends (an error included: its run directory removed under it), nothing it
-        started on this machine outlives it: the runner's whole process group (pdsh, ssh clients, srun, which
-        the runner's death signal alone leaves behind)."""
+        """However the supervision ends (an error too), nothing it started here outlives it: the runner's whole
+        process group (pdsh, ssh clients, srun, which the runner's death signal alone leaves behind)."""
         runner = getattr(self, "_runner", None)
         if runner is not None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -357,10 +361,6 @@ class Supervisor(RunBook, Judging):
         return exit_code
 
 
-
-
-
-
 def main(argv: list[str] | None = None) -> int:
     import json
 
@@ -385,6 +385,7 @@ def main(argv: list[str] | None = None) -> int:
             rec = store.read_record(run_dir)  # only to mark it failed: nothing in it is executed
             with contextlib.suppress(Exception):
                 reap(rec.id, grace=1.0)  # first: stopping the ranks never waits on a write (a full disk)
+            release(rec, run_dir.parent.parent)  # its GPU leases (runs/leasing.py)
             store.update_record(run_dir, rec, status="failed", exit_code=1, ended=store.now_iso(),
                                 explanation={"signature": "supervisor-error",
                                              "cause": f"the supervisor crashed: {err}",
