@@ -35,8 +35,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add.add_argument("--admin", action="store_true", help=tr("a hub administrator"))
     add.add_argument("--record-only", action="store_true",
                      help=tr("only record them in the spec and the hub (the accounts were made by hand)"))
+    add.add_argument("--here", action="store_true",
+                     help=tr("make the account on this machine only (e.g. inside the master's container)"))
     remove = verbs.add_parser("remove", help=tr("remove a person's accounts (their shared directory is kept)"))
     remove.add_argument("name", metavar="NAME", help=tr("their login name"))
+    remove.add_argument("--here", action="store_true", help=tr("remove the account on this machine only"))
     listing = verbs.add_parser("list", help=tr("list the people of the cluster"))
     listing.add_argument("--json", action="store_true", help=tr("print as JSON"))
     password = verbs.add_parser("password", help=tr("give a person a new hub password (printed once)"))
@@ -77,12 +80,14 @@ def _record(spec: ClusterSpec, people: tuple[UserSpec, ...]) -> ClusterSpec:
     return spec
 
 
-def _on_nodes(spec: ClusterSpec, argv_for, name: str, uid: int | None) -> None:
-    """Run a node script as root on every node (here, for the simulated cluster); fail with the manual steps."""
+def _on_nodes(spec: ClusterSpec, argv_for, name: str, uid: int | None, here: bool = False) -> None:
+    """Run a node script as root on every node (on this machine only for the simulated cluster, whose nodes
+    share its accounts, and with --here); fail with the manual steps."""
     failures = []
+    here = here or is_simulated(spec)
     for node in spec.nodes:
-        argv = argv_for(node)
-        if is_simulated(spec):
+        argv = argv_for(spec.master if here else node)
+        if here:
             done = accounts.run_here(argv)
             result = accounts.outcome("localhost", done.returncode, done.stderr, name, uid)
         else:
@@ -92,7 +97,7 @@ def _on_nodes(spec: ClusterSpec, argv_for, name: str, uid: int | None) -> None:
             result = accounts.outcome(node.name, done.returncode, done.stderr, name, uid)
         if not result.ok:
             failures.append(result.message)
-        if is_simulated(spec):
+        if here:
             break  # one machine, one set of accounts
     if failures:
         raise ClusterError(tr("could not make the accounts of {user}:\n  {errors}", user=name,
@@ -125,11 +130,11 @@ def cmd_add(args: argparse.Namespace) -> int:
     uid = accounts.choose_uid(spec, args.uid) if not args.record_only or args.uid is None else args.uid
     if not args.record_only:
         shared = str(spec.shared_dir)
-        _on_nodes(spec, lambda node: accounts.add_argv(name, uid, key, "", spec.ssh_user), name, uid)
+        _on_nodes(spec, lambda node: accounts.add_argv(name, uid, key, "", spec.ssh_user), name, uid, args.here)
         if is_simulated(spec):
             _grant_here(name, spec)
         _on_nodes(spec, lambda node: accounts.add_argv(name, uid, key, shared if node == spec.master else "",
-                                                        spec.ssh_user), name, uid)
+                                                        spec.ssh_user), name, uid, args.here)
     spec = _record(spec, (*spec.users, UserSpec(name=name, uid=uid, admin=args.admin)))
     password = hubpass.new_password()
     hubpass.set_password(name, password)
@@ -152,7 +157,7 @@ def cmd_remove(args: argparse.Namespace) -> int:
     if person is None:
         raise ConfigError(tr("no user {user} in {spec}", user=args.name, spec=spec.path),
                           tr("see who there is: dscluster user list"), setting="name")
-    _on_nodes(spec, lambda node: accounts.remove_argv(person.name), person.name, None)
+    _on_nodes(spec, lambda node: accounts.remove_argv(person.name), person.name, None, args.here)
     if is_simulated(spec):
         from dscluster.sim.nodeuser import revoke_traverse  # noqa: PLC0415
 

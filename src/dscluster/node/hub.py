@@ -144,8 +144,9 @@ def _write_singleuser(where: HubLayout, notebook_dir: str, lang: str) -> None:
 
 def start_hub(notebook_dir: str | os.PathLike, ip: str = "127.0.0.1", port: int = DEFAULT_PORT, *,
               public: bool = False, admins: tuple[str, ...] = (), environment: dict[str, str] | None = None,
-              lang: str | None = None) -> tuple[subprocess.Popen, HubState]:
-    """Start JupyterHub (detached, its own session) and return it; `wait_ready` waits for it to answer."""
+              lang: str | None = None, detach: bool = True) -> tuple[subprocess.Popen, HubState]:
+    """Start JupyterHub (detached: in its own session) and return it; `wait_ready` waits for it to answer.
+    Not detached, it stays in its caller's process group (the node agent stops the group)."""
     _check_can_start(ip, port)
     where = layout()
     lang = lang or current_language()
@@ -166,7 +167,7 @@ def start_hub(notebook_dir: str | os.PathLike, ip: str = "127.0.0.1", port: int 
     try:
         proc = subprocess.Popen([sys.executable, "-m", "jupyterhub", "-f", str(config_file)],
                                 stdin=subprocess.DEVNULL, stdout=fd, stderr=subprocess.STDOUT, env=env,
-                                cwd=str(where.private), start_new_session=True)
+                                cwd=str(where.private), start_new_session=detach)
     finally:
         os.close(fd)
     state = HubState(pid=proc.pid, ip=ip, port=int(port), tls=bool(tls), fingerprint=fingerprint,
