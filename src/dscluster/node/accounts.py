@@ -159,5 +159,5 @@ def manual_steps(name: str, uid: int, spec: ClusterSpec) -> str:
     """What an administrator runs by hand on each node when dscluster cannot act as root there."""
     return tr("on every node, as root: useradd --uid {uid} --user-group --create-home --shell /bin/bash {name} && "
               "usermod -p '*' {name}; put their key in ~{name}/.ssh/authorized_keys (0600); on the master: "
-              "mkdir -p {shared}/users/{name} && chown {name}: {shared}/users/{name}; then run the same "
-              "record them: dscluster user add {name} --uid {uid} --record-only", uid=uid, name=name, shared=spec.shared_dir)
+              "mkdir -p {shared}/users/{name} && chown {name}: {shared}/users/{name}; then record them: "
+              "dscluster user add {name} --uid {uid} --record-only", uid=uid, name=name, shared=spec.shared_dir)

@@ -155,8 +155,7 @@ class SimCluster:
         With `master_identity` (default: as `lab`), the master's agent installs the cluster key for the
         node user (~/.dscluster/clusters/<name>/), so it can launch across the cluster. The sim's
         nodes share one home directory, so every node's user can then read that key.
-        With `slurm`, a real Slurm runs on the nodes too (sim/slurm.py). With `hub`, the master's agent
-        also starts JupyterHub (as root, on its 127.0.0.1:8000: a JupyterLab per `dscluster user add`)."""
+        With `slurm`, a real Slurm runs on the nodes too (sim/slurm.py); with `hub`, JupyterHub on the master."""
         require_root()
         check_name(name)
         if not 1 <= n <= MAX_NODES:
