@@ -34,6 +34,9 @@ NOT_HERE: dict[str, str] = {
     "3c11cbfdd9": "the reader's own train.py and ds_config.json, on a simulated cluster already up "
                   "(tests/cluster/test_cluster_health.py runs sim slow, doctor --collective naming the node, "
                   "launch --exclude-unhealthy and the --allow-shrink restart on the simulated cluster)",
+    "0d61415c0e": "makes OS accounts alice and bob on this machine (the reader's alice.pub) and leaves JupyterHub on "
+                  "port 8000 (tests/cluster/test_hub_sim.py runs user add, hub start, the logins in Chromium, hub stop "
+                  "and user remove on the simulated cluster)",
     "4f74cbed36": "your train.py and ds.json, and node3 of a cluster of 4 or more nodes "
                   "(tests/cluster/test_shrink_resume.py runs restart --hosts and --allow-shrink on the simulated cluster)",
 }
