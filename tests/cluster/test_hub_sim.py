@@ -41,17 +41,27 @@ def _cli(env: dict, *args: str, check: bool = True) -> subprocess.CompletedProce
 
 def _hub_pids(home: Path) -> list[int]:
     """Processes of this hub: JupyterHub, its proxy, the people's servers."""
-    marks = (str(home / "hub").encode(), b"configurable-http-proxy")
+    marks = (str(home / "hub").encode(), b"dscluster.node.hubproxy")
     found = []
     for proc in Path("/proc").glob("[0-9]*"):
         try:
             cmdline = (proc / "cmdline").read_bytes()
-            environ = (proc / "environ").read_bytes() if b"configurable-http-proxy" in cmdline else b""
+            environ = (proc / "environ").read_bytes() if b"dscluster.node.hubproxy" in cmdline else b""
         except OSError:
             continue
         if marks[0] in cmdline or (marks[1] in cmdline and f"DSCLUSTER_HOME={home}".encode() in environ):
             found.append(int(proc.name))
     return found
+
+
+def _cmdlines(home: Path) -> list[str]:
+    out = []
+    for pid in _hub_pids(home):
+        try:
+            out.append(Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode())
+        except OSError:
+            pass
+    return out
 
 
 def _ready(url: str) -> bool:
@@ -232,5 +242,26 @@ def test_the_hub_stops_with_everything_it_started(team, browser):
     while _hub_pids(team["home"]) and time.monotonic() < deadline:
         time.sleep(0.3)
     assert not _hub_pids(team["home"])
-    # started again for whatever runs after (the fixture stops it at the end)
-    _cli(team["env"], "hub", "start", "--cluster", team["spec"], "--port", team["base"].rsplit(":", 1)[1].strip("/"))
+
+
+def test_public_serves_tls_with_the_fingerprint_it_prints(team):
+    """`--public`: every address, over TLS with a self-signed certificate made once; the fingerprint
+    printed is the one the server presents (the fixture stops this hub)."""
+    import socket
+    import ssl
+
+    port = free_port()
+    out = _cli(team["env"], "hub", "start", "--public", "--cluster", team["spec"], "--port", str(port)).stdout
+    printed = re.search(r"fingerprint is ([0-9A-F:]{95})", out).group(1)
+    cert = team["home"] / "hub" / "private" / "tls.crt"
+    context = ssl.create_default_context(cafile=str(cert))
+    context.check_hostname = False
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+        with context.wrap_socket(raw) as tls:
+            served = tls.getpeercert(binary_form=True)
+    import hashlib
+
+    assert ":".join(f"{b:02X}" for b in hashlib.sha256(served).digest()) == printed
+    with urllib.request.urlopen(f"https://127.0.0.1:{port}/hub/api", context=context, timeout=10) as resp:
+        assert resp.status == 200 and "version" in json.loads(resp.read())
+    assert "--ssl-key" in " ".join(_cmdlines(team["home"]))  # a path, the key itself never

@@ -137,3 +137,11 @@ def test_the_public_hubs_certificate_is_made_once_with_its_fingerprint(tmp_path)
     assert Path(key).stat().st_mode & 0o777 == 0o600
     assert fp == fingerprint(Path(cert).read_bytes()) and len(fp.split(":")) == 32
     assert ensure_certificate(tmp_path)[1] == fp  # kept: people compared it once
+
+
+def test_the_proxy_takes_the_tls_options_and_passes_the_rest_on():
+    from dscluster.node.hubproxy import split_tls
+
+    assert split_tls(["--ip", "0.0.0.0", "--ssl-key", "/p/k", "--port", "8000", "--ssl-cert=/p/c"]) == (
+        "/p/c", "/p/k", ["--ip", "0.0.0.0", "--port", "8000"])
+    assert split_tls(["--port", "1"]) == (None, None, ["--port", "1"])

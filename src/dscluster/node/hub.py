@@ -37,6 +37,7 @@ from dscluster.node import hubpass
 from dscluster.node.hubconfig import HubLayout, HubPorts, hub_config, singleuser_config
 from dscluster.node.lab import log_tail, pid_alive, port_is_free, validate_address
 from dscluster.node.labconfig import settings_overrides
+from dscluster.safepython import module_argv
 
 DEFAULT_PORT = 8000
 # What would change the hub's secrets or config if inherited from the caller's shell.
@@ -63,7 +64,10 @@ class HubState:
 
     @property
     def url(self) -> str:
-        host = f"[{self.ip}]" if ":" in self.ip else self.ip
+        import socket  # noqa: PLC0415
+
+        host = socket.gethostname() if self.ip in ("0.0.0.0", "::") else self.ip  # --public: every address
+        host = f"[{host}]" if ":" in host else host
         return f"{'https' if self.tls else 'http'}://{host}:{self.port}/"
 
 
@@ -100,10 +104,9 @@ def hub_installed(python: str | None = None) -> str | None:
     bindir = Path(python or sys.executable).parent
     if importlib.util.find_spec("jupyterhub") is None:
         return "jupyterhub"
-    for tool in ("configurable-http-proxy", "jupyterhub-singleuser"):
-        if not (bindir / tool).exists():
-            return tool
-    return None
+    if importlib.util.find_spec("configurable_http_proxy") is None:
+        return "configurable-http-proxy"
+    return None if (bindir / "jupyterhub-singleuser").exists() else "jupyterhub-singleuser"
 
 
 def free_port() -> int:
@@ -165,7 +168,7 @@ def start_hub(notebook_dir: str | os.PathLike, ip: str = "127.0.0.1", port: int 
     log_file = where.private / "hub.log"
     fd = os.open(log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "jupyterhub", "-f", str(config_file)],
+        proc = subprocess.Popen([*module_argv(sys.executable, "jupyterhub"), "-f", str(config_file)],
                                 stdin=subprocess.DEVNULL, stdout=fd, stderr=subprocess.STDOUT, env=env,
                                 cwd=str(where.private), start_new_session=detach)
     finally:
@@ -224,7 +227,7 @@ def leftover_pids(where: HubLayout | None = None) -> list[int]:
     found = []
     try:
         proxy = int((where.private / "proxy.pid").read_text(encoding="ascii").strip())
-        if b"configurable-http-proxy" in Path(f"/proc/{proxy}/cmdline").read_bytes():
+        if b"dscluster.node.hubproxy" in Path(f"/proc/{proxy}/cmdline").read_bytes():
             found.append(proxy)
     except (OSError, ValueError):
         pass

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dscluster.node.labconfig import jupyter_config, panel_config
+from dscluster.safepython import module_argv
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,8 @@ def hub_config(layout: HubLayout, ip: str, ports: HubPorts, *, notebook_dir: str
         },
         "ConfigurableHTTPProxy": {
             "api_url": f"http://127.0.0.1:{ports.api_port}",
-            "command": [str(bindir / "configurable-http-proxy")],
+            # the Python configurable-http-proxy, with TLS on its public port for --public (node/hubproxy.py)
+            "command": module_argv(python or sys.executable, "dscluster.node.hubproxy"),
             "pid_file": str(private / "proxy.pid"),
             "should_start": True,
         },
