@@ -29,6 +29,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
                  "--disable-component-update", "--no-first-run", "--disable-dev-shm-usage"]
 TAG = f"{os.getpid() % 100000:05d}"
 PEOPLE = (f"hub{TAG}a", f"hub{TAG}b")
+SHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
 
 
 def _cli(env: dict, *args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -173,6 +174,11 @@ def test_each_person_logs_in_and_gets_their_own_lab_with_the_panel(team, browser
             if "lm-mod-current" not in (tab.get_attribute("class") or ""):
                 tab.click()
             page.locator("#dscluster-panel").wait_for(state="visible")
+            # the panel works for them: it lists the cluster's node (the published spec, read as that person)
+            page.locator("#dscluster-panel .dsc-node").first.wait_for(timeout=90_000)
+            if name == PEOPLE[0]:
+                SHOTS.mkdir(parents=True, exist_ok=True)
+                page.screenshot(path=str(SHOTS / "test_hub_sim--person-a-lab.png"))
         # Each person's server runs as their own UID, from the hub's single-user config.
         owners = {}
         for proc in Path("/proc").glob("[0-9]*"):

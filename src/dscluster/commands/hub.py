@@ -47,7 +47,8 @@ def cmd_start(args: argparse.Namespace) -> int:
         environment["DSCLUSTER_CLUSTER"] = str(published)
     ip = "0.0.0.0" if args.public else "127.0.0.1"
     proc, state = hub.start_hub(spec.shared_dir, ip, args.port, public=args.public,
-                                admins=tuple(u.name for u in spec.users if u.admin), environment=environment)
+                                admins=tuple(u.name for u in spec.users if u.admin), environment=environment,
+                                people=tuple(u.name for u in spec.users))
     try:
         hub.wait_ready(state, proc)
     except hub.HubError:

@@ -122,6 +122,8 @@ def cmd_add(args: argparse.Namespace) -> int:
     spec = _spec(args)
     name = args.name
     accounts.check_name(name, spec)
+    if spec.person(name) and args.here and not args.record_only:
+        return _remake_here(spec, spec.person(name), args)
     if spec.person(name):
         raise ConfigError(tr("user {user} already exists in {spec}", user=name, spec=spec.path),
                           tr("dscluster user list; a new hub password: dscluster user password {user}", user=name),
@@ -131,7 +133,7 @@ def cmd_add(args: argparse.Namespace) -> int:
     if not args.record_only:
         shared = str(spec.shared_dir)
         _on_nodes(spec, lambda node: accounts.add_argv(name, uid, key, "", spec.ssh_user), name, uid, args.here)
-        if is_simulated(spec):
+        if args.here or is_simulated(spec):
             _grant_here(name, spec)
         _on_nodes(spec, lambda node: accounts.add_argv(name, uid, key, shared if node == spec.master else "",
                                                         spec.ssh_user), name, uid, args.here)
@@ -148,6 +150,17 @@ def cmd_add(args: argparse.Namespace) -> int:
     # Printed once, to the terminal of whoever added them; only its salted hash is kept.
     print(tr("Their hub password (shown only now; hand it over privately): {password}", password=password))
     print(next_steps("dscluster hub start", "dscluster hub url", "dscluster user list"))
+    return 0
+
+
+def _remake_here(spec: ClusterSpec, person: UserSpec, args: argparse.Namespace) -> int:
+    """A recorded person's account made again on this machine (a new container of the master after
+    `down`/`up`), with their recorded UID; their hub password is kept."""
+    key = accounts.read_pubkey(args.key) if args.key else ""
+    _on_nodes(spec, lambda node: accounts.add_argv(person.name, person.uid, key, str(spec.shared_dir), spec.ssh_user),
+              person.name, person.uid, True)
+    print(f"{OK} " + tr("{user} (uid {uid}) made again on this machine; their hub password is unchanged",
+                         user=person.name, uid=person.uid))
     return 0
 
 

@@ -209,7 +209,9 @@ def start_lab_as_user(opts: AgentOptions, cluster_spec: Path | None = None) -> s
 
 _HUB_BOOT = ("import os, sys\nfrom dscluster.node import hub\n"
              "env = {k: os.environ[k] for k in ('DSCLUSTER_CLUSTER',) if k in os.environ}\n"
-             "proc, state = hub.start_hub(sys.argv[1], admins=tuple(sys.argv[2:]), environment=env, detach=False)\n"
+             "people = tuple(os.environ.get('DSCLUSTER_HUB_PEOPLE', '').split())\n"
+             "proc, state = hub.start_hub(sys.argv[1], admins=tuple(sys.argv[2:]), environment=env, detach=False,\n"
+             "                            people=people)\n"
              "sys.exit(proc.wait())\n")
 
 
@@ -223,8 +225,9 @@ def start_hub(opts: AgentOptions, cluster_spec: Path | None = None) -> subproces
     admins: list[str] = []
     env = dict(os.environ)
     if published.is_file():
-        admins = [u.name for u in load_spec(published).users if u.admin]
-        env["DSCLUSTER_CLUSTER"] = str(published)
+        people = load_spec(published).users
+        admins = [u.name for u in people if u.admin]
+        env.update(DSCLUSTER_CLUSTER=str(published), DSCLUSTER_HUB_PEOPLE=" ".join(u.name for u in people))
     return subprocess.Popen([sys.executable, "-c", _HUB_BOOT, str(opts.shared_dir), *admins], env=env,
                             stdin=subprocess.DEVNULL, start_new_session=True)
 

@@ -147,13 +147,15 @@ def _write_singleuser(where: HubLayout, notebook_dir: str, lang: str) -> None:
 
 def start_hub(notebook_dir: str | os.PathLike, ip: str = "127.0.0.1", port: int = DEFAULT_PORT, *,
               public: bool = False, admins: tuple[str, ...] = (), environment: dict[str, str] | None = None,
-              lang: str | None = None, detach: bool = True) -> tuple[subprocess.Popen, HubState]:
+              lang: str | None = None, detach: bool = True,
+              people: tuple[str, ...] = ()) -> tuple[subprocess.Popen, HubState]:
     """Start JupyterHub (detached: in its own session) and return it; `wait_ready` waits for it to answer.
     Not detached, it stays in its caller's process group (the node agent stops the group)."""
     _check_can_start(ip, port)
     where = layout()
     lang = lang or current_language()
     _write_singleuser(where, str(notebook_dir), lang)
+    let_reach(where, people)
     tls, fingerprint = None, ""
     if public:
         from dscluster.node.hubtls import ensure_certificate  # noqa: PLC0415
@@ -177,6 +179,21 @@ def start_hub(notebook_dir: str | os.PathLike, ip: str = "127.0.0.1", port: int 
                      log_file=str(log_file), config_file=str(config_file), started=time.time())
     atomic_write_json(where.private / "hub.json", asdict(state), mode=0o600)
     return proc, state
+
+
+def let_reach(where: HubLayout, people: tuple[str, ...]) -> None:
+    """Each person's server must reach this Python and the single-user config: root's directories in the
+    way (a venv or DSCLUSTER_HOME under /root) get a traverse-only ACL entry for that person, as the
+    node user gets one (sim/nodeuser.py); a name without an account here is skipped."""
+    import pwd  # noqa: PLC0415
+
+    from dscluster.sim.nodeuser import ensure_access  # noqa: PLC0415
+
+    for name in people:
+        try:
+            ensure_access(pwd.getpwnam(name), where.settings_dir.parent)
+        except KeyError:
+            continue
 
 
 def _probe_context(state: HubState) -> ssl.SSLContext | None:
