@@ -93,7 +93,9 @@ def _on_nodes(spec: ClusterSpec, argv_for, name: str, uid: int | None, here: boo
         else:
             from dscluster.deploy.hosts import HostSSHRunner  # noqa: PLC0415
 
-            done = HostSSHRunner(node.address).run(accounts.as_root(argv), timeout=120)
+            # the operator's own ssh to the hosts, as `up` reaches them (env DSCLUSTER_HOST_SSH_CONFIG too)
+            runner = HostSSHRunner(node.address, config=os.environ.get("DSCLUSTER_HOST_SSH_CONFIG"))
+            done = runner.run(accounts.as_root(argv), timeout=120)
             result = accounts.outcome(node.name, done.returncode, done.stderr, name, uid)
         if not result.ok:
             failures.append(result.message)
