@@ -83,8 +83,8 @@ def test_names_uids_and_keys_are_checked_before_anything_runs(tmp_path):
 
 
 def test_the_node_scripts_take_values_as_arguments_and_their_exits_become_sentences():
-    argv = accounts.add_argv("alice", 2001, "ssh-ed25519 AAAA x", "/shared", "dscluster")
-    assert argv[:2] == ["sh", "-c"] and argv[-5:] == ["alice", "2001", "ssh-ed25519 AAAA x", "/shared", "dscluster"]
+    argv = accounts.add_argv("alice", 2001, "ssh-ed25519 AAAA x", "/shared")
+    assert argv[:2] == ["sh", "-c"] and argv[-4:] == ["alice", "2001", "ssh-ed25519 AAAA x", "/shared"]
     assert "alice" not in argv[2]  # no value is pasted into the script
     assert accounts.as_root(["id"])[-1] == "id" and "sudo -n" in accounts.as_root(["id"])[2]
     assert accounts.outcome("gpu01", 0, "", "alice").ok

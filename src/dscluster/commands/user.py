@@ -131,14 +131,14 @@ def cmd_add(args: argparse.Namespace) -> int:
                           tr("dscluster user list; a new hub password: dscluster user password {user}", user=name),
                           setting="name")
     key = accounts.read_pubkey(args.key) if args.key else ""
-    uid = accounts.choose_uid(spec, args.uid) if not args.record_only or args.uid is None else args.uid
+    uid = accounts.choose_uid(spec, args.uid, name) if not args.record_only or args.uid is None else args.uid
     if not args.record_only:
         shared = str(spec.shared_dir)
-        _on_nodes(spec, lambda node: accounts.add_argv(name, uid, key, "", spec.ssh_user), name, uid, args.here)
+        _on_nodes(spec, lambda node: accounts.add_argv(name, uid, key, ""), name, uid, args.here)
         if args.here or is_simulated(spec):
             _grant_here(name, spec)
-        _on_nodes(spec, lambda node: accounts.add_argv(name, uid, key, shared if node == spec.master else "",
-                                                        spec.ssh_user), name, uid, args.here)
+        _on_nodes(spec, lambda node: accounts.add_argv(name, uid, key, shared if node == spec.master else ""),
+                  name, uid, args.here)
     spec = _record(spec, (*spec.users, UserSpec(name=name, uid=uid, admin=args.admin)))
     password = hubpass.new_password()
     hubpass.set_password(name, password)
@@ -159,7 +159,7 @@ def _remake_here(spec: ClusterSpec, person: UserSpec, args: argparse.Namespace) 
     """A recorded person's account made again on this machine (a new container of the master after
     `down`/`up`), with their recorded UID; their hub password is kept."""
     key = accounts.read_pubkey(args.key) if args.key else ""
-    _on_nodes(spec, lambda node: accounts.add_argv(person.name, person.uid, key, str(spec.shared_dir), spec.ssh_user),
+    _on_nodes(spec, lambda node: accounts.add_argv(person.name, person.uid, key, str(spec.shared_dir)),
               person.name, person.uid, True)
     print(f"{OK} " + tr("{user} (uid {uid}) made again on this machine; their hub password is unchanged",
                          user=person.name, uid=person.uid))

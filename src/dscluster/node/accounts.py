@@ -26,11 +26,11 @@ _EXISTS_OTHER_UID, _UID_TAKEN, _NOT_ROOT = 3, 4, 5
 _KEY_RE = re.compile(r"^(ssh-(ed25519|rsa|dss)|ecdsa-sha2-nistp(256|384|521)|sk-(ssh-ed25519|ecdsa-sha2-nistp256)"
                      r"@openssh\.com) [A-Za-z0-9+/=]+( [^\r\n]*)?$")
 
-# $1 name, $2 uid, $3 public key ('' for none), $4 shared dir ('' on nodes other than the master),
-# $5 the node user (who owns the shared dir and makes its users/ directory, sticky as /tmp).
+# $1 name, $2 uid, $3 public key ('' for none), $4 shared dir ('' on nodes other than the master).
+# users/ (sticky, as /tmp) is made by the shared dir's owner (root, or the node user on most NFS exports).
 ADD_SCRIPT = r"""
 set -eu
-name=$1 uid=$2 key=$3 shared=$4 nodeuser=$5
+name=$1 uid=$2 key=$3 shared=$4
 [ "$(id -u)" -eq 0 ] || { echo "dscluster: not root" >&2; exit 5; }
 if have=$(id -u "$name" 2>/dev/null); then
   [ "$have" = "$uid" ] || { echo "dscluster: $name has uid $have" >&2; exit 3; }
@@ -43,7 +43,9 @@ if [ -n "$key" ]; then
   printf '%s\n' "$key" | runuser -u "$name" -- sh -c 'umask 077; mkdir -p "$HOME/.ssh"; cat > "$HOME/.ssh/authorized_keys"'
 fi
 if [ -n "$shared" ]; then
-  runuser -u "$nodeuser" -- sh -c 'mkdir -p "$1/users" && { [ ! -O "$1/users" ] || chmod 1777 "$1/users"; }' sh "$shared"
+  owner=$(stat -c %u "$shared") group=$(stat -c %g "$shared")
+  setpriv --reuid="$owner" --regid="$group" --clear-groups \
+    sh -c 'mkdir -p "$1/users" && { [ ! -O "$1/users" ] || chmod 1777 "$1/users"; }' sh "$shared"
   runuser -u "$name" -- sh -c 'umask 022; mkdir -p "$1/users/$2" && [ -O "$1/users/$2" ] && chmod 755 "$1/users/$2"' \
     sh "$shared" "$name" || { echo "dscluster: $shared/users/$name is not $name's" >&2; exit 6; }
 fi
@@ -93,9 +95,17 @@ def read_pubkey(path: str | Path) -> str:
     return text
 
 
-def choose_uid(spec: ClusterSpec, requested: int | None) -> int:
-    """The requested UID, checked; else the lowest one from PERSON_UID_MIN+1 that no one here has."""
+def choose_uid(spec: ClusterSpec, requested: int | None, name: str = "") -> int:
+    """The requested UID, checked; else the UID of an account of that name made here before (an `add` that
+    stopped half-way), else the lowest one from PERSON_UID_MIN+1 that no one here has."""
     taken = {u.uid for u in spec.users}
+    if requested is None and name:
+        try:
+            mine = pwd.getpwnam(name).pw_uid
+            if PERSON_UID_MIN <= mine <= PERSON_UID_MAX and mine not in taken:
+                return mine
+        except KeyError:
+            pass
     if requested is not None:
         if not PERSON_UID_MIN <= requested <= PERSON_UID_MAX:
             raise ConfigError(tr("uid {uid} is out of range", uid=requested),
@@ -119,8 +129,8 @@ def _local_owner(uid: int) -> str | None:
         return None
 
 
-def add_argv(name: str, uid: int, key: str, shared: str, node_user: str) -> list[str]:
-    return ["sh", "-c", ADD_SCRIPT, "dscluster-user-add", name, str(uid), key, shared, node_user]
+def add_argv(name: str, uid: int, key: str, shared: str) -> list[str]:
+    return ["sh", "-c", ADD_SCRIPT, "dscluster-user-add", name, str(uid), key, shared]
 
 
 def remove_argv(name: str) -> list[str]:
