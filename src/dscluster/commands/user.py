@@ -80,7 +80,8 @@ def _record(spec: ClusterSpec, people: tuple[UserSpec, ...]) -> ClusterSpec:
     return spec
 
 
-def _on_nodes(spec: ClusterSpec, argv_for, name: str, uid: int | None, here: bool = False) -> None:
+def _on_nodes(spec: ClusterSpec, argv_for, name: str, uid: int | None, here: bool = False,
+              removing: bool = False) -> None:
     """Run a node script as root on every node (on this machine only for the simulated cluster, whose nodes
     share its accounts, and with --here); fail with the manual steps."""
     failures = []
@@ -102,8 +103,10 @@ def _on_nodes(spec: ClusterSpec, argv_for, name: str, uid: int | None, here: boo
         if here:
             break  # one machine, one set of accounts
     if failures:
-        raise ClusterError(tr("could not make the accounts of {user}:\n  {errors}", user=name,
-                              errors="\n  ".join(failures)),
+        message = (tr("could not remove the accounts of {user}:\n  {errors}", user=name, errors="\n  ".join(failures))
+                   if removing else
+                   tr("could not make the accounts of {user}:\n  {errors}", user=name, errors="\n  ".join(failures)))
+        raise ClusterError(message,
                            accounts.manual_steps(name, uid or 0, spec) if uid else
                            tr("on every node, as root: userdel --remove {user}", user=name))
 
@@ -172,7 +175,7 @@ def cmd_remove(args: argparse.Namespace) -> int:
     if person is None:
         raise ConfigError(tr("no user {user} in {spec}", user=args.name, spec=spec.path),
                           tr("see who there is: dscluster user list"), setting="name")
-    _on_nodes(spec, lambda node: accounts.remove_argv(person.name), person.name, None, args.here)
+    _on_nodes(spec, lambda node: accounts.remove_argv(person.name), person.name, None, args.here, removing=True)
     if is_simulated(spec):
         from dscluster.sim.nodeuser import revoke_traverse  # noqa: PLC0415
 

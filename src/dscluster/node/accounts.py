@@ -56,8 +56,13 @@ set -eu
 name=$1
 [ "$(id -u)" -eq 0 ] || { echo "dscluster: not root" >&2; exit 5; }
 if id -u "$name" >/dev/null 2>&1; then
-  pkill -KILL -u "$name" 2>/dev/null || true
-  userdel --remove "$name" 2>/dev/null || userdel "$name"
+  # their processes first (a JupyterLab, kernels): killed, then waited for until reaped, up to 20 s
+  i=0
+  while pgrep -u "$name" >/dev/null 2>&1 && [ "$i" -lt 100 ]; do
+    pkill -KILL -u "$name" 2>/dev/null || true
+    sleep 0.2; i=$((i + 1))
+  done
+  userdel --remove "$name" 2>/dev/null || userdel --remove --force "$name" 2>/dev/null || userdel --force "$name"
 fi
 """
 
