@@ -1,6 +1,7 @@
 """`dscluster sim up --hub`: the master's node agent runs JupyterHub (as `up --hub` does in the master's
 container) on the master's own 127.0.0.1:8000; a person added afterwards logs in there and their
-JupyterLab runs as their UID; `sim down` stops the hub and everything it started."""
+JupyterLab runs as their UID; `sim down` stops the hub and everything it started, and removes the
+people made for it."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ pytestmark = [pytest.mark.root, pytest.mark.cluster, pytest.mark.slow]
 
 VENV_BIN = Path(sys.executable).parent
 PERSON = f"hag{os.getpid() % 100000:05d}"
+OTHER = PERSON + "o"  # left for `sim down` to remove
 
 # Runs inside the master's network namespace: log in through the hub's form, as a browser would.
 LOGIN = r"""
@@ -76,7 +78,13 @@ def test_the_masters_agent_runs_the_hub_and_a_person_gets_their_own_lab(sim_clus
         gone = subprocess.run([str(VENV_BIN / "dscluster"), "user", "remove", PERSON, "--cluster", str(sim.spec.path)],
                               env=env, capture_output=True, text=True, timeout=120)
         assert gone.returncode == 0, gone.stderr
+        other = subprocess.run([str(VENV_BIN / "dscluster"), "user", "add", OTHER, "--cluster", str(sim.spec.path)],
+                               env=env, capture_output=True, text=True, timeout=120)
+        assert other.returncode == 0, other.stderr
         sim.down()
         assert not _servers(home)
+        with pytest.raises(KeyError):  # the people made for a simulated cluster go with it
+            pwd.getpwnam(OTHER)
     finally:
-        subprocess.run(["userdel", "--remove", PERSON], capture_output=True, check=False)
+        for name in (PERSON, OTHER):
+            subprocess.run(["userdel", "--remove", name], capture_output=True, check=False)
