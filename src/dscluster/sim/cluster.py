@@ -245,7 +245,7 @@ class SimCluster:
         argv = ["ip", "netns", "exec", entry["netns"], "unshare", "--pid", "--fork", "--mount-proc", "--uts",
                 "--kill-child", "--", "/bin/sh", "-c", _NODE_BOOT, "dscluster-node", entry["name"]] + agent
         env = {"PATH": f"{Path(sys.executable).parent}:{NODE_PATH}", "LANG": "C.UTF-8", "HOME": "/root",
-               "PYTHONDONTWRITEBYTECODE": "1", **({"DSCLUSTER_HOME": self.state["home"]} if i == 0 else {})}
+               "PYTHONDONTWRITEBYTECODE": "1", **({"DSCLUSTER_HOME": self.state["home"]} if i == 0 and self.state.get("hub") else {})}
         log = open(Path(self.state["logs_dir"]) / f"{entry['name']}.log", "ab")
         try:
             proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
