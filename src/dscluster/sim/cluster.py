@@ -244,8 +244,9 @@ class SimCluster:
             agent += ["--identity", str(self.spec.state_dir / "id_ed25519")]
         argv = ["ip", "netns", "exec", entry["netns"], "unshare", "--pid", "--fork", "--mount-proc", "--uts",
                 "--kill-child", "--", "/bin/sh", "-c", _NODE_BOOT, "dscluster-node", entry["name"]] + agent
+        hub_home = {"DSCLUSTER_HOME": self.state["home"]} if i == 0 and self.state.get("hub") else {}
         env = {"PATH": f"{Path(sys.executable).parent}:{NODE_PATH}", "LANG": "C.UTF-8", "HOME": "/root",
-               "PYTHONDONTWRITEBYTECODE": "1", **({"DSCLUSTER_HOME": self.state["home"]} if i == 0 and self.state.get("hub") else {})}
+               "PYTHONDONTWRITEBYTECODE": "1", **hub_home}
         log = open(Path(self.state["logs_dir"]) / f"{entry['name']}.log", "ab")
         try:
             proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
