@@ -32,6 +32,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "dscluster.commands.up",
     "dscluster.commands.image",
     "dscluster.commands.lab",
+    "dscluster.commands.user",
+    "dscluster.commands.hub",
     "dscluster.commands.launch",
     "dscluster.commands.runs",
     "dscluster.commands.queue",

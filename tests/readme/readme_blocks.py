@@ -37,6 +37,9 @@ NOT_HERE: dict[str, str] = {
     "35eef56bfe": "your train.py and ds.json on real GPU servers gpu01/gpu02, shared by two launches "
                   "(tests/cluster/test_gpu_leases_sim.py runs the refusal, --wait, queue, stop and the owner's "
                   "refusal on the simulated cluster)",
+    "0d61415c0e": "makes OS accounts alice and bob on this machine (the reader's alice.pub) and leaves JupyterHub on "
+                  "port 8000 (tests/cluster/test_hub_sim.py runs user add, hub start, the logins in Chromium, hub stop "
+                  "and user remove on the simulated cluster)",
     "4f74cbed36": "your train.py and ds.json, and node3 of a cluster of 4 or more nodes "
                   "(tests/cluster/test_shrink_resume.py runs restart --hosts and --allow-shrink on the simulated cluster)",
 }

@@ -70,6 +70,12 @@ def test_no_lab():
     assert "--lab" not in argv
 
 
+def test_hub_on_the_master_only():
+    assert "--hub" not in docker_run_argv(SPEC, MASTER, DeployOptions())
+    assert "--hub" in docker_run_argv(SPEC, MASTER, DeployOptions(hub=True))
+    assert "--hub" not in docker_run_argv(SPEC, WORKER3, DeployOptions(hub=True))
+
+
 def test_master_identity_is_a_read_only_volume_and_stored_through_stdin():
     master = docker_run_argv(SPEC, MASTER, DeployOptions())
     assert "dscluster-lab-identity:/run/secrets/dscluster:ro" in _flag(master, "--volume")

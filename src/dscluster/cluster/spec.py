@@ -90,7 +90,33 @@ def format_spec(spec: ClusterSpec) -> str:
     # One table per section as users write them ([cluster], then a [[nodes]] table per node, master first):
     # the headers are fixed names; every key and value is the library's.
     return SPEC_HEADER + "[cluster]\n" + tomli_w.dumps(cluster) + "".join(
-        "\n[[nodes]]\n" + tomli_w.dumps(node) for node in nodes)
+        "\n[[nodes]]\n" + tomli_w.dumps(node) for node in nodes) + users_toml(spec.users)
+
+
+def users_toml(users) -> str:
+    """The [[users]] tables (`dscluster user add`), one per person, as tomli-w writes them."""
+    import tomli_w  # noqa: PLC0415
+
+    return "".join("\n[[users]]\n" + tomli_w.dumps({"name": u.name, "uid": u.uid, **({"admin": True} if u.admin
+                                                                                          else {})})
+                   for u in users)
+
+
+def with_users(text: str, users) -> str:
+    """The spec's text with its [[users]] tables replaced by `users`, everything else (comments, order) kept.
+    Pure; the result is checked to parse to the same spec with those users."""
+    kept: list[str] = []
+    skipping = False
+    for line in text.splitlines():
+        header = re.match(r"^\s*\[", line)
+        if header:
+            skipping = bool(re.match(r"^\s*\[\[\s*users\s*\]\]", line))
+        if not skipping:
+            kept.append(line)
+    out = "\n".join(kept).rstrip("\n") + "\n" + users_toml(users)
+    if parse_spec(out).users != tuple(users):
+        raise ValueError("could not write the users into the spec")
+    return out
 
 
 def looks_like_toml_spec(text: str) -> bool:

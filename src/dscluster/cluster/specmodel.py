@@ -26,7 +26,11 @@ _CLUSTER_KEYS = ("name", "shared_dir", "ssh_user", "ssh_port", "launcher", "netw
                  "python", "engine", "node_uid")
 ENGINES = ("docker", "podman")  # the container engines `up`/`down` drive on the hosts
 _NODE_KEYS = ("address", "slots", "name", "ssh_port")
-_TOP_KEYS = ("cluster", "nodes")
+_TOP_KEYS = ("cluster", "nodes", "users")
+_PERSON_KEYS = ("name", "uid", "admin")
+# UIDs for the people of a cluster: above the system and the usual first login UIDs (1000...), below the
+# node image's node user (10001) and the nobody range.
+PERSON_UID_MIN, PERSON_UID_MAX = 2000, 60000
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 _USER_RE = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")
 _HOST_RE = re.compile(r"^[A-Za-z0-9_.:\[\]-]+$")
@@ -39,6 +43,15 @@ class NodeSpec:
     slots: int
     name: str
     ssh_port: int = DEFAULT_SSH_PORT
+
+
+@dataclass(frozen=True)
+class UserSpec:
+    """A person of the cluster (`dscluster user add`): an OS account with this name and UID on every node."""
+
+    name: str
+    uid: int
+    admin: bool = False
 
 
 @dataclass(frozen=True)
@@ -64,6 +77,8 @@ class ClusterSpec:
     # Where the identity, ssh_config and known_hosts live; None = <home>/clusters/<name>/.
     # The simulated cluster sets it so its spec is self-contained.
     state_dir: Path | None = field(default=None, compare=False)
+    # The people of the cluster ([[users]] tables, `dscluster user add`), in the order they were added.
+    users: tuple[UserSpec, ...] = ()
 
     @property
     def master(self) -> NodeSpec:
@@ -80,6 +95,9 @@ class ClusterSpec:
         raise ConfigError(tr("no node {node!r} in cluster {cluster!r}", node=name_or_address, cluster=self.name),
                           tr("choose one of: {names}", names=", ".join(n.name for n in self.nodes)), setting="nodes")
 
+    def person(self, name: str) -> UserSpec | None:
+        return next((u for u in self.users if u.name == name), None)
+
     def hostfile_text(self) -> str:
         from dscluster.cluster.hostfile import format_hostfile
 
@@ -94,6 +112,7 @@ class ClusterSpec:
             "world_size": self.world_size,
             "nodes": [{"name": n.name, "address": n.address, "slots": n.slots, "ssh_port": n.ssh_port}
                       for n in self.nodes],
+            "users": [{"name": u.name, "uid": u.uid, "admin": u.admin} for u in self.users],
         }
 
     @classmethod
@@ -107,4 +126,6 @@ class ClusterSpec:
                    path=Path(data["path"]) if data.get("path") else None,
                    state_dir=Path(data["state_dir"]) if data.get("state_dir") else None,
                    nodes=tuple(NodeSpec(address=str(n["address"]), slots=int(n["slots"]), name=str(n["name"]),
-                                        ssh_port=int(n["ssh_port"])) for n in data["nodes"]))
+                                        ssh_port=int(n["ssh_port"])) for n in data["nodes"]),
+                   users=tuple(UserSpec(name=str(u["name"]), uid=int(u["uid"]), admin=bool(u.get("admin")))
+                               for u in data.get("users") or ()))

@@ -25,14 +25,18 @@ from dscluster.cluster.specmodel import (
     _IFNAME_RE,
     _NAME_RE,
     _NODE_KEYS,
+    _PERSON_KEYS,
     _TOP_KEYS,
     _USER_RE,
     DEFAULT_SSH_PORT,
     DEFAULT_USER,
     ENGINES,
+    PERSON_UID_MAX,
+    PERSON_UID_MIN,
     SPEC_FILENAME,
     ClusterSpec,
     NodeSpec,
+    UserSpec,
 )
 
 # --- locating keys in the text, so errors can name a line -------------------------------------------
@@ -181,8 +185,9 @@ def parse_spec(text: str, path: Path | None = None) -> ClusterSpec:
                         key="launcher", table="cluster")
     optional = _optional_settings(ctx, cluster, path)
     nodes = _parse_nodes(ctx, data.get("nodes"), port)
+    people = _parse_users(ctx, data.get("users", []), user)
     return ClusterSpec(name=name, nodes=nodes, shared_dir=Path(shared), ssh_user=user, ssh_port=port,
-                       launcher=launcher, path=path, **optional)
+                       launcher=launcher, path=path, users=people, **optional)
 
 
 def _optional_settings(ctx: _Ctx, cluster: dict, path: Path | None) -> dict:
@@ -256,3 +261,34 @@ def _parse_nodes(ctx: _Ctx, raw, default_port: int) -> tuple[NodeSpec, ...]:
         seen[address] = seen[name] = i
         nodes.append(NodeSpec(address=address, slots=slots, name=name, ssh_port=port))
     return tuple(nodes)
+
+
+def _parse_users(ctx: _Ctx, raw, node_user: str) -> tuple[UserSpec, ...]:
+    """[[users]] tables: the people of the cluster (`dscluster user add`), each a name and a UID that is
+    the same on every node; no name or UID twice, and none the node user's."""
+    if not isinstance(raw, list) or not all(isinstance(u, dict) for u in raw):
+        raise ctx.error(tr("users must be [[users]] tables"), tr("add people with: dscluster user add NAME"),
+                        key="users")
+    people: list[UserSpec] = []
+    for i, entry in enumerate(raw):
+        _check_unknown(ctx, entry, _PERSON_KEYS, "users", i)
+        if "name" not in entry or "uid" not in entry:
+            raise ctx.error(tr("a user needs a name and a uid"), tr('write e.g. name = "alice" and uid = 2001'),
+                            key="", table="users", index=i)
+        name = _str(ctx, entry["name"], "name", "users", i)
+        if not _USER_RE.match(name) or name in ("root", node_user):
+            raise ctx.error(tr("{user!r} is not a valid user name here", user=name),
+                            tr("use lower-case letters, digits, '_' or '-', not root or the node user ({node})",
+                               node=node_user), key="name", table="users", index=i)
+        uid = _int(ctx, entry["uid"], "uid", "users", i, PERSON_UID_MIN, PERSON_UID_MAX)
+        admin = entry.get("admin", False)
+        if not isinstance(admin, bool):
+            raise ctx.error(tr("must be true or false, got {value!r}", value=admin), tr("write admin = true"),
+                            key="admin", table="users", index=i)
+        for other in people:
+            if name == other.name or uid == other.uid:
+                raise ctx.error(tr("user {name!r} (uid {uid}) is listed twice", name=name, uid=uid),
+                                tr("remove the duplicate: one [[users]] per person, each with its own uid"),
+                                key="name", table="users", index=i)
+        people.append(UserSpec(name=name, uid=uid, admin=admin))
+    return tuple(people)

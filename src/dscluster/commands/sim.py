@@ -35,6 +35,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     up.add_argument("--shared", help=tr("shared directory (default: <home>/sims/<name>/shared)"))
     up.add_argument("--lab", action="store_true", help=tr("also start JupyterLab on the master (as the node user), "
                                                           "with the cluster key installed so it can launch across nodes"))
+    up.add_argument("--hub", action="store_true", help=tr("also start JupyterHub on the master (as root, on its "
+                                                          "127.0.0.1:8000): a JupyterLab per person of dscluster user add"))
     up.add_argument("--slurm", action="store_true",
                     help=tr("also run a real Slurm: munge, slurmctld on the master, one slurmd per node, "
                             "a partition over all nodes"))
@@ -64,7 +66,7 @@ def cmd_up(args: argparse.Namespace) -> int:
 
     started = time.monotonic()
     sim = SimCluster.up(args.name, args.n, args.subnet, slots=args.slots, shared_dir=args.shared, lab=args.lab,
-                        slurm=args.slurm)
+                        slurm=args.slurm, hub=args.hub)
     spec = sim.spec
     print(f"{OK} " + tr("simulated cluster {name!r}: {nodes} on {subnet}, ssh to every node works ({s:.1f} s)",
                          name=sim.name, nodes=tr_n(len(spec.nodes), "{n} node", "{n} nodes"), subnet=sim.subnet,
@@ -92,6 +94,10 @@ def cmd_up(args: argparse.Namespace) -> int:
         steps += [f"ssh -F {ssh_config_path(spec)} -N -L 8888:127.0.0.1:8888 {spec.master.name} &",
                   f"dscluster sim exec{_name(sim.name)} --user {spec.ssh_user} {spec.master.name} -- "
                   f"{_python()} -m dscluster.cli lab url"]
+    if sim.state.get("hub"):
+        print(tr("JupyterHub is starting on {node}, on its 127.0.0.1:8000 (log: {log})", node=spec.master.name,
+                 log=sim.log_path(0)))
+        steps += [f"dscluster user add NAME --cluster {spec.path}"]
     print(next_steps(*steps, f"dscluster sim down{_name(sim.name)}"))
     return 0
 

@@ -34,6 +34,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     up.add_argument("--infiniband", choices=("auto", "yes", "no"), default="auto",
                     help=tr("pass /dev/infiniband: auto = on hosts that have it"))
     up.add_argument("--no-lab", action="store_true", help=tr("do not start JupyterLab on the master"))
+    up.add_argument("--hub", action="store_true",
+                    help=tr("also start JupyterHub on the master: a JupyterLab per person of dscluster user add"))
     up.add_argument("--no-master-identity", action="store_true",
                     help=tr("do not give the master the cluster key (then runs cannot be launched from the master)"))
     up.add_argument("--lang", choices=("en", "zh_TW"), help=tr("language of node messages and the lab UI "
@@ -64,6 +66,7 @@ def _options(args: argparse.Namespace) -> dockerrun.DeployOptions:
     lang = args.lang or current_language()
     return dockerrun.DeployOptions(image=args.image, engine=args.engine, gpus=args.gpus, shm_size=args.shm_size, ipc_host=args.ipc_host,
                                    infiniband=args.infiniband, lab=not args.no_lab, ulimits=_ulimits(args.ulimit),
+                                   hub=getattr(args, "hub", False),
                                    master_identity=not args.no_master_identity,
                                    lang=lang if lang != "en" else None).validate()
 

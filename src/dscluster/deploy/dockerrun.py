@@ -53,6 +53,7 @@ class DeployOptions:
     ipc_host: bool = False  # opt-in: shares the host's IPC namespace (and its shared memory)
     infiniband: str = "auto"  # auto: pass /dev/infiniband on hosts that have it; yes; no
     lab: bool = True  # JupyterLab on the master (127.0.0.1 only; reach it with ssh -L)
+    hub: bool = False  # JupyterHub on the master (127.0.0.1:8000): a JupyterLab per person (`dscluster user`)
     lang: str | None = None  # DSCLUSTER_LANG for the node's messages and the lab UI (zh_TW)
     restart: str = "unless-stopped"
     # Unlimited locked memory (RDMA registration) and a 64 MB stack; () = the engine's defaults (for
@@ -121,6 +122,8 @@ def node_start_args(spec: ClusterSpec, node: NodeSpec, opts: DeployOptions) -> l
             "--role", role_of(spec, node), "--name", node.name, "--state-dir", AGENT_STATE_DIR]
     if opts.lab and role_of(spec, node) == "master":
         args.append("--lab")
+    if opts.hub and role_of(spec, node) == "master":
+        args.append("--hub")
     if opts.master_identity and role_of(spec, node) == "master":
         args += ["--identity", f"{IDENTITY_MOUNT}/id_ed25519"]
     return args

@@ -109,6 +109,8 @@ def ports_needed(spec: ClusterSpec, node: NodeSpec, opts: DeployOptions, lab_por
     ports = [node.ssh_port]
     if opts.lab and role_of(spec, node) == "master":
         ports.append(lab_port)
+    if opts.hub and role_of(spec, node) == "master":
+        ports.append(8000)  # JupyterHub's (node/hub.py DEFAULT_PORT)
     return ports
 
 

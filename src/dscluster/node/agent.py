@@ -51,6 +51,7 @@ class AgentOptions:
     state_dir: Path = DEFAULT_STATE_DIR
     listen: str | None = None
     lab: bool = False
+    hub: bool = False  # on the master: JupyterHub (as root: it starts each person's JupyterLab as them)
     identity: Path | None = None  # the cluster's private key, for the node user on the master
     metrics_port: int = 9410  # Prometheus /metrics of this node's GPUs/CPU (dscluster.prom.NODE_PORT); 0: off
     metrics_address: str = "0.0.0.0"  # every interface, like Prometheus's node_exporter; or the cluster one
@@ -206,6 +207,31 @@ def start_lab_as_user(opts: AgentOptions, cluster_spec: Path | None = None) -> s
     return _spawn_as_user(opts, [sys.executable, "-c", _LAB_BOOT, str(opts.shared_dir)], env)
 
 
+_HUB_BOOT = ("import os, sys\nfrom dscluster.node import hub\n"
+             "env = {k: os.environ[k] for k in ('DSCLUSTER_CLUSTER',) if k in os.environ}\n"
+             "people = tuple(os.environ.get('DSCLUSTER_HUB_PEOPLE', '').split())\n"
+             "proc, state = hub.start_hub(sys.argv[1], admins=tuple(sys.argv[2:]), environment=env, detach=False,\n"
+             "                            people=people)\n"
+             "sys.exit(proc.wait())\n")
+
+
+def start_hub(opts: AgentOptions, cluster_spec: Path | None = None) -> subprocess.Popen | None:
+    """On the master: JupyterHub on its 127.0.0.1:8000, as root (node/hub.py), the cluster's people from the
+    published spec; stopping it (SIGTERM from the supervisor) stops its proxy and everyone's JupyterLab."""
+    from dscluster.cluster.identity import published_spec_path
+    from dscluster.cluster.spec import load_spec
+
+    published = cluster_spec or published_spec_path(opts.shared_dir)
+    admins: list[str] = []
+    env = dict(os.environ)
+    if published.is_file():
+        people = load_spec(published).users
+        admins = [u.name for u in people if u.admin]
+        env.update(DSCLUSTER_CLUSTER=str(published), DSCLUSTER_HUB_PEOPLE=" ".join(u.name for u in people))
+    return subprocess.Popen([sys.executable, "-c", _HUB_BOOT, str(opts.shared_dir), *admins], env=env,
+                            stdin=subprocess.DEVNULL, start_new_session=True)
+
+
 def start_stats_as_user(opts: AgentOptions) -> subprocess.Popen:
     """Every node publishes its GPU (NVML) or CPU/memory sample to <shared>/nodes/<node>.json, which the
     JupyterLab panel and the notebook API show live. As the node user: the shared dir is theirs."""
@@ -303,6 +329,8 @@ def start(opts: AgentOptions) -> int:
         lab = start_lab_as_user(opts, cluster_spec)
         if lab:
             extra.append(lab)
+    if opts.hub and opts.role == "master":
+        extra.append(start_hub(opts, cluster_spec))
     from dscluster.cluster.ssh import fingerprint
 
     print(tr("dscluster node: {name} ({role}) serving ssh on port {port} for {user}; host key {fp} published to {path}",
@@ -323,6 +351,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="root-owned directory for the host key and sshd config (default: %(default)s)")
     parser.add_argument("--listen", default=None, help="address sshd listens on (default: all)")
     parser.add_argument("--lab", action="store_true", help="on the master, also start JupyterLab")
+    parser.add_argument("--hub", action="store_true",
+                        help="on the master, also start JupyterHub (a JupyterLab per person of the cluster)")
     parser.add_argument("--metrics-port", type=int, default=9410,
                         help="Prometheus /metrics of this node's GPUs (NVML) and CPU/memory, served by the node "
                              "user (default: %(default)s; 0: off)")
@@ -345,7 +375,7 @@ def options_from_args(args: argparse.Namespace) -> AgentOptions:
         raise ConfigError(tr("--port {port} is out of range", port=args.port), tr("use 1-65535, e.g. 2222"),
                           setting="ssh_port")
     return AgentOptions(shared_dir=Path(args.shared_dir), user=args.user, port=args.port, role=args.role,
-                        name=args.name, state_dir=args.state_dir, listen=args.listen, lab=args.lab,
+                        name=args.name, state_dir=args.state_dir, listen=args.listen, lab=args.lab, hub=args.hub,
                         identity=args.identity, metrics_port=args.metrics_port, metrics_address=args.metrics_address)
 
 

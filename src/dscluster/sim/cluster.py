@@ -168,13 +168,13 @@ class SimCluster:
     def up(cls, name: str = "default", n: int = 3, subnet: str | None = None, *, home: str | os.PathLike | None = None,
            shared_dir: str | os.PathLike | None = None, user: str = SIM_USER, slots: int = 1,
            timeout: float = 30.0, check_mesh: bool = True, lab: bool = False,
-           master_identity: bool | None = None, slurm: bool = False) -> SimCluster:
+           master_identity: bool | None = None, slurm: bool = False, hub: bool = False) -> SimCluster:
         """Create (or re-create) the cluster; returns once every node's sshd accepts the cluster key.
         With `lab`, the master's agent also starts JupyterLab (as the node user, on its 127.0.0.1).
         With `master_identity` (default: as `lab`), the master's agent installs the cluster key for the
         node user (~/.dscluster/clusters/<name>/), so it can launch across the cluster. The sim's
         nodes share one home directory, so every node's user can then read that key.
-        With `slurm`, a real Slurm runs on the nodes too (sim/slurm.py)."""
+        With `slurm`, a real Slurm runs on the nodes too (sim/slurm.py); with `hub`, JupyterHub on the master."""
         require_root()
         check_name(name)
         _check_size(n, slots)
@@ -198,7 +198,7 @@ class SimCluster:
                                path=(base / "dscluster.toml").resolve(), state_dir=(base / "cluster").resolve())
             state = {"name": name, "n": n, "subnet": str(net), "home": str(Path(home or paths.home()).resolve()),
                      "spec_path": str(spec.path), "shared_dir": str(spec.shared_dir), "user": user,
-                     "logs_dir": str(logs.resolve()), "created": time.time(), "lab": lab,
+                     "logs_dir": str(logs.resolve()), "created": time.time(), "lab": lab, "hub": hub,
                      "master_identity": lab if master_identity is None else master_identity,
                      "user_identity_dir": str(Path(entry.pw_dir) / ".dscluster" / "clusters" / name),
                      "granted_traverse": [str(g) for g in granted],
@@ -247,12 +247,15 @@ class SimCluster:
                  "--state-dir", entry["state_dir"]]
         if i == 0 and self.state.get("lab"):
             agent.append("--lab")
+        if i == 0 and self.state.get("hub"):
+            agent.append("--hub")
         if i == 0 and self.state.get("master_identity"):
             agent += ["--identity", str(self.spec.state_dir / "id_ed25519")]
         argv = ["ip", "netns", "exec", entry["netns"], "unshare", "--pid", "--fork", "--mount-proc", "--uts",
                 "--kill-child", "--", "/bin/sh", "-c", _NODE_BOOT, "dscluster-node", entry["name"]] + agent
+        hub_home = {"DSCLUSTER_HOME": self.state["home"]} if i == 0 and self.state.get("hub") else {}
         env = {"PATH": f"{Path(sys.executable).parent}:{NODE_PATH}", "LANG": "C.UTF-8", "HOME": "/root",
-               "PYTHONDONTWRITEBYTECODE": "1"}
+               "PYTHONDONTWRITEBYTECODE": "1", **hub_home}
         log = open(Path(self.state["logs_dir"]) / f"{entry['name']}.log", "ab")
         try:
             proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,

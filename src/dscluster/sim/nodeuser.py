@@ -156,3 +156,32 @@ def ensure_access(entry: pwd.struct_passwd, shared_dir: Path, *, grant: bool = T
                     tr("chmod o+x {dir}, or move the venv out of it", dir=blocker)) from None
             granted.append(blocker)
     return granted
+
+
+def revoke_traverse(uid: int, shared_dirs: list[Path]) -> None:
+    """Take back what `ensure_access` granted a person who is removed: their ACL entries on the
+    directories on the way to this Python and to `shared_dirs`."""
+    seen: set[Path] = set()
+    for shared in shared_dirs:
+        for target in runtime_paths(shared):
+            for directory in Path(target).resolve().parents:
+                if directory in seen:
+                    continue
+                seen.add(directory)
+                try:
+                    entries = _read_acl(directory)
+                except OSError:
+                    continue
+                if not any(tag == _USER and ident == uid for tag, _, ident in entries):
+                    continue
+                kept = [e for e in entries if not (e[0] == _USER and e[2] == uid) and e[0] != _MASK]
+                group_class = 0
+                for tag, p, _ in kept:
+                    if tag in (_USER, _GROUP_OBJ, _GROUP):
+                        group_class |= p
+                if any(tag in (_USER, _GROUP) for tag, _, _ in kept):  # still an extended ACL: it keeps a mask
+                    kept.append((_MASK, group_class, _UNDEFINED_ID))
+                kept.sort(key=lambda e: (e[0], e[2]))
+                # A minimal ACL (owner, group, other) is the mode bits again: the kernel sets them from it.
+                os.setxattr(directory, "system.posix_acl_access",
+                            struct.pack("<I", _ACL_VERSION) + b"".join(struct.pack("<HHI", *e) for e in kept))

@@ -89,6 +89,28 @@ def _remove_lab_token(state: dict | None) -> None:
         os.close(fd)
 
 
+def _remove_people(state: dict | None) -> None:
+    """The people `dscluster user add` made for this cluster (its nodes share this machine's accounts):
+    their accounts, traverse grants and hub passwords go with the spec that records them."""
+    if not state or not state.get("spec_path"):
+        return
+    from dscluster.errors import ConfigError  # noqa: PLC0415
+    from dscluster.node import accounts, hubpass  # noqa: PLC0415
+    from dscluster.sim.nodeuser import revoke_traverse  # noqa: PLC0415
+
+    try:
+        spec = load_spec(state["spec_path"])
+    except ConfigError:
+        return
+    for person in spec.users:
+        accounts.run_here(accounts.remove_argv(person.name))
+        try:
+            revoke_traverse(person.uid, [spec.shared_dir, hubpass.hub_home() / "singleuser"])
+        except OSError:
+            pass  # an ACL entry left for a UID no one has is harmless; the account is what matters
+        hubpass.remove_password(person.name)
+
+
 def teardown(names: SimNames, purge: bool) -> None:
     state_file = names.runtime_dir / "state.json"
     try:
@@ -101,6 +123,7 @@ def teardown(names: SimNames, purge: bool) -> None:
     stop_slurm(state)  # its daemons by PID; their state dir goes with the runtime dir below
     _kill_namespace_processes(names, state)
     _remove_lab_token(state)
+    _remove_people(state)
     network.destroy(names)
     shutil.rmtree(names.runtime_dir, ignore_errors=True)
     if state and state.get("master_identity") and state.get("user_identity_dir"):

@@ -1,0 +1,110 @@
+"""`dscluster hub start|url|stop`: JupyterHub on the master, a JupyterLab per person (node/hub.py).
+
+The people are the cluster's (`dscluster user add`); each logs in with the hub password printed to
+whoever added them and gets their own JupyterLab, as their own OS user, with the DeepSpeed panel.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import socket
+
+from dscluster.cluster.identity import published_spec_path
+from dscluster.cluster.spec import resolve_spec
+from dscluster.commands.argtypes import PORT
+from dscluster.console import OK, WARN, next_steps
+from dscluster.i18n import tr
+from dscluster.node import hub, lab
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("hub", help=tr("JupyterHub on the master, a JupyterLab per person: start, url, stop"),
+                                   description=tr("JupyterHub on the master's 127.0.0.1 (or --public over TLS): "
+                                                  "each person of the cluster logs in and gets their own "
+                                                  "JupyterLab, as their own user, with the DeepSpeed panel."))
+    verbs = parser.add_subparsers(dest="hub_command", metavar="ACTION")
+    start = verbs.add_parser("start", help=tr("start JupyterHub (127.0.0.1:8000 by default)"))
+    start.add_argument("--cluster", metavar="SPEC", help=tr("cluster spec (dscluster.toml)"))
+    start.add_argument("--port", type=PORT, default=hub.DEFAULT_PORT, help=tr("port (default 8000)"))
+    start.add_argument("--public", action="store_true",
+                       help=tr("serve it on every address over TLS, with a self-signed certificate made here"))
+    start.add_argument("--foreground", action="store_true", help=tr("stay attached until Ctrl-C (containers)"))
+    start.set_defaults(func=cmd_start)
+    url = verbs.add_parser("url", help=tr("print the hub's URL and the ssh -L line"))
+    url.add_argument("--ssh-host", help=tr("how your own machine reaches this host (default: this host's name)"))
+    url.set_defaults(func=cmd_url)
+    stop = verbs.add_parser("stop", help=tr("stop JupyterHub, its proxy and everyone's JupyterLab"))
+    stop.set_defaults(func=cmd_stop)
+    parser.set_defaults(func=lambda args: (parser.print_help(), 2)[1])
+
+
+def cmd_start(args: argparse.Namespace) -> int:
+    spec = resolve_spec(args.cluster)
+    environment = {}
+    published = published_spec_path(spec.shared_dir)
+    if published.is_file():  # the panel in each person's lab finds the cluster there
+        environment["DSCLUSTER_CLUSTER"] = str(published)
+    ip = "0.0.0.0" if args.public else "127.0.0.1"
+    proc, state = hub.start_hub(spec.shared_dir, ip, args.port, public=args.public,
+                                admins=tuple(u.name for u in spec.users if u.admin), environment=environment,
+                                people=tuple(u.name for u in spec.users))
+    try:
+        hub.wait_ready(state, proc)
+    except hub.HubError:
+        hub.stop_hub()
+        raise
+    print(f"{OK} " + tr("JupyterHub is running at {url} (pid {pid}) for the {n} people of cluster {cluster}",
+                         url=state.url, pid=state.pid, n=len(spec.users), cluster=spec.name))
+    if state.tls:
+        print(tr("its certificate is self-signed: check in the browser that its SHA-256 fingerprint is {fp}",
+                 fp=state.fingerprint))
+    if not spec.users:
+        print(f"{WARN} " + tr("no one can log in yet: dscluster user add NAME"))
+    print(tr("log: {log}", log=state.log_file))
+    if args.foreground:
+        return _wait_foreground(proc)
+    print(next_steps("dscluster hub url", "dscluster hub stop"))
+    return 0
+
+
+def _wait_foreground(proc) -> int:
+    signal.signal(signal.SIGTERM, lambda *_: proc.terminate())
+    try:
+        code = proc.wait()
+    except KeyboardInterrupt:
+        code = 0
+    hub.stop_hub()
+    return 0 if code in (0, -signal.SIGTERM, 128 + signal.SIGTERM) else code
+
+
+def cmd_url(args: argparse.Namespace) -> int:
+    state = hub.running_state()
+    if state is None:
+        return _not_running()
+    print(state.url + "hub/login")
+    if state.tls:
+        print(tr("its certificate's SHA-256 fingerprint: {fp}", fp=state.fingerprint))
+    else:
+        host = args.ssh_host or socket.gethostname()
+        print(tr("From your own machine, open the tunnel first, then the URL above:"))
+        print("  " + lab.tunnel_line(state.port, host))
+    print(tr("Each person logs in with their name and the hub password `dscluster user add` printed."))
+    return 0
+
+
+def _not_running() -> int:
+    import sys  # noqa: PLC0415
+
+    print(f"{WARN} " + tr("JupyterHub is not running"), file=sys.stderr)
+    print(next_steps("dscluster hub start"), file=sys.stderr)
+    return 1
+
+
+def cmd_stop(args: argparse.Namespace) -> int:
+    stopped = hub.stop_hub()
+    if stopped is None:
+        return _not_running()
+    print(f"{OK} " + tr("JupyterHub stopped (pid {pid}), with its proxy and everyone's JupyterLab", pid=stopped.pid))
+    print(next_steps("dscluster hub start"))
+    return 0

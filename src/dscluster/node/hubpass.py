@@ -1,0 +1,94 @@
+"""The hub's passwords: one per person, made by `dscluster user add` (or `user password`), shown once.
+
+Why not PAM: the cluster's accounts have no password (`*`: key-only ssh), and giving them one would
+open ssh and su to it too. The hub's password is the hub's alone: a random one, printed once to the
+administrator who made it, stored only as a salted scrypt hash in a 0600 file of the hub's 0700 state
+directory (root's), read by the hub's authenticator at each login (node/hubauth.py). The person changes
+nothing on the nodes by knowing it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import secrets
+from pathlib import Path
+
+from dscluster import paths
+from dscluster.fsutil import atomic_write_json
+
+# scrypt's interactive-login cost (RFC 7914 suggests N=2**14 for that); 16 MiB of memory per check.
+_N, _R, _P = 2**14, 8, 1
+
+
+def hub_home() -> Path:
+    """The hub's directory: `private/` (0700) holds its secrets and database; the rest is readable config."""
+    return paths.home() / "hub"
+
+
+def private_dir() -> Path:
+    return hub_home() / "private"
+
+
+def password_file() -> Path:
+    return private_dir() / "passwords.json"
+
+
+def new_password() -> str:
+    return secrets.token_urlsafe(12)
+
+
+def hash_password(password: str, salt: bytes | None = None) -> str:
+    salt = salt or secrets.token_bytes(16)
+    digest = hashlib.scrypt(password.encode("utf-8"), salt=salt, n=_N, r=_R, p=_P, dklen=32)
+    return f"scrypt${_N}${_R}${_P}${salt.hex()}${digest.hex()}"
+
+
+def verify(password: str, stored: str) -> bool:
+    try:
+        kind, n, r, p, salt, digest = stored.split("$")
+        if kind != "scrypt":
+            return False
+        got = hashlib.scrypt(password.encode("utf-8"), salt=bytes.fromhex(salt), n=int(n), r=int(r), p=int(p),
+                             dklen=len(digest) // 2)
+    except (ValueError, MemoryError):
+        return False
+    return hmac.compare_digest(got.hex(), digest)
+
+
+def load(path: Path | None = None) -> dict[str, str]:
+    try:
+        data = json.loads((path or password_file()).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def _ensure_private() -> Path:
+    for d, mode in ((hub_home(), 0o711), (private_dir(), 0o700)):
+        d.mkdir(parents=True, exist_ok=True)
+        os.chmod(d, mode)
+    return private_dir()
+
+
+def set_password(name: str, password: str) -> None:
+    _ensure_private()
+    stored = load()
+    stored[name] = hash_password(password)
+    atomic_write_json(password_file(), stored, mode=0o600)
+
+
+def remove_password(name: str) -> bool:
+    stored = load()
+    if name not in stored:
+        return False
+    del stored[name]
+    atomic_write_json(password_file(), stored, mode=0o600)
+    return True
+
+
+def check(name: str, password: str, path: Path | None = None) -> bool:
+    stored = load(path).get(name)
+    return bool(stored) and verify(password, stored)

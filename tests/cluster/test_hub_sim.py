@@ -1,0 +1,273 @@
+"""A team on the simulated cluster: two people made with `dscluster user add`, JupyterHub started with
+`dscluster hub start`; in headless Chromium each logs in with the password `user add` printed and gets
+their own JupyterLab with the DeepSpeed panel, whose server runs as their own UID. No password or token
+is in a log, a command line or the config; at teardown the hub, its proxy, the people's servers and
+the accounts are gone, pass or fail. Nothing is mocked: real JupyterHub, its proxy, real accounts."""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from support import free_port
+
+pytestmark = [pytest.mark.root, pytest.mark.cluster, pytest.mark.browser, pytest.mark.slow]
+
+VENV_BIN = Path(sys.executable).parent
+CHROMIUM = os.environ.get("DSCLUSTER_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run", "--disable-dev-shm-usage"]
+TAG = f"{os.getpid() % 100000:05d}"
+PEOPLE = (f"hub{TAG}a", f"hub{TAG}b")
+SHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
+
+
+def _cli(env: dict, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    proc = subprocess.run([str(VENV_BIN / "dscluster"), *args], env=env, capture_output=True, text=True,
+                          timeout=300, stdin=subprocess.DEVNULL)
+    if check:
+        assert proc.returncode == 0, f"dscluster {' '.join(args)}: {proc.stdout}\n{proc.stderr}"
+    return proc
+
+
+def _hub_pids(home: Path) -> list[int]:
+    """Processes of this hub: JupyterHub, its proxy, the people's servers."""
+    marks = (str(home / "hub").encode(), b"dscluster.node.hubproxy")
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            cmdline = (proc / "cmdline").read_bytes()
+            environ = (proc / "environ").read_bytes() if b"dscluster.node.hubproxy" in cmdline else b""
+        except OSError:
+            continue
+        if marks[0] in cmdline or (marks[1] in cmdline and f"DSCLUSTER_HOME={home}".encode() in environ):
+            found.append(int(proc.name))
+    return found
+
+
+def _cmdlines(home: Path) -> list[str]:
+    out = []
+    for pid in _hub_pids(home):
+        try:
+            out.append(Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode())
+        except OSError:
+            pass
+    return out
+
+
+def _ready(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=3) as resp:
+            return resp.status == 200
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+@pytest.fixture(scope="module")
+def team(sim_cluster):
+    sim = sim_cluster(1)
+    home = Path(tempfile.mkdtemp(prefix="dsc-hub-", dir="/var/tmp"))
+    os.chmod(home, 0o755)  # the people's servers read the hub's single-user config under it
+    env = {**os.environ, "DSCLUSTER_HOME": str(home), "DSCLUSTER_LANG": "en"}
+    spec = str(sim.spec.path)
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(home / "a_key")], check=True)
+    passwords: dict[str, str] = {}
+    port = free_port()
+    try:
+        for name, extra in zip(PEOPLE, (["--key", str(home / "a_key.pub")], ["--admin"])):
+            out = _cli(env, "user", "add", name, "--cluster", spec, *extra).stdout
+            passwords[name] = re.search(r"hand it over privately\): (\S+)", out).group(1)
+        _cli(env, "hub", "start", "--cluster", spec, "--port", str(port))
+        base = f"http://127.0.0.1:{port}/"
+        assert _ready(base + "hub/api")
+        yield {"sim": sim, "home": home, "env": env, "spec": spec, "base": base, "passwords": passwords}
+    finally:
+        _cli(env, "hub", "stop", check=False)
+        for name in PEOPLE:
+            if _cli(env, "user", "remove", name, "--cluster", spec, check=False).returncode != 0:
+                subprocess.run(["userdel", "--remove", name], capture_output=True, check=False)
+        left = _hub_pids(home)
+        accounts = [n for n in PEOPLE if _has_account(n)]
+        import shutil
+
+        shutil.rmtree(home, ignore_errors=True)
+        assert not left, f"hub processes left running: {left}"
+        assert not accounts, f"accounts left: {accounts}"
+
+
+def _has_account(name: str) -> bool:
+    try:
+        pwd.getpwnam(name)
+        return True
+    except KeyError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def browser():
+    sync_api = pytest.importorskip("playwright.sync_api")
+    os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
+    with sync_api.sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield b
+        b.close()
+
+
+def _log_in(browser, team, name: str, password: str):
+    context = browser.new_context(viewport={"width": 1400, "height": 900}, locale="en-US")
+    page = context.new_page()
+    page.set_default_timeout(120_000)
+    page.goto(team["base"] + "hub/login")
+    page.fill("#username_input", name)
+    page.fill("#password_input", password)
+    page.click("#login_submit")
+    return context, page
+
+
+def test_the_people_are_in_the_spec_with_their_uids_and_dirs(team):
+    listed = json.loads(_cli(team["env"], "user", "list", "--json", "--cluster", team["spec"]).stdout)
+    assert [p["name"] for p in listed] == list(PEOPLE)
+    assert [p["admin"] for p in listed] == [False, True]
+    shared = team["sim"].spec.shared_dir
+    for person in listed:
+        entry = pwd.getpwnam(person["name"])
+        assert entry.pw_uid == person["uid"] and person["hub_password"]
+        own = shared / "users" / person["name"]
+        st = own.stat()
+        assert st.st_uid == entry.pw_uid and st.st_mode & 0o022 == 0  # theirs; no one else writes there
+    keys = Path(pwd.getpwnam(PEOPLE[0]).pw_dir) / ".ssh" / "authorized_keys"
+    assert keys.read_text().split()[:2] == (team["home"] / "a_key.pub").read_text().split()[:2]
+    assert keys.stat().st_uid == pwd.getpwnam(PEOPLE[0]).pw_uid and keys.stat().st_mode & 0o077 == 0
+
+
+def test_adding_a_person_twice_or_a_bad_name_or_a_taken_uid_is_refused(team):
+    env, spec = team["env"], team["spec"]
+    again = _cli(env, "user", "add", PEOPLE[0], "--cluster", spec, check=False)
+    assert again.returncode != 0 and "already exists" in again.stderr and "Traceback" not in again.stderr
+    bad = _cli(env, "user", "add", "Bad Name", "--cluster", spec, check=False)
+    assert bad.returncode != 0 and "not a valid user name" in bad.stderr
+    taken = _cli(env, "user", "add", f"hub{TAG}c", "--uid", str(pwd.getpwnam(PEOPLE[0]).pw_uid), "--cluster", spec,
+                 check=False)
+    assert taken.returncode != 0 and "is taken by" in taken.stderr
+    assert not _has_account(f"hub{TAG}c")
+
+
+def test_each_person_logs_in_and_gets_their_own_lab_with_the_panel(team, browser):
+    contexts = []
+    try:
+        for name in PEOPLE:
+            context, page = _log_in(browser, team, name, team["passwords"][name])
+            contexts.append(context)
+            page.wait_for_url(re.compile(rf"/user/{name}/lab"), timeout=180_000)
+            tab = page.locator('.jp-SideBar .lm-TabBar-tab[data-id="dscluster-panel"]')
+            tab.wait_for(timeout=120_000)
+            if "lm-mod-current" not in (tab.get_attribute("class") or ""):
+                tab.click()
+            page.locator("#dscluster-panel").wait_for(state="visible")
+            # the panel works for them: it lists the cluster's node (the published spec, read as that person)
+            page.locator("#dscluster-panel .dsc-node").first.wait_for(timeout=90_000)
+            if name == PEOPLE[0]:
+                SHOTS.mkdir(parents=True, exist_ok=True)
+                page.screenshot(path=str(SHOTS / "test_hub_sim--person-a-lab.png"))
+        # Each person's server runs as their own UID, from the hub's single-user config.
+        owners = {}
+        for proc in Path("/proc").glob("[0-9]*"):
+            try:
+                cmdline = (proc / "cmdline").read_bytes()
+                if f"--config={team['home']}/hub/singleuser/".encode() not in cmdline:
+                    continue
+                environ = dict(kv.split(b"=", 1) for kv in (proc / "environ").read_bytes().split(b"\0") if b"=" in kv)
+                uid = int(next(ln for ln in (proc / "status").read_text().splitlines()
+                               if ln.startswith("Uid:")).split()[1])
+            except (OSError, StopIteration):
+                continue
+            owners[environ[b"JUPYTERHUB_USER"].decode()] = uid
+        assert owners == {name: pwd.getpwnam(name).pw_uid for name in PEOPLE}
+    finally:
+        for context in contexts:
+            context.close()
+
+
+def test_a_wrong_password_is_refused(team, browser):
+    context, page = _log_in(browser, team, PEOPLE[0], "not-the-password")
+    try:
+        page.locator("#login_submit").wait_for()
+        assert "/hub/login" in page.url and "/user/" not in page.url
+        assert "Invalid username or password" in page.content()
+    finally:
+        context.close()
+
+
+def test_no_password_or_token_in_a_log_or_a_command_line(team, browser):
+    test_each_person_logs_in_and_gets_their_own_lab_with_the_panel(team, browser)  # servers up, tokens made
+    private = team["home"] / "hub" / "private"
+    secrets = set(team["passwords"].values()) | {(private / "cookie_secret").read_text().strip()}
+    for pid in _hub_pids(team["home"]):
+        try:
+            environ = (Path(f"/proc/{pid}") / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        for kv in environ:
+            key, _, value = kv.partition(b"=")
+            if key in (b"CONFIGPROXY_AUTH_TOKEN", b"JUPYTERHUB_API_TOKEN") and value:
+                secrets.add(value.decode())
+    assert len(secrets) >= 5  # two passwords, the cookie secret, the proxy token, the servers' tokens
+    logs = [private / "hub.log", *Path(team["sim"].spec.shared_dir).rglob("*.log"),
+            *Path(team["home"]).rglob("*.log"), private / "jupyterhub_config.json",
+            team["home"] / "hub" / "singleuser" / "jupyter_config.json"]
+    for path in logs:
+        text = path.read_text(errors="replace") if path.is_file() else ""
+        for secret in secrets:
+            assert secret not in text, f"a secret is in {path}"
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            cmdline = (proc / "cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        assert not any(secret in cmdline for secret in secrets), f"a secret on the command line of {proc.name}"
+    # The hub's state is root's alone.
+    assert private.stat().st_mode & 0o777 == 0o700 and private.stat().st_uid == 0
+    assert (private / "passwords.json").stat().st_mode & 0o077 == 0
+
+
+def test_the_hub_stops_with_everything_it_started(team, browser):
+    test_each_person_logs_in_and_gets_their_own_lab_with_the_panel(team, browser)
+    assert len(_hub_pids(team["home"])) >= 4  # the hub, its proxy, two people's servers
+    _cli(team["env"], "hub", "stop")
+    deadline = time.monotonic() + 30
+    while _hub_pids(team["home"]) and time.monotonic() < deadline:
+        time.sleep(0.3)
+    assert not _hub_pids(team["home"])
+
+
+def test_public_serves_tls_with_the_fingerprint_it_prints(team):
+    """`--public`: every address, over TLS with a self-signed certificate made once; the fingerprint
+    printed is the one the server presents (the fixture stops this hub)."""
+    import socket
+    import ssl
+
+    port = free_port()
+    out = _cli(team["env"], "hub", "start", "--public", "--cluster", team["spec"], "--port", str(port)).stdout
+    printed = re.search(r"fingerprint is ([0-9A-F:]{95})", out).group(1)
+    cert = team["home"] / "hub" / "private" / "tls.crt"
+    context = ssl.create_default_context(cafile=str(cert))
+    context.check_hostname = False
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+        with context.wrap_socket(raw) as tls:
+            served = tls.getpeercert(binary_form=True)
+    import hashlib
+
+    assert ":".join(f"{b:02X}" for b in hashlib.sha256(served).digest()) == printed
+    with urllib.request.urlopen(f"https://127.0.0.1:{port}/hub/api", context=context, timeout=10) as resp:
+        assert resp.status == 200 and "version" in json.loads(resp.read())
+    assert "--ssl-key" in " ".join(_cmdlines(team["home"]))  # a path, the key itself never

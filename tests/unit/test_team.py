@@ -1,0 +1,147 @@
+"""The people of a cluster and the hub, without root: [[users]] in the spec (parsed, refused with the
+line and the fix, written back keeping the rest), the node scripts' outcomes, the public-key check,
+the hub's password hashes, its config (no secret in it; each person's lab with the panel), its
+self-signed certificate. The accounts, the hub and the browser are tests/cluster/test_hub_sim.py's."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from dscluster.cluster.spec import format_spec, parse_spec, with_users
+from dscluster.cluster.specmodel import ClusterSpec, UserSpec
+from dscluster.errors import ConfigError
+from dscluster.node import accounts, hubpass
+from dscluster.node.hubconfig import HubLayout, HubPorts, hub_config, singleuser_config
+
+SPEC = """# our lab
+[cluster]
+name = "lab"
+shared_dir = "/shared"   # NFS
+
+[[nodes]]
+address = "10.0.0.1"
+slots = 2
+"""
+
+
+def test_users_are_read_written_and_kept_through_a_round_trip():
+    text = SPEC + '\n[[users]]\nname = "alice"\nuid = 2001\n\n[[users]]\nname = "bob"\nuid = 2002\nadmin = true\n'
+    spec = parse_spec(text)
+    assert spec.users == (UserSpec("alice", 2001), UserSpec("bob", 2002, admin=True))
+    assert spec.person("bob").admin and spec.person("carol") is None
+    assert parse_spec(format_spec(spec)) == replace(spec, path=None)
+    assert ClusterSpec.from_dict(spec.to_dict()) == spec
+    assert ClusterSpec.from_dict({**spec.to_dict(), "users": None}).users == ()  # a record from before
+
+
+def test_with_users_replaces_only_the_users_tables():
+    once = with_users(SPEC, (UserSpec("alice", 2001),))
+    assert "# our lab" in once and "# NFS" in once
+    twice = with_users(once, (UserSpec("alice", 2001), UserSpec("bob", 2002, admin=True)))
+    assert twice.count("[[users]]") == 2 and parse_spec(twice).users[1].admin
+    assert parse_spec(with_users(twice, ())).users == ()
+
+
+@pytest.mark.parametrize("users, setting, words", [
+    ('[[users]]\nname = "alice"\n', "users[0]", "needs a name and a uid"),
+    ('[[users]]\nname = "Alice"\nuid = 2001\n', "users[0].name", "not a valid user name"),
+    ('[[users]]\nname = "dscluster"\nuid = 2001\n', "users[0].name", "not a valid user name"),
+    ('[[users]]\nname = "alice"\nuid = 5\n', "users[0].uid", "out of range"),
+    ('[[users]]\nname = "alice"\nuid = 2001\nadmin = "yes"\n', "users[0].admin", "true or false"),
+    ('[[users]]\nname = "alice"\nuid = 2001\nhome = "/x"\n', "users[0].home", "unknown key"),
+    ('[[users]]\nname = "alice"\nuid = 2001\n[[users]]\nname = "bob"\nuid = 2001\n', "users[1].name", "twice"),
+])
+def test_a_bad_users_table_is_refused_with_its_line_and_the_fix(users, setting, words):
+    with pytest.raises(ConfigError) as err:
+        parse_spec(SPEC + "\n" + users, Path("/x/dscluster.toml"))
+    assert err.value.setting == setting and words in err.value.message and err.value.hint
+    assert "/x/dscluster.toml:" in err.value.message
+
+
+def test_names_uids_and_keys_are_checked_before_anything_runs(tmp_path):
+    spec = replace(parse_spec(SPEC), users=(UserSpec("alice", 2001),))
+    for bad in ("Alice", "root", "1x", "a b", "dscluster"):
+        with pytest.raises(ConfigError):
+            accounts.check_name(bad, spec)
+    with pytest.raises(ConfigError, match="taken by alice"):
+        accounts.choose_uid(spec, 2001)
+    with pytest.raises(ConfigError, match="out of range"):
+        accounts.choose_uid(spec, 0)
+    assert accounts.choose_uid(spec, None) not in (2001,)
+    private = tmp_path / "id"
+    private.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n-----END OPENSSH PRIVATE KEY-----\n")
+    with pytest.raises(ConfigError, match="not one OpenSSH public key"):
+        accounts.read_pubkey(private)
+    public = tmp_path / "id.pub"
+    public.write_text("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIB alice@laptop\n")
+    assert accounts.read_pubkey(public) == "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIB alice@laptop"
+    with pytest.raises(ConfigError, match="cannot read"):
+        accounts.read_pubkey(tmp_path / "missing.pub")
+
+
+def test_the_node_scripts_take_values_as_arguments_and_their_exits_become_sentences():
+    argv = accounts.add_argv("alice", 2001, "ssh-ed25519 AAAA x", "/shared")
+    assert argv[:2] == ["sh", "-c"] and argv[-4:] == ["alice", "2001", "ssh-ed25519 AAAA x", "/shared"]
+    assert "alice" not in argv[2]  # no value is pasted into the script
+    assert accounts.as_root(["id"])[-1] == "id" and "sudo -n" in accounts.as_root(["id"])[2]
+    assert accounts.outcome("gpu01", 0, "", "alice").ok
+    assert "another uid" in accounts.outcome("gpu01", 3, "dscluster: alice has uid 1500", "alice", 2001).message
+    assert "choose another --uid" in accounts.outcome("gpu01", 4, "uid 2001 is bob's", "alice", 2001).message
+    assert "cannot act as root" in accounts.outcome("gpu01", 1, "sudo: a password is required", "alice").message
+    assert "--record-only" in accounts.manual_steps("alice", 2001, parse_spec(SPEC))
+
+
+def test_hub_passwords_are_salted_scrypt_hashes_in_a_private_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("DSCLUSTER_HOME", str(tmp_path))
+    one, two = hubpass.hash_password("s3cret"), hubpass.hash_password("s3cret")
+    assert one != two and "s3cret" not in one and hubpass.verify("s3cret", one)
+    assert not hubpass.verify("s3creT", one) and not hubpass.verify("s3cret", "md5$x") and not hubpass.verify("", "")
+    hubpass.set_password("alice", "pw-a")
+    assert hubpass.check("alice", "pw-a") and not hubpass.check("alice", "pw-b") and not hubpass.check("bob", "pw-a")
+    assert "pw-a" not in hubpass.password_file().read_text()
+    assert hubpass.password_file().stat().st_mode & 0o777 == 0o600
+    assert hubpass.private_dir().stat().st_mode & 0o777 == 0o700
+    assert hubpass.remove_password("alice") and not hubpass.check("alice", "pw-a")
+
+
+def test_the_hub_config_holds_no_secret_and_spawns_each_persons_lab_with_the_panel(tmp_path):
+    layout = HubLayout.at(tmp_path / "hub")
+    config = hub_config(layout, "127.0.0.1", HubPorts(8000, 8081, 8001), notebook_dir="/shared", admins=("bob",),
+                        environment={"DSCLUSTER_CLUSTER": "/shared/.dscluster/dscluster.toml"})
+    hub = config["JupyterHub"]
+    assert hub["ip"] == "127.0.0.1" and hub["hub_ip"] == "127.0.0.1"
+    assert config["ConfigurableHTTPProxy"]["api_url"] == "http://127.0.0.1:8001"
+    assert hub["cookie_secret_file"].startswith(str(layout.private)) and str(layout.private) in hub["db_url"]
+    assert hub["authenticator_class"] == "dscluster.node.hubauth.DsclusterAuthenticator"
+    assert config["Authenticator"]["admin_users"] == ["bob"]
+    assert config["Spawner"]["args"] == [f"--config={layout.singleuser_config}"]
+    keys = {key for section in config.values() for key in section}
+    assert not keys & {"cookie_secret", "auth_token", "api_token", "crypt_key", "password"}  # files, or JupyterHub's
+    tls = hub_config(layout, "0.0.0.0", HubPorts(8000, 8081, 8001), notebook_dir="/s", admins=(), environment={},
+                     tls=("/p/tls.crt", "/p/tls.key"))["JupyterHub"]
+    assert tls["ssl_cert"] == "/p/tls.crt" and tls["ssl_key"] == "/p/tls.key"
+    lab = singleuser_config("/shared", "/settings")
+    assert lab["ServerApp"]["root_dir"] == "/shared" and not lab["ServerApp"]["allow_root"]
+    assert "ip" not in lab["ServerApp"] and "port" not in lab["ServerApp"]  # JupyterHub sets them
+    assert lab["ServerApp"]["disable_check_xsrf"] is False
+
+
+def test_the_public_hubs_certificate_is_made_once_with_its_fingerprint(tmp_path):
+    pytest.importorskip("cryptography")
+    from dscluster.node.hubtls import ensure_certificate, fingerprint
+
+    (cert, key), fp = ensure_certificate(tmp_path)
+    assert Path(key).stat().st_mode & 0o777 == 0o600
+    assert fp == fingerprint(Path(cert).read_bytes()) and len(fp.split(":")) == 32
+    assert ensure_certificate(tmp_path)[1] == fp  # kept: people compared it once
+
+
+def test_the_proxy_takes_the_tls_options_and_passes_the_rest_on():
+    from dscluster.node.hubproxy import split_tls
+
+    assert split_tls(["--ip", "0.0.0.0", "--ssl-key", "/p/k", "--port", "8000", "--ssl-cert=/p/c"]) == (
+        "/p/c", "/p/k", ["--ip", "0.0.0.0", "--port", "8000"])
+    assert split_tls(["--port", "1"]) == (None, None, ["--port", "1"])
