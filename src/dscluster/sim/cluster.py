@@ -245,10 +245,7 @@ class SimCluster:
         agent = [*module_argv(sys.executable, "dscluster.node.agent"), "start", "--shared", self.state["shared_dir"],
                  "--user", self.state["user"], "--port", str(SSH_PORT), "--role", role, "--name", entry["name"],
                  "--state-dir", entry["state_dir"]]
-        if i == 0 and self.state.get("lab"):
-            agent.append("--lab")
-        if i == 0 and self.state.get("hub"):
-            agent.append("--hub")
+        agent += [f"--{part}" for part in ("lab", "hub") if i == 0 and self.state.get(part)]  # the master's
         if i == 0 and self.state.get("master_identity"):
             agent += ["--identity", str(self.spec.state_dir / "id_ed25519")]
         argv = ["ip", "netns", "exec", entry["netns"], "unshare", "--pid", "--fork", "--mount-proc", "--uts",
