@@ -343,7 +343,8 @@ case "$phase" in
     # Session 14 (issue 28): the demo with the ranks started by launcher/locallaunch.py and a CLI without torch
     # (calls 1 and 5-6), and one rank under cProfile (call 3: 10.3 s of builtins.compile, the device image sets
     # PYTHONDONTWRITEBYTECODE=1 and ships torch without bytecode). Call 6 is the same after the ranks' bytecode
-    # cache (PYTHONPYCACHEPREFIX): fresh = an empty cache and home, then three demos in a row.
+    # cache (PYTHONPYCACHEPREFIX): fresh = an empty cache and home, then three demos in a row. Call 8 (after
+    # fill_cache): the same loop over "fresh warm1 fresh2 warm2" on a newly started machine (raw/s14/fill/).
     rm -rf ~/.cache/dscluster
     for r in fresh warm1 warm2 warm3; do f=""; [ $r = fresh ] && f=--fresh
       timeout 150 python3 benchmarks/demo_phases.py $f >"$out/demo_$r.log" 2>&1; tail -12 "$out/demo_$r.log" | head -10; done

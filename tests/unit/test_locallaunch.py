@@ -89,3 +89,23 @@ def test_ranks_get_a_bytecode_cache_where_torchs_would_be_compiled_at_every_star
                 *extra, str(script)]
         environ = {k: v for k, v in environ.items() if v}
         assert "PREFIX None" in subprocess.run(argv, capture_output=True, text=True, timeout=60, env=environ).stdout
+
+
+def test_an_empty_bytecode_cache_is_filled_by_every_core_before_the_ranks_start(tmp_path):
+    """fill_cache: compileall into the ranks' PYTHONPYCACHEPREFIX, nothing beside the sources, the test
+    directories left out (the ranks never import them)."""
+    from dscluster.launcher.locallaunch import fill_cache
+
+    pkg = tmp_path / "src" / "pkg"
+    (pkg / "tests").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("X = 1\n")
+    (pkg / "mod.py").write_text("Y = 2\n")
+    (pkg / "tests" / "test_x.py").write_text("Z = 3\n")
+    (pkg / "broken.py").write_text("def (:\n")  # left to the ranks, as they would have met it
+    cache = tmp_path / "cache"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    fill_cache({**env, "PYTHONPYCACHEPREFIX": str(cache)}, dirs=[str(tmp_path / "src")])
+    mirrored = cache / str(tmp_path / "src").lstrip("/")  # the prefix mirrors the sources' absolute path
+    names = sorted(p.name.split(".")[0] for p in mirrored.rglob("*.pyc"))
+    assert names == ["__init__", "mod"], names
+    assert not list((tmp_path / "src").rglob("__pycache__"))
