@@ -12,11 +12,18 @@ from pathlib import Path
 import pytest
 import test_launch_local
 from polling import wait_for
+from support import run_cli
 
 from dscluster.runs import store
 
 pytestmark = pytest.mark.slow
-dscluster = test_launch_local.dscluster  # the CLI in a subprocess
+
+
+def dscluster(*args: str, env: dict, timeout: float = 120):
+    """The CLI in a subprocess (tests/support.run_cli), with the two-minute limit these calls had."""
+    return run_cli(*args, env=env, timeout=timeout)
+
+
 env = test_launch_local.env  # the fixture: DSCLUSTER_HOME / DSCLUSTER_SHARED under the test's tmp_path
 SCRIPT = Path(__file__).resolve().parents[1] / "data" / "ckpt_user_script.py"
 
