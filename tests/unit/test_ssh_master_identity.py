@@ -62,3 +62,17 @@ def test_refuses_another_key_and_symlinks(setup, tmp_path):
     with pytest.raises(PermissionNeeded, match="not a directory"):
         install_identity(key, spec.shared_dir, entry)
     assert not (tmp_path / "elsewhere").exists()
+
+
+def test_the_shared_meta_directory_comes_with_a_leases_directory_every_launcher_can_use(tmp_path):
+    """<shared>/.dscluster is its owner's (0755): a node user launching from the master cannot create the
+    GPU leases' directory there, so it is made with it, sticky and writable by all (1777)."""
+    import stat
+
+    from dscluster.cluster.identity import ensure_shared_meta, leases_dir
+    from dscluster.runs.leasefiles import cluster_dir
+
+    meta = ensure_shared_meta(tmp_path)
+    assert stat.S_IMODE(meta.stat().st_mode) == 0o755
+    assert cluster_dir(tmp_path) == leases_dir(tmp_path) == meta / "leases"
+    assert stat.S_IMODE(leases_dir(tmp_path).stat().st_mode) == 0o1777

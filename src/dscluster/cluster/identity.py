@@ -91,14 +91,23 @@ def public_key(spec: ClusterSpec) -> str:
                           tr("create it with: dscluster init"), setting="cluster") from None
 
 
+def leases_dir(shared_dir: str | os.PathLike) -> Path:
+    """<shared>/.dscluster/leases: the runs' GPU leases (runs/leasefiles.py), sticky and writable by every
+    user who launches (1777, as /tmp). Made with `.dscluster` by its owner: a node user launching from the
+    master could not create it there."""
+    return shared_meta_dir(shared_dir) / "leases"
+
+
 def ensure_shared_meta(shared_dir: str | os.PathLike) -> Path:
-    """<shared>/.dscluster and its hostkeys/ (0755): written by root/the operator, read by everyone."""
+    """<shared>/.dscluster and its hostkeys/ (0755): written by root/the operator, read by everyone; and
+    its leases/ (1777), where every launching user takes and gives back GPU leases."""
     meta = shared_meta_dir(shared_dir)
     try:
         # By descriptor (fsutil's rule): the shared directory is often the node user's, and a
         # `.dscluster` it swapped for a symlink must not make root chmod (or write) what it points to.
         for p in (meta, hostkeys_dir(shared_dir)):
             fsutil.ensure_dir(p, 0o755)  # readable by all, writable only by its owner (root / the operator)
+        fsutil.ensure_dir(leases_dir(shared_dir), 0o1777)
     except fsutil.UnsafePath as err:
         raise PermissionNeeded(tr("{path} is a symlink or reached through one that another user can change: {err}",
                                   path=meta, err=err.strerror),

@@ -39,7 +39,9 @@ _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 def cluster_dir(shared: Path) -> Path:
-    return Path(shared) / ".dscluster" / "leases"
+    from dscluster.cluster.identity import leases_dir  # noqa: PLC0415
+
+    return leases_dir(shared)
 
 
 def local_dir() -> Path:
@@ -107,8 +109,9 @@ class LeaseBoard:
             self.__exit__()
             raise ClusterError(tr("the GPU leases directory {path} cannot be used: {err}", path=self.directory,
                                   err=err),
-                               tr("make it writable for every user who launches: chmod 1777 {path}",
-                                  path=self.directory)) from None
+                               tr("make it writable for every user who launches, as the owner of {parent}: "
+                                  "install -d -m 1777 {path} (dscluster up, sim up and the node agent make it)",
+                                  parent=self.directory.parent, path=self.directory)) from None
         deadline = time.monotonic() + LOCK_TIMEOUT
         while True:
             try:
