@@ -4,6 +4,7 @@ One copy of each: import them (`from support import free_port, run_cli`), never 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -11,10 +12,16 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+import pytest
+
 # The dscluster command line as the tests run it: this interpreter's module, whatever PATH says.
 CLI = (sys.executable, "-m", "dscluster.cli")
 # As a user types it where the venv is on PATH: the venv's `dscluster` script.
 VENV_CLI = (str(Path(sys.executable).parent / "dscluster"),)
+# Debian's Chromium, never a downloaded browser; quiet and offline.
+CHROMIUM = os.environ.get("DSCLUSTER_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run", "--disable-dev-shm-usage"]
 
 
 def free_port() -> int:
@@ -36,3 +43,18 @@ def run_cli(*args: str, env: Mapping[str, str] | None = None, cwd: str | os.Path
         argv = ["runuser", "-u", user, "--", *argv]
     return subprocess.run(argv, env=None if env is None else dict(env), cwd=None if cwd is None else str(cwd),
                           capture_output=True, text=True, timeout=timeout, stdin=stdin)
+
+
+
+@contextlib.contextmanager
+def chromium():
+    """Headless Chromium (Debian's) through playwright, closed when the block ends; skips the test where
+    playwright is absent. Every browser fixture is `with chromium() as b: yield b`."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
+    with sync_api.sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield b
+        finally:
+            b.close()

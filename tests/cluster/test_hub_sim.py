@@ -11,7 +11,6 @@ import os
 import pwd
 import re
 import subprocess
-import sys
 import tempfile
 import time
 import urllib.error
@@ -19,22 +18,17 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from support import free_port
+from support import VENV_CLI, chromium, free_port, run_cli
 
 pytestmark = [pytest.mark.root, pytest.mark.cluster, pytest.mark.browser, pytest.mark.slow]
 
-VENV_BIN = Path(sys.executable).parent
-CHROMIUM = os.environ.get("DSCLUSTER_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--no-first-run", "--disable-dev-shm-usage"]
 TAG = f"{os.getpid() % 100000:05d}"
 PEOPLE = (f"hub{TAG}a", f"hub{TAG}b")
 SHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
 
 
 def _cli(env: dict, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    proc = subprocess.run([str(VENV_BIN / "dscluster"), *args], env=env, capture_output=True, text=True,
-                          timeout=300, stdin=subprocess.DEVNULL)
+    proc = run_cli(*args, env=env, timeout=300, entry=VENV_CLI, stdin=subprocess.DEVNULL)
     if check:
         assert proc.returncode == 0, f"dscluster {' '.join(args)}: {proc.stdout}\n{proc.stderr}"
     return proc
@@ -115,12 +109,8 @@ def _has_account(name: str) -> bool:
 
 @pytest.fixture(scope="module")
 def browser():
-    sync_api = pytest.importorskip("playwright.sync_api")
-    os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
-    with sync_api.sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+    with chromium() as b:
         yield b
-        b.close()
 
 
 def _log_in(browser, team, name: str, password: str):

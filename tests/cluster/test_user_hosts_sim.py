@@ -11,22 +11,20 @@ import pwd
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import pytest
+from support import VENV_CLI, run_cli
 
 pytestmark = [pytest.mark.root, pytest.mark.cluster, pytest.mark.slow]
 
-VENV_BIN = Path(sys.executable).parent
 TAG = f"{os.getpid() % 100000:05d}"
 PERSON = f"hst{TAG}"
 
 
 def _cli(env: dict, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(VENV_BIN / "dscluster"), *args], env=env, capture_output=True, text=True, timeout=300,
-                          stdin=subprocess.DEVNULL)
+    return run_cli(*args, env=env, timeout=300, entry=VENV_CLI, stdin=subprocess.DEVNULL)
 
 
 @pytest.fixture(scope="module")
