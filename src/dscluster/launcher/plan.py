@@ -52,6 +52,7 @@ from pathlib import Path
 from dscluster.launcher import backends
 from dscluster.launcher.masklog import SECRET_NAMES_VAR, wrapped_target
 from dscluster.launcher.redact import REDACTED, split_secrets
+from dscluster.launcher.runnerflags import parse_node_specs
 from dscluster.safepython import module_argv, module_argv_for
 
 # The environment that must reach the ranks when the launching machine has it.
@@ -242,7 +243,9 @@ def local_devices(req: LaunchRequest) -> tuple[int, ...]:
     """The device indices of a run on this machine: --include localhost:1,3's, else 0..n-1 (DeepSpeed's
     runner with --num_gpus N, which replaces a CUDA_VISIBLE_DEVICES of the launching environment too)."""
     if req.include:
-        return tuple(int(d) for d in req.include.split(":", 1)[1].split(",") if d.strip())
+        (slots,) = parse_node_specs(req.include, "--include").values()  # one host: this machine
+        if slots is not None:
+            return slots
     return tuple(range(req.local_procs))
 
 
