@@ -87,20 +87,19 @@ def cache_dir(env: dict[str, str]) -> str:
     return os.path.join(base, "dscluster", "pycache")
 
 
-def bytecode_is_lost(env: dict[str, str], python: str = sys.executable) -> bool:
+def bytecode_is_lost(env: dict[str, str]) -> bool:
     """Whether the ranks would compile torch from source at every start: its `__init__`'s bytecode is not
     cached beside it, and will not be (PYTHONDONTWRITEBYTECODE, or a directory this user cannot write).
-    Asked of the ranks' interpreter, without importing torch."""
+    Asked here, without importing torch: the ranks run this interpreter, with this environment."""
+    import importlib.util  # noqa: PLC0415
+
     if env.get("PYTHONPYCACHEPREFIX"):
         return False
-    code = ("import importlib.util as u, os, sys; s = u.find_spec('torch'); o = s and s.origin; "
-            "print(int(bool(o) and not os.path.exists(u.cache_from_source(o)) and (sys.flags.dont_write_bytecode "
-            "or not os.access(os.path.dirname(o), os.W_OK))))")
-    try:
-        done = subprocess.run([python, "-c", code], env=env, capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
+    spec = importlib.util.find_spec("torch")
+    origin = spec.origin if spec else None
+    if not origin or os.path.exists(importlib.util.cache_from_source(origin)):
         return False
-    return done.stdout.strip() == "1"
+    return bool(env.get("PYTHONDONTWRITEBYTECODE")) or not os.access(os.path.dirname(origin), os.W_OK)
 
 
 def with_bytecode_cache(env: dict[str, str]) -> dict[str, str]:
