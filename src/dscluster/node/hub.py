@@ -25,8 +25,6 @@ import ssl
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -35,7 +33,7 @@ from dscluster.fsutil import atomic_write_json
 from dscluster.i18n import current_language, tr
 from dscluster.node import hubpass
 from dscluster.node.hubconfig import HubLayout, HubPorts, hub_config, singleuser_config
-from dscluster.node.lab import log_tail, pid_alive, port_is_free, validate_address
+from dscluster.node.lab import answers_ok, log_tail, pid_alive, port_is_free, server_alive, validate_address
 from dscluster.node.labconfig import settings_overrides
 from dscluster.safepython import module_argv
 
@@ -206,19 +204,10 @@ def _probe_context(state: HubState) -> ssl.SSLContext | None:
 
 def wait_ready(state: HubState, proc: subprocess.Popen | None = None, timeout: float = 120.0) -> None:
     """Wait until the hub answers through its proxy (`/hub/api`), or fail with its log tail."""
-    deadline = time.monotonic() + timeout
     host = "127.0.0.1" if state.ip in ("0.0.0.0", "127.0.0.1") else state.ip
     probe = f"{'https' if state.tls else 'http'}://{host if ':' not in host else f'[{host}]'}:{state.port}/hub/api"
-    while time.monotonic() < deadline:
-        if (proc.poll() is not None) if proc is not None else not pid_alive(state.pid):
-            break
-        try:
-            with urllib.request.urlopen(probe, timeout=3, context=_probe_context(state)) as resp:
-                if resp.status == 200:
-                    return
-        except (urllib.error.URLError, OSError):
-            pass
-        time.sleep(0.3)
+    if answers_ok(probe, lambda: server_alive(proc, state.pid), timeout, per_try=3, context=_probe_context(state)):
+        return
     raise HubError(tr("JupyterHub did not start at {url}; last log lines:\n{tail}", url=state.url,
                       tail=log_tail(Path(state.log_file))),
                    tr("read {log}, then: dscluster hub start", log=state.log_file))

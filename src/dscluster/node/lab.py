@@ -269,22 +269,32 @@ def jupyterlab_installed(python: str | None = None) -> bool:
 
 def wait_ready(state: LabState, proc: subprocess.Popen | None = None, timeout: float = 60.0) -> None:
     """Wait until the server answers its unauthenticated version endpoint, or fail with its log tail."""
-    deadline = time.monotonic() + timeout
     probe = state.url.rsplit("/lab", 1)[0] + "/api"
-    while time.monotonic() < deadline:
-        exited = proc.poll() is not None if proc is not None else not pid_alive(state.pid)
-        if exited:
-            break
-        try:
-            with urllib.request.urlopen(probe, timeout=2) as resp:
-                if resp.status == 200:
-                    return
-        except (urllib.error.URLError, OSError):
-            pass
-        time.sleep(0.3)
+    if answers_ok(probe, lambda: server_alive(proc, state.pid), timeout, per_try=2):
+        return
     raise LabError(tr("JupyterLab did not start at {url}; last log lines:\n{tail}", url=state.url,
                       tail=log_tail(Path(state.log_file))),
                    tr("read {log}, then: dscluster lab start", log=state.log_file))
+
+
+def server_alive(proc: subprocess.Popen | None, pid: int) -> bool:
+    """A server we started (`proc`) has not exited; one found by its state file (`pid`) still runs."""
+    return proc.poll() is None if proc is not None else pid_alive(pid)
+
+
+def answers_ok(url: str, alive, timeout: float, *, per_try: float, context=None) -> bool:
+    """Poll `url` until it answers 200 (True), or `alive()` turns False or `timeout` passes (False): how a
+    JupyterLab or JupyterHub we start is waited for."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and alive():
+        try:
+            with urllib.request.urlopen(url, timeout=per_try, context=context) as resp:
+                if resp.status == 200:
+                    return True
+        except (urllib.error.URLError, OSError):
+            pass
+        time.sleep(0.3)
+    return False
 
 
 def log_tail(path: Path, lines: int = 8) -> str:
