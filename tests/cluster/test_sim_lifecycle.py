@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from polling import wait_for
 from support import CLI, run_cli
 
 from dscluster.errors import ConfigError, ExitCode
@@ -157,6 +158,36 @@ def test_purge_after_a_plain_down_removes_what_down_kept(home):
     purge = cli("sim", "down", "--purge", "--name", "h28purge", home=home)
     assert purge.returncode == 0 and "removed" in purge.stdout, purge.stdout + purge.stderr
     assert not (home / "sims" / "h28purge").exists() and nothing_left("h28purge")
+
+
+def test_down_stops_the_clusters_runs_first_so_none_outlives_it_onto_the_next_cluster(home):
+    # A run left waiting for nodes that `sim down` removed would restart on the next `sim up` at the same
+    # addresses (seen in the README blocks: a run restarted a second before `sim down`).
+    from dscluster.runs import store
+
+    up = cli("sim", "up", "2", "--name", "h38run", home=home, timeout=300)
+    assert up.returncode == 0, up.stdout + up.stderr
+    spec = home / "sims" / "h38run" / "dscluster.toml"
+    shared = home / "sims" / "h38run" / "shared"
+    env = {**os.environ, "DSCLUSTER_HOME": str(home), "DSCLUSTER_LANG": "en"}
+    try:
+        res = run_cli("launch", "--cluster", str(spec), "--skip-doctor", "--detach", "--name", "outlive",
+                      "-m", "dscluster.train", "--steps", "100000", "--step-sleep", "0.3", env=env, cwd=shared,
+                      timeout=300)
+        assert res.returncode == 0, res.stdout + res.stderr
+        run_id = next(w for w in res.stdout.split() if w.startswith("outlive-"))
+        run_dir = store.run_path(shared, run_id)
+        assert wait_for(lambda: store.read_record(run_dir).status == "running", 300), store.read_record(run_dir)
+        supervisor = store.read_record(run_dir).supervisor_pid
+        down_ = cli("sim", "down", "--name", "h38run", home=home, timeout=300)
+        assert down_.returncode == 0, down_.stdout + down_.stderr
+        assert f"stopping run {run_id} first" in down_.stdout, down_.stdout
+        rec = store.read_record(run_dir)
+        assert rec.status == "stopped", rec
+        assert wait_for(lambda: not alive(supervisor), 60), f"supervisor {supervisor} still running after sim down"
+        assert nothing_left("h38run"), leftovers("h38run")
+    finally:
+        down("h38run", purge=True)
 
 
 def test_non_root_is_told_it_needs_root(home):

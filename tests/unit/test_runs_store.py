@@ -78,10 +78,19 @@ def test_redaction_of_env_text_and_argv():
     assert "5" in argv
 
 
-def test_the_runs_sim_down_waits_for_are_the_active_ones(tmp_path):
+def test_the_runs_sim_down_stops_first_are_the_active_ones_of_that_cluster(tmp_path):
     from dscluster.commands.sim import _active_runs
 
-    running, done = _record("running"), _record("done")
-    store.create_run(tmp_path, running.replace(status="running"))
-    store.create_run(tmp_path, done.replace(status="succeeded"))
-    assert _active_runs(tmp_path) == [running.id]
+    def on(sim, status, name="train"):
+        rec = _record(name)
+        arg = str(tmp_path / "home" / "sims" / sim / "dscluster.toml") if sim else None
+        rec = RunRecord.from_json({**rec.to_json(), "status": status,
+                                   "launch": {**rec.to_json().get("launch", {}), "cluster_arg": arg}})
+        store.create_run(tmp_path, rec)
+        return rec
+
+    running = on("default", "running", "a")
+    on("default", "succeeded", "b")
+    on("other", "running", "c")  # another cluster sharing the directory (`sim up --shared DIR`)
+    on(None, "running", "d")  # a run of this machine
+    assert [d.name for d in _active_runs(tmp_path, "default")] == [running.id]

@@ -178,11 +178,7 @@ def cmd_status(args) -> int:
     if shown:
         print(f"  {tr('last metrics')}: " + "  ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
                                                      for k, v in shown.items()))
-    for a in view.attempts:
-        print(f"  {tr('attempt')} {a.attempt.n}: {shown_time(a.attempt.started)} → "
-              f"{shown_time(a.attempt.ended) if a.attempt.ended else '…'}  {attempt_outcome(a.attempt)}".rstrip())
-        if (note := resume_note(a)) is not None:
-            print(f"    {note}")
+    _print_attempts(view)
     from dscluster.runs.exclude import status_lines as excluded_lines
 
     for line in excluded_lines(view.record.excluded) + shrink_status_lines(view):
@@ -205,6 +201,19 @@ def cmd_status(args) -> int:
         nexts.append(f"dscluster stop {view.id}")
     print(console.next_steps(*nexts))
     return status_exit_code(st)
+
+
+def _print_attempts(view) -> None:
+    """One line per attempt (with whether it resumed), and how often the supervisor restarted the run."""
+    for a in view.attempts:
+        print(f"  {tr('attempt')} {a.attempt.n}: {shown_time(a.attempt.started)} → "
+              f"{shown_time(a.attempt.ended) if a.attempt.ended else '…'}  {attempt_outcome(a.attempt)}".rstrip())
+        if (note := resume_note(a)) is not None:
+            print(f"    {note}")
+    restarts = len(view.attempts) - 1
+    if restarts > 0:  # the supervisor's own restarts, beside the attempts they started
+        print(f"  {console.RETRY} " + tr("restarted by its supervisor {n} time(s) (at most {max})", n=restarts,
+                                         max=int(view.record.launch.max_restarts)))
 
 
 def _print_explanation(exp: dict, attempts: int) -> None:

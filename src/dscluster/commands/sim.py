@@ -123,11 +123,41 @@ def _python() -> str:
     return sys.executable
 
 
-def _active_runs(shared: Path) -> list[str]:
+def _active_runs(shared: Path, name: str) -> list[Path]:
+    """The active runs of the simulated cluster `name` (its shared directory may hold others' runs)."""
     from dscluster.runs import store
+    from dscluster.runs.nodes import sim_name
     from dscluster.runs.start import shown_status
 
-    return [r.id for r in store.list_runs(shared) if shown_status(r.record) in store.ACTIVE]
+    return [r.dir for r in store.list_runs(shared)
+            if shown_status(r.record) in store.ACTIVE and sim_name(r.record) == name]
+
+
+def _stop_runs_first(run_dirs: list[Path]) -> bool:
+    """Stop the cluster's active runs before its nodes go (all at once, each as `dscluster stop`): a
+    supervisor left waiting for nodes that were removed would otherwise restart its run on the next
+    cluster `sim up` makes at the same addresses. Their checkpoints stay; `restart` resumes them."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from dscluster.runs.control import stop_run
+
+    for d in run_dirs:
+        print(f"{WARN} " + tr("stopping run {id} first: its nodes go with the cluster (its checkpoints stay; "
+                              "`dscluster restart {id}` resumes it on a new cluster)", id=d.name))
+
+    def one(run_dir: Path) -> str | None:
+        try:
+            stop_run(run_dir)
+        except Exception as err:  # noqa: BLE001 - reported; the cluster still goes
+            return str(err)
+        return None
+
+    with ThreadPoolExecutor(max_workers=max(1, len(run_dirs))) as pool:
+        errors = list(pool.map(one, run_dirs))
+    for d, err in zip(run_dirs, errors):
+        if err:
+            print(f"{FAIL} " + tr("run {id} could not be stopped: {err}", id=d.name, err=err))
+    return not any(errors)
 
 
 def cmd_down(args: argparse.Namespace) -> int:
@@ -140,11 +170,15 @@ def cmd_down(args: argparse.Namespace) -> int:
     existed = (any(leftovers(args.name).values()) or spec_path.exists()
                or (args.purge and spec_path.parent.exists()))
     shared = spec_path.parent / "shared"
-    active = _active_runs(shared)
-    if active:
-        # Allowed (rehearsing a whole-cluster loss is a use), but never by surprise.
-        print(f"{WARN} " + tr("run {ids} is still active on it: its supervisor will find every node gone and "
-                              "fail it (its checkpoints stay)", ids=", ".join(active)))
+    if spec_path.exists():  # `sim up --shared DIR` keeps its runs there
+        from dscluster.cluster.spec import load_spec
+
+        try:
+            shared = Path(load_spec(spec_path).shared_dir)
+        except Exception:  # noqa: BLE001 - a broken spec: the default place, and down goes on
+            pass
+    # (A whole-cluster loss is rehearsed with `sim crash` on every node: the supervisor waits for them.)
+    _stop_runs_first(_active_runs(shared, args.name))
     down(args.name, purge=args.purge)
     if not existed:  # a typo'd --name must not read as "removed"
         print(f"{WARN} " + tr("no simulated cluster named {name!r} was up: nothing to remove", name=args.name))

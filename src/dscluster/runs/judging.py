@@ -12,6 +12,7 @@ import time
 
 from dscluster import explain as explainer
 from dscluster import trust
+from dscluster.cluster.spec import SIM_RUNTIME_ROOT
 from dscluster.runs import detect, diskspace, shrink, store
 from dscluster.runs.channel import NodeChannel
 from dscluster.runs.nodes import node_names, sim_name, unreachable_hosts
@@ -157,8 +158,14 @@ class Judging:
         deadline = time.monotonic() + limit
         names = node_names(self.record)
         delay, announced = 1.0, None
+        sim = sim_name(self.record)
         while True:
             down = unreachable_hosts(self.runners)
+            if down and sim is not None and not (SIM_RUNTIME_ROOT / sim / "state.json").exists():
+                # `sim down` removed the cluster: its nodes never come back (and a later `sim up` at the
+                # same addresses is another cluster, not these nodes healed).
+                self._log(f"the simulated cluster {sim!r} was removed: not waiting for its nodes")
+                return down
             if not down or self._stop_wanted() or time.monotonic() >= deadline:
                 if announced and not down:
                     self._log("every node answers again")
