@@ -261,3 +261,123 @@ def test_public_serves_tls_with_the_fingerprint_it_prints(team):
     with urllib.request.urlopen(f"https://127.0.0.1:{port}/hub/api", context=context, timeout=10) as resp:
         assert resp.status == 200 and "version" in json.loads(resp.read())
     assert "--ssl-key" in " ".join(_cmdlines(team["home"]))  # a path, the key itself never
+
+
+WAIT_SCRIPT = """\
+import os, sys, time
+path = [a for a in sys.argv[1:] if not a.startswith("--")][0]  # DeepSpeed adds --local_rank=N
+print(f"rank {os.environ.get('RANK')} uid {os.getuid()}", flush=True)
+while not os.path.exists(path):
+    time.sleep(0.2)
+"""
+
+
+def _open_panel(page, name: str):
+    page.wait_for_url(re.compile(rf"/user/{name}/lab"), timeout=180_000)
+    tab = page.locator('.jp-SideBar .lm-TabBar-tab[data-id="dscluster-panel"]')
+    tab.wait_for(timeout=120_000)
+    for _ in range(10):  # the layout restorer may toggle the sidebar just after the tab appears
+        if "lm-mod-current" not in (tab.get_attribute("class") or ""):
+            tab.click()
+        try:
+            page.locator("#dscluster-panel .dsc-node").first.wait_for(timeout=6_000)
+            break
+        except Exception:  # noqa: BLE001 - playwright's TimeoutError: look again
+            continue
+    panel = page.locator("#dscluster-panel")
+    panel.locator(".dsc-node").first.wait_for(timeout=90_000)
+    return panel
+
+
+def _launch_from_form(page, script: Path, release: Path, *, wait: bool = False) -> None:
+    panel = page.locator("#dscluster-panel")
+    if panel.locator("form.dsc-launch-form").is_hidden():
+        panel.locator("button.dsc-new-run").click()
+    page.wait_for_function("() => document.querySelector('form.dsc-launch-form input[name=script]').value !== ''")
+    panel.locator('form.dsc-launch-form input[name="script"]').fill(str(script))
+    panel.locator('input[name="args"]').fill(str(release))
+    panel.locator('textarea[name="config"]').fill("")
+    panel.locator('input[name="max_restarts"]').fill("0")
+    if wait:
+        panel.locator("input.dsc-wait").check()
+    panel.locator("button.dsc-launch").click()
+
+
+def _shown_run_id(page, status: str) -> str:
+    view = page.locator(".dsc-runview:visible")
+    try:
+        view.locator(f'.dsc-run-status .dsc-status[data-status="{status}"]').wait_for(timeout=240_000)
+    except Exception as err:  # noqa: BLE001 - say what the page shows instead
+        shown = page.locator("#dscluster-panel .dsc-error, .dsc-runview .dsc-explanation, .dsc-runview .dsc-status")
+        texts = [shown.nth(i).inner_text() for i in range(shown.count())]
+        raise AssertionError(f"no {status} run shown; the page shows {texts}") from err
+    return view.locator("h2").inner_text().strip()
+
+
+def _rank_uids(shared: Path, run_id: str) -> set[str]:
+    logs = (shared / "runs" / run_id / "logs").glob("*rank*.log")
+    return {line.rsplit(" ", 1)[-1] for p in logs for line in p.read_text(errors="replace").splitlines() if " uid " in line}
+
+
+def test_a_launches_from_the_panel_b_sees_it_cannot_stop_it_and_waits_for_its_gpus(team, browser):
+    """The issue's scenario through the hub: person A launches from their panel; person B sees A's run with
+    its owner, has no stop button for it and the API refuses B's stop; B's launch on the same GPU (the
+    panel's "wait" box) queues until A's run ends, then runs. Each run's ranks run under its owner's UID."""
+    from dscluster.runs import store
+
+    a_name, b_name = PEOPLE
+    shared = Path(team["sim"].spec.shared_dir)
+    script = shared / "hub_wait.py"
+    script.write_text(WAIT_SCRIPT)
+    script.chmod(0o644)
+    contexts, started = [], []
+    try:
+        a_ctx, a_page = _log_in(browser, team, a_name, team["passwords"][a_name])
+        contexts.append(a_ctx)
+        _open_panel(a_page, a_name)
+        _launch_from_form(a_page, script, shared / "hub-a.release")
+        a_run = _shown_run_id(a_page, "running")
+        started.append(a_run)
+        assert store.read_record(shared / "runs" / a_run).owner == a_name
+        a_uid = str(pwd.getpwnam(a_name).pw_uid)
+        deadline = time.monotonic() + 120
+        while not _rank_uids(shared, a_run) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert _rank_uids(shared, a_run) == {a_uid}
+
+        b_ctx, b_page = _log_in(browser, team, b_name, team["passwords"][b_name])
+        contexts.append(b_ctx)
+        panel = _open_panel(b_page, b_name)
+        row = panel.locator(f'.dsc-run-row[data-run-id="{a_run}"]')
+        row.wait_for(timeout=60_000)
+        assert row.locator(".dsc-owner").inner_text() == a_name
+        assert row.locator("button.dsc-stop").count() == 0
+        status = b_page.evaluate(
+            """async (url) => {
+                 const m = document.cookie.match(/_xsrf=([^;]+)/);
+                 const r = await fetch(url, {method: 'POST', body: '{}',
+                   headers: {'X-XSRFToken': m ? decodeURIComponent(m[1]) : ''}});
+                 return r.status; }""", f"/user/{b_name}/dscluster/api/runs/{a_run}/stop")
+        assert status == 403
+        assert store.read_record(shared / "runs" / a_run).status == "running"
+
+        _launch_from_form(b_page, script, shared / "hub-b.release", wait=True)
+        b_run = _shown_run_id(b_page, "queued")
+        started.append(b_run)
+        (shared / "hub-a.release").write_text("")
+        b_run_again = _shown_run_id(b_page, "running")
+        assert b_run_again == b_run
+        assert store.read_record(shared / "runs" / a_run).status == "succeeded"
+        deadline = time.monotonic() + 120
+        while not _rank_uids(shared, b_run) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert _rank_uids(shared, b_run) == {str(pwd.getpwnam(b_name).pw_uid)}
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        b_page.screenshot(path=str(SHOTS / "test_hub_sim--person-b-runs-after-a.png"))
+        (shared / "hub-b.release").write_text("")
+        _shown_run_id(b_page, "succeeded")
+    finally:
+        for context in contexts:
+            context.close()
+        for run_id in started:  # pass or fail: no run outlives the test
+            _cli(team["env"], "stop", run_id, "--cluster", team["spec"], "--timeout", "20", check=False)

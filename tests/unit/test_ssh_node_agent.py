@@ -14,16 +14,19 @@ from dscluster.errors import ConfigError, PermissionNeeded
 from dscluster.node import agent, sshd
 
 
-def test_sshd_config_is_key_only_no_root_one_user(tmp_path):
+def test_sshd_config_is_key_only_no_root_keys_only_from_roots_files(tmp_path):
     text = sshd.render_sshd_config(port=2222, user="trainer", host_key=tmp_path / "hk",
                                    authorized_keys=tmp_path / "ak", listen="10.0.0.1")
     lines = text.splitlines()
-    for line in ["Port 2222", "ListenAddress 10.0.0.1", f"HostKey {tmp_path}/hk", f"AuthorizedKeysFile {tmp_path}/ak",
+    for line in ["Port 2222", "ListenAddress 10.0.0.1", f"HostKey {tmp_path}/hk",
+                 "AuthorizedKeysFile /etc/dscluster/keys/%u",
                  "AuthenticationMethods publickey", "PasswordAuthentication no", "KbdInteractiveAuthentication no",
-                 "PermitEmptyPasswords no", "UsePAM no", "PermitRootLogin no", "AllowUsers trainer",
+                 "PermitEmptyPasswords no", "UsePAM no", "PermitRootLogin no",
                  "StrictModes yes", "PermitUserEnvironment no", "X11Forwarding no", "AllowAgentForwarding no",
                  "LogLevel VERBOSE", "ClientAliveInterval 5", "ClientAliveCountMax 3", "PidFile none"]:
         assert line in lines, line
+    # the node user's keys (the cluster key) only for the node user: the Match block closes the file
+    assert lines[-2:] == ["Match User trainer", f"    AuthorizedKeysFile {tmp_path}/ak"]
     assert "ListenAddress" not in sshd.render_sshd_config(port=1, user="u", host_key=Path("/k"),
                                                           authorized_keys=Path("/a"))
 
@@ -45,7 +48,17 @@ def test_effective_sshd_config_as_sshd_reads_it(tmp_path):
     assert effective["kbdinteractiveauthentication"] == "no"
     assert effective["permitrootlogin"] == "no"
     assert effective["authenticationmethods"] == "publickey"
-    assert effective["usepam"] == "no" and effective["allowusers"] == "nobody"
+    assert effective["usepam"] == "no" and "allowusers" not in effective
+    assert effective["authorizedkeysfile"] == "/etc/dscluster/keys/%u"
+
+    def keys_of(user: str) -> str:
+        out = subprocess.run([binary, "-T", "-f", str(cfg), "-C", f"user={user},host=n,addr=10.0.0.2"],
+                             capture_output=True, text=True, check=True).stdout
+        return dict(line.split(" ", 1) for line in out.splitlines() if " " in line)["authorizedkeysfile"]
+
+    # the node user logs in with the cluster key only; a person (or any other account) with their own file
+    assert keys_of("nobody") == str(tmp_path / "ak")
+    assert keys_of("alice") == "/etc/dscluster/keys/%u"
     assert effective["port"] == "2222" and effective["loglevel"] == "VERBOSE"
     # the key is kept across restarts (its pin must stay valid)
     before = key.read_text()

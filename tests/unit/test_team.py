@@ -83,9 +83,15 @@ def test_names_uids_and_keys_are_checked_before_anything_runs(tmp_path):
 
 
 def test_the_node_scripts_take_values_as_arguments_and_their_exits_become_sentences():
-    argv = accounts.add_argv("alice", 2001, "ssh-ed25519 AAAA x", "/shared")
-    assert argv[:2] == ["sh", "-c"] and argv[-4:] == ["alice", "2001", "ssh-ed25519 AAAA x", "/shared"]
-    assert "alice" not in argv[2]  # no value is pasted into the script
+    argv = accounts.add_argv("alice", 2001, "ssh-ed25519 AAAA x", "/shared", ("ssh-ed25519 AAAA x", "ssh-ed25519 BB c"))
+    assert argv[:2] == ["sh", "-c"] and argv[-5:-1] == ["alice", "2001", "ssh-ed25519 AAAA x", "/shared"]
+    # their sshd key file: each key restricted as the cluster key is
+    assert argv[-1].splitlines() == ["no-agent-forwarding,no-X11-forwarding ssh-ed25519 AAAA x",
+                                     "no-agent-forwarding,no-X11-forwarding ssh-ed25519 BB c"]
+    assert "alice" not in argv[2] and "AAAA" not in argv[2]  # no value is pasted into the script
+    assert "KEYS_DIR=/etc/dscluster/keys" in argv[2]
+    made = accounts.identity_argv("alice", "lab", "node0 ssh-ed25519 AAAA\n")
+    assert made[-3:] == ["alice", "lab", "node0 ssh-ed25519 AAAA"] and "alice" not in made[2]
     assert accounts.as_root(["id"])[-1] == "id" and "sudo -n" in accounts.as_root(["id"])[2]
     assert accounts.outcome("gpu01", 0, "", "alice").ok
     assert "another uid" in accounts.outcome("gpu01", 3, "dscluster: alice has uid 1500", "alice", 2001).message

@@ -206,9 +206,35 @@ def _running_sim_of(hostfile_text: str) -> ClusterSpec | None:
     return None
 
 
-def resolve_spec(arg: str | os.PathLike | None = None) -> ClusterSpec:
+def as_person(spec: ClusterSpec) -> ClusterSpec:
+    """The spec as this process's user reaches the nodes: a person of the cluster (`dscluster user add`)
+    logs in as themselves, with their own cluster identity (made by `user add` in their
+    ~/.dscluster/clusters/NAME/), so their ranks run under their own UID on every node; anyone else as the
+    spec's node user."""
+    import pwd
+
+    if os.geteuid() == 0:
+        return spec
+    try:
+        name = pwd.getpwuid(os.geteuid()).pw_name
+    except KeyError:
+        return spec
+    person = spec.person(name)
+    if person is None or name == spec.ssh_user:
+        return spec
+    # They stand in the node user's place (ssh_user); the other people stay listed.
+    return replace(spec, ssh_user=name, node_uid=person.uid, users=tuple(u for u in spec.users if u.name != name))
+
+
+def resolve_spec(arg: str | os.PathLike | None = None, *, as_this_user: bool = True) -> ClusterSpec:
     """The cluster to act on: --cluster ARG (a dscluster.toml or a hostfile) > $DSCLUSTER_CLUSTER >
-    ./dscluster.toml > the running simulated cluster "default"."""
+    ./dscluster.toml > the running simulated cluster "default"; as this user reaches it (`as_person`), or
+    with `as_this_user=False` as the file says (`dscluster user`, which edits it)."""
+    spec = _resolve(arg)
+    return as_person(spec) if as_this_user else spec
+
+
+def _resolve(arg: str | os.PathLike | None) -> ClusterSpec:
     if arg:
         return _load_any(Path(arg))
     env = os.environ.get("DSCLUSTER_CLUSTER")

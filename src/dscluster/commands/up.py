@@ -35,7 +35,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     help=tr("pass /dev/infiniband: auto = on hosts that have it"))
     up.add_argument("--no-lab", action="store_true", help=tr("do not start JupyterLab on the master"))
     up.add_argument("--hub", action="store_true",
-                    help=tr("also start JupyterHub on the master: a JupyterLab per person of dscluster user add"))
+                    help=tr("also start JupyterHub on the master: a JupyterLab per person of dscluster user add "
+                            "(the default once the spec has people)"))
+    up.add_argument("--no-hub", action="store_true", help=tr("do not start JupyterHub, although the spec has people"))
     up.add_argument("--no-master-identity", action="store_true",
                     help=tr("do not give the master the cluster key (then runs cannot be launched from the master)"))
     up.add_argument("--lang", choices=("en", "zh_TW"), help=tr("language of node messages and the lab UI "
@@ -123,6 +125,8 @@ def _record_learned(spec: ClusterSpec, report: deploy.UpReport) -> None:
 
 def cmd_up(args: argparse.Namespace) -> int:
     spec = _spec(args)
+    if spec.users and not args.no_hub:  # a team (dscluster user add): JupyterHub; one person: the single lab
+        args.hub = True
     opts = _options(args)
     runner_for = _runner_factory(args)
     if args.print_only:

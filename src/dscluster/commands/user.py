@@ -51,7 +51,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _spec(args: argparse.Namespace) -> ClusterSpec:
-    spec = resolve_spec(args.cluster)
+    spec = resolve_spec(args.cluster, as_this_user=False)
     if spec.path is None or spec.path.suffix != ".toml":
         raise ConfigError(tr("the people of a cluster are recorded in its dscluster.toml, not in a hostfile"),
                           tr("pass --cluster dscluster.toml (create one with dscluster init)"), setting="cluster")
@@ -111,6 +111,34 @@ def _on_nodes(spec: ClusterSpec, argv_for, name: str, uid: int | None, here: boo
                            tr("on every node, as root: userdel --remove {user}", user=name))
 
 
+def _identity(spec: ClusterSpec, name: str, uid: int, here: bool) -> str:
+    """The public half of the person's cluster identity, made on the master as them: their runs reach every
+    node as them with it (their ranks run under their own UID)."""
+    from dscluster.cluster.hostkeys import known_hosts_path  # noqa: PLC0415
+
+    try:  # the operator's pins: a person trusts the nodes' host keys as the operator does
+        pins = known_hosts_path(spec).read_text(encoding="utf-8")
+    except OSError:
+        pins = ""
+    argv = accounts.identity_argv(name, spec.name, pins)
+    if here or is_simulated(spec):
+        done = accounts.run_here(argv)
+        where = "localhost"
+    else:
+        from dscluster.deploy.hosts import HostSSHRunner  # noqa: PLC0415
+
+        runner = HostSSHRunner(spec.master.address, config=os.environ.get("DSCLUSTER_HOST_SSH_CONFIG"))
+        done = runner.run(accounts.as_root(argv), timeout=120)
+        where = spec.master.name
+    result = accounts.outcome(where, done.returncode, done.stderr, name, uid)
+    pub = done.stdout.strip().splitlines()[-1] if result.ok and done.stdout.strip() else ""
+    if not result.ok or not pub.startswith("ssh-ed25519 "):
+        raise ClusterError(tr("could not make the cluster key of {user}: {error}", user=name,
+                              error=result.message or done.stdout[-300:]),
+                           accounts.manual_steps(name, uid, spec))
+    return pub
+
+
 def _grant_here(name: str, spec: ClusterSpec) -> None:
     """On the simulated cluster: let the person reach this Python, the shared directory and the hub's
     single-user config (a traverse-only ACL entry on root's directories in the way, as for the node user)."""
@@ -140,7 +168,8 @@ def cmd_add(args: argparse.Namespace) -> int:
         _on_nodes(spec, lambda node: accounts.add_argv(name, uid, key, ""), name, uid, args.here)
         if args.here or is_simulated(spec):
             _grant_here(name, spec)
-        _on_nodes(spec, lambda node: accounts.add_argv(name, uid, key, shared if node == spec.master else ""),
+        keys = (key, _identity(spec, name, uid, args.here))  # theirs, and their runs' (on the master)
+        _on_nodes(spec, lambda node: accounts.add_argv(name, uid, key, shared if node == spec.master else "", keys),
                   name, uid, args.here)
     spec = _record(spec, (*spec.users, UserSpec(name=name, uid=uid, admin=args.admin)))
     password = hubpass.new_password()

@@ -20,17 +20,21 @@ from pathlib import Path
 from dscluster.cluster.specmodel import _USER_RE, PERSON_UID_MAX, PERSON_UID_MIN, ClusterSpec
 from dscluster.errors import ConfigError
 from dscluster.i18n import tr
+from dscluster.node.sshd import PEOPLE_KEYS
 
 # Exit codes of the node script, each a clear error below.
 _EXISTS_OTHER_UID, _UID_TAKEN, _NOT_ROOT = 3, 4, 5
 _KEY_RE = re.compile(r"^(ssh-(ed25519|rsa|dss)|ecdsa-sha2-nistp(256|384|521)|sk-(ssh-ed25519|ecdsa-sha2-nistp256)"
                      r"@openssh\.com) [A-Za-z0-9+/=]+( [^\r\n]*)?$")
 
-# $1 name, $2 uid, $3 public key ('' for none), $4 shared dir ('' on nodes other than the master).
-# users/ (sticky, as /tmp) is made by the shared dir's owner (root, or the node user on most NFS exports).
+# $1 name, $2 uid, $3 public key ('' for none), $4 shared dir ('' on nodes other than the master), $5 the
+# lines of their file in the nodes' sshd key directory ('' to leave it: node/sshd.py PEOPLE_KEYS).
+# users/, runs/, prometheus/runs/ and .dscluster-doctor/ (sticky, as /tmp) are made by the shared dir's owner
+# (root, or the node user on most NFS exports): each person makes their own directory, runs, metrics targets
+# and doctor's probe files there, and no one can remove another's.
 ADD_SCRIPT = r"""
 set -eu
-name=$1 uid=$2 key=$3 shared=$4
+name=$1 uid=$2 key=$3 shared=$4 keys=$5
 [ "$(id -u)" -eq 0 ] || { echo "dscluster: not root" >&2; exit 5; }
 if have=$(id -u "$name" 2>/dev/null); then
   [ "$have" = "$uid" ] || { echo "dscluster: $name has uid $have" >&2; exit 3; }
@@ -45,10 +49,32 @@ fi
 if [ -n "$shared" ]; then
   owner=$(stat -c %u "$shared") group=$(stat -c %g "$shared")
   setpriv --reuid="$owner" --regid="$group" --clear-groups \
-    sh -c 'mkdir -p "$1/users" && { [ ! -O "$1/users" ] || chmod 1777 "$1/users"; }' sh "$shared"
+    sh -c 'for d in users runs prometheus/runs .dscluster-doctor; do mkdir -p "$1/$d" && { [ ! -O "$1/$d" ] || chmod 1777 "$1/$d"; }; done' sh "$shared"
   runuser -u "$name" -- sh -c 'umask 022; mkdir -p "$1/users/$2" && [ -O "$1/users/$2" ] && chmod 755 "$1/users/$2"' \
     sh "$shared" "$name" || { echo "dscluster: $shared/users/$name is not $name's" >&2; exit 6; }
 fi
+if [ -n "$keys" ]; then
+  # root's file, which the person cannot edit: sshd reads a person's keys only from here
+  umask 022
+  mkdir -p "$KEYS_DIR" && chown root:root "${KEYS_DIR%/*}" "$KEYS_DIR" && chmod 755 "${KEYS_DIR%/*}" "$KEYS_DIR"
+  tmp=$(mktemp "$KEYS_DIR/.$name.XXXXXX")
+  printf '%s\n' "$keys" > "$tmp" && chmod 644 "$tmp" && mv -f "$tmp" "$KEYS_DIR/$name"
+fi
+"""
+
+# $1 name, $2 cluster name, $3 the operator's pinned known_hosts of the cluster. On the master, as the
+# person: their cluster identity (an ed25519 key without passphrase in their own
+# ~/.dscluster/clusters/CLUSTER/, 0600 in 0700, made once), its public half printed, and the nodes' host keys
+# as the operator pinned them (the records on the shared storage are the node user's say-so to a person:
+# cluster/identity.py published_host_keys). Their runs reach the nodes as them (cluster/spec.py as_person).
+IDENTITY_SCRIPT = r"""
+set -eu
+name=$1 cluster=$2 pins=$3
+[ "$(id -u)" -eq 0 ] || { echo "dscluster: not root" >&2; exit 5; }
+printf '%s' "$pins" | runuser -u "$name" -- sh -c 'umask 077; d="$HOME/.dscluster/clusters/$1"; mkdir -p "$d"
+  chmod 700 "$d"; [ -f "$d/id_ed25519" ] || ssh-keygen -q -t ed25519 -N "" -C "dscluster-$2@$1" -f "$d/id_ed25519" </dev/null
+  pins=$(cat); [ -z "$pins" ] || printf "%s\n" "$pins" > "$d/known_hosts"
+  cat "$d/id_ed25519.pub"' sh "$cluster" "$name"
 """
 
 REMOVE_SCRIPT = r"""
@@ -64,6 +90,7 @@ if id -u "$name" >/dev/null 2>&1; then
   done
   userdel --remove "$name" 2>/dev/null || userdel --remove --force "$name" 2>/dev/null || userdel --force "$name"
 fi
+rm -f "$KEYS_DIR/$name"
 """
 
 
@@ -134,12 +161,23 @@ def _local_owner(uid: int) -> str | None:
         return None
 
 
-def add_argv(name: str, uid: int, key: str, shared: str) -> list[str]:
-    return ["sh", "-c", ADD_SCRIPT, "dscluster-user-add", name, str(uid), key, shared]
+def _script(text: str) -> str:
+    return f"KEYS_DIR={PEOPLE_KEYS}\n" + text
+
+
+def add_argv(name: str, uid: int, key: str, shared: str, keys: tuple[str, ...] = ()) -> list[str]:
+    """The account (and on the master, with `shared`, their directory); with `keys`, their sshd key file
+    (`restricted` lines: no agent or X11 forwarding, as the cluster key)."""
+    lines = "\n".join(f"no-agent-forwarding,no-X11-forwarding {k.strip()}" for k in keys if k.strip())
+    return ["sh", "-c", _script(ADD_SCRIPT), "dscluster-user-add", name, str(uid), key, shared, lines]
+
+
+def identity_argv(name: str, cluster: str, known_hosts: str = "") -> list[str]:
+    return ["sh", "-c", IDENTITY_SCRIPT, "dscluster-user-identity", name, cluster, known_hosts.strip()]
 
 
 def remove_argv(name: str) -> list[str]:
-    return ["sh", "-c", REMOVE_SCRIPT, "dscluster-user-remove", name]
+    return ["sh", "-c", _script(REMOVE_SCRIPT), "dscluster-user-remove", name]
 
 
 def as_root(argv: list[str]) -> list[str]:
