@@ -1,6 +1,9 @@
 """A team on the simulated cluster: two people made with `dscluster user add`, JupyterHub started with
 `dscluster hub start`; in headless Chromium each logs in with the password `user add` printed and gets
-their own JupyterLab with the DeepSpeed panel, whose server runs as their own UID. No password or token
+their own JupyterLab with the DeepSpeed panel, whose server runs as their own UID. Person A launches from
+their panel; person B sees the run and its owner, gets no stop button and a 403 from the API, and B's launch
+on the same GPU waits (the panel's wait box) until A's run ends; each run's ranks run under its owner's UID.
+No password or token
 is in a log, a command line or the config; at teardown the hub, its proxy, the people's servers and
 the accounts are gone, pass or fail. Nothing is mocked: real JupyterHub, its proxy, real accounts."""
 
@@ -230,39 +233,6 @@ def test_no_password_or_token_in_a_log_or_a_command_line(team, browser):
     assert (private / "passwords.json").stat().st_mode & 0o077 == 0
 
 
-def test_the_hub_stops_with_everything_it_started(team, browser):
-    test_each_person_logs_in_and_gets_their_own_lab_with_the_panel(team, browser)
-    assert len(_hub_pids(team["home"])) >= 4  # the hub, its proxy, two people's servers
-    _cli(team["env"], "hub", "stop")
-    deadline = time.monotonic() + 30
-    while _hub_pids(team["home"]) and time.monotonic() < deadline:
-        time.sleep(0.3)
-    assert not _hub_pids(team["home"])
-
-
-def test_public_serves_tls_with_the_fingerprint_it_prints(team):
-    """`--public`: every address, over TLS with a self-signed certificate made once; the fingerprint
-    printed is the one the server presents (the fixture stops this hub)."""
-    import socket
-    import ssl
-
-    port = free_port()
-    out = _cli(team["env"], "hub", "start", "--public", "--cluster", team["spec"], "--port", str(port)).stdout
-    printed = re.search(r"fingerprint is ([0-9A-F:]{95})", out).group(1)
-    cert = team["home"] / "hub" / "private" / "tls.crt"
-    context = ssl.create_default_context(cafile=str(cert))
-    context.check_hostname = False
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
-        with context.wrap_socket(raw) as tls:
-            served = tls.getpeercert(binary_form=True)
-    import hashlib
-
-    assert ":".join(f"{b:02X}" for b in hashlib.sha256(served).digest()) == printed
-    with urllib.request.urlopen(f"https://127.0.0.1:{port}/hub/api", context=context, timeout=10) as resp:
-        assert resp.status == 200 and "version" in json.loads(resp.read())
-    assert "--ssl-key" in " ".join(_cmdlines(team["home"]))  # a path, the key itself never
-
-
 WAIT_SCRIPT = """\
 import os, sys, time
 path = [a for a in sys.argv[1:] if not a.startswith("--")][0]  # DeepSpeed adds --local_rank=N
@@ -381,3 +351,36 @@ def test_a_launches_from_the_panel_b_sees_it_cannot_stop_it_and_waits_for_its_gp
             context.close()
         for run_id in started:  # pass or fail: no run outlives the test
             _cli(team["env"], "stop", run_id, "--cluster", team["spec"], "--timeout", "20", check=False)
+
+
+def test_the_hub_stops_with_everything_it_started(team, browser):
+    test_each_person_logs_in_and_gets_their_own_lab_with_the_panel(team, browser)
+    assert len(_hub_pids(team["home"])) >= 4  # the hub, its proxy, two people's servers
+    _cli(team["env"], "hub", "stop")
+    deadline = time.monotonic() + 30
+    while _hub_pids(team["home"]) and time.monotonic() < deadline:
+        time.sleep(0.3)
+    assert not _hub_pids(team["home"])
+
+
+def test_public_serves_tls_with_the_fingerprint_it_prints(team):
+    """`--public`: every address, over TLS with a self-signed certificate made once; the fingerprint
+    printed is the one the server presents (the fixture stops this hub)."""
+    import socket
+    import ssl
+
+    port = free_port()
+    out = _cli(team["env"], "hub", "start", "--public", "--cluster", team["spec"], "--port", str(port)).stdout
+    printed = re.search(r"fingerprint is ([0-9A-F:]{95})", out).group(1)
+    cert = team["home"] / "hub" / "private" / "tls.crt"
+    context = ssl.create_default_context(cafile=str(cert))
+    context.check_hostname = False
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+        with context.wrap_socket(raw) as tls:
+            served = tls.getpeercert(binary_form=True)
+    import hashlib
+
+    assert ":".join(f"{b:02X}" for b in hashlib.sha256(served).digest()) == printed
+    with urllib.request.urlopen(f"https://127.0.0.1:{port}/hub/api", context=context, timeout=10) as resp:
+        assert resp.status == 200 and "version" in json.loads(resp.read())
+    assert "--ssl-key" in " ".join(_cmdlines(team["home"]))  # a path, the key itself never
