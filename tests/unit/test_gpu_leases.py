@@ -236,6 +236,28 @@ def test_only_the_owner_or_root_may_stop(monkeypatch):
     owner.check_may_control(rec, None, "restart")  # its owner may
 
 
+def test_root_is_told_to_restart_a_persons_run_as_that_person(monkeypatch):
+    import dataclasses
+
+    from dscluster.cluster.specmodel import ClusterSpec, NodeSpec
+    from dscluster.runs import owner
+
+    spec = ClusterSpec(name="lab", nodes=(NodeSpec(address="10.0.0.1", slots=1, name="node0"),),
+                       shared_dir=Path("/shared"), ssh_user="ann")
+    rec = _record("r-1", owner="ann")
+    theirs = dataclasses.replace(rec, launch=dataclasses.replace(rec.launch, cluster_spec=spec))
+    monkeypatch.setattr(owner, "is_admin", lambda: True)
+    with pytest.raises(NotOwner) as err:  # their ranks reach the nodes with their own key, not root's
+        owner.check_restart_identity(theirs)
+    assert "runuser -u ann -- dscluster restart r-1" in err.value.hint
+    node_users = dataclasses.replace(theirs, owner="root", launch=dataclasses.replace(
+        theirs.launch, cluster_spec=dataclasses.replace(spec, ssh_user="dscluster")))
+    owner.check_restart_identity(node_users)  # root's own run (as the node user): root restarts it
+    owner.check_restart_identity(rec)  # no recorded spec (a local run)
+    monkeypatch.setattr(owner, "is_admin", lambda: False)
+    owner.check_restart_identity(theirs)  # ann herself
+
+
 def test_refusal_reads_in_zh_tw(monkeypatch):
     from dscluster.i18n import catalog
     from dscluster.runs import owner

@@ -60,3 +60,17 @@ def check_may_control(record: RunRecord, run_dir: Path | None, action: str) -> N
                       id=record.id, owner=owner, action=what, me=current_user()),
                    tr("ask {owner} to {action} it, or start your own run (dscluster launch ...)", owner=owner,
                       action=what), setting="RUN")
+
+
+def check_restart_identity(record: RunRecord, run_dir: Path | None = None) -> None:
+    """Refuse, with the command that works, root's restart of a person's run: its ranks reach the nodes as
+    that person with their own cluster key (cluster/spec.py as_person), which root does not hold, and the
+    cluster key opens no person's account. The person restarts it, or root does as them."""
+    spec = record.launch.cluster_spec
+    owner = owner_of(record, run_dir)
+    if not is_admin() or spec is None or owner in (None, "root") or spec.ssh_user != owner:
+        return
+    raise NotOwner(tr("run {id} ran as {owner} on the nodes, with {owner}'s own cluster key, which root does not "
+                      "hold", id=record.id, owner=owner),
+                   tr("restart it as {owner}: runuser -u {owner} -- dscluster restart {id}", owner=owner, id=record.id),
+                   setting="RUN")
