@@ -25,14 +25,7 @@ from dscluster.runs import store
 
 pytestmark = [pytest.mark.root, pytest.mark.cluster, pytest.mark.slow]
 
-SCRIPT = """\
-import os, sys, time
-path = [a for a in sys.argv[1:] if not a.startswith("--")][0]  # DeepSpeed adds --local_rank=N
-print(f"rank {os.environ.get('RANK')} waits for {path}", flush=True)
-while not os.path.exists(path):
-    time.sleep(0.2)
-print("done", flush=True)
-"""
+SCRIPT = (Path(__file__).resolve().parents[1] / "data" / "wait_for_file.py").read_text()
 
 
 @pytest.fixture(scope="module")

@@ -233,13 +233,7 @@ def test_no_password_or_token_in_a_log_or_a_command_line(team, browser):
     assert (private / "passwords.json").stat().st_mode & 0o077 == 0
 
 
-WAIT_SCRIPT = """\
-import os, sys, time
-path = [a for a in sys.argv[1:] if not a.startswith("--")][0]  # DeepSpeed adds --local_rank=N
-print(f"rank {os.environ.get('RANK')} uid {os.getuid()}", flush=True)
-while not os.path.exists(path):
-    time.sleep(0.2)
-"""
+WAIT_SCRIPT = (Path(__file__).resolve().parents[1] / "data" / "wait_for_file.py").read_text()
 
 
 def _open_panel(page, name: str):
@@ -286,7 +280,7 @@ def _shown_run_id(page, status: str) -> str:
 
 def _rank_uids(shared: Path, run_id: str) -> set[str]:
     logs = (shared / "runs" / run_id / "logs").glob("*rank*.log")
-    return {line.rsplit(" ", 1)[-1] for p in logs for line in p.read_text(errors="replace").splitlines() if " uid " in line}
+    return {line.split()[3] for p in logs for line in p.read_text(errors="replace").splitlines() if " waits for " in line}
 
 
 def test_a_launches_from_the_panel_b_sees_it_cannot_stop_it_and_waits_for_its_gpus(team, browser):

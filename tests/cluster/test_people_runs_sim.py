@@ -28,14 +28,7 @@ TAG = f"{os.getpid() % 100000:05d}"
 ALICE, BOB = f"ppl{TAG}a", f"ppl{TAG}b"
 RUNUSER = shutil.which("runuser") or "/usr/sbin/runuser"
 
-SCRIPT = """\
-import os, sys, time
-path = [a for a in sys.argv[1:] if not a.startswith("--")][0]  # DeepSpeed adds --local_rank=N
-print(f"rank {os.environ.get('RANK')} uid {os.getuid()}", flush=True)
-while not os.path.exists(path):
-    time.sleep(0.2)
-print("done", flush=True)
-"""
+SCRIPT = (Path(__file__).resolve().parents[1] / "data" / "wait_for_file.py").read_text()
 
 
 def _uid_of_pid(pid: int) -> int:
@@ -108,7 +101,7 @@ class Team:
 
     def rank_lines(self, run_id: str) -> list[str]:
         return [line for p in sorted((self.run_dir(run_id) / "logs").glob("*rank*.log"))
-                for line in p.read_text(errors="replace").splitlines() if " uid " in line]
+                for line in p.read_text(errors="replace").splitlines() if " waits for " in line]
 
 
 @pytest.fixture(scope="module")
@@ -150,7 +143,7 @@ def test_a_persons_run_runs_as_them_everywhere_and_the_other_cannot_touch_it(tea
     assert _uid_of_pid(int(rec.supervisor_pid)) == alice.pw_uid
     # every rank, on both nodes, under alice's UID
     lines = wait_for(lambda: len(team.rank_lines(a)) >= 2 and team.rank_lines(a), 120)
-    assert lines and all(line.endswith(f"uid {alice.pw_uid}") for line in lines), (lines, team.why(a))
+    assert lines and all(f" uid {alice.pw_uid} " in line for line in lines), (lines, team.why(a))
     assert {line.split()[1] for line in lines} == {"0", "1"}, lines
 
     # bob sees it, cannot stop it, cannot write into it, and his launch on the same GPUs is refused...
@@ -184,7 +177,7 @@ def test_a_persons_run_runs_as_them_everywhere_and_the_other_cannot_touch_it(tea
     assert wait_for(lambda: team.record(a).status == "succeeded", 180), team.why(a)
     assert wait_for(lambda: team.record(b).status == "running", 240), team.why(b)
     lines = wait_for(lambda: len(team.rank_lines(b)) >= 2 and team.rank_lines(b), 120)
-    assert lines and all(line.endswith(f"uid {bob.pw_uid}") for line in lines), (lines, team.why(b))
+    assert lines and all(f" uid {bob.pw_uid} " in line for line in lines), (lines, team.why(b))
     team.release("bobrun")
     assert wait_for(lambda: team.record(b).status == "succeeded", 180), team.why(b)
 

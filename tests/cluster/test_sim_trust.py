@@ -135,7 +135,7 @@ def test_sshd_refuses_root_login_even_with_the_cluster_key(sim):
     proc = ssh(sim, "node1", "true", extra=["-o", "ControlPath=none", "-l", "root"])
     assert proc.returncode == 255 and "Permission denied" in proc.stderr
     log = sim.log_path("node1").read_text()
-    assert "User root from" in log and "not allowed because not listed in AllowUsers" in log
+    assert "User root from" in log and "not allowed because listed in DenyUsers" in log
 
 
 def test_sshd_refuses_an_unknown_key(sim, tmp_path):

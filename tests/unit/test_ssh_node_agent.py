@@ -21,7 +21,7 @@ def test_sshd_config_is_key_only_no_root_keys_only_from_roots_files(tmp_path):
     for line in ["Port 2222", "ListenAddress 10.0.0.1", f"HostKey {tmp_path}/hk",
                  "AuthorizedKeysFile /etc/dscluster/keys/%u",
                  "AuthenticationMethods publickey", "PasswordAuthentication no", "KbdInteractiveAuthentication no",
-                 "PermitEmptyPasswords no", "UsePAM no", "PermitRootLogin no",
+                 "PermitEmptyPasswords no", "UsePAM no", "PermitRootLogin no", "DenyUsers root",
                  "StrictModes yes", "PermitUserEnvironment no", "X11Forwarding no", "AllowAgentForwarding no",
                  "LogLevel VERBOSE", "ClientAliveInterval 5", "ClientAliveCountMax 3", "PidFile none"]:
         assert line in lines, line
@@ -48,7 +48,7 @@ def test_effective_sshd_config_as_sshd_reads_it(tmp_path):
     assert effective["kbdinteractiveauthentication"] == "no"
     assert effective["permitrootlogin"] == "no"
     assert effective["authenticationmethods"] == "publickey"
-    assert effective["usepam"] == "no" and "allowusers" not in effective
+    assert effective["usepam"] == "no" and "allowusers" not in effective and effective["denyusers"] == "root"
     assert effective["authorizedkeysfile"] == "/etc/dscluster/keys/%u"
 
     def keys_of(user: str) -> str:

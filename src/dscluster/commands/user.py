@@ -87,17 +87,8 @@ def _on_nodes(spec: ClusterSpec, argv_for, name: str, uid: int | None, here: boo
     failures = []
     here = here or is_simulated(spec)
     for node in spec.nodes:
-        argv = argv_for(spec.master if here else node)
-        if here:
-            done = accounts.run_here(argv)
-            result = accounts.outcome("localhost", done.returncode, done.stderr, name, uid)
-        else:
-            from dscluster.deploy.hosts import HostSSHRunner  # noqa: PLC0415
-
-            # the operator's own ssh to the hosts, as `up` reaches them (env DSCLUSTER_HOST_SSH_CONFIG too)
-            runner = HostSSHRunner(node.address, config=os.environ.get("DSCLUSTER_HOST_SSH_CONFIG"))
-            done = runner.run(accounts.as_root(argv), timeout=120)
-            result = accounts.outcome(node.name, done.returncode, done.stderr, name, uid)
+        done = _run_as_root(spec.master if here else node, argv_for(spec.master if here else node), here)
+        result = accounts.outcome("localhost" if here else node.name, done.returncode, done.stderr, name, uid)
         if not result.ok:
             failures.append(result.message)
         if here:
@@ -111,6 +102,18 @@ def _on_nodes(spec: ClusterSpec, argv_for, name: str, uid: int | None, here: boo
                            tr("on every node, as root: userdel --remove {user}", user=name))
 
 
+def _run_as_root(node, argv: list[str], here: bool):
+    """A node script as root: on this machine (`here`: the simulated cluster's nodes share its accounts,
+    or --here), else over the operator's own ssh to the host, as `up` reaches it (env
+    DSCLUSTER_HOST_SSH_CONFIG too). Its result has returncode, stdout and stderr."""
+    if here:
+        return accounts.run_here(argv)
+    from dscluster.deploy.hosts import HostSSHRunner  # noqa: PLC0415
+
+    runner = HostSSHRunner(node.address, config=os.environ.get("DSCLUSTER_HOST_SSH_CONFIG"))
+    return runner.run(accounts.as_root(argv), timeout=120)
+
+
 def _identity(spec: ClusterSpec, name: str, uid: int, here: bool) -> str:
     """The public half of the person's cluster identity, made on the master as them: their runs reach every
     node as them with it (their ranks run under their own UID)."""
@@ -120,17 +123,9 @@ def _identity(spec: ClusterSpec, name: str, uid: int, here: bool) -> str:
         pins = known_hosts_path(spec).read_text(encoding="utf-8")
     except OSError:
         pins = ""
-    argv = accounts.identity_argv(name, spec.name, pins)
-    if here or is_simulated(spec):
-        done = accounts.run_here(argv)
-        where = "localhost"
-    else:
-        from dscluster.deploy.hosts import HostSSHRunner  # noqa: PLC0415
-
-        runner = HostSSHRunner(spec.master.address, config=os.environ.get("DSCLUSTER_HOST_SSH_CONFIG"))
-        done = runner.run(accounts.as_root(argv), timeout=120)
-        where = spec.master.name
-    result = accounts.outcome(where, done.returncode, done.stderr, name, uid)
+    here = here or is_simulated(spec)
+    done = _run_as_root(spec.master, accounts.identity_argv(name, spec.name, pins), here)
+    result = accounts.outcome("localhost" if here else spec.master.name, done.returncode, done.stderr, name, uid)
     pub = done.stdout.strip().splitlines()[-1] if result.ok and done.stdout.strip() else ""
     if not result.ok or not pub.startswith("ssh-ed25519 "):
         raise ClusterError(tr("could not make the cluster key of {user}: {error}", user=name,

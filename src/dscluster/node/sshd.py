@@ -8,7 +8,8 @@ fingerprints), and client-alive probes so a vanished peer is noticed within ~15 
 Who may log in is who has such a file: the node user (the cluster key, `authorized_keys` in the agent's
 state directory) and each person of the cluster (`dscluster user add` writes PEOPLE_KEYS/<name> as root on
 every node: their own key and the key of their cluster identity, so their runs reach the nodes as them).
-Any other account has no file, so no key: it cannot log in, as with the `AllowUsers` this replaces.
+Any other account has no file, so no key: it cannot log in, as with the `AllowUsers` this replaces; root is
+refused outright (`DenyUsers root`).
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ def render_sshd_config(*, port: int, user: str, host_key: Path, authorized_keys:
         "IgnoreRhosts yes",
         "UsePAM no",
         "PermitRootLogin no",
+        "DenyUsers root",  # refused before any key is read, and logged as such
         "StrictModes yes",
         "PermitUserEnvironment no",
         "X11Forwarding no",

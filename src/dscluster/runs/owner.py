@@ -74,3 +74,9 @@ def check_restart_identity(record: RunRecord, run_dir: Path | None = None) -> No
                       "hold", id=record.id, owner=owner),
                    tr("restart it as {owner}: runuser -u {owner} -- dscluster restart {id}", owner=owner, id=record.id),
                    setting="RUN")
+
+
+def check_may_restart(record: RunRecord, run_dir: Path | None) -> None:
+    """`check_may_control` for a restart, then `check_restart_identity`."""
+    check_may_control(record, run_dir, "restart")
+    check_restart_identity(record, run_dir)

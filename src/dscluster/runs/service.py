@@ -29,7 +29,7 @@ from dscluster.runs import leasing, store
 from dscluster.runs.leases import WAITING
 from dscluster.runs.nodes import recorded_spec
 from dscluster.runs.options import LaunchOptions
-from dscluster.runs.owner import check_may_control, check_restart_identity
+from dscluster.runs.owner import check_may_control, check_may_restart
 from dscluster.runs.prepare import Prepared, prepare
 from dscluster.runs.program import find_ds_config
 from dscluster.runs.record import RunRecord
@@ -200,8 +200,7 @@ def restart_request(run_dir: Path, env: dict[str, str] | None = None, hostfile: 
                          tr("give one of them"), setting="--hosts" if hosts else "--hostfile")
     run_dir = Path(run_dir)
     record = store.read_record(run_dir)
-    check_may_control(record, run_dir, "restart")  # its owner, or root (runs/owner.py)
-    check_restart_identity(record, run_dir)  # a person's run: as that person
+    check_may_restart(record, run_dir)  # its owner, or root; a person's run as that person (runs/owner.py)
     run_id = record.id
     cfg = record.launch
     # The cluster as recorded at launch, read back through the spec parser (runs.nodes.recorded_spec);
