@@ -194,7 +194,9 @@ class Judging:
                                stopped: bool) -> tuple[int, str] | None:
         """(exit code, status) when attempt `n` ended the run otherwise than by a failure: the backend's
         time limit, a stop, a success; None when it failed."""
-        timeout = self.hooks.timed_out() if stopped or failure else None
+        # Asked after every attempt, a clean exit too: a time limit's signals can end the ranks so that the
+        # runner exits 0 (seen in CI under load: a batch run cut at --time 1:00 recorded as succeeded).
+        timeout = self.hooks.timed_out()
         if timeout is not None:
             self._set_attempt(dataclasses.replace(attempt, reason="time limit"), explanation=timeout.to_dict())
             self.event(f"{self.backend.name}-timeout", attempt=n, job_id=self.hooks.job_id)
