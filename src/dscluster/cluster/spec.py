@@ -155,6 +155,12 @@ def spec_from_hostfile(path: str | os.PathLike, base: ClusterSpec | None = None)
                        shared_dir=paths.local_shared(), ssh_user=DEFAULT_USER, path=path.resolve())
 
 
+def sim_is_up(name: str) -> bool:
+    """Whether the simulated cluster `name` is up: its runtime state exists (gone after `sim down` and a
+    reboot; a spec file alone can be left from either)."""
+    return (SIM_RUNTIME_ROOT / name / "state.json").is_file()
+
+
 def sim_spec_path(name: str = "default") -> Path:
     return paths.home() / "sims" / name / SPEC_FILENAME
 
@@ -195,7 +201,7 @@ def _running_sim_of(hostfile_text: str) -> ClusterSpec | None:
         if sims.is_dir() else []
     for name in names:
         spec_path = sim_spec_path(name)
-        if not (spec_path.is_file() and (SIM_RUNTIME_ROOT / name / "state.json").is_file()):
+        if not (spec_path.is_file() and sim_is_up(name)):
             continue
         try:
             sim = load_spec(spec_path)
@@ -243,7 +249,7 @@ def _resolve(arg: str | os.PathLike | None) -> ClusterSpec:
     if Path(SPEC_FILENAME).is_file():
         return load_spec(SPEC_FILENAME)
     sim = sim_spec_path("default")
-    if sim.is_file() and (SIM_RUNTIME_ROOT / "default" / "state.json").is_file():  # up, not left from a reboot
+    if sim.is_file() and sim_is_up("default"):  # up, not left from a reboot
         return load_spec(sim)
     raise ConfigError(tr("no cluster spec found"),
                       tr("pass --cluster dscluster.toml (or a hostfile), set DSCLUSTER_CLUSTER, create one with "

@@ -12,7 +12,7 @@ import time
 
 from dscluster import explain as explainer
 from dscluster import trust
-from dscluster.cluster.spec import SIM_RUNTIME_ROOT
+from dscluster.cluster.spec import sim_is_up
 from dscluster.runs import detect, diskspace, shrink, store
 from dscluster.runs.channel import NodeChannel
 from dscluster.runs.nodes import node_names, sim_name, unreachable_hosts
@@ -161,7 +161,7 @@ class Judging:
         sim = sim_name(self.record)
         while True:
             down = unreachable_hosts(self.runners)
-            if down and sim is not None and not (SIM_RUNTIME_ROOT / sim / "state.json").exists():
+            if down and sim is not None and not sim_is_up(sim):
                 # `sim down` removed the cluster: its nodes never come back (and a later `sim up` at the
                 # same addresses is another cluster, not these nodes healed).
                 self._log(f"the simulated cluster {sim!r} was removed: not waiting for its nodes")
