@@ -58,3 +58,24 @@ def chromium():
             yield b
         finally:
             b.close()
+
+
+def show_panel(page, timeout_ms: int = 90_000):
+    """Open the DeepSpeed panel in a JupyterLab page and return it once it lists a node. JupyterLab's layout
+    restorer may reopen the panel (an earlier workspace) just after the tab appears, and a click on a tab
+    that has meanwhile become current collapses the sidebar again: so look again after every click."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    tab = page.locator('.jp-SideBar .lm-TabBar-tab[data-id="dscluster-panel"]')
+    tab.wait_for(timeout=timeout_ms)
+    node = page.locator("#dscluster-panel .dsc-node").first
+    for _ in range(10):
+        if "lm-mod-current" not in (tab.get_attribute("class") or ""):
+            tab.click()
+        try:
+            node.wait_for(timeout=6_000)
+            break
+        except PlaywrightTimeout:
+            continue
+    node.wait_for(timeout=timeout_ms)
+    return page.locator("#dscluster-panel")

@@ -9,6 +9,7 @@ import json
 import socket
 
 import pytest
+from support import show_panel
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -20,25 +21,8 @@ VIEW_JS = "[...document.querySelectorAll('.dsc-runview')].find(e => e.checkVisib
 
 
 def open_panel(page, lab):
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
     page.goto(f"{lab.url}/lab?token={lab.token}")
-    tab = page.locator('.jp-SideBar .lm-TabBar-tab[data-id="dscluster-panel"]')
-    tab.wait_for(timeout=90_000)
-    node = page.locator("#dscluster-panel .dsc-node").first
-    # JupyterLab's layout restorer may reopen the panel (the workspace of an earlier test) just after
-    # the tab appears; a click on a tab that has meanwhile become current collapses the sidebar again.
-    # So look again after every click instead of trusting one reading of the tab's state.
-    for _ in range(10):
-        if "lm-mod-current" not in (tab.get_attribute("class") or ""):
-            tab.click()
-        try:
-            node.wait_for(timeout=6_000)
-            break
-        except PlaywrightTimeout:
-            continue
-    node.wait_for()
-    return page.locator("#dscluster-panel")
+    return show_panel(page)
 
 
 def fill_form(page, args: str, config: dict | None = None):

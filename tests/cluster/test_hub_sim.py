@@ -21,7 +21,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from support import VENV_CLI, chromium, free_port, run_cli
+from support import VENV_CLI, chromium, free_port, run_cli, show_panel
 
 pytestmark = [pytest.mark.root, pytest.mark.cluster, pytest.mark.browser, pytest.mark.slow]
 
@@ -161,14 +161,8 @@ def test_each_person_logs_in_and_gets_their_own_lab_with_the_panel(team, browser
         for name in PEOPLE:
             context, page = _log_in(browser, team, name, team["passwords"][name])
             contexts.append(context)
-            page.wait_for_url(re.compile(rf"/user/{name}/lab"), timeout=180_000)
-            tab = page.locator('.jp-SideBar .lm-TabBar-tab[data-id="dscluster-panel"]')
-            tab.wait_for(timeout=120_000)
-            if "lm-mod-current" not in (tab.get_attribute("class") or ""):
-                tab.click()
-            page.locator("#dscluster-panel").wait_for(state="visible")
             # the panel works for them: it lists the cluster's node (the published spec, read as that person)
-            page.locator("#dscluster-panel .dsc-node").first.wait_for(timeout=90_000)
+            _open_panel(page, name)
             if name == PEOPLE[0]:
                 SHOTS.mkdir(parents=True, exist_ok=True)
                 page.screenshot(path=str(SHOTS / "test_hub_sim--person-a-lab.png"))
@@ -238,19 +232,7 @@ WAIT_SCRIPT = (Path(__file__).resolve().parents[1] / "data" / "wait_for_file.py"
 
 def _open_panel(page, name: str):
     page.wait_for_url(re.compile(rf"/user/{name}/lab"), timeout=180_000)
-    tab = page.locator('.jp-SideBar .lm-TabBar-tab[data-id="dscluster-panel"]')
-    tab.wait_for(timeout=120_000)
-    for _ in range(10):  # the layout restorer may toggle the sidebar just after the tab appears
-        if "lm-mod-current" not in (tab.get_attribute("class") or ""):
-            tab.click()
-        try:
-            page.locator("#dscluster-panel .dsc-node").first.wait_for(timeout=6_000)
-            break
-        except Exception:  # noqa: BLE001 - playwright's TimeoutError: look again
-            continue
-    panel = page.locator("#dscluster-panel")
-    panel.locator(".dsc-node").first.wait_for(timeout=90_000)
-    return panel
+    return show_panel(page, timeout_ms=120_000)
 
 
 def _launch_from_form(page, script: Path, release: Path, *, wait: bool = False) -> None:
