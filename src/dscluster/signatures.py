@@ -300,9 +300,11 @@ SIGNATURES: tuple[Signature, ...] = (
          r"\bAborted \(core dumped\)|\bSIGABRT\b",
          "A rank aborted (SIGABRT) in native code: an uncaught C++ exception or a failed assertion in torch, "
          "NCCL/gloo or an extension. \"terminate called without an active exception\" as a rank exits means "
-         "it ended with a communication thread still running.",
-         "Read that rank's last lines. If it aborted while exiting after training finished, call "
-         "torch.distributed.destroy_process_group() before the script ends."),
+         "a communication thread was still releasing a finished collective after Python began to shut down "
+         "(a race in PyTorch's process groups at exit; the training itself had ended).",
+         "Read that rank's last lines. If it aborted while exiting after training finished, end the script with "
+         "torch.distributed.destroy_process_group() on every rank; if it still happens, after a last "
+         "torch.distributed.barrier() flush the output and leave with os._exit(0)."),
     _sig("segfault", r"exits with return code = -11\b|Segmentation fault|\bSIGSEGV\b",
          "A rank crashed in native code (segmentation fault): often mismatched builds of torch, DeepSpeed "
          "ops or CUDA libraries on that node, or a bug in an extension.",

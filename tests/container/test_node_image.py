@@ -50,7 +50,7 @@ TRAIN = textwrap.dedent('''\
     model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 1))
     engine, _, _, _ = deepspeed.initialize(args=args, model=model, model_parameters=model.parameters())
     rank = int(os.environ["RANK"])
-    print(f"rank {rank} of {os.environ['WORLD_SIZE']} on {os.uname().nodename}", flush=True)
+    print(f"rank {rank} of {os.environ['WORLD_SIZE']} on {os.uname().nodename} uid {os.getuid()}", flush=True)
     losses = []
     for step in range(args.steps):
         x = torch.randn(engine.train_micro_batch_size_per_gpu(), 8)
@@ -280,6 +280,79 @@ def test_jupyterlab_in_the_master_container_wants_its_token(deploy):
     far = subprocess.run([sys.executable, "-c", probe, api.replace("127.0.0.1", deploy.hosts.addresses[0]), token],
                          capture_output=True, text=True, timeout=60)
     assert far.returncode != 0
+
+
+PERSON = "imgalice"  # a person of the team (the hosts share this machine's accounts and /etc/dscluster)
+
+
+@pytest.fixture
+def person(deploy):
+    """Removed again however the test ends: the account on the hosts and root's records there."""
+    yield PERSON
+    if subprocess.run(["id", PERSON], capture_output=True).returncode == 0:
+        deploy.cli("user", "remove", PERSON, "--cluster", str(deploy.spec))
+    subprocess.run(["userdel", "--remove", PERSON], capture_output=True)
+    for folder in ("keys", "people"):
+        Path("/etc/dscluster", folder, PERSON).unlink(missing_ok=True)
+
+
+def test_a_person_added_from_the_controller_launches_as_themselves_across_the_node_containers(deploy, person,
+                                                                                           tmp_path):
+    """`dscluster user add` from the controller on a cluster of node containers: every container has their
+    account within seconds (its agent reads root's records, mounted read-only from the host), the master's
+    container has their own cluster key and their hub password, and the hub starts for them. What they launch
+    in the master's container runs as them, under their UID, in all three containers. Nothing inside a
+    container, root included, can change whose keys open which account. `user remove` takes it all back."""
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / "laptop")], check=True)
+    added = deploy.cli("user", "add", person, "--key", str(tmp_path / "laptop.pub"), "--cluster", str(deploy.spec))
+    assert added.returncode == 0, added.stdout + added.stderr
+    password = added.stdout.split("hand it over privately): ")[1].split()[0]
+    uid = int(added.stdout.split("(uid ")[1].split(")")[0])
+    for host in ("host0", "host1", "host2"):  # `user add` waited for every node container's agent
+        assert _ok(deploy.on_host(host, ENGINE, "exec", deploy.container, "id", "-u", person)).strip() == str(uid)
+    home = f"/var/lib/dscluster/node/homes/{person}"  # in the state volume, which down/up keep
+    key = _ok(deploy.on_host("host0", ENGINE, "exec", "--user", person, deploy.container, "sh", "-c",
+                             f"stat -c '%u %a' {home}/.dscluster/clusters/{NAME}/id_ed25519"))
+    assert key.split() == [str(uid), "600"], key
+    # The hub started in the master's container once the cluster had a person, and knows their password.
+    netns = deploy.hosts.hosts[0].netns
+    hub = "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:8000/hub/api/', timeout=10).status)"
+    assert wait_for(lambda: subprocess.run(["nsenter", f"--net=/run/netns/{netns}", sys.executable, "-c", hub],
+                                           capture_output=True, text=True).stdout.strip() == "200", 120)
+    check = "import sys; from dscluster.node import hubpass; print(hubpass.check(sys.argv[1], input()))"
+    said = deploy.on_host("host0", ENGINE, "exec", "--interactive", "--user", "0", deploy.container, "python", "-c",
+                          check, person, input=password + "\n")
+    assert said.stdout.strip() == "True", said.stdout + said.stderr
+    # No one in a container changes whose keys open which account: the node user cannot, nor root there.
+    for user, line in (("dscluster", "Permission denied"), ("0", "Read-only file system")):
+        tried = deploy.on_host("host1", ENGINE, "exec", "--user", user, deploy.container, "sh", "-c",
+                               f"echo ssh-ed25519 AAAA >> /etc/dscluster/keys/{person}")
+        assert tried.returncode != 0 and line in tried.stderr, (user, tried.stderr)
+    # Their launch in the master's container, from their own directory: every rank runs as them.
+    mine = deploy.hosts.shared_dir / "users" / person
+    (mine / "train.py").write_text(TRAIN)
+    (mine / "ds_config.json").write_text(json.dumps(DS_CONFIG))
+    for f in ("train.py", "ds_config.json"):
+        os.chown(mine / f, uid, uid)
+    res = deploy.on_host("host0", ENGINE, "exec", "--user", person, "--workdir", str(mine), "--env", f"HOME={home}",
+                         deploy.container, "dscluster", "launch", "--attach", "--cluster", SPEC_ON_SHARED(deploy),
+                         "--name", "theirs", "train.py", "--deepspeed", "--deepspeed_config", "ds_config.json",
+                         timeout=600)
+    assert res.returncode == 0, res.stdout + res.stderr
+    from dscluster.runs import store
+
+    (run_dir,) = [d for d in (deploy.hosts.shared_dir / "runs").iterdir() if d.name.startswith("theirs-")]
+    record = store.read_record(run_dir).to_json()
+    assert record["status"] == "succeeded" and record.get("owner") == person, record
+    assert os.stat(run_dir).st_uid == uid
+    logs = "".join(p.read_text(errors="replace") for p in run_dir.rglob("*.log"))
+    for rank in range(3):
+        assert f"rank {rank} of 3" in logs and logs.count(f" uid {uid}") >= 3, logs[-3000:]
+    removed = deploy.cli("user", "remove", person, "--cluster", str(deploy.spec))
+    assert removed.returncode == 0, removed.stdout + removed.stderr
+    for host in ("host0", "host1", "host2"):
+        assert deploy.on_host(host, ENGINE, "exec", deploy.container, "id", "-u", person).returncode != 0, host
+    assert not Path("/etc/dscluster/people", person).exists() and not Path("/etc/dscluster/keys", person).exists()
 
 
 def test_down_leaves_nothing_and_up_again_keeps_the_pinned_host_keys(deploy):

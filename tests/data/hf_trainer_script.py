@@ -9,6 +9,7 @@ Trainer's trainer_state.json, the save's last file. Nothing else differs from a 
 
 import os
 import signal
+import sys
 
 import torch
 from transformers import HfArgumentParser, LlamaConfig, LlamaForCausalLM, Trainer, TrainingArguments
@@ -59,12 +60,18 @@ def main() -> None:
     trainer.train(resume_from_checkpoint=last)
     if args.do_eval:
         trainer.evaluate()
-    # What PyTorch asks of every distributed script (and dscluster's explanation of a SIGABRT at exit says):
-    # without it, gloo's threads sometimes abort the exiting rank ("terminate called without an active
-    # exception"; seen once in CI after a run had finished, judged failed with exit 134).
+    # Leave as PyTorch asks (every rank destroys its process group), then without Python's finalization.
+    # Seen in CI, with core dumps to prove it: after a finished run, a gloo worker thread released a finished
+    # ZeRO all-gather's tensors (through a barrier's work, with a barrier) only once Python was finalizing; it
+    # could not take the GIL and the rank aborted ("terminate called without an active exception", exit 134).
+    # destroy_process_group() does not stop that thread while DeepSpeed still holds its groups; os._exit after
+    # the barrier skips the finalization it races with. dscluster's explanation of that abort says the same.
     if torch.distributed.is_initialized():
+        torch.distributed.barrier()
         torch.distributed.destroy_process_group()
-
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 if __name__ == "__main__":
     main()

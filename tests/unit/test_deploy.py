@@ -55,7 +55,7 @@ def test_image_then_node_start_args_master_first():
     master = docker_run_argv(SPEC, MASTER, opts)
     i = master.index("registry.local/dscluster-node:0.1.0")
     assert master[i + 1:] == ["--shared", "/shared/lab", "--user", "dscluster", "--port", "2222", "--role", "master",
-                              "--name", "gpu1", "--state-dir", dockerrun.AGENT_STATE_DIR, "--lab",
+                              "--name", "gpu1", "--state-dir", dockerrun.AGENT_STATE_DIR, "--people", "--lab",
                               "--identity", "/run/secrets/dscluster/id_ed25519"]
     worker = docker_run_argv(SPEC, WORKER3, opts)
     tail = worker[worker.index(opts.image) + 1:]
@@ -63,6 +63,17 @@ def test_image_then_node_start_args_master_first():
     assert tail[tail.index("--port") + 1] == "2300"  # the node's own port from the spec
     assert "DSCLUSTER_SSH_PORT=2300" in _flag(worker, "--env")  # the healthcheck reads it
     assert _flag(master, "--label") == ["io.dscluster.cluster=lab", "io.dscluster.role=master"]
+
+
+def test_every_node_container_reads_roots_people_records_read_only_and_makes_their_accounts():
+    """The people's keys and UIDs are the host root's (`user add` writes them there): read-only inside, where
+    the node user (and every rank) cannot change who may log in as whom; the agent makes the accounts."""
+    for node in (MASTER, WORKER, WORKER3):
+        argv = docker_run_argv(SPEC, node, DeployOptions())
+        assert "/etc/dscluster:/etc/dscluster:ro" in _flag(argv, "--volume")
+        assert "--people" in argv[argv.index(DeployOptions().image) + 1:]
+    master = docker_run_argv(SPEC, MASTER, DeployOptions())
+    assert f"DSCLUSTER_HUB_HOME={dockerrun.AGENT_STATE_DIR}/hub" in _flag(master, "--env")  # kept by down/up
 
 
 def test_no_lab():
@@ -403,7 +414,8 @@ def test_cli_print_shows_exact_commands_and_runs_nothing(tmp_path, capsys, monke
     assert store.endswith(" < " + shlex.quote(str(spec_identity(spec_path))))  # the key only as stdin
     remote = shlex.split(starts[0][-1])
     assert starts[0][:3] == ["ssh", "-o", "BatchMode=yes"] and starts[0][-3] == "10.0.0.1"
-    assert remote == docker_run_argv(SPEC, MASTER, DeployOptions(image="dscluster-node:0.1.0"))
+    # the master's agent starts the hub once the cluster has people (node/people.py), before or after `up`
+    assert remote == docker_run_argv(SPEC, MASTER, DeployOptions(image="dscluster-node:0.1.0", hub=True))
     assert "/dev/infiniband" in out  # the note about auto-detected InfiniBand
     assert cli.main(["down", "--cluster", str(spec_path), "--print"]) == 0
     assert "docker stop --time 20 dscluster-lab" in capsys.readouterr().out

@@ -84,10 +84,13 @@ def test_names_uids_and_keys_are_checked_before_anything_runs(tmp_path):
 
 def test_the_node_scripts_take_values_as_arguments_and_their_exits_become_sentences():
     argv = accounts.add_argv("alice", 2001, "ssh-ed25519 AAAA x", "/shared", ("ssh-ed25519 AAAA x", "ssh-ed25519 BB c"))
-    assert argv[:2] == ["sh", "-c"] and argv[-5:-1] == ["alice", "2001", "ssh-ed25519 AAAA x", "/shared"]
-    # their sshd key file: each key restricted as the cluster key is
-    assert argv[-1].splitlines() == ["no-agent-forwarding,no-X11-forwarding ssh-ed25519 AAAA x",
+    assert argv[:2] == ["sh", "-c"] and argv[-6:-2] == ["alice", "2001", "ssh-ed25519 AAAA x", "/shared"]
+    # their sshd key file: each key restricted as the cluster key is; their record beside it (node/people.py)
+    assert argv[-2].splitlines() == ["no-agent-forwarding,no-X11-forwarding ssh-ed25519 AAAA x",
                                      "no-agent-forwarding,no-X11-forwarding ssh-ed25519 BB c"]
+    assert argv[-1] == "2001" and accounts.add_argv("bob", 2002, "", "", admin=True)[-1] == "2002 admin"
+    assert "PEOPLE_DIR=/etc/dscluster/people" in argv[2] and "HOME_BASE=''" in argv[2]
+    assert "HOME_BASE=/var/h" in accounts.add_argv("bob", 2002, "", "", home_base="/var/h")[2]
     assert "alice" not in argv[2] and "AAAA" not in argv[2]  # no value is pasted into the script
     assert "KEYS_DIR=/etc/dscluster/keys" in argv[2]
     made = accounts.identity_argv("alice", "lab", "node0 ssh-ed25519 AAAA\n")

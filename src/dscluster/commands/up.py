@@ -125,8 +125,8 @@ def _record_learned(spec: ClusterSpec, report: deploy.UpReport) -> None:
 
 def cmd_up(args: argparse.Namespace) -> int:
     spec = _spec(args)
-    if spec.users and not args.no_hub:  # a team (dscluster user add): JupyterHub; one person: the single lab
-        args.hub = True
+    if not args.no_hub:  # the master's agent starts JupyterHub once the cluster has people (`user add`, before
+        args.hub = True  # or after `up`: node/people.py); until then one person has the single-user lab
     opts = _options(args)
     runner_for = _runner_factory(args)
     if args.print_only:

@@ -36,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add.add_argument("--record-only", action="store_true",
                      help=tr("only record them in the spec and the hub (the accounts were made by hand)"))
     add.add_argument("--here", action="store_true",
-                     help=tr("make the account on this machine only (e.g. inside the master's container)"))
+                     help=tr("make the account on this machine only (a node dscluster cannot reach as root; node containers need not: user add reaches them from the controller)"))
     remove = verbs.add_parser("remove", help=tr("remove a person's accounts (their shared directory is kept)"))
     remove.add_argument("name", metavar="NAME", help=tr("their login name"))
     remove.add_argument("--here", action="store_true", help=tr("remove the account on this machine only"))
@@ -67,8 +67,9 @@ def is_simulated(spec: ClusterSpec) -> bool:
     return spec.path is not None and Path(str(state.get("spec_path", ""))).resolve() == spec.path.resolve()
 
 
-def _record(spec: ClusterSpec, people: tuple[UserSpec, ...]) -> ClusterSpec:
-    """Write the people into the spec file (and, for the simulated cluster, its published copy)."""
+def _record(spec: ClusterSpec, people: tuple[UserSpec, ...], engine: str | None = None) -> ClusterSpec:
+    """Write the people into the spec file and its published copy (the simulated cluster's, or the node
+    containers', through the master host as `up` wrote it)."""
     assert spec.path is not None
     text = with_users(spec.path.read_text(encoding="utf-8"), people)
     atomic_write_text(spec.path, text, mode=spec.path.stat().st_mode & 0o777)
@@ -77,6 +78,12 @@ def _record(spec: ClusterSpec, people: tuple[UserSpec, ...]) -> ClusterSpec:
         from dscluster.cluster import identity  # noqa: PLC0415
 
         identity.publish_spec(spec)
+    elif engine:
+        done = _team().publish_spec(spec, _host(spec.master))
+        if not done.ok:
+            raise ClusterError(tr("could not publish the spec to {path}: {err}", path=spec.shared_dir / ".dscluster",
+                                  err=done.stderr.strip()[-300:]),
+                               tr("check that the master host can write it, then run the same command again"))
     return spec
 
 
@@ -102,21 +109,45 @@ def _on_nodes(spec: ClusterSpec, argv_for, name: str, uid: int | None, here: boo
                            tr("on every node, as root: userdel --remove {user}", user=name))
 
 
-def _run_as_root(node, argv: list[str], here: bool):
-    """A node script as root: on this machine (`here`: the simulated cluster's nodes share its accounts,
-    or --here), else over the operator's own ssh to the host, as `up` reaches it (env
-    DSCLUSTER_HOST_SSH_CONFIG too). Its result has returncode, stdout and stderr."""
-    if here:
-        return accounts.run_here(argv)
+def _host(node):
+    """The operator's own ssh to a host, as `up` reaches it (env DSCLUSTER_HOST_SSH_CONFIG too)."""
     from dscluster.deploy.hosts import HostSSHRunner  # noqa: PLC0415
 
-    runner = HostSSHRunner(node.address, config=os.environ.get("DSCLUSTER_HOST_SSH_CONFIG"))
-    return runner.run(accounts.as_root(argv), timeout=120)
+    return HostSSHRunner(node.address, config=os.environ.get("DSCLUSTER_HOST_SSH_CONFIG"))
 
 
-def _identity(spec: ClusterSpec, name: str, uid: int, here: bool) -> str:
-    """The public half of the person's cluster identity, made on the master as them: their runs reach every
-    node as them with it (their ranks run under their own UID)."""
+def _run_as_root(node, argv: list[str], here: bool):
+    """A node script as root: on this machine (`here`: the simulated cluster's nodes share its accounts,
+    or --here), else over the operator's own ssh to the host. Its result has returncode, stdout and stderr."""
+    if here:
+        return accounts.run_here(argv)
+    return _host(node).run(accounts.as_root(argv), timeout=120)
+
+
+def _containers(spec: ClusterSpec, here: bool) -> str | None:
+    """The engine of the cluster's node containers when `dscluster up` runs them (deploy/team.py), else None."""
+    if here or is_simulated(spec):
+        return None
+    from dscluster.deploy import team  # noqa: PLC0415
+
+    return team.running_engine(spec, _host(spec.master))
+
+
+def _in_master(spec: ClusterSpec, engine: str, argv: list[str], name: str, uid: int | None, stdin: str | None = None):
+    """A node script as root in the master's container; fails with the manual steps."""
+    from dscluster.deploy import team  # noqa: PLC0415
+
+    done = team.in_container(spec, engine, _host(spec.master), argv, stdin=stdin)
+    result = accounts.outcome(spec.master.name, done.returncode, done.stderr, name, uid)
+    if not result.ok:
+        raise ClusterError(tr("could not make the accounts of {user}:\n  {errors}", user=name, errors=result.message),
+                           accounts.manual_steps(name, uid or 0, spec))
+    return done
+
+
+def _identity(spec: ClusterSpec, name: str, uid: int, here: bool, engine: str | None = None) -> str:
+    """The public half of the person's cluster identity, made on the master (in its container, with `engine`)
+    as them: their runs reach every node as them with it (their ranks run under their own UID)."""
     from dscluster.cluster.hostkeys import known_hosts_path  # noqa: PLC0415
 
     try:  # the operator's pins: a person trusts the nodes' host keys as the operator does
@@ -124,7 +155,8 @@ def _identity(spec: ClusterSpec, name: str, uid: int, here: bool) -> str:
     except OSError:
         pins = ""
     here = here or is_simulated(spec)
-    done = _run_as_root(spec.master, accounts.identity_argv(name, spec.name, pins), here)
+    argv = accounts.identity_argv(name, spec.name, pins)
+    done = _in_master(spec, engine, argv, name, uid) if engine else _run_as_root(spec.master, argv, here)
     result = accounts.outcome("localhost" if here else spec.master.name, done.returncode, done.stderr, name, uid)
     pub = done.stdout.strip().splitlines()[-1] if result.ok and done.stdout.strip() else ""
     if not result.ok or not pub.startswith("ssh-ed25519 "):
@@ -158,17 +190,15 @@ def cmd_add(args: argparse.Namespace) -> int:
                           setting="name")
     key = accounts.read_pubkey(args.key) if args.key else ""
     uid = accounts.choose_uid(spec, args.uid, name) if not args.record_only or args.uid is None else args.uid
+    engine = None if args.record_only else _containers(spec, args.here)
     if not args.record_only:
-        shared = str(spec.shared_dir)
-        _on_nodes(spec, lambda node: accounts.add_argv(name, uid, key, ""), name, uid, args.here)
-        if args.here or is_simulated(spec):
-            _grant_here(name, spec)
-        keys = (key, _identity(spec, name, uid, args.here))  # theirs, and their runs' (on the master)
-        _on_nodes(spec, lambda node: accounts.add_argv(name, uid, key, shared if node == spec.master else "", keys),
-                  name, uid, args.here)
-    spec = _record(spec, (*spec.users, UserSpec(name=name, uid=uid, admin=args.admin)))
+        _add_accounts(spec, name, uid, key, args, engine)
+    spec = _record(spec, (*spec.users, UserSpec(name=name, uid=uid, admin=args.admin)), engine)
     password = hubpass.new_password()
     hubpass.set_password(name, password)
+    if engine:  # the hub runs in the master's container: the password goes there (stdin), and every
+        _in_master(spec, engine, _team().hubpass_argv("set", name), name, uid, stdin=password + "\n")
+        _wait_in_containers(spec, engine, name, uid)  # node container makes the account from root's records
     print(f"{OK} " + tr("{user} (uid {uid}) added to cluster {cluster}: an account on {n} node(s), their "
                          "directory {dir}", user=name, uid=uid, cluster=spec.name, n=len(spec.nodes),
                          dir=spec.shared_dir / "users" / name))
@@ -180,6 +210,38 @@ def cmd_add(args: argparse.Namespace) -> int:
     print(tr("Their hub password (shown only now; hand it over privately): {password}", password=password))
     print(next_steps("dscluster hub start", "dscluster hub url", "dscluster user list"))
     return 0
+
+
+def _add_accounts(spec: ClusterSpec, name: str, uid: int, key: str, args: argparse.Namespace,
+                  engine: str | None) -> None:
+    """Their account on every node, their cluster key on the master (as them), then root's records of their keys
+    and UID on every node; with node containers, the master's part is made in its container."""
+    shared = str(spec.shared_dir)
+    # the account, and root's record of them (the node containers' agents make their accounts from it)
+    _on_nodes(spec, lambda node: accounts.add_argv(name, uid, key, "", admin=args.admin), name, uid, args.here)
+    if args.here or is_simulated(spec):
+        _grant_here(name, spec)
+    if engine:  # their home in the container's state volume, their directory on the shared storage
+        _in_master(spec, engine, accounts.add_argv(name, uid, "", shared, home_base=_team().HOMES, record=False), name, uid)
+    keys = (key, _identity(spec, name, uid, args.here, engine))  # theirs, and their runs' (on the master)
+    _on_nodes(spec, lambda node: accounts.add_argv(name, uid, key, shared if node == spec.master and not engine
+                                                   else "", keys, admin=args.admin), name, uid, args.here)
+
+
+def _team():
+    from dscluster.deploy import team  # noqa: PLC0415
+
+    return team
+
+
+def _wait_in_containers(spec: ClusterSpec, engine: str, name: str, uid: int | None) -> None:
+    missing = _team().wait_for_accounts(spec, engine, _host, name, uid)
+    if missing:
+        raise ClusterError(tr("the node containers did not pick up the change for {user} within {s} s: {nodes}",
+                              user=name, s=int(_team().ACCOUNT_WAIT_S), nodes=", ".join(missing)),
+                           tr("is the node image older than this dscluster? `dscluster down`, then `dscluster up` "
+                              "with a current image; its log: ssh HOST {engine} logs {container}", engine=engine,
+                              container=f"dscluster-{spec.name}"))
 
 
 def _remake_here(spec: ClusterSpec, person: UserSpec, args: argparse.Namespace) -> int:
@@ -199,12 +261,16 @@ def cmd_remove(args: argparse.Namespace) -> int:
     if person is None:
         raise ConfigError(tr("no user {user} in {spec}", user=args.name, spec=spec.path),
                           tr("see who there is: dscluster user list"), setting="name")
+    engine = _containers(spec, args.here)
     _on_nodes(spec, lambda node: accounts.remove_argv(person.name), person.name, None, args.here, removing=True)
+    if engine:  # each node container's agent removes the account once root's record is gone
+        _in_master(spec, engine, _team().hubpass_argv("remove", person.name), person.name, None)
+        _wait_in_containers(spec, engine, person.name, None)
     if is_simulated(spec):
         from dscluster.sim.nodeuser import revoke_traverse  # noqa: PLC0415
 
         revoke_traverse(person.uid, [spec.shared_dir, hubpass.hub_home() / "singleuser"])
-    spec = _record(spec, tuple(u for u in spec.users if u.name != person.name))
+    spec = _record(spec, tuple(u for u in spec.users if u.name != person.name), engine)
     hubpass.remove_password(person.name)
     print(f"{OK} " + tr("{user} removed: their accounts and hub password are gone; their directory {dir} is kept "
                          "(their runs and checkpoints)", user=person.name, dir=spec.shared_dir / "users" / person.name))
@@ -237,5 +303,8 @@ def cmd_password(args: argparse.Namespace) -> int:
                           tr("add them first: dscluster user add {user}", user=args.name), setting="name")
     password = hubpass.new_password()
     hubpass.set_password(args.name, password)
+    engine = _containers(spec, False)
+    if engine:
+        _in_master(spec, engine, _team().hubpass_argv("set", args.name), args.name, None, stdin=password + "\n")
     print(tr("Their new hub password (shown only now; hand it over privately): {password}", password=password))
     return 0

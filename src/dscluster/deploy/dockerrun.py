@@ -25,6 +25,11 @@ from dscluster.i18n import tr
 DEFAULT_IMAGE = "dscluster-node:0.1.0"
 AGENT_STATE_DIR = "/var/lib/dscluster/node"  # the agent's default --state-dir (host key, sshd config)
 IDENTITY_MOUNT = "/run/secrets/dscluster"  # read-only in the master container; holds id_ed25519
+# The host's root-owned records of the cluster's people (their sshd keys, their UID), written by `dscluster user
+# add` as root on every host and mounted read-only: the agent makes their accounts from them (node/people.py),
+# the node's sshd reads their keys from them. Nothing in the container, the node user least, can change them.
+RECORDS_DIR = "/etc/dscluster"
+HUB_HOME = f"{AGENT_STATE_DIR}/hub"  # the master's hub (its passwords, database) in the state volume, kept by down/up
 LABEL_CLUSTER = "io.dscluster.cluster"
 LABEL_ROLE = "io.dscluster.role"
 _SHM = re.compile(r"^\d+[bkmg]?$", re.I)
@@ -119,7 +124,7 @@ def role_of(spec: ClusterSpec, node: NodeSpec) -> str:
 def node_start_args(spec: ClusterSpec, node: NodeSpec, opts: DeployOptions) -> list[str]:
     """The arguments after the image's ENTRYPOINT (`dscluster node start`)."""
     args = ["--shared", str(spec.shared_dir), "--user", spec.ssh_user, "--port", str(node.ssh_port),
-            "--role", role_of(spec, node), "--name", node.name, "--state-dir", AGENT_STATE_DIR]
+            "--role", role_of(spec, node), "--name", node.name, "--state-dir", AGENT_STATE_DIR, "--people"]
     if opts.lab and role_of(spec, node) == "master":
         args.append("--lab")
     if opts.hub and role_of(spec, node) == "master":
@@ -155,10 +160,11 @@ def docker_run_argv(spec: ClusterSpec, node: NodeSpec, opts: DeployOptions, *, h
         argv += ["--ulimit", limit]
     if opts.infiniband == "yes" or (opts.infiniband == "auto" and has_infiniband):
         argv += ["--device", "/dev/infiniband"]
-    argv += ["--volume", f"{shared}:{shared}", "--volume", f"{state_volume(spec)}:{AGENT_STATE_DIR}"]
+    argv += ["--volume", f"{shared}:{shared}", "--volume", f"{state_volume(spec)}:{AGENT_STATE_DIR}",
+             "--volume", f"{RECORDS_DIR}:{RECORDS_DIR}:ro"]
     if opts.master_identity and role_of(spec, node) == "master":
         argv += ["--volume", f"{identity_volume(spec)}:{IDENTITY_MOUNT}:ro"]
-    env = [("DSCLUSTER_SSH_PORT", str(node.ssh_port)), ("DSCLUSTER_SHARED", shared)]
+    env = [("DSCLUSTER_SSH_PORT", str(node.ssh_port)), ("DSCLUSTER_SHARED", shared), ("DSCLUSTER_HUB_HOME", HUB_HOME)]
     if opts.lang:
         env.append(("DSCLUSTER_LANG", opts.lang))
     env += list(opts.extra_env)

@@ -74,6 +74,7 @@ class HostFacts:
     image_uid: str = ""  # the image's node UID (label io.dscluster.node-uid), "" for other images
     image_python: str = ""  # the image's interpreter (label io.dscluster.python), "" for other images
     shared_stat: str = ""  # "uid gid octal-mode" of the shared directory
+    records: str = ""  # "no": /etc/dscluster (root's records of the people) is missing or not root's
     engine: str = "docker"
 
 
@@ -98,6 +99,11 @@ if command -v nvidia-smi >/dev/null 2>&1; then echo "gpus=$(nvidia-smi -L 2>/dev
 [ -d "$shared" ] && echo shared_dir=yes && echo "shared_stat=$(stat -L -c '%u %g %a' "$shared" 2>/dev/null)"
 [ -f "$shared/.dscluster/cluster.pub" ] && echo cluster_pub=yes
 [ -d /dev/infiniband ] && echo infiniband=yes
+# root's records of the people (dockerrun.RECORDS_DIR, mounted read-only into the container): made if missing
+for d in /etc/dscluster /etc/dscluster/keys /etc/dscluster/people; do
+  [ -d "$d" ] || mkdir -m 755 "$d" 2>/dev/null || sudo -n mkdir -m 755 "$d" 2>/dev/null || true
+done
+if [ -d /etc/dscluster/people ] && [ "$(stat -c %u /etc/dscluster)" = 0 ]; then echo records=yes; else echo records=no; fi
 for port in "$@"; do
   if command -v ss >/dev/null 2>&1 && [ -n "$(ss -Hltn "sport = :$port" 2>/dev/null)" ]; then echo "busy_port=$port"; fi
 done
@@ -109,8 +115,8 @@ def ports_needed(spec: ClusterSpec, node: NodeSpec, opts: DeployOptions, lab_por
     ports = [node.ssh_port]
     if opts.lab and role_of(spec, node) == "master":
         ports.append(lab_port)
-    if opts.hub and role_of(spec, node) == "master":
-        ports.append(8000)  # JupyterHub's (node/hub.py DEFAULT_PORT)
+    if opts.hub and spec.users and role_of(spec, node) == "master":
+        ports.append(8000)  # JupyterHub's (node/hub.py DEFAULT_PORT), which the master starts once there are people
     return ports
 
 
@@ -137,7 +143,7 @@ def parse_facts(result: CommandResult, engine: str = "docker") -> HostFacts:
         elif key == "gpus":
             facts[key] = int(value or 0)
         elif key in ("docker", "docker_error", "container", "image_user", "image_uid", "image_python",
-                     "shared_stat"):
+                     "shared_stat", "records"):
             facts[key] = value.strip()
     facts["busy_ports"] = tuple(facts["busy_ports"])
     return HostFacts(result.node, reachable=True, **facts)
@@ -173,6 +179,11 @@ def host_problems(spec: ClusterSpec, node: NodeSpec, opts: DeployOptions, facts:
                state=facts.container),
             tr("remove it first: dscluster down --cluster {spec}", spec=spec.path or spec.name))
     _image_problems(spec, node, opts, facts, add)
+    if facts.records == "no":
+        add(tr("/etc/dscluster on {host} is missing or not root's (the people's keys and UIDs, which the node "
+               "container reads)", host=host),
+            tr("as root on {host}: mkdir -p /etc/dscluster/keys /etc/dscluster/people && chown -R root: "
+               "/etc/dscluster && chmod -R go-w /etc/dscluster", host=host))
     return p
 
 

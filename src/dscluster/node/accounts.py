@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import pwd
 import re
+import shlex
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,7 @@ from pathlib import Path
 from dscluster.cluster.specmodel import _USER_RE, PERSON_UID_MAX, PERSON_UID_MIN, ClusterSpec
 from dscluster.errors import ConfigError
 from dscluster.i18n import tr
-from dscluster.node.sshd import PEOPLE_KEYS
+from dscluster.node.sshd import PEOPLE_DIR, PEOPLE_KEYS
 
 # Exit codes of the node script, each a clear error below.
 _EXISTS_OTHER_UID, _UID_TAKEN, _NOT_ROOT = 3, 4, 5
@@ -28,19 +29,24 @@ _KEY_RE = re.compile(r"^(ssh-(ed25519|rsa|dss)|ecdsa-sha2-nistp(256|384|521)|sk-
                      r"@openssh\.com) [A-Za-z0-9+/=]+( [^\r\n]*)?$")
 
 # $1 name, $2 uid, $3 public key ('' for none), $4 shared dir ('' on nodes other than the master), $5 the
-# lines of their file in the nodes' sshd key directory ('' to leave it: node/sshd.py PEOPLE_KEYS).
+# lines of their file in the nodes' sshd key directory ('' to leave it: node/sshd.py PEOPLE_KEYS), $6 their
+# record in PEOPLE_DIR ("UID" or "UID admin": node/people.py; '' to leave it). HOME_BASE: where homes go ('' =
+# useradd's).
 # users/, runs/, prometheus/runs/ and .dscluster-doctor/ (sticky, as /tmp) are made by the shared dir's owner
 # (root, or the node user on most NFS exports): each person makes their own directory, runs, metrics targets
 # and doctor's probe files there, and no one can remove another's.
 ADD_SCRIPT = r"""
 set -eu
-name=$1 uid=$2 key=$3 shared=$4 keys=$5
+name=$1 uid=$2 key=$3 shared=$4 keys=$5 record=${6:-}
 [ "$(id -u)" -eq 0 ] || { echo "dscluster: not root" >&2; exit 5; }
 if have=$(id -u "$name" 2>/dev/null); then
   [ "$have" = "$uid" ] || { echo "dscluster: $name has uid $have" >&2; exit 3; }
 else
   if other=$(getent passwd "$uid"); then echo "dscluster: uid $uid is ${other%%:*}'s" >&2; exit 4; fi
-  useradd --uid "$uid" --user-group --create-home --shell /bin/bash --comment "dscluster user" "$name"
+  [ -z "$HOME_BASE" ] || { mkdir -p "$HOME_BASE" && chmod 755 "$HOME_BASE"; }
+  # a node agent making the same account at the same moment (node/people.py) is not an error
+  useradd --uid "$uid" --user-group --create-home ${HOME_BASE:+--home-dir "$HOME_BASE/$name"} --shell /bin/bash \
+    --comment "dscluster user" "$name" || [ "$(id -u "$name" 2>/dev/null)" = "$uid" ]
 fi
 usermod -p '*' "$name"
 if [ -n "$key" ]; then
@@ -59,6 +65,13 @@ if [ -n "$keys" ]; then
   mkdir -p "$KEYS_DIR" && chown root:root "${KEYS_DIR%/*}" "$KEYS_DIR" && chmod 755 "${KEYS_DIR%/*}" "$KEYS_DIR"
   tmp=$(mktemp "$KEYS_DIR/.$name.XXXXXX")
   printf '%s\n' "$keys" > "$tmp" && chmod 644 "$tmp" && mv -f "$tmp" "$KEYS_DIR/$name"
+fi
+if [ -n "$record" ]; then
+  # root's record of the person beside their keys (uid, admin): what the node containers' agents make accounts from
+  umask 022
+  mkdir -p "$PEOPLE_DIR" && chown root:root "${PEOPLE_DIR%/*}" "$PEOPLE_DIR" && chmod 755 "${PEOPLE_DIR%/*}" "$PEOPLE_DIR"
+  tmp=$(mktemp "$PEOPLE_DIR/.$name.XXXXXX")
+  printf '%s\n' "$record" > "$tmp" && chmod 644 "$tmp" && mv -f "$tmp" "$PEOPLE_DIR/$name"
 fi
 """
 
@@ -90,7 +103,7 @@ if id -u "$name" >/dev/null 2>&1; then
   done
   userdel --remove "$name" 2>/dev/null || userdel --remove --force "$name" 2>/dev/null || userdel --force "$name"
 fi
-rm -f "$KEYS_DIR/$name"
+rm -f "$KEYS_DIR/$name" "$PEOPLE_DIR/$name"
 """
 
 
@@ -161,15 +174,19 @@ def _local_owner(uid: int) -> str | None:
         return None
 
 
-def _script(text: str) -> str:
-    return f"KEYS_DIR={PEOPLE_KEYS}\n" + text
+def _script(text: str, home_base: str = "") -> str:
+    return f"KEYS_DIR={PEOPLE_KEYS}\nPEOPLE_DIR={PEOPLE_DIR}\nHOME_BASE={shlex.quote(home_base)}\n" + text
 
 
-def add_argv(name: str, uid: int, key: str, shared: str, keys: tuple[str, ...] = ()) -> list[str]:
+def add_argv(name: str, uid: int, key: str, shared: str, keys: tuple[str, ...] = (), *, admin: bool = False,
+             home_base: str = "", record: bool = True) -> list[str]:
     """The account (and on the master, with `shared`, their directory); with `keys`, their sshd key file
-    (`restricted` lines: no agent or X11 forwarding, as the cluster key)."""
+    (`restricted` lines: no agent or X11 forwarding, as the cluster key); with `record`, root's record of them
+    (node/people.py; not inside a node container, where those records are the host's, read-only)."""
     lines = "\n".join(f"no-agent-forwarding,no-X11-forwarding {k.strip()}" for k in keys if k.strip())
-    return ["sh", "-c", _script(ADD_SCRIPT), "dscluster-user-add", name, str(uid), key, shared, lines]
+    record = (f"{uid} admin" if admin else str(uid)) if record else ""
+    return ["sh", "-c", _script(ADD_SCRIPT, home_base), "dscluster-user-add", name, str(uid), key, shared, lines,
+            record]
 
 
 def identity_argv(name: str, cluster: str, known_hosts: str = "") -> list[str]:

@@ -20,8 +20,6 @@ import argparse
 import json
 import os
 import pwd
-import select
-import signal
 import socket
 import subprocess
 import sys
@@ -35,9 +33,9 @@ from dscluster.errors import ConfigError, DsclusterError, PermissionNeeded
 from dscluster.fsutil import atomic_write_text
 from dscluster.i18n import tr
 from dscluster.node import sshd as sshd_mod
+from dscluster.node.supervise import Supervisor
 
 DEFAULT_STATE_DIR = Path("/var/lib/dscluster/node")
-STOP_GRACE_S = 10.0
 STATS_INTERVAL_S = 2.0  # how often each node publishes its GPU/CPU sample for the panel
 
 
@@ -53,6 +51,7 @@ class AgentOptions:
     lab: bool = False
     hub: bool = False  # on the master: JupyterHub (as root: it starts each person's JupyterLab as them)
     identity: Path | None = None  # the cluster's private key, for the node user on the master
+    people: bool = False  # in a node container: the people's accounts from root's records (node/people.py)
     metrics_port: int = 9410  # Prometheus /metrics of this node's GPUs/CPU (dscluster.prom.NODE_PORT); 0: off
     metrics_address: str = "0.0.0.0"  # every interface, like Prometheus's node_exporter; or the cluster one
 
@@ -215,9 +214,10 @@ _HUB_BOOT = ("import os, sys\nfrom dscluster.node import hub\n"
              "sys.exit(proc.wait())\n")
 
 
-def start_hub(opts: AgentOptions, cluster_spec: Path | None = None) -> subprocess.Popen | None:
-    """On the master: JupyterHub on its 127.0.0.1:8000, as root (node/hub.py), the cluster's people from the
-    published spec; stopping it (SIGTERM from the supervisor) stops its proxy and everyone's JupyterLab."""
+def start_hub(opts: AgentOptions, cluster_spec: Path | None = None, people=None) -> subprocess.Popen | None:
+    """On the master: JupyterHub on its 127.0.0.1:8000, as root (node/hub.py), the cluster's people from root's
+    records (`people`, with --people) or else the published spec; stopping it (SIGTERM from the supervisor)
+    stops its proxy and everyone's JupyterLab."""
     from dscluster.cluster.identity import published_spec_path
     from dscluster.cluster.spec import load_spec
 
@@ -225,9 +225,11 @@ def start_hub(opts: AgentOptions, cluster_spec: Path | None = None) -> subproces
     admins: list[str] = []
     env = dict(os.environ)
     if published.is_file():
-        people = load_spec(published).users
+        people = people if people is not None else load_spec(published).users
+        env.update(DSCLUSTER_CLUSTER=str(published))
+    if people:
         admins = [u.name for u in people if u.admin]
-        env.update(DSCLUSTER_CLUSTER=str(published), DSCLUSTER_HUB_PEOPLE=" ".join(u.name for u in people))
+        env.update(DSCLUSTER_HUB_PEOPLE=" ".join(u.name for u in people))
     return subprocess.Popen([sys.executable, "-c", _HUB_BOOT, str(opts.shared_dir), *admins], env=env,
                             stdin=subprocess.DEVNULL, start_new_session=True)
 
@@ -240,96 +242,27 @@ def start_stats_as_user(opts: AgentOptions) -> subprocess.Popen:
                                  "--metrics-port", str(opts.metrics_port), "--metrics-address", opts.metrics_address])
 
 
-class _Supervisor:
-    """Runs the children, reaps every process (PID 1 duty), stops everything on SIGTERM/SIGINT."""
-
-    def __init__(self) -> None:
-        self.stop_signal: int | None = None
-        self.read_fd, write_fd = os.pipe()
-        os.set_blocking(self.read_fd, False)
-        os.set_blocking(write_fd, False)
-        signal.set_wakeup_fd(write_fd)
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            signal.signal(sig, self._on_stop)
-        signal.signal(signal.SIGCHLD, lambda *_: None)  # a handler, so the wakeup fd sees it
-
-    def _on_stop(self, signum, _frame) -> None:
-        self.stop_signal = self.stop_signal or signum
-
-    def reap(self) -> dict[int, int]:
-        """Collect every exited child (including re-parented orphans): {pid: exit status}."""
-        done = {}
-        while True:
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return done
-            if pid == 0:
-                return done
-            done[pid] = os.waitstatus_to_exitcode(status)
-
-    def wait(self, timeout: float) -> None:
-        select.select([self.read_fd], [], [], timeout)
-        try:
-            while os.read(self.read_fd, 512):
-                pass
-        except (BlockingIOError, InterruptedError):
-            pass
-
-    def run(self, main: subprocess.Popen, extra: list[subprocess.Popen]) -> int:
-        children = {main.pid: main, **{p.pid: p for p in extra}}
-        while True:
-            for pid, code in self.reap().items():
-                if pid == main.pid:
-                    print(tr("dscluster node: sshd exited with {code}", code=code), file=sys.stderr)
-                    self._terminate([p for p in children.values() if p is not main])
-                    return code if code else 1
-                if pid in children:
-                    children[pid].returncode = code
-            if self.stop_signal:
-                print(tr("dscluster node: stopping (signal {sig})", sig=self.stop_signal), file=sys.stderr)
-                self._terminate(list(children.values()))
-                return 0
-            self.wait(1.0)
-
-    def _terminate(self, procs: list[subprocess.Popen]) -> None:
-        alive = [p for p in procs if p.returncode is None]
-        for p in alive:
-            try:  # os.kill, not p.terminate(): Popen.poll() would reap it behind the supervisor's back
-                if os.getpgid(p.pid) == p.pid:
-                    os.killpg(p.pid, signal.SIGTERM)
-                else:
-                    os.kill(p.pid, signal.SIGTERM)
-            except (ProcessLookupError, PermissionError):
-                pass
-        deadline = time.monotonic() + STOP_GRACE_S
-        pending = {p.pid for p in alive}
-        while pending and time.monotonic() < deadline:
-            for pid in self.reap():
-                pending.discard(pid)
-            if pending:
-                self.wait(0.1)
-        for pid in pending:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        self.reap()
-
-
 def start(opts: AgentOptions) -> int:
     """Prepare, then run sshd (and the lab on the master) in the foreground until stopped."""
     prepared = prepare(opts)
     sshd_mod.test_config(prepared.sshd, prepared.config)
     cluster_spec = install_master_identity(opts)
-    supervisor = _Supervisor()
+    keeper = None
+    if opts.people:  # in a node container: the people's accounts before sshd serves them; the hub once any exist
+        from dscluster.node.people import Keeper
+
+        hub_wanted = opts.hub and opts.role == "master"
+        keeper = Keeper(Path(opts.state_dir) / "homes",
+                        on_first=(lambda found: start_hub(opts, cluster_spec, found)) if hub_wanted else None)
+    supervisor = Supervisor()
+    extra = keeper.tick() if keeper else []
     proc = subprocess.Popen(sshd_mod.sshd_argv(prepared.sshd, prepared.config), stdin=subprocess.DEVNULL)
-    extra = [start_stats_as_user(opts)]
+    extra.append(start_stats_as_user(opts))
     if opts.lab and opts.role == "master":
         lab = start_lab_as_user(opts, cluster_spec)
         if lab:
             extra.append(lab)
-    if opts.hub and opts.role == "master":
+    if opts.hub and opts.role == "master" and keeper is None:
         extra.append(start_hub(opts, cluster_spec))
     from dscluster.cluster.ssh import fingerprint
 
@@ -337,7 +270,7 @@ def start(opts: AgentOptions) -> int:
              name=opts.node_name, role=opts.role, port=opts.port, user=opts.user,
              fp=fingerprint(sshd_mod.host_public_key(prepared.host_key)), path=prepared.host_record),
           file=sys.stderr, flush=True)
-    return supervisor.run(proc, extra)
+    return supervisor.run(proc, extra, tick=keeper.tick if keeper else None)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -359,6 +292,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--metrics-address", default="0.0.0.0",
                         help="the address /metrics listens on (default: every interface, as node_exporter; give "
                              "the cluster-facing one to keep it off other networks)")
+    parser.add_argument("--people", action="store_true",
+                        help="in a node container: make the accounts of the cluster's people from root's records "
+                             "in /etc/dscluster/people (the host's, mounted read-only), every few seconds")
     parser.add_argument("--identity", type=Path, default=None,
                         help="on the master: the cluster's private key file (e.g. a mounted secret), installed "
                              "for the node user so it can launch across the cluster")
@@ -376,7 +312,7 @@ def options_from_args(args: argparse.Namespace) -> AgentOptions:
                           setting="ssh_port")
     return AgentOptions(shared_dir=Path(args.shared_dir), user=args.user, port=args.port, role=args.role,
                         name=args.name, state_dir=args.state_dir, listen=args.listen, lab=args.lab, hub=args.hub,
-                        identity=args.identity, metrics_port=args.metrics_port, metrics_address=args.metrics_address)
+                        identity=args.identity, people=args.people, metrics_port=args.metrics_port, metrics_address=args.metrics_address)
 
 
 def main(argv: list[str] | None = None) -> int:

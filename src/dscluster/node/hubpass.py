@@ -24,8 +24,9 @@ _N, _R, _P = 2**14, 8, 1
 
 
 def hub_home() -> Path:
-    """The hub's directory: `private/` (0700) holds its secrets and database; the rest is readable config."""
-    return paths.home() / "hub"
+    """The hub's directory: `private/` (0700) holds its secrets and database; the rest is readable config.
+    DSCLUSTER_HUB_HOME moves it (the master's container keeps it in its state volume, which `down`/`up` keep)."""
+    return Path(os.environ.get("DSCLUSTER_HUB_HOME") or paths.home() / "hub")
 
 
 def private_dir() -> Path:
@@ -92,3 +93,27 @@ def remove_password(name: str) -> bool:
 def check(name: str, password: str, path: Path | None = None) -> bool:
     stored = load(path).get(name)
     return bool(stored) and verify(password, stored)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m dscluster.node.hubpass set NAME` (the password on stdin, never argv) or `remove NAME`: what
+    `dscluster user add` runs as root in the master's container."""
+    import sys  # noqa: PLC0415
+
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 2 or args[0] not in ("set", "remove"):
+        print("usage: python -m dscluster.node.hubpass set|remove NAME (set: the password on stdin)", file=sys.stderr)
+        return 2
+    if args[0] == "set":
+        password = sys.stdin.readline().strip()
+        if not password:
+            print("no password on stdin", file=sys.stderr)
+            return 2
+        set_password(args[1], password)
+    else:
+        remove_password(args[1])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -26,7 +26,9 @@ from dscluster.i18n import tr
 
 HOST_KEY_NAME = "ssh_host_ed25519_key"
 PRIVSEP_DIR = Path("/run/sshd")  # Debian's sshd refuses to start without it
-PEOPLE_KEYS = Path("/etc/dscluster/keys")  # <name>: a person's keys, root's file (node/accounts.py writes it)
+ROOT_RECORDS = Path("/etc/dscluster")  # root's, on every node (each node container mounts its host's, read-only)
+PEOPLE_KEYS = ROOT_RECORDS / "keys"  # <name>: a person's keys, root's file (node/accounts.py writes it)
+PEOPLE_DIR = ROOT_RECORDS / "people"  # <name>: "UID" or "UID admin", root's file beside their keys
 
 
 def find_sshd() -> str:
