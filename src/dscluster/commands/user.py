@@ -128,16 +128,12 @@ def _containers(spec: ClusterSpec, here: bool) -> str | None:
     """The engine of the cluster's node containers when `dscluster up` runs them (deploy/team.py), else None."""
     if here or is_simulated(spec):
         return None
-    from dscluster.deploy import team  # noqa: PLC0415
-
-    return team.running_engine(spec, _host(spec.master))
+    return _team().running_engine(spec, _host(spec.master))
 
 
 def _in_master(spec: ClusterSpec, engine: str, argv: list[str], name: str, uid: int | None, stdin: str | None = None):
     """A node script as root in the master's container; fails with the manual steps."""
-    from dscluster.deploy import team  # noqa: PLC0415
-
-    done = team.in_container(spec, engine, _host(spec.master), argv, stdin=stdin)
+    done = _team().in_container(spec, engine, _host(spec.master), argv, stdin=stdin)
     result = accounts.outcome(spec.master.name, done.returncode, done.stderr, name, uid)
     if not result.ok:
         raise ClusterError(tr("could not make the accounts of {user}:\n  {errors}", user=name, errors=result.message),
@@ -196,9 +192,10 @@ def cmd_add(args: argparse.Namespace) -> int:
     spec = _record(spec, (*spec.users, UserSpec(name=name, uid=uid, admin=args.admin)), engine)
     password = hubpass.new_password()
     hubpass.set_password(name, password)
-    if engine:  # the hub runs in the master's container: the password goes there (stdin), and every
+    if engine:  # the hub runs in the master's container: the password goes there (stdin); then every node
+        # container's agent makes the account from root's records
         _in_master(spec, engine, _team().hubpass_argv("set", name), name, uid, stdin=password + "\n")
-        _wait_in_containers(spec, engine, name, uid)  # node container makes the account from root's records
+        _wait_in_containers(spec, engine, name, uid)
     print(f"{OK} " + tr("{user} (uid {uid}) added to cluster {cluster}: an account on {n} node(s), their "
                          "directory {dir}", user=name, uid=uid, cluster=spec.name, n=len(spec.nodes),
                          dir=spec.shared_dir / "users" / name))
@@ -229,6 +226,7 @@ def _add_accounts(spec: ClusterSpec, name: str, uid: int, key: str, args: argpar
 
 
 def _team():
+    """deploy/team.py, imported only where a command needs it (the node containers' part)."""
     from dscluster.deploy import team  # noqa: PLC0415
 
     return team
