@@ -120,6 +120,8 @@ def _line_at(text: str, match: re.Match) -> str:
     return text[start:end if end >= 0 else len(text)].strip()[:300]
 
 
+# What a process may print as it dies of an error already shown, with the signal that then ends it.
+AT_EXIT = {"aborted": "SIGABRT", "segfault": "SIGSEGV"}
 _VAGUE_MESSAGE = re.compile(r"NCCL|gloo|unhandled system error|invalid usage|internal error", re.IGNORECASE)
 
 
@@ -140,7 +142,11 @@ def _own_signature(err: rankerror.RankError,
     order = {s.name: i for i, s in enumerate(SIGNATURES)}
     best = None
     for sig in SIGNATURES:
-        m = None if sig.symptom else sig.pattern.search(err.block)
+        # An abort or crash printed after a Python traceback is the process dying of that error with its
+        # communication threads still running (PyTorch's race at exit), not another cause.
+        own = err.block[:len(err.block) - len(err.after)] if err.kind == "python" and sig.name in AT_EXIT \
+            else err.block
+        m = None if sig.symptom else sig.pattern.search(own)
         if m:
             best = (sig, m, err.block)
             break
@@ -294,6 +300,8 @@ def explain_logs(logs: Sequence[LogText], hint_rank: int | None = None) -> Expla
                 m = s2.pattern.search(first.context) if s2.symptom else None
                 if m:
                     return _from_signature(s2, m, first.context, first, streams)
+        if sig.name in AT_EXIT and first is not None and first.kind == "signal" and first.type != AT_EXIT[sig.name]:
+            continue  # another rank's abort or crash does not explain the first one's kill
         for st in ordered:
             m = sig.pattern.search(st.text)
             if m:

@@ -106,6 +106,7 @@ class RankError:
     symptom: bool = False
     context: str = field(default="", compare=False, repr=False)  # the stream's lines before the error
     block: str = field(default="", compare=False, repr=False)  # the error itself: its traceback and message
+    after: str = field(default="", compare=False, repr=False)  # the block's lines after the error's own line
     order: int = 0
 
     @property
@@ -129,7 +130,7 @@ class RankError:
         return f"{head} ({self.where})" if self.where else head
 
     def to_dict(self) -> dict:
-        d = {k: v for k, v in asdict(self).items() if k not in ("context", "block", "order") and v is not None}
+        d = {k: v for k, v in asdict(self).items() if k not in ("context", "block", "after", "order") and v is not None}
         d.update(where=self.where, summary=self.summary, who=self.who)
         return {k: v for k, v in d.items() if v not in (None, "")}
 
@@ -241,7 +242,7 @@ def _rank_error(stream: Stream, kind: str, typ: str, msg: str, end: int, frame, 
     return RankError(kind, typ, msg, frame[0] if frame else None, frame[1] if frame else None,
                      frame[2] if frame else None, stream.rank, stream.node,
                      last_time if last_time is not None else stream.time,
-                     is_symptom(typ, msg), ctx, block, stream.order * 100000 + end)
+                     is_symptom(typ, msg), ctx, block, "\n".join(lines[end + 1:end + 6]), stream.order * 100000 + end)
 
 
 def _read_traceback(lines: list[str], i: int):

@@ -206,7 +206,9 @@ def test_the_same_failure_again_without_progress_is_not_restarted_a_third_time(w
               "min_ds_script.py", "--steps", "6", "--raise-at", "0", "--raise-rank", "1", "--raise", "RuntimeError")
     run_id = res.stdout.strip()
     record = _wait_end(work, run_id, 400)
-    assert record["status"] == "failed" and len(record["attempts"]) == 2, record
+    # Each attempt's explanation is in its rank-error event: what a failure here must show.
+    events = [e for e in store.read_events(store.run_path(work, run_id)) if e["event"] in ("rank-error", "no-restart")]
+    assert record["status"] == "failed" and len(record["attempts"]) == 2, (record["attempts"], events)
     exp = record["explanation"]
     assert exp["error"]["rank"] == 1 and exp["error"]["node"] == "node1" and exp["restart_can_help"] is True, exp
     assert exp["no_restart"] == {"why": "same-failure", "previous": 1}

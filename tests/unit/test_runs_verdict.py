@@ -86,3 +86,65 @@ def test_a_kill_seen_beside_network_noise_is_still_explained_as_the_kill(tmp_pat
             "(errno: 111 - Connection refused).\n")
     code, exp = _explain(tmp_path, text, Failure("rank-failed", "Killing subprocess 9", "node2"))
     assert code == -9 and exp.signature == "rank-signal" and exp.retry
+
+
+def test_a_rank_dying_of_its_error_with_an_abort_at_exit_is_the_same_failure_as_without(tmp_path):
+    # Seen in CI: a rank raised its own RuntimeError; in one attempt of two, gloo's thread then raced Python's
+    # shutdown ("terminate called without an active exception", exit -6). The cause is the error both times,
+    # so the second attempt is the same failure, not a new one worth a third attempt.
+    from dscluster.runs.verdict import futile_restart
+
+    tb = ("rank 1 of 3 on node1\nstep 0 loss 1.9665\n[rank1]: Traceback (most recent call last):\n"
+          '[rank1]:   File "/shared/train.py", line 64, in <module>\n[rank1]:     bad_batch()\n'
+          '[rank1]:   File "/shared/train.py", line 40, in bad_batch\n'
+          '[rank1]:     raise RuntimeError("the data loader returned an empty batch")\n'
+          "[rank1]: RuntimeError: the data loader returned an empty batch\n")
+    launcher = tmp_path / "launcher.log"
+    launcher.write_text("attempt 1: ...\nnode1: [INFO] [launch.py:253:sigkill_handler] Killing subprocess 300\n")
+    keys = []
+    for n, (tail, code) in enumerate([("", 1), ("terminate called without an active exception\n", -6),
+                                      ("Fatal Python error: Segmentation fault\n", -11)]):
+        rank_log = tmp_path / f"2026120407393{n}_rank1.log"
+        rank_log.write_text(tb + tail)
+        exp = explain_failure(Failure("rank-failed", "Killing subprocess 300", "node1"), launcher,
+                              {launcher: launcher.stat().st_size, rank_log: rank_log.stat().st_size}, 0.0,
+                              code, "run-1", nodes={1: "node1"})
+        assert exp.signature == "python-error" and exp.error["message"] == "the data loader returned an empty batch"
+        keys.append(exp.to_dict())
+        rank_log.unlink()
+    assert futile_restart(keys[0], keys[1], progressed=False) and futile_restart(keys[1], keys[2], progressed=False)
+    # A kill from outside (SIGKILL: the OOM killer, an operator) stays the cause even beside a rank's error.
+    rank_log = tmp_path / "20261204073939_rank1.log"
+    rank_log.write_text(tb)
+    exp = explain_failure(Failure("rank-failed", "Killing subprocess 300", "node1"), launcher,
+                          {launcher: launcher.stat().st_size, rank_log: rank_log.stat().st_size}, 0.0, -9, "run-1",
+                          nodes={1: "node1"})
+    assert exp.signature == "rank-signal"
+
+
+def test_a_survivors_abort_at_exit_does_not_explain_the_rank_that_was_sigkilled(tmp_path):
+    # Seen in CI: rank 2 SIGKILLed; rank 0 raised "Connection closed by peer" and aborted on its way out
+    # (gloo's thread racing Python's shutdown). The kill is the cause, named with its signal.
+    from dscluster import explain
+
+    launcher = tmp_path / "launcher.log"
+    launcher.write_text("attempt 1: ...\nnode2: [2026-12-04 07:50:59,662] [INFO] [launch.py:253:sigkill_handler] "
+                        "Killing subprocess 23\nnode2: [2026-12-04 07:50:59,665] [ERROR] [launch.py:259:sigkill_handler] "
+                        "['python', '-u', 'hang.py'] exits with return code = -9\n")
+    snapshot = launcher.stat().st_size
+    with open(launcher, "a") as f:
+        f.write("node0: [2026-12-04 07:51:00,101] [ERROR] [launch.py:259:sigkill_handler] ['python'] exits with "
+                "return code = -6\n")
+    rank0 = tmp_path / "20261204075054_rank0.log"
+    rank0.write_text('step 2 loss 1.0\n[rank0]: Traceback (most recent call last):\n[rank0]:   File "/s/hang.py", '
+                     "line 5, in <module>\n[rank0]:     work.wait()\n[rank0]: RuntimeError: [/__w/pytorch/pytorch/"
+                     "third_party/gloo/gloo/transport/tcp/pair.cc:553] Connection closed by peer [10.225.69.12]:23693.\n"
+                     "terminate called without an active exception\n")
+    upto = {launcher: snapshot, rank0: rank0.stat().st_size}
+    code = first_rank_exit_code(launcher, upto, "attempt 1: ")
+    exp = explain_failure(Failure("rank-failed", "Killing subprocess 23", "node2"), launcher, upto, 0.0, code, "run-1",
+                          nodes={0: "node0"})
+    assert code == -9 and exp.signature == "rank-signal" and exp.params["sig"] == "SIGKILL", exp
+    # `dscluster explain` over the whole logs says the same.
+    whole = explain.explain_files([launcher, rank0], nodes={0: "node0"})
+    assert whole.signature != "aborted" and whole.error["type"] == "SIGKILL", whole

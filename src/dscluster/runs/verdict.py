@@ -43,6 +43,18 @@ SIGNAL_CAUSES = {
 # the signal alone does.
 KILL_CAUSES = frozenset({"memcg-oom", "dev-shm-full", "cuda-oom", "gpu-hardware", "aborted", "segfault"})
 
+# Signals a process raises itself as it dies of an error it has already printed (SIGABRT from `terminate`, a
+# crash during shutdown), as against one sent from outside (SIGKILL, SIGTERM).
+DYING_SIGNALS = frozenset({signal.SIGABRT, signal.SIGSEGV})
+
+
+def _explains_signal(signature: str, sig: int) -> bool:
+    """Whether a specific cause found in the logs accounts for the first failing rank's death by `sig`. An
+    abort or a crash ends a rank with its own signal only: one seen on another rank (a survivor dying of its
+    peer's loss as gloo's thread races its shutdown) does not explain a rank that was SIGKILLed."""
+    named = explainer.AT_EXIT.get(signature)
+    return signature in KILL_CAUSES and (named is None or named == signal_name(sig))
+
 
 def signal_name(num: int) -> str:
     try:
@@ -125,8 +137,13 @@ def explain_failure(failure: Failure, launcher_log: Path, upto: dict[Path, int],
     if specific is None and failure.kind in ("node-lost", "stalled"):
         return _lost_or_stalled(failure, run_id, restarts_left)
     sig = killed_by_signal(rank_exit_code)
+    if sig in DYING_SIGNALS and explainer.rooted(found) and (failure.node is None or (found.error or {}).get("node")
+                                                             in (None, failure.node)):
+        # The rank raised its own error, then aborted or crashed on its way out (gloo's thread racing Python's
+        # shutdown): the error is the cause, the signal how the process ended.
+        sig = None
     if failure.kind in ("rank-failed", "exit") and sig is not None and (specific is None or (
-            not explainer.rooted(specific) and specific.signature not in KILL_CAUSES)):
+            not explainer.rooted(specific) and not _explains_signal(specific.signature, sig))):
         # A rank killed by a signal leaves no traceback; its peers' "connection closed" is the effect.
         return signal_explanation(sig, failure.node, failure.rank, sim, run_id)
     if failure.kind in ("rank-failed", "exit") and rank_exit_code not in (None, 0, 255) and \
