@@ -140,13 +140,12 @@ def _own_signature(err: rankerror.RankError,
     lines just before it (the compiler's error, NCCL's WARN line), or, for facts about the environment
     (a loopback address, a firewall, /dev/shm), in any rank's lines."""
     order = {s.name: i for i, s in enumerate(SIGNATURES)}
+    # An abort or crash printed after a Python traceback is the process dying of that error with its
+    # communication threads still running (PyTorch's race at exit), not another cause.
+    before_exit = err.block[:len(err.block) - len(err.after)] if err.kind == "python" else err.block
     best = None
     for sig in SIGNATURES:
-        # An abort or crash printed after a Python traceback is the process dying of that error with its
-        # communication threads still running (PyTorch's race at exit), not another cause.
-        own = err.block[:len(err.block) - len(err.after)] if err.kind == "python" and sig.name in AT_EXIT \
-            else err.block
-        m = None if sig.symptom else sig.pattern.search(own)
+        m = None if sig.symptom else sig.pattern.search(before_exit if sig.name in AT_EXIT else err.block)
         if m:
             best = (sig, m, err.block)
             break

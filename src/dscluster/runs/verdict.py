@@ -45,7 +45,7 @@ KILL_CAUSES = frozenset({"memcg-oom", "dev-shm-full", "cuda-oom", "gpu-hardware"
 
 # Signals a process raises itself as it dies of an error it has already printed (SIGABRT from `terminate`, a
 # crash during shutdown), as against one sent from outside (SIGKILL, SIGTERM).
-DYING_SIGNALS = frozenset({signal.SIGABRT, signal.SIGSEGV})
+DYING_SIGNALS = frozenset(signal.Signals[name] for name in explainer.AT_EXIT.values())
 
 
 def _explains_signal(signature: str, sig: int) -> bool:
