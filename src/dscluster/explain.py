@@ -221,7 +221,7 @@ def own_error(err: rankerror.RankError) -> Explanation:
 
 
 _WORK = re.compile(r"Work(?:NCCL|Gloo)\((?:SeqNum=(?P<seq>\d+), )?OpType=(?P<op>\w+)")
-_RANK_OF = re.compile(r"\[(?:PG [^\]]*?)?Rank (?P<rank>\d+)\]")
+_RANK_OF = re.compile(r"\[(?:PG [^\][]*?)?Rank (?P<rank>\d+)\]")
 _RECV = re.compile(r"Timed out waiting \d+ms for (?P<op>recv|send) operation")
 _MONITORED = re.compile(r"Ranks? (?P<ranks>[\d, ]+) failed to pass monitoredBarrier")
 

@@ -12,10 +12,15 @@ ChildFailedError); among causes, the earliest by time stamp across nodes, not by
 
 from __future__ import annotations
 
-import calendar
 import re
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
+from functools import cached_property
+
+from dscluster.logtext import ISO_TIME, Stream, line_time, streams
+
+__all__ = ["RankError", "Stream", "errors", "first_failure", "launcher_exits", "line_time", "streams"]
+
 
 # Frames in these places are library code; the user's own frame is the innermost one elsewhere.
 _LIBRARY_FRAME = re.compile(r"site-packages|dist-packages|/lib/python\d[\d.]*/|^<|/torch/|/deepspeed/|"
@@ -28,20 +33,6 @@ _EXC_LINE = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Excep
 _BARE_EXC = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)): (?P<msg>\S.*)$")
 _CHAINED = ("During handling of the above exception", "The above exception was the direct cause")
 
-# Prefixes a launcher puts in front of a rank's lines, outermost first.
-_TORCH_RANK = re.compile(r"^\[rank(?P<rank>\d+)\]:\s?")
-_TORCHRUN_LOCAL = re.compile(r"^\[(?:default|[a-z]+)(?P<local>\d+)\]:\s?")
-_SRUN_LABEL = re.compile(r"^\s*(?P<rank>\d+): ")
-_HOST_PREFIX = re.compile(r"^(?P<host>[A-Za-z0-9][\w.-]*|\d+\.\d+\.\d+\.\d+): ")
-_NOT_A_HOST = re.compile(r"(?:Error|Exception|Exit|Interrupt|Warning|Failure|Timeout)$|^\d+$|^(?:usage|error|fix|warning|"
-                         r"note|hint|info|debug|nccl|srun|sbatch|salloc|slurmstepd|pdsh@.*|ssh|bash|sh|python\d?[\d.]*|"
-                         r"mpirun|prterun|cause|what|traceback|file|line|step|loss|epoch|[\w.-]+\.py)$",
-                         re.IGNORECASE)
-
-# Time stamps that launchers and libraries print: DeepSpeed/logging `2024-05-01 10:00:00,123`, ISO
-# `2024-05-01T10:00:00.123`, torchrun's `2024-05-01_10:00:00`, glog's `E0501 10:00:00.123456`.
-_ISO_TIME = re.compile(r"(?P<y>\d{4})-(?P<mo>\d\d)-(?P<d>\d\d)[ T_](?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)(?:[.,](?P<f>\d+))?")
-_GLOG_TIME = re.compile(r"\b[IWEF](?P<mo>\d\d)(?P<d>\d\d) (?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)\.(?P<f>\d+)")
 
 # What other ranks see when one rank dies or stops answering: never the cause while a rank has its own error.
 SYMPTOM_TYPES = frozenset({"ChildFailedError", "CalledProcessError", "KeyboardInterrupt", "SignalException",
@@ -64,32 +55,18 @@ _SIGNAL_LINE = re.compile(
     r"\*\*\* (?P<star>SIG[A-Z]+) received|Signal (?P<num>\d+) \((?P<name>SIG[A-Z]+)\) received by PID)", re.MULTILINE)
 _NCCL_WARN = re.compile(r"^(?P<host>[\w.-]+):\d+:\d+ \[\d+\] .*NCCL WARN (?P<msg>.+)$")
 # DeepSpeed's launch.py on each node: "['python', '-u', 'train.py', '--local_rank=1'] exits with return code = -9".
-_DS_EXIT = re.compile(r"(?:--local_rank=(?P<local>\d+).*)?exits with return code = (?P<code>-?\d+)")
+_DS_EXIT = re.compile(r"exits with return code = (?P<code>-?\d+)")
 # srun's word for a task that a signal ended (Slurm launches the ranks itself: no launch.py line).
 _SRUN_SIGNAL = re.compile(r"srun: error: (?P<node>[\w.-]+): tasks? (?P<task>\d+)(?:[-,][\d,-]*)?: "
                           r"(?P<what>Killed|Segmentation fault|Aborted|Bus error|Floating point exception)\b")
 # torchrun's summary: the first observed failure, with its host, rank and exit code.
 _TORCHRUN_ROOT = re.compile(r"Root Cause \(first observed failure\):\s*\n(?P<body>(?:.*\n){1,10})")
-_ARGPARSE = re.compile(r"^usage: (?P<prog>\S+).*\n(?:.*\n){0,40}?(?P=prog): error: (?P<msg>.+)$", re.MULTILINE)
+# The program's name is the usage line's first word (`(?!\S)`: never a shorter piece of it, which would
+# rescan the next 40 lines once per character).
+_ARGPARSE = re.compile(r"^usage: (?P<prog>\S+)(?!\S).*\n(?:.*\n){0,40}?(?P=prog): error: (?P<msg>.+)$", re.MULTILINE)
 
 _SIGNALS = {"SIGSEGV": "Segmentation fault", "SIGBUS": "Bus error", "SIGABRT": "Aborted", "SIGKILL": "Killed",
             "SIGFPE": "Floating point exception", "SIGTERM": "Terminated"}
-
-
-@dataclass(frozen=True)
-class Stream:
-    """One rank's (or one node's) lines of a log, prefixes removed."""
-    node: str | None
-    rank: int | None
-    lines: tuple[str, ...]
-    time: float | None = None  # fallback time for its errors (e.g. the file's mtime), else None
-    order: int = 0
-    raw: tuple[str, ...] = ()  # the whole text the stream was cut from, prefixes kept
-    positions: tuple[int, ...] = ()  # each line's index in `raw`
-
-    @property
-    def text(self) -> str:
-        return "\n".join(self.lines) + "\n"
 
 
 @dataclass(frozen=True)
@@ -104,10 +81,39 @@ class RankError:
     node: str | None = None
     time: float | None = None
     symptom: bool = False
-    context: str = field(default="", compare=False, repr=False)  # the stream's lines before the error
-    block: str = field(default="", compare=False, repr=False)  # the error itself: its traceback and message
-    after: str = field(default="", compare=False, repr=False)  # the block's lines after the error's own line
+    note: str = field(default="", compare=False, repr=False)  # its context where no stream holds it (a launcher's line)
     order: int = 0
+    # Where the error stands in its stream: (stream, first line of its block, its own line). Its context,
+    # block and after are cut from there when asked for, once: a log of many errors costs no more than its size.
+    source: tuple | None = field(default=None, compare=False, repr=False)
+
+    @cached_property
+    def context(self) -> str:
+        """The stream's lines before the error, as the log has them, other streams' lines included (NCCL's own
+        lines carry no rank prefix, yet tell what failed under a prefixed rank's exception)."""
+        if self.source is None:
+            return self.note
+        stream, start, _ = self.source
+        if stream.positions:
+            at = stream.positions[start]
+            return "\n".join(stream.raw[max(0, at - 150):at])
+        return "\n".join(stream.lines[max(0, start - 150):start])
+
+    @cached_property
+    def block(self) -> str:
+        """The error itself: its traceback and message, and five lines after it."""
+        if self.source is None:
+            return ""
+        stream, start, end = self.source
+        return "\n".join(stream.lines[start:end + 6])
+
+    @cached_property
+    def after(self) -> str:
+        """The block's lines after the error's own line."""
+        if self.source is None:
+            return ""
+        stream, _, end = self.source
+        return "\n".join(stream.lines[end + 1:end + 6])
 
     @property
     def where(self) -> str | None:
@@ -130,85 +136,10 @@ class RankError:
         return f"{head} ({self.where})" if self.where else head
 
     def to_dict(self) -> dict:
-        d = {k: v for k, v in asdict(self).items() if k not in ("context", "block", "after", "order") and v is not None}
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("note", "source", "order")}
+        d = {k: v for k, v in d.items() if v is not None}
         d.update(where=self.where, summary=self.summary, who=self.who)
         return {k: v for k, v in d.items() if v not in (None, "")}
-
-
-# ---- streams ----------------------------------------------------------------------------------------
-def _host_prefixes(lines: list[str]) -> set[str]:
-    """The `word: ` prefixes that are node names: ones that start many lines and do not look like an
-    exception or a keyword (pdsh prefixes every line of a node with its host name)."""
-    counts: dict[str, int] = {}
-    for line in lines:
-        m = _HOST_PREFIX.match(line)
-        if m:
-            counts[m.group("host")] = counts.get(m.group("host"), 0) + 1
-    hosts = set()
-    for host, n in counts.items():
-        if _NOT_A_HOST.search(host) or _EXC_LINE.match(host):
-            continue
-        if n >= 2 or re.fullmatch(r"\d+\.\d+\.\d+\.\d+", host):
-            hosts.add(host)
-    return hosts
-
-
-def streams(text: str, node: str | None = None, rank: int | None = None, time: float | None = None,
-            order: int = 0) -> list[Stream]:
-    """Split a log into streams by the prefixes in front of its lines. `node`/`rank`: what the whole text
-    is known to be (a rank's own log file), used where a line names nothing itself."""
-    raw = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    hosts = _host_prefixes(raw)
-    labelled = sum(1 for ln in raw if _SRUN_LABEL.match(ln)) > max(3, len(raw) // 3)
-    keyed: dict[tuple[str | None, int | None], list[str]] = {}
-    where: dict[tuple[str | None, int | None], list[int]] = {}
-    for pos, line in enumerate(raw):
-        n, r = node, rank
-        m = _HOST_PREFIX.match(line)
-        if m and m.group("host") in hosts:
-            n, line = m.group("host"), line[m.end():]
-        m = _TORCH_RANK.match(line)
-        if m:
-            r, line = int(m.group("rank")), line[m.end():]
-        else:
-            m = _TORCHRUN_LOCAL.match(line)
-            if m:
-                line = line[m.end():]
-                n = f"{n or ''}#{m.group('local')}" if n is None else n  # a stream per local rank
-                r = r if r is not None else None
-            elif labelled:
-                m = _SRUN_LABEL.match(line)
-                if m:
-                    r, line = int(m.group("rank")), line[m.end():]
-        keyed.setdefault((n, r), []).append(line)
-        where.setdefault((n, r), []).append(pos)
-    out = []
-    whole = tuple(raw)
-    for i, ((n, r), lines) in enumerate(keyed.items()):
-        positions = tuple(where[(n, r)])
-        if n is not None and n.startswith("#"):
-            n = None
-        out.append(Stream(n, r, tuple(lines), time, order * 1000 + i, whole, positions))
-    return out
-
-
-# ---- time stamps ------------------------------------------------------------------------------------
-def line_time(line: str, year: int = 1970) -> float | None:
-    m = _ISO_TIME.search(line)
-    if m:
-        y = int(m.group("y"))
-    else:
-        m = _GLOG_TIME.search(line)
-        y = year
-    if not m:
-        return None
-    try:
-        t = calendar.timegm((y, int(m.group("mo")), int(m.group("d")), int(m.group("h")), int(m.group("mi")),
-                             int(m.group("s")), 0, 0, 0))
-    except (ValueError, OverflowError):
-        return None
-    frac = m.group("f")
-    return t + (int(frac) / 10 ** len(frac) if frac else 0.0)
 
 
 # ---- errors in one stream ---------------------------------------------------------------------------
@@ -228,21 +159,12 @@ def is_symptom(exc_type: str, message: str) -> bool:
 def _rank_error(stream: Stream, kind: str, typ: str, msg: str, end: int, frame, start: int | None,
                 last_time: float | None) -> RankError:
     """One RankError of `stream`, ending at its line `end` (the error's block starts at `start`)."""
-    lines = stream.lines
-    start = end if start is None else start
-    # The lines before the error as the log has them, other streams' lines included (NCCL's own lines
-    # carry no rank prefix, yet tell what failed under a prefixed rank's exception).
-    if stream.positions:
-        at = stream.positions[start]
-        ctx = "\n".join(stream.raw[max(0, at - 150):at])
-    else:
-        ctx = "\n".join(lines[max(0, start - 150):start])
-    block = "\n".join(lines[start:end + 6])
     typ, msg = typ.strip(), msg.strip()
     return RankError(kind, typ, msg, frame[0] if frame else None, frame[1] if frame else None,
                      frame[2] if frame else None, stream.rank, stream.node,
                      last_time if last_time is not None else stream.time,
-                     is_symptom(typ, msg), ctx, block, "\n".join(lines[end + 1:end + 6]), stream.order * 100000 + end)
+                     is_symptom(typ, msg), order=stream.order * 100000 + end,
+                     source=(stream, end if start is None else start, end))
 
 
 def _read_traceback(lines: list[str], i: int):
@@ -251,6 +173,8 @@ def _read_traceback(lines: list[str], i: int):
     frames: list[tuple[str, int, str | None]] = []
     j, exc = i + 1, None
     while j < len(lines) and j < i + 600:
+        if lines[j].lstrip().startswith("Traceback (most recent call last)"):
+            break  # a traceback cut off before its exception: the next one is read on its own
         fm = _FRAME.match(lines[j])
         if fm:
             frames.append((fm.group("file"), int(fm.group("line")), fm.group("func")))
@@ -280,7 +204,7 @@ def errors(stream: Stream) -> list[RankError]:
     bare exception lines, C++ terminations, signals, NCCL warnings, argparse usage errors."""
     lines = stream.lines
     # The year of the log's first ISO time stamp: time stamps that carry no year are read in it.
-    year = next((int(m.group("y")) for m in map(_ISO_TIME.search, lines) if m), 1970)
+    year = next((int(m.group("y")) for m in map(ISO_TIME.search, lines) if m), 1970)
     found: list[RankError] = []
     last_time, i, chained, first_tb = None, 0, False, 0
 
@@ -319,9 +243,10 @@ def errors(stream: Stream) -> list[RankError]:
             i += 1
             continue
         m = _NCCL_WARN.match(ln)
-        if m and not re.search(r"NCCL WARN (?:Cuda failure 'driver shutting down'|.*\bTrace\b)", ln):
+        after = ln[ln.find("NCCL WARN ") + 10:] if m else ""
+        if m and "Cuda failure 'driver shutting down'" not in after and not re.search(r"\bTrace\b", after):
             e = make("nccl", "NCCL WARN", m.group("msg"), i)
-            found.append(RankError(**{**{k: getattr(e, k) for k in e.__dataclass_fields__},
+            found.append(RankError(**{**{f.name: getattr(e, f.name) for f in fields(e)},
                                       "node": stream.node or m.group("host")}))
             i += 1
             continue
@@ -343,14 +268,14 @@ def launcher_exits(stream: Stream) -> list[RankError]:
             sig = -int(m.group("code"))
             name = {9: "SIGKILL", 11: "SIGSEGV", 6: "SIGABRT", 7: "SIGBUS", 15: "SIGTERM", 8: "SIGFPE"}.get(sig, f"signal {sig}")
             out.append(RankError("signal", name, _SIGNALS.get(name, name), rank=None, node=stream.node,
-                                 time=line_time(ln), symptom=name == "SIGTERM", context=ln,
+                                 time=line_time(ln), symptom=name == "SIGTERM", note=ln,
                                  order=stream.order * 100000 + i))
     for i, ln in enumerate(stream.lines):
         m = _SRUN_SIGNAL.search(ln)
         if m:
             name = next(k for k, v in _SIGNALS.items() if v == m.group("what"))
             out.append(RankError("signal", name, m.group("what"), rank=int(m.group("task")), node=m.group("node"),
-                                 time=line_time(ln), context=ln, order=stream.order * 100000 + i))
+                                 time=line_time(ln), note=ln, order=stream.order * 100000 + i))
     m = _TORCHRUN_ROOT.search(stream.text)
     if m:
         body = m.group("body")
@@ -364,7 +289,7 @@ def launcher_exits(stream: Stream) -> list[RankError]:
             name = sm.group(1) if sm else f"signal {-int(code.group(1))}"
             out.append(RankError("signal", name, _SIGNALS.get(name, name), rank=int(rank.group(1)) if rank else None,
                                  node=fields.get("host") or stream.node, time=when, symptom=name == "SIGTERM",
-                                 context=body, order=stream.order * 100000))
+                                 note=body, order=stream.order * 100000))
     return out
 
 

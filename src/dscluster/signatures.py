@@ -25,6 +25,15 @@ class Signature:
         return self.retry
 
 
+def then(first: str, later: str, gap: str = ".") -> str:
+    """A regex for `first`, then `later` further on the same line, in linear time: `first.*later` tries every
+    occurrence of `first` against the rest of the line (a line of `NET/IB NET/IB ...` costs its length
+    squared); here each stretch of the line is scanned from the one `first` before it. `gap`: what may stand
+    between them (a character class). Every signature's pattern is measured for this on its own words
+    (tests/unit/test_explain_linear.py)."""
+    return f"(?:{first})(?:(?!{first}){gap})*(?:{later})"
+
+
 def _sig(name: str, regex: str, cause: str, fix: str, retry: bool = True, symptom: bool = False) -> Signature:
     return Signature(name, re.compile(regex, re.IGNORECASE | re.MULTILINE), cause, fix, retry, symptom)
 
@@ -55,17 +64,17 @@ SIGNATURES: tuple[Signature, ...] = (
     # PyTorch's writers do not pass ENOSPC on: torch.save's C++ stream says "basic_ios::clear: iostream
     # error", its zip writer "[enforce fail at inline_container.cc:N] . unexpected pos A vs B". The
     # supervisor then looks at the disk itself (runs/diskspace.py) and says "disk full" with the figures.
-    _sig("write-failed", r"basic_ios::clear: iostream error|inline_container\.cc:\d+\].*unexpected pos",
+    _sig("write-failed", r"basic_ios::clear: iostream error|" + then(r"inline_container\.cc:\d+\]", "unexpected pos"),
          "A rank failed writing a file (PyTorch's writer reports only that the write failed): most often the "
          "disk is full or over its quota, else a network file system that went away.",
          "Check the free space where the run writes checkpoints (`df -h` on that directory, on every node for "
          "node-local paths); free space, keep fewer checkpoints (--keep N) or put them on another disk (--save-dir)."),
-    _sig("local-rank-arg", r"error: unrecognized arguments:.*--local[_-]rank",
+    _sig("local-rank-arg", then("error: unrecognized arguments:", "--local[_-]rank"),
          "The script's argument parser does not accept --local_rank=N (--local-rank=N from torch's launchers), which "
          "the launcher passes to every rank.",
          "Launch with --no_local_rank (the rank is in the LOCAL_RANK environment variable), or accept it in the "
          "script: parser.add_argument(\"--local_rank\", \"--local-rank\", type=int, default=-1).", retry=False),
-    _sig("argparse-usage", r"^usage: (\S+).*\n(?:.*\n){0,40}?\1: error: ",
+    _sig("argparse-usage", r"^usage: (\S+)(?!\S).*\n(?:.*\n){0,40}?\1: error: ",
          "The script rejected its command-line arguments (its usage line and error are above).",
          "Correct the script's arguments after the script name, then launch again: a restart would fail the same way.",
          retry=False),
@@ -117,7 +126,7 @@ SIGNATURES: tuple[Signature, ...] = (
          "Give each host its real GPU count as slots=N in the hostfile, or ask for fewer processes.", retry=False),
     _sig("mpi-daemons", r"(?:ORTE|PRTE|PMIx) (?:was unable to reliably start|has lost communication with)|"
          r"An ORTE daemon has unexpectedly failed|ORTE does not know how to route a message|(?:orted|prted): (?:command )?not found|"
-         r"\b(?:prted|orted)\b.*(?:exited|failed to start)|MPI environment variables are not set",
+         + then(r"\b(?:prted|orted)\b", "exited|failed to start") + r"|MPI environment variables are not set",
          "The MPI launcher could not start or keep its daemon on a remote node: the node's ssh, its PATH (orted/prted "
          "not found there), a different MPI version on that node, or a firewall between the nodes.",
          "Check that `ssh NODE which orted` works from the first node, that every node has the same MPI install, and "
@@ -158,7 +167,7 @@ SIGNATURES: tuple[Signature, ...] = (
          "pdsh launches), or pre-build the ops in the image.", retry=False),
     _sig("op-build-failed", r"Error building extension '[\w.-]+'|ninja: build stopped: subcommand failed|"
          r"^FAILED: \S+\.o\s*$|Command '\['ninja', '-v'\]' returned non-zero exit status|"
-         r"torch_extensions/\S+\.so: cannot open shared object file|"
+         + then("torch_extensions/", r"\.so: cannot open shared object file", r"\S") + "|" +
          r"error: command '[^']*(?:gcc|g\+\+|nvcc|c\+\+|x86_64-linux-gnu-gcc)' failed|object has no attribute 'ds_opt_\w+'",
          "A DeepSpeed op failed to compile on a node (the compiler's first error is above that line).",
          "Read the first `error:` of the compile output, fix it (compiler, headers, CUDA toolkit), clear "
@@ -173,8 +182,8 @@ SIGNATURES: tuple[Signature, ...] = (
          "Install it on every node (same image), or put LD_LIBRARY_PATH in .deepspeed_env so remote ranks get it.",
          retry=False),
     _sig("version-mismatch",
-         r"version mismatch|installed version .* does not match|torch version .* != |"
-         r"deepspeed version .* does not match|Installed CUDA version [\d.]+ does not match the version torch was compiled",
+         r"version mismatch|" + then("installed version ", " does not match") + "|" + then("torch version ", " != ")
+         + "|" + then("deepspeed version ", " does not match") + r"|Installed CUDA version [\d.]+ does not match the version torch was compiled",
          "Nodes run different torch / DeepSpeed / CUDA versions (or an op was built for another version).",
          "Use the same node image everywhere; `dscluster doctor` compares versions across nodes.",
          retry=False),
@@ -197,7 +206,7 @@ SIGNATURES: tuple[Signature, ...] = (
     _sig("script-not-found", r"can't open file '([^']+)'|No such file or directory: '([^']+\.py)'",
          "A node could not find the training script at the same path.",
          "Put the script on shared storage so every node sees the same path.", retry=False),
-    _sig("syntax-error", r"^\s*(?:SyntaxError|IndentationError|TabError): ",
+    _sig("syntax-error", r"^[ \t]*(?:SyntaxError|IndentationError|TabError): ",
          "The script does not compile (a syntax error).",
          "Fix the line the error names, then launch again.", retry=False),
     _sig("ds-batch-assert", r"Check batch related parameters|train_batch_size is not equal to micro_batch_per_gpu",
@@ -237,24 +246,24 @@ SIGNATURES: tuple[Signature, ...] = (
          "and the kernel killed it.",
          "Give the job more host memory (--mem for Slurm, the container's --memory), or use less: fewer DataLoader "
          "workers, no CPU offload, a smaller model per node. A restart hits the same limit.", retry=False),
-    _sig("dev-shm-full", r"No space left on device.*(/dev/shm|shm)|/dev/shm.*No space left|Bus error|"
+    _sig("dev-shm-full", then("No space left on device", "shm") + "|" + then("/dev/shm", "No space left") + r"|Bus error|"
          r"unable to write to file </torch_|Error while creating shared memory segment|posix_fallocate failed|"
          r"failed to extend /dev/shm|unable to allocate shared memory",
          "/dev/shm is too small or full (NCCL and DataLoader workers use shared memory).",
          "Start the node container with a larger --shm-size (e.g. 16g) or --ipc=host, and remove stale "
          "/dev/shm/deepspeed_* files.", retry=False),
-    _sig("stale-extension-lock", r"torch_extensions.*lock|Waiting for lock on .*torch_extensions|"
+    _sig("stale-extension-lock", then("torch_extensions", "lock") + "|" + then("Waiting for lock on ", "torch_extensions") + "|"
          r"stale lock file",
          "A DeepSpeed JIT op build was killed mid-compile and left a lock file; every later job waits on it.",
          "Remove the `lock` file under ~/.cache/torch_extensions/<py>/<op>/ (or TORCH_EXTENSIONS_DIR) and "
          "launch again.", retry=False),
-    _sig("nccl-ib-memlock", r"Call to ibv_reg_mr failed|ibv_reg_mr.*Cannot allocate memory|NET/IB.*memlock",
+    _sig("nccl-ib-memlock", "Call to ibv_reg_mr failed|" + then("ibv_reg_mr", "Cannot allocate memory") + "|" + then("NET/IB", "memlock"),
          "NCCL could not register memory with the InfiniBand/RoCE adapter: the locked-memory limit (ulimit -l) is "
          "too low, typical in containers.",
          "Raise it: docker run --ulimit memlock=-1 (and --cap-add IPC_LOCK), or `* - memlock unlimited` in "
          "/etc/security/limits.conf.", retry=False),
-    _sig("nccl-ib", r"NET/IBP? ?: ?Got completion from peer|NET/IB.*(?:ibv_\w+ failed|local catastrophic error|"
-         r"async event)|Call to ibv_\w+ failed|IBV_WC_RETRY_EXC_ERR|NET/IB : .*(?:Unable to|failed)",
+    _sig("nccl-ib", r"NET/IBP? ?: ?Got completion from peer|" + then("NET/IB", r"ibv_\w+ failed|local catastrophic error|async event")
+         + r"|Call to ibv_\w+ failed|IBV_WC_RETRY_EXC_ERR|" + then("NET/IB : ", "Unable to|failed"),
          "NCCL's InfiniBand/RoCE transport failed between nodes (a completion error: the adapters cannot reach "
          "each other, a wrong GID index on RoCE, or a link went down).",
          "Run nccl-tests' all_reduce_perf across the nodes with NCCL_DEBUG=INFO; on RoCE set NCCL_IB_GID_INDEX "
@@ -285,7 +294,7 @@ SIGNATURES: tuple[Signature, ...] = (
          "--add-source=10.0.0.0/24, or ufw allow from that subnet); NCCL and gloo use random ports.", retry=False),
     _sig("master-unreachable", r"client socket has (?:timed out after|failed to connect)|"
          r"failed to connect to any network address|connection to the C10d store has failed|RendezvousConnectionError|"
-         r"Timed out after \d+ seconds waiting for clients|timed out .* rendezvous|"
+         r"Timed out after \d+ seconds waiting for clients|" + then("timed out ", " rendezvous") + "|"
          r"errno: 11[01] - Connection (?:refused|timed out)",
          "Ranks could not reach rank 0's rendezvous store at MASTER_ADDR:MASTER_PORT: a wrong --master_addr "
          "(a name, or an address on another network), a firewall dropping the port, or rank 0 never started.",
@@ -312,7 +321,7 @@ SIGNATURES: tuple[Signature, ...] = (
          "(clear ~/.cache/torch_extensions), and read that rank's log."),
     _sig("collective-timeout", r"Watchdog caught collective operation timeout|Timed out waiting \d+ms for (?:recv|send) "
          r"operation|failed to pass monitoredBarrier|Some NCCL operations have failed or timed out|"
-         r"Work(?:NCCL|Gloo)\(.*Timeout\(ms\)=\d+\) ran for",
+         + then(r"Work(?:NCCL|Gloo)\(", r"Timeout\(ms\)=\d+\) ran for"),
          "A collective timed out: {op_text}{missing_text}The waiting ranks gave up; the cause is on the ranks that "
          "never arrived (a hang, a crash, or a rank that took another code path).",
          "Look at what those ranks were doing (dscluster stacks while it hangs, or their logs); make every rank "
@@ -320,8 +329,8 @@ SIGNATURES: tuple[Signature, ...] = (
     _sig("ssh-255", r"ssh exited with exit code 255|Connection to \S+ closed by remote host",
          "The SSH connection to a node dropped while the run was going (node down or rebooted, sshd stopped, network).",
          "Check the node with `dscluster doctor`; `dscluster node start` restarts its sshd.", symptom=True),
-    _sig("nccl-remote-exit", r"NCCL.*remote process exited|remote process exited or there was a network error|"
-         r"ncclRemoteError|NCCL error.*unhandled system error",
+    _sig("nccl-remote-exit", then("NCCL", "remote process exited") + "|remote process exited or there was a network error|"
+         "ncclRemoteError|" + then("NCCL error", "unhandled system error"),
          "Another rank died (or its network failed) during a collective; the real error is on that rank.",
          "Look at the first failing rank's log.", symptom=True),
     _sig("gloo-peer-closed", r"Connection closed by peer|Connection reset by peer|Broken pipe|"

@@ -1,0 +1,141 @@
+"""How a log's text is read. Logs are hostile input: a rank's log is written by the user's program (and, on
+shared storage, by the node user), so reading one costs time in proportion to its size whatever it holds.
+
+- `bounded_lines(text)`: its lines, each at most LINE_LIMIT characters (a longer one keeps its head and its
+  tail, where launchers and exceptions put what matters), `\r\n` and a bare `\r` read as line ends.
+- `streams(text)`: one Stream per (node, rank), cut by the prefixes launchers put in front of lines —
+  pdsh's `node1: ` / `10.0.0.2: `, torch's `[rank1]: `, torchrun's `[default0]:`, srun --label's `3: `.
+- `line_time(line)`: the time stamp a line carries.
+- `printable(text)`: text from a log or a run record made safe for a terminal (views print through it).
+
+Every pattern that reads log text is linear in the text: no `.*` between two parts that may repeat on a
+line, no `\\s` that runs across lines (tests/unit/test_explain_linear.py measures each one on the worst
+lines its own words make).
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+# A log line longer than this is read as its head and its tail (what a launcher or an exception puts at
+# either end), joined by " ... ": logs are written by the user's program, and no line may make reading
+# them slower than its length (tests/unit/test_explain_linear.py).
+LINE_LIMIT = 2000
+_HEAD = LINE_LIMIT * 3 // 4
+
+
+def bounded_lines(text: str) -> list[str]:
+    """The lines of a log, each cut to LINE_LIMIT characters (head and tail kept)."""
+    return [ln if len(ln) <= LINE_LIMIT else f"{ln[:_HEAD]} ... {ln[_HEAD - LINE_LIMIT:]}"
+            for ln in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+
+
+# Prefixes a launcher puts in front of a rank's lines, outermost first.
+_TORCH_RANK = re.compile(r"^\[rank(?P<rank>\d+)\]:\s?")
+_TORCHRUN_LOCAL = re.compile(r"^\[(?:default|[a-z]+)(?P<local>\d+)\]:\s?")
+_SRUN_LABEL = re.compile(r"^\s*(?P<rank>\d+): ")
+_HOST_PREFIX = re.compile(r"^(?P<host>[A-Za-z0-9][\w.-]*|\d+\.\d+\.\d+\.\d+): ")
+_NOT_A_HOST = re.compile(r"(?:Error|Exception|Exit|Interrupt|Warning|Failure|Timeout|Iteration|Fault)$|^\d+$|^(?:usage|error|fix|warning|"
+                         r"note|hint|info|debug|nccl|srun|sbatch|salloc|slurmstepd|pdsh@.*|ssh|bash|sh|python\d?[\d.]*|"
+                         r"mpirun|prterun|cause|what|traceback|file|line|step|loss|epoch|[\w.-]+\.py)$",
+                         re.IGNORECASE)
+
+# Time stamps that launchers and libraries print: DeepSpeed/logging `2024-05-01 10:00:00,123`, ISO
+# `2024-05-01T10:00:00.123`, torchrun's `2024-05-01_10:00:00`, glog's `E0501 10:00:00.123456`.
+ISO_TIME = re.compile(r"(?P<y>\d{4})-(?P<mo>\d\d)-(?P<d>\d\d)[ T_](?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)(?:[.,](?P<f>\d+))?")
+_GLOG_TIME = re.compile(r"\b[IWEF](?P<mo>\d\d)(?P<d>\d\d) (?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)\.(?P<f>\d+)")
+
+
+@dataclass(frozen=True)
+class Stream:
+    """One rank's (or one node's) lines of a log, prefixes removed."""
+    node: str | None
+    rank: int | None
+    lines: tuple[str, ...]
+    time: float | None = None  # fallback time for its errors (e.g. the file's mtime), else None
+    order: int = 0
+    raw: tuple[str, ...] = ()  # the whole text the stream was cut from, prefixes kept
+    positions: tuple[int, ...] = ()  # each line's index in `raw`
+
+    @cached_property
+    def text(self) -> str:
+        return "\n".join(self.lines) + "\n"
+
+
+# ---- streams ----------------------------------------------------------------------------------------
+def _host_prefixes(lines: list[str]) -> set[str]:
+    """The `word: ` prefixes that are node names: ones that start many lines and do not look like an
+    exception or a keyword (pdsh prefixes every line of a node with its host name)."""
+    counts: dict[str, int] = {}
+    for line in lines:
+        m = _HOST_PREFIX.match(line)
+        if m:
+            counts[m.group("host")] = counts.get(m.group("host"), 0) + 1
+    hosts = set()
+    for host, n in counts.items():
+        if _NOT_A_HOST.search(host):
+            continue
+        if n >= 2 or re.fullmatch(r"\d+\.\d+\.\d+\.\d+", host):
+            hosts.add(host)
+    return hosts
+
+
+def streams(text: str, node: str | None = None, rank: int | None = None, time: float | None = None,
+            order: int = 0) -> list[Stream]:
+    """Split a log into streams by the prefixes in front of its lines. `node`/`rank`: what the whole text
+    is known to be (a rank's own log file), used where a line names nothing itself."""
+    raw = bounded_lines(text)
+    hosts = _host_prefixes(raw)
+    labelled = sum(1 for ln in raw if _SRUN_LABEL.match(ln)) > max(3, len(raw) // 3)
+    keyed: dict[tuple[str | None, int | None], list[str]] = {}
+    where: dict[tuple[str | None, int | None], list[int]] = {}
+    for pos, line in enumerate(raw):
+        n, r = node, rank
+        m = _HOST_PREFIX.match(line)
+        if m and m.group("host") in hosts:
+            n, line = m.group("host"), line[m.end():]
+        m = _TORCH_RANK.match(line)
+        if m:
+            r, line = int(m.group("rank")), line[m.end():]
+        else:
+            m = _TORCHRUN_LOCAL.match(line)
+            if m:
+                line = line[m.end():]
+                n = f"{n or ''}#{m.group('local')}" if n is None else n  # a stream per local rank
+                r = r if r is not None else None
+            elif labelled:
+                m = _SRUN_LABEL.match(line)
+                if m:
+                    r, line = int(m.group("rank")), line[m.end():]
+        keyed.setdefault((n, r), []).append(line)
+        where.setdefault((n, r), []).append(pos)
+    out = []
+    whole = tuple(raw)
+    for i, ((n, r), lines) in enumerate(keyed.items()):
+        positions = tuple(where[(n, r)])
+        if n is not None and n.startswith("#"):
+            n = None
+        out.append(Stream(n, r, tuple(lines), time, order * 1000 + i, whole, positions))
+    return out
+
+
+# ---- time stamps ------------------------------------------------------------------------------------
+def line_time(line: str, year: int = 1970) -> float | None:
+    m = ISO_TIME.search(line)
+    if m:
+        y = int(m.group("y"))
+    else:
+        m = _GLOG_TIME.search(line)
+        y = year
+    if not m:
+        return None
+    try:
+        t = calendar.timegm((y, int(m.group("mo")), int(m.group("d")), int(m.group("h")), int(m.group("mi")),
+                             int(m.group("s")), 0, 0, 0))
+    except (ValueError, OverflowError):
+        return None
+    frac = m.group("f")
+    return t + (int(frac) / 10 ** len(frac) if frac else 0.0)
