@@ -8,6 +8,7 @@ import unicodedata
 from pathlib import Path
 
 from dscluster.i18n import tr
+from dscluster.logtext import printable
 
 
 def _can_encode(text: str) -> bool:
@@ -63,3 +64,9 @@ def runnable(command: str) -> str:
 def next_steps(*commands: str) -> str:
     """The closing 'what to do next' lines every command ends with."""
     return "\n".join(["", tr("Next:")] + [f"  {runnable(c)}" for c in commands])
+
+
+def say(text: str = "", **kwargs) -> None:
+    """print() for a line that holds what a log or a run record says: every control character in it is shown
+    as its escape, never sent raw to the terminal (logtext.printable)."""
+    print(printable(text), **kwargs)

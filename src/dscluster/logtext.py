@@ -139,3 +139,26 @@ def line_time(line: str, year: int = 1970) -> float | None:
         return None
     frac = m.group("f")
     return t + (int(frac) / 10 ** len(frac) if frac else 0.0)
+
+
+# Characters a terminal acts on rather than shows: C0 controls but tab and newline (ESC starts every control
+# sequence: colours, cursor moves, a window title, a hyperlink, clearing the screen; CR rewrites a line), DEL,
+# C1 controls (0x9b is CSI on its own), and the bidirectional overrides that make a line read other than it is.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _escaped(m: re.Match) -> str:
+    c = ord(m.group(0))
+    if c == 0x0d:
+        return "\\r"
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+
+
+def printable(text: str, *, one_line: bool = False) -> str:
+    """Text from a log or a run record made safe to print on a terminal: every control character shown as
+    its escape (`\\x1b`, `\\r`), never sent raw. The one sanitiser of the views (`explain`, `status`, a run's
+    outcome): a log is written by the user's program and, on shared storage, by the node user. `logs` streams a
+    log as it is (like `tail -f`: progress bars and colours are the program's own output, asked for by name).
+    `one_line`: a newline is escaped too (a field shown on one line)."""
+    out = _CONTROL.sub(_escaped, text)
+    return out.replace("\n", "\\n") if one_line else out

@@ -13,6 +13,7 @@ import json
 import sys
 from pathlib import Path
 
+from dscluster import console
 from dscluster import explain as explainer
 from dscluster.console import FAIL, WARN
 from dscluster.errors import ExitCode, UsageError
@@ -70,9 +71,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
             print(json.dumps(recorded, indent=2, ensure_ascii=False))
             return ExitCode.OK if recorded else ExitCode.FAILURE
         if not recorded:
-            print(f"{WARN} " + tr("run {id} has no failure to explain ({status})", id=run_id, status=status))
+            console.say(f"{WARN} " + tr("run {id} has no failure to explain ({status})", id=run_id, status=status))
             return ExitCode.FAILURE
-        print(tr("run {id}: {status}", id=run_id, status=status))
+        console.say(tr("run {id}: {status}", id=run_id, status=status))
         print_explanation(recorded)
         return ExitCode.OK
     exp = explainer.explain_logs(read_logs(args.files))
@@ -80,7 +81,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         print(json.dumps(exp.to_dict() if exp else None, indent=2, ensure_ascii=False))
         return ExitCode.OK if exp else ExitCode.FAILURE
     if exp is None:
-        print(f"{WARN} " + tr("no known failure in these logs: no traceback, crash or known error line"))
+        console.say(f"{WARN} " + tr("no known failure in these logs: no traceback, crash or known error line"))
         return ExitCode.FAILURE
     print_explanation(exp.to_dict())
     return ExitCode.OK
@@ -90,10 +91,10 @@ def print_explanation(recorded: dict, indent: str = "") -> None:
     cause, fix = explainer.localized(recorded)
     line = explainer.error_line(recorded.get("error"))
     if line:
-        print(f"{indent}{FAIL} {tr('first error')}: {line}")
-    print(f"{indent}  {tr('cause')}: {cause}")
+        console.say(f"{indent}{FAIL} {tr('first error')}: {line}")
+    console.say(f"{indent}  {tr('cause')}: {cause}")
     evidence = recorded.get("evidence")
     if evidence and (not line or evidence not in line):
-        print(f"{indent}  {tr('seen')}: {evidence}")
-    print(f"{indent}  {tr('fix')}: {fix}")
-    print(f"{indent}  {tr('restart can help')}: {tr('yes') if recorded.get('retry') else tr('no')}")
+        console.say(f"{indent}  {tr('seen')}: {evidence}")
+    console.say(f"{indent}  {tr('fix')}: {fix}")
+    console.say(f"{indent}  {tr('restart can help')}: {tr('yes') if recorded.get('retry') else tr('no')}")

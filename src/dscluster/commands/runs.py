@@ -154,21 +154,21 @@ def cmd_status(args) -> int:
         print(json.dumps({**view.to_json(), "run_dir": str(run_dir)}, indent=2, default=str))
         return status_exit_code(view.status)
     st = view.status
-    print(f"{glyph(st)} {view.id}  {tr(st)}" + (f"  ({run_exit_text(view.exit_code, st)})"
+    console.say(f"{glyph(st)} {view.id}  {tr(st)}" + (f"  ({run_exit_text(view.exit_code, st)})"
                                                  if view.exit_code is not None else ""))
-    print(f"  {tr('directory')}: {run_dir}")
-    print(f"  {tr('owner')}: {owner_of(view.record, run_dir) or '-'}")
+    console.say(f"  {tr('directory')}: {run_dir}")
+    console.say(f"  {tr('owner')}: {owner_of(view.record, run_dir) or '-'}")
     hf_last = view.record.last_hf_checkpoint
-    print(f"  {tr('last committed checkpoint')}: " + (tr("step {n}", n=view.last_checkpoint_step)
+    console.say(f"  {tr('last committed checkpoint')}: " + (tr("step {n}", n=view.last_checkpoint_step)
                                                       if view.last_checkpoint_step is not None else
                                                       hf_last if hf_last else "-"))
     for line in hf_checkpoint_lines(view.record, run_dir):
-        print(f"    {line}")
+        console.say(f"    {line}")
     job = view.slurm
     if job:
         nodes = job.get("nodelist") or ",".join(job.get("nodes") or []) or "-"
         left = tr(", {left} left", left=job["time_left"]) if job.get("time_left") else ""
-        print("  Slurm: " + tr("job {job} {state} on {nodes}{left} (limit {limit})", job=job["job_id"],
+        console.say("  Slurm: " + tr("job {job} {state} on {nodes}{left} (limit {limit})", job=job["job_id"],
                                  state=job.get("state") or "?", nodes=nodes, left=left,
                                  limit=job.get("time_limit") or "-"))
     shown = {k: v for k, v in (view.metrics or {}).items()
@@ -176,19 +176,19 @@ def cmd_status(args) -> int:
     first = ("step", "loss", "val_loss", "lr", "tokens_per_s")  # then the rest as logged
     shown = {**{k: shown[k] for k in first if k in shown}, **shown}
     if shown:
-        print(f"  {tr('last metrics')}: " + "  ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
+        console.say(f"  {tr('last metrics')}: " + "  ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
                                                      for k, v in shown.items()))
     _print_attempts(view)
     from dscluster.runs.exclude import status_lines as excluded_lines
 
     for line in excluded_lines(view.record.excluded) + shrink_status_lines(view):
-        print(f"  {line}")
+        console.say(f"  {line}")
     if view.notice:
-        print(f"  {console.RETRY} {view.notice}")
+        console.say(f"  {console.RETRY} {view.notice}")
     if st == "queued":  # --wait: who holds the GPUs it waits for (runs/leasing.py)
-        print(f"  {console.RETRY} " + leasing.queue_line(view.id, [run_dir.parent.parent]))
+        console.say(f"  {console.RETRY} " + leasing.queue_line(view.id, [run_dir.parent.parent]))
     if view.waiting_for and st == "restarting":
-        print(f"  {console.RETRY} " + tr("waiting for {nodes} to come back before restarting",
+        console.say(f"  {console.RETRY} " + tr("waiting for {nodes} to come back before restarting",
                                          nodes=", ".join(view.waiting_for)))
     exp = view.explanation
     if exp and st not in ("succeeded",):
@@ -199,20 +199,20 @@ def cmd_status(args) -> int:
         nexts = [f"dscluster logs {view.id} --rank {rank}"]
     if st in store.ACTIVE:
         nexts.append(f"dscluster stop {view.id}")
-    print(console.next_steps(*nexts))
+    console.say(console.next_steps(*nexts))
     return status_exit_code(st)
 
 
 def _print_attempts(view) -> None:
     """One line per attempt (with whether it resumed), and how often the supervisor restarted the run."""
     for a in view.attempts:
-        print(f"  {tr('attempt')} {a.attempt.n}: {shown_time(a.attempt.started)} → "
+        console.say(f"  {tr('attempt')} {a.attempt.n}: {shown_time(a.attempt.started)} → "
               f"{shown_time(a.attempt.ended) if a.attempt.ended else '…'}  {attempt_outcome(a.attempt)}".rstrip())
         if (note := resume_note(a)) is not None:
-            print(f"    {note}")
+            console.say(f"    {note}")
     restarts = len(view.attempts) - 1
     if restarts > 0:  # the supervisor's own restarts, beside the attempts they started
-        print(f"  {console.RETRY} " + tr("restarted by its supervisor {n} time(s) (at most {max})", n=restarts,
+        console.say(f"  {console.RETRY} " + tr("restarted by its supervisor {n} time(s) (at most {max})", n=restarts,
                                          max=int(view.record.launch.max_restarts)))
 
 
@@ -222,15 +222,15 @@ def _print_explanation(exp: dict, attempts: int) -> None:
     cause, fix = explainer.localized(exp)
     line = explainer.error_line(exp.get("error"))
     if line:  # the first failing rank's own words, before anything said about them
-        print(f"  {console.FAIL} {tr('first error')}: {line}")
+        console.say(f"  {console.FAIL} {tr('first error')}: {line}")
     which = exp.get("attempt") if attempts > 1 else None  # the attempt whose ending it explains
     label = tr("cause (attempt {n})", n=which) if isinstance(which, int) else tr("cause")
-    print(f"  {console.FAIL} {label}: {cause}")
+    console.say(f"  {console.FAIL} {label}: {cause}")
     if exp.get("evidence") and (not line or exp["evidence"] not in line):
-        print(f"    {tr('seen')}: {exp['evidence']}")
-    print(f"    {tr('fix')}: {fix}")
+        console.say(f"    {tr('seen')}: {exp['evidence']}")
+    console.say(f"    {tr('fix')}: {fix}")
     if (note := explainer.no_restart_note(exp)) is not None:
-        print(f"  {console.WARN} {note}")
+        console.say(f"  {console.WARN} {note}")
 
 
 def status_exit_code(shown: str) -> int:

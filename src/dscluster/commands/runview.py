@@ -101,17 +101,17 @@ def wait_attached(run_dir: Path, on_tick=None) -> RunRecord:
 
 def print_outcome(record: RunRecord) -> None:
     st = record.status
-    print(f"{glyph(st)} " + tr("run {id} {status} ({exit}, {attempts})", id=record.id, status=tr(st),
+    console.say(f"{glyph(st)} " + tr("run {id} {status} ({exit}, {attempts})", id=record.id, status=tr(st),
                                  exit=run_exit_text(record.exit_code, st),
                                  attempts=tr_n(len(record.attempts), "{n} attempt", "{n} attempts")))
     exp = record.explanation
     if exp and st != "succeeded":
         cause, fix = explainer.localized(exp)
         if line := explainer.error_line(exp.get("error")):
-            print(f"  {tr('first error')}: {line}")
-        print(f"  {tr('cause')}: {cause}\n  {tr('fix')}: {fix}")
+            console.say(f"  {tr('first error')}: {line}")
+        console.say(f"  {tr('cause')}: {cause}\n  {tr('fix')}: {fix}")
         if (note := explainer.no_restart_note(exp)) is not None:
-            print(f"  {note}")
+            console.say(f"  {note}")
 
 
 def exit_code_of(record: RunRecord) -> int:
