@@ -1,10 +1,18 @@
 """Failure explanations: a run's logs -> what went wrong and how to fix it (the signature table is
-signatures.py).
+signatures.py; how log text is read, bounded and linear whatever it holds, is logtext.py).
 
-`explain(text)` returns the most specific known signature (the table is ordered: root causes
-before the symptoms they trigger on other ranks, e.g. a CUDA OOM before "NCCL remote process
-exited"). The supervisor stores the result in run.json; `dscluster status` shows it.
-`retry` says whether restarting can help: a missing module fails the same way every time.
+Precedence, first that applies wins (a specific cause beats a generic one; tests/unit/test_explain_precedence.py):
+  1. A rank's own error (a Python exception, a C++ what(), argparse's usage error), the first by time:
+     a. the first non-symptom signature in its own block (its traceback and message);
+     b. for a vague error (RuntimeError, NCCL's "unhandled system error", a failed build) a signature in the
+        lines just before it (BEFORE_THE_ERROR), then a fact about a node's environment on any rank (ENVIRONMENT);
+     c. else its own words ("rank N raised X at F:L"), never a generic table answer.
+  2. No rank's own error (a kill, a hang, a node lost): the table over every stream, earliest stream first,
+     root causes before symptoms; a killed rank's signal before what its peers saw of its death.
+  Within the table: dscluster's own `error:`/`fix:` lines only in their exact form (signatures._PROGRAM_ERROR),
+  a script's `PROG.py: error:` is argparse's; symptoms (`symptom=True`) and "a rank raised" come last.
+The supervisor stores the result in run.json; `dscluster status` shows it. `retry` says whether restarting
+can help: a missing module fails the same way every time.
 """
 
 from __future__ import annotations
@@ -172,7 +180,7 @@ def _from_signature(sig: Signature, m: re.Match, text: str, err: rankerror.RankE
                     streams: list[rankerror.Stream]) -> Explanation:
     if sig.name == "program-error":
         # The program's own words are the explanation: the message and its fix line.
-        msg, fix = m.group("msg").strip(), (m.group("fix") or "").strip()
+        msg, fix = (m.group("msg") or m.group("hmsg")).strip(), (m.group("fix") or m.group("hfix") or "").strip()
         return Explanation(sig.name, msg[:300], fix[:300] or sig.fix, False, m.group(0).strip()[:300],
                            error=err.to_dict() if err else None)
     params = collective_params(streams) if sig.name == "collective-timeout" else {}

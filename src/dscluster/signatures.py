@@ -38,13 +38,16 @@ def _sig(name: str, regex: str, cause: str, fix: str, retry: bool = True, sympto
     return Signature(name, re.compile(regex, re.IGNORECASE | re.MULTILINE), cause, fix, retry, symptom)
 
 
-# The program's own verdict on its input, as dscluster's entry points print a DsclusterError:
-# "error: MESSAGE" then "  fix: HINT" (with "[rank N] " or pdsh's "node: " in front; the words may be
-# the zh-TW ones). Case-sensitive on purpose: "ERROR:" lines of libraries are not this. Slurm's own
-# parts write "srun: error: NODE: task N: ..." and "slurmstepd-NODE: error: *** STEP ... CANCELLED" about the
-# ranks: symptoms, not the program's words.
-_PROGRAM_ERROR = re.compile(r"^(?!(?:srun|salloc|sbatch|slurmstepd)[\w.-]*: )(?:[\w.@-]+: )?(?:\[rank \d+\] )?(?:error|錯誤): (?P<msg>\S.*)$"
-                            r"(?:\n(?:[\w.@-]+: )?(?:\[rank \d+\] )?\s+(?:fix|解法): (?P<fix>.+)$)?", re.MULTILINE)
+# dscluster's own verdict on its input, in the exact form its entry points print a DsclusterError (cli.main):
+# a line "error: MESSAGE" (nothing before the word but "[rank N] "), then maybe "  fix: HINT"; the words may
+# be the zh-TW ones. Behind pdsh's "node: " prefix (one not already cut off as a stream's) only with its fix
+# line under the same prefix. Never "PROG: error: ..." — argparse's (argparse-usage), nor Slurm's
+# "srun: error: NODE: task N: ..." about the ranks. Case-sensitive on purpose: "ERROR:" lines of libraries are
+# not this.
+_PROGRAM_ERROR = re.compile(
+    r"^(?:\[rank \d+\] )?(?:error|錯誤): (?P<msg>\S.*)$(?:\n(?:\[rank \d+\] )?  (?:fix|解法): (?P<fix>.+)$)?|"
+    r"^(?P<host>[\w.@-]+): (?:\[rank \d+\] )?(?:error|錯誤): (?P<hmsg>\S.*)$"
+    r"\n(?P=host): (?:\[rank \d+\] )?  (?:fix|解法): (?P<hfix>.+)$", re.MULTILINE)
 # Exit codes of a DsclusterError that the same input reproduces: usage, config/data, permission.
 DETERMINISTIC_EXIT_CODES = frozenset({2, 3, 6})
 
@@ -74,7 +77,9 @@ SIGNATURES: tuple[Signature, ...] = (
          "the launcher passes to every rank.",
          "Launch with --no_local_rank (the rank is in the LOCAL_RANK environment variable), or accept it in the "
          "script: parser.add_argument(\"--local_rank\", \"--local-rank\", type=int, default=-1).", retry=False),
-    _sig("argparse-usage", r"^usage: (\S+)(?!\S).*\n(?:.*\n){0,40}?\1: error: ",
+    # A script's argparse error: its usage line and "PROG: error: ", or "SCRIPT.py: error: " whose usage line
+    # the log no longer holds.
+    _sig("argparse-usage", r"^usage: (\S+)(?!\S).*\n(?:.*\n){0,40}?\1: error: |^[\w.-]+\.py: error: ",
          "The script rejected its command-line arguments (its usage line and error are above).",
          "Correct the script's arguments after the script name, then launch again: a restart would fail the same way.",
          retry=False),

@@ -1,0 +1,62 @@
+"""The precedence explain.py's docstring writes down: a specific cause beats a generic one; dscluster's own
+`error:`/`fix:` lines are recognised by their exact form, a script's `PROG.py: error:` is argparse's."""
+
+from __future__ import annotations
+
+import pytest
+
+from dscluster import explain
+
+USAGE = ("usage: train.py [-h] --lr LR\n"
+         "train.py: error: argument --lr: invalid float value: 'x'\n")
+
+CASES = {
+    # dscluster's own verdict, in its exact forms (bare, per rank, behind pdsh's prefix with its fix line)
+    "own error and fix": ("error: data directory /d does not exist\n  fix: prepare it first\n", "program-error"),
+    "own error, rank prefix": ("[rank 1] error: bad --data\n[rank 1]   fix: give a directory\n", "program-error"),
+    "own error behind pdsh": ("node3: error: no hostfile\nnode3:   fix: write one\n", "program-error"),
+    # a script's argparse error, with its usage line, behind prefixes, or alone (its usage line cut off)
+    "argparse with usage": (USAGE, "argparse-usage"),
+    "argparse behind pdsh": ("".join(f"w1: {ln}\n" for ln in USAGE.splitlines()), "argparse-usage"),
+    "argparse, usage cut off": ("train.py: error: unrecognized arguments: --fp16\n", "argparse-usage"),
+    "argparse --local_rank": ("usage: t.py [-h]\nt.py: error: unrecognized arguments: --local_rank=0\n",
+                              "local-rank-arg"),
+    # a specific cause beats a generic one
+    "oom beats a peer's symptom": ("[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2 GiB\n"
+                                   "[rank0]: RuntimeError: NCCL error: remote process exited\n", "cuda-oom"),
+    "message beats the exception type": ("Traceback (most recent call last):\n  File \"t.py\", line 3, in <module>\n"
+                                         "ModuleNotFoundError: No module named 'flash_attn'\n", "module-not-found"),
+    "the lines before a vague error": ("NCCL WARN NET/IB : Got completion from peer 10.0.0.2 with error 12\n"
+                                       "Traceback (most recent call last):\n  File \"t.py\", line 3, in <module>\n"
+                                       "torch.distributed.DistBackendError: NCCL error: unhandled system error\n",
+                                       "nccl-ib"),
+    "a known exit code beats a kill word": ("['python', 't.py'] exits with return code = 3\nKilled by the operator\n",
+                                            "input-error-exit"),
+    "a rank's words beat the table's generic": ("Traceback (most recent call last):\n  File \"t.py\", line 9, in f\n"
+                                                "KeyError: 'labels'\n", "python-error"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_precedence(case):
+    text, expected = CASES[case]
+    found = explain.explain(text)
+    assert found is not None and found.signature == expected, (case, found)
+
+
+@pytest.mark.parametrize("line", [
+    "srun: error: node2: task 1: Exited with exit code 1",
+    "slurmstepd-node2: error: *** STEP 12.0 ON node2 CANCELLED AT 2026-12-01T10:00:00 ***",
+    "deepspeed: error: the following arguments are required: user_script",
+    "Build error: the extension failed",
+    "ERROR: Could not find a version that satisfies the requirement flash-attn",
+    "node1: error: no fix line follows, so not dscluster's",
+])
+def test_lines_that_only_look_like_dsclusters_own_error(line):
+    found = explain.explain(line + "\n")
+    assert found is None or found.signature != "program-error", found
+
+
+def test_own_error_keeps_its_message_and_fix():
+    found = explain.explain(CASES["own error behind pdsh"][0])
+    assert found.cause == "no hostfile" and found.fix == "write one" and found.retry is False
