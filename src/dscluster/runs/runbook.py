@@ -15,9 +15,12 @@ from typing import Any
 
 from dscluster import fsutil
 from dscluster.fsutil import atomic_write_text
+from dscluster.logtext import LINE_LIMIT
 from dscluster.runs import diskspace, metrics, store
 from dscluster.runs.record import Attempt
 from dscluster.train.commits import latest_committed  # the checkpoint protocol's rules (no torch)
+
+READ_CHUNK = 1 << 20  # the most of the launcher log the supervisor reads in one tick
 
 
 class RunBook:
@@ -172,11 +175,16 @@ class RunBook:
         return tuple(sizes)
 
     def _read_new(self, offset: int) -> tuple[str, int]:
+        """The launcher log's new whole lines from `offset`, at most READ_CHUNK bytes a tick. A line that does not
+        end within LINE_LIMIT bytes (a program printing without newlines, or on purpose) is read past as it comes,
+        never read again from its start on every tick (which would grow with the square of its length)."""
         try:
-            data = fsutil.read_bytes(self.log_path, offset)
+            data = fsutil.read_bytes(self.log_path, offset, READ_CHUNK)
         except OSError:
             return "", offset
         end = data.rfind(b"\n") + 1
+        if end == 0 and len(data) > LINE_LIMIT:
+            end = len(data)
         return data[:end].decode("utf-8", "replace"), offset + end
 
     # ---- the files DeepSpeed's runner reads --------------------------------------------------
