@@ -17,13 +17,12 @@ can help: a missing module fails the same way every time.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from dscluster import fsutil, rankerror
+from dscluster import launchcmd, logtext, rankerror
 from dscluster.i18n import gettext, tr
 from dscluster.signatures import (
     BEFORE_THE_ERROR,
@@ -273,7 +272,29 @@ def collective_params(streams: list[rankerror.Stream]) -> dict:
     return {"op_text": op_text, "missing_text": missing_text}
 
 
+# What the launcher's printed command line may explain better: a rank's own words or a usage error that its
+# arguments caused (launchcmd.py).
+_COMMAND_LINE_EXPLAINS = frozenset({"python-error", "argparse-usage", "program-error", "script-not-found",
+                                    "ds-config-invalid", "local-rank-arg", "input-error-exit", "workdir-missing"})
+
+
 def explain_logs(logs: Sequence[LogText], hint_rank: int | None = None) -> Explanation | None:
+    """Explain several logs of one failure together (_explain_streams), unless the command line a launcher printed
+    shows the cause of the rank's error (a \\r from a CRLF script, --local_rank before the script's own argument,
+    a config that is not JSON)."""
+    exp = _explain_streams(logs, hint_rank)
+    if exp is not None and exp.signature not in _COMMAND_LINE_EXPLAINS:
+        return exp
+    said = f"{(exp.error or {}).get('summary', '')}\n{exp.evidence}" if exp is not None else ""
+    for log in logs:
+        found = launchcmd.read(log.text, said)
+        if found is not None:
+            return Explanation(found.signature, found.cause, found.fix, False, found.evidence, found.params,
+                               exp.error if exp is not None else None)
+    return exp
+
+
+def _explain_streams(logs: Sequence[LogText], hint_rank: int | None = None) -> Explanation | None:
     """Explain several logs of one failure together. The first failing rank's own error (a Python
     exception, a C++ exception's what(), a usage error) is the answer when a rank has one: a signature
     that knows it names the cause and fix, else its own words do. Only when no rank has an error of its
@@ -319,27 +340,7 @@ def explain_logs(logs: Sequence[LogText], hint_rank: int | None = None) -> Expla
     return own_error(first) if first is not None else None
 
 
-def read_tail(path: Path, tail_bytes: int = 64_000, upto: int | None = None, since: int = 0) -> str | None:
-    """The last `tail_bytes` of a log file (from byte `since`, up to byte `upto`), opened by fsutil's
-    no-symlink rule: rank logs are the node user's files, and the evidence lands in run.json."""
-    try:
-        with os.fdopen(fsutil.open_file(path), "rb") as f:
-            f.seek(0, 2)
-            end = f.tell() if upto is None else min(f.tell(), upto)
-            start = max(0, end - tail_bytes, since)
-            f.seek(start)
-            return f.read(max(0, end - start)).decode("utf-8", "replace")
-    except OSError:
-        return None
-
-
-_RANK_FILE = re.compile(r"_rank(\d+)\.log$")
-
-
-def rank_of_file(name: str) -> int | None:
-    """The rank of a DeepSpeed per-rank log (`*_rank{N}.log`, --enable_each_rank_log), else None."""
-    m = _RANK_FILE.search(name)
-    return int(m.group(1)) if m else None
+read_tail, rank_of_file = logtext.read_tail, logtext.rank_of_file  # where callers have always found them
 
 
 def explain_files(paths: Iterable[Path], tail_bytes: int = 64_000,

@@ -16,9 +16,13 @@ lines its own words make).
 from __future__ import annotations
 
 import calendar
+import os
 import re
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
+
+from dscluster import fsutil
 
 # A log line longer than this is read as its head and its tail (what a launcher or an exception puts at
 # either end), joined by " ... ": logs are written by the user's program, and no line may make reading
@@ -162,3 +166,26 @@ def printable(text: str, *, one_line: bool = False) -> str:
     `one_line`: a newline is escaped too (a field shown on one line)."""
     out = _CONTROL.sub(_escaped, text)
     return out.replace("\n", "\\n") if one_line else out
+
+
+def read_tail(path: Path, tail_bytes: int = 64_000, upto: int | None = None, since: int = 0) -> str | None:
+    """The last `tail_bytes` of a log file (from byte `since`, up to byte `upto`), opened by fsutil's
+    no-symlink rule: rank logs are the node user's files, and the evidence lands in run.json."""
+    try:
+        with os.fdopen(fsutil.open_file(path), "rb") as f:
+            f.seek(0, 2)
+            end = f.tell() if upto is None else min(f.tell(), upto)
+            start = max(0, end - tail_bytes, since)
+            f.seek(start)
+            return f.read(max(0, end - start)).decode("utf-8", "replace")
+    except OSError:
+        return None
+
+
+_RANK_FILE = re.compile(r"_rank(\d+)\.log$")
+
+
+def rank_of_file(name: str) -> int | None:
+    """The rank of a DeepSpeed per-rank log (`*_rank{N}.log`, --enable_each_rank_log), else None."""
+    m = _RANK_FILE.search(name)
+    return int(m.group(1)) if m else None

@@ -7,7 +7,7 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[2] / "src" / "dscluster"
 FILES = [*sorted((SRC / "launcher").rglob("*.py")), *sorted((SRC / "runs").glob("*.py")),
          SRC / "commands" / "launch.py", SRC / "commands" / "runs.py", SRC / "commands" / "runview.py",
-         SRC / "commands" / "argtypes.py", SRC / "explain.py", SRC / "signatures.py"]
+         SRC / "commands" / "argtypes.py", SRC / "explain.py", SRC / "signatures.py", SRC / "launchcmd.py"]
 
 
 def messages() -> set[str]:
@@ -18,7 +18,7 @@ def messages() -> set[str]:
                 continue
             name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
             args = node.args[:1] if name == "tr" else node.args[2:4] if name == "_sig" else \
-                node.args[1:3] if name == "custom" else \
+                node.args[1:3] if name in ("custom", "finding") else \
                 node.args[2:4] if name == "Signature" else []
             found |= {a.value for a in args if isinstance(a, ast.Constant) and isinstance(a.value, str)}
     return found
