@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from dscluster.logtext import LINE_LIMIT
 
-_SPAWNED = re.compile(r"spawned with command: (?P<list>\[.*\])")
+_SPAWNED = "spawned with command: ["
 _RUNNER = re.compile(r"\bcmd = (?P<cmd>.*)")
 # bash's word for a CR ending a command word, and env's (raw CR) for an interpreter named with one.
 _SHELL_CR = re.compile("\\$'\\\\r': command not found|/usr/bin/env: '[^'\\n]{1,80}\\r'")
@@ -57,11 +57,11 @@ def commands(text: str) -> list[tuple[str, list[str], bool]]:
     lines = text.split("\n")
     for i, line in enumerate(lines):
         line = line[:LINE_LIMIT]
-        m = _SPAWNED.search(line)
-        if m:
+        at = line.find(_SPAWNED)
+        if at >= 0:
             try:
-                argv = ast.literal_eval(m.group("list"))
-            except (ValueError, SyntaxError):
+                argv = ast.literal_eval(line[at + len(_SPAWNED) - 1:line.rfind("]") + 1])
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
                 continue
             args = [a for a in argv if isinstance(a, str)]
             k = next((j for j, a in enumerate(args[1:], 1) if not a.startswith("-")), None)

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dscluster import explain, logtext, rankerror, signatures
+from dscluster import explain, launchcmd, logtext, rankerror, signatures
 from dscluster.runs import detect
 
 FLOOR_S = 0.01  # below this a search of 32 KB is fast whatever its ratio (a quadratic one costs seconds)
@@ -25,7 +25,7 @@ SIZE = 16_000
 
 def _patterns() -> list[tuple[str, re.Pattern]]:
     found = [(f"signature {s.name}", s.pattern) for s in signatures.SIGNATURES]
-    for mod in (signatures, explain, logtext, rankerror, detect):
+    for mod in (signatures, explain, logtext, rankerror, launchcmd, detect):
         found += [(f"{mod.__name__}.{k}", v) for k, v in sorted(vars(mod).items()) if isinstance(v, re.Pattern)]
     return found
 
@@ -87,6 +87,8 @@ WORST_LOGS = {
     "NCCL line": "NCCL " * 25_000,
     "pdsh prefixes": "node1: node1: node1: error: x\n" * 5_000,
     "no newline at all": "a" * 150_000,
+    "spawned commands": "process 1 spawned with command: [" * 5_000,
+    "runner cmd lines": ("cmd = python -m deepspeed.launcher.launch " + "'a " * 600 + "\n") * 100,
 }
 
 
