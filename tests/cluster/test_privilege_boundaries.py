@@ -21,6 +21,7 @@ from support import run_cli
 
 from dscluster.runs import store
 from dscluster.runs.control import request_stop
+from dscluster.runs.verify import record_to_act_on
 
 pytestmark = [pytest.mark.root, pytest.mark.cluster, pytest.mark.slow]
 
@@ -172,5 +173,5 @@ print("second attempt done", flush=True)
     # `dscluster stop` (root) writes `stop` into the run dir: a planted symlink is replaced, not followed.
     stop_victim = make_victim(victim_dir, "stop")
     plant(sim, symlinks={run_dir / "stop": stop_victim})
-    request_stop(run_dir, store.read_record(run_dir))
+    request_stop(run_dir, record_to_act_on(run_dir))
     assert untouched(stop_victim) and not (run_dir / "stop").is_symlink()

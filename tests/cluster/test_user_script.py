@@ -64,7 +64,7 @@ def test_the_recipes_command_runs_a_users_script(sim, work, dsc):
     assert not (work / "runs").exists() or not list((work / "runs").iterdir())
     # The recipe's command, with `deepspeed` replaced: the run id alone on stdout (not a terminal).
     res = dsc("launch", "--hostfile=hostfile", f"--master_addr={first}", "--detach", "min_ds_script.py",
-              "--deepspeed", "--deepspeed_config", "ds_config.json", "--steps", "3")
+              "--deepspeed", "--deepspeed_config", "ds_config.json", "--steps", "3", "--log-loss")
     assert res.returncode == 0, res.stderr
     run_id = res.stdout.strip()
     assert "\n" not in run_id and " " not in run_id and run_id.startswith("min_ds_script-"), res.stdout
@@ -77,6 +77,11 @@ def test_the_recipes_command_runs_a_users_script(sim, work, dsc):
     run_dir = store.run_path(work, run_id)
     lr = [r for r in metrics.read(run_dir)[0] if r.get("source") == "deepspeed"]
     assert [r["step"] for r in lr] == [1, 2, 3] and lr[0]["lr"] == 0.05, lr
+    # The README's one line, `dscluster.log(step=..., loss=...)`, on rank 0 (the node user) beside the
+    # supervisor's rows (root's) in the same file: the file is the node user's from its first moment.
+    loss = [r for r in metrics.read(run_dir)[0] if "loss" in r and r.get("source") != "deepspeed"]
+    assert [r["step"] for r in loss] == [1, 2, 3], loss
+    assert (run_dir / "metrics.jsonl").stat().st_uid == record["launch"]["node_uid"]
     # ...through the one reader in every view: status, Run.metrics(), the run's TensorBoard.
     assert "last metrics: step 3  lr 0.05" in dsc("status", run_id).stdout
     frame = subprocess.run([sys.executable, "-c", "import sys, dscluster; m = dscluster.Run(sys.argv[1], [sys.argv[2]]).metrics(); "

@@ -370,6 +370,7 @@ def cmd_restart(args) -> int:
 
 def cmd_stop(args) -> int:
     from dscluster.runs.control import stop_run
+    from dscluster.runs.verify import record_to_act_on
 
     run_dir = find_run(args.run, args.cluster)
     record = store.read_record(run_dir)
@@ -378,7 +379,7 @@ def cmd_stop(args) -> int:
                  status=record.status))
         print(console.next_steps(f"dscluster status {record.id}", f"dscluster logs {record.id}"))
         return ExitCode.OK
-    check_may_control(record, run_dir, "stop")  # its owner, or root
+    check_may_control(record_to_act_on(run_dir).record, run_dir, "stop")  # its owner, or root; verified
     print(tr("stopping {id} on every node…", id=record.id), flush=True)
     record, forced = stop_run(run_dir, timeout=args.timeout)
     print(tr("{ok} run {id} stopped{how}", ok=console.OK, id=record.id,

@@ -214,6 +214,10 @@ def _add_accounts(spec: ClusterSpec, name: str, uid: int, key: str, args: argpar
     """Their account on every node, their cluster key on the master (as them), then root's records of their keys
     and UID on every node; with node containers, the master's part is made in its container."""
     shared = str(spec.shared_dir)
+    if args.here or is_simulated(spec):  # the shared storage is this machine's: root makes its layout right
+        from dscluster.sharedlayout import make_right  # noqa: PLC0415
+
+        make_right(spec.shared_dir)
     # the account, and root's record of them (the node containers' agents make their accounts from it)
     _on_nodes(spec, lambda node: accounts.add_argv(name, uid, key, "", admin=args.admin), name, uid, args.here)
     if args.here or is_simulated(spec):

@@ -142,15 +142,29 @@ def read_pubkey(path: str | Path) -> str:
 
 def choose_uid(spec: ClusterSpec, requested: int | None, name: str = "") -> int:
     """The requested UID, checked; else the UID of an account of that name made here before (an `add` that
-    stopped half-way), else the lowest one from PERSON_UID_MIN+1 that no one here has."""
+    stopped half-way), else the UID of their own directory left on the shared storage (a person added again
+    owns their files again), else the lowest one from PERSON_UID_MIN+1 that no one here has and that owns no
+    files of a removed person on the shared storage (sharedlayout.files_left): a UID is never reused while
+    someone's files remain."""
+    from dscluster.sharedlayout import files_left  # noqa: PLC0415
+
     taken = {u.uid for u in spec.users}
+    left = {uid: found for uid, found in files_left(spec.shared_dir).items() if uid not in taken}
+    theirs = {uid for uid, found in left.items() if Path(spec.shared_dir) / "users" / name in found} if name else set()
     if requested is None and name:
         try:
             mine = pwd.getpwnam(name).pw_uid
-            if PERSON_UID_MIN <= mine <= PERSON_UID_MAX and mine not in taken:
+            if PERSON_UID_MIN <= mine <= PERSON_UID_MAX and mine not in taken and (mine not in left or mine in theirs):
                 return mine
         except KeyError:
             pass
+        for uid in sorted(theirs):
+            if PERSON_UID_MIN <= uid <= PERSON_UID_MAX and not _local_owner(uid):
+                return uid
+    if requested is not None and requested in left and requested not in theirs:
+        raise ConfigError(tr("uid {uid} still owns {path}: files of someone removed, which the next person with "
+                             "that uid would own", uid=requested, path=left[requested][0]),
+                          tr("choose another --uid (or leave it out), or move those files away first"), setting="uid")
     if requested is not None:
         if not PERSON_UID_MIN <= requested <= PERSON_UID_MAX:
             raise ConfigError(tr("uid {uid} is out of range", uid=requested),
@@ -162,7 +176,7 @@ def choose_uid(spec: ClusterSpec, requested: int | None, name: str = "") -> int:
                               tr("choose another --uid, or leave it out to take the next free one"), setting="uid")
         return requested
     for uid in range(PERSON_UID_MIN + 1, PERSON_UID_MAX + 1):
-        if uid not in taken and spec.node_uid != uid and not _local_owner(uid):
+        if uid not in taken and uid not in left and spec.node_uid != uid and not _local_owner(uid):
             return uid
     raise ConfigError(tr("no free uid left"), tr("remove people who left: dscluster user remove NAME"), setting="uid")
 

@@ -13,23 +13,39 @@ import time
 from pathlib import Path
 
 from dscluster.console import WARN
+from dscluster.errors import DsclusterError
 from dscluster.fsutil import atomic_write_text
 from dscluster.i18n import tr
 from dscluster.runs import store
 from dscluster.runs.record import RunRecord
 from dscluster.runs.start import supervisor_alive
 from dscluster.runs.supervisor import STOP_FILE
+from dscluster.runs.verify import Verified, may_signal, record_to_act_on
 
 
-def request_stop(run_dir: Path, record: RunRecord) -> None:
+def _newest(run_dir: Path, verified: Verified) -> Verified:
+    """The record as it is now when it still passes verification, else the one verified before: root's forced
+    stop never writes (as root's own) a record someone else rewrote."""
+    try:
+        return record_to_act_on(run_dir)
+    except DsclusterError:
+        return verified
+
+
+def request_stop(run_dir: Path, verified: Verified) -> None:
     # The run dir is the node user's to write: never a write by name through whatever is there now.
     try:
         atomic_write_text(Path(run_dir) / STOP_FILE, store.now_iso() + "\n")
     except OSError:
         pass  # a full disk: the signal below still reaches a supervisor on this machine, else the forced stop
-    if supervisor_alive(record):
+    _signal(verified, signal.SIGTERM)
+
+
+def _signal(verified: Verified, signum: int) -> None:
+    """Signal the run's supervisor: the pid of the verified record, only a process of the record's writer."""
+    if may_signal(verified) and supervisor_alive(verified.record):
         try:
-            os.kill(int(record.supervisor_pid), signal.SIGTERM)
+            os.kill(int(verified.record.supervisor_pid), signum)
         except (ProcessLookupError, PermissionError):
             pass
 
@@ -46,22 +62,22 @@ def wait_finished(run_dir: Path, timeout: float) -> RunRecord:
 
 
 def stop_run(run_dir: Path, *, timeout: float | None = None) -> tuple[RunRecord, bool]:
-    """Stop the run; returns (final record, forced?)."""
+    """Stop the run; returns (final record, forced?). What it acts on (the supervisor's pid, the hosts) comes
+    from the verified record (runs/verify.py), never from one rewritten meanwhile."""
     from dscluster.runs.nodes import remote_reap
 
-    record = store.read_record(run_dir)
+    verified = record_to_act_on(Path(run_dir))
+    record = verified.record
     grace = float(record.launch.stop_grace)
-    request_stop(run_dir, record)
+    request_stop(run_dir, verified)
     if (record.slurm or {}).get("batch") and not record.supervisor_pid:
         timeout = 0.0  # its batch job has not started: nothing runs yet, cancel the job
-    record = wait_finished(run_dir, timeout if timeout is not None else grace + 15.0)
-    if record.status in store.FINISHED:
-        return record, False
-    if supervisor_alive(record):
-        try:
-            os.kill(int(record.supervisor_pid), signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+    seen = wait_finished(run_dir, timeout if timeout is not None else grace + 15.0)
+    if seen.status in store.FINISHED:
+        return seen, False
+    verified = _newest(Path(run_dir), verified)  # a supervisor started meanwhile has written its pid
+    record = verified.record
+    _signal(verified, signal.SIGKILL)
     from dscluster.runs.hooks import hooks_class
 
     if hooks_class(record.launch.launcher).force_stop(record):
@@ -71,7 +87,7 @@ def stop_run(run_dir: Path, *, timeout: float | None = None) -> tuple[RunRecord,
     from dscluster.runs.leasing import release
 
     release(record, Path(run_dir).parent.parent)  # the supervisor that held its GPU leases is gone
-    record = store.read_record(run_dir).replace(status="stopped", exit_code=130, ended=store.now_iso())
+    record = _newest(Path(run_dir), verified).record.replace(status="stopped", exit_code=130, ended=store.now_iso())
     try:
         store.write_record(run_dir, record)
         store.append_event(run_dir, "stopped", forced=True, nodes=outcome)

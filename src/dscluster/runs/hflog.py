@@ -22,12 +22,12 @@ filled with: DeepSpeed's monitor counts samples, the charts count steps).
 from __future__ import annotations
 
 import ast
-import os
 import re
 import time
 from pathlib import Path
 
 from dscluster.fsutil import append_jsonl, atomic_write_json, read_bytes
+from dscluster.runs.metrics import give_to_ranks
 
 HF_KEYS = frozenset({"loss", "grad_norm", "learning_rate", "epoch", "eval_loss", "train_runtime", "train_loss"})
 RENAMED = {"learning_rate": "lr", "eval_loss": "val_loss"}  # the names the panel charts
@@ -197,13 +197,8 @@ class HfLogBridge:
 
     def _write(self, step: int, values: dict) -> int:
         out = self.run_dir / "metrics.jsonl"
-        existed = out.exists()
+        give_to_ranks(out, self.owner_uid)
         append_jsonl(out, {"step": int(step), **values, "source": "hf"})
-        if not existed and self.owner_uid is not None and os.geteuid() == 0:
-            try:
-                os.chown(out, self.owner_uid, -1)
-            except OSError:
-                pass
         if self.tensorboard is not None:
             try:
                 self.tensorboard().scalars(int(step), values)

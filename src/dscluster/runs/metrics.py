@@ -120,6 +120,17 @@ def log(step: int | None = None, **values) -> bool:
 
 
 # ---- the supervisor: DeepSpeed's csv monitor -> metrics.jsonl --------------------------------------
+def give_to_ranks(path: Path, owner_uid: int | None) -> None:
+    """metrics.jsonl is the ranks' user's (rank 0 appends to it: `dscluster.log`, the reference trainer, a
+    Trainer's callback); a supervisor running as root that writes first makes it theirs from its first moment
+    (a file root made, then chowned, would refuse rank 0's append in between)."""
+    if owner_uid is None or os.geteuid() != 0 or os.geteuid() == owner_uid or os.path.lexists(path):
+        return
+    from dscluster.sharedlayout import make_file_for  # noqa: PLC0415 - the supervisor's part only
+
+    make_file_for(path, owner_uid)
+
+
 def monitor_config(run_dir: str | os.PathLike) -> dict:
     """The ds_config section that makes DeepSpeed write its own metrics into the run directory."""
     return {"enabled": True, "output_path": str(Path(run_dir) / MONITOR_DIR), "job_name": MONITOR_JOB}
@@ -160,7 +171,6 @@ class MonitorBridge:
             for samples, name, value in self._new_rows(path):
                 rows.setdefault(samples, {})[name] = value
         out = self.run_dir / METRICS_FILE
-        existed = out.exists()
         if self.batch is None and self.batch_hint is not None and rows:
             # No printed batch: the sample counts' common divisor, once two steps are there (the monitor
             # writes every optimizer step, so two consecutive counts differ by one global batch).
@@ -171,18 +181,13 @@ class MonitorBridge:
 
             self.batch = math.gcd(*rows) or None
         batch = self.batch
+        if rows:
+            give_to_ranks(out, self.owner_uid)
         for samples in sorted(rows):
             step = samples // batch if batch else samples
             self.last_step = step
             append_jsonl(out, {"step": step, "samples": samples, **rows[samples], "source": "deepspeed"})
             self._tensorboard().scalars(step, rows[samples])
-        if rows and not existed and self.owner_uid is not None and os.geteuid() == 0:
-            # rank 0 (the node user) appends its own records (dscluster.log) to the same file
-            fd = open_file(out)  # fchown of what was opened by the no-symlink rule, never of a path
-            try:
-                os.fchown(fd, self.owner_uid, -1)
-            finally:
-                os.close(fd)
         return len(rows)
 
     def _tensorboard(self):

@@ -33,6 +33,7 @@ from dscluster.runs.owner import check_may_control, check_may_restart
 from dscluster.runs.prepare import Prepared, prepare
 from dscluster.runs.program import find_ds_config
 from dscluster.runs.record import RunRecord
+from dscluster.runs.verify import record_to_act_on
 
 INLINE_CONFIGS = Path("data") / "ds_configs"  # under the shared directory: every node reads the same file
 
@@ -160,10 +161,12 @@ def stop(run_dir: Path) -> dict[str, Any]:
     status = record.status
     if status in store.FINISHED:
         return {"id": record.id, "status": status, "stopping": False}
+    verified = record_to_act_on(run_dir)  # by descriptor, written by its owner or root (runs/verify.py)
+    record = verified.record
     check_may_control(record, run_dir, "stop")  # its owner, or root (runs/owner.py)
     from dscluster.runs.control import request_stop, stop_run
 
-    request_stop(run_dir, record)
+    request_stop(run_dir, verified)
     threading.Thread(target=_stop_quietly, args=(stop_run, run_dir), name=f"stop-{record.id}",
                      daemon=True).start()
     return {"id": record.id, "status": status, "stopping": True}
@@ -199,7 +202,7 @@ def restart_request(run_dir: Path, env: dict[str, str] | None = None, hostfile: 
         raise UsageError(tr("--hosts, --hostfile and --local name different places to restart on"),
                          tr("give one of them"), setting="--hosts" if hosts else "--hostfile")
     run_dir = Path(run_dir)
-    record = store.read_record(run_dir)
+    record = record_to_act_on(run_dir).record  # by descriptor, written by its owner or root (runs/verify.py)
     check_may_restart(record, run_dir)  # its owner, or root; a person's run as that person (runs/owner.py)
     run_id = record.id
     cfg = record.launch

@@ -66,6 +66,12 @@ def create_run(shared: Path, record: RunRecord) -> Path:
         owner = int(launch.node_uid)
     elif os.geteuid() == 0 and launch.hosts:
         mode = 0o777  # the node user is unknown on this machine: let it write
+    if owner is not None and not os.path.isdir(runs_dir(Path(shared))):
+        # root's first cluster run (a demo before any `user add`): runs/ as the ownership model says
+        # (root's, sticky 1777: every person makes their runs there, no one renames another's), never root's 0755
+        from dscluster.sharedlayout import ensure  # noqa: PLC0415
+
+        ensure(shared, ("runs",))
     # Made through directory descriptors (fsutil.make_dir): the shared dir and runs/ may be the node
     # user's, so a symlink planted there must not take the new (node-owned) directories elsewhere.
     fsutil.make_dir(path, mode, owner=owner)

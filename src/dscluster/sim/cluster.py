@@ -31,7 +31,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from dscluster import fsutil, paths
+from dscluster import fsutil, paths, sharedlayout
 from dscluster.cluster import identity
 from dscluster.cluster.runner import CommandResult, run_parallel, run_subprocess
 from dscluster.cluster.spec import ClusterSpec, NodeSpec, format_spec, load_spec
@@ -186,6 +186,7 @@ class SimCluster:
             base = cls.base_dir(name, Path(home) if home else None)
             shared = Path(shared_dir) if shared_dir else base / "shared"
             entry, granted = ensure_shared(user, shared)
+            sharedlayout.make_right(shared)  # runs/, data/, users/... as the model says, whatever ran before
             logs = base / "logs"
             logs.mkdir(parents=True, exist_ok=True)
             names.runtime_dir.mkdir(parents=True, exist_ok=True)
