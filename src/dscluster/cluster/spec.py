@@ -228,8 +228,43 @@ def as_person(spec: ClusterSpec) -> ClusterSpec:
     person = spec.person(name)
     if person is None or name == spec.ssh_user:
         return spec
+    spec = _as_written_by_root(spec)
+    person = spec.person(name) or person
     # They stand in the node user's place (ssh_user); the other people stay listed.
     return replace(spec, ssh_user=name, node_uid=person.uid, users=tuple(u for u in spec.users if u.name != name))
+
+
+def _as_written_by_root(spec: ClusterSpec) -> ClusterSpec:
+    """A person's launch takes the nodes, the Python (`python`) and who they are from the spec: read again by
+    descriptor (fsutil's no-symlink rule), it must be root's or their own and writable by no one else. The
+    published spec (<shared>/.dscluster/dscluster.toml) lies in a directory the node user can write: a copy the
+    node user made (its python planted) is refused, never run as the person."""
+    import stat
+
+    from dscluster import fsutil
+    from dscluster.errors import PermissionNeeded
+
+    if spec.path is None or spec.path.suffix != ".toml":
+        return spec
+    try:
+        fd = fsutil.open_file(spec.path)
+        try:
+            st, text = os.fstat(fd), os.read(fd, 1 << 20).decode("utf-8-sig")
+        finally:
+            os.close(fd)
+    except (OSError, UnicodeDecodeError) as err:
+        raise PermissionNeeded(tr("the cluster spec {path} cannot be read safely: {err}", path=spec.path, err=err),
+                               _ask_admin()) from None
+    if st.st_uid not in (0, os.geteuid()) or st.st_mode & 0o022 or st.st_nlink != 1 or not stat.S_ISREG(st.st_mode):
+        raise PermissionNeeded(tr("the cluster spec {path} is not root's (or yours) alone (uid {uid}, mode {mode:o}): "
+                                  "your runs would take their Python and nodes from whoever wrote it",
+                                  path=spec.path, uid=st.st_uid, mode=stat.S_IMODE(st.st_mode)), _ask_admin())
+    return parse_spec(text, spec.path)
+
+
+def _ask_admin() -> str:
+    return tr("ask the cluster's administrator to publish it again as root (dscluster user add and sim up do), or "
+              "pass --cluster with a copy of your own")
 
 
 def resolve_spec(arg: str | os.PathLike | None = None, *, as_this_user: bool = True) -> ClusterSpec:

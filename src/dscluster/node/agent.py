@@ -216,7 +216,7 @@ _HUB_BOOT = ("import os, sys\nfrom dscluster.node import hub\n"
 
 def start_hub(opts: AgentOptions, cluster_spec: Path | None = None, people=None) -> subprocess.Popen | None:
     """On the master: JupyterHub on its 127.0.0.1:8000, as root (node/hub.py), the cluster's people from root's
-    records (`people`, with --people) or else the published spec; stopping it (SIGTERM from the supervisor)
+    records (`people`, with --people; else `hub_people`); stopping it (SIGTERM from the supervisor)
     stops its proxy and everyone's JupyterLab."""
     from dscluster.cluster.identity import published_spec_path
     from dscluster.cluster.spec import load_spec
@@ -225,13 +225,28 @@ def start_hub(opts: AgentOptions, cluster_spec: Path | None = None, people=None)
     admins: list[str] = []
     env = dict(os.environ)
     if published.is_file():
-        people = people if people is not None else load_spec(published).users
         env.update(DSCLUSTER_CLUSTER=str(published))
+    if people is None:
+        people = hub_people(published, load_spec)
     if people:
         admins = [u.name for u in people if u.admin]
         env.update(DSCLUSTER_HUB_PEOPLE=" ".join(u.name for u in people))
     return subprocess.Popen([sys.executable, "-c", _HUB_BOOT, str(opts.shared_dir), *admins], env=env,
                             stdin=subprocess.DEVNULL, start_new_session=True)
+
+
+def hub_people(published: Path, load_spec, records: Path | None = None) -> tuple:
+    """The hub's people without --people (the simulated cluster, bare hosts): root's records on this machine
+    (node/people.py; `user add` writes them, with who is an admin) of the people the published spec lists. The
+    published spec is the node user's to write: it never makes anyone an admin, nor anyone a person."""
+    from dscluster.node import people as records_of  # noqa: PLC0415
+
+    recorded, _ = records_of.read_people(records or records_of.PEOPLE_DIR)
+    try:
+        listed = {u.name for u in load_spec(published).users} if published.is_file() else set()
+    except DsclusterError:
+        listed = set()
+    return tuple(p for p in recorded or () if p.name in listed)
 
 
 def start_stats_as_user(opts: AgentOptions) -> subprocess.Popen:
