@@ -75,3 +75,17 @@ def test_hub_admins_come_from_roots_records_not_the_published_spec(shared, tmp_p
                                                          '[[users]]\nname = "mallory"\nuid = 2003\nadmin = true\n'))
     people = agent.hub_people(published, load_spec, records)
     assert sorted((p.name, p.admin) for p in people) == [("alice", False), ("bob", True)]
+
+
+def test_a_spec_planted_where_root_stands_is_refused(shared, monkeypatch):
+    """Root runs dscluster in the shared dir (the node user's): a ./dscluster.toml the node user put there would
+    name the admins, the nodes and the shared dir of root's `user add`, `hub start`, `launch`."""
+    done = subprocess.run(["setpriv", f"--reuid={NODE}", f"--regid={NODE}", "--clear-groups", "sh", "-c",
+                           'cat > "$1"', "sh", str(shared / "dscluster.toml")],
+                          input=_spec_text(shared, users='[[users]]\nname = "mallory"\nuid = 2003\nadmin = true\n'),
+                          text=True, capture_output=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    monkeypatch.chdir(shared)
+    monkeypatch.delenv("DSCLUSTER_CLUSTER", raising=False)
+    with pytest.raises(PermissionNeeded, match=f"uid {NODE}"):
+        resolve_spec(None)

@@ -239,27 +239,33 @@ def _as_written_by_root(spec: ClusterSpec) -> ClusterSpec:
     descriptor (fsutil's no-symlink rule), it must be root's or their own and writable by no one else. The
     published spec (<shared>/.dscluster/dscluster.toml) lies in a directory the node user can write: a copy the
     node user made (its python planted) is refused, never run as the person."""
+    if spec.path is None or spec.path.suffix != ".toml":
+        return spec
+    return _checked_spec(spec.path)
+
+
+def _checked_spec(path: Path) -> ClusterSpec:
+    """The spec at `path`, read by descriptor, refused unless root's or this user's alone (see above)."""
     import stat
 
     from dscluster import fsutil
     from dscluster.errors import PermissionNeeded
 
-    if spec.path is None or spec.path.suffix != ".toml":
-        return spec
     try:
-        fd = fsutil.open_file(spec.path)
+        fd = fsutil.open_file(path)
         try:
             st, text = os.fstat(fd), os.read(fd, 1 << 20).decode("utf-8-sig")
         finally:
             os.close(fd)
     except (OSError, UnicodeDecodeError) as err:
-        raise PermissionNeeded(tr("the cluster spec {path} cannot be read safely: {err}", path=spec.path, err=err),
+        raise PermissionNeeded(tr("the cluster spec {path} cannot be read safely: {err}", path=path, err=err),
                                _ask_admin()) from None
-    if st.st_uid not in (0, os.geteuid()) or st.st_mode & 0o022 or st.st_nlink != 1 or not stat.S_ISREG(st.st_mode):
+    others_write = st.st_mode & 0o002 or (st.st_mode & 0o020 and st.st_gid not in (0, os.getegid()))
+    if st.st_uid not in (0, os.geteuid()) or others_write or st.st_nlink != 1 or not stat.S_ISREG(st.st_mode):
         raise PermissionNeeded(tr("the cluster spec {path} is not root's (or yours) alone (uid {uid}, mode {mode:o}): "
                                   "your runs would take their Python and nodes from whoever wrote it",
-                                  path=spec.path, uid=st.st_uid, mode=stat.S_IMODE(st.st_mode)), _ask_admin())
-    return parse_spec(text, spec.path)
+                                  path=path, uid=st.st_uid, mode=stat.S_IMODE(st.st_mode)), _ask_admin())
+    return parse_spec(text, path)
 
 
 def _ask_admin() -> str:
@@ -281,8 +287,8 @@ def _resolve(arg: str | os.PathLike | None) -> ClusterSpec:
     env = os.environ.get("DSCLUSTER_CLUSTER")
     if env:
         return _load_any(Path(env))
-    if Path(SPEC_FILENAME).is_file():
-        return load_spec(SPEC_FILENAME)
+    if Path(SPEC_FILENAME).is_file():  # found where you stand (the shared dir, maybe): yours or root's alone
+        return _checked_spec(Path(SPEC_FILENAME).resolve())
     sim = sim_spec_path("default")
     if sim.is_file() and sim_is_up("default"):  # up, not left from a reboot
         return load_spec(sim)
