@@ -111,6 +111,11 @@ def team(sim_cluster):
     os.chmod(home, 0o755)
     t = Team(sim, home)
     spec = str(sim.spec_path)
+    # The README's order: root's demo first (an older dscluster's, or one before `sim up` made them) left runs/
+    # and data/ root's 0755, where no person could make a run; `user add` makes them right.
+    for folder in (t.shared / "runs", t.shared / "data"):
+        folder.mkdir(exist_ok=True)
+        folder.chmod(0o755)
     try:
         for name in (ALICE, BOB):
             added = t.root("user", "add", name, "--cluster", spec)
@@ -154,6 +159,11 @@ def test_a_persons_run_runs_as_them_everywhere_and_the_other_cannot_touch_it(tea
     planted = subprocess.run(["runuser", "-u", BOB, "--", "sh", "-c", 'echo x > "$1"', "sh",
                               str(team.run_dir(a) / "logs" / "planted.log")], capture_output=True, text=True)
     assert planted.returncode != 0 and not (team.run_dir(a) / "logs" / "planted.log").exists()
+    # the node user (it owns the shared dir) cannot rename or replace her run directory: runs/ is root's, sticky
+    node_user = team.sim.spec.ssh_user
+    moved = subprocess.run([RUNUSER, "-u", node_user, "--", "mv", str(team.run_dir(a)), str(team.shared / "runs" / "x")],
+                           capture_output=True, text=True, timeout=60)
+    assert moved.returncode != 0 and team.run_dir(a).is_dir() and team.run_dir(a).stat().st_uid == alice.pw_uid
     # ... nor read alice's cluster key, nor signal her supervisor or ranks (the privilege probes, between people)
     def as_bob(*argv: str) -> subprocess.CompletedProcess:
         return subprocess.run([RUNUSER, "-u", BOB, "--", *argv], capture_output=True, text=True, timeout=60)

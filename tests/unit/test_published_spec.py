@@ -49,7 +49,7 @@ def _plant(shared: Path, text: str) -> Path:
     return published
 
 
-def test_a_persons_launch_never_takes_python_from_the_node_users_copy(shared, monkeypatch):
+def test_a_persons_launch_never_takes_python_from_the_node_users_copy(shared, monkeypatch, tmp_path):
     published = shared / ".dscluster" / "dscluster.toml"
     published.write_text(_spec_text(shared))  # as `sim up` / `user add` publish it: root's, 0644
     published.chmod(0o644)
@@ -61,6 +61,12 @@ def test_a_persons_launch_never_takes_python_from_the_node_users_copy(shared, mo
     _plant(shared, _spec_text(shared, 'python = "/var/tmp/evil"\n'))
     with pytest.raises(PermissionNeeded, match=f"not root's .or yours. alone .uid {NODE}"):
         resolve_spec(str(published))
+    # a hostfile of hers takes its SSH settings and Python from the spec the hub names: the same check
+    hostfile = tmp_path / "hostfile"
+    hostfile.write_text("10.0.0.1 slots=1\n")
+    monkeypatch.setenv("DSCLUSTER_CLUSTER", str(published))
+    with pytest.raises(PermissionNeeded, match=f"uid {NODE}"):
+        resolve_spec(str(hostfile))
 
 
 def test_hub_admins_come_from_roots_records_not_the_published_spec(shared, tmp_path):
