@@ -144,3 +144,22 @@ def files_left(shared: str | os.PathLike) -> dict[int, list[Path]]:
             with contextlib.suppress(OSError):
                 found.setdefault(entry.stat(follow_symlinks=False).st_uid, []).append(folder / entry.name)
     return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m dscluster.sharedlayout SHARED`, as root where the shared storage is (the master's node
+    container, for `user add`): the model made right there; what cannot be is printed, exit 1."""
+    import sys  # noqa: PLC0415
+
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m dscluster.sharedlayout SHARED_DIR", file=sys.stderr)
+        return 2
+    problems = ensure(args[0])
+    for line in problems:
+        print(line, file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

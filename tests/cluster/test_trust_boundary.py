@@ -230,7 +230,8 @@ os.replace(tmp, run_json)
 def test_a_rewritten_run_record_never_names_the_programs_root_runs(sim, env):
     """Attack 3: the node user rewrites a finished run's run.json so that its cluster state directory is one
     of its own (a key, and `pdsh`/`ssh` wrappers that record who ran them). `dscluster restart` by root
-    takes the state directory from root's own state: the wrappers never run, and the restart runs."""
+    refuses the record, which root did not write (runs/verify.py): the wrappers never run. Root's own record
+    restarts, taking the state directory from root's own state."""
     work = Path(sim.spec.shared_dir) / "trustwork3"
     plant(sim, files={work / "ok.py": 'print("ran", flush=True)\n'})
     env = {**env, "DSCLUSTER_HOME": sim.state["home"]}  # root's own state, where `sim up` keeps the cluster's
@@ -240,7 +241,14 @@ def test_a_rewritten_run_record_never_names_the_programs_root_runs(sim, env):
     run_id = [r.id for r in store.list_runs(Path(sim.spec.shared_dir)) if r.record.launch.program.endswith("ok.py")][-1]
     marker = Path(sim.spec.shared_dir) / "wrapper-ran-as"
     evil = Path(sim.spec.shared_dir) / "evil-state"
-    as_node_user(sim, _REWRITE, str(store.run_path(sim.spec.shared_dir, run_id) / "run.json"), str(evil), str(marker))
+    record = store.run_path(sim.spec.shared_dir, run_id) / "run.json"
+    original = record.read_bytes()
+    as_node_user(sim, _REWRITE, str(record), str(evil), str(marker))
+    refused = dscluster(sim, env, work, "restart", run_id, "--cluster", str(sim.spec_path))
+    assert refused.returncode == 7 and "was written by" in refused.stderr, refused.stdout[-3000:] + refused.stderr
+    assert not marker.exists(), f"the node user's wrapper ran as uid {marker.read_text()}"
+    record.unlink()
+    record.write_bytes(original)  # root's own record again (root writes it): restarted from root's own state
     again = dscluster(sim, env, work, "restart", run_id, "--cluster", str(sim.spec_path))
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-2000:]
     new_id = again.stdout.split(" run ", 1)[1].split()[0]

@@ -222,7 +222,11 @@ def _add_accounts(spec: ClusterSpec, name: str, uid: int, key: str, args: argpar
     _on_nodes(spec, lambda node: accounts.add_argv(name, uid, key, "", admin=args.admin), name, uid, args.here)
     if args.here or is_simulated(spec):
         _grant_here(name, spec)
-    if engine:  # their home in the container's state volume, their directory on the shared storage
+    if engine:  # the shared storage's model, as root in the master's container (sharedlayout.py), then their home
+        # in the container's state volume and their directory on the shared storage
+        laid = _team().in_container(spec, engine, _host(spec.master), ["python", "-m", "dscluster.sharedlayout", shared])
+        if not laid.ok:
+            print(f"{WARN} " + (laid.stderr.strip()[-500:] or tr("could not lay out {path}", path=shared)))
         _in_master(spec, engine, accounts.add_argv(name, uid, "", shared, home_base=_team().HOMES, record=False), name, uid)
     keys = (key, _identity(spec, name, uid, args.here, engine))  # theirs, and their runs' (on the master)
     _on_nodes(spec, lambda node: accounts.add_argv(name, uid, key, shared if node == spec.master and not engine
