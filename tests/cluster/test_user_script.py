@@ -83,7 +83,8 @@ def test_the_recipes_command_runs_a_users_script(sim, work, dsc):
     assert [r["step"] for r in loss] == [1, 2, 3], loss
     assert (run_dir / "metrics.jsonl").stat().st_uid == record["launch"]["node_uid"]
     # ...through the one reader in every view: status, Run.metrics(), the run's TensorBoard.
-    assert "last metrics: step 3  lr 0.05" in dsc("status", run_id).stdout
+    shown = next(line for line in dsc("status", run_id).stdout.splitlines() if "last metrics:" in line)
+    assert "last metrics: step 3 " in shown and "lr 0.05" in shown and "loss" in shown, shown
     frame = subprocess.run([sys.executable, "-c", "import sys, dscluster; m = dscluster.Run(sys.argv[1], [sys.argv[2]]).metrics(); "
                             "print(m.dropna(subset=['lr'])[['step', 'lr']].values.tolist())", run_id, str(work / "runs")],
                            env=dsc.env, cwd=work, capture_output=True, text=True, timeout=120)
