@@ -32,9 +32,9 @@ _KEY_RE = re.compile(r"^(ssh-(ed25519|rsa|dss)|ecdsa-sha2-nistp(256|384|521)|sk-
 # lines of their file in the nodes' sshd key directory ('' to leave it: node/sshd.py PEOPLE_KEYS), $6 their
 # record in PEOPLE_DIR ("UID" or "UID admin": node/people.py; '' to leave it). HOME_BASE: where homes go ('' =
 # useradd's).
-# users/, runs/, prometheus/runs/ and .dscluster-doctor/ (sticky, as /tmp) are made by the shared dir's owner
-# (root, or the node user on most NFS exports): each person makes their own directory, runs, metrics targets
-# and doctor's probe files there, and no one can remove another's.
+# users/, runs/, data/ and .dscluster-doctor/ (sticky, as /tmp) are made by root where it can (sharedlayout.py),
+# else, with prometheus/runs/, by the shared dir's owner (the node user on most NFS exports): each person makes
+# their own directory, runs, metrics targets and doctor's probe files there, and no one can remove another's.
 ADD_SCRIPT = r"""
 set -eu
 name=$1 uid=$2 key=$3 shared=$4 keys=$5 record=${6:-}
@@ -53,6 +53,9 @@ if [ -n "$key" ]; then
   printf '%s\n' "$key" | runuser -u "$name" -- sh -c 'umask 077; mkdir -p "$HOME/.ssh"; cat > "$HOME/.ssh/authorized_keys"'
 fi
 if [ -n "$shared" ]; then
+  # root's where the storage keeps root's files (sharedlayout.py): made by root without following anything (no -p,
+  # an existing name is left as it is); NFS with root_squash refuses, and the shared dir's owner makes them below
+  for d in users runs data .dscluster-doctor; do mkdir -m 1777 "$shared/$d" 2>/dev/null || true; done
   owner=$(stat -c %u "$shared") group=$(stat -c %g "$shared")
   setpriv --reuid="$owner" --regid="$group" --clear-groups \
     sh -c 'for d in users runs prometheus/runs .dscluster-doctor; do mkdir -p "$1/$d" && { [ ! -O "$1/$d" ] || chmod 1777 "$1/$d"; }; done' sh "$shared"
