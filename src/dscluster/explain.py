@@ -24,6 +24,7 @@ from pathlib import Path
 
 from dscluster import launchcmd, logtext, rankerror
 from dscluster.i18n import gettext, tr
+from dscluster.sigmessages import CUTS_THE_COMMAND
 from dscluster.signatures import (
     BEFORE_THE_ERROR,
     DETERMINISTIC_TYPES,
@@ -278,6 +279,15 @@ _COMMAND_LINE_EXPLAINS = frozenset({"python-error", "argparse-usage", "program-e
                                     "ds-config-invalid", "local-rank-arg", "input-error-exit", "workdir-missing"})
 
 
+def _command_cut(streams: list[rankerror.Stream], first: rankerror.RankError | None) -> Explanation | None:
+    """A launch line the shell cut short (sigmessages.CUTS_THE_COMMAND): the cause of whatever failed after it."""
+    for sig in (s for s in SIGNATURES if s.name in CUTS_THE_COMMAND):
+        for st in streams:
+            if m := sig.pattern.search(st.text):
+                return _from_signature(sig, m, st.text, first, streams)
+    return None
+
+
 def explain_logs(logs: Sequence[LogText], hint_rank: int | None = None) -> Explanation | None:
     """Explain several logs of one failure together (_explain_streams), unless the command line a launcher printed
     shows the cause of the rank's error (a \\r from a CRLF script, --local_rank before the script's own argument,
@@ -305,6 +315,8 @@ def _explain_streams(logs: Sequence[LogText], hint_rank: int | None = None) -> E
     errs = [e for st in streams for e in rankerror.errors(st)]
     errs += [e for st in streams for e in rankerror.launcher_exits(st)]
     first = rankerror.first_failure(errs, hint_rank)
+    if (cut := _command_cut(streams, first)) is not None:
+        return cut
     if first is not None and not first.symptom and first.kind in ("python", "native", "usage"):
         own = _own_signature(first, streams)
         if own:

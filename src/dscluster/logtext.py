@@ -43,7 +43,7 @@ _TORCHRUN_LOCAL = re.compile(r"^\[(?:default|[a-z]+)(?P<local>\d+)\]:\s?")
 _SRUN_LABEL = re.compile(r"^\s*(?P<rank>\d+): ")
 _HOST_PREFIX = re.compile(r"^(?P<host>[A-Za-z0-9][\w.-]*|\d+\.\d+\.\d+\.\d+): ")
 _NOT_A_HOST = re.compile(r"(?:Error|Exception|Exit|Interrupt|Warning|Failure|Timeout|Iteration|Fault)$|^\d+$|^(?:usage|error|fix|warning|"
-                         r"note|hint|info|debug|nccl|srun|sbatch|salloc|slurmstepd|pdsh@.*|ssh|bash|sh|python\d?[\d.]*|"
+                         r"note|hint|info|debug|nccl|srun|sbatch|salloc|slurmstepd(?:-[\w.-]+)?|pdsh@.*|ssh|bash|sh|python\d?[\d.]*|"
                          r"mpirun|prterun|cause|what|traceback|file|line|step|loss|epoch|[\w.-]+\.py)$",
                          re.IGNORECASE)
 

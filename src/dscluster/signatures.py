@@ -8,21 +8,12 @@ translates them (tests/unit/test_runs_catalog.py).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from dscluster.sigmessages import MESSAGE_SIGNATURES, NOT_FOUND
+from dscluster.sigtypes import Signature
+from dscluster.sigtypes import sig as _sig
 
-@dataclass(frozen=True)
-class Signature:
-    name: str
-    pattern: re.Pattern[str]
-    cause: str
-    fix: str
-    retry: bool = True  # whether a restart of the same command can help
-    symptom: bool = False  # what the other ranks see when one fails: never the answer while a rank has its own error
-
-    @property
-    def restart_can_help(self) -> bool:
-        return self.retry
+__all__ = ["SIGNATURES", "Signature", "then"]
 
 
 def then(first: str, later: str, gap: str = ".") -> str:
@@ -32,10 +23,6 @@ def then(first: str, later: str, gap: str = ".") -> str:
     between them (a character class). Every signature's pattern is measured for this on its own words
     (tests/unit/test_explain_linear.py)."""
     return f"(?:{first})(?:(?!{first}){gap})*(?:{later})"
-
-
-def _sig(name: str, regex: str, cause: str, fix: str, retry: bool = True, symptom: bool = False) -> Signature:
-    return Signature(name, re.compile(regex, re.IGNORECASE | re.MULTILINE), cause, fix, retry, symptom)
 
 
 # dscluster's own verdict on its input, in the exact form its entry points print a DsclusterError (cli.main):
@@ -55,7 +42,7 @@ DETERMINISTIC_EXIT_CODES = frozenset({2, 3, 6})
 # whether a restart of the same command can help (restart_can_help): a missing module, a config the
 # launcher rejects or a host that is down fail the same way again. `symptom`: what the other ranks see
 # when one rank dies; never the answer while a rank has its own error.
-SIGNATURES: tuple[Signature, ...] = (
+_TABLE: tuple[Signature, ...] = (
     # Before the program's own verdict: a full disk is the root cause of the errors it triggers (an
     # incomplete checkpoint, a failed write). Not /dev/shm's (that line mentions shm): dev-shm-full below.
     _sig("disk-full", r"^(?!.*shm).*(?:No space left on device|\[Errno 28\]|\bENOSPC\b|Disk quota exceeded|"
@@ -102,7 +89,7 @@ SIGNATURES: tuple[Signature, ...] = (
     _sig("hostfile-syntax", r"Hostfile contains (?:a bad entry|multiple entries)|Hostfile is empty or not formatted correctly",
          "DeepSpeed could not read the hostfile: each line must be `HOST slots=N`, each host once, no other words.",
          "Fix the hostfile line the message names (e.g. `10.0.0.2 slots=8`), then launch again.", retry=False),
-    _sig("ds-include", r"Hostname '[^']*' not found in hostfile|No slot '[^']*' specified on host|"
+    _sig("ds-include", r"Hostname '[^']*' not found in hostfile|No slot '?[^'\s]*'? specif\w* on host|"
          r"include_str and exclude_str are mutually exclusive|Cannot specify num_nodes/gpus with include/exclude|"
          r"Num nodes is >1 but no extra nodes available via hostfile|backend does not support (?:worker include/exclusion|"
          r"limiting num nodes/gpus)|requires same number of devices per node|Unable to proceed, no GPU resources available",
@@ -117,10 +104,12 @@ SIGNATURES: tuple[Signature, ...] = (
          "its name does not resolve.",
          "Check the node with `dscluster doctor`; start its sshd (`dscluster node start`), use the port it listens "
          "on (--ssh_port), or put its IP in the hostfile. Restarting does not bring a node back.", retry=False),
-    _sig("launcher-missing", r"launcher '\w+' not installed|(?:mpirun|pdsh|prterun|srun): (?:command )?not found|"
-         r"No such file or directory: '(?:mpirun|pdsh|srun)'",
-         "The multi-node launcher DeepSpeed was told to use (pdsh, mpirun, srun) is not installed on this node.",
-         "Install it (Debian: apt-get install pdsh / openmpi-bin) in the node image on every node, or pick the "
+    _sig("launcher-missing", r"launcher '\w+' not installed|(?<![\w.-])(?:mpirun|pdsh|prterun|srun|deepspeed|ds_report|"
+         r"torchrun|accelerate|horovodrun)" + NOT_FOUND + r"|No such file or directory: '(?:mpirun|pdsh|srun)'",
+         "The launcher (deepspeed, torchrun, accelerate, or the multi-node launcher DeepSpeed was told to use: pdsh, "
+         "mpirun, srun) is not installed on this node, or not on the PATH of the shell that runs it.",
+         "Install it in the node image on every node (pip install deepspeed; Debian: apt-get install pdsh / "
+         "openmpi-bin) with its bin directory on the PATH (pip --user installs into ~/.local/bin), or pick the "
          "launcher that is installed with --launcher.", retry=False),
     _sig("mpi-as-root", r"mpirun has detected an attempt to run as root|prterun has detected an attempt to run as root",
          "Open MPI refuses to run as root unless told to.",
@@ -172,7 +161,7 @@ SIGNATURES: tuple[Signature, ...] = (
          "pdsh launches), or pre-build the ops in the image.", retry=False),
     _sig("op-build-failed", r"Error building extension '[\w.-]+'|ninja: build stopped: subcommand failed|"
          r"^FAILED: \S+\.o\s*$|Command '\['ninja', '-v'\]' returned non-zero exit status|"
-         + then("torch_extensions/", r"\.so: cannot open shared object file", r"\S") + "|" +
+         + then("torch_extensions/", r"\.so: cannot open shared(?: object file|$)", r"\S") + "|" +
          r"error: command '[^']*(?:gcc|g\+\+|nvcc|c\+\+|x86_64-linux-gnu-gcc)' failed|object has no attribute 'ds_opt_\w+'",
          "A DeepSpeed op failed to compile on a node (the compiler's first error is above that line).",
          "Read the first `error:` of the compile output, fix it (compiler, headers, CUDA toolkit), clear "
@@ -220,9 +209,12 @@ SIGNATURES: tuple[Signature, ...] = (
          "Set two of the three in ds_config and let DeepSpeed derive the third, or fix the numbers for this world "
          "size.", retry=False),
     _sig("ds-config-invalid", r"DeepSpeedConfigError|validation errors? for DeepSpeed\w*Config|"
-         r"Expected a string path to an existing deepspeed config",
-         "DeepSpeed rejected its config (a key it does not know, a wrong type, or a file it cannot find).",
-         "Fix the key the message names in ds_config.json, then launch again.",
+         r"Expected a string path to an existing deepspeed config|ZeRO Offload can only work with DeepSpeed optimizers|"
+         r"incompatible with pipe?line parallelism|zero_allow_untested_optimizer|cannot be simultaneously enabled",
+         "DeepSpeed rejected its config: a key it does not know, a wrong type, a file it cannot find, or settings "
+         "that cannot go together (ZeRO offload without a DeepSpeed optimizer, ZeRO-2/3 with pipeline parallelism, "
+         "fp16 with bf16, an untested optimizer with ZeRO).",
+         "Fix the setting the message names in ds_config.json (or the argument that sets it), then launch again.",
          retry=False),
     _sig("device-mismatch", r"Expected all tensors to be on the same device",
          "The script mixes tensors on different devices (a GPU and the CPU, or two GPUs) in one operation.",
@@ -253,7 +245,8 @@ SIGNATURES: tuple[Signature, ...] = (
          "workers, no CPU offload, a smaller model per node. A restart hits the same limit.", retry=False),
     _sig("dev-shm-full", then("No space left on device", "shm") + "|" + then("/dev/shm", "No space left") + r"|Bus error|"
          r"unable to write to file </torch_|Error while creating shared memory segment|posix_fallocate failed|"
-         r"failed to extend /dev/shm|unable to allocate shared memory",
+         r"failed to extend /dev/shm|unable to allocate shared memory|out of shared\s+memory|insufficient shared memory|"
+         r"exits with return code = -7\b",
          "/dev/shm is too small or full (NCCL and DataLoader workers use shared memory).",
          "Start the node container with a larger --shm-size (e.g. 16g) or --ipc=host, and remove stale "
          "/dev/shm/deepspeed_* files.", retry=False),
@@ -267,7 +260,7 @@ SIGNATURES: tuple[Signature, ...] = (
          "too low, typical in containers.",
          "Raise it: docker run --ulimit memlock=-1 (and --cap-add IPC_LOCK), or `* - memlock unlimited` in "
          "/etc/security/limits.conf.", retry=False),
-    _sig("nccl-ib", r"NET/IBP? ?: ?Got completion from peer|" + then("NET/IB", r"ibv_\w+ failed|local catastrophic error|async event")
+    _sig("nccl-ib", r"NET/IBP?\s*:?\s*Got completion\b|" + then("NET/IB", r"ibv_\w+ failed|local catastrophic error|async event")
          + r"|Call to ibv_\w+ failed|IBV_WC_RETRY_EXC_ERR|" + then("NET/IB : ", "Unable to|failed"),
          "NCCL's InfiniBand/RoCE transport failed between nodes (a completion error: the adapters cannot reach "
          "each other, a wrong GID index on RoCE, or a link went down).",
@@ -353,6 +346,11 @@ SIGNATURES: tuple[Signature, ...] = (
          "Read the traceback in that rank's log.", symptom=True),
 )
 
+# What an exception's or a tool's own message names (sigmessages.py) right after the disk's: more specific than
+# a usage error and everything below, which would otherwise answer with a symptom or the exception's type.
+_AT = next(i for i, s in enumerate(_TABLE) if s.name == "write-failed") + 1
+SIGNATURES: tuple[Signature, ...] = (*_TABLE[:_AT], *MESSAGE_SIGNATURES, *_TABLE[_AT:])
+
 
 # Exceptions that the same code and the same input raise again: no restart gets past them.
 DETERMINISTIC_TYPES = frozenset({
@@ -367,7 +365,9 @@ DETERMINISTIC_TYPES = frozenset({
 BEFORE_THE_ERROR = frozenset({
     "ninja-missing", "build-header-missing", "compiler-unsupported", "cuda-home-missing", "op-build-failed",
     "nccl-ib-memlock", "nccl-ib", "dev-shm-full", "loopback-address", "nccl-no-interface", "driver-too-old",
-    "firewall-blocked", "cuda-oom", "device-assert", "undefined-symbol", "shared-lib-missing", "nccl-wrong-interface"})
+    "firewall-blocked", "cuda-oom", "device-assert", "undefined-symbol", "shared-lib-missing", "nccl-wrong-interface",
+    "nvcc-arch-unsupported", "p2p-unsupported", "loader-lib-missing", "lib-version-missing", "no-kernel-image",
+    "precision-unsupported", "duplicate-gpu"})
 # Facts about a node's environment that any rank's lines may show, behind a vague error on another rank.
 ENVIRONMENT = frozenset({"loopback-address", "firewall-blocked", "nccl-no-interface", "nccl-ib-memlock", "nccl-ib",
                           "dev-shm-full", "memcg-oom", "driver-too-old"})

@@ -1,0 +1,144 @@
+"""Failure signatures read from what an exception's message, a library's assertion or a tool's own error line
+says, not from the exception's type: "RuntimeError" alone says nothing, "RuntimeError: CUDA error: peer access
+is not supported between these two devices" names the cause. signatures.py places this table right after the
+disk's signatures, before the usage errors and everything that only says something failed.
+
+Each pattern is the wording of the library or tool that prints it (DeepSpeed's assertion texts, the HF
+Trainer's checks, CUDA's and NCCL's error strings, the dynamic loader's, the shell's and Slurm's in any of the
+languages they are translated to), so a log from any script that hits the same cause is explained the same way.
+`retry=False` wherever the same command meets the same cause again. The real logs they are measured on are
+tests/data/failures (tests/unit/test_failure_corpus.py).
+"""
+
+from __future__ import annotations
+
+from dscluster.sigtypes import Signature
+from dscluster.sigtypes import sig as _sig
+
+# The shell's "command not found", as bash and dash print it in the locales users run (en, zh-CN, zh-TW, ja,
+# ko, de, fr, es, pt, it, ru, pl); a full-width colon where the locale writes one.
+NOT_FOUND = (r"\s*[:：]\s*(?:command not found|not found|未找到命令|找不到命令|命令找不到|找不到指令|指令找不到|"
+             r"コマンドが見つかりません|명령(?:어)?을? 찾을 수 없(?:음|습니다)|Befehl nicht gefunden|commande introuvable|"
+             r"orden no encontrada|no se encontró la orden|comando não encontrado|comando non trovato|"
+             r"команда не найдена|nie znaleziono polecenia|polecenie nie znalezione)")
+
+# Signatures whose evidence explains every error after it: a launch line the shell cut short ran without the
+# arguments that followed the cut, so the script's own error (a usage error, a missing input) comes from it.
+CUTS_THE_COMMAND = frozenset({"shell-continuation"})
+
+MESSAGE_SIGNATURES: tuple[Signature, ...] = (
+    # What the shell ran as a command was an argument of the launch line: `--flag: command not found`,
+    # `key=value: command not found`, `$'\r': command not found` (a CRLF script). Everything the launcher then
+    # did ran without the arguments that followed, so this explains any error after it (explain.CUTS_THE_COMMAND).
+    _sig("shell-continuation", r"(?:^|[\s:：'\"])(?:\$'\\r'|\$?'?(?:--?[A-Za-z][\w.-]*(?:=[^\s:：]*)?|[A-Za-z_][\w.]*=[^\s:：]*)"
+         r"(?:\\r)?'?)" + NOT_FOUND,
+         "The launch command was cut short by the shell: a line continuation broke (a space or a Windows \\r after "
+         "the backslash, a script saved with CRLF line endings, or a missing backslash), so the launcher ran without "
+         "the arguments that followed and the shell then tried to run them as commands.",
+         "End every continued line with a backslash and nothing after it, convert the script to Unix line endings "
+         "(dos2unix script.sh, or sed -i 's/\\r$//' script.sh), then launch again.", retry=False),
+    _sig("precision-unsupported", r"bf16 is not supported|bfloat16 is only supported on gpus? with compute capability|"
+         r"Bfloat16 is only supported on GPUs|doesn't support bf16|does not support bfloat16|"
+         r"Type (?:fp16|bf16|bfloat16) is not supported|bf16 mixed precision requires|"
+         r"CUBLAS_STATUS_NOT_SUPPORTED when calling `?cublas\w*\([^\n]{0,200}?CUDA_R_16BF",
+         "The GPU cannot compute in the precision the run asks for: bf16 needs compute capability 8.0 or newer "
+         "(A100, RTX 30xx/40xx, H100); V100, T4, RTX 20xx, TITAN and older GPUs do not have it, and DeepSpeed's fp16 "
+         "needs 7.0.",
+         "Use a precision this GPU supports: fp16 instead of bf16 (in ds_config bf16.enabled false and fp16.enabled "
+         "true, or --fp16 instead of --bf16), fp32 where fp16 is not supported either; or "
+         "run on GPUs of compute capability 8.0+ (nvidia-smi --query-gpu=compute_cap --format=csv).", retry=False),
+    _sig("zero-ckpt-world-size", r"checkpoint being loaded used a DP world size of \d+ but the current world size is|"
+         r"Automatic adjustment of ZeRO's optimizer state partitioning",
+         "The ZeRO checkpoint was saved at another data-parallel world size (number of GPUs) than this run has; "
+         "DeepSpeed cannot re-partition its optimizer state to the new size.",
+         "Resume with the same number of GPUs (nodes x GPUs per node) as when it was saved; or convert it to a "
+         "universal checkpoint (python -m deepspeed.checkpoint.ds_to_universal, then "
+         "checkpoint.load_universal true in ds_config), or extract the weights with zero_to_fp32.py and start a new optimizer.",
+         retry=False),
+    _sig("ds-hf-mismatch", r"DeepSpeed config values that mismatch TrainingArguments",
+         "The ds_config contradicts the Trainer's arguments (each '- ds X vs hf Y' line names one); a number given "
+         "as a string (\"8\") counts as different too.",
+         "Set those ds_config keys to \"auto\" so the Trainer fills them in, or make them equal to the command-line "
+         "arguments (numbers as numbers).", retry=False),
+    _sig("ckpt-not-shared", r"The following zero checkpoints? paths are missing|"
+         r"Client provided checkpoint load path: \S+ does not exist|assert len\(self\.ckpt_list\) > 0",
+         "The checkpoint directory is not the same on every node: each node wrote, or sees, only its own part (a "
+         "node-local path, not shared storage), so on resume a node misses files another node has.",
+         "Save checkpoints on storage mounted at the same path on every node (the cluster's shared directory, "
+         "--save-dir), or copy every node's files into the same directory on every node before resuming.",
+         retry=False),
+    _sig("loader-lib-missing", r"error while load(?:ing|ed) shared librar(?:y|ies):? \S+?:? "
+         r"(?:cannot open shared object file|\.?No such file)",
+         "A program could not start: the dynamic loader did not find a shared library it needs on that node. A "
+         "program started over ssh (Open MPI's orted, pdsh's remote command, a rank on another node) gets no login "
+         "profile, so a LD_LIBRARY_PATH set there (module load, conda activate) is missing.",
+         "Make the library findable without a login shell on every node: install it system-wide or add its "
+         "directory under /etc/ld.so.conf.d/ and run ldconfig, or pass it on (mpirun -x LD_LIBRARY_PATH or "
+         "--prefix; LD_LIBRARY_PATH in .deepspeed_env for pdsh).", retry=False),
+    _sig("lib-version-missing", r"version `?(?:GLIBC(?:XX)?|CXXABI)_[\d.]+'? not found",
+         "A compiled library needs a newer C/C++ runtime than the one loaded: the libstdc++ or glibc found first "
+         "(the system's, or an older copy inside an environment) lacks the version the message names.",
+         "Install a newer libstdc++ in that environment (conda install -c conda-forge libstdcxx-ng, or the OS's gcc "
+         "runtime), put the directory holding the newer one first in LD_LIBRARY_PATH, or install builds made for "
+         "this OS; the same on every node.", retry=False),
+    _sig("p2p-unsupported", r"peer access is not supported between these two device|cudaErrorPeerAccessUnsupported|"
+         r"Cuda failure 217\b|cudaIpcOpenMemHandle failed|Failed to open CUDA IPC handle",
+         "GPU peer-to-peer access between two GPUs of a node is not available: the GPUs or the PCIe topology do not "
+         "support it (consumer cards such as RTX 3090/4090, virtual machines, IOMMU/ACS), or containers cannot "
+         "share CUDA IPC between ranks.",
+         "Set NCCL_P2P_DISABLE=1 for every rank (in the launcher's environment, .deepspeed_env for remote ranks); "
+         "start containers with --ipc=host; check the topology with nvidia-smi topo -m.", retry=False),
+    _sig("duplicate-gpu", r"Duplicate GPU detected : rank \d+ and rank \d+ both on CUDA device",
+         "Two ranks on one node use the same GPU: the script picks the device itself (a fixed cuda:0 or "
+         "set_device(0), or the same CUDA_VISIBLE_DEVICES for every rank) instead of by LOCAL_RANK.",
+         "Select the GPU from the launcher's LOCAL_RANK (torch.cuda.set_device(int(os.environ[\"LOCAL_RANK\"]))), "
+         "don't hard-code a device, and give each host slots=N equal to its GPU count.", retry=False),
+    _sig("no-kernel-image", r"no kernel image is available for execution on the device|cudaErrorNoKernelImageForDevice",
+         "A compiled CUDA kernel (in torch, a DeepSpeed op or an extension) was not built for this GPU's "
+         "architecture: a build for other GPUs, or a GPU older than the build supports.",
+         "Install builds that include this GPU's architecture (torch for its CUDA), and rebuild DeepSpeed ops and "
+         "extensions for it (TORCH_CUDA_ARCH_LIST naming it, after clearing ~/.cache/torch_extensions).",
+         retry=False),
+    _sig("nvcc-arch-unsupported", r"nvcc fatal\s*:\s*Unsupported gpu architecture|Unsupported gpu architecture 'compute_",
+         "The CUDA toolkit's nvcc on the node is older than the GPU's architecture, so the op build fails.",
+         "Install a CUDA toolkit new enough for the GPU (11.8+ for sm_89/sm_90) with the CUDA major version torch "
+         "uses, point CUDA_HOME at it, or set TORCH_CUDA_ARCH_LIST to an architecture this nvcc knows; clear "
+         "~/.cache/torch_extensions.", retry=False),
+    _sig("ddp-unused-params", r"Expected to have finished reduction in the prior iteration before starting a new one",
+         "DistributedDataParallel met parameters that took no part in the loss (a layer defined but not used, or a "
+         "branch not taken), so its gradient reduction never finished.",
+         "Use every parameter in the loss, or pass find_unused_parameters=True to DistributedDataParallel (Trainer: "
+         "--ddp_find_unused_parameters true); freeze (requires_grad=False) what is not trained.", retry=False),
+    _sig("no-gpu", r"Found no NVIDIA driver on your system|No CUDA GPUs are available|"
+         r"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver|Torch not compiled with CUDA",
+         "The process sees no usable NVIDIA GPU: no driver on that node, a container started without GPU access, "
+         "CUDA_VISIBLE_DEVICES hiding every GPU, or a CPU-only torch build.",
+         "Check nvidia-smi on that node and inside the container; start containers with --gpus all (NVIDIA "
+         "container toolkit); install a CUDA build of torch; don't set CUDA_VISIBLE_DEVICES empty.", retry=False),
+    _sig("loss-scale-minimum", r"Current loss scale already at minimum",
+         "fp16 training overflowed at every step until the dynamic loss scale reached its minimum: the model's "
+         "values do not fit fp16 (often a model pre-trained in bf16), or the learning rate is too high.",
+         "Train in bf16 on GPUs that support it (compute capability 8.0+), or lower the learning rate, add warmup "
+         "and gradient clipping; check the data for broken samples. From the same checkpoint it overflows again.",
+         retry=False),
+    _sig("package-too-old", r"requires `?[A-Za-z][\w.-]*\s*>=\s*\d[\w.]*`?|"
+         r"[A-Za-z][\w.-]*>=\d[\w.]* is required for a normal functioning of this module",
+         "An installed package is older than the code requires (the message names the package and the minimum "
+         "version).",
+         "Install that version in the node image or venv on every node (pip install -U \"PACKAGE>=VERSION\"), "
+         "restart the Python process (a notebook kernel keeps the old module loaded), and check with pip show.",
+         retry=False),
+    _sig("slurm-request-invalid", r"(?:Batch job submission failed|Unable to allocate resources|Unable to create step "
+         r"for job \d+):\s+(?!Job/step already|Socket timed out|Unable to contact|Job has been cancelled)\S",
+         "Slurm refused the job's resource request: no node of the partition can satisfy it (more GPUs, tasks or "
+         "CPUs per node than the nodes have or allow, a GRES form the cluster does not use, a partition, account "
+         "or QOS it requires missing).",
+         "Ask for what one node of the partition has (sinfo -o '%P %D %c %m %G', scontrol show node), use the "
+         "cluster's GPU syntax (--gres=gpu:N or --gpus), and name the partition/account/QOS it requires; nothing "
+         "ran, and the same request is refused again.", retry=False),
+    _sig("slurm-time-limit", r"CANCELLED AT \S+ DUE TO TIME LIMIT",
+         "Slurm stopped the job at its time limit (--time).",
+         "Resume from the newest checkpoint in a new job (a restart resumes from the last committed checkpoint), "
+         "save checkpoints more often than the time limit, or ask for a longer --time within the partition's "
+         "limit."),
+)
