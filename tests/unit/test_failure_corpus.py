@@ -10,11 +10,11 @@ it names another specific cause."""
 from __future__ import annotations
 
 import sys
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import tomllib
 
 from dscluster import explain
 
@@ -35,6 +35,7 @@ class Case:
     restart_helps: bool
     source: str
     log: str
+    round: int  # 1: gathered before the rules were written; 2: gathered after them, never seen while writing them
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,7 @@ def cases() -> list[Case]:
     for d in sorted(p for p in CORPUS.iterdir() if p.is_dir()):
         meta = tomllib.loads((d / "case.toml").read_text())
         out.append(Case(d.name, meta["split"], tuple(meta["expected"]), meta["restart_helps"], meta["source"],
-                        (d / "log.txt").read_text()))
+                        (d / "log.txt").read_text(), meta.get("round", 1)))
     return out
 
 
@@ -114,8 +115,10 @@ def test_no_misleading_cause(outcomes):
 def test_the_restart_decision_agrees_with_the_threads(outcomes):
     s = score(outcomes)
     assert s["restart_agrees"] >= MIN_RESTART_AGREES, _report(outcomes)
-    # Never "restart may help" for a failure the thread shows will repeat, where the answer is specific.
-    misled = [o.case.name for o in outcomes if o.verdict == "right" and not o.case.restart_helps and not o.restart_agrees]
+    # Never "restart may help" for a failure the thread shows will repeat, where the answer names a cause (a kill
+    # with no words of its own is restarted once by policy: an operator's or a scheduler's kill does not repeat).
+    misled = [o.case.name for o in outcomes if o.verdict == "right" and o.signature not in GENERIC
+              and not o.case.restart_helps and not o.restart_agrees]
     assert misled == [], misled
 
 
@@ -123,8 +126,10 @@ def _report(outcomes: list[Outcome]) -> str:
     lines = [f"{o.case.split:8} {o.verdict:8} {'' if o.restart_agrees else 'RESTART '}{o.case.name}: "
              f"{o.signature} (expected {'/'.join(o.case.expected)})" for o in outcomes if o.verdict != "right"
              or not o.restart_agrees]
-    for split in ("tune", "holdout"):
-        s = score([o for o in outcomes if o.case.split == split])
+    groups = {"tune": lambda c: c.split == "tune", "holdout": lambda c: c.split == "holdout",
+              "holdout round 2": lambda c: c.split == "holdout" and c.round == 2}
+    for split, member in groups.items():
+        s = score([o for o in outcomes if member(o.case)])
         lines.append(f"{split}: n={s['n']} right={s['right']:.0%} generic={s['generic']:.0%} wrong={s['wrong']:.0%} "
                      f"nothing={s['nothing']:.0%} restart-agrees={s['restart_agrees']:.0%}")
     return "\n".join(lines)
