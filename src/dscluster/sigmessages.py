@@ -122,7 +122,7 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "and gradient clipping; check the data for broken samples. From the same checkpoint it overflows again.",
          retry=False),
     _sig("package-too-old", r"requires `?[A-Za-z][\w.-]*\s*>=\s*\d[\w.]*`?|"
-         r"[A-Za-z][\w.-]*>=\d[\w.]* is required for a normal functioning of this module",
+         r"(?<![\w.-])[A-Za-z][\w.-]*>=\d[\w.]* is required for a normal functioning of this module",
          "An installed package is older than the code requires (the message names the package and the minimum "
          "version).",
          "Install that version in the node image or venv on every node (pip install -U \"PACKAGE>=VERSION\"), "
