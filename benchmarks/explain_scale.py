@@ -4,6 +4,7 @@ exception lines). Reading a log must cost time in proportion to its size whateve
 
     python3 benchmarks/explain_scale.py                    # every kind, 1 KB .. 8 MB
     python3 benchmarks/explain_scale.py --max-seconds 60   # stop growing a kind once one size takes longer
+    python3 benchmarks/explain_scale.py --supervisor       # also: five rank logs of one 256 KB line, as the verdict reads them
 
 Prints one JSON line per (kind, size): CPU seconds of this process (`time.process_time`: what the machine's
 other load changes least) and wall seconds, and µs per KB (flat = linear), then the machine's load average.
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import tempfile
 import time
 from pathlib import Path
 
@@ -45,10 +47,26 @@ def measure(text: str) -> tuple[float, float]:
     return time.process_time() - c0, time.perf_counter() - w0
 
 
+def supervisor_case() -> dict:
+    """Five rank logs, each one 256 KB line of `NET/IB `, explained as the supervisor's verdict reads them
+    (explain_files: the last 64 KB of each)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = []
+        for rank in range(5):
+            path = Path(tmp) / f"train_rank{rank}.log"
+            path.write_text(make("NET/IB ", 256 << 10) + "\n")
+            paths.append(path)
+        c0, w0 = time.process_time(), time.perf_counter()
+        explain.explain_files(paths)
+        return {"kind": "supervisor: 5 rank logs of one 256 KB line", "cpu_s": round(time.process_time() - c0, 4),
+                "wall_s": round(time.perf_counter() - w0, 4)}
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--max-seconds", type=float, default=120.0, help="stop growing a kind after a size took longer")
     p.add_argument("--kind", action="append", help="only these kinds (substring)")
+    p.add_argument("--supervisor", action="store_true", help="also the supervisor's case (five rank logs)")
     args = p.parse_args()
     print(json.dumps({"explain": explain.__file__, "load_before": os.getloadavg(), "cpus": os.cpu_count(),
                       "note": "shared machine: other engineers' tests run at the same time"}), flush=True)
@@ -62,6 +80,8 @@ def main() -> int:
             if wall > args.max_seconds:
                 print(json.dumps({"kind": kind, "stopped": f"{size} bytes took {wall:.0f} s"}), flush=True)
                 break
+    if args.supervisor:
+        print(json.dumps(supervisor_case()), flush=True)
     print(json.dumps({"load_after": os.getloadavg()}), flush=True)
     return 0
 
