@@ -13,7 +13,7 @@ from dscluster.commands import image as image_cmd
 from dscluster.deploy import dockerrun, hosts
 from dscluster.deploy import image as img
 from dscluster.deploy.dockerrun import DeployOptions, docker_run_argv
-from dscluster.errors import ConfigError
+from dscluster.errors import ClusterError, ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ClusterSpec(name="lab", shared_dir=Path("/shared/lab"), ssh_user="dscluster", ssh_port=2222,
@@ -99,6 +99,20 @@ def test_cli_build_print_shows_the_command(capsys, wheel):
     assert image_cmd.cmd_build(args) == 0
     out = capsys.readouterr().out
     assert out.startswith("podman build ") and "NODE_UID=20001" in out and "--secret" not in out
+
+
+def test_a_build_that_exits_0_without_an_image_is_a_failure(tmp_path, monkeypatch, dscluster_home):
+    # podman stopped by SIGTERM mid-build exits 0 and leaves no image: "built" with size 0.00 GB was printed.
+    fake = tmp_path / "bin" / "podman"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\ncase \"$1\" in build) exit 0 ;; *) exit 1 ;; esac\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:/usr/bin:/bin")
+    args = argparse.Namespace(flavor="cuda", engine="podman", tag="t44:x", base="some-base:1", wheels=[],
+                              ca_bundle="none", requirements=None, build_arg=[], force=False, print_only=False)
+    with pytest.raises(ClusterError) as err:
+        image_cmd.cmd_build(args)
+    assert "no image t44:x" in str(err.value) and "image-build-cuda.log" in str(err.value.hint)
 
 
 # --- podman in `up` ------------------------------------------------------------------------------

@@ -164,6 +164,10 @@ def cmd_build(args: argparse.Namespace) -> int:
                                   s=elapsed, cause=tr(known[0])), tr(known[1]) + "\n" + tr("read the log: {log}", log=log_path))
         raise ClusterError(tr("the image build failed (exit {rc}) after {s:.0f} s", rc=proc.returncode, s=elapsed),
                            tr("read the log: {log}", log=log_path))
+    if _inspect(build, img.label_format(img.LABEL_INPUTS)) != inputs:  # e.g. podman stopped by a signal exits 0
+        raise ClusterError(tr("{engine} build ended with exit 0 after {s:.0f} s, but no image {tag} with these inputs "
+                              "exists (was it stopped?)", engine=build.engine, s=elapsed, tag=build.image),
+                           tr("build again; read the log: {log}", log=log_path))
     print(f"{OK} " + tr("built {tag}", tag=build.image))
     print(f"   {tr('size')}: {_size(build)}")
     print(f"   {tr('time')}: {elapsed:.0f} s")
