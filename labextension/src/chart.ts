@@ -1,121 +1,182 @@
-// A dependency-free SVG line chart: enough for loss and throughput curves that update live.
-const SVG = 'http://www.w3.org/2000/svg';
+// A line chart of one series against the step (loss, throughput, learning rate, ...), drawn by uPlot: a
+// small canvas charting library made for live time series. Hovering shows the step and the value under the
+// cursor in the readout above the plot (the newest point when not hovering); a constant series gets an
+// axis around its value, not one around zero.
+import uPlot from 'uplot';
 
-function svg<K extends keyof SVGElementTagNameMap>(
-  tag: K,
-  attrs: Record<string, string | number>
-): SVGElementTagNameMap[K] {
-  const node = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    node.setAttribute(k, String(v));
-  }
-  return node;
-}
+const HEIGHT = 170;
 
-function fmt(v: number): string {
+/** A tick label: short (12k, 1.2M, 3e-4), as wide as the axis allows. */
+export function fmtTick(v: number): string {
   const a = Math.abs(v);
   if (a >= 1e6) {
-    return (v / 1e6).toFixed(1) + 'M';
+    return +(v / 1e6).toPrecision(3) + 'M';
   }
   if (a >= 1e4) {
-    return (v / 1e3).toFixed(0) + 'k';
+    return +(v / 1e3).toPrecision(3) + 'k';
   }
-  if (a >= 100) {
-    return v.toFixed(0);
+  if (a !== 0 && a < 1e-3) {
+    return v.toExponential(1).replace(/\.0e/, 'e');
   }
-  return v.toPrecision(3);
+  return String(+v.toPrecision(3));
+}
+
+/** A value in the readout: enough digits to tell neighbouring steps apart. */
+export function fmtValue(v: number): string {
+  const a = Math.abs(v);
+  if (Number.isInteger(v) || a >= 1000) {
+    return Math.round(v).toLocaleString('en-US');
+  }
+  if (a !== 0 && a < 1e-3) {
+    return v.toExponential(4).replace(/\.?0+e/, 'e');
+  }
+  return String(+v.toPrecision(5));
+}
+
+/** The y range: a constant series sits in the middle of an axis around its value (a tenth of it either
+ * side), zero on [0, 1]; any other series gets uPlot's padded, rounded range. */
+export function yRange(min: number | null, max: number | null): [number, number] {
+  if (min === null || max === null || !Number.isFinite(min) || !Number.isFinite(max)) {
+    return [0, 1];
+  }
+  if (min === max) {
+    if (min === 0) {
+      return [0, 1];
+    }
+    const pad = Math.abs(min) * 0.1;
+    return [min - pad, max + pad];
+  }
+  const r = uPlot.rangeNum(min, max, 0.1, true);
+  return [r[0] ?? min, r[1] ?? max];
+}
+
+function cssVar(name: string, fallback: string): string {
+  return getComputedStyle(document.body).getPropertyValue(name).trim() || fallback;
 }
 
 export class LineChart {
   readonly node: HTMLDivElement;
-  private points: [number, number][] = [];
-  private svgNode: SVGSVGElement;
+  private xs: number[] = [];
+  private ys: number[] = [];
+  private plot: uPlot | null = null;
+  private box: HTMLDivElement;
+  private readout: HTMLSpanElement;
+  private empty: HTMLDivElement;
+  private resizer: ResizeObserver;
 
   constructor(
     public title: string,
     private emptyText: string,
-    kind: string
+    kind: string,
+    private stepLabel = 'step'
   ) {
     this.node = document.createElement('div');
     this.node.className = 'dsc-chart';
     this.node.dataset.kind = kind;
-    const heading = document.createElement('div');
+    this.node.dataset.points = '0';
+    const head = document.createElement('div');
+    head.className = 'dsc-chart-head';
+    const heading = document.createElement('span');
     heading.className = 'dsc-chart-title';
     heading.textContent = title;
-    this.node.append(heading);
-    this.svgNode = svg('svg', {
-      viewBox: '0 0 400 160',
-      preserveAspectRatio: 'none',
-      class: 'dsc-chart-svg'
-    });
-    this.node.append(this.svgNode);
-    this.render();
+    this.readout = document.createElement('span');
+    this.readout.className = 'dsc-chart-readout';
+    head.append(heading, this.readout);
+    this.box = document.createElement('div');
+    this.box.className = 'dsc-chart-plot';
+    this.empty = document.createElement('div');
+    this.empty.className = 'dsc-chart-empty';
+    this.empty.textContent = this.emptyText;
+    this.box.append(this.empty);
+    this.node.append(head, this.box);
+    // uPlot draws at a fixed size: follow the width the layout gives the chart (none while hidden).
+    this.resizer = new ResizeObserver(() => this.fit());
+    this.resizer.observe(this.box);
   }
 
   add(points: [number, number][]): void {
-    for (const p of points) {
-      if (Number.isFinite(p[0]) && Number.isFinite(p[1])) {
-        this.points.push(p);
+    let added = 0;
+    for (const [x, y] of points) {
+      if (Number.isFinite(x) && Number.isFinite(y)) {
+        this.xs.push(x);
+        this.ys.push(y);
+        added++;
       }
     }
-    this.render();
+    if (!added) {
+      return;
+    }
+    this.node.dataset.points = String(this.xs.length);
+    this.empty.hidden = true;
+    if (this.plot) {
+      this.plot.setData([this.xs, this.ys]);
+    } else {
+      this.fit();
+    }
+    this.showReadout(null);
   }
 
   get count(): number {
-    return this.points.length;
+    return this.xs.length;
   }
 
-  private render(): void {
-    const s = this.svgNode;
-    while (s.firstChild) {
-      s.removeChild(s.firstChild);
-    }
-    this.node.dataset.points = String(this.points.length);
-    const W = 400;
-    const H = 160;
-    const L = 44;
-    const B = 18;
-    const T = 6;
-    const R = 6;
-    s.append(svg('rect', { x: L, y: T, width: W - L - R, height: H - T - B, class: 'dsc-chart-frame' }));
-    if (this.points.length === 0) {
-      const t = svg('text', { x: W / 2, y: H / 2, 'text-anchor': 'middle', class: 'dsc-chart-empty' });
-      t.textContent = this.emptyText;
-      s.append(t);
+  dispose(): void {
+    this.resizer.disconnect();
+    this.plot?.destroy();
+    this.plot = null;
+  }
+
+  private fit(): void {
+    const width = Math.floor(this.box.clientWidth);
+    if (width <= 0 || !this.xs.length) {
       return;
     }
-    const xs = this.points.map(p => p[0]);
-    const ys = this.points.map(p => p[1]);
-    let [x0, x1] = [Math.min(...xs), Math.max(...xs)];
-    let [y0, y1] = [Math.min(...ys), Math.max(...ys)];
-    if (x1 === x0) {
-      x1 = x0 + 1;
+    if (!this.plot) {
+      this.plot = new uPlot(this.options(width), [this.xs, this.ys], this.box);
+    } else if (width !== this.plot.width) {
+      this.plot.setSize({ width, height: HEIGHT });
     }
-    if (y1 === y0) {
-      y0 -= 0.5;
-      y1 += 0.5;
+  }
+
+  private options(width: number): uPlot.Options {
+    const text = cssVar('--jp-ui-font-color2', '#616161');
+    const line = cssVar('--jp-brand-color1', '#1976d2');
+    const grid = { stroke: cssVar('--jp-border-color3', '#eeeeee'), width: 1 };
+    const axis = { stroke: text, grid, ticks: { stroke: grid.stroke, width: 1 }, font: '10px sans-serif' };
+    return {
+      width,
+      height: HEIGHT,
+      legend: { show: false },
+      cursor: { drag: { x: false, y: false }, points: { size: 6 } },
+      scales: { x: { time: false }, y: { range: (_u, min, max) => yRange(min, max) } },
+      axes: [
+        { ...axis, size: 28, values: (_u, splits) => splits.map(fmtTick) },
+        { ...axis, size: 52, values: (_u, splits) => splits.map(fmtTick) }
+      ],
+      series: [{ label: this.stepLabel }, { label: this.title, stroke: line, width: 1.6, points: { show: false } }],
+      hooks: {
+        setCursor: [u => this.showReadout(u.cursor.idx ?? null)],
+        setScale: [
+          (u, key) => {
+            if (key === 'y') {
+              this.node.dataset.yMin = String(u.scales.y.min);
+              this.node.dataset.yMax = String(u.scales.y.max);
+            }
+          }
+        ]
+      }
+    };
+  }
+
+  /** The point under the cursor (`idx`), else the newest. */
+  private showReadout(idx: number | null): void {
+    const i = idx === null ? this.xs.length - 1 : idx;
+    if (i < 0 || i >= this.xs.length) {
+      return;
     }
-    const px = (x: number) => L + ((x - x0) / (x1 - x0)) * (W - L - R);
-    const py = (y: number) => T + (1 - (y - y0) / (y1 - y0)) * (H - T - B);
-    for (const [y, anchor] of [
-      [y1, T + 8],
-      [y0, H - B]
-    ]) {
-      const t = svg('text', { x: L - 4, y: anchor, 'text-anchor': 'end', class: 'dsc-chart-axis' });
-      t.textContent = fmt(y);
-      s.append(t);
-    }
-    for (const [x, anchor, align] of [
-      [x0, L, 'start'],
-      [x1, W - R, 'end']
-    ] as [number, number, string][]) {
-      const t = svg('text', { x: anchor, y: H - 4, 'text-anchor': align, class: 'dsc-chart-axis' });
-      t.textContent = fmt(x);
-      s.append(t);
-    }
-    const d = this.points.map(p => `${px(p[0]).toFixed(1)},${py(p[1]).toFixed(1)}`).join(' ');
-    s.append(svg('polyline', { points: d, class: 'dsc-chart-line', fill: 'none' }));
-    const last = this.points[this.points.length - 1];
-    s.append(svg('circle', { cx: px(last[0]), cy: py(last[1]), r: 2.5, class: 'dsc-chart-dot' }));
+    this.readout.dataset.hover = idx === null ? 'no' : 'yes';
+    this.readout.dataset.step = String(this.xs[i]);
+    this.readout.dataset.value = String(this.ys[i]);
+    this.readout.textContent = `${this.stepLabel} ${fmtValue(this.xs[i])} · ${fmtValue(this.ys[i])}`;
   }
 }

@@ -22,12 +22,29 @@ export function statusBadge(trans: TranslationBundle, status: string): HTMLEleme
   return el('span', { class: `dsc-status dsc-status-${status}`, 'data-status': status }, statusText(trans, status));
 }
 
-export function errorText(err: unknown): string {
+// `panelHints`: what to do in the panel instead of a hint written for the command line, by the setting the
+// error names (a 409 for taken GPUs names --wait: the panel has a checkbox for it).
+export function errorText(err: unknown, panelHints: Record<string, string> = {}): string {
   if (err instanceof RequestError) {
     const b = err.body;
-    return b.hint ? `${b.message} — ${b.hint}` : b.message;
+    const hint = (b.setting && panelHints[b.setting]) || b.hint;
+    return hint ? `${b.message} — ${hint}` : b.message;
   }
   return String(err);
+}
+
+// The run id's end (time and random suffix: what tells two runs of one name apart) always shows: a long
+// id loses its middle to an ellipsis, and the whole id is the label's title.
+const ID_TAIL = 12;
+
+export function runIdLabel(id: string): HTMLElement {
+  const cut = Math.max(0, id.length - ID_TAIL);
+  return el(
+    'span',
+    { class: 'dsc-run-id', title: id },
+    el('span', { class: 'dsc-run-id-head' }, id.slice(0, cut)),
+    el('span', { class: 'dsc-run-id-tail' }, id.slice(cut))
+  );
 }
 
 interface Field {
@@ -150,7 +167,10 @@ export class RunsSection {
       await this.poller.run();
       this.openRun(res.id);
     } catch (err) {
-      this.showError(errorText(err));
+      const t = this.trans;
+      const wait = t.__('tick “%1” to queue the run until they are free; the GPU queue below shows who holds them',
+        t.__('Wait in the queue when the GPUs are taken'));
+      this.showError(errorText(err, { '--wait': wait }));
     } finally {
       button.disabled = false;
     }
@@ -178,9 +198,9 @@ export class RunsSection {
       const loss = r.loss != null ? `${t.__('loss')} ${r.loss.toFixed(3)}` : '';
       const row = el(
         'div',
-        { class: 'dsc-run-row', 'data-run-id': r.id, title: r.id, tabindex: '0' },
+        { class: 'dsc-run-row', 'data-run-id': r.id, tabindex: '0' },
         statusBadge(t, r.status),
-        el('span', { class: 'dsc-run-id' }, r.id),
+        runIdLabel(r.id),
         el('span', { class: 'dsc-meta' }, [progress, loss].filter(Boolean).join(' · ')),
         el('span', { class: 'dsc-owner', title: t.__('owner') }, r.owner || ''),
         el('span', { class: 'dsc-gpus', title: t.__('GPUs held') }, (r.gpus || []).join(' '))

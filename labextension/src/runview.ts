@@ -59,8 +59,8 @@ export class RunView extends Widget {
     this.addClass('dsc-runview');
     this.title.label = runId;
     this.title.closable = true;
-    this.loss = new LineChart(t.__('Loss'), t.__('no data yet'), 'loss');
-    this.speed = new LineChart(t.__('Throughput (tokens/s)'), t.__('no data yet'), 'throughput');
+    this.loss = new LineChart(t.__('Loss'), t.__('no data yet'), 'loss', t.__('step'));
+    this.speed = new LineChart(t.__('Throughput (tokens/s)'), t.__('no data yet'), 'throughput', t.__('step'));
     this.charts.append(this.loss.node, this.speed.node);
     this.stopBtn = el('button', { class: 'jp-Button dsc-btn dsc-stop', type: 'button' }, t.__('Stop'));
     this.restartBtn = el('button', { class: 'jp-Button dsc-btn dsc-restart', type: 'button' }, t.__('Restart'));
@@ -100,6 +100,9 @@ export class RunView extends Widget {
 
   dispose(): void {
     this.poller.stop();
+    for (const chart of [this.loss, this.speed, ...this.series.values()]) {
+      chart.dispose();
+    }
     super.dispose();
   }
 
@@ -116,7 +119,8 @@ export class RunView extends Widget {
       await this.poller.run();
     } catch (err) {
       this.message.hidden = false;
-      this.message.textContent = errorText(err);
+      const wait = this.trans.__('restart when they are free, or stop the run that holds them; the GPU queue in the DeepSpeed panel shows who holds them');
+      this.message.textContent = errorText(err, { '--wait': wait });
     } finally {
       btn.disabled = false;
     }
@@ -193,12 +197,12 @@ export class RunView extends Widget {
         this.logs.set(f.name, { offset: null, text: '' });
         const rank = /rank(\d+)/.exec(f.name);
         const label = rank ? `rank ${rank[1]}` : f.name.replace(/\.log$/, '');
-        const tab = el('button', { class: 'dsc-tab', type: 'button', 'data-log': f.name }, label);
+        const tab = el('button', { class: 'dsc-tab', type: 'button', 'data-log': f.name, title: f.name }, label);
         tab.onclick = () => this.selectLog(f.name);
         this.logTabs.append(tab);
       }
     }
-    // Keep tabs in the server's order (launcher, ranks, then supervisor/watchdog) as files appear.
+    // Keep tabs in the server's order (launcher, ranks by number, then supervisor, watchdog) as files appear.
     const tabs = new Map(
       (Array.from(this.logTabs.children) as HTMLElement[]).map(t => [t.dataset.log || '', t] as [string, HTMLElement])
     );
@@ -297,7 +301,7 @@ export class RunView extends Widget {
     for (const key of [...other.keys()].sort((a, b) => rank(a) - rank(b))) {
       let chart = this.series.get(key);
       if (!chart) {
-        chart = new LineChart(this.seriesTitle(key), this.trans.__('no data yet'), key);
+        chart = new LineChart(this.seriesTitle(key), this.trans.__('no data yet'), key, this.trans.__('step'));
         this.series.set(key, chart);
         this.charts.append(chart.node);
       }

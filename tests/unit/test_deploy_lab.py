@@ -11,6 +11,7 @@ import pytest
 
 from dscluster.errors import ConfigError, PermissionNeeded
 from dscluster.node import lab
+from dscluster.node.labconfig import NOTIFICATION_PLUGIN
 
 
 def test_command_carries_paths_only_never_the_token(tmp_path):
@@ -37,6 +38,15 @@ def test_overrides_keep_the_packaged_defaults(tmp_path):
     merged = lab.settings_overrides("zh_TW", base_settings_dir=tmp_path)
     assert merged["@x/y:plugin"] == {"a": 1, "b": 2}
     assert merged[lab.TRANSLATION_PLUGIN] == {"locale": "zh_TW"}
+
+
+def test_the_lab_never_asks_about_jupyter_news(tmp_path):
+    """The lab dscluster starts (and the hub's labs) answer JupyterLab's news question as "never" in the
+    default overrides: no prompt on every login; a packaged override still wins."""
+    quiet = lab.settings_overrides("en", base_settings_dir=tmp_path)[NOTIFICATION_PLUGIN]
+    assert quiet == {"fetchNews": "false", "checkForUpdates": False}
+    (tmp_path / "overrides.json").write_text(json.dumps({NOTIFICATION_PLUGIN: {"fetchNews": "true"}}))
+    assert lab.settings_overrides("en", base_settings_dir=tmp_path)[NOTIFICATION_PLUGIN]["fetchNews"] == "true"
 
 
 def test_config_is_secure_by_default(tmp_path):

@@ -118,3 +118,20 @@ def test_a_damaged_record_is_reported_not_shown_as_pending(no_spec, capsys):
     with pytest.raises(RunError) as err:
         rundata.run_record(rundata.find_run(dirs, run_id))
     assert "damaged" in err.value.message and "move that run directory" in err.value.hint
+
+
+def test_runs_with_cluster_lists_that_clusters_runs_only(no_spec, dscluster_home, tmp_path, capsys):
+    """`dscluster runs --cluster X` shows X's runs, not root's local runs or a stopped simulated cluster's
+    beside them; without --cluster every place is listed, as before."""
+    spec = tmp_path / "c.toml"
+    spec.write_text(f'[cluster]\nname = "pc"\nshared_dir = "{tmp_path / "pc"}"\n[[nodes]]\naddress = "127.0.0.1"\nslots = 1\n')
+    theirs, _ = _run(tmp_path / "pc", "theirs", status="succeeded", exit_code=0)
+    local, _ = _run(no_spec, "local", status="succeeded", exit_code=0)
+    kept, _ = _run(dscluster_home / "sims" / "psim" / "shared", "simrun", status="succeeded", exit_code=0)
+    assert main(["runs", "--cluster", str(spec), "--json"]) == 0
+    assert [r["id"] for r in json.loads(capsys.readouterr().out)] == [theirs]
+    assert main(["runs", "--cluster", str(spec)]) == 0
+    table = capsys.readouterr().out
+    assert theirs in table and local not in table and kept not in table
+    assert main(["runs", "--json"]) == 0
+    assert {r["id"] for r in json.loads(capsys.readouterr().out)} == {local, kept}

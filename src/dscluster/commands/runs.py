@@ -89,7 +89,10 @@ def register(sub) -> None:
 
 def cmd_runs(args) -> int:
     damaged: list[RunError] = []
-    stored = [r for shared in shared_dirs(args.cluster) for r in store.list_runs(shared, damaged)]
+    # `--cluster X`: that cluster's runs only (its shared directory is the first place); without it, every
+    # place runs may live (the default cluster's, this machine's, stopped simulated clusters').
+    places = shared_dirs(args.cluster)[:1] if args.cluster else shared_dirs(None)
+    stored = [r for shared in places for r in store.list_runs(shared, damaged)]
     for err in damaged:
         print(f"{console.WARN} {err.message}\n  {tr('fix')}: {err.hint}", file=sys.stderr)
     if args.json:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from dscluster import fsutil
 from dscluster.errors import DsclusterError, ExitCode, RunError, UsageError
-from dscluster.explain import error_line, localized, no_restart_note
+from dscluster.explain import error_line, localized, no_restart_note, rank_of_file
 from dscluster.i18n import tr
 from dscluster.runs import leasing, store
 from dscluster.runs import metrics as run_metrics
@@ -215,7 +215,9 @@ def _regular_files(logs: Path):
 
 
 def log_files(ref: RunRef) -> list[dict]:
-    """Log files under logs/ (launcher.log first, then per-rank logs in natural order)."""
+    """Log files under logs/: launcher.log first, then the per-rank logs by rank number (DeepSpeed's
+    `<launch time>_rank<N>.log`: each node stamps its own launch time, so by name rank 2 can come before
+    rank 0; a rank's earlier attempts before its later ones), then the supervisor's and the watchdog's."""
     found = []
     if not store.is_run_dir(ref.path):
         return found
@@ -225,8 +227,9 @@ def log_files(ref: RunRef) -> list[dict]:
     def order(item: dict) -> tuple:
         name = item["name"]
         parts = [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name)]
-        group = 0 if name.startswith("launcher") else 1 if "rank" in name else 2  # supervisor, watchdog last
-        return (group, [str(p).zfill(8) if isinstance(p, int) else p for p in parts])
+        rank = rank_of_file(name)
+        group = 0 if name.startswith("launcher") else 1 if rank is not None or "rank" in name else 2
+        return (group, rank if rank is not None else -1, [str(p).zfill(8) if isinstance(p, int) else p for p in parts])
 
     return sorted(found, key=order)
 

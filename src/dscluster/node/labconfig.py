@@ -14,6 +14,10 @@ from pathlib import Path
 from dscluster.fsutil import atomic_write_json
 
 TRANSLATION_PLUGIN = "@jupyterlab/translation-extension:plugin"
+# JupyterLab asks on every new login whether to fetch Jupyter's news (fetchNews "none"); a cluster master
+# is often offline, and the question is not the team's to answer each time: never fetch, never ask.
+NOTIFICATION_PLUGIN = "@jupyterlab/apputils-extension:notification"
+QUIET_NOTIFICATIONS = {"fetchNews": "false", "checkForUpdates": False}
 
 
 def is_loopback(ip: str) -> bool:
@@ -64,8 +68,9 @@ def panel_config() -> dict:
 
 
 def settings_overrides(lang: str, base_settings_dir: Path | None = None) -> dict:
-    """JupyterLab default-setting overrides: the packaged ones, plus the UI language."""
-    merged: dict = {}
+    """JupyterLab default-setting overrides: no news prompt or update check (unless the packaged ones say
+    otherwise), the packaged ones, plus the UI language."""
+    merged: dict = {NOTIFICATION_PLUGIN: dict(QUIET_NOTIFICATIONS)}
     base = base_settings_dir if base_settings_dir is not None else _packaged_settings_dir()
     for candidate in [*sorted((base / "overrides.d").glob("*.json")), base / "overrides.json"]:
         try:
