@@ -93,3 +93,38 @@ def test_owner_gpus_queue_and_no_stop_for_another_users_run(page, lab, team, sho
     finally:
         page.unroute(listing)
         page.unroute(one_run)
+
+
+def test_taken_gpus_tell_the_panel_user_to_tick_the_wait_box(page, lab, shot):
+    """The 409 for taken GPUs carries the command line's fix (add --wait); the panel says what to do in the
+    panel instead: tick its "Wait in the queue" box. The answer is the server's own error for such a launch."""
+    from test_panel import fill_form, open_panel
+
+    from dscluster.runs import leasing
+
+    held = Claim(ANN, "ann", (Gpu("node0", 0), Gpu("node0", 1)), leasefiles.this_holder(), state=HELD,
+                 since=time.time() - 60)
+    body = leasing.busy_error(None, (held,), held.gpus).to_dict()
+    assert body["setting"] == "--wait" and "--wait" in body["hint"]
+
+    def busy(route):
+        if route.request.method == "POST":
+            route.fulfill(status=409, content_type="application/json", body=json.dumps(body))
+        else:
+            route.fallback()
+
+    listing = re.compile(r".*/dscluster/api/runs(\?[^/]*)?$")
+    page.route(listing, busy)
+    try:
+        panel = open_panel(page, lab)
+        fill_form(page, "--preset tiny --steps 1")
+        panel.locator("button.dsc-launch").click()
+        error = panel.locator(".dsc-form-error")
+        error.wait_for()
+        text = error.inner_text()
+        assert body["message"] in text and "Wait in the queue when the GPUs are taken" in text, text
+        assert "--wait" not in text, text
+        shot(page, "gpus-taken")
+    finally:
+        page.unroute(listing, busy)
+        panel.locator("form.dsc-launch-form button", has_text="Cancel").click()
