@@ -58,6 +58,7 @@ export class RunView extends Widget {
     this.id = `dscluster-run-${runId}`;
     this.addClass('dsc-runview');
     this.title.label = runId;
+    this.title.caption = runId;  // the whole id on hover, where the tab cuts it short
     this.title.closable = true;
     this.loss = new LineChart(t.__('Loss'), t.__('no data yet'), 'loss', t.__('step'));
     this.speed = new LineChart(t.__('Throughput (tokens/s)'), t.__('no data yet'), 'throughput', t.__('step'));

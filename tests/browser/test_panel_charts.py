@@ -112,6 +112,9 @@ def test_a_long_run_id_keeps_its_end_and_shows_in_full_on_hover(page, lab, shot)
     assert head.evaluate("el => el.scrollWidth > el.clientWidth"), "the sidebar is wide enough: no ellipsis tested"
     assert head.evaluate("el => getComputedStyle(el).textOverflow") == "ellipsis"
     shot(page, "long-run-id")
+    # Its main-area tab cuts the label short too: the whole id is the tab's title.
+    label.click()
+    page.locator(f'.lm-DockPanel-tabBar .lm-TabBar-tab[title="{run_id}"]').wait_for()
 
 
 def test_log_tabs_come_in_a_fixed_order(page, lab, shot):
