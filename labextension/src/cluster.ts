@@ -96,7 +96,7 @@ export class ClusterSection {
           )
         );
       }
-      const charts = gpuHistory(node.history, t);
+      const charts = gpuHistory(node.history, t, node.name);
       if (charts) {
         card.append(charts);
       }

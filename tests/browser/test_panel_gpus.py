@@ -67,14 +67,29 @@ def test_each_gpu_of_each_node_shows_its_recorded_history(page, lab, shot):
         card.locator(".dsc-gpu-history-row").first.wait_for()
         assert card.locator(".dsc-gpu-history-row").count() == 1  # one H200 per node
         for metric in ("util", "mem", "power", "temp"):
-            spark = card.locator(f'.dsc-spark-cell[data-metric="{metric}"] svg')
+            spark = card.locator(f'.dsc-spark-cell[data-metric="{metric}"] .dsc-spark')
             assert int(spark.get_attribute("data-points")) >= 100, (node, metric)
+            spark.locator(".u-over").wait_for()  # drawn (uPlot's plotting area)
         last = recorded(name)[-1]["gpus"][0]
         labels = card.locator(".dsc-spark-label").all_inner_texts()
         assert f"{last['power_w']:.0f} W" in labels[2] and f"{last['temp_c']:.0f} °C" in labels[3], labels
         assert "util" in labels[0] and "GiB" in labels[1]
-    # The recording ran the GPU flat out: the utilisation line reaches the top of its chart.
-    points = panel.locator('.dsc-node[data-node="h200-0"] .dsc-spark-util polyline').get_attribute("points")
-    assert min(float(p.split(",")[1]) for p in points.split()) < 2.0
+    # Hovering a chart shows the sample under the cursor and its time; the recording ran the GPU flat out,
+    # drawn on a 0-100 % axis, and the hover survives the section's redraw every 3 s.
+    util = panel.locator('.dsc-node[data-node="h200-0"] .dsc-spark-cell[data-metric="util"]')
+    assert util.locator(".dsc-spark").get_attribute("data-max") == "100"
+    label = util.locator(".dsc-spark-label")
+    box = util.locator(".u-over").bounding_box()
+    seen = []
+    for i in range(1, 60):
+        page.mouse.move(box["x"] + box["width"] * i / 60, box["y"] + box["height"] / 2)
+        page.wait_for_function("el => el.dataset.hover === 'yes'", arg=label.element_handle())
+        words = label.inner_text().split()  # "util 100% · 07:01:02"
+        assert words[0] == "util" and words[2] == "·", words
+        seen.append(int(words[1].rstrip("%")))
+    assert max(seen) >= 90 and min(seen) < 50, seen
+    drawn = panel.locator('.dsc-node[data-node="h200-0"] .dsc-gpu-history').element_handle()
+    page.wait_for_function("el => !el.isConnected", arg=drawn, timeout=30_000)  # the cards were redrawn
+    assert label.get_attribute("data-hover") == "yes" and "·" in label.inner_text()
     path = shot(page, "gpu-history")
     panel.screenshot(path=str(path.with_name(path.stem + "-panel.png")))  # the README's picture
