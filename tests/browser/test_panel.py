@@ -87,7 +87,7 @@ def test_launch_demo_from_the_form_succeeds_with_a_loss_curve(page, lab, shot):
         f"() => Number({VIEW_JS}?.querySelector('.dsc-chart[data-kind=loss]')?.dataset.points || 0) >= 8",
         timeout=30_000)
     assert int(loss.get_attribute("data-points")) >= 8
-    assert loss.locator("polyline").count() == 1
+    assert loss.locator("canvas").count() == 1  # drawn by uPlot
     assert view.locator(".dsc-log-tabs .dsc-tab").count() >= 2  # launcher + rank logs
     view.locator('.dsc-events li[data-event="finished"]').wait_for()
     view.locator(".dsc-ckpts tr[data-step]").first.wait_for()

@@ -56,7 +56,7 @@ def test_the_panel_charts_a_user_scripts_loss_and_deepspeeds_learning_rate(page,
             timeout=30_000)
     lr = view.locator('.dsc-chart[data-kind="lr"]')
     assert lr.locator(".dsc-chart-title").inner_text() == "Learning rate"
-    assert lr.locator("polyline").count() == 1 and int(lr.get_attribute("data-points")) == STEPS
+    assert lr.locator("canvas").count() == 1 and int(lr.get_attribute("data-points")) == STEPS
     assert view.locator('.dsc-chart[data-kind="step"], .dsc-chart[data-kind="samples"]').count() == 0
     assert view.locator('.dsc-chart[data-kind="throughput"] .dsc-chart-empty').count() == 1  # not logged: empty
     view.locator('.dsc-chart[data-kind="lr"]').scroll_into_view_if_needed()
