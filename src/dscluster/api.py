@@ -15,12 +15,14 @@ so restarting or closing the notebook does not touch the training job.
 
 from __future__ import annotations
 
+import functools
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from dscluster.errors import ConfigError, RunError
+from dscluster.errors import ConfigError, DsclusterError, RunError, from_os_error
 from dscluster.i18n import tr
 from dscluster.jupyter import clusterview, launching, rundata
 from dscluster.runs import service
@@ -30,10 +32,36 @@ FINISHED = ("succeeded", "failed", "stopped")
 __all__ = ["Cluster", "Run", "launch", "list_runs"]
 
 
+def _show_plainly(shell, etype, evalue, tb, tb_offset=None) -> list[str]:
+    """IPython's display of a DsclusterError: its message and fix, as the CLI prints them (no traceback)."""
+    lines = [f"{etype.__name__}: {evalue.message}"] + ([f"  {tr('fix')}: {evalue.hint}"] if evalue.hint else [])
+    shell._showtraceback(etype, evalue, lines)  # the cell's error output (a kernel sends it to the notebook)
+    return lines
+
+
+def _plain_errors(func):
+    """The API's one error boundary: an OSError (a folder this person may not write, a missing path, a full
+    disk) is raised as the typed error that names it and the fix (errors.from_os_error); in a notebook a
+    DsclusterError shows as its message and fix, not as a traceback."""
+
+    @functools.wraps(func)
+    def inner(*args, **kwargs):
+        ipython = getattr(sys.modules.get("IPython"), "get_ipython", lambda: None)()
+        if ipython is not None and not ipython.custom_exceptions:  # a handler of the person's own stays
+            ipython.set_custom_exc((DsclusterError,), _show_plainly)
+        try:
+            return func(*args, **kwargs)
+        except OSError as err:
+            raise from_os_error(err) from None
+
+    return inner
+
+
 class Cluster:
     """A cluster spec (path, hostfile, name resolved like `--cluster`, or a ClusterSpec), or None for
     the default (DSCLUSTER_CLUSTER, ./dscluster.toml, the running simulated cluster, else this machine)."""
 
+    @_plain_errors
     def __init__(self, spec: Any = None):
         if spec is not None and not isinstance(spec, (str, Path)) and not hasattr(spec, "nodes"):
             raise ConfigError(tr("cluster must be a spec path, a hostfile, a cluster name or a ClusterSpec, got {t}",
@@ -68,6 +96,7 @@ class Cluster:
         """Each node with its latest sample (GPUs via NVML, else CPU/memory)."""
         return clusterview.describe(self._view, self._sampler)["nodes"]
 
+    @_plain_errors
     def doctor(self, fast: bool = False, collective: bool = False):
         """Run every doctor check on every node in parallel; returns the report (rich HTML in Jupyter)."""
         if self._view.spec is None:
@@ -79,6 +108,7 @@ class Cluster:
 
         return DoctorReport(run_doctor(self._view.spec, fast=fast, collective=collective))
 
+    @_plain_errors
     def runs(self) -> list[Run]:
         return [Run(r["id"], self._view.runs_dirs()) for r in rundata.list_runs(self._view.runs_dirs())]
 
@@ -94,6 +124,7 @@ class Cluster:
 class Run:
     """A run directory on shared storage, read live (status, metrics, logs), stoppable."""
 
+    @_plain_errors
     def __init__(self, run_id: str, runs_dirs: Sequence[Path] | None = None):
         dirs = list(runs_dirs) if runs_dirs else clusterview.resolve(None).runs_dirs()
         self._ref = rundata.find_run(dirs, run_id)  # the store's lookup: an id, a unique prefix, a run name
@@ -189,11 +220,13 @@ class Run:
             time.sleep(poll)
         return self.status
 
+    @_plain_errors
     def stop(self, wait: bool = True, timeout: float = 60.0) -> str:
         """Stop on every node (graceful, then forced by the supervisor's teardown); returns the status."""
         service.stop(self._ref.path)
         return self.wait(timeout) if wait else self.status
 
+    @_plain_errors
     def restart(self, env: dict[str, str] | None = None, hosts: Sequence[str] | str | None = None) -> Run:
         """A new run with the same program, args, cluster, environment and settings, resuming from this
         run's checkpoints. Secret values (tokens, keys) are never recorded: give them again in `env`.
@@ -225,6 +258,7 @@ def _rank_of(name: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+@_plain_errors
 def launch(script: str, args: Sequence[str] | str = (), cluster: Any = None, max_restarts: int = 0, *,
            config: dict | str | None = None, name: str | None = None, nprocs: int | None = None,
            cwd: str | Path | None = None, env: dict[str, str] | None = None, allow_shrink: bool = False,
@@ -256,6 +290,7 @@ def launch(script: str, args: Sequence[str] | str = (), cluster: Any = None, max
                        tr("check that the shared directory is mounted on this machine")) from None
 
 
+@_plain_errors
 def list_runs(cluster: Any = None) -> list[Run]:
     """Every run of the cluster (default: like the CLI), newest first."""
     return (cluster if isinstance(cluster, Cluster) else Cluster(cluster)).runs()

@@ -111,3 +111,40 @@ class GpusBusy(DsclusterError):
 
     exit_code = ExitCode.GPUS_BUSY
     http_status = 409
+
+
+class EnvironmentProblem(DsclusterError):
+    """A file or folder the request needs cannot be used (permissions, a missing path, a full disk): not
+    a bug of dscluster, so the person gets the cause and the fix, never an opaque internal error (HTTP 409)."""
+
+    exit_code = ExitCode.PERMISSION
+    http_status = 409
+
+
+def from_os_error(err: OSError) -> DsclusterError:
+    """An OSError that reached a boundary (the CLI, the panel's API, the notebook API) as the typed error a
+    person can act on: what could not be used, as whom, and the fix, in their language."""
+    import errno  # noqa: PLC0415
+    import getpass  # noqa: PLC0415
+
+    from dscluster.i18n import tr  # noqa: PLC0415 - errors is imported by everything, i18n below nothing
+
+    path = err.filename or "?"
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = "?"
+    if err.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return EnvironmentProblem(
+            tr("permission denied: {user} may not use {path}", user=user, path=path),
+            tr("see who owns it: ls -ld {path}; work in a folder of your own (on the cluster: <shared>/users/{user}), "
+               "or ask the cluster's admin to run `dscluster up` (or `sim up`) again, which makes the shared "
+               "folders right", path=path, user=user), setting="path")
+    if err.errno == errno.ENOENT:
+        return EnvironmentProblem(tr("{path} does not exist", path=path),
+                                  tr("check the path (relative paths start at the launch directory)"), setting="path")
+    if err.errno in (errno.ENOSPC, errno.EDQUOT):
+        return EnvironmentProblem(tr("no space left where {path} is written", path=path),
+                                  tr("free space there (old runs and checkpoints), then try again"), setting="path")
+    return EnvironmentProblem(tr("{path}: {reason}", path=path, reason=err.strerror or str(err)),
+                              tr("check the path and its permissions, then try again"), setting="path")

@@ -6,8 +6,10 @@ and @authorized, so a request without a valid token or session gets 403 JSON (fa
 (JupyterLab sends it) or token auth in the Authorization header. Launch starts the detached
 supervisor (`dscluster.runs.service.launch`) in a worker thread; nothing trains inside the server.
 
-Errors: a typed DsclusterError becomes 4xx JSON {error, message, hint, setting}; anything else is
-logged server side and answered with a 500 JSON that carries no traceback.
+Errors: a typed DsclusterError becomes 4xx JSON {error, message, hint, setting}, and so does an OSError
+(a folder the person may not write, a missing path, a full disk: `errors.from_os_error` names it and the
+fix, in the sender's language); anything else is logged server side with its traceback and answered with
+a 500 JSON that names the exception but carries no traceback.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 
-from dscluster.errors import ConfigError, DsclusterError, UsageError
+from dscluster.errors import ConfigError, DsclusterError, UsageError, from_os_error
 from dscluster.i18n import tr, use_language
 from dscluster.jupyter import clusterview, launching, rundata
 from dscluster.runs import leasing, owner, service
@@ -54,11 +56,18 @@ def json_errors(method):
                 raise
             except DsclusterError as exc:
                 self.send_error_json(_status_for(exc), exc.to_dict())
-            except Exception:
+            except OSError as exc:  # the environment (a folder's owner, a full disk), not a bug: say which
+                self.log.warning("dscluster API: %s %s\n%s", self.request.method, self.request.path,
+                                 traceback.format_exc())
+                err = from_os_error(exc)
+                self.send_error_json(_status_for(err), err.to_dict())
+            except Exception as exc:
                 self.log.error("dscluster API error on %s %s\n%s", self.request.method, self.request.path,
                                traceback.format_exc())
+                cause = f"{type(exc).__name__}: {str(exc)[:300]}"
                 self.send_error_json(500, {"error": "InternalError",
-                                           "message": tr("internal error in the dscluster extension"),
+                                           "message": tr("internal error in the dscluster extension ({cause})",
+                                                         cause=cause),
                                            "hint": tr("see the Jupyter server log for details"), "setting": None})
 
     return inner

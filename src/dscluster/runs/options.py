@@ -54,6 +54,9 @@ class LaunchOptions:
     # Inline DeepSpeed configs a dry run names by the path a real run writes them to, without writing them
     # (a dry run writes nothing): path -> config, read here instead of the file.
     unwritten_configs: Mapping[str, Any] | None = None
+    # The run's id, chosen before `prepare` when a file the ranks read goes into the run's own directory
+    # (runs.service.options: an inline config); None: prepare names the run.
+    run_id: str | None = None
     # GPUs another run holds: queue the run until they are free (status "queued"), instead of refusing it.
     wait: bool = False
     # Take no GPU leases: run alongside other runs on the same GPUs (small jobs that fit together, CPU runs).

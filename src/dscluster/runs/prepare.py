@@ -151,12 +151,18 @@ def _preflight(opts: LaunchOptions, where: Placement, program: str, args: list[s
                   checked=opts.exclude_unhealthy and not opts.skip_doctor, dry_run=dry_run)
 
 
-def _run_id(opts: LaunchOptions, program: str) -> tuple[str, str]:
-    """(run id, name): --name, else the script's stem or the module's last part."""
-    name = opts.name or (program.rsplit(".", 1)[-1] if opts.module else Path(program).stem)
+def run_name(name: str | None, program: str, module: bool) -> str:
+    """A run's name: --name, else the script's stem or the module's last part."""
+    name = name or (program.rsplit(".", 1)[-1] if module else Path(program).stem)
     if name in ("__main__", "main"):
-        name = program.split(".")[-2] if opts.module and "." in program else "run"
-    return store.new_run_id(name), name
+        name = program.split(".")[-2] if module and "." in program else "run"
+    return name
+
+
+def _run_id(opts: LaunchOptions, program: str) -> tuple[str, str]:
+    """(run id, name): the id chosen beforehand (LaunchOptions.run_id), else a new one from the name."""
+    name = run_name(opts.name, program, opts.module)
+    return opts.run_id or store.new_run_id(name), name
 
 
 @dataclass(frozen=True)

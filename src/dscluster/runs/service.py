@@ -36,6 +36,9 @@ from dscluster.runs.record import RunRecord
 from dscluster.runs.verify import record_to_act_on
 
 INLINE_CONFIGS = Path("data") / "ds_configs"  # under the shared directory: every node reads the same file
+# A request's inline config (the panel's form, a notebook's dict) in its own run directory: the launching
+# person writes there (a shared folder may be root's), every node reads it, a restart reads it again.
+GIVEN_DS_CONFIG = "ds_config.given.json"
 
 
 @dataclass(frozen=True)
@@ -57,7 +60,7 @@ def start(opts: LaunchOptions) -> Started:
     if claim is not None and claim.state == WAITING:
         prepared = dataclasses.replace(prepared, record=prepared.record.replace(status=leasing.QUEUED))
     try:
-        run_id = launch_run(prepared.shared, prepared.record, prepared.secrets)
+        run_id = launch_run(prepared.shared, prepared.record, prepared.secrets, files=given_files(opts))
     except BaseException:
         leasing.release(prepared.record, prepared.shared)
         raise
@@ -73,6 +76,15 @@ def inline_ds_config(shared: Path, config: dict[str, Any], prefix: str = "ds_con
     if write and not path.exists():
         fsutil.atomic_write_text(path, text)
     return path
+
+
+def given_files(opts: LaunchOptions) -> dict[str, str]:
+    """The inline configs `options` named inside the run's own directory: name -> text, written when the
+    directory is made (store.create_run)."""
+    if opts.run_id is None or not opts.unwritten_configs:
+        return {}
+    return {Path(path).name: json.dumps(config, indent=2, sort_keys=True) + "\n"
+            for path, config in opts.unwritten_configs.items() if Path(path).parent.name == opts.run_id}
 
 
 @dataclass
@@ -118,6 +130,7 @@ def options(request: RunRequest) -> LaunchOptions:
     found; an inline config written where the ranks read it and passed as `--deepspeed_config`."""
     local = None
     shared = None
+    run_id = given = None
     if not request.cluster and request.cluster_spec is None and (request.nprocs or not _default_spec_exists()):
         local = request.nprocs or 1
         shared = paths.local_shared()
@@ -128,7 +141,11 @@ def options(request: RunRequest) -> LaunchOptions:
                 from dscluster.cluster.spec import resolve_spec
 
                 shared = Path((request.cluster_spec or resolve_spec(request.cluster)).shared_dir)
-            ref = str(inline_ds_config(shared, request.config))
+            from dscluster.runs.prepare import run_name  # noqa: PLC0415
+
+            run_id = store.new_run_id(run_name(request.name, request.program, request.module))
+            ref = str(store.run_path(shared, run_id) / GIVEN_DS_CONFIG)
+            given = {ref: request.config}  # read from here by prepare; written with the run directory
         else:
             ref = request.config_path
         args += (["--deepspeed"] if "--deepspeed" not in args else []) + ["--deepspeed_config", ref]
@@ -140,7 +157,8 @@ def options(request: RunRequest) -> LaunchOptions:
                          cluster_spec=request.cluster_spec, allow_shrink=request.allow_shrink,
                          exclude_unhealthy=request.exclude_unhealthy,
                          keep_batch=request.keep_batch, wait=request.wait, share_gpus=request.share_gpus,
-                         runner=RunnerFlags(include="@".join(request.hosts) if request.hosts else None), **tuning)
+                         runner=RunnerFlags(include="@".join(request.hosts) if request.hosts else None),
+                         run_id=run_id, unwritten_configs=given, **tuning)
 
 
 def prepare_request(request: RunRequest) -> Prepared:
@@ -312,5 +330,5 @@ def submit(opts: LaunchOptions) -> Submitted:
     from dscluster.runs.slurm_run import submit_run
 
     prepared = prepare_batch(opts)
-    run_id, job = submit_run(prepared.shared, prepared.record, prepared.secrets)
+    run_id, job = submit_run(prepared.shared, prepared.record, prepared.secrets, given_files(opts))
     return Submitted(run_id, store.run_path(prepared.shared, run_id), prepared, str(job))

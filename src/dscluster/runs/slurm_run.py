@@ -166,15 +166,16 @@ def private_job_dir(run_id: str) -> Path:
     return private
 
 
-def submit_run(shared, record: RunRecord, secrets: dict[str, str] | None = None) -> tuple[str, str]:
-    """Write the run (record, secrets, job.sbatch) and submit its batch job: (run id, job id). The
-    supervisor starts when the job does, on its first node, and records its pid and host then."""
+def submit_run(shared, record: RunRecord, secrets: dict[str, str] | None = None,
+               files: dict[str, str] | None = None) -> tuple[str, str]:
+    """Write the run (record, `files` the ranks read, secrets, job.sbatch) and submit its batch job: (run id,
+    job id). The supervisor starts when the job does, on its first node, and records its pid and host then."""
     import json
 
     from dscluster.fsutil import atomic_write_text
     from dscluster.runs import store
 
-    run_dir = store.create_run(shared, record)
+    run_dir = store.create_run(shared, record, files)
     # The hand-off and the script live where only this user can write (the batch job's nodes must see
     # $DSCLUSTER_HOME, as they see a shared home); the run dir is the node user's to write.
     private = private_job_dir(record.id)

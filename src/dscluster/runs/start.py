@@ -47,9 +47,11 @@ def start_supervisor(run_dir: Path, record: RunRecord, secrets: dict[str, str] |
     return int(out.stdout.strip())
 
 
-def launch_run(shared: Path, record: RunRecord, secrets: dict[str, str] | None = None) -> str:
-    """Write the run record (already validated by the caller) and start its supervisor."""
-    run_dir = store.create_run(shared, record)
+def launch_run(shared: Path, record: RunRecord, secrets: dict[str, str] | None = None,
+               files: dict[str, str] | None = None) -> str:
+    """Write the run record (already validated by the caller) and the `files` the ranks read (name -> text,
+    an inline ds_config), then start its supervisor."""
+    run_dir = store.create_run(shared, record, files)
     pid = start_supervisor(run_dir, record, secrets)
     store.append_event(run_dir, "created", supervisor_pid=pid)
     return record.id

@@ -55,8 +55,9 @@ def run_path(shared: Path, run_id: str) -> Path:
     return runs_dir(Path(shared)) / run_id
 
 
-def create_run(shared: Path, record: RunRecord) -> Path:
-    """Create the run directory and its first run.json (status pending). Returns the directory."""
+def create_run(shared: Path, record: RunRecord, files: dict[str, str] | None = None) -> Path:
+    """Create the run directory, the `files` the ranks read (name -> text: an inline ds_config) and its first
+    run.json (status pending). Returns the directory."""
     path = run_path(shared, record.id)
     # Ranks run as the cluster's node user, which may not be the launching user (root on a master
     # container, or in the simulated cluster): they write rank logs, metrics and checkpoints here.
@@ -77,6 +78,8 @@ def create_run(shared: Path, record: RunRecord) -> Path:
     fsutil.make_dir(path, mode, owner=owner)
     fsutil.make_dir(path / "logs", mode, owner=owner)
     fsutil.make_dir(path / "nccl_trace", mode, owner=owner)  # PyTorch's NCCL flight recorder dumps here
+    for name, text in (files or {}).items():
+        fsutil.atomic_write_text(path / Path(name).name, text)
     # `prepare` dates the record; one made elsewhere is dated here (the caller then reads it back).
     write_record(path, record if record.created is not None else record.replace(created=now_iso()))
     return path
