@@ -5,6 +5,7 @@ self-signed certificate. The accounts, the hub and the browser are tests/cluster
 
 from __future__ import annotations
 
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -133,7 +134,12 @@ def test_the_hub_config_holds_no_secret_and_spawns_each_persons_lab_with_the_pan
                      tls=("/p/tls.crt", "/p/tls.key"))["JupyterHub"]
     assert tls["ssl_cert"] == "/p/tls.crt" and tls["ssl_key"] == "/p/tls.key"
     lab = singleuser_config("/shared", "/settings")
-    assert lab["ServerApp"]["root_dir"] == "/shared" and not lab["ServerApp"]["allow_root"]
+    assert "root_dir" not in lab["ServerApp"] and not lab["ServerApp"]["allow_root"]
+    # Each lab opens in its person's own folder, not at the shared root the node user writes; its terminal
+    # keeps the PATH the hub hands down (this Python's bin first: `dscluster`), which a login shell resets.
+    assert config["Spawner"]["notebook_dir"] == "/shared/users/{username}"
+    assert config["Spawner"]["environment"]["PATH"].split(":")[0] == str(Path(sys.executable).parent)
+    assert "-l" not in lab["ServerApp"]["terminado_settings"]["shell_command"]
     assert "ip" not in lab["ServerApp"] and "port" not in lab["ServerApp"]  # JupyterHub sets them
     assert lab["ServerApp"]["disable_check_xsrf"] is False
 

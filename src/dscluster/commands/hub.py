@@ -7,6 +7,8 @@ whoever added them and gets their own JupyterLab, as their own OS user, with the
 from __future__ import annotations
 
 import argparse
+import os
+import shlex
 import signal
 import socket
 
@@ -15,7 +17,7 @@ from dscluster.cluster.spec import resolve_spec
 from dscluster.commands.argtypes import PORT
 from dscluster.console import OK, WARN, next_steps
 from dscluster.i18n import tr
-from dscluster.node import hub, lab
+from dscluster.node import hub, hubpass, lab
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -32,7 +34,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     start.add_argument("--foreground", action="store_true", help=tr("stay attached until Ctrl-C (containers)"))
     start.set_defaults(func=cmd_start)
     url = verbs.add_parser("url", help=tr("print the hub's URL and the ssh -L line"))
-    url.add_argument("--ssh-host", help=tr("how your own machine reaches this host (default: this host's name)"))
+    url.add_argument("--ssh-host", help=tr("how your own machine reaches the master (default: its address in the "
+                                           "cluster spec, else this host's name)"))
+    url.add_argument("--cluster", metavar="SPEC", help=tr("cluster spec (dscluster.toml)"))
     url.set_defaults(func=cmd_url)
     stop = verbs.add_parser("stop", help=tr("stop JupyterHub, its proxy and everyone's JupyterLab"))
     stop.set_defaults(func=cmd_stop)
@@ -86,11 +90,48 @@ def cmd_url(args: argparse.Namespace) -> int:
     if state.tls:
         print(tr("its certificate's SHA-256 fingerprint: {fp}", fp=state.fingerprint))
     else:
-        host = args.ssh_host or socket.gethostname()
         print(tr("From your own machine, open the tunnel first, then the URL above:"))
-        print("  " + lab.tunnel_line(state.port, host))
+        for line in _tunnels(args, state):
+            print("  " + line)
     print(tr("Each person logs in with their name and the hub password `dscluster user add` printed."))
     return 0
+
+
+def _tunnels(args: argparse.Namespace, state: hub.HubState) -> list[str]:
+    """The `ssh -L` lines that reach the hub's port: each person's (their key, the master's sshd port and
+    address from the cluster spec), and this machine's operator's through the cluster's own ssh config when
+    the hub runs in a simulated node. Without a spec: this host, as before."""
+    from dscluster.errors import DsclusterError  # noqa: PLC0415
+
+    try:
+        spec = resolve_spec(args.cluster, as_this_user=False)
+    except DsclusterError:
+        spec = None
+    if spec is None or not spec.nodes:
+        return [lab.tunnel_line(state.port, args.ssh_host or socket.gethostname())]
+    from dscluster.cluster.hostkeys import known_hosts_path  # noqa: PLC0415
+
+    master = spec.master
+    host = args.ssh_host or master.address
+    pins = known_hosts_path(spec)
+    # On this machine the cluster's pins check the master's host key (looked up under its name).
+    options = (f"-o UserKnownHostsFile={shlex.quote(str(pins))} -o HostKeyAlias={master.name} "
+               if os.access(pins, os.R_OK) else "")
+    lines = []
+    for person in spec.users:
+        key = hubpass.private_key_of(person.name)
+        line = lab.tunnel_line(state.port, host, person.name, master.ssh_port)
+        lines.append(f"{person.name}: " + line.replace("ssh ", "ssh " + (f"-i {shlex.quote(key)} " if key else "")
+                                                       + options, 1))
+    if hub.elsewhere(state):  # a simulated node: the operator reaches it with the cluster's own ssh config
+        from dscluster.cluster.ssh import ssh_config_path  # noqa: PLC0415
+
+        config = ssh_config_path(spec)
+        if config.is_file():
+            lines.append(tr("this machine's operator: {line}",
+                            line=f"ssh -F {shlex.quote(str(config))} -N -L {state.port}:127.0.0.1:{state.port} "
+                                 f"{master.name}"))
+    return lines or [lab.tunnel_line(state.port, host, None, master.ssh_port)]
 
 
 def _not_running() -> int:

@@ -192,6 +192,8 @@ def cmd_add(args: argparse.Namespace) -> int:
     spec = _record(spec, (*spec.users, UserSpec(name=name, uid=uid, admin=args.admin)), engine)
     password = hubpass.new_password()
     hubpass.set_password(name, password)
+    if args.key:
+        hubpass.record_key(name, args.key)  # `hub url` prints their tunnel line with its private half
     if engine:  # the hub runs in the master's container: the password goes there (stdin); then every node
         # container's agent makes the account from root's records
         _in_master(spec, engine, _team().hubpass_argv("set", name), name, uid, stdin=password + "\n")

@@ -25,7 +25,7 @@ import ssl
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from dscluster.errors import DsclusterError, PermissionNeeded
@@ -59,6 +59,9 @@ class HubState:
     log_file: str
     config_file: str
     started: float
+    # The pid namespace `pid` is counted in (a simulated node's own): the controller finds the hub's pid
+    # as it sees it through this (`host_pid`). "": recorded before it was, this namespace.
+    pid_ns: str = ""
 
     @property
     def url(self) -> str:
@@ -81,18 +84,56 @@ def load_state(where: HubLayout | None = None) -> HubState | None:
         return None
 
 
+def _pid_ns(pid: int | str = "self") -> str:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/pid")
+    except OSError:
+        return ""
+
+
+def host_pid(pid: int, pid_ns: str) -> int | None:
+    """The pid, as this machine sees it, of process `pid` of pid namespace `pid_ns` (the hub of a simulated
+    cluster runs in its master node's own): /proc's NSpid lines list a process's pid in each namespace."""
+    if not pid_ns or pid_ns == _pid_ns():
+        return pid
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if _pid_ns(proc.name) != pid_ns:
+                continue
+            status = (proc / "status").read_text(encoding="ascii", errors="replace")
+        except OSError:
+            continue
+        nspid = next((line.split()[1:] for line in status.splitlines() if line.startswith("NSpid:")), [])
+        if nspid and nspid[-1] == str(pid):
+            return int(proc.name)
+    return None
+
+
 def _is_our_hub(state: HubState) -> bool:
-    if not pid_alive(state.pid):
+    pid = host_pid(state.pid, state.pid_ns)
+    if pid is None or not pid_alive(pid):
         return False
     try:
-        return state.config_file.encode() in Path(f"/proc/{state.pid}/cmdline").read_bytes()
+        return state.config_file.encode() in Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return True
 
 
 def running_state(where: HubLayout | None = None) -> HubState | None:
+    """The running hub's state, its `pid` as this machine sees it (the hub may run in a simulated node)."""
     state = load_state(where)
-    return state if state and _is_our_hub(state) else None
+    if state is None or not _is_our_hub(state):
+        return None
+    return replace(state, pid=host_pid(state.pid, state.pid_ns) or state.pid, pid_ns=_pid_ns())
+
+
+def elsewhere(state: HubState) -> bool:
+    """The hub runs in another network of this machine (a simulated node): its 127.0.0.1 is not ours."""
+    try:
+        pid = host_pid(state.pid, state.pid_ns) or state.pid
+        return os.readlink(f"/proc/{pid}/ns/net") != os.readlink("/proc/self/ns/net")
+    except OSError:
+        return False
 
 
 def hub_installed(python: str | None = None) -> str | None:
@@ -174,7 +215,7 @@ def start_hub(notebook_dir: str | os.PathLike, ip: str = "127.0.0.1", port: int 
     finally:
         os.close(fd)
     state = HubState(pid=proc.pid, ip=ip, port=int(port), tls=bool(tls), fingerprint=fingerprint,
-                     log_file=str(log_file), config_file=str(config_file), started=time.time())
+                     log_file=str(log_file), config_file=str(config_file), started=time.time(), pid_ns=_pid_ns())
     atomic_write_json(where.private / "hub.json", asdict(state), mode=0o600)
     return proc, state
 
@@ -231,8 +272,10 @@ def leftover_pids(where: HubLayout | None = None) -> list[int]:
     where = where or layout()
     marks = (f"--config={where.singleuser_config}".encode(),)
     found = []
+    state = load_state(where)
     try:
         proxy = int((where.private / "proxy.pid").read_text(encoding="ascii").strip())
+        proxy = host_pid(proxy, state.pid_ns if state else "") or proxy  # JupyterHub wrote it in its namespace
         if b"dscluster.node.hubproxy" in Path(f"/proc/{proxy}/cmdline").read_bytes():
             found.append(proxy)
     except (OSError, ValueError):
@@ -248,12 +291,14 @@ def leftover_pids(where: HubLayout | None = None) -> list[int]:
 
 
 def stop_hub(timeout: float = 20.0) -> HubState | None:
-    """Stop the hub (it stops the proxy and the people's servers), then anything of it left over."""
+    """Stop the hub (it stops the proxy and the people's servers), then anything of it left over. Returns the
+    hub that was running (its pid as this machine sees it), or None."""
     where = layout()
-    state = load_state(where)
-    if state and _is_our_hub(state):
+    state = running_state(where)  # its pid as this machine sees it (a simulated node's hub, from the controller)
+    if state is not None:
         _kill_and_wait(state.pid, timeout)
-    for pid in leftover_pids(where):
+    leftover = leftover_pids(where)
+    for pid in leftover:
         _kill_and_wait(pid, 5.0)
     for name in ("hub.json", "jupyterhub.pid", "proxy.pid"):
         (where.private / name).unlink(missing_ok=True)

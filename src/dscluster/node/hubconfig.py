@@ -44,15 +44,36 @@ def singleuser_config(root_dir: str | os.PathLike, settings_dir: str | os.PathLi
     address, port and authentication left to JupyterHub, which sets them for every server it spawns."""
     config = jupyter_config("127.0.0.1", 0, root_dir, settings_dir, panel_config())
     server = config["ServerApp"]
-    for hub_owned in ("ip", "port", "port_retries", "allow_remote_access", "allow_unauthenticated_access"):
+    # root_dir too: JupyterHub hands each server its person's folder (Spawner.notebook_dir, person_dir).
+    for hub_owned in ("ip", "port", "port_retries", "allow_remote_access", "allow_unauthenticated_access",
+                      "root_dir"):
         server.pop(hub_owned, None)
+    # The terminal: an interactive shell, not a login one, whose /etc/profile would put back the system's
+    # PATH and lose the one the hub hands down (this Python's bin first: `dscluster`, `deepspeed`).
+    shell = "/bin/bash" if os.path.exists("/bin/bash") else "/bin/sh"
+    server["terminado_settings"] = {"shell_command": [shell, "-i"]}
     return config
+
+
+def person_dir(shared_dir: str | os.PathLike) -> str:
+    """Where each person's JupyterLab opens: their own folder on the shared storage (`user add` made it,
+    theirs alone to write), not the shared root, which the node user writes: a module planted there would
+    be imported by every kernel started in it. JupyterHub fills in {username}."""
+    return str(Path(shared_dir) / "users" / "{username}")
+
+
+def person_path(python: str | None = None) -> str:
+    """The PATH of each person's server: this Python's bin first (`dscluster`, `deepspeed`, `jupyter`)."""
+    bindir = str(Path(python or sys.executable).parent)
+    rest = [d for d in os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin").split(":") if d and d != bindir]
+    return ":".join([bindir, *rest])
 
 
 def hub_config(layout: HubLayout, ip: str, ports: HubPorts, *, notebook_dir: str, admins: tuple[str, ...],
                environment: dict[str, str], tls: tuple[str, str] | None = None, python: str | None = None) -> dict:
     """JupyterHub's config as JSON: our authenticator, a local-process spawner per person (as their own
-    OS user), the hub and the proxy's API on loopback, the state in the private directory."""
+    OS user, opening in their own folder under `notebook_dir`, the shared directory), the hub and the
+    proxy's API on loopback, the state in the private directory."""
     private = layout.private
     bindir = Path(python or sys.executable).parent
     config: dict = {
@@ -77,8 +98,8 @@ def hub_config(layout: HubLayout, ip: str, ports: HubPorts, *, notebook_dir: str
         "Spawner": {
             "cmd": [str(bindir / "jupyterhub-singleuser")],
             "args": [f"--config={layout.singleuser_config}"],
-            "notebook_dir": notebook_dir, "default_url": "/lab",
-            "environment": dict(environment),
+            "notebook_dir": person_dir(notebook_dir), "default_url": "/lab",
+            "environment": {"PATH": person_path(python), **environment},
             "start_timeout": 120, "http_timeout": 120,
         },
     }

@@ -81,7 +81,28 @@ def set_password(name: str, password: str) -> None:
     atomic_write_json(password_file(), stored, mode=0o600)
 
 
+def key_file() -> Path:
+    """Each person's SSH public key file as `user add --key` was given it, for `hub url`'s tunnel line."""
+    return private_dir() / "keys.json"
+
+
+def record_key(name: str, pubkey: str | os.PathLike) -> None:
+    _ensure_private()
+    keys = load(key_file())
+    keys[name] = str(Path(pubkey).resolve())
+    atomic_write_json(key_file(), keys, mode=0o600)
+
+
+def private_key_of(name: str) -> str | None:
+    """The private half of the key `user add --key` was given (alice.pub -> alice), or None."""
+    pub = load(key_file()).get(name)
+    return pub.removesuffix(".pub") if pub else None
+
+
 def remove_password(name: str) -> bool:
+    keys = load(key_file())
+    if keys.pop(name, None) is not None:
+        atomic_write_json(key_file(), keys, mode=0o600)
     stored = load()
     if name not in stored:
         return False
