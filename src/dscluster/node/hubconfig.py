@@ -14,6 +14,8 @@ from pathlib import Path
 from dscluster.node.labconfig import jupyter_config, panel_config
 from dscluster.safepython import module_argv
 
+SPAWN_TIMEOUT_S = 120  # for a person's lab to start, then to answer
+
 
 @dataclass(frozen=True)
 class HubPorts:
@@ -85,6 +87,10 @@ def hub_config(layout: HubLayout, ip: str, ports: HubPorts, *, notebook_dir: str
             "authenticator_class": "dscluster.node.hubauth.DsclusterAuthenticator",
             "spawner_class": "jupyterhub.spawner.LocalProcessSpawner",
             "cleanup_servers": True, "cleanup_proxy": True,
+            # The Python proxy hands a response on only once it is whole, so the "server is starting" page's
+            # event stream never reaches the browser, which then waits there for ever: the login waits for
+            # the person's lab instead (up to its start and answer timeouts) and goes straight to it.
+            "tornado_settings": {"slow_spawn_timeout": SPAWN_TIMEOUT_S * 2},
         },
         "ConfigurableHTTPProxy": {
             "api_url": f"http://127.0.0.1:{ports.api_port}",
@@ -100,7 +106,7 @@ def hub_config(layout: HubLayout, ip: str, ports: HubPorts, *, notebook_dir: str
             "args": [f"--config={layout.singleuser_config}"],
             "notebook_dir": person_dir(notebook_dir), "default_url": "/lab",
             "environment": {"PATH": person_path(python), **environment},
-            "start_timeout": 120, "http_timeout": 120,
+            "start_timeout": SPAWN_TIMEOUT_S, "http_timeout": SPAWN_TIMEOUT_S,
         },
     }
     if tls:
