@@ -9,6 +9,8 @@ import os
 import socket
 import subprocess
 import sys
+import urllib.error
+import urllib.request
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -79,3 +81,36 @@ def show_panel(page, timeout_ms: int = 90_000):
             continue
     node.wait_for(timeout=timeout_ms)
     return page.locator("#dscluster-panel")
+
+
+def hub_log_in(browser, base: str, name: str, password: str):
+    """A person's JupyterHub login in a fresh browser context (English UI): (context, page)."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900}, locale="en-US")
+    page = context.new_page()
+    page.set_default_timeout(120_000)
+    page.goto(base + "hub/login")
+    page.fill("#username_input", name)
+    page.fill("#password_input", password)
+    page.click("#login_submit")
+    return context, page
+
+
+def shown_run_id(page, status: str, timeout_ms: int = 240_000) -> str:
+    """The id of the run the panel's run view shows once it shows `status`; else what the page shows."""
+    view = page.locator(".dsc-runview:visible")
+    try:
+        view.locator(f'.dsc-run-status .dsc-status[data-status="{status}"]').wait_for(timeout=timeout_ms)
+    except Exception as err:  # noqa: BLE001 - say what the page shows instead
+        shown = page.locator("#dscluster-panel .dsc-error, .dsc-runview .dsc-explanation, .dsc-runview .dsc-status")
+        texts = [shown.nth(i).inner_text() for i in range(shown.count())]
+        raise AssertionError(f"no {status} run shown; the page shows {texts}") from err
+    return view.locator("h2").inner_text().strip()
+
+
+def answers_ok(url: str, timeout: float = 3) -> bool:
+    """Whether `url` answers 200 now."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as resp:
+            return resp.status == 200
+    except (urllib.error.URLError, OSError):
+        return False

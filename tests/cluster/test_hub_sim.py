@@ -21,7 +21,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from support import VENV_CLI, chromium, free_port, run_cli, show_panel
+from support import VENV_CLI, answers_ok, chromium, free_port, hub_log_in, run_cli, show_panel, shown_run_id
 
 pytestmark = [pytest.mark.root, pytest.mark.cluster, pytest.mark.browser, pytest.mark.slow]
 
@@ -62,14 +62,6 @@ def _cmdlines(home: Path) -> list[str]:
     return out
 
 
-def _ready(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=3) as resp:
-            return resp.status == 200
-    except (urllib.error.URLError, OSError):
-        return False
-
-
 @pytest.fixture(scope="module")
 def team(sim_cluster):
     sim = sim_cluster(1)
@@ -86,7 +78,7 @@ def team(sim_cluster):
             passwords[name] = re.search(r"hand it over privately\): (\S+)", out).group(1)
         _cli(env, "hub", "start", "--cluster", spec, "--port", str(port))
         base = f"http://127.0.0.1:{port}/"
-        assert _ready(base + "hub/api")
+        assert answers_ok(base + "hub/api")
         yield {"sim": sim, "home": home, "env": env, "spec": spec, "base": base, "passwords": passwords}
     finally:
         _cli(env, "hub", "stop", check=False)
@@ -117,14 +109,7 @@ def browser():
 
 
 def _log_in(browser, team, name: str, password: str):
-    context = browser.new_context(viewport={"width": 1400, "height": 900}, locale="en-US")
-    page = context.new_page()
-    page.set_default_timeout(120_000)
-    page.goto(team["base"] + "hub/login")
-    page.fill("#username_input", name)
-    page.fill("#password_input", password)
-    page.click("#login_submit")
-    return context, page
+    return hub_log_in(browser, team["base"], name, password)
 
 
 def test_the_people_are_in_the_spec_with_their_uids_and_dirs(team):
@@ -249,17 +234,6 @@ def _launch_from_form(page, script: Path, release: Path, *, wait: bool = False) 
     panel.locator("button.dsc-launch").click()
 
 
-def _shown_run_id(page, status: str) -> str:
-    view = page.locator(".dsc-runview:visible")
-    try:
-        view.locator(f'.dsc-run-status .dsc-status[data-status="{status}"]').wait_for(timeout=240_000)
-    except Exception as err:  # noqa: BLE001 - say what the page shows instead
-        shown = page.locator("#dscluster-panel .dsc-error, .dsc-runview .dsc-explanation, .dsc-runview .dsc-status")
-        texts = [shown.nth(i).inner_text() for i in range(shown.count())]
-        raise AssertionError(f"no {status} run shown; the page shows {texts}") from err
-    return view.locator("h2").inner_text().strip()
-
-
 def _rank_uids(shared: Path, run_id: str) -> set[str]:
     logs = (shared / "runs" / run_id / "logs").glob("*rank*.log")
     return {line.split()[3] for p in logs for line in p.read_text(errors="replace").splitlines() if " waits for " in line}
@@ -282,7 +256,7 @@ def test_a_launches_from_the_panel_b_sees_it_cannot_stop_it_and_waits_for_its_gp
         contexts.append(a_ctx)
         _open_panel(a_page, a_name)
         _launch_from_form(a_page, script, shared / "hub-a.release")
-        a_run = _shown_run_id(a_page, "running")
+        a_run = shown_run_id(a_page, "running")
         started.append(a_run)
         assert store.read_record(shared / "runs" / a_run).owner == a_name
         a_uid = str(pwd.getpwnam(a_name).pw_uid)
@@ -308,10 +282,10 @@ def test_a_launches_from_the_panel_b_sees_it_cannot_stop_it_and_waits_for_its_gp
         assert store.read_record(shared / "runs" / a_run).status == "running"
 
         _launch_from_form(b_page, script, shared / "hub-b.release", wait=True)
-        b_run = _shown_run_id(b_page, "queued")
+        b_run = shown_run_id(b_page, "queued")
         started.append(b_run)
         (shared / "hub-a.release").write_text("")
-        b_run_again = _shown_run_id(b_page, "running")
+        b_run_again = shown_run_id(b_page, "running")
         assert b_run_again == b_run
         assert store.read_record(shared / "runs" / a_run).status == "succeeded"
         deadline = time.monotonic() + 120
@@ -321,7 +295,7 @@ def test_a_launches_from_the_panel_b_sees_it_cannot_stop_it_and_waits_for_its_gp
         SHOTS.mkdir(parents=True, exist_ok=True)
         b_page.screenshot(path=str(SHOTS / "test_hub_sim--person-b-runs-after-a.png"))
         (shared / "hub-b.release").write_text("")
-        _shown_run_id(b_page, "succeeded")
+        shown_run_id(b_page, "succeeded")
     finally:
         for context in contexts:
             context.close()

@@ -13,12 +13,12 @@ import json
 import os
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 import pytest
+from polling import wait_for
 from support import free_port
 
 pytestmark = [pytest.mark.root, pytest.mark.cluster, pytest.mark.slow]
@@ -39,13 +39,9 @@ def _get(url: str, headers: dict | None = None, data: bytes | None = None):
 
 
 def _wait(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.5)
-    raise AssertionError(f"timed out waiting for {what}")
+    value = wait_for(predicate, timeout, 0.5)
+    assert value, f"timed out waiting for {what}"
+    return value
 
 
 @pytest.fixture(scope="module")

@@ -160,3 +160,31 @@ def test_the_proxy_takes_the_tls_options_and_passes_the_rest_on():
     assert split_tls(["--ip", "0.0.0.0", "--ssl-key", "/p/k", "--port", "8000", "--ssl-cert=/p/c"]) == (
         "/p/c", "/p/k", ["--ip", "0.0.0.0", "--port", "8000"])
     assert split_tls(["--port", "1"]) == (None, None, ["--port", "1"])
+
+
+def test_a_hub_in_a_simulated_nodes_pid_namespace_is_found_by_the_pid_it_recorded():
+    """`hub url`/`hub stop` on the controller: the hub recorded its pid as its node's pid namespace counts it
+    (`sim up --hub`); the controller finds that process, not the one its own namespace numbers the same."""
+    import os
+    import subprocess
+    import time
+
+    from dscluster.node import hub
+
+    if os.geteuid() != 0:
+        pytest.skip("needs root (a pid namespace)")
+    outer = subprocess.Popen(["unshare", "--pid", "--fork", "--kill-child", "--mount-proc", "sleep", "120"])
+    try:
+        children = Path(f"/proc/{outer.pid}/task/{outer.pid}/children")
+        deadline = time.monotonic() + 30
+        while not children.read_text().split() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        inner = int(children.read_text().split()[0])  # pid 1 of the new namespace
+        ns = os.readlink(f"/proc/{inner}/ns/pid")
+        assert ns != os.readlink("/proc/self/ns/pid")
+        assert hub.host_pid(1, ns) == inner
+        assert hub.host_pid(1, "") == 1 and hub.host_pid(os.getpid(), os.readlink("/proc/self/ns/pid")) == os.getpid()
+        assert hub.host_pid(2, ns) is None  # nothing else runs there
+    finally:
+        outer.kill()
+        outer.wait()
