@@ -111,7 +111,7 @@ class LaunchSpec:
     stall_timeout: float = 0.0
     heartbeat_timeout: float = 10.0
     restart_wait: float = 120.0
-    ping_timeout: float = 15.0
+    ping_timeout: float = 3.0
     connect_timeout: float = 30.0
     grace: float = 1.0
     stop_grace: float = 10.0
