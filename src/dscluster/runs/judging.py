@@ -176,7 +176,9 @@ class Judging:
         heals), at most restart_wait seconds. Returns the hosts still down. Restarting at once would burn
         every restart in seconds on a node that is still down. While a node's sshd gives no banner it is
         asked again every quarter second (cheap: runs/probe.py), so the next attempt starts within a second
-        of the heal; an ssh command then confirms every node, with a backoff while one still fails."""
+        of the heal; an ssh command then confirms the nodes that were gone (with a backoff while one still
+        fails). Nodes whose sshd answered throughout are not asked again: the attempt's own ssh sessions
+        (its watchdogs) find a node that cannot run a command (`unreachable`)."""
         if not self.runners:
             return []
         limit = float(self.cfg.restart_wait)
@@ -184,10 +186,12 @@ class Judging:
         names = node_names(self.record)
         delay, announced = 1.0, None
         sim = sim_name(self.record)
+        gone: set[str] = set()
         while True:
-            down = silent_hosts(self.runners)
+            down = silent_hosts(self.runners, timeout=0.5)
+            gone |= set(down)
             quick = bool(down)  # no banner yet: ask again in a quarter second
-            down = down or unreachable_hosts(self.runners)
+            down = down or unreachable_hosts({h: r for h, r in self.runners.items() if h in gone})
             if down and sim is not None and not sim_is_up(sim):
                 # `sim down` removed the cluster: its nodes never come back (and a later `sim up` at the
                 # same addresses is another cluster, not these nodes healed).
