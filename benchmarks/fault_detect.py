@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -180,11 +181,14 @@ def main() -> int:
     home = Path(tempfile.mkdtemp(prefix="dsc-faults-", dir="/var/tmp"))
     os.chmod(home, 0o755)
     results = {}
-    for n in args.sizes:
-        try:
-            results[n] = measure(n, home)
-        except Exception as err:  # noqa: BLE001 - report the sizes that ran
-            print(f"{n} nodes: {err}", flush=True)
+    try:
+        for n in args.sizes:
+            try:
+                results[n] = measure(n, home)
+            except Exception as err:  # noqa: BLE001 - report the sizes that ran
+                print(f"{n} nodes: {err}", flush=True)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
     print("\n| fault | " + " | ".join(f"{n} nodes: torn down (load) / decided / up (load), s" for n in results) + " |")
     print("|---|" + "---|" * len(results))
     for fault in FAULTS:
