@@ -138,3 +138,20 @@ def test_a_full_disk_s_first_error_names_the_enospc_before_torch_s_words():
     assert line.startswith("No space left on device (ENOSPC) in /shared/runs/r") and "inline_container.cc" in line
     plain = {"rank": 0, "summary": "OSError: [Errno 28] No space left on device: '/shared/x'"}
     assert enospc_first(plain, full) == plain
+
+
+def test_sim_acts_on_a_recorded_pid_only_while_it_is_the_same_process():
+    from dscluster.sim.procs import recorded, remember
+
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        entry: dict = {}
+        remember(entry, "pid1", proc.pid)
+        assert recorded(entry, "pid1") == proc.pid
+        reused = {**entry, "pid1_start": entry["pid1_start"] - 1}  # the PID now names a process started later
+        assert recorded(reused, "pid1") is None and recorded({"pid1": proc.pid}, "pid1") is None  # no start time
+        assert recorded({"pid1": proc.pid}, "pid1", strict=False) == proc.pid  # a state from before: liveness only
+    finally:
+        proc.kill()
+        proc.wait()
+    assert recorded(entry, "pid1") is None
