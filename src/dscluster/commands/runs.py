@@ -289,8 +289,12 @@ def _hf_resume_note(shown: ShownAttempt) -> str | None:
             return f"{console.WARN} " + tr("started from scratch, although {tag} was complete when the attempt "
                                            "started (resume with trainer.train(resume_from_checkpoint=True))",
                                            tag=ready)
-        return f"{console.WARN} " + tr("started from scratch: no complete checkpoint-N was there to resume from") \
-            if int(shown.attempt.n or 1) > 1 else None
+        if int(shown.attempt.n or 1) <= 1:
+            return None
+        if got.get("known") is False:  # the program's checkpoint folders were not known: no claim either way
+            return f"{console.WARN} " + tr("whether it resumed is not known: dscluster had not yet seen where the "
+                                           "program saves its checkpoints")
+        return f"{console.WARN} " + tr("started from scratch: no complete checkpoint was there to resume from")
     if ready and not got:
         return f"{console.WARN} " + tr("{tag} was complete when the attempt started; rank 0's log does not say "
                                        "whether it resumed from it", tag=ready)

@@ -158,8 +158,7 @@ class Supervisor(RunBook, Judging):
                 self._failure_logs = self._log_sizes()
                 return None, Failure("exit", f"could not write the attempt's files: {err}"), False
             self._check_runner_files(plan)
-            hf = self.newest_hf_checkpoint()
-            self.hflog.expected[n] = hf.step if hf is not None else None
+            hf = self.hf_attempt_begins(n)
             attempt = Attempt(n, started=store.now_iso(), master_port=port, rank_nodes=tuple(plan.rank_nodes),
                               resume_step=step_of_env(self._checkpoint_env),
                               resume_from=hf.name if hf is not None else None,
