@@ -47,9 +47,41 @@ def load() -> float:
     return os.getloadavg()[0]
 
 
+def run_phases(runs_dir: Path, name: str, wall0: float) -> dict:
+    """The dscluster run's own events (events.jsonl, time.time() stamps) as seconds from the command:
+    the run created (the CLI's checks done, supervisor started), DeepSpeed's runner launched (the
+    supervisor's preparation done), the run finished (the runner's end seen), the teardown done."""
+    out: dict[str, float] = {}
+    for run_dir in sorted(runs_dir.glob(f"{name}-*")):
+        for line in (run_dir / "events.jsonl").read_text().splitlines():
+            ev = json.loads(line)
+            key = {"created": "created", "launched": "launched", "finished": "finished",
+                   "teardown": "teardown"}.get(ev.get("event"))
+            if key and key not in out:
+                out[key] = round(float(ev["t"]) - wall0, 2)
+        for line in (run_dir / "logs" / "launcher.log").read_text(errors="replace").splitlines():
+            launch_mark(line, wall0, out)
+    return out
+
+
+_LAUNCH_PY = re.compile(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3})\] \[INFO\] \[launch\.py:\d+:main\] "
+                        r"(process \d+ spawned|Process \d+ exits successfully)")
+
+
+def launch_mark(line: str, wall0: float, out: dict) -> None:
+    """DeepSpeed's launch.py lines carry each node's clock (the simulated nodes share this machine's), to the
+    millisecond: the last node's rank spawned, the last rank's exit."""
+    m = _LAUNCH_PY.search(line)
+    if m:
+        t = time.mktime(time.strptime(m.group(1), "%Y-%m-%d %H:%M:%S")) + int(m.group(2)) / 1000 - wall0
+        key = "spawned" if "spawned" in m.group(3) else "ranks_exited"
+        out[key] = round(max(out.get(key, t), t), 2)
+
+
 def timed(argv: list[str], cwd: Path, env: dict, steps: int) -> dict:
     """Runs `argv` to its exit; the seconds at which its output first showed a rank, the first and last step."""
     t0 = time.monotonic()
+    wall0 = time.time()
     proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             start_new_session=True)
     marks: dict[str, float] = {}
@@ -63,6 +95,7 @@ def timed(argv: list[str], cwd: Path, env: dict, steps: int) -> dict:
         for raw in lines:
             line = raw.decode("utf-8", "replace")
             tail = (tail + [line])[-40:]
+            launch_mark(line, wall0, marks)
             if "ranks" not in marks and _RANK_START.search(line) and "runner.py" not in line:
                 marks["ranks"] = now
             if (m := _STEP.search(line)) and int(m.group(1)) >= 1:
@@ -71,6 +104,7 @@ def timed(argv: list[str], cwd: Path, env: dict, steps: int) -> dict:
                     marks.setdefault("last_step", now)
     rc = proc.wait(timeout=600)
     marks["exit"] = time.monotonic() - t0
+    marks["wall0"] = wall0
     if rc != 0:
         raise RuntimeError(f"{argv[:4]}... exit {rc}:\n" + "\n".join(tail))
     return marks
@@ -116,9 +150,10 @@ def main() -> int:
                           "--output_dir", f"out_plain_{i}", *script_args], work, plain_env, args.steps)
 
         def dsc(i: int) -> dict:
-            return timed([PY, "-m", "dscluster.cli", "launch", "--hostfile", "hostfile", "--attach",
-                          "--max-restarts", "0", "--name", f"bench{i}", SCRIPT.name,
-                          "--output_dir", f"out_dsc_{i}", *script_args], work, env, args.steps)
+            marks = timed([PY, "-m", "dscluster.cli", "launch", "--hostfile", "hostfile", "--attach",
+                           "--max-restarts", "0", "--name", f"bench{i}", SCRIPT.name,
+                           "--output_dir", f"out_dsc_{i}", *script_args], work, env, args.steps)
+            return {**marks, **run_phases(Path(sim.spec.shared_dir) / "runs", f"bench{i}", marks["wall0"])}
 
         dsc(0)  # warm-up (page cache, the node user's JIT ops), not measured
         for i in range(1, args.rounds + 1):
@@ -149,6 +184,18 @@ def report(rows: list[dict], args) -> None:
         print(f"{r['round']:>5} {r['side']:<10} {r['load_before']:4.1f}  {r.get('ranks', float('nan')):14.1f}"
               f"  {r.get('first_step', float('nan')):12.1f}  {r.get('last_step', float('nan')):11.1f}"
               f"  {r['exit']:6.1f}")
+    print("phases (s from the command): run created / runner launched / last node's rank spawned / "
+          "last rank exited / run finished / command exited (plain: spawned / exited / exit)")
+    for r in rows:
+        print(f"{r['round']:>5} {r['side']:<10} " + " / ".join(
+            f"{r.get(k, float('nan')):.1f}" for k in ("created", "launched", "spawned", "ranks_exited", "finished",
+                                                      "exit")))
+    for key in ("spawned", "ranks_exited"):
+        p, d = med("plain", key), med("dscluster", key)
+        print(f"median {key:<12} plain {p:6.1f}  dscluster {d:6.1f}")
+    tails = {side: statistics.median([r["exit"] - r["ranks_exited"] for r in rows if r["side"] == side
+                                      and "ranks_exited" in r] or [float("nan")]) for side in ("plain", "dscluster")}
+    print(f"median last rank exited -> command exited: plain {tails['plain']:.1f}  dscluster {tails['dscluster']:.1f}")
     for key in ("ranks", "first_step", "last_step", "exit"):
         p, d = med("plain", key), med("dscluster", key)
         print(f"median {key:<11} plain {p:6.1f}  dscluster {d:6.1f}  ratio {d / p:5.2f}")

@@ -33,7 +33,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from dscluster.ckptlayout import is_accelerate_layout, layout
+from dscluster.ckptlayout import AUTOMATIC_PARENT, is_accelerate_layout, layout
 
 PREFIX = "checkpoint-"
 COMMIT_FILE = ".dscluster-commit.json"
@@ -174,8 +174,9 @@ def newest_complete(output_dir: Path, world_size: int | None = None) -> HfCheckp
 
 
 def move_torn(output_dir: Path, world_size: int | None = None, owner_uid: int | None = None) -> list[tuple[Path, Path]]:
-    """Move every torn checkpoint folder (`checkpoint-N`, `step_N`, ...) to `<output_dir>/.torn/checkpoint-N-<time>` (never deleted). Only
-    while no rank runs (before a restart). Returns (from, to) pairs."""
+    """Move every torn checkpoint folder (`checkpoint-N`, `step_N`, ...) to `<output_dir>/.torn/NAME-<time>`
+    (`<project_dir>/.torn/` for Accelerate's `checkpoints/`; never deleted). Only while no rank runs (before a
+    restart). Returns (from, to) pairs."""
     output_dir = Path(output_dir)
     if output_dir.is_symlink():
         return []
@@ -184,7 +185,9 @@ def move_torn(output_dir: Path, world_size: int | None = None, owner_uid: int | 
     for ckpt in checkpoints(output_dir, world_size):
         if ckpt.complete:
             continue
-        aside = output_dir / TORN_DIR
+        # Accelerate's automatic naming lists every folder of checkpoints/ as a checkpoint_N (a `.torn` there
+        # would break its resume): aside beside that folder, not in it.
+        aside = (output_dir.parent if output_dir.name == AUTOMATIC_PARENT else output_dir) / TORN_DIR
         if aside.is_symlink():
             return moved  # never follow a link the node user may have planted
         if not aside.exists():

@@ -50,6 +50,9 @@ def test_accelerate_layouts_are_complete_only_with_every_processs_random_states(
     assert judged["checkpoint_0"].complete and not judged["checkpoint_1"].complete
     assert "random_states_1.pkl" in judged["checkpoint_1"].why
     assert hfckpt.newest_complete(auto, 2).name == "checkpoint_0"
+    # aside beside checkpoints/, never in it: Accelerate's load_state() takes every folder there for a checkpoint_N
+    (moved,) = hfckpt.move_torn(auto, 2)
+    assert moved[1].parent == tmp_path / "proj" / ".torn" and [p.name for p in auto.iterdir()] == ["checkpoint_0"]
 
     out = tmp_path / "out"
     _accelerate_save(out / "step_4", deepspeed=False)
