@@ -21,8 +21,6 @@ from dscluster.runs.record import Attempt
 from dscluster.train.commits import latest_committed  # the checkpoint protocol's rules (no torch)
 
 READ_CHUNK = 1 << 20  # the most of the launcher log the supervisor reads in one tick
-
-
 CHECKPOINT_SCAN_S = 10.0  # how often the ranks' directory is searched for new checkpoint folders while a run lives
 CLOCK_SLACK_S = 120.0  # a shared file system's clock may lag the supervisor's: folders this much older still count
 
