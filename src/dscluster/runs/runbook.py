@@ -22,7 +22,9 @@ from dscluster.train.commits import latest_committed  # the checkpoint protocol'
 
 READ_CHUNK = 1 << 20  # the most of the launcher log the supervisor reads in one tick
 CHECKPOINT_SCAN_S = 10.0  # how often the ranks' directory is searched for new checkpoint folders while a run lives
-CLOCK_SLACK_S = 120.0  # a shared file system's clock may lag the supervisor's: folders this much older still count
+# A shared file system's clock may lag the supervisor's: folders this much older than the run still count. Kept
+# short: an earlier run's folders in the same directory must not count as this run's.
+CLOCK_SLACK_S = 2.0
 
 
 class RunBook:
