@@ -23,6 +23,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -124,6 +125,7 @@ def main() -> int:
     from dscluster.cluster.pdsh import pdsh_env
     from dscluster.sim import SimCluster
 
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a stopped benchmark still takes its cluster down
     home = Path(tempfile.mkdtemp(prefix="dsc-hfbench-", dir="/var/tmp"))
     os.chmod(home, 0o755)
     env = {**os.environ, "DSCLUSTER_HOME": str(home), "PYTHONUNBUFFERED": "1"}
