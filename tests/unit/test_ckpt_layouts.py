@@ -146,3 +146,6 @@ def test_status_says_not_known_instead_of_from_scratch():
     assert "started from scratch" in resume_note(known)
     resumed = ShownAttempt(Attempt(2), {"hf": True, "tag": "checkpoint_3", "via": "Accelerate (rank 0's log)"})
     assert "resumed from checkpoint_3" in resume_note(resumed)
+    # Accelerate's automatic checkpoint_0 was there and rank 0's log never said: not "started from scratch"
+    silent = ShownAttempt(Attempt(2, resume_from="checkpoint_0"), {"hf": True, "tag": None, "known": False})
+    assert "does not say whether it resumed" in resume_note(silent) and "scratch" not in resume_note(silent)

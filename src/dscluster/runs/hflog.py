@@ -100,7 +100,9 @@ class HfLogBridge:
             self._attempt_of.setdefault(path, attempt)
             written += self._read(path, monitor_step, final)
         if final and attempt in self._hf_seen and attempt not in self.resumed:
-            self._record_resume(attempt, None, known=False)  # ended without a sign either way
+            # Ended without a sign either way: a fresh start is known only where nothing was there to resume from.
+            self._record_resume(attempt, None, known=self.known.get(attempt, False) and
+                                self.expected.get(attempt) is None)
         return written
 
     def _read(self, path: Path, monitor_step: int | None, final: bool) -> int:
