@@ -114,7 +114,7 @@ def _run_killed_mid_save(sim, work, dsc, script: str, out: str, extra: list[str]
         assert verify.returncode == 0 and last in verify.stdout, verify.stdout + verify.stderr
         from dscluster.api import Run
 
-        listed = [c.get("name") for c in Run(run_id, [store.run_path(Path(work).parent, run_id).parent]).checkpoints()]
+        listed = [c.get("tag") for c in Run(run_id, [store.run_path(Path(work).parent, run_id).parent]).checkpoints()]
         assert first in listed and last in listed, listed
         return run_id, rec, shown
     finally:
