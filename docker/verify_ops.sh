@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Checks the Dockerfile's most fragile step on a real GPU machine without Docker: build DeepSpeed's
+# The built image checks itself without a GPU (docker/check_image.sh: each op's machine code per
+# architecture). This script is the other half, on a real GPU machine without Docker: build DeepSpeed's
 # ops exactly as docker/Dockerfile does (same DS_BUILD_* flags and TORCH_CUDA_ARCH_LIST), then load
 # them on the GPU with an empty JIT cache (a prebuilt op must never JIT-compile at launch) and take
 # one optimizer step with each. Prints the build time and the results.
@@ -17,7 +18,7 @@ if [ -n "$wheels" ]; then
 fi
 aio=0; [ -e /usr/include/libaio.h ] && aio=1
 export DS_BUILD_OPS=0 DS_BUILD_FUSED_ADAM=1 DS_BUILD_CPU_ADAM=1 DS_BUILD_FUSED_LAMB=1 DS_BUILD_CPU_ADAGRAD=1 \
-       DS_BUILD_UTILS=1 DS_BUILD_AIO=$aio TORCH_CUDA_ARCH_LIST="8.0;8.6;8.9;9.0" MAX_JOBS=${MAX_JOBS:-$(nproc)}
+       DS_BUILD_FUSED_LION=1 DS_BUILD_CPU_LION=1 DS_BUILD_UTILS=1 DS_BUILD_AIO=$aio TORCH_CUDA_ARCH_LIST="8.0;8.6;8.9;9.0" MAX_JOBS=${MAX_JOBS:-$(nproc)}
 echo "nvcc: $(nvcc --version | tail -1)"
 "$py" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.get_device_name(0))'
 start=$(date +%s)
