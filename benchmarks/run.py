@@ -46,12 +46,15 @@ SUITES = {s.name: s for s in (
           (("attention_kernels.py",), ("block_kernels.py", "--preset", "1.3b", "--mb", "16"),
            ("mlp_kernels.py",), ("gemm_shapes.py",))),
     Suite("launch", "cpu", "a newcomer's demo by phase, a launch's overhead on a simulated 3-node cluster "
-          "(dscluster against plain deepspeed, the same run), and the node image's launch (podman)",
-          (("demo_phases.py",), ("launch_overhead.py", "--nodes", "3"), ("node_image.py", "--launch", "3"))),
-    Suite("scale", "cpu", "sim up/down, doctor, launch and teardown, and stack dumps at a hang, by node count "
-          "(4 to 32 simulated nodes); explain's time by log size (1 KB to 8 MB, worst-case lines included)",
+          "(dscluster against plain deepspeed, the same run; the Hugging Face Trainer's whole command, by phase), "
+          "and the node image's launch (podman)",
+          (("demo_phases.py",), ("launch_overhead.py", "--nodes", "3"), ("hf_launch_overhead.py", "--nodes", "3"),
+           ("node_image.py", "--launch", "3"))),
+    Suite("scale", "cpu", "sim up/down, doctor, launch and teardown, stack dumps at a hang, and each fault found, "
+          "torn down and restarted, by node count (4 to 32 simulated nodes); explain's time by log size (1 KB to "
+          "8 MB, worst-case lines included)",
           (("sim_lifecycle.py", "3", "8", "16", "32"), ("doctor_scale.py",), ("cluster_scale.py", "4", "8", "16", "32"),
-           ("hang_stacks.py", "--nodes", "3"), ("explain_scale.py",))),
+           ("hang_stacks.py", "--nodes", "3"), ("explain_scale.py",), ("fault_detect.py", "4", "8", "16", "32"))),
 )}
 
 

@@ -1,4 +1,6 @@
-"""The Hugging Face Trainer's checkpoints (`<output_dir>/checkpoint-N`), judged complete or torn.
+"""The Hugging Face Trainer's and Accelerate's checkpoints, judged complete or torn: `<output_dir>/checkpoint-N`,
+Accelerate's automatic `checkpoints/checkpoint_N` and the no_trainer scripts' `step_N` / `epoch_N`
+(dscluster.ckptlayout names the layouts).
 
 HF's save is neither atomic nor fsynced, and `get_last_checkpoint` / `resume_from_checkpoint=True` take
 the highest-numbered `checkpoint-N` whether its save finished or not: a rank killed during the save of
@@ -12,6 +14,9 @@ beside it. The rules here tell the two apart, from the files alone (nothing is u
   states and one optimizer shard per data-parallel rank (0..k-1, none missing);
 - with `dscluster.hf.Callback()` in the script, a `.dscluster-commit.json` written after HF's save has
   returned (on every rank) makes it complete exactly, with each file's size recorded;
+- an Accelerate `save_state` folder (every layout but `checkpoint-N`, and a `checkpoint-N` holding Accelerate's
+  files): complete when DeepSpeed's part (`pytorch_model/`), when there is one, is complete as above and
+  every process's `random_states_R.pkl` (Accelerate's last files) is there;
 - anything else is torn, with the reason.
 
 The supervisor moves torn ones aside before a restart, to `<output_dir>/.torn/checkpoint-N-<time>` (never
@@ -28,11 +33,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from dscluster.ckptlayout import AUTOMATIC_PARENT, is_accelerate_layout, layout
+
 PREFIX = "checkpoint-"
 COMMIT_FILE = ".dscluster-commit.json"
 TORN_DIR = ".torn"
 STATE_FILE = "trainer_state.json"
-_CKPT_RE = re.compile(r"^checkpoint-(\d+)$")
 _WEIGHTS = ("model.safetensors", "pytorch_model.bin", "adapter_model.safetensors", "adapter_model.bin")
 _INDEXES = ("model.safetensors.index.json", "pytorch_model.bin.index.json")
 _OPTIM_RE = re.compile(r"zero_pp_rank_(\d+)_mp_rank_\d+_optim_states\.pt$")
@@ -121,11 +127,11 @@ def _accelerate_problem(folder: Path, world_size: int | None) -> str | None:
 
 
 def judge(folder: Path, world_size: int | None = None) -> HfCheckpoint | None:
-    """One `checkpoint-N` directory, complete or torn (None: not a checkpoint directory)."""
-    m = _CKPT_RE.match(folder.name)
-    if m is None or folder.is_symlink() or not folder.is_dir():
+    """One checkpoint folder of any layout (dscluster.ckptlayout), complete or torn (None: not one)."""
+    kind = layout(folder.name, folder.parent.name)
+    if kind is None or folder.is_symlink() or not folder.is_dir():
         return None
-    step = int(m.group(1))
+    step = kind[1]
     marker = _json(folder / COMMIT_FILE)
     if marker is not None:
         for name, size in (marker.get("files") or {}).items():
@@ -135,7 +141,7 @@ def judge(folder: Path, world_size: int | None = None) -> HfCheckpoint | None:
             except OSError:
                 return HfCheckpoint(step, folder, False, f"{name} is missing (it was there when the save finished)")
         return HfCheckpoint(step, folder, True, exact=True)
-    if _is_accelerate(folder):
+    if is_accelerate_layout(kind[0]) or _is_accelerate(folder):
         problem = _accelerate_problem(folder, world_size)
         return HfCheckpoint(step, folder, problem is None, problem)
     state = _json(folder / STATE_FILE)
@@ -153,7 +159,7 @@ def judge(folder: Path, world_size: int | None = None) -> HfCheckpoint | None:
 
 
 def checkpoints(output_dir: Path, world_size: int | None = None) -> list[HfCheckpoint]:
-    """Every `checkpoint-N` of an output directory, oldest first."""
+    """Every checkpoint folder (any layout) of an output directory, oldest first."""
     try:
         entries = sorted(Path(output_dir).iterdir())
     except OSError:
@@ -168,8 +174,9 @@ def newest_complete(output_dir: Path, world_size: int | None = None) -> HfCheckp
 
 
 def move_torn(output_dir: Path, world_size: int | None = None, owner_uid: int | None = None) -> list[tuple[Path, Path]]:
-    """Move every torn `checkpoint-N` to `<output_dir>/.torn/checkpoint-N-<time>` (never deleted). Only
-    while no rank runs (before a restart). Returns (from, to) pairs."""
+    """Move every torn checkpoint folder (`checkpoint-N`, `step_N`, ...) to `<output_dir>/.torn/NAME-<time>`
+    (`<project_dir>/.torn/` for Accelerate's `checkpoints/`; never deleted). Only while no rank runs (before a
+    restart). Returns (from, to) pairs."""
     output_dir = Path(output_dir)
     if output_dir.is_symlink():
         return []
@@ -178,7 +185,9 @@ def move_torn(output_dir: Path, world_size: int | None = None, owner_uid: int | 
     for ckpt in checkpoints(output_dir, world_size):
         if ckpt.complete:
             continue
-        aside = output_dir / TORN_DIR
+        # Accelerate's automatic naming lists every folder of checkpoints/ as a checkpoint_N (a `.torn` there
+        # would break its resume): aside beside that folder, not in it.
+        aside = (output_dir.parent if output_dir.name == AUTOMATIC_PARENT else output_dir) / TORN_DIR
         if aside.is_symlink():
             return moved  # never follow a link the node user may have planted
         if not aside.exists():

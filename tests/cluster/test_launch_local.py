@@ -127,3 +127,23 @@ def test_a_stale_jit_lock_refuses_the_launch_at_once_instead_of_hanging(env, tmp
         assert f"rm -f {lock}" in res.stderr and "Traceback" not in res.stderr, res.stderr
         assert took < 30, f"{how}: {took:.0f} s to refuse"
     assert not list((tmp_path / "shared").glob("runs/*")), "refused before any run directory exists"
+
+
+def test_a_local_rank_killed_by_sigkill_is_shown_as_the_sigkill(env, tmp_path):
+    # Rank 1 SIGKILLs itself; rank 0 takes a few seconds to go on the launcher's SIGTERM, so the launcher logs
+    # the killed rank's code well after its "Killing subprocess" lines: `status` still names the signal, not
+    # the local launcher's own exit status (once "exit 247  Killing subprocess N").
+    script = tmp_path / "die.py"
+    script.write_text("import os, signal, sys, time\n"
+                      "signal.signal(signal.SIGTERM, lambda *_: (time.sleep(4), sys.exit(1)))\n"
+                      "if os.environ.get('RANK') == '1':\n    time.sleep(2)\n    os.kill(os.getpid(), signal.SIGKILL)\n"
+                      "time.sleep(120)\n")
+    res = run_cli("launch", "--local", "2", "--detach", "--max-restarts", "0", "die.py", env=env, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    run_id = res.stdout.split()[-1]
+    run_dir = store.run_path(tmp_path / "shared", run_id)
+    assert wait_for(lambda: store.read_record(run_dir).status in store.FINISHED, 240, 0.5)
+    rec = store.read_record(run_dir)
+    status = run_cli("status", run_id, env=env, cwd=tmp_path).stdout
+    assert "killed by SIGKILL" in (rec.attempts[0].reason or ""), status
+    assert "247" not in status and rec.exit_code == 128 + signal.SIGKILL, status

@@ -1,5 +1,5 @@
 """A Hugging Face Trainer script as users write them: TrainingArguments from the command line
-(`--output_dir OUT --deepspeed ds_config.json --save_steps N ...`), a tiny Llama built from a config,
+(`--output_dir OUT --deepspeed ds_config.json --save_steps N ...`, or the output directory set in the code), a tiny Llama built from a config,
 random tokens, and the usual resume from the newest checkpoint-N in the output directory.
 
 Test-only fault: with KILL_RANK_AT_SAVE=R:STEP, rank R of attempt 1 kills itself (SIGKILL) in the middle of
@@ -43,8 +43,19 @@ def fault_injection(trainer: Trainer) -> None:
     trainer._save_rng_state = dying
 
 
+def training_args() -> TrainingArguments:
+    """From the command line; with OUTPUT_DIR_IN_CODE=DIR, as many scripts do it: the output directory set
+    in the script itself (the command line names none)."""
+    in_code = os.environ.get("OUTPUT_DIR_IN_CODE")
+    if not in_code:
+        return HfArgumentParser(TrainingArguments).parse_args_into_dataclasses()[0]
+    (args,) = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses(args=["--output_dir", in_code,
+                                                                                    *sys.argv[1:]])
+    return args
+
+
 def main() -> None:
-    (args,) = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses()
+    args = training_args()
     torch.manual_seed(0)
     # Tiny by default (CPU tests); MODEL_DIM / MODEL_LAYERS / SEQ_LEN / N_SAMPLES size it for a GPU.
     dim, layers = int(os.environ.get("MODEL_DIM", 32)), int(os.environ.get("MODEL_LAYERS", 2))

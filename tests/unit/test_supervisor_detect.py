@@ -37,7 +37,7 @@ def test_a_closed_session_is_a_lost_node_unless_its_watchdog_reaped():
 
 def test_silence_past_the_heartbeat_timeout_is_a_partition():
     failure = detect.node_failure([view("node1"), view("node2", silent_for=12.4)], **LIMITS)
-    assert (failure.kind, failure.node) == ("node-lost", "node2") and "no heartbeat for 12s" in failure.detail
+    assert (failure.kind, failure.node) == ("node-lost", "node2") and "no heartbeat for 12.4s" in failure.detail
 
 
 def test_a_failure_line_names_the_node_of_its_host():

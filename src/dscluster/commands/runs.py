@@ -282,16 +282,20 @@ def resume_note(shown: ShownAttempt) -> str | None:
 def _hf_resume_note(shown: ShownAttempt) -> str | None:
     """The resume line of a Hugging Face Trainer's attempt (None: not one, so the dscluster.checkpoint line)."""
     got, ready = shown.resumed, shown.attempt.resume_from
-    if got and got.get("hf"):
-        if got.get("tag"):
-            return f"{console.OK} " + tr("resumed from {tag} ({via})", tag=got["tag"], via=got.get("via") or "?")
+    if got and got.get("hf") and got.get("tag"):
+        return f"{console.OK} " + tr("resumed from {tag} ({via})", tag=got["tag"], via=got.get("via") or "?")
+    if got and got.get("hf") and not (ready and got.get("known") is False):  # known: it started from scratch
         if ready:
             return f"{console.WARN} " + tr("started from scratch, although {tag} was complete when the attempt "
                                            "started (resume with trainer.train(resume_from_checkpoint=True))",
                                            tag=ready)
-        return f"{console.WARN} " + tr("started from scratch: no complete checkpoint-N was there to resume from") \
-            if int(shown.attempt.n or 1) > 1 else None
-    if ready and not got:
+        if int(shown.attempt.n or 1) <= 1:
+            return None
+        if got.get("known") is False:  # the program's checkpoint folders were not known: no claim either way
+            return f"{console.WARN} " + tr("whether it resumed is not known: dscluster had not yet seen where the "
+                                           "program saves its checkpoints")
+        return f"{console.WARN} " + tr("started from scratch: no complete checkpoint was there to resume from")
+    if ready and (not got or got.get("known") is False):
         return f"{console.WARN} " + tr("{tag} was complete when the attempt started; rank 0's log does not say "
                                        "whether it resumed from it", tag=ready)
     return None

@@ -50,11 +50,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     ex.add_argument("command", nargs=argparse.REMAINDER, help=tr("the command (after --)"))
     verb("crash", tr("kill every process on a node at once"), cmd_crash, node=True)
     verb("partition", tr("cut a node's network link"), cmd_partition, node=True)
+    verb("freeze", tr("stop every process on a node (SIGSTOP): a node that hangs without closing a connection"),
+         cmd_freeze, node=True)
     slow = verb("slow", tr("slow a node's link both ways (tc): a degraded NIC, cable or switch port"), cmd_slow,
                 node=True)
     slow.add_argument("--rate", default="50mbit", help=tr("its bandwidth, tc units (default: %(default)s)"))
     slow.add_argument("--delay", default=None, help=tr("also delay its packets, e.g. 20ms (needs sch_netem)"))
-    verb("heal", tr("restore a node's link (full speed), restart it if crashed"), cmd_heal, node=True)
+    verb("heal", tr("restore a node's link (full speed), continue it if frozen, restart it if crashed"), cmd_heal,
+         node=True)
     from dscluster.commands import simhosts  # bare hosts for `dscluster up`: their own module
 
     simhosts.register(verbs)
@@ -232,6 +235,7 @@ def _fault(args: argparse.Namespace, action: str) -> int:
     getattr(sim, action)(args.node)
     messages = {"crash": tr("{node} crashed: every process on it was killed", node=args.node),
                 "partition": tr("{node} is cut off the network (its processes keep running)", node=args.node),
+                "freeze": tr("{node} is frozen: every process on it is stopped", node=args.node),
                 "heal": tr("{node} is back: link up, node agent running", node=args.node)}
     print(f"{OK} " + messages[action])
     if action == "heal":
@@ -248,6 +252,10 @@ def cmd_crash(args):
 
 def cmd_partition(args):
     return _fault(args, "partition")
+
+
+def cmd_freeze(args):
+    return _fault(args, "freeze")
 
 
 def cmd_heal(args):

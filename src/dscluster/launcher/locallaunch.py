@@ -15,8 +15,9 @@ What it keeps from DeepSpeed 0.19's launch.py, line for line where others read i
   `python -u [-m] PROGRAM --local_rank=N ARGS` (`--no_python`, `--no_local_rank` as DeepSpeed);
 - one log per rank, `<log_dir>/<%Y%m%d%H%M%S>_rank<N>.log`, stdout and stderr together;
 - fail fast: the first rank that exits non-zero gets its siblings' process trees terminated (SIGTERM,
-  then SIGKILL after 30 s), and "CMD exits with return code = N" is logged from `sigkill_handler`, as
-  the supervisor, `dscluster explain` and the rank-error reader expect (runs/verdict.py, signatures.py);
+  then SIGKILL after 30 s), and "CMD exits with return code = N" is logged (before the teardown, where
+  launch.py logs it after), as the supervisor, `dscluster explain` and the rank-error reader expect
+  (runs/verdict.py, signatures.py); the launcher then exits 128+N for a rank killed by signal N;
 - "Process PID exits successfully." per rank at INFO (the supervisor counts them: `reports_rank_exits`),
   silenced by `--quiet` / `--log_level warning` as DeepSpeed's are;
 - SIGINT/SIGTERM terminate every rank's tree, then exit 1.
@@ -222,8 +223,9 @@ class Ranks:
             except OSError:
                 pass
         if self.last_return_code is not None:
-            LOG.error("%s exits with return code = %d", self.last_cmd, self.last_return_code)
-            sys.exit(self.last_return_code)
+            # launch.py's sys.exit(-9) is status 247; a rank killed by a signal exits as a shell says it: 128+N
+            code = self.last_return_code
+            sys.exit(128 - code if code < 0 else code)
         if signum in (signal.SIGINT, signal.SIGTERM):
             LOG.info("Main process received %s, exiting", signal.Signals(signum).name)
         sys.exit(1)
@@ -238,6 +240,10 @@ class Ranks:
                 if code != 0:
                     self.last_return_code = code
                     self.last_cmd = process.args if isinstance(process.args, list) else self.last_cmd
+                    # Said before the teardown (launch.py says it after): the supervisor may stop this launcher
+                    # while a sibling still takes its time to go, and the failed rank's own code (a signal) must
+                    # be in the log by then, not this launcher's status.
+                    LOG.error("%s exits with return code = %d", self.last_cmd, code)
                     self.sigkill_handler(signal.SIGTERM)  # exits
                 LOG.info("Process %d exits successfully.", process.pid)
                 alive.remove(process)

@@ -35,6 +35,8 @@ class NodeView:
     closed: bool  # the channel's ssh session (or the local watchdog) ended
     reaped: bool  # the watchdog said it reaped the run's processes (an orderly end, not a loss)
     silent_for: float  # seconds since the last heartbeat (or since the channel started)
+    unanswered: bool = False  # during this pause of the heartbeats, the node's sshd gave no banner (runs/probe.py)
+    frozen: tuple[int, ...] = ()  # ranks on the node stopped (SIGSTOP, a debugger) long enough to hang the rest
 
 
 def host_of_line(text: str, pos: int, hosts: list[str]) -> str | None:
@@ -56,9 +58,17 @@ def launcher_failure(text: str, hosts: list[str], names: Mapping[str, str]) -> F
     return Failure("rank-failed", hit.group(0), names.get(host, host) if host else None)
 
 
-def node_failure(nodes: Sequence[NodeView], *, connect_timeout: float, heartbeat_timeout: float) -> Failure | None:
-    """The first node that is lost: its watchdog never started (unreachable), its session closed without
-    an orderly reap (crashed node, dead sshd), or its heartbeats stopped (partition, frozen node)."""
+SUSPECT_AFTER = 1.0  # heartbeats (every 0.25 s) paused this long: the node's sshd is probed
+
+
+def node_failure(nodes: Sequence[NodeView], *, connect_timeout: float, heartbeat_timeout: float,
+                 suspect_after: float = SUSPECT_AFTER) -> Failure | None:
+    """The first node that is lost: its watchdog never started (unreachable), or a signal that is certain
+    alone, or two that agree. Certain: the session closed without an orderly reap (crashed node, dead sshd),
+    a rank stays stopped (its collectives hang every other rank), no heartbeat for heartbeat_timeout. Two
+    that agree: the heartbeats paused past `suspect_after` and the node's sshd gave no banner to a fresh
+    connection (partition: no connection; frozen node: sshd never writes). A pause alone, on a busy
+    machine, is never a loss before heartbeat_timeout."""
     for n in nodes:
         if not n.started:
             if n.closed or n.silent_for > connect_timeout:
@@ -67,8 +77,13 @@ def node_failure(nodes: Sequence[NodeView], *, connect_timeout: float, heartbeat
         if n.closed and not n.reaped:
             return Failure("node-lost", f"{n.node}: the connection to the node closed "
                            "(node crashed, or its sshd died)", n.node)
-        if n.silent_for > heartbeat_timeout:
-            return Failure("node-lost", f"{n.node}: no heartbeat for {n.silent_for:.0f}s "
+        if n.frozen:
+            ranks = ", ".join(map(str, n.frozen))
+            return Failure("node-lost", f"{n.node}: rank {ranks} stopped (SIGSTOP or a debugger): "
+                           "every other rank waits on it in a collective", n.node)
+        if n.silent_for > heartbeat_timeout or (n.silent_for > suspect_after and n.unanswered):
+            why = ", and its sshd does not answer" if n.unanswered else ""
+            return Failure("node-lost", f"{n.node}: no heartbeat for {n.silent_for:.1f}s{why} "
                            "(network partition or frozen node)", n.node)
     return None
 

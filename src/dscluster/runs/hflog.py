@@ -26,6 +26,7 @@ import re
 import time
 from pathlib import Path
 
+from dscluster.ckptlayout import layout
 from dscluster.fsutil import append_jsonl, atomic_write_json, read_bytes
 from dscluster.runs.metrics import give_to_ranks
 
@@ -34,9 +35,12 @@ RENAMED = {"learning_rate": "lr", "eval_loss": "val_loss"}  # the names the pane
 CALLBACK_MARK = "hf_callback"  # <run>/hf_callback: dscluster.hf.Callback writes the metrics itself (runs/hfview.py)
 # The Trainer's own bar has no description ("Writing model shards: 0/1" and the like are other bars).
 _COUNTER = re.compile(r"^\s*\d+%\|[^|]*\|\s*(\d+)/(\d+)\s*\[")
-_LOAD = re.compile(r"\b[Ll]oad(?:ing)? (?:checkpoint|model)\b[^\n]*?\bfrom\s+\S*?\b(checkpoint-(\d+))\b")
+_LOAD = re.compile(r"\b[Ll]oad(?:ing)? (?:checkpoint|model)\b[^\n]*?\bfrom\s+\S*?\b(checkpoint[-_]\d+|step_\d+|epoch_\d+)\b")
 _SAVE = re.compile(r"[Ss]aving model checkpoint(?: to|:)\s*(\S*?)/?(checkpoint-\d+)(?:/|\b)")
 _BATCH = re.compile(r"\btrain_batch_size \.+ (\d+)\s*$")
+# Accelerate's own lines (its logger at INFO, as HF's no_trainer scripts set it up; their own print on resume).
+_ACC_SAVE = re.compile(r"\bSaving current state to\s+(\S+)")
+_ACC_LOAD = re.compile(r"\b(?:Loading states from|Resumed from checkpoint:)\s+(\S+)")
 
 
 def parse_dict(line: str) -> dict | None:
@@ -79,6 +83,12 @@ class HfLogBridge:
         self.batch: int | None = None
         self.resumed: dict[int, str | None] = {}  # attempt -> checkpoint-N (None: started from scratch)
         self.expected: dict[int, int | None] = {}  # attempt -> the newest complete checkpoint's step at its start
+        self.expected_tag: dict[int, str] = {}  # attempt -> that checkpoint's folder name (checkpoint-N, step_N, ...)
+        # attempt -> whether the program's checkpoint folders were known at its start: without them, no
+        # checkpoint found is no proof that there was none, and a fresh-looking start is "not known", never
+        # "started from scratch"
+        self.known: dict[int, bool] = {}
+        self._hf_seen: set[int] = set()  # attempts whose log showed a Trainer's or Accelerate's output
 
     def callback_active(self) -> bool:
         return (self.run_dir / CALLBACK_MARK).exists()
@@ -89,6 +99,10 @@ class HfLogBridge:
         for path in sorted((self.run_dir / "logs").glob("*_rank0.log")):
             self._attempt_of.setdefault(path, attempt)
             written += self._read(path, monitor_step, final)
+        if final and attempt in self._hf_seen and attempt not in self.resumed:
+            # Ended without a sign either way: a fresh start is known only where nothing was there to resume from.
+            self._record_resume(attempt, None, known=self.known.get(attempt, False) and
+                                self.expected.get(attempt) is None)
         return written
 
     def _read(self, path: Path, monitor_step: int | None, final: bool) -> int:
@@ -122,6 +136,7 @@ class HfLogBridge:
         written = 0
         m = _COUNTER.search(text)
         if m:
+            self._hf_seen.add(self._attempt_of.get(path, 0))
             step = int(m.group(1))
             self._counter[path] = step
             if step > 0:
@@ -132,6 +147,7 @@ class HfLogBridge:
             return written
         values = parse_dict(text)
         if values is not None:
+            self._hf_seen.add(self._attempt_of.get(path, 0))
             self._started(path)
             if self.callback_active():
                 return 0
@@ -153,9 +169,28 @@ class HfLogBridge:
             if folder.is_absolute() and folder not in self.output_dirs:
                 self.output_dirs.append(folder)
             return 0
+        if (m := _ACC_LOAD.search(text)) is not None or (m := _ACC_SAVE.search(text)) is not None:
+            return self._accelerate_line(path, m)
         if (m := _BATCH.search(text)) is not None:
             self.batch = self.batch or int(m.group(1))
             self._engine_seen.add(path)
+        return 0
+
+    def _folder(self, text: str) -> Path:
+        folder = Path(text.strip("'\"").rstrip("/"))
+        return self.cwd / folder if not folder.is_absolute() and self.cwd is not None else folder
+
+    def _accelerate_line(self, path: Path, m: re.Match) -> int:
+        """Accelerate's save line names a checkpoint folder (its parent: where the program saves); its load
+        line (or a no_trainer script's "Resumed from checkpoint:") the one this attempt resumed from."""
+        folder = self._folder(m.group(1))
+        if layout(folder.name, folder.parent.name) is None:
+            return 0
+        if m.re is _ACC_SAVE:
+            if folder.parent.is_absolute() and folder.parent not in self.output_dirs:
+                self.output_dirs.append(folder.parent)
+        elif (attempt := self._attempt_of.get(path, 0)) not in self.resumed:
+            self._record_resume(attempt, folder.name, via="Accelerate (rank 0's log)")
         return 0
 
     def _first_step(self, path: Path, step: int) -> None:
@@ -168,9 +203,9 @@ class HfLogBridge:
             return
         expected = self.expected.get(attempt)
         if expected is None:
-            self._record_resume(attempt, None)
+            self._record_resume(attempt, None, known=self.known.get(attempt, False))
         elif step > expected:
-            self._record_resume(attempt, f"checkpoint-{expected}")
+            self._record_resume(attempt, self.expected_tag.get(attempt) or f"checkpoint-{expected}")
         else:
             self._record_resume(attempt, None)
 
@@ -181,17 +216,21 @@ class HfLogBridge:
         if attempt not in self.resumed and path in self._engine_seen:
             self._record_resume(attempt, None)
 
-    def _record_resume(self, attempt: int, tag: str | None) -> None:
+    def _record_resume(self, attempt: int, tag: str | None, *, known: bool = True,
+                       via: str = "Hugging Face Trainer (rank 0's log)") -> None:
+        """What `attempt` resumed from: `tag`, or nothing (`known`: it is known that it started from scratch;
+        else whether it resumed is not known)."""
         self.resumed[attempt] = tag
         if attempt < 1:
             return
+        kind = layout(tag, "checkpoints") if tag else None
         try:
             folder = self.run_dir / "resumes"
             if not (folder / f"attempt-{attempt}.json").exists():  # the script's own word (dscluster.hf) wins
                 folder.mkdir(exist_ok=True)
                 atomic_write_json(folder / f"attempt-{attempt}.json",
-                                  {"attempt": attempt, "step": int(tag.split("-")[1]) if tag else None, "tag": tag,
-                                   "via": "Hugging Face Trainer (rank 0's log)", "hf": True, "time": time.time()})
+                                  {"attempt": attempt, "step": kind[1] if kind else None, "tag": tag, "via": via,
+                                   "hf": True, "known": bool(tag) or known, "time": time.time()})
         except OSError:
             pass
 

@@ -1,5 +1,6 @@
-"""A run's Hugging Face Trainer checkpoints as every view lists them (`status`, `dscluster ckpt`, the panel):
-the `checkpoint-N` directories of its output directories, complete or torn (dscluster/hfckpt.py)."""
+"""A run's Hugging Face Trainer and Accelerate checkpoints as every view lists them (`status`, `dscluster ckpt`,
+the panel, the API): the checkpoint folders of every layout (dscluster/ckptlayout.py) in its output
+directories, complete or torn (dscluster/hfckpt.py)."""
 
 from __future__ import annotations
 
@@ -25,11 +26,13 @@ def callback_dirs(run_dir: Path) -> list[Path]:
 
 
 def output_dirs(record: RunRecord, run_dir: Path, more: list[Path] = ()) -> list[Path]:
-    """Where the run's Trainer writes checkpoint-N: its --output_dir, what dscluster.hf recorded, what the
-    supervisor found in its logs (`more`), and the folder of the last complete one it saw."""
+    """Where the run's program writes its checkpoints: its --output_dir, what dscluster.hf recorded, what the
+    supervisor found in its logs (`more`) and saw it write (checkpoint_dirs), and the folder of the last
+    complete one it saw."""
     dirs = output_dirs_from_args(record.launch.args, record.launch.cwd)
     last = record.last_hf_checkpoint
-    for d in [*more, *callback_dirs(run_dir), *([Path(last).parent] if last else [])]:
+    found = [Path(d) for d in record.checkpoint_dirs if os.path.isabs(d)]  # the folders the program wrote
+    for d in [*more, *callback_dirs(run_dir), *found, *([Path(last).parent] if last else [])]:
         if d not in dirs:
             dirs.append(d)
     return dirs

@@ -15,7 +15,7 @@ from dscluster import trust
 from dscluster.cluster.spec import sim_is_up
 from dscluster.runs import detect, diskspace, shrink, store
 from dscluster.runs.channel import NodeChannel
-from dscluster.runs.nodes import node_names, sim_name, unreachable_hosts
+from dscluster.runs.nodes import node_names, silent_hosts, sim_name, unreachable_hosts
 from dscluster.runs.record import Attempt
 from dscluster.runs.verdict import (
     Failure,
@@ -25,6 +25,28 @@ from dscluster.runs.verdict import (
     killed_by_signal,
     signal_name,
 )
+
+
+def error_fields(error: dict) -> dict:
+    """A rank error's fields for events.jsonl: the time its log line carries as ISO text under `logged`, as
+    every event's own `time` is (an epoch number under `time` would replace the event's time)."""
+    import datetime as _dt
+
+    fields = {k: v for k, v in error.items() if k != "time"}
+    if isinstance(error.get("time"), int | float):
+        fields["logged"] = _dt.datetime.fromtimestamp(error["time"]).astimezone().isoformat(timespec="seconds")
+    return fields
+
+
+def enospc_first(error: dict, full: explainer.Explanation) -> dict:
+    """A full disk's first error names the ENOSPC: a writer that reports no errno (torch's zip writer: "enforce
+    fail at inline_container.cc ... unexpected pos") shows its words after it, not instead of it."""
+    summary = str(error.get("summary") or "")
+    if not summary or "no space left" in summary.lower() or "enospc" in summary.lower():
+        return error
+    where = (full.params or {}).get("path")
+    return {**error, "summary": f"No space left on device (ENOSPC){f' in {where}' if where else ''}; "
+                               f"the writer said: {summary}"}
 
 
 def sim_heal(sim: str, node: str) -> str:
@@ -135,8 +157,9 @@ class Judging:
             node = ((exp.error or {}).get("node") if exp is not None else None) or failure.node
             full = diskspace.explanation(save_dir, self.record.id, evidence or "", path=str(short) if short else None,
                                          shared=self.run_dir.parent.parent, node=node)
-            # The rank's own words stay beside it (the attempt's reason, status's "first error").
-            return dataclasses.replace(full, error=exp.error) if exp is not None and exp.error else full
+            # The rank's own words stay beside it (the attempt's reason, status's "first error"), the ENOSPC first.
+            return dataclasses.replace(full, error=enospc_first(exp.error, full)) if exp is not None and exp.error \
+                else full
         if exp is not None and exp.signature == "ssh-255" and sim is not None and failure.node:
             # On a simulated cluster a node's sshd comes back with `sim heal`, not `node start`.
             exp = explainer.custom("ssh-255", exp.cause, "Check the node with `dscluster doctor`; {heal} brings it "
@@ -149,9 +172,13 @@ class Judging:
         return {h: r.prefix() for h, r in self.runners.items()}
 
     def wait_for_nodes(self) -> list[str]:
-        """Before a restart: wait, with a backoff, until every node answers over ssh again (a crashed node
-        reboots, a partition heals), at most restart_wait seconds. Returns the hosts still down.
-        Restarting at once would burn every restart in seconds on a node that is still down."""
+        """Before a restart: wait until every node answers over ssh again (a crashed node reboots, a partition
+        heals), at most restart_wait seconds. Returns the hosts still down. Restarting at once would burn
+        every restart in seconds on a node that is still down. While a node's sshd gives no banner it is
+        asked again every quarter second (cheap: runs/probe.py), so the next attempt starts within a second
+        of the heal; an ssh command then confirms the nodes that were gone (with a backoff while one still
+        fails). Nodes whose sshd answered throughout are not asked again: the attempt's own ssh sessions
+        (its watchdogs) find a node that cannot run a command (`unreachable`)."""
         if not self.runners:
             return []
         limit = float(self.cfg.restart_wait)
@@ -159,8 +186,12 @@ class Judging:
         names = node_names(self.record)
         delay, announced = 1.0, None
         sim = sim_name(self.record)
+        gone: set[str] = set()
         while True:
-            down = unreachable_hosts(self.runners)
+            down = silent_hosts(self.runners, timeout=0.5)
+            gone |= set(down)
+            quick = bool(down)  # no banner yet: ask again in a quarter second
+            down = down or unreachable_hosts({h: r for h, r in self.runners.items() if h in gone})
             if down and sim is not None and not sim_is_up(sim):
                 # `sim down` removed the cluster: its nodes never come back (and a later `sim up` at the
                 # same addresses is another cluster, not these nodes healed).
@@ -176,8 +207,8 @@ class Judging:
                 self._log(f"waiting for {', '.join(shown)} to come back (up to {limit:.0f}s)")
                 self.event("waiting", nodes=shown, limit_s=limit)
                 self.save(status="restarting", waiting_for=shown)
-            time.sleep(max(0.0, min(delay, deadline - time.monotonic())))
-            delay = min(delay * 2, 10.0)
+            time.sleep(max(0.0, min(0.25 if quick else delay, deadline - time.monotonic())))
+            delay = delay if quick else min(delay * 2, 10.0)
 
     def _leave_out_failed_node(self, failure: Failure, n: int) -> None:
         """--allow-shrink with --exclude-unhealthy: the node the attempt failed on is left out of the next
@@ -233,7 +264,7 @@ class Judging:
         now = self._progress()
         progressed, self._reached = now != self._reached, now
         if recorded and recorded.get("error"):
-            self.event("rank-error", attempt=n, signature=recorded["signature"], **recorded["error"])
+            self.event("rank-error", attempt=n, signature=recorded["signature"], **error_fields(recorded["error"]))
         if recorded and n < max_attempts and not self._stop_wanted():
             # No futile restarts: a failure no restart can fix, or the same failure again without progress.
             if not recorded.get("retry"):
@@ -244,7 +275,8 @@ class Judging:
                 self.event("no-restart", attempt=n, **recorded["no_restart"])
                 self._log(f"not restarting: {recorded['no_restart']['why']}")
         self._previous = recorded
-        self._set_attempt(dataclasses.replace(attempt, reason=reason, rank_exit_code=rank_rc,
+        # The attempt's code is the run's (the runner's own is -9 when the teardown killed it: not the cause).
+        self._set_attempt(dataclasses.replace(attempt, reason=reason, rank_exit_code=rank_rc, exit_code=exit_code,
                                               present=attempt.present | {"rank_exit_code"}),
                           explanation=recorded)
         restart = n < max_attempts and (exp is None or exp.retry) and not (recorded or {}).get("no_restart") \

@@ -17,8 +17,10 @@ DEFAULTS = {
     "max_restarts": 2,
     "restart_wait": 120.0,  # before a restart: how long to wait for a lost node to answer again
     "stall_timeout": 900.0,  # JIT builds can be silent for minutes; a hung collective lasts forever
-    "heartbeat_timeout": 10.0,  # a node silent this long is lost (partition); plain DeepSpeed: ~17 min
-    "ping_timeout": 15.0,  # a watchdog that hears nothing this long reaps its node's ranks
+    # A node silent this long is lost on its silence alone; a pause of 1 s that a probe of its sshd confirms
+    # is a loss at once (runs/detect.py). Plain DeepSpeed: ~17 min.
+    "heartbeat_timeout": 10.0,
+    "ping_timeout": 3.0,  # a watchdog that hears no ping (every 0.25 s, runs/channel.Pinger) this long reaps its node
     "connect_timeout": 30.0,
     "grace": 1.0,  # SIGTERM -> SIGKILL on failure teardown: the attempt is lost anyway
     "stop_grace": 10.0,  # on `stop`: time for ranks to exit cleanly

@@ -15,10 +15,22 @@ import signal
 import time
 
 RUN_ID_VAR = b"DSCLUSTER_RUN_ID"
+ATTEMPT_VAR = b"DSCLUSTER_ATTEMPT="
 
 
-def run_pids(run_id: str, exclude: set[int] | None = None) -> list[int]:
-    """PIDs on this machine whose initial environment has DSCLUSTER_RUN_ID=run_id."""
+def _later_attempt(env: list[bytes], upto: int | None) -> bool:
+    """Whether the process belongs to an attempt after `upto` (None: every attempt is in scope)."""
+    if upto is None:
+        return False
+    for item in env:
+        if item.startswith(ATTEMPT_VAR) and item[len(ATTEMPT_VAR):].isdigit():
+            return int(item[len(ATTEMPT_VAR):]) > upto
+    return False
+
+
+def run_pids(run_id: str, exclude: set[int] | None = None, upto: int | None = None) -> list[int]:
+    """PIDs on this machine whose initial environment has DSCLUSTER_RUN_ID=run_id (and, with `upto`, no
+    DSCLUSTER_ATTEMPT later than it: a late watchdog of attempt N leaves attempt N+1 alone)."""
     needle = RUN_ID_VAR + b"=" + run_id.encode()
     skip = {os.getpid()} | (exclude or set())
     found = []
@@ -33,7 +45,8 @@ def run_pids(run_id: str, exclude: set[int] | None = None) -> list[int]:
                 data = f.read()
         except OSError:
             continue  # gone, or not ours to read (another user's process is never ours to kill)
-        if needle in data.split(b"\0"):
+        env = data.split(b"\0")
+        if needle in env and not _later_attempt(env, upto):
             found.append(pid)
     return found
 
@@ -56,14 +69,14 @@ def _is_rank(pid: int) -> bool:
         return False
 
 
-def reap(run_id: str, grace: float = 3.0, exclude: set[int] | None = None) -> int:
+def reap(run_id: str, grace: float = 3.0, exclude: set[int] | None = None, upto: int | None = None) -> int:
     """SIGTERM the run's ranks, SIGKILL what is left after grace seconds. Returns how many were found.
 
     The grace is the ranks' (a program may flush or save on SIGTERM). The launchers around them (DeepSpeed's
     launch.py, pdsh's remote shells) are killed at once: on SIGTERM launch.py would terminate the ranks itself
     and then unload torch, which costs every node a second of CPU and, where nodes share CPUs (the
     simulated cluster), made a stop grow with the node count. When no rank is left, the rest get SIGTERM."""
-    pids = run_pids(run_id, exclude)
+    pids = run_pids(run_id, exclude, upto)
     if not pids:
         return 0
     ranks = [p for p in pids if _is_rank(p)]
@@ -72,12 +85,12 @@ def reap(run_id: str, grace: float = 3.0, exclude: set[int] | None = None) -> in
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline:
         time.sleep(0.05)
-        if not run_pids(run_id, exclude):
+        if not run_pids(run_id, exclude, upto):
             return len(pids)
     # Anything still there (including children started during the grace) gets SIGKILL, twice:
     # a launcher may spawn one more child between the scan and the kill.
     for _ in range(2):
-        left = run_pids(run_id, exclude)
+        left = run_pids(run_id, exclude, upto)
         if not left:
             break
         _signal_all(left, signal.SIGKILL)

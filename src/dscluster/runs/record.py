@@ -111,7 +111,7 @@ class LaunchSpec:
     stall_timeout: float = 0.0
     heartbeat_timeout: float = 10.0
     restart_wait: float = 120.0
-    ping_timeout: float = 15.0
+    ping_timeout: float = 3.0
     connect_timeout: float = 30.0
     grace: float = 1.0
     stop_grace: float = 10.0
@@ -256,6 +256,9 @@ class RunRecord:
     # DeepSpeed's .deepspeed_env files merged into the run's environment: {"files": [...], "names": [...]}
     deepspeed_env: Mapping[str, Any] | None = None
     last_hf_checkpoint: str | None = None  # a Hugging Face Trainer's newest complete checkpoint-N (its path)
+    # Where the program saves Hugging Face / Accelerate checkpoints, as found from the folders it wrote
+    # (dscluster.ckptlayout.discover): an output_dir set in code, Accelerate's project_dir/checkpoints.
+    checkpoint_dirs: tuple[str, ...] = ()
     excluded: tuple[Mapping[str, Any], ...] = ()  # runs.exclude's entries: nodes left out at launch, and why
     metrics_url: str | None = None  # the supervisor's Prometheus endpoint while the run lives
     # The launching OS user's name (runs/owner.py): only they (or root) may stop or restart the run. Absent in
@@ -265,7 +268,7 @@ class RunRecord:
     present: frozenset[str] = field(default=frozenset(), compare=False, repr=False)  # optional keys read
 
     OPTIONAL = ("ended", "supervisor_pid", "supervisor_host", "waiting_for", "slurm", "shrinks", "batch_plan",
-                "deepspeed_env", "last_hf_checkpoint", "excluded", "metrics_url", "owner")
+                "deepspeed_env", "last_hf_checkpoint", "checkpoint_dirs", "excluded", "metrics_url", "owner")
 
     def to_json(self) -> dict[str, Any]:
         return _to_json(self, self.OPTIONAL)
@@ -274,7 +277,7 @@ class RunRecord:
         """The record with `changes` (dataclasses.replace, lists made tuples and attempts `Attempt`s as the
         fields hold them). An optional field that is changed is written from then on, also as null
         (`waiting_for` cleared)."""
-        for key in ("attempts", "shrinks", "argv", "excluded"):
+        for key in ("attempts", "shrinks", "argv", "excluded", "checkpoint_dirs"):
             if key in changes:
                 changes[key] = tuple(changes[key])
         if "attempts" in changes:
@@ -300,5 +303,6 @@ class RunRecord:
             values["waiting_for"] = tuple(values["waiting_for"])
         values["shrinks"] = tuple(s for s in data.get("shrinks") or () if isinstance(s, Mapping))
         values["excluded"] = tuple(s for s in data.get("excluded") or () if isinstance(s, Mapping))
+        values["checkpoint_dirs"] = tuple(d for d in data.get("checkpoint_dirs") or () if isinstance(d, str))
         return cls(**values, extra={k: v for k, v in data.items() if k not in known},
                    present=_present(data, cls.OPTIONAL))

@@ -21,6 +21,10 @@ from dscluster.runs.record import Attempt
 from dscluster.train.commits import latest_committed  # the checkpoint protocol's rules (no torch)
 
 READ_CHUNK = 1 << 20  # the most of the launcher log the supervisor reads in one tick
+CHECKPOINT_SCAN_S = 10.0  # how often the ranks' directory is searched for new checkpoint folders while a run lives
+# A shared file system's clock may lag the supervisor's: folders this much older than the run still count. Kept
+# short: an earlier run's folders in the same directory must not count as this run's.
+CLOCK_SLACK_S = 2.0
 
 
 class RunBook:
@@ -114,12 +118,29 @@ class RunBook:
         if not self.cfg.reference_trainer:  # the reference trainer logs itself
             self.hflog.tick(self._attempt, self.monitor.last_step, final=final)
 
-    def hf_output_dirs(self) -> list[Path]:
-        """Where a Hugging Face Trainer of this run writes its checkpoint-N (its --output_dir, or as its logs
-        and dscluster.hf say)."""
+    def hf_output_dirs(self, scan: bool = False) -> list[Path]:
+        """Where a Hugging Face Trainer or Accelerate program of this run writes its checkpoints (its
+        --output_dir, as its logs and dscluster.hf say, and the folders it was seen writing: `scan` looks now,
+        else at most every CHECKPOINT_SCAN_S)."""
         from dscluster.runs.hfview import output_dirs
 
+        self._discover_checkpoint_dirs(force=scan)
         return output_dirs(self.record, self.run_dir, self.hflog.output_dirs)
+
+    def _discover_checkpoint_dirs(self, force: bool = False) -> None:
+        """The checkpoint folders (any of dscluster.ckptlayout's layouts) the program wrote under the ranks'
+        directory since the run began, their parents recorded (run.json's checkpoint_dirs) for every view."""
+        from dscluster.ckptlayout import discover
+
+        now = time.monotonic()
+        if not force and now - getattr(self, "_scanned_at", -CHECKPOINT_SCAN_S) < CHECKPOINT_SCAN_S:
+            return
+        self._scanned_at = now
+        since = store.iso_time(self.record.created) - CLOCK_SLACK_S if self.record.created else 0.0
+        found = discover(Path(self.record.launch.cwd), since, skip=(self.run_dir.parent,))
+        new = tuple(str(d) for d in found if str(d) not in self.record.checkpoint_dirs)
+        if new:
+            self.save(checkpoint_dirs=(*self.record.checkpoint_dirs, *new))
 
     def newest_hf_checkpoint(self):
         from dscluster.hfckpt import newest_complete
@@ -127,12 +148,21 @@ class RunBook:
         found = [c for c in (newest_complete(d, self.record.world_size) for d in self.hf_output_dirs()) if c]
         return max(found, key=lambda c: c.step) if found else None
 
+    def hf_attempt_begins(self, n: int):
+        """The newest complete checkpoint attempt `n` can resume from (None: none), told to the log reader with
+        whether the program's checkpoint folders are known at all (then "none" is known, not guessed)."""
+        self.hflog.known[n] = bool(self.hf_output_dirs(scan=True))
+        hf = self.newest_hf_checkpoint()
+        self.hflog.expected[n] = hf.step if hf is not None else None
+        self.hflog.expected_tag[n] = hf.name if hf is not None else ""
+        return hf
+
     def move_torn_hf_checkpoints(self, n: int) -> None:
         """Before a restart: torn checkpoint-N aside, so a script resuming from the newest resumes from the
         newest complete one."""
         from dscluster.hfckpt import move_torn
 
-        for folder in self.hf_output_dirs():
+        for folder in self.hf_output_dirs(scan=True):
             try:
                 moved = move_torn(folder, self.record.world_size, self.cfg.node_uid)
             except OSError as err:

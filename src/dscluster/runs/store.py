@@ -41,6 +41,14 @@ def now_iso() -> str:
     return _dt.datetime.now().astimezone().isoformat(timespec="seconds")
 
 
+def iso_time(text: str) -> float:
+    """now_iso's text as a time.time() (0.0 for text that is not one)."""
+    try:
+        return _dt.datetime.fromisoformat(text).timestamp()
+    except (TypeError, ValueError):
+        return 0.0
+
+
 def safe_name(name: str) -> str:
     cleaned = _NAME_OK.sub("-", name).strip("-.") or "run"
     return cleaned[:40]

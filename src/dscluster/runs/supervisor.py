@@ -5,7 +5,8 @@ with the argv/env from launch/plan.py, and watches:
   - the runner's exit code (DeepSpeed's runner exits 0 when pdsh dies by a signal, so 0 alone is not
     trusted: failure lines in the launcher output also count),
   - the launcher output: `ssh exited with exit code N`, launch.py's `Killing subprocess` (a rank died),
-  - every node's heartbeat (crash: the ssh session closes; partition: heartbeats stop),
+  - every node's heartbeat (every 0.25 s) and the signals beside it: the ssh session closing, a probe of
+    the node's sshd once the heartbeats pause, a rank seen stopped (runs/channel.py, detect.py),
   - progress (log / metrics growth) against the stall timeout,
   - a stop request (SIGTERM to the supervisor, or a `stop` file in the run dir).
 On failure it tears the attempt down on every node (watchdog "kill", the ranks found by the run's
@@ -33,7 +34,7 @@ from dscluster.launcher import backends
 from dscluster.launcher.masklog import MIN_SECRET, copy_masked
 from dscluster.launcher.plan import LaunchRequest, build_plan
 from dscluster.runs import detect, diskspace, store
-from dscluster.runs.channel import NodeChannel, close_all
+from dscluster.runs.channel import NodeChannel, Pinger, close_all
 from dscluster.runs.exporter import RunExporter
 from dscluster.runs.hflog import HfLogBridge
 from dscluster.runs.hooks import hooks_for
@@ -65,10 +66,9 @@ def pick_port() -> int:
     draws another port."""
     import random
 
-    while True:
-        port = random.SystemRandom().randrange(20000, 32000)
-        if port != 29500:
-            return port
+    while (port := random.SystemRandom().randrange(20000, 32000)) == 29500:
+        pass
+    return port
 
 
 class Supervisor(RunBook, Judging):
@@ -121,9 +121,10 @@ class Supervisor(RunBook, Judging):
         hosts = list(self.cfg.host_names) or ["localhost"]
         chans = []
         for host in hosts:
-            chans.append(NodeChannel(host, self.runners.get(host) or LocalRunner(), self.cfg.python, self.record.id,
-                                     ping_timeout=self.cfg.ping_timeout,
-                                     grace=self.cfg.grace, master_port=port,
+            runner, node = self.runners.get(host), getattr(self.runners.get(host), "node_spec", None)
+            chans.append(NodeChannel(host, runner or LocalRunner(), self.cfg.python, self.record.id,
+                                     ping_timeout=self.cfg.ping_timeout, grace=self.cfg.grace, master_port=port,
+                                     attempt=attempt, address=node and (node.address, node.ssh_port),
                                      stderr_path=self.run_dir / "logs" / "watchdog.log"))
         return chans
 
@@ -141,7 +142,7 @@ class Supervisor(RunBook, Judging):
         port = self.cfg.master_port or pick_port()  # the user's --master_port, else one per attempt
         self._attempt = n
         chans = self._start_channels(n, port)
-        plan = None
+        pinger, plan = Pinger(chans), None
         try:
             self._attempt_started = time.time()
             self._failure_logs = None
@@ -157,8 +158,7 @@ class Supervisor(RunBook, Judging):
                 self._failure_logs = self._log_sizes()
                 return None, Failure("exit", f"could not write the attempt's files: {err}"), False
             self._check_runner_files(plan)
-            hf = self.newest_hf_checkpoint()
-            self.hflog.expected[n] = hf.step if hf is not None else None
+            hf = self.hf_attempt_begins(n)
             attempt = Attempt(n, started=store.now_iso(), master_port=port, rank_nodes=tuple(plan.rank_nodes),
                               resume_step=step_of_env(self._checkpoint_env),
                               resume_from=hf.name if hf is not None else None,
@@ -181,6 +181,7 @@ class Supervisor(RunBook, Judging):
             self.event("launched", attempt=n, master_port=port, runner_pid=runner.pid)
             return self._watch(n, runner, chans, log_offset, plan.world_size)
         finally:
+            pinger.stop()
             close_all(chans)
             # Secret values (node_env.sh) live on shared storage only while an attempt's ranks may read
             # them; the next attempt writes them again from the supervisor's memory.
@@ -218,14 +219,14 @@ class Supervisor(RunBook, Judging):
         c = self.cfg
         ranks_ok = 0
         last_progress, mark = time.monotonic(), self._progress_mark()
-        last_ping = 0.0
+        last_tick = 0.0
         failure: Failure | None = None
         while True:
             now = time.monotonic()
-            if now - last_ping >= 1.0:
-                for ch in chans:
-                    ch.send("ping")
-                last_ping = now
+            for ch in chans:
+                ch.check(detect.SUSPECT_AFTER)  # a paused node's sshd is probed in the background
+            if now - last_tick >= 1.0:
+                last_tick = now
                 self._tick()
             if self._stop_wanted():
                 self._teardown(runner, chans, grace=c.stop_grace, why="stop requested")
@@ -266,14 +267,14 @@ class Supervisor(RunBook, Judging):
                 self._log(f"failure detected: {failure.detail}")
                 self._teardown(runner, chans, grace=c.grace, why=failure.kind)
                 return runner.returncode, failure, False
-            time.sleep(0.25)
+            time.sleep(0.1)
 
     def _teardown(self, runner: subprocess.Popen, chans: list[NodeChannel], *, grace: float, why: str,
                   quiet: bool = False) -> None:
         """Kill this run's processes on every node, using only the run's own marker."""
         t0 = time.monotonic()
         # A node that stopped answering (crash, partition) reaps itself: its watchdog's pings stop.
-        lost = {ch.node for ch in chans if ch.closed or ch.silent_for() > self.cfg.heartbeat_timeout / 2}
+        lost = {ch.node for ch in chans if ch.closed or ch.silent_for() > detect.SUSPECT_AFTER}
         for ch in chans:
             ch.send(f"kill {grace}")
         # Give the ranks the grace period to exit on SIGTERM before the runner side goes.
@@ -283,15 +284,11 @@ class Supervisor(RunBook, Judging):
                 ch.wait_reaped(max(0.1, deadline - time.monotonic()))
         self.hooks.cancel_attempt(self._attempt)  # e.g. only this attempt's own step of the Slurm job
         # The runner, pdsh and the ssh clients on this machine.
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(runner.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
         reap(self.record.id, grace=0.5)
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             runner.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
         # Nodes whose watchdog line is dead: one more try over a fresh ssh (a partitioned node reaps itself
         # when the pings stop, after ping_timeout).
         left = [ch.node for ch in chans if ch.node not in lost and not (ch.reaped or ch.procs == 0)]

@@ -3,16 +3,21 @@
 The supervisor starts one on every node (over the cluster's ssh, or locally) before it starts the
 DeepSpeed runner, and keeps its stdin open. Protocol, one line each way:
 
-  supervisor -> node: "ping" (every second), "kill" (tear the run down here now), "exit"
-  node -> supervisor: "hb <number of the run's processes here> ranks=<RANK,...>" every second, and
-                      "reaped N (why)" when it tore the run down here.
+  supervisor -> node: "ping" (every quarter second), "kill" (tear the run down here now), "exit"
+  node -> supervisor: "hb <number of the run's processes here> ranks=<RANK,...> stopped=<RANK,...>" every
+                      quarter second (stopped: ranks in the stopped state, SIGSTOP or a debugger: their
+                      collectives hang every other rank), and "reaped N (why)" when it tore the run down here.
 
 Why it exists: the run's ranks must not outlive the supervisor (SIGKILLed, its machine gone) nor a
 network partition. The watchdog reaps the run's processes on its node when
   - its stdin reaches EOF (the supervisor process died: its pipe closed, ssh forwarded the EOF), or
-  - no ping arrived for --ping-timeout seconds (partition, or a frozen supervisor), or
+  - no ping arrived for --ping-timeout seconds (partition, or a frozen supervisor; 3 s by default: the
+    supervisor pings from a thread of its own that never waits on a disk, so a busy controller or a slow
+    shared disk does not silence it), or
   - the supervisor says "kill".
 The supervisor in turn treats missing "hb" lines as a lost node (crash or partition).
+It reaps only its own attempt's processes and earlier ones (DSCLUSTER_ATTEMPT): a watchdog that wakes up late
+(its node was frozen, or partitioned and healed) never touches the next attempt's ranks.
 Whatever ended the attempt, the watchdog then removes the attempt's DeepSpeed CPU all-reduce buffers
 from /dev/shm on its node: DeepSpeed creates one per rank (about 70 MB of RAM) and never unlinks it.
 Stdlib only, fast to start.
@@ -73,7 +78,21 @@ def rank_numbers(pids: list[int]) -> list[int]:
     return sorted(ranks)
 
 
-def serve(run_id: str, ping_timeout: float, grace: float, interval: float = 1.0) -> int:
+def stopped_ranks(pids: list[int]) -> list[int]:
+    """The RANK values of the ranks here whose process is stopped (state T or t in /proc/PID/stat)."""
+    stopped = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state in ("T", "t"):
+            stopped.append(pid)
+    return rank_numbers(stopped)
+
+
+def serve(run_id: str, ping_timeout: float, grace: float, interval: float = 0.25, attempt: int | None = None) -> int:
     last_ping = time.monotonic()
     fd = sys.stdin.fileno()
     buf = b""
@@ -82,8 +101,9 @@ def serve(run_id: str, ping_timeout: float, grace: float, interval: float = 1.0)
     while reason is None:
         now = time.monotonic()
         if now >= next_hb:
-            pids = run_pids(run_id)
-            if not _say(f"hb {len(pids)} ranks={','.join(map(str, rank_numbers(pids)))}"):
+            pids = run_pids(run_id, upto=attempt)
+            ranks, stopped = rank_numbers(pids), stopped_ranks(pids)
+            if not _say(f"hb {len(pids)} ranks={','.join(map(str, ranks))} stopped={','.join(map(str, stopped))}"):
                 reason = "stdout closed"
                 break
             next_hb = now + interval
@@ -111,7 +131,7 @@ def serve(run_id: str, ping_timeout: float, grace: float, interval: float = 1.0)
                     return 0
         if reason is None and time.monotonic() - last_ping > ping_timeout:
             reason = f"no ping from the supervisor for {ping_timeout:.0f}s"
-    n = reap(run_id, grace)
+    n = reap(run_id, grace, upto=attempt)
     _say(f"reaped {n} ({reason})")
     return 0
 
@@ -121,14 +141,16 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m dscluster.runs.watchdog")
     parser.add_argument("run_id")
-    parser.add_argument("--ping-timeout", type=float, default=15.0)
+    parser.add_argument("--ping-timeout", type=float, default=3.0)
+    parser.add_argument("--interval", type=float, default=0.25, help="seconds between heartbeats")
+    parser.add_argument("--attempt", type=int, default=None, help="reap this attempt's processes and earlier ones")
     parser.add_argument("--grace", type=float, default=3.0)
     parser.add_argument("--master-port", type=int, default=0, help="the attempt's rendezvous port (0: unknown)")
     args = parser.parse_args(argv)
     try:
-        serve(args.run_id, args.ping_timeout, args.grace)
+        serve(args.run_id, args.ping_timeout, args.grace, args.interval, args.attempt)
     except KeyboardInterrupt:
-        reap(args.run_id, args.grace)
+        reap(args.run_id, args.grace, upto=args.attempt)
     if args.master_port:
         remove_shm_buffers(args.master_port)
     return 0

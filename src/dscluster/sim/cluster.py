@@ -44,7 +44,7 @@ from dscluster.safepython import module_argv
 from dscluster.sim import network
 from dscluster.sim.names import MAX_NODES, SimNames, check_name, check_tag_unique, choose_subnet, node_ip
 from dscluster.sim.nodeuser import SIM_USER, ensure_shared
-from dscluster.sim.procs import alive, global_lock, reap, require_root
+from dscluster.sim.procs import child_of, freeze, global_lock, reap, recorded, remember, require_root
 from dscluster.sim.teardown import down, teardown
 
 SSH_PORT = 2222
@@ -58,19 +58,6 @@ echo 5 > /proc/sys/net/ipv4/tcp_keepalive_intvl
 echo 3 > /proc/sys/net/ipv4/tcp_keepalive_probes
 exec "$@"
 """
-
-
-def _child_of(pid: int, deadline: float) -> int | None:
-    """The first child of `pid` (unshare's forked child = the node's PID 1)."""
-    while time.monotonic() < deadline:
-        try:
-            kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-        except OSError:
-            return None
-        if kids:
-            return int(kids[0])
-        time.sleep(0.005)
-    return None
 
 
 def _port_open(ip: str, port: int, timeout: float = 0.3) -> bool:
@@ -260,8 +247,8 @@ class SimCluster:
                                     start_new_session=True, cwd="/")
         finally:
             log.close()
-        entry["launcher_pid"] = proc.pid
-        entry["pid1"] = _child_of(proc.pid, time.monotonic() + 5)
+        remember(entry, "launcher_pid", proc.pid)
+        remember(entry, "pid1", child_of(proc.pid, time.monotonic() + 5))
         self._procs = getattr(self, "_procs", {})
         self._procs[i] = proc
 
@@ -324,20 +311,25 @@ class SimCluster:
 
     # --- faults ----------------------------------------------------------------------------------
     def is_running(self, node: str | int) -> bool:
-        return alive(self._node(node)["pid1"])
+        return bool(recorded(self._node(node), "pid1", strict=False))
 
     def crash(self, node: str | int) -> None:
         """SIGKILL the node's PID 1: every process on the node dies at once (a polite power loss)."""
         entry = self._node(node)
-        if alive(entry["pid1"]):
-            os.kill(entry["pid1"], signal.SIGKILL)
+        if pid1 := recorded(entry, "pid1", strict=False):  # that very process: a PID reused since is another's
+            os.kill(pid1, signal.SIGKILL)
             deadline = time.monotonic() + 10
-            while alive(entry["pid1"]) and time.monotonic() < deadline:
+            while recorded(entry, "pid1", strict=False) and time.monotonic() < deadline:
                 time.sleep(0.01)
             time.sleep(0.02)  # let `unshare` notice its child died, then collect it
-            reap([entry.get("launcher_pid")])
-        entry["pid1"] = None
+            reap([recorded(entry, "launcher_pid", strict=False)])
+        entry["pid1"] = entry["launcher_pid"] = None
         self._save()
+
+    def freeze(self, node: str | int) -> None:
+        """Stop every process on the node (SIGSTOP): it keeps its link and connections but answers nothing."""
+        if pid1 := recorded(self._node(node), "pid1", strict=False):
+            freeze(pid1)
 
     def partition(self, node: str | int) -> None:
         """Cut the node's link: its packets stop, its processes keep running (a real network failure)."""
@@ -349,12 +341,14 @@ class SimCluster:
         network.shape(self.names, self._node(node)["index"], rate, delay)
 
     def heal(self, node: str | int, timeout: float = 30.0) -> None:
-        """Undo partition, slow and crash: link up at full speed, node agent restarted (same host key)
-        if it was down."""
+        """Undo partition, freeze, slow and crash: link up at full speed, processes continued, node agent
+        restarted (same host key) if it was down."""
         entry = self._node(node)
+        if pid1 := recorded(entry, "pid1", strict=False):
+            freeze(pid1, stop=False)
         network.unshape(self.names, entry["index"])
         network.set_link(self.names, entry["index"], up=True)
-        if not alive(entry["pid1"]):
+        if not recorded(entry, "pid1", strict=False):
             with global_lock():
                 started = time.time()
                 self._start_node(entry["index"])
@@ -372,7 +366,7 @@ class SimCluster:
         or as `user` (with its own HOME, without the caller's DSCLUSTER_HOME). The process inherits the
         caller's environment otherwise (sshd sessions do not)."""
         entry = self._node(node)
-        if not alive(entry["pid1"]):
+        if not recorded(entry, "pid1", strict=False):
             raise ClusterError(tr("{node} is down", node=entry["name"]),
                                tr("bring it back: dscluster sim heal {node} --name {name}", node=entry["name"],
                                   name=self.name), node=entry["name"])
@@ -391,7 +385,7 @@ class SimCluster:
 
     def status(self) -> list[dict]:
         def one(entry: dict) -> dict:
-            running = alive(entry["pid1"])
+            running = bool(recorded(entry, "pid1", strict=False))
             link = network.link_is_up(self.names, entry["index"])
             return {"node": entry["name"], "ip": entry["ip"], "netns": entry["netns"], "pid": entry["pid1"],
                     "running": running, "link_up": link, "shaped": network.shaping(self.names, entry["index"]),

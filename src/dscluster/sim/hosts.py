@@ -54,7 +54,7 @@ from dscluster.fsutil import atomic_write_json, atomic_write_text
 from dscluster.i18n import tr
 from dscluster.sim import network
 from dscluster.sim.names import MAX_NODES, SIM_RUNTIME_ROOT, SimNames, check_name, choose_subnet, node_ip
-from dscluster.sim.procs import alive, global_lock, require_root, terminate
+from dscluster.sim.procs import alive, global_lock, recorded, remember, require_root, terminate
 
 HOSTS_RUNTIME = SIM_RUNTIME_ROOT.parent / "hosts"
 IMAGE_UID = 10001  # the node image's user (docker/Dockerfile NODE_UID): it must write the shared dir
@@ -187,7 +187,7 @@ def _start_host(entry: dict, root: Path, run_dir: Path, authorized: Path, engine
     _keygen(host_dir / "ssh_host_ed25519_key", entry["name"])
     _write_engine_config(host_dir, run_dir, root / "hosts" / "hosts")
     if engine == "docker":
-        entry["dockerd_pid"] = _start_dockerd(host_dir, run_dir, entry["netns"])
+        remember(entry, "dockerd_pid", _start_dockerd(host_dir, run_dir, entry["netns"]))
         save()
     config = host_dir / "sshd_config"
     atomic_write_text(config, _sshd_config(host_dir, entry["address"], authorized, run_dir))
@@ -199,7 +199,7 @@ def _start_host(entry: dict, root: Path, run_dir: Path, authorized: Path, engine
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                             start_new_session=True, cwd="/")
     log.close()
-    entry["pid"] = proc.pid
+    remember(entry, "pid", proc.pid)
     return known
 
 
@@ -344,7 +344,7 @@ class BareHosts:
             _teardown(self.name, self.state)
 
 
-def _stop_dockerd(host_dir: Path, run_dir: Path, pid: int) -> None:
+def _stop_dockerd(host_dir: Path, run_dir: Path, pid: int | None) -> None:
     """Remove the host daemon's containers and volumes, stop it (SIGTERM: it stops its containerd), and
     delete its data root (overlay mounts first)."""
     if alive(pid):
@@ -375,12 +375,12 @@ def _teardown(name: str, state: dict | None = None) -> None:
     for entry in (state or {}).get("hosts", []):
         host_dir = base / "hosts" / entry["name"]
         if entry.get("dockerd_pid"):  # what `dscluster down` did not remove, then the daemon itself
-            _stop_dockerd(host_dir, runtime.parent / entry["name"], entry["dockerd_pid"])
+            _stop_dockerd(host_dir, runtime.parent / entry["name"], recorded(entry, "dockerd_pid"))
         if (host_dir / "containers").is_dir() and state.get("engine", "podman") == "podman":
             env = {**os.environ, **engine_env(host_dir)}
             for argv in (["podman", "rm", "--all", "--force", "--time", "5"], ["podman", "volume", "prune", "--force"]):
                 subprocess.run(argv, env=env, capture_output=True, timeout=120)
-    pids = {h.get("pid") for h in (state or {}).get("hosts", []) if h.get("pid")}
+    pids = {p for h in (state or {}).get("hosts", []) if (p := recorded(h, "pid"))}  # identity, not liveness
     for ns in network.existing_netns(names):
         pids.update(network.netns_pids(ns))
     terminate(pids, grace=5.0)

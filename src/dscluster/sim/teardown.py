@@ -16,7 +16,7 @@ from dscluster.cluster.runner import run_parallel, run_subprocess
 from dscluster.cluster.spec import load_spec, sim_spec_path
 from dscluster.sim import network
 from dscluster.sim.names import RUNTIME_ROOT, SimNames, check_name
-from dscluster.sim.procs import global_lock, require_root, terminate
+from dscluster.sim.procs import global_lock, recorded, require_root, terminate
 
 
 def _kill_namespace_processes(names: SimNames, state: dict | None) -> None:
@@ -24,7 +24,7 @@ def _kill_namespace_processes(names: SimNames, state: dict | None) -> None:
     for ns in network.existing_netns(names):
         pids.update(network.netns_pids(ns))
     for entry in (state or {}).get("nodes", []):
-        pids.update(p for p in (entry.get("pid1"), entry.get("launcher_pid")) if p)
+        pids.update(p for p in (recorded(entry, "pid1"), recorded(entry, "launcher_pid")) if p)  # identity, not liveness
     terminate(pids)
 
 
