@@ -81,7 +81,12 @@ def no_test_account():
 
 
 @as_root
-def test_the_keeper_makes_and_removes_a_real_account_and_starts_the_hub_once(tmp_path, no_test_account):
+def test_the_keeper_makes_and_removes_a_real_account_and_starts_the_hub_once(tmp_path, no_test_account, monkeypatch):
+    # The keeper is meant for a node container's own /etc/passwd. Here it runs on the host, where other
+    # people's accounts (a hub test's alice, a developer's) carry the same GECOS: it must see only its own,
+    # or its sync removes them and kills their labs mid-test (seen: two hub journeys killed this way).
+    real_getpwall = pwd.getpwall
+    monkeypatch.setattr(people.pwd, "getpwall", lambda: [e for e in real_getpwall() if e.pw_name == NAME])
     folder = _records(tmp_path, **{NAME: f"{UID} admin\n"})
     homes = tmp_path / "state" / "homes"
     first = []
