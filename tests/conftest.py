@@ -1,7 +1,8 @@
 """Shared fixtures and marker gates.
 
 Markers say what a test needs (root, browser, gpu); a test whose need is missing on this machine is
-skipped with the reason. CI runs as root with Chromium installed, so only `gpu` tests skip there.
+skipped with the reason. CI runs as root with Chromium installed, so only `gpu` tests skip there, and
+`long` ones (longer than CI's time): those run where DSCLUSTER_LONG_TESTS=1 asks for them.
 """
 
 from __future__ import annotations
@@ -28,7 +29,10 @@ def pytest_collection_modifyitems(config, items):
     is_root = os.geteuid() == 0
     has_chromium = shutil.which("chromium") is not None
     gpu = None
+    long_ok = os.environ.get("DSCLUSTER_LONG_TESTS") == "1"
     for item in items:
+        if "long" in item.keywords and not long_ok:
+            item.add_marker(pytest.mark.skip(reason="longer than CI's time; DSCLUSTER_LONG_TESTS=1 runs it"))
         if "root" in item.keywords and not is_root:
             item.add_marker(pytest.mark.skip(reason="needs root (network namespaces, sshd)"))
         if "browser" in item.keywords and not has_chromium:

@@ -46,6 +46,15 @@ def build_image(engine: str, home: Path, env: dict | None = None) -> str:
 
 
 @pytest.fixture(scope="session")
+def podman_ready() -> str:
+    """podman and what the builds need (root, runc, mmdebstrap), or the test is skipped with the reason."""
+    reason = _need()
+    if reason:
+        pytest.skip(reason)
+    return ENGINE
+
+
+@pytest.fixture(scope="session")
 def node_image(tmp_path_factory) -> str:
     reason = _need()
     if reason:

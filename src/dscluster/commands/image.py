@@ -41,8 +41,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help=tr("container engine (default: %(default)s; env DSCLUSTER_ENGINE)"))
     build.add_argument("--tag", default="", help=tr("image tag (default: dscluster-node:VERSION[-cpu])"))
     build.add_argument("--base", default="",
-                       help=tr("base image (default: the pinned CUDA base; cpu: {base}, made with mmdebstrap "
-                               "when it is missing)", base=img.BOOTSTRAP_BASE))
+                       help=tr("base image (default: {base}, made with mmdebstrap when it is missing; "
+                               "or e.g. nvidia/cuda:13.0.0-cudnn-runtime-ubuntu24.04)", base=img.BOOTSTRAP_BASE))
     build.add_argument("--wheels", metavar="DIR", action="append", default=[],
                        help=tr("where the CPU torch wheel is (default: pip's find-links)"))
     build.add_argument("--ca-bundle", metavar="FILE", default=None,
@@ -110,8 +110,8 @@ def _size(build: img.ImageBuild) -> str:
 
 
 def _ensure_base(build: img.ImageBuild, log) -> None:
-    """The cpu flavor's Debian base: made from Debian's packages when it is not there."""
-    if build.base or build.flavor != "cpu" or _inspect(build, "{{.Id}}", img.BOOTSTRAP_BASE) is not None:
+    """The Debian base both flavors start from: made from Debian's packages when it is not there."""
+    if build.base or _inspect(build, "{{.Id}}", img.BOOTSTRAP_BASE) is not None:
         return
     with tempfile.TemporaryDirectory(prefix="dscluster-base-") as tmp:
         print(tr("making the Debian bookworm base {base} with mmdebstrap ...", base=img.BOOTSTRAP_BASE), flush=True)

@@ -37,7 +37,7 @@ FLAVORS = ("cuda", "cpu")
 DOCKERFILE = "docker/Dockerfile"
 # What the Dockerfile COPYs or mounts; mirrors the allow-list in docker/Dockerfile.dockerignore.
 CONTEXT_FILES = ("pyproject.toml", "README.md", "src", "jupyter-config", "docker/healthcheck.sh",
-                 "docker/requirements-team.txt", "docker/wheels/README.md", DOCKERFILE)
+                 "docker/check_image.sh", "docker/requirements-team.txt", "docker/wheels/README.md", DOCKERFILE)
 TEAM_REQUIREMENTS = "docker/requirements-team.txt"
 WHEELS_DIR = "docker/wheels"
 BOOTSTRAP_BASE = "dscluster-base:bookworm"
@@ -56,7 +56,7 @@ class ImageBuild:
     flavor: str = "cuda"
     engine: str = "docker"
     tag: str = ""  # "" = default_tag(flavor)
-    base: str = ""  # "" = the Dockerfile's CUDA base (cuda) or BOOTSTRAP_BASE (cpu)
+    base: str = ""  # "" = BOOTSTRAP_BASE, the Debian base made with mmdebstrap (either flavor)
     torch_wheel: Path | None = None  # cpu: the CPU torch wheel staged into docker/wheels/
     ca_bundle: Path | None = None  # extra CA bundle, a build secret
     requirements: Path | None = None  # a team's requirements file, staged as docker/requirements-team.txt
@@ -68,7 +68,7 @@ class ImageBuild:
 
     @property
     def base_image(self) -> str:
-        return self.base or (BOOTSTRAP_BASE if self.flavor == "cpu" else "")
+        return self.base or BOOTSTRAP_BASE
 
     def validate(self) -> ImageBuild:
         check_engine(self.engine)
