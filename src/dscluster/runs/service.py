@@ -13,6 +13,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
+import secrets
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -73,9 +75,30 @@ def inline_ds_config(shared: Path, config: dict[str, Any], prefix: str = "ds_con
     run (`write=False`) only names it: prepare reads the config from LaunchOptions.unwritten_configs."""
     text = json.dumps(config, indent=2, sort_keys=True) + "\n"
     path = Path(shared) / INLINE_CONFIGS / f"{prefix}-{hashlib.sha256(text.encode()).hexdigest()[:12]}.json"
-    if write and not path.exists():
+    if write and not _reusable(path, text):
+        if path.exists() or path.is_symlink():
+            # Named by its content, so anyone who can write data/ds_configs (the node user, another person)
+            # could place a different file there first: never reuse one that is not ours alone and
+            # exactly this config, write our own beside it instead.
+            path = path.with_name(f"{path.stem}-{secrets.token_hex(4)}.json")
         fsutil.atomic_write_text(path, text)
     return path
+
+
+def _reusable(path: Path, text: str) -> bool:
+    """Whether an existing inline config file is this config, a plain file of ours (or root's) that no one else
+    can write, read by descriptor (no symlink followed)."""
+    try:
+        fd = fsutil.open_file(path)
+        entry = os.lstat(path)
+    except OSError:
+        return False
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if (entry.st_dev, entry.st_ino) != (st.st_dev, st.st_ino) or st.st_uid not in (os.geteuid(), 0) \
+                or st.st_mode & 0o022 or st.st_nlink != 1:
+            return False
+        return f.read(len(text.encode()) + 1) == text.encode()
 
 
 def given_files(opts: LaunchOptions) -> dict[str, str]:
