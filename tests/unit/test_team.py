@@ -5,6 +5,7 @@ self-signed certificate. The accounts, the hub and the browser are tests/cluster
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -139,7 +140,15 @@ def test_the_hub_config_holds_no_secret_and_spawns_each_persons_lab_with_the_pan
     # keeps the PATH the hub hands down (this Python's bin first: `dscluster`), which a login shell resets.
     assert config["Spawner"]["notebook_dir"] == "/shared/users/{username}"
     assert config["Spawner"]["environment"]["PATH"].split(":")[0] == str(Path(sys.executable).parent)
-    assert "-l" not in lab["ServerApp"]["terminado_settings"]["shell_command"]
+    shell = lab["ServerApp"]["terminado_settings"]["shell_command"]
+    assert "-l" not in shell
+    # a terminal opened at the lab's root starts in the person's folder, not the home the spawner starts in
+    home, folder = tmp_path / "home", tmp_path / "users" / "alice"
+    home.mkdir()
+    folder.mkdir(parents=True)
+    probe = subprocess.run([*shell[:3], "/bin/sh"], input="pwd\n", capture_output=True, text=True, cwd=home,
+                           env={"HOME": str(home), "JUPYTERHUB_ROOT_DIR": str(folder), "PATH": "/usr/bin:/bin"})
+    assert probe.stdout.split()[-1] == str(folder), probe
     assert "ip" not in lab["ServerApp"] and "port" not in lab["ServerApp"]  # JupyterHub sets them
     assert lab["ServerApp"]["disable_check_xsrf"] is False
 

@@ -52,8 +52,12 @@ def singleuser_config(root_dir: str | os.PathLike, settings_dir: str | os.PathLi
         server.pop(hub_owned, None)
     # The terminal: an interactive shell, not a login one, whose /etc/profile would put back the system's
     # PATH and lose the one the hub hands down (this Python's bin first: `dscluster`, `deepspeed`).
+    # A terminal opened at the lab's root gets no cwd from the page and would start where the spawner put the
+    # server (the person's home): it starts in their lab folder (JupyterHub's JUPYTERHUB_ROOT_DIR) instead.
     shell = "/bin/bash" if os.path.exists("/bin/bash") else "/bin/sh"
-    server["terminado_settings"] = {"shell_command": [shell, "-i"]}
+    server["terminado_settings"] = {"shell_command": [
+        "/bin/sh", "-c", 'if [ "$PWD" = "$HOME" ] && [ -d "${JUPYTERHUB_ROOT_DIR:-}" ]; then '
+                         'cd "$JUPYTERHUB_ROOT_DIR"; fi; exec "$0" -i', shell]}
     return config
 
 
