@@ -47,12 +47,10 @@ def is_accelerate_layout(kind: str) -> bool:
     return kind != TRAINER
 
 
-def discover(root: Path, since: float, *, depth: int = 4, budget: int = 5000,
-             skip: tuple[Path, ...] = ()) -> list[Path]:
-    """The folders under `root` (to `depth` levels, at most `budget` entries looked at) that hold a checkpoint
-    folder of any layout changed at or after `since` (a time.time()): where this run's program saves. Links
-    are not followed; checkpoint folders are not searched inside; `skip` (the run's own directory) neither."""
-    found: list[Path] = []
+def _checkpoint_folders(root: Path, depth: int, budget: int, skip: tuple[Path, ...]):
+    """(the folder holding it, a checkpoint folder of any layout, its mtime) under `root`, to `depth` levels,
+    at most `budget` entries looked at. Links are not followed; checkpoint folders are not searched inside;
+    `skip` (the run's own directory) neither."""
     seen = 0
     level = [Path(root)]
     skipped = {str(p) for p in skip}
@@ -66,18 +64,36 @@ def discover(root: Path, since: float, *, depth: int = 4, budget: int = 5000,
             for entry in entries:
                 seen += 1
                 if seen > budget:
-                    return found
+                    return
                 if entry.name.startswith(".") or entry.name in _SKIP or entry.path in skipped:
                     continue
                 try:
                     if not entry.is_dir(follow_symlinks=False):
                         continue
-                    kind = layout(entry.name, folder.name)
-                    if kind is None:
+                    if layout(entry.name, folder.name) is None:
                         deeper.append(Path(entry.path))
-                    elif entry.stat(follow_symlinks=False).st_mtime >= since and folder not in found:
-                        found.append(folder)
+                    else:
+                        yield folder, entry.path, entry.stat(follow_symlinks=False).st_mtime
                 except OSError:
                     continue
         level = deeper
+
+
+def snapshot(root: Path, *, depth: int = 4, budget: int = 5000, skip: tuple[Path, ...] = ()) -> dict[str, float]:
+    """Every checkpoint folder under `root` with its mtime, as it stands (taken before a run's ranks start:
+    what `discover` then leaves out)."""
+    return {path: mtime for _, path, mtime in _checkpoint_folders(root, depth, budget, skip)}
+
+
+def discover(root: Path, since: float, *, depth: int = 4, budget: int = 5000, skip: tuple[Path, ...] = (),
+             before: dict[str, float] | None = None) -> list[Path]:
+    """The folders under `root` that hold a checkpoint folder of any layout written by this run: with `before`
+    (the snapshot taken as the run began), one that was not there then or changed since, whatever the clocks
+    of the shared storage say; without it, one changed at or after `since` (a time.time()). Another run
+    that saved in the same tree just before (seconds before, within any clock slack) is not this run's."""
+    found: list[Path] = []
+    for folder, path, mtime in _checkpoint_folders(root, depth, budget, skip):
+        new = before.get(path) != mtime if before is not None else mtime >= since
+        if new and folder not in found:
+            found.append(folder)
     return found

@@ -87,6 +87,23 @@ def test_the_folders_a_program_saves_to_are_found_from_what_it_wrote(tmp_path):
     assert ckptlayout.discover(cwd, began - 1, depth=1) == []  # bounded
 
 
+def test_a_save_made_just_before_the_run_began_is_not_the_runs_whatever_the_clocks(tmp_path):
+    # Seen on the H200: a run launched seconds after another in the same folder listed the other's
+    # out_dsc/checkpoint-60 as its own and said its resumed attempt "started from scratch, although
+    # checkpoint-60 was complete". The snapshot taken before the ranks start is what is not this run's.
+    cwd = tmp_path / "work"
+    (cwd / "out_dsc" / "checkpoint-60").mkdir(parents=True)  # the run before, finished a second ago
+    (cwd / "results" / "llama" / "checkpoint-30").mkdir(parents=True)  # kept from an earlier run, resumed now
+    before = ckptlayout.snapshot(cwd)
+    assert sorted(Path(p).name for p in before) == ["checkpoint-30", "checkpoint-60"]
+    assert ckptlayout.discover(cwd, time.time() - 2, before=before) == []  # within the clock slack: still not
+    (cwd / "results" / "llama" / "checkpoint-40").mkdir()  # this run's first save
+    assert ckptlayout.discover(cwd, time.time() - 2, before=before) == [cwd / "results" / "llama"]
+    old = cwd / "out_dsc" / "checkpoint-60"
+    os.utime(old, (time.time() + 5, time.time() + 5))  # written again by this run
+    assert sorted(ckptlayout.discover(cwd, 0, before=before)) == sorted([cwd / "out_dsc", cwd / "results" / "llama"])
+
+
 def _bar_log(run_dir: Path, counter: int) -> None:
     (run_dir / "logs").mkdir(parents=True, exist_ok=True)
     (run_dir / "logs" / "a_rank0.log").write_text(f"  8%|#         | {counter}/12 [00:01<00:11,  1.00it/s]\r")

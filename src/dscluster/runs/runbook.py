@@ -130,14 +130,19 @@ class RunBook:
     def _discover_checkpoint_dirs(self, force: bool = False) -> None:
         """The checkpoint folders (any of dscluster.ckptlayout's layouts) the program wrote under the ranks'
         directory since the run began, their parents recorded (run.json's checkpoint_dirs) for every view."""
-        from dscluster.ckptlayout import discover
+        from dscluster.ckptlayout import discover, snapshot
 
         now = time.monotonic()
         if not force and now - getattr(self, "_scanned_at", -CHECKPOINT_SCAN_S) < CHECKPOINT_SCAN_S:
             return
         self._scanned_at = now
+        root, skip = Path(self.record.launch.cwd), (self.run_dir.parent,)
+        before = getattr(self, "_ckpt_before", None)
+        if before is None:  # the first look (before attempt 1's ranks start): what was there is not this run's
+            self._ckpt_before = snapshot(root, skip=skip)
+            return
         since = store.iso_time(self.record.created) - CLOCK_SLACK_S if self.record.created else 0.0
-        found = discover(Path(self.record.launch.cwd), since, skip=(self.run_dir.parent,))
+        found = discover(root, since, skip=skip, before=before)
         new = tuple(str(d) for d in found if str(d) not in self.record.checkpoint_dirs)
         if new:
             self.save(checkpoint_dirs=(*self.record.checkpoint_dirs, *new))
