@@ -67,8 +67,9 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "Save checkpoints on storage mounted at the same path on every node (the cluster's shared directory, "
          "--save-dir), or copy every node's files into the same directory on every node before resuming.",
          retry=False),
-    _sig("loader-lib-missing", r"error while load(?:ing|ed) shared librar(?:y|ies):? \S+?:? "
-         r"(?:cannot open shared object file|\.?No such file)",
+    # The dynamic loader's words, in English or as glibc's zh_CN catalog prints them (full-width colons or not).
+    _sig("loader-lib-missing", r"(?:error while load(?:ing|ed) shared librar(?:y|ies)|加载共享库时出错)\s*[:：]?\s*\S+?\s*[:：]?\s*"
+         r"(?:cannot open shared object file|无法打开共享对象文件|\.?No such file)",
          "A program could not start: the dynamic loader did not find a shared library it needs on that node. A "
          "program started over ssh (Open MPI's orted, pdsh's remote command, a rank on another node) gets no login "
          "profile, so a LD_LIBRARY_PATH set there (module load, conda activate) is missing.",
@@ -128,8 +129,13 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "Install that version in the node image or venv on every node (pip install -U \"PACKAGE>=VERSION\"), "
          "restart the Python process (a notebook kernel keeps the old module loaded), and check with pip show.",
          retry=False),
+    # What Slurm says when it refuses a request: the submission's verdict, or sbatch's/salloc's own error line
+    # before it (a GRES form the cluster no longer accepts, a GPU request it requires) — except a controller that
+    # did not answer, which a later try may pass.
     _sig("slurm-request-invalid", r"(?:Batch job submission failed|Unable to allocate resources|Unable to create step "
-         r"for job \d+):\s+(?!Job/step already|Socket timed out|Unable to contact|Job has been cancelled)\S",
+         r"for job \d+|(?:sbatch|salloc): error)(?::\s+|\s*:\s*)(?!Job/step already|Socket timed out|Unable to contact|"
+         r"Job has been cancelled|Batch job submission failed|Unable to allocate|slurm_receive_msg|"
+         r"Connection refused)\S",
          "Slurm refused the job's resource request: no node of the partition can satisfy it (more GPUs, tasks or "
          "CPUs per node than the nodes have or allow, a GRES form the cluster does not use, a partition, account "
          "or QOS it requires missing).",

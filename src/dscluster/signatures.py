@@ -74,9 +74,12 @@ _TABLE: tuple[Signature, ...] = (
               "The program rejected its input (its own error message is above).",
               "Fix the setting the message names, then launch again: a restart would fail the same way.",
               retry=False),
-    _sig("input-error-exit", r"exits with return code = (?:2|3|6)\b|exited with exit code (?:2|3|6)\b",
-         "A rank exited with a config/data (3), usage (2) or permission (6) error code: the same input fails "
-         "the same way again.",
+    # An exit code means something only for a program that gives it a meaning: dscluster's own training program
+    # (its stable codes: 2 usage, 3 config/data, 6 permission), named on the launcher's line. Any other program's
+    # 2 is whatever it chose (bash's "no such file", Slurm's failed execve), never read as a usage error.
+    _sig("input-error-exit", then(r"dscluster\.train\b", r"exits with return code = (?:2|3|6)\b"),
+         "dscluster's training program exited with its config/data (3), usage (2) or permission (6) error code: "
+         "the same input fails the same way again.",
          "Read the first failing rank's log, fix the input, launch again.", retry=False),
     _sig("ssh-publickey", r"Permission denied \(publickey",
          "A node refused the cluster's SSH key.",
@@ -105,7 +108,9 @@ _TABLE: tuple[Signature, ...] = (
          "Check the node with `dscluster doctor`; start its sshd (`dscluster node start`), use the port it listens "
          "on (--ssh_port), or put its IP in the hostfile. Restarting does not bring a node back.", retry=False),
     _sig("launcher-missing", r"launcher '\w+' not installed|(?<![\w.-])(?:mpirun|pdsh|prterun|srun|deepspeed|ds_report|"
-         r"torchrun|accelerate|horovodrun)" + NOT_FOUND + r"|No such file or directory: '(?:mpirun|pdsh|srun)'",
+         r"torchrun|accelerate|horovodrun)" + NOT_FOUND + r"|No such file or directory: '(?:mpirun|pdsh|srun)'|"
+         # Slurm's slurmstepd could not start the step's program (execve), a launcher not on the step's PATH.
+         r"execve\(\): (?:\S*/)?(?:mpirun|prterun|deepspeed|torchrun|accelerate|horovodrun|python3?): No such file",
          "The launcher (deepspeed, torchrun, accelerate, or the multi-node launcher DeepSpeed was told to use: pdsh, "
          "mpirun, srun) is not installed on this node, or not on the PATH of the shell that runs it.",
          "Install it in the node image on every node (pip install deepspeed; Debian: apt-get install pdsh / "
@@ -309,8 +314,10 @@ _TABLE: tuple[Signature, ...] = (
          "(a name, or an address on another network), a firewall dropping the port, or rank 0 never started.",
          "Use the first hostfile host's training-network IP as --master_addr, open the master port between the "
          "nodes (`dscluster doctor` tests it), and make sure rank 0 runs on that host.", retry=False),
+    # NCCL's "Using" line names the interfaces it chose, "[N]NAME:ADDRESS<0>" each, on one line or, where a log
+    # wrapped it, one a line.
     _sig("nccl-wrong-interface", r"(?:Bootstrap|NET/Socket) : Using (?:.*\[\d+\])?(?:docker\d|virbr\d|br-\w+|veth\w+|cni\d|"
-         r"flannel)",
+         r"flannel)|^[ \t]*\[\d+\](?:docker\d|virbr\d|br-\w+|veth\w+|cni\d|flannel)[\w.-]*:[\w.:%-]+<\d+>",
          "NCCL chose a virtual interface (docker0, a bridge) that the other nodes cannot reach.",
          "Set NCCL_SOCKET_IFNAME (and GLOO_SOCKET_IFNAME) to the training network's interface on every node, "
          "e.g. NCCL_SOCKET_IFNAME=eth0 or ^docker,lo,veth.", retry=False),
@@ -381,7 +388,7 @@ BEFORE_THE_ERROR = frozenset({
     "precision-unsupported", "duplicate-gpu"})
 # Facts about a node's environment that any rank's lines may show, behind a vague error on another rank.
 ENVIRONMENT = frozenset({"loopback-address", "firewall-blocked", "nccl-no-interface", "nccl-ib-memlock", "nccl-ib",
-                          "dev-shm-full", "memcg-oom", "driver-too-old"})
+                          "dev-shm-full", "memcg-oom", "driver-too-old", "nccl-wrong-interface"})
 VAGUE_TYPES = frozenset({"RuntimeError", "DistBackendError", "OSError", "SystemError", "Exception", "CalledProcessError",
                           "AttributeError", "ImportError", "NCCL WARN"})
 SIGNAL_WHY = {

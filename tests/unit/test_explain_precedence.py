@@ -30,8 +30,11 @@ CASES = {
                                        "Traceback (most recent call last):\n  File \"t.py\", line 3, in <module>\n"
                                        "torch.distributed.DistBackendError: NCCL error: unhandled system error\n",
                                        "nccl-ib"),
-    "a known exit code beats a kill word": ("['python', 't.py'] exits with return code = 3\nKilled by the operator\n",
-                                            "input-error-exit"),
+    "a known exit code beats a kill word": ("['python3', '-u', '-m', 'dscluster.train', '--local_rank=0'] exits with "
+                                            "return code = 3\nKilled by the operator\n", "input-error-exit"),
+    # Another program's exit code has no meaning of ours: Slurm's execve failure exits 2, and names the cause.
+    "an exit code alone is not a usage error": ("slurmstepd: error: execve(): torchrun: No such file or directory\n"
+                                                "srun: error: g1: task 0: Exited with exit code 2\n", "launcher-missing"),
     "a rank's words beat the table's generic": ("Traceback (most recent call last):\n  File \"t.py\", line 9, in f\n"
                                                 "KeyError: 'labels'\n", "python-error"),
 }
@@ -60,3 +63,12 @@ def test_lines_that_only_look_like_dsclusters_own_error(line):
 def test_own_error_keeps_its_message_and_fix():
     found = explain.explain(CASES["own error behind pdsh"][0])
     assert found.cause == "no hostfile" and found.fix == "write one" and found.retry is False
+
+
+@pytest.mark.parametrize("line", ["srun: error: g1301: task 0: Exited with exit code 2\n",
+                                  "pdsh@vm: node1: ssh exited with exit code 3\n",
+                                  "['python', '-u', 'train.py', '--local_rank=0'] exits with return code = 2\n"])
+def test_an_exit_code_alone_is_not_a_usage_error(line):
+    # Only dscluster's own training program gives 2/3/6 the meaning of a usage/config/permission error.
+    found = explain.explain(line)
+    assert found is None or found.signature != "input-error-exit", found

@@ -38,7 +38,9 @@ class Case:
     restart_helps: bool
     source: str
     log: str
-    round: int  # 1: gathered before the rules were written; 2: gathered after them, never seen while writing them
+    # 1: gathered before the rules were written; 2 and 3: gathered after them, the held-out ones never run through
+    # the explainer while rules were written (round 3: 60% held out by a hash of the case id)
+    round: int
 
 
 @dataclass(frozen=True)
@@ -92,7 +94,7 @@ def test_the_corpus_is_large_real_and_complete():
     all_cases = cases()
     assert len(all_cases) >= 100
     holdout = [c for c in all_cases if c.split == "holdout"]
-    assert 0.2 <= len(holdout) / len(all_cases) <= 0.4
+    assert 0.2 <= len(holdout) / len(all_cases) <= 0.45
     for c in all_cases:
         assert c.split in ("tune", "holdout"), c.name
         assert c.source.startswith("https://"), c.name
@@ -131,7 +133,8 @@ def _report(outcomes: list[Outcome]) -> str:
              f"{o.signature} (expected {'/'.join(o.case.expected)})" for o in outcomes if o.verdict != "right"
              or not o.restart_agrees]
     groups = {"tune": lambda c: c.split == "tune", "holdout": lambda c: c.split == "holdout",
-              "holdout round 2": lambda c: c.split == "holdout" and c.round == 2}
+              "holdout round 2": lambda c: c.split == "holdout" and c.round == 2,
+              "holdout round 3": lambda c: c.split == "holdout" and c.round == 3}
     for split, member in groups.items():
         s = score([o for o in outcomes if member(o.case)])
         lines.append(f"{split}: n={s['n']} right={s['right']:.0%} generic={s['generic']:.0%} wrong={s['wrong']:.0%} "
