@@ -68,7 +68,7 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "--save-dir), or copy every node's files into the same directory on every node before resuming.",
          retry=False),
     # The dynamic loader's words, in English or as glibc's zh_CN catalog prints them (full-width colons or not).
-    _sig("loader-lib-missing", r"(?:error while load(?:ing|ed) shared librar(?:y|ies)|加载共享库时出错)\s*[:：]?\s*\S+?\s*[:：]?\s*"
+    _sig("loader-lib-missing", r"(?:error while load(?:ing|ed) shared librar(?:y|ies)|加载共享库时出错) ?[:：]? ?[^\s:：]{1,200}? ?[:：]? ?"
          r"(?:cannot open shared object file|无法打开共享对象文件|\.?No such file)",
          "A program could not start: the dynamic loader did not find a shared library it needs on that node. A "
          "program started over ssh (Open MPI's orted, pdsh's remote command, a rank on another node) gets no login "

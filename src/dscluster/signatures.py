@@ -202,7 +202,10 @@ _TABLE: tuple[Signature, ...] = (
          "`cd $PWD` and the same interpreter path on every node.",
          "Launch from a directory on shared storage mounted at the same path on every node, with the same python "
          "path everywhere (same image or venv on shared storage).", retry=False),
-    _sig("script-not-found", r"can't open file '([^']+)'|No such file or directory: '([^']+\.py)'",
+    # Python's words, and an MPI launcher's (Open MPI's mpirun/mpiexec, MPICH's hydra) for the program it was told to start.
+    _sig("script-not-found", r"can't open file '([^']+)'|No such file or directory: '([^']+\.py)'|"
+         r"(?:mpirun|mpiexec|prterun) was unable to (?:launch the specified application as it could not access\s{1,4}"
+         r"or execute an executable|find the specified executable file)|execvp error on file \S+ \((?:No such file|Permission)",
          "A node could not find the training script at the same path.",
          "Put the script on shared storage so every node sees the same path.", retry=False),
     _sig("syntax-error", r"^[ \t]*(?:SyntaxError|IndentationError|TabError): ",

@@ -100,10 +100,12 @@ def test_the_corpus_is_large_real_and_complete():
         assert c.log.strip() and c.expected, c.name
         meta = tomllib.loads((CORPUS / c.name / "case.toml").read_text())
         assert meta["cause"] and meta["established"], c.name
-    # Every expected signature is one the explainer can give (a new family is added to the table, not only here).
+    # Every expected signature of a tune case is one the explainer can give (a new family is added to the table, not
+    # only here). A held-out case may name a family the table lacks: it then counts as not right, as it should.
     known = {s.name for s in explain.SIGNATURES} | GENERIC
     # Besides the table: what the launcher's printed command line shows (launchcmd.py), and t42's Accelerate check.
-    assert {s for c in all_cases for s in c.expected} - known - {"crlf-script", "accelerate-version"} == set()
+    tune = [c for c in all_cases if c.split == "tune"]
+    assert {s for c in tune for s in c.expected} - known - {"crlf-script", "accelerate-version"} == set()
 
 
 def test_right_on_the_held_out_split(outcomes):
@@ -144,3 +146,19 @@ def _report(outcomes: list[Outcome]) -> str:
 if __name__ == "__main__":
     print(_report([judge(c) for c in cases()]))
     sys.exit(0)
+
+
+def test_explain_file_gives_the_same_answers(outcomes, capsys):
+    # `dscluster explain FILE` reads the file (its tail, as a run's logs are read) and must answer as the scoring does.
+    import json
+
+    from dscluster import cli
+
+    differ = []
+    for o in outcomes:
+        rc = cli.main(["explain", "--json", str(CORPUS / o.case.name / "log.txt")])
+        out = capsys.readouterr().out
+        found = (json.loads(out) or {}).get("signature") if out.strip() else None
+        if found != o.signature or rc != (0 if o.signature else 1):
+            differ.append((o.case.name, o.signature, found, rc))
+    assert differ == []
