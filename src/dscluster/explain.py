@@ -137,10 +137,8 @@ def _vague(err: rankerror.RankError) -> bool:
     """An error that says something failed without saying why (a communication library's error, a failed
     build): the lines before it, or the environment, may say why."""
     short = err.type.rsplit(".", 1)[-1].rsplit("::", 1)[-1]
-    # NCCL's result names (ncclSystemError, ncclInternalError, ncclUnhandledCudaError) say only which kind of call
-    # failed.
-    return short in VAGUE_TYPES or short.endswith("RuntimeError") or short.startswith("nccl") or \
-        err.kind != "python" or \
+    # NCCL's result names (ncclSystemError, ncclInternalError...) say only which kind of call failed.
+    return short in VAGUE_TYPES or short.endswith("RuntimeError") or short.startswith("nccl") or err.kind != "python" or \
         bool(_VAGUE_MESSAGE.search(err.message))
 
 

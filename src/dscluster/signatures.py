@@ -74,9 +74,8 @@ _TABLE: tuple[Signature, ...] = (
               "The program rejected its input (its own error message is above).",
               "Fix the setting the message names, then launch again: a restart would fail the same way.",
               retry=False),
-    # An exit code means something only for a program that gives it a meaning: dscluster's own training program
-    # (its stable codes: 2 usage, 3 config/data, 6 permission), named on the launcher's line. Any other program's
-    # 2 is whatever it chose (bash's "no such file", Slurm's failed execve), never read as a usage error.
+    # An exit code means what dscluster's own training program (named on the launcher's line) gives it; any other
+    # program's 2 is whatever it chose (bash's "no such file", Slurm's failed execve), never a usage error.
     _sig("input-error-exit", then(r"dscluster\.train\b", r"exits with return code = (?:2|3|6)\b"),
          "dscluster's training program exited with its config/data (3), usage (2) or permission (6) error code: "
          "the same input fails the same way again.",
@@ -202,8 +201,7 @@ _TABLE: tuple[Signature, ...] = (
          "`cd $PWD` and the same interpreter path on every node.",
          "Launch from a directory on shared storage mounted at the same path on every node, with the same python "
          "path everywhere (same image or venv on shared storage).", retry=False),
-    # Python's words, and an MPI launcher's (Open MPI's mpirun/mpiexec, MPICH's hydra) for the program it was told to start.
-    _sig("script-not-found", r"can't open file '([^']+)'|No such file or directory: '([^']+\.py)'|"
+    _sig("script-not-found", r"can't open file '([^']+)'|No such file or directory: '([^']+\.py)'|"  # Python's words, an MPI launcher's
          r"(?:mpirun|mpiexec|prterun) was unable to (?:launch the specified application as it could not access\s{1,4}"
          r"or execute an executable|find the specified executable file)|execvp error on file \S+ \((?:No such file|Permission)",
          "A node could not find the training script at the same path.",
@@ -317,8 +315,7 @@ _TABLE: tuple[Signature, ...] = (
          "(a name, or an address on another network), a firewall dropping the port, or rank 0 never started.",
          "Use the first hostfile host's training-network IP as --master_addr, open the master port between the "
          "nodes (`dscluster doctor` tests it), and make sure rank 0 runs on that host.", retry=False),
-    # NCCL's "Using" line names the interfaces it chose, "[N]NAME:ADDRESS<0>" each, on one line or, where a log
-    # wrapped it, one a line.
+    # NCCL's "Using" line names its interfaces, "[N]NAME:ADDRESS<0>" each, on one line or wrapped one a line.
     _sig("nccl-wrong-interface", r"(?:Bootstrap|NET/Socket) : Using (?:.*\[\d+\])?(?:docker\d|virbr\d|br-\w+|veth\w+|cni\d|"
          r"flannel)|^[ \t]*\[\d+\](?:docker\d|virbr\d|br-\w+|veth\w+|cni\d|flannel)[\w.-]*:[\w.:%-]+<\d+>",
          "NCCL chose a virtual interface (docker0, a bridge) that the other nodes cannot reach.",
