@@ -3,7 +3,7 @@
 #   scripts/setup.sh demo   -> a venv with torch, DeepSpeed and dscluster (enough for `dscluster demo`)
 #   scripts/setup.sh fast   -> the above plus the JupyterLab / test extras, no system package (enough for
 #                              `scripts/test.sh --fast`: no simulated cluster, browser or container)
-#   scripts/setup.sh test   -> the above plus openssh-server, pdsh, OpenMPI, Slurm + munge, iproute2, Prometheus,
+#   scripts/setup.sh test   -> the above plus openssh-server, pdsh, OpenMPI, MPICH, Slurm + munge, iproute2, Prometheus,
 #                              Chromium, podman and Docker Engine (enough for the whole test suite)
 # Re-running is cheap: each step is skipped when its stamp matches.
 set -euo pipefail
@@ -35,6 +35,10 @@ fi
 if [ "$mode" = test ]; then
   apt_install openssh-server openssh-client pdsh iproute2 procps psmisc util-linux openmpi-bin chromium fonts-wqy-microhei \
     slurm-wlm munge
+  # MPICH for the mpich launcher, beside Open MPI: without recommends (no libmpich-dev), and its mpirun/mpicc
+  # alternatives (priority 40) stay below Open MPI's (50), so `mpirun` stays Open MPI's; the mpich backend
+  # starts mpirun.mpich itself.
+  apt_install mpich
   # A real Prometheus for tests/cluster/test_prometheus.py: the test starts its own, on a free port with a
   # temporary config and storage, and stops it by its PID.
   apt_install prometheus

@@ -1,5 +1,5 @@
 """Supervised launches on the simulated 3-node cluster (root: network namespaces, real sshd, pdsh,
-OpenMPI, DeepSpeed's own launcher, gloo on CPU). One cluster for the whole module.
+OpenMPI, MPICH, DeepSpeed's own launcher, gloo on CPU). One cluster for the whole module.
 
 Every "nothing is left" assertion reads each node's own process table (inside its PID namespace)
 for processes carrying the run's DSCLUSTER_RUN_ID.
@@ -357,6 +357,39 @@ def test_killed_rank_tears_down_everywhere_and_restarts_from_the_last_checkpoint
         if m["step"] in by_step:
             assert m["loss"] == pytest.approx(by_step[m["step"]], rel=1e-4, abs=1e-5)
     assert all_gone(cli, run_id)
+
+
+def test_mpich_runs_the_demo_trainer_and_restarts_a_killed_rank_from_its_checkpoint(cli, sim, trainer_inputs):
+    """MPICH's Hydra beside Open MPI: doctor checks its programs on the nodes, every rank runs through the
+    backend's shim, a rank killed on node2 is reported with its node, the attempt is torn down everywhere
+    and the run resumes once from its last checkpoint; the secret reaches the ranks by name only."""
+    args, cfg = trainer_inputs
+    steps = 8
+    run_id = cli.launch("--launcher", "mpich", "--max-restarts", "1", "--name", "mpichkill", "--env", "HF_TOKEN=hf_s3cret",
+                        "-m", "dscluster.train", *args, "--steps", str(steps), "--save-interval", "3",
+                        "--step-sleep", "0.3", "--deepspeed", "--deepspeed_config", cfg, doctor=True)
+    run_dir = cli.run_dir(run_id)
+    assert wait_for(lambda: (cli.record(run_id).get("last_checkpoint_step") or 0) >= 3, 300), \
+        cli("logs", run_id).stdout[-3000:]
+    pids = " ".join(map(str, cli.node_pids(run_id)["node2"]))
+    listing = sim.exec("node2", ["sh", "-c", f"for p in {pids}; do echo $p $(tr '\\0' ' ' < /proc/$p/cmdline); done"]).stdout
+    rank_pid = next(int(line.split()[0]) for line in listing.splitlines() if " -m dscluster.train " in line)
+    sim.exec("node2", ["kill", "-9", str(rank_pid)])
+    rec = wait_for(lambda: cli.record(run_id)["status"] in store.FINISHED and cli.record(run_id), 300, 1)
+    assert rec and rec["status"] == "succeeded", cli("status", run_id).stdout
+    assert len(rec["attempts"]) == 2 and rec["attempts"][0]["reason"]
+    restart = next(e for e in store.read_events(run_dir) if e["event"] == "restart")
+    assert restart["from_step"] >= 3
+    train = [m["step"] for m in metric_lines(run_dir) if "loss" in m and "event" not in m]
+    assert train[-(steps - restart["from_step"]):] == list(range(restart["from_step"] + 1, steps + 1))
+    log = (run_dir / "logs" / "launcher.log").read_text()
+    assert "node2: rank 2: exits with return code = -9" in log and "-genvlist HF_TOKEN" in log
+    assert log.count("exits successfully") >= 3 and "hf_s3cret" not in log
+    assert all_gone(cli, run_id), cli.node_pids(run_id)
+    # Hydra's proxies carry no run marker; they exit once their ranks and mpirun are gone.
+    proxies = lambda: [cli.sim.exec(n, ["pgrep", "-u", cli.sim.spec.ssh_user, "hydra_pmi_proxy"]).stdout.split()  # noqa: E731
+                       for n in cli.sim.nodes]
+    assert wait_for(lambda: not any(proxies()), 15, 0.5), proxies()
 
 
 def test_a_crashed_node_is_waited_for_and_the_run_resumes_from_its_checkpoint_once_healed(cli, sim, trainer_inputs):

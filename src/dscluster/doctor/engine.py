@@ -21,6 +21,7 @@ from dscluster.doctor import checks_node as cn
 from dscluster.doctor.context import DoctorContext
 from dscluster.doctor.model import CHECKS, CheckResult, Report
 from dscluster.doctor.probe import ProbeParams, run_probe
+from dscluster.launcher import backends
 
 DEFAULT_MASTER_PORT = 29500
 WAIT_S = 5.0  # how long the probes wait for each other (shared-dir nonce, master port)
@@ -71,11 +72,13 @@ def run_doctor(spec, fast: bool = False, collective: bool = False, *, master_por
     names = [n.name or n.address for n in spec.nodes]
     token = secrets.token_hex(12)
     node_list = tuple({"name": nm, "address": n.address, "ssh_port": n.ssh_port} for nm, n in zip(names, spec.nodes))
+    tools = backends.get(spec.launcher).node_tools  # what the backend's own check reads, besides the usual
 
     def params(i: int) -> ProbeParams:
         return ProbeParams(node=names[i], is_master=i == 0, expected_python=python, nodes=node_list,
                            peers=tuple(names[1:]), master_address=spec.nodes[0].address, master_port=master_port,
-                           shared_dir=str(spec.shared_dir), token=token, wait_s=wait_s, launcher=spec.launcher)
+                           shared_dir=str(spec.shared_dir), token=token, wait_s=wait_s, launcher=spec.launcher,
+                           tools=tools)
 
     # Every probe must run at once (no pool limit): the master waits only wait_s for the others' acks.
     outcomes = run_parallel(lambda i: run_probe(runners[i], python, params(i), timeout=timeout), range(len(names)),

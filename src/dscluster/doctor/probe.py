@@ -41,9 +41,11 @@ class ProbeParams:
     token: str
     wait_s: float
     launcher: str
+    tools: tuple[str, ...] = ()  # programs the launcher backend's check reads (Backend.node_tools)
 
     def to_json(self) -> str:
-        return json.dumps({**self.__dict__, "nodes": list(self.nodes), "peers": list(self.peers)})
+        return json.dumps({**self.__dict__, "nodes": list(self.nodes), "peers": list(self.peers),
+                           "tools": list(self.tools)})
 
 
 @dataclass(frozen=True)

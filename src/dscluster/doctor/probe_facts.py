@@ -246,7 +246,8 @@ def route_to_master(p):
 
 
 def tools(p):
-    out = {name: which(name) for name in ("pdsh", "mpirun", "srun", "ssh", "ninja")}
+    names = ("pdsh", "mpirun", "srun", "ssh", "ninja") + tuple(p.get("tools") or ())  # + the backend's node_tools
+    out = {name: which(name) for name in names}
     if out["pdsh"] and p["is_master"]:
         import subprocess
         try:

@@ -142,6 +142,8 @@ def before_launch(spec, launcher: str, hosts, env: Mapping[str, str] | None = No
 
         used = {h for h, _ in hosts}
         nodes = tuple(n for n in spec.nodes if n.name in used or n.address in used)
-        run_fast_checks(replace(spec, nodes=nodes) if nodes else spec, dry_run=dry_run)
+        # ...and the tools of the launcher this run uses (--launcher may differ from the spec's own).
+        run_fast_checks(replace(spec, nodes=nodes or spec.nodes, launcher=launcher or spec.launcher),
+                        dry_run=dry_run)
     else:  # a stale JIT lock here would hang the ranks silently
         run_local_checks(env)

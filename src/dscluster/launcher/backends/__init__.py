@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dscluster.launcher.backends.base import Backend, NodeTools, ToolCheck
 from dscluster.launcher.backends.local import LocalBackend
+from dscluster.launcher.backends.mpich import MPICHBackend
 from dscluster.launcher.backends.openmpi import OpenMPIBackend
 from dscluster.launcher.backends.pdsh import PdshBackend
 from dscluster.launcher.backends.slurm import SlurmBackend
@@ -17,7 +18,7 @@ __all__ = ["Backend", "NodeTools", "ToolCheck", "get", "known", "names", "spec_n
 _BACKENDS: dict[str, Backend] = {}
 
 # DeepSpeed launchers that dscluster does not supervise (named with the reason when asked for).
-OTHER_LAUNCHERS = ("mvapich", "mpich", "impi")
+OTHER_LAUNCHERS = ("mvapich", "impi")
 DEFAULT = "pdsh"
 
 
@@ -34,7 +35,7 @@ def unregister(name: str) -> None:
     _BACKENDS.pop(name, None)
 
 
-for _cls in (LocalBackend, PdshBackend, OpenMPIBackend, SlurmBackend):
+for _cls in (LocalBackend, PdshBackend, OpenMPIBackend, SlurmBackend, MPICHBackend):
     register(_cls)
 
 

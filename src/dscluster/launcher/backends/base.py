@@ -16,7 +16,8 @@ A backend is how a run's ranks are started on its nodes: DeepSpeed's runner on t
   built from the options, recorded in run.json, read back by a restart, shown by a dry run; the
   defaults ask nothing;
 - the transport environment that makes it use the cluster's ssh settings (`transport_env`);
-- its pre-flight check of the tools it needs on a node (`check_tools`, run by `dscluster doctor`);
+- its pre-flight check of the tools it needs on a node (`check_tools`, run by `dscluster doctor`; doctor's
+  probe looks for the programs named in `node_tools` on every node, besides the usual ones);
 - its part of the pure plan of an attempt (`env_values`, `runner_args`, `program_prefix`);
 - the supervisor's hooks (`hooks`: allocate, watch, cancel an attempt, explain a time-out, release, a
   forced stop), named as `module:Class` because they live in the service layer (`runs/`) above this
@@ -65,6 +66,7 @@ class Backend:
     nodes_python: ClassVar[bool] = True  # the ranks run the spec's `python` (the runner names it)
     reports_rank_exits: ClassVar[bool] = False  # launch.py's "Process N exits successfully" reaches the output
     selects_slots: ClassVar[bool] = True  # --include/--exclude may pick single devices of a host
+    node_tools: ClassVar[tuple[str, ...]] = ()  # programs doctor's probe looks up on each node for check_tools
     hooks: ClassVar[str | None] = None  # "module:Class" of the supervisor's hooks; None: runs.hooks.NoHooks
 
     on_this_machine: ClassVar[bool] = False  # the ranks run here only, without a hostfile
