@@ -4,7 +4,8 @@ shared storage, by the node user), so reading one costs time in proportion to it
 - `bounded_lines(text)`: its lines, each at most LINE_LIMIT characters (a longer one keeps its head and its
   tail, where launchers and exceptions put what matters), `\r\n` and a bare `\r` read as line ends.
 - `streams(text)`: one Stream per (node, rank), cut by the prefixes launchers put in front of lines —
-  pdsh's `node1: ` / `10.0.0.2: `, torch's `[rank1]: `, torchrun's `[default0]:`, srun --label's `3: `.
+  pdsh's `node1: ` / `10.0.0.2: `, torch's `[rank1]: `, torchrun's `[default0]:`, a launcher backend's
+  rank label (srun --label's `3: `).
 - `line_time(line)`: the time stamp a line carries.
 - `printable(text)`: text from a log or a run record made safe for a terminal (views print through it).
 
@@ -16,6 +17,7 @@ lines its own words make).
 from __future__ import annotations
 
 import calendar
+import functools
 import os
 import re
 from dataclasses import dataclass
@@ -40,7 +42,6 @@ def bounded_lines(text: str) -> list[str]:
 # Prefixes a launcher puts in front of a rank's lines, outermost first.
 _TORCH_RANK = re.compile(r"^\[rank(?P<rank>\d+)\]:\s?")
 _TORCHRUN_LOCAL = re.compile(r"^\[(?:default|[a-z]+)(?P<local>\d+)\]:\s?")
-_SRUN_LABEL = re.compile(r"^\s*(?P<rank>\d+): ")
 _HOST_PREFIX = re.compile(r"^(?P<host>[A-Za-z0-9][\w.-]*|\d+\.\d+\.\d+\.\d+): ")
 _NOT_A_HOST = re.compile(r"(?:Error|Exception|Exit|Interrupt|Warning|Failure|Timeout|Iteration|Fault)$|^\d+$|^(?:usage|error|fix|warning|"
                          r"note|hint|info|debug|nccl|srun|sbatch|salloc|slurmstepd(?:-[\w.-]+)?|pdsh@.*|ssh|bash|sh|python\d?[\d.]*|"
@@ -87,13 +88,30 @@ def _host_prefixes(lines: list[str]) -> set[str]:
     return hosts
 
 
+def _rank_label(lines: list[str]) -> re.Pattern | None:
+    """The label a launcher backend puts in front of every rank's line (launcher/backends: `rank_label`,
+    srun --label's `3: `), when over a third of the lines carry it."""
+    from dscluster.launcher import backends  # noqa: PLC0415 - the registry, asked when a log is read
+
+    for label in compile_all(backends.rank_labels()):
+        if sum(1 for ln in lines if label.match(ln)) > max(3, len(lines) // 3):
+            return label
+    return None
+
+
+@functools.cache
+def compile_all(patterns: tuple[str, ...]) -> tuple[re.Pattern, ...]:
+    """The patterns compiled, once per tuple (the registry's backends ask for the same ones every time)."""
+    return tuple(re.compile(p) for p in patterns)
+
+
 def streams(text: str, node: str | None = None, rank: int | None = None, time: float | None = None,
             order: int = 0) -> list[Stream]:
     """Split a log into streams by the prefixes in front of its lines. `node`/`rank`: what the whole text
     is known to be (a rank's own log file), used where a line names nothing itself."""
     raw = bounded_lines(text)
     hosts = _host_prefixes(raw)
-    labelled = sum(1 for ln in raw if _SRUN_LABEL.match(ln)) > max(3, len(raw) // 3)
+    label = _rank_label(raw)
     keyed: dict[tuple[str | None, int | None], list[str]] = {}
     where: dict[tuple[str | None, int | None], list[int]] = {}
     for pos, line in enumerate(raw):
@@ -110,8 +128,8 @@ def streams(text: str, node: str | None = None, rank: int | None = None, time: f
                 line = line[m.end():]
                 n = f"{n or ''}#{m.group('local')}" if n is None else n  # a stream per local rank
                 r = r if r is not None else None
-            elif labelled:
-                m = _SRUN_LABEL.match(line)
+            elif label:
+                m = label.match(line)
                 if m:
                     r, line = int(m.group("rank")), line[m.end():]
         keyed.setdefault((n, r), []).append(line)

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from functools import cached_property
 
-from dscluster.logtext import ISO_TIME, Stream, line_time, streams
+from dscluster.logtext import ISO_TIME, Stream, compile_all, line_time, streams
 
 __all__ = ["RankError", "Stream", "errors", "first_failure", "launcher_exits", "line_time", "streams"]
 
@@ -56,9 +56,8 @@ _SIGNAL_LINE = re.compile(
 _NCCL_WARN = re.compile(r"^(?P<host>[\w.-]+):\d+:\d+ \[\d+\] .*NCCL WARN (?P<msg>.+)$")
 # DeepSpeed's launch.py on each node: "['python', '-u', 'train.py', '--local_rank=1'] exits with return code = -9".
 _DS_EXIT = re.compile(r"exits with return code = (?P<code>-?\d+)")
-# srun's word for a task that a signal ended (Slurm launches the ranks itself: no launch.py line).
-_SRUN_SIGNAL = re.compile(r"srun: error: (?P<node>[\w.-]+): tasks? (?P<task>\d+)(?:[-,][\d,-]*)?: "
-                          r"(?P<what>Killed|Segmentation fault|Aborted|Bus error|Floating point exception)\b")
+# A launcher's own words for a rank that a signal ended, where no launch.py line says it (srun's: Slurm
+# starts the ranks itself) are its backend's `signal_line` (launcher/backends).
 # torchrun's summary: the first observed failure, with its host, rank and exit code.
 _TORCHRUN_ROOT = re.compile(r"Root Cause \(first observed failure\):\s*\n(?P<body>(?:.*\n){1,10})")
 # The program's name is the usage line's first word (`(?!\S)`: never a shorter piece of it, which would
@@ -271,8 +270,8 @@ def launcher_exits(stream: Stream) -> list[RankError]:
                                  time=line_time(ln), symptom=name == "SIGTERM", note=ln,
                                  order=stream.order * 100000 + i))
     for i, ln in enumerate(stream.lines):
-        m = _SRUN_SIGNAL.search(ln)
-        if m:
+        m = next((hit for p in _signal_lines() if (hit := p.search(ln))), None)
+        if m and m.group("what") in _SIGNALS.values():
             name = next(k for k, v in _SIGNALS.items() if v == m.group("what"))
             out.append(RankError("signal", name, m.group("what"), rank=int(m.group("task")), node=m.group("node"),
                                  time=line_time(ln), note=ln, order=stream.order * 100000 + i))
@@ -291,6 +290,12 @@ def launcher_exits(stream: Stream) -> list[RankError]:
                                  node=fields.get("host") or stream.node, time=when, symptom=name == "SIGTERM",
                                  note=body, order=stream.order * 100000))
     return out
+
+
+def _signal_lines() -> tuple[re.Pattern, ...]:
+    from dscluster.launcher import backends  # noqa: PLC0415 - the registry, asked when a log is read
+
+    return compile_all(backends.signal_lines())
 
 
 def first_failure(found: Iterable[RankError], hint_rank: int | None = None) -> RankError | None:

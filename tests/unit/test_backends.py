@@ -42,6 +42,9 @@ class KubernetesBackend(Backend):
     allocates = True
     nodes_python = False
     hooks = f"{__name__}:K8sHooks"
+    failure_lines = (r"pod failed: exit code [1-9]",)
+    signal_line = r"pod (?P<node>[\w.-]+)/(?P<task>\d+): (?P<what>Killed|Segmentation fault)\b"
+    rank_label = r"^<(?P<rank>\d+)> "
 
     def where(self) -> str:
         return "on Kubernetes"
@@ -128,6 +131,24 @@ def test_a_new_backend_plugs_in_by_one_class(k8s, tmp_path):
     report = run(make_spec(launcher="k8s"))
     bad = [r for r in report.failures if r.check == "launcher"]
     assert bad and bad[0].finding == "kubectl is not installed on the master" and bad[0].fix == "install kubectl"
+
+
+def test_what_a_backends_launcher_prints_is_read_by_the_generic_log_readers(k8s):
+    """A backend's failure lines (the supervisor), its words for a rank a signal ended (the explainer) and
+    its rank label (every log reader) are its own traits: the generic readers ask the registry."""
+    from dscluster import logtext, rankerror
+    from dscluster.runs import detect
+
+    failed = detect.launcher_failure("w1: pod failed: exit code 3\n", ["w1"], {"w1": "node1"})
+    assert failed and failed.kind == "rank-failed" and failed.node == "node1"
+    [killed] = [e for st in rankerror.streams("pod w1/2: Killed\n") for e in rankerror.launcher_exits(st)]
+    assert (killed.type, killed.rank, killed.node) == ("SIGKILL", 2, "w1")
+    ranks = {st.rank: st.lines for st in logtext.streams("\n".join(f"<{i % 2}> line {i}" for i in range(6)))}
+    assert ranks == {0: ("line 0", "line 2", "line 4"), 1: ("line 1", "line 3", "line 5")}
+    backends.unregister("k8s")  # without the backend, its words are nobody's
+    assert detect.launcher_failure("w1: pod failed: exit code 3\n", ["w1"], {}) is None
+    assert not [e for st in rankerror.streams("pod w1/2: Killed\n") for e in rankerror.launcher_exits(st)]
+    assert len(logtext.streams("\n".join(f"<{i % 2}> line {i}" for i in range(6)))) == 1
 
 
 def test_an_unknown_backend_is_refused_with_the_names_it_may_take():

@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dscluster import explain, launchcmd, logtext, rankerror, signatures
+from dscluster.launcher import backends
 from dscluster.runs import detect
 
 FLOOR_S = 0.01  # below this a search of 32 KB is fast whatever its ratio (a quadratic one costs seconds)
@@ -27,6 +28,10 @@ def _patterns() -> list[tuple[str, re.Pattern]]:
     found = [(f"signature {s.name}", s.pattern) for s in signatures.SIGNATURES]
     for mod in (signatures, explain, logtext, rankerror, launchcmd, detect):
         found += [(f"{mod.__name__}.{k}", v) for k, v in sorted(vars(mod).items()) if isinstance(v, re.Pattern)]
+    # What each launcher backend's launcher prints (launcher/backends), read by detect, rankerror and logtext.
+    found.append(("dscluster.runs.detect.failure_line()", detect.failure_line()))
+    found += [(f"backend {name}.{trait}", re.compile(getattr(backends.get(name), trait))) for name in backends.names()
+              for trait in ("signal_line", "rank_label") if getattr(backends.get(name), trait)]
     return found
 
 

@@ -10,6 +10,7 @@ observations.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -17,13 +18,29 @@ from dataclasses import dataclass
 from dscluster.runs.verdict import Failure
 
 # DeepSpeed's runner exits 0 when pdsh dies by a signal, so 0 alone is not trusted: these lines in the
-# launcher output mean a rank (or a node's launch.py) failed, whatever the exit code.
-FAILURE_LINE = re.compile(r"ssh exited with exit code [1-9]\d*|Killing subprocess \d+|"
-                          r"exits with return code = -?[1-9]\d*|exited on signal|"
-                          r"Primary job\s+terminated normally, but \d+ process returned|"
-                          r"mpirun noticed that process rank|"
-                          r"srun: error: [^:\n]+: tasks? [\d,-]+: (?:Exited with exit code [1-9]|Killed|Terminated)")
+# launcher output mean a rank (or a node's launch.py) failed, whatever the exit code. DeepSpeed's launch.py
+# says so in its own words whichever backend started it; each backend's launcher in its own
+# (launcher/backends: `failure_lines`). `FAILURE_LINE` is all of them, for the backends registered now.
+LAUNCH_PY_FAILURES = (r"Killing subprocess \d+", r"exits with return code = -?[1-9]\d*")
 RANK_OK = re.compile(r"Process \d+ exits successfully")  # launch.py, once per rank that exited 0
+
+
+def failure_line() -> re.Pattern:
+    """launch.py's failure lines and every registered backend's, as one pattern."""
+    from dscluster.launcher import backends  # noqa: PLC0415
+
+    return _compiled((*LAUNCH_PY_FAILURES, *backends.failure_lines()))
+
+
+@functools.cache
+def _compiled(lines: tuple[str, ...]) -> re.Pattern:
+    return re.compile("|".join(lines))
+
+
+def __getattr__(name: str):
+    if name == "FAILURE_LINE":  # a module attribute computed when read: a backend registered later counts
+        return failure_line()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -51,7 +68,7 @@ def host_of_line(text: str, pos: int, hosts: list[str]) -> str | None:
 
 def launcher_failure(text: str, hosts: list[str], names: Mapping[str, str]) -> Failure | None:
     """A failure line in new launcher output, with the node (its spec name) the line is about."""
-    hit = FAILURE_LINE.search(text)
+    hit = failure_line().search(text)
     if hit is None:
         return None
     host = host_of_line(text, hit.start(), hosts)

@@ -13,7 +13,8 @@ from dscluster.launcher.backends.openmpi import OpenMPIBackend
 from dscluster.launcher.backends.pdsh import PdshBackend
 from dscluster.launcher.backends.slurm import SlurmBackend
 
-__all__ = ["Backend", "NodeTools", "ToolCheck", "get", "known", "names", "spec_names", "register"]
+__all__ = ["Backend", "NodeTools", "ToolCheck", "failure_lines", "get", "known", "names", "rank_labels", "register",
+           "signal_lines", "spec_names"]
 
 _BACKENDS: dict[str, Backend] = {}
 
@@ -51,6 +52,21 @@ def get(name: str | None) -> Backend:
 
 def names() -> tuple[str, ...]:
     return tuple(_BACKENDS)
+
+
+def failure_lines() -> tuple[str, ...]:
+    """Every registered backend's `failure_lines` (runs/detect.py)."""
+    return tuple(line for b in _BACKENDS.values() for line in b.failure_lines)
+
+
+def signal_lines() -> tuple[str, ...]:
+    """Every registered backend's `signal_line` (rankerror.py)."""
+    return tuple(b.signal_line for b in _BACKENDS.values() if b.signal_line)
+
+
+def rank_labels() -> tuple[str, ...]:
+    """Every registered backend's `rank_label` (logtext.py)."""
+    return tuple(b.rank_label for b in _BACKENDS.values() if b.rank_label)
 
 
 def spec_names() -> tuple[str, ...]:

@@ -19,6 +19,9 @@ A backend is how a run's ranks are started on its nodes: DeepSpeed's runner on t
 - its pre-flight check of the tools it needs on a node (`check_tools`, run by `dscluster doctor`; doctor's
   probe looks for the programs named in `node_tools` on every node, besides the usual ones);
 - its part of the pure plan of an attempt (`env_values`, `runner_args`, `program_prefix`);
+- what its launcher prints, read by the generic log readers through the registry: the lines that mean a
+  rank failed whatever the exit code (`failure_lines`: runs/detect.py), its words for a rank a signal
+  ended (`signal_line`: rankerror.py), the label it puts before each rank's line (`rank_label`: logtext.py);
 - the supervisor's hooks (`hooks`: allocate, watch, cancel an attempt, explain a time-out, release, a
   forced stop), named as `module:Class` because they live in the service layer (`runs/`) above this
   one; None means `runs.hooks.NoHooks`, whose every hook does nothing.
@@ -70,6 +73,15 @@ class Backend:
     hooks: ClassVar[str | None] = None  # "module:Class" of the supervisor's hooks; None: runs.hooks.NoHooks
 
     on_this_machine: ClassVar[bool] = False  # the ranks run here only, without a hostfile
+
+    # What its launcher prints (regular expressions; every registered backend's are read, since a pasted
+    # log names no launcher). runs/detect.py: a line of the runner's output that means a rank (or the
+    # launch) failed, whatever the exit code. rankerror.py: its words for a rank a signal ended, with
+    # the groups `node`, `task` (the rank) and `what` (the shell's word: Killed, Segmentation fault...).
+    # logtext.py: the label in front of every rank's line, with the group `rank`.
+    failure_lines: ClassVar[tuple[str, ...]] = ()
+    signal_line: ClassVar[str | None] = None
+    rank_label: ClassVar[str | None] = None
 
     def where(self) -> str:
         """Where this backend's runs run, as `restart --hosts` names it when it cannot pick nodes."""

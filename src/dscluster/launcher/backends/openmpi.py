@@ -14,6 +14,9 @@ from dscluster.launcher.backends.base import Backend, NodeTools, ToolCheck
 class OpenMPIBackend(Backend):
     name = "openmpi"
     selects_slots = False
+    # mpirun's words for a rank that failed ("... on node N exited on signal 9 (Killed)").
+    failure_lines = (r"exited on signal", r"Primary job\s+terminated normally, but \d+ process returned",
+                     r"mpirun noticed that process rank")
 
     def check_selection(self, include: str, setting: str) -> None:
         # DeepSpeed's OpenMPI runner refuses --include/--exclude, but only once it has started; whole

@@ -13,6 +13,7 @@ from dscluster.launcher.backends.base import Backend, NodeTools, ToolCheck
 class PdshBackend(Backend):
     name = "pdsh"
     reports_rank_exits = True  # every node's launch.py output comes back through pdsh
+    failure_lines = (r"ssh exited with exit code [1-9]\d*",)  # pdsh's word for a node's launch.py that failed
 
     def check_tools(self, node: NodeTools) -> ToolCheck:
         if not node.is_master:

@@ -25,6 +25,12 @@ class SlurmBackend(Backend):
     allocates = True
     nodes_python = False
     hooks = "dscluster.runs.slurm_run:SlurmRun"
+    # srun's words for a task that failed, or that a signal ended (Slurm starts the ranks: no launch.py line),
+    # and srun --label's prefix of every task's line.
+    failure_lines = (r"srun: error: [^:\n]+: tasks? [\d,-]+: (?:Exited with exit code [1-9]|Killed|Terminated)",)
+    signal_line = (r"srun: error: (?P<node>[\w.-]+): tasks? (?P<task>\d+)(?:[-,][\d,-]*)?: "
+                   r"(?P<what>Killed|Segmentation fault|Aborted|Bus error|Floating point exception)\b")
+    rank_label = r"^\s*(?P<rank>\d+): "
 
     def where(self) -> str:
         return tr("under Slurm")
