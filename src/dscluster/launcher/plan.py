@@ -106,6 +106,11 @@ class LaunchRequest:
     # then runs the script here, as the launching user); it gets a copy to read. None: the run directory.
     files_dir: Path | None = None
 
+    @property
+    def backend(self) -> backends.Backend:
+        """The launcher backend this request names (the registry's one object; the name is what is recorded)."""
+        return backends.get(self.launcher)
+
 
 def flight_recorder_env(run_dir: Path, torch_version: str | None = None) -> dict[str, str]:
     """PyTorch's NCCL flight recorder: a ring of the last collectives per rank, dumped (one file per rank)
@@ -212,7 +217,7 @@ def env_file_lines(req: LaunchRequest, plain_user_env: Mapping[str, str]) -> lis
     values["DSCLUSTER_RUN_DIR"] = str(req.run_dir)
     values["DSCLUSTER_ATTEMPT"] = str(req.attempt)
     values["DSCLUSTER_MASTER_PORT"] = str(req.master_port)
-    values.update(backends.get(req.launcher).env_values(req))
+    values.update(req.backend.env_values(req))
     values.update(flight_recorder_env(req.run_dir))
     values.update(plain_user_env)
     secret_names = sorted(k for k in req.user_env if k not in plain_user_env)
@@ -230,7 +235,7 @@ def runner_argv(req: LaunchRequest) -> list[str]:
     """argv of DeepSpeed's runner, in safe-path mode (nothing imported from the user's directory). Its
     multi-node runners start `sys.executable` on every node: when the nodes' interpreter (`python`) is
     another path than this machine's (`runner_python`), the runner runs here and names the nodes' one."""
-    if req.runner_python and req.runner_python != req.python and req.hosts and backends.get(req.launcher).nodes_python:
+    if req.runner_python and req.runner_python != req.python and req.hosts and req.backend.nodes_python:
         return module_argv_for(req.runner_python, "deepspeed.launcher.runner", req.python, unbuffered=True)
     return module_argv(req.python, "deepspeed.launcher.runner", unbuffered=True)
 
@@ -267,7 +272,7 @@ def local_argv(req: LaunchRequest, logs: Path) -> list[str]:
 def build_plan(req: LaunchRequest) -> LaunchPlan:
     if not backends.known(req.launcher):
         raise ValueError(f"launcher must be one of {backends.names()}, not {req.launcher!r}")
-    backend = backends.get(req.launcher)
+    backend = req.backend
     run_dir = Path(req.run_dir)
     logs = run_dir / "logs"
     plain_env, secret_env = split_secrets(dict(req.user_env))

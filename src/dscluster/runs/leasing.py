@@ -23,7 +23,6 @@ from pathlib import Path
 
 from dscluster.errors import GpusBusy
 from dscluster.i18n import tr
-from dscluster.launcher import backends
 from dscluster.runs import leasefiles
 from dscluster.runs.leasefiles import LeaseBoard, holder_alive, this_holder
 from dscluster.runs.leases import (
@@ -55,7 +54,7 @@ def leases_dir(record: RunRecord, shared: Path) -> Path | None:
     """Where the run's claim lives; None for a run that takes no leases: its scheduler shares the GPUs (a
     backend that `allocates`: Slurm), it was launched with --share-gpus, or it runs on this machine and this
     machine has no GPU."""
-    backend = backends.get(record.launch.launcher)
+    backend = record.launch.backend
     if backend.allocates or record.launch.share_gpus:
         return None
     if backend.on_this_machine:

@@ -21,7 +21,6 @@ from typing import Any
 from dscluster import trust
 from dscluster.errors import UsageError
 from dscluster.i18n import tr
-from dscluster.launcher import backends
 from dscluster.launcher.plan import build_plan
 from dscluster.launcher.redact import redact_argv, redact_env, split_secrets
 from dscluster.launcher.runnerflags import (
@@ -237,7 +236,7 @@ def first_run_notice(record: RunRecord) -> str | None:
     builds = record.first_run_builds
     if not isinstance(builds, dict) or not builds.get("ops"):
         return None
-    cluster = None if backends.get(record.launch.launcher).on_this_machine else record.launch.cluster_arg
+    cluster = None if record.launch.backend.on_this_machine else record.launch.cluster_arg
     return ops.first_run_notice(list(builds["ops"]), str(builds.get("accelerator") or "cpu"), cluster)
 
 
@@ -247,7 +246,7 @@ def dry_run_text(prep: Prepared) -> str:
     run_dir = store.run_path(prep.shared, prep.record.id)
     hosts = c.hosts
     slurm_lines = []
-    backend = backends.get(c.launcher)
+    backend = c.backend
     if backend.allocates and not hosts:
         hosts, slurm_lines = backend.allocation_preview(backend.recorded_request(c.slurm), prep.record.id)
     # What the runner reads is written to the launching user's own directory (dscluster.trust.runner_dir),

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from dscluster.cluster.spec import ClusterSpec
+from dscluster.launcher import backends
 from dscluster.launcher.plan import LaunchRequest, Target
 
 RECORD_VERSION = 1
@@ -138,6 +139,11 @@ class LaunchSpec:
     @property
     def ranks_args(self) -> tuple[str, ...]:
         return tuple(self.rank_args or self.args)
+
+    @property
+    def backend(self) -> backends.Backend:
+        """The launcher backend of the run (the registry's one object; `launcher` is its recorded name)."""
+        return backends.get(self.launcher)
 
     @property
     def reference_trainer(self) -> bool:

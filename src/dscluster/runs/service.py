@@ -25,7 +25,6 @@ from dscluster import fsutil, paths
 from dscluster.cluster.spec import ClusterSpec
 from dscluster.errors import ConfigError, DsclusterError, UsageError
 from dscluster.i18n import tr
-from dscluster.launcher import backends
 from dscluster.launcher.runnerflags import RunnerFlags
 from dscluster.runs import leasing, store
 from dscluster.runs.leases import WAITING
@@ -250,7 +249,7 @@ def restart_request(run_dir: Path, env: dict[str, str] | None = None, hostfile: 
     # The cluster as recorded at launch, read back through the spec parser (runs.nodes.recorded_spec);
     # None for a local or Slurm run, or a record from before the spec was recorded.
     launched_on = recorded_spec(record) if cfg.cluster_spec is not None else None
-    backend = backends.get(cfg.launcher)
+    backend = cfg.backend
     if hosts and (not backend.over_ssh or not (launched_on or cfg.cluster_arg)):
         raise UsageError(tr("--hosts picks nodes of a cluster spec, but run {run_id} ran {where}", run_id=run_id,
                             where=backend.where() or tr("without a cluster spec")),
@@ -319,7 +318,7 @@ def restart(run_dir: Path, env: dict[str, str] | None = None, hostfile: str | No
     global batch is kept where it divides (dscluster.batchplan), else the new one is said plainly."""
     request, record = restart_request(run_dir, env, hostfile, local, hosts)
     cfg = record.launch
-    asked = backends.get(cfg.launcher).recorded_request(cfg.slurm)  # the scheduler's request, as recorded
+    asked = cfg.backend.recorded_request(cfg.slurm)  # the scheduler's request, as recorded
     if asked is not None:
         return _restart_asking(request, asked, bool((record.slurm or {}).get("batch")))
     return launch(request)

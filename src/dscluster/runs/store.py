@@ -26,7 +26,6 @@ from typing import Any
 from dscluster import fsutil
 from dscluster.errors import RunError, UsageError
 from dscluster.i18n import tr
-from dscluster.launcher import backends
 from dscluster.paths import runs_dir
 from dscluster.runs.record import RunRecord
 
@@ -71,7 +70,7 @@ def create_run(shared: Path, record: RunRecord, files: dict[str, str] | None = N
     # container, or in the simulated cluster): they write rank logs, metrics and checkpoints here.
     launch = record.launch
     owner, mode = None, 0o755
-    if os.geteuid() == 0 and launch.node_uid is not None and not backends.get(launch.launcher).on_this_machine:
+    if os.geteuid() == 0 and launch.node_uid is not None and not launch.backend.on_this_machine:
         owner = int(launch.node_uid)
     elif os.geteuid() == 0 and launch.hosts:
         mode = 0o777  # the node user is unknown on this machine: let it write
