@@ -9,8 +9,8 @@ launcher_helper.py --launcher mpich PROGRAM ARGS`, without its launch.py. What t
 - Hydra's ssh launcher runs `ssh` from PATH, which is the cluster's wrapper (ssh_config, pinned host
   keys); HYDRA_LAUNCHER_EXTRA_ARGS keeps the run's connections off the shared ControlMaster.
 - launcher_helper.py waits for the program and exits 0 whatever it did, and Hydra then reports nothing:
-  so each rank runs through this very file (`program_prefix`; `python mpich.py --hosts H1,H2 [--module]
-  PROGRAM ARGS`, the standard library only). It starts the program as its child with `--local_rank` as
+  so each rank runs through this very file, by path (`program_prefix`; `python mpich.py --hosts H1,H2
+  [--module] PROGRAM ARGS`; the nodes have dscluster, their watchdog is its own). It starts the program as its child with `--local_rank` as
   launch.py would, and prints launch.py's own words for the rank's end, prefixed by its node:
   `NODE: rank R: Process PID exits successfully.` or `NODE: rank R: exits with return code = -9`. That
   is the supervisor's failure line (with the node) and its count of ranks that finished
