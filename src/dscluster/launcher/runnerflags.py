@@ -119,11 +119,13 @@ def check_launcher(name: str | None) -> None:
         raise UsageError(tr("--launcher {name!r}: write it in lower case", name=name),
                          tr("--launcher {low}", low=low), setting="--launcher")
     if low in backends.OTHER_LAUNCHERS:
-        raise UsageError(tr("--launcher {name}: dscluster supervises pdsh and openmpi launches (teardown on every "
-                            "node, per-rank logs, restarts)", name=name),
-                         tr("use --launcher pdsh (default) or --launcher openmpi"), setting="--launcher")
+        raise UsageError(tr("--launcher {name}: dscluster supervises launches through {names} only (teardown on "
+                            "every node, per-rank logs, restarts)", name=name, names=", ".join(supervised)),
+                         tr("use --launcher with one of: {names} (pdsh is the default)", names=", ".join(supervised)),
+                         setting="--launcher")
     raise UsageError(tr("--launcher {name!r} is not a DeepSpeed launcher", name=name),
-                     tr("use --launcher pdsh (default) or --launcher openmpi"), setting="--launcher")
+                     tr("use --launcher with one of: {names} (pdsh is the default)", names=", ".join(supervised)),
+                     setting="--launcher")
 
 
 def check_launcher_args(value: str | None) -> tuple[str, ...]:
