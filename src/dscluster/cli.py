@@ -14,7 +14,7 @@ import sys
 import traceback
 
 from dscluster import __version__
-from dscluster.errors import DsclusterError, ExitCode
+from dscluster.errors import DsclusterError, ExitCode, from_os_error, os_error_names_path
 from dscluster.i18n import gettext, tr
 from dscluster.paths import log_file
 
@@ -131,13 +131,7 @@ def main(argv: list[str] | None = None) -> int:
             return ExitCode.USAGE if args.verb is None and argv else ExitCode.OK
         return int(args.func(args) or 0)
     except DsclusterError as err:
-        logging.getLogger("dscluster").debug("error", exc_info=True)
-        if debug:
-            traceback.print_exc()
-        print(f"{tr('error')}: {err.message}", file=sys.stderr)
-        if err.hint:
-            print(f"  {tr('fix')}: {err.hint}", file=sys.stderr)
-        return int(err.exit_code)
+        return _report(err, debug)
     except KeyboardInterrupt:
         print(tr("interrupted"), file=sys.stderr)
         return ExitCode.INTERRUPTED
@@ -146,15 +140,37 @@ def main(argv: list[str] | None = None) -> int:
         # interpreter's final flush does not raise a second time.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return ExitCode.OK
+    except OSError as err:
+        if not os_error_names_path(err):
+            return _unexpected(err, debug, logged)
+        # The environment (a folder's owner, a full disk, a missing file), not a bug: the path and the fix.
+        return _report(from_os_error(err), debug)
     except Exception as err:  # noqa: BLE001 - the one boundary: a bug must still not dump a traceback
-        logging.getLogger("dscluster").debug("unexpected error", exc_info=True)  # file only
-        if debug:
-            raise
-        print(f"{tr('error')}: {type(err).__name__}: {err}", file=sys.stderr)
-        if logged:
-            print("  " + tr("traceback written to {path}", path=log_file()), file=sys.stderr)
-        print("  " + tr("run again with --debug to see the traceback"), file=sys.stderr)
-        return ExitCode.FAILURE
+        return _unexpected(err, debug, logged)
+
+
+def _report(err: DsclusterError, debug: bool) -> int:
+    """A typed error: its message and fix line, its stable exit code; the traceback to the log (and with
+    --debug to the terminal)."""
+    logging.getLogger("dscluster").debug("error", exc_info=True)
+    if debug:
+        traceback.print_exc()
+    print(f"{tr('error')}: {err.message}", file=sys.stderr)
+    if err.hint:
+        print(f"  {tr('fix')}: {err.hint}", file=sys.stderr)
+    return int(err.exit_code)
+
+
+def _unexpected(err: BaseException, debug: bool, logged: bool) -> int:
+    """A bug: its type and text, where its traceback is; raised again with --debug."""
+    logging.getLogger("dscluster").debug("unexpected error", exc_info=True)  # file only
+    if debug:
+        raise err
+    print(f"{tr('error')}: {type(err).__name__}: {err}", file=sys.stderr)
+    if logged:
+        print("  " + tr("traceback written to {path}", path=log_file()), file=sys.stderr)
+    print("  " + tr("run again with --debug to see the traceback"), file=sys.stderr)
+    return ExitCode.FAILURE
 
 
 if __name__ == "__main__":

@@ -129,7 +129,9 @@ def from_os_error(err: OSError) -> DsclusterError:
 
     from dscluster.i18n import tr  # noqa: PLC0415 - errors is imported by everything, i18n below nothing
 
-    path = err.filename or "?"
+    path = err.filename
+    if path is None:  # a descriptor's or a socket's error names no path
+        return _os_error_without_path(err, tr)
     try:
         user = getpass.getuser()
     except (KeyError, OSError):
@@ -148,3 +150,27 @@ def from_os_error(err: OSError) -> DsclusterError:
                                   tr("free space there (old runs and checkpoints), then try again"), setting="path")
     return EnvironmentProblem(tr("{path}: {reason}", path=path, reason=err.strerror or str(err)),
                               tr("check the path and its permissions, then try again"), setting="path")
+
+
+def _os_error_without_path(err: OSError, tr) -> DsclusterError:
+    """from_os_error's answer when the error names no path (a write through a descriptor, a socket)."""
+    import errno  # noqa: PLC0415
+
+    if err.errno in (errno.ENOSPC, errno.EDQUOT):
+        return EnvironmentProblem(tr("no space left on a device dscluster writes to"),
+                                  tr("free space (df -h; old runs and checkpoints), then try again"), setting="path")
+    if err.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return EnvironmentProblem(tr("permission denied: {reason}", reason=err.strerror or str(err)),
+                                  tr("run again with --debug to see which file, then check its owner: ls -ld FILE"),
+                                  setting="path")
+    return EnvironmentProblem(tr("{reason}", reason=err.strerror or str(err)),
+                              tr("run again with --debug to see the traceback"))
+
+
+def os_error_names_path(err: OSError) -> bool:
+    """Whether the CLI's boundary turns this OSError into a person's message (a path, or a disk or permission
+    problem) rather than an unexpected error (a connection refused is the command's own to explain)."""
+    import errno  # noqa: PLC0415
+
+    return err.filename is not None or err.errno in (errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM,
+                                                      errno.EROFS)
