@@ -2,7 +2,11 @@
 what on the shared storage"), made right by `sim up`, `up`, `user add` and root's first launch, whatever ran
 before (a demo first, an older layout).
 
-    <shared>/                    its owner: the node user on the simulated cluster and most NFS exports
+    <shared>/                    root, group the node user's own, 1775 (sticky): the node user writes its code
+                                 and files there, and no one but root renames or replaces runs/, users/, data/
+                                 or .dscluster/ (the owner of a directory may rename anything in it, sticky or
+                                 not: so it is not the node user's). Where root cannot own files on the storage
+                                 (NFS with root_squash) it stays its provider's, and that wall is not there.
     <shared>/.dscluster/         the shared dir's owner (cluster/identity.py)
     COMMON (users/, runs/, data/, prometheus/runs/, .dscluster-doctor/)
                                  root, 1777 (sticky, as /tmp): everyone makes their own entries there and no
@@ -19,7 +23,9 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import grp
 import os
+import pwd
 import secrets
 import stat
 from pathlib import Path
@@ -72,7 +78,8 @@ def ensure(shared: str | os.PathLike, names: tuple[str, ...] = COMMON) -> list[s
     except OSError as err:
         return [tr("cannot open the shared directory {path}: {err}", path=shared, err=err)]
     try:
-        owners = (0, os.fstat(top).st_uid)
+        st = os.fstat(top)
+        owners = (0, st.st_uid, *_group_owner(st.st_gid))
         for name in names:
             parts = name.split("/")
             fds = [top]
@@ -91,9 +98,55 @@ def ensure(shared: str | os.PathLike, names: tuple[str, ...] = COMMON) -> list[s
             finally:
                 for fd in fds[1:]:
                     os.close(fd)
+        if os.geteuid() == 0:
+            fd = os.open(".", _OPEN, dir_fd=top)  # a descriptor that can be chown-ed (open_dir's is O_PATH)
+            try:
+                problems += _settle_root(fd, shared)
+            finally:
+                os.close(fd)
     finally:
         os.close(top)
     return problems
+
+
+def _group_members(gid: int) -> set[int]:
+    """The uids of the accounts in group `gid`: those whose own group it is and those it lists."""
+    members = {p.pw_uid for p in pwd.getpwall() if p.pw_gid == gid}
+    with contextlib.suppress(KeyError, OverflowError):
+        for name in grp.getgrgid(gid).gr_mem:
+            with contextlib.suppress(KeyError):
+                members.add(pwd.getpwnam(name).pw_uid)
+    return members
+
+
+def _group_owner(gid: int) -> tuple[int, ...]:
+    """The one account (not root) group `gid` holds: the node user whose own group gives it the shared dir."""
+    members = _group_members(gid)
+    return tuple(members) if len(members) == 1 and 0 not in members else ()
+
+
+def _settle_root(top: int, shared: Path) -> list[str]:
+    """The shared dir itself: root's, so that the node user who provides it (or anyone) cannot rename or
+    replace runs/, users/, data/ or .dscluster/ (a directory's owner may rename any entry of it, sticky or not);
+    its provider keeps writing there through its own group, and sticky, so it renames only its own entries.
+    Where root cannot own it (NFS with root_squash), it stays as it is: that wall is not there."""
+    st = os.fstat(top)
+    mode = stat.S_IMODE(st.st_mode)
+    if st.st_uid == 0:
+        if mode & 0o022 and not mode & stat.S_ISVTX:  # others write it: only their own entries move
+            os.fchmod(top, mode | stat.S_ISVTX)
+        return []
+    if not _group_members(st.st_gid) <= {st.st_uid}:
+        return [tr("{path} belongs to uid {uid}, who can rename or replace runs/, users/ and data/ in it, and its "
+                   "group {gid} is not that user's alone: run chgrp GROUP {path} with a group of that user alone "
+                   "(its own), then the same command again", path=shared, uid=st.st_uid, gid=st.st_gid)]
+    try:
+        os.fchown(top, 0, st.st_gid)
+    except PermissionError:  # NFS with root_squash: the provider's, as it was
+        return []
+    # its owner's rights go to its group (the owner's alone), the others' stay as they were
+    os.fchmod(top, stat.S_ISVTX | 0o700 | ((mode >> 3) & 0o070) | (mode & 0o007))
+    return []
 
 
 def make_right(shared: str | os.PathLike) -> None:

@@ -69,6 +69,34 @@ def test_a_demo_first_then_the_team(shared):
     assert sharedlayout.ensure(shared) == []  # again: nothing to change
 
 
+def test_the_node_user_cannot_rename_or_replace_the_top_level_dirs(shared):
+    """A hostile node user who provides the shared dir (as on the simulated cluster and most NFS exports): the
+    owner of a directory may rename any entry of it, sticky or not, so `<shared>` itself becomes root's, the
+    node user's own group keeping its write (its code, its files) and sticky keeping it to its own entries."""
+    (shared / ".dscluster").mkdir(mode=0o755)  # root's (`sim up`)
+    assert sharedlayout.ensure(shared) == []
+    st = os.stat(shared)
+    assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (0, NODE, 0o1775)
+    for name in ("runs", "users", "data", ".dscluster"):
+        moved = _as(NODE, "mv", str(shared / name), str(shared / f"{name}.old"))
+        assert moved.returncode != 0 and (shared / name).is_dir() and not (shared / f"{name}.old").exists(), name
+        swapped = _as(NODE, "sh", "-c", 'mkdir "$1.new" && mv -T "$1.new" "$1"', "sh", str(shared / name))
+        assert swapped.returncode != 0 and _model(shared / name)[0] == 0, (name, swapped.stderr)
+        assert _as(NODE, "rm", "-rf", str(shared / name)).returncode != 0 and (shared / name).is_dir()
+    # what the node user writes there is still its own to write (its code at the root, a notebook)
+    assert _as(NODE, "sh", "-c", 'echo "print(1)" > "$1/train.py" && mv "$1/train.py" "$1/t.py"', "sh",
+               str(shared)).returncode == 0
+    assert _as(PERSON, "touch", str(shared / "planted.py")).returncode != 0  # and no one else writes there
+    assert sharedlayout.ensure(shared) == [] and _model(shared) == (0, 0o1775)  # again: nothing to change
+
+
+def test_a_shared_dir_whose_group_others_share_is_refused_with_the_fix(shared):
+    os.chown(shared, NODE, 0)  # group root: not the node user's alone, so its write cannot go to the group
+    problems = sharedlayout.ensure(shared)
+    assert any(str(shared) in p and "chgrp" in p for p in problems), problems
+    assert _model(shared)[0] == NODE  # left as it was
+
+
 def test_roots_first_cluster_run_makes_runs_as_the_model_says(shared):
     record = RunRecord(id="demo-1", name="demo", launch=LaunchSpec(program="x.py", hosts=(("node0", 1), ("node1", 1)),
                                                                     node_uid=NODE, launcher="pdsh"))

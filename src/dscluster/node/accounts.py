@@ -61,6 +61,12 @@ if [ -n "$shared" ]; then
     sh -c 'for d in users runs prometheus/runs .dscluster-doctor; do mkdir -p "$1/$d" && { [ ! -O "$1/$d" ] || chmod 1777 "$1/$d"; }; done' sh "$shared"
   runuser -u "$name" -- sh -c 'umask 022; mkdir -p "$1/users/$2" && [ -O "$1/users/$2" ] && chmod 755 "$1/users/$2"' \
     sh "$shared" "$name" || { echo "dscluster: $shared/users/$name is not $name's" >&2; exit 6; }
+  # the shared dir itself root's, its provider writing through its own group, sticky (sharedlayout.py _settle_root):
+  # only where that group is the provider's alone; NFS with root_squash refuses the chown and it stays as it was
+  if [ "$owner" != 0 ] && [ "$(id -g "$owner" 2>/dev/null)" = "$group" ] && [ "$(getent passwd | awk -F: -v g="$group" '$4 == g' | wc -l)" -le 1 ] &&
+     [ -z "$(getent group "$group" | cut -d: -f4)" ] && chown 0 "$shared" 2>/dev/null; then
+    chmod 1775 "$shared"
+  fi
 fi
 if [ -n "$keys" ]; then
   # root's file, which the person cannot edit: sshd reads a person's keys only from here

@@ -127,8 +127,12 @@ def ensure_shared(user: str, shared: Path) -> tuple[pwd.struct_passwd, list[Path
     and write runs/ and data/ there. Returns its passwd entry and what `ensure_access` granted."""
     entry = ensure_user(user)
     shared.mkdir(parents=True, exist_ok=True)
-    os.chown(shared, entry.pw_uid, entry.pw_gid)
-    os.chmod(shared, 0o755)
+    st = shared.stat()
+    # As sharedlayout made it before (root's, the node user's group, sticky): kept, never the node user's again,
+    # even for a moment (it could rename runs/ then). Else the node user's, which sharedlayout then makes right.
+    if (st.st_uid, st.st_gid, st.st_mode & 0o7777) != (0, entry.pw_gid, 0o1775):
+        os.chown(shared, entry.pw_uid, entry.pw_gid)
+        os.chmod(shared, 0o755)
     return entry, ensure_access(entry, shared)
 
 
