@@ -6,6 +6,13 @@ point takes those two options itself and serves the public port with them (TLS 1
 proxy's API stays plain HTTP on 127.0.0.1, as JupyterHub's own API. Everything else is the package's
 own command line, unchanged, and its token comes from the environment (CONFIGPROXY_AUTH_TOKEN), never
 from argv.
+
+Its websockets are mended (`mend_websockets`): as the package comes, a notebook's kernel never answers
+through it. It connects to the person's JupyterLab with the browser's Sec-WebSocket-Protocol offer, so
+the server picks its kernel protocol (`v1.kernel.websocket.jupyter.org`), but it answers the browser with
+no protocol, so JupyterLab speaks the legacy one: neither side understands the other, and the cell waits
+for ever. And a socket the server closed stayed open towards the browser, which then sent into nothing
+instead of reconnecting.
 """
 
 from __future__ import annotations
@@ -40,8 +47,48 @@ def tls_context(cert: str, key: str | None) -> ssl.SSLContext:
     return context
 
 
+def mend_websockets(handler_cls) -> None:
+    """The package's ProxyHandler, mended: the browser gets the subprotocol the upstream server selected (the
+    package connects upstream first, with the browser's offer), and when either side closes, so does the
+    other (the browser then reconnects, and JupyterLab's server replays what it buffered)."""
+    from tornado.websocket import WebSocketClosedError  # noqa: PLC0415
+
+    start, forward = handler_cls.start_ws_client, handler_cls.on_message
+
+    def select_subprotocol(self, subprotocols):
+        chosen = getattr(self.ws_client, "selected_subprotocol", None)
+        return chosen if chosen in subprotocols else None
+
+    async def start_ws_client(self, path=None):
+        await start(self, path)
+        client = self.ws_client
+        passed_on = getattr(client, "_on_message_callback", None)
+        if client is None or passed_on is None:
+            return
+
+        def from_upstream(message):
+            passed_on(message)
+            if message is None and not self.closed:  # the server closed its socket: close the browser's too
+                self.close()
+
+        client._on_message_callback = from_upstream
+
+    def on_message(self, message):
+        try:
+            return forward(self, message)
+        except WebSocketClosedError:  # the server's side is gone: the browser must reconnect, not send into nothing
+            self.close()
+            return None
+
+    handler_cls.select_subprotocol = select_subprotocol
+    handler_cls.start_ws_client = start_ws_client
+    handler_cls.on_message = on_message
+
+
 def main(argv: list[str] | None = None) -> int:
-    from configurable_http_proxy import cli  # noqa: PLC0415 - the hub extra's
+    from configurable_http_proxy import cli, handlers  # noqa: PLC0415 - the hub extra's
+
+    mend_websockets(handlers.ProxyHandler)
 
     cert, key, rest = split_tls(list(sys.argv[1:] if argv is None else argv))
     if cert:
