@@ -2,7 +2,7 @@
 JupyterLab needs it: the browser is told the subprotocol the person's server selected (as the package comes,
 the server spoke `v1.kernel.websocket.jupyter.org` and the browser the legacy protocol, and a notebook's cell
 waited for ever: the team journey's notebook), and a socket the server closes is closed towards the browser,
-which then reconnects. The real proxy in its own process, a real tornado websocket server behind it."""
+which then reconnects; a binary frame stays binary (the package sent it on as text). The real proxy in its own process, a real tornado websocket server behind it."""
 
 from __future__ import annotations
 
@@ -28,8 +28,10 @@ class Upstream(WebSocketHandler):
         return KERNEL_PROTOCOL if KERNEL_PROTOCOL in subprotocols else None
 
     def on_message(self, message):
-        self.write_message(f"{self.selected_subprotocol}:{message}")
-        if message == "bye":
+        kind = "binary" if isinstance(message, bytes) else "text"
+        text = message.decode() if isinstance(message, bytes) else message
+        self.write_message(f"{self.selected_subprotocol}:{kind}:{text}")
+        if text == "bye":
             self.close()
 
 
@@ -63,7 +65,7 @@ async def _through_the_proxy() -> tuple[str | None, list]:
             except OSError:
                 await asyncio.sleep(0.2)
         assert client is not None, "the proxy never listened"
-        await client.write_message("execute")
+        await client.write_message(b"execute", binary=True)  # the v1 protocol's frames are binary
         got = [await asyncio.wait_for(client.read_message(), 30)]
         await client.write_message("bye")
         got.append(await asyncio.wait_for(client.read_message(), 30))
@@ -78,4 +80,5 @@ async def _through_the_proxy() -> tuple[str | None, list]:
 def test_the_browser_speaks_the_kernel_protocol_the_server_selected_and_sees_it_close():
     selected, got = asyncio.run(_through_the_proxy())
     assert selected == KERNEL_PROTOCOL  # before: None, and JupyterLab spoke the legacy protocol to a v1 server
-    assert got == [f"{KERNEL_PROTOCOL}:execute", f"{KERNEL_PROTOCOL}:bye", None], got  # before: no None, ever
+    # before: the binary frame arrived as text (the server's v1 reader failed on it), and no None, ever
+    assert got == [f"{KERNEL_PROTOCOL}:binary:execute", f"{KERNEL_PROTOCOL}:text:bye", None], got

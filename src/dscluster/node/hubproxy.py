@@ -11,8 +11,9 @@ Its websockets are mended (`mend_websockets`): as the package comes, a notebook'
 through it. It connects to the person's JupyterLab with the browser's Sec-WebSocket-Protocol offer, so
 the server picks its kernel protocol (`v1.kernel.websocket.jupyter.org`), but it answers the browser with
 no protocol, so JupyterLab speaks the legacy one: neither side understands the other, and the cell waits
-for ever. And a socket the server closed stayed open towards the browser, which then sent into nothing
-instead of reconnecting.
+for ever. It also passed the browser's binary frames (the v1 protocol's) on as text frames, which the
+server cannot read. And a socket the server closed stayed open towards the browser, which then sent into
+nothing instead of reconnecting.
 """
 
 from __future__ import annotations
@@ -49,11 +50,11 @@ def tls_context(cert: str, key: str | None) -> ssl.SSLContext:
 
 def mend_websockets(handler_cls) -> None:
     """The package's ProxyHandler, mended: the browser gets the subprotocol the upstream server selected (the
-    package connects upstream first, with the browser's offer), and when either side closes, so does the
-    other (the browser then reconnects, and JupyterLab's server replays what it buffered)."""
+    package connects upstream first, with the browser's offer), its binary frames reach the server as binary
+    frames, and when either side closes, so does the other (the browser then reconnects, and JupyterLab's server replays what it buffered)."""
     from tornado.websocket import WebSocketClosedError  # noqa: PLC0415
 
-    start, forward = handler_cls.start_ws_client, handler_cls.on_message
+    start = handler_cls.start_ws_client
 
     def select_subprotocol(self, subprotocols):
         chosen = getattr(self.ws_client, "selected_subprotocol", None)
@@ -74,11 +75,17 @@ def mend_websockets(handler_cls) -> None:
         client._on_message_callback = from_upstream
 
     def on_message(self, message):
-        try:
-            return forward(self, message)
-        except WebSocketClosedError:  # the server's side is gone: the browser must reconnect, not send into nothing
+        client = self.ws_client
+        if client is None:  # the server's side is gone: the browser must reconnect, not send into nothing
             self.close()
-            return None
+            return
+        prefix = self.target["prefix"] if self.target else ""
+        if prefix:
+            self.proxy.update_last_activity(prefix)
+        try:  # a binary frame stays binary (the package sent it on as text, which the v1 protocol cannot read)
+            client.write_message(message, binary=isinstance(message, bytes))
+        except WebSocketClosedError:
+            self.close()
 
     handler_cls.select_subprotocol = select_subprotocol
     handler_cls.start_ws_client = start_ws_client
