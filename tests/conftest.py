@@ -43,6 +43,30 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(pytest.mark.skip(reason="needs an NVIDIA GPU (runs on the device machine)"))
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_logreport(report):
+    """A failure's last lines the moment it happens, not only in the summary at the session's end: a CI run
+    cut short (its time limit, a killed job) still says why a test failed."""
+    if not report.failed:
+        return
+    config = _CONFIG.get("config")
+    reporter = config.pluginmanager.get_plugin("terminalreporter") if config else None
+    if reporter is None:
+        return
+    lines = [line for line in str(report.longreprtext).splitlines() if line.strip()]
+    reporter.write_line("")
+    reporter.write_line(f"FAILED {report.nodeid} ({report.when}), its last lines:", red=True)
+    for line in lines[-25:]:
+        reporter.write_line("    " + line[:400])
+
+
+_CONFIG: dict = {}  # the session's config (its terminal reporter is registered after the conftests)
+
+
+def pytest_configure(config):
+    _CONFIG["config"] = config
+
+
 @pytest.fixture
 def dscluster_home(tmp_path, monkeypatch):
     """Redirect every per-user state directory into tmp_path."""
