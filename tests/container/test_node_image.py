@@ -319,6 +319,19 @@ def test_a_person_added_from_the_controller_launches_as_themselves_across_the_no
     hub = "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:8000/hub/api/', timeout=10).status)"
     assert wait_for(lambda: subprocess.run(["nsenter", f"--net=/run/netns/{netns}", sys.executable, "-c", hub],
                                            capture_output=True, text=True).stdout.strip() == "200", 120)
+    # `hub url` on the controller finds that hub (its state is in the master's container) and prints their line:
+    # their key, the master container's sshd port and address.
+    url = deploy.cli("hub", "url", "--cluster", str(deploy.spec))
+    assert url.returncode == 0 and "http://127.0.0.1:8000/hub/login" in url.stdout, url.stdout + url.stderr
+    from dscluster.cluster.spec import load_spec
+
+    master = load_spec(deploy.spec).master
+    line = next((ln for ln in url.stdout.splitlines() if ln.strip().startswith(f"{person}: ")), "")
+    assert f"-i {tmp_path / 'laptop'} " in line and line.endswith(f"{person}@{master.address}") and \
+        (master.ssh_port == 22 or f"-p {master.ssh_port} " in line), url.stdout
+    # `user add` made the shared dir itself root's (sharedlayout.py): the node user cannot rename runs/ there
+    st = os.stat(deploy.hosts.shared_dir)
+    assert st.st_uid == 0 and st.st_mode & 0o7777 == 0o1775, (st.st_uid, oct(st.st_mode))
     check = "import sys; from dscluster.node import hubpass; print(hubpass.check(sys.argv[1], input()))"
     said = deploy.on_host("host0", ENGINE, "exec", "--interactive", "--user", "0", deploy.container, "python", "-c",
                           check, person, input=password + "\n")

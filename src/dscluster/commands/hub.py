@@ -83,7 +83,7 @@ def _wait_foreground(proc) -> int:
 
 
 def cmd_url(args: argparse.Namespace) -> int:
-    state = hub.running_state()
+    state = hub.running_state() or _in_master_container(args)
     if state is None:
         return _not_running()
     print(state.url + "hub/login")
@@ -95,6 +95,38 @@ def cmd_url(args: argparse.Namespace) -> int:
             print("  " + line)
     print(tr("Each person logs in with their name and the hub password `dscluster user add` printed."))
     return 0
+
+
+# Run as root in the master's node container: the running hub's state there (no secret in it), as JSON.
+_STATE_THERE = ("import dataclasses, json\nfrom dscluster.node import hub\ns = hub.running_state()\n"
+                "print(json.dumps(dataclasses.asdict(s) if s else None))")
+
+
+def _in_master_container(args: argparse.Namespace) -> hub.HubState | None:
+    """The hub of `dscluster up`'s node containers, which the master's agent starts once the cluster has people:
+    its state lives in that container (its state volume), read there as root over the operator's own ssh to the
+    master host. None where the cluster has no node containers running (bare hosts, a simulated cluster)."""
+    import json  # noqa: PLC0415
+
+    from dscluster.commands.user import _host, is_simulated  # noqa: PLC0415
+    from dscluster.errors import DsclusterError  # noqa: PLC0415
+
+    try:
+        spec = resolve_spec(args.cluster, as_this_user=False)
+    except DsclusterError:
+        return None
+    if spec is None or not spec.nodes or is_simulated(spec):
+        return None
+    from dscluster.deploy import team  # noqa: PLC0415
+
+    runner = _host(spec.master)
+    engine = team.running_engine(spec, runner)
+    done = team.in_container(spec, engine, runner, ["python", "-I", "-c", _STATE_THERE]) if engine else None
+    try:
+        data = json.loads(done.stdout.strip().splitlines()[-1]) if done is not None and done.ok else None
+        return hub.HubState(**data) if data else None
+    except (ValueError, TypeError, IndexError):
+        return None
 
 
 def _tunnels(args: argparse.Namespace, state: hub.HubState) -> list[str]:
