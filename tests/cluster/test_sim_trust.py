@@ -5,7 +5,9 @@ Every assertion goes through the real OpenSSH client and server: nothing here is
 
 from __future__ import annotations
 
+import contextlib
 import os
+import pwd
 import signal
 import subprocess
 import sys
@@ -150,6 +152,20 @@ def test_sshd_refuses_an_unknown_key(sim, tmp_path):
     assert "Failed publickey for dscluster" in sim.log_path("node2").read_text()
 
 
+@contextlib.contextmanager
+def provider_owned(sim):
+    """The shared dir its provider's (the node user's), as where root cannot own files on the storage (NFS with
+    root_squash): what the node user writes there, host-key records included, is its say-so."""
+    shared = Path(sim.spec.shared_dir)
+    st, node_user = shared.stat(), pwd.getpwnam(sim.spec.ssh_user)
+    os.chown(shared, node_user.pw_uid, node_user.pw_gid)
+    try:
+        yield
+    finally:
+        os.chown(shared, st.st_uid, st.st_gid)
+        os.chmod(shared, st.st_mode & 0o7777)
+
+
 def test_swapped_host_key_is_refused_until_trusted(sim):
     node = sim._node("node2")
     hostkey = os.path.join(node["state_dir"], "ssh_host_ed25519_key")
@@ -166,10 +182,12 @@ def test_swapped_host_key_is_refused_until_trusted(sim):
     assert "REMOTE HOST IDENTIFICATION HAS CHANGED" in proc.stderr or "Host key verification failed" in proc.stderr
     result = SSHRunner(sim.spec, sim.spec.node("node2")).run(["true"])
     assert "host key" in ssh_failure(result)[0]
-    # the record on the shared storage is the node user's say-so: re-pinning from it is refused ...
+    # where the node user owns the shared dir (NFS with root_squash: sharedlayout cannot make it root's), the record
+    # there is its say-so: re-pinning from it is refused ...
     from dscluster import cli
 
-    assert cli.main(["config", "trust", "--cluster", str(sim.spec.path), "node2"]) == 1
+    with provider_owned(sim):
+        assert cli.main(["config", "trust", "--cluster", str(sim.spec.path), "node2"]) == 1
     # ... re-pinning on purpose from the node itself restores access
     assert cli.main(["config", "trust", "--cluster", str(sim.spec.path), "--scan", "--yes", "node2"]) == 0
     assert ssh(sim, "node2", "hostname").stdout.strip() == "node2"
@@ -244,33 +262,35 @@ def test_deepspeed_runner_and_mpirun_go_through_the_cluster_config(sim):
 
 def test_trust_by_scan_when_the_shared_dir_is_not_readable_here(sim):
     """TOFU fallback: the scanned key is shown as the fingerprint the node agent logged, pinned only
-    with consent, and a scanned key that contradicts the published one is never pinned."""
-    from dscluster import cli
-    from dscluster.cluster.ssh import fingerprint, read_known_hosts, write_known_hosts
+    with consent, and a scanned key that contradicts the published one is never pinned. The records lie where the
+    node user can write (its shared dir, as on NFS with root_squash, where sharedlayout cannot make it root's)."""
+    with provider_owned(sim):
+        from dscluster import cli
+        from dscluster.cluster.ssh import fingerprint, read_known_hosts, write_known_hosts
 
-    pins = read_known_hosts(sim.spec)
-    record = sim.spec.shared_dir / ".dscluster" / "hostkeys" / "node1.json"
-    original = record.read_text()
-    record.unlink()  # as on a controller that does not mount the shared directory
-    write_known_hosts(sim.spec, {k: v for k, v in pins.items() if k != "node1"})
-    fp = fingerprint(pins["node1"])
-    assert fp in sim.log_path("node1").read_text()  # what the user compares against
-    argv = ["config", "trust", "--cluster", str(sim.spec.path), "--scan", "node1"]
-    try:
-        refused = run_cli(*argv, timeout=60, stdin=subprocess.DEVNULL)
-        assert refused.returncode == 2 and "--yes" in refused.stderr and fp in refused.stdout
-        assert "node1" not in read_known_hosts(sim.spec)
-        done = run_cli(*argv, "--yes", timeout=60)
-        assert done.returncode == 0, done.stderr
-        assert read_known_hosts(sim.spec)["node1"] == pins["node1"]
-    finally:
-        record.write_text(original)
-    # a record the node user could have written proves nothing either way: a forged one changes no pin
-    record.write_text(original.replace(pins["node1"].split()[1], pins["node0"].split()[1]))
-    try:
-        forged = run_cli(*argv, "--yes", timeout=60)
-        assert forged.returncode == 0 and read_known_hosts(sim.spec)["node1"] == pins["node1"], forged.stdout
-        assert cli.main(["config", "trust", "--cluster", str(sim.spec.path), "node1"]) == 1  # refused, not pinned
-        assert read_known_hosts(sim.spec)["node1"] == pins["node1"]
-    finally:
-        record.write_text(original)
+        pins = read_known_hosts(sim.spec)
+        record = sim.spec.shared_dir / ".dscluster" / "hostkeys" / "node1.json"
+        original = record.read_text()
+        record.unlink()  # as on a controller that does not mount the shared directory
+        write_known_hosts(sim.spec, {k: v for k, v in pins.items() if k != "node1"})
+        fp = fingerprint(pins["node1"])
+        assert fp in sim.log_path("node1").read_text()  # what the user compares against
+        argv = ["config", "trust", "--cluster", str(sim.spec.path), "--scan", "node1"]
+        try:
+            refused = run_cli(*argv, timeout=60, stdin=subprocess.DEVNULL)
+            assert refused.returncode == 2 and "--yes" in refused.stderr and fp in refused.stdout
+            assert "node1" not in read_known_hosts(sim.spec)
+            done = run_cli(*argv, "--yes", timeout=60)
+            assert done.returncode == 0, done.stderr
+            assert read_known_hosts(sim.spec)["node1"] == pins["node1"]
+        finally:
+            record.write_text(original)
+        # a record the node user could have written proves nothing either way: a forged one changes no pin
+        record.write_text(original.replace(pins["node1"].split()[1], pins["node0"].split()[1]))
+        try:
+            forged = run_cli(*argv, "--yes", timeout=60)
+            assert forged.returncode == 0 and read_known_hosts(sim.spec)["node1"] == pins["node1"], forged.stdout
+            assert cli.main(["config", "trust", "--cluster", str(sim.spec.path), "node1"]) == 1  # refused, not pinned
+            assert read_known_hosts(sim.spec)["node1"] == pins["node1"]
+        finally:
+            record.write_text(original)

@@ -7,7 +7,9 @@ Helpers (plant, the console script, victims) are round one's, tests/cluster/test
 
 from __future__ import annotations
 
+import contextlib
 import os
+import pwd
 import shutil
 import subprocess
 import sys
@@ -107,17 +109,38 @@ def test_ckpt_export_never_writes_through_a_planted_export_symlink(sim, env, vic
     assert torch.equal(torch.load(out, weights_only=True)["w"], torch.ones(2, 3))
 
 
+@contextlib.contextmanager
+def provider_owned(sim):
+    """The shared dir its provider's (the node user's), as where root cannot own files on the storage (NFS with
+    root_squash), for the attacks that then remain: the layout's own wall (`<shared>` root's and sticky,
+    sharedlayout.py) first refuses them."""
+    shared = Path(sim.spec.shared_dir)
+    meta = shared / ".dscluster"
+    tried = sim.exec("node1", ["mv", str(meta), f"{meta}.x"], user=sim.spec.ssh_user, cwd="/", timeout=60)
+    assert tried.returncode != 0 and meta.is_dir(), tried.stdout + tried.stderr  # the wall: no rename at the root
+    st = shared.stat()
+    node = pwd.getpwnam(sim.spec.ssh_user)
+    os.chown(shared, node.pw_uid, node.pw_gid)
+    os.chmod(shared, 0o755)
+    try:
+        yield
+    finally:
+        os.chown(shared, st.st_uid, st.st_gid)
+        os.chmod(shared, st.st_mode & 0o7777)
+
+
 def test_sim_up_never_chmods_through_a_planted_dscluster_symlink(sim, victim_dir):
-    """Attack 5a: the node user (who owns the shared directory) swaps `.dscluster` for a symlink to a
-    root-only directory; what `sim up` does there (publish the cluster key and spec, make hostkeys/)
-    refuses it with the fix instead of making the directory 0755 and writing into it."""
+    """Attack 5a: where the node user owns the shared directory (NFS with root_squash), it swaps `.dscluster`
+    for a symlink to a root-only directory; what `sim up` does there (publish the cluster key and spec, make
+    hostkeys/) refuses it with the fix instead of making the directory 0755 and writing into it."""
     from dscluster.cluster import identity
     from dscluster.errors import PermissionNeeded
 
     target = victim_dir / "meta-target"
     target.mkdir(mode=0o700)
     meta = Path(sim.spec.shared_dir) / ".dscluster"
-    plant(sim, symlinks={meta: target})
+    with provider_owned(sim):
+        plant(sim, symlinks={meta: target})
     try:
         with pytest.raises(PermissionNeeded, match="symlink") as err:
             identity.publish_cluster_pubkey(sim.spec)
@@ -173,8 +196,8 @@ print(f"[rank {{os.environ.get('RANK')}}] uid {{os.getuid()}}", flush=True)
 
 
 def test_the_supervisor_never_unlinks_through_a_swapped_runs_directory(sim, env, victim_dir):
-    """Attack 5b: while an attempt runs with a secret (node_env.sh in the run directory), the node user
-    swaps `<shared>/runs` for a symlink to a root-only tree holding `<run id>/node_env.sh`. When the
+    """Attack 5b: while an attempt runs with a secret (node_env.sh in the run directory), the node user (where
+    it owns the shared directory: NFS with root_squash) swaps `<shared>/runs` for a symlink to a root-only tree holding `<run id>/node_env.sh`. When the
     attempt ends, the supervisor removes node_env.sh through the run directory's descriptor (fsutil's
     rule refuses the symlink): the root-only file stays."""
     work = Path(sim.spec.shared_dir) / "trustwork5"
@@ -198,7 +221,8 @@ while not os.path.exists({str(flag)!r}):
     (swapped / run_id).mkdir(parents=True)
     os.chmod(swapped, 0o700)
     victim = make_victim(swapped / run_id, "node_env.sh")
-    plant(sim, symlinks={runs: swapped})  # runs -> runs.orig, runs -> the root-only tree
+    with provider_owned(sim):
+        plant(sim, symlinks={runs: swapped})  # runs -> runs.orig, runs -> the root-only tree
     try:
         plant(sim, files={flag: ""})
         assert wait_for(lambda: not Path(f"/proc/{pid}").exists(), 240, 0.5)
@@ -262,7 +286,7 @@ def test_a_rewritten_run_record_never_names_the_programs_root_runs(sim, env):
 
 _FORGE = r"""
 import json, os, shutil, subprocess, sys, tempfile
-meta = sys.argv[1]  # <shared>/.dscluster: root's, in the shared directory the node user owns
+meta = sys.argv[1]  # <shared>/.dscluster: root's, in the shared directory the node user owns (NFS, root_squash)
 os.rename(meta, meta + ".orig")
 shutil.copytree(meta + ".orig", meta)  # the node user's own copy, with its own key for node1
 d = tempfile.mkdtemp()
@@ -278,7 +302,8 @@ print(" ".join(key.split()[:2]))
 
 
 def test_a_host_key_record_on_the_shared_storage_is_never_pinned(sim, env):
-    """Attack 4: the node user (who can write the shared directory) publishes its own key as node1's.
+    """Attack 4: the node user (where it owns the shared directory: NFS with root_squash) publishes its own key as
+    node1's.
     A controller that has no pin for node1 yet (first sight) does not pin it; `config trust node1`
     refuses it with the fix; the node's own key, read from the node by root (`sim up`'s way), is pinned,
     and the record that disagrees with it is refused."""
@@ -287,7 +312,8 @@ def test_a_host_key_record_on_the_shared_storage_is_never_pinned(sim, env):
 
     real = read_known_hosts(sim.spec)["node1"]
     meta = identity.shared_meta_dir(sim.spec.shared_dir)
-    forged = as_node_user(sim, _FORGE, str(meta)).strip()
+    with provider_owned(sim):  # else root's `.dscluster` in root's sticky shared dir is not the node user's to swap
+        forged = as_node_user(sim, _FORGE, str(meta)).strip()
     assert forged != real
     try:
         write_known_hosts(sim.spec, {k: v for k, v in read_known_hosts(sim.spec).items() if k != "node1"})
