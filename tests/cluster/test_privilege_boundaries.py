@@ -162,6 +162,8 @@ print("second attempt done", flush=True)
     assert rec["status"] == "succeeded" and len(rec["attempts"]) == 2, rec
     launcher = logs / "launcher.log"
     assert not launcher.is_symlink() and "attempt 2" in launcher.read_text(errors="replace")
+    # the supervisor saves the finished record, then appends its "finished" event: wait for that too
+    wait_for(lambda: [e["event"] for e in store.read_events(run_dir)][-1:] == ["finished"], 60, 0.5)
     events = [e["event"] for e in store.read_events(run_dir)]
     assert "restart" in events and events[-1] == "finished", events
     assert (run_dir / "hostfile").read_text() == "node0 slots=1\nnode1 slots=1\n"
