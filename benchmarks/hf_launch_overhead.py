@@ -10,10 +10,21 @@ tests/data/hf_trainer_script.py (a tiny Llama from a config, HF's "auto" ZeRO-2 
   - dscluster: `dscluster launch --hostfile H --attach script ...` (checks, run record, supervisor), from the
     command to its exit.
 Rounds alternate (plain first in odd rounds, dscluster first in even ones) so both sides meet the same
-load on a shared machine; the 1-minute load average is printed beside each figure. Phases of each
-launch, from the command's own output (timestamps taken as lines arrive): the first line of a rank
-(`[rank` / the Trainer's first output: the processes started and imported), the first progress-bar step,
-the last step, the exit.
+load on a shared machine; the 1-minute load average is printed beside each figure. dscluster's source tree
+is compiled first (as scripts/setup.sh and any pip install leave it), so neither side compiles its own
+modules on every start.
+
+Phases of each launch, in seconds from the command (`phases` in the output):
+  checks      dscluster: its checks (prepare + preflight, ssh to every node) took this long (events.jsonl)
+  created     dscluster: the run written and its supervisor started (the CLI's part done)
+  launched    dscluster: the supervisor started DeepSpeed's runner (its own part done)
+  runner_up   DeepSpeed's runner imported and started pdsh (its `cmd = pdsh ...` line)
+  spawned     every node's launch.py spawned its rank (launch.py's stamps, the last node's)
+  first_step  the Trainer's first progress-bar step (as the line arrived)
+  last_step   its last step
+  ranks_exited every rank exited (launch.py's stamps, the last one)
+  finished    dscluster: the run recorded as finished (events.jsonl)
+  exit        the command exited
 """
 
 from __future__ import annotations
@@ -60,22 +71,24 @@ def run_phases(runs_dir: Path, name: str, wall0: float) -> dict:
                    "teardown": "teardown"}.get(ev.get("event"))
             if key and key not in out:
                 out[key] = round(float(ev["t"]) - wall0, 2)
+            if key == "created" and "checks_s" in ev:
+                out["checks"] = ev["checks_s"]
         for line in (run_dir / "logs" / "launcher.log").read_text(errors="replace").splitlines():
             launch_mark(line, wall0, out)
     return out
 
 
-_LAUNCH_PY = re.compile(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3})\] \[INFO\] \[launch\.py:\d+:main\] "
-                        r"(process \d+ spawned|Process \d+ exits successfully)")
+_LAUNCH_PY = re.compile(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3})\] \[INFO\] \[(?:launch|runner)\.py:\d+:main\] "
+                        r"(process \d+ spawned|Process \d+ exits successfully|cmd = )")
 
 
 def launch_mark(line: str, wall0: float, out: dict) -> None:
-    """DeepSpeed's launch.py lines carry each node's clock (the simulated nodes share this machine's), to the
-    millisecond: the last node's rank spawned, the last rank's exit."""
+    """DeepSpeed's runner.py and launch.py lines carry each machine's clock (the simulated nodes share this
+    one's), to the millisecond: the runner's pdsh command, the last node's rank spawned, the last rank's exit."""
     m = _LAUNCH_PY.search(line)
     if m:
         t = time.mktime(time.strptime(m.group(1), "%Y-%m-%d %H:%M:%S")) + int(m.group(2)) / 1000 - wall0
-        key = "spawned" if "spawned" in m.group(3) else "ranks_exited"
+        key = {"c": "runner_up", "p": "spawned", "P": "ranks_exited"}[m.group(3)[0]]
         out[key] = round(max(out.get(key, t), t), 2)
 
 
@@ -122,6 +135,9 @@ def main() -> int:
     if os.geteuid() != 0:
         print("needs root (network namespaces)", file=sys.stderr)
         return 2
+    # As scripts/setup.sh (and any pip install) leaves it: bytecode for dscluster's tree, as DeepSpeed's has.
+    subprocess.run([PY, "-m", "compileall", "-q", str(ROOT / "src" / "dscluster")], stdout=subprocess.DEVNULL,
+                   check=False)
     from dscluster.cluster.pdsh import pdsh_env
     from dscluster.sim import SimCluster
 
@@ -174,33 +190,42 @@ def main() -> int:
     return 0
 
 
+PHASES = ("checks", "created", "launched", "runner_up", "spawned", "first_step", "last_step", "ranks_exited",
+          "finished", "exit")
+
+
 def report(rows: list[dict], args) -> None:
     def med(side: str, key: str) -> float:
         vals = [r[key] for r in rows if r["side"] == side and key in r]
         return statistics.median(vals) if vals else float("nan")
 
+    def fmt(v: float | None) -> str:
+        return "    -" if v is None or v != v else f"{v:5.1f}"
+
     print(f"\nhf_launch_overhead.py: {args.nodes} simulated nodes x 1 rank, HF Trainer {args.steps} steps, "
           f"gloo on CPU, {os.cpu_count()} cores shared with other users")
-    print("round side       load  command->ranks  ->first step  ->last step  ->exit (s)")
+    print("phases, seconds from the command (checks: a duration; -: not this side's)")
+    print("round side       load " + " ".join(f"{k[:10]:>10}" for k in PHASES))
     for r in rows:
-        print(f"{r['round']:>5} {r['side']:<10} {r['load_before']:4.1f}  {r.get('ranks', float('nan')):14.1f}"
-              f"  {r.get('first_step', float('nan')):12.1f}  {r.get('last_step', float('nan')):11.1f}"
-              f"  {r['exit']:6.1f}")
-    print("phases (s from the command): run created / runner launched / last node's rank spawned / "
-          "last rank exited / run finished / command exited (plain: spawned / exited / exit)")
-    for r in rows:
-        print(f"{r['round']:>5} {r['side']:<10} " + " / ".join(
-            f"{r.get(k, float('nan')):.1f}" for k in ("created", "launched", "spawned", "ranks_exited", "finished",
-                                                      "exit")))
-    for key in ("spawned", "ranks_exited"):
-        p, d = med("plain", key), med("dscluster", key)
-        print(f"median {key:<12} plain {p:6.1f}  dscluster {d:6.1f}")
+        print(f"{r['round']:>5} {r['side']:<10} {r['load_before']:4.1f} "
+              + " ".join(f"{fmt(r.get(k)):>10}" for k in PHASES))
+    print("median           " + " " * 5)
+    for side in ("plain", "dscluster"):
+        print(f"      {side:<10}      " + " ".join(f"{fmt(med(side, k)):>10}" for k in PHASES))
     tails = {side: statistics.median([r["exit"] - r["ranks_exited"] for r in rows if r["side"] == side
                                       and "ranks_exited" in r] or [float("nan")]) for side in ("plain", "dscluster")}
-    print(f"median last rank exited -> command exited: plain {tails['plain']:.1f}  dscluster {tails['dscluster']:.1f}")
-    for key in ("ranks", "first_step", "last_step", "exit"):
-        p, d = med("plain", key), med("dscluster", key)
-        print(f"median {key:<11} plain {p:6.1f}  dscluster {d:6.1f}  ratio {d / p:5.2f}")
+    print(f"median start path (command -> last rank spawned): plain {med('plain', 'spawned'):.1f}  "
+          f"dscluster {med('dscluster', 'spawned'):.1f}")
+    print(f"median end path (last rank exited -> command exited): plain {tails['plain']:.1f}  "
+          f"dscluster {tails['dscluster']:.1f}")
+    per_round = [d["exit"] / p["exit"] for i in {r["round"] for r in rows}
+                 for p in rows if p["round"] == i and p["side"] == "plain"
+                 for d in rows if d["round"] == i and d["side"] == "dscluster"]
+    p, d = med("plain", "exit"), med("dscluster", "exit")
+    print(f"whole command: median plain {p:.1f} s, dscluster {d:.1f} s, ratio of medians {d / p:.3f}; "
+          f"per-round ratios {', '.join(f'{x:.3f}' for x in per_round)} (median {statistics.median(per_round):.3f})")
+    loads = [r[k] for r in rows for k in ("load_before", "load_after")]
+    print(f"1-minute load average while measured: {min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} cores")
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ import json
 import os
 import secrets
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,13 +56,16 @@ def start(opts: LaunchOptions) -> Started:
     """Check everything (`prepare`), write the run record and start its detached supervisor."""
     from dscluster.runs.start import launch_run
 
-    prepared = prepare(opts)
+    begun = time.monotonic()
+    prepared = prepare(opts)  # the checks (the preflight's ssh to every node among them)
+    checks_s = round(time.monotonic() - begun, 2)
     # The run's GPUs, taken before anything starts: refused when another run holds them, or queued (--wait).
     claim = leasing.claim_at_launch(prepared.record, prepared.shared, wait=opts.wait)
     if claim is not None and claim.state == WAITING:
         prepared = dataclasses.replace(prepared, record=prepared.record.replace(status=leasing.QUEUED))
     try:
-        run_id = launch_run(prepared.shared, prepared.record, prepared.secrets, files=given_files(opts))
+        run_id = launch_run(prepared.shared, prepared.record, prepared.secrets, files=given_files(opts),
+                            checks_s=checks_s)
     except BaseException:
         leasing.release(prepared.record, prepared.shared)
         raise

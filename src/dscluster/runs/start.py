@@ -48,12 +48,13 @@ def start_supervisor(run_dir: Path, record: RunRecord, secrets: dict[str, str] |
 
 
 def launch_run(shared: Path, record: RunRecord, secrets: dict[str, str] | None = None,
-               files: dict[str, str] | None = None) -> str:
+               files: dict[str, str] | None = None, checks_s: float | None = None) -> str:
     """Write the run record (already validated by the caller) and the `files` the ranks read (name -> text,
-    an inline ds_config), then start its supervisor."""
+    an inline ds_config), then start its supervisor. `checks_s`: how long the caller's checks took (the
+    "created" event keeps it: where a launch's first seconds went)."""
     run_dir = store.create_run(shared, record, files)
     pid = start_supervisor(run_dir, record, secrets)
-    store.append_event(run_dir, "created", supervisor_pid=pid)
+    store.append_event(run_dir, "created", supervisor_pid=pid, **({} if checks_s is None else {"checks_s": checks_s}))
     return record.id
 
 

@@ -182,7 +182,7 @@ class Supervisor(RunBook, Judging):
             return self._watch(n, runner, chans, log_offset, plan.world_size)
         finally:
             pinger.stop()
-            close_all(chans)
+            close_all(chans, wait=getattr(self, "_closing", None) is not chans)  # clean: waited for in run()
             # Secret values (node_env.sh) live on shared storage only while an attempt's ranks may read
             # them; the next attempt writes them again from the supervisor's memory.
             for f in plan.files if plan else ():
@@ -239,7 +239,8 @@ class Supervisor(RunBook, Judging):
             if failure is None and rc is not None:
                 doubt = self._doubt_success(chans, ranks_ok, world) if rc == 0 else None
                 if rc == 0 and doubt is None:
-                    self._teardown(runner, chans, grace=1.0, why="finished", quiet=True)
+                    self._teardown(runner, chans, grace=1.0, why="finished", quiet=True, settled=True)
+                    self._closing = chans  # closed once the run's end is recorded (run())
                     return 0, None, False
                 failure = Failure("exit", doubt or f"the DeepSpeed runner exited with {rc}")
             elif failure is None:
@@ -270,17 +271,18 @@ class Supervisor(RunBook, Judging):
             time.sleep(0.1)
 
     def _teardown(self, runner: subprocess.Popen, chans: list[NodeChannel], *, grace: float, why: str,
-                  quiet: bool = False) -> None:
-        """Kill this run's processes on every node, using only the run's own marker."""
+                  quiet: bool = False, settled: bool = False) -> None:
+        """Kill this run's processes on every node, using only the run's own marker. `settled` (a clean end, see
+        _doubt_success): a node reporting none of them is not waited for (nothing to reap, no runner to start one)."""
         t0 = time.monotonic()
         # A node that stopped answering (crash, partition) reaps itself: its watchdog's pings stop.
         lost = {ch.node for ch in chans if ch.closed or ch.silent_for() > detect.SUSPECT_AFTER}
+        clear = {ch.node for ch in chans if settled and ch.last_hb is not None and ch.procs == 0}
         for ch in chans:
             ch.send(f"kill {grace}")
-        # Give the ranks the grace period to exit on SIGTERM before the runner side goes.
-        deadline = t0 + grace + 2.0
+        deadline = t0 + grace + 2.0  # the ranks' grace to exit on SIGTERM before the runner side goes
         for ch in chans:
-            if ch.node not in lost:
+            if ch.node not in lost | clear:
                 ch.wait_reaped(max(0.1, deadline - time.monotonic()))
         self.hooks.cancel_attempt(self._attempt)  # e.g. only this attempt's own step of the Slurm job
         # The runner, pdsh and the ssh clients on this machine.
@@ -314,6 +316,7 @@ class Supervisor(RunBook, Judging):
             self.leases.release()  # however the run ends: the GPUs are free for the next run
             self.exporter.stop()
             self._kill_runner_group()
+            close_all(getattr(self, "_closing", ()))  # a clean end's watchdog lines, hung up already
 
     def _kill_runner_group(self) -> None:
         """However the supervision ends (an error too), nothing it started here outlives it: the runner's whole
