@@ -7,6 +7,7 @@ For each size N: one simulated cluster of N nodes, one supervised run of one tin
   killed rank     a rank SIGKILLed
   partition       the node's link cut (`sim partition`), healed once the attempt is torn down
   frozen node     every process on the node SIGSTOPped (`sim freeze`), healed (SIGCONT) once torn down
+  restarted node  the node's every process SIGKILLed (`sim crash`), started again (`sim heal`) once torn down
   stopped rank    one rank SIGSTOPped: its peers' collectives hang on it (the hung collective's usual cause)
 and for each:
   torn down       fault -> no rank of the attempt left on any node (a frozen node's stopped ranks aside:
@@ -17,6 +18,10 @@ and for each:
 Ranks are read from this machine's process table, which holds every simulated node's processes: RANK,
 DSCLUSTER_RUN_ID and DSCLUSTER_ATTEMPT in their environment. The 1-minute load average is printed beside
 each figure: the machine is shared. One run per size. Needs root.
+Each fault comes once the next attempt's launchers are pre-warmed (launcher/warm.py: a launch.py on every
+node that has imported torch, from 15 s after the ranks started; the run's runner is held from the failure
+on), as on any run that has trained for more than a few seconds; a restarted node has lost its own and
+starts cold.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "tiny_rank.py"
 PY = sys.executable
-FAULTS = ("killed rank", "partition", "frozen node", "stopped rank")
+FAULTS = ("killed rank", "partition", "frozen node", "restarted node", "stopped rank")
 
 
 def ranks(run_id: str) -> dict[int, list[tuple[int, str]]]:
@@ -97,6 +102,23 @@ class Faults:
             raise RuntimeError("the first attempt never started every rank")
         return self.run_id
 
+    def warm_ready(self) -> bool:
+        """Every node has the next attempt's launch.py pre-warmed: its warm server has torch mapped."""
+        ready = 0
+        want = f"serve\0{self.run_id}\0{self.attempt + 1}\0".encode()
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    if want not in f.read():
+                        continue
+                with open(f"/proc/{entry}/maps") as f:
+                    ready += "libtorch" in f.read()
+            except OSError:
+                continue
+        return ready >= self.n
+
     def last_rank(self) -> int:
         """A rank of the current attempt on the last node (its PID as this machine sees it)."""
         mine = {p for p, _ in ranks(self.run_id).get(self.attempt, [])}
@@ -119,9 +141,29 @@ class Faults:
         events = store.read_events(store.run_path(self.sim.spec.shared_dir, self.run_id))
         return next((e["t"] for e in events if e["event"] == "restart"), None)
 
+    def phases(self, epoch: float) -> str:
+        """Where the seconds from the heal to the ranks went: the supervisor's events, then the runner's pdsh
+        command and every node's launch.py spawning its rank (their log stamps), in seconds from the heal."""
+        import datetime
+
+        from dscluster.runs import store
+
+        run = store.run_path(self.sim.spec.shared_dir, self.run_id)
+        marks = [(e["event"], e["t"] - epoch) for e in store.read_events(run) if e["t"] >= epoch - 0.001]
+        text = (run / "logs" / "launcher.log").read_text(errors="replace")
+        text = text[text.rfind(f"] attempt {self.attempt}:"):]
+        for line in text.splitlines():
+            if "cmd = pdsh" in line or "spawned with command" in line:
+                stamp = line[line.index("[") + 1:line.index("]")]
+                at = datetime.datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S,%f").timestamp()
+                marks.append(("pdsh" if "cmd = pdsh" in line else "spawned", at - epoch))
+        return ", ".join(f"{name} {t:.2f}" for name, t in marks)
+
     def one(self, fault: str) -> tuple[float, float, float, float, float]:
         """(torn down s, load then, decided s, restarted s, load then) for one fault, on a run of its own."""
         self.launch()
+        if not wait_until(self.warm_ready, 300, 0.2):
+            raise RuntimeError(f"{fault}: the next attempt's launchers were not pre-warmed in 300 s")
         rank = self.last_rank()
         t0 = time.monotonic()
         if fault == "killed rank":
@@ -130,14 +172,17 @@ class Faults:
             self.sim.partition(self.last)
         elif fault == "frozen node":
             self.sim.freeze(self.last)
+        elif fault == "restarted node":
+            self.sim.crash(self.last)
         else:
             os.kill(rank, signal.SIGSTOP)
         frozen = fault == "frozen node"
+        healed = fault in ("partition", "frozen node", "restarted node")
         if not wait_until(lambda: self.torn_down(frozen), 300):
             raise RuntimeError(f"{fault}: attempt {self.attempt} not torn down in 300 s")
         down, down_load = time.monotonic() - t0, load()
         t1, epoch = t0, time.time() - (time.monotonic() - t0)
-        if fault in ("partition", "frozen node"):
+        if healed:
             time.sleep(1.0)  # the fault lasts a moment past the teardown
             t1, epoch = time.monotonic(), time.time()
             self.sim.heal(self.last)
@@ -146,12 +191,13 @@ class Faults:
             raise RuntimeError(f"{fault}: attempt {self.attempt} never started every rank")
         up, up_load = time.monotonic() - t1, load()
         decided = (self.restart_event() or float("nan")) - epoch
+        print(f"  {fault}: {self.phases(epoch)}", flush=True)
         self.cli("stop", self.run_id, "--cluster", str(self.sim.spec_path))
         wait_until(lambda: not ranks(self.run_id), 120)
         return down, down_load, decided, up, up_load
 
 
-def measure(n: int, home: Path) -> dict[str, tuple[float, float, float, float]]:
+def measure(n: int, home: Path, faults: tuple[str, ...] = FAULTS) -> dict[str, tuple[float, float, float, float]]:
     from dscluster.sim import SimCluster, down
 
     name = f"faults{os.environ.get('DSCLUSTER_SIM_SALT', '')}"[:20]
@@ -162,7 +208,7 @@ def measure(n: int, home: Path) -> dict[str, tuple[float, float, float, float]]:
         subprocess.run([PY, "-m", "dscluster.cli", "doctor", "--cluster", str(sim.spec_path)], env=env,
                        capture_output=True, timeout=600)  # pins the host keys, as a first doctor does
         b = Faults(sim, env, n)
-        for fault in FAULTS:
+        for fault in faults:
             figures[fault] = d, dl, dec, up, ul = b.one(fault)
             print(f"{n} nodes, {fault}: torn down {d:.2f} s (load {dl:.1f}), restart decided {dec:.2f} s, "
                   f"ranks up {up:.2f} s (load {ul:.1f})", flush=True)
@@ -174,6 +220,7 @@ def measure(n: int, home: Path) -> dict[str, tuple[float, float, float, float]]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("sizes", nargs="*", type=int, default=[4, 8, 16, 32])
+    parser.add_argument("--fault", action="append", choices=FAULTS, help="only these faults (repeatable)")
     args = parser.parse_args()
     if os.geteuid() != 0:
         print("needs root (network namespaces)", file=sys.stderr)
@@ -184,7 +231,7 @@ def main() -> int:
     try:
         for n in args.sizes:
             try:
-                results[n] = measure(n, home)
+                results[n] = measure(n, home, tuple(args.fault or FAULTS))
             except Exception as err:  # noqa: BLE001 - report the sizes that ran
                 print(f"{n} nodes: {err}", flush=True)
     finally:

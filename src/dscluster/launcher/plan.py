@@ -16,6 +16,10 @@ Why each piece is there:
 - secrets (names like *TOKEN*, *KEY*...) never go into argv: the runner would put them on pdsh's
   and ssh's command lines. pdsh sources them from a 0600 script (`--venv_script`); mpirun copies
   them from its own environment (`-x NAME`, no value).
+- while restarts remain (`warm`, pdsh): the runner's `sys.executable` is `python -P -m dscluster.launcher.warm`
+  and DSCLUSTER_WARM is in the env file, so every node's launch.py of the next attempt imports torch before
+  a fault and a restart starts within seconds of the heal (launcher/warm.py); the ranks' argv and
+  environment are those of a cold start.
 - `--force_multi` when there is a single host: otherwise the runner starts it locally even when the
   host is remote.
 - `--enable_each_rank_log`: per-rank stdout/stderr files in <run>/logs.
@@ -45,6 +49,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +58,7 @@ from dscluster.launcher import backends
 from dscluster.launcher.masklog import SECRET_NAMES_VAR, wrapped_target
 from dscluster.launcher.redact import REDACTED, split_secrets
 from dscluster.launcher.runnerflags import parse_node_specs
+from dscluster.launcher.warm import WARM_VAR
 from dscluster.safepython import module_argv, module_argv_for
 
 # The environment that must reach the ranks when the launching machine has it.
@@ -105,6 +111,9 @@ class LaunchRequest:
     # node user's, who could remove the hostfile between its write and the runner's read (the runner
     # then runs the script here, as the launching user); it gets a copy to read. None: the run directory.
     files_dir: Path | None = None
+    # "AFTER:LINGER" while restarts remain (pdsh): every node's next launch.py is pre-warmed, launcher/warm.py;
+    # "-": a restart's last attempt, which takes the warm launch.py but pre-warms none
+    warm: str | None = None
 
     @property
     def backend(self) -> backends.Backend:
@@ -217,6 +226,8 @@ def env_file_lines(req: LaunchRequest, plain_user_env: Mapping[str, str]) -> lis
     values["DSCLUSTER_RUN_DIR"] = str(req.run_dir)
     values["DSCLUSTER_ATTEMPT"] = str(req.attempt)
     values["DSCLUSTER_MASTER_PORT"] = str(req.master_port)
+    if _warm_nodes(req):
+        values[WARM_VAR] = req.warm
     values.update(req.backend.env_values(req))
     values.update(flight_recorder_env(req.run_dir))
     values.update(plain_user_env)
@@ -235,9 +246,18 @@ def runner_argv(req: LaunchRequest) -> list[str]:
     """argv of DeepSpeed's runner, in safe-path mode (nothing imported from the user's directory). Its
     multi-node runners start `sys.executable` on every node: when the nodes' interpreter (`python`) is
     another path than this machine's (`runner_python`), the runner runs here and names the nodes' one."""
+    if _warm_nodes(req):  # the nodes run launch.py through the warm shim (launcher/warm.py)
+        shim = " ".join(shlex.quote(w) for w in module_argv(req.python, "dscluster.launcher.warm"))
+        return module_argv_for(req.runner_python or req.python, "deepspeed.launcher.runner", shim, unbuffered=True)
     if req.runner_python and req.runner_python != req.python and req.hosts and req.backend.nodes_python:
         return module_argv_for(req.runner_python, "deepspeed.launcher.runner", req.python, unbuffered=True)
     return module_argv(req.python, "deepspeed.launcher.runner", unbuffered=True)
+
+
+def _warm_nodes(req: LaunchRequest) -> bool:
+    """Whether the nodes' launch.py goes through launcher/warm.py (while restarts remain): a backend whose
+    node command line names `sys.executable` (pdsh)."""
+    return bool(req.warm) and bool(req.hosts) and req.backend.warm_launch
 
 
 # Runner flags that need DeepSpeed's own launch.py on this machine (its numactl core binding).

@@ -16,6 +16,7 @@ from dscluster.cluster.spec import sim_is_up
 from dscluster.runs import detect, diskspace, shrink, store
 from dscluster.runs.channel import NodeChannel
 from dscluster.runs.nodes import node_names, silent_hosts, sim_name, unreachable_hosts
+from dscluster.runs.reaper import reap
 from dscluster.runs.record import Attempt
 from dscluster.runs.verdict import (
     Failure,
@@ -179,6 +180,7 @@ class Judging:
         of the heal; an ssh command then confirms the nodes that were gone (with a backoff while one still
         fails). Nodes whose sshd answered throughout are not asked again: the attempt's own ssh sessions
         (its watchdogs) find a node that cannot run a command (`unreachable`)."""
+        self._healed = False  # whether a node that was gone came back (then no pause before the next attempt)
         if not self.runners:
             return []
         limit = float(self.cfg.restart_wait)
@@ -188,7 +190,8 @@ class Judging:
         sim = sim_name(self.record)
         gone: set[str] = set()
         while True:
-            down = silent_hosts(self.runners, timeout=0.5)
+            asked = time.monotonic()
+            down = silent_hosts(self.runners, timeout=0.25)
             gone |= set(down)
             quick = bool(down)  # no banner yet: ask again in a quarter second
             down = down or unreachable_hosts({h: r for h, r in self.runners.items() if h in gone})
@@ -200,6 +203,7 @@ class Judging:
             if not down or self._stop_wanted() or time.monotonic() >= deadline:
                 if announced and not down:
                     self._log("every node answers again")
+                    self._healed = True
                 return down
             shown = [names.get(h, h) for h in down]
             if shown != announced:
@@ -207,7 +211,9 @@ class Judging:
                 self._log(f"waiting for {', '.join(shown)} to come back (up to {limit:.0f}s)")
                 self.event("waiting", nodes=shown, limit_s=limit)
                 self.save(status="restarting", waiting_for=shown)
-            time.sleep(max(0.0, min(0.25 if quick else delay, deadline - time.monotonic())))
+            # A node that gives no banner was asked for a quarter second: ask again at once.
+            pause = 0.25 - (time.monotonic() - asked) if quick else delay
+            time.sleep(max(0.0, min(pause, deadline - time.monotonic())))
             delay = delay if quick else min(delay * 2, 10.0)
 
     def _leave_out_failed_node(self, failure: Failure, n: int) -> None:
@@ -306,6 +312,7 @@ class Judging:
         return "restarting"
 
     def _end(self, status: str, exit_code: int) -> None:
+        reap(self.record.id, grace=0.5)  # what is left here: a next attempt's pre-warmed launcher that never ran
         self.hooks.release()
         trust.remove_runner_dir(self.record.id)
         self.save(status=status, exit_code=exit_code, ended=store.now_iso())

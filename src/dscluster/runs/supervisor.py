@@ -17,7 +17,6 @@ checkpoint (the trainer resumes from <run-dir>/checkpoints by itself) while rest
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import dataclasses
 import os
 import signal
@@ -30,8 +29,8 @@ from typing import Any
 
 from dscluster import fsutil, trust
 from dscluster.cluster.runner import LocalRunner
-from dscluster.launcher import backends
-from dscluster.launcher.masklog import MIN_SECRET, copy_masked
+from dscluster.launcher import backends, warm
+from dscluster.launcher.masklog import MIN_SECRET
 from dscluster.launcher.plan import LaunchRequest, build_plan
 from dscluster.runs import detect, diskspace, store
 from dscluster.runs.channel import NodeChannel, Pinger, close_all
@@ -45,18 +44,11 @@ from dscluster.runs.nodes import node_names, node_runners
 from dscluster.runs.reaper import reap
 from dscluster.runs.record import Attempt, LaunchSpec, RunRecord
 from dscluster.runs.runbook import RunBook
+from dscluster.runs.runnerproc import RunnerHold, mask_output, start_cold
 from dscluster.runs.verdict import Failure
 from dscluster.train.resumes import resume_env, step_of_env
 
 STOP_FILE = "stop"
-
-
-def _set_pdeathsig() -> None:
-    """Child-side: die with the supervisor. Without this a SIGKILLed supervisor leaves the runner."""
-    try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except OSError:
-        pass
 
 
 def pick_port() -> int:
@@ -69,6 +61,11 @@ def pick_port() -> int:
     while (port := random.SystemRandom().randrange(20000, 32000)) == 29500:
         pass
     return port
+
+
+def _warm_after() -> float:
+    """Seconds an attempt runs before the next one's launchers are pre-warmed (launcher/warm.py)."""
+    return float(os.environ.get("DSCLUSTER_WARM_AFTER", warm.AFTER))
 
 
 class Supervisor(RunBook, Judging):
@@ -85,6 +82,8 @@ class Supervisor(RunBook, Judging):
         # over ssh (Slurm) reaches them through its scheduler only.
         self.runners = node_runners(self.record) if self.backend.over_ssh else {}
         self._attempt = 0
+        self._runner_argv: list[str] | None = None
+        self.runner_hold = RunnerHold()  # the next attempt's DeepSpeed runner, importing (runs/runnerproc.py)
         self.log_path = self.run_dir / "logs" / "launcher.log"
         self._attempt_started = time.time()
         self._failure_logs: dict[Path, int] | None = None
@@ -130,9 +129,32 @@ class Supervisor(RunBook, Judging):
 
     def _request(self, attempt: int, port: int) -> LaunchRequest:
         # From self.cfg each time: under Slurm the hosts are recorded once the allocation is known.
-        return self.cfg.request(attempt, port, run_id=self.record.id, run_dir=self.run_dir,
-                                user_env=self._checkpoint_env, secrets=self.secrets,
-                                files_dir=trust.runner_dir(self.record.id))
+        req = self.cfg.request(attempt, port, run_id=self.record.id, run_dir=self.run_dir,
+                               user_env=self._checkpoint_env, secrets=self.secrets,
+                               files_dir=trust.runner_dir(self.record.id))
+        # While restarts remain, every node pre-warms its next launch.py (launcher/warm.py); a restart's nodes
+        # take theirs ("-": none to pre-warm after the last attempt).
+        after, linger = _warm_after(), float(self.cfg.restart_wait) + 30.0
+        if self._restarts_left(attempt):
+            return dataclasses.replace(req, warm=f"{after}:{linger:.0f}")
+        return dataclasses.replace(req, warm="-") if attempt > 1 else req
+
+    def _restarts_left(self, attempt: int) -> bool:
+        return attempt < 1 + int(self.cfg.max_restarts)
+
+    def _prewarm(self, n: int, masked: bool, *, after: float = 0.0) -> None:
+        """Another attempt may follow this one: its runner starts importing (runs/runnerproc.py) once this one
+        has run `after` seconds (as every node's launch.py, launcher/warm.py), or at once when it failed."""
+        if not self._restarts_left(n) or self._runner_argv is None or self.runner_hold.ready() \
+                or time.time() - self._attempt_started < after:
+            return
+        log = None if masked else fsutil.open_append(self.log_path)
+        try:
+            self.runner_hold.start(self._runner_argv, env=dict(os.environ), cwd=self.cfg.cwd,
+                                   stdout=subprocess.PIPE if masked else log)
+        finally:
+            if log is not None:
+                log.close()
 
     def run_attempt(self, n: int) -> tuple[int | None, Failure | None, bool]:
         """Returns (runner exit code, failure, stopped)."""
@@ -169,12 +191,12 @@ class Supervisor(RunBook, Judging):
             self._attempt_logs[self.log_path] = log_offset
             self._log(f"attempt {n}: {' '.join(plan.argv)}")
             masked = any(len(v) >= MIN_SECRET for v in self.secrets.values())
-            runner = subprocess.Popen(plan.argv, env={**os.environ, **plan.env}, cwd=c.cwd,
-                                      stdout=subprocess.PIPE if masked else log, stderr=subprocess.STDOUT,
-                                      stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=_set_pdeathsig)
+            self._runner_argv = plan.argv
+            runner = self.runner_hold.take(plan.argv, env={**os.environ, **plan.env}, cwd=c.cwd) or start_cold(
+                plan.argv, env={**os.environ, **plan.env}, cwd=c.cwd, stdout=subprocess.PIPE if masked else log)
             self._runner = runner
             if masked:
-                self._mask_output(runner, log)  # the log is the copying thread's now
+                mask_output(runner, log, self.secrets.values())  # the log is the copying thread's now
             else:
                 log.close()
             self._set_attempt(attempt, status="running", world_size=plan.world_size)
@@ -192,28 +214,6 @@ class Supervisor(RunBook, Judging):
                     with contextlib.suppress(OSError):
                         fsutil.unlink(f.path)
 
-    def _mask_output(self, runner: subprocess.Popen, log) -> None:
-        """Copy the runner's output into the launcher log with every secret value masked (launcher/masklog.py):
-        pdsh's and mpirun's relay of what the ranks print passes here."""
-        import threading
-
-        def copy() -> None:
-            def write(data: bytes) -> None:
-                try:
-                    log.write(data)
-                    log.flush()
-                except OSError:
-                    pass  # a full disk: the output is lost, never the run (the pipe keeps draining)
-
-            try:
-                copy_masked(runner.stdout.fileno(), write, self.secrets.values())
-            finally:
-                runner.stdout.close()
-                with contextlib.suppress(OSError):
-                    log.close()
-
-        threading.Thread(target=copy, name="launcher-log", daemon=True).start()
-
     def _watch(self, n: int, runner: subprocess.Popen, chans: list[NodeChannel],
                log_offset: int, world: int) -> tuple[int | None, Failure | None, bool]:
         c = self.cfg
@@ -228,8 +228,9 @@ class Supervisor(RunBook, Judging):
             if now - last_tick >= 1.0:
                 last_tick = now
                 self._tick()
+                self._prewarm(n, runner.stdout is not None, after=_warm_after())
             if self._stop_wanted():
-                self._teardown(runner, chans, grace=c.stop_grace, why="stop requested")
+                self._teardown(runner, chans, grace=c.stop_grace, why="stop requested", final=True)
                 return runner.returncode, None, True
             rc = runner.poll()
             text, log_offset = self._read_new(log_offset)
@@ -239,7 +240,7 @@ class Supervisor(RunBook, Judging):
             if failure is None and rc is not None:
                 doubt = self._doubt_success(chans, ranks_ok, world) if rc == 0 else None
                 if rc == 0 and doubt is None:
-                    self._teardown(runner, chans, grace=1.0, why="finished", quiet=True, settled=True)
+                    self._teardown(runner, chans, grace=1.0, why="finished", quiet=True, settled=True, final=True)
                     self._closing = chans  # closed once the run's end is recorded (run())
                     return 0, None, False
                 failure = Failure("exit", doubt or f"the DeepSpeed runner exited with {rc}")
@@ -266,20 +267,22 @@ class Supervisor(RunBook, Judging):
                 self.event("rank-failed" if failure.kind in ("rank-failed", "exit") else failure.kind,
                            attempt=n, detail=failure.detail, node=failure.node)
                 self._log(f"failure detected: {failure.detail}")
-                self._teardown(runner, chans, grace=c.grace, why=failure.kind)
+                self._prewarm(n, runner.stdout is not None)
+                self._teardown(runner, chans, grace=c.grace, why=failure.kind, final=not self._restarts_left(n))
                 return runner.returncode, failure, False
             time.sleep(0.1)
 
     def _teardown(self, runner: subprocess.Popen, chans: list[NodeChannel], *, grace: float, why: str,
-                  quiet: bool = False, settled: bool = False) -> None:
+                  quiet: bool = False, settled: bool = False, final: bool = False) -> None:
         """Kill this run's processes on every node, using only the run's own marker. `settled` (a clean end, see
-        _doubt_success): a node reporting none of them is not waited for (nothing to reap, no runner to start one)."""
+        _doubt_success): a node reporting none of them is not waited for (nothing to reap, no runner to start one).
+        `final`: the run ends, the next attempt's pre-warmed launchers go too."""
         t0 = time.monotonic()
         # A node that stopped answering (crash, partition) reaps itself: its watchdog's pings stop.
         lost = {ch.node for ch in chans if ch.closed or ch.silent_for() > detect.SUSPECT_AFTER}
         clear = {ch.node for ch in chans if settled and ch.last_hb is not None and ch.procs == 0}
         for ch in chans:
-            ch.send(f"kill {grace}")
+            ch.send(f"kill {grace}" + (" all" if final else ""))
         deadline = t0 + grace + 2.0  # the ranks' grace to exit on SIGTERM before the runner side goes
         for ch in chans:
             if ch.node not in lost | clear:
@@ -288,7 +291,7 @@ class Supervisor(RunBook, Judging):
         # The runner, pdsh and the ssh clients on this machine.
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(runner.pid, signal.SIGKILL)
-        reap(self.record.id, grace=0.5)
+        reap(self.record.id, grace=0.5, upto=None if final else self._attempt)
         with contextlib.suppress(subprocess.TimeoutExpired):
             runner.wait(timeout=5)
         # Nodes whose watchdog line is dead: one more try over a fresh ssh (a partitioned node reaps itself
@@ -317,6 +320,7 @@ class Supervisor(RunBook, Judging):
             self.exporter.stop()
             self._kill_runner_group()
             close_all(getattr(self, "_closing", ()))  # a clean end's watchdog lines, hung up already
+            self.runner_hold.drop()
 
     def _kill_runner_group(self) -> None:
         """However the supervision ends (an error too), nothing it started here outlives it: the runner's whole
@@ -356,7 +360,8 @@ class Supervisor(RunBook, Judging):
                 exit_code = 130
             if status != "restarting":
                 break
-            time.sleep(1.0)
+            if not getattr(self, "_healed", False):  # a node came back: that was the wait; else a second between attempts
+                time.sleep(1.0)
         self._end(status if status != "restarting" else "failed", exit_code)
         return exit_code
 

@@ -3,7 +3,8 @@
 The supervisor starts one on every node (over the cluster's ssh, or locally) before it starts the
 DeepSpeed runner, and keeps its stdin open. Protocol, one line each way:
 
-  supervisor -> node: "ping" (every quarter second), "kill" (tear the run down here now), "exit"
+  supervisor -> node: "ping" (every quarter second), "kill [GRACE [all]]" (tear the attempt down here now;
+                      `all`: the run ends, later attempts' pre-warmed launchers go too), "exit"
   node -> supervisor: "hb <number of the run's processes here> ranks=<RANK,...> stopped=<RANK,...>" every
                       quarter second (stopped: ranks in the stopped state, SIGSTOP or a debugger: their
                       collectives hang every other rank), and "reaped N (why)" when it tore the run down here.
@@ -122,6 +123,8 @@ def serve(run_id: str, ping_timeout: float, grace: float, interval: float = 0.25
                 elif cmd.startswith("kill"):
                     reason = "kill requested"
                     parts = cmd.split()
+                    if parts[2:3] == ["all"]:  # the run's end: its pre-warmed next launch.py too (launcher/warm.py)
+                        attempt = None
                     if len(parts) > 1:
                         try:
                             grace = float(parts[1])

@@ -9,6 +9,8 @@ A backend is how a run's ranks are started on its nodes: DeepSpeed's runner on t
   `--exclude-unhealthy`, shrinking), whether a scheduler hands out the nodes (`allocates`);
 - how its runs behave: whether the nodes run the spec's own interpreter (`nodes_python`), whether
   DeepSpeed's launch.py reports every rank's exit in the runner's output (`reports_rank_exits`),
+  whether every node's launch.py can be pre-warmed for a restart (`warm_launch`: the supervisor, for
+  heal-to-running within seconds),
   whether single devices of a host may be selected (`selects_slots`);
 - validation of the options against the spec (`check_local`, `check_selection`);
 - a scheduler's own request, for a backend that `allocates` (`request`, `check_request`,
@@ -68,6 +70,7 @@ class Backend:
     allocates: ClassVar[bool] = False  # a scheduler picks the nodes; they are known once allocated
     nodes_python: ClassVar[bool] = True  # the ranks run the spec's `python` (the runner names it)
     reports_rank_exits: ClassVar[bool] = False  # launch.py's "Process N exits successfully" reaches the output
+    warm_launch: ClassVar[bool] = False  # the runner's node command line names sys.executable (launcher/warm.py)
     selects_slots: ClassVar[bool] = True  # --include/--exclude may pick single devices of a host
     node_tools: ClassVar[tuple[str, ...]] = ()  # programs doctor's probe looks up on each node for check_tools
     hooks: ClassVar[str | None] = None  # "module:Class" of the supervisor's hooks; None: runs.hooks.NoHooks

@@ -1,0 +1,98 @@
+"""The pre-warmed launch.py (launcher/warm.py, issue #46): the shim DeepSpeed's pdsh command runs on a node
+starts the next attempt's warm server, and the next attempt's shim hands its argv, environment, working
+directory and stdout to it: the rank starts from a launch.py that imported torch before, with the same
+environment and arguments a cold start gives it, and the exit code comes back through the shim."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+from dscluster.launcher import warm
+from dscluster.safepython import module_argv, module_argv_for
+
+RANK = """import os, sys
+with open("/proc/%d/cmdline" % os.getppid(), "rb") as f:
+    parent = f.read().replace(b"\\0", b" ").decode()
+print("RANK", os.environ["RANK"], "ATTEMPT", os.environ["DSCLUSTER_ATTEMPT"], "EXTRA", os.environ.get("EXTRA"),
+      "ARGS", " ".join(sys.argv[1:]), "PARENT", parent, flush=True)
+sys.exit(int(os.environ.get("EXIT", "0")))
+"""
+
+
+def test_module_call_reads_every_argv_safepython_builds():
+    args = ["--hostfile=h", "x.py"]
+    assert warm.module_call([*module_argv("/p/python", "deepspeed.launcher.runner"), *args]) == \
+        ("deepspeed.launcher.runner", None, args)
+    assert warm.module_call([*module_argv("/p/python", "m.n", version=(3, 10)), *args]) == ("m.n", None, args)
+    assert warm.module_call([*module_argv_for("/p/python", "m.n", "/node/python -P -m w"), *args]) == \
+        ("m.n", "/node/python -P -m w", args)
+    assert warm.module_call(["/p/python", "-c", "print(1)", "x"]) is None
+
+
+def _shim(tmp_path, run_id: str, attempt: int, *extra_env: tuple[str, str]) -> subprocess.CompletedProcess:
+    world = base64.urlsafe_b64encode(json.dumps({"localhost": [0]}).encode()).decode()
+    env = {**os.environ, "DSCLUSTER_RUN_ID": run_id, "DSCLUSTER_ATTEMPT": str(attempt),
+           warm.WARM_VAR: "0:60", **dict(extra_env)}
+    argv = [*module_argv(sys.executable, "dscluster.launcher.warm"), "-u", "-m", warm.LAUNCH,
+            f"--world_info={world}", "--node_rank=0", "--master_addr=127.0.0.1", f"--master_port={29600 + attempt}",
+            "rank.py", f"a{attempt}"]
+    return subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+
+
+def _servers(run_id: str) -> dict[int, int]:
+    """attempt -> pid of this run's warm servers on this machine."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        if b"serve" in argv and run_id.encode() in argv:
+            found[int(argv[argv.index(run_id.encode()) + 1])] = int(entry)
+    return found
+
+
+def _ready(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/maps") as f:
+            return "libtorch" in f.read()
+    except OSError:
+        return False
+
+
+@pytest.mark.slow
+def test_the_next_attempt_runs_in_the_launch_py_warmed_before_it(tmp_path):
+    pytest.importorskip("deepspeed")
+    (tmp_path / "rank.py").write_text(RANK)
+    run_id = f"warmtest-{uuid.uuid4().hex[:8]}"
+    try:
+        first = _shim(tmp_path, run_id, 1)
+        assert first.returncode == 0, first.stdout + first.stderr
+        assert "RANK 0 ATTEMPT 1 EXTRA None ARGS --local_rank=0 a1 PARENT" in first.stdout
+        assert "dscluster.launcher.warm" not in first.stdout.split("PARENT", 1)[1].splitlines()[0]  # cold
+        deadline = time.monotonic() + 240
+        while not (2 in _servers(run_id) and _ready(_servers(run_id)[2])) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        server = _servers(run_id)[2]
+        assert _ready(server)
+
+        second = _shim(tmp_path, run_id, 2, ("EXTRA", "yes"), ("EXIT", "3"))
+        line = next(x for x in second.stdout.splitlines() if x.startswith("RANK"))
+        # The shim's own environment and arguments reached the rank, from the warm server's launch.py.
+        assert line.startswith("RANK 0 ATTEMPT 2 EXTRA yes ARGS --local_rank=0 a2 PARENT"), line
+        assert f"serve {run_id} 2 " in line, line
+        assert "exits with return code = 3" in second.stdout + second.stderr
+        assert second.returncode == 1  # launch.py's own exit when a rank fails, through the shim
+        assert server not in _servers(run_id).values()  # used once, gone
+    finally:
+        for pid in _servers(run_id).values():
+            os.kill(pid, 9)
