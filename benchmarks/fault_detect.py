@@ -103,7 +103,7 @@ class Faults:
         return self.run_id
 
     def warm_ready(self) -> bool:
-        """Every node has the next attempt's launch.py pre-warmed: its warm server has torch mapped."""
+        """Every node has the next attempt's launch.py pre-warmed: its warm server has imported (its name)."""
         ready = 0
         want = f"serve\0{self.run_id}\0{self.attempt + 1}\0".encode()
         for entry in os.listdir("/proc"):
@@ -113,8 +113,8 @@ class Faults:
                 with open(f"/proc/{entry}/cmdline", "rb") as f:
                     if want not in f.read():
                         continue
-                with open(f"/proc/{entry}/maps") as f:
-                    ready += "libtorch" in f.read()
+                with open(f"/proc/{entry}/comm") as f:
+                    ready += f.read().strip() == "dscluster-warm"
             except OSError:
                 continue
         return ready >= self.n

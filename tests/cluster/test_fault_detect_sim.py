@@ -63,9 +63,9 @@ def node_of(sim, pid: int) -> str | None:
     return next((n for n in sim.nodes if os.readlink(f"/proc/{sim._node(n)['pid1']}/ns/pid") == ns), None)
 
 
-def launch(cli: SimCli, name: str, *args: str) -> str:
+def launch(cli: SimCli, name: str, *args: str, extra: dict[str, str] | None = None) -> str:
     res = cli("launch", "--cluster", str(cli.sim.spec_path), "--detach", "--skip-doctor", "--name", name,
-              "--restart-wait", "300", *args, SCRIPT, "--steps", "100000", "--sleep", "0.2")
+              "--restart-wait", "300", *args, SCRIPT, "--steps", "100000", "--sleep", "0.2", extra=extra)
     assert res.returncode == 0, res.stdout + res.stderr
     return next(w for w in res.stdout.split() if w.startswith(name + "-"))
 
@@ -97,11 +97,36 @@ def a_rank_on(sim, run_id: str, attempt: int, node: str) -> int:
     return next(p for p, _ in attempt_procs(run_id, attempt, ranks_only=True) if node_of(sim, p) == node)
 
 
+def warm_servers(run_id: str, attempt: int) -> list[int]:
+    """PIDs of the run's pre-warmed launch.py for `attempt` (launcher/warm.py) that have imported torch: named
+    `dscluster-warm` then."""
+    want, found = f"serve\0{run_id}\0{attempt}\0".encode(), []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                if want not in f.read():
+                    continue
+            with open(f"/proc/{entry}/comm") as f:
+                if f.read().strip() == "dscluster-warm":
+                    found.append(int(entry))
+        except OSError:
+            continue
+    return found
+
+
+def parent_of(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[1])
+
+
 @pytest.mark.parametrize("fault", ["partition", "freeze"])
 def test_a_lost_node_is_torn_down_everywhere_and_the_next_attempt_runs_once_healed(cli, sim, fault):
-    run_id = launch(cli, fault, "--max-restarts", "1")
+    # The next attempt's launchers pre-warmed as soon as the first one's ranks run (15 s by default).
+    run_id = launch(cli, fault, "--max-restarts", "1", extra={"DSCLUSTER_WARM_AFTER": "0"})
     try:
         running(cli, run_id, 1)
+        assert wait_for(lambda: len(warm_servers(run_id, 2)) == 3, 300, 0.5), warm_servers(run_id, 2)
+        warmed = set(warm_servers(run_id, 2))
         getattr(sim, fault)("node2")
         try:
             # Every rank of attempt 1 gone (a frozen node's own stay stopped until it is continued).
@@ -113,6 +138,9 @@ def test_a_lost_node_is_torn_down_everywhere_and_the_next_attempt_runs_once_heal
         finally:
             sim.heal("node2")
         running(cli, run_id, 2)
+        # Every node's attempt-2 rank was started by the launch.py warmed before the fault (the cut-off or
+        # frozen node's own included), not by a cold one.
+        assert {parent_of(p) for p, _ in attempt_procs(run_id, 2, ranks_only=True)} == warmed
         assert wait_for(lambda: not attempt_procs(run_id, 1), 60, 0.5), attempt_procs(run_id, 1)
         assert [e["why"] for e in events(cli, run_id) if e["event"] == "teardown"] == ["node-lost"]
     finally:

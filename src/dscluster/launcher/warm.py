@@ -47,6 +47,7 @@ from dscluster.safepython import module_argv
 WARM_VAR = "DSCLUSTER_WARM"  # AFTER:LINGER seconds while restarts remain ("-" in the last attempt: none to warm)
 AFTER = 15.0  # a launch.py whose ranks ran this long gets a warm successor (the supervisor's DSCLUSTER_WARM_AFTER)
 LAUNCH = "deepspeed.launcher.launch"
+READY_NAME = "dscluster-warm"  # a warm server's /proc/PID/comm once it has imported what it pre-warms
 _HEAD = struct.Struct("!I")
 
 
@@ -82,6 +83,7 @@ def run_module_main(module: str, args: list[str], *, env: dict[str, str] | None 
     sys.argv = [module, *args]
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, signal.SIG_DFL)
+    sys.modules.pop(module, None)  # run afresh as __main__ (what it imported stays): no runpy warning
     try:
         runpy.run_module(module, run_name="__main__", alter_sys=True)
         code = 0
@@ -161,6 +163,7 @@ def serve(run_id: str, attempt: int, watched: int, started: str, after: float, l
     if not _wait_to_import(watched, started, after):
         return 0  # the attempt ended before its successor was worth warming: a restart starts cold
     __import__(LAUNCH)
+    _set_name(READY_NAME)
     sock.settimeout(1.0)
     gone_at = None
     while True:
@@ -177,6 +180,16 @@ def serve(run_id: str, attempt: int, watched: int, started: str, after: float, l
             if _peer_is_us(conn):
                 sock.close()
                 return _serve_one(conn)
+
+
+def _set_name(name: str) -> None:
+    """This process's name in /proc/PID/comm (what `ps -o comm` shows): READY_NAME once it has imported."""
+    try:
+        import ctypes  # noqa: PLC0415
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(15, name.encode()[:15], 0, 0, 0)  # PR_SET_NAME
+    except (OSError, AttributeError):
+        pass
 
 
 def _recv_exact(conn: socket.socket, n: int) -> bytes:

@@ -287,6 +287,7 @@ class Judging:
                           explanation=recorded)
         restart = n < max_attempts and (exp is None or exp.retry) and not (recorded or {}).get("no_restart") \
             and not self._stop_wanted()
+        self.set_aside_torn_steps(n)
         return exit_code, bool(restart)
 
     def _before_restart(self, n: int, failure: Failure) -> str:

@@ -177,6 +177,27 @@ class RunBook:
                 self._log(f"{src.name} is torn (its save did not finish): moved aside to {dst}")
                 self.event("checkpoint-torn", attempt=n, checkpoint=str(src), moved_to=str(dst))
 
+    def set_aside_torn_steps(self, n: int) -> None:
+        """Once attempt `n`'s failure is judged: a `step-N` of the run's checkpoints without its COMMIT.json (the
+        failure tore its save) is renamed `step-N.incomplete-K` now, not at the next save of that step, so no
+        one (`ckpt`, a copy, a person) takes it for a checkpoint meanwhile. Nothing writes it any more: the
+        attempt is torn down (a rank on a cut-off node that still writes follows the rename)."""
+        from dscluster.train.commits import committed_steps, set_aside_uncommitted, step_dirs
+
+        save_dir = store.save_dir(self.run_dir, self.record)
+        if save_dir.is_symlink():
+            return  # never follow a link the node user may have planted
+        done = set(committed_steps(save_dir))
+        for step in (s for s in step_dirs(save_dir) if s.step not in done):
+            try:
+                aside = set_aside_uncommitted(save_dir, step.step)
+            except Exception as err:  # noqa: BLE001 - a checkpoint left as it is never fails the run's end
+                self._log(f"{step.path.name} is torn but could not be renamed: {err}")
+                continue
+            if aside is not None:
+                self._log(f"{step.path.name} is torn (its save did not finish): renamed {aside.name}")
+                self.event("checkpoint-torn", attempt=n, checkpoint=str(step.path), moved_to=str(aside))
+
     def _refresh_checkpoint(self) -> None:
         step = latest_committed(store.save_dir(self.run_dir, self.record))
         if step is not None and step != self.record.last_checkpoint_step:
