@@ -51,6 +51,11 @@ READY_NAME = "dscluster-warm"  # a warm server's /proc/PID/comm once it has impo
 _HEAD = struct.Struct("!I")
 
 
+def after_seconds() -> float:
+    """Seconds an attempt runs before the next one's launchers are pre-warmed (the supervisor's setting)."""
+    return float(os.environ.get("DSCLUSTER_WARM_AFTER", AFTER))
+
+
 def socket_name(run_id: str, attempt: int) -> bytes:
     """The abstract socket of one attempt's warm launch.py on a node (per network namespace: per node)."""
     return f"\0dscluster-warm/{os.getuid()}/{run_id}/{attempt}".encode()

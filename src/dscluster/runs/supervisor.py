@@ -63,11 +63,6 @@ def pick_port() -> int:
     return port
 
 
-def _warm_after() -> float:
-    """Seconds an attempt runs before the next one's launchers are pre-warmed (launcher/warm.py)."""
-    return float(os.environ.get("DSCLUSTER_WARM_AFTER", warm.AFTER))
-
-
 class Supervisor(RunBook, Judging):
     def __init__(self, run_dir: Path, record: RunRecord, secrets: dict[str, str] | None = None):
         # The record comes from the launching process (start.py's hand-off), not from run.json: the node
@@ -134,7 +129,7 @@ class Supervisor(RunBook, Judging):
                                files_dir=trust.runner_dir(self.record.id))
         # While restarts remain, every node pre-warms its next launch.py (launcher/warm.py); a restart's nodes
         # take theirs ("-": none to pre-warm after the last attempt).
-        after, linger = _warm_after(), float(self.cfg.restart_wait) + 30.0
+        after, linger = warm.after_seconds(), float(self.cfg.restart_wait) + 30.0
         if self._restarts_left(attempt):
             return dataclasses.replace(req, warm=f"{after}:{linger:.0f}")
         return dataclasses.replace(req, warm="-") if attempt > 1 else req
@@ -228,7 +223,7 @@ class Supervisor(RunBook, Judging):
             if now - last_tick >= 1.0:
                 last_tick = now
                 self._tick()
-                self._prewarm(n, runner.stdout is not None, after=_warm_after())
+                self._prewarm(n, runner.stdout is not None, after=warm.after_seconds())
             if self._stop_wanted():
                 self._teardown(runner, chans, grace=c.stop_grace, why="stop requested", final=True)
                 return runner.returncode, None, True
