@@ -129,13 +129,26 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "Install that version in the node image or venv on every node (pip install -U \"PACKAGE>=VERSION\"), "
          "restart the Python process (a notebook kernel keeps the old module loaded), and check with pip show.",
          retry=False),
+    # DeepSpeed's own checks (assertions, ValueError/NotImplementedError) that refuse a combination of features: "X is
+    # incompatible with / not (yet) supported with ZeRO stage 3, pipeline parallelism, offload, ...".
+    _sig("ds-incompatible", r"(?:incompatible|not (?:yet |currently )?(?:supported|compatible))\b[^\n]{0,120}?"
+         r"\b(?:ZeRO|stage ?[0-3]\b|pipeline parallel|(?:cpu|nvme|param\w*|optimizer) offload|DeepCompile|ZenFlow)",
+         "DeepSpeed refused a combination of features: the message names one that does not work with the ZeRO stage, "
+         "pipeline parallelism or offload the ds_config turns on (e.g. gradient accumulation through no_sync() with "
+         "ZeRO-3).",
+         "Change the ds_config or the script so the two are not used together (another ZeRO stage, offload off, or "
+         "without the feature the message names; with ZeRO-3 let DeepSpeed accumulate gradients through "
+         "gradient_accumulation_steps instead of no_sync()); a restart fails the same way.", retry=False),
     # What Slurm says when it refuses a request: the submission's verdict, or sbatch's/salloc's own error line
     # before it (a GRES form the cluster no longer accepts, a GPU request it requires) — except a controller that
     # did not answer, which a later try may pass.
-    _sig("slurm-request-invalid", r"(?:Batch job submission failed|Unable to allocate resources|Unable to create step "
-         r"for job \d+|(?:sbatch|salloc): error)(?::\s+|\s*:\s*)(?!Job/step already|Socket timed out|Unable to contact|"
-         r"Job has been cancelled|Batch job submission failed|Unable to allocate|slurm_receive_msg|"
-         r"Connection refused)\S",
+    # The job id as quoted or elided ("for job 123.0", "for job ...", none); Slurm's own refusal reasons alone.
+    _sig("slurm-request-invalid", r"(?:Batch job submission failed|Unable to allocate resources|Unable to create step"
+         r"(?: for job [^\s:]{1,40})?|(?:sbatch|salloc): error)(?::\s+|\s*:\s*)(?!Job/step already|Socket timed out|"
+         r"Unable to contact|Job has been cancelled|Batch job submission failed|Unable to allocate|slurm_receive_msg|"
+         r"Connection refused)\S|More processors requested than permitted|Requested node configuration is not available|"
+         r"Invalid generic resource \(gres\) specification|Invalid (?:partition name|qos specification|account or "
+         r"account/partition combination)|Node count specification invalid|Memory required by task is not available",
          "Slurm refused the job's resource request: no node of the partition can satisfy it (more GPUs, tasks or "
          "CPUs per node than the nodes have or allow, a GRES form the cluster does not use, a partition, account "
          "or QOS it requires missing).",

@@ -272,11 +272,11 @@ _TABLE: tuple[Signature, ...] = (
          "A DeepSpeed JIT op build was killed mid-compile and left a lock file; every later job waits on it.",
          "Remove the `lock` file under ~/.cache/torch_extensions/<py>/<op>/ (or TORCH_EXTENSIONS_DIR) and "
          "launch again.", retry=False),
-    _sig("nccl-ib-memlock", "Call to ibv_reg_mr failed|" + then("ibv_reg_mr", "Cannot allocate memory") + "|" + then("NET/IB", "memlock"),
-         "NCCL could not register memory with the InfiniBand/RoCE adapter: the locked-memory limit (ulimit -l) is "
-         "too low, typical in containers.",
-         "Raise it: docker run --ulimit memlock=-1 (and --cap-add IPC_LOCK), or `* - memlock unlimited` in "
-         "/etc/security/limits.conf.", retry=False),
+    _sig("nccl-ib-memlock", r"Call to ibv_reg_mr failed|RLIMIT_MEMLOCK|" + then(r"\bibv_(?:reg_mr|create_|alloc_)",
+         "Cannot allocate memory") + "|" + then("NET/IB", "memlock"),  # any verbs object: NCCL's, UCX's, MPI's
+         "NCCL (or UCX/MPI) could not lock memory for the InfiniBand/RoCE adapter: the locked-memory limit (ulimit -l) "
+         "is too low, or the container lacks IPC_LOCK.",
+         "Raise it: docker run --ulimit memlock=-1 (and --cap-add IPC_LOCK), or `* - memlock unlimited` in /etc/security/limits.conf.", retry=False),
     _sig("nccl-ib", r"NET/IBP?\s*:?\s*Got completion\b|" + then("NET/IB", r"ibv_\w+ failed|local catastrophic error|async event")
          + r"|Call to ibv_\w+ failed|IBV_WC_RETRY_EXC_ERR|" + then("NET/IB : ", "Unable to|failed"),
          "NCCL's InfiniBand/RoCE transport failed between nodes (a completion error: the adapters cannot reach "
@@ -292,7 +292,7 @@ _TABLE: tuple[Signature, ...] = (
          "NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME to that interface (e.g. eth0) on every node; use IPs in the "
          "hostfile and --master_addr.", retry=False),
     _sig("nccl-no-interface", r"(?:Bootstrap|NET/Socket) ?: no (?:socket )?interface found|"
-         r"Unable to find address for: \S+|no socket interface found",
+         r"Unable to find address for: \S+|no socket interface found|is neither AF_INET\(2\) nor AF_INET6|Socket creation failed : Address family not supported",
          "NCCL/gloo found no usable network interface: NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME names one that "
          "this node does not have.",
          "Set NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME to the training network's interface as it is named on every "
