@@ -139,7 +139,9 @@ def _report(outcomes: list[Outcome]) -> str:
     groups = {"tune": lambda c: c.split == "tune", "holdout": lambda c: c.split == "holdout",
               "holdout round 2": lambda c: c.split == "holdout" and c.round == 2,
               "holdout round 3": lambda c: c.split == "holdout" and c.round == 3,
-              "holdout round 4": lambda c: c.split == "holdout" and c.round == 4}
+              "holdout round 4": lambda c: c.split == "holdout" and c.round == 4,
+              "holdout round 5": lambda c: c.split == "holdout" and c.round == 5,
+              "round 5, both splits (all unseen when measured)": lambda c: c.round == 5}
     for split, member in groups.items():
         s = score([o for o in outcomes if member(o.case)])
         lines.append(f"{split}: n={s['n']} right={s['right']:.0%} generic={s['generic']:.0%} wrong={s['wrong']:.0%} "
