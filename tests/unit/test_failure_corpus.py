@@ -21,15 +21,16 @@ from dscluster import explain
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "failures"
 # Answers that name no cause: the rank's own words or the signal, and what the other ranks see.
 GENERIC = explain.GENERIC | {"python-error", "rank-crash", "nccl-error", "native-error", "aborted", "segfault"}
-# Floors, asserted per split. The issue's targets: at least 0.90 right on the held-out split, at most 0.02 misleading.
-# Reached (2026-12-05), each round measured once after its rules were written from the tune split: held-out 58/67
-# right (0.866), 0/67 misleading. Rounds 1-3 alone: 56/62 (0.903); round 4: 2/5 (an srun refusal quoted with its job
-# id elided, one with its words mistyped, and DeepSpeed's ZeRO-3 no_sync assertion, which no rule reads). The floor
-# was 0.88 on the 44 cases of rounds 1-2 (0.91 now); it is what the larger split reaches, never to be lowered
-# again; raise it to the target once a fresh held-out round gets there. Misleading: the target is met.
-MIN_RIGHT_HOLDOUT = 0.86
-MAX_WRONG = 0.02
-MIN_RESTART_AGREES = 0.94  # 147/155 (0.948); 0.95 before round 4's unanswered cases
+# Floors, asserted per split, set at what the corpus meets (never above it). The issue's targets: at least 0.90 right
+# on the held-out split, at most 0.02 misleading. Each round is measured once, after its rules are committed.
+# Round 5 (2026-12-05): its 15 held-out logs, unseen when measured: 11 right (0.73), none misleading; all 26 of the
+# round (both splits, all unseen): 21 right (0.81). Everything held out when measured, rounds 1-5: 69/82 (0.84), none
+# misleading, so the 0.90 target is not met on unseen logs. Round 4's 9 examined misses were moved to the tune split;
+# the held-out split as it stands (73) is 69 right (0.945): the floor guards that split against regressions. A new
+# round changes the split: its one measurement sets this floor anew at what the grown split meets (RESULTS.md).
+MIN_RIGHT_HOLDOUT = 0.94
+MAX_WRONG = 0.02  # met: 0 misleading on either split
+MIN_RESTART_AGREES = 0.96  # 174/181 (0.961)
 
 
 @dataclass(frozen=True)
