@@ -42,17 +42,25 @@ PY = sys.executable
 FAULTS = ("killed rank", "partition", "frozen node", "restarted node", "stopped rank")
 
 
-def ranks(run_id: str) -> dict[int, list[tuple[int, str]]]:
-    """attempt -> [(pid, state)] of the run's ranks (tiny_rank.py processes) on every simulated node."""
-    out: dict[int, list[tuple[int, str]]] = {}
-    needle = f"DSCLUSTER_RUN_ID={run_id}".encode()
+def processes(needle: bytes):
+    """The PIDs (as /proc names them) of the processes whose command line holds `needle`."""
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/cmdline", "rb") as f:
-                if b"tiny_rank.py" not in f.read():
-                    continue
+                if needle in f.read():
+                    yield entry
+        except OSError:
+            continue
+
+
+def ranks(run_id: str) -> dict[int, list[tuple[int, str]]]:
+    """attempt -> [(pid, state)] of the run's ranks (tiny_rank.py processes) on every simulated node."""
+    out: dict[int, list[tuple[int, str]]] = {}
+    needle = f"DSCLUSTER_RUN_ID={run_id}".encode()
+    for entry in processes(b"tiny_rank.py"):
+        try:
             with open(f"/proc/{entry}/environ", "rb") as f:
                 env = f.read().split(b"\0")
             with open(f"/proc/{entry}/stat") as f:
@@ -106,13 +114,8 @@ class Faults:
         """Every node has the next attempt's launch.py pre-warmed: its warm server has imported (its name)."""
         ready = 0
         want = f"serve\0{self.run_id}\0{self.attempt + 1}\0".encode()
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
+        for entry in processes(want):
             try:
-                with open(f"/proc/{entry}/cmdline", "rb") as f:
-                    if want not in f.read():
-                        continue
                 with open(f"/proc/{entry}/comm") as f:
                     ready += f.read().strip() == "dscluster-warm"
             except OSError:

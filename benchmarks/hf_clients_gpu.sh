@@ -14,24 +14,8 @@ out=${1:-${OUT:-/tmp/hf42-out}}
 rounds=${ROUNDS:-2}
 cd "$root"
 mkdir -p "$out"
-if ls .whl/*.whl >/dev/null 2>&1 && ! python3 -c "import deepspeed" 2>/dev/null; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-  export PYTHONPATH=/tmp/site
-fi
-export PYTHONPATH="$root/src${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 TORCH_CUDA_ARCH_LIST=9.0
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
-export DSCLUSTER_SHARED=/var/tmp/hf42-shared DSCLUSTER_HOME=/var/tmp/hf42-home
-export MODEL_DIM=${MODEL_DIM:-1024} MODEL_LAYERS=${MODEL_LAYERS:-12} SEQ_LEN=${SEQ_LEN:-1024} N_SAMPLES=${N_SAMPLES:-4096}
-work=/var/tmp/hf42-work
-rm -rf "$work" "$DSCLUSTER_SHARED" && mkdir -p "$work" && cp tests/data/hf_trainer_script.py "$work/"
-cat >"$work/ds_config.json" <<'JSON'
-{
-  "train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto",
-  "gradient_clipping": "auto", "bf16": {"enabled": "auto"},
-  "zero_optimization": {"stage": 2, "overlap_comm": true, "reduce_bucket_size": "auto", "allgather_bucket_size": 5e8}
-}
-JSON
-cd "$work"
+tag=hf42
+. "$root/benchmarks/hf_gpu_setup.sh"
 python3 -c "import torch, transformers, deepspeed; print('torch', torch.__version__, 'transformers', transformers.__version__, 'deepspeed', deepspeed.__version__, torch.cuda.get_device_name(0))"
 args=(--deepspeed ds_config.json --per_device_train_batch_size 8 --save_steps 30 --logging_steps 10
       --bf16 --report_to none --learning_rate 3e-4)
