@@ -366,6 +366,12 @@ def test_a_person_added_from_the_controller_launches_as_themselves_across_the_no
     for host in ("host0", "host1", "host2"):
         assert deploy.on_host(host, ENGINE, "exec", deploy.container, "id", "-u", person).returncode != 0, host
     assert not Path("/etc/dscluster/people", person).exists() and not Path("/etc/dscluster/keys", person).exists()
+    # `hub stop` on the controller stops that hub in the master's container (not "JupyterHub is not running").
+    stopped = deploy.cli("hub", "stop", "--cluster", str(deploy.spec))
+    assert stopped.returncode == 0 and "master's node container" in stopped.stdout, stopped.stdout + stopped.stderr
+    assert wait_for(lambda: subprocess.run(["nsenter", f"--net=/run/netns/{netns}", sys.executable, "-c", hub],
+                                           capture_output=True, text=True).stdout.strip() != "200", 60)
+    assert deploy.cli("hub", "url", "--cluster", str(deploy.spec)).returncode == 1
 
 
 def test_down_leaves_nothing_and_up_again_keeps_the_pinned_host_keys(deploy):

@@ -39,6 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     url.add_argument("--cluster", metavar="SPEC", help=tr("cluster spec (dscluster.toml)"))
     url.set_defaults(func=cmd_url)
     stop = verbs.add_parser("stop", help=tr("stop JupyterHub, its proxy and everyone's JupyterLab"))
+    stop.add_argument("--cluster", metavar="SPEC", help=tr("cluster spec (dscluster.toml)"))
     stop.set_defaults(func=cmd_stop)
     parser.set_defaults(func=lambda args: (parser.print_help(), 2)[1])
 
@@ -97,15 +98,19 @@ def cmd_url(args: argparse.Namespace) -> int:
     return 0
 
 
-# Run as root in the master's node container: the running hub's state there (no secret in it), as JSON.
+# Run as root in the master's node container: the running hub's state there (no secret in it), as JSON; or the
+# hub stopped there (hub.stop_hub: its proxy and everyone's JupyterLab with it), the state it had.
 _STATE_THERE = ("import dataclasses, json\nfrom dscluster.node import hub\ns = hub.running_state()\n"
                 "print(json.dumps(dataclasses.asdict(s) if s else None))")
+_STOP_THERE = _STATE_THERE.replace("hub.running_state()", "hub.stop_hub()")
 
 
-def _in_master_container(args: argparse.Namespace) -> hub.HubState | None:
+def _in_master_container(args: argparse.Namespace, code: str = _STATE_THERE) -> hub.HubState | None:
     """The hub of `dscluster up`'s node containers, which the master's agent starts once the cluster has people:
-    its state lives in that container (its state volume), read there as root over the operator's own ssh to the
-    master host. None where the cluster has no node containers running (bare hosts, a simulated cluster)."""
+    its state lives in that container (its state volume), read there (or, with _STOP_THERE, stopped there) as root
+    over the operator's own ssh to the master host; its pid is the container's. None where the cluster has no
+    node containers running (bare hosts, a simulated cluster) or no hub runs there. The agent does not start a
+    stopped hub again: `dscluster up` does."""
     import json  # noqa: PLC0415
 
     from dscluster.commands.user import _host, is_simulated  # noqa: PLC0415
@@ -121,7 +126,7 @@ def _in_master_container(args: argparse.Namespace) -> hub.HubState | None:
 
     runner = _host(spec.master)
     engine = team.running_engine(spec, runner)
-    done = team.in_container(spec, engine, runner, ["python", "-I", "-c", _STATE_THERE]) if engine else None
+    done = team.in_container(spec, engine, runner, ["python", "-I", "-c", code]) if engine else None
     try:
         data = json.loads(done.stdout.strip().splitlines()[-1]) if done is not None and done.ok else None
         return hub.HubState(**data) if data else None
@@ -176,8 +181,15 @@ def _not_running() -> int:
 
 def cmd_stop(args: argparse.Namespace) -> int:
     stopped = hub.stop_hub()
+    if stopped is not None:
+        print(f"{OK} " + tr("JupyterHub stopped (pid {pid}), with its proxy and everyone's JupyterLab",
+                            pid=stopped.pid))
+        print(next_steps("dscluster hub start"))
+        return 0
+    stopped = _in_master_container(args, _STOP_THERE)  # dscluster up's node containers: the master's agent's hub
     if stopped is None:
         return _not_running()
-    print(f"{OK} " + tr("JupyterHub stopped (pid {pid}), with its proxy and everyone's JupyterLab", pid=stopped.pid))
-    print(next_steps("dscluster hub start"))
+    print(f"{OK} " + tr("JupyterHub stopped in the master's node container (pid {pid} there), with its proxy and "
+                        "everyone's JupyterLab; `dscluster up` starts it again", pid=stopped.pid))
+    print(next_steps("dscluster up"))
     return 0
