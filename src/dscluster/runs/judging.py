@@ -161,6 +161,11 @@ class Judging:
             # The rank's own words stay beside it (the attempt's reason, status's "first error"), the ENOSPC first.
             return dataclasses.replace(full, error=enospc_first(exp.error, full)) if exp is not None and exp.error \
                 else full
+        if exp is not None and exp.signature == "ssh-unreachable" and failure.kind in ("unreachable", "node-lost") \
+                and failure.node:  # reachable at the launch's checks, lost since: waited for, restarted once back
+            exp = explainer.custom("ssh-255", "The SSH connection to a node dropped while the run was going (node "
+                                   "down or rebooted, sshd stopped, network).", "Check the node with `dscluster "
+                                   "doctor`; `dscluster node start` restarts its sshd.", exp.evidence, True)
         if exp is not None and exp.signature == "ssh-255" and sim is not None and failure.node:
             # On a simulated cluster a node's sshd comes back with `sim heal`, not `node start`.
             exp = explainer.custom("ssh-255", exp.cause, "Check the node with `dscluster doctor`; {heal} brings it "
