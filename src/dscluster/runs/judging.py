@@ -26,6 +26,7 @@ from dscluster.runs.verdict import (
     killed_by_signal,
     signal_name,
 )
+from dscluster.signatures import SIGNATURES
 
 
 def error_fields(error: dict) -> dict:
@@ -163,9 +164,8 @@ class Judging:
                 else full
         if exp is not None and exp.signature == "ssh-unreachable" and failure.kind in ("unreachable", "node-lost") \
                 and failure.node:  # reachable at the launch's checks, lost since: waited for, restarted once back
-            exp = explainer.custom("ssh-255", "The SSH connection to a node dropped while the run was going (node "
-                                   "down or rebooted, sshd stopped, network).", "Check the node with `dscluster "
-                                   "doctor`; `dscluster node start` restarts its sshd.", exp.evidence, True)
+            dropped = next(s for s in SIGNATURES if s.name == "ssh-255")
+            exp = explainer.custom(dropped.name, dropped.cause, dropped.fix, exp.evidence, True)
         if exp is not None and exp.signature == "ssh-255" and sim is not None and failure.node:
             # On a simulated cluster a node's sshd comes back with `sim heal`, not `node start`.
             exp = explainer.custom("ssh-255", exp.cause, "Check the node with `dscluster doctor`; {heal} brings it "
