@@ -23,14 +23,19 @@ CORPUS = Path(__file__).resolve().parents[1] / "data" / "failures"
 GENERIC = explain.GENERIC | {"python-error", "rank-crash", "nccl-error", "native-error", "aborted", "segfault"}
 # Floors, asserted per split, set at what the corpus meets (never above it). The issue's targets: at least 0.90 right
 # on the held-out split, at most 0.02 misleading. Each round is measured once, after its rules are committed.
-# Round 5 (2026-12-05): its 15 held-out logs, unseen when measured: 11 right (0.73), none misleading; all 26 of the
-# round (both splits, all unseen): 21 right (0.81). Everything held out when measured, rounds 1-5: 69/82 (0.84), none
-# misleading, so the 0.90 target is not met on unseen logs. Round 4's 9 examined misses were moved to the tune split;
-# the held-out split as it stands (73) is 69 right (0.945): the floor guards that split against regressions. A new
-# round changes the split: its one measurement sets this floor anew at what the grown split meets (RESULTS.md).
-MIN_RIGHT_HOLDOUT = 0.94
-MAX_WRONG = 0.02  # met: 0 misleading on either split
-MIN_RESTART_AGREES = 0.96  # 174/181 (0.961)
+# Round 6 (2026-12-05), 26 logs from threads never used, split by the hash before any was run through the explainer
+# and measured before any rule was written for them: its 16 held-out logs 3 right (0.19), 1 misleading; all 26 of the
+# round 4 right (0.15), 4 misleading (NVML's "Driver/library version mismatch" read as nodes' version mismatch; a
+# container without the driver's libcuda.so.1 read as a missing library). Everything held out when measured, rounds
+# 1-6: 72/98 (0.73). The floors below are what the corpus meets with round 6 added and no rule written for it
+# (held-out split 72/89 = 0.809; misleading 1/89 held out, 3/118 tune; restart agreement 187/207 = 0.903); the next
+# round's rules raise them to what the grown corpus then meets (RESULTS.md).
+MIN_RIGHT_HOLDOUT = 0.80
+MAX_WRONG = 0.03  # issue target 0.02: round 6's tune split, unexamined, has 3/118 (0.025) misleading
+MIN_RESTART_AGREES = 0.90  # 187/207 (0.903)
+# Families round 6's tune logs name that the table lacks as of its measurement (before its rules).
+NOT_YET_IN_THE_TABLE = {"slurm-step-busy", "container-gpu", "ddp-reentrant-checkpoint", "not-launched",
+                        "driver-library-mismatch"}
 
 
 @dataclass(frozen=True)
@@ -109,7 +114,7 @@ def test_the_corpus_is_large_real_and_complete():
     known = {s.name for s in explain.SIGNATURES} | GENERIC
     # Besides the table: what the launcher's printed command line shows (launchcmd.py), and t42's Accelerate check.
     tune = [c for c in all_cases if c.split == "tune"]
-    assert {s for c in tune for s in c.expected} - known - {"crlf-script", "accelerate-version"} == set()
+    assert {s for c in tune for s in c.expected} - known - {"crlf-script", "accelerate-version"} - NOT_YET_IN_THE_TABLE == set()
 
 
 def test_right_on_the_held_out_split(outcomes):
@@ -137,12 +142,11 @@ def _report(outcomes: list[Outcome]) -> str:
     lines = [f"{o.case.split:8} {o.verdict:8} {'' if o.restart_agrees else 'RESTART '}{o.case.name}: "
              f"{o.signature} (expected {'/'.join(o.case.expected)})" for o in outcomes if o.verdict != "right"
              or not o.restart_agrees]
-    groups = {"tune": lambda c: c.split == "tune", "holdout": lambda c: c.split == "holdout",
-              "holdout round 2": lambda c: c.split == "holdout" and c.round == 2,
-              "holdout round 3": lambda c: c.split == "holdout" and c.round == 3,
-              "holdout round 4": lambda c: c.split == "holdout" and c.round == 4,
-              "holdout round 5": lambda c: c.split == "holdout" and c.round == 5,
-              "round 5, both splits (all unseen when measured)": lambda c: c.round == 5}
+    latest = max(o.case.round for o in outcomes)
+    groups = {"tune": lambda c: c.split == "tune", "holdout": lambda c: c.split == "holdout"}
+    for r in range(2, latest + 1):
+        groups[f"holdout round {r}"] = lambda c, r=r: c.split == "holdout" and c.round == r
+    groups[f"round {latest}, both splits (all unseen when measured)"] = lambda c: c.round == latest
     for split, member in groups.items():
         s = score([o for o in outcomes if member(o.case)])
         lines.append(f"{split}: n={s['n']} right={s['right']:.0%} generic={s['generic']:.0%} wrong={s['wrong']:.0%} "
