@@ -191,7 +191,7 @@ def test_a_schedulers_request_is_the_backends_own(k8s):
 
     slurm = backends.get("slurm")
     opts = LaunchOptions(command=["t.py"], launcher="slurm", runner=RunnerFlags(include="n1@n2"),
-                         slurm=SlurmAsk(nodes=0, tasks_per_node=4, time="30"))
+                         scheduler=SlurmAsk(nodes=0, tasks_per_node=4, time="30"))
     ask = slurm.request(opts, None)
     assert (ask.nodes, ask.tasks_per_node, ask.time, ask.nodelist, ask.ranks) == (2, 4, "30", "n1,n2", 8)
     recorded = slurm.request_record(ask, ())

@@ -219,7 +219,7 @@ def test_an_old_record_reads_through_every_view(path, dscluster_home, tmp_path, 
     assert shown.status == data["status"] and len(shown.attempts) == len(data["attempts"])
     view = shown.to_json()
     assert [a["n"] for a in view["attempts"]] == [a["n"] for a in data["attempts"]]
-    assert view["last_checkpoint_step"] == data["last_checkpoint_step"] and view["slurm"] is None
+    assert view["last_checkpoint_step"] == data["last_checkpoint_step"] and "slurm" not in view and "scheduler" not in view
     args = data["launch"]["args"]
     named = args[args.index("--save-dir") + 1] if "--save-dir" in args else None
     assert store.save_dir(run_dir, record) == (Path(data["cwd"]) / named if named else run_dir / "checkpoints")
@@ -266,3 +266,27 @@ def test_the_supervisor_is_handed_the_record_run_json_holds(dscluster_home, tmp_
     run_id = start.launch_run(prep.shared, prep.record, prep.secrets)
     on_disk = json.loads((store.run_path(prep.shared, run_id) / "run.json").read_text())
     assert handed[0].to_json() == on_disk and on_disk["created"]
+
+
+def test_a_slurm_record_written_before_the_scheduler_field_still_loads(dscluster_home, tmp_path, capsys):
+    """run.json of a Slurm run as dscluster wrote it before the record's scheduler fields were generic
+    (`launch.slurm`, `slurm`): read into `scheduler` (the request a restart asks for again, the job the views
+    show), and written back under the same keys, byte for byte the same JSON."""
+    from dscluster.cli import main
+
+    data = json.loads((RECORDS / "slurm_own_job_v1.json").read_text())
+    record = RunRecord.from_json(data)
+    assert record.launch.scheduler == data["launch"]["slurm"] and record.scheduler == data["slurm"]
+    assert "slurm" not in record.extra and "slurm" not in record.launch.extra
+    assert record.to_json() == data
+    ask = record.launch.backend.recorded_request(record.launch.scheduler)
+    assert (ask.nodes, ask.tasks_per_node, ask.partition, ask.time, ask.ranks) == (2, 2, "debug", "30", 4)
+    run_dir = tmp_path / "shared" / "runs" / data["id"]
+    (run_dir / "logs").mkdir(parents=True)
+    (run_dir / "run.json").write_text(json.dumps(data))
+    assert main(["status", data["id"]]) == 0
+    assert "job 42 COMPLETED on node0,node1" in capsys.readouterr().out
+    assert main(["runs"]) == 0 and f"{data['id']} (slurm 42)" in capsys.readouterr().out
+    from dscluster.runs.summary import summary
+
+    assert summary(store.read_record(run_dir), run_dir, live=False).to_json()["slurm"]["job_id"] == "42"

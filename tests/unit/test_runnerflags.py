@@ -228,7 +228,7 @@ def test_slurm_include_becomes_slurms_node_selection(dscluster_home, tmp_path, m
     with pytest.raises(UsageError, match="disagree"):
         slurm.check_request(opts_mod.LaunchOptions(command=["t.py"], launcher="slurm",
                                                    runner=RunnerFlags(num_nodes=3),
-                                                   slurm=SlurmAsk(nodes=2, tasks_per_node=0)))
+                                                   scheduler=SlurmAsk(nodes=2, tasks_per_node=0)))
 
 
 def test_deepspeed_env_files_reach_the_ranks_and_are_recorded(dscluster_home, tmp_path, monkeypatch):

@@ -11,7 +11,7 @@ def _run(monkeypatch, answers):
     """A SlurmRun for job 7 whose `scontrol show job` answers come from `answers` (one per check)."""
     it = iter(answers)
     monkeypatch.setattr(slurm_run.slurm, "job_info", lambda job: next(it))
-    sup = SimpleNamespace(cfg=SimpleNamespace(slurm={"job_id": "7", "ask": {}}), record=SimpleNamespace(id="r-1"))
+    sup = SimpleNamespace(cfg=SimpleNamespace(scheduler={"job_id": "7", "ask": {}}), record=SimpleNamespace(id="r-1"))
     return slurm_run.SlurmRun(sup)
 
 

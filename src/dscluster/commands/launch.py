@@ -116,7 +116,7 @@ def options_from_args(args: argparse.Namespace, command: list[str], module: bool
                          max_restarts=args.max_restarts, stall_timeout=args.stall_timeout,
                          heartbeat_timeout=args.heartbeat_timeout,
                           restart_wait=args.restart_wait, skip_doctor=args.skip_doctor, runner=flags_from_args(args),
-                          slurm=slurm_ask_from_args(args), allow_shrink=args.allow_shrink,
+                          scheduler=slurm_ask_from_args(args), allow_shrink=args.allow_shrink,
                           exclude_unhealthy=args.exclude_unhealthy, wait=args.wait,
                           share_gpus=args.share_gpus)
 

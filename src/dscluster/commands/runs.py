@@ -109,7 +109,7 @@ def cmd_runs(args) -> int:
 
     # As `status` and the panel show each run: the checkpoint column looks where the run saves (--save-dir).
     shown = [summary(r.record, r.dir, live=False) for r in stored]
-    rows = [[glyph(s.status) + " " + r.id + (f" (slurm {s.slurm['job_id']})" if s.slurm else ""),
+    rows = [[glyph(s.status) + " " + r.id + (f" ({r.launch.backend.job_brief(s.scheduler)})" if s.scheduler else ""),
              tr(s.status), owner_of(r, d.dir) or "-", str(len(r.attempts)),
              str(r.world_size if r.world_size is not None else ""),
              str(s.last_checkpoint_step if s.last_checkpoint_step is not None else "-"), shown_time(r.created)]
@@ -167,13 +167,8 @@ def cmd_status(args) -> int:
                                                       hf_last if hf_last else "-"))
     for line in hf_checkpoint_lines(view.record, run_dir):
         console.say(f"    {line}")
-    job = view.slurm
-    if job:
-        nodes = job.get("nodelist") or ",".join(job.get("nodes") or []) or "-"
-        left = tr(", {left} left", left=job["time_left"]) if job.get("time_left") else ""
-        console.say("  Slurm: " + tr("job {job} {state} on {nodes}{left} (limit {limit})", job=job["job_id"],
-                                 state=job.get("state") or "?", nodes=nodes, left=left,
-                                 limit=job.get("time_limit") or "-"))
+    if view.scheduler:
+        console.say("  " + view.record.launch.backend.job_line(view.scheduler))
     shown = {k: v for k, v in (view.metrics or {}).items()
              if k not in ("time", "elapsed_s", "source", "samples", "event", "sample") and isinstance(v, (int, float))}
     first = ("step", "loss", "val_loss", "lr", "tokens_per_s")  # then the rest as logged

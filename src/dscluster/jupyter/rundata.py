@@ -118,16 +118,15 @@ def summary(ref: RunRef, record: RunRecord | None = None) -> dict:
     last = run.metrics or {}
     ds = rec.ds_config if isinstance(rec.ds_config, Mapping) else {}
     cluster = rec.cluster
-    if run.slurm:  # the panel's run list shows `cluster`: Slurm's side rides along there
-        left = f", {run.slurm['time_left']} left" if run.slurm.get("time_left") else ""
-        cluster = f"{cluster} · Slurm job {run.slurm['job_id']} {run.slurm.get('state') or ''}{left}".strip()
+    if run.scheduler:  # the panel's run list shows `cluster`: the scheduler's side rides along there
+        cluster = f"{cluster} · {rec.launch.backend.job_brief(run.scheduler, long=True)}".strip()
     return {
         "id": ref.id,
         "name": rec.name or ref.id.rsplit("-", 3)[0],
         "status": run.status,
         "created": rec.created,
         "cluster": cluster,
-        "slurm": run.slurm,
+        "scheduler": run.scheduler,
         "world_size": rec.world_size,
         "attempts": len(run.attempts),
         "exit_code": rec.exit_code,

@@ -70,7 +70,7 @@ def stop_run(run_dir: Path, *, timeout: float | None = None) -> tuple[RunRecord,
     record = verified.record
     grace = float(record.launch.stop_grace)
     request_stop(run_dir, verified)
-    if (record.slurm or {}).get("batch") and not record.supervisor_pid:
+    if (record.scheduler or {}).get("batch") and not record.supervisor_pid:
         timeout = 0.0  # its batch job has not started: nothing runs yet, cancel the job
     seen = wait_finished(run_dir, timeout if timeout is not None else grace + 15.0)
     if seen.status in store.FINISHED:

@@ -43,7 +43,9 @@ class LaunchOptions:
     restart_wait: float = DEFAULTS["restart_wait"]
     skip_doctor: bool = False
     cwd: str | None = None
-    slurm: Any | None = None  # launcher.slurm.SlurmAsk: what to ask Slurm for outside an allocation
+    # The scheduler's request the options give (its backend's own type: Backend.request builds on it); None:
+    # none given (the spec's nodes and slots then).
+    scheduler: Any | None = None
     cluster_spec: Any | None = None  # cluster.spec.ClusterSpec already resolved (a restart's, as recorded)
     runner: RunnerFlags = field(default_factory=RunnerFlags)  # DeepSpeed's own runner flags, as written
     allow_shrink: bool = False  # a node lost past restart_wait: continue on the nodes that remain

@@ -207,7 +207,7 @@ def _launch_spec(opts: LaunchOptions, where: Placement, program: str, args: list
         no_local_rank=flags.no_local_rank,
         launcher_args=tuple(check_launcher_args(flags.launcher_args)) + (backend.allocation_args(ask, hosts)
                                                                          if ask is not None else ()),
-        runner_flags=flags.passed, slurm=backend.request_record(ask, hosts) if ask is not None else None,
+        runner_flags=flags.passed, scheduler=backend.request_record(ask, hosts) if ask is not None else None,
         **{k: v for k, v in DEFAULTS.items() if k not in ("max_restarts", "stall_timeout", "heartbeat_timeout",
                                                                 "restart_wait")},
         **_nodes_side(where, dry_run), present=frozenset({"allow_shrink"}))
@@ -245,10 +245,10 @@ def dry_run_text(prep: Prepared) -> str:
     c = prep.record.launch
     run_dir = store.run_path(prep.shared, prep.record.id)
     hosts = c.hosts
-    slurm_lines = []
+    asking_lines = []
     backend = c.backend
     if backend.allocates and not hosts:
-        hosts, slurm_lines = backend.allocation_preview(backend.recorded_request(c.slurm), prep.record.id)
+        hosts, asking_lines = backend.allocation_preview(backend.recorded_request(c.scheduler), prep.record.id)
     # What the runner reads is written to the launching user's own directory (dscluster.trust.runner_dir),
     # shown here by its path only: a dry run creates nothing.
     req = c.request(1, 29500, run_id=prep.record.id, run_dir=run_dir, hosts=hosts, secrets=prep.secrets,
@@ -260,7 +260,7 @@ def dry_run_text(prep: Prepared) -> str:
         if isinstance(prep.record.ds_config, dict) else None
     lines = [*([f"# {auto}"] if auto else []), tr("# run directory: {path}", path=run_dir),
              tr("# master port: a random free port per attempt (29500 shown)"),
-             *slurm_lines, "cd " + shlex.quote(c.cwd)]
+             *asking_lines, "cd " + shlex.quote(c.cwd)]
     lines.append(" ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(redact_env(plan.env).items())) + " \\")
     lines.append("  " + shlex.join(redact_argv(plan.argv)))
     for path, text in plan.shown_files():

@@ -11,7 +11,7 @@ writes it, `from_json()` reads it back, both ways losslessly: keys this version 
 and a write. `version` is the schema's: records written before it existed (no `version` key) are
 version 0 and read the same way, since version 1 only added keys (`version`, `launch.cluster_spec`).
 
-Optional keys (OPTIONAL of each class: `ended`, `supervisor_pid`, `waiting_for`, `slurm`, ...) are written
+Optional keys (OPTIONAL of each class: `ended`, `supervisor_pid`, `waiting_for`, `scheduler`, ...) are written
 when they hold a value, or when the record they came from had them (`present`), also as null: so what a
 read and a write give back is what was read, and a key nobody set is not invented.
 
@@ -78,18 +78,33 @@ def _is_default(f: dataclasses.Field, value: Any) -> bool:
     return False
 
 
-def _to_json(record: Any, optional: tuple[str, ...]) -> dict[str, Any]:
+def _to_json(record: Any, optional: tuple[str, ...], key: str = "") -> dict[str, Any]:
     """Every field but `extra` (whose keys are written back as they were read). An `optional` field is
     written when it is set, or when the file it was read from had it (`present`): a key that was never
-    written stays absent, and one written as null (the supervisor's `waiting_for`) is written again."""
+    written stays absent, and one written as null (the supervisor's `waiting_for`) is written again.
+    `scheduler` is written under `key`, the backend's name (scheduler_key)."""
     out = {f.name: _plain(getattr(record, f.name)) for f in dataclasses.fields(record)
            if f.name not in _NOT_KEYS and not (f.name in optional and f.name not in record.present
                                                 and _is_default(f, getattr(record, f.name)))}
+    if "scheduler" in out:
+        out[key] = out.pop("scheduler")
     return {**dict(record.extra), **out}
 
 
-def _present(data: Mapping[str, Any], optional: tuple[str, ...]) -> frozenset[str]:
-    return frozenset(k for k in optional if k in data)
+def _present(data: Mapping[str, Any], optional: tuple[str, ...], key: str = "") -> frozenset[str]:
+    return frozenset(k for k in optional if k in data) | ({"scheduler"} if key and key in data else set())
+
+
+def scheduler_key(launcher: str | None) -> str:
+    """The run.json key of a record's `scheduler` field: the backend's own name (`launch.<name>` for the
+    request, `<name>` for what the scheduler says), so a record says whose it is; records written before
+    the field was generic used that key already and read the same."""
+    return launcher or backends.DEFAULT
+
+
+def _scheduler(data: Mapping[str, Any], key: str) -> dict[str, Any]:
+    value = data.get(key)
+    return {"scheduler": value} if isinstance(value, Mapping) or (value is None and key in data) else {}
 
 
 @dataclass(frozen=True)
@@ -106,7 +121,7 @@ class LaunchSpec:
     cwd: str = "."
     env: Mapping[str, str] = field(default_factory=dict)  # plain values only; secrets travel apart
     cluster_arg: str | None = None  # how the cluster was named (for messages); never resolved again
-    cluster_spec: ClusterSpec | None = None  # the cluster as resolved at launch (None: local, Slurm or old record)
+    cluster_spec: ClusterSpec | None = None  # the cluster as resolved at launch (None: local, a scheduler's, old)
     local_procs: int = 1
     max_restarts: int = 0
     stall_timeout: float = 0.0
@@ -129,7 +144,9 @@ class LaunchSpec:
     runner_python: str | None = None  # this machine's interpreter when the nodes' differs (containers)
     transport_env: Mapping[str, str] | None = None
     node_uid: int | None = None
-    slurm: Mapping[str, Any] | None = None  # {"ask": SlurmAsk fields, "job_id", "own_job"}
+    # The scheduler's request as its backend recorded it (Backend.request_record; opaque here), written
+    # under the backend's own key (run.json's `launch.<launcher>`, see `scheduler_key`).
+    scheduler: Mapping[str, Any] | None = None
     allow_shrink: bool = False  # a node lost past restart_wait: continue on the nodes that remain
     exclude_unhealthy: bool = False  # with allow_shrink: a restart leaves out the node the failure points to
     share_gpus: bool = False  # takes no GPU leases and is never refused for them (runs/leasing.py)
@@ -155,7 +172,7 @@ class LaunchSpec:
                 base_env: Mapping[str, str] | None = None, files_dir: Path | None = None) -> LaunchRequest:
         """The plan builder's request for one attempt: `port` its rendezvous port, `user_env` extra
         variables for this attempt (a checkpoint to resume), `hosts` the nodes when they are known only
-        now (a Slurm allocation)."""
+        now (a scheduler's allocation)."""
         return LaunchRequest(
             run_id=run_id, run_dir=Path(run_dir), target=Target(self.program, self.is_module, self.ranks_args),
             hosts=self.hosts if hosts is None else hosts, master_port=port, launcher=self.launcher,
@@ -166,12 +183,12 @@ class LaunchSpec:
             no_python=self.no_python, no_local_rank=self.no_local_rank, ds_config_text=self.ds_config_text,
             runner_python=self.runner_python, runner_flags=self.runner_flags, files_dir=files_dir)
 
-    OPTIONAL = ("cluster_spec", "transport_env", "node_uid", "slurm", "runner_python", "allow_shrink",
+    OPTIONAL = ("cluster_spec", "transport_env", "node_uid", "scheduler", "runner_python", "allow_shrink",
                 "runner_flags", "exclude_unhealthy", "share_gpus")
 
     def to_json(self) -> dict[str, Any]:
         # Absent rather than null, as records without them were always written.
-        return _to_json(self, self.OPTIONAL)
+        return _to_json(self, self.OPTIONAL, scheduler_key(self.launcher))
 
     @property
     def host_names(self) -> tuple[str, ...]:
@@ -190,8 +207,9 @@ class LaunchSpec:
         if isinstance(data.get("cluster_spec"), Mapping):
             values["cluster_spec"] = ClusterSpec.from_dict(dict(data["cluster_spec"]))
         values["env"] = dict(values.get("env") or {})
-        return cls(**values, extra={k: v for k, v in data.items() if k not in known},
-                   present=_present(data, cls.OPTIONAL))
+        key = scheduler_key(values.get("launcher", "local"))
+        return cls(**values, **_scheduler(data, key), extra={k: v for k, v in data.items() if k not in (*known, key)},
+                   present=_present(data, cls.OPTIONAL, key))
 
 
 @dataclass(frozen=True)
@@ -256,7 +274,9 @@ class RunRecord:
     supervisor_pid: int | None = None
     supervisor_host: str | None = None
     waiting_for: tuple[str, ...] | None = None  # nodes a restart waits for (names)
-    slurm: Mapping[str, Any] | None = None  # what Slurm says about the job: job_id, state, nodes, batch, ...
+    # What the scheduler says about the run's job (its backend's own fields: job id, state, nodes...), written
+    # under the backend's own key as `launch.scheduler` is.
+    scheduler: Mapping[str, Any] | None = None
     shrinks: tuple[Mapping[str, Any], ...] = ()  # runs.shrink's entries, one per node set dropped
     batch_plan: Mapping[str, Any] | None = None  # the batch a run on another world size trains with
     # DeepSpeed's .deepspeed_env files merged into the run's environment: {"files": [...], "names": [...]}
@@ -273,11 +293,11 @@ class RunRecord:
     extra: Mapping[str, Any] = field(default_factory=dict)  # keys this version does not know
     present: frozenset[str] = field(default=frozenset(), compare=False, repr=False)  # optional keys read
 
-    OPTIONAL = ("ended", "supervisor_pid", "supervisor_host", "waiting_for", "slurm", "shrinks", "batch_plan",
+    OPTIONAL = ("ended", "supervisor_pid", "supervisor_host", "waiting_for", "scheduler", "shrinks", "batch_plan",
                 "deepspeed_env", "last_hf_checkpoint", "checkpoint_dirs", "excluded", "metrics_url", "owner")
 
     def to_json(self) -> dict[str, Any]:
-        return _to_json(self, self.OPTIONAL)
+        return _to_json(self, self.OPTIONAL, scheduler_key(self.launch.launcher))
 
     def replace(self, **changes: Any) -> RunRecord:
         """The record with `changes` (dataclasses.replace, lists made tuples and attempts `Attempt`s as the
@@ -310,5 +330,6 @@ class RunRecord:
         values["shrinks"] = tuple(s for s in data.get("shrinks") or () if isinstance(s, Mapping))
         values["excluded"] = tuple(s for s in data.get("excluded") or () if isinstance(s, Mapping))
         values["checkpoint_dirs"] = tuple(d for d in data.get("checkpoint_dirs") or () if isinstance(d, str))
-        return cls(**values, extra={k: v for k, v in data.items() if k not in known},
-                   present=_present(data, cls.OPTIONAL))
+        key = scheduler_key(values["launch"].launcher)
+        return cls(**values, **_scheduler(data, key), extra={k: v for k, v in data.items() if k not in (*known, key)},
+                   present=_present(data, cls.OPTIONAL, key))

@@ -322,16 +322,16 @@ def restart(run_dir: Path, env: dict[str, str] | None = None, hostfile: str | No
     global batch is kept where it divides (dscluster.batchplan), else the new one is said plainly."""
     request, record = restart_request(run_dir, env, hostfile, local, hosts)
     cfg = record.launch
-    asked = cfg.backend.recorded_request(cfg.slurm)  # the scheduler's request, as recorded
+    asked = cfg.backend.recorded_request(cfg.scheduler)  # the scheduler's request, as recorded
     if asked is not None:
-        return _restart_asking(request, asked, bool((record.slurm or {}).get("batch")))
+        return _restart_asking(request, asked, bool((record.scheduler or {}).get("batch")))
     return launch(request)
 
 
 def _restart_asking(request: RunRequest, asked: Any, batch: bool) -> str:
     """The same scheduler request again: a new batch job for a batch run (resubmitted, e.g. after its time
     limit), else a new allocation (or the one this process runs in)."""
-    opts = dataclasses.replace(options(request), slurm=asked)
+    opts = dataclasses.replace(options(request), scheduler=asked)
     return submit(opts).run_id if batch else start(opts).run_id
 
 
@@ -347,7 +347,7 @@ def prepare_batch(opts: LaunchOptions) -> Prepared:
     opts = dataclasses.replace(opts, launcher="slurm")  # the request: the options given, else the spec's
     prepared = prepare(opts)
     launch = prepared.record.launch
-    launch = dataclasses.replace(launch, hosts=(), slurm={**(launch.slurm or {}), "job_id": None})
+    launch = dataclasses.replace(launch, hosts=(), scheduler={**(launch.scheduler or {}), "job_id": None})
     return dataclasses.replace(prepared, record=prepared.record.replace(launch=launch))
 
 

@@ -37,7 +37,7 @@ class SlurmRun:
 
     def __init__(self, sup: Supervisor):
         self.sup = sup
-        cfg = sup.cfg.slurm or {}
+        cfg = sup.cfg.scheduler or {}
         self.ask = slurm.SlurmAsk(**cfg.get("ask", {}))
         self.job_id: str | None = cfg.get("job_id")
         self.own_job = bool(cfg.get("own_job"))
@@ -73,7 +73,7 @@ class SlurmRun:
             s=f"{now - self._silent_since:.0f}", run=self.sup.record.id)
 
     def _record(self, **fields: Any) -> None:
-        self.sup.save(slurm={**(self.sup.record.slurm or {}), **fields})
+        self.sup.save(scheduler={**(self.sup.record.scheduler or {}), **fields})
 
     def allocate(self) -> bool:
         """Find or ask for the allocation and record its nodes; False (with the explanation recorded) when
@@ -96,7 +96,7 @@ class SlurmRun:
         # srun (DeepSpeed's SlurmRunner) runs its steps in the job named here.
         os.environ["SLURM_JOB_ID"] = os.environ["SLURM_JOBID"] = str(self.job_id)
         hosts = sup.cfg.hosts or tuple((h, self.ask.tasks_per_node) for h in nodes[: self.ask.nodes] or nodes)
-        launch = dataclasses.replace(sup.cfg, hosts=hosts, slurm={**(sup.cfg.slurm or {}), "job_id": self.job_id,
+        launch = dataclasses.replace(sup.cfg, hosts=hosts, scheduler={**(sup.cfg.scheduler or {}), "job_id": self.job_id,
                                                                   "own_job": self.own_job})
         sup.save(launch=launch, hostfile="".join(f"{h} slots={s}\n" for h, s in hosts),
                  world_size=sum(int(s) for _, s in hosts))
@@ -138,7 +138,7 @@ class SlurmRun:
         if self.job_id and self.own_job:
             slurm.cancel_job(self.job_id)
         info = slurm.job_info(self.job_id) if self.job_id else {}
-        if info and (self.sup.record.slurm or {}).get("state") != "TIMEOUT":
+        if info and (self.sup.record.scheduler or {}).get("state") != "TIMEOUT":
             self._record(state=info.get("JobState"))
 
 
@@ -146,7 +146,7 @@ def batch_script_text(shared, record: RunRecord, private_dir=None) -> str:
     from dscluster.runs import store
 
     cfg = record.launch
-    return slurm.sbatch_script(run_id=record.id, ask=slurm.SlurmAsk(**cfg.slurm["ask"]), python=cfg.python,
+    return slurm.sbatch_script(run_id=record.id, ask=slurm.SlurmAsk(**cfg.scheduler["ask"]), python=cfg.python,
                                run_dir=store.run_path(shared, record.id), env={}, private_dir=private_dir)
 
 
@@ -185,10 +185,10 @@ def submit_run(shared, record: RunRecord, secrets: dict[str, str] | None = None,
     atomic_write_text(script, batch_script_text(shared, record, private), 0o700)
     job = slurm.submit_batch(script, cwd=record.launch.cwd)
     record = store.read_record(run_dir)
-    launch = dataclasses.replace(record.launch, slurm={**(record.launch.slurm or {}), "job_id": None})  # the
+    launch = dataclasses.replace(record.launch, scheduler={**(record.launch.scheduler or {}), "job_id": None})  # the
     # supervisor finds it in its environment
     record = store.update_record(run_dir, record, launch=launch,
-                                 slurm={"job_id": job, "state": "PENDING", "own_job": False, "batch": True})
+                                 scheduler={"job_id": job, "state": "PENDING", "own_job": False, "batch": True})
     store.append_event(run_dir, "slurm-submitted", job_id=job)
     return record.id, job
 
@@ -197,7 +197,7 @@ def force_stop(record: RunRecord) -> bool:
     """`stop` when the supervisor cannot (gone, or its batch job still queued): cancel the run's own job
     when the run owns it (it asked for it, or it is the run's batch job), else only the run's steps.
     Returns whether the record names a Slurm job at all."""
-    info = record.slurm or {}
+    info = record.scheduler or {}
     job = info.get("job_id")
     if not job:
         return False

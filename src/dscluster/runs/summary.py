@@ -15,7 +15,7 @@ from typing import Any
 
 from dscluster.runs import store
 from dscluster.runs.owner import owner_of
-from dscluster.runs.record import Attempt, RunRecord
+from dscluster.runs.record import Attempt, RunRecord, scheduler_key
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ class RunSummary:
     last_checkpoint_step: int | None = None
     explanation: Mapping[str, Any] | None = None
     metrics: Mapping[str, Any] | None = None
-    slurm: Mapping[str, Any] | None = None  # launcher.slurm.job_summary: the job as Slurm says it now
+    scheduler: Mapping[str, Any] | None = None  # Backend.job_summary: the job as its scheduler says it now
     notice: str | None = None  # while the first attempt's ranks likely still compile DeepSpeed ops
     extra: Mapping[str, Any] = field(default_factory=dict)
 
@@ -79,15 +79,15 @@ class RunSummary:
         }
         if self.run_dir is not None:
             out["metrics"] = self.metrics
-        out["slurm"] = self.slurm
+        if rec.launch.backend.allocates:  # under the backend's own key, as run.json has it
+            out[scheduler_key(rec.launch.launcher)] = self.scheduler
         return {**out, **self.extra}
 
 
 def summary(record: RunRecord, run_dir: Path | None = None, *, live: bool = True) -> RunSummary:
     """The run as shown. With `run_dir`: the newest committed step where the run saves (the trainer may
     save outside the run directory, --save-dir), the last metrics (a script's dscluster.log and
-    DeepSpeed's monitor, merged) and how each attempt resumed. `live`: ask Slurm about an active job."""
-    from dscluster.launcher.slurm import job_summary
+    DeepSpeed's monitor, merged) and how each attempt resumed. `live`: ask the scheduler about an active job."""
     from dscluster.runs.start import LOST, lost_explanation, shown_status
 
     status = shown_status(record)
@@ -107,9 +107,9 @@ def summary(record: RunRecord, run_dir: Path | None = None, *, live: bool = True
     explanation = record.explanation
     if status == LOST:
         explanation = explanation or lost_explanation(record)
-    slurm = job_summary(record.slurm, live and record.status in store.ACTIVE)
+    job = record.launch.backend.job_summary(record.scheduler, live and record.status in store.ACTIVE)
     return RunSummary(record, status, Path(run_dir) if run_dir is not None else None, attempts, step, explanation,
-                      metrics, slurm, notice)
+                      metrics, job, notice)
 
 
 def building_notice(record: RunRecord, run_dir: Path, status: str) -> str | None:

@@ -40,7 +40,7 @@ class Placement:
     shared: Path
     include: str | None = None  # the runner's --include: devices other than 0..n-1 of a host
     local_procs: int | None = None  # ranks on this machine (the local backend)
-    ask: Any | None = None  # the backend's `request`: what the scheduler is asked for (launcher.slurm.SlurmAsk)
+    ask: Any | None = None  # the backend's `request`: what the scheduler is asked for (the backend's own type)
     excluded: tuple = ()  # runs.exclude's findings: the nodes --exclude-unhealthy left out
 
     @property
@@ -72,7 +72,7 @@ def place(opts: LaunchOptions) -> Placement:
     elif spec is None:
         local_procs, include = select_local(opts.local, flags)
         where = replace(where, local_procs=local_procs, include=include)
-    if opts.slurm is not None and not backend.allocates:
+    if opts.scheduler is not None and not backend.allocates:
         raise UsageError(tr("--partition, --nodes, --ntasks-per-node, --gpus-per-node, --time and --sbatch are "
                             "Slurm options, but the launcher is {name!r}", name=launcher),
                          tr("add --launcher slurm (or set launcher = \"slurm\" in the cluster spec)"),

@@ -118,13 +118,26 @@ class Backend:
         return ()
 
     def request_record(self, request: Any, hosts: tuple[tuple[str, int], ...]) -> dict[str, Any] | None:
-        """What run.json's `launch.slurm` records of the request (`hosts`: those of an allocation this
+        """What run.json's `launch.<name>` (the record's `scheduler`) records of the request (`hosts`: those of an allocation this
         process runs in, else empty)."""
         return None
 
     def recorded_request(self, recorded: Mapping[str, Any] | None) -> Any | None:
         """The request again, from what `request_record` recorded (a restart asks for the same)."""
         return None
+
+    def job_summary(self, recorded: Mapping[str, Any] | None, active: bool) -> Mapping[str, Any] | None:
+        """The run's job for the views (`status`, `runs`, the panel), from what the supervisor recorded in the
+        record's `scheduler` and, while the run is `active`, what the scheduler says now; None: no job."""
+        return None
+
+    def job_brief(self, job: Mapping[str, Any], long: bool = False) -> str:
+        """The job in a few words (`runs`' list; `long`: with its state, the panel's run list)."""
+        return ""
+
+    def job_line(self, job: Mapping[str, Any]) -> str:
+        """The job's line of `dscluster status`."""
+        return ""
 
     def allocation_args(self, request: Any, hosts: tuple[tuple[str, int], ...]) -> tuple[str, ...]:
         """Launcher args that keep an attempt on `hosts` inside an existing allocation."""

@@ -54,7 +54,7 @@ class SlurmBackend(Backend):
         slots otherwise."""
         from dscluster.launcher.slurm import SlurmAsk, check_ask  # noqa: PLC0415
 
-        given = opts.slurm or SlurmAsk(nodes=0, tasks_per_node=0)
+        given = opts.scheduler or SlurmAsk(nodes=0, tasks_per_node=0)
         pick = node_selection(opts.runner)
         nodes = given.nodes or opts.runner.num_nodes or (len(pick["nodelist"].split(",")) if pick["nodelist"] else 0) \
             or (len(spec.nodes) if spec is not None else 1)
@@ -65,7 +65,7 @@ class SlurmBackend(Backend):
     def check_request(self, opts) -> None:
         """--num_nodes / --num_gpus under Slurm are --nodes / --ntasks-per-node; both given and different:
         refused."""
-        given = opts.slurm
+        given = opts.scheduler
         for flag, value, own, name in (("--num_nodes", opts.runner.num_nodes, getattr(given, "nodes", 0), "--nodes"),
                                        ("--num_gpus", opts.runner.num_gpus, getattr(given, "tasks_per_node", 0),
                                         "--ntasks-per-node")):
@@ -96,6 +96,23 @@ class SlurmBackend(Backend):
         from dscluster.launcher.slurm import SlurmAsk  # noqa: PLC0415
 
         return SlurmAsk(**recorded["ask"]) if recorded is not None else None
+
+    def job_summary(self, recorded, active: bool):
+        from dscluster.launcher.slurm import job_summary  # noqa: PLC0415
+
+        return job_summary(recorded, active)
+
+    def job_brief(self, job, long: bool = False) -> str:
+        if not long:
+            return f"slurm {job['job_id']}"
+        left = f", {job['time_left']} left" if job.get("time_left") else ""
+        return f"Slurm job {job['job_id']} {job.get('state') or ''}{left}".strip()
+
+    def job_line(self, job) -> str:
+        nodes = job.get("nodelist") or ",".join(job.get("nodes") or []) or "-"
+        left = tr(", {left} left", left=job["time_left"]) if job.get("time_left") else ""
+        return "Slurm: " + tr("job {job} {state} on {nodes}{left} (limit {limit})", job=job["job_id"],
+                              state=job.get("state") or "?", nodes=nodes, left=left, limit=job.get("time_limit") or "-")
 
     def allocation_args(self, request, hosts) -> tuple[str, ...]:
         # Inside an allocation, the step runs on the nodes --include/--exclude left (srun may pick any otherwise).
