@@ -36,7 +36,7 @@ PY = sys.executable
 def run_processes(run_id: str) -> list[int]:
     """Every process of the run on every simulated node: DSCLUSTER_RUN_ID in its environment, or the run id on
     its command line (a node's watchdog)."""
-    from dscluster.runs.reaper import run_pids
+    from dscluster.runs.supervising.reaper import run_pids
 
     found = set(run_pids(run_id))
     needle = run_id.encode()
@@ -102,7 +102,7 @@ class Bench:
 
     def teardown_after_kill(self, run_id: str) -> float:
         last = self.sim.nodes[-1]
-        listing = self.sim.exec(last, ["sh", "-c", "for p in $(" + f"{PY} -m dscluster.runs.reaper {run_id} --list" +
+        listing = self.sim.exec(last, ["sh", "-c", "for p in $(" + f"{PY} -m dscluster.runs.supervising.reaper {run_id} --list" +
                                        "); do echo $p $(tr '\\0' ' ' < /proc/$p/cmdline); done"]).stdout
         rank = next(int(line.split()[0]) for line in listing.splitlines()
                     if "tiny_rank.py" in line and "deepspeed.launcher" not in line and "masklog" not in line)
@@ -136,7 +136,7 @@ class Bench:
         os.killpg(proc.pid, 9)
         proc.wait()
         for node in self.sim.nodes:  # the plain recipe leaves its ranks behind: clean them up here
-            self.sim.exec(node, [PY, "-m", "dscluster.runs.reaper", marker, "--grace=0.5"], timeout=30)
+            self.sim.exec(node, [PY, "-m", "dscluster.runs.supervising.reaper", marker, "--grace=0.5"], timeout=30)
         shutil.rmtree(work, ignore_errors=True)
         if elapsed is None:
             raise RuntimeError("the plain deepspeed run never started every rank")

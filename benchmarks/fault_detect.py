@@ -139,7 +139,7 @@ class Faults:
         return not [p for p, state in left if not (frozen and state in "Tt")]
 
     def restart_event(self) -> float | None:
-        from dscluster.runs import store
+        from dscluster.runs.records import store
 
         events = store.read_events(store.run_path(self.sim.spec.shared_dir, self.run_id))
         return next((e["t"] for e in events if e["event"] == "restart"), None)
@@ -149,7 +149,7 @@ class Faults:
         command and every node's launch.py spawning its rank (their log stamps), in seconds from the heal."""
         import datetime
 
-        from dscluster.runs import store
+        from dscluster.runs.records import store
 
         run = store.run_path(self.sim.spec.shared_dir, self.run_id)
         marks = [(e["event"], e["t"] - epoch) for e in store.read_events(run) if e["t"] >= epoch - 0.001]

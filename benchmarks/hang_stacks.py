@@ -22,9 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from dscluster.runs import store
-from dscluster.runs.nodes import node_links
-from dscluster.runs.stacks import find_py_spy
+from dscluster.runs.records import store
+from dscluster.runs.supervising.nodes import node_links
+from dscluster.runs.views.stacks import find_py_spy
 from dscluster.sim import SimCluster, down
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"

@@ -44,7 +44,7 @@ class Bench:
     def pids(self, marker: str) -> dict[str, list[int]]:
         out = {}
         for node in self.sim.nodes:
-            res = self.sim.exec(node, [PY, "-m", "dscluster.runs.reaper", marker, "--list"], timeout=30)
+            res = self.sim.exec(node, [PY, "-m", "dscluster.runs.supervising.reaper", marker, "--list"], timeout=30)
             out[node] = [int(p) for p in res.stdout.split()]
         return out
 

@@ -47,7 +47,7 @@ def checked(res: subprocess.CompletedProcess) -> str:
 
 def first_step(spec: str, work: Path, env: dict, repeat: int) -> list[float]:
     """Seconds from `dscluster launch --detach` to the first `step 0 ` line in rank 0's log."""
-    from dscluster.runs import store
+    from dscluster.runs.records import store
 
     times = []
     for i in range(repeat):

@@ -115,7 +115,7 @@ def _run_processes() -> dict[int, str]:
                 cmd = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
         except OSError:
             continue
-        if mine in env and ("dscluster.runs.supervisor" in cmd or any(v.startswith(b"DSCLUSTER_RUN_ID=") for v in env)):
+        if mine in env and ("dscluster.runs.supervising.supervisor" in cmd or any(v.startswith(b"DSCLUSTER_RUN_ID=") for v in env)):
             found[int(entry)] = cmd
     return found
 

@@ -12,8 +12,8 @@ __all__ = ["__version__", "log"]
 def log(step: int | None = None, **values) -> bool:
     """`dscluster.log(step=step, loss=loss)`: a user's script's metrics, charted like the reference
     trainer's (panel, `Run.metrics()`, `status`, TensorBoard). Rank 0 inside a dscluster run only; a
-    no-op anywhere else. See dscluster.runs.metrics.log."""
-    from dscluster.runs.metrics import log as _log
+    no-op anywhere else. See dscluster.runs.records.metrics.log."""
+    from dscluster.runs.records.metrics import log as _log
 
     return _log(step, **values)
 

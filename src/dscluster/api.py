@@ -26,7 +26,7 @@ from dscluster.errors import ConfigError, DsclusterError, RunError, from_os_erro
 from dscluster.i18n import tr
 from dscluster.jupyter import clusterview, launching, rundata
 from dscluster.runs import service
-from dscluster.runs.start import LOST
+from dscluster.runs.preparing.start import LOST
 
 FINISHED = ("succeeded", "failed", "stopped")
 __all__ = ["Cluster", "Run", "launch", "list_runs"]
@@ -144,14 +144,14 @@ class Run:
     @property
     def status(self) -> str:
         """The record's status, or "lost" when its supervisor is gone (the record will never change again)."""
-        from dscluster.runs.summary import summary
+        from dscluster.runs.views.summary import summary
 
         return summary(rundata.record_of(self._ref), live=False).status
 
     @property
     def owner(self) -> str | None:
         """Who launched the run: only they (or root) may stop or restart it."""
-        from dscluster.runs.owner import owner_of
+        from dscluster.runs.records.owner import owner_of
 
         return owner_of(rundata.record_of(self._ref), self._ref.path)
 

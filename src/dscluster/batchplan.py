@@ -14,7 +14,7 @@ batch keys so the global batch stays what it was:
 3. W' does not divide it: no batch keeps it. The micro batch stays, the accumulation is the one
    whose global batch is nearest the old one, and the plan says so plainly (`kept` is False).
 
-Pure: no torch, no DeepSpeed; the restart (runs/prepare.py), the supervisor's shrink and the
+Pure: no torch, no DeepSpeed; the restart (runs/preparing/prepare.py), the supervisor's shrink and the
 tests all use the same rules.
 """
 
@@ -120,7 +120,7 @@ def apply(config: dict | None, planned: BatchPlan) -> dict:
 
 def recorded_batch(commit: dict | None, record) -> Batch | None:
     """The batch the run trained with before the change: the committed step's own (COMMIT.json records
-    it, after any --micro-batch-search), else the run record's (a runs.record.RunRecord) resolved
+    it, after any --micro-batch-search), else the run record's (a runs.records.record.RunRecord) resolved
     ds_config on its world size, else the reference trainer's default config; None for a script whose
     batch nothing records."""
     found = Batch.from_dict((commit or {}).get("batch"))

@@ -19,8 +19,8 @@ class ExitCode(IntEnum):
     CLUSTER = 4  # a node is unreachable or unhealthy
     RUN = 5  # a run failed or cannot be found
     PERMISSION = 6  # needs root, or a path is not writable
-    NOT_OWNER = 7  # stop/restart of a run another user owns (runs/owner.py)
-    GPUS_BUSY = 8  # a launch whose GPUs another run holds (runs/leasing.py; --wait queues it instead)
+    NOT_OWNER = 7  # stop/restart of a run another user owns (runs/records/owner.py)
+    GPUS_BUSY = 8  # a launch whose GPUs another run holds (runs/leases/leasing.py; --wait queues it instead)
     INTERRUPTED = 130
 
 

@@ -3,7 +3,7 @@
     import dscluster.hf
     trainer = Trainer(..., callbacks=[dscluster.hf.callback()])      # or trainer.add_callback(dscluster.hf.Callback())
 
-Without it a Trainer run is already charted (rank 0's log dicts, runs/hflog.py) and its checkpoints are
+Without it a Trainer run is already charted (rank 0's log dicts, runs/records/hflog.py) and its checkpoints are
 judged from their files (dscluster/hfckpt.py). With it:
 - every logged value (training, eval, the final summary) is recorded at its exact global step
   (metrics.jsonl, TensorBoard), and the log reader stands aside;
@@ -63,7 +63,7 @@ class Callback(TrainerCallback):
     def on_log(self, args, state, control, logs=None, **kwargs):
         if _run_dir() is None or not state.is_world_process_zero or not logs:
             return
-        from dscluster.runs.metrics import log  # noqa: PLC0415
+        from dscluster.runs.records.metrics import log  # noqa: PLC0415
 
         values = {}
         for key, value in logs.items():

@@ -53,7 +53,7 @@ _TABLE: tuple[Signature, ...] = (
          retry=False),
     # PyTorch's writers do not pass ENOSPC on: torch.save's C++ stream says "basic_ios::clear: iostream
     # error", its zip writer "[enforce fail at inline_container.cc:N] . unexpected pos A vs B". The
-    # supervisor then looks at the disk itself (runs/diskspace.py) and says "disk full" with the figures.
+    # supervisor then looks at the disk itself (runs/preparing/diskspace.py) and says "disk full" with the figures.
     _sig("write-failed", r"basic_ios::clear: iostream error|" + then(r"inline_container\.cc:\d+\]", "unexpected pos"),
          "A rank failed writing a file (PyTorch's writer reports only that the write failed): most often the "
          "disk is full or over its quota, else a network file system that went away.",

@@ -15,8 +15,8 @@ import time
 import pytest
 
 from dscluster.fsutil import atomic_write_json
-from dscluster.runs import leasefiles
-from dscluster.runs.leases import HELD, WAITING, Claim, Gpu
+from dscluster.runs.leases import files as leasefiles
+from dscluster.runs.leases.rules import HELD, WAITING, Claim, Gpu
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -100,7 +100,7 @@ def test_taken_gpus_tell_the_panel_user_to_tick_the_wait_box(page, lab, shot):
     panel instead: tick its "Wait in the queue" box. The answer is the server's own error for such a launch."""
     from test_panel import fill_form, open_panel
 
-    from dscluster.runs import leasing
+    from dscluster.runs.leases import leasing
 
     held = Claim(ANN, "ann", (Gpu("node0", 0), Gpu("node0", 1)), leasefiles.this_holder(), state=HELD,
                  since=time.time() - 60)

@@ -14,7 +14,7 @@ import test_launch_local
 from polling import wait_for
 from support import run_cli
 
-from dscluster.runs import store
+from dscluster.runs.records import store
 
 pytestmark = pytest.mark.slow
 

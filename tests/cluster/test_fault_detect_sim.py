@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from polling import SimCli, wait_for
 
-from dscluster.runs import store
+from dscluster.runs.records import store
 
 pytestmark = [pytest.mark.root, pytest.mark.cluster, pytest.mark.slow]
 SCRIPT = str(Path(__file__).resolve().parents[1] / "data" / "min_ds_script.py")

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from polling import SimCli, wait_for
 
-from dscluster.runs import store
+from dscluster.runs.records import store
 
 pytestmark = [pytest.mark.root, pytest.mark.cluster, pytest.mark.slow]
 DATA = Path(__file__).resolve().parents[1] / "data"

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from polling import wait_for
 
-from dscluster.runs import store
+from dscluster.runs.records import store
 
 pytestmark = [pytest.mark.root, pytest.mark.cluster, pytest.mark.slow]
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from polling import cli_runner, wait_for
 
-from dscluster.runs import store
+from dscluster.runs.records import store
 
 pytest.importorskip("transformers")
 pytest.importorskip("accelerate")

@@ -243,7 +243,7 @@ def test_a_launches_from_the_panel_b_sees_it_cannot_stop_it_and_waits_for_its_gp
     """The issue's scenario through the hub: person A launches from their panel; person B sees A's run with
     its owner, has no stop button for it and the API refuses B's stop; B's launch on the same GPU (the
     panel's "wait" box) queues until A's run ends, then runs. Each run's ranks run under its owner's UID."""
-    from dscluster.runs import store
+    from dscluster.runs.records import store
 
     a_name, b_name = PEOPLE
     shared = Path(team["sim"].spec.shared_dir)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from polling import SimCli, wait_for
 
-from dscluster.runs import store
+from dscluster.runs.records import store
 
 pytestmark = [pytest.mark.root, pytest.mark.cluster, pytest.mark.slow]
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -54,7 +54,7 @@ class Cli(SimCli):
             if not self.sim.is_running(node):
                 out[node] = []
                 continue
-            res = self.sim.exec(node, [sys.executable, "-m", "dscluster.runs.reaper", run_id, "--list"], timeout=30)
+            res = self.sim.exec(node, [sys.executable, "-m", "dscluster.runs.supervising.reaper", run_id, "--list"], timeout=30)
             out[node] = [int(p) for p in res.stdout.split()]
         return out
 
@@ -204,7 +204,7 @@ def test_crashed_node_is_detected_and_reported(cli, sim):
 
 def test_pdsh_killed_by_a_signal_is_not_reported_as_success(cli):
     """DeepSpeed's runner exits 0 when pdsh dies by a signal; the run must still say failed."""
-    from dscluster.runs.reaper import run_pids
+    from dscluster.runs.supervising.reaper import run_pids
 
     run_id = cli.launch("--max-restarts", "0", "--name", "falseok", SCRIPT, "--steps", "1000", "--sleep", "0.2")
     wait_training(cli, run_id)

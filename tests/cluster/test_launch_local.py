@@ -14,8 +14,8 @@ import pytest
 from polling import wait_for
 from support import run_cli
 
-from dscluster.runs import store
-from dscluster.runs.reaper import run_pids
+from dscluster.runs.records import store
+from dscluster.runs.supervising.reaper import run_pids
 
 pytestmark = pytest.mark.slow
 SCRIPT = Path(__file__).resolve().parents[1] / "data" / "min_ds_script.py"

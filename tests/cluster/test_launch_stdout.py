@@ -15,7 +15,7 @@ import pytest
 import test_launch_local
 from polling import wait_for
 
-from dscluster.runs import store
+from dscluster.runs.records import store
 
 pytestmark = pytest.mark.slow
 env = test_launch_local.env  # the fixture: DSCLUSTER_HOME / DSCLUSTER_SHARED under the test's tmp_path

@@ -19,9 +19,9 @@ import pytest
 from polling import wait_for
 from support import run_cli
 
-from dscluster.runs import store
-from dscluster.runs.control import request_stop
-from dscluster.runs.verify import record_to_act_on
+from dscluster.runs.records import store
+from dscluster.runs.records.verify import record_to_act_on
+from dscluster.runs.supervising.control import request_stop
 
 pytestmark = [pytest.mark.root, pytest.mark.cluster, pytest.mark.slow]
 

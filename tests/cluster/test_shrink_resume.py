@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from polling import sim_cli, wait_for
 
-from dscluster.runs import store
+from dscluster.runs.records import store
 
 pytestmark = [pytest.mark.root, pytest.mark.cluster, pytest.mark.slow]
 TRAIN = ["--preset", "tiny", "--log-interval", "1", "--eval-interval", "0", "--sample-tokens", "8", "--seq-len", "64"]

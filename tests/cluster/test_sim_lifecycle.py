@@ -163,7 +163,7 @@ def test_purge_after_a_plain_down_removes_what_down_kept(home):
 def test_down_stops_the_clusters_runs_first_so_none_outlives_it_onto_the_next_cluster(home):
     # A run left waiting for nodes that `sim down` removed would restart on the next `sim up` at the same
     # addresses (seen in the README blocks: a run restarted a second before `sim down`).
-    from dscluster.runs import store
+    from dscluster.runs.records import store
 
     up = cli("sim", "up", "2", "--name", "h38run", home=home, timeout=300)
     assert up.returncode == 0, up.stdout + up.stderr

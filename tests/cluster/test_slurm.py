@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from polling import SimCli, wait_for
 
-from dscluster.runs import store
+from dscluster.runs.records import store
 
 pytestmark = [pytest.mark.root, pytest.mark.cluster, pytest.mark.slow]
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -72,7 +72,7 @@ class Cli(SimCli):
     def node_pids(self, run_id: str) -> dict[str, list[int]]:
         out = {}
         for node in self.sim.nodes:
-            res = self.sim.exec(node, [sys.executable, "-m", "dscluster.runs.reaper", run_id, "--list"], timeout=30)
+            res = self.sim.exec(node, [sys.executable, "-m", "dscluster.runs.supervising.reaper", run_id, "--list"], timeout=30)
             out[node] = [int(p) for p in res.stdout.split()]
         return out
 

@@ -322,7 +322,7 @@ def _notebook_launch(page, own: Path) -> str:
 
 
 def test_a_team_follows_the_readme_and_its_first_hour_works_in_the_browser(team, browser):
-    from dscluster.runs import store
+    from dscluster.runs.records import store
 
     spec, url_out = _readme_order(team)
     shared = Path(spec.shared_dir)

@@ -20,7 +20,7 @@ import pytest
 from polling import wait_for
 from test_privilege_boundaries import dscluster, make_victim, plant, run_id_from, untouched
 
-from dscluster.runs import store
+from dscluster.runs.records import store
 
 pytestmark = [pytest.mark.root, pytest.mark.cluster, pytest.mark.slow]
 
@@ -254,7 +254,7 @@ os.replace(tmp, run_json)
 def test_a_rewritten_run_record_never_names_the_programs_root_runs(sim, env):
     """Attack 3: the node user rewrites a finished run's run.json so that its cluster state directory is one
     of its own (a key, and `pdsh`/`ssh` wrappers that record who ran them). `dscluster restart` by root
-    refuses the record, which root did not write (runs/verify.py): the wrappers never run. Root's own record
+    refuses the record, which root did not write (runs/records/verify.py): the wrappers never run. Root's own record
     restarts, taking the state directory from root's own state."""
     work = Path(sim.spec.shared_dir) / "trustwork3"
     plant(sim, files={work / "ok.py": 'print("ran", flush=True)\n'})

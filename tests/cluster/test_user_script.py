@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from polling import cli_runner, wait_for
 
-from dscluster.runs import store
+from dscluster.runs.records import store
 
 pytestmark = [pytest.mark.root, pytest.mark.cluster, pytest.mark.slow]
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -72,7 +72,7 @@ def test_the_recipes_command_runs_a_users_script(sim, work, dsc):
     record = _wait_end(work, run_id)
     assert record["status"] == "succeeded" and record["world_size"] == 3, record
     # No change to the script: DeepSpeed's own monitor, added to the run's ds_config, is charted.
-    from dscluster.runs import metrics
+    from dscluster.runs.records import metrics
 
     run_dir = store.run_path(work, run_id)
     lr = [r for r in metrics.read(run_dir)[0] if r.get("source") == "deepspeed"]
@@ -146,7 +146,7 @@ def test_a_rank_killed_by_sigkill_is_explained_as_such(sim, work, dsc):
 
 def _kill_rank_on(sim, node: str, run_id: str) -> None:
     """SIGKILL every rank of the run on `node`, as the kernel's OOM killer or an operator would."""
-    kill = ("import os, signal; from dscluster.runs.stacks import rank_processes; "
+    kill = ("import os, signal; from dscluster.runs.views.stacks import rank_processes; "
             f"[os.kill(p, signal.SIGKILL) for p, r in rank_processes({run_id!r})]")
     sim.exec(node, [sys.executable, "-c", kill], timeout=30)
 

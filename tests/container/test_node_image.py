@@ -227,7 +227,7 @@ def test_the_recipe_launched_from_the_controller_restarts_after_a_killed_rank(de
     """The host-side `dscluster launch` with the spec `up` used (it names the image's interpreter), a
     hostfile of the hosts' IPs, the recipe's ds_config verbatim, the user's train.py: ranks in the three
     containers; one rank SIGKILLed; the supervisor tears the attempt down and runs it again to the end."""
-    from dscluster.runs import store
+    from dscluster.runs.records import store
 
     work = deploy.hosts.shared_dir / "work"  # written by the previous test: train.py, ds_config.json, hostfile
     assert (work / "train.py").exists()
@@ -352,7 +352,7 @@ def test_a_person_added_from_the_controller_launches_as_themselves_across_the_no
                          "--name", "theirs", "train.py", "--deepspeed", "--deepspeed_config", "ds_config.json",
                          timeout=600)
     assert res.returncode == 0, res.stdout + res.stderr
-    from dscluster.runs import store
+    from dscluster.runs.records import store
 
     (run_dir,) = [d for d in (deploy.hosts.shared_dir / "runs").iterdir() if d.name.startswith("theirs-")]
     record = store.read_record(run_dir).to_json()

@@ -51,7 +51,7 @@ def _launch(work: Path, *args: str) -> str:
 
 
 def _wait_end(work: Path, run_id: str, timeout: float) -> dict:
-    from dscluster.runs import store
+    from dscluster.runs.records import store
 
     run_dir = store.run_path(work / "shared", run_id)
     deadline = time.monotonic() + timeout
@@ -66,7 +66,7 @@ def _wait_end(work: Path, run_id: str, timeout: float) -> dict:
 
 def test_the_recipes_command_runs_a_users_script_on_the_gpu(work):
     import dscluster
-    from dscluster.runs import store
+    from dscluster.runs.records import store
 
     run_id = _launch(work, "train.py", "--deepspeed", "--deepspeed_config", "ds_config.json", "--steps", "6")
     record = _wait_end(work, run_id, 240)
@@ -92,7 +92,7 @@ def test_the_recipes_command_runs_a_users_script_on_the_gpu(work):
 
 
 def test_a_hung_nccl_collective_leaves_the_flight_recorder_dump_in_the_run_directory(work):
-    from dscluster.runs import store
+    from dscluster.runs.records import store
 
     run_id = _launch(work, "--max-restarts", "0", "train.py", "--hang-collective", "--timeout", "10")
     record = _wait_end(work, run_id, 150)
@@ -108,7 +108,7 @@ def test_a_users_device_mismatch_is_shown_as_its_own_line_and_not_restarted(work
     """The user's own RuntimeError (a batch left on the CPU) is the explanation: its type, message and the
     script's file:line, with rank and node, in status; a restart cannot help, so none of the two is spent.
     The same failure from a plain `deepspeed` run's output, through `dscluster explain`."""
-    from dscluster.runs import store
+    from dscluster.runs.records import store
 
     run_id = _launch(work, "--max-restarts", "2", "train.py", "--deepspeed", "--deepspeed_config", "ds_config.json",
                      "--steps", "6", "--cpu-batch-at", "2")

@@ -14,7 +14,7 @@ import pytest
 from support import free_port
 
 from dscluster.data.corpus import ensure_stdlib_corpus
-from dscluster.runs.watchdog import remove_shm_buffers
+from dscluster.runs.supervising.watchdog import remove_shm_buffers
 
 
 @pytest.fixture(scope="session")

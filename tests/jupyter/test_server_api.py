@@ -154,7 +154,7 @@ def test_malformed_requests_get_4xx_json_naming_the_setting(lab, runs, method, p
 
 
 def test_invalid_deepspeed_config_is_refused_before_anything_starts(lab, runs):
-    pytest.importorskip("dscluster.runs.prepare")
+    pytest.importorskip("dscluster.runs.preparing.prepare")
     before = set(os.listdir(lab.shared / "runs"))
     bad = {"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 1, "train_batch_size": 7}
     res = lab.api("POST", "runs", {"script": "-m dscluster.train", "args": "--steps 2", "config": json.dumps(bad)})

@@ -87,7 +87,7 @@ def test_notebook_names_do_not_clash_with_packages():
     """`dscluster.launch` stays the notebook function whatever was imported before it."""
     import subprocess
 
-    code = ("import dscluster.launcher.plan, dscluster.runs.store, dscluster; "
+    code = ("import dscluster.launcher.plan, dscluster.runs.records.store, dscluster; "
             "assert callable(dscluster.launch) and callable(dscluster.list_runs); "
             "from dscluster.api import launch; assert dscluster.launch is launch")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
@@ -119,8 +119,8 @@ def test_star_import_gives_exactly_the_notebook_api():
 def test_api_takes_run_prefixes_and_names_and_names_bad_arguments(dscluster_home, tmp_path):
     from dscluster.api import Cluster, Run
     from dscluster.errors import ConfigError, RunError
-    from dscluster.runs import store
-    from dscluster.runs.record import RunRecord
+    from dscluster.runs.records import store
+    from dscluster.runs.records.record import RunRecord
 
     shared = tmp_path / "shared"
     run_dir = store.create_run(shared, RunRecord.from_json({"id": store.new_run_id("named"), "name": "named", "argv": ["t.py"],
@@ -142,8 +142,8 @@ def test_api_takes_run_prefixes_and_names_and_names_bad_arguments(dscluster_home
 
 def test_a_symlink_in_logs_is_not_served(dscluster_home, tmp_path):
     from dscluster.jupyter import rundata
-    from dscluster.runs import store
-    from dscluster.runs.record import RunRecord
+    from dscluster.runs.records import store
+    from dscluster.runs.records.record import RunRecord
 
     run_dir = store.create_run(tmp_path / "shared", RunRecord.from_json({"id": store.new_run_id("links"), "name": "links",
                                                      "argv": ["t.py"], "env": {}, "world_size": 1}))

@@ -15,7 +15,7 @@ from dscluster.launcher import backends
 from dscluster.launcher.backends import Backend, NodeTools, ToolCheck
 from dscluster.launcher.plan import LaunchRequest, Target, build_plan
 from dscluster.launcher.runnerflags import check_launcher
-from dscluster.runs.hooks import NoHooks, hooks_class
+from dscluster.runs.supervising.hooks import NoHooks, hooks_class
 
 SRC = Path(dscluster.__file__).parent
 HOOKS = ("allocate", "lost", "cancel_attempt", "timed_out", "release", "force_stop")
@@ -137,7 +137,7 @@ def test_what_a_backends_launcher_prints_is_read_by_the_generic_log_readers(k8s)
     """A backend's failure lines (the supervisor), its words for a rank a signal ended (the explainer) and
     its rank label (every log reader) are its own traits: the generic readers ask the registry."""
     from dscluster import logtext, rankerror
-    from dscluster.runs import detect
+    from dscluster.runs.supervising import detect
 
     failed = detect.launcher_failure("w1: pod failed: exit code 3\n", ["w1"], {"w1": "node1"})
     assert failed and failed.kind == "rank-failed" and failed.node == "node1"
@@ -187,7 +187,7 @@ def test_a_schedulers_request_is_the_backends_own(k8s):
     scheduler (the fake k8s one, pdsh) answers with the defaults."""
     from dscluster.launcher.runnerflags import RunnerFlags
     from dscluster.launcher.slurm import SlurmAsk
-    from dscluster.runs.options import LaunchOptions
+    from dscluster.runs.preparing.options import LaunchOptions
 
     slurm = backends.get("slurm")
     opts = LaunchOptions(command=["t.py"], launcher="slurm", runner=RunnerFlags(include="n1@n2"),

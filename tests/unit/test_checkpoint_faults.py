@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 
 from dscluster.cli import main
 from dscluster.errors import DsclusterError
-from dscluster.runs import store
-from dscluster.runs.record import RunRecord
+from dscluster.runs.records import store
+from dscluster.runs.records.record import RunRecord
 from dscluster.train import checkpoint as ck
 from dscluster.train.model import GPT, GPTConfig
 

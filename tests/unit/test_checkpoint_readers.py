@@ -6,8 +6,8 @@ from __future__ import annotations
 from dscluster.commands.ckpt import checkpoints as cli_checkpoints
 from dscluster.fsutil import atomic_write_json
 from dscluster.jupyter import rundata
-from dscluster.runs import store
-from dscluster.runs.record import RunRecord
+from dscluster.runs.records import store
+from dscluster.runs.records.record import RunRecord
 
 
 def test_the_panel_and_the_cli_show_the_same_damaged_step(dscluster_home, tmp_path):

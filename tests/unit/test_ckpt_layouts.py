@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from dscluster import ckptlayout, hfckpt
-from dscluster.runs.hflog import HfLogBridge
+from dscluster.runs.records.hflog import HfLogBridge
 
 
 def _accelerate_save(folder: Path, ranks: int = 2, done: int | None = None, deepspeed: bool = True) -> Path:
@@ -154,8 +154,8 @@ def test_an_accelerate_attempt_that_never_says_is_not_called_a_fresh_start(tmp_p
 
 def test_status_says_not_known_instead_of_from_scratch():
     from dscluster.commands.runs import resume_note
-    from dscluster.runs.record import Attempt
-    from dscluster.runs.summary import ShownAttempt
+    from dscluster.runs.records.record import Attempt
+    from dscluster.runs.views.summary import ShownAttempt
 
     unknown = ShownAttempt(Attempt(2), {"hf": True, "tag": None, "known": False})
     assert "not known" in resume_note(unknown) and "scratch" not in resume_note(unknown)

@@ -20,8 +20,8 @@ from dscluster.train.model import GPT, GPTConfig
 
 def resume_note(shown: dict) -> str | None:
     """commands.runs.resume_note of an attempt as `dscluster status --json` shows it (with `resumed`)."""
-    from dscluster.runs.record import Attempt
-    from dscluster.runs.summary import ShownAttempt
+    from dscluster.runs.records.record import Attempt
+    from dscluster.runs.views.summary import ShownAttempt
 
     return _resume_note(ShownAttempt(Attempt.from_json(shown), shown.get("resumed")))
 

@@ -1,6 +1,6 @@
 """A run's clean end costs no round trip to the nodes, and supervision stays whole: the supervisor's teardown
-after a runner that exited 0 (runs/supervisor.py `_teardown(settled=True)`), with real watchdogs on this
-machine (runs/watchdog.py through runs/channel.py, no ssh)."""
+after a runner that exited 0 (runs/supervising/supervisor.py `_teardown(settled=True)`), with real watchdogs on this
+machine (runs/supervising/watchdog.py through runs/supervising/channel.py, no ssh)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import time
 from types import SimpleNamespace
 
 from dscluster.cluster.runner import LocalRunner
-from dscluster.runs.channel import NodeChannel, close_all
-from dscluster.runs.supervisor import Supervisor
+from dscluster.runs.supervising.channel import NodeChannel, close_all
+from dscluster.runs.supervising.supervisor import Supervisor
 
 
 def _wait(cond, timeout: float = 30.0) -> bool:

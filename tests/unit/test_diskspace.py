@@ -8,7 +8,7 @@ import pytest
 
 from dscluster import explain
 from dscluster.errors import ClusterError
-from dscluster.runs import diskspace
+from dscluster.runs.preparing import diskspace
 from dscluster.train import checkpoint as ck
 
 
@@ -65,7 +65,7 @@ def test_the_signature_takes_a_full_disk_before_the_program_error_and_leaves_shm
 
 def test_a_nodes_own_disk_is_named_with_the_node_and_no_figure_from_here(tmp_path):
     """A rank on node1 filled its /tmp: the controller's free space there says nothing about node1's."""
-    from dscluster.runs import diskspace
+    from dscluster.runs.preparing import diskspace
 
     shared = tmp_path / "shared"
     save = shared / "runs" / "r" / "checkpoints"

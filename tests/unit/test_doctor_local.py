@@ -8,7 +8,7 @@ import pytest
 
 from dscluster import cli
 from dscluster.errors import ClusterError, ExitCode
-from dscluster.runs.preflight import check_local_cuda_arch
+from dscluster.runs.preparing.preflight import check_local_cuda_arch
 
 
 def test_launch_refuses_an_arch_list_deepspeed_cannot_parse(monkeypatch):

@@ -137,7 +137,7 @@ def test_sections_of_the_wrong_shape_are_named_with_an_example(extra, setting, w
 
 
 def test_a_launch_names_the_config_file_that_holds_the_bad_key(tmp_path):
-    from dscluster.runs.program import check_ds_config
+    from dscluster.runs.preparing.program import check_ds_config
 
     (tmp_path / "ds.json").write_text('{"train_micro_batch_size_per_gpu": 4, "zero_optimization": 5}')
     with pytest.raises(ConfigError) as err:

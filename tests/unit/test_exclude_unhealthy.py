@@ -1,4 +1,4 @@
-"""--exclude-unhealthy's evidence (runs/exclude.py, doctor/health.py): doctor's last verdict per node, merged
+"""--exclude-unhealthy's evidence (runs/preparing/exclude.py, doctor/health.py): doctor's last verdict per node, merged
 across checks of some nodes only; the newest run's failures, cleared by a later successful attempt on
 the node; hosts without the excluded nodes, never none."""
 
@@ -14,7 +14,7 @@ from dscluster.cluster.spec import ClusterSpec, NodeSpec
 from dscluster.doctor import health
 from dscluster.doctor.model import CheckResult, Report
 from dscluster.errors import ClusterError
-from dscluster.runs import exclude
+from dscluster.runs.preparing import exclude
 
 
 @pytest.fixture

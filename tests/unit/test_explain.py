@@ -58,7 +58,7 @@ def test_the_programs_own_error_and_fix_lines_are_the_explanation_and_beat_the_s
 
 
 def test_first_failing_rank_exit_code_is_read_from_the_launcher_log(tmp_path):
-    from dscluster.runs.verdict import first_rank_exit_code
+    from dscluster.runs.supervising.verdict import first_rank_exit_code
 
     log = tmp_path / "launcher.log"
     log.write_text("[dscluster 10:00:00] attempt 1: deepspeed ...\nexits with return code = 1\n"

@@ -93,7 +93,8 @@ def test_the_api_and_the_panels_data_carry_the_first_error(tmp_path, monkeypatch
 
 def test_explain_a_run_says_what_its_supervisor_recorded(tmp_path, monkeypatch, capsys):
     """`dscluster explain RUN`: the same explanation as status and the panel (a full disk, with its figures)."""
-    from dscluster.runs import diskspace, store
+    from dscluster.runs.preparing import diskspace
+    from dscluster.runs.records import store
 
     shared = tmp_path / "shared"
     monkeypatch.setenv("DSCLUSTER_SHARED", str(shared))

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from dscluster import explain, launchcmd, logtext, rankerror, signatures
 from dscluster.launcher import backends
-from dscluster.runs import detect
+from dscluster.runs.supervising import detect
 
 FLOOR_S = 0.01  # below this a search of 32 KB is fast whatever its ratio (a quadratic one costs seconds)
 SIZE = 16_000
@@ -29,7 +29,7 @@ def _patterns() -> list[tuple[str, re.Pattern]]:
     for mod in (signatures, explain, logtext, rankerror, launchcmd, detect):
         found += [(f"{mod.__name__}.{k}", v) for k, v in sorted(vars(mod).items()) if isinstance(v, re.Pattern)]
     # What each launcher backend's launcher prints (launcher/backends), read by detect, rankerror and logtext.
-    found.append(("dscluster.runs.detect.failure_line()", detect.failure_line()))
+    found.append(("dscluster.runs.supervising.detect.failure_line()", detect.failure_line()))
     found += [(f"backend {name}.{trait}", re.compile(getattr(backends.get(name), trait))) for name in backends.names()
               for trait in ("signal_line", "rank_label") if getattr(backends.get(name), trait)]
     return found
@@ -136,7 +136,7 @@ def test_any_mix_of_the_words_explains_without_error_and_in_bounded_words(words,
 def test_the_supervisor_reads_past_a_line_that_never_ends(tmp_path):
     """The launcher log is read a chunk per tick; a line with no end is read past, not reread from its start on
     every tick, and the failure line after it is still seen."""
-    from dscluster.runs import runbook
+    from dscluster.runs.supervising import runbook
 
     book = runbook.RunBook()
     book.log_path = tmp_path / "launcher.log"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from dscluster import cli, logtext
-from dscluster.runs import store
+from dscluster.runs.records import store
 
 # Clear the screen, set the window title, move the cursor up and rewrite the line, a C1 CSI, a bidi override.
 HOSTILE = "\x1b[2J\x1b]0;owned\x07\x1b[1A\rok \x9b31m\u202eexe.txt"

@@ -1,6 +1,6 @@
 """The signals a lost node is found by (issue #46), each on its own: two that agree, or one that is certain
-(runs/detect.py); the probe of a node's sshd (runs/probe.py); the stopped ranks a watchdog reports; a late
-watchdog's reach (runs/reaper.py); a rank error's time in events.jsonl."""
+(runs/supervising/detect.py); the probe of a node's sshd (runs/supervising/probe.py); the stopped ranks a watchdog reports; a late
+watchdog's reach (runs/supervising/reaper.py); a rank error's time in events.jsonl."""
 
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ import sys
 import threading
 import time
 
-from dscluster.runs import detect
-from dscluster.runs.channel import STOPPED_FOR, NodeChannel
-from dscluster.runs.detect import NodeView
-from dscluster.runs.judging import error_fields
-from dscluster.runs.probe import Probe, sshd_answers
-from dscluster.runs.reaper import run_pids
-from dscluster.runs.watchdog import stopped_ranks
+from dscluster.runs.supervising import detect
+from dscluster.runs.supervising.channel import STOPPED_FOR, NodeChannel
+from dscluster.runs.supervising.detect import NodeView
+from dscluster.runs.supervising.judging import error_fields
+from dscluster.runs.supervising.probe import Probe, sshd_answers
+from dscluster.runs.supervising.reaper import run_pids
+from dscluster.runs.supervising.watchdog import stopped_ranks
 
 LIMITS = {"connect_timeout": 30.0, "heartbeat_timeout": 10.0}
 
@@ -130,7 +130,7 @@ def test_a_rank_error_s_time_is_iso_text_in_events():
 
 def test_a_full_disk_s_first_error_names_the_enospc_before_torch_s_words():
     from dscluster import explain as explainer
-    from dscluster.runs.judging import enospc_first
+    from dscluster.runs.supervising.judging import enospc_first
 
     full = explainer.custom("disk-full", "The disk {path} is full.", "Free space.", "", path="/shared/runs/r")
     torch_words = {"rank": 0, "summary": "RuntimeError: [enforce fail at inline_container.cc:626] . unexpected pos"}

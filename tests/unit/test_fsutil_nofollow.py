@@ -16,8 +16,8 @@ import pytest
 
 from dscluster import fsutil
 from dscluster.errors import RunError
-from dscluster.runs import store
-from dscluster.runs.record import RunRecord
+from dscluster.runs.records import store
+from dscluster.runs.records.record import RunRecord
 from dscluster.train.checkpoint import read_commit
 
 OTHER_UID = 54321

@@ -98,7 +98,7 @@ def test_dscluster_log_and_the_trainers_metrics_writer(shared, monkeypatch):
     """The README's one line, `dscluster.log(step=..., loss=...)`, on rank 0 of a run whose directory is
     below traverse-only ancestors (it crashed rank 0 with EACCES on the ancestor)."""
     import dscluster  # noqa: PLC0415
-    from dscluster.runs import metrics  # noqa: PLC0415
+    from dscluster.runs.records import metrics
 
     run = shared / "runs" / "r2"
     run.mkdir(parents=True)

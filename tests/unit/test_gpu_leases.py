@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from dscluster.errors import ExitCode, GpusBusy, NotOwner
-from dscluster.runs import leasefiles, leasing
-from dscluster.runs.leases import (
+from dscluster.runs.leases import files as leasefiles
+from dscluster.runs.leases import leasing
+from dscluster.runs.leases.rules import (
     HELD,
     WAITING,
     Claim,
@@ -27,7 +28,7 @@ from dscluster.runs.leases import (
     queue,
     take,
 )
-from dscluster.runs.record import LaunchSpec, RunRecord
+from dscluster.runs.records.record import LaunchSpec, RunRecord
 
 HERE = Holder("ctl", 100, "5")
 
@@ -209,7 +210,7 @@ def test_local_runs_take_leases_only_with_gpus(tmp_path, monkeypatch):
 
 # ---- owners --------------------------------------------------------------------------------------
 def test_owner_is_recorded_and_read_back_and_old_records_use_the_file_owner(tmp_path):
-    from dscluster.runs import owner
+    from dscluster.runs.records import owner
 
     rec = _record("r-1", owner="ann")
     assert RunRecord.from_json(rec.to_json()).owner == "ann"
@@ -220,7 +221,7 @@ def test_owner_is_recorded_and_read_back_and_old_records_use_the_file_owner(tmp_
 
 
 def test_only_the_owner_or_root_may_stop(monkeypatch):
-    from dscluster.runs import owner
+    from dscluster.runs.records import owner
 
     rec = _record("r-1", owner="ann")
     monkeypatch.setattr(owner, "current_user", lambda: "bob")
@@ -240,7 +241,7 @@ def test_root_is_told_to_restart_a_persons_run_as_that_person(monkeypatch):
     import dataclasses
 
     from dscluster.cluster.specmodel import ClusterSpec, NodeSpec
-    from dscluster.runs import owner
+    from dscluster.runs.records import owner
 
     spec = ClusterSpec(name="lab", nodes=(NodeSpec(address="10.0.0.1", slots=1, name="node0"),),
                        shared_dir=Path("/shared"), ssh_user="ann")
@@ -260,7 +261,7 @@ def test_root_is_told_to_restart_a_persons_run_as_that_person(monkeypatch):
 
 def test_refusal_reads_in_zh_tw(monkeypatch):
     from dscluster.i18n import catalog
-    from dscluster.runs import owner
+    from dscluster.runs.records import owner
 
     monkeypatch.setenv("DSCLUSTER_LANG", "zh_TW")
     catalog.cache_clear()

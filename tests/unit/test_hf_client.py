@@ -11,10 +11,10 @@ import pytest
 
 from dscluster import dsconfig, hfckpt
 from dscluster.errors import ConfigError
-from dscluster.runs.hflog import HfLogBridge, parse_dict
-from dscluster.runs.options import LaunchOptions
-from dscluster.runs.prepare import prepare
-from dscluster.runs.program import auto_note, find_ds_config, hf_ds_config, pointed_at
+from dscluster.runs.preparing.options import LaunchOptions
+from dscluster.runs.preparing.prepare import prepare
+from dscluster.runs.preparing.program import auto_note, find_ds_config, hf_ds_config, pointed_at
+from dscluster.runs.records.hflog import HfLogBridge, parse_dict
 
 HF_CONFIG = {"train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto",
              "gradient_accumulation_steps": "auto", "gradient_clipping": "auto", "bf16": {"enabled": "auto"},
@@ -149,7 +149,7 @@ def test_the_commit_marker_is_exact(tmp_path):
 
 
 def test_an_attempt_is_explained_from_its_own_part_of_the_logs(tmp_path):
-    from dscluster.runs.verdict import Failure, explain_failure
+    from dscluster.runs.supervising.verdict import Failure, explain_failure
 
     log = tmp_path / "launcher.log"
     first = "attempt 1: ...\nnode2: [rank1] Traceback ...\nnode2: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
@@ -183,8 +183,8 @@ def test_the_progress_bar_tells_a_resume_from_a_fresh_start(tmp_path):
 def test_status_ckpt_and_the_panel_list_the_trainers_checkpoints(dscluster_home, tmp_path, monkeypatch, capsys):
     from dscluster.cli import main
     from dscluster.jupyter import rundata
-    from dscluster.runs import store
-    from dscluster.runs.record import RunRecord
+    from dscluster.runs.records import store
+    from dscluster.runs.records.record import RunRecord
 
     monkeypatch.delenv("DSCLUSTER_CLUSTER", raising=False)
     work = tmp_path / "work"
@@ -209,8 +209,8 @@ def test_status_ckpt_and_the_panel_list_the_trainers_checkpoints(dscluster_home,
 def test_status_explains_the_run_by_the_attempt_that_ended_it(dscluster_home, tmp_path, monkeypatch, capsys):
     from dscluster import explain
     from dscluster.cli import main
-    from dscluster.runs import store
-    from dscluster.runs.record import RunRecord
+    from dscluster.runs.records import store
+    from dscluster.runs.records.record import RunRecord
 
     monkeypatch.delenv("DSCLUSTER_CLUSTER", raising=False)
     exp = {**explain.custom("rank-exit", "A training process exited with code {code}; DeepSpeed's launcher then "

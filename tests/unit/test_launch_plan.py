@@ -6,7 +6,7 @@ import pytest
 
 from dscluster.errors import UsageError
 from dscluster.launcher.plan import LaunchRequest, Target, build_plan, hostfile_text, rank_nodes
-from dscluster.runs.program import find_ds_config, parse_env
+from dscluster.runs.preparing.program import find_ds_config, parse_env
 
 RUN = Path("/shared/runs/r1")
 

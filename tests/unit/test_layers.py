@@ -80,7 +80,7 @@ def test_imports_point_downward():
             if key not in ALLOWED and (module, target) not in ALLOWED:
                 upward.append(f"{path.relative_to(SRC)}:{line}: {module} (layer {here}) imports {target} (layer {there})")
     assert not upward, "\n".join(upward)
-    assert len(FILES) > 100 and layer("dscluster.runs.supervisor") == 4
+    assert len(FILES) > 100 and layer("dscluster.runs.supervising.supervisor") == 4
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:

@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from dscluster.runs.verdict import first_rank_exit_code
+from dscluster.runs.supervising.verdict import first_rank_exit_code
 
 RANK = """
 import json, os, sys, time

@@ -17,7 +17,7 @@ from dscluster.errors import UsageError
 from dscluster.launcher import backends
 from dscluster.launcher.backends import NodeTools, mpich
 from dscluster.launcher.plan import LaunchRequest, Target, build_plan
-from dscluster.runs.detect import FAILURE_LINE, RANK_OK, launcher_failure
+from dscluster.runs.supervising.detect import FAILURE_LINE, RANK_OK, launcher_failure
 
 
 def request(hosts=(("node1", 2), ("node2", 2)), user_env=None, **kw) -> LaunchRequest:

@@ -15,8 +15,8 @@ from dscluster.deploy import image as img
 from dscluster.deploy.dockerrun import DeployOptions
 from dscluster.errors import ConfigError
 from dscluster.launcher.plan import LaunchRequest, Target, build_plan
-from dscluster.runs.record import LaunchSpec
-from dscluster.runs.target import interpreters
+from dscluster.runs.preparing.target import interpreters
+from dscluster.runs.records.record import LaunchSpec
 from dscluster.sim.hosts import docker_socket, dockerd_argv
 
 sys.path.insert(0, str(Path(__file__).parent))

@@ -1,4 +1,4 @@
-"""The panel reads runs through the runs layer: the store's lookup and listing, `runs.summary`, the CLI's
+"""The panel reads runs through the runs layer: the store's lookup and listing, `runs.views.summary`, the CLI's
 rule for where runs live. So the panel, `dscluster status --json` and `dscluster runs` agree on each run."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from dscluster import explain
 from dscluster.cli import main
 from dscluster.errors import RunError
 from dscluster.jupyter import clusterview, rundata
-from dscluster.runs import store
-from dscluster.runs.record import RunRecord
+from dscluster.runs.records import store
+from dscluster.runs.records.record import RunRecord
 
 
 def _panel(run_id: str) -> dict:

@@ -15,9 +15,10 @@ import pytest
 from dscluster import cli
 from dscluster.doctor import probe_facts
 from dscluster.errors import ClusterError, ExitCode
-from dscluster.runs import service, store
-from dscluster.runs.options import LaunchOptions
-from dscluster.runs.prepare import prepare
+from dscluster.runs import service
+from dscluster.runs.preparing.options import LaunchOptions
+from dscluster.runs.preparing.prepare import prepare
+from dscluster.runs.records import store
 
 SCRIPT = str(Path(__file__).resolve().parents[1] / "data" / "min_ds_script.py")
 

@@ -14,8 +14,8 @@ import pytest
 
 from dscluster import prom
 from dscluster.node.exporter import node_families
-from dscluster.runs.exporter import RunExporter
-from dscluster.runs.record import Attempt, LaunchSpec, RunRecord
+from dscluster.runs.records.record import Attempt, LaunchSpec, RunRecord
+from dscluster.runs.views.exporter import RunExporter
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,4 +1,4 @@
-"""A run record someone else rewrote is never acted on (runs/verify.py), made for real as root with other uids:
+"""A run record someone else rewrote is never acted on (runs/records/verify.py), made for real as root with other uids:
 the node user, who owns the directories of root's cluster runs, rewrites root's record (owner, program) or moves
 another run's record in; a person writes a record naming another person as its owner; a record's supervisor
 pid points at someone else's process. `restart` and `stop` (root's, or the named owner's) refuse, naming who
@@ -18,8 +18,10 @@ from pathlib import Path
 import pytest
 
 from dscluster.errors import NotOwner
-from dscluster.runs import control, owner, service, store, verify
-from dscluster.runs.record import LaunchSpec, RunRecord
+from dscluster.runs import service
+from dscluster.runs.records import owner, store, verify
+from dscluster.runs.records.record import LaunchSpec, RunRecord
+from dscluster.runs.supervising import control
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to write as other users")
 NODE, ALICE, BOB = 54331, 54332, 54333  # uids with no account: their names are their numbers
@@ -96,7 +98,7 @@ def test_a_person_cannot_make_a_record_of_theirs_look_like_anothers(shared, monk
 def test_stop_signals_only_the_writers_own_supervisor(shared):
     run_id = "alice-1"
     decoy = subprocess.Popen(["setpriv", f"--reuid={BOB}", f"--regid={BOB}", "--clear-groups", sys.executable, "-c",
-                              "import time; time.sleep(120)", "dscluster.runs.supervisor", run_id])
+                              "import time; time.sleep(120)", "dscluster.runs.supervising.supervisor", run_id])
     try:
         deadline = time.monotonic() + 30
         while verify.process_uid(decoy.pid) != BOB and time.monotonic() < deadline:

@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 
 from dscluster.errors import UsageError
-from dscluster.runs import service, store
-from dscluster.runs.record import RunRecord
+from dscluster.runs import service
+from dscluster.runs.records import store
+from dscluster.runs.records.record import RunRecord
 
 
 def test_restart_keeps_env_and_settings_and_takes_secrets_again(dscluster_home, tmp_path, monkeypatch):

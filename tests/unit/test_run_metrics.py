@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from dscluster.runs import metrics
-from dscluster.runs.program import with_monitor
+from dscluster.runs.preparing.program import with_monitor
+from dscluster.runs.records import metrics
 
 
 def test_log_is_a_no_op_outside_a_run_and_on_other_ranks(tmp_path, monkeypatch):

@@ -13,11 +13,11 @@ import pytest
 from dscluster.cluster import identity
 from dscluster.cluster.spec import ClusterSpec, load_spec
 from dscluster.launcher.plan import build_plan
-from dscluster.runs import store
-from dscluster.runs.nodes import node_links, node_names
-from dscluster.runs.options import LaunchOptions
-from dscluster.runs.prepare import prepare
-from dscluster.runs.record import RECORD_VERSION, LaunchSpec, RunRecord
+from dscluster.runs.preparing.options import LaunchOptions
+from dscluster.runs.preparing.prepare import prepare
+from dscluster.runs.records import store
+from dscluster.runs.records.record import RECORD_VERSION, LaunchSpec, RunRecord
+from dscluster.runs.supervising.nodes import node_links, node_names
 
 # run.json files written by dscluster before the typed record (commit 255f399): one created by `launch`
 # on a two-node cluster (pending), one a local run that the supervisor restarted once and finished.
@@ -162,7 +162,7 @@ def test_a_record_written_by_this_code_reads_and_writes_back_byte_for_byte(dsclu
 def test_the_supervisors_updates_round_trip_with_their_nulls(dscluster_home, tmp_path):
     # What the supervisor writes as a run goes (attempts, its pid, waiting_for cleared to null, a shrink)
     # survives a read and a write unchanged: the typed fields say what they were, absent or null.
-    from dscluster.runs.record import Attempt
+    from dscluster.runs.records.record import Attempt
 
     record = RunRecord(id=store.new_run_id("sup"), launch=LaunchSpec(program="t.py", hosts=(("n1", 1), ("n2", 1))))
     run_dir = store.create_run(tmp_path / "shared", record)
@@ -206,7 +206,7 @@ def test_an_old_record_reads_through_every_view(path, dscluster_home, tmp_path, 
     # CLI's status/runs/logs and the notebook API read it as they read a new one.
     from dscluster.api import Run
     from dscluster.cli import main
-    from dscluster.runs.summary import summary
+    from dscluster.runs.views.summary import summary
 
     data = json.loads(path.read_text())
     shared = tmp_path / "shared"
@@ -256,7 +256,7 @@ def test_an_old_record_restarts_and_stops_through_the_service(path, dscluster_ho
 def test_the_supervisor_is_handed_the_record_run_json_holds(dscluster_home, tmp_path, monkeypatch):
     # The supervisor writes its record over run.json: what it is handed must be what was created
     # (its `created` date included), or its first save would lose fields.
-    from dscluster.runs import start
+    from dscluster.runs.preparing import start
 
     project, _ = _cluster(tmp_path)
     monkeypatch.chdir(project)
@@ -287,6 +287,6 @@ def test_a_slurm_record_written_before_the_scheduler_field_still_loads(dscluster
     assert main(["status", data["id"]]) == 0
     assert "job 42 COMPLETED on node0,node1" in capsys.readouterr().out
     assert main(["runs"]) == 0 and f"{data['id']} (slurm 42)" in capsys.readouterr().out
-    from dscluster.runs.summary import summary
+    from dscluster.runs.views.summary import summary
 
     assert summary(store.read_record(run_dir), run_dir, live=False).to_json()["slurm"]["job_id"] == "42"

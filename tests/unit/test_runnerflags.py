@@ -193,15 +193,15 @@ def test_a_slot_named_twice_is_selected_once():
 
 def test_openmpi_single_slots_refused_up_front_whole_hosts_through_the_hostfile(dscluster_home, tmp_path, monkeypatch):
     from dscluster.cluster.spec import ClusterSpec, NodeSpec
-    from dscluster.runs import options as opts_mod
-    from dscluster.runs import prepare as prep_mod
+    from dscluster.runs.preparing import options as opts_mod
+    from dscluster.runs.preparing import prepare as prep_mod
 
     monkeypatch.setenv("HOME", str(tmp_path))
     script = tmp_path / "t.py"
     script.write_text("print(1)\n")
     spec = ClusterSpec(name="c", nodes=(NodeSpec("10.9.0.1", 2, "node1"), NodeSpec("10.9.0.2", 2, "node2")),
                        shared_dir=tmp_path / "shared", ssh_user="root", launcher="openmpi")
-    monkeypatch.setattr("dscluster.runs.nodes.transport_env", lambda *a, **k: {})
+    monkeypatch.setattr("dscluster.runs.supervising.nodes.transport_env", lambda *a, **k: {})
     base = dict(command=[str(script)], cluster_spec=spec, launcher="openmpi", cwd=str(tmp_path), skip_doctor=True)
     with pytest.raises(UsageError) as err:
         prep_mod.prepare(opts_mod.LaunchOptions(**base, runner=RunnerFlags(exclude="node2:0")), dry_run=True)
@@ -213,7 +213,7 @@ def test_openmpi_single_slots_refused_up_front_whole_hosts_through_the_hostfile(
 def test_slurm_include_becomes_slurms_node_selection(dscluster_home, tmp_path, monkeypatch):
     from dscluster.launcher import backends
     from dscluster.launcher.slurm import SlurmAsk, ask_args
-    from dscluster.runs import options as opts_mod
+    from dscluster.runs.preparing import options as opts_mod
 
     slurm = backends.get("slurm")
     opts = opts_mod.LaunchOptions(command=["t.py"], launcher="slurm", runner=RunnerFlags(include="n1@n3"))
@@ -232,8 +232,8 @@ def test_slurm_include_becomes_slurms_node_selection(dscluster_home, tmp_path, m
 
 
 def test_deepspeed_env_files_reach_the_ranks_and_are_recorded(dscluster_home, tmp_path, monkeypatch):
-    from dscluster.runs.options import LaunchOptions
-    from dscluster.runs.prepare import dry_run_text, prepare
+    from dscluster.runs.preparing.options import LaunchOptions
+    from dscluster.runs.preparing.prepare import dry_run_text, prepare
 
     home, work = tmp_path / "home", tmp_path / "work"
     home.mkdir(), work.mkdir()

@@ -6,8 +6,8 @@ import pytest
 
 from dscluster.errors import RunError
 from dscluster.launcher import redact
-from dscluster.runs import store
-from dscluster.runs.record import RunRecord
+from dscluster.runs.records import store
+from dscluster.runs.records.record import RunRecord
 
 
 def _record(name="train"):

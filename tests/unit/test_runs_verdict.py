@@ -3,7 +3,7 @@ for the nodes the teardown killed is an effect, never blamed as the cause."""
 
 from __future__ import annotations
 
-from dscluster.runs.verdict import Failure, explain_failure, first_rank_exit_code
+from dscluster.runs.supervising.verdict import Failure, explain_failure, first_rank_exit_code
 
 LOG = """attempt 1: python -m deepspeed.launcher.runner ...
 node1: [2026-11-30 00:10:01,000] [INFO] [launch.py:319:sigkill_handler] Killing subprocess 186
@@ -51,7 +51,7 @@ def test_a_lost_node_with_no_restart_left_points_at_dscluster_restart(tmp_path):
 
 
 def test_the_rank_code_logged_after_the_detected_line_is_still_found(tmp_path):
-    from dscluster.runs.verdict import failed_rank_exit_code
+    from dscluster.runs.supervising.verdict import failed_rank_exit_code
 
     log = tmp_path / "launcher.log"
     detected = "attempt 1: ...\n[INFO] [launch.py:319:sigkill_handler] Killing subprocess 186\n"
@@ -64,7 +64,7 @@ def test_the_rank_code_logged_after_the_detected_line_is_still_found(tmp_path):
 
 # ---- no futile restarts (issue 30) ----------------------------------------------------------------------
 def test_the_same_failure_without_progress_is_futile_and_progress_or_another_failure_is_not():
-    from dscluster.runs.verdict import futile_restart
+    from dscluster.runs.supervising.verdict import futile_restart
 
     a = {"signature": "python-error", "evidence": "x",
          "error": {"type": "RuntimeError", "where": "/w/train.py:9", "message": "bad value 17 at 0x7f3a"}}
@@ -92,7 +92,7 @@ def test_a_rank_dying_of_its_error_with_an_abort_at_exit_is_the_same_failure_as_
     # Seen in CI: a rank raised its own RuntimeError; in one attempt of two, gloo's thread then raced Python's
     # shutdown ("terminate called without an active exception", exit -6). The cause is the error both times,
     # so the second attempt is the same failure, not a new one worth a third attempt.
-    from dscluster.runs.verdict import futile_restart
+    from dscluster.runs.supervising.verdict import futile_restart
 
     tb = ("rank 1 of 3 on node1\nstep 0 loss 1.9665\n[rank1]: Traceback (most recent call last):\n"
           '[rank1]:   File "/shared/train.py", line 64, in <module>\n[rank1]:     bad_batch()\n'

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from dscluster.cli import main
-from dscluster.runs import store
-from dscluster.runs.record import RunRecord
+from dscluster.runs.records import store
+from dscluster.runs.records.record import RunRecord
 
 
 @pytest.fixture
@@ -82,7 +82,7 @@ def test_negative_restart_and_timeout_settings_are_refused(dscluster_home, tmp_p
 
 
 def test_the_failed_rank_event_names_the_node_not_pdshs_own_host():
-    from dscluster.runs.detect import host_of_line
+    from dscluster.runs.supervising.detect import host_of_line
 
     text = "x\npdsh@vm: node1: ssh exited with exit code 3\n"
     assert host_of_line(text, text.index("ssh exited"), ["node0", "node1"]) == "node1"

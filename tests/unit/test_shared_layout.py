@@ -18,9 +18,9 @@ from dscluster import sharedlayout
 from dscluster.cluster.spec import parse_spec
 from dscluster.errors import ConfigError
 from dscluster.node import accounts
-from dscluster.runs import store
-from dscluster.runs.metrics import MonitorBridge
-from dscluster.runs.record import LaunchSpec, RunRecord
+from dscluster.runs.records import store
+from dscluster.runs.records.metrics import MonitorBridge
+from dscluster.runs.records.record import LaunchSpec, RunRecord
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to make another user's layout")
 NODE, PERSON = 54321, 54322  # uids with no account: the kernel needs none

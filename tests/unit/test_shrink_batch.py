@@ -1,5 +1,5 @@
 """Continuing a run on another number of ranks: the global batch kept where it divides (batchplan), the
-node names of `restart --hosts` checked, the supervisor's --allow-shrink layout planned (runs/shrink.py),
+node names of `restart --hosts` checked, the supervisor's --allow-shrink layout planned (runs/preparing/shrink.py),
 and what prepare hands the ranks of a restarted attempt (their ds_config). No processes."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import pytest
 from dscluster import batchplan
 from dscluster.batchplan import Batch, plan
 from dscluster.errors import UsageError
-from dscluster.runs import shrink
-from dscluster.runs.options import LaunchOptions
-from dscluster.runs.prepare import prepare
+from dscluster.runs.preparing import shrink
+from dscluster.runs.preparing.options import LaunchOptions
+from dscluster.runs.preparing.prepare import prepare
 
 SCRIPT = str(Path(__file__).resolve().parents[1] / "data" / "min_ds_script.py")
 
@@ -59,7 +59,7 @@ def test_apply_sets_the_three_batch_keys_and_keeps_the_rest():
 
 def test_the_batch_before_comes_from_the_commit_then_the_record_then_the_trainers_default():
     commit = {"batch": {"global": 24, "micro": 4, "accum": 2, "world": 3}}
-    from dscluster.runs.record import RunRecord
+    from dscluster.runs.records.record import RunRecord
 
     record = RunRecord.from_json({"id": "r", "world_size": 3, "ds_config": {
         "train_batch_size": 6, "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 1}})
@@ -101,7 +101,7 @@ def test_a_shrink_drops_the_lost_hosts_and_plans_the_batch():
 
 
 def test_status_lines_name_the_lost_node_and_the_batch():
-    from dscluster.runs.record import RunRecord
+    from dscluster.runs.records.record import RunRecord
 
     view = RunRecord.from_json({"id": "r", "shrinks": [{"text": "node2 did not come back within 4s"}],
                                 "batch_plan": {"text": "global batch 24 kept on 2 ranks", "kept": True}})
@@ -149,8 +149,9 @@ def test_a_restart_on_the_same_world_size_changes_nothing(dscluster_home, tmp_pa
 
 
 def test_restart_hosts_reach_the_launch_as_a_whole_node_include(dscluster_home, tmp_path, monkeypatch):
-    from dscluster.runs import service, store
-    from dscluster.runs.record import RunRecord
+    from dscluster.runs import service
+    from dscluster.runs.records import store
+    from dscluster.runs.records.record import RunRecord
 
     spec = tmp_path / "dscluster.toml"
     nodes = "".join(f'[[nodes]]\nname = "node{i}"\naddress = "10.9.0.{i}"\nslots = 1\n' for i in (1, 2, 3))

@@ -77,7 +77,7 @@ def test_salloc_and_sbatch_ask_for_the_same_resources():
     assert lines[0] == "#!/bin/sh"
     assert [ln for ln in lines if ln.startswith("#SBATCH --")][1:6] == [f"#SBATCH {a}" for a in argv[3:]]
     # isolated (nothing imported from the job's cwd); hand-off and output outside the node-writable run dir
-    assert lines[-1] == ("exec /opt/venv/bin/python -I -m dscluster.runs.supervisor --handoff "
+    assert lines[-1] == ("exec /opt/venv/bin/python -I -m dscluster.runs.supervising.supervisor --handoff "
                          "/home/u/.dscluster/slurm-jobs/r1/handoff.json /shared/runs/r1")
     assert f"#SBATCH --output={private}/sbatch.log" in lines and "/shared/runs/r1/logs" not in script
 
@@ -127,7 +127,7 @@ def test_what_slurms_clients_print_is_parsed():
 
 def test_every_batch_job_of_a_home_gets_its_private_dir(dscluster_home):
     """The second `launch --sbatch` of a home found slurm-jobs/ there and failed with FileExistsError."""
-    from dscluster.runs.slurm_run import private_job_dir
+    from dscluster.runs.supervising.slurm_run import private_job_dir
 
     first, second = private_job_dir("r1"), private_job_dir("r2")
     assert first.parent == second.parent == dscluster_home / "slurm-jobs"

@@ -70,7 +70,7 @@ def test_the_shared_meta_directory_comes_with_a_leases_directory_every_launcher_
     import stat
 
     from dscluster.cluster.identity import ensure_shared_meta, leases_dir
-    from dscluster.runs.leasefiles import cluster_dir
+    from dscluster.runs.leases.files import cluster_dir
 
     meta = ensure_shared_meta(tmp_path)
     assert stat.S_IMODE(meta.stat().st_mode) == 0o755

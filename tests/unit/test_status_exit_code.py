@@ -7,8 +7,8 @@ import pytest
 
 from dscluster import cli
 from dscluster.errors import ExitCode
-from dscluster.runs import store
-from dscluster.runs.record import RunRecord
+from dscluster.runs.records import store
+from dscluster.runs.records.record import RunRecord
 
 
 @pytest.mark.parametrize("status,code", [("failed", ExitCode.RUN), ("succeeded", ExitCode.OK),

@@ -1,14 +1,14 @@
-"""The supervisor's failure detection as pure functions of observations (runs/detect.py), and its reach to
-the nodes through the Runner interface (runs/nodes.py), with fake runners: no node, no ssh, no DeepSpeed."""
+"""The supervisor's failure detection as pure functions of observations (runs/supervising/detect.py), and its reach to
+the nodes through the Runner interface (runs/supervising/nodes.py), with fake runners: no node, no ssh, no DeepSpeed."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from dscluster.cluster.runner import CommandResult
-from dscluster.runs import detect
-from dscluster.runs.detect import NodeView
-from dscluster.runs.nodes import remote_reap, unreachable_hosts
+from dscluster.runs.supervising import detect
+from dscluster.runs.supervising.detect import NodeView
+from dscluster.runs.supervising.nodes import remote_reap, unreachable_hosts
 
 LIMITS = {"connect_timeout": 30.0, "heartbeat_timeout": 10.0}
 
@@ -86,7 +86,7 @@ def test_unreachable_hosts_are_the_ones_whose_runner_fails_in_order():
 
 
 def test_remote_reap_runs_the_reaper_of_this_run_on_each_host():
-    from dscluster.runs.record import RunRecord
+    from dscluster.runs.records.record import RunRecord
 
     record = RunRecord.from_json({"id": "r-1", "launch": {"python": "/venv/bin/python",
                                                          "hosts": [["node1", 1], ["node2", 1]]}})
@@ -94,4 +94,4 @@ def test_remote_reap_runs_the_reaper_of_this_run_on_each_host():
     out = remote_reap(record, ["node1", "node2"], timeout=4.0, grace=2.0, runners=runners)
     assert out == {"node1": "reaped 3", "node2": "timed out"}
     assert runners["node1"].calls == [(  # safe path: nothing from the cwd
-        ["/venv/bin/python", "-P", "-m", "dscluster.runs.reaper", "r-1", "--grace=2.0"], 4.0)]
+        ["/venv/bin/python", "-P", "-m", "dscluster.runs.supervising.reaper", "r-1", "--grace=2.0"], 4.0)]

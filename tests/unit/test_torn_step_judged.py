@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from types import SimpleNamespace
 
-from dscluster.runs import runbook
+from dscluster.runs.supervising import runbook
 from dscluster.train.commits import COMMIT_FILE, committed_steps
 
 

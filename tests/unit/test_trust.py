@@ -181,7 +181,8 @@ def test_a_run_restarted_on_this_machine_needs_a_record_only_we_could_write(tmp_
     """Restarting on this machine (a local run, or --local) runs the recorded program as the launching user:
     a record from a directory another user can write (the shared storage) is refused, with the fix."""
     from dscluster.errors import PermissionNeeded
-    from dscluster.runs import service, store
+    from dscluster.runs import service
+    from dscluster.runs.records import store
 
     home = tmp_path / "home"
     monkeypatch.setenv("DSCLUSTER_HOME", str(home))

@@ -19,10 +19,10 @@ import pytest
 from dscluster import cli, dsconfig
 from dscluster.cluster.spec import load_spec, resolve_spec, spec_from_hostfile
 from dscluster.errors import ConfigError, ExitCode, UsageError
-from dscluster.runs import prepare as lp
-from dscluster.runs import program as lprog
-from dscluster.runs.options import LaunchOptions
-from dscluster.runs.prepare import prepare
+from dscluster.runs.preparing import prepare as lp
+from dscluster.runs.preparing import program as lprog
+from dscluster.runs.preparing.options import LaunchOptions
+from dscluster.runs.preparing.prepare import prepare
 
 SCRIPT = str(Path(__file__).resolve().parents[1] / "data" / "min_ds_script.py")
 BOM = b"\xef\xbb\xbf"
@@ -280,7 +280,7 @@ def test_build_ops_sends_the_node_only_what_decides_its_ops():
 # ---- run output in zh-TW; exit 130 and -15 -------------------------------------------------------
 
 def _stopped_run(shared: Path) -> Path:
-    from dscluster.runs import store
+    from dscluster.runs.records import store
 
     record = {"id": "t-20260101-000000-abcd", "name": "t", "world_size": 1, "cluster": "local",
               "status": "stopped", "exit_code": 130,
@@ -288,14 +288,14 @@ def _stopped_run(shared: Path) -> Path:
                             "exit_code": 3, "rank_exit_code": 3, "reason": "exit 3 on node1"},
                            {"n": 2, "started": "2026-01-01T00:02:00+00:00", "ended": "2026-01-01T00:03:00+00:00",
                             "exit_code": -15, "reason": "stopped"}]}
-    from dscluster.runs.record import RunRecord
+    from dscluster.runs.records.record import RunRecord
 
     return store.create_run(shared, RunRecord.from_json(record))
 
 
 def test_status_and_outcome_are_all_zh_tw(dscluster_home, tmp_path, capsys, monkeypatch):
     from dscluster.commands.runview import print_outcome
-    from dscluster.runs import store
+    from dscluster.runs.records import store
 
     run_dir = _stopped_run(tmp_path / "shared")
     monkeypatch.setenv("DSCLUSTER_LANG", "zh_TW")

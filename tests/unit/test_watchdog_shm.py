@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from dscluster.runs.watchdog import remove_shm_buffers
+from dscluster.runs.supervising.watchdog import remove_shm_buffers
 
 
 def test_only_this_users_buffers_of_this_port_are_removed(tmp_path):
@@ -30,7 +30,7 @@ def test_the_watchdog_cleans_up_when_the_supervisor_says_exit():
     path = f"/dev/shm/deepspeed_allreduce_buffer_{os.getuid()}_127.0.0.1_{port}_0"
     with open(path, "wb") as fh:
         fh.write(b"x")
-    proc = subprocess.run([sys.executable, "-m", "dscluster.runs.watchdog", "no-such-run-20260101-000000-0000",
+    proc = subprocess.run([sys.executable, "-m", "dscluster.runs.supervising.watchdog", "no-such-run-20260101-000000-0000",
                            f"--master-port={port}"], input="exit\n", capture_output=True, text=True, timeout=30)
     assert proc.returncode == 0, proc.stderr
     assert not os.path.exists(path)

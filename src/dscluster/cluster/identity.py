@@ -92,7 +92,7 @@ def public_key(spec: ClusterSpec) -> str:
 
 
 def leases_dir(shared_dir: str | os.PathLike) -> Path:
-    """<shared>/.dscluster/leases: the runs' GPU leases (runs/leasefiles.py), sticky and writable by every
+    """<shared>/.dscluster/leases: the runs' GPU leases (runs/leases/files.py), sticky and writable by every
     user who launches (1777, as /tmp). Made with `.dscluster` by its owner: a node user launching from the
     master could not create it there."""
     return shared_meta_dir(shared_dir) / "leases"

@@ -12,7 +12,7 @@ from dscluster import console
 from dscluster.commands.runview import find_run
 from dscluster.errors import ExitCode, UsageError
 from dscluster.i18n import tr
-from dscluster.runs import store
+from dscluster.runs.records import store
 
 
 def chosen_step(save_dir: Path, step: int | None, run_id: str) -> int:
@@ -59,7 +59,7 @@ def _locate(args) -> tuple[Path, Path, str, int]:
 def _hf_chosen(args):
     """(run dir, run id, the chosen checkpoint-N) when the run holds a Hugging Face Trainer's checkpoints and
     no dscluster-committed step; else None. `--step N` picks checkpoint-N, else the newest complete one."""
-    from dscluster.runs.hfview import hf_checkpoints
+    from dscluster.runs.views.hfview import hf_checkpoints
     from dscluster.train.commits import committed_steps
 
     run_dir = find_run(args.run, args.cluster)
@@ -213,8 +213,8 @@ def cmd_export(args) -> int:
 
 
 def checkpoints(save_dir: Path) -> list[dict]:
-    """Committed checkpoints (runs.summary.checkpoints), oldest first, as `ckpt --json` prints them."""
-    from dscluster.runs.summary import checkpoints as committed
+    """Committed checkpoints (runs.views.summary.checkpoints), oldest first, as `ckpt --json` prints them."""
+    from dscluster.runs.views.summary import checkpoints as committed
 
     return [c.to_json() for c in committed(save_dir)]
 
@@ -235,7 +235,7 @@ def cmd_ckpt(args) -> int:
     record = store.read_record(run_dir)
     save_dir = store.save_dir(run_dir, record)
     items = checkpoints(save_dir)
-    from dscluster.runs.hfview import hf_checkpoints
+    from dscluster.runs.views.hfview import hf_checkpoints
 
     hf = hf_checkpoints(record, run_dir)
     if args.json:

@@ -22,7 +22,7 @@ from dscluster.commands.demowhere import Target, closing_hints, demo_target
 from dscluster.console import FAIL, OK, next_steps
 from dscluster.errors import ExitCode, UsageError
 from dscluster.i18n import tr, tr_n
-from dscluster.runs import metrics as run_metrics
+from dscluster.runs.records import metrics as run_metrics
 
 DEMO_MICRO_BATCH = {"cpu": 16, "cuda": 32}
 # Steps by default: on a 2-core CPU a step of the tiny preset takes about 0.6 s, and by step 60 the loss
@@ -193,8 +193,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace, run_dirs: list[Path] | None = None) -> int:
-    from dscluster.runs import service  # noqa: PLC0415
-    from dscluster.runs.prepare import dry_run_text, prepare  # noqa: PLC0415
+    from dscluster.runs import service
+    from dscluster.runs.preparing.prepare import dry_run_text, prepare  # noqa: PLC0415
     from dscluster.train.config import preset_config  # noqa: PLC0415
 
     if args.steps is not None and args.steps < 1:
@@ -248,8 +248,8 @@ def _options(args: argparse.Namespace, target: Target, data_dir: Path):
     """(the run's LaunchOptions, device type, processes on this machine): the reference trainer with the
     device's ds_config and step count, its threads sized to the cores the processes share."""
     from dscluster.commands.runnerargs import flags_from_args  # noqa: PLC0415
-    from dscluster.runs import service  # noqa: PLC0415
-    from dscluster.runs.options import LaunchOptions  # noqa: PLC0415
+    from dscluster.runs import service
+    from dscluster.runs.preparing.options import LaunchOptions  # noqa: PLC0415
 
     cluster, shared = target.cluster, target.shared
     device_type, procs = _detect(args)

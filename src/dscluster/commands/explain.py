@@ -54,8 +54,8 @@ def read_logs(files: list[str]) -> list[explainer.LogText]:
 def _run_explanation(ref: str, cluster: str | None) -> tuple[str, str, dict | None]:
     """(run id, status, recorded explanation) of the run `ref` names."""
     from dscluster.commands.runview import find_run  # noqa: PLC0415
-    from dscluster.runs import store  # noqa: PLC0415
-    from dscluster.runs.start import shown_status  # noqa: PLC0415
+    from dscluster.runs.preparing.start import shown_status  # noqa: PLC0415
+    from dscluster.runs.records import store
 
     run_dir = find_run(ref, cluster)
     record = store.read_record(run_dir)

@@ -13,10 +13,10 @@ from dscluster.commands.runnerargs import add_runner_flags, flags_from_args
 from dscluster.errors import ExitCode
 from dscluster.i18n import tr
 from dscluster.resultout import captured, result_stdout
-from dscluster.runs import store
-from dscluster.runs.options import DEFAULTS, LaunchOptions
-from dscluster.runs.prepare import dry_run_text, first_run_notice, prepare
-from dscluster.runs.record import RunRecord
+from dscluster.runs.preparing.options import DEFAULTS, LaunchOptions
+from dscluster.runs.preparing.prepare import dry_run_text, first_run_notice, prepare
+from dscluster.runs.records import store
+from dscluster.runs.records.record import RunRecord
 from dscluster.sim.names import MAX_NODES
 
 
@@ -170,7 +170,7 @@ def report_started(run_dir, record: RunRecord, *, attach: bool, as_json: bool, o
     else:
         print(tr("{ok} run {id} started on {where} (world size {n})", ok=console.OK, id=run_id, where=record.cluster,
                  n=record.world_size), file=talk, flush=True)
-    from dscluster.runs.exclude import status_lines as excluded_lines
+    from dscluster.runs.preparing.exclude import status_lines as excluded_lines
 
     for line in excluded_lines(record.excluded):  # before any output of the run: what it runs without, and why
         print(line, file=talk, flush=True)
@@ -198,8 +198,8 @@ def report_started(run_dir, record: RunRecord, *, attach: bool, as_json: bool, o
 
 
 def auto_notice(record: RunRecord) -> str | None:
-    """The line on a Hugging Face ds_config's "auto" values (runs.program.auto_note), or None."""
-    from dscluster.runs.program import auto_note
+    """The line on a Hugging Face ds_config's "auto" values (runs.preparing.program.auto_note), or None."""
+    from dscluster.runs.preparing.program import auto_note
 
     ds = record.ds_config
     return auto_note(dict(ds), int(record.world_size or 1)) if isinstance(ds, dict) else None

@@ -1,4 +1,4 @@
-"""`dscluster queue`: the GPUs runs hold (GPU leases, runs/leasing.py) and the runs waiting for them (`--wait`)."""
+"""`dscluster queue`: the GPUs runs hold (GPU leases, runs/leases/leasing.py) and the runs waiting for them (`--wait`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dscluster import console
 from dscluster.commands.runview import add_cluster, shared_dirs
 from dscluster.errors import ExitCode
 from dscluster.i18n import tr
-from dscluster.runs import leasing
+from dscluster.runs.leases import leasing
 
 
 def register(sub) -> None:

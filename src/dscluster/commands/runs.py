@@ -24,11 +24,12 @@ from dscluster.commands.runview import (
 )
 from dscluster.errors import ExitCode, RunError, UsageError
 from dscluster.i18n import tr
-from dscluster.runs import leasing, store
-from dscluster.runs.owner import check_may_control, owner_of
-from dscluster.runs.record import Attempt, RunRecord
-from dscluster.runs.shrink import status_lines as shrink_status_lines
-from dscluster.runs.summary import RunSummary, ShownAttempt
+from dscluster.runs.leases import leasing
+from dscluster.runs.preparing.shrink import status_lines as shrink_status_lines
+from dscluster.runs.records import store
+from dscluster.runs.records.owner import check_may_control, owner_of
+from dscluster.runs.records.record import Attempt, RunRecord
+from dscluster.runs.views.summary import RunSummary, ShownAttempt
 
 
 def register(sub) -> None:
@@ -105,7 +106,7 @@ def cmd_runs(args) -> int:
         print(console.next_steps("dscluster launch train.py --deepspeed --deepspeed_config ds_config.json",
                                  "dscluster demo"))
         return ExitCode.OK
-    from dscluster.runs.summary import summary
+    from dscluster.runs.views.summary import summary
 
     # As `status` and the panel show each run: the checkpoint column looks where the run saves (--save-dir).
     shown = [summary(r.record, r.dir, live=False) for r in stored]
@@ -121,8 +122,8 @@ def cmd_runs(args) -> int:
 
 
 def status_view(record: RunRecord, run_dir: Path | None = None) -> RunSummary:
-    """The run as `status` shows it: runs.summary's, the one every view shares."""
-    from dscluster.runs.summary import summary
+    """The run as `status` shows it: runs.views.summary's, the one every view shares."""
+    from dscluster.runs.views.summary import summary
 
     return summary(record, run_dir)
 
@@ -177,13 +178,13 @@ def cmd_status(args) -> int:
         console.say(f"  {tr('last metrics')}: " + "  ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
                                                      for k, v in shown.items()))
     _print_attempts(view)
-    from dscluster.runs.exclude import status_lines as excluded_lines
+    from dscluster.runs.preparing.exclude import status_lines as excluded_lines
 
     for line in excluded_lines(view.record.excluded) + shrink_status_lines(view):
         console.say(f"  {line}")
     if view.notice:
         console.say(f"  {console.RETRY} {view.notice}")
-    if st == "queued":  # --wait: who holds the GPUs it waits for (runs/leasing.py)
+    if st == "queued":  # --wait: who holds the GPUs it waits for (runs/leases/leasing.py)
         console.say(f"  {console.RETRY} " + leasing.queue_line(view.id, [run_dir.parent.parent]))
     if view.waiting_for and st == "restarting":
         console.say(f"  {console.RETRY} " + tr("waiting for {nodes} to come back before restarting",
@@ -241,7 +242,7 @@ def status_exit_code(shown: str) -> int:
 def hf_checkpoint_lines(record: RunRecord, run_dir: Path) -> list[str]:
     """A Hugging Face Trainer's checkpoint-N of the run, complete or torn (dscluster/hfckpt.py), and the
     torn ones moved aside."""
-    from dscluster.runs.hfview import hf_checkpoints
+    from dscluster.runs.views.hfview import hf_checkpoints
 
     lines = []
     for c in hf_checkpoints(record, run_dir):
@@ -319,7 +320,7 @@ def check_log_filter(record: RunRecord, rank: int | None, node: str | None) -> N
 
 
 def cmd_logs(args) -> int:
-    from dscluster.runs.attach import follow
+    from dscluster.runs.views.attach import follow
 
     run_dir = find_run(args.run, args.cluster)
     record = store.read_record(run_dir)
@@ -340,8 +341,8 @@ def cmd_logs(args) -> int:
 
 def cmd_restart(args) -> int:
     from dscluster.runs import service
-    from dscluster.runs.program import parse_env
-    from dscluster.runs.start import LOST, shown_status
+    from dscluster.runs.preparing.program import parse_env
+    from dscluster.runs.preparing.start import LOST, shown_status
 
     run_dir = find_run(args.run, args.cluster)
     record = store.read_record(run_dir)
@@ -353,7 +354,7 @@ def cmd_restart(args) -> int:
     if shown == LOST:
         # Nothing will write its record again (e.g. its disk was full): make sure none of its processes is
         # left on any node, then restart it.
-        from dscluster.runs.nodes import remote_reap
+        from dscluster.runs.supervising.nodes import remote_reap
 
         print(tr("run {id} was lost (its supervisor is gone): making sure none of its processes is left",
                  id=record.id), flush=True)
@@ -371,8 +372,8 @@ def cmd_restart(args) -> int:
 
 
 def cmd_stop(args) -> int:
-    from dscluster.runs.control import stop_run
-    from dscluster.runs.verify import record_to_act_on
+    from dscluster.runs.records.verify import record_to_act_on
+    from dscluster.runs.supervising.control import stop_run
 
     run_dir = find_run(args.run, args.cluster)
     record = store.read_record(run_dir)

@@ -14,8 +14,8 @@ from dscluster import console
 from dscluster import explain as explainer
 from dscluster.errors import ConfigError, ExitCode
 from dscluster.i18n import tr, tr_n
-from dscluster.runs import store
-from dscluster.runs.record import RunRecord
+from dscluster.runs.records import store
+from dscluster.runs.records.record import RunRecord
 
 
 def shared_dirs(cluster: str | None) -> list[Path]:
@@ -80,8 +80,8 @@ def run_exit_text(code: int, status: str | None) -> str:
 def wait_attached(run_dir: Path, on_tick=None) -> RunRecord:
     """Until the run ends: stream its logs (or call on_tick, e.g. a progress bar). Ctrl-C stops the run on
     every node and waits for it. Returns the final record."""
-    from dscluster.runs.attach import follow
-    from dscluster.runs.control import stop_run
+    from dscluster.runs.supervising.control import stop_run
+    from dscluster.runs.views.attach import follow
 
     try:
         if on_tick is None:

@@ -128,9 +128,9 @@ def _python() -> str:
 
 def _active_runs(shared: Path, name: str) -> list[Path]:
     """The active runs of the simulated cluster `name` (its shared directory may hold others' runs)."""
-    from dscluster.runs import store
-    from dscluster.runs.nodes import sim_name
-    from dscluster.runs.start import shown_status
+    from dscluster.runs.preparing.start import shown_status
+    from dscluster.runs.records import store
+    from dscluster.runs.supervising.nodes import sim_name
 
     return [r.dir for r in store.list_runs(shared)
             if shown_status(r.record) in store.ACTIVE and sim_name(r.record) == name]
@@ -142,7 +142,7 @@ def _stop_runs_first(run_dirs: list[Path]) -> None:
     cluster `sim up` makes at the same addresses. Their checkpoints stay; `restart` resumes them."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from dscluster.runs.control import stop_run
+    from dscluster.runs.supervising.control import stop_run
 
     for d in run_dirs:
         print(f"{WARN} " + tr("stopping run {id} first: its nodes go with the cluster (its checkpoints stay; "

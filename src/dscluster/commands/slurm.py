@@ -7,13 +7,13 @@ import sys
 from dscluster import console
 from dscluster.errors import ExitCode
 from dscluster.i18n import tr
-from dscluster.runs.options import LaunchOptions
-from dscluster.runs.prepare import dry_run_text
+from dscluster.runs.preparing.options import LaunchOptions
+from dscluster.runs.preparing.prepare import dry_run_text
 
 
 def submit(opts: LaunchOptions, *, attach: bool | None, dry_run: bool) -> int:
     from dscluster.runs import service
-    from dscluster.runs.slurm_run import batch_script_text
+    from dscluster.runs.supervising.slurm_run import batch_script_text
 
     if dry_run:
         prep = service.prepare_batch(opts)

@@ -1,4 +1,4 @@
-"""`dscluster stacks RUN`: every rank's Python stack on every node, grouped (runs/stacks.py).
+"""`dscluster stacks RUN`: every rank's Python stack on every node, grouped (runs/views/stacks.py).
 
 For a run that is still going (a suspected hang), it takes them now and keeps them in the run
 directory; for a run that has ended, it shows the ones the supervisor took when the stall detector fired.
@@ -13,7 +13,7 @@ import sys
 from dscluster import console
 from dscluster.errors import ExitCode, RunError
 from dscluster.i18n import tr
-from dscluster.runs import store
+from dscluster.runs.records import store
 
 
 def register(sub) -> None:
@@ -30,8 +30,8 @@ def register(sub) -> None:
 
 def cmd_stacks(args: argparse.Namespace) -> int:
     from dscluster.commands.runview import find_run
-    from dscluster.runs import stacks
-    from dscluster.runs.nodes import node_links
+    from dscluster.runs.supervising.nodes import node_links
+    from dscluster.runs.views import stacks
 
     run_dir = find_run(args.run, args.cluster)
     record = store.read_record(run_dir)

@@ -33,7 +33,7 @@ class ClusterView:
         applies it): the cluster's shared directory, this machine's, and, unless a cluster was asked for by
         name, those of simulated clusters that are down. A directory reached twice (a symlink, the same
         mount) is listed once."""
-        from dscluster.runs.store import run_locations
+        from dscluster.runs.records.store import run_locations
 
         out: list[Path] = []
         for d in run_locations(self.shared_dir if self.source == "spec" else None, stopped_sims=not self.explicit):

@@ -28,7 +28,9 @@ from jupyter_server.utils import url_path_join
 from dscluster.errors import ConfigError, DsclusterError, UsageError, from_os_error
 from dscluster.i18n import tr, use_language
 from dscluster.jupyter import clusterview, launching, rundata
-from dscluster.runs import leasing, owner, service
+from dscluster.runs import service
+from dscluster.runs.leases import leasing
+from dscluster.runs.records import owner
 
 API_PREFIX = "dscluster/api"
 _STATUS_BY_ERROR = ((rundata.NotFound, 404), (UsageError, 400), (ConfigError, 400))

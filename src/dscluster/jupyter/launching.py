@@ -77,7 +77,7 @@ LAUNCH_FIELDS = ("script", "args", "config", "cluster", "nprocs", "max_restarts"
 def checked_env(env: object) -> dict[str, str]:
     """`env` of a launch or restart (HTTP body or Python API): names to string values, the names under
     the CLI's own --env rules. None is no variables."""
-    from dscluster.runs.program import parse_env  # noqa: PLC0415
+    from dscluster.runs.preparing.program import parse_env  # noqa: PLC0415
 
     if env is None:
         return {}

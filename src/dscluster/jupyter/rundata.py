@@ -1,9 +1,9 @@
 """Read run directories for the panel and the notebook API (read-only; the supervisor writes them).
 
-Layout (runs/store.py): <shared>/runs/<run-id>/{run.json, events.jsonl, metrics.jsonl, logs/, checkpoints/}.
+Layout (runs/records/store.py): <shared>/runs/<run-id>/{run.json, events.jsonl, metrics.jsonl, logs/, checkpoints/}.
 Runs are looked up and listed by the store (`store.find_run`, `store.list_runs`: a run directory that is
 itself a symlink is not a run; one whose run.json is not written yet is the store's pending placeholder),
-and summarized by `runs.summary` as `dscluster status` summarizes them. What is the panel's own stays
+and summarized by `runs.views.summary` as `dscluster status` summarizes them. What is the panel's own stays
 here: the HTTP route's run id check (one path segment), byte-offset reads so the panel polls only what is
 new, log tails, and metrics thinned for a first load. A run in progress is half written by design: the
 last JSONL line may be torn, logs grow; those readers tolerate it and never raise on content. Lookups
@@ -28,11 +28,12 @@ from dscluster import fsutil
 from dscluster.errors import DsclusterError, ExitCode, RunError, UsageError
 from dscluster.explain import error_line, localized, no_restart_note, rank_of_file
 from dscluster.i18n import tr
-from dscluster.runs import leasing, store
-from dscluster.runs import metrics as run_metrics
-from dscluster.runs.owner import may_control, owner_of
-from dscluster.runs.record import RunRecord
-from dscluster.runs.summary import summary as run_summary
+from dscluster.runs.leases import leasing
+from dscluster.runs.records import metrics as run_metrics
+from dscluster.runs.records import store
+from dscluster.runs.records.owner import may_control, owner_of
+from dscluster.runs.records.record import RunRecord
+from dscluster.runs.views.summary import summary as run_summary
 
 # run-id: <name>-<YYYYmmdd-HHMMSS>-<4 hex>; accept any safe name so older or hand-made runs still show.
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$")
@@ -112,7 +113,7 @@ def save_dir(ref: RunRef) -> Path:
 
 
 def summary(ref: RunRef, record: RunRecord | None = None) -> dict:
-    """The run's summary (runs.summary, as `dscluster status` has it) in the fields the panel reads."""
+    """The run's summary (runs.views.summary, as `dscluster status` has it) in the fields the panel reads."""
     rec = record if record is not None else record_of(ref)
     run = run_summary(rec, ref.path)
     last = run.metrics or {}
@@ -137,7 +138,7 @@ def summary(ref: RunRef, record: RunRecord | None = None) -> dict:
         "train_batch_size": ds.get("train_batch_size"),
         "explanation": shown_explanation(run.explanation),
         "owner": owner_of(rec, ref.path),
-        "mine": may_control(rec, ref.path),  # the panel offers stop/restart only for these (runs/owner.py)
+        "mine": may_control(rec, ref.path),  # the panel offers stop/restart only for these (runs/records/owner.py)
     }
 
 
@@ -160,7 +161,7 @@ def list_runs(runs_dirs: list[Path]) -> list[dict]:
             if path.name in seen or not _RUN_ID.match(path.name):
                 continue  # the HTTP route takes one path segment: a name it cannot name is not listed
             seen[path.name] = summary(RunRef(path.name, path), stored.record)
-    held = leasing.board(leasing.places(_shared(runs_dirs)))  # the GPUs each run holds (runs/leasing.py)
+    held = leasing.board(leasing.places(_shared(runs_dirs)))  # the GPUs each run holds (runs/leases/leasing.py)
     for run_id, shown in seen.items():
         shown["gpus"] = [str(g) for g in held.holding(run_id)]
         shown["queue_position"] = next((w.position for w in held.queue if w.claim.run_id == run_id), None)
@@ -274,9 +275,9 @@ def checkpoints(ref: RunRef) -> list[dict]:
 
 
 def hf_checkpoints(ref: RunRef) -> list[dict]:
-    """A Hugging Face Trainer's checkpoint-N of the run (runs/hfview.py), in the same shape: complete ones as
+    """A Hugging Face Trainer's checkpoint-N of the run (runs/views/hfview.py), in the same shape: complete ones as
     committed, torn ones as incomplete with the reason (`torn`)."""
-    from dscluster.runs.hfview import hf_checkpoints as found
+    from dscluster.runs.views.hfview import hf_checkpoints as found
 
     items = found(record_of(ref), ref.path)
     newest = max((c.step for c in items if c.complete), default=None)

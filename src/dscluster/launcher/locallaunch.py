@@ -17,7 +17,7 @@ What it keeps from DeepSpeed 0.19's launch.py, line for line where others read i
 - fail fast: the first rank that exits non-zero gets its siblings' process trees terminated (SIGTERM,
   then SIGKILL after 30 s), and "CMD exits with return code = N" is logged (before the teardown, where
   launch.py logs it after), as the supervisor, `dscluster explain` and the rank-error reader expect
-  (runs/verdict.py, signatures.py); the launcher then exits 128+N for a rank killed by signal N;
+  (runs/supervising/verdict.py, signatures.py); the launcher then exits 128+N for a rank killed by signal N;
 - "Process PID exits successfully." per rank at INFO (the supervisor counts them: `reports_rank_exits`),
   silenced by `--quiet` / `--log_level warning` as DeepSpeed's are;
 - SIGINT/SIGTERM terminate every rank's tree, then exit 1.

@@ -38,7 +38,7 @@ Why each piece is there:
   fixed `--master_port` replaces the per-attempt one. Under slurm the user's `--launcher_args` follow
   dscluster's own srun options (srun takes the last of a repeated option).
 - <run>/ds_config.json: the user's ds_config with DeepSpeed's csv monitor added when it has none
-  (runs/metrics.py), so any script's learning rate and step timers are charted; the script's
+  (runs/records/metrics.py), so any script's learning rate and step timers are charted; the script's
   `--deepspeed_config` argument points at it.
 - PyTorch's NCCL flight recorder (TORCH_NCCL_TRACE_BUFFER_SIZE, dump on a collective timeout into
   <run>/nccl_trace/): the record of the last collectives of every rank is what tells a hung rank from

@@ -131,7 +131,7 @@ def sbatch_script(*, run_id: str, ask: SlurmAsk, python: str, run_dir: Path, env
               f"# dscluster run {run_id}: supervised from inside this job (restarts stay in its allocation)"]
     lines += [f"export {k}={shlex.quote(v)}" for k, v in sorted(env.items())]
     handoff = shlex.quote(str(private / "handoff.json"))
-    lines.append(f"exec {shlex.quote(python)} -I -m dscluster.runs.supervisor --handoff {handoff} "
+    lines.append(f"exec {shlex.quote(python)} -I -m dscluster.runs.supervising.supervisor --handoff {handoff} "
                  f"{shlex.quote(str(run_dir))}")
     return "\n".join(lines) + "\n"
 

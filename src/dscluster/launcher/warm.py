@@ -20,7 +20,7 @@ Node side (pdsh backend). DeepSpeed's runner puts `sys.executable` into every no
   3. otherwise execs the real `python -u -m deepspeed.launcher.launch ARGS` (a cold start, as before).
 Both ends check that the other is the same user (SO_PEERCRED): an abstract socket has no file mode.
 A warm server carries DSCLUSTER_ATTEMPT of the attempt it is for, so a watchdog tearing down an earlier
-attempt (runs/watchdog.py, `upto`) leaves it: a partitioned node keeps it through the partition, a frozen
+attempt (runs/supervising/watchdog.py, `upto`) leaves it: a partitioned node keeps it through the partition, a frozen
 one gets it back with SIGCONT. It exits when used, when told (`kill GRACE all`, the run's last teardown),
 or LINGER seconds after the launch.py it watched is gone without a next attempt coming (a restarted node
 lost it: that node starts cold).

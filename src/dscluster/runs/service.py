@@ -3,7 +3,7 @@
 `dscluster launch`, `dscluster demo`, `dscluster restart`, the Python API (`dscluster.launch`,
 `Run.restart`) and the JupyterLab panel each parse their own input into `LaunchOptions` (or a
 `RunRequest`, for the views that take a program, its arguments and an inline DeepSpeed config), then call
-`start`, `launch`, `restart` or `stop` here. Every start passes through `runs.prepare.prepare`, so
+`start`, `launch`, `restart` or `stop` here. Every start passes through `runs.preparing.prepare.prepare`, so
 each one gets the same checks (program, cluster, ds_config for the real world size, doctor's fast checks
 on the nodes or, on this machine, the stale DeepSpeed JIT lock) and the same run record.
 """
@@ -27,15 +27,16 @@ from dscluster.cluster.spec import ClusterSpec
 from dscluster.errors import ConfigError, DsclusterError, UsageError
 from dscluster.i18n import tr
 from dscluster.launcher.runnerflags import RunnerFlags
-from dscluster.runs import leasing, store
-from dscluster.runs.leases import WAITING
-from dscluster.runs.nodes import recorded_spec
-from dscluster.runs.options import LaunchOptions
-from dscluster.runs.owner import check_may_control, check_may_restart
-from dscluster.runs.prepare import Prepared, prepare
-from dscluster.runs.program import find_ds_config
-from dscluster.runs.record import RunRecord
-from dscluster.runs.verify import record_to_act_on
+from dscluster.runs.leases import leasing
+from dscluster.runs.leases.rules import WAITING
+from dscluster.runs.preparing.options import LaunchOptions
+from dscluster.runs.preparing.prepare import Prepared, prepare
+from dscluster.runs.preparing.program import find_ds_config
+from dscluster.runs.records import store
+from dscluster.runs.records.owner import check_may_control, check_may_restart
+from dscluster.runs.records.record import RunRecord
+from dscluster.runs.records.verify import record_to_act_on
+from dscluster.runs.supervising.nodes import recorded_spec
 
 INLINE_CONFIGS = Path("data") / "ds_configs"  # under the shared directory: every node reads the same file
 # A request's inline config (the panel's form, a notebook's dict) in its own run directory: the launching
@@ -54,7 +55,7 @@ class Started:
 
 def start(opts: LaunchOptions) -> Started:
     """Check everything (`prepare`), write the run record and start its detached supervisor."""
-    from dscluster.runs.start import launch_run
+    from dscluster.runs.preparing.start import launch_run
 
     begun = time.monotonic()
     prepared = prepare(opts)  # the checks (the preflight's ssh to every node among them)
@@ -167,7 +168,7 @@ def options(request: RunRequest) -> LaunchOptions:
                 from dscluster.cluster.spec import resolve_spec
 
                 shared = Path((request.cluster_spec or resolve_spec(request.cluster)).shared_dir)
-            from dscluster.runs.prepare import run_name  # noqa: PLC0415
+            from dscluster.runs.preparing.prepare import run_name  # noqa: PLC0415
 
             run_id = store.new_run_id(run_name(request.name, request.program, request.module))
             ref = str(store.run_path(shared, run_id) / GIVEN_DS_CONFIG)
@@ -205,10 +206,10 @@ def stop(run_dir: Path) -> dict[str, Any]:
     status = record.status
     if status in store.FINISHED:
         return {"id": record.id, "status": status, "stopping": False}
-    verified = record_to_act_on(run_dir)  # by descriptor, written by its owner or root (runs/verify.py)
+    verified = record_to_act_on(run_dir)  # by descriptor, written by its owner or root (runs/records/verify.py)
     record = verified.record
-    check_may_control(record, run_dir, "stop")  # its owner, or root (runs/owner.py)
-    from dscluster.runs.control import request_stop, stop_run
+    check_may_control(record, run_dir, "stop")  # its owner, or root (runs/records/owner.py)
+    from dscluster.runs.supervising.control import request_stop, stop_run
 
     request_stop(run_dir, verified)
     threading.Thread(target=_stop_quietly, args=(stop_run, run_dir), name=f"stop-{record.id}",
@@ -230,7 +231,7 @@ class RunBusy(DsclusterError):
 
 def runs_saving_to(shared: Path, save_dir: Path) -> list[str]:
     """The active runs that write their checkpoints into `save_dir`."""
-    from dscluster.runs.start import shown_status
+    from dscluster.runs.preparing.start import shown_status
 
     return [r.id for r in store.list_runs(shared)
             if shown_status(r.record) in store.ACTIVE and store.save_dir(r.dir, r.record) == save_dir]
@@ -240,17 +241,17 @@ def restart_request(run_dir: Path, env: dict[str, str] | None = None, hostfile: 
                     local: int | None = None, hosts: str | None = None) -> tuple[RunRequest, RunRecord]:
     """The request that restarts a run (see `restart`), and the old run's record. It runs on the cluster
     recorded at launch (nodes, ports, identity), unless `hostfile`, `local` or `hosts` names another place."""
-    from dscluster.runs import shrink
+    from dscluster.runs.preparing import shrink
 
     if sum(1 for v in (hostfile, local, hosts) if v) > 1:
         raise UsageError(tr("--hosts, --hostfile and --local name different places to restart on"),
                          tr("give one of them"), setting="--hosts" if hosts else "--hostfile")
     run_dir = Path(run_dir)
-    record = record_to_act_on(run_dir).record  # by descriptor, written by its owner or root (runs/verify.py)
-    check_may_restart(record, run_dir)  # its owner, or root; a person's run as that person (runs/owner.py)
+    record = record_to_act_on(run_dir).record  # by descriptor, written by its owner or root (runs/records/verify.py)
+    check_may_restart(record, run_dir)  # its owner, or root; a person's run as that person (runs/records/owner.py)
     run_id = record.id
     cfg = record.launch
-    # The cluster as recorded at launch, read back through the spec parser (runs.nodes.recorded_spec);
+    # The cluster as recorded at launch, read back through the spec parser (runs.supervising.nodes.recorded_spec);
     # None for a local or Slurm run, or a record from before the spec was recorded.
     launched_on = recorded_spec(record) if cfg.cluster_spec is not None else None
     backend = cfg.backend
@@ -353,7 +354,7 @@ def prepare_batch(opts: LaunchOptions) -> Prepared:
 
 def submit(opts: LaunchOptions) -> Submitted:
     """Check everything and submit the run as a Slurm batch job (`dscluster launch --sbatch`)."""
-    from dscluster.runs.slurm_run import submit_run
+    from dscluster.runs.supervising.slurm_run import submit_run
 
     prepared = prepare_batch(opts)
     run_id, job = submit_run(prepared.shared, prepared.record, prepared.secrets, given_files(opts))

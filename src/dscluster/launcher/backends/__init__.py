@@ -55,7 +55,7 @@ def names() -> tuple[str, ...]:
 
 
 def failure_lines() -> tuple[str, ...]:
-    """Every registered backend's `failure_lines` (runs/detect.py)."""
+    """Every registered backend's `failure_lines` (runs/supervising/detect.py)."""
     return tuple(line for b in _BACKENDS.values() for line in b.failure_lines)
 
 

@@ -22,11 +22,11 @@ A backend is how a run's ranks are started on its nodes: DeepSpeed's runner on t
   probe looks for the programs named in `node_tools` on every node, besides the usual ones);
 - its part of the pure plan of an attempt (`env_values`, `runner_args`, `program_prefix`);
 - what its launcher prints, read by the generic log readers through the registry: the lines that mean a
-  rank failed whatever the exit code (`failure_lines`: runs/detect.py), its words for a rank a signal
+  rank failed whatever the exit code (`failure_lines`: runs/supervising/detect.py), its words for a rank a signal
   ended (`signal_line`: rankerror.py), the label it puts before each rank's line (`rank_label`: logtext.py);
 - the supervisor's hooks (`hooks`: allocate, watch, cancel an attempt, explain a time-out, release, a
   forced stop), named as `module:Class` because they live in the service layer (`runs/`) above this
-  one; None means `runs.hooks.NoHooks`, whose every hook does nothing.
+  one; None means `runs.supervising.hooks.NoHooks`, whose every hook does nothing.
 
 Adding a backend is one module in this package with its class added to the tuple that `__init__.py` registers in
 `_BACKENDS`, plus its tests; `tests/unit/test_backends.py` holds every registered backend to this
@@ -73,12 +73,12 @@ class Backend:
     warm_launch: ClassVar[bool] = False  # the runner's node command line names sys.executable (launcher/warm.py)
     selects_slots: ClassVar[bool] = True  # --include/--exclude may pick single devices of a host
     node_tools: ClassVar[tuple[str, ...]] = ()  # programs doctor's probe looks up on each node for check_tools
-    hooks: ClassVar[str | None] = None  # "module:Class" of the supervisor's hooks; None: runs.hooks.NoHooks
+    hooks: ClassVar[str | None] = None  # "module:Class" of the supervisor's hooks; None: runs.supervising.hooks.NoHooks
 
     on_this_machine: ClassVar[bool] = False  # the ranks run here only, without a hostfile
 
     # What its launcher prints (regular expressions; every registered backend's are read, since a pasted
-    # log names no launcher). runs/detect.py: a line of the runner's output that means a rank (or the
+    # log names no launcher). runs/supervising/detect.py: a line of the runner's output that means a rank (or the
     # launch) failed, whatever the exit code. rankerror.py: its words for a rank a signal ended, with
     # the groups `node`, `task` (the rank) and `what` (the shell's word: Killed, Segmentation fault...).
     # logtext.py: the label in front of every rank's line, with the group `rank`.
@@ -104,7 +104,7 @@ class Backend:
 
     # ---- a scheduler's request (a backend that `allocates`; the defaults ask for nothing) -------
     def request(self, opts, spec) -> Any | None:
-        """What the scheduler is asked for, from the launch options (a `runs.options.LaunchOptions`: its
+        """What the scheduler is asked for, from the launch options (a `runs.preparing.options.LaunchOptions`: its
         scheduler options and runner flags) and the cluster spec (None: none): an object with `ranks`
         (the world size it asks for), or None when nothing is asked."""
         return None

@@ -49,7 +49,7 @@ class MPICHBackend(Backend):
     selects_slots = False
     reports_rank_exits = True  # this file's shim prints launch.py's words for every rank
     node_tools = (MPIRUN, "hydra_pmi_proxy")
-    # The shim's line for a failed rank is launch.py's (runs/detect.py knows it); Hydra's words for a proxy
+    # The shim's line for a failed rank is launch.py's (runs/supervising/detect.py knows it); Hydra's words for a proxy
     # that could not reach mpirun (mpirun would wait for it forever).
     failure_lines = (r"unable to connect to server \S+ at port \d+",)
 

@@ -1,6 +1,6 @@
 """`slurm`: every attempt is one srun step of the run's allocation (DeepSpeed's SlurmRunner); Slurm, not
 dscluster's ssh, reaches the nodes. The supervisor's side (allocation, job watch, time limit, release)
-is `runs/slurm_run.SlurmRun`; the Slurm commands and their parsers are `launcher/slurm.py`."""
+is `runs/supervising/slurm_run.SlurmRun`; the Slurm commands and their parsers are `launcher/slurm.py`."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ class SlurmBackend(Backend):
     over_ssh = False
     allocates = True
     nodes_python = False
-    hooks = "dscluster.runs.slurm_run:SlurmRun"
+    hooks = "dscluster.runs.supervising.slurm_run:SlurmRun"
     # srun's words for a task that failed, or that a signal ended (Slurm starts the ranks: no launch.py line),
     # and srun --label's prefix of every task's line.
     failure_lines = (r"srun: error: [^:\n]+: tasks? [\d,-]+: (?:Exited with exit code [1-9]|Killed|Terminated)",)
