@@ -47,14 +47,17 @@ class Cli(SimCli):
     def record(self, run_id: str) -> dict:
         return store.read_record(self.run_dir(run_id)).to_json()
 
-    def node_pids(self, run_id: str) -> dict[str, list[int]]:
-        """The run's processes as each node's own process table shows them (nsenter, not ssh)."""
+    def node_pids(self, run_id: str, upto: int | None = None) -> dict[str, list[int]]:
+        """The run's processes as each node's own process table shows them (nsenter, not ssh); with `upto`,
+        those of attempts up to it only (the next attempt's pre-warmed launcher, started 15 s into an
+        attempt, rightly outlives its teardown)."""
         out = {}
         for node in self.sim.nodes:
             if not self.sim.is_running(node):
                 out[node] = []
                 continue
-            res = self.sim.exec(node, [sys.executable, "-m", "dscluster.runs.supervising.reaper", run_id, "--list"], timeout=30)
+            res = self.sim.exec(node, [sys.executable, "-m", "dscluster.runs.supervising.reaper", run_id, "--list",
+                                       *(["--upto", str(upto)] if upto is not None else [])], timeout=30)
             out[node] = [int(p) for p in res.stdout.split()]
         return out
 
@@ -322,7 +325,8 @@ def test_killed_rank_tears_down_everywhere_and_restarts_from_the_last_checkpoint
                         "--deepspeed", "--deepspeed_config", cfg)
     run_dir = cli.run_dir(run_id)
     assert wait_for(lambda: (cli.record(run_id).get("last_checkpoint_step") or 0) >= 8, 300), cli("logs", run_id).stdout[-3000:]
-    before = cli.node_pids(run_id)
+    first = cli.record(run_id)["attempts"][0]["n"]
+    before = cli.node_pids(run_id, upto=first)
     listing = sim.exec("node2", ["sh", "-c", "for p in " + " ".join(map(str, before["node2"])) +
                                  "; do echo $p $(tr '\\0' ' ' < /proc/$p/cmdline); done"]).stdout
     rank_pid = next(int(line.split()[0]) for line in listing.splitlines()

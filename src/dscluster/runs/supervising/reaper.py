@@ -105,9 +105,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("run_id")
     parser.add_argument("--grace", type=float, default=3.0)
     parser.add_argument("--list", action="store_true", help="only print the run's PIDs")
+    parser.add_argument("--upto", type=int, default=None,
+                        help="with --list: leave out a later attempt's processes (a pre-warmed next launcher)")
     args = parser.parse_args(argv)
     if args.list:
-        print(" ".join(map(str, run_pids(args.run_id))))
+        print(" ".join(map(str, run_pids(args.run_id, upto=args.upto))))
         return 0
     n = reap(args.run_id, args.grace)
     left = run_pids(args.run_id)
