@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -63,9 +64,9 @@ def node_of(sim, pid: int) -> str | None:
     return next((n for n in sim.nodes if os.readlink(f"/proc/{sim._node(n)['pid1']}/ns/pid") == ns), None)
 
 
-def launch(cli: SimCli, name: str, *args: str, extra: dict[str, str] | None = None) -> str:
+def launch(cli: SimCli, name: str, *args: str, extra: dict[str, str] | None = None, script: tuple[str, ...] = ()) -> str:
     res = cli("launch", "--cluster", str(cli.sim.spec_path), "--detach", "--skip-doctor", "--name", name,
-              "--restart-wait", "300", *args, SCRIPT, "--steps", "100000", "--sleep", "0.2", extra=extra)
+              "--restart-wait", "300", *args, SCRIPT, "--steps", "100000", "--sleep", "0.2", *script, extra=extra)
     assert res.returncode == 0, res.stdout + res.stderr
     return next(w for w in res.stdout.split() if w.startswith(name + "-"))
 
@@ -158,6 +159,29 @@ def test_a_stopped_rank_hanging_its_peers_is_torn_down_and_restarted(cli, sim):
         assert lost["node"] == "node1" and "stopped (SIGSTOP" in lost["detail"], lost
         running(cli, run_id, 2)
     finally:
+        stop(cli, run_id)
+
+
+def test_a_collective_hung_by_a_live_rank_is_torn_down_everywhere_within_5s_and_restarted(cli, sim):
+    # Rank 2 sleeps in Python between two steps (no SIGSTOP: every process runs); ranks 0 and 1 wait for it in
+    # their next step's all-reduce. Only the ranks' own record of their collectives shows it (runs/supervising/hang.py).
+    trigger = sim.spec.shared_dir / "hang-rank-2"
+    run_id = launch(cli, "hung", "--max-restarts", "1", script=("--hang-file", str(trigger), "--hang-rank", "2"))
+    try:
+        running(cli, run_id, 1)
+        trigger.write_text("")
+        assert wait_for(lambda: "hanging at" in rank_log(cli, run_id, 2, 1), 120, 0.1), rank_log(cli, run_id, 2, 1)
+        trigger.unlink()  # the next attempt runs on
+        assert wait_for(lambda: not attempt_procs(run_id, 1, ranks_only=True), 60, 0.1), attempt_procs(run_id, 1)
+        gone = time.time()
+        hung_at = float(rank_log(cli, run_id, 2, 1).split("hanging at ")[1].split()[0])
+        print(f"hung collective: torn down on every node {gone - hung_at:.2f}s after the hang")
+        assert gone - hung_at <= 5.0, f"torn down {gone - hung_at:.2f}s after the hang"
+        hung = next(e for e in events(cli, run_id) if e["event"] == "hung-collective")
+        assert hung["node"] == "node2" and "rank 2 did nothing" in hung["detail"], hung
+        running(cli, run_id, 2)
+    finally:
+        trigger.unlink(missing_ok=True)
         stop(cli, run_id)
 
 

@@ -21,6 +21,9 @@ parser.add_argument("--log-loss", action="store_true", help="the one line a scri
 parser.add_argument("--raise-at", type=int, default=-1, help="raise the user's own error after this step")
 parser.add_argument("--raise-rank", type=int, default=0)
 parser.add_argument("--raise", dest="raise_type", default="TypeError", choices=["TypeError", "RuntimeError"])
+parser.add_argument("--hang-file", default=None, help="while this file exists, --hang-rank sleeps in Python "
+                    "between two steps: a live rank its peers wait for in their next collective")
+parser.add_argument("--hang-rank", type=int, default=0)
 parser = deepspeed.add_config_arguments(parser)
 args = parser.parse_args()
 
@@ -62,6 +65,9 @@ for step in range(args.steps):
         raise SystemExit(3)
     if step == args.raise_at and rank == args.raise_rank:
         bad_batch(args.raise_type)
+    if args.hang_file and rank == args.hang_rank and os.path.exists(args.hang_file):
+        print(f"hanging at {time.time():.3f}", flush=True)
+        time.sleep(3600)
     time.sleep(args.sleep)
 # A clean exit: without it a rank can abort (SIGABRT, "terminate called without an active exception")
 # while exiting with gloo's threads still running.

@@ -23,6 +23,9 @@ Why each piece is there:
 - `--force_multi` when there is a single host: otherwise the runner starts it locally even when the
   host is remote.
 - `--enable_each_rank_log`: per-rank stdout/stderr files in <run>/logs.
+- DSCLUSTER_PROGRESS=1 and launcher/rankhook first on PYTHONPATH: every rank records its progress through
+  torch.distributed's collectives where its node's watchdog reads it, so a collective hung by a live rank
+  is found in seconds (launcher/progress.py, runs/supervising/hang.py); `--env DSCLUSTER_PROGRESS=0` turns it off.
 - with secrets, each rank runs its program through launcher/masklog.py (the target becomes
   `-m dscluster.launcher.masklog KIND PROGRAM ARGS`; DSCLUSTER_SECRET_NAMES in the env file names the
   secrets): a value the program prints reaches the rank log as `***`.
@@ -56,6 +59,7 @@ from pathlib import Path
 
 from dscluster.launcher import backends
 from dscluster.launcher.masklog import SECRET_NAMES_VAR, wrapped_target
+from dscluster.launcher.progress import ENV as PROGRESS_VAR
 from dscluster.launcher.redact import REDACTED, split_secrets
 from dscluster.launcher.runnerflags import parse_node_specs
 from dscluster.launcher.warm import WARM_VAR
@@ -231,6 +235,7 @@ def env_file_lines(req: LaunchRequest, plain_user_env: Mapping[str, str]) -> lis
     values.update(req.backend.env_values(req))
     values.update(flight_recorder_env(req.run_dir))
     values.update(plain_user_env)
+    values.update(progress_env(values, req.base_env))
     secret_names = sorted(k for k in req.user_env if k not in plain_user_env)
     if secret_names:
         values[SECRET_NAMES_VAR] = ",".join(secret_names)  # names only: the mask reads the values from the env
@@ -240,6 +245,20 @@ def env_file_lines(req: LaunchRequest, plain_user_env: Mapping[str, str]) -> lis
         val = str(val).replace("\n", " ").strip()
         lines.append(f"{key}={val}")
     return lines
+
+
+RANK_HOOK = str(Path(__file__).resolve().parent / "rankhook")  # its sitecustomize records the collectives
+
+
+def progress_env(values: Mapping[str, str], base_env: Mapping[str, str]) -> dict[str, str]:
+    """Every rank records its progress through its collectives (launcher/progress.py, for runs/supervising/hang.py): the
+    rank hook first on PYTHONPATH (before the user's own, from --env or the launching environment), unless
+    --env DSCLUSTER_PROGRESS=0."""
+    if values.get(PROGRESS_VAR, base_env.get(PROGRESS_VAR)) == "0":
+        return {PROGRESS_VAR: "0"}
+    rest = values.get("PYTHONPATH", base_env.get("PYTHONPATH", ""))
+    parts = [RANK_HOOK, *(p for p in rest.split(os.pathsep) if p and p != RANK_HOOK)]
+    return {PROGRESS_VAR: "1", "PYTHONPATH": os.pathsep.join(parts)}
 
 
 def runner_argv(req: LaunchRequest) -> list[str]:

@@ -23,7 +23,8 @@ A warm server carries DSCLUSTER_ATTEMPT of the attempt it is for, so a watchdog 
 attempt (runs/supervising/watchdog.py, `upto`) leaves it: a partitioned node keeps it through the partition, a frozen
 one gets it back with SIGCONT. It exits when used, when told (`kill GRACE all`, the run's last teardown),
 or LINGER seconds after the launch.py it watched is gone without a next attempt coming (a restarted node
-lost it: that node starts cold).
+lost it: `prestart RUN ATTEMPT LINGER`, which the supervisor runs there over ssh as soon as it answers
+again, starts one that imports at once and waits LINGER seconds for its shim).
 
 Controller side: `python -m dscluster.launcher.warm hold MODULE` imports MODULE (DeepSpeed's runner), then
 reads one JSON line on stdin ({"argv", "env", "cwd"}) and runs the runner's `__main__` with them: the
@@ -144,7 +145,10 @@ def spawn_server(run_id: str, attempt: int, watched: int, after: float, linger: 
 
 
 def _wait_to_import(watched: int, started: str, after: float) -> bool:
-    """Wait until the watched launch.py has had ranks for `after` seconds; False when it went first."""
+    """Wait until the watched launch.py has had ranks for `after` seconds; False when it went first. Nothing
+    watched (0: a node that came back, `prestart`): at once."""
+    if not watched:
+        return True
     since = None
     while _start_time(watched) == started:
         if _has_children(watched):
@@ -304,6 +308,10 @@ def main(argv: list[str] | None = None) -> int:
         return serve(run_id, int(attempt), int(watched), started, float(after), float(linger))
     if argv[:1] == ["hold"]:
         return hold(argv[1])
+    if argv[:1] == ["prestart"]:  # a node that came back (restarted) lost its warm launch.py: one now
+        os.environ["DSCLUSTER_RUN_ID"] = argv[1]  # the run's teardown finds it by its marker
+        spawn_server(argv[1], int(argv[2]), 0, 0.0, float(argv[3]))
+        return 0
     return shim(argv)
 
 

@@ -5,7 +5,8 @@ for a cluster node, or the watchdog itself for a local run. Its stdin is a pipe 
 holds, so if the supervisor dies (even by SIGKILL) the watchdog sees EOF and reaps the run there.
 
 The signals a channel gathers for runs/supervising/detect.py, each cheap at 32 nodes: the heartbeats (every quarter
-second), the session closing, the ranks the watchdog sees stopped, and, once the heartbeats pause, an
+second), the session closing, the ranks the watchdog sees stopped, the ranks' own progress through their
+collectives (`prog`, for runs/supervising/hang.py), and, once the heartbeats pause, an
 independent probe of the node's sshd (runs/supervising/probe.py) in a thread of its own. `Pinger` pings every channel
 from one thread that never touches a disk, so a slow shared disk or a busy supervisor loop does not make
 the watchdogs reap a healthy run.
@@ -47,6 +48,7 @@ class NodeChannel:
         self._stopped_since: float | None = None
         self._kill_sent = False
         self.reaped: str | None = None
+        self.prog, self._prog_at = "", 0.0  # the ranks' progress, as the last heartbeat said it (runs/supervising/hang.py)
         self.closed = False  # its stdout reached EOF: the ssh session (or the node) is gone
         self._lock = threading.Lock()
         self._ready = threading.Event()
@@ -64,6 +66,7 @@ class NodeChannel:
                 except (IndexError, ValueError):
                     pass
                 self._note_ranks(line, now)
+                self.prog, self._prog_at = next((w[5:] for w in line.split() if w.startswith("prog=")), ""), now
                 self._ready.set()
             elif line.startswith("reaped"):
                 self.reaped = line
@@ -94,6 +97,10 @@ class NodeChannel:
         if self._kill_sent or self._stopped_since is None or self.last_hb is None:
             return ()
         return self.stopped if self.last_hb - self._stopped_since >= STOPPED_FOR else ()
+
+    def prog_age(self) -> float:
+        """Seconds since the heartbeat that carried `prog`."""
+        return time.monotonic() - self._prog_at
 
     def first_gone(self) -> tuple[float, list[int]] | None:
         """(when, ranks) of the earliest heartbeat that missed ranks of this node, or None."""

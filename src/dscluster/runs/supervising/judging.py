@@ -20,6 +20,7 @@ from dscluster.runs.supervising import detect
 from dscluster.runs.supervising.channel import NodeChannel
 from dscluster.runs.supervising.nodes import node_names, silent_hosts, sim_name, unreachable_hosts
 from dscluster.runs.supervising.reaper import reap
+from dscluster.runs.supervising.runnerproc import prestart_nodes
 from dscluster.runs.supervising.verdict import (
     Failure,
     explain_failure,
@@ -211,6 +212,7 @@ class Judging:
                 if announced and not down:
                     self._log("every node answers again")
                     self._healed = True
+                    self._came_back = sorted(gone)
                 return down
             shown = [names.get(h, h) for h in down]
             if shown != announced:
@@ -303,7 +305,10 @@ class Judging:
         or the run's status when it ends here ("stopped", "failed": nodes still down)."""
         self.save(status="restarting")
         self._leave_out_failed_node(failure, n)
+        self._came_back: list[str] = []
         down = self.wait_for_nodes()
+        if self._came_back and self.backend.warm_launch:  # a restarted node lost its warm launch.py: one anew
+            prestart_nodes(self.runners, self._came_back, self.cfg.python, self.record.id, n + 1, 60.0)
         if self._stop_wanted():
             self.event("stopped", attempt=n)
             return "stopped"

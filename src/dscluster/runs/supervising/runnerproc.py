@@ -59,6 +59,19 @@ def _popen(argv: list[str], *, env, cwd: str, stdout, stdin) -> subprocess.Popen
                             start_new_session=True, preexec_fn=set_pdeathsig)
 
 
+def prestart_nodes(runners, hosts, python: str, run_id: str, attempt: int, linger: float) -> None:
+    """Nodes that were gone and answer again: a restarted one lost its pre-warmed launch.py (launcher/warm.py), so
+    one is started there now (`warm prestart`), importing while the next attempt is prepared and its runner starts
+    pdsh. In the background; where it fails, or a warm one is there already, the node goes on as before."""
+    argv = [*module_argv(python, "dscluster.launcher.warm", unbuffered=True), "prestart", run_id, str(attempt),
+            f"{linger:.0f}"]
+    for host in hosts:
+        runner = runners.get(host)
+        if runner is not None:
+            threading.Thread(target=runner.run, args=(argv,), kwargs={"timeout": 30.0}, name=f"prestart-{host}",
+                             daemon=True).start()
+
+
 def start_cold(argv: list[str], *, env, cwd: str, stdout) -> subprocess.Popen:
     return _popen(argv, env=env, cwd=cwd, stdout=stdout, stdin=subprocess.DEVNULL)
 

@@ -4,8 +4,8 @@ For each attempt it starts a watchdog on every node (watchdog.py), then DeepSpee
 argv/env from launcher/plan.py, and watches: the runner's exit code (0 alone is not trusted: DeepSpeed's
 runner exits 0 when pdsh dies by a signal; failure lines in the launcher output also count),
   - the launcher output: `ssh exited with exit code N`, launch.py's `Killing subprocess` (a rank died),
-  - every node's heartbeat (every 0.25 s) and the signals beside it: the ssh session closing, a probe of
-    the node's sshd once the heartbeats pause, a rank seen stopped (channel.py, detect.py),
+  - every node's heartbeat (every 0.25 s) and the signals beside it: the ssh session closing, a probe of the
+    node's sshd once the heartbeats pause, a rank seen stopped, the ranks' collectives (channel, detect, hang),
   - progress (log / metrics growth) against the stall timeout, a stop request (SIGTERM, a `stop` file).
 On failure it tears the attempt down on every node (watchdog "kill", the ranks found by the run's
 own DSCLUSTER_RUN_ID), explains the failure from the logs, and restarts from the newest committed
@@ -36,7 +36,7 @@ from dscluster.runs.records import store
 from dscluster.runs.records.hflog import HfLogBridge
 from dscluster.runs.records.metrics import MonitorBridge
 from dscluster.runs.records.record import Attempt, LaunchSpec, RunRecord
-from dscluster.runs.supervising import detect
+from dscluster.runs.supervising import detect, hang
 from dscluster.runs.supervising.channel import NodeChannel, Pinger, close_all
 from dscluster.runs.supervising.hooks import hooks_for
 from dscluster.runs.supervising.judging import Judging
@@ -241,7 +241,7 @@ class Supervisor(RunBook, Judging):
                 failure = Failure("exit", doubt or f"the DeepSpeed runner exited with {rc}")
             elif failure is None:
                 failure = detect.node_failure([ch.view() for ch in chans], connect_timeout=c.connect_timeout,
-                                              heartbeat_timeout=c.heartbeat_timeout)
+                                              heartbeat_timeout=c.heartbeat_timeout) or hang.failure(chans, world)
                 if failure is not None and failure.kind == "unreachable":
                     failure.explanation = self._unreachable_explanation()
             if failure is None:

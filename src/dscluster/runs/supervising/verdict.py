@@ -19,7 +19,7 @@ from dscluster import fsutil
 
 @dataclass
 class Failure:
-    kind: str  # rank-failed | node-lost | stalled | exit | unreachable
+    kind: str  # rank-failed | node-lost | stalled | hung-collective | exit | unreachable
     detail: str
     node: str | None = None
     explanation: explainer.Explanation | None = None
@@ -95,6 +95,11 @@ def _lost_or_stalled(failure: Failure, run_id: str, restarts_left: bool) -> expl
                                     "the last committed checkpoint while restarts remain.", failure.detail)
         return explainer.custom("node-lost", cause, "Check the node (`dscluster doctor`), then `dscluster restart "
                                 "{run}` resumes from the last committed checkpoint.", failure.detail, run=run_id)
+    if failure.kind == "hung-collective":  # runs/supervising/hang.py: the ranks' own progress named the one that hangs them
+        return explainer.custom("hung-collective", "A collective hung with every process alive: {detail}.",
+                                "Look at what that rank does before the collective (dscluster logs {run}); a "
+                                "restart resumes from the last committed checkpoint.", failure.detail,
+                                detail=failure.detail, run=run_id)
     if failure.stacks and failure.stacks_odd:
         return explainer.custom("stalled-rank", "The run made no progress for the stall timeout, and one group of "
                                 "ranks was somewhere the others were not: {odd}. The others waited for it.",
@@ -134,7 +139,7 @@ def explain_failure(failure: Failure, launcher_log: Path, upto: dict[Path, int],
     if specific is not None and failure.kind in ("node-lost", "rank-failed", "exit") and \
             not explainer.rooted(specific) and specific.signature in explainer.NETWORK:
         specific = None  # what the surviving ranks printed about a peer that vanished
-    if specific is None and failure.kind in ("node-lost", "stalled"):
+    if specific is None and failure.kind in ("node-lost", "stalled", "hung-collective"):
         return _lost_or_stalled(failure, run_id, restarts_left)
     sig = killed_by_signal(rank_exit_code)
     if sig in DYING_SIGNALS and explainer.rooted(found) and (failure.node is None or (found.error or {}).get("node")

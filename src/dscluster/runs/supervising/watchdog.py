@@ -5,9 +5,10 @@ DeepSpeed runner, and keeps its stdin open. Protocol, one line each way:
 
   supervisor -> node: "ping" (every quarter second), "kill [GRACE [all]]" (tear the attempt down here now;
                       `all`: the run ends, later attempts' pre-warmed launchers go too), "exit"
-  node -> supervisor: "hb <number of the run's processes here> ranks=<RANK,...> stopped=<RANK,...>" every
-                      quarter second (stopped: ranks in the stopped state, SIGSTOP or a debugger: their
-                      collectives hang every other rank), and "reaped N (why)" when it tore the run down here.
+  node -> supervisor: "hb <number of the run's processes here> ranks=<RANK,...> stopped=<RANK,...> [prog=...]"
+                      every quarter second (stopped: ranks in the stopped state, SIGSTOP or a debugger: their
+                      collectives hang every other rank; prog: each rank's collectives and idleness,
+                      runs/supervising/rankprogress.py), and "reaped N (why)" when it tore the run down here.
 
 Why it exists: the run's ranks must not outlive the supervisor (SIGKILLed, its machine gone) nor a
 network partition. The watchdog reaps the run's processes on its node when
@@ -20,7 +21,8 @@ The supervisor in turn treats missing "hb" lines as a lost node (crash or partit
 It reaps only its own attempt's processes and earlier ones (DSCLUSTER_ATTEMPT): a watchdog that wakes up late
 (its node was frozen, or partitioned and healed) never touches the next attempt's ranks.
 Whatever ended the attempt, the watchdog then removes the attempt's DeepSpeed CPU all-reduce buffers
-from /dev/shm on its node: DeepSpeed creates one per rank (about 70 MB of RAM) and never unlinks it.
+from /dev/shm on its node: DeepSpeed creates one per rank (about 70 MB of RAM) and never unlinks it; and the
+ranks' progress records (launcher/progress.py).
 Stdlib only, fast to start.
 """
 
@@ -32,6 +34,7 @@ import select
 import sys
 import time
 
+from dscluster.runs.supervising import rankprogress
 from dscluster.runs.supervising.reaper import reap, run_pids
 
 
@@ -99,12 +102,15 @@ def serve(run_id: str, ping_timeout: float, grace: float, interval: float = 0.25
     buf = b""
     reason = None
     next_hb = 0.0
+    activity = rankprogress.Activity()
     while reason is None:
         now = time.monotonic()
         if now >= next_hb:
             pids = run_pids(run_id, upto=attempt)
             ranks, stopped = rank_numbers(pids), stopped_ranks(pids)
-            if not _say(f"hb {len(pids)} ranks={','.join(map(str, ranks))} stopped={','.join(map(str, stopped))}"):
+            prog = rankprogress.report(run_id, attempt, pids, activity)
+            if not _say(f"hb {len(pids)} ranks={','.join(map(str, ranks))} stopped={','.join(map(str, stopped))}"
+                        + (f" {prog}" if prog else "")):
                 reason = "stdout closed"
                 break
             next_hb = now + interval
@@ -156,6 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         reap(args.run_id, args.grace, upto=args.attempt)
     if args.master_port:
         remove_shm_buffers(args.master_port)
+    rankprogress.remove_records(args.run_id, args.attempt)
     return 0
 
 
