@@ -155,3 +155,21 @@ def test_sim_acts_on_a_recorded_pid_only_while_it_is_the_same_process():
         proc.kill()
         proc.wait()
     assert recorded(entry, "pid1") is None
+
+
+def test_a_stopped_rank_takes_the_teardown_s_sigterm_at_once_not_the_sigkill_after_the_grace():
+    from dscluster.runs.reaper import reap
+
+    run_id = f"stopped-{os.getpid()}"
+    rank = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"],
+                            env={**os.environ, "DSCLUSTER_RUN_ID": run_id, "RANK": "0"})
+    try:
+        execed = threading.Event()  # the child is python (its environment has the run's marker) before it stops
+        while not execed.wait(0.02):
+            execed.set() if run_pids(run_id) else None
+        os.kill(rank.pid, signal.SIGSTOP)
+        assert reap(run_id, grace=20.0) == 1
+        assert rank.wait(timeout=60) == -signal.SIGTERM  # continued, so its SIGTERM was delivered: no SIGKILL
+    finally:
+        rank.kill()
+        rank.wait()

@@ -81,6 +81,7 @@ def reap(run_id: str, grace: float = 3.0, exclude: set[int] | None = None, upto:
         return 0
     ranks = [p for p in pids if _is_rank(p)]
     _signal_all(ranks, signal.SIGTERM)
+    _signal_all(ranks, signal.SIGCONT)  # a stopped rank (SIGSTOP, the hung collective's cause) takes its SIGTERM now
     _signal_all([p for p in pids if p not in ranks], signal.SIGKILL if ranks else signal.SIGTERM)
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline:
