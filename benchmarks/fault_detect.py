@@ -9,6 +9,9 @@ For each size N: one simulated cluster of N nodes, one supervised run of one tin
   frozen node     every process on the node SIGSTOPped (`sim freeze`), healed (SIGCONT) once torn down
   restarted node  the node's every process SIGKILLed (`sim crash`), started again (`sim heal`) once torn down
   stopped rank    one rank SIGSTOPped: its peers' collectives hang on it (the hung collective's usual cause)
+  hung collective the ranks all-reduce over gloo (tiny_rank.py --collective: torch in every rank); the last
+                  rank sleeps in Python between two all-reduces, every process alive (runs/hang.py finds it);
+                  timed from the moment it starts sleeping (its own log line)
 and for each:
   torn down       fault -> no rank of the attempt left on any node (a frozen node's stopped ranks aside:
                   they are gone once it is healed)
@@ -39,7 +42,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "tiny_rank.py"
 PY = sys.executable
-FAULTS = ("killed rank", "partition", "frozen node", "restarted node", "stopped rank")
+FAULTS = ("killed rank", "partition", "frozen node", "restarted node", "stopped rank", "hung collective")
 
 
 def processes(needle: bytes):
@@ -97,11 +100,17 @@ class Faults:
         return subprocess.run([PY, "-m", "dscluster.cli", *args], env=self.env, cwd=str(self.sim.spec.shared_dir),
                               capture_output=True, text=True, timeout=600)
 
-    def launch(self) -> str:
+    @property
+    def hang_file(self) -> Path:
+        return self.sim.spec.shared_dir / "hang-last-rank"
+
+    def launch(self, collective: bool = False) -> str:
         self.attempt = 1
+        rank_args = ["--collective", "--hang-file", str(self.hang_file), "--hang-rank", str(self.n - 1)] \
+            if collective else []
         res = subprocess.run([PY, "-m", "dscluster.cli", "launch", "--cluster", str(self.sim.spec_path), "--detach",
                               "--skip-doctor", "--max-restarts", "1", "--restart-wait", "300",
-                              "--name", "faults", str(SCRIPT), "--seconds", "1800"],
+                              "--name", "faults", str(SCRIPT), "--seconds", "1800", *rank_args],
                              env=self.env, cwd=str(self.sim.spec.shared_dir), capture_output=True, text=True, timeout=600)
         if res.returncode != 0:
             raise RuntimeError(res.stdout + res.stderr)
@@ -134,6 +143,26 @@ class Faults:
                 continue
         raise RuntimeError(f"no rank of attempt {self.attempt} on {self.last}")
 
+    def hang(self) -> float:
+        """The last rank starts sleeping between two all-reduces; when it did (its log line), as a monotonic time."""
+        from dscluster.runs import store
+
+        self.hang_file.write_text("")
+        logs = store.run_path(self.sim.spec.shared_dir, self.run_id) / "logs"
+
+        def said() -> float | None:
+            for log in logs.glob(f"*_rank{self.n - 1}.log"):
+                text = log.read_text(errors="replace")
+                if "hanging at " in text:
+                    return float(text.split("hanging at ")[1].split()[0])
+            return None
+
+        took = wait_until(lambda: said() is not None, 120, 0.05)
+        self.hang_file.unlink()  # the next attempt runs on
+        if not took:
+            raise RuntimeError("hung collective: the last rank never saw the hang file")
+        return time.monotonic() - (time.time() - said())
+
     def torn_down(self, frozen: bool) -> bool:
         left = ranks(self.run_id).get(self.attempt, [])
         return not [p for p, state in left if not (frozen and state in "Tt")]
@@ -164,12 +193,14 @@ class Faults:
 
     def one(self, fault: str) -> tuple[float, float, float, float, float]:
         """(torn down s, load then, decided s, restarted s, load then) for one fault, on a run of its own."""
-        self.launch()
+        self.launch(collective=fault == "hung collective")
         if not wait_until(self.warm_ready, 300, 0.2):
             raise RuntimeError(f"{fault}: the next attempt's launchers were not pre-warmed in 300 s")
         rank = self.last_rank()
         t0 = time.monotonic()
-        if fault == "killed rank":
+        if fault == "hung collective":
+            t0 = self.hang()
+        elif fault == "killed rank":
             os.kill(rank, signal.SIGKILL)
         elif fault == "partition":
             self.sim.partition(self.last)
