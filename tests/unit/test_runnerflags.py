@@ -232,6 +232,7 @@ def test_slurm_include_becomes_slurms_node_selection(dscluster_home, tmp_path, m
 
 
 def test_deepspeed_env_files_reach_the_ranks_and_are_recorded(dscluster_home, tmp_path, monkeypatch):
+    from dscluster.launcher.plan import RANK_HOOK
     from dscluster.runs.preparing.options import LaunchOptions
     from dscluster.runs.preparing.prepare import dry_run_text, prepare
 
@@ -249,7 +250,8 @@ def test_deepspeed_env_files_reach_the_ranks_and_are_recorded(dscluster_home, tm
     assert rec.launch.env["PYTHONPATH"] == "/home/lib" and rec.launch.env["FOO"] == "work"
     assert prep.secrets == {"HF_TOKEN": "hf_secret"} and "hf_secret" not in json.dumps(rec.to_json())
     text = dry_run_text(prep)
-    assert "PYTHONPATH=/home/lib" in text and "hf_secret" not in text
+    # The rank hook (launcher/progress.py) first, the user's own path kept after it.
+    assert f"PYTHONPATH={RANK_HOOK}:/home/lib\n" in text and "hf_secret" not in text
     (work / ".deepspeed_env").write_text("just words\n")
     with pytest.raises(ConfigError, match="line 1"):
         prepare(LaunchOptions(command=["t.py"], local=1, cwd=str(work)), dry_run=True)
