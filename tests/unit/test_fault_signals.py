@@ -158,7 +158,7 @@ def test_sim_acts_on_a_recorded_pid_only_while_it_is_the_same_process():
 
 
 def test_a_stopped_rank_takes_the_teardown_s_sigterm_at_once_not_the_sigkill_after_the_grace():
-    from dscluster.runs.reaper import reap
+    from dscluster.runs.supervising.reaper import reap
 
     run_id = f"stopped-{os.getpid()}"
     rank = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"],
