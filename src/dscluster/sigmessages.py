@@ -12,6 +12,7 @@ tests/data/failures (tests/unit/test_failure_corpus.py).
 
 from __future__ import annotations
 
+from dscluster.sigdevices import DEVICE_SIGNATURES
 from dscluster.sigtypes import Signature
 from dscluster.sigtypes import sig as _sig
 
@@ -25,6 +26,9 @@ NOT_FOUND = (r"\s*[:：]\s*(?:command not found|not found|未找到命令|找不
 # Signatures whose evidence explains every error after it: a launch line the shell cut short ran without the
 # arguments that followed the cut, so the script's own error (a usage error, a missing input) comes from it.
 CUTS_THE_COMMAND = frozenset({"shell-continuation"})
+# Facts about the node that may stand in the lines before a rank's vague error (explain: BEFORE_THE_ERROR).
+NODE_FACTS = frozenset({"driver-library-mismatch", "fabric-manager", "gpu-exclusive", "container-gpu",
+                        "nccl-unavailable", "open-files-limit"})
 
 MESSAGE_SIGNATURES: tuple[Signature, ...] = (
     # What the shell ran as a command was an argument of the launch line: `--flag: command not found`,
@@ -67,6 +71,7 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "Save checkpoints on storage mounted at the same path on every node (the cluster's shared directory, "
          "--save-dir), or copy every node's files into the same directory on every node before resuming.",
          retry=False),
+    *DEVICE_SIGNATURES,
     # The dynamic loader's words, in English or as glibc's zh_CN catalog prints them (full-width colons or not).
     _sig("loader-lib-missing", r"(?:error while load(?:ing|ed) shared librar(?:y|ies)|加载共享库时出错) ?[:：]? ?[^\s:：]{1,200}? ?[:：]? ?"
          r"(?:cannot open shared object file|无法打开共享对象文件|\.?No such file)",
@@ -105,13 +110,41 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "Install a CUDA toolkit new enough for the GPU (11.8+ for sm_89/sm_90) with the CUDA major version torch "
          "uses, point CUDA_HOME at it, or set TORCH_CUDA_ARCH_LIST to an architecture this nvcc knows; clear "
          "~/.cache/torch_extensions.", retry=False),
+    # DDP's reducer when a parameter's gradient hook fires twice in one backward (PyTorch's own message).
+    _sig("ddp-reentrant-checkpoint", r"Expected to mark a variable ready only once|has been marked as ready twice",
+         "DistributedDataParallel saw the same parameter's gradient arrive twice in one backward pass: most often "
+         "reentrant activation checkpointing (torch.utils.checkpoint with use_reentrant=True, the Trainer's "
+         "--gradient_checkpointing) under DDP, or a parameter used by several forward passes before one backward.",
+         "Use non-reentrant checkpointing (gradient_checkpointing_kwargs={\"use_reentrant\": False}, or "
+         "torch.utils.checkpoint(..., use_reentrant=False)), or DDP(static_graph=True) when the graph does not change, "
+         "or DeepSpeed ZeRO instead of DDP; TORCH_DISTRIBUTED_DEBUG=DETAIL names the parameter.", retry=False),
+    # torch.distributed's env:// rendezvous, and a script's own os.environ lookup, of the variables a launcher sets.
+    _sig("not-launched", r"environment variable (?:RANK|WORLD_SIZE|MASTER_ADDR|MASTER_PORT|LOCAL_RANK) expected, but "
+         r"not set|env:// rendezvous: (?:RANK|WORLD_SIZE|MASTER_ADDR|MASTER_PORT) not set|"
+         r"\bKeyError: b?['\"](?:LOCAL_RANK|RANK|WORLD_SIZE|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT)['\"]",
+         "The script expected the variables a distributed launcher sets for each rank (RANK, LOCAL_RANK, WORLD_SIZE, "
+         "MASTER_ADDR, MASTER_PORT) and they were not there: it was started as a plain python process rather than by "
+         "torchrun, deepspeed or accelerate launch, or by a launcher that does not set that one (mpirun sets "
+         "OMPI_COMM_WORLD_* instead).",
+         "Start it through a launcher (dscluster launch, deepspeed script.py, torchrun --nproc_per_node N script.py); "
+         "under mpirun or srun without one, set the variables from the scheduler's own (LOCAL_RANK="
+         "$OMPI_COMM_WORLD_LOCAL_RANK, RANK=$SLURM_PROCID, ...).", retry=False),
+    # EMFILE, in the C library's words and Python's errno, and torch's DataLoader message that names the limit.
+    _sig("open-files-limit", r"Too many open files|\[Errno 24\]|\bEMFILE\b",
+         "A process reached its open-files limit (ulimit -n): DataLoader workers hand every batch's tensors over as "
+         "file descriptors, and many workers, ranks or open data files use them up.",
+         "Raise the limit for the run (ulimit -n 65536 in the launching shell, LimitNOFILE for a systemd unit, "
+         "--ulimit nofile=65536:65536 for a container, nofile in /etc/security/limits.conf), or call "
+         "torch.multiprocessing.set_sharing_strategy(\"file_system\") at the start of the script, or use fewer "
+         "DataLoader workers.", retry=False),
     _sig("ddp-unused-params", r"Expected to have finished reduction in the prior iteration before starting a new one",
          "DistributedDataParallel met parameters that took no part in the loss (a layer defined but not used, or a "
          "branch not taken), so its gradient reduction never finished.",
          "Use every parameter in the loss, or pass find_unused_parameters=True to DistributedDataParallel (Trainer: "
          "--ddp_find_unused_parameters true); freeze (requires_grad=False) what is not trained.", retry=False),
     _sig("no-gpu", r"Found no NVIDIA driver on your system|No CUDA GPUs are available|"
-         r"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver|Torch not compiled with CUDA",
+         r"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver|Torch not compiled with CUDA|"
+         r"ProcessGroupNCCL is only supported with GPUs, no GPUs found|nvml error: driver not loaded",
          "The process sees no usable NVIDIA GPU: no driver on that node, a container started without GPU access, "
          "CUDA_VISIBLE_DEVICES hiding every GPU, or a CPU-only torch build.",
          "Check nvidia-smi on that node and inside the container; start containers with --gpus all (NVIDIA "
@@ -131,14 +164,27 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          retry=False),
     # DeepSpeed's own checks (assertions, ValueError/NotImplementedError) that refuse a combination of features: "X is
     # incompatible with / not (yet) supported with ZeRO stage 3, pipeline parallelism, offload, ...".
+    # ZeRO named before the refusal as well: transformers' "DeepSpeed Zero-3 is not compatible with ... device_map".
     _sig("ds-incompatible", r"(?:incompatible|not (?:yet |currently )?(?:supported|compatible))\b[^\n]{0,120}?"
-         r"\b(?:ZeRO|stage ?[0-3]\b|pipeline parallel|(?:cpu|nvme|param\w*|optimizer) offload|DeepCompile|ZenFlow)",
+         r"\b(?:ZeRO|stage ?[0-3]\b|pipeline parallel|(?:cpu|nvme|param\w*|optimizer) offload|DeepCompile|ZenFlow)|"
+         r"(?:\b(?-i:ZeRO)(?:[- ]?(?:stage[- ]?)?[0-3])?|\b(?-i:Zero)[- ]?(?:stage[- ]?)?[0-3])\b[^\n]{0,60}?\b(?:is |are )?"
+         r"(?:incompatible|not "
+         r"(?:yet |currently )?(?:supported|compatible)) with\b",
          "DeepSpeed refused a combination of features: the message names one that does not work with the ZeRO stage, "
          "pipeline parallelism or offload the ds_config turns on (e.g. gradient accumulation through no_sync() with "
          "ZeRO-3).",
          "Change the ds_config or the script so the two are not used together (another ZeRO stage, offload off, or "
          "without the feature the message names; with ZeRO-3 let DeepSpeed accumulate gradients through "
          "gradient_accumulation_steps instead of no_sync()); a restart fails the same way.", retry=False),
+    # srun's words while a step waits for resources other steps of the job hold (before the refusals below: "Unable
+    # to create step for job N: Requested nodes are busy" is this wait given up).
+    _sig("slurm-step-busy", r"step creation (?:still |temporarily )?disabled, retrying|Requested nodes are busy",
+         "srun's job step is waiting for CPUs, memory or GPUs that other steps of the same job hold: several steps "
+         "over the same nodes (or an srun started inside another srun's step), each asking for what the first "
+         "already took.",
+         "Let steps share the allocation's resources with srun --overlap (or SLURM_OVERLAP=1), give each step only "
+         "what it needs (--exact with --ntasks, --gpus-per-task, --mem), or start one srun per node that launches all "
+         "its ranks; don't start srun inside an srun step.", retry=False),
     # What Slurm says when it refuses a request: the submission's verdict, or sbatch's/salloc's own error line
     # before it (a GRES form the cluster no longer accepts, a GPU request it requires) — except a controller that
     # did not answer, which a later try may pass.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from dscluster.sigmessages import MESSAGE_SIGNATURES, NOT_FOUND
+from dscluster.sigmessages import MESSAGE_SIGNATURES, NODE_FACTS, NOT_FOUND
 from dscluster.sigtypes import Signature
 from dscluster.sigtypes import sig as _sig
 
@@ -385,7 +385,7 @@ BEFORE_THE_ERROR = frozenset({
     "nccl-ib-memlock", "nccl-ib", "dev-shm-full", "loopback-address", "nccl-no-interface", "driver-too-old",
     "firewall-blocked", "cuda-oom", "device-assert", "undefined-symbol", "shared-lib-missing", "nccl-wrong-interface",
     "nvcc-arch-unsupported", "p2p-unsupported", "loader-lib-missing", "lib-version-missing", "no-kernel-image",
-    "precision-unsupported", "duplicate-gpu"})
+    "precision-unsupported", "duplicate-gpu"}) | NODE_FACTS
 # Facts about a node's environment that any rank's lines may show, behind a vague error on another rank.
 ENVIRONMENT = frozenset({"loopback-address", "firewall-blocked", "nccl-no-interface", "nccl-ib-memlock", "nccl-ib",
                           "dev-shm-full", "memcg-oom", "driver-too-old", "nccl-wrong-interface"})

@@ -241,9 +241,29 @@ def test_own_error_templates_are_translated(monkeypatch):
     ("n3:7:7 [3] bootstrap.cc:97 NCCL WARN Bootstrap : no socket interface found\n"
      "jax.errors.JaxRuntimeError: INTERNAL: NCCL operation ncclGetUniqueId(&id) failed: invalid usage\n",
      "nccl-no-interface"),
+    # The node's own facts beat the generic families their words also fit: the kernel's line for NVML's mismatch
+    # (not nodes running different versions), the driver's library missing (not any library), a step refused
+    # because the job's own steps hold the nodes (not a request no node can satisfy).
+    ("NVRM: API mismatch: the client has the version 550.127.05, but this kernel module has the version "
+     "535.183.01.\n", "driver-library-mismatch"),
+    ("ImportError: libcuda.so.1: cannot open shared object file: No such file or directory\n", "container-gpu"),
+    ("srun: error: Unable to create step for job 77: Requested nodes are busy\n", "slurm-step-busy"),
+    ("torch.AcceleratorError: CUDA error: system not yet initialized\n", "fabric-manager"),
+    ("[rank0]: KeyError: 'LOCAL_RANK'\n", "not-launched"),
+    ("OSError: [Errno 24] Too many open files: '/data/shard_0001.arrow'\n", "open-files-limit"),
+    ("AssertionError: ZeRO stage 3 is not supported with the legacy pipeline engine\n", "ds-incompatible"),
 ])
 def test_general_wordings_of_the_same_causes(text, sig):
     assert explain.explain(text).signature == sig
+
+
+@pytest.mark.parametrize("text", [
+    "ValueError: Zero-shot evaluation is not supported with this model\n",  # "Zero" without a stage is not ZeRO
+    "RuntimeError: Logging system not yet initialized\n",  # not CUDA's error 802
+    "KeyError: 'RANKING'\n",  # not a launcher's variable
+])
+def test_words_near_a_signatures_are_not_taken_for_it(text):
+    assert explain.explain(text).signature == "python-error"
 
 
 def test_dsclusters_own_config_error_in_a_rank_is_not_worth_a_restart():

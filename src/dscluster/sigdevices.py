@@ -1,0 +1,60 @@
+"""Failure signatures of the GPU node itself, read from the words of the NVIDIA driver, CUDA, the container engine and
+PyTorch's build: a process that cannot reach or initialise the GPUs for a reason of the node, not of the script.
+sigmessages.py places them before the dynamic loader's signatures (a container without the driver's libcuda.so.1 is a
+container without GPUs, not a library missing from a path) and everything that only says something failed.
+
+Each pattern is the wording of the component that prints it (NVML, the CUDA runtime's error names and texts, Docker's
+daemon, torch.distributed), never one log's; `retry=False` throughout: until the node is fixed the same command meets
+the same refusal. The real logs they are measured on are tests/data/failures (tests/unit/test_failure_corpus.py).
+"""
+
+from __future__ import annotations
+
+from dscluster.sigtypes import Signature
+from dscluster.sigtypes import sig as _sig
+
+DEVICE_SIGNATURES: tuple[Signature, ...] = (
+    # NVML (nvidia-smi, the container toolkit's nvidia-container-cli) and the kernel's own line for the same state.
+    _sig("driver-library-mismatch", r"driver/library version mismatch|NVRM: API mismatch",
+         "The NVIDIA kernel module loaded on that node is another version than the driver's user-space libraries "
+         "(nvidia-smi, NVML, libcuda): the driver was upgraded, often by unattended upgrades, without the module "
+         "being reloaded.",
+         "Reboot the node (or unload and reload the nvidia kernel modules) so that module and libraries match, check "
+         "that nvidia-smi works, and hold the driver packages (apt-mark hold) so they do not change under running "
+         "jobs; restarting the run alone meets the same mismatch.", retry=False),
+    # CUDA's cudaErrorSystemNotReady (802): NVSwitch systems without a running Fabric Manager.
+    _sig("fabric-manager", r"(?:\b802\b\)?|CUDA error|->)\s?:?\s?system not yet initiali[sz]ed|cudaErrorSystemNotReady|"
+         r"CUDA_ERROR_SYSTEM_NOT_READY",
+         "CUDA could not initialise the GPUs (error 802, system not yet initialized): on NVSwitch systems (HGX/DGX "
+         "A100, H100, H200) the NVIDIA Fabric Manager service must be running, at the driver's exact version, "
+         "before CUDA can use them.",
+         "Install nvidia-fabricmanager of the same version as the driver on that node and start it (systemctl "
+         "enable --now nvidia-fabricmanager); check it with systemctl status nvidia-fabricmanager and "
+         "nvidia-smi -q | grep -i -A2 fabric.", retry=False),
+    # cudaErrorDevicesUnavailable (46): the device refused a new context.
+    _sig("gpu-exclusive", r"all CUDA-capable devices are busy or unavailable|CUDA-capable device\(s\) is/are busy or "
+         r"unavailable|cudaErrorDevicesUnavailable|CUDA_ERROR_DEVICE_UNAVAILABLE",
+         "A GPU refused the process: it is in an exclusive compute mode (Exclusive_Process, common on shared "
+         "clusters) and another process already holds it: two ranks on one GPU, a parent process that used the GPU "
+         "before starting the ranks, or another job.",
+         "Give each rank its own GPU by LOCAL_RANK (torch.cuda.set_device(local_rank) before any CUDA call), create "
+         "no CUDA tensor in the parent before the ranks start, and look at nvidia-smi for the compute mode and the "
+         "processes holding the GPU (an administrator can set nvidia-smi -c DEFAULT).", retry=False),
+    # Docker's daemon when --gpus finds no GPU driver plugin; the loader's or dlopen's words for the driver's library.
+    _sig("container-gpu", r"could not select device driver \"[^\"\n]{0,40}\" with capabilities: \[\[gpu\]\]|"
+         r"unknown or invalid runtime name: nvidia|libcuda\.so(?:\.1)?: cannot open shared object file",
+         "The process cannot reach the NVIDIA driver: the container engine did not give the container the GPUs "
+         "(started without --gpus all, or the NVIDIA Container Toolkit is not installed or not configured for this "
+         "engine), so the driver's libcuda.so.1 is not there; outside containers, the node has no NVIDIA driver.",
+         "Install the NVIDIA Container Toolkit on the host and configure the engine (nvidia-ctk runtime configure "
+         "--runtime=docker, then restart docker), start the container with --gpus all (podman: --device "
+         "nvidia.com/gpu=all), and check that nvidia-smi works inside it.", retry=False),
+    # torch.distributed's words when the build has no NCCL (PyTorch for Windows and macOS, CPU-only builds); the
+    # traceback's source line keeps the literal split in two ("... NCCL " "built in").
+    _sig("nccl-unavailable", r"Distributed package doesn't have NCCL[\"'\s]{0,5}built in|NCCL support is not compiled",
+         "This torch build has no NCCL (PyTorch for Windows or macOS, or a CPU-only build), and the run asked for the "
+         "nccl backend.",
+         "Run on Linux with a CUDA build of torch (on Windows: WSL2), or use the gloo backend: "
+         "init_process_group(\"gloo\"), the Trainer's --ddp_backend gloo, Lightning's "
+         "DDPStrategy(process_group_backend=\"gloo\").", retry=False),
+)
