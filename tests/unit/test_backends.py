@@ -185,8 +185,8 @@ def test_no_module_outside_the_backends_compares_launcher_names():
 def test_a_schedulers_request_is_the_backends_own(k8s):
     """Slurm's request is built, recorded and read back by its backend; a backend that asks nothing of a
     scheduler (the fake k8s one, pdsh) answers with the defaults."""
+    from dscluster.launcher.backends.slurm.clients import SlurmAsk
     from dscluster.launcher.runnerflags import RunnerFlags
-    from dscluster.launcher.slurm import SlurmAsk
     from dscluster.runs.preparing.options import LaunchOptions
 
     slurm = backends.get("slurm")

@@ -13,7 +13,7 @@ from dscluster.i18n import catalog
 SRC = Path(dscluster.__file__).parent
 # doctor's own checks, and each launcher backend's check of its tools (launcher/backends: check_tools)
 FILES = sorted((SRC / "doctor").glob("*.py")) + [SRC / "commands" / "doctor.py"] + \
-    sorted((SRC / "launcher" / "backends").glob("*.py"))
+    sorted((SRC / "launcher" / "backends").rglob("*.py"))
 
 
 def templates() -> set[str]:

@@ -1,7 +1,7 @@
 """doctor's Slurm checks: pure evaluation of recorded answers of Slurm's clients."""
 
-from dscluster.doctor import checks_slurm as cs
-from dscluster.launcher.slurm import SlurmAsk
+from dscluster.launcher.backends.slurm import doctor as cs
+from dscluster.launcher.backends.slurm.clients import SlurmAsk
 
 UP = cs.Answer(0, "Slurmctld(primary) at node0 is UP\n")
 SINFO = "sim*|up|infinite|n/a|node[0-2]\ngpu|up|1:00:00|30:00|gpu[01-02]\n"

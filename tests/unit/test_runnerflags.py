@@ -212,7 +212,7 @@ def test_openmpi_single_slots_refused_up_front_whole_hosts_through_the_hostfile(
 
 def test_slurm_include_becomes_slurms_node_selection(dscluster_home, tmp_path, monkeypatch):
     from dscluster.launcher import backends
-    from dscluster.launcher.slurm import SlurmAsk, ask_args
+    from dscluster.launcher.backends.slurm.clients import SlurmAsk, ask_args
     from dscluster.runs.preparing import options as opts_mod
 
     slurm = backends.get("slurm")

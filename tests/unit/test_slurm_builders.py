@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from dscluster.errors import UsageError
-from dscluster.launcher import slurm
 from dscluster.launcher.backends.slurm import SRUN_RANK
+from dscluster.launcher.backends.slurm import clients as slurm
+from dscluster.launcher.backends.slurm.srun_rank import rank_env, tasks_on_this_node
 from dscluster.launcher.plan import LaunchRequest, Target, build_plan
-from dscluster.launcher.srun_rank import rank_env, tasks_on_this_node
 from dscluster.sim.slurm import SlurmLayout, SlurmNode, slurm_conf_text
 
 RUN = Path("/shared/runs/r1")
@@ -72,7 +72,7 @@ def test_salloc_and_sbatch_ask_for_the_same_resources():
     assert argv[3:] == ["--nodes=2", "--ntasks-per-node=8", "--partition=gpu", "--gpus-per-node=8", "--time=2:00:00"]
     private = Path("/home/u/.dscluster/slurm-jobs/r1")
     script = slurm.sbatch_script(run_id="r1", ask=ask, python="/opt/venv/bin/python", run_dir=RUN, env={},
-                                 private_dir=private)
+                                 supervisor="dscluster.runs.supervising.supervisor", private_dir=private)
     lines = script.splitlines()
     assert lines[0] == "#!/bin/sh"
     assert [ln for ln in lines if ln.startswith("#SBATCH --")][1:6] == [f"#SBATCH {a}" for a in argv[3:]]
@@ -127,7 +127,7 @@ def test_what_slurms_clients_print_is_parsed():
 
 def test_every_batch_job_of_a_home_gets_its_private_dir(dscluster_home):
     """The second `launch --sbatch` of a home found slurm-jobs/ there and failed with FileExistsError."""
-    from dscluster.runs.supervising.slurm_run import private_job_dir
+    from dscluster.launcher.backends.slurm.batch import private_job_dir
 
     first, second = private_job_dir("r1"), private_job_dir("r2")
     assert first.parent == second.parent == dscluster_home / "slurm-jobs"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from dscluster.runs.supervising import slurm_run
+from dscluster.launcher.backends.slurm import supervise as slurm_run
 
 
 def _run(monkeypatch, answers):

@@ -9,7 +9,8 @@ import argparse
 import json
 import sys
 
-from dscluster.commands.argtypes import PORT, count, positive_number
+from dscluster.commands.argtypes import PORT, positive_number
+from dscluster.commands.backendargs import add_backend_options
 from dscluster.errors import ConfigError, ExitCode, UsageError
 from dscluster.i18n import tr
 
@@ -37,31 +38,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--fast", action="store_true", help=tr("shorter waits (what launch runs before starting)"))
     parser.add_argument("--json", action="store_true", help=tr("print the report as JSON (for scripts)"))
     parser.add_argument("-v", "--verbose", action="store_true", help=tr("also list every passing finding"))
-    slurm = parser.add_argument_group(tr("Slurm (--slurm)"))
-    slurm.add_argument("--slurm", action="store_true",
-                       help=tr("check the Slurm cluster instead: controller, partition, nodes, GPUs (gres), munge on "
-                               "every node, time limit"))
-    slurm.add_argument("--partition", help=tr("the partition the run will use (default: the default one)"))
-    slurm.add_argument("--nodes", type=count(1), default=1, metavar="N", help=tr("nodes the run asks for"))
-    slurm.add_argument("--gpus-per-node", type=count(0), default=0, metavar="N", help=tr("GPUs per node the run asks for"))
-    slurm.add_argument("--time", metavar="T", help=tr("the time limit the run asks for (Slurm format)"))
-    slurm.add_argument("--expect", metavar="T", help=tr("how long the run is expected to take (Slurm format)"))
+    add_backend_options(parser, "doctor")
     parser.set_defaults(func=cmd_doctor)
 
 
-def cmd_doctor_slurm(args: argparse.Namespace) -> int:
+def print_backend_checks(args: argparse.Namespace, results: list, row: str) -> int:
+    """A backend's own checks (`doctor --slurm`): one table, a fix for each failing or warned check; `row`
+    (the backend's own row) is always shown."""
     from dscluster import console
-    from dscluster.doctor import checks_slurm
-    from dscluster.launcher.slurm import SlurmAsk, check_ask, time_seconds
 
-    ask = check_ask(SlurmAsk(nodes=args.nodes, partition=args.partition, gpus_per_node=args.gpus_per_node,
-                             time=args.time))
-    facts = checks_slurm.gather(ask)
-    results = checks_slurm.evaluate(checks_slurm.SlurmContext(facts, ask, time_seconds(args.expect)))
     if args.json:
         print(json.dumps([r.to_dict() for r in results], indent=2, ensure_ascii=False))
     else:
-        shown = [r for r in results if args.verbose or r.status != "ok" or r.node == checks_slurm.SLURM_ROW]
+        shown = [r for r in results if args.verbose or r.status != "ok" or r.node == row]
         print(console.table([tr("node"), tr("check"), "", tr("finding")],
                             [[r.node, r.check, r.glyph, r.finding] for r in shown]))
         for r in results:
@@ -71,8 +60,11 @@ def cmd_doctor_slurm(args: argparse.Namespace) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    if args.slurm:
-        return cmd_doctor_slurm(args)
+    from dscluster.launcher import backends
+
+    for backend in backends.every():
+        if (asked := backend.doctor(vars(args))) is not None:
+            return print_backend_checks(args, *asked)
     from dscluster.cluster.spec import resolve_spec
     from dscluster.doctor import DEFAULT_MASTER_PORT, render, run_doctor
 

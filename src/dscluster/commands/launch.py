@@ -9,6 +9,7 @@ import sys
 
 from dscluster import console
 from dscluster.commands.argtypes import MAX_PROCS, count, positive_seconds, seconds
+from dscluster.commands.backendargs import add_backend_options, batch_requested, scheduler_request
 from dscluster.commands.runnerargs import add_runner_flags, flags_from_args
 from dscluster.errors import ExitCode
 from dscluster.i18n import tr
@@ -33,7 +34,7 @@ def add_launch_options(p: argparse.ArgumentParser, *, demo: bool = False) -> Non
         where.add_argument("--local", type=count(1, MAX_PROCS), metavar="N", help=tr("run N processes on this machine only, no ssh"))
     p.add_argument("--launcher", metavar="{pdsh,openmpi,slurm}", help=tr("override the spec's launcher"))
     if not demo:
-        add_slurm_options(p)
+        add_backend_options(p, "launch")
     if not demo:
         p.add_argument("--name", help=tr("run name (the run id starts with it)"))
     p.add_argument("--env", action="append", default=[], metavar="K[=V]",
@@ -75,30 +76,6 @@ def add_launch_options(p: argparse.ArgumentParser, *, demo: bool = False) -> Non
     add_runner_flags(p, demo=demo)
 
 
-def add_slurm_options(p: argparse.ArgumentParser) -> None:
-    """What to ask Slurm for when `--launcher slurm` runs outside an allocation (salloc/sbatch)."""
-    g = p.add_argument_group(tr("Slurm (--launcher slurm)"))
-    g.add_argument("--partition", help=tr("Slurm partition (default: the cluster's default partition)"))
-    g.add_argument("--nodes", type=count(1, MAX_NODES), metavar="N", help=tr("nodes to ask for (default: the spec's)"))
-    g.add_argument("--ntasks-per-node", type=count(1, MAX_PROCS), metavar="N",
-                   help=tr("ranks per node (default: the spec's slots, else 1)"))
-    g.add_argument("--gpus-per-node", type=count(0), metavar="N", help=tr("GPUs per node to ask for (default 0)"))
-    g.add_argument("--time", metavar="T", help=tr("the job's time limit, Slurm format (MM, MM:SS, HH:MM:SS)"))
-    g.add_argument("--sbatch", action="store_true",
-                   help=tr("submit a batch job that supervises the run from inside it (outlives this session)"))
-
-
-def slurm_ask_from_args(args: argparse.Namespace):
-    """The SlurmAsk the options give, or None when none was given (the spec's nodes and slots then)."""
-    given = [getattr(args, k, None) for k in ("partition", "nodes", "ntasks_per_node", "gpus_per_node", "time")]
-    if all(v is None for v in given) and not getattr(args, "sbatch", False):
-        return None
-    from dscluster.launcher.slurm import SlurmAsk
-
-    return SlurmAsk(nodes=args.nodes or 0, tasks_per_node=args.ntasks_per_node or 0, partition=args.partition,
-                    gpus_per_node=args.gpus_per_node or 0, time=args.time)
-
-
 def register(sub) -> None:
     p = sub.add_parser("launch", help=tr("start a supervised DeepSpeed run across the cluster"),
                        description=tr("Start DeepSpeed's launcher across the cluster, supervised: run directory, "
@@ -116,7 +93,7 @@ def options_from_args(args: argparse.Namespace, command: list[str], module: bool
                          max_restarts=args.max_restarts, stall_timeout=args.stall_timeout,
                          heartbeat_timeout=args.heartbeat_timeout,
                           restart_wait=args.restart_wait, skip_doctor=args.skip_doctor, runner=flags_from_args(args),
-                          scheduler=slurm_ask_from_args(args), allow_shrink=args.allow_shrink,
+                          scheduler=scheduler_request(args), allow_shrink=args.allow_shrink,
                           exclude_unhealthy=args.exclude_unhealthy, wait=args.wait,
                           share_gpus=args.share_gpus)
 
@@ -129,8 +106,8 @@ def handle(args: argparse.Namespace) -> int:
     if command[:1] == ["-m"]:
         module, command = True, command[1:]
     opts = options_from_args(args, command, module)
-    if args.sbatch:
-        from dscluster.commands.slurm import submit
+    if batch_requested(args):
+        from dscluster.commands.batch import submit
 
         return submit(opts, attach=args.attach, dry_run=args.dry_run)
     return start(opts, attach=args.attach, dry_run=args.dry_run, as_json=args.json)

@@ -26,6 +26,7 @@ from dscluster import fsutil, paths
 from dscluster.cluster.spec import ClusterSpec
 from dscluster.errors import ConfigError, DsclusterError, UsageError
 from dscluster.i18n import tr
+from dscluster.launcher import backends
 from dscluster.launcher.runnerflags import RunnerFlags
 from dscluster.runs.leases import leasing
 from dscluster.runs.leases.rules import WAITING
@@ -338,24 +339,43 @@ def _restart_asking(request: RunRequest, asked: Any, batch: bool) -> str:
 
 @dataclass(frozen=True)
 class Submitted(Started):
-    """A run submitted as a Slurm batch job that supervises it from inside the job."""
+    """A run submitted as a scheduler's batch job that supervises it from inside the job."""
 
     job_id: str = ""
 
 
 def prepare_batch(opts: LaunchOptions) -> Prepared:
-    """`prepare` for a Slurm batch job: the job's own nodes are known only once it starts."""
-    opts = dataclasses.replace(opts, launcher="slurm")  # the request: the options given, else the spec's
+    """`prepare` for a batch job of the backend whose request the options carry (`launch --sbatch`): the
+    job's own nodes are known only once it starts."""
+    owner = backends.owner(opts.scheduler)
+    opts = dataclasses.replace(opts, launcher=owner.name)  # the request: the options given, else the spec's
     prepared = prepare(opts)
     launch = prepared.record.launch
-    launch = dataclasses.replace(launch, hosts=(), scheduler={**(launch.scheduler or {}), "job_id": None})
+    launch = dataclasses.replace(launch, hosts=(), scheduler=owner.batch_record(launch.scheduler))
     return dataclasses.replace(prepared, record=prepared.record.replace(launch=launch))
 
 
-def submit(opts: LaunchOptions) -> Submitted:
-    """Check everything and submit the run as a Slurm batch job (`dscluster launch --sbatch`)."""
-    from dscluster.runs.supervising.slurm_run import submit_run
+def batch_preview(prepared: Prepared) -> list[str]:
+    """What a batch job's dry run shows before the commands: its script."""
+    record = prepared.record
+    return record.launch.backend.batch_preview(record, store.run_path(prepared.shared, record.id),
+                                              _supervisor_module())
 
+
+def _supervisor_module() -> str:
+    """The supervisor's module, as a batch job starts it (`python -I -m MODULE --handoff FILE RUN_DIR`)."""
+    from dscluster.runs.supervising import supervisor
+
+    return supervisor.__name__
+
+
+def submit(opts: LaunchOptions) -> Submitted:
+    """Check everything, write the run and submit it as its backend's batch job (`dscluster launch --sbatch`)."""
     prepared = prepare_batch(opts)
-    run_id, job = submit_run(prepared.shared, prepared.record, prepared.secrets, given_files(opts))
-    return Submitted(run_id, store.run_path(prepared.shared, run_id), prepared, str(job))
+    record = prepared.record
+    backend = record.launch.backend
+    run_dir = store.create_run(prepared.shared, record, given_files(opts))
+    job, said = backend.submit_batch(record, run_dir, prepared.secrets or {}, _supervisor_module())
+    store.update_record(run_dir, store.read_record(run_dir), scheduler=said)
+    store.append_event(run_dir, f"{backend.name}-submitted", job_id=job)
+    return Submitted(record.id, run_dir, prepared, str(job))

@@ -6,15 +6,15 @@ compares launcher names.
 
 from __future__ import annotations
 
-from dscluster.launcher.backends.base import Backend, NodeTools, ToolCheck
+from dscluster.launcher.backends.base import Backend, NodeTools, Option, ToolCheck
 from dscluster.launcher.backends.local import LocalBackend
 from dscluster.launcher.backends.mpich import MPICHBackend
 from dscluster.launcher.backends.openmpi import OpenMPIBackend
 from dscluster.launcher.backends.pdsh import PdshBackend
 from dscluster.launcher.backends.slurm import SlurmBackend
 
-__all__ = ["Backend", "NodeTools", "ToolCheck", "failure_lines", "get", "known", "names", "rank_labels", "register",
-           "signal_lines", "spec_names"]
+__all__ = ["Backend", "NodeTools", "Option", "ToolCheck", "every", "failure_lines", "get", "known", "names", "owner",
+           "programs", "rank_labels", "register", "signal_lines", "spec_names"]
 
 _BACKENDS: dict[str, Backend] = {}
 
@@ -52,6 +52,21 @@ def get(name: str | None) -> Backend:
 
 def names() -> tuple[str, ...]:
     return tuple(_BACKENDS)
+
+
+def every() -> tuple[Backend, ...]:
+    """Every registered backend, in registration order."""
+    return tuple(_BACKENDS.values())
+
+
+def owner(request: object) -> Backend:
+    """The backend whose scheduler request `request` is (LaunchOptions.scheduler)."""
+    return next(b for b in _BACKENDS.values() if b.owns(request))
+
+
+def programs() -> tuple[str, ...]:
+    """Every registered backend's `programs` (logtext.py)."""
+    return tuple(p for b in _BACKENDS.values() for p in b.programs)
 
 
 def failure_lines() -> tuple[str, ...]:

@@ -54,6 +54,24 @@ class ToolCheck:
 
 
 @dataclass(frozen=True)
+class Option:
+    """One of a backend's own options, as the views offer it (`launch`'s or `doctor`'s argparse group; the
+    API's keyword of the same `dest`). `kind`: "text"; "nodes" (a node count), "procs" (processes per node)
+    or "count" (a whole number >= `minimum`); "switch" (on when given)."""
+
+    flag: str
+    help: str  # already translated (the backend's tr())
+    kind: str = "text"
+    minimum: int = 0
+    metavar: str | None = None
+    default: Any = None
+
+    @property
+    def dest(self) -> str:
+        return self.flag.lstrip("-").replace("-", "_")
+
+
+@dataclass(frozen=True)
 class NodeTools:
     """What doctor's facts say a node has, as a backend's tool check reads them."""
 
@@ -73,7 +91,10 @@ class Backend:
     warm_launch: ClassVar[bool] = False  # the runner's node command line names sys.executable (launcher/warm.py)
     selects_slots: ClassVar[bool] = True  # --include/--exclude may pick single devices of a host
     node_tools: ClassVar[tuple[str, ...]] = ()  # programs doctor's probe looks up on each node for check_tools
-    hooks: ClassVar[str | None] = None  # "module:Class" of the supervisor's hooks; None: runs.supervising.hooks.NoHooks
+    # Its programs' names as they start their own lines in a log ("NAME: ..."; regular expressions): never a
+    # host's prefix (logtext.py).
+    programs: ClassVar[tuple[str, ...]] = ()
+    hooks: ClassVar[str | None] = None  # "module:Class" of the supervisor's hooks; None: runs.hooks.NoHooks
 
     on_this_machine: ClassVar[bool] = False  # the ranks run here only, without a hostfile
 
@@ -101,6 +122,41 @@ class Backend:
     def check_tools(self, node: NodeTools) -> ToolCheck:
         """The tools this backend needs on `node` (doctor's `launcher` check)."""
         return ToolCheck(True, self.name)
+
+    # ---- its own options (the views build them from these: commands/backendargs.py) -----------
+    def options_title(self, command: str) -> str:
+        """The title of its options' group in `launch --help` or `doctor --help` (`command`)."""
+        return self.name
+
+    def launch_options(self) -> tuple[Option, ...]:
+        """`launch`'s options of this backend (its scheduler's request, its batch job)."""
+        return ()
+
+    def request_from(self, given: Mapping[str, Any]) -> Any | None:
+        """The scheduler request its options give (`given`: option dest -> value, None where not given), None
+        when none was given: carried as LaunchOptions.scheduler, opaque to every other module."""
+        return None
+
+    def owns(self, request: Any) -> bool:
+        """Whether `request` is this backend's own (what its request_from builds)."""
+        return False
+
+    def refuse_request(self, launcher: str) -> None:
+        """Its request's options were given under another `launcher`: refuse them (UsageError)."""
+        raise ValueError(f"a {self.name} request under launcher {launcher!r}")
+
+    def batch_requested(self, given: Mapping[str, Any]) -> bool:
+        """Whether its options ask for a batch job (`submit_batch`) instead of a supervisor here."""
+        return False
+
+    def doctor_options(self) -> tuple[Option, ...]:
+        """`doctor`'s options of this backend (checks of its own, e.g. a scheduler's)."""
+        return ()
+
+    def doctor(self, given: Mapping[str, Any]) -> tuple[list, str] | None:
+        """Its own checks when its doctor options ask for them: (doctor's CheckResults, the row always
+        shown); None otherwise (doctor checks the cluster)."""
+        return None
 
     # ---- a scheduler's request (a backend that `allocates`; the defaults ask for nothing) -------
     def request(self, opts, spec) -> Any | None:
@@ -147,6 +203,26 @@ class Backend:
         """For a dry run before the nodes are known: placeholder hosts, and the lines that show how the
         allocation is asked for."""
         return (), []
+
+    # ---- a batch job that supervises the run from inside it (the defaults have none) -----------
+    def batch_record(self, recorded: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+        """The launch's recorded request for a batch job (its allocation is known only once it runs)."""
+        return recorded
+
+    def batch_preview(self, record, run_dir: Path, supervisor: str) -> list[str]:
+        """A batch job's dry run: the lines that show the job (its script). `supervisor`: the supervisor's
+        module, run in the job as `python -I -m MODULE --handoff FILE RUN_DIR`."""
+        return []
+
+    def submit_batch(self, record, run_dir: Path, secrets: Mapping[str, str],
+                     supervisor: str) -> tuple[str, Mapping[str, Any]]:
+        """Submit the run (already written in `run_dir`) as a batch job: (job id, what the record's `scheduler`
+        says of it)."""
+        raise NotImplementedError(f"{self.name} has no batch jobs")
+
+    def submitted_lines(self, run_id: str, job: str, world_size: int | None) -> tuple[str, list[str]]:
+        """What `launch` prints once the job is submitted, and the commands that watch it."""
+        return "", []
 
     # ---- the nodes' side ----------------------------------------------------------------------
     def transport_env(self, spec, no_mux: tuple[str, ...]) -> dict[str, str]:

@@ -72,11 +72,8 @@ def place(opts: LaunchOptions) -> Placement:
     elif spec is None:
         local_procs, include = select_local(opts.local, flags)
         where = replace(where, local_procs=local_procs, include=include)
-    if opts.scheduler is not None and not backend.allocates:
-        raise UsageError(tr("--partition, --nodes, --ntasks-per-node, --gpus-per-node, --time and --sbatch are "
-                            "Slurm options, but the launcher is {name!r}", name=launcher),
-                         tr("add --launcher slurm (or set launcher = \"slurm\" in the cluster spec)"),
-                         setting="launcher")
+    if opts.scheduler is not None and not backend.owns(opts.scheduler):
+        backends.owner(opts.scheduler).refuse_request(launcher)
     return replace(where, ask=backend.request(opts, spec)) if backend.allocates else where
 
 

@@ -1,6 +1,16 @@
 """`slurm`: every attempt is one srun step of the run's allocation (DeepSpeed's SlurmRunner); Slurm, not
-dscluster's ssh, reaches the nodes. The supervisor's side (allocation, job watch, time limit, release)
-is `runs/supervising/slurm_run.SlurmRun`; the Slurm commands and their parsers are `launcher/slurm.py`."""
+dscluster's ssh, reaches the nodes. Everything Slurm-shaped is in this package:
+
+- this module: the backend's traits, its options (`launch`'s request and `--sbatch`, `doctor --slurm`), its
+  request (`clients.SlurmAsk`) as built, recorded and read back, its part of the plan, its job as the views
+  show it;
+- `clients.py`: the Slurm commands (salloc, srun, sbatch, scontrol, squeue, scancel) and their parsers;
+- `srun_rank.py`: what srun starts for each rank (RANK, LOCAL_RANK... from Slurm's task variables);
+- `supervise.py`: the supervisor's hooks (the allocation, the job watch, the time limit, the release);
+- `batch.py`: `launch --sbatch`, a batch job that supervises the run from inside it;
+- `doctor.py`: `doctor --slurm`, the checks of the Slurm cluster itself;
+- `options.py`: those options, and DeepSpeed's --include/--exclude as Slurm's own node selection.
+"""
 
 from __future__ import annotations
 
@@ -16,7 +26,7 @@ from dscluster.i18n import tr
 from dscluster.launcher.backends.base import Backend, NodeTools, ToolCheck
 
 # What srun starts for each rank (it sets RANK etc. from SLURM_PROCID ...).
-SRUN_RANK = Path(__file__).parent.parent / "srun_rank.py"
+SRUN_RANK = Path(__file__).parent / "srun_rank.py"
 
 
 class SlurmBackend(Backend):
@@ -24,13 +34,15 @@ class SlurmBackend(Backend):
     over_ssh = False
     allocates = True
     nodes_python = False
-    hooks = "dscluster.runs.supervising.slurm_run:SlurmRun"
+    hooks = "dscluster.launcher.backends.slurm.supervise:SlurmRun"
+    node_tools = ("srun",)
     # srun's words for a task that failed, or that a signal ended (Slurm starts the ranks: no launch.py line),
     # and srun --label's prefix of every task's line.
     failure_lines = (r"srun: error: [^:\n]+: tasks? [\d,-]+: (?:Exited with exit code [1-9]|Killed|Terminated)",)
     signal_line = (r"srun: error: (?P<node>[\w.-]+): tasks? (?P<task>\d+)(?:[-,][\d,-]*)?: "
                    r"(?P<what>Killed|Segmentation fault|Aborted|Bus error|Floating point exception)\b")
     rank_label = r"^\s*(?P<rank>\d+): "
+    programs = ("srun", "sbatch", "salloc", r"slurmstepd(?:-[\w.-]+)?")
 
     def where(self) -> str:
         return tr("under Slurm")
@@ -48,11 +60,52 @@ class SlurmBackend(Backend):
                              tr("run from a Slurm login node, or set launcher = \"pdsh\""))
         return ToolCheck(True, self.name)
 
+    # ---- its options: launch's request and --sbatch, doctor --slurm (options.py) --------------------
+    def options_title(self, command: str) -> str:
+        return tr("Slurm (--launcher slurm)") if command == "launch" else tr("Slurm (--slurm)")
+
+    def launch_options(self):
+        from dscluster.launcher.backends.slurm import options  # noqa: PLC0415
+
+        return options.LAUNCH()
+
+    def request_from(self, given):
+        from dscluster.launcher.backends.slurm import options  # noqa: PLC0415
+
+        return options.request_from(given)
+
+    def owns(self, request) -> bool:
+        from dscluster.launcher.backends.slurm.clients import SlurmAsk  # noqa: PLC0415
+
+        return isinstance(request, SlurmAsk)
+
+    def refuse_request(self, launcher: str) -> None:
+        raise UsageError(tr("--partition, --nodes, --ntasks-per-node, --gpus-per-node, --time and --sbatch are "
+                            "Slurm options, but the launcher is {name!r}", name=launcher),
+                         tr("add --launcher slurm (or set launcher = \"slurm\" in the cluster spec)"),
+                         setting="launcher")
+
+    def batch_requested(self, given) -> bool:
+        return bool(given.get("sbatch"))
+
+    def doctor_options(self):
+        from dscluster.launcher.backends.slurm import options  # noqa: PLC0415
+
+        return options.DOCTOR()
+
+    def doctor(self, given):
+        if not given.get("slurm"):
+            return None
+        from dscluster.launcher.backends.slurm import doctor  # noqa: PLC0415
+
+        return doctor.run(given), doctor.SLURM_ROW
+
     # ---- Slurm's own request: --partition, --nodes, --ntasks-per-node, --gpus-per-node, --time --------
     def request(self, opts, spec):
-        """The run's Slurm request (a launcher.slurm.SlurmAsk): the options given, the spec's node count and
-        slots otherwise."""
-        from dscluster.launcher.slurm import SlurmAsk, check_ask  # noqa: PLC0415
+        """The run's Slurm request (a clients.SlurmAsk): the options given, the spec's node count and slots
+        otherwise."""
+        from dscluster.launcher.backends.slurm.clients import SlurmAsk, check_ask  # noqa: PLC0415
+        from dscluster.launcher.backends.slurm.options import node_selection  # noqa: PLC0415
 
         given = opts.scheduler or SlurmAsk(nodes=0, tasks_per_node=0)
         pick = node_selection(opts.runner)
@@ -76,29 +129,63 @@ class SlurmBackend(Backend):
     def allocated_hosts(self, opts, spec) -> tuple[tuple[str, int], ...]:
         """Inside an allocation: its nodes (SLURM_JOB_NODELIST) with the asked slots each. Outside one: none
         yet; the supervisor asks Slurm for the allocation and records its nodes."""
-        from dscluster.launcher import slurm  # noqa: PLC0415
+        from dscluster.launcher.backends.slurm import clients  # noqa: PLC0415
         from dscluster.launcher.runnerflags import RunnerFlags, select  # noqa: PLC0415
 
         ask = self.request(opts, spec)
-        if slurm.current_job() and os.environ.get("SLURM_JOB_NODELIST"):
-            hosts = tuple((h, ask.tasks_per_node) for h in slurm.hostnames(os.environ["SLURM_JOB_NODELIST"]))
+        if clients.current_job() and os.environ.get("SLURM_JOB_NODELIST"):
+            hosts = tuple((h, ask.tasks_per_node) for h in clients.hostnames(os.environ["SLURM_JOB_NODELIST"]))
             if ask.nodelist or ask.exclude:  # DeepSpeed's selection among the allocation's nodes
                 hosts = select(hosts, RunnerFlags(include=opts.runner.include, exclude=opts.runner.exclude)).hosts
             return hosts
         return ()
 
     def request_record(self, request, hosts) -> dict[str, Any] | None:
-        from dscluster.launcher import slurm  # noqa: PLC0415
+        from dscluster.launcher.backends.slurm import clients  # noqa: PLC0415
 
-        return {"ask": asdict(request), "job_id": slurm.current_job() if hosts else None, "own_job": False}
+        return {"ask": asdict(request), "job_id": clients.current_job() if hosts else None, "own_job": False}
 
     def recorded_request(self, recorded):
-        from dscluster.launcher.slurm import SlurmAsk  # noqa: PLC0415
+        from dscluster.launcher.backends.slurm.clients import SlurmAsk  # noqa: PLC0415
 
         return SlurmAsk(**recorded["ask"]) if recorded is not None else None
 
+    def allocation_args(self, request, hosts) -> tuple[str, ...]:
+        # Inside an allocation, the step runs on the nodes --include/--exclude left (srun may pick any otherwise).
+        return (f"--nodelist={','.join(h for h, _ in hosts)}",) if hosts and (request.nodelist or request.exclude) \
+            else ()
+
+    def allocation_preview(self, request, run_id: str):
+        from dscluster.launcher.backends.slurm.clients import salloc_argv  # noqa: PLC0415
+
+        hosts = tuple((f"NODE{i + 1}", request.tasks_per_node) for i in range(request.nodes))
+        return hosts, [tr("# first, the allocation (its nodes replace NODE1..NODE{n} below):", n=request.nodes),
+                       shlex.join(salloc_argv(request, run_id))]
+
+    # ---- a batch job (`launch --sbatch`: batch.py) -------------------------------------------------
+    def batch_preview(self, record, run_dir: Path, supervisor: str) -> list[str]:
+        from dscluster.launcher.backends.slurm import batch  # noqa: PLC0415
+
+        return [tr("# the batch script (submitted with sbatch --parsable):"),
+                batch.script_text(record, run_dir, supervisor).rstrip("\n")]
+
+    def batch_record(self, recorded: Mapping[str, Any] | None) -> dict[str, Any]:
+        return {**(recorded or {}), "job_id": None}  # the batch job's supervisor finds its job in its environment
+
+    def submit_batch(self, record, run_dir: Path, secrets: Mapping[str, str], supervisor: str):
+        from dscluster.launcher.backends.slurm import batch  # noqa: PLC0415
+
+        return batch.submit(record, run_dir, secrets, supervisor)
+
+    def submitted_lines(self, run_id: str, job: str, world_size) -> tuple[str, list[str]]:
+        from dscluster.console import OK  # noqa: PLC0415
+
+        return (tr("{ok} run {id} submitted as Slurm job {job} (world size {n})", ok=OK, id=run_id, job=job,
+                   n=world_size), [f"squeue -j {job}"])
+
+    # ---- the job as the views show it ----------------------------------------------------------------
     def job_summary(self, recorded, active: bool):
-        from dscluster.launcher.slurm import job_summary  # noqa: PLC0415
+        from dscluster.launcher.backends.slurm.clients import job_summary  # noqa: PLC0415
 
         return job_summary(recorded, active)
 
@@ -114,24 +201,13 @@ class SlurmBackend(Backend):
         return "Slurm: " + tr("job {job} {state} on {nodes}{left} (limit {limit})", job=job["job_id"],
                               state=job.get("state") or "?", nodes=nodes, left=left, limit=job.get("time_limit") or "-")
 
-    def allocation_args(self, request, hosts) -> tuple[str, ...]:
-        # Inside an allocation, the step runs on the nodes --include/--exclude left (srun may pick any otherwise).
-        return (f"--nodelist={','.join(h for h, _ in hosts)}",) if hosts and (request.nodelist or request.exclude) \
-            else ()
-
-    def allocation_preview(self, request, run_id: str):
-        from dscluster.launcher.slurm import salloc_argv  # noqa: PLC0415
-
-        hosts = tuple((f"NODE{i + 1}", request.tasks_per_node) for i in range(request.nodes))
-        return hosts, [tr("# first, the allocation (its nodes replace NODE1..NODE{n} below):", n=request.nodes),
-                       shlex.join(salloc_argv(request, run_id))]
-
+    # ---- the plan of an attempt -----------------------------------------------------------------------
     def env_values(self, req) -> dict[str, str]:
         # SlurmRunner starts no launch.py: the rendezvous address reaches srun_rank.py this way.
         return {"DSCLUSTER_MASTER_ADDR": req.hosts[0][0]} if req.hosts else {}
 
     def runner_args(self, req, *, logs: Path, secret_env: Mapping[str, str], add_file: Callable) -> list[str]:
-        from dscluster.launcher.slurm import srun_args  # noqa: PLC0415
+        from dscluster.launcher.backends.slurm.clients import srun_args  # noqa: PLC0415
 
         argv = []
         argv += self.selection_args(req)
@@ -148,28 +224,3 @@ class SlurmBackend(Backend):
 
     def program_prefix(self, req) -> list[str]:
         return [str(SRUN_RANK)]  # SlurmRunner ignores --module: the shim runs the module itself
-
-
-def node_selection(flags) -> dict[str, str | None]:
-    """DeepSpeed's --include / --exclude under `--launcher slurm`, as Slurm's own node selection
-    ({"nodelist", "exclude"}: salloc's and sbatch's options, srun's inside an allocation). Slurm selects
-    nodes, never a device of one: NODE:SLOT is refused, as are --num_nodes/--num_gpus that contradict
-    --nodes/--ntasks-per-node (they become those otherwise)."""
-    from dscluster.launcher.runnerflags import parse_node_specs  # noqa: PLC0415
-
-    out: dict[str, str | None] = {"nodelist": None, "exclude": None}
-    for flag, key, value in (("--include", "nodelist", flags.include), ("--exclude", "exclude", flags.exclude)):
-        if value is None:
-            continue
-        specs = parse_node_specs(value, flag)
-        slotted = [n for n, slots in specs.items() if slots is not None]
-        if slotted:
-            raise UsageError(tr("{flag} {value!r} under --launcher slurm: Slurm selects whole nodes, not the slots of "
-                                "one ({names})", flag=flag, value=value, names=", ".join(slotted)),
-                             tr("name whole nodes ({flag} {nodes}); Slurm binds each rank's devices itself "
-                                "(--gpus-per-node)", flag=flag, nodes="@".join(specs)), setting=flag)
-        out[key] = ",".join(specs)
-    if flags.include is not None and flags.exclude is not None:
-        raise UsageError(tr("--include and --exclude cannot be used together"),
-                         tr("keep one of them (DeepSpeed refuses both too)"), setting="--include")
-    return out

@@ -7,7 +7,7 @@ them from what Slurm gives every task (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID
 and the rendezvous address the supervisor exported, then runs the user's program in this process,
 as `python SCRIPT` or `python -m MODULE` would.
 
-Usage (built by launcher/plan.py): srun_rank.py [--module] PROGRAM [ARGS...]
+Usage (the slurm backend's program_prefix): srun_rank.py [--module] PROGRAM [ARGS...]
 It is run by path and imports nothing from dscluster: the ranks need only the standard library here.
 """
 

@@ -1,4 +1,4 @@
-"""Slurm for a run: what to ask for, the commands that ask, and what Slurm says back.
+"""Slurm's clients for a run: what to ask for, the commands that ask, and what Slurm says back.
 
 A run with `launcher = "slurm"` either runs inside an allocation that already exists (`salloc`,
 `sbatch`: SLURM_JOB_ID and SLURM_JOB_NODELIST are set), or asks for one itself (`salloc --no-shell`
@@ -117,9 +117,9 @@ def srun_args(run_id: str, attempt: int, nodes: int, tasks_per_node: int, logs: 
 
 
 def sbatch_script(*, run_id: str, ask: SlurmAsk, python: str, run_dir: Path, env: dict[str, str],
-                  private_dir: Path | None = None) -> str:
-    """The batch script of `launch --sbatch`: its first node runs the run's supervisor, which starts one
-    srun step per attempt inside the job's allocation. No secret is in it: the supervisor's hand-off
+                  supervisor: str, private_dir: Path | None = None) -> str:
+    """The batch script of `launch --sbatch`: its first node runs the run's supervisor (the module
+    `supervisor`), which starts one srun step per attempt inside the job's allocation. No secret is in it: the supervisor's hand-off
     (record and secrets) is a 0600 file in `private_dir`, a directory only the submitting user can write
     (never the run dir, which the node user can write), read once and removed by the supervisor, which
     runs isolated (`-I`: nothing imported from the job's working directory). The job's own output goes
@@ -131,7 +131,7 @@ def sbatch_script(*, run_id: str, ask: SlurmAsk, python: str, run_dir: Path, env
               f"# dscluster run {run_id}: supervised from inside this job (restarts stay in its allocation)"]
     lines += [f"export {k}={shlex.quote(v)}" for k, v in sorted(env.items())]
     handoff = shlex.quote(str(private / "handoff.json"))
-    lines.append(f"exec {shlex.quote(python)} -I -m dscluster.runs.supervising.supervisor --handoff {handoff} "
+    lines.append(f"exec {shlex.quote(python)} -I -m {supervisor} --handoff {handoff} "
                  f"{shlex.quote(str(run_dir))}")
     return "\n".join(lines) + "\n"
 

@@ -1,4 +1,5 @@
-"""`dscluster launch --sbatch`: a run that outlives the login session, supervised from inside its job."""
+"""`dscluster launch` as a scheduler's batch job (`--sbatch`): a run that outlives the login session,
+supervised from inside its job; the backend whose request the options carry writes and submits the job."""
 
 from __future__ import annotations
 
@@ -13,23 +14,21 @@ from dscluster.runs.preparing.prepare import dry_run_text
 
 def submit(opts: LaunchOptions, *, attach: bool | None, dry_run: bool) -> int:
     from dscluster.runs import service
-    from dscluster.runs.supervising.slurm_run import batch_script_text
 
     if dry_run:
         prep = service.prepare_batch(opts)
-        print(tr("# the batch script (submitted with sbatch --parsable):"))
-        print(batch_script_text(prep.shared, prep.record))
+        print("\n".join(service.batch_preview(prep)))
         print(dry_run_text(prep))
         print(console.next_steps(tr("run it: the same command without --dry-run")))
         return ExitCode.OK
     submitted = service.submit(opts)
     prep, run_id, run_dir, job = submitted.prepared, submitted.run_id, submitted.run_dir, submitted.job_id
-    print(tr("{ok} run {id} submitted as Slurm job {job} (world size {n})", ok=console.OK, id=run_id, job=job,
-             n=prep.record.world_size), flush=True)
+    said, watch = prep.record.launch.backend.submitted_lines(run_id, job, prep.record.world_size)
+    print(said, flush=True)
     if attach is None:
         attach = sys.stdout.isatty()
     if not attach:
-        print(console.next_steps(f"dscluster status {run_id}", f"dscluster logs {run_id} -f", f"squeue -j {job}",
+        print(console.next_steps(f"dscluster status {run_id}", f"dscluster logs {run_id} -f", *watch,
                                  f"dscluster stop {run_id}"))
         return ExitCode.OK
     from dscluster.commands.runview import attach_and_wait

@@ -1,24 +1,23 @@
-"""The supervisor's Slurm side: the run's allocation, its steps, its time limit.
+"""The supervisor's Slurm side (the backend's hooks, runs/supervising/hooks.py): the allocation, its steps, its time limit.
 
 Where the allocation comes from, in order: the one recorded at launch (dscluster launch ran inside
 `salloc`), the one this supervisor runs in (the batch job of `launch --sbatch`), else a new one the
 run asks for itself (`salloc --no-shell`), which it alone gives back when it ends. Every attempt is
 one srun step of that allocation, so restarts never wait in the queue again.
 
-What Slurm says about the job is kept in the run record's "slurm" field (job id, state, nodes, time
-limit), which `dscluster status`, `runs` and the panel show.
+What Slurm says about the job is kept in the run record's `scheduler` (run.json's "slurm": job id, state,
+nodes, time limit), which `dscluster status`, `runs` and the panel show (the backend's job_summary).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dscluster import explain as explainer
 from dscluster.errors import DsclusterError
-from dscluster.launcher import slurm
+from dscluster.launcher.backends.slurm import clients as slurm
 
 if TYPE_CHECKING:
     from dscluster.runs.records.record import RunRecord
@@ -140,57 +139,6 @@ class SlurmRun:
         info = slurm.job_info(self.job_id) if self.job_id else {}
         if info and (self.sup.record.scheduler or {}).get("state") != "TIMEOUT":
             self._record(state=info.get("JobState"))
-
-
-def batch_script_text(shared, record: RunRecord, private_dir=None) -> str:
-    from dscluster.runs.records import store
-
-    cfg = record.launch
-    return slurm.sbatch_script(run_id=record.id, ask=slurm.SlurmAsk(**cfg.scheduler["ask"]), python=cfg.python,
-                               run_dir=store.run_path(shared, record.id), env={}, private_dir=private_dir)
-
-
-def private_job_dir(run_id: str) -> Path:
-    """<DSCLUSTER_HOME>/slurm-jobs/<run id>, made 0700 (and slurm-jobs, 0700, by the first batch job of
-    this home; every later one finds it there)."""
-    from dscluster.fsutil import make_dir
-    from dscluster.paths import home
-
-    private = home() / "slurm-jobs" / run_id
-    if not private.parent.is_dir():
-        try:
-            make_dir(private.parent, 0o700)
-        except FileExistsError:
-            pass  # made meanwhile by another submission
-    make_dir(private, 0o700)
-    return private
-
-
-def submit_run(shared, record: RunRecord, secrets: dict[str, str] | None = None,
-               files: dict[str, str] | None = None) -> tuple[str, str]:
-    """Write the run (record, `files` the ranks read, secrets, job.sbatch) and submit its batch job: (run id,
-    job id). The supervisor starts when the job does, on its first node, and records its pid and host then."""
-    import json
-
-    from dscluster.fsutil import atomic_write_text
-    from dscluster.runs.records import store
-
-    run_dir = store.create_run(shared, record, files)
-    # The hand-off and the script live where only this user can write (the batch job's nodes must see
-    # $DSCLUSTER_HOME, as they see a shared home); the run dir is the node user's to write.
-    private = private_job_dir(record.id)
-    atomic_write_text(private / "handoff.json", json.dumps({"record": record.to_json(), "secrets": secrets or {}},
-                                                           default=str), 0o600)
-    script = private / "job.sbatch"
-    atomic_write_text(script, batch_script_text(shared, record, private), 0o700)
-    job = slurm.submit_batch(script, cwd=record.launch.cwd)
-    record = store.read_record(run_dir)
-    launch = dataclasses.replace(record.launch, scheduler={**(record.launch.scheduler or {}), "job_id": None})  # the
-    # supervisor finds it in its environment
-    record = store.update_record(run_dir, record, launch=launch,
-                                 scheduler={"job_id": job, "state": "PENDING", "own_job": False, "batch": True})
-    store.append_event(run_dir, "slurm-submitted", job_id=job)
-    return record.id, job
 
 
 def force_stop(record: RunRecord) -> bool:

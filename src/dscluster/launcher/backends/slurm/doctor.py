@@ -1,4 +1,4 @@
-"""doctor for a Slurm cluster: what `launch --launcher slurm` relies on, checked before it queues.
+"""`dscluster doctor --slurm`: what `launch --launcher slurm` relies on, checked before it queues.
 
 `gather` asks Slurm's own clients once (scontrol ping, sinfo, one tiny srun step that runs
 `munge -n | unmunge` on every node of the partition); `evaluate` is pure and judges those facts
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from dscluster.doctor.model import CheckResult, failed, passed, skipped, warned
 from dscluster.i18n import tr
-from dscluster.launcher.slurm import SlurmAsk, time_seconds
+from dscluster.launcher.backends.slurm.clients import SlurmAsk, check_ask, time_seconds
 
 SLURM_ROW = "slurm"
 CHECK_IDS = ("controller", "partition", "nodes", "gres", "munge", "time")
@@ -261,3 +261,10 @@ def gather(ask: SlurmAsk, run: Callable[..., Answer] = _run, munge: bool = True)
         return SlurmFacts(ping, parts, states, gpus, None,
                           tr("the check's srun step did not run: {err}", err=res.err.strip()[-200:]))
     return SlurmFacts(ping, parts, states, gpus, {n: n in done for n in usable})
+
+
+def run(given) -> list[CheckResult]:
+    """`doctor --slurm`: the checks for what its options say the run will ask for (`given`: dest -> value)."""
+    ask = check_ask(SlurmAsk(nodes=given.get("nodes") or 1, partition=given.get("partition"),
+                             gpus_per_node=given.get("gpus_per_node") or 0, time=given.get("time")))
+    return evaluate(SlurmContext(gather(ask), ask, time_seconds(given.get("expect"))))
