@@ -94,7 +94,7 @@ class Backend:
     # Its programs' names as they start their own lines in a log ("NAME: ..."; regular expressions): never a
     # host's prefix (logtext.py).
     programs: ClassVar[tuple[str, ...]] = ()
-    hooks: ClassVar[str | None] = None  # "module:Class" of the supervisor's hooks; None: runs.hooks.NoHooks
+    hooks: ClassVar[str | None] = None  # "module:Class" of the supervisor's hooks; None: runs.supervising.hooks.NoHooks
 
     on_this_machine: ClassVar[bool] = False  # the ranks run here only, without a hostfile
 
