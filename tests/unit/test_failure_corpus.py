@@ -30,9 +30,15 @@ GENERIC = explain.GENERIC | {"python-error", "rank-crash", "nccl-error", "native
 # rules written from the round (sigdevices.py, sigmessages.py): the round is 26/26 right since, none misleading. The
 # held-out split as it stands (76) is 72 right (0.947): the floor guards that split against regressions; a new round
 # changes the split and its one measurement sets this floor anew at what the grown split meets (RESULTS.md).
-MIN_RIGHT_HOLDOUT = 0.94
-MAX_WRONG = 0.02  # met: 0 misleading on either split
-MIN_RESTART_AGREES = 0.97  # 201/207 (0.971)
+# Round 7 (2026-12-05): 12 more logs, measured once after round 6's rules and before any rule of its own: its 7 held-out
+# logs 3 right, 1 misleading (transformers' config rejected by a newer DeepSpeed read as a wrong ds_config); all 12, 5
+# right. Held out when measured, rounds 1-7: 75/105 (0.71). The floors are what the corpus meets with round 7 added
+# (held-out split 75/83 = 0.904, misleading 1/83; restart agreement 209/219 = 0.954).
+MIN_RIGHT_HOLDOUT = 0.90
+MAX_WRONG = 0.02  # met: 1/83 held out (0.012), 0 tune
+MIN_RESTART_AGREES = 0.95  # 209/219 (0.954)
+# Families round 7's tune logs name that the table lacks as of its measurement (before its rules).
+NOT_YET_IN_THE_TABLE = {"pdsh-rcmd"}
 
 
 @dataclass(frozen=True)
@@ -111,7 +117,7 @@ def test_the_corpus_is_large_real_and_complete():
     known = {s.name for s in explain.SIGNATURES} | GENERIC
     # Besides the table: what the launcher's printed command line shows (launchcmd.py), and t42's Accelerate check.
     tune = [c for c in all_cases if c.split == "tune"]
-    assert {s for c in tune for s in c.expected} - known - {"crlf-script", "accelerate-version"} == set()
+    assert {s for c in tune for s in c.expected} - known - {"crlf-script", "accelerate-version"} - NOT_YET_IN_THE_TABLE == set()
 
 
 def test_right_on_the_held_out_split(outcomes):
