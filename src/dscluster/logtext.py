@@ -5,7 +5,7 @@ shared storage, by the node user), so reading one costs time in proportion to it
   tail, where launchers and exceptions put what matters), `\r\n` and a bare `\r` read as line ends.
 - `streams(text)`: one Stream per (node, rank), cut by the prefixes launchers put in front of lines —
   pdsh's `node1: ` / `10.0.0.2: `, torch's `[rank1]: `, torchrun's `[default0]:`, a launcher backend's
-  rank label (srun --label's `3: `).
+  rank label (its `rank_label`).
 - `line_time(line)`: the time stamp a line carries.
 - `printable(text)`: text from a log or a run record made safe for a terminal (views print through it).
 
@@ -43,10 +43,17 @@ def bounded_lines(text: str) -> list[str]:
 _TORCH_RANK = re.compile(r"^\[rank(?P<rank>\d+)\]:\s?")
 _TORCHRUN_LOCAL = re.compile(r"^\[(?:default|[a-z]+)(?P<local>\d+)\]:\s?")
 _HOST_PREFIX = re.compile(r"^(?P<host>[A-Za-z0-9][\w.-]*|\d+\.\d+\.\d+\.\d+): ")
-_NOT_A_HOST = re.compile(r"(?:Error|Exception|Exit|Interrupt|Warning|Failure|Timeout|Iteration|Fault)$|^\d+$|^(?:usage|error|fix|warning|"
-                         r"note|hint|info|debug|nccl|srun|sbatch|salloc|slurmstepd(?:-[\w.-]+)?|pdsh@.*|ssh|bash|sh|python\d?[\d.]*|"
-                         r"mpirun|prterun|cause|what|traceback|file|line|step|loss|epoch|[\w.-]+\.py)$",
-                         re.IGNORECASE)
+_NOT_A_HOST = (r"(?:Error|Exception|Exit|Interrupt|Warning|Failure|Timeout|Iteration|Fault)$|^\d+$|^(?:usage|error|fix|warning|"
+               r"note|hint|info|debug|nccl|pdsh@.*|ssh|bash|sh|python\d?[\d.]*|"
+               r"cause|what|traceback|file|line|step|loss|epoch|[\w.-]+\.py|{programs})$")
+
+
+@functools.cache
+def _not_a_host(programs: tuple[str, ...]) -> re.Pattern:
+    """What a `NAME: ` prefix is when it is no host: a word of a message, or a program that names itself (the
+    backends' `programs`: their launchers' and schedulers' own lines)."""
+    return re.compile(_NOT_A_HOST.replace("{programs}", "|".join(programs)), re.IGNORECASE)
+
 
 # Time stamps that launchers and libraries print: DeepSpeed/logging `2024-05-01 10:00:00,123`, ISO
 # `2024-05-01T10:00:00.123`, torchrun's `2024-05-01_10:00:00`, glog's `E0501 10:00:00.123456`.
@@ -81,7 +88,7 @@ def _host_prefixes(lines: list[str]) -> set[str]:
             counts[m.group("host")] = counts.get(m.group("host"), 0) + 1
     hosts = set()
     for host, n in counts.items():
-        if _NOT_A_HOST.search(host):
+        if _not_a_host(_programs()).search(host):
             continue
         if n >= 2 or re.fullmatch(r"\d+\.\d+\.\d+\.\d+", host):
             hosts.add(host)
@@ -90,13 +97,19 @@ def _host_prefixes(lines: list[str]) -> set[str]:
 
 def _rank_label(lines: list[str]) -> re.Pattern | None:
     """The label a launcher backend puts in front of every rank's line (launcher/backends: `rank_label`,
-    srun --label's `3: `), when over a third of the lines carry it."""
+    a scheduler's `3: `), when over a third of the lines carry it."""
     from dscluster.launcher import backends  # noqa: PLC0415 - the registry, asked when a log is read
 
     for label in compile_all(backends.rank_labels()):
         if sum(1 for ln in lines if label.match(ln)) > max(3, len(lines) // 3):
             return label
     return None
+
+
+def _programs() -> tuple[str, ...]:
+    from dscluster.launcher import backends  # noqa: PLC0415 - the registry, asked when a log is read
+
+    return backends.programs()
 
 
 @functools.cache

@@ -2,7 +2,7 @@
 
 Logs come in many shapes: one file per rank (DeepSpeed's --enable_each_rank_log, as dscluster runs write
 them), or everything in one stream with a prefix per line — pdsh's `node1: ` / `10.0.0.2: `, torch's
-`[rank1]: `, torchrun's `[default0]:`, srun --label's `3: `. `streams(text)` splits a text into one stream
+`[rank1]: `, torchrun's `[default0]:`, a launcher backend's rank label. `streams(text)` splits a text into one stream
 per (node, rank); `errors(stream)` finds each Python traceback (exception type, message, the innermost
 frame in the user's own code), each native crash (`what():` of an uncaught C++ exception, a signal), and
 each NCCL WARN line. `first_failure(errors)` picks the error that is the cause: a rank's own error always

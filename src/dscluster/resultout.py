@@ -1,7 +1,8 @@
 """stdout reserved for a command's result: `run=$(dscluster launch --detach ...)` captures the run id alone.
 
 A command whose output a script captures (`launch`/`demo` detached into a pipe, or with --json) must
-print its result, and nothing else, on stdout, like `docker run -d` or `sbatch --parsable`. What else
+print its result, and nothing else, on stdout, like `docker run -d` or a batch
+scheduler's `--parsable` submission. What else
 the process writes while it prepares the run is talk for a human, and goes to stderr: the progress
 lines of dscluster itself, and whatever the libraries it imports write to their stdout (DeepSpeed's
 logger writes "Setting accelerator to CPU" to stdout when it is imported; a child process inherits

@@ -4,8 +4,9 @@ is not supported between these two devices" names the cause. signatures.py place
 disk's signatures, before the usage errors and everything that only says something failed.
 
 Each pattern is the wording of the library or tool that prints it (DeepSpeed's assertion texts, the HF
-Trainer's checks, CUDA's and NCCL's error strings, the dynamic loader's, the shell's and Slurm's in any of the
-languages they are translated to), so a log from any script that hits the same cause is explained the same way.
+Trainer's checks, CUDA's and NCCL's error strings, the dynamic loader's and the shell's in any of the
+languages they are translated to; a launcher backend's own are its `signatures`, placed right after
+these), so a log from any script that hits the same cause is explained the same way.
 `retry=False` wherever the same command meets the same cause again. The real logs they are measured on are
 tests/data/failures (tests/unit/test_failure_corpus.py).
 """
@@ -79,7 +80,7 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "program started over ssh (Open MPI's orted, pdsh's remote command, a rank on another node) gets no login "
          "profile, so a LD_LIBRARY_PATH set there (module load, conda activate) is missing.",
          "Make the library findable without a login shell on every node: install it system-wide or add its "
-         "directory under /etc/ld.so.conf.d/ and run ldconfig, or pass it on (mpirun -x LD_LIBRARY_PATH or "
+         "directory under /etc/ld.so.conf.d/ and run ldconfig, or pass it on (an MPI launcher's -x LD_LIBRARY_PATH or "
          "--prefix; LD_LIBRARY_PATH in .deepspeed_env for pdsh).", retry=False),
     _sig("lib-version-missing", r"version `?(?:GLIBC(?:XX)?|CXXABI)_[\d.]+'? not found",
          "A compiled library needs a newer C/C++ runtime than the one loaded: the libstdc++ or glibc found first "
@@ -124,11 +125,11 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          r"\bKeyError: b?['\"](?:LOCAL_RANK|RANK|WORLD_SIZE|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT)['\"]",
          "The script expected the variables a distributed launcher sets for each rank (RANK, LOCAL_RANK, WORLD_SIZE, "
          "MASTER_ADDR, MASTER_PORT) and they were not there: it was started as a plain python process rather than by "
-         "torchrun, deepspeed or accelerate launch, or by a launcher that does not set that one (mpirun sets "
+         "torchrun, deepspeed or accelerate launch, or by a launcher that does not set that one (Open MPI's sets "
          "OMPI_COMM_WORLD_* instead).",
          "Start it through a launcher (dscluster launch, deepspeed script.py, torchrun --nproc_per_node N script.py); "
-         "under mpirun or srun without one, set the variables from the scheduler's own (LOCAL_RANK="
-         "$OMPI_COMM_WORLD_LOCAL_RANK, RANK=$SLURM_PROCID, ...).", retry=False),
+         "under an MPI launcher or a scheduler's step launcher without one, set the variables from its own (LOCAL_RANK="
+         "$OMPI_COMM_WORLD_LOCAL_RANK under Open MPI, RANK from the scheduler's task id, ...).", retry=False),
     # EMFILE, in the C library's words and Python's errno, and torch's DataLoader message that names the limit.
     _sig("open-files-limit", r"Too many open files|\[Errno 24\]|\bEMFILE\b",
          "A process reached its open-files limit (ulimit -n): DataLoader workers hand every batch's tensors over as "
@@ -176,34 +177,4 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "Change the ds_config or the script so the two are not used together (another ZeRO stage, offload off, or "
          "without the feature the message names; with ZeRO-3 let DeepSpeed accumulate gradients through "
          "gradient_accumulation_steps instead of no_sync()); a restart fails the same way.", retry=False),
-    # srun's words while a step waits for resources other steps of the job hold (before the refusals below: "Unable
-    # to create step for job N: Requested nodes are busy" is this wait given up).
-    _sig("slurm-step-busy", r"step creation (?:still |temporarily )?disabled, retrying|Requested nodes are busy",
-         "srun's job step is waiting for CPUs, memory or GPUs that other steps of the same job hold: several steps "
-         "over the same nodes (or an srun started inside another srun's step), each asking for what the first "
-         "already took.",
-         "Let steps share the allocation's resources with srun --overlap (or SLURM_OVERLAP=1), give each step only "
-         "what it needs (--exact with --ntasks, --gpus-per-task, --mem), or start one srun per node that launches all "
-         "its ranks; don't start srun inside an srun step.", retry=False),
-    # What Slurm says when it refuses a request: the submission's verdict, or sbatch's/salloc's own error line
-    # before it (a GRES form the cluster no longer accepts, a GPU request it requires) — except a controller that
-    # did not answer, which a later try may pass.
-    # The job id as quoted or elided ("for job 123.0", "for job ...", none); Slurm's own refusal reasons alone.
-    _sig("slurm-request-invalid", r"(?:Batch job submission failed|Unable to allocate resources|Unable to create step"
-         r"(?: for job [^\s:]{1,40})?|(?:sbatch|salloc): error)(?::\s+|\s*:\s*)(?!Job/step already|Socket timed out|"
-         r"Unable to contact|Job has been cancelled|Batch job submission failed|Unable to allocate|slurm_receive_msg|"
-         r"Connection refused)\S|More processors requested than permitted|Requested node configuration is not available|"
-         r"Invalid generic resource \(gres\) specification|Invalid (?:partition name|qos specification|account or "
-         r"account/partition combination)|Node count specification invalid|Memory required by task is not available",
-         "Slurm refused the job's resource request: no node of the partition can satisfy it (more GPUs, tasks or "
-         "CPUs per node than the nodes have or allow, a GRES form the cluster does not use, a partition, account "
-         "or QOS it requires missing).",
-         "Ask for what one node of the partition has (sinfo -o '%P %D %c %m %G', scontrol show node), use the "
-         "cluster's GPU syntax (--gres=gpu:N or --gpus), and name the partition/account/QOS it requires; nothing "
-         "ran, and the same request is refused again.", retry=False),
-    _sig("slurm-time-limit", r"CANCELLED AT \S+ DUE TO TIME LIMIT",
-         "Slurm stopped the job at its time limit (--time).",
-         "Resume from the newest checkpoint in a new job (a restart resumes from the last committed checkpoint), "
-         "save checkpoints more often than the time limit, or ask for a longer --time within the partition's "
-         "limit."),
 )

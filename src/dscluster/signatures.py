@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from dscluster.launcher import backends
 from dscluster.sigmessages import MESSAGE_SIGNATURES, NODE_FACTS, NOT_FOUND
 from dscluster.sigtypes import Signature
 from dscluster.sigtypes import sig as _sig
@@ -106,21 +107,20 @@ _TABLE: tuple[Signature, ...] = (
          "its name does not resolve.",
          "Check the node with `dscluster doctor`; start its sshd (`dscluster node start`), use the port it listens "
          "on (--ssh_port), or put its IP in the hostfile. Restarting does not bring a node back.", retry=False),
-    _sig("launcher-missing", r"launcher '\w+' not installed|(?<![\w.-])(?:mpirun|pdsh|prterun|srun|deepspeed|ds_report|"
-         r"torchrun|accelerate|horovodrun)" + NOT_FOUND + r"|No such file or directory: '(?:mpirun|pdsh|srun)'|"
-         # Slurm's slurmstepd could not start the step's program (execve), a launcher not on the step's PATH.
-         r"execve\(\): (?:\S*/)?(?:mpirun|prterun|deepspeed|torchrun|accelerate|horovodrun|python3?): No such file",
+    _sig("launcher-missing", r"launcher '\w+' not installed|(?<![\w.-])(?:" + (_LAUNCHERS := backends.tools_pattern()) + r"|prterun|deepspeed|ds_report|"
+         r"torchrun|accelerate|horovodrun)" + NOT_FOUND + r"|No such file or directory: '(?:" + _LAUNCHERS + r")'|"
+         r"execve\(\): (?:\S*/)?(?:" + _LAUNCHERS + r"|prterun|deepspeed|torchrun|accelerate|horovodrun|python3?): No such file",
          "The launcher (deepspeed, torchrun, accelerate, or the multi-node launcher DeepSpeed was told to use: pdsh, "
-         "mpirun, srun) is not installed on this node, or not on the PATH of the shell that runs it.",
-         "Install it in the node image on every node (pip install deepspeed; Debian: apt-get install pdsh / "
-         "openmpi-bin) with its bin directory on the PATH (pip --user installs into ~/.local/bin), or pick the "
-         "launcher that is installed with --launcher.", retry=False),
-    _sig("mpi-as-root", r"mpirun has detected an attempt to run as root|prterun has detected an attempt to run as root",
+         "an MPI launcher, a scheduler's) is not installed on this node, or not on the PATH of the shell that runs it.",
+         "Install it in the node image on every node (pip install deepspeed; Debian: apt-get install pdsh, or the "
+         "MPI launcher's package) with its bin directory on the PATH (pip --user installs into ~/.local/bin), or "
+         "pick the launcher that is installed with --launcher.", retry=False),
+    _sig("mpi-as-root", r"\b\w+ has detected an attempt to run as root",
          "Open MPI refuses to run as root unless told to.",
-         "Run as a normal user, or pass --allow-run-as-root to mpirun (DeepSpeed: --launcher_args "
+         "Run as a normal user, or pass --allow-run-as-root to the MPI launcher (DeepSpeed: --launcher_args "
          "\"--allow-run-as-root\").", retry=False),
     _sig("mpi-slots", r"There are not enough slots available in the system",
-         "mpirun was asked for more processes than the hosts offer slots.",
+         "The MPI launcher was asked for more processes than the hosts offer slots.",
          "Give each host its real GPU count as slots=N in the hostfile, or ask for fewer processes.", retry=False),
     _sig("mpi-daemons", r"(?:ORTE|PRTE|PMIx) (?:was unable to reliably start|has lost communication with)|"
          r"An ORTE daemon has unexpectedly failed|ORTE does not know how to route a message|(?:orted|prted): (?:command )?not found|"
@@ -202,7 +202,7 @@ _TABLE: tuple[Signature, ...] = (
          "Launch from a directory on shared storage mounted at the same path on every node, with the same python "
          "path everywhere (same image or venv on shared storage).", retry=False),
     _sig("script-not-found", r"can't open file '([^']+)'|No such file or directory: '([^']+\.py)'|"  # Python's words, an MPI launcher's
-         r"(?:mpirun|mpiexec|prterun) was unable to (?:launch the specified application as it could not access\s{1,4}"
+         r"(?<![\w.-])[\w.-]{1,40} was unable to (?:launch the specified application as it could not access\s{1,4}"
          r"or execute an executable|find the specified executable file)|execvp error on file \S+ \((?:No such file|Permission)",
          "A node could not find the training script at the same path.",
          "Put the script on shared storage so every node sees the same path.", retry=False),
@@ -256,9 +256,9 @@ _TABLE: tuple[Signature, ...] = (
          "use a higher ZeRO stage, enable activation checkpointing, or a shorter sequence.", retry=False),
     _sig("memcg-oom", r"Memory cgroup out of memory|oom[-_]kill event|task \d+: Out Of Memory|\bOOMKilled\b|"
          r"CONSTRAINT_MEMCG|Out of memory: Kill(?:ed)? process",
-         "A rank used more host memory than its limit (the container's or the Slurm job's cgroup, or the machine's), "
+         "A rank used more host memory than its limit (the container's or the batch job's cgroup, or the machine's), "
          "and the kernel killed it.",
-         "Give the job more host memory (--mem for Slurm, the container's --memory), or use less: fewer DataLoader "
+         "Give the job more host memory (the batch job's --mem, the container's --memory), or use less: fewer DataLoader "
          "workers, no CPU offload, a smaller model per node. A restart hits the same limit.", retry=False),
     _sig("dev-shm-full", then("No space left on device", "shm") + "|" + then("/dev/shm", "No space left") + r"|Bus error|"
          r"unable to write to file </torch_|Error while creating shared memory segment|posix_fallocate failed|"
@@ -367,7 +367,7 @@ _TABLE: tuple[Signature, ...] = (
 # What an exception's or a tool's own message names (sigmessages.py) right after the disk's: more specific than
 # a usage error and everything below, which would otherwise answer with a symptom or the exception's type.
 _AT = next(i for i, s in enumerate(_TABLE) if s.name == "write-failed") + 1
-SIGNATURES: tuple[Signature, ...] = (*_TABLE[:_AT], *MESSAGE_SIGNATURES, *_TABLE[_AT:])
+SIGNATURES: tuple[Signature, ...] = (*_TABLE[:_AT], *MESSAGE_SIGNATURES, *backends.signatures(), *_TABLE[_AT:])
 
 
 # Exceptions that the same code and the same input raise again: no restart gets past them.

@@ -241,7 +241,7 @@ def test_agent_stops_cleanly_on_sigterm_and_restarts_idempotently(sim):
 def test_deepspeed_runner_and_mpirun_go_through_the_cluster_config(sim):
     """The real DeepSpeed runner (its ssh pre-check, its `ssh HOST hostname -I` master-address probe
     and pdsh) and OpenMPI's mpirun reach every node with nothing but pdsh_env / openmpi_env."""
-    from dscluster.cluster.pdsh import openmpi_args, openmpi_env
+    from dscluster.launcher.backends.openmpi import openmpi_args, openmpi_env
 
     work = sim.spec.shared_dir / "h2-launch"
     work.mkdir(exist_ok=True)

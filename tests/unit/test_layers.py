@@ -8,6 +8,9 @@ sim/, deploy/ ...) may be imported from anywhere and is not checked itself.
 from __future__ import annotations
 
 import ast
+import io
+import re
+import tokenize
 from pathlib import Path
 
 import dscluster
@@ -138,6 +141,43 @@ def test_the_commands_import_no_command_module_back():
     """`commands/` has no helper hub that the commands import while it imports them (runview.py is shared
     and imports no command)."""
     assert not _cycles(_graph(top_only=False, within="dscluster.commands"))
+
+
+# ---- a backend is its own: no generic module names one ---------------------------------------------
+# The names of the launchers and schedulers that are backends (and their programs): only their backend's
+# module or subpackage (launcher/backends/) says them. A generic module asks the registry instead.
+BACKEND_WORDS = re.compile(r"(?:(?<![A-Za-z])|(?<=[a-z])(?=[A-Z]))(?i:slurm|srun|sbatch|salloc|squeue|mpich|mpirun|openmpi)")
+# Where a backend's name belongs besides its own module, each with its reason.
+MAY_NAME_BACKENDS = {
+    "launcher/backends/": "the backends themselves",
+    "sim/": "the simulated cluster runs a real Slurm of its own (sim up --slurm): it simulates it, and names it",
+    "commands/sim.py": "the simulated cluster's command: `sim up --slurm` and what it prints of its Slurm",
+}
+
+
+def backend_words(text: str) -> list[tuple[int, str]]:
+    """(line, token) for every identifier or string (docstrings and f-strings too; comments are not read)
+    that names a backend."""
+    found = []
+    for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        if tok.type in (tokenize.NAME, tokenize.STRING) or tok.type == getattr(tokenize, "FSTRING_MIDDLE", -1):
+            if BACKEND_WORDS.search(tok.string):
+                found.append((tok.start[0], tok.string.splitlines()[0][:80] if tok.string.strip() else tok.string))
+    return found
+
+
+def test_no_generic_module_names_a_backend():
+    offenders = []
+    for path in FILES.values():
+        rel = path.relative_to(SRC).as_posix()
+        if any(rel.startswith(where) for where in MAY_NAME_BACKENDS):
+            continue
+        offenders += [f"{rel}:{line}: {tok}" for line, tok in backend_words(path.read_text(encoding="utf-8"))]
+    assert not offenders, f"{len(offenders)} names of a backend outside launcher/backends/:\n" + "\n".join(offenders)
+    # the check finds what it is there to find, and reads no comment
+    assert backend_words('x = cfg.slurm\ny = "srun: error"\n"""Open MPI\'s mpirun."""\n# slurm\nAmbiguousRun\n') == [
+        (1, "slurm"), (2, '"srun: error"'), (3, '"""Open MPI\'s mpirun."""')]
+    assert backend_words("HasSlurm = OpenMPIEnv\n") == [(1, "HasSlurm"), (1, "OpenMPIEnv")]
 
 
 # ---- sizes: what one person holds in mind ---------------------------------------------------------

@@ -91,7 +91,7 @@ def test_pdsh_command_and_env_exact(spec):
 def test_ssh_wrapper_exact(spec):
     assert ssh.render_ssh_wrapper(spec, "/usr/bin/ssh") == (
         "#!/bin/sh\n"
-        "# dscluster: every ssh (pdsh, DeepSpeed's checks, mpirun) uses cluster 'lab''s config.\n"
+        "# dscluster: every ssh (pdsh, DeepSpeed's checks, an MPI launcher) uses cluster 'lab''s config.\n"
         f"exec /usr/bin/ssh -F {spec.state_dir}/ssh_config \"$@\"\n")
 
 
@@ -113,10 +113,12 @@ def test_ssh_wrapper_runs_the_real_ssh_with_the_cluster_config(spec, monkeypatch
 
 def test_mpirun_rsh_agent(spec):
     agent = f"{spec.state_dir}/bin/ssh"
-    assert pdsh.mpirun_rsh_agent(spec) == agent
+    from dscluster.launcher.backends import openmpi
+
+    assert openmpi.mpirun_rsh_agent(spec) == agent
     # `ssh` from PATH: the wrapper for mpirun, the node's own ssh for the orteds (MCA params are forwarded)
-    assert pdsh.openmpi_args(spec) == ["--mca", "plm_rsh_agent", "ssh"]
-    assert pdsh.openmpi_env(spec, path="/usr/bin") == {"PATH": f"{spec.state_dir}/bin:/usr/bin"}
+    assert openmpi.openmpi_args(spec) == ["--mca", "plm_rsh_agent", "ssh"]
+    assert openmpi.openmpi_env(spec, path="/usr/bin") == {"PATH": f"{spec.state_dir}/bin:/usr/bin"}
 
 
 def _publish(shared: Path, name: str, key: str, addresses=()) -> None:

@@ -5,7 +5,7 @@
     shared_dir = "/shared"            # the same path on every node (NFS)
     ssh_user = "trainer"              # the non-root node user (never root)
     ssh_port = 2222                   # the node agent's sshd port
-    launcher = "pdsh"                 # pdsh | openmpi | mpich | slurm
+    launcher = "pdsh"                 # a launcher backend (`dscluster launch --help` lists them)
     network_interface = "eth0"        # optional: the training NIC (NCCL_SOCKET_IFNAME)
     state_dir = "/path"               # optional: identity, ssh_config, known_hosts (default <home>/clusters/<name>/)
 

@@ -171,7 +171,7 @@ def ssh_wrapper_dir(spec: ClusterSpec) -> Path:
 
 def render_ssh_wrapper(spec: ClusterSpec, real_ssh: str) -> str:
     return ("#!/bin/sh\n"
-            f"# dscluster: every ssh (pdsh, DeepSpeed's checks, mpirun) uses cluster {spec.name!r}'s config.\n"
+            f"# dscluster: every ssh (pdsh, DeepSpeed's checks, an MPI launcher) uses cluster {spec.name!r}'s config.\n"
             f"exec {shlex.quote(real_ssh)} -F {shlex.quote(str(ssh_config_path(spec)))} \"$@\"\n")
 
 

@@ -35,5 +35,5 @@ def scheduler_request(args: argparse.Namespace) -> Any | None:
 
 
 def batch_requested(args: argparse.Namespace) -> bool:
-    """Whether a backend's option asks for a batch job (`launch --sbatch`) instead of a supervisor here."""
+    """Whether a backend's option asks for a batch job instead of a supervisor here."""
     return any(b.batch_requested(vars(args)) for b in backends.every())

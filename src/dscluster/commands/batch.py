@@ -1,4 +1,4 @@
-"""`dscluster launch` as a scheduler's batch job (`--sbatch`): a run that outlives the login session,
+"""`dscluster launch` as a scheduler's batch job (its backend's option): a run that outlives the login session,
 supervised from inside its job; the backend whose request the options carry writes and submits the job."""
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def print_backend_checks(args: argparse.Namespace, results: list, row: str) -> int:
-    """A backend's own checks (`doctor --slurm`): one table, a fix for each failing or warned check; `row`
+    """A backend's own checks (a scheduler's, asked by its option): one table, a fix for each failing or warned check; `row`
     (the backend's own row) is always shown."""
     from dscluster import console
 

@@ -1,7 +1,7 @@
 """`dscluster explain FILE... | - | RUN`: the failure explanation for logs of a run dscluster did not start,
 or, for a run it supervised, the explanation its supervisor recorded (what `status` and the panel show).
 
-A plain `deepspeed` or `torchrun` run, a Slurm job's output, a log pasted from a colleague: the same
+A plain `deepspeed` or `torchrun` run, a batch job's output, a log pasted from a colleague: the same
 explainer as `dscluster status` uses for supervised runs. It names the first failing rank's own error (with
 its rank and node when the log's prefixes say them), the cause, the fix, and whether a restart can help.
 """
@@ -22,7 +22,7 @@ from dscluster.i18n import tr
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "explain", help=tr("explain a failed training run from its logs (any deepspeed, torchrun or Slurm output)"),
+        "explain", help=tr("explain a failed training run from its logs (any deepspeed, torchrun or batch scheduler output)"),
         description=tr("Read logs of a failed run (one per rank, or one with every rank's lines) and say which rank "
                        "failed first with its own error, the cause, the fix, and whether a restart can help."))
     parser.add_argument("files", nargs="+", metavar="FILE", help=tr("log files; - reads standard input; or a run id "

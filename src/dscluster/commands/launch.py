@@ -13,6 +13,7 @@ from dscluster.commands.backendargs import add_backend_options, batch_requested,
 from dscluster.commands.runnerargs import add_runner_flags, flags_from_args
 from dscluster.errors import ExitCode
 from dscluster.i18n import tr
+from dscluster.launcher import backends
 from dscluster.resultout import captured, result_stdout
 from dscluster.runs.preparing.options import DEFAULTS, LaunchOptions
 from dscluster.runs.preparing.prepare import dry_run_text, first_run_notice, prepare
@@ -32,7 +33,7 @@ def add_launch_options(p: argparse.ArgumentParser, *, demo: bool = False) -> Non
         p.add_argument("--sim-name", default="demo", help=argparse.SUPPRESS)
     else:
         where.add_argument("--local", type=count(1, MAX_PROCS), metavar="N", help=tr("run N processes on this machine only, no ssh"))
-    p.add_argument("--launcher", metavar="{pdsh,openmpi,slurm}", help=tr("override the spec's launcher"))
+    p.add_argument("--launcher", metavar="{" + ",".join(backends.spec_names()) + "}", help=tr("override the spec's launcher"))
     if not demo:
         add_backend_options(p, "launch")
     if not demo:
@@ -132,7 +133,8 @@ def start(opts: LaunchOptions, *, attach: bool | None, dry_run: bool, as_json: b
 
 def report_started(run_dir, record: RunRecord, *, attach: bool, as_json: bool, out=None) -> int:
     """What a started run prints. Detached with stdout not a terminal (`run=$(dscluster launch --detach ...)`):
-    the run id alone on stdout, the rest on stderr, like `docker run -d` or `sbatch --parsable`. --json:
+    the run id alone on stdout, the rest on stderr, like `docker run -d` or a batch scheduler's
+    `--parsable` submission. --json:
     the run record's summary (at once when detached, at the end when attached). `out`: where the result
     goes (the real stdout kept aside by `result_stdout`; default sys.stdout)."""
     from dscluster.commands.runview import attach_and_wait, exit_code_of, print_outcome, wait_attached

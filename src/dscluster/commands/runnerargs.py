@@ -50,7 +50,7 @@ def add_runner_flags(p: argparse.ArgumentParser, *, demo: bool = False) -> None:
                    help=tr("ranks per node: slots 0..N-1 of every host"))
     g.add_argument("-i", "--include", metavar="SPEC", help=tr("hosts and slots to use, e.g. node1@node2:0,1"))
     g.add_argument("-e", "--exclude", metavar="SPEC", help=tr("hosts or slots not to use, e.g. node2:1"))
-    g.add_argument("--launcher_args", metavar="ARGS", help=tr("extra arguments for pdsh or mpirun, one quoted string"))
+    g.add_argument("--launcher_args", metavar="ARGS", help=tr("extra arguments for the launcher DeepSpeed runs (pdsh, an MPI launcher, a scheduler's), one quoted string"))
     g.add_argument("--ssh_port", type=_int_flag("--ssh_port"), metavar="PORT",
                    help=tr("must match the nodes' sshd port (checked)"))
     g.add_argument("--force_multi", action="store_true", help=tr("accepted: dscluster always starts nodes over ssh"))

@@ -246,9 +246,9 @@ def route_to_master(p):
 
 
 def tools(p):
-    names = ("pdsh", "mpirun", "srun", "ssh", "ninja") + tuple(p.get("tools") or ())  # + the backend's node_tools
+    names = ("ssh", "ninja") + tuple(p.get("tools") or ())  # + the launcher backend's node_tools
     out = {name: which(name) for name in names}
-    if out["pdsh"] and p["is_master"]:
+    if out.get("pdsh") and p["is_master"]:
         import subprocess
         try:
             res = subprocess.run([out["pdsh"], "-V"], capture_output=True, text=True, timeout=5)

@@ -6,7 +6,7 @@ an H200 host's file system, `benchmarks/demo_phases.py`) before the ranks' own i
 machine the runner only turns `--num_gpus N` / `--include localhost:1,3` into a device list and runs
 `launch.py`, and `launch.py` only sets each rank's environment and watches the processes. This module
 does exactly that, with the standard library (and psutil, which DeepSpeed requires, for the process
-tree), so the ranks start at once. Multi-node runs (pdsh, OpenMPI, Slurm) still go through DeepSpeed's
+tree), so the ranks start at once. Multi-node runs (every other backend) still go through DeepSpeed's
 runner, and a local run with `--bind_cores_to_rank` / `--bind_core_list` too (DeepSpeed's numactl logic).
 
 What it keeps from DeepSpeed 0.19's launch.py, line for line where others read it:

@@ -14,8 +14,8 @@ Why each piece is there:
 - DSCLUSTER_RUN_ID in that env: every process of the run on every node inherits it; teardown kills
   exactly the processes carrying it (never a `pkill -f` pattern that hits another run).
 - secrets (names like *TOKEN*, *KEY*...) never go into argv: the runner would put them on pdsh's
-  and ssh's command lines. pdsh sources them from a 0600 script (`--venv_script`); mpirun copies
-  them from its own environment (`-x NAME`, no value).
+  and ssh's command lines. pdsh sources them from a 0600 script (`--venv_script`); an MPI launcher
+  copies them from its own environment (`-x NAME`, no value): the backend's `secrets_in_runner_env`.
 - while restarts remain (`warm`, pdsh): the runner's `sys.executable` is `python -P -m dscluster.launcher.warm`
   and DSCLUSTER_WARM is in the env file, so every node's launch.py of the next attempt imports torch before
   a fault and a restart starts within seconds of the heal (launcher/warm.py); the ranks' argv and
@@ -31,15 +31,14 @@ Why each piece is there:
   secrets): a value the program prints reaches the rank log as `***`.
 - `python -P` (safe path) for the runner itself: it runs in the user's directory as the launching
   user, and a module planted there by the node user must not be imported (see safepython.py).
-- slurm: DeepSpeed's SlurmRunner starts `srun ... python -u SCRIPT` without its launch.py, so SCRIPT
-  is srun_rank.py (RANK, LOCAL_RANK, MASTER_ADDR from Slurm's task variables, then the program), the
-  rendezvous address travels as DSCLUSTER_MASTER_ADDR, and srun's own options (one log per rank,
-  kill the step when a rank fails, the step's name for teardown) go in `--launcher_args`.
+- the backend's own part (launcher/backends): its environment values, its runner flags after the common
+  ones, and a shim before the program where its launcher starts no launch.py (a scheduler's rank shim sets
+  RANK, LOCAL_RANK, MASTER_ADDR from the scheduler's task variables; each backend's module says why).
 - the user's own runner flags (launcher/runnerflags.py): `--include` only when it picks devices other
   than 0..n-1 of a host (the hostfile's slots say the rest), `--launcher_args`, `--no_python`,
   `--no_local_rank`, `--bind_cores_to_rank`, `--bind_core_list`, `--log_level`, `--quiet` as written; a
-  fixed `--master_port` replaces the per-attempt one. Under slurm the user's `--launcher_args` follow
-  dscluster's own srun options (srun takes the last of a repeated option).
+  fixed `--master_port` replaces the per-attempt one. Where a backend passes options of its own in
+  `--launcher_args`, the user's follow them (a launcher takes the last of a repeated option).
 - <run>/ds_config.json: the user's ds_config with DeepSpeed's csv monitor added when it has none
   (runs/records/metrics.py), so any script's learning rate and step timers are charted; the script's
   `--deepspeed_config` argument points at it.

@@ -345,7 +345,7 @@ class Submitted(Started):
 
 
 def prepare_batch(opts: LaunchOptions) -> Prepared:
-    """`prepare` for a batch job of the backend whose request the options carry (`launch --sbatch`): the
+    """`prepare` for a batch job of the backend whose request the options carry (a backend's batch option): the
     job's own nodes are known only once it starts."""
     owner = backends.owner(opts.scheduler)
     opts = dataclasses.replace(opts, launcher=owner.name)  # the request: the options given, else the spec's
@@ -370,7 +370,7 @@ def _supervisor_module() -> str:
 
 
 def submit(opts: LaunchOptions) -> Submitted:
-    """Check everything, write the run and submit it as its backend's batch job (`dscluster launch --sbatch`)."""
+    """Check everything, write the run and submit it as its backend's batch job."""
     prepared = prepare_batch(opts)
     record = prepared.record
     backend = record.launch.backend

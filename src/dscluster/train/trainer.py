@@ -92,7 +92,7 @@ def _param_groups(model, weight_decay: float | None = None):
 
 
 def distributed_port_kwargs(env) -> dict:
-    """The run's own rendezvous port for DeepSpeed's MPI discovery (OpenMPI launches carry no MASTER_PORT,
+    """The run's own rendezvous port for DeepSpeed's MPI discovery (an MPI launcher's ranks carry no MASTER_PORT,
     and discovery would otherwise use 29500 for every run: two concurrent runs collide). dscluster's
     supervisor exports DSCLUSTER_MASTER_PORT per attempt; without it DeepSpeed's default stays."""
     value = env.get("DSCLUSTER_MASTER_PORT", "")

@@ -14,7 +14,7 @@ from dscluster.launcher.backends.pdsh import PdshBackend
 from dscluster.launcher.backends.slurm import SlurmBackend
 
 __all__ = ["Backend", "NodeTools", "Option", "ToolCheck", "every", "failure_lines", "get", "known", "names", "owner",
-           "programs", "rank_labels", "register", "signal_lines", "spec_names"]
+           "programs", "rank_labels", "register", "signatures", "tools_pattern", "signal_lines", "spec_names"]
 
 _BACKENDS: dict[str, Backend] = {}
 
@@ -62,6 +62,20 @@ def every() -> tuple[Backend, ...]:
 def owner(request: object) -> Backend:
     """The backend whose scheduler request `request` is (LaunchOptions.scheduler)."""
     return next(b for b in _BACKENDS.values() if b.owns(request))
+
+
+def signatures() -> tuple:
+    """Every registered backend's `signatures` (signatures.py)."""
+    return tuple(s for b in _BACKENDS.values() for s in b.signatures)
+
+
+def tools_pattern() -> str:
+    """A regular expression of every registered backend's programs (`node_tools`), longest first: the
+    explainer's `launcher-missing` (signatures.py)."""
+    import re  # noqa: PLC0415
+
+    tools = {re.escape(t) for b in _BACKENDS.values() for t in b.node_tools}
+    return "|".join(sorted(tools, key=lambda t: (-len(t), t)))
 
 
 def programs() -> tuple[str, ...]:

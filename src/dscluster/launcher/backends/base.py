@@ -19,14 +19,22 @@ A backend is how a run's ranks are started on its nodes: DeepSpeed's runner on t
   defaults ask nothing;
 - the transport environment that makes it use the cluster's ssh settings (`transport_env`);
 - its pre-flight check of the tools it needs on a node (`check_tools`, run by `dscluster doctor`; doctor's
-  probe looks for the programs named in `node_tools` on every node, besides the usual ones);
+  probe looks for the programs named in `node_tools` on every node);
+- its own options (`launch_options`, `doctor_options`: `Option`s the views turn into argparse groups), the
+  scheduler request they give (`request_from`, `owns`, `refuse_request`), a batch job (`batch_requested`,
+  `batch_record`, `batch_preview`, `submit_batch`, `submitted_lines`), its own doctor checks (`doctor`), its
+  job as the views show it (`job_summary`, `job_brief`, `job_line`);
 - its part of the pure plan of an attempt (`env_values`, `runner_args`, `program_prefix`);
 - what its launcher prints, read by the generic log readers through the registry: the lines that mean a
   rank failed whatever the exit code (`failure_lines`: runs/supervising/detect.py), its words for a rank a signal
-  ended (`signal_line`: rankerror.py), the label it puts before each rank's line (`rank_label`: logtext.py);
+  ended (`signal_line`: rankerror.py), the label it puts before each rank's line (`rank_label`: logtext.py),
+  its programs' own lines (`programs`: logtext.py), the explainer's signatures of what it prints
+  (`signatures`: signatures.py);
 - the supervisor's hooks (`hooks`: allocate, watch, cancel an attempt, explain a time-out, release, a
-  forced stop), named as `module:Class` because they live in the service layer (`runs/`) above this
-  one; None means `runs.supervising.hooks.NoHooks`, whose every hook does nothing.
+  forced stop), named as `module:Class` so that they load only in the supervisor; None means
+  `runs.supervising.hooks.NoHooks`, whose every hook does nothing.
+
+No module outside this package names a backend (tests/unit/test_layers.py): the rest ask the registry.
 
 Adding a backend is one module in this package with its class added to the tuple that `__init__.py` registers in
 `_BACKENDS`, plus its tests; `tests/unit/test_backends.py` holds every registered backend to this
@@ -105,6 +113,9 @@ class Backend:
     # logtext.py: the label in front of every rank's line, with the group `rank`.
     failure_lines: ClassVar[tuple[str, ...]] = ()
     signal_line: ClassVar[str | None] = None
+    # The explainer's signatures of what its launcher or scheduler prints (dscluster.sigtypes.Signature), read
+    # for every log (signatures.py places them right after the messages' own).
+    signatures: ClassVar[tuple] = ()
     rank_label: ClassVar[str | None] = None
 
     def where(self) -> str:

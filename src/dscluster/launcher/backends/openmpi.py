@@ -13,6 +13,8 @@ from dscluster.launcher.backends.base import Backend, NodeTools, ToolCheck
 
 class OpenMPIBackend(Backend):
     name = "openmpi"
+    node_tools = ("mpirun",)
+    programs = ("mpirun", "prterun")
     selects_slots = False
     # mpirun's words for a rank that failed ("... on node N exited on signal 9 (Killed)").
     failure_lines = (r"exited on signal", r"Primary job\s+terminated normally, but \d+ process returned",
@@ -37,8 +39,6 @@ class OpenMPIBackend(Backend):
         return ToolCheck(True, tr("mpirun {path}, mpi4py", path=node.tools["mpirun"]))
 
     def transport_env(self, spec, no_mux: tuple[str, ...]) -> dict[str, str]:
-        from dscluster.cluster.pdsh import openmpi_env  # noqa: PLC0415
-
         env = dict(openmpi_env(spec))
         env["OMPI_MCA_plm_rsh_args"] = " ".join(no_mux)
         # mpirun starts every node's daemon itself: with tree spawn the daemons would start each other
@@ -61,3 +61,30 @@ class OpenMPIBackend(Backend):
         if mpi_args:
             argv.append("--launcher_args=" + shlex.join(mpi_args))
         return argv
+
+
+def mpirun_rsh_agent(spec) -> str:
+    """The wrapper's absolute path (what `ssh` on PATH resolves to with `openmpi_env`).
+
+    Do not pass it as `--mca plm_rsh_agent`: mpirun forwards MCA parameters to every orted, and an
+    orted (running as the node user) cannot read the controller's 0700 state dir, so it aborts
+    ("plm_rsh_component.c(335) Not found"). `openmpi_args` names plain `ssh` instead.
+    """
+    from dscluster.cluster.ssh import ssh_wrapper_dir  # noqa: PLC0415
+
+    return str(ssh_wrapper_dir(spec) / "ssh")
+
+
+def openmpi_args(spec) -> list[str]:
+    """mpirun arguments: the rsh agent is `ssh` from PATH, which `openmpi_env` makes the cluster
+    wrapper for mpirun itself, while the orteds it starts find their own node's plain ssh."""
+    return ["--mca", "plm_rsh_agent", "ssh"]
+
+
+def openmpi_env(spec, path: str | None = None) -> dict[str, str]:
+    """Env that makes mpirun start its daemons through the cluster's ssh_config (PATH only; see
+    `mpirun_rsh_agent` for why not OMPI_MCA_plm_rsh_agent). DeepSpeed's openmpi runner builds the
+    mpirun argv itself, so this is the way in for it."""
+    from dscluster.cluster.pdsh import path_with_wrapper  # noqa: PLC0415
+
+    return {"PATH": path_with_wrapper(spec, path)}

@@ -6,7 +6,7 @@ when it ends however it ends. The rules are runs/leases/rules.py's, the files ru
   `wait` written as a waiting claim (the run's status is then "queued").
 - `SupervisorLeases` (the supervisor): takes the GPUs, waiting its turn in FIFO order while queued (a stop
   ends the wait), refreshes the heartbeat every HEARTBEAT_EVERY seconds, and releases them at the end.
-- A scheduler that allocates the nodes itself (Slurm: `allocates`) shares its GPUs itself: no leases.
+- A scheduler that allocates the nodes itself (its backend `allocates`) shares its GPUs itself: no leases.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def has_local_gpus() -> bool:
 
 def leases_dir(record: RunRecord, shared: Path) -> Path | None:
     """Where the run's claim lives; None for a run that takes no leases: its scheduler shares the GPUs (a
-    backend that `allocates`: Slurm), it was launched with --share-gpus, or it runs on this machine and this
+    backend that `allocates`: a scheduler), it was launched with --share-gpus, or it runs on this machine and this
     machine has no GPU."""
     backend = record.launch.backend
     if backend.allocates or record.launch.share_gpus:

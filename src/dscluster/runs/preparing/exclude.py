@@ -117,7 +117,7 @@ def check_target(spec, launcher: str) -> None:
 
     if spec is None or not backends.get(launcher).over_ssh:
         raise UsageError(tr("--exclude-unhealthy needs a cluster that dscluster reaches over ssh"),
-                         tr("give --cluster (or a hostfile); Slurm leaves out nodes itself (drain them)"),
+                         tr("give --cluster (or a hostfile); a scheduler leaves out nodes itself (drain them)"),
                          setting="--exclude-unhealthy")
 
 

@@ -1,12 +1,12 @@
 """Doctor's checks before a launch: a sick node refuses the launch before anything starts anywhere.
 
-`before_launch` is the one pre-flight of every start (`launch`, `demo`, `restart`, `launch --sbatch`,
+`before_launch` is the one pre-flight of every start (`launch`, `demo`, `restart`, a batch job's submission,
 the panel's form and its check button, the Python API, a dry run): `runs.preparing.prepare.prepare` calls it, and
 every start goes through `prepare`. Cluster runs get doctor's fast checks over SSH (the torch JIT-lock
 check on every node among them). Everything else gets doctor's JIT-lock check on this machine: a `lock`
 left in the torch extensions cache by a process killed while compiling makes every later DeepSpeed job
 wait on it forever, silently, until the stall timeout (900 s by default). That covers local runs (the
-ranks run here), Slurm runs (the ranks are reached through Slurm, not ssh, and a cluster's home, where
+ranks run here), runs a scheduler allocates (the ranks are reached through it, not ssh, and a cluster's home, where
 the cache lives, is shared with the login node as a rule) and `--skip-doctor` (the nodes' checks are
 skipped, and that is said; this machine's lock costs one directory scan and always means a hang).
 Same probe, same verdict as `dscluster doctor`: nothing duplicated here. A dry run reaches the nodes only when that writes nothing

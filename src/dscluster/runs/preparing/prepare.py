@@ -2,7 +2,7 @@
 
 `prepare` is a sequence of named steps, each raising a typed error that names the setting and the fix:
 the options on their own (`_request`) -> the program's environment (runs/preparing/program.py) -> where the run
-runs (runs/preparing/target.py `place`: the cluster spec / hostfile, DeepSpeed's runner flags, Slurm's request)
+runs (runs/preparing/target.py `place`: the cluster spec / hostfile, DeepSpeed's runner flags, a scheduler's request)
 -> the program exists -> --exclude-unhealthy -> the ds_config for the real world size (`_config`) ->
 room for a checkpoint and doctor's fast checks (`_preflight`) -> the files the ranks read
 (`_ranks_files`) -> the record's `launch` (`_launch_spec`).

@@ -1,5 +1,5 @@
 """Where a run runs: this machine, a cluster spec's nodes (DeepSpeed's runner flags applied: --include,
---exclude, --num_nodes, --num_gpus, --master_addr, --ssh_port), or a Slurm allocation; with
+--exclude, --num_nodes, --num_gpus, --master_addr, --ssh_port), or a scheduler's allocation; with
 --exclude-unhealthy, without the nodes the evidence points to. `place` is the typed answer."""
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from dscluster.runs.preparing.program import check_ds_config
 
 @dataclass(frozen=True)
 class Placement:
-    """Where a run runs: the cluster spec (None: this machine, or Slurm without one), the hosts with their
-    slots in rank order (empty: this machine, or a Slurm allocation not made yet), the launcher backend,
+    """Where a run runs: the cluster spec (None: this machine, or a scheduler without one), the hosts with their
+    slots in rank order (empty: this machine, or an allocation not made yet), the launcher backend,
     the shared directory its runs live in, and what narrows it."""
 
     spec: Any | None
@@ -106,7 +106,9 @@ def resolve_target(opts: LaunchOptions) -> tuple[Any | None, tuple[tuple[str, in
         return spec, backends.get(launcher).allocated_hosts(opts, spec), launcher, Path(spec.shared_dir)
     if not (backends.known(launcher) and backends.get(launcher).over_ssh):
         raise ConfigError(tr("launcher {name!r} is not supported by dscluster launch", name=launcher),
-                          tr("use launcher = \"pdsh\" (default), \"openmpi\" or \"slurm\""), setting="launcher")
+                          tr("use launcher = one of {names} (default: {default})",
+                             names=", ".join(f'"{n}"' for n in backends.spec_names()), default=backends.DEFAULT),
+                          setting="launcher")
     return spec, hosts, launcher, Path(spec.shared_dir)
 
 

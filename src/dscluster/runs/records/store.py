@@ -3,7 +3,7 @@
 <shared>/runs/<run-id>/
   run.json        the record (written atomically; runs.records.record.RunRecord is its schema)
   events.jsonl    launched / rank-failed / teardown / restart / finished / stopped, with times
-  logs/           launcher.log (pdsh / mpirun output) + per-rank logs (DeepSpeed --enable_each_rank_log)
+  logs/           launcher.log (the launcher's output) + per-rank logs (DeepSpeed --enable_each_rank_log)
   metrics.jsonl   written by the trainer (rank 0)
   checkpoints/    written by the trainer
 

@@ -1,7 +1,7 @@
 """The supervisor's hooks into a run's launcher backend (launcher/backends/base.py names them).
 
-A backend that needs the supervisor to do more than start DeepSpeed's runner and watch it (Slurm: ask
-for an allocation, watch the job, cancel only the attempt's own step, explain the time limit, give the
+A backend that needs the supervisor to do more than start DeepSpeed's runner and watch it (a scheduler:
+ask for an allocation, watch the job, cancel only the attempt's own step, explain the time limit, give the
 allocation back) names a class with these methods as its `hooks`; every other backend gets `NoHooks`,
 whose hooks do nothing. The supervisor calls them at fixed points of a run:
 

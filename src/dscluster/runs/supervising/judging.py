@@ -99,7 +99,7 @@ class Judging:
 
     def _doubt_success(self, chans: list[NodeChannel], ranks_ok: int, world: int) -> str | None:
         """Why an exit code 0 of the runner is not a success, or None. DeepSpeed's runner exits 0 when
-        pdsh (or mpirun) dies by a signal, with ranks still running or never finished."""
+        the launcher (pdsh, an MPI launcher) dies by a signal, with ranks still running or never finished."""
         # --quiet / --log_level warning and above silence launch.py's "exits successfully" lines: the
         # watchdogs below judge alone then.
         doubt = None if detect.launcher_quiet(self.cfg.runner_flags) else \

@@ -110,7 +110,7 @@ def silent_hosts(runners: Mapping[str, Runner], timeout: float = 1.0) -> list[st
 
 
 def transport_env(spec, launcher: str, *, write: bool = True) -> dict[str, str]:
-    """What makes pdsh (or mpirun's rsh agent) use the cluster's ssh_config and pinned host keys,
+    """What makes pdsh (or an MPI launcher's rsh agent) use the cluster's ssh_config and pinned host keys,
     on connections of the run's own (see NO_MUX). `write=False` (a dry run) only computes it: the
     identity must exist, but no ssh file is written."""
     from dscluster.cluster.ssh import ensure_ssh_files, require_identity

@@ -61,7 +61,7 @@ def _signal_all(pids: list[int], sig: int) -> None:
 
 def _is_rank(pid: int) -> bool:
     """A rank of the run (or a process of one: its data loader's workers): RANK is in its environment, which
-    DeepSpeed's launch.py (or srun_rank.py) gives each rank; the launchers themselves have none."""
+    DeepSpeed's launch.py (or a backend's rank shim) gives each rank; the launchers themselves have none."""
     try:
         with open(f"/proc/{pid}/environ", "rb") as f:
             return any(item.startswith(b"RANK=") for item in f.read().split(b"\0"))

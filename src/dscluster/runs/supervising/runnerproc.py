@@ -34,7 +34,7 @@ def set_pdeathsig() -> None:
 
 def mask_output(runner: subprocess.Popen, log, secrets) -> None:
     """Copy the runner's output into the launcher log with every secret value masked (launcher/masklog.py):
-    pdsh's and mpirun's relay of what the ranks print passes here."""
+    the launcher's relay of what the ranks print (pdsh's, an MPI launcher's) passes here."""
 
     def copy() -> None:
         def write(data: bytes) -> None:

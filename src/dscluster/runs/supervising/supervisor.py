@@ -99,7 +99,7 @@ class Supervisor(RunBook, Judging):
 
     @property
     def cfg(self) -> LaunchSpec:
-        """What every attempt executes (the record's launch; under Slurm its hosts are known once allocated)."""
+        """What every attempt executes (the record's launch; under a scheduler its hosts are known once allocated)."""
         return self.record.launch
 
     def _on_stop(self, *_: Any) -> None:
@@ -319,7 +319,7 @@ class Supervisor(RunBook, Judging):
 
     def _kill_runner_group(self) -> None:
         """However the supervision ends (an error too), nothing it started here outlives it: the runner's whole
-        process group (pdsh, ssh clients, srun, which the runner's death signal alone leaves behind)."""
+        process group (pdsh, ssh clients, a scheduler's step client: the runner's death signal alone leaves them)."""
         runner = getattr(self, "_runner", None)
         if runner is not None:
             with contextlib.suppress(ProcessLookupError, PermissionError):

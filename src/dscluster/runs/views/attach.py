@@ -1,7 +1,7 @@
 """Streaming a run's logs with `[node rank]` prefixes: `dscluster logs RUN [-f]` and `launch --attach`.
 
 The attach side simply tails the files in <run>/logs (the supervisor never has to know who watches):
-launcher.log (pdsh / mpirun / dscluster's own lines) and DeepSpeed's per-rank logs
+launcher.log (the launcher's and dscluster's own lines) and DeepSpeed's per-rank logs
 `<timestamp>_rank<N>.log`, whose node comes from the attempt's rank -> node map in run.json.
 """
 

@@ -1,6 +1,6 @@
 """What a run looks like to whoever asks (`dscluster status`/`runs`, the Python API): one `summary(record,
 run_dir)` computes the shown status, its explanation, the attempts (with whether each resumed), the newest
-committed checkpoint, the last metrics and the Slurm job's state, so every view shows the same answer.
+committed checkpoint, the last metrics and the scheduler's job, so every view shows the same answer.
 
 The views only format a `RunSummary`; `to_json()` is `dscluster status --json`'s object.
 """

@@ -24,6 +24,7 @@ from typing import Any
 from dscluster.errors import UsageError
 from dscluster.i18n import tr
 from dscluster.launcher.backends.base import Backend, NodeTools, ToolCheck
+from dscluster.sigtypes import sig
 
 # What srun starts for each rank (it sets RANK etc. from SLURM_PROCID ...).
 SRUN_RANK = Path(__file__).parent / "srun_rank.py"
@@ -43,6 +44,40 @@ class SlurmBackend(Backend):
                    r"(?P<what>Killed|Segmentation fault|Aborted|Bus error|Floating point exception)\b")
     rank_label = r"^\s*(?P<rank>\d+): "
     programs = ("srun", "sbatch", "salloc", r"slurmstepd(?:-[\w.-]+)?")
+    # What Slurm prints when a step waits on others, when it refuses a job's request or ends it at its time
+    # limit (the explainer's, placed right after the messages' signatures: signatures.py).
+    signatures = (
+        # srun's words while a step waits for resources other steps of the job hold (before the refusals below:
+        # "Unable to create step for job N: Requested nodes are busy" is this wait given up).
+        sig("slurm-step-busy", r"step creation (?:still |temporarily )?disabled, retrying|Requested nodes are busy",
+            "srun's job step is waiting for CPUs, memory or GPUs that other steps of the same job hold: several steps "
+            "over the same nodes (or an srun started inside another srun's step), each asking for what the first "
+            "already took.",
+            "Let steps share the allocation's resources with srun --overlap (or SLURM_OVERLAP=1), give each step only "
+            "what it needs (--exact with --ntasks, --gpus-per-task, --mem), or start one srun per node that launches all "
+            "its ranks; don't start srun inside an srun step.", retry=False),
+        # What Slurm says when it refuses a request: the submission's verdict, or sbatch's/salloc's own error line
+        # before it (a GRES form the cluster no longer accepts, a GPU request it requires) — except a controller that
+        # did not answer, which a later try may pass.
+        # The job id as quoted or elided ("for job 123.0", "for job ...", none); Slurm's own refusal reasons alone.
+        sig("slurm-request-invalid", r"(?:Batch job submission failed|Unable to allocate resources|Unable to create step"
+            r"(?: for job [^\s:]{1,40})?|(?:sbatch|salloc): error)(?::\s+|\s*:\s*)(?!Job/step already|Socket timed out|"
+            r"Unable to contact|Job has been cancelled|Batch job submission failed|Unable to allocate|slurm_receive_msg|"
+            r"Connection refused)\S|More processors requested than permitted|Requested node configuration is not available|"
+            r"Invalid generic resource \(gres\) specification|Invalid (?:partition name|qos specification|account or "
+            r"account/partition combination)|Node count specification invalid|Memory required by task is not available",
+            "Slurm refused the job's resource request: no node of the partition can satisfy it (more GPUs, tasks or "
+            "CPUs per node than the nodes have or allow, a GRES form the cluster does not use, a partition, account "
+            "or QOS it requires missing).",
+            "Ask for what one node of the partition has (sinfo -o '%P %D %c %m %G', scontrol show node), use the "
+            "cluster's GPU syntax (--gres=gpu:N or --gpus), and name the partition/account/QOS it requires; nothing "
+            "ran, and the same request is refused again.", retry=False),
+        sig("slurm-time-limit", r"CANCELLED AT \S+ DUE TO TIME LIMIT",
+            "Slurm stopped the job at its time limit (--time).",
+            "Resume from the newest checkpoint in a new job (a restart resumes from the last committed checkpoint), "
+            "save checkpoints more often than the time limit, or ask for a longer --time within the partition's "
+            "limit."),
+    )
 
     def where(self) -> str:
         return tr("under Slurm")
