@@ -150,7 +150,7 @@ class Faults:
 
     def hang(self) -> float:
         """The last rank starts sleeping between two all-reduces; when it did (its log line), as a monotonic time."""
-        from dscluster.runs import store
+        from dscluster.runs.records import store
 
         self.hang_file.write_text("")
         logs = store.run_path(self.sim.spec.shared_dir, self.run_id) / "logs"
