@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 import types
 from pathlib import Path
 
@@ -260,5 +261,31 @@ def test_a_rank_blocked_on_a_socket_is_never_idle_and_one_asleep_is():
         assert not rankprogress.waits_outside(procs["sleep"].pid)
     finally:
         for p in procs.values():
+            p.kill()
+            p.wait()
+
+
+def test_a_rank_that_polls_with_short_sleeps_is_never_idle_however_little_cpu_it_uses():
+    # A rank 0 waiting for a file another process writes (`while not exists: time.sleep(0.5)`) while its peers wait
+    # in a barrier is healthy: its CPU is below a clock tick, but its main thread wakes. One long sleep does not.
+    poller = subprocess.Popen([sys.executable, "-c", "import time\nwhile True: time.sleep(0.3)"])
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:
+        for proc in (poller, sleeper):
+            ready = threading.Event()
+            while not ready.wait(0.05):
+                ready.set() if rankprogress._stat(proc.pid)[0] == "S" else None
+        activity, t0 = rankprogress.Activity(), time.monotonic()
+        woke = threading.Event()
+        for p in (poller, sleeper):
+            activity.idle_for(p.pid, 0, t0)
+        start = rankprogress._wakes(poller.pid)
+        while not woke.wait(0.05):  # the poller woke at least twice since: it polls
+            woke.set() if rankprogress._wakes(poller.pid) >= start + 2 else None
+        later = t0 + 5.0  # as if 5 s had passed: the watchdog's clock
+        assert activity.idle_for(poller.pid, 0, later) == 0.0
+        assert activity.idle_for(sleeper.pid, 0, later) >= 4.9
+    finally:
+        for p in (poller, sleeper):
             p.kill()
             p.wait()

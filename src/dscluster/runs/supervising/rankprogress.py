@@ -4,9 +4,11 @@ watchdog (runs/watchdog.py) sends it with every heartbeat.
 For each rank record of the attempt in /dev/shm: its progress counter, the collective it is in (or was in
 last) and for how long, and how long its process has been idle: no CPU beyond IDLE_TICKS a second (its
 threads and its children, a data loader's workers, together), no bytes read or written, not running or in
-a disk wait (state R or D) when sampled, and not blocked on a socket, a pipe or a poll. A rank writing a
-checkpoint, compiling, loading data, downloading or starved of CPU on a busy machine is never idle; one
-asleep in Python, or blocked on a lock, is. Stdlib only.
+a disk wait (state R or D) when sampled, not blocked on a socket, a pipe or a poll, and its main thread not
+woken (its voluntary context switches unchanged: a loop that polls for a file with `time.sleep(1)` wakes
+every second, though its CPU is too little to see). A rank writing a checkpoint, compiling, loading data,
+downloading, polling, or starved of CPU on a busy machine is never idle; one asleep in one long sleep, or
+blocked on a lock, is. Stdlib only.
 
 Sent as `prog=RANK:TOTAL:SEQ:WAIT:IDLE:FLAGS:OP:GROUP,...` (WAIT `-` when in no collective; FLAGS: `w` the
 group holds every rank, `p` the rank used point-to-point ops, `a` it issued async collectives).
@@ -45,6 +47,15 @@ def _io(pid: int) -> int:
         return 0
 
 
+def _wakes(pid: int) -> int:
+    """The main thread's voluntary context switches: each time it blocked, i.e. woke from a wait before."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/status") as f:
+            return next((int(line.split()[1]) for line in f if line.startswith("voluntary_ctxt_switches")), 0)
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
 def _children(pid: int) -> list[int]:
     try:
         with open(f"/proc/{pid}/task/{pid}/children") as f:
@@ -65,9 +76,9 @@ def waits_outside(pid: int) -> bool:
     return any(word in chan for word in IO_WAITS)
 
 
-def sample(pid: int) -> tuple[bool, int, int] | None:
-    """(running, in a disk wait or waiting outside now; CPU ticks; I/O bytes) of a process and its children;
-    None when gone."""
+def sample(pid: int) -> tuple[bool, int, int, int] | None:
+    """(running, in a disk wait or waiting outside now; CPU ticks; I/O bytes) of a process and its children,
+    and its main thread's wake-ups; None when gone."""
     head = _stat(pid)
     if head is None:
         return None
@@ -76,7 +87,7 @@ def sample(pid: int) -> tuple[bool, int, int] | None:
         got = _stat(child)
         if got is not None:
             busy, ticks, io = busy or got[0] in ("R", "D"), ticks + got[1], io + _io(child)
-    return busy, ticks, io
+    return busy, ticks, io, _wakes(pid)
 
 
 class Activity:
@@ -86,12 +97,15 @@ class Activity:
         self.samples: dict[int, list[tuple[float, int, int]]] = {}
         self.active_at: dict[int, float] = {}
         self.totals: dict[int, int] = {}
+        self.wakes: dict[int, int] = {}
 
     def idle_for(self, pid: int, total: int, now: float) -> float:
         got = sample(pid)
         if got is None:
             return 0.0
-        busy, ticks, io = got
+        busy, ticks, io, wakes = got
+        woke = self.wakes.get(pid, wakes) != wakes
+        self.wakes[pid] = wakes
         hist = self.samples.setdefault(pid, [])
         hist.append((now, ticks, io))
         while len(hist) > 2 and hist[1][0] <= now - WINDOW:
@@ -99,7 +113,7 @@ class Activity:
         first = hist[0]
         moved = self.totals.get(pid) != total
         self.totals[pid] = total
-        if pid not in self.active_at or busy or moved or ticks - first[1] > IDLE_TICKS or io != first[2]:
+        if pid not in self.active_at or busy or moved or woke or ticks - first[1] > IDLE_TICKS or io != first[2]:
             self.active_at[pid] = now
         return now - self.active_at[pid]
 
