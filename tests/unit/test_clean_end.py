@@ -1,6 +1,6 @@
-"""A run's clean end costs no round trip to the nodes, and supervision stays whole: the supervisor's teardown
-after a runner that exited 0 (runs/supervising/supervisor.py `_teardown(settled=True)`), with real watchdogs on this
-machine (runs/supervising/watchdog.py through runs/supervising/channel.py, no ssh)."""
+"""A run's clean end costs no round trip to the nodes, and supervision stays whole: the watching part's
+teardown after a runner that exited 0 (runs/supervising/watching.py `AttemptWatch.teardown(settled=True)`), with
+real watchdogs on this machine (runs/supervising/watchdog.py through runs/supervising/channel.py, no ssh)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import os
 import subprocess
 import sys
 import time
-from types import SimpleNamespace
+from pathlib import Path
 
 from dscluster.cluster.runner import LocalRunner
 from dscluster.runs.supervising.channel import NodeChannel, close_all
-from dscluster.runs.supervising.supervisor import Supervisor
+from dscluster.runs.supervising.watching import AttemptWatch
 
 
 def _wait(cond, timeout: float = 30.0) -> bool:
@@ -24,12 +24,12 @@ def _wait(cond, timeout: float = 30.0) -> bool:
     return False
 
 
-def _supervisor(run_id: str) -> Supervisor:
-    sup = Supervisor.__new__(Supervisor)  # only what _teardown reads: the run's id, the backend's hooks
-    sup.record = SimpleNamespace(id=run_id)
-    sup.hooks = SimpleNamespace(cancel_attempt=lambda n: None)
-    sup._attempt = 1
-    return sup
+def _teardown(run_id: str, runner, chans, **kw) -> None:
+    """The attempt's watch alone, torn down (attempt 1 of `run_id`; no backend hook, no remote reap)."""
+    watch = AttemptWatch(chans, run_dir=Path("/nonexistent"), log_path=Path("/nonexistent/launcher.log"))
+    watch.runner_started(runner, 0, len(chans))
+    watch.teardown(run_id, 1, grace=1.0, **kw)
+    watch._pinger.stop()
 
 
 def _channels(watching: dict[str, str], waited: list[str]) -> list[NodeChannel]:
@@ -56,12 +56,12 @@ def test_a_clean_end_waits_for_no_node_that_reported_nothing_left_and_still_reap
     try:
         assert _wait(lambda: all(ch.last_hb is not None for ch in chans + others) and chans[1].procs >= 1)
         assert chans[0].procs == 0
-        _supervisor(run_id)._teardown(runner, chans, grace=1.0, why="finished", quiet=True, settled=True)
+        _teardown(run_id, runner, chans, settled=True)
         assert waited == ["busy"]  # the node that reported nothing left is not waited for
         assert chans[1].reaped and chans[1].reaped.startswith("reaped 1"), chans[1].reaped  # its watchdog reaped
         assert _wait(lambda: orphan.poll() is not None, 10), "the busy node's process outlived the clean end"
         waited.clear()
-        _supervisor(run_id)._teardown(runner, others, grace=1.0, why="stop requested", quiet=True)
+        _teardown(run_id, runner, others)
         assert waited == ["a", "b"]  # any other teardown waits for every answering node, as before
     finally:
         orphan.kill()

@@ -136,22 +136,21 @@ def test_any_mix_of_the_words_explains_without_error_and_in_bounded_words(words,
 def test_the_supervisor_reads_past_a_line_that_never_ends(tmp_path):
     """The launcher log is read a chunk per tick; a line with no end is read past, not reread from its start on
     every tick, and the failure line after it is still seen."""
-    from dscluster.runs.supervising import runbook
+    from dscluster.runs.supervising import watching
 
-    book = runbook.RunBook()
-    book.log_path = tmp_path / "launcher.log"
-    book.log_path.write_bytes(b"NET/IB " * 50_000)
+    log_path = tmp_path / "launcher.log"
+    log_path.write_bytes(b"NET/IB " * 50_000)
     offset, reads = 0, 0
-    text, offset = book._read_new(offset)
+    text, offset = watching.read_new(log_path, offset)
     assert offset == 350_000 and not detect.FAILURE_LINE.search(text)
-    with open(book.log_path, "ab") as f:
-        f.write(b"\n['python', 't.py'] exits with return code = 1\n" + b"x" * (3 * runbook.READ_CHUNK) + b"\n")
+    with open(log_path, "ab") as f:
+        f.write(b"\n['python', 't.py'] exits with return code = 1\n" + b"x" * (3 * watching.READ_CHUNK) + b"\n")
     seen = False
     while True:
-        text, new = book._read_new(offset)
+        text, new = watching.read_new(log_path, offset)
         reads += 1
         seen = seen or bool(detect.FAILURE_LINE.search(text))
         if new == offset:
             break
         offset = new
-    assert seen and offset == book.log_path.stat().st_size and reads <= 6
+    assert seen and offset == log_path.stat().st_size and reads <= 6

@@ -5,14 +5,15 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from dscluster.launcher.backends.slurm import supervise as slurm_run
+from dscluster.runs.supervising.hooks import HookContext
 
 
 def _run(monkeypatch, answers):
     """A SlurmRun for job 7 whose `scontrol show job` answers come from `answers` (one per check)."""
     it = iter(answers)
     monkeypatch.setattr(slurm_run.slurm, "job_info", lambda job: next(it))
-    sup = SimpleNamespace(cfg=SimpleNamespace(scheduler={"job_id": "7", "ask": {}}), record=SimpleNamespace(id="r-1"))
-    return slurm_run.SlurmRun(sup)
+    record = SimpleNamespace(id="r-1", launch=SimpleNamespace(scheduler={"job_id": "7", "ask": {}}))
+    return slurm_run.SlurmRun(HookContext(lambda: record, save=None, event=None, log=None))
 
 
 def test_a_running_job_is_left_alone_and_asked_about_every_ten_seconds(monkeypatch):

@@ -12,12 +12,13 @@ from dscluster.train.commits import COMMIT_FILE, committed_steps
 
 
 def _book(tmp_path, save_dir):
-    book = runbook.RunBook()
-    book.run_dir = tmp_path / "run"
-    book.record = SimpleNamespace(launch=SimpleNamespace(env={"DSCLUSTER_CHECKPOINT_DIR": str(save_dir)}, args=[],
-                                                         cwd=str(tmp_path)), argv=[], cwd=str(tmp_path))
+    """The recording part alone, over a record whose ranks save to `save_dir`; its log lines and events noted."""
+    record = SimpleNamespace(launch=SimpleNamespace(env={"DSCLUSTER_CHECKPOINT_DIR": str(save_dir)}, args=[],
+                                                    cwd=str(tmp_path), node_uid=None), argv=[], cwd=str(tmp_path),
+                             ds_config=None)
+    book = runbook.RunBook(tmp_path / "run", record)
     book.logged, book.events = [], []
-    book._log = book.logged.append
+    book.log = book.logged.append
     book.event = lambda name, **kw: book.events.append((name, kw))
     return book
 

@@ -32,7 +32,9 @@ A backend is how a run's ranks are started on its nodes: DeepSpeed's runner on t
   (`signatures`: signatures.py);
 - the supervisor's hooks (`hooks`: allocate, watch, cancel an attempt, explain a time-out, release, a
   forced stop), named as `module:Class` so that they load only in the supervisor; None means
-  `runs.supervising.hooks.NoHooks`, whose every hook does nothing.
+  `runs.supervising.hooks.NoHooks`, whose every hook does nothing. A hooks class is built with a
+  `runs.supervising.hooks.HookContext` (the run's record as it stands, `save`, `event`, `log`), never the
+  supervisor.
 
 No module outside this package names a backend (tests/unit/test_layers.py): the rest ask the registry.
 

@@ -95,18 +95,19 @@ def include_without(include: str | None, lost_hosts: Sequence[str]) -> str | Non
     return "@".join(parts) or None
 
 
-def continue_without(sup, down: Sequence[str], attempt: int, why: str | None = None) -> bool:
-    """The supervisor's --allow-shrink, applied: `sup` (runs.supervising.supervisor.Supervisor) drops the `down`
-    hosts from its launch settings, re-plans the ranks' batch keys, records why (an event, the run
-    record's `shrinks`, the launcher log) and returns True; False when no node would remain. `why`: the
-    failure the hosts are left out for (--exclude-unhealthy), else they did not come back."""
+def continue_without(book, down: Sequence[str], attempt: int, why: str | None = None) -> bool:
+    """The supervisor's --allow-shrink, applied through `book` (runs.supervising.runbook.RunBook, the supervisor's
+    recording part): the `down` hosts dropped from the run's launch settings, the ranks' batch keys
+    re-planned, why recorded (an event, the run record's `shrinks`, the launcher log); True, or False
+    when no node would remain. `why`: the failure the hosts are left out for (--exclude-unhealthy), else
+    they did not come back."""
     from dscluster.runs.preparing.program import with_batch  # noqa: PLC0415
-    from dscluster.runs.records import store
+    from dscluster.runs.records import store  # noqa: PLC0415
     from dscluster.runs.supervising.nodes import node_names  # noqa: PLC0415
     from dscluster.train.commits import latest_committed, read_commit, tag_for  # noqa: PLC0415
 
-    cfg, record = sup.cfg, sup.record
-    save_dir = store.save_dir(sup.run_dir, record)
+    cfg, record = book.cfg, book.record
+    save_dir = store.save_dir(book.run_dir, record)
     step = latest_committed(save_dir)
     commit = read_commit(save_dir / tag_for(step)) if step is not None else None
     names = node_names(record)
@@ -117,23 +118,21 @@ def continue_without(sup, down: Sequence[str], attempt: int, why: str | None = N
     launch_changes: dict = {}
     if shrink.batch is not None:
         rank_args, text = with_batch(list(cfg.args), list(cfg.ranks_args), cfg.ds_config_text, record.ds_config,
-                                     sup.run_dir, shrink.batch)
+                                     book.run_dir, shrink.batch)
         launch_changes.update(rank_args=tuple(rank_args), ds_config_text=text)
         if isinstance(record.ds_config, dict):
             changes["ds_config"] = batchplan.apply(record.ds_config, shrink.batch)
         changes["batch_plan"] = {**shrink.batch.to_dict(), "text": shrink.batch.describe()}
     launch_changes.update(hosts=shrink.hosts, include=include_without(cfg.include, down))
-    for host in down:
-        sup.runners.pop(host, None)
     text = shrink.describe(float(cfg.restart_wait or 0), step, names, why)
     entry = {**shrink.to_dict(), "attempt": attempt, "from_step": step, "text": text, "time": store.now_iso(),
              "reason": "failed-there" if why is not None else "not-back"}
-    sup.save(launch=dataclasses.replace(cfg, **launch_changes), **changes,
+    book.save(launch=dataclasses.replace(cfg, **launch_changes), **changes,
              hostfile="".join(f"{h} slots={s}\n" for h, s in shrink.hosts), waiting_for=None,
              shrinks=[*record.shrinks, entry])
-    sup.event("shrink", attempt=attempt, lost=list(shrink.lost), hosts=[h for h, _ in shrink.hosts],
+    book.event("shrink", attempt=attempt, lost=list(shrink.lost), hosts=[h for h, _ in shrink.hosts],
               world_size=shrink.world, from_step=step, batch=entry["batch"], text=text)
-    sup._log(text)
+    book.log(text)
     return True
 
 

@@ -11,26 +11,55 @@ whose hooks do nothing. The supervisor calls them at fixed points of a run:
     timed_out()           after an attempt ended stopped or failed: an Explanation of a time limit, or None
     release()             once, when the run ends however it ends
     force_stop(record)    `dscluster stop` without a live supervisor: True when the hook stopped the ranks
+
+A hooks class is built with a `HookContext`, not the supervisor: the run's record as it stands and the
+three writers a hook may use (record fields, an event, a line in the launcher log).
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from dscluster.launcher import backends
 
 if TYPE_CHECKING:
     from dscluster import explain as explainer
-    from dscluster.runs.records.record import RunRecord
-    from dscluster.runs.supervising.supervisor import Supervisor
+    from dscluster.runs.records.record import LaunchSpec, RunRecord
+
+
+@dataclass(frozen=True)
+class HookContext:
+    """What a backend's hooks get of a supervision: `current()` the run record as it stands now, `save(**fields)`
+    record fields, `event(name, **fields)` an event, `log(text)` a line of the supervisor's in the launcher log."""
+
+    current: Callable[[], RunRecord]
+    save: Callable[..., None]
+    event: Callable[..., None]
+    log: Callable[[str], None]
+
+    @property
+    def record(self) -> RunRecord:
+        return self.current()
+
+    @property
+    def launch(self) -> LaunchSpec:
+        """What every attempt executes (under a scheduler its hosts are recorded once allocated)."""
+        return self.current().launch
+
+    @classmethod
+    def of(cls, book: Any) -> HookContext:
+        """The context over a runs.supervising.runbook.RunBook (the supervisor's recording part)."""
+        return cls(lambda: book.record, book.save, book.event, book.log)
 
 
 class NoHooks:
     job_id: str | None = None
 
-    def __init__(self, sup: Supervisor | None = None):
-        self.sup = sup
+    def __init__(self, ctx: HookContext | None = None):
+        self.ctx = ctx
 
     def allocate(self) -> bool:
         return True
@@ -61,5 +90,6 @@ def hooks_class(launcher: str | None) -> type:
     return getattr(importlib.import_module(module), name)
 
 
-def hooks_for(sup: Supervisor):
-    return hooks_class(sup.cfg.launcher)(sup)
+def hooks_for(launcher: str | None, ctx: HookContext):
+    """The hooks of the backend called `launcher`, built over `ctx`."""
+    return hooks_class(launcher)(ctx)

@@ -1,12 +1,17 @@
-"""What the supervisor writes while it supervises (the `RunBook` part of runs/supervising/supervisor.Supervisor): the
-run record (in memory at once, in run.json when the disk takes it, with a reserve for a full disk),
-events, its own lines in the launcher log, metrics, the newest committed checkpoint (dscluster's step-N
-and a Hugging Face Trainer's checkpoint-N), the progress marks that tell a stall, and the files
-DeepSpeed's runner reads for an attempt (written, then checked before it starts)."""
+"""The supervisor's recording part (`RunBook`): everything a supervision writes, and the state behind it.
+
+It owns the run record (in memory at once, in run.json when the disk takes it, with a reserve for a full disk),
+the events, the supervisor's own lines in the launcher log, the metrics (DeepSpeed's monitor rows, a Hugging
+Face Trainer's logs) and the Prometheus endpoint that serves them, the newest committed checkpoint (dscluster's
+step-N and a Hugging Face Trainer's checkpoint-N), and the files DeepSpeed's runner reads for an attempt
+(written, then checked before it starts). The other parts (supervisor.py's watching, judging, restarting)
+read `record` and write through `save`, `set_attempt`, `event` and `log`; nothing else assigns the record.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import sys
 import time
@@ -15,13 +20,15 @@ from typing import Any
 
 from dscluster import fsutil
 from dscluster.fsutil import atomic_write_text
-from dscluster.logtext import LINE_LIMIT
 from dscluster.runs.preparing import diskspace
 from dscluster.runs.records import metrics, store
-from dscluster.runs.records.record import Attempt
+from dscluster.runs.records.hflog import HfLogBridge
+from dscluster.runs.records.metrics import MonitorBridge
+from dscluster.runs.records.record import Attempt, LaunchSpec, RunRecord
+from dscluster.runs.supervising.judging import Judgement, error_fields
+from dscluster.runs.views.exporter import RunExporter
 from dscluster.train.commits import latest_committed  # the checkpoint protocol's rules (no torch)
 
-READ_CHUNK = 1 << 20  # the most of the launcher log the supervisor reads in one tick
 CHECKPOINT_SCAN_S = 10.0  # how often the ranks' directory is searched for new checkpoint folders while a run lives
 # A shared file system's clock may lag the supervisor's: folders this much older than the run still count. Kept
 # short: an earlier run's folders in the same directory must not count as this run's.
@@ -29,7 +36,37 @@ CLOCK_SLACK_S = 2.0
 
 
 class RunBook:
-    """Mixed into Supervisor: these methods use its run_dir, record, cfg, log_path, monitor, hflog, exporter."""
+    """The run's record and everything written about it (see the module's docstring)."""
+
+    def __init__(self, run_dir: Path, record: RunRecord):
+        self.run_dir = Path(run_dir)
+        self.record = record  # the one copy: assigned here only (save), read by every part
+        self.log_path = self.run_dir / "logs" / "launcher.log"
+        self.disk_full: str | None = None  # what this supervision could not write for lack of space
+        self._unsaved: OSError | None = None  # the last run.json write failed (e.g. a full disk)
+        self._scanned_at = -CHECKPOINT_SCAN_S
+        self._ckpt_before: Any = None  # the checkpoint folders there before attempt 1 (not this run's)
+        cfg = record.launch
+        # A Hugging Face Trainer's rank-0 log dicts -> metrics.jsonl; its batch, output dir and resumes
+        self.hflog = HfLogBridge(self.run_dir, cfg.node_uid, tensorboard=lambda: self.monitor._tensorboard(),
+                                 cwd=cfg.cwd)
+        self.monitor = MonitorBridge(self.run_dir, (record.ds_config or {}).get("train_batch_size"),
+                                     cfg.node_uid,  # DeepSpeed's csv monitor -> metrics.jsonl
+                                     batch_hint=lambda: self.hflog.batch)
+        self.exporter = RunExporter(self)  # Prometheus /metrics while the run lives
+
+    @property
+    def cfg(self) -> LaunchSpec:
+        """What every attempt executes (the record's launch; under a scheduler its hosts are known once allocated)."""
+        return self.record.launch
+
+    def open(self) -> None:
+        """The run's supervision begins: its reserve made, its metrics served."""
+        self.keep_reserve()
+        self.exporter.start()
+
+    def close(self) -> None:
+        self.exporter.stop()
 
     def save(self, **fields: Any) -> None:
         """Record `fields`: in memory at once, in run.json when the disk takes it. A write that fails (a full
@@ -46,21 +83,21 @@ class RunBook:
                 if not diskspace.is_enospc(err) or not self._give_up_reserve():
                     raise
                 # The disk was full, even if the reserve's room takes this record: say so, whatever frees up.
-                self._disk_full = self._disk_full or str(err)
+                self.disk_full = self.disk_full or str(err)
                 store.write_record(self.run_dir, self.record)  # in the room the reserve left
         except OSError as err:
             if self._unsaved is None:
                 print(f"run record not written ({err}); supervising on, writing it again every second",
                       file=sys.stderr, flush=True)
                 if diskspace.is_enospc(err):
-                    self._disk_full = self._disk_full or str(err)
+                    self.disk_full = self.disk_full or str(err)
             self._unsaved = err
             return
         if self._unsaved is not None:
             print("run record written again", file=sys.stderr, flush=True)
         self._unsaved = None
 
-    def _keep_reserve(self) -> None:
+    def keep_reserve(self) -> None:
         """A little space of the run's own (diskspace.RESERVE), made while the disk has room: given up when
         a record write finds the disk full, so the run's outcome is still written (never left "lost")."""
         path = self.run_dir / diskspace.RESERVE
@@ -77,20 +114,20 @@ class RunBook:
             return False
         return True
 
-    def _tick(self, final: bool = False) -> None:
+    def tick(self, attempt: int, final: bool = False) -> None:
         """Once a second: the newest committed step, the metrics (DeepSpeed's monitor rows, a Hugging Face
         Trainer's logs), a record write that failed."""
-        self._refresh_checkpoint()
+        self.refresh_checkpoint()
         try:
-            self._tick_metrics(final=final)
+            self._tick_metrics(attempt, final=final)
         except OSError as err:  # metrics.jsonl on a full disk: the metrics wait, the run does not
             print(f"metrics not copied: {err}", file=sys.stderr, flush=True)
         if self._unsaved is not None:
             self._write_record()
         else:
-            self._keep_reserve()
+            self.keep_reserve()
 
-    def _set_attempt(self, attempt: Attempt, **fields: Any) -> None:
+    def set_attempt(self, attempt: Attempt, **fields: Any) -> None:
         """Record `attempt` (the current one: it replaces the last of that number, else it is added)."""
         attempts = list(self.record.attempts)
         if attempts and attempts[-1].n == attempt.n:
@@ -105,7 +142,7 @@ class RunBook:
         except OSError as err:  # e.g. a directory on the way made a symlink (fsutil refuses it): keep supervising
             print(f"event {name} not recorded: {err}", file=sys.stderr, flush=True)
 
-    def _log(self, text: str) -> None:
+    def log(self, text: str) -> None:
         # logs/ is the node user's to write: fsutil's no-symlink rule, never a plain open by name.
         line = f"[dscluster {time.strftime('%H:%M:%S')}] {text}\n"
         try:
@@ -114,10 +151,10 @@ class RunBook:
         except OSError as err:
             print(f"{line.rstrip()} (not in {self.log_path}: {err})", file=sys.stderr, flush=True)
 
-    def _tick_metrics(self, final: bool = False) -> None:
+    def _tick_metrics(self, attempt: int, final: bool = False) -> None:
         self.monitor.tick(final=final)
         if not self.cfg.reference_trainer:  # the reference trainer logs itself
-            self.hflog.tick(self._attempt, self.monitor.last_step, final=final)
+            self.hflog.tick(attempt, self.monitor.last_step, final=final)
 
     def hf_output_dirs(self, scan: bool = False) -> list[Path]:
         """Where a Hugging Face Trainer or Accelerate program of this run writes its checkpoints (its
@@ -134,11 +171,11 @@ class RunBook:
         from dscluster.ckptlayout import discover, snapshot
 
         now = time.monotonic()
-        if not force and now - getattr(self, "_scanned_at", -CHECKPOINT_SCAN_S) < CHECKPOINT_SCAN_S:
+        if not force and now - self._scanned_at < CHECKPOINT_SCAN_S:
             return
         self._scanned_at = now
         root, skip = Path(self.record.launch.cwd), (self.run_dir.parent,)
-        before = getattr(self, "_ckpt_before", None)
+        before = self._ckpt_before
         if before is None:  # the first look (before attempt 1's ranks start): what was there is not this run's
             self._ckpt_before = snapshot(root, skip=skip)
             return
@@ -172,10 +209,10 @@ class RunBook:
             try:
                 moved = move_torn(folder, self.record.world_size, self.cfg.node_uid)
             except OSError as err:
-                self._log(f"torn checkpoints in {folder} could not be moved aside: {err}")
+                self.log(f"torn checkpoints in {folder} could not be moved aside: {err}")
                 continue
             for src, dst in moved:
-                self._log(f"{src.name} is torn (its save did not finish): moved aside to {dst}")
+                self.log(f"{src.name} is torn (its save did not finish): moved aside to {dst}")
                 self.event("checkpoint-torn", attempt=n, checkpoint=str(src), moved_to=str(dst))
 
     def set_aside_torn_steps(self, n: int) -> None:
@@ -193,13 +230,13 @@ class RunBook:
             try:
                 aside = set_aside_uncommitted(save_dir, step.step)
             except Exception as err:  # noqa: BLE001 - a checkpoint left as it is never fails the run's end
-                self._log(f"{step.path.name} is torn but could not be renamed: {err}")
+                self.log(f"{step.path.name} is torn but could not be renamed: {err}")
                 continue
             if aside is not None:
-                self._log(f"{step.path.name} is torn (its save did not finish): renamed {aside.name}")
+                self.log(f"{step.path.name} is torn (its save did not finish): renamed {aside.name}")
                 self.event("checkpoint-torn", attempt=n, checkpoint=str(step.path), moved_to=str(aside))
 
-    def _refresh_checkpoint(self) -> None:
+    def refresh_checkpoint(self) -> None:
         step = latest_committed(store.save_dir(self.run_dir, self.record))
         if step is not None and step != self.record.last_checkpoint_step:
             self.save(last_checkpoint_step=step)
@@ -208,44 +245,38 @@ class RunBook:
         if hf is not None and str(hf.path) != self.record.last_hf_checkpoint:
             self.save(last_hf_checkpoint=str(hf.path))
 
-    def _progress(self) -> tuple:
+    def progress(self) -> tuple:
         """How far the run has got: its newest committed checkpoint and the highest step in its metrics."""
         newest = metrics.latest(self.run_dir)
         return self.record.last_checkpoint_step, (newest or {}).get("step")
 
-    def _log_sizes(self) -> dict[Path, int]:
-        sizes = {}
-        for p in [self.log_path, *(self.run_dir / "logs").glob("*_rank*.log")]:
-            try:
-                sizes[p] = p.stat().st_size
-            except OSError:
-                pass
-        return sizes
+    def record_judgement(self, n: int, attempt: Attempt, judged: Judgement) -> None:
+        """Attempt `n`'s failure as judged (judging.py): the first rank error and why no restart (events, a
+        line), the attempt's reason and exit code, the explanation; its torn checkpoint steps set aside."""
+        recorded = judged.recorded
+        if recorded and recorded.get("error"):
+            self.event("rank-error", attempt=n, signature=recorded["signature"], **error_fields(recorded["error"]))
+        if recorded and "no_restart" in recorded:
+            self.event("no-restart", attempt=n, **recorded["no_restart"])
+            self.log(f"not restarting: {recorded['no_restart']['why']}")
+        # The attempt's code is the run's (the runner's own is -9 when the teardown killed it: not the cause).
+        self.set_attempt(dataclasses.replace(attempt, reason=judged.reason, rank_exit_code=judged.rank_exit_code,
+                                             exit_code=judged.exit_code, present=attempt.present | {"rank_exit_code"}),
+                         explanation=recorded)
+        self.set_aside_torn_steps(n)
 
-    def _progress_mark(self) -> tuple:
-        sizes = []
-        for p in [self.run_dir / "metrics.jsonl", *sorted((self.run_dir / "logs").glob("*.log"))]:
-            try:
-                sizes.append(p.stat().st_size)
-            except OSError:
-                pass
-        return tuple(sizes)
-
-    def _read_new(self, offset: int) -> tuple[str, int]:
-        """The launcher log's new whole lines from `offset`, at most READ_CHUNK bytes a tick. A line that does not
-        end within LINE_LIMIT bytes (a program printing without newlines, or on purpose) is read past as it comes,
-        never read again from its start on every tick (which would grow with the square of its length)."""
-        try:
-            data = fsutil.read_bytes(self.log_path, offset, READ_CHUNK)
-        except OSError:
-            return "", offset
-        end = data.rfind(b"\n") + 1
-        if end == 0 and len(data) > LINE_LIMIT:
-            end = len(data)
-        return data[:end].decode("utf-8", "replace"), offset + end
+    def finish(self, status: str, exit_code: int) -> None:
+        """The run's end, recorded: its status and exit code, the `finished` event; the reserve goes back."""
+        self.save(status=status, exit_code=exit_code, ended=store.now_iso())
+        if status in ("succeeded", "stopped"):
+            # An earlier attempt's failure is history (its reason stays in attempts), not why the run ended.
+            self.save(explanation=None)
+        self.event("finished", status=status, exit_code=exit_code)
+        with contextlib.suppress(OSError):
+            os.unlink(self.run_dir / diskspace.RESERVE)  # the run is over: its reserve goes back to the disk
 
     # ---- the files DeepSpeed's runner reads --------------------------------------------------
-    def _check_runner_files(self, plan) -> None:
+    def check_runner_files(self, plan) -> None:
         """DeepSpeed's runner runs a cluster launch on this machine's own resources when its --hostfile is
         missing: refuse to start it unless what it reads is there, as written."""
         for f in plan.files:
@@ -256,7 +287,7 @@ class RunBook:
                 raise RuntimeError(f"{arg}: the hostfile is missing; not starting DeepSpeed's runner (it would "
                                    "run the script on this machine)")
 
-    def _write_files(self, plan) -> None:
+    def write_files(self, plan) -> None:
         for f in plan.files:
             if f.secret:
                 uid = self.cfg.node_uid
@@ -264,3 +295,22 @@ class RunBook:
                                   else None)
             else:
                 atomic_write_text(f.path, f.text, f.mode)
+
+
+def record_crash(run_dir: Path, err: BaseException) -> None:
+    """The supervisor broke: its run's ranks stopped, its GPU leases given back, and the record says so (it must
+    not stay "running"). Never raises."""
+    from dscluster.runs.leases.leasing import release
+    from dscluster.runs.supervising.reaper import reap
+
+    try:
+        rec = store.read_record(run_dir)  # only to mark it failed: nothing in it is executed
+        with contextlib.suppress(Exception):
+            reap(rec.id, grace=1.0)  # first: stopping the ranks never waits on a write (a full disk)
+        release(rec, run_dir.parent.parent)  # its GPU leases (runs/leases/leasing.py)
+        store.update_record(run_dir, rec, status="failed", exit_code=1, ended=store.now_iso(),
+                            explanation={"signature": "supervisor-error", "cause": f"the supervisor crashed: {err}",
+                                         "fix": "see logs/supervisor.log in the run directory",
+                                         "retry": False, "evidence": repr(err)[:300]})
+    except Exception:  # noqa: BLE001
+        pass

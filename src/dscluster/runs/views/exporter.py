@@ -24,8 +24,8 @@ LINGER_MAX_S = 30.0  # after the run ends: wait for one more scrape, so the last
 
 
 class RunExporter:
-    def __init__(self, sup) -> None:
-        self.sup = sup  # runs.supervising.supervisor.Supervisor: its record, run_dir and counters
+    def __init__(self, book) -> None:
+        self.book = book  # runs.supervising.runbook.RunBook: the record, the run directory, `save`
         self.commits = 0
         self.server: prom.MetricsServer | None = None
         self.target: Path | None = None
@@ -34,7 +34,7 @@ class RunExporter:
     # ---- what a scrape sees ---------------------------------------------------------------------
     def collect(self) -> list[prom.Family]:
         self.scrapes = [*self.scrapes[-3:], time.monotonic()]
-        rec, run_dir = self.sup.record, self.sup.run_dir
+        rec, run_dir = self.book.record, self.book.run_dir
         me = {"run": rec.id, "cluster": str(rec.cluster or ""), "name": str(rec.name or "")}
         last = metrics.latest(run_dir) or {}
         events = store.read_events(run_dir)
@@ -75,16 +75,16 @@ class RunExporter:
         except (OSError, ValueError) as err:  # a taken port never costs the run
             print(f"metrics endpoint not started on {address}:{port}: {err}", file=sys.stderr, flush=True)
             return
-        shared = self.sup.run_dir.parent.parent  # <shared>/runs/<id>
-        self.target = prom.runs_targets_dir(shared) / f"{self.sup.record.id}.json"
+        shared = self.book.run_dir.parent.parent  # <shared>/runs/<id>
+        self.target = prom.runs_targets_dir(shared) / f"{self.book.record.id}.json"
         shown = f"[{address}]" if ":" in address else address
         try:
             prom.write_target(self.target, f"{shown}:{self.server.port}",
-                              {"run": self.sup.record.id, "cluster": str(self.sup.record.cluster or "")})
+                              {"run": self.book.record.id, "cluster": str(self.book.record.cluster or "")})
         except OSError as err:
             print(f"metrics target not listed in {self.target}: {err}", file=sys.stderr, flush=True)
             self.target = None
-        self.sup.save(metrics_url=f"http://{shown}:{self.server.port}/metrics")
+        self.book.save(metrics_url=f"http://{shown}:{self.server.port}/metrics")
 
     def commit_seen(self) -> None:
         self.commits += 1

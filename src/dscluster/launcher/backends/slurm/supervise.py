@@ -21,7 +21,7 @@ from dscluster.launcher.backends.slurm import clients as slurm
 
 if TYPE_CHECKING:
     from dscluster.runs.records.record import RunRecord
-    from dscluster.runs.supervising.supervisor import Supervisor
+    from dscluster.runs.supervising.hooks import HookContext
 
 ALLOCATION_WAIT = 600.0  # how long a run waits in the queue for its allocation
 CHECK_EVERY = 10.0  # how often an attempt asks Slurm whether its job still runs
@@ -34,9 +34,9 @@ ENDED = frozenset({"CANCELLED", "COMPLETED", "FAILED", "NODE_FAIL", "BOOT_FAIL",
 class SlurmRun:
     """The supervisor's hooks for the slurm backend (runs/supervising/hooks.py says when each is called)."""
 
-    def __init__(self, sup: Supervisor):
-        self.sup = sup
-        cfg = sup.cfg.scheduler or {}
+    def __init__(self, ctx: HookContext):
+        self.ctx = ctx
+        cfg = ctx.launch.scheduler or {}
         self.ask = slurm.SlurmAsk(**cfg.get("ask", {}))
         self.job_id: str | None = cfg.get("job_id")
         self.own_job = bool(cfg.get("own_job"))
@@ -59,7 +59,7 @@ class SlurmRun:
                     "slurm-job-ended", "Slurm job {job} ended ({state}) while the run's step still waited on it.",
                     "See why: scontrol show job {job} (or sacct -j {job}); then dscluster restart {run} resumes "
                     "from the last committed checkpoint.", f"JobState={state} Reason={info.get('Reason')}",
-                    retry=False, job=self.job_id, state=state, run=self.sup.record.id)
+                    retry=False, job=self.job_id, state=state, run=self.ctx.record.id)
             return None
         self._silent_since = now if self._silent_since is None else self._silent_since
         if now - self._silent_since < LOST_AFTER:
@@ -69,48 +69,48 @@ class SlurmRun:
             "is gone; the run's step cannot be watched any more.",
             "Check Slurm (scontrol ping; sinfo); once it answers, dscluster restart {run} resumes from the last "
             "committed checkpoint.", f"scontrol show job {self.job_id}: no answer", retry=False, job=self.job_id,
-            s=f"{now - self._silent_since:.0f}", run=self.sup.record.id)
+            s=f"{now - self._silent_since:.0f}", run=self.ctx.record.id)
 
     def _record(self, **fields: Any) -> None:
-        self.sup.save(scheduler={**(self.sup.record.scheduler or {}), **fields})
+        self.ctx.save(scheduler={**(self.ctx.record.scheduler or {}), **fields})
 
     def allocate(self) -> bool:
         """Find or ask for the allocation and record its nodes; False (with the explanation recorded) when
         Slurm does not grant one."""
-        sup = self.sup
+        ctx = self.ctx
         try:
             if self.job_id is None and slurm.current_job():
                 self.job_id = slurm.current_job()  # the batch job this supervisor runs in
             if self.job_id is None:
-                sup._log(f"asking Slurm for {' '.join(slurm.salloc_argv(self.ask, sup.record.id))}")
-                self.job_id = slurm.allocate(self.ask, sup.record.id, ALLOCATION_WAIT)
+                ctx.log(f"asking Slurm for {' '.join(slurm.salloc_argv(self.ask, ctx.record.id))}")
+                self.job_id = slurm.allocate(self.ask, ctx.record.id, ALLOCATION_WAIT)
                 self.own_job = True
             info = slurm.job_info(self.job_id)
             nodes = slurm.hostnames(info.get("NodeList") or os.environ.get("SLURM_JOB_NODELIST", ""))
         except DsclusterError as err:
-            sup.save(explanation=explainer.custom("slurm-allocation", "Slurm did not give the run its nodes: {err}",
+            ctx.save(explanation=explainer.custom("slurm-allocation", "Slurm did not give the run its nodes: {err}",
                                                   "{hint}", retry=False, err=err.message,
                                                   hint=err.hint or "sinfo; dscluster doctor").to_dict())
             return False
         # srun (DeepSpeed's SlurmRunner) runs its steps in the job named here.
         os.environ["SLURM_JOB_ID"] = os.environ["SLURM_JOBID"] = str(self.job_id)
-        hosts = sup.cfg.hosts or tuple((h, self.ask.tasks_per_node) for h in nodes[: self.ask.nodes] or nodes)
-        launch = dataclasses.replace(sup.cfg, hosts=hosts, scheduler={**(sup.cfg.scheduler or {}), "job_id": self.job_id,
+        hosts = ctx.launch.hosts or tuple((h, self.ask.tasks_per_node) for h in nodes[: self.ask.nodes] or nodes)
+        launch = dataclasses.replace(ctx.launch, hosts=hosts, scheduler={**(ctx.launch.scheduler or {}), "job_id": self.job_id,
                                                                   "own_job": self.own_job})
-        sup.save(launch=launch, hostfile="".join(f"{h} slots={s}\n" for h, s in hosts),
+        ctx.save(launch=launch, hostfile="".join(f"{h} slots={s}\n" for h, s in hosts),
                  world_size=sum(int(s) for _, s in hosts))
-        names = list(sup.cfg.host_names)
+        names = list(ctx.launch.host_names)
         self._record(job_id=self.job_id, own_job=self.own_job, state=info.get("JobState"),
                      partition=info.get("Partition"), nodes=names,
                      time_limit=info.get("TimeLimit"), end_time=info.get("EndTime"))
-        sup._log(f"Slurm job {self.job_id} on {', '.join(names)}")
-        sup.event("slurm-allocation", job_id=self.job_id, own=self.own_job, nodes=names)
+        ctx.log(f"Slurm job {self.job_id} on {', '.join(names)}")
+        ctx.event("slurm-allocation", job_id=self.job_id, own=self.own_job, nodes=names)
         return True
 
     def cancel_attempt(self, attempt: int) -> None:
         """Only this attempt's own step of the job."""
         if self.job_id and attempt:
-            slurm.cancel_step(self.job_id, self.sup.record.id, attempt)
+            slurm.cancel_step(self.job_id, self.ctx.record.id, attempt)
 
     def timed_out(self) -> explainer.Explanation | None:
         """When the job reached its time limit: recorded as such, with how to resume."""
@@ -120,13 +120,13 @@ class SlurmRun:
         if not slurm.timed_out(info):
             return None
         self._record(state="TIMEOUT", ended_by="time limit")
-        step = self.sup.record.last_checkpoint_step
+        step = self.ctx.record.last_checkpoint_step
         fix = ("Resubmit with a longer --time: dscluster restart {run} resumes from step {step}." if step is not None
                else "Resubmit with a longer --time: dscluster restart {run} (no step was committed: it starts over).")
         return explainer.custom(
             "slurm-timeout", "Slurm job {job} reached its time limit ({limit}) and ended the run.", fix,
             f"JobState={info.get('JobState')} Reason={info.get('Reason')}", retry=False, job=self.job_id,
-            limit=info.get("TimeLimit", "?"), run=self.sup.record.id, step=step if step is not None else "-")
+            limit=info.get("TimeLimit", "?"), run=self.ctx.record.id, step=step if step is not None else "-")
 
     @staticmethod
     def force_stop(record: RunRecord) -> bool:
@@ -137,7 +137,7 @@ class SlurmRun:
         if self.job_id and self.own_job:
             slurm.cancel_job(self.job_id)
         info = slurm.job_info(self.job_id) if self.job_id else {}
-        if info and (self.sup.record.scheduler or {}).get("state") != "TIMEOUT":
+        if info and (self.ctx.record.scheduler or {}).get("state") != "TIMEOUT":
             self._record(state=info.get("JobState"))
 
 

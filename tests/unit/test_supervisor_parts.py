@@ -1,0 +1,174 @@
+"""The supervisor's parts, each alone with fakes (runs/supervising/supervisor.py composes them): the watching
+part reads an attempt into typed observations, the judging part turns observations into a verdict and a failure
+into a judgement, the recording part owns the record and what is written, the restarting part owns the attempt
+policy, and a backend's hooks get a narrow context, not the supervisor."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+from dscluster import explain as explainer
+from dscluster.runs.records import store
+from dscluster.runs.records.record import Attempt, LaunchSpec, RunRecord
+from dscluster.runs.supervising.detect import NodeView
+from dscluster.runs.supervising.hang import RankState
+from dscluster.runs.supervising.hooks import HookContext, hooks_class
+from dscluster.runs.supervising.judging import AttemptLogs, Judge
+from dscluster.runs.supervising.restarting import Restarter
+from dscluster.runs.supervising.runbook import RunBook
+from dscluster.runs.supervising.verdict import Failure
+from dscluster.runs.supervising.watching import AttemptWatch, Observation
+
+
+def _record(**launch) -> RunRecord:
+    return RunRecord(id="r-1", launch=LaunchSpec(program="t.py", **launch))
+
+
+def _run_dir(tmp_path):
+    run_dir = tmp_path / "runs" / "r-1"
+    (run_dir / "logs").mkdir(parents=True)
+    return run_dir
+
+
+def _obs(**kw) -> Observation:
+    base = dict(now=0.0, rc=None, text="", ranks_ok=0, world=2, nodes=(), idle=0.0, lost=None)
+    return Observation(**{**base, **kw})
+
+
+def _judge(tmp_path, record: RunRecord, logged: list | None = None) -> Judge:
+    return Judge(lambda: record, _run_dir(tmp_path), "local", (logged if logged is not None else []).append)
+
+
+# ---- judging ------------------------------------------------------------------------------------
+def test_the_judge_reads_observations_in_the_order_of_precedence(tmp_path):
+    judge = _judge(tmp_path, _record(stall_timeout=60.0))
+    assert judge.verdict(_obs()).failure is None and not judge.verdict(_obs()).clean_exit  # runs on
+    # a failure line beats the runner's exit code (DeepSpeed's runner exits 0 when pdsh dies by a signal)
+    line = judge.verdict(_obs(rc=0, ranks_ok=2, text="[launch.py] Killing subprocess 42\n")).failure
+    assert line is not None and line.kind == "rank-failed"
+    assert judge.verdict(_obs(rc=0, ranks_ok=2)).clean_exit  # every rank said it exited: the nodes must agree
+    doubted = judge.verdict(_obs(rc=0, ranks_ok=1)).failure  # a rank never said so
+    assert doubted is not None and doubted.kind == "exit"
+    assert judge.verdict(_obs(rc=3)).failure.detail == "the DeepSpeed runner exited with 3"
+    gone = NodeView("node1", started=True, closed=True, reaped=False, silent_for=0.5)
+    assert judge.verdict(_obs(nodes=(gone,), idle=999.0)).failure.kind == "node-lost"  # a node beats a stall
+    lost = explainer.custom("slurm-job-ended", "ended", "restart", "JobState=FAILED", retry=False)
+    by_hook = judge.verdict(_obs(lost=lost, idle=999.0)).failure
+    assert by_hook.kind == "local-lost" and by_hook.explanation is lost  # the backend's own watch beats a stall
+    # a collective hung by a live rank (hang.py) is a node's failure: it comes before the backend's watch and a stall
+    mismatched = (RankState(0, "node1", 5, 5, "all_reduce", "0", 2.0, 0.0),
+                  RankState(1, "node2", 5, 5, "broadcast", "0", 2.0, 0.0))
+    assert judge.verdict(_obs(ranks=mismatched, lost=lost, idle=999.0)).failure.kind == "hung-collective"
+    assert judge.verdict(_obs(idle=61.0)).failure.kind == "stalled"
+    assert judge.verdict(_obs(idle=59.0)).failure is None
+    assert Judge.still_busy(["node2"]).detail == "the launcher exited 0 while ranks still ran on node2"
+
+
+def test_the_judge_gives_no_futile_restart(tmp_path):
+    logged: list[str] = []
+    judge = _judge(tmp_path, _record(max_restarts=3), logged)
+    (judge.log_path).write_text("attempt 1: ds t.py\nRuntimeError: CUDA error: out of memory\n")
+    judge.begin((None, None))
+    failure = Failure("exit", "the DeepSpeed runner exited with 1")
+    first = judge.judge_failure(1, failure, 1, AttemptLogs(0.0), last=False, stopping=False, progress=(None, None))
+    assert first.exit_code == 1 and first.recorded["attempt"] == 1
+    assert logged and logged[0].startswith("after the failure: ")  # the judge's own note in the launcher log
+    again = judge.judge_failure(2, failure, 1, AttemptLogs(0.0), last=False, stopping=False, progress=(None, None))
+    if first.restart:  # a failure a restart may fix: not twice without progress
+        assert not again.restart and again.recorded["no_restart"] == {"why": "same-failure", "previous": 1}
+    else:
+        assert again.recorded["no_restart"] == {"why": "cannot-help"}
+    last = judge.judge_failure(3, failure, 1, AttemptLogs(0.0), last=True, stopping=False, progress=(5, 50))
+    assert not last.restart and "no_restart" not in last.recorded  # no restart left: nothing to refuse
+
+
+# ---- watching ---------------------------------------------------------------------------------
+class _Runner:
+    """A runner process as the watch reads it: its exit code, once it has one."""
+
+    def __init__(self):
+        self.rc, self.pid, self.stdout = None, 0, None
+
+    def poll(self):
+        return self.rc
+
+
+def test_the_watch_hands_out_typed_observations(tmp_path):
+    run_dir = _run_dir(tmp_path)
+    log = run_dir / "logs" / "launcher.log"
+    log.write_text("before the attempt\n")
+    asked: list[float] = []
+    watch = AttemptWatch([], run_dir=run_dir, log_path=log, lost=lambda now: asked.append(now),
+                         stall_timeout=30.0)
+    runner = _Runner()
+    watch.runner_started(runner, log.stat().st_size, world=2)
+    with open(log, "a") as f:
+        f.write("Process 1 exits successfully.\nhalf a li")
+    first = watch.observe()
+    assert first.text == "Process 1 exits successfully.\n" and first.ranks_ok == 1 and first.world == 2
+    assert first.rc is None and first.nodes == () and len(asked) == 1 and first.idle < 30.0
+    with open(log, "a") as f:
+        f.write("ne\nProcess 0 exits successfully.\n")
+    runner.rc = 0
+    second = watch.observe()
+    assert second.text == "half a line\nProcess 0 exits successfully.\n" and second.ranks_ok == 2
+    assert second.rc == 0 and len(asked) == 1  # the backend's watch is not asked once the runner ended
+    assert watch.busy_after(0.0) == [] and watch.dead_rank("node1", wait=0.0) is None
+    watch.close()
+
+
+# ---- recording --------------------------------------------------------------------------------
+def test_the_book_owns_the_record_and_records_a_judgement(tmp_path):
+    run_dir = _run_dir(tmp_path)
+    book = RunBook(run_dir, _record())
+    book.save(status="running")
+    assert store.read_record(run_dir).status == "running" == book.record.status
+    attempt = Attempt(1, started=store.now_iso())
+    book.set_attempt(attempt)
+    judge = _judge(tmp_path / "j", book.record)
+    judged = replace(judge.judge_failure(1, Failure("exit", "the DeepSpeed runner exited with 7"), 7,
+                                         AttemptLogs(0.0), last=False, stopping=False, progress=(None, None)),
+                     recorded={"signature": "s", "retry": False, "no_restart": {"why": "cannot-help"}})
+    book.record_judgement(1, attempt, judged)
+    rec = store.read_record(run_dir)
+    assert rec.attempts[-1].exit_code == judged.exit_code and rec.attempts[-1].reason == judged.reason
+    assert rec.explanation["no_restart"] == {"why": "cannot-help"}
+    events = [json.loads(line)["event"] for line in (run_dir / "events.jsonl").read_text().splitlines()]
+    assert events == ["no-restart"]
+    assert "not restarting: cannot-help" in book.log_path.read_text()
+    book.finish("failed", judged.exit_code)
+    assert store.read_record(run_dir).status == "failed"
+
+
+# ---- restarting -------------------------------------------------------------------------------
+def test_the_restarter_owns_the_attempt_policy(tmp_path):
+    run_dir = _run_dir(tmp_path)
+    book = RunBook(run_dir, _record(max_restarts=1, master_port=29600))
+    stop = []
+    restarter = Restarter(book, over_ssh=True, warm_launch=False, stop_wanted=lambda: bool(stop))
+    assert restarter.max_attempts == 2 and restarter.restarts_left(1) and not restarter.restarts_left(2)
+    assert restarter.port() == 29600  # the user's --master_port
+    assert restarter.request(1, 29600, user_env={}, secrets={}).warm.endswith(":150")  # restart_wait + 30
+    assert restarter.request(2, 29600, user_env={}, secrets={}).warm == "-"  # none after the last attempt
+    assert restarter.before_restart(1, None, "why") == "restarting"  # a local run: no node to wait for
+    assert book.record.status == "restarting"
+    stop.append(True)
+    assert restarter.before_restart(1, None, "why") == "stopped"
+    events = [json.loads(line)["event"] for line in (run_dir / "events.jsonl").read_text().splitlines()]
+    assert events == ["restart", "stopped"]
+
+
+# ---- the backend's hooks ----------------------------------------------------------------------
+def test_a_backends_hooks_get_a_narrow_context_not_the_supervisor(tmp_path):
+    run_dir = _run_dir(tmp_path)
+    book = RunBook(run_dir, _record())
+    ctx = HookContext.of(book)
+    ctx.save(status="running")
+    ctx.event("hooked", n=1)
+    ctx.log("from a hook")
+    assert ctx.record is book.record and ctx.launch is book.record.launch and ctx.record.status == "running"
+    assert "from a hook" in book.log_path.read_text()
+    assert sorted(f for f in vars(ctx)) == ["current", "event", "log", "save"]  # nothing else crosses
+    hooks = hooks_class("local")(ctx)
+    assert hooks.allocate() and hooks.lost(0.0) is None and hooks.timed_out() is None
