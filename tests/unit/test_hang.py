@@ -214,7 +214,7 @@ def test_a_node_that_came_back_gets_a_warm_launch_py_at_once(monkeypatch):
 
 
 def test_a_node_lost_mid_run_that_ssh_cannot_reach_is_a_dropped_node_waited_for(monkeypatch, tmp_path):
-    """judging.explain_attempt: a node that answered the launch's checks and refuses ssh mid-run (crashed, its sshd
+    """judging.Judge.explain_attempt: a node that answered the launch's checks and refuses ssh mid-run (crashed, its sshd
     coming back) is ssh-255 (restartable: waited for), not ssh-unreachable ("restarting does not help")."""
     from types import SimpleNamespace
 
@@ -227,25 +227,18 @@ def test_a_node_lost_mid_run_that_ssh_cannot_reach_is_a_dropped_node_waited_for(
     monkeypatch.setattr(judging, "sim_name", lambda record: None)
     monkeypatch.setattr(judging.store, "save_dir", lambda run_dir, record: tmp_path)
 
-    class Judge(judging.Judging):
-        record, log_path, run_dir = SimpleNamespace(id="r1"), tmp_path / "launcher.log", tmp_path
-        _failure_logs, _attempt_logs, _attempt_started, _disk_full = {}, {}, 0.0, None
+    judge = judging.Judge(lambda: SimpleNamespace(id="r1", attempts=()), tmp_path, "pdsh", lambda text: None)
+    judge._rank_node_names = lambda: {}
 
-        def _log(self, text):
-            pass
+    def explained(failure: Failure):
+        return judge.explain_attempt(failure, None, judging.AttemptLogs(0.0), restarts_left=True)
 
-        def _rank_node_names(self):
-            return {}
-
-        def _log_sizes(self):
-            return {}
-
-    exp = Judge().explain_attempt(Failure("node-lost", "node2: the connection closed", "node2"), None, True)
+    exp = explained(Failure("node-lost", "node2: the connection closed", "node2"))
     assert (exp.signature, exp.retry, exp.evidence) == ("ssh-255", True, refused.evidence)
     assert exp.cause == next(s for s in judging.SIGNATURES if s.name == "ssh-255").cause
     # Never reached (no node named: the launch's own checks), or a rank's failure: as the logs say.
-    assert Judge().explain_attempt(Failure("unreachable", "no watchdog"), None, True).signature == "ssh-unreachable"
-    assert Judge().explain_attempt(Failure("rank-failed", "exit 1", "node2"), None, True).signature == "ssh-unreachable"
+    assert explained(Failure("unreachable", "no watchdog")).signature == "ssh-unreachable"
+    assert explained(Failure("rank-failed", "exit 1", "node2")).signature == "ssh-unreachable"
 
 
 def test_a_rank_blocked_on_a_socket_is_never_idle_and_one_asleep_is():
