@@ -112,6 +112,20 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "uses, point CUDA_HOME at it, or set TORCH_CUDA_ARCH_LIST to an architecture this nvcc knows; clear "
          "~/.cache/torch_extensions.", retry=False),
     # DDP's reducer when a parameter's gradient hook fires twice in one backward (PyTorch's own message).
+    # DeepSpeed's assertion when deepspeed.comm is used before its backend exists.
+    _sig("ds-comm-not-initialized", r"DeepSpeed backend not set, please initiali[sz]e it",
+         "DeepSpeed's communication functions were called before its backend was set up: the script initialised "
+         "torch.distributed itself (or nothing) and never called deepspeed.init_distributed(), or used deepspeed.comm "
+         "before deepspeed.initialize().",
+         "Call deepspeed.init_distributed() (it initialises torch.distributed too) before any deepspeed.comm call, or "
+         "let deepspeed.initialize() run first.", retry=False),
+    # Accelerate's launch-time checks of its config against the machine.
+    _sig("accelerate-config", r"Less than two GPU ids were configured and tried to run on",
+         "The Accelerate config does not fit the launch: it asks for multi-GPU training (distributed_type MULTI_GPU) "
+         "with fewer than two GPU ids (gpu_ids).",
+         "Run `accelerate config` again (or edit its yaml): list at least two gpu_ids or 'all' for multi-GPU, or set "
+         "distributed_type NO with num_processes 1 for one GPU; or pass --gpu_ids/--num_processes on the command line.",
+         retry=False),
     _sig("ddp-reentrant-checkpoint", r"Expected to mark a variable ready only once|has been marked as ready twice",
          "DistributedDataParallel saw the same parameter's gradient arrive twice in one backward pass: most often "
          "reentrant activation checkpointing (torch.utils.checkpoint with use_reentrant=True, the Trainer's "

@@ -227,12 +227,12 @@ _TABLE: tuple[Signature, ...] = (
          "size.", retry=False),
     _sig("ds-config-invalid", r"DeepSpeedConfigError|validation errors? for DeepSpeed\w*Config|"
          r"Expected a string path to an existing deepspeed config|ZeRO Offload can only work with DeepSpeed optimizers|"
-         r"incompatible with pipe?line parallelism|zero_allow_untested_optimizer|cannot be simultaneously enabled",
-         "DeepSpeed rejected its config: a key it does not know, a wrong type, a file it cannot find, or settings "
-         "that cannot go together (ZeRO offload without a DeepSpeed optimizer, ZeRO-2/3 with pipeline parallelism, "
-         "fp16 with bf16, an untested optimizer with ZeRO).",
-         "Fix the setting the message names in ds_config.json (or the argument that sets it), then launch again.",
-         retry=False),
+         r"incompatible with pipe?line parallelism|zero_allow_untested_optimizer|cannot be simultaneously enabled|"
+         r"we were given deepspeed configs in the deepspeed arguments and deepspeed",
+         "DeepSpeed rejected its config: a key it does not know, a wrong type, a file it cannot find, settings that "
+         "cannot go together (ZeRO offload without a DeepSpeed optimizer, ZeRO-2/3 with pipeline parallelism, fp16 "
+         "with bf16, an untested optimizer with ZeRO), or a config given twice (in the arguments and to initialize()).",
+         "Fix what the message names in ds_config.json (or the argument that passes it); launch again.", retry=False),
     _sig("device-mismatch", r"Expected all tensors to be on the same device",
          "The script mixes tensors on different devices (a GPU and the CPU, or two GPUs) in one operation.",
          "Move the model and every input to the rank's device (engine.device, or torch.cuda.set_device(local_rank) "

@@ -252,6 +252,12 @@ def test_own_error_templates_are_translated(monkeypatch):
     ("[rank0]: KeyError: 'LOCAL_RANK'\n", "not-launched"),
     ("OSError: [Errno 24] Too many open files: '/data/shard_0001.arrow'\n", "open-files-limit"),
     ("AssertionError: ZeRO stage 3 is not supported with the legacy pipeline engine\n", "ds-incompatible"),
+    ('mpirun: Error: unknown option "--bind-to-core"\n', "launcher-option-unknown"),  # not only Slurm's words
+    ("pdsh@n1: n2: mcmd: connect failed: Connection refused\n", "pdsh-rcmd"),  # mrsh's, not ssh's refusal
+    ("sbatch: error: unrecognized option '--workdir=/shared/x'\n", "launcher-option-unknown"),  # not a refused request
+    ("pdsh: invalid option -- 'z'\n", "launcher-option-unknown"),  # each backend's own programs
+    ("sbatch.exe: error: Batch job submission failed: Invalid account or account/partition combination specified\n",
+     "slurm-request-invalid"),
 ])
 def test_general_wordings_of_the_same_causes(text, sig):
     assert explain.explain(text).signature == sig

@@ -50,8 +50,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from dscluster.sigtypes import Signature, sig
+
 if TYPE_CHECKING:
     from dscluster.launcher.plan import LaunchRequest, PlannedFile
+
+
+def option_unknown(programs: str) -> Signature:
+    """The explainer's `launcher-option-unknown` for a backend's launcher programs (`programs`: a regular
+    expression of their names): the launcher's own words for an option it does not know, as getopt and the
+    launchers' own parsers print them ("sbatch: unrecognized option '--workdir=...'", "mpirun: Error: unknown
+    option", "pdsh: invalid option -- 'x'"), a Windows client's `.exe` name included. Often an option another
+    version or implementation spells differently (Slurm 17.11 renamed sbatch's --workdir to --chdir)."""
+    return sig("launcher-option-unknown", rf"\b(?:{programs})(?:\.exe)?: (?:error: )?"
+               r"(?:unrecogni[sz]ed|unknown|invalid|illegal) option\b",
+               "The launcher does not know an option of the command line: a typo, or an option that another version "
+               "or implementation of it spells differently.",
+               "Check the option against this launcher's --help and --version and use the spelling it knows; nothing "
+               "ran, and the same command is refused again.", retry=False)
 
 
 @dataclass(frozen=True)

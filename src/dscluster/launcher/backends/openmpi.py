@@ -8,7 +8,7 @@ from pathlib import Path
 
 from dscluster.errors import UsageError
 from dscluster.i18n import tr
-from dscluster.launcher.backends.base import Backend, NodeTools, ToolCheck
+from dscluster.launcher.backends.base import Backend, NodeTools, ToolCheck, option_unknown
 
 
 class OpenMPIBackend(Backend):
@@ -19,6 +19,9 @@ class OpenMPIBackend(Backend):
     # mpirun's words for a rank that failed ("... on node N exited on signal 9 (Killed)").
     failure_lines = (r"exited on signal", r"Primary job\s+terminated normally, but \d+ process returned",
                      r"mpirun noticed that process rank")
+    # mpirun's (and its mpiexec's, PRRTE's prterun's) words for an option it does not know: Open MPI and MPICH
+    # spell many options apart, and Open MPI 5 renamed some of 4's.
+    signatures = (option_unknown(r"mpirun|mpiexec|prterun"),)
 
     def check_selection(self, include: str, setting: str) -> None:
         # DeepSpeed's OpenMPI runner refuses --include/--exclude, but only once it has started; whole

@@ -7,7 +7,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from dscluster.i18n import tr
-from dscluster.launcher.backends.base import Backend, NodeTools, ToolCheck
+from dscluster.launcher.backends.base import Backend, NodeTools, ToolCheck, option_unknown
+from dscluster.sigtypes import sig
 
 
 class PdshBackend(Backend):
@@ -16,6 +17,18 @@ class PdshBackend(Backend):
     reports_rank_exits = True  # every node's launch.py output comes back through pdsh
     failure_lines = (r"ssh exited with exit code [1-9]\d*",)  # pdsh's word for a node's launch.py that failed
     warm_launch = True  # its command line is `sys.executable -u -m deepspeed.launcher.launch ...` on each node
+    signatures = (
+        # pdsh's rsh and mrsh modules (its default when built with them) instead of ssh: their own error lines
+        # ("pdsh@n1: n2: rcmd: socket: Permission denied", "mcmd: connect failed", rsh's circuit setup).
+        sig("pdsh-rcmd", r"\b(?:mcmd|rcmd): (?:xpoll: protocol failure in circuit setup|socket: Permission denied|"
+            r"connect failed)",
+            "pdsh ran its remote commands with rsh or mrsh (its default module when built with them) instead of ssh: "
+            "rsh needs privileged ports, mrsh a daemon the nodes do not run.",
+            "Make pdsh use ssh: export PDSH_RCMD_TYPE=ssh (DeepSpeed's pdsh launcher sets it; your own pdsh calls need "
+            "it or -R ssh), and check with pdsh -R ssh -w NODE hostname.", retry=False),
+        # pdsh's getopt for an option it does not know ("pdsh: invalid option -- 'x'").
+        option_unknown(r"pdsh"),
+    )
 
     def check_tools(self, node: NodeTools) -> ToolCheck:
         if not node.is_master:

@@ -23,7 +23,7 @@ from typing import Any
 
 from dscluster.errors import UsageError
 from dscluster.i18n import tr
-from dscluster.launcher.backends.base import Backend, NodeTools, ToolCheck
+from dscluster.launcher.backends.base import Backend, NodeTools, ToolCheck, option_unknown
 from dscluster.sigtypes import sig
 
 # What srun starts for each rank (it sets RANK etc. from SLURM_PROCID ...).
@@ -56,16 +56,20 @@ class SlurmBackend(Backend):
             "Let steps share the allocation's resources with srun --overlap (or SLURM_OVERLAP=1), give each step only "
             "what it needs (--exact with --ntasks, --gpus-per-task, --mem), or start one srun per node that launches all "
             "its ranks; don't start srun inside an srun step.", retry=False),
+        # Its clients' words for an option they do not know (before the refusals below: "sbatch: error:
+        # unrecognized option" is no resource request refused).
+        option_unknown(r"sbatch|salloc|srun"),
         # What Slurm says when it refuses a request: the submission's verdict, or sbatch's/salloc's own error line
         # before it (a GRES form the cluster no longer accepts, a GPU request it requires) — except a controller that
         # did not answer, which a later try may pass.
         # The job id as quoted or elided ("for job 123.0", "for job ...", none); Slurm's own refusal reasons alone.
         sig("slurm-request-invalid", r"(?:Batch job submission failed|Unable to allocate resources|Unable to create step"
-            r"(?: for job [^\s:]{1,40})?|(?:sbatch|salloc): error)(?::\s+|\s*:\s*)(?!Job/step already|Socket timed out|"
+            r"(?: for job [^\s:]{1,40})?|(?:sbatch|salloc)(?:\.exe)?: error)(?::\s+|\s*:\s*)(?!Job/step already|Socket timed out|"
             r"Unable to contact|Job has been cancelled|Batch job submission failed|Unable to allocate|slurm_receive_msg|"
             r"Connection refused)\S|More processors requested than permitted|Requested node configuration is not available|"
             r"Invalid generic resource \(gres\) specification|Invalid (?:partition name|qos specification|account or "
-            r"account/partition combination)|Node count specification invalid|Memory required by task is not available",
+            r"account/partition combination)|Node count specification invalid|Memory required by task is not available|"
+            r"is not a valid node count|invalid node count",
             "Slurm refused the job's resource request: no node of the partition can satisfy it (more GPUs, tasks or "
             "CPUs per node than the nodes have or allow, a GRES form the cluster does not use, a partition, account "
             "or QOS it requires missing).",
