@@ -279,10 +279,9 @@ def launch(script: str, args: Sequence[str] | str = (), cluster: Any = None, max
     body = {"script": script, "args": list(args) if not isinstance(args, str) else args,
             "cluster": str(cluster) if cluster else None, "max_restarts": max_restarts, "config": config,
             "name": name, "nprocs": nprocs, "env": env, "wait": bool(wait)}
-    request = launching.parse_launch(body, cwd=str(cwd or Path.cwd()))
-    request.allow_shrink = bool(allow_shrink)
+    request = launching.parse_launch(body, cwd=str(cwd or Path.cwd())).but(allow_shrink=bool(allow_shrink))
     run_id = service.launch(request)
-    prepared_dirs = clusterview.resolve(request.cluster).runs_dirs()
+    prepared_dirs = clusterview.resolve(request.place.cluster).runs_dirs()
     try:
         return Run(run_id, prepared_dirs)
     except rundata.RunNotFound:

@@ -187,10 +187,10 @@ def test_a_schedulers_request_is_the_backends_own(k8s):
     scheduler (the fake k8s one, pdsh) answers with the defaults."""
     from dscluster.launcher.backends.slurm.clients import SlurmAsk
     from dscluster.launcher.runnerflags import RunnerFlags
-    from dscluster.runs.preparing.options import LaunchOptions
+    from dscluster.runs.preparing.options import RunRequest
 
     slurm = backends.get("slurm")
-    opts = LaunchOptions(command=["t.py"], launcher="slurm", runner=RunnerFlags(include="n1@n2"),
+    opts = RunRequest.of(command=["t.py"], launcher="slurm", runner=RunnerFlags(include="n1@n2"),
                          scheduler=SlurmAsk(nodes=0, tasks_per_node=4, time="30"))
     ask = slurm.request(opts, None)
     assert (ask.nodes, ask.tasks_per_node, ask.time, ask.nodelist, ask.ranks) == (2, 4, "30", "n1,n2", 8)

@@ -279,7 +279,7 @@ def test_the_panel_and_api_pass_wait_on():
     from dscluster.errors import UsageError
     from dscluster.jupyter.launching import parse_launch
 
-    assert parse_launch({"script": "-m dscluster.train", "wait": True}, cwd="/").wait is True
-    assert parse_launch({"script": "-m dscluster.train"}, cwd="/").wait is False
+    assert parse_launch({"script": "-m dscluster.train", "wait": True}, cwd="/").gpus.wait is True
+    assert parse_launch({"script": "-m dscluster.train"}, cwd="/").gpus.wait is False
     with pytest.raises(UsageError, match="wait"):
         parse_launch({"script": "-m dscluster.train", "wait": "yes"}, cwd="/")

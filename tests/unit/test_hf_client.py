@@ -11,7 +11,7 @@ import pytest
 
 from dscluster import dsconfig, hfckpt
 from dscluster.errors import ConfigError
-from dscluster.runs.preparing.options import LaunchOptions
+from dscluster.runs.preparing.options import RunRequest
 from dscluster.runs.preparing.prepare import prepare
 from dscluster.runs.preparing.program import auto_note, find_ds_config, hf_ds_config, pointed_at
 from dscluster.runs.records.hflog import HfLogBridge, parse_dict
@@ -58,7 +58,7 @@ def test_launch_records_the_hf_config_and_gives_the_script_the_runs_copy(dsclust
     monkeypatch.setenv("HOME", str(tmp_path))
     (tmp_path / "train.py").write_text("print(1)\n")
     (tmp_path / "ds.json").write_text("// HF's docs write it so\n" + json.dumps(HF_CONFIG))
-    prep = prepare(LaunchOptions(command=["train.py", "--output_dir", "out", "--deepspeed", "ds.json"], local=2,
+    prep = prepare(RunRequest.of(command=["train.py", "--output_dir", "out", "--deepspeed", "ds.json"], local=2,
                                  cwd=str(tmp_path)), dry_run=True)
     rec = prep.record
     assert rec.ds_config["zero_optimization"]["stage"] == 2 and rec.ds_config["train_batch_size"] == "auto"
@@ -231,7 +231,7 @@ def test_accelerates_env_spelling_names_the_ds_config_too(dscluster_home, tmp_pa
     monkeypatch.setenv("HOME", str(tmp_path))
     (tmp_path / "train.py").write_text("print(1)\n")
     (tmp_path / "ds.json").write_text(json.dumps(HF_CONFIG))
-    prep = prepare(LaunchOptions(command=["train.py"], local=2, cwd=str(tmp_path),
+    prep = prepare(RunRequest.of(command=["train.py"], local=2, cwd=str(tmp_path),
                                  env=["ACCELERATE_USE_DEEPSPEED=true", "ACCELERATE_DEEPSPEED_CONFIG_FILE=ds.json"]),
                    dry_run=True)
     rec = prep.record
@@ -240,5 +240,5 @@ def test_accelerates_env_spelling_names_the_ds_config_too(dscluster_home, tmp_pa
     assert json.loads(rec.launch.ds_config_text)["csv_monitor"]["enabled"]
     (tmp_path / "ds.json").write_text(json.dumps({**HF_CONFIG, "zero_optimization": {"stage": 7}}))
     with pytest.raises(ConfigError, match="stage"):
-        prepare(LaunchOptions(command=["train.py"], local=2, cwd=str(tmp_path),
+        prepare(RunRequest.of(command=["train.py"], local=2, cwd=str(tmp_path),
                               env=["ACCELERATE_DEEPSPEED_CONFIG_FILE=ds.json"]), dry_run=True)

@@ -7,7 +7,7 @@ import pytest
 
 from dscluster import cli
 from dscluster.errors import ConfigError, ExitCode
-from dscluster.runs.preparing.options import LaunchOptions
+from dscluster.runs.preparing.options import RunRequest
 from dscluster.runs.preparing.prepare import dry_run_text, prepare
 
 SCRIPT = str(Path(__file__).resolve().parents[1] / "data" / "min_ds_script.py")
@@ -16,7 +16,7 @@ SCRIPT = str(Path(__file__).resolve().parents[1] / "data" / "min_ds_script.py")
 def test_local_record_is_complete_and_secret_free(dscluster_home, tmp_path):
     cfg = tmp_path / "ds.json"
     cfg.write_text(json.dumps({"train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 2}))
-    prep = prepare(LaunchOptions(command=[SCRIPT, "--deepspeed", "--deepspeed_config", str(cfg)], local=2,
+    prep = prepare(RunRequest.of(command=[SCRIPT, "--deepspeed", "--deepspeed_config", str(cfg)], local=2,
                                  env=["HF_TOKEN=hf_x", "OMP_NUM_THREADS=1"], name="t", cwd=str(tmp_path)))
     rec = prep.record.to_json()
     assert rec["id"].startswith("t-") and rec["world_size"] == 2 and rec["cluster"] == "local"
@@ -33,7 +33,7 @@ def test_invalid_ds_config_is_refused_naming_the_key(dscluster_home, tmp_path):
     cfg.write_text(json.dumps({"train_batch_size": 7, "train_micro_batch_size_per_gpu": 2,
                                "gradient_accumulation_steps": 1}))
     with pytest.raises(ConfigError) as err:
-        prepare(LaunchOptions(command=[SCRIPT, "--deepspeed_config", str(cfg)], local=2, cwd=str(tmp_path)))
+        prepare(RunRequest.of(command=[SCRIPT, "--deepspeed_config", str(cfg)], local=2, cwd=str(tmp_path)))
     assert "train_batch_size" in str(err.value)
 
 

@@ -16,7 +16,7 @@ from dscluster import cli
 from dscluster.doctor import probe_facts
 from dscluster.errors import ClusterError, ExitCode
 from dscluster.runs import service
-from dscluster.runs.preparing.options import LaunchOptions
+from dscluster.runs.preparing.options import RunRequest
 from dscluster.runs.preparing.prepare import prepare
 from dscluster.runs.records import store
 
@@ -86,7 +86,7 @@ def test_a_cluster_launch_that_skips_doctor_still_checks_this_machine_and_says_s
 
 
 def test_a_restart_is_refused(extensions, tmp_path, capsys):
-    prep = prepare(LaunchOptions(command=[SCRIPT], local=1, name="old", cwd=str(tmp_path)))
+    prep = prepare(RunRequest.of(command=[SCRIPT], local=1, name="old", cwd=str(tmp_path)))
     run_dir = store.create_run(prep.shared, prep.record)
     store.write_record(run_dir, store.read_record(run_dir).replace(status="failed"))
     lock = _lock(extensions, 3600)
@@ -126,7 +126,7 @@ def test_a_local_launch_checks_the_cuda_arch_list_too(extensions, monkeypatch):
     lock only (the nodes' environment is Slurm's)."""
     monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "9.0a")
     with pytest.raises(ClusterError) as err:
-        prepare(LaunchOptions(command=[SCRIPT], local=1), dry_run=True)
+        prepare(RunRequest.of(command=[SCRIPT], local=1), dry_run=True)
     assert "TORCH_CUDA_ARCH_LIST" in err.value.message and "9.0" in err.value.hint
     monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "9.0")
-    assert prepare(LaunchOptions(command=[SCRIPT], local=1), dry_run=True).record.launch.launcher == "local"
+    assert prepare(RunRequest.of(command=[SCRIPT], local=1), dry_run=True).record.launch.launcher == "local"

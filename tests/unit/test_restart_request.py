@@ -28,12 +28,14 @@ def test_restart_keeps_env_and_settings_and_takes_secrets_again(dscluster_home, 
     assert "--env HF_TOKEN" in err.value.hint and not captured
     assert service.restart(ref, env={"HF_TOKEN": "hf_again"}) == "new-run"
     request = captured[0]
-    assert request.env == {"OMP_NUM_THREADS": "1", "HF_TOKEN": "hf_again"}
-    assert (request.launcher, request.stall_timeout, request.restart_wait, request.max_restarts) == ("openmpi", 60.0, 5.0, 2)
-    assert request.args[:2] == ["--steps", "9"] and request.args[-2:] == ["--save-dir", str(run_dir / "checkpoints")]
-    opts = service.options(request)
-    assert sorted(opts.env) == ["HF_TOKEN=hf_again", "OMP_NUM_THREADS=1"]
-    assert (opts.launcher, opts.stall_timeout, opts.restart_wait) == ("openmpi", 60.0, 5.0)
+    assert sorted(request.program.env) == ["HF_TOKEN=hf_again", "OMP_NUM_THREADS=1"]
+    sup = request.supervision
+    assert (request.place.launcher, sup.stall_timeout, sup.restart_wait, sup.max_restarts) == ("openmpi", 60.0, 5.0, 2)
+    args = request.program.args
+    assert args[:2] == ("--steps", "9") and args[-2:] == ("--save-dir", str(run_dir / "checkpoints"))
+    opts = service.resolved(request)
+    assert sorted(opts.program.env) == ["HF_TOKEN=hf_again", "OMP_NUM_THREADS=1"]
+    assert (opts.place.launcher, opts.supervision.stall_timeout, opts.supervision.restart_wait) == ("openmpi", 60.0, 5.0)
 
 
 def test_api_env_must_be_names_to_strings():
@@ -81,9 +83,10 @@ def test_restart_on_other_nodes_or_on_this_machine(dscluster_home, tmp_path, mon
     service.restart(ref, hostfile="/work/two-nodes")
     service.restart(ref, local=2)
     on_two, here = captured
-    assert (on_two.cluster, on_two.nprocs, on_two.launcher) == ("/work/two-nodes", None, "pdsh")
-    assert (here.cluster, here.nprocs, here.launcher) == (None, 2, None)
+    assert (on_two.place.cluster, on_two.place.local, on_two.place.launcher) == ("/work/two-nodes", None, "pdsh")
+    assert (here.place.cluster, here.place.local, here.place.launcher) == (None, 2, None)
     # A user's script finds the old run's checkpoints through dscluster.checkpoint's directory variable.
-    assert on_two.env["DSCLUSTER_CHECKPOINT_DIR"] == str(old / "checkpoints") == here.env["DSCLUSTER_CHECKPOINT_DIR"]
+    dirs = {dict(e.split("=", 1) for e in r.program.env)["DSCLUSTER_CHECKPOINT_DIR"] for r in (on_two, here)}
+    assert dirs == {str(old / "checkpoints")}
     with pytest.raises(UsageError, match="different places to restart on"):
         service.restart(ref, hostfile="/work/two-nodes", local=2)

@@ -13,7 +13,7 @@ import pytest
 from dscluster.cluster import identity
 from dscluster.cluster.spec import ClusterSpec, load_spec
 from dscluster.launcher.plan import build_plan
-from dscluster.runs.preparing.options import LaunchOptions
+from dscluster.runs.preparing.options import RunRequest
 from dscluster.runs.preparing.prepare import prepare
 from dscluster.runs.records import store
 from dscluster.runs.records.record import RECORD_VERSION, LaunchSpec, RunRecord
@@ -69,7 +69,7 @@ def _cluster(tmp_path: Path) -> tuple[Path, ClusterSpec]:
 def test_a_new_record_is_versioned_and_round_trips(dscluster_home, tmp_path, monkeypatch):
     project, _ = _cluster(tmp_path)
     monkeypatch.chdir(project)
-    prep = prepare(LaunchOptions(command=["train.py"], hostfile="hostfile", skip_doctor=True))
+    prep = prepare(RunRequest.of(command=["train.py"], hostfile="hostfile", skip_doctor=True))
     run_dir = store.create_run(prep.shared, prep.record)
     written = json.loads((run_dir / "run.json").read_text())
     assert written["version"] == RECORD_VERSION
@@ -84,7 +84,7 @@ def test_a_run_reaches_its_nodes_from_another_directory_after_its_hostfile_is_ed
     # supervisor runs with cwd "/", and `stop` may run anywhere: both must find the same nodes and identity.
     project, spec = _cluster(tmp_path)
     monkeypatch.chdir(project)
-    prep = prepare(LaunchOptions(command=["train.py"], hostfile="hostfile", skip_doctor=True))
+    prep = prepare(RunRequest.of(command=["train.py"], hostfile="hostfile", skip_doctor=True))
     at_launch = node_links(prep.record)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -101,29 +101,28 @@ def test_a_run_reaches_its_nodes_from_another_directory_after_its_hostfile_is_ed
 def test_a_record_from_before_the_recorded_spec_still_reaches_its_nodes(dscluster_home, tmp_path, monkeypatch):
     project, _ = _cluster(tmp_path)
     monkeypatch.chdir(project)
-    prep = prepare(LaunchOptions(command=["train.py"], cluster=str(project / "dscluster.toml"), skip_doctor=True))
+    prep = prepare(RunRequest.of(command=["train.py"], cluster=str(project / "dscluster.toml"), skip_doctor=True))
     old = dataclasses.replace(prep.record, launch=dataclasses.replace(prep.record.launch, cluster_spec=None))
     assert list(node_links(old)) == ["node1", "node2"]  # resolved from its `cluster_arg`, as it was launched
 
 
 def test_a_restart_runs_on_the_recorded_cluster_from_anywhere(dscluster_home, tmp_path, monkeypatch):
-    import dataclasses
 
     from dscluster.runs import service
 
     project, _ = _cluster(tmp_path)
     monkeypatch.chdir(project)
-    prep = prepare(LaunchOptions(command=["train.py"], hostfile="hostfile", skip_doctor=True))
+    prep = prepare(RunRequest.of(command=["train.py"], hostfile="hostfile", skip_doctor=True))
     run_dir = store.create_run(prep.shared, prep.record)
     store.write_record(run_dir, store.read_record(run_dir).replace(status="failed"))
     monkeypatch.chdir(tmp_path)
     (project / "hostfile").write_text("node1 slots=1\n")
     request, _ = service.restart_request(run_dir)
-    again = prepare(dataclasses.replace(service.options(request), skip_doctor=True))
+    again = prepare(service.resolved(request).but(skip_doctor=True))
     assert again.record.launch.hosts == (("node1", 1), ("node2", 1)) and again.record.cluster == "rec"
     assert again.record.launch.cwd == str(project)  # the program is found where it was launched
     elsewhere, _ = service.restart_request(run_dir, hostfile=str(project / "hostfile"))
-    assert elsewhere.cluster_spec is None and elsewhere.cluster == str(project / "hostfile")
+    assert elsewhere.place.cluster_spec is None and elsewhere.place.cluster == str(project / "hostfile")
 
 
 def test_a_recorded_spec_gets_the_spec_files_checks(dscluster_home, tmp_path, monkeypatch):
@@ -132,7 +131,7 @@ def test_a_recorded_spec_gets_the_spec_files_checks(dscluster_home, tmp_path, mo
 
     project, _ = _cluster(tmp_path)
     monkeypatch.chdir(project)
-    prep = prepare(LaunchOptions(command=["train.py"], hostfile="hostfile", skip_doctor=True))
+    prep = prepare(RunRequest.of(command=["train.py"], hostfile="hostfile", skip_doctor=True))
     data = prep.record.to_json()
     data["launch"]["cluster_spec"]["nodes"][1]["address"] = "10.77.0.3\n  ProxyCommand touch /tmp/owned"
     with pytest.raises(ConfigError):
@@ -144,7 +143,7 @@ def test_a_record_written_by_this_code_reads_and_writes_back_byte_for_byte(dsclu
     # (a listing's directory, the fields' bookkeeping) ever reaches it.
     project, _ = _cluster(tmp_path)
     monkeypatch.chdir(project)
-    prep = prepare(LaunchOptions(command=["train.py"], hostfile="hostfile", skip_doctor=True))
+    prep = prepare(RunRequest.of(command=["train.py"], hostfile="hostfile", skip_doctor=True))
     run_dir = store.create_run(prep.shared, prep.record)
     first = (run_dir / "run.json").read_bytes()
     store.write_record(run_dir, store.read_record(run_dir))
@@ -243,13 +242,15 @@ def test_an_old_record_restarts_and_stops_through_the_service(path, dscluster_ho
     (run_dir / "run.json").write_text(json.dumps({**data, "status": "failed"}))
     request, record = service.restart_request(run_dir, env={"HF_TOKEN": "again"} if "HF_TOKEN" in data["env"] else None)
     launch = data["launch"]
-    assert record.id == data["id"] and request.program == launch["program"]
-    assert request.args[:len(launch["args"])] == launch["args"] and request.max_restarts == launch["max_restarts"]
-    assert {k: request.env[k] for k in launch["env"]} == launch["env"]
+    prog, env = request.program, dict(e.split("=", 1) for e in request.program.env)
+    assert record.id == data["id"] and prog.program == launch["program"]
+    assert list(prog.args[:len(launch["args"])]) == launch["args"]
+    assert request.supervision.max_restarts == launch["max_restarts"]
+    assert {k: env[k] for k in launch["env"]} == launch["env"]
     if launch["launcher"] == "local":
-        assert request.nprocs == launch["local_procs"] and request.cluster is None
+        assert request.place.local == launch["local_procs"] and request.place.cluster is None
     else:
-        assert request.cluster == launch["cluster_arg"] and request.env["HF_TOKEN"] == "again"
+        assert request.place.cluster == launch["cluster_arg"] and env["HF_TOKEN"] == "again"
     assert service.stop(run_dir) == {"id": data["id"], "status": "failed", "stopping": False}
 
 
@@ -260,7 +261,7 @@ def test_the_supervisor_is_handed_the_record_run_json_holds(dscluster_home, tmp_
 
     project, _ = _cluster(tmp_path)
     monkeypatch.chdir(project)
-    prep = prepare(LaunchOptions(command=["train.py"], hostfile="hostfile", skip_doctor=True))
+    prep = prepare(RunRequest.of(command=["train.py"], hostfile="hostfile", skip_doctor=True))
     handed = []
     monkeypatch.setattr(start, "start_supervisor", lambda run_dir, record, secrets: handed.append(record) or 4242)
     run_id = start.launch_run(prep.shared, prep.record, prep.secrets)

@@ -204,9 +204,9 @@ def test_openmpi_single_slots_refused_up_front_whole_hosts_through_the_hostfile(
     monkeypatch.setattr("dscluster.runs.supervising.nodes.transport_env", lambda *a, **k: {})
     base = dict(command=[str(script)], cluster_spec=spec, launcher="openmpi", cwd=str(tmp_path), skip_doctor=True)
     with pytest.raises(UsageError) as err:
-        prep_mod.prepare(opts_mod.LaunchOptions(**base, runner=RunnerFlags(exclude="node2:0")), dry_run=True)
+        prep_mod.prepare(opts_mod.RunRequest.of(**base, runner=RunnerFlags(exclude="node2:0")), dry_run=True)
     assert err.value.setting == "--exclude" and "OpenMPI" in err.value.message
-    rec = prep_mod.prepare(opts_mod.LaunchOptions(**base, runner=RunnerFlags(exclude="node2")), dry_run=True).record
+    rec = prep_mod.prepare(opts_mod.RunRequest.of(**base, runner=RunnerFlags(exclude="node2")), dry_run=True).record
     assert rec.launch.hosts == (("node1", 2),) and rec.launch.include is None
 
 
@@ -216,24 +216,24 @@ def test_slurm_include_becomes_slurms_node_selection(dscluster_home, tmp_path, m
     from dscluster.runs.preparing import options as opts_mod
 
     slurm = backends.get("slurm")
-    opts = opts_mod.LaunchOptions(command=["t.py"], launcher="slurm", runner=RunnerFlags(include="n1@n3"))
+    opts = opts_mod.RunRequest.of(command=["t.py"], launcher="slurm", runner=RunnerFlags(include="n1@n3"))
     ask = slurm.request(opts, None)
     assert ask.nodes == 2 and "--nodelist=n1,n3" in ask_args(ask)
-    ask = slurm.request(opts_mod.LaunchOptions(command=["t.py"], launcher="slurm",
+    ask = slurm.request(opts_mod.RunRequest.of(command=["t.py"], launcher="slurm",
                                                runner=RunnerFlags(exclude="n2", num_gpus=2)), None)
     assert "--exclude=n2" in ask_args(ask) and ask.tasks_per_node == 2
     with pytest.raises(UsageError, match="whole nodes"):
-        slurm.request(opts_mod.LaunchOptions(command=["t.py"], launcher="slurm",
+        slurm.request(opts_mod.RunRequest.of(command=["t.py"], launcher="slurm",
                                              runner=RunnerFlags(include="n1:0")), None)
     with pytest.raises(UsageError, match="disagree"):
-        slurm.check_request(opts_mod.LaunchOptions(command=["t.py"], launcher="slurm",
+        slurm.check_request(opts_mod.RunRequest.of(command=["t.py"], launcher="slurm",
                                                    runner=RunnerFlags(num_nodes=3),
                                                    scheduler=SlurmAsk(nodes=2, tasks_per_node=0)))
 
 
 def test_deepspeed_env_files_reach_the_ranks_and_are_recorded(dscluster_home, tmp_path, monkeypatch):
     from dscluster.launcher.plan import RANK_HOOK
-    from dscluster.runs.preparing.options import LaunchOptions
+    from dscluster.runs.preparing.options import RunRequest
     from dscluster.runs.preparing.prepare import dry_run_text, prepare
 
     home, work = tmp_path / "home", tmp_path / "work"
@@ -243,7 +243,7 @@ def test_deepspeed_env_files_reach_the_ranks_and_are_recorded(dscluster_home, tm
     (home / ".deepspeed_env").write_text("PYTHONPATH=/home/lib\nFOO=home\n")
     (work / ".deepspeed_env").write_text("FOO=work\n\nHF_TOKEN=hf_secret\n")
     (work / "t.py").write_text("print(1)\n")
-    prep = prepare(LaunchOptions(command=["t.py"], local=1, cwd=str(work), env=["BAR=1"]), dry_run=True)
+    prep = prepare(RunRequest.of(command=["t.py"], local=1, cwd=str(work), env=["BAR=1"]), dry_run=True)
     rec = prep.record
     assert rec.deepspeed_env == {"files": [str(home / ".deepspeed_env"), str(work / ".deepspeed_env")],
                                  "names": ["FOO", "HF_TOKEN", "PYTHONPATH"]}
@@ -254,4 +254,4 @@ def test_deepspeed_env_files_reach_the_ranks_and_are_recorded(dscluster_home, tm
     assert f"PYTHONPATH={RANK_HOOK}:/home/lib\n" in text and "hf_secret" not in text
     (work / ".deepspeed_env").write_text("just words\n")
     with pytest.raises(ConfigError, match="line 1"):
-        prepare(LaunchOptions(command=["t.py"], local=1, cwd=str(work)), dry_run=True)
+        prepare(RunRequest.of(command=["t.py"], local=1, cwd=str(work)), dry_run=True)

@@ -13,7 +13,7 @@ from dscluster import batchplan
 from dscluster.batchplan import Batch, plan
 from dscluster.errors import UsageError
 from dscluster.runs.preparing import shrink
-from dscluster.runs.preparing.options import LaunchOptions
+from dscluster.runs.preparing.options import RunRequest
 from dscluster.runs.preparing.prepare import prepare
 
 SCRIPT = str(Path(__file__).resolve().parents[1] / "data" / "min_ds_script.py")
@@ -119,7 +119,7 @@ def _cfg(tmp_path, **batch) -> str:
 def test_a_restart_on_fewer_ranks_hands_the_ranks_a_ds_config_that_keeps_the_global_batch(dscluster_home, tmp_path):
     # The user's ds_config names all three keys for 3 ranks: as written it is invalid on 2.
     cfg = _cfg(tmp_path, train_batch_size=24, train_micro_batch_size_per_gpu=4, gradient_accumulation_steps=2)
-    prep = prepare(LaunchOptions(command=[SCRIPT, "--deepspeed", "--deepspeed_config", cfg], local=2,
+    prep = prepare(RunRequest.of(command=[SCRIPT, "--deepspeed", "--deepspeed_config", cfg], local=2,
                                  cwd=str(tmp_path), keep_batch=Batch(4, 2, 3)))
     rec, launch = prep.record.to_json(), prep.record.to_json()["launch"]
     assert rec["ds_config"]["gradient_accumulation_steps"] == 3 and rec["ds_config"]["train_batch_size"] == 24
@@ -132,7 +132,7 @@ def test_a_restart_on_fewer_ranks_hands_the_ranks_a_ds_config_that_keeps_the_glo
 
 
 def test_a_restart_of_the_reference_trainer_without_a_config_gets_one_with_the_batch_keys(dscluster_home, tmp_path):
-    prep = prepare(LaunchOptions(command=["dscluster.train", "--steps", "4"], module=True, local=2,
+    prep = prepare(RunRequest.of(command=["dscluster.train", "--steps", "4"], module=True, local=2,
                                  cwd=str(tmp_path), keep_batch=Batch(8, 1, 3)))
     launch = prep.record.to_json()["launch"]
     assert json.loads(launch["ds_config_text"]) == {"train_batch_size": 24, "train_micro_batch_size_per_gpu": 6,
@@ -143,7 +143,7 @@ def test_a_restart_of_the_reference_trainer_without_a_config_gets_one_with_the_b
 
 def test_a_restart_on_the_same_world_size_changes_nothing(dscluster_home, tmp_path):
     cfg = _cfg(tmp_path, train_micro_batch_size_per_gpu=4, gradient_accumulation_steps=2)
-    prep = prepare(LaunchOptions(command=[SCRIPT, "--deepspeed_config", cfg], local=2, cwd=str(tmp_path),
+    prep = prepare(RunRequest.of(command=[SCRIPT, "--deepspeed_config", cfg], local=2, cwd=str(tmp_path),
                                  keep_batch=Batch(4, 2, 2)))
     assert "batch_plan" not in prep.record.to_json() and prep.record.to_json()["ds_config"]["train_batch_size"] == 16
 
@@ -169,7 +169,8 @@ def test_restart_hosts_reach_the_launch_as_a_whole_node_include(dscluster_home, 
         service.restart(run_dir, hosts="node1", local=2)
     assert service.restart(run_dir, hosts="node3,node1") == "new-run"
     request = captured[0]
-    assert request.hosts == ("node1", "node3") and request.allow_shrink
-    assert request.keep_batch == Batch(8, 1, 3)  # the trainer's default config on the run's 3 ranks
-    opts = service.options(request)
-    assert opts.runner.include == "node1@node3" and opts.allow_shrink and opts.keep_batch == Batch(8, 1, 3)
+    assert request.runner.include == "node1@node3" and request.supervision.allow_shrink
+    assert request.carried.keep_batch == Batch(8, 1, 3)  # the trainer's default config on the run's 3 ranks
+    opts = service.resolved(request)
+    assert opts.runner.include == "node1@node3" and opts.supervision.allow_shrink
+    assert opts.carried.keep_batch == Batch(8, 1, 3)

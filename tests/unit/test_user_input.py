@@ -21,7 +21,7 @@ from dscluster.cluster.spec import load_spec, resolve_spec, spec_from_hostfile
 from dscluster.errors import ConfigError, ExitCode, UsageError
 from dscluster.runs.preparing import prepare as lp
 from dscluster.runs.preparing import program as lprog
-from dscluster.runs.preparing.options import LaunchOptions
+from dscluster.runs.preparing.options import RunRequest
 from dscluster.runs.preparing.prepare import prepare
 
 SCRIPT = str(Path(__file__).resolve().parents[1] / "data" / "min_ds_script.py")
@@ -58,7 +58,7 @@ def test_a_ds_config_with_comments_and_trailing_commas_is_read_as_deepspeed_read
 def test_the_resolved_hjson_config_is_recorded_as_plain_json(dscluster_home, tmp_path):
     path = tmp_path / "ds.json"
     path.write_text(HJSON_CONFIG)
-    prep = prepare(LaunchOptions(command=[SCRIPT, "--deepspeed", "--deepspeed_config", str(path)], local=2,
+    prep = prepare(RunRequest.of(command=[SCRIPT, "--deepspeed", "--deepspeed_config", str(path)], local=2,
                                  skip_doctor=True, cwd=str(tmp_path)))
     assert prep.record.to_json()["ds_config"]["train_batch_size"] == 4
     assert json.loads(json.dumps(prep.record.to_json()["ds_config"], allow_nan=False)) == prep.record.to_json()["ds_config"]
@@ -162,7 +162,7 @@ def test_launch_refuses_two_configs_before_validating_either(dscluster_home, tmp
     good.write_text('{"train_micro_batch_size_per_gpu": 1}')
     bad.write_text('{"train_micro_batch_size_per_gpu": 0}')
     with pytest.raises(UsageError, match="2 times"):
-        prepare(LaunchOptions(command=[SCRIPT, "--deepspeed_config", str(good), "--deepspeed_config", str(bad)],
+        prepare(RunRequest.of(command=[SCRIPT, "--deepspeed_config", str(good), "--deepspeed_config", str(bad)],
                               local=1, skip_doctor=True, cwd=str(tmp_path)))
 
 
@@ -198,7 +198,7 @@ def test_a_directory_given_as_the_script_is_named_a_directory(dscluster_home, tm
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__main__.py").write_text("")
     with pytest.raises(ConfigError) as err:
-        prepare(LaunchOptions(command=["pkg"], local=1, skip_doctor=True, cwd=str(tmp_path)))
+        prepare(RunRequest.of(command=["pkg"], local=1, skip_doctor=True, cwd=str(tmp_path)))
     assert "is a directory" in err.value.message and "-m pkg" in err.value.hint
 
 
@@ -253,7 +253,7 @@ def test_a_launch_whose_ranks_will_compile_says_what_how_long_and_how_to_prebuil
     monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path / "ext"))  # an empty cache: nothing built
     cfg = tmp_path / "ds.json"
     cfg.write_text('{"train_micro_batch_size_per_gpu": 1, "optimizer": {"type": "Adam", "params": {"lr": 1e-3}}}')
-    prep = prepare(LaunchOptions(command=[SCRIPT, "--deepspeed_config", str(cfg)], local=1, skip_doctor=True,
+    prep = prepare(RunRequest.of(command=[SCRIPT, "--deepspeed_config", str(cfg)], local=1, skip_doctor=True,
                                  cwd=str(tmp_path)))
     builds = prep.record.to_json()["first_run_builds"]
     assert builds["ops"][0] == "fused_adam" and builds["accelerator"] == "cpu"
@@ -263,7 +263,7 @@ def test_a_launch_whose_ranks_will_compile_says_what_how_long_and_how_to_prebuil
     for name in builds["ops"]:  # once built, nothing to announce
         (tmp_path / "ext" / name).mkdir(parents=True)
         (tmp_path / "ext" / name / f"{name}.so").write_bytes(b"")
-    prep = prepare(LaunchOptions(command=[SCRIPT, "--deepspeed_config", str(cfg)], local=1, skip_doctor=True,
+    prep = prepare(RunRequest.of(command=[SCRIPT, "--deepspeed_config", str(cfg)], local=1, skip_doctor=True,
                                  cwd=str(tmp_path)))
     assert prep.record.to_json()["first_run_builds"] is None and lp.first_run_notice(prep.record) is None
 

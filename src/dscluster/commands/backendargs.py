@@ -29,7 +29,7 @@ def add_backend_options(p: argparse.ArgumentParser, command: str) -> None:
 
 
 def scheduler_request(args: argparse.Namespace) -> Any | None:
-    """The scheduler request the backends' options give (LaunchOptions.scheduler); None when none was given."""
+    """The scheduler request the backends' options give (RunRequest.scheduler); None when none was given."""
     given = vars(args)
     return next((r for b in backends.every() if (r := b.request_from(given)) is not None), None)
 

@@ -8,11 +8,11 @@ import sys
 from dscluster import console
 from dscluster.errors import ExitCode
 from dscluster.i18n import tr
-from dscluster.runs.preparing.options import LaunchOptions
+from dscluster.runs.preparing.options import RunRequest
 from dscluster.runs.preparing.prepare import dry_run_text
 
 
-def submit(opts: LaunchOptions, *, attach: bool | None, dry_run: bool) -> int:
+def submit(opts: RunRequest, *, attach: bool | None, dry_run: bool) -> int:
     from dscluster.runs import service
 
     if dry_run:

@@ -245,11 +245,11 @@ def _corpus(args: argparse.Namespace, shared: Path) -> Path:
 
 
 def _options(args: argparse.Namespace, target: Target, data_dir: Path):
-    """(the run's LaunchOptions, device type, processes on this machine): the reference trainer with the
+    """(the run's RunRequest, device type, processes on this machine): the reference trainer with the
     device's ds_config and step count, its threads sized to the cores the processes share."""
+    from dscluster.commands.launch import request_from_args  # noqa: PLC0415
     from dscluster.commands.runnerargs import flags_from_args  # noqa: PLC0415
-    from dscluster.runs import service
-    from dscluster.runs.preparing.options import LaunchOptions  # noqa: PLC0415
+    from dscluster.runs import service  # noqa: PLC0415
 
     cluster, shared = target.cluster, target.shared
     device_type, procs = _detect(args)
@@ -266,15 +266,11 @@ def _options(args: argparse.Namespace, target: Target, data_dir: Path):
     if device_type == "cpu" and sharing and not any(e.startswith("OMP_NUM_THREADS=") for e in env):
         # One BLAS thread pool per process, sized so the processes do not fight over the cores.
         env.append(f"OMP_NUM_THREADS={max(1, (os.cpu_count() or 1) // sharing)}")
-    opts = LaunchOptions(
-        command=["dscluster.train", *trainer_args(steps=args.steps, preset=args.preset, data=data_dir,
-                                                  ds_config=cfg_path, save_interval=args.save_interval,
-                                                  keep=args.keep)],
-        module=True, cluster=cluster, local=None if cluster else procs, launcher=args.launcher, name=args.name,
-        env=env, max_restarts=args.max_restarts, stall_timeout=args.stall_timeout,
-        heartbeat_timeout=args.heartbeat_timeout, restart_wait=args.restart_wait, skip_doctor=args.skip_doctor,
-        cwd=str(shared) if cluster else None, runner=flags, wait=args.wait, share_gpus=args.share_gpus,
-        unwritten_configs={str(cfg_path): ds_config} if args.dry_run else None)
+    command = ["dscluster.train", *trainer_args(steps=args.steps, preset=args.preset, data=data_dir, ds_config=cfg_path,
+                                                save_interval=args.save_interval, keep=args.keep)]
+    opts = request_from_args(args, command, True, cluster=cluster, hostfile=None, local=None if cluster else procs,
+                             env=env, cwd=str(shared) if cluster else None,
+                             unwritten_configs={str(cfg_path): ds_config} if args.dry_run else None)
     return opts, device_type, procs
 
 

@@ -15,7 +15,7 @@ from dscluster.errors import ExitCode
 from dscluster.i18n import tr
 from dscluster.launcher import backends
 from dscluster.resultout import captured, result_stdout
-from dscluster.runs.preparing.options import DEFAULTS, LaunchOptions
+from dscluster.runs.preparing.options import DEFAULTS, FIELDS, RunRequest
 from dscluster.runs.preparing.prepare import dry_run_text, first_run_notice, prepare
 from dscluster.runs.records import store
 from dscluster.runs.records.record import RunRecord
@@ -88,15 +88,14 @@ def register(sub) -> None:
     p.set_defaults(func=handle)
 
 
-def options_from_args(args: argparse.Namespace, command: list[str], module: bool) -> LaunchOptions:
-    return LaunchOptions(command=command, module=module, cluster=args.cluster, hostfile=args.hostfile,
-                         local=args.local, launcher=args.launcher, name=args.name, env=args.env,
-                         max_restarts=args.max_restarts, stall_timeout=args.stall_timeout,
-                         heartbeat_timeout=args.heartbeat_timeout,
-                          restart_wait=args.restart_wait, skip_doctor=args.skip_doctor, runner=flags_from_args(args),
-                          scheduler=scheduler_request(args), allow_shrink=args.allow_shrink,
-                          exclude_unhealthy=args.exclude_unhealthy, wait=args.wait,
-                          share_gpus=args.share_gpus)
+def request_from_args(args: argparse.Namespace, command: list[str], module: bool, *, scheduler=None,
+                      **given) -> RunRequest:
+    """The run request of launch's (or demo's) parsed arguments: each option whose `dest` names a setting of
+    the request (runs/preparing/options.py) is passed on as it is; `given` adds or overrides settings (None: the
+    default)."""
+    settings = {k: getattr(args, k) for k in FIELDS if hasattr(args, k)}
+    return RunRequest.of(command=command, **{**settings, "module": module, **given}, runner=flags_from_args(args),
+                         scheduler=scheduler)
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -106,7 +105,7 @@ def handle(args: argparse.Namespace) -> int:
     module = args.module
     if command[:1] == ["-m"]:
         module, command = True, command[1:]
-    opts = options_from_args(args, command, module)
+    opts = request_from_args(args, command, module, scheduler=scheduler_request(args))
     if batch_requested(args):
         from dscluster.commands.batch import submit
 
@@ -114,7 +113,7 @@ def handle(args: argparse.Namespace) -> int:
     return start(opts, attach=args.attach, dry_run=args.dry_run, as_json=args.json)
 
 
-def start(opts: LaunchOptions, *, attach: bool | None, dry_run: bool, as_json: bool = False) -> int:
+def start(opts: RunRequest, *, attach: bool | None, dry_run: bool, as_json: bool = False) -> int:
     """Validate, then start (or print) the run through the runs service. Shared by `launch` and `demo`. When
     a script reads stdout (detached into a pipe, or --json) it gets the result alone: everything before it
     goes to stderr."""

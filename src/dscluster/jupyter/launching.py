@@ -1,4 +1,4 @@
-"""The panel's (and the notebook API's) launch form: its fields parsed into a `runs.service.RunRequest`.
+"""The panel's (and the notebook API's) launch form: its fields parsed into a `runs.options.RunRequest`.
 
 The request is checked completely (fields here; program, cluster and the DeepSpeed config against the
 cluster's world size in the service) before anything starts, so a bad form answers 400 with the message
@@ -16,7 +16,7 @@ import shlex
 from dscluster.errors import ConfigError, UsageError
 from dscluster.i18n import tr
 from dscluster.jupyter import clusterview
-from dscluster.runs.service import RunRequest
+from dscluster.runs.preparing.options import RunRequest
 
 MAX_RESTARTS_LIMIT = 50
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
@@ -134,8 +134,8 @@ def parse_launch(body: dict, cwd: str | None = None) -> RunRequest:
     if not isinstance(wait, bool):
         raise UsageError(tr("'wait' must be true or false"),
                          tr("wait=True queues the run until its GPUs are free"), setting="wait")
-    return RunRequest(program=program, module=module, args=args, config=config, config_path=config_path,
-                      cluster=cluster.strip() if cluster else None,
-                      nprocs=_int_field(body, "nprocs", None, 1, 64),
-                      max_restarts=_int_field(body, "max_restarts", 0, 0, MAX_RESTARTS_LIMIT),
-                      name=name, cwd=cwd, env=env, wait=wait)
+    return RunRequest.of(program=program, module=module, args=args, config=config, config_path=config_path,
+                         cluster=cluster.strip() if cluster else None, here_by_default=True,
+                         local=_int_field(body, "nprocs", None, 1, 64),
+                         max_restarts=_int_field(body, "max_restarts", 0, 0, MAX_RESTARTS_LIMIT),
+                         name=name, cwd=cwd, env=[f"{k}={v}" for k, v in env.items()], wait=wait)

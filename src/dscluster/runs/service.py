@@ -1,9 +1,8 @@
 """The runs service: the one way a run is started, restarted and stopped, whatever view asked.
 
 `dscluster launch`, `dscluster demo`, `dscluster restart`, the Python API (`dscluster.launch`,
-`Run.restart`) and the JupyterLab panel each parse their own input into `LaunchOptions` (or a
-`RunRequest`, for the views that take a program, its arguments and an inline DeepSpeed config), then call
-`start`, `launch`, `restart` or `stop` here. Every start passes through `runs.preparing.prepare.prepare`, so
+`Run.restart`) and the JupyterLab panel each parse their own input into one `runs.preparing.options.RunRequest`,
+then call `start`, `launch`, `restart` or `stop` here. Every start passes through `runs.preparing.prepare.prepare`, so
 each one gets the same checks (program, cluster, ds_config for the real world size, doctor's fast checks
 on the nodes or, on this machine, the stale DeepSpeed JIT lock) and the same run record.
 """
@@ -18,19 +17,18 @@ import secrets
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from dscluster import fsutil, paths
-from dscluster.cluster.spec import ClusterSpec
 from dscluster.errors import ConfigError, DsclusterError, UsageError
 from dscluster.i18n import tr
 from dscluster.launcher import backends
 from dscluster.launcher.runnerflags import RunnerFlags
 from dscluster.runs.leases import leasing
 from dscluster.runs.leases.rules import WAITING
-from dscluster.runs.preparing.options import LaunchOptions
+from dscluster.runs.preparing.options import RunRequest
 from dscluster.runs.preparing.prepare import Prepared, prepare
 from dscluster.runs.preparing.program import find_ds_config
 from dscluster.runs.records import store
@@ -54,15 +52,16 @@ class Started:
     prepared: Prepared
 
 
-def start(opts: LaunchOptions) -> Started:
+def start(request: RunRequest) -> Started:
     """Check everything (`prepare`), write the run record and start its detached supervisor."""
     from dscluster.runs.preparing.start import launch_run
 
+    opts = resolved(request)
     begun = time.monotonic()
     prepared = prepare(opts)  # the checks (the preflight's ssh to every node among them)
     checks_s = round(time.monotonic() - begun, 2)
     # The run's GPUs, taken before anything starts: refused when another run holds them, or queued (--wait).
-    claim = leasing.claim_at_launch(prepared.record, prepared.shared, wait=opts.wait)
+    claim = leasing.claim_at_launch(prepared.record, prepared.shared, wait=opts.gpus.wait)
     if claim is not None and claim.state == WAITING:
         prepared = dataclasses.replace(prepared, record=prepared.record.replace(status=leasing.QUEUED))
     try:
@@ -77,7 +76,7 @@ def start(opts: LaunchOptions) -> Started:
 def inline_ds_config(shared: Path, config: dict[str, Any], prefix: str = "ds_config", *, write: bool = True) -> Path:
     """An inline DeepSpeed config (the demo's, a panel form's, a notebook's dict) as a file on shared storage,
     named by its content: every node reads the same file, and a rerun with the same config reuses it. A dry
-    run (`write=False`) only names it: prepare reads the config from LaunchOptions.unwritten_configs."""
+    run (`write=False`) only names it: prepare reads the config from Carried.unwritten_configs."""
     text = json.dumps(config, indent=2, sort_keys=True) + "\n"
     path = Path(shared) / INLINE_CONFIGS / f"{prefix}-{hashlib.sha256(text.encode()).hexdigest()[:12]}.json"
     if write and not _reusable(path, text):
@@ -106,41 +105,14 @@ def _reusable(path: Path, text: str) -> bool:
         return f.read(len(text.encode()) + 1) == text.encode()
 
 
-def given_files(opts: LaunchOptions) -> dict[str, str]:
-    """The inline configs `options` named inside the run's own directory: name -> text, written when the
+def given_files(opts: RunRequest) -> dict[str, str]:
+    """The inline configs `resolved` named inside the run's own directory: name -> text, written when the
     directory is made (store.create_run)."""
-    if opts.run_id is None or not opts.unwritten_configs:
+    carried = opts.carried
+    if carried.run_id is None or not carried.unwritten_configs:
         return {}
     return {Path(path).name: json.dumps(config, indent=2, sort_keys=True) + "\n"
-            for path, config in opts.unwritten_configs.items() if Path(path).parent.name == opts.run_id}
-
-
-@dataclass
-class RunRequest:
-    """A run asked for by program and arguments (the panel's form, `dscluster.launch(...)`, a restart):
-    `options` turns it into the `LaunchOptions` every start goes through."""
-
-    program: str
-    module: bool = False
-    args: list[str] = field(default_factory=list)
-    config: dict | None = None  # inline DeepSpeed config; None: the args name one, or the trainer builds one
-    config_path: str | None = None
-    cluster: str | None = None
-    nprocs: int | None = None  # processes on this machine when no cluster is given or found
-    max_restarts: int = 0
-    name: str | None = None
-    cwd: str | None = None
-    env: dict[str, str] = field(default_factory=dict)  # for every rank (secret-looking names masked)
-    launcher: str | None = None  # the spec's by default
-    stall_timeout: float | None = None  # None: the launcher's defaults
-    restart_wait: float | None = None
-    cluster_spec: ClusterSpec | None = None  # the cluster as resolved already (a restart's, as recorded)
-    allow_shrink: bool = False  # a node lost past restart_wait: continue on the nodes that remain
-    exclude_unhealthy: bool = False  # leave out the nodes the last doctor check or failed run points to
-    hosts: tuple[str, ...] = ()  # node names of the cluster spec to run on (restart --hosts); () = all
-    keep_batch: object | None = None  # batchplan.Batch of the run a restart continues
-    wait: bool = False  # GPUs another run holds: queue the run (status "queued") instead of refusing it
-    share_gpus: bool = False  # take no GPU leases (a restart of a run launched with --share-gpus)
+            for path, config in carried.unwritten_configs.items() if Path(path).parent.name == carried.run_id}
 
 
 def _default_spec_exists() -> bool:
@@ -153,50 +125,45 @@ def _default_spec_exists() -> bool:
         return False
 
 
-def options(request: RunRequest) -> LaunchOptions:
-    """The launch options of a request: this machine (`nprocs`, 1 by default) when no cluster is given or
-    found; an inline config written where the ranks read it and passed as `--deepspeed_config`."""
-    local = None
-    shared = None
-    run_id = given = None
-    if not request.cluster and request.cluster_spec is None and (request.nprocs or not _default_spec_exists()):
-        local = request.nprocs or 1
+def resolved(request: RunRequest) -> RunRequest:
+    """The request as `prepare` takes it: on this machine (`local`, 1 by default) when it may be
+    (`here_by_default`) and no cluster is given or found; an inline config (or `config_path`) passed as
+    `--deepspeed_config` unless the args name one, the inline one read from the run's own directory."""
+    place, prog = request.place, request.program
+    if place.here_by_default:
+        here = not place.cluster and place.cluster_spec is None and (place.local or not _default_spec_exists())
+        request = request.but(local=(place.local or 1) if here else None, here_by_default=False)
+    if find_ds_config(list(prog.args)) is not None or (prog.config is None and not prog.config_path):
+        return request
+    if prog.config is None:
+        return request.but(args=_with_config(prog.args, prog.config_path), config_path=None)
+    if request.place.local:
         shared = paths.local_shared()
-    args = list(request.args)
-    if find_ds_config(args) is None and (request.config is not None or request.config_path):
-        if request.config is not None:
-            if shared is None:
-                from dscluster.cluster.spec import resolve_spec
+    else:
+        from dscluster.cluster.spec import resolve_spec
 
-                shared = Path((request.cluster_spec or resolve_spec(request.cluster)).shared_dir)
-            from dscluster.runs.preparing.prepare import run_name  # noqa: PLC0415
+        shared = Path((place.cluster_spec or resolve_spec(place.cluster)).shared_dir)
+    from dscluster.runs.preparing.prepare import run_name  # noqa: PLC0415
 
-            run_id = store.new_run_id(run_name(request.name, request.program, request.module))
-            ref = str(store.run_path(shared, run_id) / GIVEN_DS_CONFIG)
-            given = {ref: request.config}  # read from here by prepare; written with the run directory
-        else:
-            ref = request.config_path
-        args += (["--deepspeed"] if "--deepspeed" not in args else []) + ["--deepspeed_config", ref]
-    tuning = {k: v for k, v in (("stall_timeout", request.stall_timeout), ("restart_wait", request.restart_wait))
-              if v is not None}
-    return LaunchOptions(command=[request.program, *args], module=request.module, cluster=request.cluster,
-                         local=local, name=request.name, max_restarts=request.max_restarts, cwd=request.cwd,
-                         env=[f"{k}={v}" for k, v in request.env.items()], launcher=request.launcher,
-                         cluster_spec=request.cluster_spec, allow_shrink=request.allow_shrink,
-                         exclude_unhealthy=request.exclude_unhealthy,
-                         keep_batch=request.keep_batch, wait=request.wait, share_gpus=request.share_gpus,
-                         runner=RunnerFlags(include="@".join(request.hosts) if request.hosts else None),
-                         run_id=run_id, unwritten_configs=given, **tuning)
+    run_id = store.new_run_id(run_name(prog.name, prog.program, prog.module))
+    ref = str(store.run_path(shared, run_id) / GIVEN_DS_CONFIG)
+    # Read from here by prepare; written with the run directory (given_files).
+    return request.but(args=_with_config(prog.args, ref), config=None, run_id=run_id,
+                       unwritten_configs={ref: prog.config})
+
+
+def _with_config(args: tuple[str, ...], ref: str) -> tuple[str, ...]:
+    return (*args, *(["--deepspeed"] if "--deepspeed" not in args else []), "--deepspeed_config", ref)
 
 
 def prepare_request(request: RunRequest) -> Prepared:
     """Everything `dscluster launch` checks, for a request (the panel's "check" button)."""
-    return prepare(options(request))
+    return prepare(resolved(request))
 
 
 def launch(request: RunRequest) -> str:
     """Start a request; returns the run id."""
-    return start(options(request)).run_id
+    return start(request).run_id
 
 
 # ---- stop --------------------------------------------------------------------------------------------
@@ -288,15 +255,15 @@ def restart_request(run_dir: Path, env: dict[str, str] | None = None, hostfile: 
         # the new run continues from the old run's committed steps, as the trainer does with --save-dir.
         recorded_env = {"DSCLUSTER_CHECKPOINT_DIR": str(save_dir), **recorded_env}
     _check_secrets_given(record, recorded_env, env)
-    request = RunRequest(program=cfg.program, module=cfg.is_module, args=args,
-                         cluster=None if local else (hostfile or cfg.cluster_arg), nprocs=local,
-                         max_restarts=int(cfg.max_restarts or 0), name=record.name,
-                         cwd=cfg.cwd, env={**recorded_env, **(env or {})},
-                         launcher=None if local or backend.on_this_machine else cfg.launcher,
-                         stall_timeout=cfg.stall_timeout, restart_wait=cfg.restart_wait,
-                         cluster_spec=None if local or hostfile else launched_on,
-                         allow_shrink=cfg.allow_shrink, exclude_unhealthy=cfg.exclude_unhealthy, hosts=picked,
-                         keep_batch=shrink.batch_to_keep(record, save_dir), share_gpus=cfg.share_gpus)
+    request = RunRequest.of(
+        program=cfg.program, module=cfg.is_module, args=args, name=record.name, cwd=cfg.cwd,
+        env=[f"{k}={v}" for k, v in {**recorded_env, **(env or {})}.items()],
+        cluster=None if local else (hostfile or cfg.cluster_arg), local=local, here_by_default=True,
+        launcher=None if local or backend.on_this_machine else cfg.launcher,
+        cluster_spec=None if local or hostfile else launched_on, exclude_unhealthy=cfg.exclude_unhealthy,
+        max_restarts=int(cfg.max_restarts or 0), stall_timeout=cfg.stall_timeout, restart_wait=cfg.restart_wait,
+        allow_shrink=cfg.allow_shrink, runner=RunnerFlags(include="@".join(picked) if picked else None),
+        keep_batch=shrink.batch_to_keep(record, save_dir), share_gpus=cfg.share_gpus)
     return request, record
 
 
@@ -333,7 +300,7 @@ def restart(run_dir: Path, env: dict[str, str] | None = None, hostfile: str | No
 def _restart_asking(request: RunRequest, asked: Any, batch: bool) -> str:
     """The same scheduler request again: a new batch job for a batch run (resubmitted, e.g. after its time
     limit), else a new allocation (or the one this process runs in)."""
-    opts = dataclasses.replace(options(request), scheduler=asked)
+    opts = dataclasses.replace(request, scheduler=asked)
     return submit(opts).run_id if batch else start(opts).run_id
 
 
@@ -344,11 +311,11 @@ class Submitted(Started):
     job_id: str = ""
 
 
-def prepare_batch(opts: LaunchOptions) -> Prepared:
+def prepare_batch(opts: RunRequest) -> Prepared:
     """`prepare` for a batch job of the backend whose request the options carry (a backend's batch option): the
     job's own nodes are known only once it starts."""
     owner = backends.owner(opts.scheduler)
-    opts = dataclasses.replace(opts, launcher=owner.name)  # the request: the options given, else the spec's
+    opts = resolved(opts).but(launcher=owner.name)  # the request: the options given, else the spec's
     prepared = prepare(opts)
     launch = prepared.record.launch
     launch = dataclasses.replace(launch, hosts=(), scheduler=owner.batch_record(launch.scheduler))
@@ -369,8 +336,9 @@ def _supervisor_module() -> str:
     return supervisor.__name__
 
 
-def submit(opts: LaunchOptions) -> Submitted:
+def submit(opts: RunRequest) -> Submitted:
     """Check everything, write the run and submit it as its backend's batch job."""
+    opts = resolved(opts)
     prepared = prepare_batch(opts)
     record = prepared.record
     backend = record.launch.backend

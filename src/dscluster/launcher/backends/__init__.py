@@ -60,7 +60,7 @@ def every() -> tuple[Backend, ...]:
 
 
 def owner(request: object) -> Backend:
-    """The backend whose scheduler request `request` is (LaunchOptions.scheduler)."""
+    """The backend whose scheduler request `request` is (RunRequest.scheduler)."""
     return next(b for b in _BACKENDS.values() if b.owns(request))
 
 

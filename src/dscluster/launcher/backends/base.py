@@ -163,7 +163,7 @@ class Backend:
 
     def request_from(self, given: Mapping[str, Any]) -> Any | None:
         """The scheduler request its options give (`given`: option dest -> value, None where not given), None
-        when none was given: carried as LaunchOptions.scheduler, opaque to every other module."""
+        when none was given: carried as RunRequest.scheduler, opaque to every other module."""
         return None
 
     def owns(self, request: Any) -> bool:
@@ -189,7 +189,7 @@ class Backend:
 
     # ---- a scheduler's request (a backend that `allocates`; the defaults ask for nothing) -------
     def request(self, opts, spec) -> Any | None:
-        """What the scheduler is asked for, from the launch options (a `runs.preparing.options.LaunchOptions`: its
+        """What the scheduler is asked for, from the launch request (a `runs.preparing.options.RunRequest`: its
         scheduler options and runner flags) and the cluster spec (None: none): an object with `ranks`
         (the world size it asks for), or None when nothing is asked."""
         return None

@@ -10,6 +10,7 @@ room for a checkpoint and doctor's fast checks (`_preflight`) -> the files the r
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shlex
 import sys
@@ -26,7 +27,7 @@ from dscluster.launcher.redact import redact_argv, redact_env, split_secrets
 from dscluster.launcher.runnerflags import (
     check_launcher_args,
 )
-from dscluster.runs.preparing.options import DEFAULTS, LaunchOptions, check_supervision
+from dscluster.runs.preparing.options import RunRequest, Supervision, check_supervision
 from dscluster.runs.preparing.program import (
     ACCELERATE_DS_ENV,
     check_ds_config,
@@ -61,24 +62,24 @@ class Prepared:
     spec: Any | None
 
 
-def prepare(opts: LaunchOptions, *, dry_run: bool = False) -> Prepared:
+def prepare(opts: RunRequest, *, dry_run: bool = False) -> Prepared:
     """Check everything and build the run record. A dry run writes nothing (no ssh files, no state).
     Each step raises a typed error naming the setting and the fix."""
     opts, cwd, program, args = _request(opts)
-    env = program_env(cwd, opts.env)
+    env = program_env(cwd, opts.program.env)
     where = place(opts)
     _check_program(opts, program, args, cwd)
-    keep_batch = opts.keep_batch
-    if opts.exclude_unhealthy:
+    keep_batch = opts.carried.keep_batch
+    if opts.place.exclude_unhealthy:
         where, keep_batch = exclude_unhealthy(opts, where, args, cwd)
-    config = _config(args, cwd, where.world, keep_batch, env.values, opts.unwritten_configs)
+    config = _config(args, cwd, where.world, keep_batch, env.values, opts.carried.unwritten_configs)
     _preflight(opts, where, program, args, cwd, env.values, dry_run)
     run_id, name = _run_id(opts, program)
     ranks = _ranks_files(opts, program, args, config, store.run_path(where.shared, run_id), env.values)
     plain, secrets = split_secrets(ranks.env)
     launch = _launch_spec(opts, where, program, args, cwd, ranks, plain, dry_run)
     record = RunRecord(
-        id=run_id, launch=launch, name=name, argv=tuple(redact_argv((["-m"] if opts.module else []) + [program] + args)),
+        id=run_id, launch=launch, name=name, argv=tuple(redact_argv((["-m"] if opts.program.module else []) + [program] + args)),
         script=program, cluster=getattr(where.spec, "name", "local"),
         hostfile="".join(f"{h} slots={s}\n" for h, s in where.hosts) or None, world_size=where.world,
         ds_config=config.ds_config, first_run_builds=first_run_builds(config.ds_config, env.values),
@@ -91,22 +92,22 @@ def prepare(opts: LaunchOptions, *, dry_run: bool = False) -> Prepared:
     return Prepared(record, secrets, where.shared, where.spec)
 
 
-def _request(opts: LaunchOptions) -> tuple[LaunchOptions, Path, str, list[str]]:
+def _request(opts: RunRequest) -> tuple[RunRequest, Path, str, list[str]]:
     """The options checked on their own (no cluster needed): (options, cwd, program, its args). DeepSpeed's
     `--num_gpus N` or `--include localhost:...` without a cluster means this machine (`--local`)."""
-    if not opts.command:
+    if not opts.program.program:
         raise UsageError(tr("nothing to launch"), tr("dscluster launch train.py --deepspeed --deepspeed_config ds.json"))
-    check_supervision(opts)
+    check_supervision(opts.supervision)
     check_runner_flags(opts)
-    cwd = Path(opts.cwd or os.getcwd()).resolve()
-    return local_by_runner_flags(opts), cwd, opts.command[0], list(opts.command[1:])
+    cwd = Path(opts.program.cwd or os.getcwd()).resolve()
+    return local_by_runner_flags(opts), cwd, opts.program.program, list(opts.program.args)
 
 
-def _check_program(opts: LaunchOptions, program: str, args: list[str], cwd: Path) -> None:
+def _check_program(opts: RunRequest, program: str, args: list[str], cwd: Path) -> None:
     """The program exists (as this interpreter would find it); the reference trainer's own arguments are
     checked here, before anything starts; no option is given twice with different values."""
-    check_program(program, opts.module, cwd, sys.executable, opts.runner.no_python)
-    if is_reference_trainer(program, opts.module):
+    check_program(program, opts.program.module, cwd, sys.executable, opts.runner.no_python)
+    if is_reference_trainer(program, opts.program.module):
         from dscluster.train.options import check_args  # noqa: PLC0415 - imports torch: only for this program
 
         check_args(args)
@@ -135,7 +136,7 @@ def _config(args: list[str], cwd: Path, world: int, keep_batch, env: Mapping[str
     return RunConfig(ds_config, batch_plan, accelerate_ref)
 
 
-def _preflight(opts: LaunchOptions, where: Placement, program: str, args: list[str], cwd: Path,
+def _preflight(opts: RunRequest, where: Placement, program: str, args: list[str], cwd: Path,
                env: Mapping[str, str], dry_run: bool) -> None:
     """Room for the next checkpoint where the run will save, then runs.preparing.preflight.before_launch."""
     from dscluster.runs.preparing.preflight import before_launch
@@ -145,9 +146,9 @@ def _preflight(opts: LaunchOptions, where: Placement, program: str, args: list[s
 
         # The last committed checkpoint's size there (a restart's), else the reference trainer's estimate.
         diskspace.check_room(store.checkpoint_dir(store.run_path(where.shared, "new-run"), args, dict(env), str(cwd)),
-                             diskspace.reference_model_bytes(args) if is_reference_trainer(program, opts.module) else None)
-    before_launch(where.spec, where.launcher, where.hosts, env, skip_doctor=opts.skip_doctor,
-                  checked=opts.exclude_unhealthy and not opts.skip_doctor, dry_run=dry_run)
+                             diskspace.reference_model_bytes(args) if is_reference_trainer(program, opts.program.module) else None)
+    before_launch(where.spec, where.launcher, where.hosts, env, skip_doctor=opts.place.skip_doctor,
+                  checked=opts.place.exclude_unhealthy and not opts.place.skip_doctor, dry_run=dry_run)
 
 
 def run_name(name: str | None, program: str, module: bool) -> str:
@@ -158,10 +159,10 @@ def run_name(name: str | None, program: str, module: bool) -> str:
     return name
 
 
-def _run_id(opts: LaunchOptions, program: str) -> tuple[str, str]:
-    """(run id, name): the id chosen beforehand (LaunchOptions.run_id), else a new one from the name."""
-    name = run_name(opts.name, program, opts.module)
-    return opts.run_id or store.new_run_id(name), name
+def _run_id(opts: RunRequest, program: str) -> tuple[str, str]:
+    """(run id, name): the id chosen beforehand (RunRequest.run_id), else a new one from the name."""
+    name = run_name(opts.program.name, program, opts.program.module)
+    return opts.carried.run_id or store.new_run_id(name), name
 
 
 @dataclass(frozen=True)
@@ -174,9 +175,9 @@ class RanksFiles:
     env: dict[str, str]
 
 
-def _ranks_files(opts: LaunchOptions, program: str, args: list[str], config: RunConfig, run_dir: Path,
+def _ranks_files(opts: RunRequest, program: str, args: list[str], config: RunConfig, run_dir: Path,
                  env: Mapping[str, str]) -> RanksFiles:
-    ranks_args, text = with_monitor(args, config.ds_config, run_dir, reference=is_reference_trainer(program, opts.module))
+    ranks_args, text = with_monitor(args, config.ds_config, run_dir, reference=is_reference_trainer(program, opts.program.module))
     if config.batch_plan is not None:
         ranks_args, text = with_batch(args, ranks_args, text, config.ds_config, run_dir, config.batch_plan)
     env = dict(env)
@@ -187,20 +188,18 @@ def _ranks_files(opts: LaunchOptions, program: str, args: list[str], config: Run
     return RanksFiles(ranks_args, text, env)
 
 
-def _launch_spec(opts: LaunchOptions, where: Placement, program: str, args: list[str], cwd: Path,
+def _launch_spec(opts: RunRequest, where: Placement, program: str, args: list[str], cwd: Path,
                  ranks: RanksFiles, plain_env: dict[str, str], dry_run: bool) -> LaunchSpec:
     """The run record's `launch`: everything the supervisor needs to start every attempt."""
     spec, hosts, ask, flags = where.spec, where.hosts, where.ask, opts.runner
     backend = where.backend
     return LaunchSpec(
-        program=program, is_module=opts.module, args=tuple(args), hosts=tuple(hosts), launcher=where.launcher,
+        program=program, is_module=opts.program.module, args=tuple(args), hosts=tuple(hosts), launcher=where.launcher,
         **{k: v for k, v in interpreters(spec, where.launcher, sys.executable).items() if v is not None},
         cwd=str(cwd), env=plain_env,
-        cluster_arg=str(spec.path) if spec is not None and spec.path else (opts.hostfile or opts.cluster),
-        local_procs=int(where.local_procs or 1), max_restarts=int(opts.max_restarts),
-        stall_timeout=float(opts.stall_timeout or 0), heartbeat_timeout=float(opts.heartbeat_timeout),
-        restart_wait=float(opts.restart_wait), allow_shrink=bool(opts.allow_shrink),
-        exclude_unhealthy=bool(opts.exclude_unhealthy), share_gpus=bool(opts.share_gpus),
+        cluster_arg=str(spec.path) if spec is not None and spec.path else (opts.place.hostfile or opts.place.cluster),
+        local_procs=int(where.local_procs or 1), **_supervision(opts.supervision),
+        exclude_unhealthy=bool(opts.place.exclude_unhealthy), share_gpus=bool(opts.gpus.share_gpus),
         ssh_port=getattr(spec, "ssh_port", None), network_interface=getattr(spec, "network_interface", None),
         ds_config_text=ranks.ds_config_text, rank_args=tuple(ranks.args) if ranks.ds_config_text else None,
         include=where.include, master_port=flags.master_port, no_python=flags.no_python,
@@ -208,9 +207,13 @@ def _launch_spec(opts: LaunchOptions, where: Placement, program: str, args: list
         launcher_args=tuple(check_launcher_args(flags.launcher_args)) + (backend.allocation_args(ask, hosts)
                                                                          if ask is not None else ()),
         runner_flags=flags.passed, scheduler=backend.request_record(ask, hosts) if ask is not None else None,
-        **{k: v for k, v in DEFAULTS.items() if k not in ("max_restarts", "stall_timeout", "heartbeat_timeout",
-                                                                "restart_wait")},
         **_nodes_side(where, dry_run), present=frozenset({"allow_shrink"}))
+
+
+def _supervision(sup: Supervision) -> dict[str, Any]:
+    """The supervision settings as the record's `launch` holds them."""
+    kinds = {"float": float, "int": int, "bool": bool}
+    return {f.name: kinds[f.type](getattr(sup, f.name) or 0) for f in dataclasses.fields(sup)}
 
 
 def _nodes_side(where: Placement, dry_run: bool) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from dscluster.launcher.runnerflags import (
     select,
     select_local,
 )
-from dscluster.runs.preparing.options import LaunchOptions
+from dscluster.runs.preparing.options import RunRequest
 from dscluster.runs.preparing.program import check_ds_config
 
 
@@ -56,8 +56,8 @@ class Placement:
         return int(self.local_procs or 1)
 
 
-def place(opts: LaunchOptions) -> Placement:
-    """Where the options put the run: the target resolved, DeepSpeed's runner flags applied to its hosts
+def place(opts: RunRequest) -> Placement:
+    """Where the request puts the run: the target resolved, DeepSpeed's runner flags applied to its hosts
     (or to this machine's devices), the scheduler's request built, each refused with its setting."""
     spec, hosts, launcher, shared = resolve_target(opts)
     where = Placement(spec, hosts, launcher, shared)
@@ -70,38 +70,39 @@ def place(opts: LaunchOptions) -> Placement:
     elif backend.allocates:
         backend.check_request(opts)
     elif spec is None:
-        local_procs, include = select_local(opts.local, flags)
+        local_procs, include = select_local(opts.place.local, flags)
         where = replace(where, local_procs=local_procs, include=include)
     if opts.scheduler is not None and not backend.owns(opts.scheduler):
         backends.owner(opts.scheduler).refuse_request(launcher)
     return replace(where, ask=backend.request(opts, spec)) if backend.allocates else where
 
 
-def resolve_target(opts: LaunchOptions) -> tuple[Any | None, tuple[tuple[str, int], ...], str, Path]:
-    """(spec or None, hosts, launcher, shared dir) for the options."""
-    if opts.local is not None:
-        if opts.local < 1:
+def resolve_target(opts: RunRequest) -> tuple[Any | None, tuple[tuple[str, int], ...], str, Path]:
+    """(spec or None, hosts, launcher, shared dir) for the request."""
+    at = opts.place
+    if at.local is not None:
+        if at.local < 1:
             raise UsageError(tr("--local needs a number of processes >= 1"), tr("e.g. --local 2"))
         return None, (), "local", paths.local_shared()
     from dscluster.cluster.hostfile import parse_hostfile
     from dscluster.cluster.spec import resolve_spec
 
-    if opts.launcher and backends.get(opts.launcher).allocates and not (opts.hostfile or opts.cluster):
-        backend = backends.get(opts.launcher)
+    if at.launcher and backends.get(at.launcher).allocates and not (at.hostfile or at.cluster):
+        backend = backends.get(at.launcher)
         try:
             spec = resolve_spec(None)
         except ConfigError:  # a Slurm cluster needs no dscluster spec: runs go to DSCLUSTER_SHARED
-            return None, backend.allocated_hosts(opts, None), opts.launcher, paths.local_shared()
-        return spec, backend.allocated_hosts(opts, spec), opts.launcher, Path(spec.shared_dir)
+            return None, backend.allocated_hosts(opts, None), at.launcher, paths.local_shared()
+        return spec, backend.allocated_hosts(opts, spec), at.launcher, Path(spec.shared_dir)
     try:
-        spec = opts.cluster_spec if opts.cluster_spec is not None else resolve_spec(opts.hostfile or opts.cluster)
+        spec = at.cluster_spec if at.cluster_spec is not None else resolve_spec(at.hostfile or at.cluster)
     except ConfigError as err:
-        if opts.hostfile or opts.cluster:
+        if at.hostfile or at.cluster:
             raise
         hint = "; ".join(h for h in (err.hint, tr("or run on this machine only: --local N")) if h)
         raise ConfigError(err.message, hint, setting=err.setting) from None
     hosts = tuple((h, int(s)) for h, s in parse_hostfile(spec.hostfile_text()))
-    launcher = opts.launcher or spec.launcher
+    launcher = at.launcher or spec.launcher
     if backends.known(launcher) and backends.get(launcher).allocates:
         return spec, backends.get(launcher).allocated_hosts(opts, spec), launcher, Path(spec.shared_dir)
     if not (backends.known(launcher) and backends.get(launcher).over_ssh):
@@ -112,27 +113,27 @@ def resolve_target(opts: LaunchOptions) -> tuple[Any | None, tuple[tuple[str, in
     return spec, hosts, launcher, Path(spec.shared_dir)
 
 
-def check_runner_flags(opts: LaunchOptions) -> None:
+def check_runner_flags(opts: RunRequest) -> None:
     """The runner flags that need no cluster to judge: refused ones, launcher, ports, contradictions."""
-    flags = opts.runner
+    flags, at = opts.runner, opts.place
     check_refused(flags)
-    check_launcher(opts.launcher)
+    check_launcher(at.launcher)
     check_port(flags.master_port, "--master_port")
     check_port(flags.ssh_port, "--ssh_port")
     check_launcher_args(flags.launcher_args)
-    if opts.launcher:
-        backends.get(opts.launcher).check_local(opts.local)
-    if flags.force_multi and opts.local is not None:
+    if at.launcher:
+        backends.get(at.launcher).check_local(at.local)
+    if flags.force_multi and at.local is not None:
         raise UsageError(tr("--force_multi and --local contradict: --force_multi starts the ranks over ssh"),
                          tr("drop --force_multi to run on this machine only, or drop --local and pass --hostfile H"),
                          setting="--force_multi")
 
 
-def local_by_runner_flags(opts: LaunchOptions) -> LaunchOptions:
+def local_by_runner_flags(opts: RunRequest) -> RunRequest:
     """DeepSpeed without a hostfile runs on this machine: so does `dscluster launch --num_gpus N` or
     `--include localhost:0,1` when no --hostfile/--cluster is given and no cluster spec is found."""
-    flags = opts.runner
-    if opts.local is not None or opts.hostfile or opts.cluster:
+    flags, at = opts.runner, opts.place
+    if at.local is not None or at.hostfile or at.cluster:
         return opts
     localish = flags.include is not None and all(
         n in ("localhost", "127.0.0.1") for n in parse_node_specs(flags.include, "--include"))
@@ -146,12 +147,10 @@ def local_by_runner_flags(opts: LaunchOptions) -> LaunchOptions:
             return opts  # a cluster is found: --num_gpus trims each of its nodes, as with a hostfile
         except ConfigError:
             pass
-    from dataclasses import replace
-
     if localish:
         slots = {s for v in parse_node_specs(flags.include, "--include").values() for s in v or ()}
-        return replace(opts, local=len(slots) or 1)
-    return replace(opts, local=flags.num_gpus)
+        return opts.but(local=len(slots) or 1)
+    return opts.but(local=flags.num_gpus)
 
 
 def apply_runner_flags(spec, hosts: tuple[tuple[str, int], ...], flags: RunnerFlags):
@@ -193,7 +192,7 @@ def interpreters(spec, launcher: str, here: str) -> dict:
     return {"python": node, "runner_python": here}
 
 
-def exclude_unhealthy(opts: LaunchOptions, where: Placement, args: list[str], cwd: Path):
+def exclude_unhealthy(opts: RunRequest, where: Placement, args: list[str], cwd: Path):
     """--exclude-unhealthy: (the placement without the unhealthy nodes, the batch to keep). The recorded
     evidence first (runs/preparing/exclude.py), then doctor's fast checks on the nodes that remain, again after each
     node they leave out (the master may change), so the pre-flight that follows has nothing left to ask."""
@@ -205,13 +204,13 @@ def exclude_unhealthy(opts: LaunchOptions, where: Placement, args: list[str], cw
     exclude.check_target(spec, where.launcher)
     found = exclude.find(spec, where.shared)
     kept = exclude.without(spec, hosts, found)
-    while not opts.skip_doctor:
+    while not opts.place.skip_doctor:
         bad = exclude.preflight(spec, kept)
         if not bad:
             break
         found += bad
         kept = exclude.without(spec, kept, bad)
-    keep = opts.keep_batch
+    keep = opts.carried.keep_batch
     if found and keep is None:  # the global batch the ds_config gives on every node, kept where it divides
         full = check_ds_config(args, cwd, sum(s for _, s in hosts))
         keep = batchplan.Batch.of_config(full, sum(s for _, s in hosts)) if full else None

@@ -1,0 +1,97 @@
+"""One typed launch request (runs/options.py `RunRequest`): the command line, the Python API and the panel's
+form build the same one, its defaults are defined once, and a new option reaches the layer that reads it
+through the CLI flag and its group alone."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from dscluster.cli import build_parser
+from dscluster.commands.launch import request_from_args
+from dscluster.jupyter.launching import parse_launch
+from dscluster.runs import service
+from dscluster.runs.preparing.options import DEFAULTS, FIELDS, Place, Program, RunRequest, Supervision
+
+
+def _cli(argv: list[str]) -> RunRequest:
+    args = build_parser().parse_args(["launch", *argv])
+    return request_from_args(args, list(args.command), args.module)
+
+
+def test_the_cli_the_api_and_the_panel_build_one_request(dscluster_home):
+    # The same launch asked three ways: `dscluster launch`, the panel's form (the notebook API posts the same
+    # body through parse_launch) and a request made in code; resolved, they are one request.
+    cli = _cli(["--local", "2", "--max-restarts", "1", "--env", "A=1", "--wait", "train.py", "--x", "1"])
+    form = parse_launch({"script": "train.py", "args": "--x 1", "nprocs": 2, "max_restarts": 1, "env": {"A": "1"},
+                         "wait": True})
+    code = RunRequest.of(command=["train.py", "--x", "1"], local=2, max_restarts=1, env=["A=1"], wait=True)
+    assert service.resolved(cli) == service.resolved(form) == code
+    assert code.program == Program("train.py", args=("--x", "1"), env=("A=1",))
+    assert code.place == Place(local=2) and code.supervision == Supervision(max_restarts=1)
+
+
+def test_defaults_are_defined_once():
+    # The command line's defaults are the request's own; a request built from nothing has them.
+    args = build_parser().parse_args(["launch", "train.py"])
+    assert {k: getattr(args, k) for k in ("max_restarts", "restart_wait", "stall_timeout", "heartbeat_timeout")} \
+        == {k: DEFAULTS[k] for k in ("max_restarts", "restart_wait", "stall_timeout", "heartbeat_timeout")}
+    assert _cli(["train.py"]).supervision == Supervision() == RunRequest.of(command=["t.py"]).supervision
+    # Every setting has one group: a name in two groups would be set in one and read in the other.
+    names = [f.name for cls in (Program, Place, Supervision) for f in dataclasses.fields(cls)]
+    assert len(names) == len(set(names)) and set(names) <= set(FIELDS)
+    with pytest.raises(TypeError, match="max_restart"):
+        RunRequest.of(command=["t.py"], max_restart=1)  # a misspelt setting is refused, never dropped
+
+
+def test_no_backend_option_shadows_a_setting_of_the_request():
+    # request_from_args passes every parsed option named like a setting: a backend's own option (its
+    # scheduler request, launcher/backends/*) of the same name would be taken for the setting.
+    from dscluster.launcher import backends
+
+    dests = {o.flag.lstrip("-").replace("-", "_") for b in backends.every() for o in b.launch_options()}
+    assert dests and not dests & set(FIELDS)
+
+
+def test_a_new_option_touches_the_cli_and_the_layer_that_reads_it(dscluster_home, tmp_path, monkeypatch):
+    # The worked check of issue 43: expose a setting the supervisor reads (ping_timeout) as a flag. Its group
+    # already holds it; the flag is one add_argument in commands/launch.py; nothing between the parser and
+    # the supervisor's `launch.supervision` is edited: the request, prepare, the record and a restart carry it.
+    from dscluster.commands.launch import add_launch_options
+    from dscluster.runs import store
+    from dscluster.runs.preparing.prepare import prepare
+
+    parser = build_parser()
+    launch = next(a for a in parser._subparsers._group_actions[0].choices.values() if a.prog.endswith(" launch"))
+    launch.add_argument("--ping-timeout", type=float)  # the one line a view adds
+    assert add_launch_options  # the flag would live beside launch's others
+    (tmp_path / "t.py").write_text("print('t')\n")
+    args = parser.parse_args(["launch", "--local", "1", "--ping-timeout", "7", "t.py"])
+    request = request_from_args(args, list(args.command), args.module).but(cwd=str(tmp_path))
+    assert request.supervision.ping_timeout == 7.0
+    prep = prepare(request, dry_run=True)
+    assert prep.record.launch.ping_timeout == 7.0  # what the supervisor reads
+    run_dir = store.create_run(prep.shared, prep.record)
+    assert store.read_record(run_dir).launch.ping_timeout == 7.0
+
+
+def test_a_run_json_written_before_the_typed_request_restarts_with_its_settings(dscluster_home, tmp_path):
+    # cluster_failed_v1.json: run.json as dscluster wrote it before this request (commit 024836b: `launch` on a
+    # two-node spec with --max-restarts 3 --stall-timeout 60 --restart-wait 30 --allow-shrink --share-gpus).
+    import json
+    from pathlib import Path
+
+    from dscluster.runs.records.record import RunRecord
+
+    data = json.loads((Path(__file__).resolve().parents[1] / "data" / "run_records" / "cluster_failed_v1.json").read_text())
+    record = RunRecord.from_json(data)
+    assert record.to_json() == data and RunRecord.from_json(record.to_json()) == record  # read and written unchanged
+    run_dir = tmp_path / "shared" / "runs" / data["id"]
+    (run_dir / "logs").mkdir(parents=True)
+    (run_dir / "run.json").write_text(json.dumps(data))
+    request, _ = service.restart_request(run_dir, env={"HF_TOKEN": "again"})
+    assert request.supervision == Supervision(max_restarts=3, stall_timeout=60.0, restart_wait=30.0, allow_shrink=True)
+    assert request.gpus.share_gpus and request.place.cluster_spec.name == "rec"
+    assert request.program.program == "train.py" and request.program.cwd == "/srv/project"
+    assert sorted(request.program.env)[:2] == ["DSCLUSTER_CHECKPOINT_DIR=" + str(run_dir / "checkpoints"), "HF_TOKEN=again"]
