@@ -71,9 +71,13 @@ def test_a_new_option_touches_the_cli_and_the_layer_that_reads_it(dscluster_home
     request = request_from_args(args, list(args.command), args.module).but(cwd=str(tmp_path))
     assert request.supervision.ping_timeout == 7.0
     prep = prepare(request, dry_run=True)
-    assert prep.record.launch.ping_timeout == 7.0  # what the supervisor reads
+    assert prep.record.launch.supervision.ping_timeout == 7.0  # what the supervisor reads
     run_dir = store.create_run(prep.shared, prep.record)
-    assert store.read_record(run_dir).launch.ping_timeout == 7.0
+    assert store.read_record(run_dir).launch.supervision == request.supervision  # the record stores the group
+    assert store.read_record(run_dir).to_json()["launch"]["ping_timeout"] == 7.0  # run.json's keys as before
+    store.write_record(run_dir, store.read_record(run_dir).replace(status="failed"))
+    again, _ = service.restart_request(run_dir)
+    assert again.supervision == request.supervision  # a restart keeps the run's supervision
 
 
 def test_a_run_json_written_before_the_typed_request_restarts_with_its_settings(dscluster_home, tmp_path):
@@ -87,6 +91,8 @@ def test_a_run_json_written_before_the_typed_request_restarts_with_its_settings(
     data = json.loads((Path(__file__).resolve().parents[1] / "data" / "run_records" / "cluster_failed_v1.json").read_text())
     record = RunRecord.from_json(data)
     assert record.to_json() == data and RunRecord.from_json(record.to_json()) == record  # read and written unchanged
+    assert record.launch.supervision == Supervision(max_restarts=3, stall_timeout=60.0, restart_wait=30.0,
+                                                    allow_shrink=True)
     run_dir = tmp_path / "shared" / "runs" / data["id"]
     (run_dir / "logs").mkdir(parents=True)
     (run_dir / "run.json").write_text(json.dumps(data))

@@ -212,7 +212,7 @@ def _print_attempts(view) -> None:
     restarts = len(view.attempts) - 1
     if restarts > 0:  # the supervisor's own restarts, beside the attempts they started
         console.say(f"  {console.RETRY} " + tr("restarted by its supervisor {n} time(s) (at most {max})", n=restarts,
-                                         max=int(view.record.launch.max_restarts)))
+                                         max=int(view.record.launch.supervision.max_restarts)))
 
 
 def _print_explanation(exp: dict, attempts: int) -> None:

@@ -261,9 +261,9 @@ def restart_request(run_dir: Path, env: dict[str, str] | None = None, hostfile: 
         cluster=None if local else (hostfile or cfg.cluster_arg), local=local, here_by_default=True,
         launcher=None if local or backend.on_this_machine else cfg.launcher,
         cluster_spec=None if local or hostfile else launched_on, exclude_unhealthy=cfg.exclude_unhealthy,
-        max_restarts=int(cfg.max_restarts or 0), stall_timeout=cfg.stall_timeout, restart_wait=cfg.restart_wait,
-        allow_shrink=cfg.allow_shrink, runner=RunnerFlags(include="@".join(picked) if picked else None),
+        runner=RunnerFlags(include="@".join(picked) if picked else None),
         keep_batch=shrink.batch_to_keep(record, save_dir), share_gpus=cfg.share_gpus)
+    request = dataclasses.replace(request, supervision=cfg.supervision)  # the run's policy, as recorded
     return request, record
 
 

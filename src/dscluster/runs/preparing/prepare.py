@@ -10,7 +10,6 @@ room for a checkpoint and doctor's fast checks (`_preflight`) -> the files the r
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import shlex
 import sys
@@ -27,7 +26,7 @@ from dscluster.launcher.redact import redact_argv, redact_env, split_secrets
 from dscluster.launcher.runnerflags import (
     check_launcher_args,
 )
-from dscluster.runs.preparing.options import RunRequest, Supervision, check_supervision
+from dscluster.runs.preparing.options import RunRequest, check_supervision
 from dscluster.runs.preparing.program import (
     ACCELERATE_DS_ENV,
     check_ds_config,
@@ -198,7 +197,7 @@ def _launch_spec(opts: RunRequest, where: Placement, program: str, args: list[st
         **{k: v for k, v in interpreters(spec, where.launcher, sys.executable).items() if v is not None},
         cwd=str(cwd), env=plain_env,
         cluster_arg=str(spec.path) if spec is not None and spec.path else (opts.place.hostfile or opts.place.cluster),
-        local_procs=int(where.local_procs or 1), **_supervision(opts.supervision),
+        local_procs=int(where.local_procs or 1), supervision=opts.supervision,
         exclude_unhealthy=bool(opts.place.exclude_unhealthy), share_gpus=bool(opts.gpus.share_gpus),
         ssh_port=getattr(spec, "ssh_port", None), network_interface=getattr(spec, "network_interface", None),
         ds_config_text=ranks.ds_config_text, rank_args=tuple(ranks.args) if ranks.ds_config_text else None,
@@ -208,12 +207,6 @@ def _launch_spec(opts: RunRequest, where: Placement, program: str, args: list[st
                                                                          if ask is not None else ()),
         runner_flags=flags.passed, scheduler=backend.request_record(ask, hosts) if ask is not None else None,
         **_nodes_side(where, dry_run), present=frozenset({"allow_shrink"}))
-
-
-def _supervision(sup: Supervision) -> dict[str, Any]:
-    """The supervision settings as the record's `launch` holds them."""
-    kinds = {"float": float, "int": int, "bool": bool}
-    return {f.name: kinds[f.type](getattr(sup, f.name) or 0) for f in dataclasses.fields(sup)}
 
 
 def _nodes_side(where: Placement, dry_run: bool) -> dict[str, Any]:

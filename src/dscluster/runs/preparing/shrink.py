@@ -124,7 +124,7 @@ def continue_without(book, down: Sequence[str], attempt: int, why: str | None = 
             changes["ds_config"] = batchplan.apply(record.ds_config, shrink.batch)
         changes["batch_plan"] = {**shrink.batch.to_dict(), "text": shrink.batch.describe()}
     launch_changes.update(hosts=shrink.hosts, include=include_without(cfg.include, down))
-    text = shrink.describe(float(cfg.restart_wait or 0), step, names, why)
+    text = shrink.describe(float(cfg.supervision.restart_wait or 0), step, names, why)
     entry = {**shrink.to_dict(), "attempt": attempt, "from_step": step, "text": text, "time": store.now_iso(),
              "reason": "failed-there" if why is not None else "not-back"}
     book.save(launch=dataclasses.replace(cfg, **launch_changes), **changes,

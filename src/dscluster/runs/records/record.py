@@ -33,6 +33,7 @@ from typing import Any
 from dscluster.cluster.spec import ClusterSpec
 from dscluster.launcher import backends
 from dscluster.launcher.plan import LaunchRequest, Target
+from dscluster.runs.preparing.options import Supervision
 
 RECORD_VERSION = 1
 REFERENCE_TRAINER = "dscluster.train"  # the reference trainer's module: `-m dscluster.train`
@@ -107,6 +108,12 @@ def _scheduler(data: Mapping[str, Any], key: str) -> dict[str, Any]:
     return {"scheduler": value} if isinstance(value, Mapping) or (value is None and key in data) else {}
 
 
+# A record's supervision keys; absent ones read as records without them always meant (no restarts, no
+# stall timeout: a half-written record), the others as the request's defaults.
+_POLICY = tuple(f.name for f in dataclasses.fields(Supervision))
+UNRECORDED = Supervision(max_restarts=0, stall_timeout=0.0)
+
+
 @dataclass(frozen=True)
 class LaunchSpec:
     """What the supervisor executes for every attempt (run.json's `launch`): `request(attempt, port)` is
@@ -123,14 +130,8 @@ class LaunchSpec:
     cluster_arg: str | None = None  # how the cluster was named (for messages); never resolved again
     cluster_spec: ClusterSpec | None = None  # the cluster as resolved at launch (None: local, a scheduler's, old)
     local_procs: int = 1
-    max_restarts: int = 0
-    stall_timeout: float = 0.0
-    heartbeat_timeout: float = 10.0
-    restart_wait: float = 120.0
-    ping_timeout: float = 3.0
-    connect_timeout: float = 30.0
-    grace: float = 1.0
-    stop_grace: float = 10.0
+    # The request's supervision policy as given (runs/preparing/options.py), its keys flat in run.json's `launch`.
+    supervision: Supervision = UNRECORDED
     ssh_port: int | None = None
     network_interface: str | None = None
     ds_config_text: str | None = None
@@ -147,7 +148,6 @@ class LaunchSpec:
     # The scheduler's request as its backend recorded it (Backend.request_record; opaque here), written
     # under the backend's own key (run.json's `launch.<launcher>`, see `scheduler_key`).
     scheduler: Mapping[str, Any] | None = None
-    allow_shrink: bool = False  # a node lost past restart_wait: continue on the nodes that remain
     exclude_unhealthy: bool = False  # with allow_shrink: a restart leaves out the node the failure points to
     share_gpus: bool = False  # takes no GPU leases and is never refused for them (runs/leases/leasing.py)
     extra: Mapping[str, Any] = field(default_factory=dict)
@@ -188,7 +188,11 @@ class LaunchSpec:
 
     def to_json(self) -> dict[str, Any]:
         # Absent rather than null, as records without them were always written.
-        return _to_json(self, self.OPTIONAL, scheduler_key(self.launcher))
+        out = _to_json(self, self.OPTIONAL, scheduler_key(self.launcher))
+        policy = dataclasses.asdict(out.pop("supervision"))
+        if not policy["allow_shrink"] and "allow_shrink" not in self.present:
+            del policy["allow_shrink"]
+        return {**out, **policy}
 
     @property
     def host_names(self) -> tuple[str, ...]:
@@ -197,7 +201,7 @@ class LaunchSpec:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> LaunchSpec:
-        known = _known(cls)
+        known = tuple(k for k in _known(cls) if k != "supervision") + _POLICY
         values = {"program": "", **{k: data[k] for k in known if k in data}}  # "": a half-written record
         for k in ("args", "launcher_args", "runner_flags"):
             values[k] = tuple(values.get(k) or ())
@@ -207,6 +211,7 @@ class LaunchSpec:
         if isinstance(data.get("cluster_spec"), Mapping):
             values["cluster_spec"] = ClusterSpec.from_dict(dict(data["cluster_spec"]))
         values["env"] = dict(values.get("env") or {})
+        values["supervision"] = dataclasses.replace(UNRECORDED, **{k: values.pop(k) for k in _POLICY if k in values})
         key = scheduler_key(values.get("launcher", "local"))
         return cls(**values, **_scheduler(data, key), extra={k: v for k, v in data.items() if k not in (*known, key)},
                    present=_present(data, cls.OPTIONAL, key))

@@ -68,7 +68,7 @@ def stop_run(run_dir: Path, *, timeout: float | None = None) -> tuple[RunRecord,
 
     verified = record_to_act_on(Path(run_dir))
     record = verified.record
-    grace = float(record.launch.stop_grace)
+    grace = float(record.launch.supervision.stop_grace)
     request_stop(run_dir, verified)
     if (record.scheduler or {}).get("batch") and not record.supervisor_pid:
         timeout = 0.0  # its batch job has not started: nothing runs yet, cancel the job

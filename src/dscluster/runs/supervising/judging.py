@@ -124,15 +124,16 @@ class Judge:
                 return Verdict(Failure("exit", doubt)) if doubt else Verdict(clean_exit=True)
             return Verdict(Failure("exit", f"the DeepSpeed runner exited with {obs.rc}"))
         if failure is None:
-            failure = detect.node_failure(obs.nodes, connect_timeout=c.connect_timeout,
-                                          heartbeat_timeout=c.heartbeat_timeout) or hang.hung_collective(obs.ranks,
-                                                                                                       obs.world)
+            policy = c.supervision
+            failure = detect.node_failure(obs.nodes, connect_timeout=policy.connect_timeout,
+                                          heartbeat_timeout=policy.heartbeat_timeout) or hang.hung_collective(obs.ranks,
+                                                                                                        obs.world)
             if failure is not None and failure.kind == "unreachable":
                 failure.explanation = self.unreachable_explanation()
         if failure is None and obs.lost is not None:
             failure = Failure(f"{self._backend}-lost", obs.lost.evidence, explanation=obs.lost)
-        if failure is None and c.stall_timeout:
-            failure = detect.stall_failure(obs.idle, c.stall_timeout)
+        if failure is None and c.supervision.stall_timeout:
+            failure = detect.stall_failure(obs.idle, c.supervision.stall_timeout)
         return Verdict(failure)
 
     @staticmethod
@@ -226,7 +227,7 @@ def nodes_down_explanation(record: RunRecord, down: list[str]) -> explainer.Expl
     """Why the run could not restart: `down` (hosts) did not come back within the launch's restart_wait."""
     names = node_names(record)
     shown = [names.get(h, h) for h in down]
-    limit = float(record.launch.restart_wait)
+    limit = float(record.launch.supervision.restart_wait)
     sim = sim_name(record)
     heal = ""
     if sim is not None:

@@ -56,7 +56,7 @@ class Restarter:
 
     @property
     def max_attempts(self) -> int:
-        return 1 + int(self.book.cfg.max_restarts)
+        return 1 + int(self.book.cfg.supervision.max_restarts)
 
     def restarts_left(self, attempt: int) -> bool:
         return attempt < self.max_attempts
@@ -80,7 +80,7 @@ class Restarter:
                                     secrets=secrets, files_dir=trust.runner_dir(record.id))
         # While restarts remain, every node pre-warms its next launch.py (launcher/warm.py); a restart's nodes
         # take theirs ("-": none to pre-warm after the last attempt).
-        after, linger = warm.after_seconds(), float(record.launch.restart_wait) + 30.0
+        after, linger = warm.after_seconds(), float(record.launch.supervision.restart_wait) + 30.0
         if self.restarts_left(attempt):
             return dataclasses.replace(req, warm=f"{after}:{linger:.0f}")
         return dataclasses.replace(req, warm="-") if attempt > 1 else req
@@ -125,7 +125,7 @@ class Restarter:
         if self._stop_wanted():
             book.event("stopped", attempt=n)
             return "stopped"
-        if down and book.cfg.allow_shrink and self._continue_without(down, n + 1):
+        if down and book.cfg.supervision.allow_shrink and self._continue_without(down, n + 1):
             down = []
         if down:
             book.save(explanation=nodes_down_explanation(book.record, down).to_dict(), waiting_for=None)
@@ -147,7 +147,7 @@ class Restarter:
         """--allow-shrink with --exclude-unhealthy: the host the attempt failed on is left out of the next
         attempt (a bad node is not given the run again), when others remain."""
         c = self.book.cfg
-        if not self._over_ssh or not (c.allow_shrink and c.exclude_unhealthy and host):
+        if not self._over_ssh or not (c.supervision.allow_shrink and c.exclude_unhealthy and host):
             return
         if host in c.host_names and len(c.host_names) > 1:
             self._continue_without([host], n + 1, why=why)
@@ -170,7 +170,7 @@ class Restarter:
         self.healed = False  # whether a node that was gone came back (then no pause before the next attempt)
         if not self.runners:
             return []
-        limit = float(self.book.cfg.restart_wait)
+        limit = float(self.book.cfg.supervision.restart_wait)
         deadline = time.monotonic() + limit
         names = node_names(self.book.record)
         delay, announced = 1.0, None

@@ -103,7 +103,7 @@ class Supervisor:
         chans = [] if self.backend.allocates else start_channels(
             self.cfg, self.restarter.runners, self.record.id, n, port, self.run_dir / "logs" / "watchdog.log")
         return AttemptWatch(chans, run_dir=self.run_dir, log_path=self.book.log_path, lost=self.hooks.lost,
-                            stall_timeout=self.cfg.stall_timeout)
+                            stall_timeout=self.cfg.supervision.stall_timeout)
 
     def run_attempt(self, n: int) -> tuple[int | None, Failure | None, bool]:
         """Returns (runner exit code, failure, stopped)."""
@@ -175,7 +175,7 @@ class Supervisor:
                 self.book.tick(n)
                 self.restarter.prewarm(n, masked, self.logs.started, after=warm.after_seconds())
             if self._stop_wanted():
-                self._teardown(n, watch, grace=c.stop_grace, why="stop requested", final=True)
+                self._teardown(n, watch, grace=c.supervision.stop_grace, why="stop requested", final=True)
                 return runner.returncode, None, True
             verdict = self.judge.verdict(watch.observe())
             failure = verdict.failure
@@ -203,7 +203,8 @@ class Supervisor:
                         attempt=n, detail=failure.detail, node=failure.node)
         self.book.log(f"failure detected: {failure.detail}")
         self.restarter.prewarm(n, watch.runner.stdout is not None, self.logs.started)
-        self._teardown(n, watch, grace=self.cfg.grace, why=failure.kind, final=not self.restarter.restarts_left(n))
+        self._teardown(n, watch, grace=self.cfg.supervision.grace, why=failure.kind,
+                       final=not self.restarter.restarts_left(n))
 
     def _take_stacks(self, failure: Failure, n: int) -> None:
         """At a stall, before the teardown: every rank's stack (runs/views/stacks.py), kept in the run directory;

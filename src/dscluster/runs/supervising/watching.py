@@ -97,11 +97,11 @@ class Teardown:
 def start_channels(cfg: LaunchSpec, runners: Mapping, run_id: str, attempt: int, port: int,
                    stderr_path: Path) -> list[NodeChannel]:
     """A watchdog channel per host of the launch (this machine's own when it names none)."""
-    chans = []
+    chans, policy = [], cfg.supervision
     for host in list(cfg.host_names) or ["localhost"]:
         runner, node = runners.get(host), getattr(runners.get(host), "node_spec", None)
-        chans.append(NodeChannel(host, runner or LocalRunner(), cfg.python, run_id, ping_timeout=cfg.ping_timeout,
-                                 grace=cfg.grace, master_port=port, attempt=attempt,
+        chans.append(NodeChannel(host, runner or LocalRunner(), cfg.python, run_id, ping_timeout=policy.ping_timeout,
+                                 grace=policy.grace, master_port=port, attempt=attempt,
                                  address=node and (node.address, node.ssh_port), stderr_path=stderr_path))
     return chans
 
