@@ -187,7 +187,7 @@ def test_a_schedulers_request_is_the_backends_own(k8s):
     scheduler (the fake k8s one, pdsh) answers with the defaults."""
     from dscluster.launcher.backends.slurm.clients import SlurmAsk
     from dscluster.launcher.runnerflags import RunnerFlags
-    from dscluster.runs.preparing.options import RunRequest
+    from dscluster.runs.records.request import RunRequest
 
     slurm = backends.get("slurm")
     opts = RunRequest.of(command=["t.py"], launcher="slurm", runner=RunnerFlags(include="n1@n2"),

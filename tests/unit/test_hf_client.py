@@ -11,10 +11,10 @@ import pytest
 
 from dscluster import dsconfig, hfckpt
 from dscluster.errors import ConfigError
-from dscluster.runs.preparing.options import RunRequest
 from dscluster.runs.preparing.prepare import prepare
 from dscluster.runs.preparing.program import auto_note, find_ds_config, hf_ds_config, pointed_at
 from dscluster.runs.records.hflog import HfLogBridge, parse_dict
+from dscluster.runs.records.request import RunRequest
 
 HF_CONFIG = {"train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto",
              "gradient_accumulation_steps": "auto", "gradient_clipping": "auto", "bf16": {"enabled": "auto"},

@@ -7,8 +7,8 @@ import pytest
 
 from dscluster import cli
 from dscluster.errors import ConfigError, ExitCode
-from dscluster.runs.preparing.options import RunRequest
 from dscluster.runs.preparing.prepare import dry_run_text, prepare
+from dscluster.runs.records.request import RunRequest
 
 SCRIPT = str(Path(__file__).resolve().parents[1] / "data" / "min_ds_script.py")
 

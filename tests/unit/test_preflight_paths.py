@@ -16,9 +16,9 @@ from dscluster import cli
 from dscluster.doctor import probe_facts
 from dscluster.errors import ClusterError, ExitCode
 from dscluster.runs import service
-from dscluster.runs.preparing.options import RunRequest
 from dscluster.runs.preparing.prepare import prepare
 from dscluster.runs.records import store
+from dscluster.runs.records.request import RunRequest
 
 SCRIPT = str(Path(__file__).resolve().parents[1] / "data" / "min_ds_script.py")
 

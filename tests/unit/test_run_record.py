@@ -13,10 +13,10 @@ import pytest
 from dscluster.cluster import identity
 from dscluster.cluster.spec import ClusterSpec, load_spec
 from dscluster.launcher.plan import build_plan
-from dscluster.runs.preparing.options import RunRequest
 from dscluster.runs.preparing.prepare import prepare
 from dscluster.runs.records import store
 from dscluster.runs.records.record import RECORD_VERSION, LaunchSpec, RunRecord
+from dscluster.runs.records.request import RunRequest
 from dscluster.runs.supervising.nodes import node_links, node_names
 
 # run.json files written by dscluster before the typed record (commit 255f399): one created by `launch`

@@ -12,7 +12,7 @@ from dscluster.cli import build_parser
 from dscluster.commands.launch import request_from_args
 from dscluster.jupyter.launching import parse_launch
 from dscluster.runs import service
-from dscluster.runs.preparing.options import DEFAULTS, FIELDS, Place, Program, RunRequest, Supervision
+from dscluster.runs.records.request import DEFAULTS, FIELDS, Place, Program, RunRequest, Supervision
 
 
 def _cli(argv: list[str]) -> RunRequest:
@@ -59,8 +59,8 @@ def test_a_new_option_touches_the_cli_and_the_layer_that_reads_it(dscluster_home
     # already holds it; the flag is one add_argument in commands/launch.py; nothing between the parser and
     # the supervisor's `launch.supervision` is edited: the request, prepare, the record and a restart carry it.
     from dscluster.commands.launch import add_launch_options
-    from dscluster.runs import store
     from dscluster.runs.preparing.prepare import prepare
+    from dscluster.runs.records import store
 
     parser = build_parser()
     launch = next(a for a in parser._subparsers._group_actions[0].choices.values() if a.prog.endswith(" launch"))

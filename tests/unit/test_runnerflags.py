@@ -193,8 +193,8 @@ def test_a_slot_named_twice_is_selected_once():
 
 def test_openmpi_single_slots_refused_up_front_whole_hosts_through_the_hostfile(dscluster_home, tmp_path, monkeypatch):
     from dscluster.cluster.spec import ClusterSpec, NodeSpec
-    from dscluster.runs.preparing import options as opts_mod
     from dscluster.runs.preparing import prepare as prep_mod
+    from dscluster.runs.records import request as opts_mod
 
     monkeypatch.setenv("HOME", str(tmp_path))
     script = tmp_path / "t.py"
@@ -213,7 +213,7 @@ def test_openmpi_single_slots_refused_up_front_whole_hosts_through_the_hostfile(
 def test_slurm_include_becomes_slurms_node_selection(dscluster_home, tmp_path, monkeypatch):
     from dscluster.launcher import backends
     from dscluster.launcher.backends.slurm.clients import SlurmAsk, ask_args
-    from dscluster.runs.preparing import options as opts_mod
+    from dscluster.runs.records import request as opts_mod
 
     slurm = backends.get("slurm")
     opts = opts_mod.RunRequest.of(command=["t.py"], launcher="slurm", runner=RunnerFlags(include="n1@n3"))
@@ -233,8 +233,8 @@ def test_slurm_include_becomes_slurms_node_selection(dscluster_home, tmp_path, m
 
 def test_deepspeed_env_files_reach_the_ranks_and_are_recorded(dscluster_home, tmp_path, monkeypatch):
     from dscluster.launcher.plan import RANK_HOOK
-    from dscluster.runs.preparing.options import RunRequest
     from dscluster.runs.preparing.prepare import dry_run_text, prepare
+    from dscluster.runs.records.request import RunRequest
 
     home, work = tmp_path / "home", tmp_path / "work"
     home.mkdir(), work.mkdir()

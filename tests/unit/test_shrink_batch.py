@@ -13,8 +13,8 @@ from dscluster import batchplan
 from dscluster.batchplan import Batch, plan
 from dscluster.errors import UsageError
 from dscluster.runs.preparing import shrink
-from dscluster.runs.preparing.options import RunRequest
 from dscluster.runs.preparing.prepare import prepare
+from dscluster.runs.records.request import RunRequest
 
 SCRIPT = str(Path(__file__).resolve().parents[1] / "data" / "min_ds_script.py")
 

@@ -21,8 +21,8 @@ from dscluster.cluster.spec import load_spec, resolve_spec, spec_from_hostfile
 from dscluster.errors import ConfigError, ExitCode, UsageError
 from dscluster.runs.preparing import prepare as lp
 from dscluster.runs.preparing import program as lprog
-from dscluster.runs.preparing.options import RunRequest
 from dscluster.runs.preparing.prepare import prepare
+from dscluster.runs.records.request import RunRequest
 
 SCRIPT = str(Path(__file__).resolve().parents[1] / "data" / "min_ds_script.py")
 BOM = b"\xef\xbb\xbf"

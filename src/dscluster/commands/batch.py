@@ -8,8 +8,8 @@ import sys
 from dscluster import console
 from dscluster.errors import ExitCode
 from dscluster.i18n import tr
-from dscluster.runs.preparing.options import RunRequest
 from dscluster.runs.preparing.prepare import dry_run_text
+from dscluster.runs.records.request import RunRequest
 
 
 def submit(opts: RunRequest, *, attach: bool | None, dry_run: bool) -> int:

@@ -15,10 +15,10 @@ from dscluster.errors import ExitCode
 from dscluster.i18n import tr
 from dscluster.launcher import backends
 from dscluster.resultout import captured, result_stdout
-from dscluster.runs.preparing.options import DEFAULTS, FIELDS, RunRequest
 from dscluster.runs.preparing.prepare import dry_run_text, first_run_notice, prepare
 from dscluster.runs.records import store
 from dscluster.runs.records.record import RunRecord
+from dscluster.runs.records.request import DEFAULTS, FIELDS, RunRequest
 from dscluster.sim.names import MAX_NODES
 
 
@@ -91,7 +91,7 @@ def register(sub) -> None:
 def request_from_args(args: argparse.Namespace, command: list[str], module: bool, *, scheduler=None,
                       **given) -> RunRequest:
     """The run request of launch's (or demo's) parsed arguments: each option whose `dest` names a setting of
-    the request (runs/preparing/options.py) is passed on as it is; `given` adds or overrides settings (None: the
+    the request (runs/records/request.py) is passed on as it is; `given` adds or overrides settings (None: the
     default)."""
     settings = {k: getattr(args, k) for k in FIELDS if hasattr(args, k)}
     return RunRequest.of(command=command, **{**settings, "module": module, **given}, runner=flags_from_args(args),

@@ -16,7 +16,7 @@ import shlex
 from dscluster.errors import ConfigError, UsageError
 from dscluster.i18n import tr
 from dscluster.jupyter import clusterview
-from dscluster.runs.preparing.options import RunRequest
+from dscluster.runs.records.request import RunRequest
 
 MAX_RESTARTS_LIMIT = 50
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")

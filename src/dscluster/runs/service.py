@@ -1,7 +1,7 @@
 """The runs service: the one way a run is started, restarted and stopped, whatever view asked.
 
 `dscluster launch`, `dscluster demo`, `dscluster restart`, the Python API (`dscluster.launch`,
-`Run.restart`) and the JupyterLab panel each parse their own input into one `runs.preparing.options.RunRequest`,
+`Run.restart`) and the JupyterLab panel each parse their own input into one `runs.records.request.RunRequest`,
 then call `start`, `launch`, `restart` or `stop` here. Every start passes through `runs.preparing.prepare.prepare`, so
 each one gets the same checks (program, cluster, ds_config for the real world size, doctor's fast checks
 on the nodes or, on this machine, the stale DeepSpeed JIT lock) and the same run record.
@@ -28,12 +28,12 @@ from dscluster.launcher import backends
 from dscluster.launcher.runnerflags import RunnerFlags
 from dscluster.runs.leases import leasing
 from dscluster.runs.leases.rules import WAITING
-from dscluster.runs.preparing.options import RunRequest
 from dscluster.runs.preparing.prepare import Prepared, prepare
 from dscluster.runs.preparing.program import find_ds_config
 from dscluster.runs.records import store
 from dscluster.runs.records.owner import check_may_control, check_may_restart
 from dscluster.runs.records.record import RunRecord
+from dscluster.runs.records.request import RunRequest
 from dscluster.runs.records.verify import record_to_act_on
 from dscluster.runs.supervising.nodes import recorded_spec
 

@@ -189,7 +189,7 @@ class Backend:
 
     # ---- a scheduler's request (a backend that `allocates`; the defaults ask for nothing) -------
     def request(self, opts, spec) -> Any | None:
-        """What the scheduler is asked for, from the launch request (a `runs.preparing.options.RunRequest`: its
+        """What the scheduler is asked for, from the launch request (a `runs.records.request.RunRequest`: its
         scheduler options and runner flags) and the cluster spec (None: none): an object with `ranks`
         (the world size it asks for), or None when nothing is asked."""
         return None

@@ -26,7 +26,6 @@ from dscluster.launcher.redact import redact_argv, redact_env, split_secrets
 from dscluster.launcher.runnerflags import (
     check_launcher_args,
 )
-from dscluster.runs.preparing.options import RunRequest, check_supervision
 from dscluster.runs.preparing.program import (
     ACCELERATE_DS_ENV,
     check_ds_config,
@@ -51,6 +50,7 @@ from dscluster.runs.preparing.target import (
 from dscluster.runs.records import store
 from dscluster.runs.records.owner import current_user
 from dscluster.runs.records.record import LaunchSpec, RunRecord, is_reference_trainer, pinned
+from dscluster.runs.records.request import RunRequest, check_supervision
 
 
 @dataclass

@@ -24,8 +24,8 @@ from dscluster.launcher.runnerflags import (
     select,
     select_local,
 )
-from dscluster.runs.preparing.options import RunRequest
 from dscluster.runs.preparing.program import check_ds_config
+from dscluster.runs.records.request import RunRequest
 
 
 @dataclass(frozen=True)

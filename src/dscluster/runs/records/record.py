@@ -33,7 +33,7 @@ from typing import Any
 from dscluster.cluster.spec import ClusterSpec
 from dscluster.launcher import backends
 from dscluster.launcher.plan import LaunchRequest, Target
-from dscluster.runs.preparing.options import Supervision
+from dscluster.runs.records.request import Supervision
 
 RECORD_VERSION = 1
 REFERENCE_TRAINER = "dscluster.train"  # the reference trainer's module: `-m dscluster.train`
@@ -130,7 +130,7 @@ class LaunchSpec:
     cluster_arg: str | None = None  # how the cluster was named (for messages); never resolved again
     cluster_spec: ClusterSpec | None = None  # the cluster as resolved at launch (None: local, a scheduler's, old)
     local_procs: int = 1
-    # The request's supervision policy as given (runs/preparing/options.py), its keys flat in run.json's `launch`.
+    # The request's supervision policy as given (runs/records/request.py), its keys flat in run.json's `launch`.
     supervision: Supervision = UNRECORDED
     ssh_port: int | None = None
     network_interface: str | None = None

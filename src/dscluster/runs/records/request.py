@@ -4,9 +4,9 @@
 JupyterLab panel's form and `dscluster restart` all build the same `RunRequest` with `RunRequest.of(...)`,
 which hands each named setting to the group that owns it; the layers below take the group they need
 (`prepare` the program, `target.place` the place, the runner flags and the scheduler's request, the
-supervisor `supervision`)
-instead of copying settings field by field. The run record keeps `program` and `supervision` as given
-(runs/records/record.py `LaunchSpec`).
+supervisor `supervision`) instead of copying settings field by field. The run record keeps `supervision`
+as given (runs/records/record.py `LaunchSpec`); what prepare resolves of the rest (the program's path and
+cwd, the hosts, the environment without its secrets) is the record's own.
 
 Adding an option: a field in its group here (its default with it), the flag that sets it (the CLI's
 argparse `dest` is the field's name, so `request_from_args` passes it on), and the code that reads it.
