@@ -22,7 +22,7 @@ from dscluster.runs.supervising.watching import AttemptWatch, Observation
 
 
 def _record(**launch) -> RunRecord:
-    return RunRecord(id="r-1", launch=LaunchSpec(program="t.py", **launch))
+    return RunRecord(id="r-1", launch=LaunchSpec.from_json({"program": "t.py", **launch}))  # run.json's keys
 
 
 def _run_dir(tmp_path):
