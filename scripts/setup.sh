@@ -3,8 +3,9 @@
 #   scripts/setup.sh demo   -> a venv with torch, DeepSpeed and dscluster (enough for `dscluster demo`)
 #   scripts/setup.sh fast   -> the above plus the JupyterLab / test extras, no system package (enough for
 #                              `scripts/test.sh --fast`: no simulated cluster, browser or container)
-#   scripts/setup.sh test   -> the above plus openssh-server, pdsh, OpenMPI, MPICH, Slurm + munge, iproute2, Prometheus,
-#                              Chromium, podman and Docker Engine (enough for the whole test suite)
+#   scripts/setup.sh test   -> the above plus openssh-server, iproute2, each launcher backend's host packages
+#                              (their `host_packages`, launcher/backends), Prometheus, Chromium, podman and
+#                              Docker Engine (enough for the whole test suite)
 # Re-running is cheap: each step is skipped when its stamp matches.
 set -euo pipefail
 mode=${1:-demo}
@@ -33,12 +34,13 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 
 if [ "$mode" = test ]; then
-  apt_install openssh-server openssh-client pdsh iproute2 procps psmisc util-linux openmpi-bin chromium fonts-wqy-microhei \
-    slurm-wlm munge
-  # MPICH for the mpich launcher, beside Open MPI: without recommends (no libmpich-dev), and its mpirun/mpicc
-  # alternatives (priority 40) stay below Open MPI's (50), so `mpirun` stays Open MPI's; the mpich backend
-  # starts mpirun.mpich itself.
-  apt_install mpich
+  # Each launcher backend names the packages its runs on the simulated cluster need (its `host_packages`):
+  # read with this python and the tree's source alone (-S: no site-packages; the registry imports only the
+  # standard library), so that this script names no backend's package.
+  backend_pkgs=$(PYTHONPATH="$root/src" "$py" -S -m dscluster.launcher.backends.packages)
+  # shellcheck disable=SC2086  # one word per package
+  apt_install openssh-server openssh-client iproute2 procps psmisc util-linux chromium fonts-wqy-microhei \
+    $backend_pkgs
   # A real Prometheus for tests/cluster/test_prometheus.py: the test starts its own, on a free port with a
   # temporary config and storage, and stops it by its PID.
   apt_install prometheus

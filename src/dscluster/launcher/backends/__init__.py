@@ -13,8 +13,9 @@ from dscluster.launcher.backends.openmpi import OpenMPIBackend
 from dscluster.launcher.backends.pdsh import PdshBackend
 from dscluster.launcher.backends.slurm import SlurmBackend
 
-__all__ = ["Backend", "NodeTools", "Option", "ToolCheck", "every", "failure_lines", "get", "known", "names", "owner",
-           "programs", "rank_labels", "register", "signatures", "tools_pattern", "signal_lines", "spec_names"]
+__all__ = ["Backend", "NodeTools", "Option", "ToolCheck", "every", "failure_lines", "get", "host_packages", "known",
+           "names", "owner", "programs", "rank_labels", "register", "signatures", "tools_pattern", "signal_lines",
+           "spec_names"]
 
 _BACKENDS: dict[str, Backend] = {}
 
@@ -76,6 +77,12 @@ def tools_pattern() -> str:
 
     tools = {re.escape(t) for b in _BACKENDS.values() for t in b.node_tools}
     return "|".join(sorted(tools, key=lambda t: (-len(t), t)))
+
+
+def host_packages() -> tuple[str, ...]:
+    """Every registered backend's `host_packages`, each once, in registration order (scripts/setup.sh test,
+    through packages.py)."""
+    return tuple(dict.fromkeys(p for b in _BACKENDS.values() for p in b.host_packages))
 
 
 def programs() -> tuple[str, ...]:

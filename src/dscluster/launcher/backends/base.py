@@ -20,6 +20,9 @@ A backend is how a run's ranks are started on its nodes: DeepSpeed's runner on t
 - the transport environment that makes it use the cluster's ssh settings (`transport_env`);
 - its pre-flight check of the tools it needs on a node (`check_tools`, run by `dscluster doctor`; doctor's
   probe looks for the programs named in `node_tools` on every node);
+- the Debian packages its runs on the simulated cluster need on the test machine, which launches them and
+  hosts every simulated node (`host_packages`: `scripts/setup.sh test` installs every registered backend's,
+  through `python3 -m dscluster.launcher.backends.packages`);
 - its own options (`launch_options`, `doctor_options`: `Option`s the views turn into argparse groups), the
   scheduler request they give (`request_from`, `owns`, `refuse_request`), a batch job (`batch_requested`,
   `batch_record`, `batch_preview`, `submit_batch`, `submitted_lines`), its own doctor checks (`doctor`), its
@@ -117,6 +120,9 @@ class Backend:
     warm_launch: ClassVar[bool] = False  # the runner's node command line names sys.executable (launcher/warm.py)
     selects_slots: ClassVar[bool] = True  # --include/--exclude may pick single devices of a host
     node_tools: ClassVar[tuple[str, ...]] = ()  # programs doctor's probe looks up on each node for check_tools
+    # Debian packages the test machine (the launching host of the simulated cluster, whose nodes share its
+    # programs) needs for this backend's runs: scripts/setup.sh test installs them (`packages.py`).
+    host_packages: ClassVar[tuple[str, ...]] = ()
     # Its programs' names as they start their own lines in a log ("NAME: ..."; regular expressions): never a
     # host's prefix (logtext.py).
     programs: ClassVar[tuple[str, ...]] = ()

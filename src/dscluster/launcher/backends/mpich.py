@@ -49,6 +49,10 @@ class MPICHBackend(Backend):
     selects_slots = False
     reports_rank_exits = True  # this file's shim prints launch.py's words for every rank
     node_tools = (MPIRUN, "hydra_pmi_proxy")
+    # Beside Open MPI's openmpi-bin: installed without recommends (setup.sh's apt_install: no libmpich-dev), and
+    # its mpirun/mpicc alternatives (priority 40) stay below Open MPI's (50), so `mpirun` stays Open MPI's;
+    # this backend starts mpirun.mpich itself.
+    host_packages = ("mpich",)
     # The shim's line for a failed rank is launch.py's (runs/supervising/detect.py knows it); Hydra's words for a proxy
     # that could not reach mpirun (mpirun would wait for it forever).
     failure_lines = (r"unable to connect to server \S+ at port \d+",)

@@ -14,6 +14,7 @@ from dscluster.launcher.backends.base import Backend, NodeTools, ToolCheck, opti
 class OpenMPIBackend(Backend):
     name = "openmpi"
     node_tools = ("mpirun",)
+    host_packages = ("openmpi-bin",)
     programs = ("mpirun", "prterun")
     selects_slots = False
     # mpirun's words for a rank that failed ("... on node N exited on signal 9 (Killed)").

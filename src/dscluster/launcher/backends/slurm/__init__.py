@@ -37,6 +37,7 @@ class SlurmBackend(Backend):
     nodes_python = False
     hooks = "dscluster.launcher.backends.slurm.supervise:SlurmRun"
     node_tools = ("srun",)
+    host_packages = ("slurm-wlm", "munge")  # the simulated cluster's real Slurm (sim up --slurm) and its auth
     # srun's words for a task that failed, or that a signal ended (Slurm starts the ranks: no launch.py line),
     # and srun --label's prefix of every task's line.
     failure_lines = (r"srun: error: [^:\n]+: tasks? [\d,-]+: (?:Exited with exit code [1-9]|Killed|Terminated)",)
