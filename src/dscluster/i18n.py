@@ -6,10 +6,14 @@ Messages are looked up by their English template (gettext style), so code stays 
     raise ConfigError(tr("unknown preset {name!r}", name=p), tr("choose one of: {choices}", choices=...))
 
 Translations live in `locale/<lang>/*.json` (one JSON object per domain file, English template ->
-translation, all merged). The language comes from DSCLUSTER_LANG, then LC_ALL / LC_MESSAGES / LANG;
-anything starting with `zh_TW`, `zh-TW`, `zh_Hant` selects Traditional Chinese. A server answering a
-request in its sender's language wraps the work in `use_language(...)` (a context variable: it follows
-the request into `asyncio.to_thread`, and never leaks into other requests).
+translation, all merged), and a launcher backend's own strings in its package, in
+`launcher/backends/locale/<lang>/*.json` (one file per backend, named after it): a new backend's
+translations touch neither this module nor the domain files (LOCALE_FOLDERS, read by `domain_files`).
+
+The language comes from DSCLUSTER_LANG, then LC_ALL / LC_MESSAGES / LANG; anything starting with
+`zh_TW`, `zh-TW`, `zh_Hant` selects Traditional Chinese. A server answering a request in its sender's
+language wraps the work in `use_language(...)` (a context variable: it follows the request into
+`asyncio.to_thread`, and never leaks into other requests).
 """
 
 from __future__ import annotations
@@ -21,8 +25,14 @@ import json
 import os
 from collections.abc import Iterator
 from importlib import resources
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 SUPPORTED = ("en", "zh_TW")
+# The folders under the dscluster package that hold `<lang>/*.json`: the domains', then the backends'.
+LOCALE_FOLDERS = (("locale",), ("launcher", "backends", "locale"))
 _REQUEST_LANGUAGE: contextvars.ContextVar[str | None] = contextvars.ContextVar("dscluster_language", default=None)
 
 
@@ -53,18 +63,27 @@ def use_language(value: str | None) -> Iterator[None]:
         _REQUEST_LANGUAGE.reset(token)
 
 
+def domain_files(lang: str) -> list[Traversable]:
+    """Every `<lang>/*.json` of LOCALE_FOLDERS, each folder's by name (a folder that is not there: none)."""
+    found: list[Traversable] = []
+    for parts in LOCALE_FOLDERS:
+        folder = resources.files("dscluster")
+        for part in (*parts, lang):
+            folder = folder / part
+        try:
+            found += sorted((e for e in folder.iterdir() if e.name.endswith(".json")), key=lambda e: e.name)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+    return found
+
+
 @functools.cache
 def catalog(lang: str) -> dict[str, str]:
     if lang == "en":
         return {}
     merged: dict[str, str] = {}
-    try:
-        folder = resources.files("dscluster") / "locale" / lang
-        for entry in sorted(folder.iterdir(), key=lambda e: e.name):
-            if entry.name.endswith(".json"):
-                merged.update(json.loads(entry.read_text(encoding="utf-8")))
-    except (FileNotFoundError, NotADirectoryError):
-        pass
+    for entry in domain_files(lang):
+        merged.update(json.loads(entry.read_text(encoding="utf-8")))
     return merged
 
 

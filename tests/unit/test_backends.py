@@ -204,3 +204,21 @@ def test_a_schedulers_request_is_the_backends_own(k8s):
         assert other.recorded_request(recorded) is None and other.request_record(ask, ()) is None
         assert other.allocation_args(ask, ()) == () and other.allocation_preview(ask, "r-1") == ((), [])
         other.check_request(opts)  # refuses nothing
+
+
+def test_a_backends_translations_live_in_its_package(monkeypatch):
+    """A backend's zh-TW strings are a file of the backends' package (launcher/backends/locale/zh_TW/
+    NAME.json), merged into the one catalog: none of the domain files (locale/zh_TW) is a backend's."""
+    from dscluster.i18n import domain_files, tr
+
+    own = SRC / "launcher" / "backends" / "locale" / "zh_TW"
+    assert (own / "mpich.json").is_file() and not list((SRC / "locale" / "zh_TW").glob("backend_*.json"))
+    assert {p.stem for p in own.glob("*.json")} <= set(backends.names())  # each named after its backend
+    assert own / "mpich.json" in [Path(str(f)) for f in domain_files("zh_TW")]
+    monkeypatch.setenv("DSCLUSTER_LANG", "zh_TW")
+    missing = "MPICH's {tool} is not installed on this machine"
+    assert tr(missing, tool="mpirun.mpich") == "這台機器沒有安裝 MPICH 的 mpirun.mpich"
+    fix = backends.get("mpich").check_tools(NodeTools("node0", True, {}, {})).fix
+    assert fix == "在 node0 上執行 apt-get install mpich（每個節點都需要）"
+    monkeypatch.setenv("DSCLUSTER_LANG", "en")
+    assert tr(missing, tool="x") == "MPICH's x is not installed on this machine"

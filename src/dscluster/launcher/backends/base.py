@@ -42,8 +42,8 @@ A backend is how a run's ranks are started on its nodes: DeepSpeed's runner on t
 No module outside this package names a backend (tests/unit/test_layers.py): the rest ask the registry.
 
 Adding a backend is one module in this package with its class added to the tuple that `__init__.py` registers in
-`_BACKENDS`, plus its tests; `tests/unit/test_backends.py` holds every registered backend to this
-contract.
+`_BACKENDS`, its translations in `locale/<lang>/NAME.json` of this package (dscluster.i18n merges them), plus
+its tests; `tests/unit/test_backends.py` holds every registered backend to this contract.
 """
 
 from __future__ import annotations
