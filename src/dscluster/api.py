@@ -262,7 +262,7 @@ def _rank_of(name: str) -> int | None:
 def launch(script: str, args: Sequence[str] | str = (), cluster: Any = None, max_restarts: int = 0, *,
            config: dict | str | None = None, name: str | None = None, nprocs: int | None = None,
            cwd: str | Path | None = None, env: dict[str, str] | None = None, allow_shrink: bool = False,
-           wait: bool = False) -> Run:
+           wait: bool = False, launcher: str | None = None, options: dict[str, Any] | None = None) -> Run:
     """Start `script` (a .py path, or "-m module") under the supervisor on the cluster; returns the Run.
 
     config: a DeepSpeed config (dict, JSON text or path) added as --deepspeed_config unless the args
@@ -272,13 +272,16 @@ def launch(script: str, args: Sequence[str] | str = (), cluster: Any = None, max
     allow_shrink: when a lost node does not come back before a restart, continue on the nodes that remain.
     wait: when another run holds these GPUs, queue this run (status "queued") until they are free instead of
     raising GpusBusy.
+    launcher: the launcher backend (default: the cluster's own), as `dscluster launch --launcher`. options: its
+    own launch options by name, as the CLI's flags without dashes (`dscluster launch --help` lists them), e.g.
+    a scheduler's `nodes` or `partition`.
     Everything is validated before anything starts; a bad setting raises ConfigError/UsageError naming it.
     """
     if isinstance(cluster, Cluster):
         cluster = cluster._view.spec_path or (cluster.spec.path if cluster.spec is not None else None)
     body = {"script": script, "args": list(args) if not isinstance(args, str) else args,
             "cluster": str(cluster) if cluster else None, "max_restarts": max_restarts, "config": config,
-            "name": name, "nprocs": nprocs, "env": env, "wait": bool(wait)}
+            "name": name, "nprocs": nprocs, "env": env, "wait": bool(wait), "launcher": launcher, "options": options}
     request = launching.parse_launch(body, cwd=str(cwd or Path.cwd())).but(allow_shrink=bool(allow_shrink))
     run_id = service.launch(request)
     prepared_dirs = clusterview.resolve(request.place.cluster).runs_dirs()

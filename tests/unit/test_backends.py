@@ -92,7 +92,7 @@ def test_every_backend_keeps_the_contract(extra):
                           "selects_slots", "on_this_machine"):
                 assert isinstance(getattr(b, trait), bool), (name, trait)
             assert not (b.over_ssh and b.allocates), name  # dscluster's ssh or a scheduler, not both
-            cls = hooks_class(name)
+            cls = hooks_class(backends.get(name))
             assert all(callable(getattr(cls, h, None)) for h in HOOKS), name
             assert isinstance(b.where(), str)
             plan = build_plan(launch_request(name))
@@ -122,8 +122,8 @@ def test_a_new_backend_plugs_in_by_one_class(k8s, tmp_path):
     env_file = next(f for f in plan.files if f.path.name == "ds_env")
     assert "DSCLUSTER_MASTER_ADDR=node1" in env_file.text
     # The supervisor's hooks are the backend's own.
-    assert hooks_class("k8s") is K8sHooks
-    hooks = hooks_class("k8s")(None)
+    assert hooks_class(backends.get("k8s")) is K8sHooks
+    hooks = hooks_class(backends.get("k8s"))(None)
     assert hooks.allocate() and K8sHooks.asked == 1 and hooks.lost(0.0) is None
     # doctor asks it for its tools.
     from test_doctor_checks import make_spec, run

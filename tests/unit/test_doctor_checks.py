@@ -16,6 +16,7 @@ from dscluster.doctor.engine import evaluate, summarize
 from dscluster.doctor.model import CHECKS, Report
 from dscluster.doctor.probe import ProbeOutcome, classify_failure, parse_probe_output
 from dscluster.doctor.render import render
+from dscluster.launcher import backends
 
 GiB = 1024**3
 PY = "/opt/venv/bin/python"
@@ -66,7 +67,8 @@ def context(spec, facts_by_node, failures=None, **kw) -> DoctorContext:
             outs[n.name] = outcome(n.name, None, failures[n.name])
         else:
             outs[n.name] = outcome(n.name, facts_by_node[i])
-    return DoctorContext(spec=spec, outcomes=outs, master_port=29500, expected_python=PY, local_env=kw.pop("env", {}))
+    return DoctorContext(spec=spec, outcomes=outs, master_port=29500, expected_python=PY, local_env=kw.pop("env", {}),
+                         backend=backends.get(spec.launcher))
 
 
 def run(spec, mutate=None, failures=None, env=None):

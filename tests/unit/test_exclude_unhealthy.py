@@ -14,6 +14,7 @@ from dscluster.cluster.spec import ClusterSpec, NodeSpec
 from dscluster.doctor import health
 from dscluster.doctor.model import CheckResult, Report
 from dscluster.errors import ClusterError
+from dscluster.launcher import backends
 from dscluster.runs.preparing import exclude
 
 
@@ -82,5 +83,5 @@ def test_hosts_without_the_excluded_nodes_and_never_none(spec):
         exclude.without(spec, hosts, [exclude.Excluded(n, "doctor", "bad") for n in ("n0", "n1", "n2")])
     assert "leaves no node" in err.value.message and "n2 left out" in err.value.message
     with pytest.raises(Exception) as err:
-        exclude.check_target(None, "pdsh")
+        exclude.check_target(None, backends.get("pdsh"))
     assert "--exclude-unhealthy" in str(err.value)

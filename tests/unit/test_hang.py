@@ -12,7 +12,7 @@ import time
 import types
 from pathlib import Path
 
-from dscluster.launcher import plan, progress
+from dscluster.launcher import backends, plan, progress
 from dscluster.runs.supervising import hang, rankprogress
 from dscluster.runs.supervising.hang import RankState, hung_collective
 from dscluster.runs.supervising.verdict import Failure, explain_failure
@@ -227,7 +227,7 @@ def test_a_node_lost_mid_run_that_ssh_cannot_reach_is_a_dropped_node_waited_for(
     monkeypatch.setattr(judging, "sim_name", lambda record: None)
     monkeypatch.setattr(judging.store, "save_dir", lambda run_dir, record: tmp_path)
 
-    judge = judging.Judge(lambda: SimpleNamespace(id="r1", attempts=()), tmp_path, "pdsh", lambda text: None)
+    judge = judging.Judge(lambda: SimpleNamespace(id="r1", attempts=()), tmp_path, backends.get("pdsh"), lambda text: None)
     judge._rank_node_names = lambda: {}
 
     def explained(failure: Failure):

@@ -180,6 +180,28 @@ def test_no_generic_module_names_a_backend():
     assert backend_words("HasSlurm = OpenMPIEnv\n") == [(1, "HasSlurm"), (1, "OpenMPIEnv")]
 
 
+# A backend's name becomes its `Backend` once, where the name comes in (issue 43): the functions below
+# these places take the object, never a name to look up again. Each place with its reason.
+RESOLVES_A_NAME = {
+    "launcher/runnerflags.py": "--launcher NAME as the user wrote it, checked and resolved (check_launcher)",
+    "runs/preparing/target.py": "where a run runs: --launcher, else the cluster spec's `launcher`; --local",
+    "runs/records/record.py": "a run record read back: run.json keeps the backend's name (LaunchSpec.backend)",
+    "launcher/plan.py": "the pure plan's request keeps the name it prints (--launcher=NAME; LaunchRequest.backend)",
+    "doctor/engine.py": "doctor on a cluster spec: the spec's `launcher`, for the probe and the checks",
+}
+LOOKUP = re.compile(r"\bbackends\.(?:get|known)\(")
+
+
+def test_a_backend_is_resolved_from_its_name_once_and_carried():
+    found = {path.relative_to(SRC).as_posix() for path in FILES.values()
+             if LOOKUP.search(path.read_text(encoding="utf-8"))}
+    outside = {rel for rel in found if not rel.startswith("launcher/backends/")}
+    assert outside <= set(RESOLVES_A_NAME), \
+        f"looks a backend up by name outside the places that resolve one: {sorted(outside - set(RESOLVES_A_NAME))}"
+    assert outside == set(RESOLVES_A_NAME), f"no longer resolves a name (take it off the list): " \
+                                            f"{sorted(set(RESOLVES_A_NAME) - outside)}"
+
+
 # ---- sizes: what one person holds in mind ---------------------------------------------------------
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60

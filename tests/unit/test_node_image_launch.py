@@ -14,6 +14,7 @@ from dscluster.deploy import dockerrun, up
 from dscluster.deploy import image as img
 from dscluster.deploy.dockerrun import DeployOptions
 from dscluster.errors import ConfigError
+from dscluster.launcher import backends
 from dscluster.launcher.plan import LaunchRequest, Target, build_plan
 from dscluster.runs.preparing.target import interpreters
 from dscluster.runs.records.record import LaunchSpec
@@ -106,10 +107,10 @@ def test_a_spec_python_other_than_the_images_is_named_before_anything_starts():
 
 def test_a_launch_for_nodes_with_another_interpreter_runs_the_runner_here_naming_theirs():
     spec = parse_spec(TEXT.replace("shared_dir", f'python = "{NODE_PY}"\nshared_dir'))
-    cfg = interpreters(spec, "pdsh", sys.executable)
+    cfg = interpreters(spec, backends.get("pdsh"), sys.executable)
     assert cfg == {"python": NODE_PY, "runner_python": sys.executable}
-    assert interpreters(parse_spec(TEXT), "pdsh", sys.executable) == {"python": sys.executable, "runner_python": None}
-    assert interpreters(spec, "slurm", sys.executable)["runner_python"] is None
+    assert interpreters(parse_spec(TEXT), backends.get("pdsh"), sys.executable) == {"python": sys.executable, "runner_python": None}
+    assert interpreters(spec, backends.get("slurm"), sys.executable)["runner_python"] is None
     # The run record's launch section carries both; its one request builder hands them to the plan.
     launch = LaunchSpec.from_json({"program": "train.py", "hosts": [["10.0.0.1", 1], ["10.0.0.2", 1]],
                                    "launcher": "pdsh", **cfg})

@@ -101,3 +101,39 @@ def test_a_run_json_written_before_the_typed_request_restarts_with_its_settings(
     assert request.gpus.share_gpus and request.place.cluster_spec.name == "rec"
     assert request.program.program == "train.py" and request.program.cwd == "/srv/project"
     assert sorted(request.program.env)[:2] == ["DSCLUSTER_CHECKPOINT_DIR=" + str(run_dir / "checkpoints"), "HF_TOKEN=again"]
+
+
+def test_a_backends_own_options_make_the_same_request_from_the_cli_and_the_api(dscluster_home):
+    # A scheduler's request asked from a notebook (api.launch(launcher=..., options=...), the body's "options")
+    # is the typed one `dscluster launch --launcher NAME --OPTION ...` makes: the backend builds both.
+    from dscluster.commands.backendargs import scheduler_request
+
+    args = build_parser().parse_args(["launch", "--launcher", "slurm", "--nodes", "2", "--ntasks-per-node", "3",
+                                      "--partition", "debug", "--time", "10", "train.py"])
+    cli = request_from_args(args, list(args.command), args.module, scheduler=scheduler_request(args))
+    api = parse_launch({"script": "train.py", "launcher": "slurm",
+                        "options": {"nodes": 2, "ntasks_per_node": "3", "partition": "debug", "time": "10"}})
+    assert cli.scheduler is not None and api.scheduler == cli.scheduler
+    assert api.place.launcher == cli.place.launcher == "slurm"
+    # A launcher named is never "this machine by default" (the panel's and the API's default without a cluster).
+    assert service.resolved(api).place.local is None
+    assert service.resolved(parse_launch({"script": "train.py"})).place.local == 1
+    assert parse_launch({"script": "train.py", "options": {}}).scheduler is None
+
+
+@pytest.mark.parametrize(("options", "setting", "words"), [
+    ({"node": 2}, "node", "did you mean 'nodes'"),
+    ({"nodes": 0}, "nodes", "from 1 to"),
+    ({"nodes": True}, "nodes", "whole number"),
+    ({"gpus_per_node": -1}, "gpus_per_node", "0 or more"),
+    ({"partition": ""}, "partition", "must be text"),
+    ({"sbatch": "yes"}, "sbatch", "true or false"),
+    ({"sbatch": True}, "options", "from a terminal"),
+    (["nodes", 2], "options", "must map"),
+])
+def test_a_backends_options_from_code_are_checked_as_the_cli_checks_them(options, setting, words):
+    from dscluster.errors import UsageError
+
+    with pytest.raises(UsageError) as err:
+        parse_launch({"script": "train.py", "launcher": "slurm", "options": options})
+    assert err.value.setting == setting and words in str(err.value) + str(err.value.hint), err.value

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from dscluster.cluster.runner import CommandResult
+from dscluster.launcher import backends
 from dscluster.runs.supervising import detect
 from dscluster.runs.supervising.detect import NodeView
 from dscluster.runs.supervising.nodes import remote_reap, unreachable_hosts
@@ -53,8 +54,9 @@ def test_a_failure_line_names_the_node_of_its_host():
 def test_stall_and_exit_doubt():
     assert detect.stall_failure(901.0, 900.0).kind == "stalled"
     assert detect.stall_failure(899.0, 900.0) is None and detect.stall_failure(10**6, 0) is None
-    assert "only 1 of 2 ranks" in detect.exit_doubt("pdsh", 1, 2)
-    assert detect.exit_doubt("pdsh", 2, 2) is None and detect.exit_doubt("openmpi", 0, 2) is None
+    assert "only 1 of 2 ranks" in detect.exit_doubt(backends.get("pdsh"), 1, 2)
+    assert detect.exit_doubt(backends.get("pdsh"), 2, 2) is None
+    assert detect.exit_doubt(backends.get("openmpi"), 0, 2) is None
 
 
 @dataclass

@@ -9,6 +9,7 @@ import json
 from dataclasses import replace
 
 from dscluster import explain as explainer
+from dscluster.launcher import backends
 from dscluster.runs.records import store
 from dscluster.runs.records.record import Attempt, LaunchSpec, RunRecord
 from dscluster.runs.supervising.detect import NodeView
@@ -37,7 +38,7 @@ def _obs(**kw) -> Observation:
 
 
 def _judge(tmp_path, record: RunRecord, logged: list | None = None) -> Judge:
-    return Judge(lambda: record, _run_dir(tmp_path), "local", (logged if logged is not None else []).append)
+    return Judge(lambda: record, _run_dir(tmp_path), backends.get("local"), (logged if logged is not None else []).append)
 
 
 # ---- judging ------------------------------------------------------------------------------------
@@ -170,5 +171,5 @@ def test_a_backends_hooks_get_a_narrow_context_not_the_supervisor(tmp_path):
     assert ctx.record is book.record and ctx.launch is book.record.launch and ctx.record.status == "running"
     assert "from a hook" in book.log_path.read_text()
     assert sorted(f for f in vars(ctx)) == ["current", "event", "log", "save"]  # nothing else crosses
-    hooks = hooks_class("local")(ctx)
+    hooks = hooks_class(backends.get("local"))(ctx)
     assert hooks.allocate() and hooks.lost(0.0) is None and hooks.timed_out() is None

@@ -124,7 +124,7 @@ def check_launcher(ctx: DoctorContext, node) -> CheckResult:
     from dscluster.launcher import backends  # noqa: PLC0415
 
     name, facts = ctx.node_name(node), ctx.facts(node)
-    found = backends.get(ctx.spec.launcher).check_tools(
+    found = ctx.backend.check_tools(
         backends.NodeTools(node=name, is_master=ctx.is_master(node), tools=facts.get("tools") or {},
                            packages=facts.get("packages") or {}))
     if found.ok:

@@ -17,6 +17,8 @@ class DoctorContext:
     wait_s: float = 5.0
     local_env: dict[str, str] = field(default_factory=dict)
     hostkey_changed: list[str] = field(default_factory=list)  # published host key ≠ pinned one
+    # The spec's launcher backend (launcher/backends), resolved once from the spec's name by the engine.
+    backend: Any = None
 
     @property
     def master(self) -> Any:

@@ -72,7 +72,8 @@ def run_doctor(spec, fast: bool = False, collective: bool = False, *, master_por
     names = [n.name or n.address for n in spec.nodes]
     token = secrets.token_hex(12)
     node_list = tuple({"name": nm, "address": n.address, "ssh_port": n.ssh_port} for nm, n in zip(names, spec.nodes))
-    tools = backends.get(spec.launcher).node_tools  # what the backend's own check reads, besides the usual
+    backend = backends.get(spec.launcher)  # the spec's name, resolved once: the probe's tools, the checks
+    tools = backend.node_tools  # what the backend's own check reads, besides the usual
 
     def params(i: int) -> ProbeParams:
         return ProbeParams(node=names[i], is_master=i == 0, expected_python=python, nodes=node_list,
@@ -85,7 +86,7 @@ def run_doctor(spec, fast: bool = False, collective: bool = False, *, master_por
                             max_workers=max(1, len(names)))
     ctx = DoctorContext(spec=spec, outcomes={o.node: o for o in outcomes}, master_port=master_port,
                         expected_python=python, wait_s=wait_s, local_env=dict(os.environ),
-                        hostkey_changed=hostkey_changed)
+                        hostkey_changed=hostkey_changed, backend=backend)
     results = evaluate(ctx)
     summary = summarize(ctx)
     if collective:

@@ -16,6 +16,7 @@ import shlex
 from dscluster.errors import ConfigError, UsageError
 from dscluster.i18n import tr
 from dscluster.jupyter import clusterview
+from dscluster.jupyter.backendfields import backend_request
 from dscluster.runs.records.request import RunRequest
 
 MAX_RESTARTS_LIMIT = 50
@@ -71,7 +72,8 @@ def _int_field(body: dict, key: str, default: int | None, lo: int, hi: int) -> i
     return value
 
 
-LAUNCH_FIELDS = ("script", "args", "config", "cluster", "nprocs", "max_restarts", "name", "env", "wait")
+LAUNCH_FIELDS = ("script", "args", "config", "cluster", "nprocs", "max_restarts", "name", "env", "wait", "launcher",
+                 "options")
 
 
 def checked_env(env: object) -> dict[str, str]:
@@ -134,8 +136,13 @@ def parse_launch(body: dict, cwd: str | None = None) -> RunRequest:
     if not isinstance(wait, bool):
         raise UsageError(tr("'wait' must be true or false"),
                          tr("wait=True queues the run until its GPUs are free"), setting="wait")
+    launcher = body.get("launcher") or None
+    if launcher is not None and not isinstance(launcher, str):
+        raise UsageError(tr("'launcher' must be the name of a launcher backend"),
+                         tr("e.g. launcher='pdsh', or leave it out for the cluster's own"), setting="launcher")
     return RunRequest.of(program=program, module=module, args=args, config=config, config_path=config_path,
                          cluster=cluster.strip() if cluster else None, here_by_default=True,
+                         launcher=launcher, scheduler=backend_request(body.get("options")),
                          local=_int_field(body, "nprocs", None, 1, 64),
                          max_restarts=_int_field(body, "max_restarts", 0, 0, MAX_RESTARTS_LIMIT),
                          name=name, cwd=cwd, env=[f"{k}={v}" for k, v in env.items()], wait=wait)

@@ -106,14 +106,16 @@ def check_refused(flags: RunnerFlags) -> None:
                          tr(REFUSED_FIX[flag]), setting=flag)
 
 
-def check_launcher(name: str | None) -> None:
-    """`--launcher NAME`: a backend a cluster spec may name (launcher/backends); DeepSpeed's other
-    launchers are named with the reason."""
+def check_launcher(name: str | None):
+    """`--launcher NAME`: a backend a cluster spec may name (launcher/backends), returned (None: not given);
+    DeepSpeed's other launchers are named with the reason."""
     from dscluster.launcher import backends  # noqa: PLC0415
 
     supervised = backends.spec_names()
-    if name is None or name in supervised:
-        return
+    if name is None:
+        return None
+    if name in supervised:
+        return backends.get(name)
     low = name.lower()
     if low in supervised:
         raise UsageError(tr("--launcher {name!r}: write it in lower case", name=name),

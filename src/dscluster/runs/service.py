@@ -131,7 +131,9 @@ def resolved(request: RunRequest) -> RunRequest:
     `--deepspeed_config` unless the args name one, the inline one read from the run's own directory."""
     place, prog = request.place, request.program
     if place.here_by_default:
-        here = not place.cluster and place.cluster_spec is None and (place.local or not _default_spec_exists())
+        # A launcher named (a restart's of a scheduler's run without a spec included) is never this machine.
+        here = not place.cluster and not place.launcher and place.cluster_spec is None and (
+            place.local or not _default_spec_exists())
         request = request.but(local=(place.local or 1) if here else None, here_by_default=False)
     if find_ds_config(list(prog.args)) is not None or (prog.config is None and not prog.config_path):
         return request

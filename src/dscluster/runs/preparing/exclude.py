@@ -112,10 +112,9 @@ def without(spec, hosts: Sequence[tuple[str, int]], excluded: Sequence[Excluded]
     return kept
 
 
-def check_target(spec, launcher: str) -> None:
-    from dscluster.launcher import backends  # noqa: PLC0415
-
-    if spec is None or not backends.get(launcher).over_ssh:
+def check_target(spec, backend) -> None:
+    """--exclude-unhealthy needs nodes dscluster reaches itself (`backend.over_ssh`)."""
+    if spec is None or not backend.over_ssh:
         raise UsageError(tr("--exclude-unhealthy needs a cluster that dscluster reaches over ssh"),
                          tr("give --cluster (or a hostfile); a scheduler leaves out nodes itself (drain them)"),
                          setting="--exclude-unhealthy")

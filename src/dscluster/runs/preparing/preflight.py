@@ -119,14 +119,11 @@ def run_local_checks(env: Mapping[str, str] | None = None) -> None:
     check_local_jit_lock(env)
 
 
-def before_launch(spec, launcher: str, hosts, env: Mapping[str, str] | None = None, *,
+def before_launch(spec, backend, hosts, env: Mapping[str, str] | None = None, *,
                   skip_doctor: bool = False, checked: bool = False, dry_run: bool = False) -> None:
     """The pre-flight of one start (see the module's docstring): `spec` is the cluster (None: this machine
     alone), `hosts` the (host, slots) the run uses, `env` the ranks' --env. Raises ClusterError to refuse.
     `checked`: doctor's fast checks already passed on exactly these hosts (--exclude-unhealthy ran them)."""
-    from dscluster.launcher import backends  # noqa: PLC0415
-
-    backend = backends.get(launcher)
     over_ssh = backend.over_ssh  # else the scheduler (Slurm) or this machine alone
     if checked and spec is not None and over_ssh:
         return
@@ -143,7 +140,7 @@ def before_launch(spec, launcher: str, hosts, env: Mapping[str, str] | None = No
         used = {h for h, _ in hosts}
         nodes = tuple(n for n in spec.nodes if n.name in used or n.address in used)
         # ...and the tools of the launcher this run uses (--launcher may differ from the spec's own).
-        run_fast_checks(replace(spec, nodes=nodes or spec.nodes, launcher=launcher or spec.launcher),
+        run_fast_checks(replace(spec, nodes=nodes or spec.nodes, launcher=backend.name),
                         dry_run=dry_run)
     else:  # a stale JIT lock here would hang the ranks silently
         run_local_checks(env)

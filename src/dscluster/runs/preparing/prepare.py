@@ -146,7 +146,7 @@ def _preflight(opts: RunRequest, where: Placement, program: str, args: list[str]
         # The last committed checkpoint's size there (a restart's), else the reference trainer's estimate.
         diskspace.check_room(store.checkpoint_dir(store.run_path(where.shared, "new-run"), args, dict(env), str(cwd)),
                              diskspace.reference_model_bytes(args) if is_reference_trainer(program, opts.program.module) else None)
-    before_launch(where.spec, where.launcher, where.hosts, env, skip_doctor=opts.place.skip_doctor,
+    before_launch(where.spec, where.backend, where.hosts, env, skip_doctor=opts.place.skip_doctor,
                   checked=opts.place.exclude_unhealthy and not opts.place.skip_doctor, dry_run=dry_run)
 
 
@@ -194,7 +194,7 @@ def _launch_spec(opts: RunRequest, where: Placement, program: str, args: list[st
     backend = where.backend
     return LaunchSpec(
         program=program, is_module=opts.program.module, args=tuple(args), hosts=tuple(hosts), launcher=where.launcher,
-        **{k: v for k, v in interpreters(spec, where.launcher, sys.executable).items() if v is not None},
+        **{k: v for k, v in interpreters(spec, backend, sys.executable).items() if v is not None},
         cwd=str(cwd), env=plain_env,
         cluster_arg=str(spec.path) if spec is not None and spec.path else (opts.place.hostfile or opts.place.cluster),
         local_procs=int(where.local_procs or 1), supervision=opts.supervision,
@@ -218,7 +218,7 @@ def _nodes_side(where: Placement, dry_run: bool) -> dict[str, Any]:
         return {}
     from dscluster.runs.supervising.nodes import transport_env
 
-    return {"transport_env": transport_env(spec, where.launcher, write=not dry_run),
+    return {"transport_env": transport_env(spec, where.backend, write=not dry_run),
             # The spec's node_uid (the node image's user, recorded by `up`) when the nodes are containers;
             # else the UID of a local user of that name (bare metal with shared accounts, the simulation).
             "node_uid": spec.node_uid if getattr(spec, "node_uid", None) else local_uid(spec.ssh_user),

@@ -36,7 +36,7 @@ class Placement:
 
     spec: Any | None
     hosts: tuple[tuple[str, int], ...]
-    launcher: str
+    backend: backends.Backend  # resolved once from its name (--launcher, else the spec's) and carried
     shared: Path
     include: str | None = None  # the runner's --include: devices other than 0..n-1 of a host
     local_procs: int | None = None  # ranks on this machine (the local backend)
@@ -44,8 +44,9 @@ class Placement:
     excluded: tuple = ()  # runs.preparing.exclude's findings: the nodes --exclude-unhealthy left out
 
     @property
-    def backend(self) -> backends.Backend:
-        return backends.get(self.launcher)
+    def launcher(self) -> str:
+        """The backend's name, as the run record keeps it."""
+        return self.backend.name
 
     @property
     def world(self) -> int:
@@ -59,9 +60,8 @@ class Placement:
 def place(opts: RunRequest) -> Placement:
     """Where the request puts the run: the target resolved, DeepSpeed's runner flags applied to its hosts
     (or to this machine's devices), the scheduler's request built, each refused with its setting."""
-    spec, hosts, launcher, shared = resolve_target(opts)
-    where = Placement(spec, hosts, launcher, shared)
-    backend, flags = where.backend, opts.runner
+    spec, hosts, backend, shared = resolve_target(opts)
+    where, flags = Placement(spec, hosts, backend, shared), opts.runner
     if spec is not None and backend.over_ssh:
         hosts, include = apply_runner_flags(spec, hosts, flags)
         if include is not None:
@@ -73,27 +73,28 @@ def place(opts: RunRequest) -> Placement:
         local_procs, include = select_local(opts.place.local, flags)
         where = replace(where, local_procs=local_procs, include=include)
     if opts.scheduler is not None and not backend.owns(opts.scheduler):
-        backends.owner(opts.scheduler).refuse_request(launcher)
+        backends.owner(opts.scheduler).refuse_request(backend.name)
     return replace(where, ask=backend.request(opts, spec)) if backend.allocates else where
 
 
-def resolve_target(opts: RunRequest) -> tuple[Any | None, tuple[tuple[str, int], ...], str, Path]:
-    """(spec or None, hosts, launcher, shared dir) for the request."""
+def resolve_target(opts: RunRequest) -> tuple[Any | None, tuple[tuple[str, int], ...], backends.Backend, Path]:
+    """(spec or None, hosts, backend, shared dir) for the request: the backend's name (--launcher, else the
+    spec's) is resolved here, once."""
     at = opts.place
     if at.local is not None:
         if at.local < 1:
             raise UsageError(tr("--local needs a number of processes >= 1"), tr("e.g. --local 2"))
-        return None, (), "local", paths.local_shared()
+        return None, (), backends.get("local"), paths.local_shared()
     from dscluster.cluster.hostfile import parse_hostfile
     from dscluster.cluster.spec import resolve_spec
 
-    if at.launcher and backends.get(at.launcher).allocates and not (at.hostfile or at.cluster):
-        backend = backends.get(at.launcher)
+    requested = backends.get(at.launcher) if at.launcher else None  # check_runner_flags checked the name
+    if requested is not None and requested.allocates and not (at.hostfile or at.cluster):
         try:
             spec = resolve_spec(None)
-        except ConfigError:  # a Slurm cluster needs no dscluster spec: runs go to DSCLUSTER_SHARED
-            return None, backend.allocated_hosts(opts, None), at.launcher, paths.local_shared()
-        return spec, backend.allocated_hosts(opts, spec), at.launcher, Path(spec.shared_dir)
+        except ConfigError:  # a scheduler's cluster needs no dscluster spec: runs go to DSCLUSTER_SHARED
+            return None, requested.allocated_hosts(opts, None), requested, paths.local_shared()
+        return spec, requested.allocated_hosts(opts, spec), requested, Path(spec.shared_dir)
     try:
         spec = at.cluster_spec if at.cluster_spec is not None else resolve_spec(at.hostfile or at.cluster)
     except ConfigError as err:
@@ -103,26 +104,27 @@ def resolve_target(opts: RunRequest) -> tuple[Any | None, tuple[tuple[str, int],
         raise ConfigError(err.message, hint, setting=err.setting) from None
     hosts = tuple((h, int(s)) for h, s in parse_hostfile(spec.hostfile_text()))
     launcher = at.launcher or spec.launcher
-    if backends.known(launcher) and backends.get(launcher).allocates:
-        return spec, backends.get(launcher).allocated_hosts(opts, spec), launcher, Path(spec.shared_dir)
-    if not (backends.known(launcher) and backends.get(launcher).over_ssh):
+    backend = requested or (backends.get(launcher) if backends.known(launcher) else None)
+    if backend is not None and backend.allocates:
+        return spec, backend.allocated_hosts(opts, spec), backend, Path(spec.shared_dir)
+    if backend is None or not backend.over_ssh:
         raise ConfigError(tr("launcher {name!r} is not supported by dscluster launch", name=launcher),
                           tr("use launcher = one of {names} (default: {default})",
                              names=", ".join(f'"{n}"' for n in backends.spec_names()), default=backends.DEFAULT),
                           setting="launcher")
-    return spec, hosts, launcher, Path(spec.shared_dir)
+    return spec, hosts, backend, Path(spec.shared_dir)
 
 
 def check_runner_flags(opts: RunRequest) -> None:
     """The runner flags that need no cluster to judge: refused ones, launcher, ports, contradictions."""
     flags, at = opts.runner, opts.place
     check_refused(flags)
-    check_launcher(at.launcher)
+    requested = check_launcher(at.launcher)
     check_port(flags.master_port, "--master_port")
     check_port(flags.ssh_port, "--ssh_port")
     check_launcher_args(flags.launcher_args)
-    if at.launcher:
-        backends.get(at.launcher).check_local(at.local)
+    if requested is not None:
+        requested.check_local(at.local)
     if flags.force_multi and at.local is not None:
         raise UsageError(tr("--force_multi and --local contradict: --force_multi starts the ranks over ssh"),
                          tr("drop --force_multi to run on this machine only, or drop --local and pass --hostfile H"),
@@ -181,12 +183,12 @@ def apply_runner_flags(spec, hosts: tuple[tuple[str, int], ...], flags: RunnerFl
     return sel.hosts, sel.include_arg()
 
 
-def interpreters(spec, launcher: str, here: str) -> dict:
+def interpreters(spec, backend: backends.Backend, here: str) -> dict:
     """The run record's `python` (what the nodes run: the ranks, the supervisor's node channels) and,
     when it differs, `runner_python` (this machine's, which runs DeepSpeed's runner). A cluster spec's
     `python` names the nodes' interpreter, e.g. the node image's when launching from a controller
     outside the containers; without it the nodes run this interpreter's own path (DeepSpeed's default)."""
-    node = getattr(spec, "python", None) if backends.get(launcher).nodes_python else None
+    node = getattr(spec, "python", None) if backend.nodes_python else None
     if not node or node == here:
         return {"python": here, "runner_python": None}
     return {"python": node, "runner_python": here}
@@ -201,7 +203,7 @@ def exclude_unhealthy(opts: RunRequest, where: Placement, args: list[str], cwd: 
     from dscluster.runs.preparing.shrink import include_without
 
     spec, hosts = where.spec, where.hosts
-    exclude.check_target(spec, where.launcher)
+    exclude.check_target(spec, where.backend)
     found = exclude.find(spec, where.shared)
     kept = exclude.without(spec, hosts, found)
     while not opts.place.skip_doctor:

@@ -80,7 +80,7 @@ def stop_run(run_dir: Path, *, timeout: float | None = None) -> tuple[RunRecord,
     _signal(verified, signal.SIGKILL)
     from dscluster.runs.supervising.hooks import hooks_class
 
-    if hooks_class(record.launch.launcher).force_stop(record):
+    if hooks_class(record.launch.backend).force_stop(record):
         outcome = {record.launch.launcher: "cancelled"}  # the scheduler ends the ranks; the nodes need no ssh
     else:
         outcome = remote_reap(record, list(record.launch.host_names) or ["localhost"])

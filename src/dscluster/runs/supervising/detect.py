@@ -112,12 +112,11 @@ def stall_failure(idle_s: float, stall_timeout: float) -> Failure | None:
     return None
 
 
-def exit_doubt(launcher: str, ranks_ok: int, world: int) -> str | None:
-    """Why the runner's exit code 0 is not yet a success from its output alone: pdsh and the local runner
-    print one `exits successfully` line per rank, so fewer lines than ranks means ranks never finished."""
-    from dscluster.launcher import backends  # noqa: PLC0415
-
-    if backends.get(launcher).reports_rank_exits and ranks_ok < world:
+def exit_doubt(backend, ranks_ok: int, world: int) -> str | None:
+    """Why the runner's exit code 0 is not yet a success from its output alone: a backend whose launch.py
+    prints one `exits successfully` line per rank (`reports_rank_exits`) with fewer lines than ranks means
+    ranks never finished."""
+    if backend.reports_rank_exits and ranks_ok < world:
         return f"the launcher exited 0 but only {ranks_ok} of {world} ranks reported success"
     return None
 

@@ -81,15 +81,15 @@ class NoHooks:
         return False
 
 
-def hooks_class(launcher: str | None) -> type:
-    """The hooks class of the backend called `launcher` (NoHooks when it names none)."""
-    ref = backends.get(launcher).hooks
+def hooks_class(backend: backends.Backend) -> type:
+    """The hooks class of `backend` (NoHooks when it names none)."""
+    ref = backend.hooks
     if not ref:
         return NoHooks
     module, _, name = ref.partition(":")
     return getattr(importlib.import_module(module), name)
 
 
-def hooks_for(launcher: str | None, ctx: HookContext):
-    """The hooks of the backend called `launcher`, built over `ctx`."""
-    return hooks_class(launcher)(ctx)
+def hooks_for(backend: backends.Backend, ctx: HookContext):
+    """The hooks of `backend`, built over `ctx`."""
+    return hooks_class(backend)(ctx)

@@ -17,6 +17,7 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dscluster import explain as explainer
 from dscluster.runs.preparing import diskspace
@@ -34,6 +35,9 @@ from dscluster.runs.supervising.verdict import (
 )
 from dscluster.runs.supervising.watching import Observation, log_sizes
 from dscluster.signatures import SIGNATURES
+
+if TYPE_CHECKING:
+    from dscluster.launcher import backends
 
 
 def error_fields(error: dict) -> dict:
@@ -97,9 +101,9 @@ class Judge:
     """Judges one run's attempts (see the module's docstring). `current()`: the run record as it stands;
     `log(text)`: a line of the supervisor's in the launcher log."""
 
-    def __init__(self, current: Callable[[], RunRecord], run_dir: Path, backend_name: str,
+    def __init__(self, current: Callable[[], RunRecord], run_dir: Path, backend: backends.Backend,
                  log: Callable[[str], None]):
-        self._current, self._backend, self._log = current, backend_name, log
+        self._current, self._backend, self._log = current, backend, log
         self.run_dir = Path(run_dir)
         self.log_path = self.run_dir / "logs" / "launcher.log"
         self._previous: dict | None = None  # the last attempt's explanation as recorded
@@ -120,7 +124,7 @@ class Judge:
                 # --quiet / --log_level warning and above silence launch.py's "exits successfully" lines: the
                 # watchdogs alone judge then.
                 doubt = None if detect.launcher_quiet(c.runner_flags) else \
-                    detect.exit_doubt(c.launcher, obs.ranks_ok, obs.world)
+                    detect.exit_doubt(self._backend, obs.ranks_ok, obs.world)
                 return Verdict(Failure("exit", doubt)) if doubt else Verdict(clean_exit=True)
             return Verdict(Failure("exit", f"the DeepSpeed runner exited with {obs.rc}"))
         if failure is None:
@@ -131,7 +135,7 @@ class Judge:
             if failure is not None and failure.kind == "unreachable":
                 failure.explanation = self.unreachable_explanation()
         if failure is None and obs.lost is not None:
-            failure = Failure(f"{self._backend}-lost", obs.lost.evidence, explanation=obs.lost)
+            failure = Failure(f"{self._backend.name}-lost", obs.lost.evidence, explanation=obs.lost)
         if failure is None and c.supervision.stall_timeout:
             failure = detect.stall_failure(obs.idle, c.supervision.stall_timeout)
         return Verdict(failure)

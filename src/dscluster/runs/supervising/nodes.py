@@ -109,18 +109,16 @@ def silent_hosts(runners: Mapping[str, Runner], timeout: float = 1.0) -> list[st
                                           for h in hosts], timeout)]
 
 
-def transport_env(spec, launcher: str, *, write: bool = True) -> dict[str, str]:
+def transport_env(spec, backend, *, write: bool = True) -> dict[str, str]:
     """What makes pdsh (or an MPI launcher's rsh agent) use the cluster's ssh_config and pinned host keys,
     on connections of the run's own (see NO_MUX). `write=False` (a dry run) only computes it: the
     identity must exist, but no ssh file is written."""
     from dscluster.cluster.ssh import ensure_ssh_files, require_identity
-    from dscluster.launcher import backends
-
     if write:
         ensure_ssh_files(spec)
     else:
         require_identity(spec)
-    return backends.get(launcher).transport_env(spec, tuple(NO_MUX))
+    return backend.transport_env(spec, tuple(NO_MUX))
 
 
 def remote_reap(record: RunRecord, hosts: list[str], timeout: float = 10.0, grace: float = 1.0,

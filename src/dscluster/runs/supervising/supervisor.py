@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from dscluster import fsutil, trust
-from dscluster.launcher import backends, warm
+from dscluster.launcher import warm
 from dscluster.launcher.masklog import MIN_SECRET
 from dscluster.launcher.plan import build_plan
 from dscluster.runs.leases.leasing import QUEUED, SupervisorLeases
@@ -68,10 +68,10 @@ class Supervisor:
         self.book = RunBook(self.run_dir, record)  # recording: the record and all it writes
         self.secrets = dict(secrets or {})
         self.stop_requested = False
-        self.backend = backends.get(record.launch.launcher)
+        self.backend = record.launch.backend  # resolved once, from the record's name, and carried
         # the backend's own part of supervising (a scheduler's allocation...), hooks.py
-        self.hooks = hooks_for(record.launch.launcher, HookContext.of(self.book))
-        self.judge = Judge(lambda: self.book.record, self.run_dir, self.backend.name, self.book.log)
+        self.hooks = hooks_for(self.backend, HookContext.of(self.book))
+        self.judge = Judge(lambda: self.book.record, self.run_dir, self.backend, self.book.log)
         self.restarter = Restarter(self.book, over_ssh=self.backend.over_ssh, warm_launch=self.backend.warm_launch,
                                    stop_wanted=self._stop_wanted)
         self.logs = AttemptLogs(time.time())  # where the logs stood for the current attempt
