@@ -6,6 +6,7 @@ import pytest
 
 from dscluster.errors import UsageError
 from dscluster.launcher.plan import LaunchRequest, Target, build_plan, hostfile_text, rank_nodes
+from dscluster.launcher.runnerflags import RunnerFlags
 from dscluster.runs.preparing.program import find_ds_config, parse_env
 
 RUN = Path("/shared/runs/r1")
@@ -101,7 +102,7 @@ def test_a_local_run_starts_its_ranks_without_deepspeeds_runner():
     assert "--cache_bytecode" in plan.argv  # the ranks' bytecode cache where torch's would be lost
     own = build_plan(req(hosts=(), launcher="local", local_procs=2, user_env={"PYTHONDONTWRITEBYTECODE": "1"}))
     assert "--cache_bytecode" not in own.argv  # the user's --env decides about bytecode
-    bound = build_plan(req(hosts=(), launcher="local", local_procs=2, runner_flags=("--bind_cores_to_rank",)))
+    bound = build_plan(req(hosts=(), launcher="local", local_procs=2, runner=RunnerFlags(passed=("--bind_cores_to_rank",))))
     assert "deepspeed.launcher.runner" in bound.argv and "--num_gpus=2" in bound.argv
 
 

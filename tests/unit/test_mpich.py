@@ -17,6 +17,7 @@ from dscluster.errors import UsageError
 from dscluster.launcher import backends
 from dscluster.launcher.backends import NodeTools, mpich
 from dscluster.launcher.plan import LaunchRequest, Target, build_plan
+from dscluster.launcher.runnerflags import RunnerFlags
 from dscluster.runs.supervising.detect import FAILURE_LINE, RANK_OK, launcher_failure
 
 
@@ -36,7 +37,7 @@ def test_the_plan_runs_every_rank_through_the_shim_and_keeps_secrets_off_the_com
     assert argv[shim + 1] == "--hosts=node1,node2" and argv[-2:] == ["dscluster.train", "--x"]
     assert build_plan(request(user_env={})).argv.count("--launcher_args=-genvnone") == 1
     # The user's own mpirun options follow dscluster's; --no_python and --no_local_rank reach the shim.
-    argv = build_plan(request(user_env={}, launcher_args=("-verbose",), no_python=True, no_local_rank=True)).argv
+    argv = build_plan(request(user_env={}, launcher_args=("-verbose",), runner=RunnerFlags(no_python=True, no_local_rank=True))).argv
     assert "--launcher_args=-genvnone -verbose" in argv
     at = argv.index(str(mpich.SHIM))
     assert argv[at - 1] == "/opt/venv/bin/python" and {"--no_python", "--no_local_rank"} <= set(argv[at:])

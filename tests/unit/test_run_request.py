@@ -137,3 +137,36 @@ def test_a_backends_options_from_code_are_checked_as_the_cli_checks_them(options
     with pytest.raises(UsageError) as err:
         parse_launch({"script": "train.py", "launcher": "slurm", "options": options})
     assert err.value.setting == setting and words in str(err.value) + str(err.value.hint), err.value
+
+
+def test_the_runner_flags_reach_the_plan_and_a_restart_as_given(dscluster_home, tmp_path):
+    # DeepSpeed's runner flags are one group of the request (launcher/runnerflags.RunnerFlags): the record keeps
+    # it as given, every attempt's plan reads it there, and `dscluster restart` asks again with it, so the new
+    # run starts on the same devices with the same launch.py flags (a restart once dropped them all).
+    from dscluster.runs.preparing.prepare import prepare
+    from dscluster.runs.records import store
+    from dscluster.runs.records.record import LaunchSpec
+
+    (tmp_path / "t.py").write_text("print('t')\n")
+    request = _cli(["--local", "1", "--include", "localhost:1", "--no_local_rank", "--bind_cores_to_rank",
+                    "--master_port", "29599", "t.py"]).but(cwd=str(tmp_path))
+    prep = prepare(request, dry_run=True)
+    launch = prep.record.launch
+    assert launch.runner == request.runner and launch.include == "localhost:1"
+    data = launch.to_json()
+    assert (data["master_port"], data["no_local_rank"], data["runner_flags"]) == (29599, True, ["--bind_cores_to_rank"])
+    assert data["runner"] == {"include": "localhost:1"} and LaunchSpec.from_json(data) == launch
+    plan = launch.request(1, 29599, run_id=prep.record.id, run_dir=tmp_path / "run", base_env={})
+    from dscluster.launcher.plan import build_plan
+
+    argv = build_plan(plan).argv
+    assert "--no_local_rank" in argv and "--bind_cores_to_rank" in argv and "--master_port=29599" in argv, argv
+    run_dir = store.create_run(prep.shared, prep.record)
+    store.write_record(run_dir, store.read_record(run_dir).replace(status="failed"))
+    again, _ = service.restart_request(run_dir)
+    assert again.runner == request.runner
+    assert prepare(again.but(cwd=str(tmp_path)), dry_run=True).record.launch.include == "localhost:1"
+    # Elsewhere (--local N, --hostfile H) the flags that name the old place go; the program's own stay.
+    moved, _ = service.restart_request(run_dir, local=1)
+    assert (moved.runner.include, moved.runner.master_port) == (None, None)
+    assert (moved.runner.no_local_rank, moved.runner.passed) == (True, ("--bind_cores_to_rank",))

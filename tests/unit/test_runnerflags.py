@@ -68,7 +68,8 @@ def test_this_machine_only():
 
 def test_plan_carries_the_user_flags(tmp_path):
     req = LaunchRequest(run_id="r", run_dir=tmp_path, target=Target("t.py"), hosts=(("node1", 2), ("node2", 1)),
-                        master_port=29512, include="node1:0,1@node2:1", launcher_args=("-R", "ssh"), no_python=True)
+                        master_port=29512, include="node1:0,1@node2:1", launcher_args=("-R", "ssh"),
+                        runner=RunnerFlags(no_python=True))
     plan = build_plan(req)
     assert "--include=node1:0,1@node2:1" in plan.argv and "--launcher_args=-R ssh" in plan.argv
     assert plan.argv.index("--no_python") < plan.argv.index("t.py")

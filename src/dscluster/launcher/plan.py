@@ -60,7 +60,7 @@ from dscluster.launcher import backends
 from dscluster.launcher.masklog import SECRET_NAMES_VAR, wrapped_target
 from dscluster.launcher.progress import ENV as PROGRESS_VAR
 from dscluster.launcher.redact import REDACTED, split_secrets
-from dscluster.launcher.runnerflags import parse_node_specs
+from dscluster.launcher.runnerflags import RunnerFlags, parse_node_specs
 from dscluster.launcher.warm import WARM_VAR
 from dscluster.safepython import module_argv, module_argv_for
 
@@ -101,10 +101,11 @@ class LaunchRequest:
     local_procs: int = 1  # ranks on this machine for the local backend
     network_interface: str | None = None
     include: str | None = None  # the runner's --include (devices other than 0..n-1), see runnerflags.py
-    launcher_args: tuple[str, ...] = ()  # the user's --launcher_args, word by word
-    no_python: bool = False
-    no_local_rank: bool = False
-    runner_flags: tuple[str, ...] = ()  # the user's pass-through runner flags (--bind_cores_to_rank, --log_level...)
+    launcher_args: tuple[str, ...] = ()  # the user's --launcher_args, word by word, then the backend's own
+    # The request's DeepSpeed runner flags as given (runnerflags.py), read here as they are: --no_python,
+    # --no_local_rank and the flags passed on to launch.py (--bind_cores_to_rank, --log_level...). The hosts,
+    # `include` and `master_port` above are what the placement and the attempt made of the selecting ones.
+    runner: RunnerFlags = RunnerFlags()
     ds_config_text: str | None = None  # the run's ds_config (the user's + DeepSpeed's monitor), see prepare.py
     # This machine's interpreter when it is not `python` (the nodes' one): it runs DeepSpeed's runner,
     # which is told to start `python` on the nodes (see runner_argv).
@@ -296,7 +297,7 @@ def local_argv(req: LaunchRequest, logs: Path) -> list[str]:
     """A run on this machine: dscluster's torch-free rank starter (launcher/locallaunch.py: the work of
     DeepSpeed's runner and launch.py on one machine, without their two torch imports), or DeepSpeed's
     runner when a flag needs DeepSpeed's own launch.py."""
-    if any(f.split("=", 1)[0] in _NEEDS_DS_LAUNCH for f in req.runner_flags):
+    if any(f.split("=", 1)[0] in _NEEDS_DS_LAUNCH for f in req.runner.passed):
         select = [f"--include={req.include}"] if req.include else [f"--num_gpus={req.local_procs}"]
         return [*runner_argv(req), *select, f"--master_port={req.master_port}", f"--enable_each_rank_log={logs}"]
     devices = ",".join(str(d) for d in local_devices(req))
@@ -367,12 +368,13 @@ def build_plan(req: LaunchRequest) -> LaunchPlan:
 def _program_argv(req: LaunchRequest, backend, local: bool, secrets: bool) -> list[str]:
     """The end of the runner's argv: the user's own runner flags, the backend's shim, then the program
     (through the secret mask when the run has secrets) and its arguments."""
-    argv = (["--no_python"] if req.no_python else []) + (["--no_local_rank"] if req.no_local_rank else [])
-    argv += list(req.runner_flags)
+    flags = req.runner
+    argv = (["--no_python"] if flags.no_python else []) + (["--no_local_rank"] if flags.no_local_rank else [])
+    argv += list(flags.passed)
     if not local:
         argv += backend.program_prefix(req)  # e.g. Slurm's srun_rank.py shim
     target = req.target
-    if secrets and not req.no_python:
+    if secrets and not req.runner.no_python:
         # Each rank's output reaches its log through the secret mask (launcher/masklog.py).
         module, args = wrapped_target(target.is_module, target.program, target.args)
         target = Target(module, True, tuple(args))

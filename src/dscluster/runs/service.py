@@ -207,6 +207,27 @@ def runs_saving_to(shared: Path, save_dir: Path) -> list[str]:
             if shown_status(r.record) in store.ACTIVE and store.save_dir(r.dir, r.record) == save_dir]
 
 
+def restart_flags(given: RunnerFlags, picked: tuple[str, ...], *, same_place: bool) -> RunnerFlags:
+    """The runner flags a restart asks with: the run's own, as given at launch. On the nodes it ran on they
+    are all kept (the same --include/--exclude/--num_nodes/--num_gpus select the same ranks); `picked`
+    (--hosts) replaces the choice of nodes, keeping --num_gpus; on another place (--hostfile, --local) the
+    flags that name the old cluster's nodes, addresses or ports go, the ones about the program stay."""
+    if not same_place:
+        return RunnerFlags(no_python=given.no_python, no_local_rank=given.no_local_rank, passed=given.passed)
+    if picked:
+        return dataclasses.replace(given, include="@".join(picked), exclude=None, num_nodes=None, master_addr=None)
+    return given
+
+
+def _check_no_run_saves_to(run_dir: Path, save_dir: Path) -> None:
+    busy = runs_saving_to(run_dir.parent.parent, save_dir)
+    if busy:
+        # Two runs saving to one directory overwrite each other's steps; the second must wait.
+        raise RunBusy(tr("run {busy} is still running and saves to the same checkpoints", busy=", ".join(busy)),
+                      tr("wait for it to finish, or stop it first: dscluster stop {busy}", busy=busy[0]),
+                      setting="run_id")
+
+
 def restart_request(run_dir: Path, env: dict[str, str] | None = None, hostfile: str | None = None,
                     local: int | None = None, hosts: str | None = None) -> tuple[RunRequest, RunRecord]:
     """The request that restarts a run (see `restart`), and the old run's record. It runs on the cluster
@@ -232,12 +253,7 @@ def restart_request(run_dir: Path, env: dict[str, str] | None = None, hostfile: 
     # An old record names its spec by path only: recorded_spec reads that path again.
     picked = shrink.restart_hosts(hosts, launched_on or recorded_spec(record)) if hosts else ()
     save_dir = store.save_dir(run_dir, record)
-    busy = runs_saving_to(run_dir.parent.parent, save_dir)
-    if busy:
-        # Two runs saving to one directory overwrite each other's steps; the second must wait.
-        raise RunBusy(tr("run {busy} is still running and saves to the same checkpoints", busy=", ".join(busy)),
-                      tr("wait for it to finish, or stop it first: dscluster stop {busy}", busy=busy[0]),
-                      setting="run_id")
+    _check_no_run_saves_to(run_dir, save_dir)
     if not cfg.program:
         raise ConfigError(tr("run {run_id} has no recorded program to restart", run_id=run_id),
                           tr("launch it again from the form"), setting="run_id")
@@ -246,6 +262,7 @@ def restart_request(run_dir: Path, env: dict[str, str] | None = None, hostfile: 
     if trainer and not any(a == "--save-dir" or a.startswith("--save-dir=") for a in args):
         # The reference trainer's flag; a user's own script resumes from wherever its args already say.
         args += ["--save-dir", str(save_dir)]
+    moved = bool(hostfile or local)  # the person names another place than the run's own
     local = local or (cfg.local_procs if backend.on_this_machine and not hostfile else None)
     if local:
         from dscluster import trust
@@ -263,7 +280,7 @@ def restart_request(run_dir: Path, env: dict[str, str] | None = None, hostfile: 
         cluster=None if local else (hostfile or cfg.cluster_arg), local=local, here_by_default=True,
         launcher=None if local or backend.on_this_machine else cfg.launcher,
         cluster_spec=None if local or hostfile else launched_on, exclude_unhealthy=cfg.exclude_unhealthy,
-        runner=RunnerFlags(include="@".join(picked) if picked else None),
+        runner=restart_flags(cfg.runner, picked, same_place=not moved),
         keep_batch=shrink.batch_to_keep(record, save_dir), share_gpus=cfg.share_gpus)
     request = dataclasses.replace(request, supervision=cfg.supervision)  # the run's policy, as recorded
     return request, record

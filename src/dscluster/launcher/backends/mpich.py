@@ -97,10 +97,10 @@ class MPICHBackend(Backend):
 
     def program_prefix(self, req) -> list[str]:
         shim = [str(SHIM), f"--hosts={','.join(h for h, _ in req.hosts)}"]
-        if req.no_local_rank:
+        if req.runner.no_local_rank:
             shim.append("--no_local_rank")
         # With --no_python the helper starts its target directly: the shim is then started by the interpreter.
-        return [req.python, *shim, "--no_python"] if req.no_python else shim
+        return [req.python, *shim, "--no_python"] if req.runner.no_python else shim
 
 
 def write_mpirun(folder: Path) -> None:

@@ -201,11 +201,10 @@ def _launch_spec(opts: RunRequest, where: Placement, program: str, args: list[st
         exclude_unhealthy=bool(opts.place.exclude_unhealthy), share_gpus=bool(opts.gpus.share_gpus),
         ssh_port=getattr(spec, "ssh_port", None), network_interface=getattr(spec, "network_interface", None),
         ds_config_text=ranks.ds_config_text, rank_args=tuple(ranks.args) if ranks.ds_config_text else None,
-        include=where.include, master_port=flags.master_port, no_python=flags.no_python,
-        no_local_rank=flags.no_local_rank,
+        include=where.include, runner=flags,
         launcher_args=tuple(check_launcher_args(flags.launcher_args)) + (backend.allocation_args(ask, hosts)
                                                                          if ask is not None else ()),
-        runner_flags=flags.passed, scheduler=backend.request_record(ask, hosts) if ask is not None else None,
+        scheduler=backend.request_record(ask, hosts) if ask is not None else None,
         **_nodes_side(where, dry_run), present=frozenset({"allow_shrink"}))
 
 

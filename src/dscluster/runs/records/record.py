@@ -33,6 +33,7 @@ from typing import Any
 from dscluster.cluster.spec import ClusterSpec
 from dscluster.launcher import backends
 from dscluster.launcher.plan import LaunchRequest, Target
+from dscluster.launcher.runnerflags import RunnerFlags
 from dscluster.runs.records.request import Supervision
 
 RECORD_VERSION = 1
@@ -108,6 +109,31 @@ def _scheduler(data: Mapping[str, Any], key: str) -> dict[str, Any]:
     return {"scheduler": value} if isinstance(value, Mapping) or (value is None and key in data) else {}
 
 
+# The runner flags run.json keeps flat, as records always had them (run.json key -> RunnerFlags field); the
+# others, when given, under `runner` (`refused` never: a refused flag stops the launch).
+_RUNNER_FLAT = {"master_port": "master_port", "no_python": "no_python", "no_local_rank": "no_local_rank",
+                "runner_flags": "passed"}
+_RUNNER_NESTED = tuple(f.name for f in dataclasses.fields(RunnerFlags)
+                       if f.name not in (*_RUNNER_FLAT.values(), "refused"))
+
+
+def _runner_json(runner: RunnerFlags, present: frozenset[str]) -> dict[str, Any]:
+    out = {key: _plain(getattr(runner, name)) for key, name in _RUNNER_FLAT.items()}
+    if not runner.passed and "runner_flags" not in present:
+        del out["runner_flags"]  # absent, as records without pass-through flags were written
+    given = {f.name: _plain(getattr(runner, f.name)) for f in dataclasses.fields(RunnerFlags)
+             if f.name in _RUNNER_NESTED and not _is_default(f, getattr(runner, f.name))}
+    return {**out, "runner": given} if given or "runner" in present else out
+
+
+def _runner_of(data: Mapping[str, Any]) -> RunnerFlags:
+    nested = data.get("runner") if isinstance(data.get("runner"), Mapping) else {}
+    values = {name: data[key] for key, name in _RUNNER_FLAT.items() if key in data}
+    values.update({k: nested[k] for k in _RUNNER_NESTED if k in nested})
+    values["passed"] = tuple(values.get("passed") or ())
+    return RunnerFlags(**values)
+
+
 # A record's supervision keys; absent ones read as records without them always meant (no restarts, no
 # stall timeout: a half-written record), the others as the request's defaults.
 _POLICY = tuple(f.name for f in dataclasses.fields(Supervision))
@@ -136,12 +162,13 @@ class LaunchSpec:
     network_interface: str | None = None
     ds_config_text: str | None = None
     rank_args: tuple[str, ...] | None = None  # args with --deepspeed_config at the run's own copy
-    include: str | None = None
-    master_port: int | None = None
-    no_python: bool = False
-    no_local_rank: bool = False
-    launcher_args: tuple[str, ...] = ()
-    runner_flags: tuple[str, ...] = ()  # DeepSpeed runner flags passed through as written (runnerflags.py)
+    include: str | None = None  # the runner's --include the placement made (runs/preparing/target.py)
+    launcher_args: tuple[str, ...] = ()  # the launcher's arguments: the user's words, then the backend's own
+    # The request's DeepSpeed runner flags as given (launcher/runnerflags.py): the plan reads them (--no_python,
+    # a fixed --master_port, the flags passed on) and a restart asks for the same run with them (its selection
+    # of hosts and slots included). run.json keeps four of them flat as records always had them, the rest
+    # under `runner` when any was given.
+    runner: RunnerFlags = RunnerFlags()
     runner_python: str | None = None  # this machine's interpreter when the nodes' differs (containers)
     transport_env: Mapping[str, str] | None = None
     node_uid: int | None = None
@@ -180,15 +207,17 @@ class LaunchSpec:
             user_env={**(user_env or {}), **self.env, **dict(secrets)}, transport_env=dict(self.transport_env or {}),
             ssh_port=self.ssh_port, is_root=os.geteuid() == 0, attempt=attempt, local_procs=self.local_procs,
             network_interface=self.network_interface, include=self.include, launcher_args=self.launcher_args,
-            no_python=self.no_python, no_local_rank=self.no_local_rank, ds_config_text=self.ds_config_text,
-            runner_python=self.runner_python, runner_flags=self.runner_flags, files_dir=files_dir)
+            runner=self.runner, ds_config_text=self.ds_config_text, runner_python=self.runner_python,
+            files_dir=files_dir)
 
     OPTIONAL = ("cluster_spec", "transport_env", "node_uid", "scheduler", "runner_python", "allow_shrink",
-                "runner_flags", "exclude_unhealthy", "share_gpus")
+                "runner_flags", "exclude_unhealthy", "share_gpus", "runner")
 
     def to_json(self) -> dict[str, Any]:
         # Absent rather than null, as records without them were always written.
         out = _to_json(self, self.OPTIONAL, scheduler_key(self.launcher))
+        out.pop("runner", None)
+        out.update(_runner_json(self.runner, self.present))
         policy = dataclasses.asdict(out.pop("supervision"))
         if not policy["allow_shrink"] and "allow_shrink" not in self.present:
             del policy["allow_shrink"]
@@ -201,9 +230,11 @@ class LaunchSpec:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> LaunchSpec:
-        known = tuple(k for k in _known(cls) if k != "supervision") + _POLICY
+        known = tuple(k for k in _known(cls) if k not in ("supervision", "runner")) + _POLICY
         values = {"program": "", **{k: data[k] for k in known if k in data}}  # "": a half-written record
-        for k in ("args", "launcher_args", "runner_flags"):
+        values["runner"] = _runner_of(data)
+        known += (*_RUNNER_FLAT, "runner")
+        for k in ("args", "launcher_args"):
             values[k] = tuple(values.get(k) or ())
         if values.get("rank_args") is not None:
             values["rank_args"] = tuple(values["rank_args"])

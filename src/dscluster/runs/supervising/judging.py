@@ -123,7 +123,7 @@ class Judge:
             if obs.rc == 0:
                 # --quiet / --log_level warning and above silence launch.py's "exits successfully" lines: the
                 # watchdogs alone judge then.
-                doubt = None if detect.launcher_quiet(c.runner_flags) else \
+                doubt = None if detect.launcher_quiet(c.runner.passed) else \
                     detect.exit_doubt(self._backend, obs.ranks_ok, obs.world)
                 return Verdict(Failure("exit", doubt)) if doubt else Verdict(clean_exit=True)
             return Verdict(Failure("exit", f"the DeepSpeed runner exited with {obs.rc}"))

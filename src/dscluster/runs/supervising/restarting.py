@@ -69,7 +69,7 @@ class Restarter:
     # ---- starting an attempt -------------------------------------------------------------------
     def port(self) -> int:
         """The rendezvous port of an attempt: the user's --master_port, else one drawn for each attempt."""
-        return self.book.cfg.master_port or pick_port()
+        return self.book.cfg.runner.master_port or pick_port()
 
     def request(self, attempt: int, port: int, *, user_env: Mapping[str, str],
                 secrets: Mapping[str, str]) -> LaunchRequest:
