@@ -222,3 +222,38 @@ def test_a_backends_translations_live_in_its_package(monkeypatch):
     assert fix == "在 node0 上執行 apt-get install mpich（每個節點都需要）"
     monkeypatch.setenv("DSCLUSTER_LANG", "en")
     assert tr(missing, tool="x") == "MPICH's x is not installed on this machine"
+
+
+class TorchrunBackend(Backend):
+    """A backend whose ranks are not started by DeepSpeed's runner: it owns the whole command line."""
+
+    name = "trun"
+
+    def where(self) -> str:
+        return "through torchrun"
+
+    def command(self, req, parts) -> list[str]:
+        from dscluster.launcher.plan import program_argv
+
+        rdzv = parts.runner_reads("rdzv", f"{req.hosts[0][0]}:{req.master_port}\n")
+        return ["torchrun", f"--nnodes={len(req.hosts)}", f"--nproc-per-node={req.hosts[0][1]}",
+                f"--rdzv-conf-file={rdzv}", *program_argv(req, [], bool(parts.secret_env))]
+
+
+def test_a_backend_owns_its_whole_command_line():
+    """Backend.command is the whole argv of an attempt: DeepSpeed's runner by default, anything else when a
+    backend starts its ranks another way; the plan's environment file, secrets and files stay the plan's."""
+    backends.register(TorchrunBackend)
+    try:
+        plan = build_plan(launch_request("trun"))
+        assert plan.argv[:3] == ["torchrun", "--nnodes=2", "--nproc-per-node=2"], plan.argv
+        assert plan.argv[-2:] == ["train.py", "--x"] and "deepspeed.launcher.runner" not in " ".join(plan.argv)
+        assert "s3cret" not in " ".join(plan.argv) and plan.env["HF_TOKEN"] == "s3cret"  # secrets: env, not argv
+        files = {f.path.name: f.text for f in plan.files}
+        assert files["rdzv"] == "node1:29600\n" and "DSCLUSTER_RUN_ID=r-1" in files["ds_env"]
+        assert plan.world_size == 4 and plan.master_addr == "node1"
+        # The default command is DeepSpeed's runner with the backend's own flags after the common ones.
+        default = build_plan(launch_request("pdsh")).argv
+        assert "deepspeed.launcher.runner" in " ".join(default) and "--launcher=pdsh" in default
+    finally:
+        backends.unregister("trun")

@@ -52,7 +52,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -60,7 +60,7 @@ from dscluster.launcher import backends
 from dscluster.launcher.masklog import SECRET_NAMES_VAR, wrapped_target
 from dscluster.launcher.progress import ENV as PROGRESS_VAR
 from dscluster.launcher.redact import REDACTED, split_secrets
-from dscluster.launcher.runnerflags import RunnerFlags, parse_node_specs
+from dscluster.launcher.runnerflags import RunnerFlags
 from dscluster.launcher.warm import WARM_VAR
 from dscluster.safepython import module_argv, module_argv_for
 
@@ -279,35 +279,6 @@ def _warm_nodes(req: LaunchRequest) -> bool:
     return bool(req.warm) and bool(req.hosts) and req.backend.warm_launch
 
 
-# Runner flags that need DeepSpeed's own launch.py on this machine (its numactl core binding).
-_NEEDS_DS_LAUNCH = ("--bind_cores_to_rank", "--bind_core_list")
-
-
-def local_devices(req: LaunchRequest) -> tuple[int, ...]:
-    """The device indices of a run on this machine: --include localhost:1,3's, else 0..n-1 (DeepSpeed's
-    runner with --num_gpus N, which replaces a CUDA_VISIBLE_DEVICES of the launching environment too)."""
-    if req.include:
-        (slots,) = parse_node_specs(req.include, "--include").values()  # one host: this machine
-        if slots is not None:
-            return slots
-    return tuple(range(req.local_procs))
-
-
-def local_argv(req: LaunchRequest, logs: Path) -> list[str]:
-    """A run on this machine: dscluster's torch-free rank starter (launcher/locallaunch.py: the work of
-    DeepSpeed's runner and launch.py on one machine, without their two torch imports), or DeepSpeed's
-    runner when a flag needs DeepSpeed's own launch.py."""
-    if any(f.split("=", 1)[0] in _NEEDS_DS_LAUNCH for f in req.runner.passed):
-        select = [f"--include={req.include}"] if req.include else [f"--num_gpus={req.local_procs}"]
-        return [*runner_argv(req), *select, f"--master_port={req.master_port}", f"--enable_each_rank_log={logs}"]
-    devices = ",".join(str(d) for d in local_devices(req))
-    # The ranks' own bytecode cache where torch's would be recompiled at every start (see locallaunch.py),
-    # unless the user's --env decides about bytecode itself.
-    cache = [] if {"PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX"} & set(req.user_env) else ["--cache_bytecode"]
-    return [*module_argv(req.python, "dscluster.launcher.locallaunch", unbuffered=True), f"--devices={devices}",
-            f"--master_port={req.master_port}", f"--enable_each_rank_log={logs}", *cache]
-
-
 def build_plan(req: LaunchRequest) -> LaunchPlan:
     if not backends.known(req.launcher):
         raise ValueError(f"launcher must be one of {backends.names()}, not {req.launcher!r}")
@@ -341,7 +312,6 @@ def build_plan(req: LaunchRequest) -> LaunchPlan:
     local = backend.on_this_machine or not req.hosts
     if local:
         master_addr = "127.0.0.1"
-        argv = local_argv(req, logs)
         # The local runner path copies its whole environment to the ranks: DS_ENV_FILE is unused, so
         # give the local processes the same variables the file carries.
         for line in env_file_lines(req, plain_env):
@@ -349,30 +319,47 @@ def build_plan(req: LaunchRequest) -> LaunchPlan:
             env.setdefault(k, v)
         world = req.local_procs
     else:
-        argv = runner_argv(req)
-        hostfile = runner_reads("hostfile", hostfile_text(_hostfile_hosts(req)))
         master_addr = req.hosts[0][0]
         world = sum(s for _, s in req.hosts)
         env.update(req.transport_env)
-        argv += [f"--hostfile={hostfile}", f"--master_addr={master_addr}", f"--master_port={req.master_port}",
-                 f"--launcher={req.launcher}", "--no_ssh_check"]
-        # The backend's own flags (launcher/backends/): transport, per-rank logs, secrets, launcher_args.
-        argv += backend.runner_args(req, logs=logs, secret_env=secret_env, add_file=files.append)
-    argv += _program_argv(req, backend, local, bool(secret_env))
+    # The whole command line is the backend's (Backend.command): DeepSpeed's runner with its own flags by default.
+    argv = backend.command(req, CommandParts(logs, secret_env, files.append, runner_reads))
     return LaunchPlan(argv=argv, env=env, files=tuple(files), master_addr=master_addr,
                       master_port=req.master_port, world_size=world,
                       rank_nodes=rank_nodes(req.hosts, req.local_procs) if not local else
                       rank_nodes((), req.local_procs))
 
 
-def _program_argv(req: LaunchRequest, backend, local: bool, secrets: bool) -> list[str]:
-    """The end of the runner's argv: the user's own runner flags, the backend's shim, then the program
+@dataclass(frozen=True)
+class CommandParts:
+    """What a backend's command line (Backend.command) is built with besides the request: the per-rank log
+    directory, the run's secret values (for the runner's environment, never its argv), `add_file` (a file
+    the supervisor writes before the runner starts) and `runner_reads(name, text)` (a file the runner reads on
+    this machine, written where only the launching user writes: its path)."""
+
+    logs: Path
+    secret_env: Mapping[str, str]
+    add_file: Callable[[PlannedFile], None]
+    runner_reads: Callable[[str, str], Path]
+
+
+def deepspeed_runner_command(req: LaunchRequest, backend: backends.Backend, parts: CommandParts) -> list[str]:
+    """DeepSpeed's runner over the hosts (Backend.command's default): its hostfile, rank 0's address, the
+    attempt's port, the backend as its --launcher, then the backend's own flags (transport, per-rank logs,
+    secrets, launcher_args), the user's runner flags, the backend's shim and the program."""
+    hostfile = parts.runner_reads("hostfile", hostfile_text(_hostfile_hosts(req)))
+    argv = [*runner_argv(req), f"--hostfile={hostfile}", f"--master_addr={req.hosts[0][0]}",
+            f"--master_port={req.master_port}", f"--launcher={backend.name}", "--no_ssh_check"]
+    argv += backend.runner_args(req, logs=parts.logs, secret_env=parts.secret_env, add_file=parts.add_file)
+    return argv + program_argv(req, backend.program_prefix(req), bool(parts.secret_env))
+
+
+def program_argv(req: LaunchRequest, prefix: list[str], secrets: bool) -> list[str]:
+    """The end of the runner's argv: the user's own runner flags, a backend's shim (`prefix`), then the program
     (through the secret mask when the run has secrets) and its arguments."""
     flags = req.runner
     argv = (["--no_python"] if flags.no_python else []) + (["--no_local_rank"] if flags.no_local_rank else [])
-    argv += list(flags.passed)
-    if not local:
-        argv += backend.program_prefix(req)  # e.g. Slurm's srun_rank.py shim
+    argv += list(flags.passed) + list(prefix)  # e.g. Slurm's srun_rank.py shim
     target = req.target
     if secrets and not req.runner.no_python:
         # Each rank's output reaches its log through the secret mask (launcher/masklog.py).

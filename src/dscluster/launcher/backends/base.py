@@ -27,7 +27,9 @@ A backend is how a run's ranks are started on its nodes: DeepSpeed's runner on t
   scheduler request they give (`request_from`, `owns`, `refuse_request`), a batch job (`batch_requested`,
   `batch_record`, `batch_preview`, `submit_batch`, `submitted_lines`), its own doctor checks (`doctor`), its
   job as the views show it (`job_summary`, `job_brief`, `job_line`);
-- its part of the pure plan of an attempt (`env_values`, `runner_args`, `program_prefix`);
+- the pure plan of an attempt: its whole command line (`command`; by default DeepSpeed's runner with the
+  backend's `runner_args` after the common flags and its shim, `program_prefix`, before the program) and its
+  environment values (`env_values`);
 - what its launcher prints, read by the generic log readers through the registry: the lines that mean a
   rank failed whatever the exit code (`failure_lines`: runs/supervising/detect.py), its words for a rank a signal
   ended (`signal_line`: rankerror.py), the label it puts before each rank's line (`rank_label`: logtext.py),
@@ -56,7 +58,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from dscluster.sigtypes import Signature, sig
 
 if TYPE_CHECKING:
-    from dscluster.launcher.plan import LaunchRequest, PlannedFile
+    from dscluster.launcher.plan import CommandParts, LaunchRequest, PlannedFile
 
 
 def option_unknown(programs: str) -> Signature:
@@ -274,6 +276,16 @@ class Backend:
         """Whether the runner's own environment carries the run's secret values (for local ranks or
         mpirun's `-x NAME`); never on a command line."""
         return True
+
+    def command(self, req: LaunchRequest, parts: CommandParts) -> list[str]:
+        """The whole command line of an attempt (launcher/plan.py runs it on this machine). By default
+        DeepSpeed's runner over the hosts with this backend's `runner_args` and `program_prefix`
+        (plan.deepspeed_runner_command), or the ranks on this machine without hosts (local.local_command); a
+        backend that starts its ranks another way returns its own."""
+        from dscluster.launcher import plan  # noqa: PLC0415 - plan imports this package
+        from dscluster.launcher.backends.local import local_command  # noqa: PLC0415
+
+        return plan.deepspeed_runner_command(req, self, parts) if req.hosts else local_command(req, parts)
 
     def runner_args(self, req: LaunchRequest, *, logs: Path, secret_env: Mapping[str, str],
                     add_file: Callable[[PlannedFile], None]) -> list[str]:
