@@ -45,6 +45,9 @@ _TORCHRUN_LOCAL = re.compile(r"^\[(?:default|[a-z]+)(?P<local>\d+)\]:\s?")
 _HOST_PREFIX = re.compile(r"^(?P<host>[A-Za-z0-9][\w.-]*|\d+\.\d+\.\d+\.\d+): ")
 _NOT_A_HOST = (r"(?:Error|Exception|Exit|Interrupt|Warning|Failure|Timeout|Iteration|Fault)$|^\d+$|^(?:usage|error|fix|warning|"
                r"note|hint|info|debug|nccl|pdsh@.*|ssh|bash|sh|python\d?[\d.]*|"
+               # the toolchain's and package managers' own `PROG: error: ...` lines
+               r"collect2|ld|ld\.\w+|gcc|cc|nvcc|ptxas|nvlink|cicc|clang|cmake|make|ninja|pip\d?[\d.]*|conda|mamba|apt|"
+               r"apt-get|dnf|yum|"
                r"cause|what|traceback|file|line|step|loss|epoch|[\w.-]+\.py|{programs})$")
 
 

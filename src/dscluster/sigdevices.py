@@ -40,6 +40,15 @@ DEVICE_SIGNATURES: tuple[Signature, ...] = (
          "Give each rank its own GPU by LOCAL_RANK (torch.cuda.set_device(local_rank) before any CUDA call), create "
          "no CUDA tensor in the parent before the ranks start, and look at nvidia-smi for the compute mode and the "
          "processes holding the GPU (an administrator can set nvidia-smi -c DEFAULT).", retry=False),
+    # NVML's words inside a container whose device nodes were taken away while it ran (systemd re-applying the
+    # container's cgroup on `systemctl daemon-reload`): the host still sees the GPUs.
+    _sig("container-gpu-lost", r"Failed to initiali[sz]e NVML: Unknown Error",
+         "The container lost access to its GPUs while it ran: where systemd manages the container's cgroups, a "
+         "`systemctl daemon-reload` (often by a package upgrade) takes the GPU devices away from running containers; "
+         "the host itself still sees them.",
+         "Recreate the container (restarting the run inside it meets the same error); to keep it from happening, "
+         "follow NVIDIA's notice for the container toolkit: create the /dev/char links (nvidia-ctk system "
+         "create-dev-char-symlinks --create-all), or use cgroupfs as the engine's cgroup driver.", retry=False),
     # Docker's daemon when --gpus finds no GPU driver plugin; the loader's or dlopen's words for the driver's library.
     _sig("container-gpu", r"could not select device driver \"[^\"\n]{0,40}\" with capabilities: \[\[gpu\]\]|"
          r"unknown or invalid runtime name: nvidia|libcuda\.so(?:\.1)?: cannot open shared object file",

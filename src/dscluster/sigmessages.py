@@ -14,7 +14,7 @@ tests/data/failures (tests/unit/test_failure_corpus.py).
 from __future__ import annotations
 
 from dscluster.sigdevices import DEVICE_SIGNATURES
-from dscluster.sigtypes import Signature
+from dscluster.sigtypes import Signature, then
 from dscluster.sigtypes import sig as _sig
 
 # The shell's "command not found", as bash and dash print it in the locales users run (en, zh-CN, zh-TW, ja,
@@ -29,7 +29,8 @@ NOT_FOUND = (r"\s*[:：]\s*(?:command not found|not found|未找到命令|找不
 CUTS_THE_COMMAND = frozenset({"shell-continuation"})
 # Facts about the node that may stand in the lines before a rank's vague error (explain: BEFORE_THE_ERROR).
 NODE_FACTS = frozenset({"driver-library-mismatch", "fabric-manager", "gpu-exclusive", "container-gpu",
-                        "nccl-unavailable", "open-files-limit"})
+                        "nccl-unavailable", "open-files-limit", "container-gpu-lost", "libaio-missing",
+                        "link-lib-missing", "extensions-dir-permission", "mkl-threading-layer"})
 
 MESSAGE_SIGNATURES: tuple[Signature, ...] = (
     # What the shell ran as a command was an argument of the launch line: `--flag: command not found`,
@@ -72,6 +73,72 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "Save checkpoints on storage mounted at the same path on every node (the cluster's shared directory, "
          "--save-dir), or copy every node's files into the same directory on every node before resuming.",
          retry=False),
+    # A checkpoint that cannot be read at all (torch.load's zip reader, safetensors' header, pickle's first byte: a
+    # save cut short, an interrupted download, a Git LFS pointer in place of the weights), and one that reads but does
+    # not fit the model (load_state_dict's own report of keys and shapes).
+    _sig("ckpt-corrupt", r"PytorchStreamReader failed reading (?:zip archive|file)|failed finding central directory|"
+         r"SafetensorError: Error while deserializing header|unexpected EOF, expected \d+ more bytes|"
+         r"UnpicklingError: invalid load key",
+         "A checkpoint or weights file is incomplete or is not a checkpoint at all: a save cut short (a full disk, a "
+         "killed rank), an interrupted download, or a Git LFS pointer file in place of the weights.",
+         "Resume from an earlier complete checkpoint (move the broken one aside; `dscluster ckpt verify` checks one), "
+         "or download the weights again (git lfs pull, then compare sizes or checksums); free disk space before the "
+         "next save.", retry=False),
+    _sig("ckpt-model-mismatch", r"Error\(s\) in loading state_dict for|(?:Missing|Unexpected) key\(s\) in state_dict|"
+         r"unexpected key \"[^\"\n]{1,300}\" in state_dict|size mismatch for [\w.]+: copying a param with shape",
+         "The checkpoint does not fit the model it is loaded into: a model of another configuration or size, keys saved "
+         "through a wrapper (DataParallel/DDP's `module.` prefix), or parameters that ZeRO-3 has partitioned (shape "
+         "[0]) loaded without DeepSpeed's loader.",
+         "Build the model with the configuration the checkpoint was saved with; save and load the unwrapped model "
+         "(model.module.state_dict()) or strip the `module.` prefix; under ZeRO-3 load through the engine's "
+         "load_checkpoint or consolidate with zero_to_fp32.py first. A restart fails the same way.", retry=False),
+    # The Hugging Face Hub unreachable from the node, in transformers' and huggingface_hub's words and the HTTP
+    # client's (a name that does not resolve, a connection that times out) about the Hub's host.
+    _sig("hub-unreachable", r"We couldn't connect to '?https?://[\w.-]+|LocalEntryNotFoundError|"
+         r"cannot find the requested files in the (?:local cache|cached path)|"
+         + then(r"huggingface\.co|hf-mirror\.com", r"Failed to resolve|NameResolutionError|Network is unreachable|"
+                r"Max retries exceeded|timed out") + "|"
+         + then(r"Failed to resolve|Max retries exceeded", r"huggingface\.co|hf-mirror\.com"),
+         "A rank asked the Hugging Face Hub for a model, tokenizer or dataset file and could not reach it (no internet "
+         "on the node, or a proxy or DNS that blocks huggingface.co), and the file is not in the local cache.",
+         "Download the files once where the Hub is reachable (huggingface-cli download NAME, or save_pretrained to a "
+         "directory) onto storage every node sees, load them by that path, and set HF_HUB_OFFLINE=1 for every rank; "
+         "or give the nodes a way out (HTTPS_PROXY, or HF_ENDPOINT for a mirror).", retry=False),
+    # Intel MKL's mkl-service when GNU OpenMP is already loaded (numpy/MKL and torch from different channels).
+    _sig("mkl-threading-layer", r"MKL_THREADING_LAYER=\w+ is incompatible with lib[\w.-]+",
+         "Intel MKL's threading layer conflicts with the GNU OpenMP (libgomp) already loaded in the process (numpy/MKL "
+         "and torch installed from different channels), and mkl-service stops the process.",
+         "Set MKL_THREADING_LAYER=GNU for every rank (in the launcher's environment, .deepspeed_env for remote ones), "
+         "or install numpy and torch from the same channel; the same environment on every node.", retry=False),
+    # DeepSpeed's op builder for async_io (NVMe offload) without libaio, and its assertion when the op is needed.
+    _sig("libaio-missing", r"async_io requires the (?:dev )?libaio|async_io requires the libraries: \['libaio|"
+         r"Unable to (?:JIT load the|pre-compile) async_io",
+         "DeepSpeed's async_io op (NVMe offload, and building every op with DS_BUILD_OPS=1) needs libaio's development "
+         "files (libaio.so and libaio.h), which this node does not have or the compiler does not find.",
+         "Install libaio's development package on every node (apt install libaio-dev, dnf install libaio-devel; with "
+         "conda's libaio set CFLAGS/LDFLAGS to its include and lib), or do without it: DS_BUILD_AIO=0 when pre-building "
+         "the ops, no NVMe offload in ds_config.", retry=False),
+    # The linker's words for a library it was told to link and did not find: GNU ld's and lld's, MSVC's LNK1181
+    # (any language: the code is the message).
+    _sig("link-lib-missing", r"\bcannot find -l[\w.+-]+|unable to find library -l[\w.+-]+|\bLNK1181\b",
+         "A build could not link: the linker found no library it was told to use (-lcuda, -lcurand, -lcudart...), so a "
+         "DeepSpeed op, a Triton kernel or an extension failed to build. The library is missing on that node, or "
+         "installed where the linker does not look (the CUDA toolkit's lib64, the driver's libcuda.so.1 without a "
+         "libcuda.so link).",
+         "Install the library on every node (the CUDA toolkit for libcurand/libcudart) and point the linker at it: "
+         "LIBRARY_PATH and LD_LIBRARY_PATH to its directory (e.g. /usr/local/cuda/lib64, lib64/stubs for libcuda), or "
+         "an /etc/ld.so.conf.d entry and ldconfig (TRITON_LIBCUDA_PATH for Triton); then clear "
+         "~/.cache/torch_extensions and launch again.", retry=False),
+    # A JIT build's or kernel cache's directory that this user cannot write (another user's /tmp/torch_extensions,
+    # a container whose HOME is not writable), in Python's, the C library's and the shell's words.
+    _sig("extensions-dir-permission", then(r"Permission denied|\[Errno 13\]|Read-only file system|\[Errno 30\]",
+                                           r"torch_extensions|\.triton\b|triton_cache|torchinductor"),
+         "A JIT build or kernel cache directory is not writable by this user: /tmp/torch_extensions (or Triton's "
+         "~/.triton, inductor's cache) was created by another user on a shared machine, or the container's HOME is "
+         "not writable.",
+         "Give every user (and the container's user) a writable cache: TORCH_EXTENSIONS_DIR=/tmp/$USER/torch_extensions, "
+         "TRITON_CACHE_DIR and TORCHINDUCTOR_CACHE_DIR likewise, or a writable HOME; set them for every rank "
+         "(.deepspeed_env for remote ones).", retry=False),
     *DEVICE_SIGNATURES,
     # The dynamic loader's words, in English or as glibc's zh_CN catalog prints them (full-width colons or not).
     _sig("loader-lib-missing", r"(?:error while load(?:ing|ed) shared librar(?:y|ies)|加载共享库时出错) ?[:：]? ?[^\s:：]{1,200}? ?[:：]? ?"
@@ -171,9 +238,11 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "and gradient clipping; check the data for broken samples. From the same checkpoint it overflows again.",
          retry=False),
     _sig("package-too-old", r"requires `?[A-Za-z][\w.-]*\s*>=\s*\d[\w.]*`?|"
-         r"(?<![\w.-])[A-Za-z][\w.-]*>=\d[\w.]* is required for a normal functioning of this module",
-         "An installed package is older than the code requires (the message names the package and the minimum "
-         "version).",
+         r"(?<![\w.-])[A-Za-z][\w.-]*>=\d[\w.]* is required for a normal functioning of this module|"
+         # transformers' auto classes: a model_type this version does not know (its message, or the mapping's KeyError)
+         r"does not recognize this architecture|configuration_auto\.py\", line \d+, in __getitem__",
+         "An installed package is older than the code or the model requires: the message names the package and the "
+         "minimum version, or a model architecture (model_type) that this transformers does not know yet.",
          "Install that version in the node image or venv on every node (pip install -U \"PACKAGE>=VERSION\"), "
          "restart the Python process (a notebook kernel keeps the old module loaded), and check with pip show.",
          retry=False),

@@ -11,19 +11,10 @@ import re
 
 from dscluster.launcher import backends
 from dscluster.sigmessages import MESSAGE_SIGNATURES, NODE_FACTS, NOT_FOUND
-from dscluster.sigtypes import Signature
+from dscluster.sigtypes import Signature, then
 from dscluster.sigtypes import sig as _sig
 
 __all__ = ["SIGNATURES", "Signature", "then"]
-
-
-def then(first: str, later: str, gap: str = ".") -> str:
-    """A regex for `first`, then `later` further on the same line, in linear time: `first.*later` tries every
-    occurrence of `first` against the rest of the line (a line of `NET/IB NET/IB ...` costs its length
-    squared); here each stretch of the line is scanned from the one `first` before it. `gap`: what may stand
-    between them (a character class). Every signature's pattern is measured for this on its own words
-    (tests/unit/test_explain_linear.py)."""
-    return f"(?:{first})(?:(?!{first}){gap})*(?:{later})"
 
 
 # dscluster's own verdict on its input, in the exact form its entry points print a DsclusterError (cli.main):
@@ -153,10 +144,14 @@ _TABLE: tuple[Signature, ...] = (
          "clear ~/.cache/torch_extensions, then launch again; or pre-build the ops in the image.", retry=False),
     _sig("compiler-unsupported", r"unsupported GNU version|gcc versions later than \d+ are not supported|"
          r"We need GCC \d+ or later|too old version of GCC|unrecognized command[- ]line option '-std=c\+\+\d+'|"
-         r"C\+\+\d+ or later compatible compiler is required|less than the minimum required version",
-         "The C++ compiler on the node is too old (or too new for nvcc) to build the DeepSpeed/torch op.",
-         "Install a gcc/g++ that this CUDA and torch support (point CC/CXX at it), or pre-build the ops in the image; "
-         "then clear ~/.cache/torch_extensions.", retry=False),
+         r"C\+\+\d+ or later compatible compiler is required|less than the minimum required version|"
+         # nvcc's own refusal of the language standard the build asks for (-std=c++17 needs CUDA 11, -std CUDA 7)
+         r"nvcc fatal\s*:\s*(?:Value '[^'\n]{1,20}' is not defined for option 'std'|Unknown option '-{0,2}std')",
+         "The C++ compiler on the node is too old (or too new for nvcc), or the CUDA toolkit's nvcc is too old for the "
+         "C++ standard the build asks for, to build the DeepSpeed/torch op.",
+         "Install a gcc/g++ that this CUDA and torch support (point CC/CXX at it), or a CUDA toolkit new enough for the "
+         "build (C++17 needs CUDA 11 or newer; CUDA_HOME pointing at it), or pre-build the ops in the image; then clear "
+         "~/.cache/torch_extensions.", retry=False),
     _sig("cuda-home-missing", r"CUDA_HOME does not exist|MissingCUDAException|CUDA_HOME environment variable is not set|"
          r"nvcc: (?:command )?not found|No such file or directory: '[^']*/bin/nvcc'",
          "A DeepSpeed op needs the CUDA compiler (nvcc) and it was not found on that node: no CUDA toolkit, or "

@@ -24,3 +24,12 @@ class Signature:
 
 def sig(name: str, regex: str, cause: str, fix: str, retry: bool = True, symptom: bool = False) -> Signature:
     return Signature(name, re.compile(regex, re.IGNORECASE | re.MULTILINE), cause, fix, retry, symptom)
+
+
+def then(first: str, later: str, gap: str = ".") -> str:
+    """A regex for `first`, then `later` further on the same line, in linear time: `first.*later` tries every
+    occurrence of `first` against the rest of the line (a line of `NET/IB NET/IB ...` costs its length
+    squared); here each stretch of the line is scanned from the one `first` before it. `gap`: what may stand
+    between them (a character class). Every signature's pattern is measured for this on its own words
+    (tests/unit/test_explain_linear.py)."""
+    return f"(?:{first})(?:(?!{first}){gap})*(?:{later})"

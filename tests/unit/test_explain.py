@@ -258,6 +258,30 @@ def test_own_error_templates_are_translated(monkeypatch):
     ("pdsh: invalid option -- 'z'\n", "launcher-option-unknown"),  # each backend's own programs
     ("sbatch.exe: error: Batch job submission failed: Invalid account or account/partition combination specified\n",
      "slurm-request-invalid"),
+    # Round 8's families, each in a second wording of the component that prints it (not the corpus's words): a
+    # checkpoint that cannot be read, one that does not fit the model, the Hub out of reach, the linker's missing
+    # library (lld's, MSVC's code in any language), a cache directory another user owns or a read-only HOME, nvcc
+    # refusing a C++ standard, an architecture transformers does not know, DeepSpeed's async_io op without libaio.
+    ("RuntimeError: unexpected EOF, expected 1834215 more bytes. The file might be corrupted.\n", "ckpt-corrupt"),
+    ("_pickle.UnpicklingError: invalid load key, 'v'.\n", "ckpt-corrupt"),  # a Git LFS pointer in place of weights
+    ('RuntimeError: Error(s) in loading state_dict for Net:\n\tMissing key(s) in state_dict: "fc.weight". \n\t'
+     'Unexpected key(s) in state_dict: "module.fc.weight".\n', "ckpt-model-mismatch"),
+    ("OSError: We couldn't connect to 'https://hf-mirror.com' to load this file, couldn't find it in the cached files\n",
+     "hub-unreachable"),
+    ("requests.exceptions.ConnectionError: HTTPSConnectionPool(host='huggingface.co', port=443): Max retries exceeded "
+     "with url: /api/models/gpt2 (Caused by NewConnectionError('<urllib3.connection.HTTPSConnection object at 0x7f>: "
+     "Failed to establish a new connection: [Errno 101] Network is unreachable'))\n", "hub-unreachable"),
+    ("ld.lld: error: unable to find library -lcuda\n", "link-lib-missing"),
+    ("LINK : fatal error LNK1181: 无法打开输入文件“cudart.lib”\n", "link-lib-missing"),
+    ("PermissionError: [Errno 13] Permission denied: '/tmp/torch_extensions/py310_cu121/cpu_adam'\n",
+     "extensions-dir-permission"),
+    ("OSError: [Errno 30] Read-only file system: '/home/app/.triton'\n", "extensions-dir-permission"),
+    ("nvcc fatal   : Value 'c++20' is not defined for option 'std'\n", "compiler-unsupported"),
+    ("ValueError: The checkpoint you are trying to load has model type `gemma3` but Transformers does not recognize "
+     "this architecture.\n", "package-too-old"),
+    ("RuntimeError: Unable to JIT load the async_io op due to it not being compatible due to hardware/software "
+     "issue.\n", "libaio-missing"),
+    ("pod/trainer-1: Failed to initialise NVML: Unknown Error\n", "container-gpu-lost"),
 ])
 def test_general_wordings_of_the_same_causes(text, sig):
     assert explain.explain(text).signature == sig
@@ -267,6 +291,9 @@ def test_general_wordings_of_the_same_causes(text, sig):
     "ValueError: Zero-shot evaluation is not supported with this model\n",  # "Zero" without a stage is not ZeRO
     "RuntimeError: Logging system not yet initialized\n",  # not CUDA's error 802
     "KeyError: 'RANKING'\n",  # not a launcher's variable
+    "PermissionError: [Errno 13] Permission denied: '/data/out/pytorch_model.bin'\n",  # not a JIT cache directory
+    "KeyError: 'model.embed_tokens.weight'\n",  # a script's own lookup, not a model_type transformers lacks
+    "RuntimeError: size mismatch, m1: [4 x 512], m2: [256 x 10]\n",  # a matmul's shapes, not a checkpoint's
 ])
 def test_words_near_a_signatures_are_not_taken_for_it(text):
     assert explain.explain(text).signature == "python-error"
@@ -295,3 +322,13 @@ def test_a_rank_killed_by_a_signal_beats_what_the_others_saw_of_its_death():
     # a gloo transport error alone is a symptom, not a rank's own error
     alone = explain.explain("[rank0]: RuntimeError: [/x/gloo/transport/tcp/pair.cc:537] Read error [10.0.0.2]:1\n")
     assert alone is None or alone.error is None or alone.error.get("symptom"), alone
+
+
+def test_a_toolchain_programs_own_error_line_is_no_host_and_no_program_verdict():
+    # `collect2: error: ...` (gcc's linker driver) twice looked like a host prefix, and what followed like dscluster's
+    # own `error:` verdict: a compiler's, linker's or package manager's name is a program's, never a node's.
+    text = "/usr/bin/ld: cannot find -lcuda\ncollect2: error: ld returned 1 exit status\n" * 2
+    assert explain.explain(text).signature == "link-lib-missing"
+    exp = explain.explain("collect2: error: ld returned 1 exit status\nmake: *** [all] Error 2\n"
+                          "collect2: error: ld returned 1 exit status\nninja: error: build stopped\n")
+    assert exp is None or exp.signature != "program-error"

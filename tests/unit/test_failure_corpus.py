@@ -44,10 +44,19 @@ GENERIC = explain.GENERIC | {"python-error", "rank-crash", "nccl-error", "native
 # 24: 2 right, 9 generic, 1 misleading (`collect2: error: ld returned 1 exit status` read as a program's own `error:`
 # line behind a host prefix), 12 nothing, restart agreement 7/24. Held out when measured, rounds 1-8: 75/117 (0.64).
 # With round 8 added, before its rules: held-out split 75/92 (0.815), misleading 1/92 held out and 1/151 tune, restart
-# agreement 220/243 (0.905) (RESULTS.md).
-MIN_RIGHT_HOLDOUT = 0.93
-MAX_WRONG = 0.02  # met: 1/80 held out (0.0125), 0 tune
-MIN_RESTART_AGREES = 0.97  # 213/219 (0.973)
+# agreement 220/243 (0.905) (RESULTS.md). Then its rules, general families each from the words of the component that
+# prints them (sigmessages.py, sigdevices.py; a second wording of each in tests/unit/test_explain.py): the linker's
+# missing library, nvcc refusing a C++ standard, a JIT/kernel cache directory not writable, a checkpoint that cannot be
+# read and one that does not fit the model, the Hub out of reach, an architecture transformers does not know, MKL's
+# threading layer, DeepSpeed's async_io without libaio, a container that lost its GPUs; and a toolchain program's
+# `NAME: ` is no host (logtext.py), which ends the one misleading answer. All 12 of its held-out logs, examined to write
+# them, moved to tune, and round 5's held-out `nvcc fatal : Value 'c++17'` (its words quoted in RESULTS.md, now answered
+# by the nvcc rule) with them. Round 8 is 23/24 right since (`KeyError: 'qwen2'` alone stays generic); the held-out
+# split as it stands is 75/79 (0.949), misleading 1/79 (0.0127) held out and 0/164 tune; restart agreement 238/243
+# (0.979). The honest figure stays the one measured before the rules: 75/117 (0.64) held out when measured.
+MIN_RIGHT_HOLDOUT = 0.94  # met: 75/79 (0.949)
+MAX_WRONG = 0.02  # met: 1/79 held out (0.0127), 0/164 tune
+MIN_RESTART_AGREES = 0.97  # 238/243 (0.979)
 
 
 @dataclass(frozen=True)
