@@ -4,7 +4,7 @@
 # It checks that torch reports its CUDA version (cuda flavor), that every op the build prebuilt
 # (/opt/dscluster/prebuilt-ops) is installed and imports, that each op with GPU code carries machine
 # code for every architecture of ARCHS (cuobjdump --list-elf), that CUDA's compiler stayed out of the
-# image, and that sshd, pdsh, OpenMPI (+ mpi4py) and JupyterLab with its zh-TW pack are there.
+# image, and that sshd, pdsh, OpenMPI (+ mpi4py), MPICH and JupyterLab with its zh-TW pack are there.
 # Prints one line per check and exits 1 when any fails. hadolint lints docker/Dockerfile itself
 # (tests/unit/test_dockerfile_policy.py), outside the image.
 #   ARCHS  the architectures every GPU op must carry (default: "8.0;8.6;8.9;9.0", the Dockerfile's)
@@ -75,6 +75,7 @@ PY
 check "sshd" bash -c 'test -x /usr/sbin/sshd && ssh -V 2>&1'
 check "pdsh" bash -c 'pdsh -V 2>&1 | head -1'
 check "OpenMPI" bash -c 'mpirun --version 2>&1 | grep "Open MPI"'
+check "MPICH" bash -c 'mpirun.mpich --version 2>&1 | grep -m1 "Version:"'
 check "mpi4py" python -c 'import mpi4py; print("mpi4py", mpi4py.__version__)'
 check "JupyterLab" jupyter lab --version
 check "JupyterLab zh-TW pack" python -c '

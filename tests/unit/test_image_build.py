@@ -48,6 +48,35 @@ def test_cpu_build_argv_mounts_nothing_secret_and_names_flavor_base_label(wheel)
     assert img.build_env(build) == {}
 
 
+def test_the_image_installs_every_registered_launchers_packages(wheel):
+    # A launcher backend added in its own module (Backend.node_packages) reaches the image `image build` makes,
+    # without an edit of the Dockerfile; a --build-arg of the user's own wins.
+    from dscluster.launcher import backends
+    from dscluster.launcher.backends.pdsh import PdshBackend
+
+    build = img.ImageBuild().validate()
+    argv = img.build_argv(build, Path("/ctx"), "h")
+    given = argv[argv.index(f"LAUNCHER_PACKAGES={img.launcher_packages()}")]
+    assert {"pdsh", "openmpi-bin", "mpich"} <= set(given.split("=", 1)[1].split())
+
+    class Extra(PdshBackend):
+        name = "extra"
+        node_packages = ("extra-launcher",)
+
+    backends.register(Extra)
+    try:
+        assert "extra-launcher" in img.launcher_packages().split()
+        assert f"LAUNCHER_PACKAGES={img.launcher_packages()}" in img.build_argv(build, Path("/ctx"), "h")
+    finally:
+        backends.unregister("extra")
+    own = img.ImageBuild(build_args=(("LAUNCHER_PACKAGES", "pdsh"),)).validate()
+    assert [a for a in img.build_argv(own, Path("/ctx"), "h") if a.startswith("LAUNCHER_PACKAGES=")] == \
+        ["LAUNCHER_PACKAGES=pdsh"]
+    # The Dockerfile installs them; its default serves a build by hand (the backends of this repository's).
+    text = (ROOT / "docker" / "Dockerfile").read_text()
+    assert "${LAUNCHER_PACKAGES}" in text and 'ARG LAUNCHER_PACKAGES="pdsh ' in text
+
+
 def test_cuda_build_on_docker_uses_buildkit_and_the_debian_base():
     build = img.ImageBuild().validate()
     argv = img.build_argv(build, Path("/ctx"), "h")

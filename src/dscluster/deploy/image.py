@@ -92,6 +92,18 @@ class ImageBuild:
         return self
 
 
+# The Dockerfile's build argument for the launcher backends' packages (its default serves a build by hand).
+LAUNCHER_PACKAGES = "LAUNCHER_PACKAGES"
+
+
+def launcher_packages() -> str:
+    """What every registered launcher backend needs on a node (Backend.node_packages), for LAUNCHER_PACKAGES: a
+    backend added in its own module reaches the image `dscluster image build` makes."""
+    from dscluster.launcher import backends  # noqa: PLC0415
+
+    return " ".join(backends.node_packages())
+
+
 def default_tag(flavor: str) -> str:
     return f"dscluster-node:{__version__}" + ("" if flavor == "cuda" else f"-{flavor}")
 
@@ -145,6 +157,7 @@ def inputs_hash(build: ImageBuild, root: Path) -> str:
     for wheel in cpu_wheels(build):
         h.update(f"wheel:{wheel.name}:{wheel.stat().st_size}\0".encode())
     h.update(f"flavor:{build.flavor}\0base:{build.base_image}\0args:{sorted(build.build_args)}".encode())
+    h.update(f"launchers:{launcher_packages()}".encode())
     return h.hexdigest()[:16]
 
 
@@ -180,6 +193,8 @@ def build_argv(build: ImageBuild, context: Path, inputs: str) -> list[str]:
         argv += ["--format", "docker"]  # the OCI format drops SHELL (pipefail) and HEALTHCHECK
     if build.base_image:
         argv += ["--build-arg", f"BASE={build.base_image}"]
+    if not any(key == LAUNCHER_PACKAGES for key, _ in build.build_args):
+        argv += ["--build-arg", f"{LAUNCHER_PACKAGES}={launcher_packages()}"]
     for key, value in build.build_args:
         argv += ["--build-arg", f"{key}={value}"]
     if build.ca_bundle is not None:

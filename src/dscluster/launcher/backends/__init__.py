@@ -13,7 +13,7 @@ from dscluster.launcher.backends.openmpi import OpenMPIBackend
 from dscluster.launcher.backends.pdsh import PdshBackend
 from dscluster.launcher.backends.slurm import SlurmBackend
 
-__all__ = ["Backend", "NodeTools", "Option", "ToolCheck", "every", "failure_lines", "get", "host_packages", "known",
+__all__ = ["Backend", "NodeTools", "Option", "ToolCheck", "every", "failure_lines", "get", "host_packages", "known", "node_packages",
            "names", "owner", "programs", "rank_labels", "register", "signatures", "tools_pattern", "signal_lines",
            "spec_names"]
 
@@ -77,6 +77,12 @@ def tools_pattern() -> str:
 
     tools = {re.escape(t) for b in _BACKENDS.values() for t in b.node_tools}
     return "|".join(sorted(tools, key=lambda t: (-len(t), t)))
+
+
+def node_packages() -> tuple[str, ...]:
+    """Every registered backend's `node_packages`, each once, in registration order (the node image's
+    LAUNCHER_PACKAGES, deploy/image.py)."""
+    return tuple(dict.fromkeys(p for b in _BACKENDS.values() for p in b.node_packages))
 
 
 def host_packages() -> tuple[str, ...]:

@@ -22,7 +22,8 @@ A backend is how a run's ranks are started on its nodes: DeepSpeed's runner on t
   probe looks for the programs named in `node_tools` on every node);
 - the Debian packages its runs on the simulated cluster need on the test machine, which launches them and
   hosts every simulated node (`host_packages`: `scripts/setup.sh test` installs every registered backend's,
-  through `python3 -m dscluster.launcher.backends.packages`);
+  through `python3 -m dscluster.launcher.backends.packages`), and those the node image installs for it
+  (`node_packages`: `dscluster image build` passes every registered backend's to docker/Dockerfile);
 - its own options (`launch_options`, `doctor_options`: `Option`s the views turn into argparse groups), the
   scheduler request they give (`request_from`, `owns`, `refuse_request`), a batch job (`batch_requested`,
   `batch_record`, `batch_preview`, `submit_batch`, `submitted_lines`), its own doctor checks (`doctor`), its
@@ -125,6 +126,9 @@ class Backend:
     # Debian packages the test machine (the launching host of the simulated cluster, whose nodes share its
     # programs) needs for this backend's runs: scripts/setup.sh test installs them (`packages.py`).
     host_packages: ClassVar[tuple[str, ...]] = ()
+    # Debian packages the node image installs for this backend's runs on its nodes: `dscluster image build`
+    # passes every registered backend's as docker/Dockerfile's LAUNCHER_PACKAGES (deploy/image.py).
+    node_packages: ClassVar[tuple[str, ...]] = ()
     # Its programs' names as they start their own lines in a log ("NAME: ..."; regular expressions): never a
     # host's prefix (logtext.py).
     programs: ClassVar[tuple[str, ...]] = ()

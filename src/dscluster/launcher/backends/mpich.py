@@ -53,6 +53,7 @@ class MPICHBackend(Backend):
     # its mpirun/mpicc alternatives (priority 40) stay below Open MPI's (50), so `mpirun` stays Open MPI's;
     # this backend starts mpirun.mpich itself.
     host_packages = ("mpich",)
+    node_packages = ("mpich",)
     # The shim's line for a failed rank is launch.py's (runs/supervising/detect.py knows it); Hydra's words for a proxy
     # that could not reach mpirun (mpirun would wait for it forever).
     failure_lines = (r"unable to connect to server \S+ at port \d+",)

@@ -15,6 +15,7 @@ class OpenMPIBackend(Backend):
     name = "openmpi"
     node_tools = ("mpirun",)
     host_packages = ("openmpi-bin",)
+    node_packages = ("openmpi-bin", "libopenmpi-dev")  # -dev: the image builds mpi4py against it
     programs = ("mpirun", "prterun")
     selects_slots = False
     # mpirun's words for a rank that failed ("... on node N exited on signal 9 (Killed)").

@@ -15,6 +15,7 @@ class PdshBackend(Backend):
     name = "pdsh"
     node_tools = ("pdsh",)
     host_packages = ("pdsh",)
+    node_packages = ("pdsh",)
     reports_rank_exits = True  # every node's launch.py output comes back through pdsh
     failure_lines = (r"ssh exited with exit code [1-9]\d*",)  # pdsh's word for a node's launch.py that failed
     warm_launch = True  # its command line is `sys.executable -u -m deepspeed.launcher.launch ...` on each node
