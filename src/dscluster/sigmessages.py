@@ -32,6 +32,14 @@ NODE_FACTS = frozenset({"driver-library-mismatch", "fabric-manager", "gpu-exclus
                         "nccl-unavailable", "open-files-limit", "container-gpu-lost", "libaio-missing",
                         "link-lib-missing", "extensions-dir-permission", "mkl-threading-layer"})
 
+CKPT_WEIGHTS_ONLY_CAUSE = ("The checkpoint the run resumes from holds no state to resume: weights only (saved with "
+                           "save_only_model, a LoRA adapter or one module saved alone), without DeepSpeed's optimizer "
+                           "states (global_stepN/), or a directory that is not a checkpoint.")
+CKPT_WEIGHTS_ONLY_FIX = ("Resume from a checkpoint saved in full (without save_only_model; a checkpoint-N holding "
+                         "global_stepN/ and `latest`), or start a new run from those weights (load them as the model "
+                         "instead of resume_from_checkpoint); DeepSpeed's own load_checkpoint reads weights alone with "
+                         "load_optimizer_states=False, load_lr_scheduler_states=False.")
+
 MESSAGE_SIGNATURES: tuple[Signature, ...] = (
     # What the shell ran as a command was an argument of the launch line: `--flag: command not found`,
     # `key=value: command not found`, `$'\r': command not found` (a CRLF script). Everything the launcher then
@@ -73,6 +81,11 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "Save checkpoints on storage mounted at the same path on every node (the cluster's shared directory, "
          "--save-dir), or copy every node's files into the same directory on every node before resuming.",
          retry=False),
+    # A checkpoint that holds weights only, asked to resume a run: the HF Trainer's words when the directory has no
+    # state it can resume from (saved with save_only_model, a LoRA adapter or one module saved alone, DeepSpeed's
+    # global_stepN/ states absent), in its own loader and in its DeepSpeed integration.
+    _sig("ckpt-missing-optimizer-states", r"Can't find a valid checkpoint at|\[deepspeed\] failed to resume from checkpoint",
+         CKPT_WEIGHTS_ONLY_CAUSE, CKPT_WEIGHTS_ONLY_FIX, retry=False),
     # A checkpoint that cannot be read at all (torch.load's zip reader, safetensors' header, pickle's first byte: a
     # save cut short, an interrupted download, a Git LFS pointer in place of the weights), and one that reads but does
     # not fit the model (load_state_dict's own report of keys and shapes).

@@ -282,6 +282,10 @@ def test_own_error_templates_are_translated(monkeypatch):
     ("RuntimeError: Unable to JIT load the async_io op due to it not being compatible due to hardware/software "
      "issue.\n", "libaio-missing"),
     ("pod/trainer-1: Failed to initialise NVML: Unknown Error\n", "container-gpu-lost"),
+    # Round 9's family in the HF Trainer's own loader's wording (the corpus has its DeepSpeed integration's): a
+    # checkpoint of weights only asked to resume.
+    ("  File \"/w/transformers/trainer.py\", line 2159, in _load_from_checkpoint\n"
+     "ValueError: Can't find a valid checkpoint at ./output/checkpoint-500\n", "ckpt-missing-optimizer-states"),
 ])
 def test_general_wordings_of_the_same_causes(text, sig):
     assert explain.explain(text).signature == sig
@@ -294,6 +298,8 @@ def test_general_wordings_of_the_same_causes(text, sig):
     "PermissionError: [Errno 13] Permission denied: '/data/out/pytorch_model.bin'\n",  # not a JIT cache directory
     "KeyError: 'model.embed_tokens.weight'\n",  # a script's own lookup, not a model_type transformers lacks
     "RuntimeError: size mismatch, m1: [4 x 512], m2: [256 x 10]\n",  # a matmul's shapes, not a checkpoint's
+    "ValueError: Can't find a valid config at /data/run\n",  # not a checkpoint
+    "RuntimeError: failed to resume from checkpoint server: Connection reset\n",  # not the Trainer's DeepSpeed words
 ])
 def test_words_near_a_signatures_are_not_taken_for_it(text):
     assert explain.explain(text).signature == "python-error"
