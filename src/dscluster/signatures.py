@@ -176,7 +176,9 @@ _TABLE: tuple[Signature, ...] = (
          retry=False),
     _sig("version-mismatch",
          r"version mismatch|" + then("installed version ", " does not match") + "|" + then("torch version ", " != ")
-         + "|" + then("deepspeed version ", " does not match") + r"|Installed CUDA version [\d.]+ does not match the version torch was compiled",
+         + "|" + then("deepspeed version ", " does not match") + r"|Installed CUDA version [\d.]+ does not match the version torch was compiled"
+         # torch.utils.cpp_extension's own words when an extension is built with another CUDA toolkit than torch's
+         r"|The detected CUDA version \([\d.]+\) mismatches the version that was used",
          "Nodes run different torch / DeepSpeed / CUDA versions (or an op was built for another version).",
          "Use the same node image everywhere; `dscluster doctor` compares versions across nodes.",
          retry=False),

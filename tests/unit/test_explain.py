@@ -286,6 +286,11 @@ def test_own_error_templates_are_translated(monkeypatch):
     # checkpoint of weights only asked to resume.
     ("  File \"/w/transformers/trainer.py\", line 2159, in _load_from_checkpoint\n"
      "ValueError: Can't find a valid checkpoint at ./output/checkpoint-500\n", "ckpt-missing-optimizer-states"),
+    # Round 10's family in torch.utils.cpp_extension's words (an extension built with another CUDA toolkit than torch's),
+    # here from a JIT op build in a rank rather than pip's wheel build.
+    ("[rank0]:   File \"/env/lib/python3.11/site-packages/torch/utils/cpp_extension.py\", line 1967, in _jit_compile\n"
+     "[rank0]: RuntimeError: \n[rank0]: The detected CUDA version (12.6) mismatches the version that was used to compile\n"
+     "[rank0]: PyTorch (12.1). Please make sure to use the same CUDA versions.\n", "version-mismatch"),
 ])
 def test_general_wordings_of_the_same_causes(text, sig):
     assert explain.explain(text).signature == sig
@@ -300,6 +305,8 @@ def test_general_wordings_of_the_same_causes(text, sig):
     "RuntimeError: size mismatch, m1: [4 x 512], m2: [256 x 10]\n",  # a matmul's shapes, not a checkpoint's
     "ValueError: Can't find a valid config at /data/run\n",  # not a checkpoint
     "RuntimeError: failed to resume from checkpoint server: Connection reset\n",  # not the Trainer's DeepSpeed words
+    # torch's warning that only the minor CUDA version differs (it goes on), not its refusal to build
+    "RuntimeError: The detected CUDA version (12.1) has a minor version that differs from the one used to compile\n",
 ])
 def test_words_near_a_signatures_are_not_taken_for_it(text):
     assert explain.explain(text).signature == "python-error"

@@ -83,10 +83,17 @@ GENERIC = explain.GENERIC | {"python-error", "rank-crash", "nccl-error", "native
 # each case.toml): restart agreement then 9/13 held out, 13/20 all. Held out when measured, rounds 1-10: 94/145
 # (0.648), misleading 2/145. With round 10 added, before its rules: held-out split 94/102 (0.922), misleading 1/102 held
 # out and 0/183 tune, restart agreement 267/285 (0.937) relabelled (263 as first labelled) (RESULTS.md); the floors
-# below are at what that corpus meets.
-MIN_RIGHT_HOLDOUT = 0.92  # met: 94/102 (0.922)
-MAX_WRONG = 0.02  # met: 1/102 held out (0.0098), 0/183 tune
-MIN_RESTART_AGREES = 0.93  # 267/285 (0.937)
+# below were first set at what that corpus met. Then its rule (signatures.py; a second wording and a near miss in
+# tests/unit/test_explain.py): torch.utils.cpp_extension's `The detected CUDA version (X) mismatches the version that
+# was used to compile PyTorch (Y)`, an extension built with another CUDA toolkit than torch's (`version-mismatch`,
+# retry=False; no new text). Not written: NCCL's `Software caused connection abort` (a peer's exit says it too), a
+# DataLoader worker `killed by signal: Killed` (a kill stays generic), a blog's paraphrase of `Duplicate GPU detected`.
+# Its 4 examined held-out misses moved to tune (`moved`). Round 10 is 17/20 right since; the held-out split as it
+# stands is 94/98 (0.959), misleading 1/98 (0.0102) held out and 0/187 tune; restart agreement 271/285 (0.951). The
+# honest figure stays the one before the rule: 94/145 (0.648) held out when measured, rounds 1-10.
+MIN_RIGHT_HOLDOUT = 0.95  # met: 94/98 (0.959)
+MAX_WRONG = 0.02  # met: 1/98 held out (0.0102), 0/187 tune
+MIN_RESTART_AGREES = 0.95  # 271/285 (0.951)
 
 
 @dataclass(frozen=True)
