@@ -345,3 +345,25 @@ def test_a_toolchain_programs_own_error_line_is_no_host_and_no_program_verdict()
     exp = explain.explain("collect2: error: ld returned 1 exit status\nmake: *** [all] Error 2\n"
                           "collect2: error: ld returned 1 exit status\nninja: error: build stopped\n")
     assert exp is None or exp.signature != "program-error"
+
+
+def test_a_build_tools_own_error_line_is_no_program_verdict_and_the_compilers_error_above_it_is_the_cause():
+    # Round 11: setuptools' `error: command 'nvcc' failed with exit status 1` (at the start of a line, as dscluster's
+    # own verdict is) was read as the program's own error, so the compiler's missing header above it never answered.
+    # A second wording: newer setuptools' `exit code`, pip's `error: subprocess-exited-with-error` under a Python.h.
+    text = ("/opt/x/csrc/ops.cu:3:10: fatal error: cusparse.h: No such file or directory\n"
+            "compilation terminated.\n"
+            "error: command '/usr/local/cuda/bin/nvcc' failed with exit code 1\n")
+    assert explain.explain(text).signature == "build-header-missing"
+    pip = ("  src/fast.c:1:10: fatal error: Python.h: No such file or directory\n"
+           "error: subprocess-exited-with-error\n"
+           "error: legacy-install-failure\n")
+    assert explain.explain(pip).signature == "build-header-missing"
+    # near misses: the build tool's line alone is a failed build, not the program's verdict...
+    assert explain.explain("error: command 'x86_64-linux-gnu-gcc' failed with exit status 1\n").signature == \
+        "op-build-failed"
+    alone = explain.explain("error: metadata-generation-failed\n")
+    assert alone is None or alone.signature != "program-error", alone
+    # ...and dscluster's own verdict that merely starts with "command" is still its own
+    own = explain.explain("error: command 'train' is not a dscluster program\n  fix: give the script path\n")
+    assert own.signature == "program-error" and own.fix == "give the script path"

@@ -101,9 +101,19 @@ GENERIC = explain.GENERIC | {"python-error", "rank-crash", "nccl-error", "native
 # failed` read as program-error), 0 nothing, restart agreement 16/20. Held out when measured, rounds 1-11: 104/156
 # (0.667), misleading 3/156. With round 11 added, before its rules: held-out split 104/109 (0.954), misleading 2/109
 # (0.0183) held out and 2/196 tune, restart agreement 287/305 (0.941) (RESULTS.md); the floors below are set at what
-# that corpus meets.
-MIN_RIGHT_HOLDOUT = 0.95  # met: 104/109 (0.954)
-MAX_WRONG = 0.02  # met: 2/109 held out (0.0183), 2/196 tune (0.0102)
+# that corpus meets. Then its rule (signatures.py; a second wording and near misses in tests/unit/test_explain.py): a
+# build tool's own `error: ` line (setuptools' `error: command 'nvcc' failed with exit status|code N`, pip's
+# `error: subprocess-exited-with-error`...) is never dscluster's own verdict (program-error), so the compiler's error
+# above it answers (here `fatal error: cuda_runtime.h: No such file or directory`, build-header-missing; no new text).
+# Not written: `The connection to the C10d store has failed` where another job held the rendezvous (the words are those
+# of rank 0's store out of reach, master-unreachable), NCCL's remote-exit over `Connection reset by peer` (the IB fault
+# is the thread's word, not the log's), `store->get('0') got error: Connection reset by peer` (the interface is named
+# only in the script). Its one examined held-out miss (the C10d store, still misleading) moved to tune (`moved`).
+# Round 11 is 16/20 right since; the held-out split as it stands is 104/108 (0.963), misleading 1/108 (0.0093) held
+# out and 2/197 (0.0102) tune; restart agreement 287/305 (0.941). The honest figure stays the one before the rule:
+# 104/156 (0.667) held out when measured, rounds 1-11.
+MIN_RIGHT_HOLDOUT = 0.96  # met: 104/108 (0.963)
+MAX_WRONG = 0.02  # met: 1/108 held out (0.0093), 2/197 tune (0.0102)
 MIN_RESTART_AGREES = 0.94  # 287/305 (0.941)
 
 
