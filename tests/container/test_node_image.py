@@ -99,6 +99,10 @@ def test_the_image_has_the_recipes_packages_and_runs_as_the_node_user(deploy):
     version = _ok(deploy.on_host("host0", ENGINE, "run", "--rm", "--network", "none", "--entrypoint", "dscluster",
                                  deploy.image, "--version"))
     assert version.startswith("dscluster 0.1.0")
+    # Every registered launcher backend's node packages (`image build` passes them): MPICH beside Open MPI and pdsh.
+    tools = _ok(deploy.on_host("host0", ENGINE, "run", "--rm", "--network", "none", "--entrypoint", "sh", deploy.image,
+                               "-c", "for t in pdsh mpirun.openmpi mpirun.mpich hydra_pmi_proxy; do command -v $t; done"))
+    assert len(tools.split()) == 4, tools
     # The CA bundle went in as a build secret only, and no host key was baked in.
     leftovers = _ok(deploy.on_host("host0", ENGINE, "run", "--rm", "--network", "none", "--entrypoint", "sh",
                                    deploy.image, "-c", "ls /run/secrets /etc/ssh/ssh_host_* 2>/dev/null; true"))
