@@ -5,6 +5,7 @@ scheduler's request, its batch job) and on `doctor` (its own checks), built from
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import Any
 
 from dscluster.commands.argtypes import MAX_PROCS, count
@@ -12,9 +13,18 @@ from dscluster.launcher import backends
 from dscluster.sim.names import MAX_NODES
 
 
+def option_type(option: backends.Option) -> Callable[[str], int] | None:
+    """The argparse type that checks a backend option of a whole-number kind (None: text or a switch): the
+    command line's, and the notebook API's through jupyter/backendfields.py."""
+    if option.kind == "nodes":
+        return count(1, MAX_NODES)
+    if option.kind == "procs":
+        return count(1, MAX_PROCS)
+    return count(option.minimum) if option.kind == "count" else None
+
+
 def add_backend_options(p: argparse.ArgumentParser, command: str) -> None:
     """The options every backend declares for `command` ("launch" or "doctor"), one group per backend."""
-    kinds = {"nodes": count(1, MAX_NODES), "procs": count(1, MAX_PROCS)}
     for backend in backends.every():
         options = backend.launch_options() if command == "launch" else backend.doctor_options()
         if not options:
@@ -24,8 +34,7 @@ def add_backend_options(p: argparse.ArgumentParser, command: str) -> None:
             if o.kind == "switch":
                 g.add_argument(o.flag, action="store_true", help=o.help)
             else:
-                g.add_argument(o.flag, metavar=o.metavar, default=o.default, help=o.help,
-                               type=kinds.get(o.kind) or (count(o.minimum) if o.kind == "count" else None))
+                g.add_argument(o.flag, metavar=o.metavar, default=o.default, help=o.help, type=option_type(o))
 
 
 def scheduler_request(args: argparse.Namespace) -> Any | None:

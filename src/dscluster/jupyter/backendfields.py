@@ -6,14 +6,14 @@ whichever view asked. Nothing here names a backend."""
 
 from __future__ import annotations
 
+import argparse
 import difflib
 from typing import Any
 
-from dscluster.commands.argtypes import MAX_PROCS
+from dscluster.commands.backendargs import option_type
 from dscluster.errors import UsageError
 from dscluster.i18n import tr
 from dscluster.launcher import backends
-from dscluster.sim.names import MAX_NODES
 
 
 def known_options() -> dict[str, backends.Option]:
@@ -29,16 +29,15 @@ def checked(option: backends.Option, value: object) -> Any:
             raise UsageError(tr("option {key!r} must be true or false", key=key), tr("e.g. {key}=True", key=key),
                              setting=key)
         return value
-    if option.kind in ("nodes", "procs", "count"):
-        lo = 1 if option.kind != "count" else option.minimum
-        hi = {"nodes": MAX_NODES, "procs": MAX_PROCS}.get(option.kind)
-        if isinstance(value, str) and value.strip().isdigit():
-            value = int(value)
-        if isinstance(value, bool) or not isinstance(value, int) or value < lo or (hi is not None and value > hi):
-            bounds = tr("from {lo} to {hi}", lo=lo, hi=hi) if hi is not None else tr("{lo} or more", lo=lo)
-            raise UsageError(tr("option {key!r} must be a whole number {bounds}", key=key, bounds=bounds),
-                             tr("e.g. {key}={lo}", key=key, lo=lo), setting=key)
-        return value
+    parse = option_type(option)
+    if parse is not None:  # the command line's own check of a whole number in its range
+        try:
+            if isinstance(value, bool) or not isinstance(value, (int, str)):
+                raise argparse.ArgumentTypeError(tr("{v!r} is not a whole number", v=value))
+            return parse(str(value).strip())
+        except argparse.ArgumentTypeError as err:
+            raise UsageError(tr("option {key!r}: {why}", key=key, why=str(err)),
+                             tr("give it as the CLI's {flag} takes it", flag=option.flag), setting=key) from None
     if not isinstance(value, str) or not value.strip():
         raise UsageError(tr("option {key!r} must be text", key=key), tr("give it as the CLI's {flag} takes it",
                                                                         flag=option.flag), setting=key)
