@@ -208,7 +208,9 @@ def test_a_batch_job_at_its_time_limit_is_recorded_and_a_resubmission_resumes(cl
     res = cli("launch", "--sbatch", "--nodes", "3", "--time", "0:45", "--detach", "--name", "sltime", *trainer,
               "--steps", "100000", "--save-interval", "3", "--step-sleep", "0.3")
     assert res.returncode == 0, res.stdout + res.stderr
-    run_id = run_id_of(res.stdout)
+    # Into a pipe (run=$(dscluster launch --sbatch ...)), as every detached launch: the run id alone on stdout.
+    run_id = res.stdout.strip()
+    assert run_id == run_id_of(res.stdout) and "submitted as Slurm job" in res.stderr, res.stdout + res.stderr
     run_dir = cli.run_dir(run_id)
     # The script and the supervisor's hand-off live where only the submitter can write, not in the run
     # dir (the node user's): the hand-off is read once and removed when the job's supervisor starts.

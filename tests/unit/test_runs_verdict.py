@@ -148,3 +148,22 @@ def test_a_survivors_abort_at_exit_does_not_explain_the_rank_that_was_sigkilled(
     # `dscluster explain` over the whole logs says the same.
     whole = explain.explain_files([launcher, rank0], nodes={0: "node0"})
     assert whole.signature != "aborted" and whole.error["type"] == "SIGKILL", whole
+
+
+def test_the_failed_nodes_own_code_is_taken_over_a_survivors_that_was_logged_first(tmp_path):
+    # Seen in CI: rank 2 (node2) SIGKILLed; node1's launch.py logged its rank's exit 1 (the closed connection)
+    # before node2's logged -9. The failure is node2's (the heartbeats saw its rank go first): its code counts.
+    from dscluster.runs.supervising.verdict import failed_rank_exit_code
+
+    log = tmp_path / "launcher.log"
+    seen = ("attempt 1: ...\nnode1: [2026-12-05 18:58:05,001] [ERROR] [launch.py:259:sigkill_handler] ['python'] "
+            "exits with return code = 1\n")
+    log.write_text(seen + "node2: [2026-12-05 18:58:05,300] [ERROR] [launch.py:259:sigkill_handler] ['python'] "
+                   "exits with return code = -9\npdsh@vm: node1: ssh exited with exit code 1\n")
+    snapshot = {log: len(seen)}
+    assert failed_rank_exit_code(log, snapshot, "attempt 1: ", node="node2") == -9
+    assert failed_rank_exit_code(log, snapshot, "attempt 1: ", node="node1") == 1
+    assert failed_rank_exit_code(log, snapshot, "attempt 1: ") == 1  # no node: the first code seen
+    # Past the snapshot, pdsh's 255 for a node is the teardown's, never the node's rank's code.
+    log.write_text(seen + "pdsh@vm: node2: ssh exited with exit code 255\n")
+    assert failed_rank_exit_code(log, snapshot, "attempt 1: ", node="node2") == 1

@@ -173,3 +173,36 @@ def test_a_backends_hooks_get_a_narrow_context_not_the_supervisor(tmp_path):
     assert sorted(f for f in vars(ctx)) == ["current", "event", "log", "save"]  # nothing else crosses
     hooks = hooks_class(backends.get("local"))(ctx)
     assert hooks.allocate() and hooks.lost(0.0) is None and hooks.timed_out() is None
+
+
+class _Gone:
+    """A node's watchdog channel as went_first reads it: when (supervisor clock) its first ranks vanished."""
+
+    def __init__(self, node, gone):
+        self.node, self._gone = node, gone
+
+    def first_gone(self):
+        return self._gone
+
+    def close(self):
+        pass
+
+
+def test_the_rank_that_vanished_first_on_another_node_is_named_over_the_survivor_that_spoke_first(tmp_path):
+    # Seen in CI: rank 2 (node2) SIGKILLed; rank 1 (node1) died of the closed connection a moment later, and
+    # node1's launcher line reached the supervisor first. The heartbeats saw rank 2 go first.
+    run_dir = _run_dir(tmp_path)
+    log = run_dir / "logs" / "launcher.log"
+
+    def watch(*chans):
+        return AttemptWatch(list(chans), run_dir=run_dir, log_path=log, lost=lambda now: None, stall_timeout=0)
+
+    assert watch(_Gone("node1", (10.9, [1])), _Gone("node2", (10.0, [2]))).went_first("node1") == ("node2", 2)
+    # No heartbeat saw a rank of the failure's node go: nothing to compare with, the failure's node stays.
+    assert watch(_Gone("node1", None), _Gone("node2", (10.0, [2]))).went_first("node1") is None
+    # Within a heartbeat the order is not known: the node the failure was seen on stays.
+    assert watch(_Gone("node1", (10.2, [1])), _Gone("node2", (10.0, [2]))).went_first("node1") is None
+    # Its own rank went first, nobody else's went, or two went at once: nothing to change.
+    assert watch(_Gone("node1", (10.0, [1])), _Gone("node2", (11.0, [2]))).went_first("node1") is None
+    assert watch(_Gone("node1", (10.0, [1])), _Gone("node2", None)).went_first("node1") is None
+    assert watch(_Gone("node1", (11.0, [1])), _Gone("node2", (10.0, [2, 3]))).went_first("node1") is None

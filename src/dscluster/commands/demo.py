@@ -180,7 +180,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     quiet = not args.dry_run and (args.json or (args.attach is False and not sys.stdout.isatty()))
     if not quiet:
         return _demo(args)
-    from dscluster.commands.launch import summary  # noqa: PLC0415
+    from dscluster.commands.runs import summary  # noqa: PLC0415
     from dscluster.resultout import result_stdout  # noqa: PLC0415
 
     run_dirs: list[Path] = []

@@ -16,7 +16,6 @@ from dscluster.i18n import tr
 from dscluster.launcher import backends
 from dscluster.resultout import captured, result_stdout
 from dscluster.runs.preparing.prepare import dry_run_text, first_run_notice, prepare
-from dscluster.runs.records import store
 from dscluster.runs.records.record import RunRecord
 from dscluster.runs.records.request import DEFAULTS, FIELDS, RunRequest
 from dscluster.sim.names import MAX_NODES
@@ -109,7 +108,7 @@ def handle(args: argparse.Namespace) -> int:
     if batch_requested(args):
         from dscluster.commands.batch import submit
 
-        return submit(opts, attach=args.attach, dry_run=args.dry_run)
+        return submit(opts, attach=args.attach, dry_run=args.dry_run, as_json=args.json)
     return start(opts, attach=args.attach, dry_run=args.dry_run, as_json=args.json)
 
 
@@ -160,7 +159,7 @@ def report_started(run_dir, record: RunRecord, *, attach: bool, as_json: bool, o
         print(f"  {auto}", file=talk, flush=True)
     if not attach:
         if as_json:
-            print(json.dumps(summary(run_dir), indent=2, default=str), file=out, flush=True)
+            print(json.dumps(run_summary(run_dir), indent=2, default=str), file=out, flush=True)
         elif plain:
             print(run_id, file=out, flush=True)
         print(console.next_steps(f"dscluster logs {run_id} -f", f"dscluster status {run_id}",
@@ -171,7 +170,7 @@ def report_started(run_dir, record: RunRecord, *, attach: bool, as_json: bool, o
     with contextlib.redirect_stdout(sys.stderr):  # the logs stream to stderr, the summary alone to stdout
         final = wait_attached(run_dir)
         print_outcome(final)
-    print(json.dumps(summary(run_dir), indent=2, default=str), file=out, flush=True)
+    print(json.dumps(run_summary(run_dir), indent=2, default=str), file=out, flush=True)
     return exit_code_of(final)
 
 
@@ -183,9 +182,7 @@ def auto_notice(record: RunRecord) -> str | None:
     return auto_note(dict(ds), int(record.world_size or 1)) if isinstance(ds, dict) else None
 
 
-def summary(run_dir) -> dict:
-    """The run record's summary, as `dscluster status RUN --json` shows it."""
-    from dscluster.commands.runs import status_view
+def run_summary(run_dir) -> dict:
+    from dscluster.commands.runs import summary  # noqa: PLC0415 - the views below the commands, read when printed
 
-    view = {**status_view(store.read_record(run_dir), run_dir).to_json(), "run_dir": str(run_dir)}
-    return view
+    return summary(run_dir)

@@ -391,3 +391,6 @@ def cmd_stop(args) -> int:
     return ExitCode.OK
 
 
+def summary(run_dir) -> dict:
+    """The run record's summary, as `dscluster status RUN --json` shows it (what `launch --json` prints)."""
+    return {**status_view(store.read_record(run_dir), run_dir).to_json(), "run_dir": str(run_dir)}

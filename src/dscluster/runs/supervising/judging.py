@@ -149,6 +149,10 @@ class Judge:
         """The hostfile host of a node name (failures name nodes; launcher lines are prefixed by hosts)."""
         return next((h for h, name in node_names(self._current()).items() if name == node), node)
 
+    def node_name(self, host: str) -> str:
+        """The node name of a hostfile host (host_of's inverse)."""
+        return node_names(self._current()).get(host, host)
+
     def unreachable_explanation(self) -> explainer.Explanation:
         return explainer.explain_files([self.run_dir / "logs" / "watchdog.log"]) or explainer.custom(
             "node-unreachable", "A node did not answer over SSH, or could not run python there.",

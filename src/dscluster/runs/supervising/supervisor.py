@@ -179,6 +179,11 @@ class Supervisor:
                 return runner.returncode, None, True
             verdict = self.judge.verdict(watch.observe())
             failure = verdict.failure
+            if (verdict.clean_exit or failure is not None) and self._stop_wanted():
+                # The stop's signal came while this round observed (a scheduler's time limit signals this process
+                # and the runner at once; DeepSpeed's runner exits 0 when its launcher dies by a signal): a stop.
+                self._teardown(n, watch, grace=c.supervision.stop_grace, why="stop requested", final=True)
+                return runner.returncode, None, True
             if verdict.clean_exit:
                 busy = watch.busy_after(3.0)  # every node's watchdog must see none of the run's processes left
                 if not busy:
@@ -198,7 +203,13 @@ class Supervisor:
         if failure.kind == "stalled":
             self._take_stacks(failure, n)
         elif failure.kind in ("rank-failed", "exit"):
-            failure.rank = watch.dead_rank(self.judge.host_of(failure.node) if failure.node else None)
+            host = self.judge.host_of(failure.node) if failure.node else None
+            failure.rank = watch.dead_rank(host)
+            first = watch.went_first(host)
+            if first is not None:  # a survivor's launcher spoke first: the failure is the rank that died before
+                self.book.log(f"rank {first[1]} on {self.judge.node_name(first[0])} vanished before any rank on "
+                              f"{failure.node} did: its failure, not theirs")
+                failure.node, failure.rank = self.judge.node_name(first[0]), first[1]
         self.book.event("rank-failed" if failure.kind in ("rank-failed", "exit") else failure.kind,
                         attempt=n, detail=failure.detail, node=failure.node)
         self.book.log(f"failure detected: {failure.detail}")

@@ -196,15 +196,9 @@ _RANK_EXIT = re.compile(r"exits with return code = (-?\d+)|ssh exited with exit 
                         r"exited on signal (\d+)")
 
 
-def first_rank_exit_code(launcher_log: Path, upto: dict[Path, int], attempt_line: str) -> int | None:
-    """The exit code of the first rank that failed in this attempt, as DeepSpeed's launch.py (or pdsh)
-    reported it before the teardown: launch.py SIGKILLs the sibling ranks after the first one fails, so
-    the first code is the one that means something. None when the log names none."""
-    try:
-        text = fsutil.read_bytes(launcher_log, 0, upto.get(launcher_log, 1 << 30)).decode("utf-8", "replace")
-    except OSError:
-        return None
-    start = text.rfind(attempt_line)
+def _codes(text: str, start: int) -> list[tuple[str, int]]:
+    """(the line's first word, code) of every non-zero rank code from `start` on, in order."""
+    out = []
     for m in _RANK_EXIT.finditer(text, max(0, start)):
         if m.group(1) is not None:
             code = int(m.group(1))
@@ -213,36 +207,50 @@ def first_rank_exit_code(launcher_log: Path, upto: dict[Path, int], attempt_line
         else:
             code = 128 + int(m.group(3))
         if code != 0:
-            return code
-    return None
+            line = text[text.rfind("\n", 0, m.start()) + 1:m.start()]
+            words = [w.strip() for w in line.split(":")[:2]]
+            # pdsh's own lines read "pdsh@HOST: NODE: ssh exited ...", remote output "NODE: ..."
+            out.append((words[1] if words[0].startswith("pdsh@") and len(words) > 1 else words[0], code))
+    return out
+
+
+def _attempt_text(launcher_log: Path, upto: dict[Path, int], attempt_line: str) -> tuple[str, int] | None:
+    try:
+        text = fsutil.read_bytes(launcher_log, 0, upto.get(launcher_log, 1 << 30)).decode("utf-8", "replace")
+    except OSError:
+        return None
+    return text, max(0, text.rfind(attempt_line))
+
+
+def first_rank_exit_code(launcher_log: Path, upto: dict[Path, int], attempt_line: str) -> int | None:
+    """The exit code of the first rank that failed in this attempt, as DeepSpeed's launch.py (or pdsh)
+    reported it before the teardown: launch.py SIGKILLs the sibling ranks after the first one fails, so
+    the first code is the one that means something. None when the log names none."""
+    read = _attempt_text(launcher_log, upto, attempt_line)
+    codes = _codes(*read) if read else []
+    return codes[0][1] if codes else None
 
 
 def failed_rank_exit_code(launcher_log: Path, upto: dict[Path, int], attempt_line: str,
                           node: str | None = None) -> int | None:
-    """first_rank_exit_code up to the failure's snapshot, else read on past it: launch.py logs "Killing
-    subprocess" (which a failure is often detected on) before the failed rank's "exits with return code
-    = N". Past the snapshot only a code the rank set itself counts: the teardown's own signals show as
-    negative codes, pdsh's as 255."""
-    code = first_rank_exit_code(launcher_log, upto, attempt_line)
-    if code is not None:
-        return code
-    later = first_rank_exit_code(launcher_log, {}, attempt_line)
-    if later is not None and 0 < later != 255:
-        return later
-    # A negative code (a signal) past the snapshot counts only from the node the failure was seen on: its
-    # launch.py logs the killed rank's code right after its "Killing subprocess" lines, before any
-    # teardown reaches it; elsewhere the teardown's own signals show up the same way.
-    return _node_signal_code(launcher_log, attempt_line, node) if node else None
+    """The code of the rank the failure is about: its node's (`node`, a host) launch.py's, when that node
+    said one, else first_rank_exit_code up to the failure's snapshot, else read on past it: launch.py logs
+    "Killing subprocess" (which a failure is often detected on) before the failed rank's "exits with return
+    code = N". Past the snapshot only a code the rank set itself counts: the teardown's own signals show as
+    negative codes, pdsh's as 255, except on the failure's own node, whose launch.py logs the failed rank's
+    code right after its "Killing subprocess" lines, before any teardown reaches it. Its node first: a
+    survivor's launcher may speak first of the connection its dead peer closed (the supervisor names the
+    rank that vanished first, from the nodes' heartbeats)."""
+    read = _attempt_text(launcher_log, upto, attempt_line)
+    seen = _codes(*read) if read else []
+    whole = _attempt_text(launcher_log, {}, attempt_line)
+    later = _codes(*whole) if whole else []
+    if node:
+        own = [c for n, c in seen if n == node] or [c for n, c in later if n == node and c != 255]
+        if own:
+            return own[0]
+    if seen:
+        return seen[0][1]
+    code = later[0][1] if later else None
+    return code if code is not None and 0 < code != 255 else None
 
-
-def _node_signal_code(launcher_log: Path, attempt_line: str, node: str) -> int | None:
-    try:
-        text = launcher_log.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    start = text.rfind(attempt_line)
-    for line in text[max(0, start):].splitlines():
-        m = re.search(r"exits with return code = (-\d+)", line)
-        if m and line.split(":", 1)[0].strip() == node:
-            return int(m.group(1))
-    return None

@@ -172,6 +172,20 @@ class AttemptWatch:
         gone = chan.first_gone()
         return gone[1][0] if gone and len(gone[1]) == 1 else None
 
+    def went_first(self, host: str | None, margin: float = 0.3) -> tuple[str, int] | None:
+        """(host, rank) when a rank of another node than `host` vanished clearly before any of `host`'s did
+        (`margin`: more than a heartbeat, as the nodes' heartbeats are not in step): the rank that died first, when
+        the failure was seen on a survivor (its "connection closed" printed before the dead node's launcher
+        said anything). None when `host`'s own went first, or it is not clear (no heartbeat saw `host`'s go)."""
+        mine = next((ch.first_gone() for ch in self.chans if ch.node == host), None)
+        others = [(g[0], ch.node, g[1]) for ch in self.chans if ch.node != host and (g := ch.first_gone())]
+        if mine is None or not others:
+            return None
+        t, node, ranks = min(others)
+        if len(ranks) != 1 or t > mine[0] - margin:
+            return None
+        return node, ranks[0]
+
     def teardown(self, run_id: str, attempt: int, *, grace: float, settled: bool = False, final: bool = False,
                  cancel: Callable[[], None] = lambda: None,
                  reap_remote: Callable[[list[str]], object] = lambda hosts: None) -> Teardown:

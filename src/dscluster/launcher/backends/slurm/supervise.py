@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import time
 from typing import TYPE_CHECKING, Any
 
 from dscluster import explain as explainer
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 
 ALLOCATION_WAIT = 600.0  # how long a run waits in the queue for its allocation
 CHECK_EVERY = 10.0  # how often an attempt asks Slurm whether its job still runs
+ASK_AGAIN = 3  # times job_info is asked again when Slurm does not answer at an attempt's end
 LOST_AFTER = 60.0  # how long Slurm may not answer for the job before the attempt is given up
 # Job states in which no step of the job runs any more (srun may wait on a controller that is gone).
 ENDED = frozenset({"CANCELLED", "COMPLETED", "FAILED", "NODE_FAIL", "BOOT_FAIL", "PREEMPTED", "OUT_OF_MEMORY",
@@ -117,6 +119,11 @@ class SlurmRun:
         if not self.job_id:
             return None
         info = slurm.job_info(self.job_id)
+        for _ in range(ASK_AGAIN):  # no answer is not "no": a controller busy ending the job answers late
+            if info:
+                break
+            time.sleep(2.0)
+            info = slurm.job_info(self.job_id)
         if not slurm.timed_out(info):
             return None
         self._record(state="TIMEOUT", ended_by="time limit")
