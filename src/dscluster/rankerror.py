@@ -30,7 +30,7 @@ _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<
 _EXC_LINE = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Warning|"
                        r"Failure|Timeout|Iteration|Fault))(?::\s?(?P<msg>.*))?$")
 # An exception line on its own, without the traceback above it: only names that end in Error/Exception.
-_BARE_EXC = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)): (?P<msg>\S.*)$")
+_BARE_EXC = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*(?:[A-Za-z_]\w*)?(?:Error|Exception)): (?P<msg>\S.*)$")
 _CHAINED = ("During handling of the above exception", "The above exception was the direct cause")
 
 
@@ -40,6 +40,7 @@ SYMPTOM_TYPES = frozenset({"ChildFailedError", "CalledProcessError", "KeyboardIn
 SYMPTOM_TEXT = re.compile(
     r"Connection closed by (?:remote )?peer|Connection reset by peer|Broken pipe|remote process exited|"
     r"NCCL communicator was aborted|ncclRemoteError|Socket Timeout|Watchdog caught collective operation timeout|"
+    r"connection to the C10d store has failed|"
     r"Timed out waiting \d+ms for (?:recv|send) operation|failed to recv, got 0 bytes|"
     r"Some NCCL operations have failed or timed out|Process group watchdog thread terminated|"
     r"got signal: (?:15|2|1)\b|received signal SIGTERM|Terminated|ProcessGroupNCCL is being destroyed|"
@@ -217,8 +218,10 @@ def errors(stream: Stream) -> list[RankError]:
             last_time = t
         if ln.startswith("Traceback (most recent call last)") or ln.lstrip().startswith("Traceback (most recent call last)"):
             first_tb = first_tb if chained else i
+            # Python's "Exception ignored in: <function X.__del__>": a destructor at exit, not the cause after another
+            at_exit = i > 0 and lines[i - 1].lstrip().startswith("Exception ignored in") and bool(found)
             exc, frames, i, chained = _read_traceback(lines, i)
-            if exc is not None:
+            if exc is not None and not at_exit:
                 found.append(make("python", exc[0], exc[1], exc[2], user_frame(frames), start=first_tb))
             continue
         m = _BARE_EXC.match(ln)

@@ -24,6 +24,17 @@ NOT_FOUND = (r"\s*[:：]\s*(?:command not found|not found|未找到命令|找不
              r"orden no encontrada|no se encontró la orden|comando não encontrado|comando non trovato|"
              r"команда не найдена|nie znaleziono polecenia|polecenie nie znalezione)")
 
+# A submodule of a package that is installed (Python names the dotted module only once the package itself imported:
+# "No module named 'transformers.deepspeed'", "'torch._six'"), or a package's version check that names the range
+# and the version found: the package is there, in another version than the code was written for (import-name), not
+# missing from the node (module-not-found).
+_INSTALLED = (r"(?:torch|torchvision|torchaudio|transformers|deepspeed|accelerate|peft|trl|datasets|huggingface_hub|"
+              r"safetensors|tokenizers|diffusers|bitsandbytes|flash_attn|apex|triton|xformers|vllm|numpy|scipy|pydantic|"
+              r"lightning|pytorch_lightning)\.\w")
+NOT_INSTALLED = r"No module named '?(?!" + _INSTALLED + r")([\w.]+)'?|Error while finding module specification for"
+OTHER_VERSION = (r"No module named '?" + _INSTALLED + r"|is required for a normal functioning of this module, but found "
+                 r"[\w.-]+==")
+
 # Signatures whose evidence explains every error after it: a launch line the shell cut short ran without the
 # arguments that followed the cut, so the script's own error (a usage error, a missing input) comes from it.
 CUTS_THE_COMMAND = frozenset({"shell-continuation"})
@@ -90,7 +101,7 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
     # save cut short, an interrupted download, a Git LFS pointer in place of the weights), and one that reads but does
     # not fit the model (load_state_dict's own report of keys and shapes).
     _sig("ckpt-corrupt", r"PytorchStreamReader failed reading (?:zip archive|file)|failed finding central directory|"
-         r"SafetensorError: Error while deserializing header|unexpected EOF, expected \d+ more bytes|"
+         r"(?:SafetensorError|Exception): Error while deserializing header|unexpected EOF, expected \d+ more bytes|"
          r"UnpicklingError: invalid load key",
          "A checkpoint or weights file is incomplete or is not a checkpoint at all: a save cut short (a full disk, a "
          "killed rank), an interrupted download, or a Git LFS pointer file in place of the weights.",
@@ -274,3 +285,26 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "without the feature the message names; with ZeRO-3 let DeepSpeed accumulate gradients through "
          "gradient_accumulation_steps instead of no_sync()); a restart fails the same way.", retry=False),
 )
+
+# Placed right after rank 0's store out of reach (master-unreachable) in the table, before the symptoms of other
+# ranks: torch's rendezvous store could not be used, without saying why (the store's address out of reach, rank 0 not
+# up yet: not started, or busy past the timeout, a 30-minute client wait being the process group's; another job on the
+# same endpoint). The words are the same in every case, so it names them all (a symptom, not a cause); a connect()
+# that timed out is the network's (master-unreachable).
+STORE_SYMPTOMS: tuple[Signature, ...] = (
+    _sig("store-connection", r"connection to the C10d store has failed|RendezvousConnectionError|"
+         r"client socket has timed out after (?:\d{4,}s|\d{7,}ms)\b",
+         "A rank could not use the rendezvous store (torch's c10d/TCP store at the rendezvous endpoint, "
+         "MASTER_ADDR:MASTER_PORT): it was out of reach, not up yet (rank 0 not started, or still busy loading data "
+         "or a model past the timeout), or another job was using the same rendezvous endpoint and port.",
+         "Give each job its own rendezvous port (dscluster picks a fresh one per attempt; with torchrun a distinct "
+         "--rdzv_endpoint or --master_port per job), check that the first node's address resolves and is reachable "
+         "from every node (`dscluster doctor`), and prepare data before the ranks start or raise the timeout if rank "
+         "0 takes long to join.", symptom=True),
+)
+
+
+def with_store(table: tuple[Signature, ...]) -> tuple[Signature, ...]:
+    """The table with STORE_SYMPTOMS right after master-unreachable."""
+    at = next(i for i, s in enumerate(table) if s.name == "master-unreachable") + 1
+    return (*table[:at], *STORE_SYMPTOMS, *table[at:])

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from dscluster.launcher import backends
-from dscluster.sigmessages import MESSAGE_SIGNATURES, NODE_FACTS, NOT_FOUND
+from dscluster.sigmessages import MESSAGE_SIGNATURES, NODE_FACTS, NOT_FOUND, NOT_INSTALLED, OTHER_VERSION, with_store
 from dscluster.sigtypes import Signature, then
 from dscluster.sigtypes import sig as _sig
 
@@ -161,6 +161,14 @@ _TABLE: tuple[Signature, ...] = (
          "CUDA_HOME/PATH are not set in the remote shell.",
          "Install the CUDA toolkit matching torch's CUDA on every node and set CUDA_HOME (in .deepspeed_env for "
          "pdsh launches), or pre-build the ops in the image.", retry=False),
+    _sig("version-mismatch",
+         r"version mismatch|" + then("installed version ", " does not match") + "|" + then("torch version ", " != ")
+         + "|" + then("deepspeed version ", " does not match") + r"|Installed CUDA version [\d.]+ does not match the version torch was compiled"
+         # torch.utils.cpp_extension's own words when an extension is built with another CUDA toolkit than torch's
+         r"|The detected CUDA version \([\d.]+\) mismatches the version that was used",
+         "Nodes run different torch / DeepSpeed / CUDA versions (or an op was built for another version).",
+         "Use the same node image everywhere; `dscluster doctor` compares versions across nodes.",
+         retry=False),
     _sig("op-build-failed", r"Error building extension '[\w.-]+'|ninja: build stopped: subcommand failed|"
          r"^FAILED: \S+\.o\s*$|Command '\['ninja', '-v'\]' returned non-zero exit status|"
          + then("torch_extensions/", r"\.so: cannot open shared(?: object file|$)", r"\S") + "|" +
@@ -177,20 +185,12 @@ _TABLE: tuple[Signature, ...] = (
          "A shared library is missing on that node, or not on its library path (pdsh does not pass LD_LIBRARY_PATH).",
          "Install it on every node (same image), or put LD_LIBRARY_PATH in .deepspeed_env so remote ranks get it.",
          retry=False),
-    _sig("version-mismatch",
-         r"version mismatch|" + then("installed version ", " does not match") + "|" + then("torch version ", " != ")
-         + "|" + then("deepspeed version ", " does not match") + r"|Installed CUDA version [\d.]+ does not match the version torch was compiled"
-         # torch.utils.cpp_extension's own words when an extension is built with another CUDA toolkit than torch's
-         r"|The detected CUDA version \([\d.]+\) mismatches the version that was used",
-         "Nodes run different torch / DeepSpeed / CUDA versions (or an op was built for another version).",
-         "Use the same node image everywhere; `dscluster doctor` compares versions across nodes.",
-         retry=False),
-    _sig("module-not-found", r"No module named '?([\w.]+)'?|Error while finding module specification for",
+    _sig("module-not-found", NOT_INSTALLED,
          "A rank could not import a Python module: it is not installed on that node's python, or the "
          "code directory is not on shared storage (or not the working directory there).",
          "Install it in the node image / venv on every node (same path everywhere), or launch from a "
          "directory on shared storage.", retry=False),
-    _sig("import-name", r"ImportError: cannot import name '\w+' from",
+    _sig("import-name", r"ImportError: cannot import name '\w+' from|" + OTHER_VERSION,
          "An installed package does not have what the code imports: a version other than the one the code was "
          "written for.",
          "Install the package version the code expects, the same on every node (pip show PACKAGE on each).",
@@ -307,8 +307,8 @@ _TABLE: tuple[Signature, ...] = (
          "REJECT) blocks the rendezvous port or the ports NCCL/gloo open between nodes.",
          "Allow all TCP between the cluster's nodes on the training network (e.g. firewall-cmd --zone=trusted "
          "--add-source=10.0.0.0/24, or ufw allow from that subnet); NCCL and gloo use random ports.", retry=False),
-    _sig("master-unreachable", r"client socket has (?:timed out after|failed to connect)|"
-         r"failed to connect to any network address|connection to the C10d store has failed|RendezvousConnectionError|"
+    _sig("master-unreachable", r"client socket has (?:timed out after (?:\d{1,3}s|\d{1,6}ms)\b|failed to connect)|"
+         r"failed to connect to any network address|connect\(\) timed out|"
          r"Timed out after \d+ seconds waiting for clients|" + then("timed out ", " rendezvous") + "|"
          r"errno: 11[01] - Connection (?:refused|timed out)",
          "Ranks could not reach rank 0's rendezvous store at MASTER_ADDR:MASTER_PORT: a wrong --master_addr "
@@ -367,7 +367,7 @@ _TABLE: tuple[Signature, ...] = (
 # What an exception's or a tool's own message names (sigmessages.py) right after the disk's: more specific than
 # a usage error and everything below, which would otherwise answer with a symptom or the exception's type.
 _AT = next(i for i, s in enumerate(_TABLE) if s.name == "write-failed") + 1
-SIGNATURES: tuple[Signature, ...] = (*_TABLE[:_AT], *MESSAGE_SIGNATURES, *backends.signatures(), *_TABLE[_AT:])
+SIGNATURES: tuple[Signature, ...] = with_store((*_TABLE[:_AT], *MESSAGE_SIGNATURES, *backends.signatures(), *_TABLE[_AT:]))
 
 
 # Exceptions that the same code and the same input raise again: no restart gets past them.

@@ -123,10 +123,22 @@ GENERIC = explain.GENERIC | {"python-error", "rank-crash", "nccl-error", "native
 # read as master-unreachable), 1 nothing, restart agreement 4/5; all 13: 6 right, 1 generic, 5 misleading, 1 nothing,
 # restart agreement 12/13. Held out when measured, rounds 1-12: 106/161 (0.658), misleading 5/161. With round 12
 # added, before its rules: held-out split 106/113 (0.938), misleading 3/113 (0.0265) held out and 5/205 (0.0244) tune,
-# restart agreement 299/318 (0.940) (RESULTS.md); the floors below are set at what that corpus meets.
-MIN_RIGHT_HOLDOUT = 0.93  # met: 106/113 (0.938)
-MAX_WRONG = 0.03  # met: 3/113 held out (0.0265), 5/205 tune (0.0244)
-MIN_RESTART_AGREES = 0.94  # 299/318 (0.940)
+# restart agreement 299/318 (0.940) (RESULTS.md); the floors were first set at what that corpus met (0.93, 0.03).
+# Then its rules (sigmessages.py, signatures.py, rankerror.py; second wordings and near misses in
+# tests/unit/test_explain_versions_store.py): a dotted submodule of an installed library (`No module named
+# 'transformers.deepspeed'`, `'torch._six'`) and a version check's `... is required ... but found PKG==V` outside its
+# range answer import-name (installed, in another version), not module-not-found; torch's `The connection to the C10d
+# store has failed` and a store client's 30-minute timeout answer a symptom, store-connection (its usual causes named,
+# none claimed; a connect() that timed out stays master-unreachable); Python's `Exception ignored in` (a destructor at
+# exit) is never the cause after another error, and DeepSpeed's CUDA version mismatch comes before a failed op build;
+# safetensors' `Exception: Error while deserializing header` is ckpt-corrupt. One tune case relabeled (peft-917:
+# import-name added, `relabeled`). Its 3 examined held-out misses moved to tune (`moved`). Round 12 is 12/13 right
+# since; the held-out split as it stands is 106/110 (0.964), misleading 1/110 (0.0091) held out and 0/208 tune;
+# restart agreement 301/318 (0.947). The honest figure stays the one before the rules: 106/161 (0.658) held out when
+# measured, rounds 1-12.
+MIN_RIGHT_HOLDOUT = 0.96  # met: 106/110 (0.964)
+MAX_WRONG = 0.02  # met: 1/110 held out (0.0091), 0/208 tune
+MIN_RESTART_AGREES = 0.94  # 301/318 (0.947)
 
 
 @dataclass(frozen=True)
