@@ -30,7 +30,7 @@ _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<
 _EXC_LINE = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Warning|"
                        r"Failure|Timeout|Iteration|Fault))(?::\s?(?P<msg>.*))?$")
 # An exception line on its own, without the traceback above it: only names that end in Error/Exception.
-_BARE_EXC = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*(?:[A-Za-z_]\w*)?(?:Error|Exception)): (?P<msg>\S.*)$")
+_BARE_EXC = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)|Exception): (?P<msg>\S.*)$")
 _CHAINED = ("During handling of the above exception", "The above exception was the direct cause")
 
 
