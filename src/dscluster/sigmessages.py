@@ -80,7 +80,7 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "universal checkpoint (python -m deepspeed.checkpoint.ds_to_universal, then "
          "checkpoint.load_universal true in ds_config), or extract the weights with zero_to_fp32.py and start a new optimizer.",
          retry=False),
-    _sig("ds-hf-mismatch", r"DeepSpeed config values that mismatch TrainingArguments",
+    _sig("ds-hf-mismatch", r"DeepSpeed config values that mismatch\s*\n?\s*TrainingArguments|^- ds [\w.]+=\S* vs hf ",
          "The ds_config contradicts the Trainer's arguments (each '- ds X vs hf Y' line names one); a number given "
          "as a string (\"8\") counts as different too.",
          "Set those ds_config keys to \"auto\" so the Trainer fills them in, or make them equal to the command-line "

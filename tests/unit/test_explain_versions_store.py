@@ -73,3 +73,13 @@ def test_a_destructors_error_at_exit_is_not_the_cause():
 
 def test_a_safetensors_file_read_in_part():
     assert sig("Exception: Error while deserializing header: MetadataIncompleteBuffer\n") == "ckpt-corrupt"
+
+
+def test_the_trainers_ds_config_mismatch_wrapped_over_lines():
+    # a terminal or a forum wraps the Trainer's message; each "- ds X=V vs hf Y" line is its own too
+    text = ("ValueError: Please correct the following DeepSpeed config values that mismatch\n"
+            "  TrainingArguments values:\n- ds train_micro_batch_size_per_gpu=16 vs hf per_device_train_batch_size=4\n")
+    assert sig(text) == "ds-hf-mismatch"
+    assert sig("[rank0]: - ds fp16.enabled=True vs hf fp16|fp16_full_eval+fp16_backend(amp)=False\n") == "ds-hf-mismatch"
+    # near miss: a line that only looks like a list item
+    assert sig("ValueError: bad value\n- ds is fine vs hf\n") != "ds-hf-mismatch"
