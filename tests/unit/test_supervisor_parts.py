@@ -84,6 +84,33 @@ def test_the_judge_gives_no_futile_restart(tmp_path):
     assert not last.restart and "no_restart" not in last.recorded  # no restart left: nothing to refuse
 
 
+def test_a_survivor_that_only_says_its_peer_went_yields_to_the_rank_that_vanished_with_it(tmp_path):
+    # Seen in CI twice: rank 2 (node2) SIGKILLed; rank 0 (node0) died of the closed connection within a heartbeat
+    # of it and node0's launcher spoke first. The survivor's words are only about its peer: the failure is rank 2,
+    # with its node's own code, logged after the failure was seen.
+    def judged(rank0_error: str):
+        judge = _judge(tmp_path / str(len(rank0_error)), _record(hosts=[["node0", 1], ["node1", 1], ["node2", 1]]))
+        seen = ("attempt 1: ds t.py\nnode0: [2026-12-05 21:14:33,001] [ERROR] [launch.py:259:sigkill_handler] "
+                "['python'] exits with return code = 1\n")
+        judge.log_path.write_text(seen + "node2: [2026-12-05 21:14:33,400] [ERROR] [launch.py:259:sigkill_handler] "
+                                  "['python'] exits with return code = -9\n")
+        rank0 = judge.run_dir / "logs" / "20261205211424_rank0.log"
+        rank0.write_text('[rank0]: Traceback (most recent call last):\n[rank0]:   File "/s/hang.py", line 34, in '
+                         f"<module>\n[rank0]:     engine.step()\n[rank0]: {rank0_error}\n")
+        judge.begin((None, None))
+        failure = Failure("rank-failed", "exits with return code = 1", "node0", rank=0, peer=("node2", 2))
+        logs = AttemptLogs(0.0, at_failure={judge.log_path: len(seen), rank0: rank0.stat().st_size})
+        return judge.judge_failure(1, failure, 1, logs, last=True, stopping=False, progress=(None, None))
+
+    got = judged("RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:553] Connection "
+                 "closed by peer [10.0.0.12]:5819. This is typically caused by a remote worker crashing.")
+    assert got.explanation.signature == "rank-signal" and got.reason == "rank 2 on node2 killed by SIGKILL", got
+    assert got.exit_code == 137
+    # Its own error (not about a peer) stays the cause.
+    got = judged("ValueError: the tokenizer has no pad token")
+    assert got.explanation.signature != "rank-signal" and "pad token" in got.reason, got
+
+
 # ---- watching ---------------------------------------------------------------------------------
 class _Runner:
     """A runner process as the watch reads it: its exit code, once it has one."""

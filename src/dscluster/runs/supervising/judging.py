@@ -167,6 +167,13 @@ class Judge:
         # The runner itself was killed by the teardown: the first failing rank's code is the real one.
         rank_rc = failed_rank_exit_code(self.log_path, logs.at_failure or {}, f"attempt {n}: ",
                                         node=self.host_of(failure.node) if failure.node else None)
+        if failure.peer is not None and not explainer.rooted(self._explained(failure, rank_rc, logs,
+                                                                             restarts_left=not last)):
+            # The failure's rank said only that its peer went (a closed connection), and a rank of another node
+            # vanished at about the same time: that rank is the failure.
+            failure.node, failure.rank, failure.peer = self.node_name(failure.peer[0]), failure.peer[1], None
+            rank_rc = failed_rank_exit_code(self.log_path, logs.at_failure or {}, f"attempt {n}: ",
+                                            node=self.host_of(failure.node))
         exp = self.explain_attempt(failure, rank_rc, logs, restarts_left=not last, disk_full=disk_full)
         reason = failure.detail
         if exp is not None and exp.error_line:
@@ -197,13 +204,19 @@ class Judge:
         names = node_names(record)
         return {r: names.get(h, h) for r, h in enumerate(last.rank_nodes)} if last is not None else {}
 
+    def _explained(self, failure: Failure, rank_exit_code: int | None, logs: AttemptLogs, *,
+                   restarts_left: bool) -> explainer.Explanation | None:
+        """What the attempt's logs and the failure say (verdict.explain_failure), before the disk is looked at."""
+        record = self._current()
+        return explain_failure(failure, self.log_path, logs.at_failure or log_sizes(self.run_dir, self.log_path),
+                               logs.started, rank_exit_code, record.id, restarts_left, sim=sim_name(record),
+                               since=logs.since, nodes=self._rank_node_names())
+
     def explain_attempt(self, failure: Failure, rank_exit_code: int | None, logs: AttemptLogs, *,
                         restarts_left: bool, disk_full: str | None = None) -> explainer.Explanation | None:
         record = self._current()
+        exp = self._explained(failure, rank_exit_code, logs, restarts_left=restarts_left)
         sim = sim_name(record)
-        exp = explain_failure(failure, self.log_path, logs.at_failure or log_sizes(self.run_dir, self.log_path),
-                              logs.started, rank_exit_code, record.id, restarts_left, sim=sim, since=logs.since,
-                              nodes=self._rank_node_names())
         save_dir = store.save_dir(self.run_dir, record)
         wrote = exp is not None and (exp.signature == "write-failed" or diskspace.failed_write(exp.evidence))
         need = diskspace.last_checkpoint_bytes(save_dir) if wrote else None

@@ -58,6 +58,7 @@ from dscluster.runs.supervising.watching import AttemptWatch, start_channels
 from dscluster.train.resumes import resume_env, step_of_env
 
 STOP_FILE = "stop"
+SAME_TIME = 1.0  # two ranks of different nodes that vanished this close (seconds, by heartbeats) went about together
 
 
 class Supervisor:
@@ -210,6 +211,8 @@ class Supervisor:
                 self.book.log(f"rank {first[1]} on {self.judge.node_name(first[0])} vanished before any rank on "
                               f"{failure.node} did: its failure, not theirs")
                 failure.node, failure.rank = self.judge.node_name(first[0]), first[1]
+            else:  # gone within a heartbeat of each other: the judge decides from what the failure's rank said
+                failure.peer = watch.went_first(host, margin=-SAME_TIME)
         self.book.event("rank-failed" if failure.kind in ("rank-failed", "exit") else failure.kind,
                         attempt=n, detail=failure.detail, node=failure.node)
         self.book.log(f"failure detected: {failure.detail}")

@@ -26,6 +26,7 @@ class Failure:
     rank: int | None = None  # the rank that died first, when the node's watchdog saw it go
     stacks: str | None = None  # at a stall: the odd rank out (or every group), from runs/views/stacks.py
     stacks_odd: bool = False
+    peer: tuple[str, int] | None = None  # (host, rank) of another node's rank that vanished at about the same time
 
 
 # What a signal that killed a rank usually means, and the fix's first step.
