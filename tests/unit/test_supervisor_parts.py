@@ -111,6 +111,28 @@ def test_a_survivor_that_only_says_its_peer_went_yields_to_the_rank_that_vanishe
     assert got.explanation.signature != "rank-signal" and "pad token" in got.reason, got
 
 
+def test_a_kill_another_node_reported_before_the_failure_was_seen_beats_a_survivors_peer_error(tmp_path):
+    # Seen in CI: the heartbeats did not pair them, but node2's launch.py had reported its rank SIGKILLed before the
+    # supervisor read node0's line: the kill (in the snapshot, so before any teardown) is the failure.
+    def judged(rank0_error: str):
+        judge = _judge(tmp_path / str(len(rank0_error)), _record(hosts=[["node0", 1], ["node1", 1], ["node2", 1]]))
+        judge.log_path.write_text(
+            "attempt 1: ds t.py\nnode0: [2026-12-05 21:58:05,001] [ERROR] [launch.py:259:sigkill_handler] ['python'] "
+            "exits with return code = 1\nnode2: [2026-12-05 21:58:05,090] [ERROR] [launch.py:259:sigkill_handler] "
+            "['python'] exits with return code = -9\n")
+        rank0 = judge.run_dir / "logs" / "20261205215756_rank0.log"
+        rank0.write_text('[rank0]: Traceback (most recent call last):\n[rank0]:   File "/s/hang.py", line 34, in '
+                         f"<module>\n[rank0]:     engine.step()\n[rank0]: {rank0_error}\n")
+        judge.begin((None, None))
+        failure = Failure("rank-failed", "exits with return code = 1", "node0", rank=0)
+        return judge.judge_failure(1, failure, 1, AttemptLogs(0.0), last=True, stopping=False, progress=(None, None))
+
+    got = judged("RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:553] Connection "
+                 "closed by peer [10.0.0.12]:5819. This is typically caused by a remote worker crashing.")
+    assert got.explanation.signature == "rank-signal" and got.reason == "a rank on node2 killed by SIGKILL", got
+    assert got.exit_code == 137
+
+
 # ---- watching ---------------------------------------------------------------------------------
 class _Runner:
     """A runner process as the watch reads it: its exit code, once it has one."""

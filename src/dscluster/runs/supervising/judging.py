@@ -31,6 +31,7 @@ from dscluster.runs.supervising.verdict import (
     failed_rank_exit_code,
     futile_restart,
     killed_by_signal,
+    outside_kill,
     signal_name,
 )
 from dscluster.runs.supervising.watching import Observation, log_sizes
@@ -174,6 +175,17 @@ class Judge:
             failure.node, failure.rank, failure.peer = self.node_name(failure.peer[0]), failure.peer[1], None
             rank_rc = failed_rank_exit_code(self.log_path, logs.at_failure or {}, f"attempt {n}: ",
                                             node=self.host_of(failure.node))
+        kill = outside_kill(self.log_path, logs.at_failure or {}, f"attempt {n}: ")
+        if failure.kind in ("rank-failed", "exit") and kill is not None and kill[0] != self.host_of(failure.node) \
+                and kill[0] in self._current().launch.host_names and killed_by_signal(rank_rc) is None \
+                and not explainer.rooted(self._explained(failure, rank_rc, logs, restarts_left=not last)):
+            # Seen on a survivor with no error of its own, while another node's launch.py had already reported a
+            # rank killed from outside (before any teardown): that kill is the failure.
+            name = self.node_name(kill[0])
+            alone = [r for r, node in self._rank_node_names().items() if node == name]  # its node's one rank
+            rank = failure.peer_rank(kill[0])
+            failure.node, failure.rank = name, rank if rank is not None else alone[0] if len(alone) == 1 else None
+            rank_rc = kill[1]
         exp = self.explain_attempt(failure, rank_rc, logs, restarts_left=not last, disk_full=disk_full)
         reason = failure.detail
         if exp is not None and exp.error_line:

@@ -28,6 +28,10 @@ class Failure:
     stacks_odd: bool = False
     peer: tuple[str, int] | None = None  # (host, rank) of another node's rank that vanished at about the same time
 
+    def peer_rank(self, host: str) -> int | None:
+        """The rank the heartbeats saw vanish on `host` at about the failure's time, if that is `peer`'s host."""
+        return self.peer[1] if self.peer is not None and self.peer[0] == host else None
+
 
 # What a signal that killed a rank usually means, and the fix's first step.
 SIGNAL_CAUSES = {
@@ -255,3 +259,14 @@ def failed_rank_exit_code(launcher_log: Path, upto: dict[Path, int], attempt_lin
     code = later[0][1] if later else None
     return code if code is not None and 0 < code != 255 else None
 
+
+def outside_kill(launcher_log: Path, upto: dict[Path, int], attempt_line: str) -> tuple[str, int] | None:
+    """(host, code) of the first rank a node's launch.py reported killed by a signal from outside (SIGKILL: the
+    OOM killer, an operator; SIGTERM: a scheduler), up to the failure's snapshot only: before any teardown, so no
+    signal there is the supervisor's own. A signal a dying rank raises itself (an abort) does not count."""
+    read = _attempt_text(launcher_log, upto, attempt_line)
+    for node, code in _codes(*read) if read else []:
+        sig = killed_by_signal(code)
+        if sig is not None and sig not in DYING_SIGNALS:
+            return node, code
+    return None
