@@ -168,17 +168,20 @@ class Judge:
         # The runner itself was killed by the teardown: the first failing rank's code is the real one.
         rank_rc = failed_rank_exit_code(self.log_path, logs.at_failure or {}, f"attempt {n}: ",
                                         node=self.host_of(failure.node) if failure.node else None)
-        if failure.peer is not None and not explainer.rooted(self._explained(failure, rank_rc, logs,
-                                                                             restarts_left=not last)):
+        said = None  # what the failure's logs say, while the failure and its code are unchanged (read once)
+        if failure.peer is not None:
+            said = self._explained(failure, rank_rc, logs, restarts_left=not last)
+        if failure.peer is not None and not explainer.rooted(said):
             # The failure's rank said only that its peer went (a closed connection), and a rank of another node
             # vanished at about the same time: that rank is the failure.
-            failure.node, failure.rank, failure.peer = self.node_name(failure.peer[0]), failure.peer[1], None
+            failure.node, failure.rank, failure.peer, said = self.node_name(failure.peer[0]), failure.peer[1], None, None
             rank_rc = failed_rank_exit_code(self.log_path, logs.at_failure or {}, f"attempt {n}: ",
                                             node=self.host_of(failure.node))
         kill = outside_kill(self.log_path, logs.at_failure or {}, f"attempt {n}: ")
         if failure.kind in ("rank-failed", "exit") and kill is not None and kill[0] != self.host_of(failure.node) \
                 and kill[0] in self._current().launch.host_names and killed_by_signal(rank_rc) is None \
-                and not explainer.rooted(self._explained(failure, rank_rc, logs, restarts_left=not last)):
+                and not explainer.rooted(said if said is not None else
+                                         self._explained(failure, rank_rc, logs, restarts_left=not last)):
             # Seen on a survivor with no error of its own, while another node's launch.py had already reported a
             # rank killed from outside (before any teardown): that kill is the failure.
             name = self.node_name(kill[0])
