@@ -78,6 +78,22 @@ def test_long_state_dir_gets_a_short_private_control_dir(tmp_path):
     assert ssh.control_path(spec).endswith("-%C")
 
 
+def test_a_runs_sessions_ride_its_own_master_never_the_shared_one(spec, tmp_path):
+    path = ssh.run_control_path(spec, "run-1")
+    shared = ssh.control_path(spec)
+    assert path.startswith(shared[:-len("%C")]) and path.endswith("-%C") and path != shared  # sim teardown's prefix
+    assert path != ssh.run_control_path(spec, "run-2")  # one per run
+    assert ssh.ride(path) == ["-o", "ControlMaster=no", "-o", f"ControlPath={path}"]  # never starts a master
+    assert ssh.ride(None) == ssh.NO_MUX
+    runner = ssh.SSHRunner(spec, spec.nodes[0], multiplex=False, control_path=path)
+    assert runner.prefix()[-6:] == ["-o", "ControlMaster=no", "-o", f"ControlPath={path}", "node0", "--"]
+    assert ssh.SSHRunner(spec, spec.nodes[0], multiplex=False).prefix()[-6:] == [*ssh.NO_MUX, "node0", "--"]
+    # A path that would not travel as one word in pdsh's ssh arguments: the sessions connect on their own.
+    spaced = ClusterSpec(name="x", shared_dir=tmp_path, ssh_user="u", nodes=(NodeSpec("a", 1, "a"),),
+                         state_dir=Path("/tmp/my state"))  # short: its own cm/ is used
+    assert ssh.run_control_path(spaced, "run-1") is None
+
+
 def test_pdsh_command_and_env_exact(spec):
     argv, env = pdsh.pdsh_argv(spec, ["hostname", "-I"], path="/usr/bin:/bin")
     assert argv == ["pdsh", "-S", "-R", "ssh", "-f", "1024", "-t", "10", "-w", "node0,gpu02", "hostname -I"]

@@ -250,15 +250,36 @@ def ssh_failure(result: CommandResult) -> tuple[str, str] | None:
 NO_MUX = ["-o", "ControlMaster=no", "-o", "ControlPath=none"]
 
 
+def run_control_path(spec: ClusterSpec, run_id: str) -> str | None:
+    """The ControlPath (with %C) of one run's own connections to its nodes (runs/supervising/masters.py):
+    in the cluster's private ControlMaster directory, under the cluster's prefix (so `sim down` ends them
+    too), one per run. None where the path could not travel as one word in pdsh's or an MPI launcher's
+    ssh arguments (a space or a `%` in it): the run's sessions then connect on their own (NO_MUX)."""
+    shared = control_path(spec)
+    prefix = shared[: -len("%C")]
+    path = f"{prefix}r{hashlib.sha1(run_id.encode()).hexdigest()[:8]}-%C"
+    if any(c.isspace() for c in path) or "%" in prefix or "'" in path or '"' in path or "\\" in path:
+        return None
+    return path
+
+
+def ride(path: str | None) -> list[str]:
+    """ssh options for a session that uses the master at `path` when one is listening there, and connects on
+    its own otherwise (ControlMaster=no never starts one); NO_MUX without a path."""
+    return ["-o", "ControlMaster=no", "-o", f"ControlPath={path}"] if path else list(NO_MUX)
+
+
 @dataclass
 class SSHRunner:
     """Runs commands on one node over the cluster's ssh_config (Runner protocol). `node` is the name the
-    caller knows the node by (a hostfile host); `multiplex=False` gives each call its own connection."""
+    caller knows the node by (a hostfile host); `multiplex=False` gives each call its own connection, or one
+    of a run's own masters (`control_path`, runs/supervising/masters.py), never the cluster's shared one."""
 
     spec: ClusterSpec
     node_spec: NodeSpec
     node: str = ""
     multiplex: bool = True
+    control_path: str | None = None  # not multiplexed: ride this run's own master when one is there (see ride)
 
     def __post_init__(self) -> None:
         self.node = self.node or self.node_spec.name
@@ -267,7 +288,7 @@ class SSHRunner:
         """The ssh argv up to `--`: append one remote shell string (see remote_command)."""
         base = ssh_base_argv(self.spec, self.node_spec)
         if not self.multiplex:
-            base[-1:-1] = NO_MUX
+            base[-1:-1] = ride(self.control_path)
         return base + ["--"]
 
     def argv(self, argv: Sequence[str], *, env: dict[str, str] | None = None, cwd: str | None = None) -> list[str]:

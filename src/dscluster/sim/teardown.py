@@ -38,11 +38,16 @@ def _close_ssh_masters(state: dict | None) -> None:
         return
     from dscluster.cluster.ssh import control_path, ssh_base_argv, ssh_config_path
 
+    prefix = Path(control_path(spec).replace("%C", ""))
     if ssh_config_path(spec).exists():
         run_parallel(lambda n: run_subprocess(n.name, ssh_base_argv(spec, n)[:-1] + ["-O", "exit", n.name],
                                               timeout=3), spec.nodes)
+        # Runs' own masters (runs/supervising/masters.py) have sockets of their own under the same prefix.
+        node = spec.nodes[0] if spec.nodes else None
+        own = [s for s in prefix.parent.glob(prefix.name + "r*") if s.is_socket()] if node is not None else []
+        run_parallel(lambda sock: run_subprocess(node.name, ssh_base_argv(spec, node)[:-1] + [
+            "-o", f"ControlPath={sock}", "-O", "exit", node.name], timeout=3), own)
     # A master whose node died first can leave its socket file behind; this cluster's have its prefix.
-    prefix = Path(control_path(spec).replace("%C", ""))
     for sock in prefix.parent.glob(prefix.name + "*"):
         sock.unlink(missing_ok=True)
     _remove_dead_sockets(prefix.parent)

@@ -23,7 +23,15 @@ from dscluster.launcher import warm
 from dscluster.launcher.plan import LaunchRequest
 from dscluster.runs.preparing import shrink
 from dscluster.runs.supervising.judging import nodes_down_explanation
-from dscluster.runs.supervising.nodes import node_names, node_runners, silent_hosts, sim_name, unreachable_hosts
+from dscluster.runs.supervising.masters import FIRST_WAIT_S, LATER_WAIT_S, RunMasters
+from dscluster.runs.supervising.nodes import (
+    node_names,
+    node_runners,
+    recorded_spec,
+    silent_hosts,
+    sim_name,
+    unreachable_hosts,
+)
 from dscluster.runs.supervising.runbook import RunBook
 from dscluster.runs.supervising.runnerproc import RunnerHold, prestart_nodes, start_cold
 
@@ -38,16 +46,24 @@ def pick_port() -> int:
     return port
 
 
+LOOP_S = 10.0  # an attempt that failed sooner than this after it started is followed by a second's pause
+
+
 class Restarter:
     """A run's attempts and the pauses between them (see the module's docstring). `over_ssh`: dscluster
     reaches the nodes itself (else a scheduler does, and there is nothing to wait for or leave out)."""
 
-    def __init__(self, book: RunBook, *, over_ssh: bool, warm_launch: bool, stop_wanted: Callable[[], bool]):
+    def __init__(self, book: RunBook, *, over_ssh: bool, warm_launch: bool, stop_wanted: Callable[[], bool],
+                 transport: Callable[[object, tuple[str, ...]], dict[str, str]] | None = None):
         self.book = book
         self._stop_wanted = stop_wanted
         # host -> the Runner that reaches it ({} = this machine); a backend that does not reach the nodes
         # over ssh (a scheduler's) reaches them through its scheduler only.
         self.runners = node_runners(book.record) if over_ssh else {}
+        # The run's own ssh master per node, which its attempts' sessions share (masters.py); `transport`:
+        # the backend's transport environment for given ssh options (its launcher's sessions ride them too).
+        self.masters = RunMasters(recorded_spec(book.record), self.runners, book.record.id) if self.runners else None
+        self._transport = transport
         self._over_ssh, self._warm_launch = over_ssh, warm_launch
         self._came_back: list[str] = []  # the hosts the last wait saw come back
         self._hold = RunnerHold()  # the next attempt's DeepSpeed runner, importing (runnerproc.py)
@@ -67,6 +83,23 @@ class Restarter:
         return {h: r.prefix() for h, r in self.runners.items()}
 
     # ---- starting an attempt -------------------------------------------------------------------
+    def connect(self, attempt: int) -> None:
+        """Before attempt `attempt`: the run's master on every node that has none (all of them the first time)."""
+        if self.masters is not None:
+            self.masters.ensure(list(self.runners), FIRST_WAIT_S if attempt == 1 else LATER_WAIT_S)
+
+    def session_runners(self) -> dict:
+        """host -> the Runner of the attempt's own sessions there (its watchdog channels): over the run's masters."""
+        if self.masters is None or self.masters.path is None:
+            return self.runners
+        return {h: dataclasses.replace(r, control_path=self.masters.path) if hasattr(r, "control_path") else r
+                for h, r in self.runners.items()}
+
+    def close(self) -> None:
+        """The run ends: its masters go."""
+        if self.masters is not None:
+            self.masters.close()
+
     def port(self) -> int:
         """The rendezvous port of an attempt: the user's --master_port, else one drawn for each attempt."""
         return self.book.cfg.runner.master_port or pick_port()
@@ -78,6 +111,10 @@ class Restarter:
         record = self.book.record
         req = record.launch.request(attempt, port, run_id=record.id, run_dir=self.book.run_dir, user_env=user_env,
                                     secrets=secrets, files_dir=trust.runner_dir(record.id))
+        if req.transport_env and self.masters is not None and self.masters.path and self._transport is not None:
+            # The launcher's ssh sessions ride the run's masters too (recorded: connections of their own).
+            spec = recorded_spec(record)
+            req = dataclasses.replace(req, transport_env=self._transport(spec, self.masters.ride_args))
         # While restarts remain, every node pre-warms its next launch.py (launcher/warm.py); a restart's nodes
         # take theirs ("-": none to pre-warm after the last attempt).
         after, linger = warm.after_seconds(), float(record.launch.supervision.restart_wait) + 30.0
@@ -117,6 +154,8 @@ class Restarter:
         Returns "restarting", or the run's status when it ends here ("stopped", "failed": nodes still down)."""
         book = self.book
         book.save(status="restarting")
+        if self.masters is not None and failed_host:
+            self.masters.drop([failed_host])  # a fault may have left its connection dead (masters.py)
         self._leave_out(failed_host, n, why)
         self._came_back = []
         down = self.wait_for_nodes()
@@ -138,9 +177,11 @@ class Restarter:
                    **({"from_checkpoint": record.last_hf_checkpoint} if record.last_hf_checkpoint else {}))
         return "restarting"
 
-    def pause(self) -> None:
-        """Between attempts: a node came back (that was the wait), else a second."""
-        if not self.healed:
+    def pause(self, ran_s: float) -> None:
+        """Between attempts: none where a node came back (that was the wait) or the attempt ran LOOP_S seconds
+        or more (its teardown is confirmed; a second more is every GPU idle a second more), else a second, so
+        an attempt that fails as it starts does not loop at full speed."""
+        if not self.healed and ran_s < LOOP_S:
             time.sleep(1.0)
 
     def _leave_out(self, host: str | None, n: int, why: str) -> None:
@@ -179,6 +220,8 @@ class Restarter:
         while True:
             asked = time.monotonic()
             down = silent_hosts(self.runners, timeout=0.25)
+            if self.masters is not None and set(down) - gone:
+                self.masters.drop(sorted(set(down) - gone))  # its connection died with the node or the link
             gone |= set(down)
             quick = bool(down)  # no banner yet: ask again in a quarter second
             down = down or unreachable_hosts({h: r for h, r in self.runners.items() if h in gone})

@@ -74,7 +74,7 @@ class Supervisor:
         self.hooks = hooks_for(self.backend, HookContext.of(self.book))
         self.judge = Judge(lambda: self.book.record, self.run_dir, self.backend, self.book.log)
         self.restarter = Restarter(self.book, over_ssh=self.backend.over_ssh, warm_launch=self.backend.warm_launch,
-                                   stop_wanted=self._stop_wanted)
+                                   stop_wanted=self._stop_wanted, transport=self.backend.transport_env)
         self.logs = AttemptLogs(time.time())  # where the logs stood for the current attempt
         self._runner: subprocess.Popen | None = None  # the current attempt's DeepSpeed runner
         self._closing: AttemptWatch | None = None  # a clean end's watch: its channels close once the end is recorded
@@ -102,7 +102,7 @@ class Supervisor:
     def _watch_for(self, n: int, port: int) -> AttemptWatch:
         # A scheduler watches its nodes and ends the step when one is lost: no channels then.
         chans = [] if self.backend.allocates else start_channels(
-            self.cfg, self.restarter.runners, self.record.id, n, port, self.run_dir / "logs" / "watchdog.log")
+            self.cfg, self.restarter.session_runners(), self.record.id, n, port, self.run_dir / "logs" / "watchdog.log")
         return AttemptWatch(chans, run_dir=self.run_dir, log_path=self.book.log_path, lost=self.hooks.lost,
                             stall_timeout=self.cfg.supervision.stall_timeout)
 
@@ -111,6 +111,7 @@ class Supervisor:
         # The watchdogs connect while the runner starts: waiting for them first would add an ssh
         # handshake + interpreter start to every launch. A node that never answers is caught below.
         port = self.restarter.port()
+        self.restarter.connect(n)  # the run's ssh master on each node (masters.py): its sessions skip the handshake
         watch, plan = self._watch_for(n, port), None
         try:
             self.logs = AttemptLogs(time.time(), self.logs.since)
@@ -306,7 +307,7 @@ class Supervisor:
                 exit_code = 130
             if status != "restarting":
                 break
-            self.restarter.pause()
+            self.restarter.pause(time.time() - self.logs.started)
         self._end(status if status != "restarting" else "failed", exit_code)
         return exit_code
 
@@ -341,6 +342,7 @@ class Supervisor:
 
     def _end(self, status: str, exit_code: int) -> None:
         reap(self.record.id, grace=0.5)  # what is left here: a next attempt's pre-warmed launcher that never ran
+        self.restarter.close()
         self.hooks.release()
         trust.remove_runner_dir(self.record.id)
         self.book.finish(status, exit_code)
