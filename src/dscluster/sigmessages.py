@@ -14,6 +14,7 @@ tests/data/failures (tests/unit/test_failure_corpus.py).
 from __future__ import annotations
 
 from dscluster.sigdevices import DEVICE_SIGNATURES
+from dscluster.sigtraining import TRAINING_SIGNATURES
 from dscluster.sigtypes import Signature, then
 from dscluster.sigtypes import sig as _sig
 
@@ -32,8 +33,11 @@ _INSTALLED = (r"(?:torch|torchvision|torchaudio|transformers|deepspeed|accelerat
               r"safetensors|tokenizers|diffusers|bitsandbytes|flash_attn|apex|triton|xformers|vllm|numpy|scipy|pydantic|"
               r"lightning|pytorch_lightning)\.\w")
 NOT_INSTALLED = r"No module named '?(?!" + _INSTALLED + r")([\w.]+)'?|Error while finding module specification for"
+# accelerate 1.0 removed the Accelerator's (and transformers its TrainingArguments') dataloader keywords that older
+# code still passes: the same installed-in-another-version, in Python's TypeError.
 OTHER_VERSION = (r"No module named '?" + _INSTALLED + r"|is required for a normal functioning of this module, but found "
-                 r"[\w.-]+==")
+                 r"[\w.-]+==|unexpected keyword argument '(?:dispatch_batches|split_batches|even_batches|"
+                 r"use_seedable_sampler)'")
 
 # Signatures whose evidence explains every error after it: a launch line the shell cut short ran without the
 # arguments that followed the cut, so the script's own error (a usage error, a missing input) comes from it.
@@ -163,6 +167,7 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "Give every user (and the container's user) a writable cache: TORCH_EXTENSIONS_DIR=/tmp/$USER/torch_extensions, "
          "TRITON_CACHE_DIR and TORCHINDUCTOR_CACHE_DIR likewise, or a writable HOME; set them for every rank "
          "(.deepspeed_env for remote ones).", retry=False),
+    *TRAINING_SIGNATURES,
     *DEVICE_SIGNATURES,
     # The dynamic loader's words, in English or as glibc's zh_CN catalog prints them (full-width colons or not).
     _sig("loader-lib-missing", r"(?:error while load(?:ing|ed) shared librar(?:y|ies)|加载共享库时出错) ?[:：]? ?[^\s:：]{1,200}? ?[:：]? ?"
@@ -250,7 +255,9 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "--ddp_find_unused_parameters true); freeze (requires_grad=False) what is not trained.", retry=False),
     _sig("no-gpu", r"Found no NVIDIA driver on your system|No CUDA GPUs are available|"
          r"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver|Torch not compiled with CUDA|"
-         r"ProcessGroupNCCL is only supported with GPUs, no GPUs found|nvml error: driver not loaded",
+         r"ProcessGroupNCCL is only supported with GPUs, no GPUs found|nvml error: driver not loaded|"
+         # DeepSpeed's launcher without a hostfile, counting the local CUDA devices: none
+         r"Unable to proceed, no GPU resources available",
          "The process sees no usable NVIDIA GPU: no driver on that node, a container started without GPU access, "
          "CUDA_VISIBLE_DEVICES hiding every GPU, or a CPU-only torch build.",
          "Check nvidia-smi on that node and inside the container; start containers with --gpus all (NVIDIA "

@@ -89,7 +89,7 @@ _TABLE: tuple[Signature, ...] = (
     _sig("ds-include", r"Hostname '[^']*' not found in hostfile|No slot '?[^'\s]*'? specif\w* on host|"
          r"include_str and exclude_str are mutually exclusive|Cannot specify num_nodes/gpus with include/exclude|"
          r"Num nodes is >1 but no extra nodes available via hostfile|backend does not support (?:worker include/exclusion|"
-         r"limiting num nodes/gpus)|requires same number of devices per node|Unable to proceed, no GPU resources available",
+         r"limiting num nodes/gpus)|requires same number of devices per node",
          "DeepSpeed's launcher rejected the node/GPU selection: --include/--exclude name a host or slot the hostfile "
          "does not have, or the launcher backend cannot select them.",
          "Use host names exactly as in the hostfile and slot numbers below its slots=N (e.g. --include node1:0,1), "

@@ -1,0 +1,63 @@
+"""Failure signatures of the training stack's own checks (round 14 of issue 45): an experiment tracker without its
+login, a gated model on the Hugging Face Hub, FlashAttention on a GPU older than its kernels, torch's libuv store
+on a build without libuv, ZeRO-3's parameters left in flight, fp16 AMP asked to unscale fp16 weights. Each pattern
+is the wording of the library that prints it (wandb, huggingface_hub/transformers, flash-attn, torch's TCPStore,
+DeepSpeed's ZeRO-3 coordinator, torch.cuda.amp's GradScaler), so any script that meets the same cause is explained
+the same way. sigmessages.py places this table in its own, before the devices' facts."""
+
+from __future__ import annotations
+
+from dscluster.sigtypes import Signature
+from dscluster.sigtypes import sig as _sig
+
+TRAINING_SIGNATURES: tuple[Signature, ...] = (
+    # wandb's own words: its UsageError without a key and no terminal, its API refusing the key, its key check.
+    _sig("wandb-login", r"api_key not configured \(no-tty\)|W&B API: user is not logged in|"
+         r"API key must be 40 characters long",
+         "Weights & Biases logging is on (the HF Trainer reports to wandb whenever wandb is installed and report_to "
+         "is not set, or the script calls wandb.init) but this process has no valid API key and no terminal to log "
+         "in from, so wandb refused to start and the rank exited.",
+         "Log in on every node (wandb login, or WANDB_API_KEY in the environment every rank gets: .deepspeed_env "
+         "for remote ranks), or turn it off: WANDB_MODE=disabled (or offline), or --report_to none.", retry=False),
+    # huggingface_hub's GatedRepoError and transformers' message for it (401/403 on a gated model or dataset).
+    _sig("hub-gated", r"You are trying to access a gated repo|Cannot access gated repo for url|GatedRepoError|"
+         r"Repo (?:model|dataset) [\w./-]+ is gated|Access to (?:model|dataset) [\w./-]+ is restricted",
+         "The model (or dataset) on the Hugging Face Hub is gated: the request carried no token, or the token's "
+         "account has not been granted access (the conditions on the model's page not accepted), so the Hub "
+         "refused it (401/403).",
+         "Accept the conditions on the model's Hub page with the account whose token the nodes use, give every rank "
+         "that token (huggingface-cli login on each node, or HF_TOKEN in the environment every rank gets), or "
+         "download it once with the token onto storage every node sees and load it by that path.", retry=False),
+    # flash-attn 2's architecture checks (its C++ extension's TORCH_CHECK texts).
+    _sig("flash-attn-arch", r"FlashAttention only supports (?:Ampere|Turing) GPUs or newer|"
+         r"FlashAttention backward for head dim [^\n]{0,40}?requires A100",
+         "FlashAttention 2's kernels run only on Ampere or newer GPUs (compute capability 8.0+: A100, RTX 30xx/40xx, "
+         "H100); this GPU is older (V100, T4, RTX 20xx), or the backward pass for its head dimension needs an "
+         "A100/H100.",
+         "Turn flash attention off on these GPUs (transformers: attn_implementation=\"sdpa\" or \"eager\"; the "
+         "trainer's flash_attn/use_flash_attn option off; the script's flash-attn patch removed), or run on "
+         "Ampere-or-newer GPUs; a restart fails the same way.", retry=False),
+    # torch's TCPStore: libuv asked for (the default since torch 2.4) on a build without it (Windows wheels).
+    _sig("libuv-unsupported", r"use_libuv was requested but PyTorch was buil[dt] without libuv support",
+         "torch's rendezvous store (TCPStore) asked for its libuv backend, the default since torch 2.4, but this "
+         "torch build has none: the Windows builds of torch are built without libuv.",
+         "Set USE_LIBUV=0 in every rank's environment (or add use_libuv=0 to the init_method URL); torch supports "
+         "distributed training on Windows poorly, so prefer Linux or WSL2.", retry=False),
+    # DeepSpeed ZeRO-3's parameter coordinator (partitioned_param_coordinator.reset_step).
+    _sig("ds-inflight-params", r"still have inflight params",
+         "DeepSpeed ZeRO-3 found parameters still gathered (in flight) at the end of a forward pass: a known ZeRO-3 "
+         "bug of some DeepSpeed releases (generation or evaluation between training steps, as in RLHF), or a model "
+         "whose forward uses different submodules from one step to the next.",
+         "Install another DeepSpeed release (upgrade first: its issue tracker names the fixed ones); with the same "
+         "release avoid what triggers it (ZeRO-2 instead of ZeRO-3, the same submodules on every forward). A restart "
+         "meets it again.", retry=False),
+    # torch.cuda.amp / torch.amp GradScaler._unscale_grads_.
+    _sig("amp-fp16-params", r"Attempting to unscale FP16 gradients",
+         "fp16 mixed precision (torch's GradScaler: the Trainer's --fp16 without DeepSpeed, Accelerate's "
+         "mixed_precision fp16) was given trainable parameters that are themselves float16 (the model, or layers made "
+         "trainable such as embeddings or lm_head, loaded with torch_dtype=float16); AMP keeps trained weights in "
+         "float32.",
+         "Load the model in float32, or cast every parameter with requires_grad to float32 after adding adapters, or "
+         "train in bf16 on GPUs that support it, or let DeepSpeed's fp16 (its own loss scaler) train it.",
+         retry=False),
+)
