@@ -17,6 +17,7 @@ from dscluster.sigdevices import DEVICE_SIGNATURES
 from dscluster.sigtraining import TRAINING_SIGNATURES
 from dscluster.sigtypes import Signature, then
 from dscluster.sigtypes import sig as _sig
+from dscluster.strerror import EMFILE
 
 # The shell's "command not found", as bash and dash print it in the locales users run (en, zh-CN, zh-TW, ja,
 # ko, de, fr, es, pt, it, ru, pl); a full-width colon where the locale writes one.
@@ -240,8 +241,8 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "Start it through a launcher (dscluster launch, deepspeed script.py, torchrun --nproc_per_node N script.py); "
          "under an MPI launcher or a scheduler's step launcher without one, set the variables from its own (LOCAL_RANK="
          "$OMPI_COMM_WORLD_LOCAL_RANK under Open MPI, RANK from the scheduler's task id, ...).", retry=False),
-    # EMFILE, in the C library's words and Python's errno, and torch's DataLoader message that names the limit.
-    _sig("open-files-limit", r"Too many open files|\[Errno 24\]|\bEMFILE\b",
+    # EMFILE, in the C library's words (any language, strerror.py) and Python's errno, and torch's DataLoader message that names the limit.
+    _sig("open-files-limit", EMFILE + r"|\[Errno 24\]|\bEMFILE\b",
          "A process reached its open-files limit (ulimit -n): DataLoader workers hand every batch's tensors over as "
          "file descriptors, and many workers, ranks or open data files use them up.",
          "Raise the limit for the run (ulimit -n 65536 in the launching shell, LimitNOFILE for a systemd unit, "

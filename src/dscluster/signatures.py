@@ -2,8 +2,7 @@
 restart can help. The table is ordered: root causes before the symptoms they trigger on other ranks
 (a CUDA OOM before "NCCL remote process exited"); `symptom=True` marks what other ranks see when one
 fails. explain.py matches logs against it. Causes and fixes are English templates; the zh-TW catalog
-translates them (tests/unit/test_runs_catalog.py).
-"""
+translates them (tests/unit/test_runs_catalog.py); the C library's error texts in any language: strerror.py."""
 
 from __future__ import annotations
 
@@ -13,6 +12,7 @@ from dscluster.launcher import backends
 from dscluster.sigmessages import MESSAGE_SIGNATURES, NODE_FACTS, NOT_FOUND, NOT_INSTALLED, OTHER_VERSION, with_store
 from dscluster.sigtypes import Signature, then
 from dscluster.sigtypes import sig as _sig
+from dscluster.strerror import EDQUOT, ENOSPC
 
 __all__ = ["SIGNATURES", "Signature", "then"]
 
@@ -40,7 +40,7 @@ DETERMINISTIC_EXIT_CODES = frozenset({2, 3, 6})
 _TABLE: tuple[Signature, ...] = (
     # Before the program's own verdict: a full disk is the root cause of the errors it triggers (an
     # incomplete checkpoint, a failed write). Not /dev/shm's (that line mentions shm): dev-shm-full below.
-    _sig("disk-full", r"^(?!.*shm).*(?:No space left on device|\[Errno 28\]|\bENOSPC\b|Disk quota exceeded|"
+    _sig("disk-full", r"^(?!.*shm).*(?:" + ENOSPC + "|" + EDQUOT + r"|\[Errno 28\]|\bENOSPC\b|"
          r"PytorchStreamWriter failed writing file)",
          "A disk the run writes to is full (no space left on device).",
          "Free space on that disk, keep fewer checkpoints (the trainer's --keep N), or put checkpoints on "
