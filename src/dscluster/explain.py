@@ -6,14 +6,16 @@ Precedence, first that applies wins (a specific cause beats a generic one; tests
      a. the first non-symptom signature in its own block (its traceback and message);
      b. for a vague error (RuntimeError, NCCL's "unhandled system error", a failed build) a signature in the
         lines just before it (BEFORE_THE_ERROR), then a fact about a node's environment on any rank (ENVIRONMENT);
-     c. else its own words ("rank N raised X at F:L"), never a generic table answer.
+     c. else an OS error text in it (errorline.py: a missing file, a permission), else its own words ("rank N
+        raised X at F:L"), never a generic table answer.
   2. No rank's own error (a kill, a hang, a node lost): the table over every stream, earliest stream first,
      root causes before symptoms; a killed rank's signal before what its peers saw of its death.
+  3. Nothing in 1 or 2, last resort (errorline.py, generic): an OS error text on any line, else the log's first
+     error line (error-line: never a warning, a benign "error" word or a consequence such as an exit code).
   Within the table: dscluster's own `error:`/`fix:` lines only in their exact form (signatures._PROGRAM_ERROR),
   a script's `PROG.py: error:` is argparse's; symptoms (`symptom=True`) and "a rank raised" come last.
 The supervisor stores the result in run.json; `dscluster status` shows it. `retry` says whether restarting
-can help: a missing module fails the same way every time.
-"""
+can help: a missing module fails the same way every time."""
 
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from dscluster import launchcmd, logtext, rankerror
+from dscluster import errorline, launchcmd, logtext, rankerror
 from dscluster.i18n import gettext, tr
 from dscluster.sigmessages import CUTS_THE_COMMAND
 from dscluster.signatures import (
@@ -190,10 +192,8 @@ def _from_signature(sig: Signature, m: re.Match, text: str, err: rankerror.RankE
 
 
 def _who(err: rankerror.RankError) -> str:
-    if err.rank is not None and err.node:
-        return f"rank {err.rank} ({err.node})"
     if err.rank is not None:
-        return f"rank {err.rank}"
+        return f"rank {err.rank} ({err.node})" if err.node else f"rank {err.rank}"
     return err.node or "a rank"
 
 
@@ -322,7 +322,7 @@ def _explain_streams(logs: Sequence[LogText], hint_rank: int | None = None) -> E
         own = _own_signature(first, streams)
         if own:
             return _from_signature(own[0], own[1], own[2], first, streams)
-        return own_error(first)
+        return errorline.last_resort(streams, first, own=True) or own_error(first)
     # No rank's own words: the table over every stream, earliest first.
     when = {}
     for e in errs:
@@ -350,7 +350,7 @@ def _explain_streams(logs: Sequence[LogText], hint_rank: int | None = None) -> E
                 if err is None or (err.node, err.rank) != (st.node, st.rank):
                     err = next((e for e in errs if (e.node, e.rank) == (st.node, st.rank)), first)
                 return _from_signature(sig, m, st.text, err, streams)
-    return own_error(first) if first is not None else None
+    return own_error(first) if first is not None else errorline.last_resort(ordered)
 
 
 read_tail, rank_of_file = logtext.read_tail, logtext.rank_of_file  # where callers have always found them
@@ -379,7 +379,7 @@ def explain_files(paths: Iterable[Path], tail_bytes: int = 64_000,
     return explain_logs(logs, hint_rank) if logs else None
 
 
-GENERIC = frozenset(s.name for s in SIGNATURES if s.symptom)  # symptoms more than causes
+GENERIC = frozenset(s.name for s in SIGNATURES if s.symptom) | errorline.GENERIC  # symptoms, what failed but not why
 # What the surviving ranks may print when a node vanishes or a rank is killed: on their own (no rank's own
 # error behind them) they do not outweigh what the supervisor saw happen.
 NETWORK = frozenset({"firewall-blocked", "master-unreachable", "loopback-address", "nccl-ib", "nccl-no-interface",

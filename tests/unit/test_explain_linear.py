@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dscluster import explain, launchcmd, logtext, rankerror, signatures
+from dscluster import errorline, explain, launchcmd, logtext, rankerror, signatures
 from dscluster.launcher import backends
 from dscluster.runs.supervising import detect
 
@@ -26,7 +26,9 @@ SIZE = 16_000
 
 def _patterns() -> list[tuple[str, re.Pattern]]:
     found = [(f"signature {s.name}", s.pattern) for s in signatures.SIGNATURES]
-    for mod in (signatures, explain, logtext, rankerror, launchcmd, detect):
+    # The last word's (errorline.py): the OS's error texts and the error line, tried on every line of a log.
+    found += [(f"signature {s.name}", s.pattern) for s in (*errorline.OS_SIGNATURES, errorline.ERROR_LINE)]
+    for mod in (signatures, explain, logtext, rankerror, launchcmd, detect, errorline):
         found += [(f"{mod.__name__}.{k}", v) for k, v in sorted(vars(mod).items()) if isinstance(v, re.Pattern)]
     # What each launcher backend's launcher prints (launcher/backends), read by detect, rankerror and logtext.
     found.append(("dscluster.runs.supervising.detect.failure_line()", detect.failure_line()))
@@ -93,6 +95,8 @@ WORST_LOGS = {
     "pdsh prefixes": "node1: node1: node1: error: x\n" * 5_000,
     "no newline at all": "a" * 150_000,
     "spawned commands": "process 1 spawned with command: [" * 5_000,
+    "error words": "error_handler --on-error 0 errors Error: failed cannot " * 3_000,
+    "quoted paths": ("cannot open '" + "a/" * 300 + "' for 'x' reading " * 20 + "\n") * 50,
     "runner cmd lines": ("cmd = python -m deepspeed.launcher.launch " + "'a " * 600 + "\n") * 100,
 }
 
