@@ -37,6 +37,19 @@ CASES = {
                                                 "srun: error: g1: task 0: Exited with exit code 2\n", "launcher-missing"),
     "a rank's words beat the table's generic": ("Traceback (most recent call last):\n  File \"t.py\", line 9, in f\n"
                                                 "KeyError: 'labels'\n", "python-error"),
+    # Last resort (errorline.py): an OS error text in a rank's own error before its own words; over every line
+    # where no rank has an error; then the log's first error line. Every specific signature beats them.
+    "an OS text in a rank's error": ("Traceback (most recent call last):\n  File \"t.py\", line 2, in <module>\n"
+                                     "FileNotFoundError: [Errno 2] No such file or directory: 'run/hostfile'\n",
+                                     "file-missing"),
+    "an OS text anywhere": ("epoch 1\nrsync: /scratch/shard-7: Permission denied\nKilling subprocess 4\n",
+                            "permission-denied"),
+    "a specific cause beats an OS text": ("tee: /x/log: Permission denied\n[rank1]: torch.OutOfMemoryError: CUDA out "
+                                          "of memory. Tried to allocate 2 GiB\n", "cuda-oom"),
+    "a symptom beats the error line": ("Error: shard 3 is short\n['python', 't.py'] exits with return code = -9\n",
+                                       "killed"),
+    "the first error line, last of all": ("loading\nFATAL: shard 3 is short\nexits with return code = 1\n",
+                                          "error-line"),
 }
 
 
