@@ -274,10 +274,10 @@ def collective_params(streams: list[rankerror.Stream]) -> dict:
     return {"op_text": op_text, "missing_text": missing_text}
 
 
-# What the launcher's printed command line may explain better: a rank's own words or a usage error that its
-# arguments caused (launchcmd.py).
-_COMMAND_LINE_EXPLAINS = frozenset({"python-error", "argparse-usage", "program-error", "script-not-found",
-                                    "ds-config-invalid", "local-rank-arg", "input-error-exit", "workdir-missing"})
+# What the launcher's printed command line may explain better: a rank's own words, a usage error that its
+# arguments caused, the last resort's answers (launchcmd.py).
+_COMMAND_LINE_EXPLAINS = errorline.GENERIC | {"python-error", "argparse-usage", "program-error", "script-not-found",
+    "ds-config-invalid", "local-rank-arg", "input-error-exit", "workdir-missing"}
 
 
 def _command_cut(streams: list[rankerror.Stream], first: rankerror.RankError | None) -> Explanation | None:
