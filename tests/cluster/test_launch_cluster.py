@@ -232,6 +232,22 @@ def test_supervisor_sigkill_leaves_no_rank_anywhere(cli):
     assert cli("stop", run_id).returncode == 0
 
 
+def _run_masters(run_id: str) -> list[int]:
+    """PIDs of the run's own ssh masters (their ControlPath carries the run's hash)."""
+    import hashlib
+
+    tag, found = f"r{hashlib.sha1(run_id.encode()).hexdigest()[:8]}-".encode(), []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        if argv[0].endswith(b"ssh") and b"-M" in argv and any(tag in a for a in argv):
+            found.append(int(entry))
+    return found
+
+
 def _terminal_signals() -> None:
     """SIGINT as a terminal's shell leaves it for a foreground command: default. A suite started in the
     background by a non-interactive shell (`.ci/run &`) inherits SIGINT ignored, and so would the launch."""
@@ -461,7 +477,9 @@ def test_a_hostfile_run_is_stopped_from_anywhere_after_its_hostfile_is_edited(cl
     wait_training(cli, run_id)
     hostfile.write_text(f"{sim.nodes[0]} slots=1\n")
     os.kill(cli.record(run_id)["supervisor_pid"], signal.SIGKILL)
+    assert _run_masters(run_id)  # the run's own ssh masters (runs/supervising/masters.py) outlive a killed supervisor
     stop = cli("stop", run_id)
     assert stop.returncode == 0 and "stopped" in stop.stdout, stop.stdout + stop.stderr
     assert cli.record(run_id)["status"] == "stopped"
     assert wait_for(lambda: all_gone(cli, run_id), 20), cli.node_pids(run_id)
+    assert wait_for(lambda: not _run_masters(run_id), 20), _run_masters(run_id)  # ...until stop ends them

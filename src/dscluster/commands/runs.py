@@ -354,11 +354,12 @@ def cmd_restart(args) -> int:
     if shown == LOST:
         # Nothing will write its record again (e.g. its disk was full): make sure none of its processes is
         # left on any node, then restart it.
-        from dscluster.runs.supervising.nodes import remote_reap
+        from dscluster.runs.supervising.nodes import end_masters, remote_reap
 
         print(tr("run {id} was lost (its supervisor is gone): making sure none of its processes is left",
                  id=record.id), flush=True)
         remote_reap(record, list(record.launch.host_names) or ["localhost"])
+        end_masters(record)
     new_id = service.restart(run_dir, parse_env(args.env),
                              hostfile=str(Path(args.hostfile).absolute()) if args.hostfile else None, local=args.local,
                              hosts=args.hosts)

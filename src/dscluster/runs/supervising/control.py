@@ -64,7 +64,7 @@ def wait_finished(run_dir: Path, timeout: float) -> RunRecord:
 def stop_run(run_dir: Path, *, timeout: float | None = None) -> tuple[RunRecord, bool]:
     """Stop the run; returns (final record, forced?). What it acts on (the supervisor's pid, the hosts) comes
     from the verified record (runs/records/verify.py), never from one rewritten meanwhile."""
-    from dscluster.runs.supervising.nodes import remote_reap
+    from dscluster.runs.supervising.nodes import end_masters, remote_reap
 
     verified = record_to_act_on(Path(run_dir))
     record = verified.record
@@ -84,6 +84,7 @@ def stop_run(run_dir: Path, *, timeout: float | None = None) -> tuple[RunRecord,
         outcome = {record.launch.launcher: "cancelled"}  # the scheduler ends the ranks; the nodes need no ssh
     else:
         outcome = remote_reap(record, list(record.launch.host_names) or ["localhost"])
+        end_masters(record)
     from dscluster.runs.leases.leasing import release
 
     release(record, Path(run_dir).parent.parent)  # the supervisor that held its GPU leases is gone

@@ -121,6 +121,18 @@ def transport_env(spec, backend, *, write: bool = True) -> dict[str, str]:
     return backend.transport_env(spec, tuple(NO_MUX))
 
 
+def end_masters(record: RunRecord) -> None:
+    """The run's own ssh masters (masters.py) end: its supervisor is gone (killed), so nothing else ends them."""
+    if not record.launch.hosts:
+        return
+    from dscluster.runs.supervising.masters import RunMasters
+
+    try:
+        RunMasters(recorded_spec(record), node_runners(record), record.id).close()
+    except Exception:  # noqa: BLE001 - they end by themselves PERSIST_S seconds after their last session
+        pass
+
+
 def remote_reap(record: RunRecord, hosts: list[str], timeout: float = 10.0, grace: float = 1.0,
                 runners: Mapping[str, Runner] | None = None) -> dict[str, str]:
     """Run the reaper for this run on `hosts` in parallel; returns host -> short outcome."""

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 
 from dscluster import fsutil, trust
 from dscluster.cluster.spec import sim_is_up
+from dscluster.cluster.ssh import CONNECT_TIMEOUT_S
 from dscluster.launcher import warm
 from dscluster.launcher.plan import LaunchRequest
 from dscluster.runs.preparing import shrink
@@ -95,6 +96,14 @@ class Restarter:
         return {h: dataclasses.replace(r, control_path=self.masters.path) if hasattr(r, "control_path") else r
                 for h, r in self.runners.items()}
 
+    def _confirming(self, hosts: list[str]) -> dict:
+        """host -> the Runner that confirms a node that was gone runs commands again: over the run's new master
+        there (opened now, as the next attempt needs it anyway: one key exchange, not two), else on its own."""
+        if self.masters is not None and hosts:
+            self.masters.ensure(hosts, float(CONNECT_TIMEOUT_S))
+        runners = self.session_runners()
+        return {h: runners[h] for h in hosts}
+
     def close(self) -> None:
         """The run ends: its masters go."""
         if self.masters is not None:
@@ -148,19 +157,20 @@ class Restarter:
         self._hold.drop()
 
     # ---- between attempts ----------------------------------------------------------------------
-    def before_restart(self, n: int, failed_host: str | None, why: str) -> str:
-        """Between attempt `n` and the next: leave out the host it failed on where asked (`why`: the failure),
+    def before_restart(self, n: int, failed_host: str | None, why: str, *, node_lost: bool = False) -> str:
+        """Between attempt `n` and the next: leave out the host it failed on where asked (`why`: the failure;
+        `node_lost`: the node itself, not a rank, was lost or stalled: its ssh master is replaced),
         wait for lost nodes (or go on without them, --allow-shrink), set torn Hugging Face checkpoints aside.
         Returns "restarting", or the run's status when it ends here ("stopped", "failed": nodes still down)."""
         book = self.book
         book.save(status="restarting")
-        if self.masters is not None and failed_host:
-            self.masters.drop([failed_host])  # a fault may have left its connection dead (masters.py)
+        if self.masters is not None and failed_host and node_lost:
+            self.masters.drop([failed_host])  # the fault may have left its connection dead (masters.py)
         self._leave_out(failed_host, n, why)
         self._came_back = []
         down = self.wait_for_nodes()
         if self._came_back and self._warm_launch:  # a restarted node lost its warm launch.py: one anew
-            prestart_nodes(self.runners, self._came_back, book.cfg.python, book.record.id, n + 1, 60.0)
+            prestart_nodes(self.session_runners(), self._came_back, book.cfg.python, book.record.id, n + 1, 60.0)
         if self._stop_wanted():
             book.event("stopped", attempt=n)
             return "stopped"
@@ -224,7 +234,7 @@ class Restarter:
                 self.masters.drop(sorted(set(down) - gone))  # its connection died with the node or the link
             gone |= set(down)
             quick = bool(down)  # no banner yet: ask again in a quarter second
-            down = down or unreachable_hosts({h: r for h, r in self.runners.items() if h in gone})
+            down = down or unreachable_hosts(self._confirming([h for h in self.runners if h in gone]))
             if down and sim is not None and not sim_is_up(sim):
                 # `sim down` removed the cluster: its nodes never come back (and a later `sim up` at the
                 # same addresses is another cluster, not these nodes healed).

@@ -302,7 +302,8 @@ class Supervisor:
             if not restart:
                 break
             host = self.judge.host_of(failure.node) if failure.node else None
-            status = self.restarter.before_restart(n, host, failure.detail)
+            status = self.restarter.before_restart(n, host, failure.detail,
+                                                   node_lost=failure.kind in ("node-lost", "stalled", "unreachable"))
             if status == "stopped":
                 exit_code = 130
             if status != "restarting":
