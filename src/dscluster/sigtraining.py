@@ -1,8 +1,11 @@
 """Failure signatures of the training stack's own checks (round 14 of issue 45): an experiment tracker without its
 login, a gated model on the Hugging Face Hub, FlashAttention on a GPU older than its kernels, torch's libuv store
-on a build without libuv, ZeRO-3's parameters left in flight, fp16 AMP asked to unscale fp16 weights. Each pattern
+on a build without libuv, ZeRO-3's parameters left in flight, fp16 AMP asked to unscale fp16 weights; and round 15's:
+a quantized model placed where Accelerate cannot train it, FSDP given mixed dtypes, CUDA in a forked child, ranks
+running different collectives. Each pattern
 is the wording of the library that prints it (wandb, huggingface_hub/transformers, flash-attn, torch's TCPStore,
-DeepSpeed's ZeRO-3 coordinator, torch.cuda.amp's GradScaler), so any script that meets the same cause is explained
+DeepSpeed's ZeRO-3 coordinator, torch.cuda.amp's GradScaler, accelerate's prepare(), torch FSDP's flat parameter,
+torch.cuda's lazy init, torch.distributed's debug wrapper), so any script that meets the same cause is explained
 the same way. sigmessages.py places this table in its own, before the devices' facts."""
 
 from __future__ import annotations
@@ -60,4 +63,41 @@ TRAINING_SIGNATURES: tuple[Signature, ...] = (
          "Load the model in float32, or cast every parameter with requires_grad to float32 after adding adapters, or "
          "train in bf16 on GPUs that support it, or let DeepSpeed's fp16 (its own loss scaler) train it.",
          retry=False),
+    # accelerate's Accelerator.prepare()/_prepare_one: a bitsandbytes 8-/4-bit model (or any device_map='auto' one)
+    # whose hf_device_map is not this process's own device, or spans several devices, in a distributed run.
+    _sig("quantized-model-placement",
+         r"You can't train a model that has been loaded (?:in 8-bit(?: or 4-bit)? precision|with `device_map='auto'`) "
+         r"(?:on a different device than the one you're training on|on multiple devices|in any distributed mode)",
+         "Accelerate refused to train a model placed by its device_map where this process cannot train it: a "
+         "bitsandbytes 8-bit/4-bit model (QLoRA) loaded on another GPU than the process's own, or spread over several "
+         "GPUs (device_map='auto') while several processes train (torchrun, accelerate launch, deepspeed).",
+         "Load the quantized model on each process's own GPU: device_map={'': torch.cuda.current_device()} (or "
+         "{'': int(os.environ['LOCAL_RANK'])}); to spread one model over several GPUs, run a single process instead. "
+         "Older accelerate releases refused any multi-device 8-bit model: upgrade accelerate. A restart fails the same "
+         "way.", retry=False),
+    # torch.distributed.fsdp's FlatParamHandle._validate_tensors_to_flatten (older releases: FlatParameter's own check).
+    _sig("fsdp-mixed-dtype", r"Must flatten tensors with uniform dtype but got|"
+         r"`?FlatParameter`? requires uniform dtype but got",
+         "FSDP was given a module whose parameters are in different dtypes (float32 and bfloat16/float16: adapters, "
+         "norms or quantization state left in another precision): FSDP flattens each wrapped unit into one tensor of "
+         "a single dtype and refuses mixed ones.",
+         "Give FSDP parameters of one dtype: load the model with one torch_dtype and cast the trainable adapters to it, "
+         "for QLoRA set bnb_4bit_quant_storage to that dtype, or wrap with use_orig_params=True (torch >= 2.1) or FSDP's "
+         "MixedPrecision instead of casting by hand. A restart fails the same way.", retry=False),
+    # torch.cuda._lazy_init in a child made by fork after the parent initialized CUDA.
+    _sig("cuda-fork", r"Cannot re-initialize CUDA in forked subprocess",
+         "CUDA was initialized in a process that then forked (a DataLoader worker, a multiprocessing Pool, a "
+         "preprocessing map with num_proc), and the child used CUDA: a forked child cannot initialize CUDA again.",
+         "Keep CUDA out of forked children (tensors on the CPU in Dataset/collate code, move them to the GPU in the "
+         "training loop), or start children with the spawn method: torch.multiprocessing.set_start_method('spawn'), "
+         "DataLoader(multiprocessing_context='spawn'). A restart fails the same way.", retry=False),
+    # torch.distributed's ProcessGroupWrapper (TORCH_DISTRIBUTED_DEBUG=DETAIL, or a library that turns it on).
+    _sig("collective-mismatch", r"Detected mismatch between collectives on ranks",
+         "The ranks called different collectives (another operation, shape or dtype, or one rank skipped a call): "
+         "code that runs a collective on some ranks only, or with rank-dependent arguments (metrics logged with "
+         "different keys per rank, a branch on rank or on the data, uneven batches). Without the debug check the "
+         "ranks would hang.",
+         "Find the call the message names on the ranks it names and make every rank run the same collectives in the "
+         "same order with the same shapes (the same metric keys on every rank, no collective inside a rank-only "
+         "branch, padded or equal batches). A restart meets it again.", retry=False),
 )
