@@ -94,6 +94,20 @@ def test_a_runs_sessions_ride_its_own_master_never_the_shared_one(spec, tmp_path
     assert ssh.run_control_path(spaced, "run-1") is None
 
 
+def test_the_launchers_sessions_ride_the_run_masters_with_the_recorded_path(spec):
+    from dscluster.launcher.backends import OpenMPIBackend, PdshBackend
+    from dscluster.runs.supervising.masters import riding_transport
+
+    path = ssh.run_control_path(spec, "run-1")
+    for backend in (PdshBackend(), OpenMPIBackend()):
+        recorded = {**backend.transport_env(spec, tuple(ssh.NO_MUX)), "PATH": "/launching/users/path"}
+        env = riding_transport(recorded, backend.transport_env(spec, tuple(ssh.NO_MUX)),
+                               backend.transport_env(spec, tuple(ssh.ride(path))))
+        assert env["PATH"] == "/launching/users/path"  # as recorded at launch, not the supervisor's
+        assert any(f"ControlPath={path}" in v and "ControlMaster=no" in v for v in env.values()), env
+        assert not any("ControlPath=none" in v for v in env.values()), env
+
+
 def test_pdsh_command_and_env_exact(spec):
     argv, env = pdsh.pdsh_argv(spec, ["hostname", "-I"], path="/usr/bin:/bin")
     assert argv == ["pdsh", "-S", "-R", "ssh", "-f", "1024", "-t", "10", "-w", "node0,gpu02", "hostname -I"]

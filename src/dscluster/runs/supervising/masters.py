@@ -35,6 +35,13 @@ FIRST_WAIT_S = 5.0  # before a run's first attempt: every node's master, at most
 LATER_WAIT_S = 1.0  # before a later one: the few nodes that lost theirs
 
 
+def riding_transport(recorded: Mapping[str, str], own: Mapping[str, str], riding: Mapping[str, str]) -> dict[str, str]:
+    """The launcher's transport environment with its ssh sessions on the run's masters: `recorded` at launch
+    (connections of their own), `own` and `riding` the backend's now, for NO_MUX and for the masters' options.
+    Only what the options change is taken; the rest (PATH, as the launching user had it) stays as recorded."""
+    return {**recorded, **{k: v for k, v in riding.items() if own.get(k) != v}}
+
+
 class RunMasters:
     """One run's masters (see the module's docstring). `runners`: host -> SSHRunner (the nodes it reaches)."""
 

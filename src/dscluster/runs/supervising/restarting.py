@@ -19,12 +19,12 @@ from collections.abc import Callable, Mapping
 
 from dscluster import fsutil, trust
 from dscluster.cluster.spec import sim_is_up
-from dscluster.cluster.ssh import CONNECT_TIMEOUT_S
+from dscluster.cluster.ssh import CONNECT_TIMEOUT_S, NO_MUX
 from dscluster.launcher import warm
 from dscluster.launcher.plan import LaunchRequest
 from dscluster.runs.preparing import shrink
 from dscluster.runs.supervising.judging import nodes_down_explanation
-from dscluster.runs.supervising.masters import FIRST_WAIT_S, LATER_WAIT_S, RunMasters
+from dscluster.runs.supervising.masters import FIRST_WAIT_S, LATER_WAIT_S, RunMasters, riding_transport
 from dscluster.runs.supervising.nodes import (
     node_names,
     node_runners,
@@ -121,9 +121,11 @@ class Restarter:
         req = record.launch.request(attempt, port, run_id=record.id, run_dir=self.book.run_dir, user_env=user_env,
                                     secrets=secrets, files_dir=trust.runner_dir(record.id))
         if req.transport_env and self.masters is not None and self.masters.path and self._transport is not None:
-            # The launcher's ssh sessions ride the run's masters too (recorded: connections of their own).
+            # The launcher's ssh sessions ride the run's masters too (recorded: connections of their own). Only
+            # the values the ssh options change are replaced; the rest (PATH) stays as recorded at launch.
             spec = recorded_spec(record)
-            req = dataclasses.replace(req, transport_env=self._transport(spec, self.masters.ride_args))
+            req = dataclasses.replace(req, transport_env=riding_transport(
+                req.transport_env, self._transport(spec, tuple(NO_MUX)), self._transport(spec, self.masters.ride_args)))
         # While restarts remain, every node pre-warms its next launch.py (launcher/warm.py); a restart's nodes
         # take theirs ("-": none to pre-warm after the last attempt).
         after, linger = warm.after_seconds(), float(record.launch.supervision.restart_wait) + 30.0
