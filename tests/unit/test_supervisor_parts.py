@@ -227,7 +227,10 @@ def test_a_backends_hooks_get_a_narrow_context_not_the_supervisor(tmp_path):
 class _Gone:
     """A node's watchdog channel as went_first reads it: when (supervisor clock) its first ranks vanished."""
 
-    _kill_sent = False  # the pinger thread reads it
+    _kill_sent = False  # the pinger thread reads it, and pings
+
+    def send(self, _message):
+        pass
 
     def __init__(self, node, gone):
         self.node, self._gone = node, gone
