@@ -24,6 +24,22 @@ def wait_for(pred, timeout: float, interval: float = 0.25):
     return pred()
 
 
+def run_masters(run_id: str) -> dict[str, int]:
+    """The run's own ssh masters (runs/supervising/masters.py: their ControlPath carries the run's hash): node -> PID."""
+    import hashlib
+
+    tag, found = f"r{hashlib.sha1(run_id.encode()).hexdigest()[:8]}-".encode(), {}
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        if argv[0].endswith(b"ssh") and b"-M" in argv and any(tag in a for a in argv):
+            found[argv[-2 if argv[-1] == b"" else -1].decode()] = int(entry)
+    return found
+
+
 def cli_runner(sim, cwd: Path):
     """`run("launch", ...)`: the dscluster CLI in `cwd`, finding the simulated cluster `sim` by its home
     (no DSCLUSTER_CLUSTER / DSCLUSTER_SHARED from the test's own environment); `run.env` is that environment."""

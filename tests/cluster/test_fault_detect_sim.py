@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from polling import SimCli, wait_for
+from polling import SimCli, run_masters, wait_for
 
 from dscluster.runs.records import store
 
@@ -115,22 +115,6 @@ def warm_servers(run_id: str, attempt: int) -> list[int]:
     return found
 
 
-def masters(run_id: str) -> dict[str, int]:
-    """The run's own ssh masters (runs/supervising/masters.py): node -> PID."""
-    import hashlib
-
-    tag, found = f"r{hashlib.sha1(run_id.encode()).hexdigest()[:8]}-".encode(), {}
-    for entry in os.listdir("/proc"):
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                argv = f.read().split(b"\0")
-        except OSError:
-            continue
-        if argv[0].endswith(b"ssh") and b"-M" in argv and any(tag in a for a in argv):
-            found[argv[-2 if argv[-1] == b"" else -1].decode()] = int(entry)
-    return found
-
-
 def parent_of(pid: int) -> int:
     with open(f"/proc/{pid}/stat") as f:
         return int(f.read().rsplit(")", 1)[1].split()[1])
@@ -145,7 +129,7 @@ def test_a_lost_node_is_torn_down_everywhere_and_the_next_attempt_runs_once_heal
         assert wait_for(lambda: len(warm_servers(run_id, 2)) == 3, 300, 0.5), warm_servers(run_id, 2)
         warmed = set(warm_servers(run_id, 2))
         # The attempt's sessions (watchdogs, pdsh's ssh) ride one ssh master per node of the run's own.
-        before = masters(run_id)
+        before = run_masters(run_id)
         assert set(before) == set(sim.nodes), before
         getattr(sim, fault)("node2")
         try:
@@ -164,12 +148,12 @@ def test_a_lost_node_is_torn_down_everywhere_and_the_next_attempt_runs_once_heal
         assert wait_for(lambda: not attempt_procs(run_id, 1), 60, 0.5), attempt_procs(run_id, 1)
         assert [e["why"] for e in events(cli, run_id) if e["event"] == "teardown"] == ["node-lost"]
         # The lost node's master was replaced (its connection may have died with the link); the others kept theirs.
-        after = masters(run_id)
+        after = run_masters(run_id)
         assert {n: p for n, p in after.items() if n != "node2"} == {n: p for n, p in before.items() if n != "node2"}
         assert after.get("node2") not in (None, before["node2"]), (before, after)
     finally:
         stop(cli, run_id)
-    assert wait_for(lambda: not masters(run_id), 30, 0.2), masters(run_id)  # they end with the run
+    assert wait_for(lambda: not run_masters(run_id), 30, 0.2), run_masters(run_id)  # they end with the run
 
 
 def test_a_stopped_rank_hanging_its_peers_is_torn_down_and_restarted(cli, sim):

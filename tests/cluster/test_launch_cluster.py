@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from polling import SimCli, wait_for
+from polling import SimCli, run_masters, wait_for
 
 from dscluster.runs.records import store
 
@@ -230,22 +230,6 @@ def test_supervisor_sigkill_leaves_no_rank_anywhere(cli):
     print(f"supervisor SIGKILL: every rank gone after {time.monotonic() - t0:.1f}s")
     assert json.loads(cli("status", run_id, "--json").stdout)["status"] == "lost"
     assert cli("stop", run_id).returncode == 0
-
-
-def _run_masters(run_id: str) -> list[int]:
-    """PIDs of the run's own ssh masters (their ControlPath carries the run's hash)."""
-    import hashlib
-
-    tag, found = f"r{hashlib.sha1(run_id.encode()).hexdigest()[:8]}-".encode(), []
-    for entry in os.listdir("/proc"):
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                argv = f.read().split(b"\0")
-        except OSError:
-            continue
-        if argv[0].endswith(b"ssh") and b"-M" in argv and any(tag in a for a in argv):
-            found.append(int(entry))
-    return found
 
 
 def _terminal_signals() -> None:
@@ -477,9 +461,9 @@ def test_a_hostfile_run_is_stopped_from_anywhere_after_its_hostfile_is_edited(cl
     wait_training(cli, run_id)
     hostfile.write_text(f"{sim.nodes[0]} slots=1\n")
     os.kill(cli.record(run_id)["supervisor_pid"], signal.SIGKILL)
-    assert _run_masters(run_id)  # the run's own ssh masters (runs/supervising/masters.py) outlive a killed supervisor
+    assert run_masters(run_id)  # the run's own ssh masters (runs/supervising/masters.py) outlive a killed supervisor
     stop = cli("stop", run_id)
     assert stop.returncode == 0 and "stopped" in stop.stdout, stop.stdout + stop.stderr
     assert cli.record(run_id)["status"] == "stopped"
     assert wait_for(lambda: all_gone(cli, run_id), 20), cli.node_pids(run_id)
-    assert wait_for(lambda: not _run_masters(run_id), 20), _run_masters(run_id)  # ...until stop ends them
+    assert wait_for(lambda: not run_masters(run_id), 20), run_masters(run_id)  # ...until stop ends them
