@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dscluster import fsutil
-from dscluster.cluster.runner import LocalRunner
+from dscluster.cluster.runner import LocalRunner, run_parallel
 from dscluster.logtext import LINE_LIMIT
 from dscluster.runs.supervising import detect, hang
 from dscluster.runs.supervising.channel import NodeChannel, Pinger, close_all
@@ -96,14 +96,18 @@ class Teardown:
 
 def start_channels(cfg: LaunchSpec, runners: Mapping, run_id: str, attempt: int, port: int,
                    stderr_path: Path) -> list[NodeChannel]:
-    """A watchdog channel per host of the launch (this machine's own when it names none)."""
-    chans, policy = [], cfg.supervision
-    for host in list(cfg.host_names) or ["localhost"]:
+    """A watchdog channel per host of the launch (this machine's own when it names none). Started from a few
+    threads at once: each start waits for its ssh to exec, and 32 of them one after the other took about a
+    second of a restart on a loaded controller (benchmarks/fault_detect.py)."""
+    policy = cfg.supervision
+
+    def one(host: str) -> NodeChannel:
         runner, node = runners.get(host), getattr(runners.get(host), "node_spec", None)
-        chans.append(NodeChannel(host, runner or LocalRunner(), cfg.python, run_id, ping_timeout=policy.ping_timeout,
-                                 grace=policy.grace, master_port=port, attempt=attempt,
-                                 address=node and (node.address, node.ssh_port), stderr_path=stderr_path))
-    return chans
+        return NodeChannel(host, runner or LocalRunner(), cfg.python, run_id, ping_timeout=policy.ping_timeout,
+                           grace=policy.grace, master_port=port, attempt=attempt,
+                           address=node and (node.address, node.ssh_port), stderr_path=stderr_path)
+
+    return run_parallel(one, list(cfg.host_names) or ["localhost"], max_workers=8)
 
 
 class AttemptWatch:
