@@ -66,8 +66,9 @@ TRAINING_SIGNATURES: tuple[Signature, ...] = (
     # accelerate's Accelerator.prepare()/_prepare_one: a bitsandbytes 8-/4-bit model (or any device_map='auto' one)
     # whose hf_device_map is not this process's own device, or spans several devices, in a distributed run.
     _sig("quantized-model-placement",
-         r"You can't train a model that has been loaded (?:in 8-bit(?: or 4-bit)? precision|with `device_map='auto'`) "
-         r"(?:on a different device than the one you're training on|on multiple devices|in any distributed mode)",
+         r"You can't train a model that has been loaded (?:in (?:8|4)-bit(?: or 4-bit)?[\w -]{0,20}?precision|"
+         r"with `?device_map='auto'`?)(?: (?:on a different device than the one you're training on|on multiple "
+         r"devices|in any distributed mode))?",
          "Accelerate refused to train a model placed by its device_map where this process cannot train it: a "
          "bitsandbytes 8-bit/4-bit model (QLoRA) loaded on another GPU than the process's own, or spread over several "
          "GPUs (device_map='auto') while several processes train (torchrun, accelerate launch, deepspeed).",
@@ -85,7 +86,7 @@ TRAINING_SIGNATURES: tuple[Signature, ...] = (
          "for QLoRA set bnb_4bit_quant_storage to that dtype, or wrap with use_orig_params=True (torch >= 2.1) or FSDP's "
          "MixedPrecision instead of casting by hand. A restart fails the same way.", retry=False),
     # torch.cuda._lazy_init in a child made by fork after the parent initialized CUDA.
-    _sig("cuda-fork", r"Cannot re-initialize CUDA in forked subprocess",
+    _sig("cuda-fork", r"Cannot re-initiali[sz]e CUDA in forked subprocess",
          "CUDA was initialized in a process that then forked (a DataLoader worker, a multiprocessing Pool, a "
          "preprocessing map with num_proc), and the child used CUDA: a forked child cannot initialize CUDA again.",
          "Keep CUDA out of forked children (tensors on the CPU in Dataset/collate code, move them to the GPU in the "

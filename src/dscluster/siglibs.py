@@ -1,0 +1,160 @@
+"""Failure signatures written from the libraries' own sources before a user's log showed them (issue 45): the
+user-facing error messages that torch (autograd, torch.distributed, torch.load, torch.cuda), DeepSpeed (ZeRO's
+gradient reduction, zero_to_fp32), transformers (TrainingArguments, the Trainer, the tokenizers, from_pretrained's
+attention checks) and accelerate raise for a cause they name, and that users report most in public threads. Until
+these, such a log was answered only with the exception's type ("rank N raised ValueError").
+
+Each pattern is the library's own wording (older versions' where they differ); every one is deterministic: the
+same code, data and checkpoint meet it again, so none lets a restart help. sigmessages.py places this table right
+after the training stack's (sigtraining.py), before the devices' facts."""
+
+from __future__ import annotations
+
+from dscluster.sigtypes import Signature
+from dscluster.sigtypes import sig as _sig
+
+LIBRARY_SIGNATURES: tuple[Signature, ...] = (
+    # torch.distributed's _get_default_group (older: an AssertionError "is not initialized").
+    _sig("pg-not-initialized", r"Default process group (?:has not been|is not) initialized",
+         "torch.distributed was used (get_rank, barrier, a collective; or a library helper that calls them) before "
+         "any process group existed: the script ran as a plain python process without a launcher, or called it "
+         "before deepspeed.init_distributed() / init_process_group (before the Trainer's TrainingArguments or the "
+         "Accelerator were created).",
+         "Start it through a launcher (deepspeed, torchrun, accelerate launch, dscluster launch) and call "
+         "deepspeed.init_distributed() (or torch.distributed.init_process_group) before any distributed call; guard "
+         "code that may run in one process with torch.distributed.is_initialized().", retry=False),
+    # ProcessGroupNCCL's check of a collective's tensors; torch 2.x's words when the group has no CPU backend.
+    _sig("collective-cpu-tensor", r"Tensors must be CUDA and dense|No backend type associated with device type cpu",
+         "A collective (all_reduce, broadcast, all_gather, ...) was given a CPU tensor on a process group that only "
+         "has the NCCL backend, which moves CUDA tensors only.",
+         "Move the tensor to the rank's GPU before the collective (t.to(torch.cuda.current_device())), or run CPU "
+         "tensors through a gloo group (torch.distributed.new_group(backend=\"gloo\"), or init_process_group("
+         "backend=\"cpu:gloo,cuda:nccl\")).", retry=False),
+    # torch's dtype checks (matmul/addmm, conv's input vs weight, a loss's backward), in their older wordings too.
+    _sig("dtype-mismatch", r"expected scalar type \w+ but found \w+|Expected object of scalar type \w+ but got scalar "
+         r"type \w+|Found dtype \w+ but expected \w+|expected mat1 and mat2 to have the same dtype|"
+         r"mat1 and mat2 must have the same dtype|Input type \((?:torch\.)?(?:cuda\.)?(\w+?)Tensor\) and weight type "
+         r"\((?:torch\.)?(?:cuda\.)?(?!\1Tensor)\w+Tensor\) should be the same|"
+         r"Input type \(c10::(?:Half|BFloat16)\) and bias type \(float\)|Input type \(float\) and bias type \(c10::",
+         "One operation got tensors of two precisions (float16/bfloat16 and float32): the model runs in half "
+         "precision (DeepSpeed's fp16/bf16 casts the model) while an input, a buffer or a tensor the script makes "
+         "stays float32, or the reverse.",
+         "Cast the inputs to the model's dtype (batch = batch.to(engine.module.dtype) for floating-point inputs), make "
+         "new tensors with dtype= of the tensor they meet, or run that part under torch.autocast; with DeepSpeed's "
+         "fp16/bf16 the model is half, so its inputs must be too.", retry=False),
+    # torch.load's restricted unpickler (weights_only=True, the default since torch 2.6).
+    _sig("ckpt-weights-only", r"WeightsUnpickler error: Unsupported (?:global|class)|"
+         r"Unsupported global: GLOBAL [\w.]+ was not an allowed global",
+         "torch 2.6 and later load checkpoints with weights_only=True by default, and this checkpoint holds Python "
+         "objects besides tensors (DeepSpeed's optimizer states: its LossScaler, ZeroStageEnum; numpy values in the "
+         "Trainer's rng_state.pth) that the restricted loader refuses: the DeepSpeed or transformers release that "
+         "loads it predates the change.",
+         "Upgrade deepspeed and transformers (newer releases load their own checkpoints with the objects they need "
+         "allowed), or allow the global the message names (torch.serialization.add_safe_globals([...]) before "
+         "resuming), or, for a checkpoint you trust, TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1 for every rank; or pin "
+         "torch<2.6.", retry=False),
+    # autograd's engine: the loss backward() was called on reaches no tensor that requires grad.
+    _sig("loss-no-grad", r"element 0 of tensors does not require grad and does not have a grad_fn",
+         "The loss has no path back to any parameter that requires a gradient: everything it was computed from is "
+         "frozen or detached. Most often adapters (LoRA/PEFT) with gradient checkpointing on frozen input embeddings "
+         "(reentrant checkpointing drops the graph when a block's inputs need no gradient); or every parameter "
+         "frozen, or the loss computed under torch.no_grad() or from .detach()/.item() values.",
+         "With gradient checkpointing and adapters call model.enable_input_require_grads() (or use non-reentrant "
+         "checkpointing: gradient_checkpointing_kwargs={\"use_reentrant\": False}); check that some parameters have "
+         "requires_grad=True (model.print_trainable_parameters()); compute the loss outside no_grad from undetached "
+         "outputs.", retry=False),
+    # autograd's version counter check.
+    _sig("autograd-inplace", r"one of the variables needed for gradient computation has been modified by an "
+         r"inplace operation",
+         "An in-place operation (x += ..., x[...] = ..., an inplace=True activation, a buffer updated in the forward) "
+         "changed a tensor that autograd had saved for the backward pass.",
+         "Replace that in-place operation with one that makes a new tensor (x = x + y, inplace=False); "
+         "torch.autograd.set_detect_anomaly(True) names the operation. Under DDP a buffer broadcast between two "
+         "forward passes does the same: DistributedDataParallel(broadcast_buffers=False).", retry=False),
+    _sig("backward-twice", r"Trying to backward through the graph a second time",
+         "backward() ran a second time through a graph whose saved tensors the first backward had freed: a tensor "
+         "from an earlier step (a hidden state, a cached output, a running loss) reused without detach, or two losses "
+         "that share part of a graph each given their own backward.",
+         "Detach what is carried from one step to the next (h = h.detach()), add the losses and call backward once, "
+         "or pass retain_graph=True to the first backward where the graph must be reused.", retry=False),
+    # transformers' tokenizer pad() without a pad token (Llama, Mistral, GPT-2 ship none).
+    _sig("pad-token-missing", r"Asking to pad but the tokenizer does not have a padding token",
+         "The tokenizer was asked to pad a batch but has no padding token: many causal language models' tokenizers "
+         "(Llama, Mistral, GPT-2, Qwen base) ship without one.",
+         "Set one before tokenizing or training: tokenizer.pad_token = tokenizer.eos_token (or add a [PAD] token "
+         "with tokenizer.add_special_tokens and model.resize_token_embeddings(len(tokenizer))).", retry=False),
+    # transformers' BatchEncoding.convert_to_tensors (the DataCollator's batch of unequal lengths).
+    _sig("batch-unpadded", r"Unable to create tensor, you should probably activate truncation and/or padding",
+         "A batch's examples have different lengths and were not padded to one: the collator does not pad (the "
+         "default collator, or one that pads input_ids but not labels), or columns the model does not take (text, "
+         "lists kept by remove_unused_columns=False) reached it.",
+         "Pad in the collator (DataCollatorWithPadding, DataCollatorForSeq2Seq for labels, "
+         "DataCollatorForLanguageModeling) or tokenize with padding and truncation to max_length; drop the columns "
+         "the model does not take.", retry=False),
+    # torch.optim's Optimizer.__init__.
+    _sig("optimizer-empty-params", r"optimizer got an empty parameter list",
+         "The optimizer was given no parameters: every parameter is frozen (requires_grad=False: adapters not "
+         "added, or a name filter that matched nothing), or the parameter generator was already used up "
+         "(model.parameters() iterated before the optimizer got it).",
+         "Make the parameters to train trainable before building the optimizer (check sum(p.numel() for p in "
+         "model.parameters() if p.requires_grad)), and pass a list (list(model.parameters())) where it is used twice.",
+         retry=False),
+    # DeepSpeed ZeRO-1/2's gradient reduction (stage_1_and_2.py).
+    _sig("zero-grad-twice", r"has already been reduced\.?\s*Gradient computed twice for this partition",
+         "DeepSpeed ZeRO-2 reduces each gradient as soon as backward computes it, and one parameter's gradient was "
+         "computed twice in one backward: reentrant gradient checkpointing re-running a block, a module or weight "
+         "used twice in the forward (shared or tied weights, one encoder run on two inputs before backward), or two "
+         "backward calls per step.",
+         "Use non-reentrant gradient checkpointing (gradient_checkpointing_kwargs={\"use_reentrant\": False}) or turn "
+         "it off; run a shared module once on the concatenated inputs; one backward per step; or ZeRO stage 1, "
+         "which reduces after backward.", retry=False),
+    # torch's copy from a meta tensor (Module.to, load_state_dict, ZeRO-3's partitioning of such a parameter).
+    _sig("meta-tensor", r"Cannot copy out of meta tensor",
+         "A parameter still on the meta device (created without data: low_cpu_mem_usage, a device_map, "
+         "init_empty_weights, a model's own empty_init) was copied (moved to a GPU, partitioned by ZeRO-3, loaded into) "
+         "before its weights were loaded.",
+         "Load the model without device_map/low_cpu_mem_usage when DeepSpeed places it (with ZeRO-3 create the "
+         "TrainingArguments before from_pretrained so zero.Init builds it; remote-code models: empty_init=False); or "
+         "model.to_empty(device=...) and load the weights before use.", retry=False),
+    # The HF Trainer's compute_loss without labels.
+    _sig("trainer-no-loss", r"The model did not return a loss from the inputs",
+         "The Trainer found no loss in the model's output: the batches carry no labels (the dataset has no "
+         "`labels` column, remove_unused_columns dropped it as the model's forward does not name it, or label_names "
+         "names another key).",
+         "Give the batches labels (a `labels` column, or a collator that makes them such as "
+         "DataCollatorForLanguageModeling(mlm=False)), set label_names to the key the model takes, or override "
+         "compute_loss.", retry=False),
+    # torch's F.embedding given a weight that is no matrix: ZeRO-3's partitioned placeholder.
+    _sig("zero3-param-partitioned", r"'weight' must be 2-D",
+         "An embedding's weight was not a matrix when the forward ran. Under DeepSpeed ZeRO-3 each rank holds only "
+         "an empty placeholder of a partitioned parameter, gathered by the engine's forward: a second model (a "
+         "reference, teacher or reward model) not wrapped by deepspeed.initialize, a forward or generate outside the "
+         "engine, or weights touched outside zero.GatheredParameters.",
+         "Run every model that computes under ZeRO-3 through a DeepSpeed engine (deepspeed.initialize it too, or "
+         "load it outside zero.Init: before the TrainingArguments/HfDeepSpeedConfig exist); gather with "
+         "deepspeed.zero.GatheredParameters for code outside the engine; or use ZeRO-2.", retry=False),
+    # transformers' TrainingArguments.__post_init__ (both checks of load_best_model_at_end).
+    _sig("best-model-strategy", r"--load_best_model_at_end requires the (?:save and eval strategy to match|saving "
+         r"steps to be a (?:round )?multiple of the evaluation steps)",
+         "TrainingArguments refused load_best_model_at_end: the best checkpoint can be kept only if one is saved at "
+         "every evaluation, so the save strategy must equal the evaluation strategy (which defaults to \"no\") and, "
+         "with \"steps\", save_steps must be a multiple of eval_steps.",
+         "Set --eval_strategy (evaluation_strategy in older transformers) to the save strategy, with save_steps a "
+         "multiple of eval_steps, or drop --load_best_model_at_end.", retry=False),
+    # transformers' from_pretrained check for flash_attention_2, and flash-attn's own.
+    _sig("flash-attn-dtype", r"Flash Attention (?:2(?:\.0)?|\d) only supports torch\.float16 and torch\.bfloat16|"
+         r"FlashAttention only supports? fp16 and bf16 data type",
+         "FlashAttention computes only in float16 or bfloat16, and the model (or the attention's inputs) is "
+         "float32: loaded without torch_dtype, or run without fp16/bf16.",
+         "Load the model with torch_dtype=torch.bfloat16 (float16 on GPUs without bf16) and train with bf16/fp16 "
+         "on, or use attn_implementation=\"sdpa\" to stay in float32.", retry=False),
+    # DeepSpeed's zero_to_fp32.py and ds_to_universal.py given a directory they do not expect.
+    _sig("zero-ckpt-dir", r"Unable to find 'latest' file at|can't find model states file at|"
+         r"can't find \S*(?:optim|model)_states\S* files in directory|can't find ZeRO Stage 3 model state files",
+         "DeepSpeed's checkpoint converter (zero_to_fp32.py, ds_to_universal) was pointed at a directory that is not "
+         "the DeepSpeed checkpoint it expects: without a tag it needs the directory holding `latest` (the name of the "
+         "global_stepN to read), and that tag directory must hold the *_model_states.pt and *_optim_states.pt files.",
+         "Give it the checkpoint directory that holds `latest` and global_stepN/ (the Trainer's checkpoint-N), or "
+         "name the tag (-t global_stepN); a checkpoint saved without optimizer states (save_only_model, a "
+         "consolidated model) is no DeepSpeed checkpoint: load its weights directly.", retry=False),
+)
