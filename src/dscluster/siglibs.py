@@ -157,4 +157,27 @@ LIBRARY_SIGNATURES: tuple[Signature, ...] = (
          "Give it the checkpoint directory that holds `latest` and global_stepN/ (the Trainer's checkpoint-N), or "
          "name the tag (-t global_stepN); a checkpoint saved without optimizer states (save_only_model, a "
          "consolidated model) is no DeepSpeed checkpoint: load its weights directly.", retry=False),
+    # peft's inject_adapter check (LoraConfig.target_modules naming no module of this model).
+    _sig("lora-target-modules", r"not found in the base model\. Please check the target modules",
+         "The adapter's target_modules (LoraConfig) name modules this model does not have: module names differ from "
+         "one architecture to the next (q_proj/v_proj in Llama, c_attn/c_proj in GPT-2, query_key_value in "
+         "Falcon/BLOOM).",
+         "Set target_modules to names the model has (print(model) or [n for n, _ in model.named_modules()] lists "
+         "them), or target_modules=\"all-linear\" in recent peft.", retry=False),
+    # torch.serialization's location restore: CUDA tensors read where no GPU is visible.
+    _sig("ckpt-cuda-on-cpu", r"Attempting to deserialize object on (?:a )?CUDA device",
+         "A checkpoint saved from GPU tensors was loaded in a process that sees no GPU (or fewer GPUs than the "
+         "device it names): a CPU-only torch or node, a container without GPU access, or CUDA_VISIBLE_DEVICES "
+         "hiding them.",
+         "Load with torch.load(..., map_location=\"cpu\") (or the rank's own device) where that is intended; "
+         "otherwise give the process its GPU (a CUDA build of torch, --gpus all for containers, "
+         "CUDA_VISIBLE_DEVICES).", retry=False),
+    # torch's CPU embedding/index_select bound check (on a GPU the same index is a device-side assert).
+    _sig("embedding-index", r"IndexError: index out of range in self",
+         "An embedding lookup (or index_select) got an index at least as large as its table: a token id >= the "
+         "vocabulary size (tokens added to the tokenizer without resizing the model's embeddings, another model's "
+         "tokenizer), a position beyond max_position_embeddings (sequences longer than the model takes), or a "
+         "negative id such as -100 left in input_ids.",
+         "After adding tokens call model.resize_token_embeddings(len(tokenizer)); use the model's own tokenizer; "
+         "truncate sequences to the model's maximum length; keep -100 in labels only.", retry=False),
 )

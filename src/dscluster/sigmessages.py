@@ -260,7 +260,9 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          r"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver|Torch not compiled with CUDA|"
          r"ProcessGroupNCCL is only supported with GPUs, no GPUs found|nvml error: driver not loaded|"
          # DeepSpeed's launcher without a hostfile, counting the local CUDA devices: none
-         r"Unable to proceed, no GPU resources available",
+         r"Unable to proceed, no GPU resources available|"
+         # transformers' TrainingArguments and accelerate asked for fp16 on a process without a CUDA device
+         r"_full_eval`?\) can only be used on CUDA|fp16 mixed precision requires a GPU",
          "The process sees no usable NVIDIA GPU: no driver on that node, a container started without GPU access, "
          "CUDA_VISIBLE_DEVICES hiding every GPU, or a CPU-only torch build.",
          "Check nvidia-smi on that node and inside the container; start containers with --gpus all (NVIDIA "

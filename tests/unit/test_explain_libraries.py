@@ -58,6 +58,13 @@ MATCH = {
                            " CollectiveFingerPrint(SequenceNumber=12, OpType=BARRIER)\n",
     "zero-ckpt-dir": "FileNotFoundError: can't find *_optim_states.pt files in directory "
                      "'/ckpt/checkpoint-500/global_step500'\n",
+    "lora-target-modules": "ValueError: Target modules {'c_attn'} not found in the base model. Please check the target "
+                           "modules and try again.\n",
+    "ckpt-cuda-on-cpu": "RuntimeError: Attempting to deserialize object on CUDA device 3 but torch.cuda.device_count() "
+                        "is 1. Please use torch.load with map_location to map your storages to an existing device.\n",
+    "embedding-index": "  File \"/x/torch/nn/functional.py\", line 2233, in embedding\n"
+                       "    return torch.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)\n"
+                       "IndexError: index out of range in self\n",
 }
 
 NEAR = {
@@ -91,6 +98,9 @@ NEAR = {
                         "error: the package flash_attn seems to be not installed.\n",
     "collective-mismatch": "RuntimeError: Detected mismatch between the loaded state dict and the model\n",
     "zero-ckpt-dir": "FileNotFoundError: [Errno 2] No such file or directory: '/ckpt/latest'\n",
+    "lora-target-modules": "ValueError: Please specify `target_modules` in `peft_config`\n",
+    "ckpt-cuda-on-cpu": "RuntimeError: Attempting to deserialize object on CPU but the file was saved on a GPU\n",
+    "embedding-index": "IndexError: list index out of range\n",
 }
 
 
@@ -121,3 +131,16 @@ def test_precedence_is_kept():
     # the out-of-memory of the first failing rank wins over what another rank printed later
     assert sig("[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2 GiB\n"
                "[rank0]: RuntimeError: Tensors must be CUDA and dense\n") == "cuda-oom"
+
+
+@pytest.mark.parametrize("message", [
+    "ValueError: FP16 Mixed precision training with AMP or APEX (`--fp16`) and FP16 half precision evaluation "
+    "(`--fp16_full_eval`) can only be used on CUDA or MLU devices or NPU devices or certain XPU devices (with IPEX).",
+    "ValueError: Mixed precision training with AMP or APEX (`--fp16` or `--bf16`) and half precision evaluation "
+    "(`--fp16_full_eval` or `--bf16_full_eval`) can only be used on CUDA devices.",
+    "ValueError: fp16 mixed precision requires a GPU (not 'mps').",
+])
+def test_fp16_asked_of_a_process_without_a_gpu_is_no_gpu(message):
+    # transformers' TrainingArguments and accelerate check the device before any kernel runs
+    found = explain.explain(TB + message + "\n")
+    assert found is not None and found.signature == "no-gpu" and found.retry is False
