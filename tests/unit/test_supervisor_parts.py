@@ -209,6 +209,27 @@ def test_the_restarter_owns_the_attempt_policy(tmp_path):
     assert events == ["restart", "stopped"]
 
 
+def test_a_wait_for_lost_nodes_asks_only_the_silent_ones_again(tmp_path, monkeypatch):
+    # Each banner asked is an sshd child on the node: the nodes that answered are not asked every quarter second.
+    from dscluster.runs.supervising import restarting
+
+    book = RunBook(_run_dir(tmp_path), _record(max_restarts=1))
+    restarter = Restarter(book, over_ssh=True, warm_launch=False, stop_wanted=lambda: False)
+    restarter.runners = {h: object() for h in ("node0", "node1", "node2")}
+    asked, silent = [], [["node2"], ["node2"], []]
+
+    def silent_hosts(runners, timeout):
+        asked.append(sorted(runners))
+        return silent.pop(0)
+
+    monkeypatch.setattr(restarting, "silent_hosts", silent_hosts)
+    monkeypatch.setattr(restarting, "unreachable_hosts", lambda runners: [])
+    monkeypatch.setattr(restarting, "sim_name", lambda record: None)
+    assert restarter.wait_for_nodes() == []
+    assert asked == [["node0", "node1", "node2"], ["node2"], ["node2"]]
+    assert restarter.healed and restarter._came_back == ["node2"]
+
+
 # ---- the backend's hooks ----------------------------------------------------------------------
 def test_a_backends_hooks_get_a_narrow_context_not_the_supervisor(tmp_path):
     run_dir = _run_dir(tmp_path)
