@@ -58,6 +58,19 @@ DEVICE_SIGNATURES: tuple[Signature, ...] = (
          "Install the NVIDIA Container Toolkit on the host and configure the engine (nvidia-ctk runtime configure "
          "--runtime=docker, then restart docker), start the container with --gpus all (podman: --device "
          "nvidia.com/gpu=all), and check that nvidia-smi works inside it.", retry=False),
+    # The CUDA runtime's error 35 (cudaErrorInsufficientDriver), in its own text: the runtime says it both when the
+    # driver is older than the runtime and when it finds no driver at all (no NVIDIA GPU, a container without the
+    # driver's libcuda). Its words cannot tell the two apart, so the answer names both; torch's own checks, which can
+    # ("The NVIDIA driver on your system is too old", "Found no NVIDIA driver"), are driver-too-old and no-gpu.
+    _sig("driver-insufficient", r"CUDA driver version is insufficient for CUDA runtime|cudaErrorInsufficientDriver",
+         "CUDA found no NVIDIA driver that can run its runtime (CUDA error 35): CUDA says this both when the node's "
+         "driver is older than the CUDA version the program (torch, bitsandbytes, the container's CUDA) was built "
+         "with, and when the process has no NVIDIA driver at all (no NVIDIA GPU in the machine, a container started "
+         "without GPU access); the message alone does not tell which.",
+         "Run nvidia-smi on that node (inside the container too). If it fails, there is no usable NVIDIA GPU there: "
+         "run on a machine with an NVIDIA GPU and its driver, start containers with --gpus all. If it works, compare "
+         "its \"CUDA Version\" with the program's (torch.version.cuda) and update the driver, or install a build for "
+         "the older CUDA; the same image on every node.", retry=False),
     # torch.distributed's words when the build has no NCCL (PyTorch for Windows and macOS, CPU-only builds); the
     # traceback's source line keeps the literal split in two ("... NCCL " "built in").
     _sig("nccl-unavailable", r"Distributed package doesn't have NCCL[\"'\s]{0,5}built in|NCCL support is not compiled",

@@ -148,15 +148,20 @@ LIBRARY_SIGNATURES: tuple[Signature, ...] = (
          "float32: loaded without torch_dtype, or run without fp16/bf16.",
          "Load the model with torch_dtype=torch.bfloat16 (float16 on GPUs without bf16) and train with bf16/fp16 "
          "on, or use attn_implementation=\"sdpa\" to stay in float32.", retry=False),
-    # DeepSpeed's zero_to_fp32.py and ds_to_universal.py given a directory they do not expect.
+    # DeepSpeed's zero_to_fp32.py and ds_to_universal.py given a directory they do not expect; its checkpoint reader
+    # (deepspeed/checkpoint: ZeROCheckpoint, under DeepSpeedCheckpoint and Megatron-DeepSpeed's converters) finding no
+    # zero_pp_rank_* optimizer-state file in the global_stepN directory it was given.
     _sig("zero-ckpt-dir", r"Unable to find 'latest' file at|can't find model states file at|"
-         r"can't find \S*(?:optim|model)_states\S* files in directory|can't find ZeRO Stage 3 model state files",
-         "DeepSpeed's checkpoint converter (zero_to_fp32.py, ds_to_universal) was pointed at a directory that is not "
-         "the DeepSpeed checkpoint it expects: without a tag it needs the directory holding `latest` (the name of the "
-         "global_stepN to read), and that tag directory must hold the *_model_states.pt and *_optim_states.pt files.",
+         r"can't find \S*(?:optim|model)_states\S* files in directory|can't find ZeRO Stage 3 model state files|"
+         r"No ZeRO files found in",
+         "DeepSpeed's checkpoint converter or reader (zero_to_fp32.py, ds_to_universal, the DeepSpeedCheckpoint reader "
+         "of Megatron-DeepSpeed's converters) was pointed at a directory that is not the DeepSpeed checkpoint it "
+         "expects: without a tag it needs the directory holding `latest` (the name of the global_stepN to read), and "
+         "that tag directory must hold the *_model_states.pt and ZeRO's *_optim_states.pt files (zero_pp_rank_*).",
          "Give it the checkpoint directory that holds `latest` and global_stepN/ (the Trainer's checkpoint-N), or "
-         "name the tag (-t global_stepN); a checkpoint saved without optimizer states (save_only_model, a "
-         "consolidated model) is no DeepSpeed checkpoint: load its weights directly.", retry=False),
+         "name the tag (-t global_stepN); a reader given global_stepN/ itself needs the zero_pp_rank_* files there; a "
+         "checkpoint saved without optimizer states (save_only_model, a consolidated model) is no DeepSpeed "
+         "checkpoint: load its weights directly.", retry=False),
     # peft's inject_adapter check (LoraConfig.target_modules naming no module of this model).
     _sig("lora-target-modules", r"not found in the base model\. Please check the target modules",
          "The adapter's target_modules (LoraConfig) name modules this model does not have: module names differ from "

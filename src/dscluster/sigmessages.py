@@ -47,7 +47,7 @@ CUTS_THE_COMMAND = frozenset({"shell-continuation"})
 # Facts about the node that may stand in the lines before a rank's vague error (explain: BEFORE_THE_ERROR).
 NODE_FACTS = frozenset({"driver-library-mismatch", "fabric-manager", "gpu-exclusive", "container-gpu",
                         "nccl-unavailable", "open-files-limit", "container-gpu-lost", "libaio-missing",
-                        "link-lib-missing", "extensions-dir-permission", "mkl-threading-layer"})
+                        "link-lib-missing", "extensions-dir-permission", "mkl-threading-layer", "driver-insufficient"})
 
 CKPT_WEIGHTS_ONLY_CAUSE = ("The checkpoint the run resumes from holds no state to resume: weights only (saved with "
                            "save_only_model, a LoRA adapter or one module saved alone), without DeepSpeed's optimizer "
@@ -251,7 +251,10 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "--ulimit nofile=65536:65536 for a container, nofile in /etc/security/limits.conf), or call "
          "torch.multiprocessing.set_sharing_strategy(\"file_system\") at the start of the script, or use fewer "
          "DataLoader workers.", retry=False),
-    _sig("ddp-unused-params", r"Expected to have finished reduction in the prior iteration before starting a new one",
+    # torch DDP's Reducer: its error, the lines it adds naming the parameters without a gradient (their indices; their
+    # names under TORCH_DISTRIBUTED_DEBUG=INFO/DETAIL), which a log may show alone.
+    _sig("ddp-unused-params", r"Expected to have finished reduction in the prior iteration before starting a new one|"
+         r"Parameter(?:s| indices) which did not receive grad for rank \d+",
          "DistributedDataParallel met parameters that took no part in the loss (a layer defined but not used, or a "
          "branch not taken), so its gradient reduction never finished.",
          "Use every parameter in the loss, or pass find_unused_parameters=True to DistributedDataParallel (Trainer: "

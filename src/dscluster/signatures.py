@@ -128,8 +128,8 @@ _TABLE: tuple[Signature, ...] = (
          "TORCH_CUDA_ARCH_LIST contains an arch with a suffix (e.g. '9.0a') that this DeepSpeed op builder "
          "cannot parse.", "Set TORCH_CUDA_ARCH_LIST without the suffix (e.g. --env TORCH_CUDA_ARCH_LIST=9.0) "
          "or unset it.", retry=False),
-    _sig("driver-too-old", r"NVIDIA driver on your system is too old|CUDA driver version is insufficient for CUDA runtime|"
-         r"cudaErrorInsufficientDriver|forward compatibility was attempted on non supported HW|"
+    _sig("driver-too-old", r"NVIDIA driver on your system is too old|"  # CUDA's error 35: driver-insufficient
+         r"forward compatibility was attempted on non supported HW|"
          r"unsupported display driver / cuda driver combination",
          "The node's NVIDIA driver is older than the CUDA version torch was built with.",
          "Update the driver on that node, or install a torch build for an older CUDA (one the driver supports, see "
@@ -388,7 +388,7 @@ BEFORE_THE_ERROR = frozenset({
     "precision-unsupported", "duplicate-gpu"}) | NODE_FACTS
 # Facts about a node's environment that any rank's lines may show, behind a vague error on another rank.
 ENVIRONMENT = frozenset({"loopback-address", "firewall-blocked", "nccl-no-interface", "nccl-ib-memlock", "nccl-ib",
-                          "dev-shm-full", "memcg-oom", "driver-too-old", "nccl-wrong-interface"})
+                          "dev-shm-full", "memcg-oom", "driver-too-old", "driver-insufficient", "nccl-wrong-interface"})
 VAGUE_TYPES = frozenset({"RuntimeError", "DistBackendError", "OSError", "SystemError", "Exception", "CalledProcessError",
                           "AttributeError", "ImportError", "NCCL WARN"})
 SIGNAL_WHY = {

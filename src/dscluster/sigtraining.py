@@ -2,11 +2,12 @@
 login, a gated model on the Hugging Face Hub, FlashAttention on a GPU older than its kernels, torch's libuv store
 on a build without libuv, ZeRO-3's parameters left in flight, fp16 AMP asked to unscale fp16 weights; and round 15's:
 a quantized model placed where Accelerate cannot train it, FSDP given mixed dtypes, CUDA in a forked child, ranks
-running different collectives. Each pattern
-is the wording of the library that prints it (wandb, huggingface_hub/transformers, flash-attn, torch's TCPStore,
-DeepSpeed's ZeRO-3 coordinator, torch.cuda.amp's GradScaler, accelerate's prepare(), torch FSDP's flat parameter,
-torch.cuda's lazy init, torch.distributed's debug wrapper), so any script that meets the same cause is explained
-the same way. sigmessages.py places this table in its own, before the devices' facts."""
+running different collectives; and round 16's: DeepSpeed's pdsh runner failing on its own --ssh_port, Horovod built
+without MPI. Each pattern is the wording of the library that prints it (wandb, huggingface_hub/transformers,
+flash-attn, torch's TCPStore, DeepSpeed's ZeRO-3 coordinator, torch.cuda.amp's GradScaler, accelerate's prepare(),
+torch FSDP's flat parameter, torch.cuda's lazy init, torch.distributed's debug wrapper, DeepSpeed's
+multinode_runner.py, Horovod's launcher and its init), so any script that meets the same cause is explained the same
+way. sigmessages.py places this table in its own, before the devices' facts."""
 
 from __future__ import annotations
 
@@ -101,4 +102,23 @@ TRAINING_SIGNATURES: tuple[Signature, ...] = (
          "Find the call the message names on the ranks it names and make every rank run the same collectives in the "
          "same order with the same shapes (the same metric keys on every rank, no collective inside a rank-only "
          "branch, padded or equal batches). A restart meets it again.", retry=False),
+    # DeepSpeed's PDSHRunner.get_cmd, releases 0.11.0-0.14.0: `environment["PDSH_SSH_ARGS_APPEND"] += f" -p {port}"`
+    # with --ssh_port, where the variable need not exist (0.14.1 reads it with .get(), deepspeedai/DeepSpeed#5318).
+    _sig("ds-ssh-port-keyerror", r"KeyError: ['\"]PDSH_SSH_ARGS_APPEND['\"]",
+         "DeepSpeed's pdsh launcher (releases 0.11.0 to 0.14.0) adds --ssh_port to PDSH_SSH_ARGS_APPEND without "
+         "checking that the variable exists: given --ssh_port, and no PDSH_SSH_ARGS_APPEND in the launching shell's "
+         "environment, the launcher itself raised KeyError before any node was started (a DeepSpeed bug, fixed in "
+         "0.14.1).",
+         "Upgrade DeepSpeed on the launching node (0.14.1 or later), or do not pass --ssh_port: give ssh the port "
+         "instead (a Port line for those hosts in ~/.ssh/config), or set PDSH_SSH_ARGS_APPEND (empty will do) in the "
+         "launching shell. A restart fails the same way.", retry=False),
+    # Horovod's launcher (horovodrun --mpi / jsrun, run_controller) and its init or ProcessSet given an MPI
+    # communicator, on a build without MPI; the launcher's Gloo twin ("Gloo support has not been built") is another build option.
+    _sig("horovod-without-mpi", r"\bMPI support has not been built|Horovod has not been built with MPI support",
+         "Horovod was built without MPI support (installed without HOROVOD_WITH_MPI=1, or its build found no MPI "
+         "compiler and left MPI out), and the run asked for MPI: horovodrun --mpi or jsrun, an mpirun launch, or an "
+         "mpi4py communicator given to hvd.init or a process set.",
+         "Reinstall Horovod with MPI on every node: HOROVOD_WITH_MPI=1 pip install --no-cache-dir --force-reinstall "
+         "horovod, with MPI installed and its mpicxx on the PATH (horovodrun --check-build shows what a build has); or "
+         "run it with the Gloo controller (horovodrun --gloo). A restart fails the same way.", retry=False),
 )

@@ -206,23 +206,35 @@ GENERIC = explain.GENERIC | {"python-error", "rank-crash", "nccl-error", "native
 # NVIDIA GPU read as driver-too-old, tune), 1 nothing, restart agreement 8/10. Held out when measured, rounds 1-16:
 # 118/185 (0.638), misleading 6/185. With round 16 added, before any rule of its own: held-out split 118/126 (0.937),
 # misleading 1/126 (0.0079) held out and 1/234 (0.0043) tune, restart agreement 340/360 (0.944) (RESULTS.md); the
-# floor below is set at what that corpus meets (0.93). No rules written this round.
+# floor was first set at what that corpus met (0.93). Then its rules, each from the words of the component that prints
+# them (sigtraining.py, siglibs.py, sigmessages.py, sigdevices.py; a second wording and near misses in
+# tests/unit/test_explain_round16.py): DeepSpeed 0.11-0.14's pdsh runner's `KeyError: 'PDSH_SSH_ARGS_APPEND'` with
+# --ssh_port (`ds-ssh-port-keyerror`), Horovod's `MPI support has not been built` (`horovod-without-mpi`), DeepSpeed's
+# checkpoint reader's `No ZeRO files found in` (`zero-ckpt-dir` extended), DDP's `Parameter(s| indices) which did not
+# receive grad for rank N` (`ddp-unused-params` extended), and CUDA's error 35, `CUDA driver version is insufficient for
+# CUDA runtime version`, taken out of driver-too-old into `driver-insufficient`, whose answer names both causes CUDA
+# prints it for (a driver older than the runtime, no NVIDIA driver at all): the corpus's 4 logs of those words accept it
+# (`relabeled`). Not written: Accelerate 0.9's `'DeepSpeedZeroOptimizer' object has no attribute 'step_was_skipped'`.
+# Its 4 examined held-out misses moved to tune (`moved`). Round 16 is 9/10 right since; the held-out split as it stands
+# is 118/122 (0.967), misleading 1/122 (0.0082) held out and 0/238 tune; restart agreement 342/360 (0.950). The honest
+# figure stays the one before the rules: 118/185 (0.638) held out when measured, rounds 1-16.
 # Round 17 (2026-12-06): 13 logs from 13 threads never used (20 aimed at; the searching's time ended there): DeepSpeed
 # 0.9.5 rejecting ZeRO++ config keys, NCCL's shared memory in a container's 64 MB /dev/shm twice, a runtime image
 # without nvcc under DeepSpeed's op builder, DeepSpeed from pip without A100 kernels, bf16 on V100s, accelerate launch
 # without --use_deepspeed (DeepSpeed's MPI discovery asking for mpi4py), Slurm without GRES configured, torch on
 # Windows without NCCL, flash-attn built for another torch, trl too old for an import, --nproc_per_node above the GPU
 # count, Docker without the NVIDIA Container Toolkit; split by the hash (5 held out) and measured once, after round
-# 16 and before any rule of its own: its 5 held-out logs 5 right, 0 generic, 0 misleading, 0 nothing, restart
-# agreement 5/5; all 13: 11 right, 1 generic (trl's ImportError inside the reporter's own sentence, the last resort's
+# 16's measurement and before round 16's rules or any of its own: its 5 held-out logs 5 right, 0 generic, 0
+# misleading, 0 nothing, restart agreement 5/5; all 13: 11 right, 1 generic (trl's ImportError inside the reporter's own sentence, the last resort's
 # error line), 1 misleading (`No module named 'mpi4py'` from DeepSpeed's MPI discovery read as module-not-found where
 # the thread's cause is a launch without the DeepSpeed launcher, tune), 0 nothing, restart agreement 12/13. Held out
 # when measured, rounds 1-17: 123/190 (0.647), misleading 6/190. With round 17 added: held-out split 123/131 (0.939),
 # misleading 1/131 (0.0076) held out and 2/242 (0.0083) tune, restart agreement 352/373 (0.944) (RESULTS.md); the
-# floors below hold unchanged. No rules written this round.
-MIN_RIGHT_HOLDOUT = 0.93  # met: 123/131 (0.939)
-MAX_WRONG = 0.02  # met: 1/131 held out (0.0076), 2/242 tune (0.0083)
-MIN_RESTART_AGREES = 0.94  # 352/373 (0.944)
+# floors then held unchanged. No rules written this round. With round 16's rules merged after it: held-out split
+# 123/127 (0.969), misleading 1/127 (0.0079) held out and 1/246 (0.0041) tune, restart agreement 354/373 (0.949).
+MIN_RIGHT_HOLDOUT = 0.96  # met: 123/127 (0.969)
+MAX_WRONG = 0.02  # met: 1/127 held out (0.0079), 1/246 tune (0.0041)
+MIN_RESTART_AGREES = 0.94  # 354/373 (0.949)
 
 
 @dataclass(frozen=True)
