@@ -225,9 +225,10 @@ GENERIC = explain.GENERIC | {"python-error", "rank-crash", "nccl-error", "native
 # Windows without NCCL, flash-attn built for another torch, trl too old for an import, --nproc_per_node above the GPU
 # count, Docker without the NVIDIA Container Toolkit; split by the hash (5 held out) and measured once, after round
 # 16's measurement and before round 16's rules or any of its own: its 5 held-out logs 5 right, 0 generic, 0
-# misleading, 0 nothing, restart agreement 5/5; all 13: 11 right, 1 generic (trl's ImportError inside the reporter's own sentence, the last resort's
-# error line), 1 misleading (`No module named 'mpi4py'` from DeepSpeed's MPI discovery read as module-not-found where
-# the thread's cause is a launch without the DeepSpeed launcher, tune), 0 nothing, restart agreement 12/13. Held out
+# misleading, 0 nothing, restart agreement 5/5; all 13: 11 right, 1 generic (trl's ImportError inside the
+# reporter's own sentence, the last resort's error line), 1 misleading (`No module named 'mpi4py'` from DeepSpeed's
+# MPI discovery read as module-not-found where the thread's cause is a launch without the DeepSpeed launcher, tune),
+# 0 nothing, restart agreement 12/13. Held out
 # when measured, rounds 1-17: 123/190 (0.647), misleading 6/190. With round 17 added: held-out split 123/131 (0.939),
 # misleading 1/131 (0.0076) held out and 2/242 (0.0083) tune, restart agreement 352/373 (0.944) (RESULTS.md); the
 # floors then held unchanged. No rules written this round. With round 16's rules merged after it: held-out split
