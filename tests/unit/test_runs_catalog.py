@@ -8,7 +8,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "dscluster"
 FILES = [*sorted((SRC / "launcher").rglob("*.py")), *sorted((SRC / "runs").glob("*.py")),
          SRC / "commands" / "launch.py", SRC / "commands" / "runs.py", SRC / "commands" / "runview.py",
          SRC / "commands" / "argtypes.py", SRC / "explain.py", SRC / "signatures.py", SRC / "launchcmd.py",
-         SRC / "sigmessages.py", SRC / "errorline.py"]
+         SRC / "errorline.py", *sorted(SRC.glob("sig*.py"))]  # every signature table: messages, devices, training, libraries
 
 
 def messages() -> set[str]:
