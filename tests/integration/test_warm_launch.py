@@ -97,3 +97,40 @@ def test_the_next_attempt_runs_in_the_launch_py_warmed_before_it(tmp_path):
     finally:
         for pid in _servers(run_id).values():
             os.kill(pid, 9)
+
+
+@pytest.mark.slow
+def test_a_warm_server_that_closes_without_taking_the_launch_leaves_it_to_a_cold_one(tmp_path):
+    # A warm server whose watched attempt ended before it was worth warming closes its socket; a shim that
+    # connected in that moment (the next attempt started at once) finds its connection reset: it starts cold.
+    import select
+    import socket
+    import threading
+
+    pytest.importorskip("deepspeed")
+    (tmp_path / "rank.py").write_text(RANK)
+    run_id = f"warmtest-{uuid.uuid4().hex[:8]}"
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(warm.socket_name(run_id, 2))
+    server.listen(4)
+    pending = threading.Event()
+
+    def close_once_connected():
+        select.select([server], [], [], 120)  # readable: a shim's connection waits in the backlog
+        time.sleep(0.5)  # ...and has sent its descriptors and arguments
+        pending.set()
+        server.close()  # never accepted: the pending connection is reset
+
+    closer = threading.Thread(target=close_once_connected, daemon=True)
+    closer.start()
+    try:
+        res = _shim(tmp_path, run_id, 2)
+        assert pending.is_set()
+        line = next(x for x in res.stdout.splitlines() if x.startswith("RANK"))
+        assert line.startswith("RANK 0 ATTEMPT 2 EXTRA None ARGS --local_rank=0 a2 PARENT"), line
+        assert "dscluster.launcher.warm" not in line.split("PARENT", 1)[1]  # a cold launch.py
+        assert res.returncode == 0, res.stdout + res.stderr
+    finally:
+        closer.join(5)
+        for pid in _servers(run_id).values():
+            os.kill(pid, 9)

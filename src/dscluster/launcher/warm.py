@@ -228,14 +228,20 @@ def _serve_one(conn: socket.socket) -> int:
     return code
 
 
-def _hand_over(conn: socket.socket, args: list[str]) -> int:
+def _hand_over(conn: socket.socket, args: list[str]) -> int | None:
+    """The launch handed to the warm server: its exit code; None when the server never took it (it closed
+    without running launch.py: the attempt it watched ended before it was worth warming, and a shim that
+    connected in that moment finds its connection reset), so the shim starts a cold one instead."""
     payload = json.dumps({"args": args, "env": dict(os.environ), "cwd": os.getcwd()}).encode()
-    socket.send_fds(conn, [_HEAD.pack(len(payload))], [0, 1, 2])
-    conn.sendall(payload)
-    reader = conn.makefile("r")
-    first = reader.readline().split()
+    try:
+        socket.send_fds(conn, [_HEAD.pack(len(payload))], [0, 1, 2])
+        conn.sendall(payload)
+        reader = conn.makefile("r")
+        first = reader.readline().split()
+    except OSError:
+        return None
     if first[:1] != ["pid"]:
-        return 1
+        return None
     server = int(first[1])
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, lambda s, _f: os.kill(server, s))
@@ -268,7 +274,9 @@ def shim(argv: list[str]) -> int:
                      float(linger or 120))
     if conn is not None:
         with conn:
-            return _hand_over(conn, args)
+            code = _hand_over(conn, args)
+        if code is not None:
+            return code
     os.execv(sys.executable, [sys.executable, "-u", "-m", LAUNCH, *args])
     return 1  # not reached
 
