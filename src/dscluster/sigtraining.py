@@ -3,10 +3,12 @@ login, a gated model on the Hugging Face Hub, FlashAttention on a GPU older than
 on a build without libuv, ZeRO-3's parameters left in flight, fp16 AMP asked to unscale fp16 weights; and round 15's:
 a quantized model placed where Accelerate cannot train it, FSDP given mixed dtypes, CUDA in a forked child, ranks
 running different collectives; and round 16's: DeepSpeed's pdsh runner failing on its own --ssh_port, Horovod built
-without MPI. Each pattern is the wording of the library that prints it (wandb, huggingface_hub/transformers,
+without MPI; and round 18's: ssh itself failing under a launcher's Python (exit status 255 of an ssh command), Ray's
+memory monitor killing workers for host memory, NCCL's own check of mismatched collectives. Each pattern is the wording of the library that prints it (wandb, huggingface_hub/transformers,
 flash-attn, torch's TCPStore, DeepSpeed's ZeRO-3 coordinator, torch.cuda.amp's GradScaler, accelerate's prepare(),
 torch FSDP's flat parameter, torch.cuda's lazy init, torch.distributed's debug wrapper, DeepSpeed's
-multinode_runner.py, Horovod's launcher and its init), so any script that meets the same cause is explained the same
+multinode_runner.py, Horovod's launcher and its init, Python's subprocess, Ray's raylet and its OutOfMemoryError,
+NCCL's enqueue checks), so any script that meets the same cause is explained the same
 way. sigmessages.py places this table in its own, before the devices' facts."""
 
 from __future__ import annotations
@@ -93,8 +95,9 @@ TRAINING_SIGNATURES: tuple[Signature, ...] = (
          "Keep CUDA out of forked children (tensors on the CPU in Dataset/collate code, move them to the GPU in the "
          "training loop), or start children with the spawn method: torch.multiprocessing.set_start_method('spawn'), "
          "DataLoader(multiprocessing_context='spawn'). A restart fails the same way.", retry=False),
-    # torch.distributed's ProcessGroupWrapper (TORCH_DISTRIBUTED_DEBUG=DETAIL, or a library that turns it on).
-    _sig("collective-mismatch", r"Detected mismatch between collectives on ranks",
+    # torch.distributed's ProcessGroupWrapper (TORCH_DISTRIBUTED_DEBUG=DETAIL, or a library that turns it on);
+    # NCCL's own device-side check (2.18+, ncclDevAssertedMismatch in enqueue.cc) says it in a WARN line.
+    _sig("collective-mismatch", r"Detected mismatch between collectives on ranks|Mismatched collective detected",
          "The ranks called different collectives (another operation, shape or dtype, or one rank skipped a call): "
          "code that runs a collective on some ranks only, or with rank-dependent arguments (metrics logged with "
          "different keys per rank, a branch on rank or on the data, uneven batches). Without the debug check the "
@@ -121,4 +124,26 @@ TRAINING_SIGNATURES: tuple[Signature, ...] = (
          "Reinstall Horovod with MPI on every node: HOROVOD_WITH_MPI=1 pip install --no-cache-dir --force-reinstall "
          "horovod, with MPI installed and its mpicxx on the PATH (horovodrun --check-build shows what a build has); or "
          "run it with the Gloo controller (horovodrun --gloo). A restart fails the same way.", retry=False),
+    # Python's subprocess.CalledProcessError for an ssh command that ended with 255, ssh's own exit status for a failure
+    # of ssh itself (never the remote command's): DeepSpeed's runner checks `ssh -o PasswordAuthentication=no HOST
+    # hostname` and asks `ssh HOST hostname -I` for the master address, as a string, a one-string list or shlex's list.
+    _sig("ssh-unreachable", r"Command '\[?'?(?:\S*/)?ssh'?[ ,][^\n]*?' returned non-zero exit status 255\b",
+         "A launcher's ssh command to a node failed in ssh itself (exit status 255 is ssh's own error, not the remote "
+         "command's): the node is down or unreachable, its sshd is not running or listens on another port, its name "
+         "does not resolve, or it refused this user's key (passwordless ssh is not set up: DeepSpeed's check runs "
+         "ssh with PasswordAuthentication=no).",
+         "Run the same ssh command by hand on the launching node to see ssh's own message; set up passwordless ssh to "
+         "every host in the hostfile (ssh-copy-id, or `dscluster doctor`), give the port sshd listens on (--ssh_port), "
+         "or put the node's IP in the hostfile. On one node, drop the hostfile. A restart fails the same way.",
+         retry=False),
+    # Ray's memory monitor (raylet's node_manager.cc summary, and the OutOfMemoryError a task or actor raises): the
+    # node's host memory passed RAY_memory_usage_threshold and Ray killed a worker before the kernel would.
+    _sig("memcg-oom", r"Workers? \(tasks / actors\) killed due to memory pressure \(OOM\)|"
+         r"Task was killed due to the node running low on memory",
+         "Ray's memory monitor killed a worker: the node's host memory (RAM, not GPU memory) passed Ray's threshold "
+         "(RAY_memory_usage_threshold, 0.95 of the node's memory by default).",
+         "Use less host memory on that node (less CPU offload, smaller rollout or data batches, fewer workers or actors "
+         "per node) or give it more memory; raising the threshold or turning the monitor off "
+         "(RAY_memory_monitor_refresh_ms=0) only leaves the kill to the kernel. A restart hits the same limit.",
+         retry=False),
 )
