@@ -50,7 +50,7 @@ NODE_FACTS = frozenset({"driver-library-mismatch", "fabric-manager", "gpu-exclus
                         "link-lib-missing", "extensions-dir-permission", "mkl-threading-layer", "driver-insufficient"})
 # What may stand before a rank's vague error: those facts, and a library's own warning about the very call that failed
 # (NCCL's WARN of a mismatched collective, before torch's `NCCL error ... invalid usage`).
-BEFORE_A_VAGUE_ERROR = NODE_FACTS | {"collective-mismatch"}
+BEFORE_VAGUE = NODE_FACTS | {"collective-mismatch"}
 
 CKPT_WEIGHTS_ONLY_CAUSE = ("The checkpoint the run resumes from holds no state to resume: weights only (saved with "
                            "save_only_model, a LoRA adapter or one module saved alone), without DeepSpeed's optimizer "

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from dscluster.launcher import backends
-from dscluster.sigmessages import MESSAGE_SIGNATURES, BEFORE_A_VAGUE_ERROR, NOT_FOUND, NOT_INSTALLED, OTHER_VERSION, with_store
+from dscluster.sigmessages import BEFORE_VAGUE, MESSAGE_SIGNATURES, NOT_FOUND, NOT_INSTALLED, OTHER_VERSION, with_store
 from dscluster.sigtypes import Signature, then
 from dscluster.sigtypes import sig as _sig
 from dscluster.strerror import EDQUOT, ENOSPC
@@ -385,7 +385,7 @@ BEFORE_THE_ERROR = frozenset({
     "nccl-ib-memlock", "nccl-ib", "dev-shm-full", "loopback-address", "nccl-no-interface", "driver-too-old",
     "firewall-blocked", "cuda-oom", "device-assert", "undefined-symbol", "shared-lib-missing", "nccl-wrong-interface",
     "nvcc-arch-unsupported", "p2p-unsupported", "loader-lib-missing", "lib-version-missing", "no-kernel-image",
-    "precision-unsupported", "duplicate-gpu"}) | BEFORE_A_VAGUE_ERROR
+    "precision-unsupported", "duplicate-gpu"}) | BEFORE_VAGUE
 # Facts about a node's environment that any rank's lines may show, behind a vague error on another rank.
 ENVIRONMENT = frozenset({"loopback-address", "firewall-blocked", "nccl-no-interface", "nccl-ib-memlock", "nccl-ib",
                           "dev-shm-full", "memcg-oom", "driver-too-old", "driver-insufficient", "nccl-wrong-interface"})

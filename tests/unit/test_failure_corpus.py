@@ -251,7 +251,7 @@ GENERIC = explain.GENERIC | {"python-error", "rank-crash", "nccl-error", "native
 # exit status 255` (255 is ssh's own failure; DeepSpeed's runner checks ssh and asks `hostname -I` over it) answers
 # ssh-unreachable, Ray's memory monitor (`Workers (tasks / actors) killed due to memory pressure (OOM)`, `Task was
 # killed due to the node running low on memory`) answers memcg-oom, NCCL's `Mismatched collective detected` answers
-# collective-mismatch, also in the lines before torch's vague `invalid usage` (sigmessages.BEFORE_A_VAGUE_ERROR).
+# collective-mismatch, also in the lines before torch's vague `invalid usage` (sigmessages.BEFORE_VAGUE).
 # Its 2 examined held-out misses moved to tune (`moved`). Round 18 is 13/13 right since; the held-out split as it
 # stands is 129/133 (0.970), misleading 1/133 (0.0075) held out and 1/253 (0.0040) tune; restart agreement 367/386
 # (0.951). The honest figure stays the one before the rules: 129/198 (0.652) held out when measured, rounds 1-18.
