@@ -8,7 +8,7 @@ memory monitor killing workers for host memory, NCCL's own check of mismatched c
 flash-attn, torch's TCPStore, DeepSpeed's ZeRO-3 coordinator, torch.cuda.amp's GradScaler, accelerate's prepare(),
 torch FSDP's flat parameter, torch.cuda's lazy init, torch.distributed's debug wrapper, DeepSpeed's
 multinode_runner.py, Horovod's launcher and its init, Python's subprocess, Ray's raylet and its OutOfMemoryError,
-NCCL's enqueue checks), so any script that meets the same cause is explained the same
+NCCL's own WARN), so any script that meets the same cause is explained the same
 way. sigmessages.py places this table in its own, before the devices' facts."""
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ TRAINING_SIGNATURES: tuple[Signature, ...] = (
          "training loop), or start children with the spawn method: torch.multiprocessing.set_start_method('spawn'), "
          "DataLoader(multiprocessing_context='spawn'). A restart fails the same way.", retry=False),
     # torch.distributed's ProcessGroupWrapper (TORCH_DISTRIBUTED_DEBUG=DETAIL, or a library that turns it on);
-    # NCCL's own device-side check (2.18+, ncclDevAssertedMismatch in enqueue.cc) says it in a WARN line.
+    # NCCL's own check of the collectives the ranks enqueue says it in a WARN line (ncclDevAssertedMismatch).
     _sig("collective-mismatch", r"Detected mismatch between collectives on ranks|Mismatched collective detected",
          "The ranks called different collectives (another operation, shape or dtype, or one rank skipped a call): "
          "code that runs a collective on some ranks only, or with rank-dependent arguments (metrics logged with "

@@ -30,7 +30,7 @@ def sig(text: str) -> str | None:
      "pid=11362, memory used=1.25GB) was running was 14.67GB / 15.44GB (0.95015), which exceeds the memory usage "
      "threshold of 0.95. Ray killed this worker\n", "memcg-oom"),
     # NCCL's WARN behind its host prefix, then torch's vague error for the same call (the case was the WARN alone)
-    ("node7:2211:2290 [3] enqueue.cc:2104 NCCL WARN Mismatched collective detected, please check your collective "
+    ("node7:2211:2290 [3] NCCL WARN Mismatched collective detected, please check your collective "
      "calls at and around rank 3. You can use NCCL_DEBUG=INFO and NCCL_DEBUG_SUBSYS=COLL to see the collective logs\n"
      "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, invalid usage (run with "
      "NCCL_DEBUG=WARN for details), NCCL version 2.19.3\n"
