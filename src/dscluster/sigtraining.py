@@ -119,7 +119,8 @@ TRAINING_SIGNATURES: tuple[Signature, ...] = (
     # communicator, on a build without MPI; the launcher's Gloo twin ("Gloo support has not been built") is another build option.
     _sig("horovod-without-mpi", r"\bMPI support has not been built|Horovod has not been built with MPI support",
          "Horovod was built without MPI support (installed without HOROVOD_WITH_MPI=1, or its build found no MPI "
-         "compiler and left MPI out), and the run asked for MPI: horovodrun --mpi or jsrun, an mpirun launch, or an "
+         "compiler and left MPI out), and the run asked for MPI: horovodrun --mpi or jsrun, a launch by an MPI "
+         "launcher, or an "
          "mpi4py communicator given to hvd.init or a process set.",
          "Reinstall Horovod with MPI on every node: HOROVOD_WITH_MPI=1 pip install --no-cache-dir --force-reinstall "
          "horovod, with MPI installed and its mpicxx on the PATH (horovodrun --check-build shows what a build has); or "
