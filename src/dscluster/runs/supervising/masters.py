@@ -12,9 +12,9 @@ cluster's shared one (a run's teardown must not take other runs' or the user's s
 Before each attempt the nodes without one get one, waited for briefly (`ensure`); the attempt's sessions
 name the socket with ControlMaster=no (cluster.ssh.ride), so a session that finds no master there (not up
 yet, gone after PERSIST_S idle seconds, dropped) connects on its own, as every session did before.
-After a failure the node that was lost, unreachable or stalled and every node that went silent lose theirs (`drop`): a cut link can
-leave a master waiting on a dead TCP connection, and a session over it would wait with it; the next attempt
-opens a fresh one. A master runs in its own session with its stdio on /dev/null (no caller's pipe is held
+After a failure the node that was lost, unreachable or stalled and every node that went silent lose theirs
+(`drop`): a cut link can leave a master waiting on a dead TCP connection, and a session over it would wait with
+it; the next attempt opens a fresh one. A master runs in its own session with its stdio on /dev/null (no caller's pipe is held
 open by it), ends with the run (`close`), and by itself PERSIST_S seconds after its last session where the
 supervisor was killed (its watchdog sessions end when their stdin does).
 """

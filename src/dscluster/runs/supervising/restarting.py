@@ -123,7 +123,7 @@ class Restarter:
         if req.transport_env and self.masters is not None and self.masters.path and self._transport is not None:
             # The launcher's ssh sessions ride the run's masters too (recorded: connections of their own). Only
             # the values the ssh options change are replaced; the rest (PATH) stays as recorded at launch.
-            spec = recorded_spec(record)
+            spec = self.masters.spec  # the recorded spec, resolved once
             req = dataclasses.replace(req, transport_env=riding_transport(
                 req.transport_env, self._transport(spec, tuple(NO_MUX)), self._transport(spec, self.masters.ride_args)))
         # While restarts remain, every node pre-warms its next launch.py (launcher/warm.py); a restart's nodes
@@ -239,7 +239,7 @@ class Restarter:
             gone |= set(down)
             asking = {h: r for h, r in self.runners.items() if h in gone}
             quick = bool(down)  # no banner yet: ask again in a quarter second
-            down = down or unreachable_hosts(self._confirming([h for h in self.runners if h in gone]))
+            down = down or unreachable_hosts(self._confirming(list(asking)))
             if down and sim is not None and not sim_is_up(sim):
                 # `sim down` removed the cluster: its nodes never come back (and a later `sim up` at the
                 # same addresses is another cluster, not these nodes healed).
