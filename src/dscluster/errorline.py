@@ -11,8 +11,8 @@ explain.py asks here only when nothing more specific answers (tests/unit/test_ex
   `cannot`, a shell's `command not found`, the loader's, in the same languages), never a warning, a line that only
   holds the word (`error_handler`, `0 errors`, `--on-error`), dscluster's own `error:`/`fix:` lines or what follows
   an error (a launcher's `exits with return code`, pdsh's `ssh exited with exit code`). A restart can help only
-  when the line is of a kind that passes (a timeout, a refused connection); "no" where it names what a restart
-  meets again (a missing file or command, a permission, an option not accepted); else the python-error wording.
+  when the line is of a kind that passes (a timeout, a refused connection); "no" else, its fix naming what a restart
+  meets again where the line says (a missing file or command, a permission, an option not accepted).
 Every pattern is linear in the line (tests/unit/test_explain_linear.py); a quoted line is shown escaped.
 """
 
@@ -164,7 +164,8 @@ _DETERMINISTIC = re.compile(
 ERROR_LINE = Signature(
     "error-line", _ERROR,
     "The log names no failure dscluster knows; the first error it shows is: {line}",
-    "Read the lines around it in the log for what failed; a restart helps only if it was transient.")
+    "Fix what it names (read the lines around it in the log for what failed), then launch again: a restart runs the "
+    "same command on the same nodes and meets it again.")
 ERROR_LINE_TRANSIENT = "A restart may help: the line is of a kind that passes (a timeout, a refused connection); " \
     "if it comes back, fix what it names."
 ERROR_LINE_NO_RESTART = "Fix what the line names (a missing file or command, a permission, an option not " \
@@ -187,10 +188,16 @@ def first_error_line(streams: Sequence[Stream]) -> str | None:
     return None
 
 
+def transient(text: str) -> bool:
+    """Whether an error's text is of a kind that passes (a timeout, a refused connection, a busy service)."""
+    return bool(_TRANSIENT.search(text))
+
+
 def restart(line: str) -> tuple[bool, str]:
-    """(whether a restart can help, the fix) for an error line."""
+    """(whether a restart can help, the fix) for an error line: only one of a kind that passes. In the failure corpus
+    (issue 45) every log answered by its error line alone failed again on a restart."""
     if _TRANSIENT.search(line):
         return True, ERROR_LINE_TRANSIENT
     if _DETERMINISTIC.search(line):
         return False, ERROR_LINE_NO_RESTART
-    return True, ERROR_LINE.fix
+    return False, ERROR_LINE.fix

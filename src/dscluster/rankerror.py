@@ -81,6 +81,7 @@ class RankError:
     node: str | None = None
     time: float | None = None
     symptom: bool = False
+    origin: str | None = None  # the innermost frame, where a library's and not the user's (`file:line`)
     note: str = field(default="", compare=False, repr=False)  # its context where no stream holds it (a launcher's line)
     order: int = 0
     # Where the error stands in its stream: (stream, first line of its block, its own line). Its context,
@@ -151,19 +152,47 @@ def user_frame(frames: list[tuple[str, int, str | None]]) -> tuple[str, int, str
     return (own or frames)[-1]
 
 
+_PACKAGE = re.compile(r"^(?P<pkg>[A-Za-z_]\w*)(?:[/\\]|\.py\b)|[/\\](?P<known>torch|deepspeed|transformers|accelerate|peft|trl)[/\\]")
+
+
+def library_of(origin: str) -> str | None:
+    """The package of a library frame (RankError.origin, its path cut where installed packages live): `transformers`
+    for transformers/modeling_utils.py:2520, `json` for Python's own json/decoder.py:355."""
+    m = _PACKAGE.search(origin)
+    return (m.group("pkg") or m.group("known")) if m else None
+
+
+def is_library(path: str | None) -> bool:
+    """Whether a frame's file is a library's (or Python's own), not the user's code."""
+    return bool(path) and bool(_LIBRARY_FRAME.search(path))
+
+
+def library_frame(frames: list[tuple[str, int, str | None]]) -> str | None:
+    """`file:line` of the innermost frame, where it is a library's: what raised a rank's error, when the user's own
+    frame (user_frame) only called it."""
+    if not frames or not _LIBRARY_FRAME.search(frames[-1][0]) or frames[-1][0].startswith("<"):
+        return None
+    path = _INSTALLED.sub("", frames[-1][0])
+    return f"{path}:{frames[-1][1]}"
+
+
+# Where installed packages live: cut from a library frame's path, which then reads `transformers/modeling_utils.py`.
+_INSTALLED = re.compile(r"^.*[/\\](?:site|dist)-packages[/\\]|^.*?[/\\]lib[/\\]python\d[\d.]*[/\\]", re.IGNORECASE)
+
+
 def is_symptom(exc_type: str, message: str) -> bool:
     short = exc_type.rsplit(".", 1)[-1].rsplit("::", 1)[-1]
     return short in SYMPTOM_TYPES or bool(SYMPTOM_TEXT.search(message)) or bool(SYMPTOM_TEXT.search(exc_type))
 
 
 def _rank_error(stream: Stream, kind: str, typ: str, msg: str, end: int, frame, start: int | None,
-                last_time: float | None) -> RankError:
+                last_time: float | None, origin: str | None = None) -> RankError:
     """One RankError of `stream`, ending at its line `end` (the error's block starts at `start`)."""
     typ, msg = typ.strip(), msg.strip()
     return RankError(kind, typ, msg, frame[0] if frame else None, frame[1] if frame else None,
                      frame[2] if frame else None, stream.rank, stream.node,
                      last_time if last_time is not None else stream.time,
-                     is_symptom(typ, msg), order=stream.order * 100000 + end,
+                     is_symptom(typ, msg), origin, order=stream.order * 100000 + end,
                      source=(stream, end if start is None else start, end))
 
 
@@ -208,8 +237,8 @@ def errors(stream: Stream) -> list[RankError]:
     found: list[RankError] = []
     last_time, i, chained, first_tb = None, 0, False, 0
 
-    def make(kind, typ, msg, end, frame=None, start=None):
-        return _rank_error(stream, kind, typ, msg, end, frame, start, last_time)
+    def make(kind, typ, msg, end, frame=None, start=None, origin=None):
+        return _rank_error(stream, kind, typ, msg, end, frame, start, last_time, origin)
 
     while i < len(lines):
         ln = lines[i]
@@ -222,7 +251,7 @@ def errors(stream: Stream) -> list[RankError]:
             at_exit = i > 0 and lines[i - 1].lstrip().startswith("Exception ignored in") and bool(found)
             exc, frames, i, chained = _read_traceback(lines, i)
             if exc is not None and not at_exit:
-                found.append(make("python", exc[0], exc[1], exc[2], user_frame(frames), start=first_tb))
+                found.append(make("python", *exc, user_frame(frames), first_tb, library_frame(frames)))
             continue
         m = _BARE_EXC.match(ln)
         if m and not (i + 1 < len(lines) and lines[i + 1].lstrip().startswith("Traceback")):

@@ -212,10 +212,10 @@ def test_a_users_exception_is_its_own_line_and_a_deterministic_one_costs_one_att
 
 
 def test_the_same_failure_again_without_progress_is_not_restarted_a_third_time(work, dsc):
-    # A RuntimeError may be transient, so it gets one restart; failing the same way at the same step again
-    # means the next restart would too.
+    # A timeout may pass, so it gets one restart; failing the same way at the same step again means the next
+    # restart would too.
     res = dsc("launch", "--hostfile=hostfile", "--detach", "--max-restarts", "2", "--skip-doctor",
-              "min_ds_script.py", "--steps", "6", "--raise-at", "0", "--raise-rank", "1", "--raise", "RuntimeError")
+              "min_ds_script.py", "--steps", "6", "--raise-at", "0", "--raise-rank", "1", "--raise", "TimeoutError")
     run_id = res.stdout.strip()
     record = _wait_end(work, run_id, 400)
     # Each attempt's explanation is in its rank-error event: what a failure here must show.

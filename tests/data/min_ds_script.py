@@ -20,7 +20,7 @@ parser.add_argument("--fail-at", type=int, default=-1)
 parser.add_argument("--log-loss", action="store_true", help="the one line a script adds to chart its loss")
 parser.add_argument("--raise-at", type=int, default=-1, help="raise the user's own error after this step")
 parser.add_argument("--raise-rank", type=int, default=0)
-parser.add_argument("--raise", dest="raise_type", default="TypeError", choices=["TypeError", "RuntimeError"])
+parser.add_argument("--raise", dest="raise_type", default="TypeError", choices=["TypeError", "RuntimeError", "TimeoutError"])
 parser.add_argument("--hang-file", default=None, help="while this file exists, --hang-rank sleeps in Python "
                     "between two steps: a live rank its peers wait for in their next collective")
 parser.add_argument("--hang-rank", type=int, default=0)
@@ -40,6 +40,8 @@ def bad_batch(kind: str) -> None:
     """A user's own bug, in their own code (the frame a failure explanation must point at)."""
     if kind == "TypeError":
         return torch.ones(2) + "1"
+    if kind == "TimeoutError":  # of a kind that passes: a restart may help
+        raise TimeoutError("the data server did not answer within 30 s")
     raise RuntimeError("the data loader returned an empty batch")
 
 

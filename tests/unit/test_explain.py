@@ -195,11 +195,40 @@ def test_restart_can_help_matches_what_a_restart_changes(sig, can):
     assert found.signature == sig and found.restart_can_help is can
 
 
-def test_a_python_errors_restart_flag_follows_its_type():
+def test_a_python_error_no_signature_knows_is_restarted_only_when_it_is_of_a_kind_that_passes():
     assert explain.explain((DATA / "python-error.log").read_text()).retry is False  # ZeroDivisionError
-    flaky = 'Traceback (most recent call last):\n  File "/w/t.py", line 3, in <module>\nRuntimeError: something odd\n'
-    exp = explain.explain(flaky)
-    assert exp.signature == "python-error" and exp.retry is True and exp.error["where"] == "/w/t.py:3"
+    tb = 'Traceback (most recent call last):\n  File "/w/t.py", line 3, in <module>\n{}\n'
+    # Any other error comes back on a restart (the corpus: 88 of 96 unknown Python errors did).
+    exp = explain.explain(tb.format("RuntimeError: something odd"))
+    assert exp.signature == "python-error" and exp.retry is False and exp.error["where"] == "/w/t.py:3"
+    assert "restart cannot help" in exp.fix
+    # A timeout, a connection refused or dropped: by its type, or by its words.
+    for line in ("TimeoutError: the data server did not answer", "ConnectionRefusedError: [Errno 111] refused",
+                 "RuntimeError: fetching shard 3 timed out after 30 s",
+                 "OSError: [Errno 111] Connection refused", "requests.exceptions.ReadTimeout: read timeout=10"):
+        exp = explain.explain(tb.format(line))
+        assert exp.signature == "python-error" and exp.retry is True, line
+        assert exp.fix.startswith("A restart may help"), line
+
+
+def test_a_python_error_raised_inside_a_library_names_the_library_and_its_frame():
+    log = ('Traceback (most recent call last):\n  File "/home/u/train.py", line 88, in main\n    m = load(p)\n'
+           '  File "/opt/conda/lib/python3.10/site-packages/transformers/modeling_utils.py", line 2520, in load\n'
+           '    raise RuntimeError(msg)\nRuntimeError: the index names a shard that is not there\n')
+    d = explain.explain(log).to_dict()
+    assert d["signature"] == "python-error" and d["restart_can_help"] is False
+    assert d["cause"] == ("a rank raised RuntimeError inside transformers (transformers/modeling_utils.py:2520), "
+                          "called from /home/u/train.py:88; the other ranks stopped because of it.")
+    assert d["fix"].startswith("Its message says what transformers could not do")
+    # Every frame a library's (a launcher's own code, Python's json): the innermost is named once.
+    only = ('Traceback (most recent call last):\n  File "/usr/lib/python3.11/json/decoder.py", line 355, in raw\n'
+            'json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)\n')
+    d = explain.explain(only).to_dict()
+    assert d["cause"] == "a rank raised JSONDecodeError inside json (json/decoder.py:355); the other ranks stopped " \
+        "because of it." or d["signature"] != "python-error", d
+    # The user's own frame innermost: no library named.
+    own = 'Traceback (most recent call last):\n  File "/w/t.py", line 3, in <module>\nValueError: bad shape\n'
+    assert "inside" not in explain.explain(own).to_dict()["cause"]
 
 
 def test_python_dash_m_form_of_a_missing_module():
