@@ -228,6 +228,24 @@ def _read_traceback(lines: list[str], i: int):
     return (exc[0], msg, exc[2]), frames, exc[2] + 1, False
 
 
+# torch's ExceptionWrapper.reraise (torch/_utils.py): an error of a DataLoader worker, a DataParallel replica or the pin
+# memory thread, raised again in the main process with the same type, its first line saying where, and the worker's
+# own traceback and message after `Original Traceback`.
+_CAUGHT = re.compile(r"^Caught [\w.]+ in (?:DataLoader worker process \d+|replica \d+ on device \d+|pin memory thread"
+                     r"[\w ]{0,40})\.?\s*$")
+
+
+def _original(lines: list[str], exc, frames, i: int, chained: bool):
+    """_read_traceback's answer, or, for an error torch raised again in the main process, the original error in the
+    worker (its type, message and frames: the user's dataset code, not torch's reraise)."""
+    if exc is not None and _CAUGHT.match(exc[1]) and exc[2] + 1 < len(lines) and \
+            lines[exc[2] + 1].lstrip().startswith("Original Traceback (most recent call last)"):
+        orig, orig_frames, j, orig_chained = _read_traceback(lines, exc[2] + 1)
+        if orig is not None:
+            return orig, orig_frames, j, orig_chained
+    return exc, frames, i, chained
+
+
 def errors(stream: Stream) -> list[RankError]:
     """Every error of one stream, in order: Python tracebacks (a chained one as what it finally raised),
     bare exception lines, C++ terminations, signals, NCCL warnings, argparse usage errors."""
@@ -249,7 +267,7 @@ def errors(stream: Stream) -> list[RankError]:
             first_tb = first_tb if chained else i
             # Python's "Exception ignored in: <function X.__del__>": a destructor at exit, not the cause after another
             at_exit = i > 0 and lines[i - 1].lstrip().startswith("Exception ignored in") and bool(found)
-            exc, frames, i, chained = _read_traceback(lines, i)
+            exc, frames, i, chained = _original(lines, *_read_traceback(lines, i))
             if exc is not None and not at_exit:
                 found.append(make("python", *exc, user_frame(frames), first_tb, library_frame(frames)))
             continue

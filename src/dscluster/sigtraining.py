@@ -147,4 +147,14 @@ TRAINING_SIGNATURES: tuple[Signature, ...] = (
          "per node) or give it more memory; raising the threshold or turning the monitor off "
          "(RAY_memory_monitor_refresh_ms=0) only leaves the kill to the kernel. A restart hits the same limit.",
          retry=False),
+    # torch's DataLoader (torch/csrc/DataLoader.cpp): `DataLoader worker (pid N) is killed by signal: Killed.` A worker
+    # SIGKILLed while its rank lived: the kernel's OOM killer picks the process that holds the most memory, a worker
+    # with its copy of the dataset; an operator or a scheduler ends the rank, not one of its workers.
+    _sig("memcg-oom", r"DataLoader worker \(pid \d+\) is killed by signal: Killed",
+         "A DataLoader worker of the rank was killed (SIGKILL) while the rank itself lived: the kernel's out-of-memory "
+         "killer, when host memory (RAM, or the container's or batch job's limit) ran out; each worker holds its own "
+         "copy of what the dataset keeps in Python objects.",
+         "Use less host memory (fewer DataLoader workers per rank, a dataset that reads from disk or memory-maps "
+         "instead of holding lists of Python objects) or give the job more (the batch job's --mem, the container's "
+         "--memory); dmesg on the node names the kill. A restart hits the same limit.", retry=False),
 )
