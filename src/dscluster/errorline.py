@@ -130,11 +130,13 @@ _ERROR = re.compile(
     r"錯誤|错误|出错|エラー|失敗|失败|\bFehler|fehlgeschlagen|\berreur|échec|" + ENOENT + "|" + EACCES + "|" + EROFS
     + "|" + LOADER + "|(?:\\S" + NOT_FOUND + ")", re.IGNORECASE)
 # Lines that are never the failure: warnings and notes, log levels below error, a traceback's frames,
-# dscluster's own `error:`/`fix:` lines (signatures._PROGRAM_ERROR reads those).
+# dscluster's own `error:`/`fix:` lines (signatures._PROGRAM_ERROR reads those) and its supervisor's `[dscluster HH:MM:SS]`
+# lines in launcher.log (what it saw and did: `failure detected: ...` is its report of the failure, not the failure).
 _NOT_AN_ERROR = re.compile(
     r"warn(?:ing)?s?\b(?<!NCCL WARN)|deprecat|^\s*(?:note|hint|info|debug)\s*[:：]|"
     r"(?-i:\b(?:INFO|DEBUG|NOTICE|WARNING|WARN)\b(?<!NCCL WARN))|^\s*\[?[IWD]\d{4} |^\s*\[[IWD] |^\s*File \"|"
-    r"(?-i:^(?:\[rank \d+\] )?(?:error|錯誤): |^(?:\[rank \d+\] )?\s+(?:fix|解法): )", re.IGNORECASE)
+    r"(?-i:^(?:\[rank \d+\] )?(?:error|錯誤): |^(?:\[rank \d+\] )?\s+(?:fix|解法): |^\[dscluster \d\d:\d\d:\d\d\] )",
+    re.IGNORECASE)
 # What follows an error: a launcher's or a build's report that a process exited (its exit code at the line's end: a
 # cause's own line may name one in its middle, Docker's `error running hook: exit status 1, stderr: ...`), a teardown.
 _CONSEQUENCE = re.compile(

@@ -177,6 +177,13 @@ def test_the_first_genuine_error_beats_the_consequences_after_it():
     assert found.signature == "error-line" and found.params["line"].startswith("FATAL: tokenizer vocabulary")
 
 
+def test_the_supervisors_own_lines_are_no_error_line():
+    # launcher.log holds what dscluster's supervisor saw and did: its report of a failure is not the failure.
+    text = "[dscluster 02:55:58] failure detected: rank 1 exited with code 1\n[dscluster 02:55:59] cannot restart\n"
+    assert explain.explain(text) is None
+    assert explain.explain(text + "Error: shard 3 is truncated\n").params["line"] == "Error: shard 3 is truncated"
+
+
 def test_consequences_alone_are_no_error_line():
     text = "['python', '-u', 'train.py', '--local_rank=0'] exits with return code = 1\npdsh@n0: n1: ssh exited " \
            "with exit code 1\n"
