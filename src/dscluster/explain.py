@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from dscluster import errorline, launchcmd, logtext, rankerror
+from dscluster import errorline, launchcmd, logtext, rankerror, refusals
 from dscluster.collectives import collective_params
 from dscluster.i18n import gettext, tr
 from dscluster.sigmessages import CUTS_THE_COMMAND
@@ -221,6 +221,8 @@ def own_error(err: rankerror.RankError) -> Explanation:
     deterministic = short in DETERMINISTIC_TYPES
     transient = not deterministic and (short in TRANSIENT_TYPES or errorline.transient(err.message))
     lib = rankerror.library_of(err.origin) if err.origin else None
+    if not transient and (refusal := refusals.explain(err, who, lib)) is not None:
+        return refusal
     params = {"who": who, "type": short, "where": err.where or "", "lib": lib or "", "origin": err.origin or ""}
     if lib and err.where and not rankerror.is_library(err.file):
         cause = "{who} raised {type} inside {lib} ({origin}), called from {where}; the other ranks stopped because of it."
@@ -253,7 +255,7 @@ TRANSIENT_TYPES = frozenset({"TimeoutError", "ConnectionError", "ConnectionRefus
 
 # What the launcher's printed command line may explain better: a rank's own words, a usage error that its
 # arguments caused, the last resort's answers (launchcmd.py).
-_COMMAND_LINE_EXPLAINS = errorline.GENERIC | {"python-error", "argparse-usage", "program-error", "script-not-found",
+_COMMAND_LINE_EXPLAINS = errorline.GENERIC | refusals.NAMES | {"python-error", "argparse-usage", "program-error", "script-not-found",
     "ds-config-invalid", "local-rank-arg", "input-error-exit", "workdir-missing"}
 
 
@@ -356,7 +358,8 @@ def explain_files(paths: Iterable[Path], tail_bytes: int = 64_000,
     return explain_logs(logs, hint_rank) if logs else None
 
 
-GENERIC = frozenset(s.name for s in SIGNATURES if s.symptom) | errorline.GENERIC  # symptoms, what failed but not why
+# symptoms, what failed but not why (the kind of refusal a message states is still not which cause)
+GENERIC = frozenset(s.name for s in SIGNATURES if s.symptom) | errorline.GENERIC | refusals.NAMES
 # What the surviving ranks may print when a node vanishes or a rank is killed: on their own (no rank's own
 # error behind them) they do not outweigh what the supervisor saw happen.
 NETWORK = frozenset({"firewall-blocked", "master-unreachable", "loopback-address", "nccl-ib", "nccl-no-interface",
