@@ -65,6 +65,14 @@ _TABLE: tuple[Signature, ...] = (
          "The script rejected its command-line arguments (its usage line and error are above).",
          "Correct the script's arguments after the script name, then launch again: a restart would fail the same way.",
          retry=False),
+    # ms-swift's parser (swift/llm/base.py _parse_args, and 2.x's sft/infer mains): HfArgumentParser's leftover arguments
+    # raise ValueError(f'remaining_argv: {remaining_argv}'); with --ignore_args_error true only a warning says them.
+    _sig("argparse-usage", r"ValueError: remaining_argv: \[",
+         "ms-swift's command line (swift sft/rlhf/infer/export, megatron sft) has arguments its parser does not know, "
+         "listed as remaining_argv: a typo, or an argument of another ms-swift release (3.x renamed 2.x's: --sft_type "
+         "became --train_type, --model_id_or_path became --model; later releases add new ones).",
+         "Check them against this release's `swift sft --help` (pip show ms-swift) and use its names, or install the "
+         "release the command was written for; a restart would fail the same way.", retry=False),
     Signature("program-error", _PROGRAM_ERROR,
               "The program rejected its input (its own error message is above).",
               "Fix the setting the message names, then launch again: a restart would fail the same way.",
@@ -161,6 +169,17 @@ _TABLE: tuple[Signature, ...] = (
          "CUDA_HOME/PATH are not set in the remote shell.",
          "Install the CUDA toolkit matching torch's CUDA on every node and set CUDA_HOME (in .deepspeed_env for "
          "pdsh launches), or pre-build the ops in the image.", retry=False),
+    # A CUDA extension's own setup.py without nvcc: flash-attn's (2.1.1 in the corpus case) and apex's raise_if_cuda_home_none ("RuntimeError:
+    # flash_attn was requested, but nvcc was not found.  Are you sure your environment has nvcc available?"); later
+    # flash-attn releases only warn with the same words (a prebuilt wheel may still come), so the RuntimeError alone.
+    _sig("cuda-home-missing", r"RuntimeError: \S+ was requested, but nvcc was not found",
+         "A CUDA extension (flash-attn, apex...) was being built from source and its setup.py found no CUDA compiler "
+         "(nvcc): no CUDA toolkit on the node, or CUDA_HOME/PATH not pointing at it. pip builds from source when no "
+         "prebuilt wheel fits this torch, CUDA and Python.",
+         "Install a prebuilt wheel that matches torch, CUDA and Python (the project's release page), or install the CUDA "
+         "toolkit of torch's CUDA version (a -devel container image), set CUDA_HOME and put its bin on the PATH, then "
+         "build again (flash-attn: pip install flash-attn --no-build-isolation). A restart fails the same way.",
+         retry=False),
     _sig("version-mismatch",
          r"version mismatch|" + then("installed version ", " does not match") + "|" + then("torch version ", " != ")
          + "|" + then("deepspeed version ", " does not match") + r"|Installed CUDA version [\d.]+ does not match the version torch was compiled"
@@ -195,6 +214,20 @@ _TABLE: tuple[Signature, ...] = (
          "written for.",
          "Install the package version the code expects, the same on every node (pip show PACKAGE on each).",
          retry=False),
+    # Python's TypeError for a keyword a library's class does not take, named by its qualified name (Python 3.10+):
+    # TRL's trainers and configs, transformers' TrainingArguments and BitsAndBytesConfig, Accelerate's Accelerator,
+    # PEFT's LoraConfig, vLLM's EngineArgs and SamplingParams rename, move and drop constructor arguments between
+    # releases (trl 0.13 moved SFTTrainer's max_seq_length into SFTConfig). A class of the script's own never matches.
+    _sig("import-name", r"(?<![\w.])(?:(?:SFT|DPO|GRPO|PPO|KTO|ORPO|CPO|BCO|RLOO|Reward|OnlineDPO|GKD|PRM)(?:Trainer|Config)|"
+         r"(?:Seq2Seq)?TrainingArguments|BitsAndBytesConfig|Accelerator|LoraConfig|(?:Async)?EngineArgs|SamplingParams)"
+         r"\.__init__\(\) got an unexpected keyword argument '\w+'",
+         "A library's class was given a keyword argument that the installed version does not take: the code was "
+         "written for another version of TRL, transformers, Accelerate, PEFT or vLLM (they rename, move and drop "
+         "constructor arguments between releases: trl 0.13 moved SFTTrainer's max_seq_length into SFTConfig), or the "
+         "name is misspelt.",
+         "Install the version the code was written for (its requirements, or the version its README names), the same on "
+         "every node, or change the call to this version's names (the class's documentation for the installed version, "
+         "pip show PACKAGE). A restart fails the same way.", retry=False),
     _sig("workdir-missing", r"\bcd: [^:\n]+: No such file or directory|bin/python[\d.]*: No such file or directory|"
          r"bin/python[\d.]*: not found",
          "The working directory or the python of the launching node does not exist on another node: pdsh runs "
@@ -228,7 +261,10 @@ _TABLE: tuple[Signature, ...] = (
     _sig("ds-config-invalid", r"DeepSpeedConfigError|validation errors? for DeepSpeed\w*Config|"
          r"Expected a string path to an existing deepspeed config|ZeRO Offload can only work with DeepSpeed optimizers|"
          r"incompatible with pipe?line parallelism|zero_allow_untested_optimizer|cannot be simultaneously enabled|"
-         r"we were given deepspeed configs in the deepspeed arguments and deepspeed",
+         r"we were given deepspeed configs in the deepspeed arguments and deepspeed|"
+         # DeepSpeed's engine (_configure_optimizer, since deepspeedai/DeepSpeed#2971): ZeRO-Offload with an optimizer other
+         # than its CPU Adam
+         r"You are using ZeRO-Offload with a client provided optimizer",
          "DeepSpeed rejected its config: a key it does not know, a wrong type, a file it cannot find, settings that "
          "cannot go together (ZeRO offload without a DeepSpeed optimizer, ZeRO-2/3 with pipeline parallelism, fp16 "
          "with bf16, an untested optimizer with ZeRO), or a config given twice (in the arguments and to initialize()).",

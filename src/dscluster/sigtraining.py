@@ -4,11 +4,16 @@ on a build without libuv, ZeRO-3's parameters left in flight, fp16 AMP asked to 
 a quantized model placed where Accelerate cannot train it, FSDP given mixed dtypes, CUDA in a forked child, ranks
 running different collectives; and round 16's: DeepSpeed's pdsh runner failing on its own --ssh_port, Horovod built
 without MPI; and round 18's: ssh itself failing under a launcher's Python (exit status 255 of an ssh command), Ray's
-memory monitor killing workers for host memory, NCCL's own check of mismatched collectives. Each pattern is the wording of the library that prints it (wandb, huggingface_hub/transformers,
+memory monitor killing workers for host memory, NCCL's own check of mismatched collectives; and round 19's: torch.compile
+refusing its environment, Triton/Inductor without a C compiler, the Trainer given a quantized model without adapters,
+FSDP flattening frozen and trainable parameters together, TRL's DPO given a ref_model and a peft_config, Accelerate's
+DeepSpeed config file beside its own DeepSpeed fields and its DeepSpeed without a dataloader, a Half kernel torch does
+not have. Each pattern is the wording of the library that prints it (wandb, huggingface_hub/transformers,
 flash-attn, torch's TCPStore, DeepSpeed's ZeRO-3 coordinator, torch.cuda.amp's GradScaler, accelerate's prepare(),
 torch FSDP's flat parameter, torch.cuda's lazy init, torch.distributed's debug wrapper, DeepSpeed's
 multinode_runner.py, Horovod's launcher and its init, Python's subprocess, Ray's raylet and its OutOfMemoryError,
-NCCL's own WARN), so any script that meets the same cause is explained the same
+NCCL's own WARN, torch's Dynamo and Inductor, Triton's build, the Trainer's quantization check, TRL's trainers,
+Accelerate's DeepSpeed plugin, ATen's dtype dispatch), so any script that meets the same cause is explained the same
 way. sigmessages.py places this table in its own, before the devices' facts."""
 
 from __future__ import annotations
@@ -88,6 +93,17 @@ TRAINING_SIGNATURES: tuple[Signature, ...] = (
          "Give FSDP parameters of one dtype: load the model with one torch_dtype and cast the trainable adapters to it, "
          "for QLoRA set bnb_4bit_quant_storage to that dtype, or wrap with use_orig_params=True (torch >= 2.1) or FSDP's "
          "MixedPrecision instead of casting by hand. A restart fails the same way.", retry=False),
+    # torch.distributed.fsdp's FlatParamHandle._validate_tensors_to_flatten (_flat_param.py): "Must flatten tensors with uniform
+    # `requires_grad` when `use_orig_params=False`"; older torch's flat_param.py (the corpus case): "`FlatParameter` requires
+    # uniform `requires_grad`". A wrapped unit holding frozen and trainable parameters, as LoRA leaves them.
+    _sig("fsdp-frozen-params", r"Must flatten tensors with uniform `?requires_grad`?|"
+         r"`?FlatParameter`? requires uniform `?requires_grad`?",
+         "FSDP (with use_orig_params=False) flattens each wrapped unit's parameters into one tensor, which must be all "
+         "trainable or all frozen; a unit held both: LoRA/PEFT adapters beside their frozen base weights, or layers "
+         "partly frozen by hand.",
+         "Wrap with use_orig_params=True (Accelerate: fsdp_use_orig_params: true, the Trainer's "
+         "fsdp_config use_orig_params), or wrap so that frozen and trainable parameters are in separate FSDP units "
+         "(PEFT's fsdp_auto_wrap_policy), or freeze nothing in the unit. A restart fails the same way.", retry=False),
     # torch.cuda._lazy_init in a child made by fork after the parent initialized CUDA.
     _sig("cuda-fork", r"Cannot re-initiali[sz]e CUDA in forked subprocess",
          "CUDA was initialized in a process that then forked (a DataLoader worker, a multiprocessing Pool, a "
@@ -157,4 +173,85 @@ TRAINING_SIGNATURES: tuple[Signature, ...] = (
          "Use less host memory (fewer DataLoader workers per rank, a dataset that reads from disk or memory-maps "
          "instead of holding lists of Python objects) or give the job more (the batch job's --mem, the container's "
          "--memory); dmesg on the node names the kill. A restart hits the same limit.", retry=False),
+    # torch.compile refusing its environment before compiling anything: torch/__init__.py's compile() and Dynamo's
+    # check_if_dynamo_supported ("Dynamo is not supported on Python 3.12+", "Python 3.13+ not yet supported for
+    # torch.compile", torch 2.0's "Windows not yet supported for torch.compile"), and Inductor's scheduler
+    # (create_backend) for a GPU Triton cannot compile for ("Found <GPU> which is too old to be supported by the triton
+    # GPU compiler, which is used as the backend. Triton only supports devices of CUDA Capability >= 7.0").
+    _sig("compile-unsupported", r"Dynamo is not supported on Python 3\.\d+|"
+         r"(?:Python 3\.\d+\+?|Windows) not yet supported for torch\.compile|"
+         r"which is too old to be supported by the triton GPU compiler",
+         "torch.compile cannot run here and says so before compiling anything: this torch's Dynamo does not support "
+         "this Python (3.12 before torch 2.4, 3.13 before 2.6), torch.compile did not support Windows (torch 2.0-2.x), "
+         "or the GPU is older than Triton, Inductor's GPU backend, supports (compute capability below 7.0: P100, GTX "
+         "10xx, TITAN X).",
+         "Turn torch.compile off for this environment (the script's compile option, the Trainer's --torch_compile "
+         "false, Accelerate's dynamo_backend no, or TORCHDYNAMO_DISABLE=1), or give it one it supports: a torch release "
+         "that supports this Python (or Python 3.11), Linux or WSL2, a Volta-or-newer GPU. A restart fails the same way.",
+         retry=False),
+    # Triton builds a small C launcher per kernel with the host's C compiler (triton/runtime/build.py, get_cc: $CC, then
+    # gcc, clang; "Failed to find C compiler. Please specify via CC environment variable."), and Inductor's CPU code
+    # needs a C++ one (torch._inductor.exc.InvalidCxxCompiler: "No working C++ compiler found in
+    # torch._inductor.config.cpp.cxx").
+    _sig("c-compiler-missing", r"Failed to find C compiler\. Please specify via CC environment variable|"
+         r"No working C\+\+ compiler found in torch\._inductor",
+         "A Triton or Inductor kernel had to be compiled and the node has no C/C++ compiler: Triton builds a small C "
+         "launcher for every kernel with the host's compiler ($CC, else gcc or clang), Inductor's CPU code needs g++; "
+         "slim container images and fresh machines often have none. torch.compile, Liger/Unsloth kernels and other "
+         "Triton kernels all need it.",
+         "Install a compiler on every node (apt-get install build-essential, dnf install gcc gcc-c++; in the container "
+         "image), or point CC (and CXX) at one that exists; on Windows use a Triton build that brings its own. A restart "
+         "fails the same way.", retry=False),
+    # transformers' Trainer (and TRL's trainers through it): "You cannot perform fine-tuning on purely quantized models.
+    # Please attach trainable adapters on top of the quantized model to correctly perform fine-tuning."
+    _sig("quantized-no-adapters", r"You cannot perform fine-tuning on purely quantized models",
+         "The Trainer was given a quantized model (bitsandbytes 4-bit/8-bit, GPTQ, AWQ) with no trainable adapters on "
+         "it: quantized weights cannot be trained, so it refuses. The adapters were never attached (get_peft_model / "
+         "the trainer's peft_config not given), or attached to another object than the one passed to the Trainer (a "
+         "merged or unwrapped model).",
+         "Attach adapters before training: model = get_peft_model(prepare_model_for_kbit_training(model), "
+         "LoraConfig(...)) (Unsloth: FastLanguageModel.get_peft_model), or pass peft_config to TRL's trainer; and pass "
+         "that PEFT model to the Trainer. To train all weights, load the model without quantization. A restart fails "
+         "the same way.", retry=False),
+    # TRL's DPOTrainer and its siblings (KTO, BCO, CPO...): "You passed both a ref_model and a peft_config. For training
+    # PEFT adapters with DPO there is no need to pass a reference model." (since huggingface/trl#1289)
+    _sig("trl-ref-model-peft", r"You passed both a ref_model and a peft_config",
+         "TRL's preference trainer (DPO, KTO...) was given both a reference model and a peft_config: with adapters the "
+         "base model with the adapters turned off is the reference, so TRL (since early 2024) refuses a second one.",
+         "Pass ref_model=None when training adapters (peft_config given); to compare against another model, pass it "
+         "with force_use_ref_model=True (in the trainer's config in recent TRL). A restart fails the same way.",
+         retry=False),
+    # Accelerate's DeepSpeedPlugin._deepspeed_config_checks: "When using `deepspeed_config_file`, the following
+    # accelerate config variables will be ignored: [...]" (the config's own DeepSpeed fields, ACCELERATE_CONFIG_DS_FIELDS).
+    _sig("accelerate-ds-config-file", r"When using `?deepspeed_config_file`?, the following accelerate config variables "
+         r"will be ignored",
+         "The Accelerate config names a DeepSpeed config file and also sets DeepSpeed fields of its own (zero_stage, "
+         "offload devices, gradient_accumulation_steps, gradient_clipping, mixed_precision...): with "
+         "deepspeed_config_file those belong in the DeepSpeed file, and Accelerate refuses both. Often an old default "
+         "config (~/.cache/huggingface/accelerate/default_config.yaml) or launch options add them.",
+         "Remove the listed fields from the Accelerate config (or run `accelerate config` again and give it the "
+         "DeepSpeed file) and set them in the DeepSpeed config file instead; do not pass them on the accelerate launch "
+         "line either. A restart fails the same way.", retry=False),
+    # Accelerate's Accelerator._prepare_deepspeed: "When using DeepSpeed(,) `accelerate.prepare()` requires you to pass at
+    # least one of training or evaluation dataloaders (with `batch_size` attribute returning an integer value) or
+    # alternatively set an integer value in `train_micro_batch_size_per_gpu` in the deepspeed config file".
+    _sig("accelerate-ds-batch-size", r"When using DeepSpeed,? `?accelerate\.prepare\(\)`? requires you to pass at least "
+         r"one of training or evaluation dataloaders",
+         "Accelerate ran with DeepSpeed but could not tell DeepSpeed the batch size: accelerate.prepare() was given no "
+         "dataloader (or one without an integer batch_size) and the DeepSpeed config has no integer "
+         "train_micro_batch_size_per_gpu. Often DeepSpeed is on only because the Accelerate config turned it on for a "
+         "script not written for it.",
+         "Pass the training dataloader to the same accelerator.prepare() call as the model, or set an integer "
+         "train_micro_batch_size_per_gpu in the DeepSpeed config; if DeepSpeed was not meant, run `accelerate config` "
+         "again without it (or accelerate launch without --use_deepspeed). A restart fails the same way.", retry=False),
+    # ATen's dtype dispatch (Dispatch.h: "\"NAME\" not implemented for 'Half'"): the kernel has no float16 version on the
+    # device it ran on, torch's CPU kernels above all ("LayerNormKernelImpl", "addmm_impl_cpu_", "slow_conv2d_cpu").
+    _sig("half-on-cpu", r"\"[\w:]+\" not implemented for 'Half'",
+         "A torch operation has no float16 (Half) kernel on the device it ran on: most often float16 tensors on the "
+         "CPU (torch's CPU kernels for LayerNorm, matrix products and convolution lacked Half before torch 2.1-2.3), "
+         "from a model loaded in float16 that stayed on the CPU (no GPU visible, or never moved to it), else an "
+         "operation or extension that has no Half version at all.",
+         "Run the model on the GPU (check torch.cuda.is_available() and move the model and inputs to it), or compute in "
+         "float32 (or bfloat16) on the CPU: no .half() or torch_dtype=torch.float16 there. A restart fails the same "
+         "way.", retry=False),
 )
