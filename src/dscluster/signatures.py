@@ -103,6 +103,18 @@ _TABLE: tuple[Signature, ...] = (
          "Use host names exactly as in the hostfile and slot numbers below its slots=N (e.g. --include node1:0,1), "
          "give the same slots on every host for MPI launchers, or drop --num_nodes/--num_gpus when you use --include.",
          retry=False),
+    # OpenSSH's own words (ssh.c: "ssh: Could not resolve hostname %s: %s") for a name of the form HOST:N. Open MPI
+    # reads `-H HOST:N` as N slots on HOST since the -host rework for 2.0 (open-mpi/ompi#1353, "-host foo:N"); 1.10
+    # and older (CentOS 7's openmpi package) pass the whole `HOST:N` to ssh as a name. horovodrun and torchpack's
+    # dist-run always write -H HOST:N (horovod/horovod#1677). Before ssh-unreachable, whose words this also fits.
+    _sig("mpi-host-slots", r"ssh: Could not resolve hostname [\w.-]+:\d+:",
+         "ssh was given `HOST:N` as a host name. `:N` is the slot count of Open MPI's `-H HOST:N` (horovodrun and "
+         "torchpack write -H that way) or a port, never part of a name: an Open MPI older than 2.0 (1.10 in "
+         "CentOS 7's packages) does not read the slot count and ssh's to `HOST:N` itself.",
+         "Check `mpirun --version` on the launching node and use Open MPI 2.0 or newer (the one horovod was built "
+         "against, first on the PATH), or give the hosts without the count: a hostfile with `HOST slots=N` lines "
+         "(horovodrun --hostfile). A port goes to ssh as -p or in ~/.ssh/config, not after the name. A restart "
+         "fails the same way.", retry=False),
     _sig("ssh-unreachable", r"was not reachable via ssh|ssh: connect to host \S+ port \d+: (?:Connection refused|"
          r"Connection timed out|No route to host)|ssh: Could not resolve hostname",
          "A node could not be reached over SSH: it is down, its sshd is not running or listens on another port, or "

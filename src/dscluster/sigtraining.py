@@ -14,6 +14,13 @@ torch FSDP's flat parameter, torch.cuda's lazy init, torch.distributed's debug w
 multinode_runner.py, Horovod's launcher and its init, Python's subprocess, Ray's raylet and its OutOfMemoryError,
 NCCL's own WARN, torch's Dynamo and Inductor, Triton's build, the Trainer's quantization check, TRL's trainers,
 Accelerate's DeepSpeed plugin, ATen's dtype dispatch), so any script that meets the same cause is explained the same
+memory monitor killing workers for host memory, NCCL's own check of mismatched collectives; and round 20's: a
+notebook launcher meeting CUDA already initialized in the kernel, a spawned process unable to unpickle what a
+notebook's __main__ defined. Each pattern is the wording of the library that prints it (wandb, huggingface_hub/transformers,
+flash-attn, torch's TCPStore, DeepSpeed's ZeRO-3 coordinator, torch.cuda.amp's GradScaler, accelerate's prepare(),
+torch FSDP's flat parameter, torch.cuda's lazy init, torch.distributed's debug wrapper, DeepSpeed's
+multinode_runner.py, Horovod's launcher and its init, Python's subprocess, Ray's raylet and its OutOfMemoryError,
+NCCL's own WARN, accelerate's notebook_launcher and Lightning's fork check, Python's pickle), so any script that meets the same cause is explained the same
 way. sigmessages.py places this table in its own, before the devices' facts."""
 
 from __future__ import annotations
@@ -104,6 +111,33 @@ TRAINING_SIGNATURES: tuple[Signature, ...] = (
          "Wrap with use_orig_params=True (Accelerate: fsdp_use_orig_params: true, the Trainer's "
          "fsdp_config use_orig_params), or wrap so that frozen and trainable parameters are in separate FSDP units "
          "(PEFT's fsdp_auto_wrap_policy), or freeze nothing in the unit. A restart fails the same way.", retry=False),
+    # A launcher that forks GPU workers from a notebook's kernel, refusing because the kernel already initialized CUDA:
+    # accelerate's notebook_launcher (launchers.py: its torch.cuda.is_initialized() check, and in later releases its
+    # RuntimeError for the children's "Cannot re-initialize CUDA in forked subprocess"), Lightning's ddp_notebook /
+    # ddp_fork (lightning_fabric's _check_bad_cuda_fork). Before cuda-fork: both words stand in accelerate's traceback.
+    _sig("notebook-cuda-initialized", r"To launch a multi-GPU training from your notebook, you need to avoid running "
+         r"any instruction using `?torch\.cuda`? in any cell|CUDA has been initialized before the `?notebook_launcher`? "
+         r"could create a forked subprocess|Lightning can't create new processes if CUDA is already initialized",
+         "The notebook's kernel had already initialized CUDA (a cell called torch.cuda, put a model or tensor on the "
+         "GPU, or imported a library that does) before a launcher that forks one process per GPU from it "
+         "(accelerate's notebook_launcher, Lightning's ddp_notebook): forked children cannot use CUDA their parent "
+         "initialized, so the launcher refused to start them.",
+         "Restart the kernel and run only imports and definitions that leave CUDA alone before the launch "
+         "(torch.cuda.is_initialized() must still be False right before it); create the model, the Accelerator and "
+         "every CUDA call inside the function the launcher runs, and import a library that initializes CUDA inside "
+         "it too. A restart of the launch alone fails the same way.", retry=False),
+    # Python's pickle (pickle.py _getattribute and _pickle.c: "Can't get attribute %R on %R") loading, in a process
+    # started by spawn, an object that was defined in an interactive __main__: a notebook cell, the REPL or python -c.
+    # The child's __main__ is then the bare built-in module, the repr `<module '__main__' (built-in)>`, which lacks it.
+    _sig("notebook-spawn-main", r"Can't get attribute '[^'\n]{1,200}' on <module '__main__' \(built-in\)>",
+         "A process started with the spawn method (DDP or ddp_spawn from a notebook, torch.multiprocessing.spawn, a "
+         "multiprocessing Pool or DataLoader workers under spawn) had to unpickle a class or function defined in an "
+         "interactive __main__ (a notebook cell, the REPL, python -c): the new process has no such __main__ to "
+         "import it from.",
+         "Move the class and functions the workers need into a .py module and import them in the notebook, or run "
+         "the training as a script (torchrun, accelerate launch); in a notebook use a fork-based launcher "
+         "(Lightning's ddp_notebook, accelerate's notebook_launcher) with CUDA untouched before it. A restart fails "
+         "the same way.", retry=False),
     # torch.cuda._lazy_init in a child made by fork after the parent initialized CUDA.
     _sig("cuda-fork", r"Cannot re-initiali[sz]e CUDA in forked subprocess",
          "CUDA was initialized in a process that then forked (a DataLoader worker, a multiprocessing Pool, a "
