@@ -30,7 +30,6 @@ from dscluster.i18n import gettext, tr
 from dscluster.sigmessages import CUTS_THE_COMMAND
 from dscluster.signatures import (
     BEFORE_THE_ERROR,
-    DETERMINISTIC_TYPES,
     ENVIRONMENT,
     SIGNAL_WHY,
     SIGNATURES,
@@ -218,8 +217,8 @@ def own_error(err: rankerror.RankError) -> Explanation:
         return Explanation("native-error", "{who} stopped on an uncaught C++ exception ({type}); the other ranks "
                            "stopped because of it.", "Read its what() line above; it names the operation that failed.",
                            True, evidence, {"who": who, "type": err.type}, err.to_dict())
-    deterministic = short in DETERMINISTIC_TYPES
-    transient = not deterministic and (short in TRANSIENT_TYPES or errorline.transient(err.message))
+    deterministic = short in refusals.DETERMINISTIC_TYPES
+    transient = not deterministic and (short in refusals.TRANSIENT_TYPES or errorline.transient(err.message))
     lib = rankerror.library_of(err.origin) if err.origin else None
     if not transient and (refusal := refusals.explain(err, who, lib)) is not None:
         return refusal
@@ -242,15 +241,6 @@ def own_error(err: rankerror.RankError) -> Explanation:
         fix = ("Its message says what {lib} could not do with what it was given: fix that (the script, its arguments, "
                "the config, the installed versions), then launch again; a restart meets the same error.")
     return Explanation("python-error", cause, fix, transient, evidence, params, err.to_dict())
-
-
-# Exceptions of what passes: a timeout, a connection the other end refused or dropped (a message of that kind too,
-# errorline.transient). Any other error a rank raised comes back on a restart: in the failure corpus (issue 45) 88 of
-# 96 logs whose Python error no signature knew failed again the same way, and the 8 that did not were a port in use.
-TRANSIENT_TYPES = frozenset({"TimeoutError", "ConnectionError", "ConnectionRefusedError", "ConnectionResetError",
-                             "ConnectionAbortedError", "timeout", "ReadTimeout", "ConnectTimeout", "ReadTimeoutError",
-                             "ConnectTimeoutError", "ServerDisconnectedError", "ClientConnectorError",
-                             "IncompleteRead", "RemoteDisconnected", "ChunkedEncodingError"})
 
 
 # What the launcher's printed command line may explain better: a rank's own words, a usage error that its

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dscluster.sigdevices import DEVICE_SIGNATURES
 from dscluster.siglibs import LIBRARY_SIGNATURES
+from dscluster.sigsetup import SETUP_SIGNATURES
 from dscluster.sigtraining import TRAINING_SIGNATURES
 from dscluster.sigtypes import Signature, then
 from dscluster.sigtypes import sig as _sig
@@ -173,6 +174,7 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "TRITON_CACHE_DIR and TORCHINDUCTOR_CACHE_DIR likewise, or a writable HOME; set them for every rank "
          "(.deepspeed_env for remote ones).", retry=False),
     *TRAINING_SIGNATURES,
+    *SETUP_SIGNATURES,
     *LIBRARY_SIGNATURES,
     *DEVICE_SIGNATURES,
     # The dynamic loader's words, in English or as glibc's zh_CN catalog prints them (full-width colons or not).

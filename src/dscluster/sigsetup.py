@@ -1,0 +1,60 @@
+"""Failure signatures of a setup written for another release (rounds 19 and 20 of issue 45): ms-swift's parser given
+another release's arguments, a CUDA extension's setup.py without nvcc, a library's class given a keyword its installed
+release does not take, an Open MPI older than 2.0 handing `-H HOST:N` to ssh as a host name. Each pattern is the wording
+of the program that prints it (ms-swift's _parse_args, flash-attn's and apex's setup.py, Python's TypeError with the
+class's qualified name, OpenSSH's ssh.c). sigmessages.py places this table with the other messages' ones, before
+signatures.py's own table: each is more specific than the family there that its words also fit (argparse-usage,
+ssh-unreachable)."""
+
+from __future__ import annotations
+
+from dscluster.sigtypes import Signature
+from dscluster.sigtypes import sig as _sig
+
+SETUP_SIGNATURES: tuple[Signature, ...] = (
+    # ms-swift's parser (swift/llm/base.py _parse_args, and 2.x's sft/infer mains): HfArgumentParser's leftover arguments
+    # raise ValueError(f'remaining_argv: {remaining_argv}'); with --ignore_args_error true only a warning says them.
+    _sig("argparse-usage", r"ValueError: remaining_argv: \[",
+         "ms-swift's command line (swift sft/rlhf/infer/export, megatron sft) has arguments its parser does not know, "
+         "listed as remaining_argv: a typo, or an argument of another ms-swift release (3.x renamed 2.x's: --sft_type "
+         "became --train_type, --model_id_or_path became --model; later releases add new ones).",
+         "Check them against this release's `swift sft --help` (pip show ms-swift) and use its names, or install the "
+         "release the command was written for; a restart would fail the same way.", retry=False),
+    # OpenSSH's own words (ssh.c: "ssh: Could not resolve hostname %s: %s") for a name of the form HOST:N. Open MPI
+    # reads `-H HOST:N` as N slots on HOST since the -host rework for 2.0 (open-mpi/ompi#1353, "-host foo:N"); 1.10
+    # and older (CentOS 7's openmpi package) pass the whole `HOST:N` to ssh as a name. horovodrun and torchpack's
+    # dist-run always write -H HOST:N (horovod/horovod#1677). Before ssh-unreachable, whose words this also fits.
+    _sig("mpi-host-slots", r"ssh: Could not resolve hostname [\w.-]+:\d+:",
+         "ssh was given `HOST:N` as a host name. `:N` is the slot count of Open MPI's `-H HOST:N` (horovodrun and "
+         "torchpack write -H that way) or a port, never part of a name: an Open MPI older than 2.0 (1.10 in "
+         "CentOS 7's packages) does not read the slot count and ssh's to `HOST:N` itself.",
+         "Check the MPI launcher's version on the launching node (its --version) and use Open MPI 2.0 or newer (the one horovod was built "
+         "against, first on the PATH), or give the hosts without the count: a hostfile with `HOST slots=N` lines "
+         "(horovodrun --hostfile). A port goes to ssh as -p or in ~/.ssh/config, not after the name. A restart "
+         "fails the same way.", retry=False),
+    # A CUDA extension's own setup.py without nvcc: flash-attn's (2.1.1 in the corpus case) and apex's raise_if_cuda_home_none ("RuntimeError:
+    # flash_attn was requested, but nvcc was not found.  Are you sure your environment has nvcc available?"); later
+    # flash-attn releases only warn with the same words (a prebuilt wheel may still come), so the RuntimeError alone.
+    _sig("cuda-home-missing", r"RuntimeError: \S+ was requested, but nvcc was not found",
+         "A CUDA extension (flash-attn, apex...) was being built from source and its setup.py found no CUDA compiler "
+         "(nvcc): no CUDA toolkit on the node, or CUDA_HOME/PATH not pointing at it. pip builds from source when no "
+         "prebuilt wheel fits this torch, CUDA and Python.",
+         "Install a prebuilt wheel that matches torch, CUDA and Python (the project's release page), or install the CUDA "
+         "toolkit of torch's CUDA version (a -devel container image), set CUDA_HOME and put its bin on the PATH, then "
+         "build again (flash-attn: pip install flash-attn --no-build-isolation). A restart fails the same way.",
+         retry=False),
+    # Python's TypeError for a keyword a library's class does not take, named by its qualified name (Python 3.10+):
+    # TRL's trainers and configs, transformers' TrainingArguments and BitsAndBytesConfig, Accelerate's Accelerator,
+    # PEFT's LoraConfig, vLLM's EngineArgs and SamplingParams rename, move and drop constructor arguments between
+    # releases (trl 0.13 moved SFTTrainer's max_seq_length into SFTConfig). A class of the script's own never matches.
+    _sig("import-name", r"(?<![\w.])(?:(?:SFT|DPO|GRPO|PPO|KTO|ORPO|CPO|BCO|RLOO|Reward|OnlineDPO|GKD|PRM)(?:Trainer|Config)|"
+         r"(?:Seq2Seq)?TrainingArguments|BitsAndBytesConfig|Accelerator|LoraConfig|(?:Async)?EngineArgs|SamplingParams)"
+         r"\.__init__\(\) got an unexpected keyword argument '\w+'",
+         "A library's class was given a keyword argument that the installed version does not take: the code was "
+         "written for another version of TRL, transformers, Accelerate, PEFT or vLLM (they rename, move and drop "
+         "constructor arguments between releases: trl 0.13 moved SFTTrainer's max_seq_length into SFTConfig), or the "
+         "name is misspelt.",
+         "Install the version the code was written for (its requirements, or the version its README names), the same on "
+         "every node, or change the call to this version's names (the class's documentation for the installed version, "
+         "pip show PACKAGE). A restart fails the same way.", retry=False),
+)
