@@ -14,6 +14,7 @@ tests/data/failures (tests/unit/test_failure_corpus.py).
 from __future__ import annotations
 
 from dscluster.sigdevices import DEVICE_SIGNATURES
+from dscluster.sigframeworks import FRAMEWORK_SIGNATURES
 from dscluster.siglibs import LIBRARY_SIGNATURES
 from dscluster.sigsetup import SETUP_SIGNATURES
 from dscluster.sigtraining import TRAINING_SIGNATURES
@@ -31,10 +32,12 @@ NOT_FOUND = (r"\s*[:：]\s*(?:command not found|not found|未找到命令|找不
 # A submodule of a package that is installed (Python names the dotted module only once the package itself imported:
 # "No module named 'transformers.deepspeed'", "'torch._six'"), or a package's version check that names the range
 # and the version found: the package is there, in another version than the code was written for (import-name), not
-# missing from the node (module-not-found).
+# missing from the node (module-not-found). Round 22 added the frameworks run beside them on multi-GPU servers
+# (colossalai.legacy, a subpackage its later releases have; mmcv._ext, the compiled ops only mmcv-full carries).
 _INSTALLED = (r"(?:torch|torchvision|torchaudio|transformers|deepspeed|accelerate|peft|trl|datasets|huggingface_hub|"
               r"safetensors|tokenizers|diffusers|bitsandbytes|flash_attn|apex|triton|xformers|vllm|numpy|scipy|pydantic|"
-              r"lightning|pytorch_lightning)\.\w")
+              r"lightning|pytorch_lightning|lightning_fabric|colossalai|fairseq|detectron2|mmcv|mmengine|mmdet|mmseg|"
+              r"megatron|nemo|torchtune|ultralytics|horovod)\.\w")
 NOT_INSTALLED = r"No module named '?(?!" + _INSTALLED + r")([\w.]+)'?|Error while finding module specification for"
 # accelerate 1.0 removed the Accelerator's (and transformers its TrainingArguments') dataloader keywords that older
 # code still passes: the same installed-in-another-version, in Python's TypeError.
@@ -175,6 +178,7 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "(.deepspeed_env for remote ones).", retry=False),
     *TRAINING_SIGNATURES,
     *SETUP_SIGNATURES,
+    *FRAMEWORK_SIGNATURES,
     *LIBRARY_SIGNATURES,
     *DEVICE_SIGNATURES,
     # The dynamic loader's words, in English or as glibc's zh_CN catalog prints them (full-width colons or not).

@@ -329,12 +329,29 @@ GENERIC = explain.GENERIC | {"python-error", "rank-crash", "nccl-error", "native
 # nothing, restart agreement 8/16. Held out when measured, rounds 1-18, 20 and 22: 135/214 (0.631), misleading 7/214.
 # With round 22 added, before its rules: held-out split 135/147 (0.918), misleading 2/147 (0.0136) held out and 1/268
 # (0.0037) tune, restart agreement 387/415 (0.933) (RESULTS.md); the floors are set at what that corpus meets (0.91,
-# 0.93), four families its tune cases name waiting for its rules (ROUND22_PENDING, named in the check below).
-MIN_RIGHT_HOLDOUT = 0.91  # met: 135/147 (0.918)
-MAX_WRONG = 0.02  # met: 2/147 held out (0.0136), 1/268 tune (0.0037)
-MIN_RESTART_AGREES = 0.93  # 387/415 (0.933)
-# Families round 22's tune cases name that no rule gives before its rules are written.
-ROUND22_PENDING = {"cli-shadowed", "horovod-extension-missing", "nccl-version-bug", "tp-size-indivisible"}
+# 0.93), four families its tune cases name waiting for its rules (ROUND22_PENDING, named in the check below, then).
+# Then its rules, each from the words of the component that prints them (sigframeworks.py, sigmessages.py; a second
+# wording and near misses in tests/unit/test_explain_round22.py): vLLM's, ColossalAI's and TGI's checks that the
+# tensor-parallel size divides the heads, layers or vocabulary (tp-size-indivisible), Megatron core's and vLLM's world
+# size against the model-parallel sizes (world-size-indivisible), fairseq's `Cannot initialize distributed with
+# distributed_world_size=1` (world-size-one), lightning_fabric's `You requested gpu: [..] But your machine only has:`
+# (invalid-device-ordinal; an empty list: no-gpu), Lightning's `is not compatible with an interactive environment`
+# (notebook-ddp-strategy), torch.nn.Module's `'DistributedDataParallel' object has no attribute` on the parallel
+# wrappers (ddp-wrapped-attribute), NCCL's `Invalid config ... attribute value -2147483648`, its "undefined" marker
+# refused by an older libnccl (nccl-lib-mismatch), Horovod's `Extension horovod.X has not been built`
+# (horovod-extension-missing), Click's usage and `No such command 'run'` from a `tune` that is not torchtune's
+# (cli-shadowed); and round 12's installed-library list gains the frameworks of this round (`No module named
+# 'colossalai.legacy'` is import-name). Not written: NCCL 2.18.1's `Cuda failure 'invalid argument'` beside vLLM's
+# custom all-reduce (its log shows no version-specific word; nccl-version-bug stays a family no rule gives,
+# ROUND22_NOT_WRITTEN). Its 8 examined held-out misses moved to tune (`moved`). Round 22 is 15/16 right since; the
+# held-out split as it stands is 135/139 (0.971), misleading 1/139 (0.0072) held out and 1/276 (0.0036) tune;
+# restart agreement 394/415 (0.949). The honest figure stays the one before the rules: 135/214 (0.631) held out when
+# measured, rounds 1-18, 20 and 22.
+MIN_RIGHT_HOLDOUT = 0.97  # met: 135/139 (0.971)
+MAX_WRONG = 0.02  # met: 1/139 held out (0.0072), 1/276 tune (0.0036)
+MIN_RESTART_AGREES = 0.94  # 394/415 (0.9494)
+# A family a round 22 tune case names that no rule gives: the log does not show what would tell it (RESULTS.md).
+ROUND22_NOT_WRITTEN = {"nccl-version-bug"}
 
 
 @dataclass(frozen=True)
@@ -413,7 +430,7 @@ def test_the_corpus_is_large_real_and_complete():
     known = {s.name for s in explain.SIGNATURES} | GENERIC
     # Besides the table: what the launcher's printed command line shows (launchcmd.py), and t42's Accelerate check.
     tune = [c for c in all_cases if c.split == "tune"]
-    assert {s for c in tune for s in c.expected} - known - {"crlf-script", "accelerate-version"} - ROUND22_PENDING == set()
+    assert {s for c in tune for s in c.expected} - known - {"crlf-script", "accelerate-version"} - ROUND22_NOT_WRITTEN == set()
 
 
 def test_right_on_the_held_out_split(outcomes):

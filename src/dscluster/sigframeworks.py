@@ -1,0 +1,133 @@
+"""Failure signatures of the other frameworks and servers people run on multi-GPU machines (round 22 of issue 45):
+a model whose heads or vocabulary a tensor-parallel degree cannot split (vLLM, TGI, ColossalAI's shardformer), a world
+size that the model-parallel sizes do not divide (Megatron core under NeMo, vLLM's workers), fairseq asked to
+initialise distributed training for one process, Lightning's GPU request beyond the GPUs it sees and its ddp strategy
+refused in a notebook, a model read through its DistributedDataParallel wrapper, NCCL refusing the "undefined" marker
+of a newer caller (an older libnccl loaded than torch was built for), Horovod without the extension of the framework
+it is imported from, and a command of another package shadowing a launcher's (Click's usage where torchtune's
+argparse `tune` was meant). Each pattern is the wording of the component that prints it (vLLM's config.py, TGI's
+weights.py, Megatron core's parallel_state.py, fairseq's distributed_utils.py, lightning_fabric's device parser and
+Lightning's accelerator connector, torch.nn.Module.__getattr__, NCCL's init.cc, Horovod's common/util.py, Click's
+core.py), never one log's; `retry=False` throughout: the same command meets the same check again. sigmessages.py
+places this table in its own, after the training stack's. The real logs they are measured on are
+tests/data/failures (tests/unit/test_failure_corpus.py)."""
+
+from __future__ import annotations
+
+from dscluster.sigtypes import Signature
+from dscluster.sigtypes import sig as _sig
+
+FRAMEWORK_SIGNATURES: tuple[Signature, ...] = (
+    # vLLM's config.py (ModelConfig.verify_with_parallel_config: "Total number of attention heads (H) must be divisible
+    # by tensor parallel size (T)." and "Total number of hidden layers (L) must be divisible by pipeline parallel size
+    # (P)."), ColossalAI shardformer's policies ("The number of attention heads must be divisible by tensor parallel
+    # size."), TGI's weights.get_sharded ("The choosen size N is not compatible with sharding on S shards"; "chosen"
+    # in its MoE layers).
+    _sig("tp-size-indivisible", r"(?:Total )?number of attention heads(?: \(\d+\))? must be divisible by tensor "
+         r"parallel size|Total number of hidden layers \(\d+\) must be divisible by pipeline parallel size|"
+         r"The choo?sen size \d+ is not compatible with sharding on \d+ shards",
+         "The model cannot be split evenly over the tensor-parallel (or pipeline-parallel) size asked for: each GPU "
+         "of a shard group holds an equal part of the attention heads, the vocabulary or the layers, and the "
+         "model's count (52 heads, a 65027-token vocabulary) is not a multiple of the number of GPUs (3, 4).",
+         "Use a tensor-parallel size (--tensor-parallel-size, --num-shard, tp_size) that divides the model's "
+         "attention heads and vocabulary (its config.json: num_attention_heads, num_key_value_heads, vocab_size), "
+         "e.g. 2 or 4 GPUs rather than 3; serve on fewer GPUs, or add pipeline parallelism for the rest. A restart "
+         "fails the same way.", retry=False),
+    # Megatron core's parallel_state.initialize_model_parallel ("world_size (W) is not divisible by M", M = tensor x
+    # pipeline x context parallel size; older releases name the sizes, "... is not divisible by
+    # tensor_model_parallel_size (T) x pipeline_model_parallel_size (P)"; "decoder world_size (W) is not divisible
+    # by expert_tensor_model_pipeline_parallel size (E)"), vLLM's parallel_state ("world_size (W) is not equal to
+    # tensor_model_parallel_size (T) x pipeline_model_parallel_size (P)").
+    _sig("world-size-indivisible", r"world_size \(\d+\) is not (?:divisible by|equal to) ",
+         "The number of processes started (the world size) does not fit the model-parallel sizes: one model copy "
+         "needs tensor x pipeline (x context/expert) parallel ranks and the world size must be a multiple of that "
+         "(or equal to it). Too few processes were started (one process from an interactive shell or `python "
+         "script.py`, --nproc_per_node or the trainer's devices below the parallel sizes, fewer scheduler tasks than "
+         "GPUs), or the sizes do not divide the GPUs.",
+         "Start as many ranks as the parallel sizes need, a multiple of tensor x pipeline x context parallel size "
+         "(torchrun --nproc_per_node=N, the trainer's devices and num_nodes, a scheduler's tasks per node equal to "
+         "its GPUs per node), or lower the parallel sizes to fit the GPUs. A restart fails the same way.",
+         retry=False),
+    # fairseq's distributed_utils.distributed_init (and its forks'): raised when a distributed init method was set or
+    # inferred (under Slurm from SLURM_* when --distributed-port > 0, under torch's launchers from their environment)
+    # while the world size is 1.
+    _sig("world-size-one", r"Cannot initialize distributed with distributed_world_size=1",
+         "fairseq was asked to initialise distributed training for a single process: a distributed init method "
+         "was set, or inferred from the environment (inside a batch scheduler's job fairseq reads the "
+         "scheduler's variables whenever --distributed-port is set; under torchrun from its variables), while the world size is 1.",
+         "For one GPU do not set up distributed training: drop --distributed-init-method/--distributed-port "
+         "(--distributed-port=-1 inside a scheduler's job); for several, give --distributed-world-size the total number "
+         "of GPUs (and start one task per GPU). A restart fails the same way.", retry=False),
+    # lightning_fabric's device parser (_sanitize_gpu_ids: "You requested gpu: [ids]\n But your machine only has:
+    # [ids]"; "You requested GPUs:" in pytorch_lightning before 1.8). An empty list is a process that sees no GPU.
+    _sig("invalid-device-ordinal", r"You requested (?:gpu|GPUs?): \[[\d, ]+\]\s+But your machine only has: \[\d",
+         "Lightning was asked for GPU ids this process does not see: the Trainer's devices/gpus names fixed ids "
+         "(devices=[1] on a machine with one GPU), more GPUs than CUDA_VISIBLE_DEVICES shows, or a scheduler gave "
+         "each task fewer GPUs than the Trainer asks for (a scheduler giving each task its own GPU shows it only that one).",
+         "Ask for GPUs that exist for this process: a count (devices=N) rather than fixed ids, ids below the "
+         "visible count (nvidia-smi -L, CUDA_VISIBLE_DEVICES); under a scheduler start one task per GPU with every GPU "
+         "of the node visible to each, and devices equal to the tasks per node. A restart fails the same way.",
+         retry=False),
+    _sig("no-gpu", r"You requested (?:gpu|GPUs?): \[[\d, ]+\]\s+But your machine only has: \[\]",
+         "Lightning was asked for GPUs and this process sees none: torch is a CPU-only build, the NVIDIA driver is "
+         "missing or broken, or CUDA_VISIBLE_DEVICES (a container without --gpus) hides every GPU.",
+         "Check `python -c 'import torch; print(torch.cuda.is_available(), torch.version.cuda)'` and nvidia-smi on "
+         "that node; install a CUDA build of torch, start containers with --gpus all, or run on the CPU "
+         "(accelerator='cpu'). A restart fails the same way.", retry=False),
+    # Lightning's accelerator connector (Trainer) and Fabric: "`Trainer(strategy='ddp')` is not compatible with an
+    # interactive environment. Run your code as a script, or choose ..."; before 1.6 "Selected distributed backend
+    # ddp is not compatible with an interactive environment".
+    _sig("notebook-ddp-strategy", r"is not compatible with an interactive environment",
+         "Lightning refused a multi-process strategy in a notebook or another interactive session: 'ddp' (and "
+         "'ddp_spawn', a default some libraries pass for several GPUs) starts the script again in new processes, "
+         "which a notebook cell cannot be.",
+         "Run the training as a script (python train.py, torchrun), or in the notebook use a notebook-compatible "
+         "strategy: strategy='ddp_notebook' (fork, with CUDA untouched before trainer.fit) or one device; a library "
+         "that builds the Trainer itself needs its strategy argument set. A restart fails the same way.",
+         retry=False),
+    # torch.nn.Module.__getattr__ ("'{type}' object has no attribute '{name}'") on the wrappers DDP, DataParallel and
+    # FSDP, which do not forward the wrapped model's attributes. A private name (_sync_params) is the wrapper's own
+    # API changing between torch versions, not this.
+    _sig("ddp-wrapped-attribute", r"'(?:DistributedDataParallel|DataParallel|FullyShardedDataParallel)' object has "
+         r"no attribute '(?!_)\w+'",
+         "The code reads one of the model's own attributes (config, dtype, a custom method) from the parallel "
+         "wrapper around it: with several GPUs accelerate.prepare(), the Trainer or the script wraps the model in "
+         "DistributedDataParallel (or DataParallel/FSDP), which does not pass those attributes on, so the same code "
+         "works on one GPU and fails on several.",
+         "Read them from the model itself: accelerator.unwrap_model(model).ATTR, model.module.ATTR for "
+         "DDP/DataParallel, or keep a reference to the model from before it was wrapped. A restart fails the same "
+         "way.", retry=False),
+    # NCCL's init.cc (parseCommConfig): "Invalid config blocking attribute value %d"; -2147483648 is INT_MIN,
+    # NCCL_CONFIG_UNDEF_INT, the "not set" marker newer NCCL headers put in ncclConfig_t, which NCCL releases from
+    # before that marker (2.14) reject as a value.
+    _sig("nccl-lib-mismatch", r"Invalid config \w+ attribute value -2147483648\b",
+         "The NCCL library loaded is older than the one torch (or the calling library) was built against: the "
+         "caller leaves communicator settings at NCCL's 'undefined' marker, which an older libnccl rejects. Most "
+         "often two NCCL libraries are installed (a pip nvidia-nccl package and a system or conda one) and the "
+         "older is found first on the library path.",
+         "Keep one NCCL, the one torch ships with: `pip list | grep nccl` and `python -c 'import torch; "
+         "print(torch.cuda.nccl.version())'`, remove the extra package or the older libnccl from LD_LIBRARY_PATH, "
+         "or install a torch matching the NCCL you need; the same on every node. A restart fails the same way.",
+         retry=False),
+    # Horovod's common/util.py check_extension: "Extension horovod.torch has not been built.  If this is not
+    # expected, reinstall Horovod with HOROVOD_WITH_PYTORCH=1 to debug the build error." (also .tensorflow, .mxnet).
+    _sig("horovod-extension-missing", r"Extension horovod\.\w+ has not been built",
+         "Horovod was installed without its extension for the framework the script imports (horovod.torch, "
+         "horovod.tensorflow): the framework was not installed, or was another version, when Horovod was built, "
+         "so its build skipped (or failed for) that extension.",
+         "Reinstall Horovod after the framework, on every node: HOROVOD_WITH_PYTORCH=1 (or HOROVOD_WITH_TENSORFLOW=1) "
+         "pip install --no-cache-dir --force-reinstall horovod, with the same torch it will run with; `horovodrun "
+         "--check-build` lists the frameworks a build has. A restart fails the same way.", retry=False),
+    # Click's usage line and its UsageError ("No such command 'run'."; Click 7 and older quote it "run") from a
+    # program named `tune`: torchtune's
+    # `tune` is an argparse CLI ("usage: tune [-h] {download,ls,cp,run,validate,cat} ..."), so this `tune` is
+    # another package's command installed over it.
+    _sig("cli-shadowed", r"Usage: tune \[OPTIONS\] COMMAND \[ARGS\]\.\.\.(?:\n.{0,200}){0,4}\n(?:Error: )?No such "
+         r"command ['\"]run['\"]",
+         "The `tune` command that ran is not torchtune's: torchtune's CLI has a `run` subcommand and argparse's usage "
+         "line; this one answers with Click's, so another installed package's `tune` comes first on the PATH (a "
+         "later install put its command over torchtune's).",
+         "Check `which tune` and `pip show torchtune`; reinstall torchtune in a clean environment (or uninstall the "
+         "package that ships the other `tune`), or run torchtune's CLI through its module. A restart fails the same "
+         "way.", retry=False),
+)
