@@ -244,6 +244,15 @@ def _original(lines: list[str], exc, frames, i: int, chained: bool):
         if orig is not None:
             return orig, orig_frames, j, orig_chained
     return exc, frames, i, chained
+def _pasted_frames(lines: list[str], i: int) -> int:
+    """The first line of the indented traceback frames (`  File "...", line N, in f` and their code lines) right
+    above line `i`, or `i` where none are."""
+    start, j = i, i - 1
+    while j >= 0 and i - j <= 600 and lines[j][:1].isspace() and lines[j].strip():
+        if _FRAME.match(lines[j]):
+            start = j
+        j -= 1
+    return start
 
 
 def errors(stream: Stream) -> list[RankError]:
@@ -273,8 +282,8 @@ def errors(stream: Stream) -> list[RankError]:
             continue
         m = _BARE_EXC.match(ln)
         if m and not (i + 1 < len(lines) and lines[i + 1].lstrip().startswith("Traceback")):
-            # An exception line without its traceback (a pasted excerpt, a launcher's one-line summary).
-            found.append(make("python", m.group("type"), m.group("msg") or "", i))
+            # An exception line without its traceback (a pasted excerpt, a launcher's summary), its frames if pasted.
+            found.append(make("python", m.group("type"), m.group("msg") or "", i, start=_pasted_frames(lines, i)))
             i += 1
             continue
         m = _TERMINATE.search(ln)

@@ -90,11 +90,11 @@ _TABLE: tuple[Signature, ...] = (
          r"include_str and exclude_str are mutually exclusive|Cannot specify num_nodes/gpus with include/exclude|"
          r"Num nodes is >1 but no extra nodes available via hostfile|backend does not support (?:worker include/exclusion|"
          r"limiting num nodes/gpus)|requires same number of devices per node",
-         "DeepSpeed's launcher rejected the node/GPU selection: --include/--exclude name a host or slot the hostfile "
-         "does not have, or the launcher backend cannot select them.",
-         "Use host names exactly as in the hostfile and slot numbers below its slots=N (e.g. --include node1:0,1), "
-         "give the same slots on every host for MPI launchers, or drop --num_nodes/--num_gpus when you use --include.",
-         retry=False),
+         "DeepSpeed's launcher rejected the node/GPU selection: --include/--exclude (or the --include=localhost:... it "
+         "makes of CUDA_VISIBLE_DEVICES) name a host or slot the hostfile or the GPUs it counted lack, or the backend "
+         "cannot select them.", "Use host names as in the hostfile and slots below its slots=N (--include node1:0,1), "
+         "the same slots on every host for MPI launchers, no --num_nodes/--num_gpus with --include; or unset "
+         "CUDA_VISIBLE_DEVICES and choose the GPUs with --include localhost:0,2.", retry=False),
     _sig("ssh-unreachable", r"was not reachable via ssh|ssh: connect to host \S+ port \d+: (?:Connection refused|"
          r"Connection timed out|No route to host)|ssh: Could not resolve hostname",
          "A node could not be reached over SSH: it is down, its sshd is not running or listens on another port, or "

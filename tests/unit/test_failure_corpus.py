@@ -365,11 +365,26 @@ GENERIC = explain.GENERIC | {"python-error", "rank-crash", "nccl-error", "native
 # 390/414 (0.942) (RESULTS.md); the held-out floor is set at what that corpus meets (0.93). Three of its tune cases
 # name families the table lacks until its rules (ROUND21_PENDING, emptied by them).
 # New families round 21's tune cases name, measured before they were written; its rules write them.
-MIN_RIGHT_HOLDOUT = 0.93  # met: rounds 21 and 22 measured, before round 21's rules
+# 390/414 (0.942) (RESULTS.md); the held-out floor was first set at what that corpus met (0.93), three of its tune
+# cases naming families the table lacked until its rules (a named exception in the check below, then).
+# Then its rules, each from the words of the component that prints them (sigparallel.py, a new table of DeepSpeed's and
+# PyTorch's parallel machinery; a second wording and near misses in tests/unit/test_explain_round21.py): DeepSpeed
+# MoE's `N is not divisible by M` under the expert groups' frame (ds-moe-ep-size), AutoTP's `(N) must be divisible by
+# mp_size (M)` (ds-tp-divisible), torch's `Pipeline group size N cannot be larger than number of stages M`
+# (pipeline-stages), DeepSpeed's `This op had not been implemented on CPU backend` (ds-op-no-cpu), its op builder's
+# `no compute capabilities remaining after filtering` (mii-compute-capability), a GPU UUID in int() (ds-visible-devices),
+# DDP's `is not needed when a module doesn't have any parameter that requires a gradient` (ddp-no-trainable-params),
+# anomaly mode's `returned nan values in its Nth output` (autograd-nan); a pasted traceback cut above its `Traceback`
+# line keeps its frames in the error's block (rankerror.py: round 8's self-llm-308 right since); ds-include's answer
+# names the --include the launcher makes of CUDA_VISIBLE_DEVICES, and the misleading case of it (deepspeed-5818) is
+# relabelled to ds-include as the corpus's yi-392 of the same cause and words (`relabeled`). Its 6 examined held-out
+# misses moved to tune (`moved`). Round 21 is 15/15 right since; the held-out split as it stands is 136/140 (0.971),
+# misleading 1/140 (0.0071) held out and 1/274 (0.0036) tune; restart agreement 394/414 (0.952). The honest figure
+# stays the one before the rules: 136/213 (0.638) held out when measured, rounds 1-18, 20 and 21.
+MIN_RIGHT_HOLDOUT = 0.97
 MAX_WRONG = 0.02
-MIN_RESTART_AGREES = 0.94
+MIN_RESTART_AGREES = 0.95
 ROUND22_NOT_WRITTEN = {"nccl-version-bug"}
-ROUND21_PENDING = {"ds-op-no-cpu", "ds-visible-devices", "mii-compute-capability"}
 
 
 @dataclass(frozen=True)
@@ -448,8 +463,7 @@ def test_the_corpus_is_large_real_and_complete():
     known = {s.name for s in explain.SIGNATURES} | GENERIC
     # Besides the table: what the launcher's printed command line shows (launchcmd.py), and t42's Accelerate check.
     tune = [c for c in all_cases if c.split == "tune"]
-    assert {s for c in tune for s in c.expected} - known - {"crlf-script", "accelerate-version"} - ROUND22_NOT_WRITTEN - \
-        ROUND21_PENDING == set()
+    assert {s for c in tune for s in c.expected} - known - {"crlf-script", "accelerate-version"} - ROUND22_NOT_WRITTEN == set()
 
 
 def test_right_on_the_held_out_split(outcomes):

@@ -1,0 +1,105 @@
+"""Failure signatures of DeepSpeed itself and of PyTorch's distributed and autograd machinery: a parallel layout the
+ranks cannot hold (MoE's expert-parallel size, AutoTP's tensor-parallel size, a pipeline's stages), an op the
+accelerator or the GPU generation does not have, the launcher's reading of CUDA_VISIBLE_DEVICES, DDP given nothing to
+train, anomaly mode's NaN check. sigmessages.py places them with the other families read from an exception's own
+message, before everything that only says a rank failed (and before signatures.py's `ds-include`).
+
+Each pattern is the wording of the component that prints it, cited at each (DeepSpeed's deepspeed/utils/groups.py,
+module_inject/auto_tp.py, op_builder/builder.py, op_builder/<accelerator>/no_impl.py, launcher/runner.py; PyTorch's
+torch/distributed/pipelining/stage.py, torch/nn/parallel/distributed.py, torch/csrc/autograd/engine.cpp), never one
+log's; `retry=False` throughout: the same command meets the same layout, op table, devices or NaN. The real logs they
+are measured on are tests/data/failures (tests/unit/test_failure_corpus.py, round 21).
+"""
+
+from __future__ import annotations
+
+from dscluster.sigtypes import Signature
+from dscluster.sigtypes import sig as _sig
+
+PARALLEL_SIGNATURES: tuple[Signature, ...] = (
+    # DeepSpeed MoE (deepspeed/utils/groups.py): _create_expert_and_data_parallel (and _create_expert_data_and_model_
+    # parallel with a Megatron mpu) call _ensure_divisibility(world size or pipeline stride, ep_size), whose assert
+    # says only '{} is not divisible by {}': the traceback's frame of the caller says it is the expert-parallel size.
+    # Bounded to the few lines of a traceback between them.
+    _sig("ds-moe-ep-size", r"in _create_expert_(?:and_data|data_and_model)_parallel\n(?:.*\n){0,12}?"
+         r"(?:AssertionError: )?\d+ is not divisible by \d+",
+         "DeepSpeed MoE's expert-parallel size (the MoE layer's ep_size; the message says `WORLD is not divisible by "
+         "EP`) does not divide the number of ranks (per pipeline stage), so the expert-parallel groups cannot be "
+         "formed: e.g. a script's ep_size of 8 run on 4 GPUs.",
+         "Set ep_size to a divisor of the data-parallel world size (the GPU count divided by the pipeline stages), at "
+         "most the GPU count, and num_experts to a multiple of it; a restart fails the same way.", retry=False),
+    # DeepSpeed-Inference's tensor parallelism: AutoTP (module_inject/auto_tp.py: f"{param} ({param_val}) must be
+    # divisible by mp_size ({self.mp_size})"), the injection policies (replace_module.py: "n_heads ({}) must be
+    # divisible by mp_size ({})") and tp_shard.py ("Number of attention heads ({total_size}) must be divisible by
+    # mp_size ({mp_size})"): a dimension it splits across the tensor-parallel GPUs is not a multiple of their number.
+    _sig("ds-tp-divisible", r"\(\d+\) must be divisible by mp_size \(\d+\)",
+         "DeepSpeed-Inference's tensor parallelism (AutoTP or kernel injection) splits each layer across the "
+         "tensor-parallel GPUs (tp_size, formerly mp_size): the dimension the message names (attention heads, "
+         "hidden size, KV heads) must be a multiple of that number, and it is not.",
+         "Use a tensor-parallel size that divides the number named (52 heads: 1, 2, 4, 13 or 26 GPUs; launch that many "
+         "with --num_gpus and set tensor_parallel.tp_size to it), or serve the model without tensor parallelism "
+         "(one GPU per replica, ZeRO-Inference); a restart fails the same way.", retry=False),
+    # torch.distributed.pipelining (torch/distributed/pipelining/stage.py, _PipelineStageBase.__init__): more ranks in
+    # the pipeline group than stages the model was split into.
+    _sig("pipeline-stages", r"Pipeline group size \d+ cannot be larger than number of stages \d+",
+         "torch.distributed.pipelining has more ranks in the pipeline group than stages the model was split into: "
+         "pipeline() got no split points (no split_spec or pipe_split(), so the whole model is one stage) or fewer "
+         "than the processes launched.",
+         "Split the model into as many stages as the pipeline group has ranks (split_spec or pipe_split() points), "
+         "or launch as many processes per pipeline as there are stages (torchrun --nproc-per-node N); a restart "
+         "fails the same way.", retry=False),
+    # DeepSpeed's accelerators other than CUDA (deepspeed/ops/op_builder/{cpu,npu,xpu,hpu}/no_impl.py, the
+    # NotImplementedBuilder's load(): 'This op had not been implemented on CPU backend.'): the op asked for (CUDA
+    # kernels: inference kernel injection, fused optimizers, transformer ops) has no implementation there.
+    _sig("ds-op-no-cpu", r"This op had not been implemented on \w+ backend",
+         "DeepSpeed runs on an accelerator other than CUDA (its CPU backend when it finds no NVIDIA GPU or a torch "
+         "without CUDA; or NPU, XPU, HPU) and the op the program loads, one of DeepSpeed's CUDA kernels (inference "
+         "kernel injection, fused Adam, transformer ops), has no implementation there.",
+         "On a machine with NVIDIA GPUs make DeepSpeed see CUDA: a CUDA build of torch (torch.cuda.is_available()), "
+         "no DS_ACCELERATOR=cpu, `ds_report` naming the cuda accelerator; without one, turn the CUDA-only feature off "
+         "(replace_with_kernel_inject=False, torch's own optimizer, the program's option to run without DeepSpeed); "
+         "a restart fails the same way.", retry=False),
+    # DeepSpeed's op builder (op_builder/builder.py, CUDAOpBuilder.compute_capability_args): the op's filter_ccs drops
+    # the architectures it does not support; DeepSpeed-MII/FastGen's ops (ragged_device_ops, inference_core_ops,
+    # DeepSpeed-Kernels) keep 8.0 and newer only, and nothing was left of the GPUs present.
+    _sig("mii-compute-capability", r"Unable to load \w+ op due to no compute capabilities remaining after filtering",
+         "The DeepSpeed op the message names is built only for newer GPUs than these: its builder filtered out every "
+         "compute capability present. DeepSpeed-MII's FastGen (mii.pipeline, mii.serve) and DeepSpeed-Kernels need "
+         "compute capability 8.0 or newer (Ampere: A100, A10, L4, H100); V100 (7.0) and T4 (7.5) are older.",
+         "Run on Ampere or newer GPUs, or on older ones use what supports them: DeepSpeed-MII's legacy API "
+         "(mii.legacy, mii.deploy) or DeepSpeed-Inference's init_inference; TORCH_CUDA_ARCH_LIST cannot add an "
+         "architecture the op refuses; a restart fails the same way.", retry=False),
+    # CUDA names a GPU by index or by UUID ("GPU-8932f937-...", "MIG-..." for a MIG slice: CUDA's documentation of
+    # CUDA_VISIBLE_DEVICES), and some schedulers (PBS's cgroups, Kubernetes device plugins) set the UUIDs. A program
+    # that reads CUDA_VISIBLE_DEVICES as indices, as DeepSpeed's launcher does (deepspeed/launcher/runner.py, `slots =
+    # [int(x) for x in slots.split(SLOT_SEP)]` of the --include=localhost:... it makes of it), fails in Python's int():
+    # "invalid literal for int() with base 10: 'GPU-...'". The same launcher's gap (0,2 against the GPUs it counted)
+    # is signatures.py's ds-include.
+    _sig("ds-visible-devices", r"invalid literal for int\(\) with base 10: '(?:GPU|MIG)-[0-9a-f]",
+         "CUDA_VISIBLE_DEVICES holds GPU UUIDs (GPU-..., MIG-..., as some schedulers set it) where the program reads "
+         "GPU indices: DeepSpeed's launcher turns CUDA_VISIBLE_DEVICES into --include=localhost:... and parses each "
+         "entry as an integer slot.",
+         "Unset CUDA_VISIBLE_DEVICES for the deepspeed launcher and choose the GPUs by index with --include "
+         "localhost:0,1 (nvidia-smi -L maps the UUIDs to indices), or launch with torchrun, which leaves "
+         "CUDA_VISIBLE_DEVICES to CUDA; a restart fails the same way.", retry=False),
+    # torch/nn/parallel/distributed.py (DistributedDataParallel.__init__): no parameter of the module requires a grad.
+    _sig("ddp-no-trainable-params",
+         r"DistributedDataParallel is not needed when a module doesn't have any parameter that requires a gradient",
+         "DistributedDataParallel was given a module none of whose parameters requires a gradient (all frozen: a "
+         "teacher, a feature extractor for a loss, or a model whose trainable part was not built or not unfrozen), "
+         "so it has nothing to synchronise.",
+         "Wrap only the modules that train: keep frozen ones out of DDP (move them with .to(device)); if the module "
+         "should train, check which parameters have requires_grad (the config or code that unfreezes them, adapters "
+         "added before wrapping); a restart fails the same way.", retry=False),
+    # Autograd's anomaly mode (torch/csrc/autograd/engine.cpp, validate_outputs under set_detect_anomaly: "Function
+    # 'X' returned nan values in its Nth output."; older releases "1st", "2nd").
+    _sig("autograd-nan", r"Function '\w+' returned nan values in its \d+(?:st|nd|rd|th) output",
+         "Autograd's anomaly detection (torch.autograd.set_detect_anomaly or detect_anomaly) stopped the backward "
+         "pass: the backward function it names produced NaN gradients, so the loss or an operation before it is "
+         "numerically unstable (log or sqrt of 0, a division by about 0, pow of a negative base, an fp16 overflow, "
+         "a learning rate that diverged).",
+         "Read the forward traceback anomaly mode printed above it (the operation's line) and guard that operation "
+         "(an eps or clamp in log, sqrt and divisions, log_softmax instead of log(softmax)), check the inputs for "
+         "NaN/inf, lower the learning rate or clip gradients; anomaly mode slows training, turn it off once found. "
+         "A restart from the same checkpoint meets the same batch.", retry=False),
+)
