@@ -35,14 +35,22 @@ NOT_FOUND = (r"\s*[:：]\s*(?:command not found|not found|未找到命令|找不
 # and the version found: the package is there, in another version than the code was written for (import-name), not
 # missing from the node (module-not-found). Round 22 added the frameworks run beside them on multi-GPU servers
 # (colossalai.legacy, a subpackage its later releases have; mmcv._ext, the compiled ops only mmcv-full carries).
-_INSTALLED = (r"(?:torch|torchvision|torchaudio|transformers|deepspeed|accelerate|peft|trl|datasets|huggingface_hub|"
-              r"safetensors|tokenizers|diffusers|bitsandbytes|flash_attn|apex|triton|xformers|vllm|numpy|scipy|pydantic|"
-              r"lightning|pytorch_lightning|lightning_fabric|colossalai|fairseq|detectron2|mmcv|mmengine|mmdet|mmseg|"
-              r"megatron|nemo|torchtune|ultralytics|horovod)\.\w")
+# Packages that people install (never a script's own module): a name missing from one of them is a version of it other
+# than the code's, where the same name missing from the script's own package is its own bug.
+_PACKAGES = (r"(?:torch|torchvision|torchaudio|transformers|deepspeed|accelerate|peft|trl|datasets|huggingface_hub|"
+             r"safetensors|tokenizers|diffusers|bitsandbytes|flash_attn|apex|triton|xformers|vllm|numpy|scipy|pydantic|"
+             r"lightning|pytorch_lightning|lightning_fabric|colossalai|fairseq|detectron2|mmcv|mmengine|mmdet|mmseg|"
+             r"megatron|nemo|torchtune|ultralytics|horovod|pandas|sklearn|timm|einops|sentencepiece|optimum|auto_gptq|"
+             r"awq|modelscope|swift|llamafactory|unsloth|liger_kernel|megablocks|transformer_engine|torchao|mpi4py|ray|"
+             r"wandb|tensorboard|protobuf|packaging|setuptools|pkg_resources|jax|tensorflow|keras)")
+_INSTALLED = _PACKAGES + r"\.\w"
 NOT_INSTALLED = r"No module named '?(?!" + _INSTALLED + r")([\w.]+)'?|Error while finding module specification for"
 # accelerate 1.0 removed the Accelerator's (and transformers its TrainingArguments') dataloader keywords that older
 # code still passes: the same installed-in-another-version, in Python's TypeError.
-OTHER_VERSION = (r"No module named '?" + _INSTALLED + r"|is required for a normal functioning of this module, but found "
+# Python's `module 'numpy' has no attribute 'float'` of an installed package's module is the same, never when Python
+# says the module is only partially initialized (a script named like the package, or a circular import).
+OTHER_VERSION = (r"No module named '?" + _INSTALLED + r"|(?<!partially initialized )module '" + _PACKAGES +
+                 r"(?:\.[\w.]+)?' has no attribute '\w+'|is required for a normal functioning of this module, but found "
                  r"[\w.-]+==|unexpected keyword argument '(?:dispatch_batches|split_batches|even_batches|"
                  r"use_seedable_sampler)'")
 

@@ -83,3 +83,22 @@ def test_the_trainers_ds_config_mismatch_wrapped_over_lines():
     assert sig("[rank0]: - ds fp16.enabled=True vs hf fp16|fp16_full_eval+fp16_backend(amp)=False\n") == "ds-hf-mismatch"
     # near miss: a line that only looks like a list item
     assert sig("ValueError: bad value\n- ds is fine vs hf\n") != "ds-hf-mismatch"
+
+
+@pytest.mark.parametrize("line,sig", [
+    # An installed package's module without the name the code uses: a version other than the code's.
+    ("AttributeError: module 'numpy' has no attribute 'float'.", "import-name"),
+    ("AttributeError: module 'torch.distributed' has no attribute 'checkpoint'", "import-name"),
+    ("ModuleNotFoundError: No module named 'megablocks.layers'", "import-name"),
+    # The script's own module: its own bug or file, not a version.
+    ("AttributeError: module 'utils' has no attribute 'load_cfg'", "python-error"),
+    ("ModuleNotFoundError: No module named 'utils.helpers'", "module-not-found"),
+    # A package's name as the prefix of another name is not the package.
+    ("AttributeError: module 'torchvision_utils' has no attribute 'x'", "python-error"),
+    # Python says the module is half imported: a script named like the package, or a circular import.
+    ("AttributeError: partially initialized module 'torch' has no attribute 'nn' (most likely due to a circular "
+     "import)", "python-error"),
+])
+def test_a_name_an_installed_package_lacks_is_another_version_of_it(line, sig):
+    exp = explain.explain(f'Traceback (most recent call last):\n  File "/w/t.py", line 3, in <module>\n{line}\n')
+    assert exp.signature == sig, (line, exp.signature)
