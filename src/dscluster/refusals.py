@@ -3,7 +3,7 @@
 A library that refuses its input says why in words of a few kinds, whatever the library: something is not supported
 (`Dynamo is not supported on Python 3.12+`, `"LayerNormKernelImpl" not implemented for 'Half'`, a GPU `too old to be
 supported`), two settings cannot go together (`You passed both a ref_model and a peft_config`, `is not compatible
-with`), something it needs is not there (`Failed to find C compiler`, `please install`), a condition it requires does
+with`), a value it does not accept (`Unknown model type`, `must be one of`), something it needs is not there (`Failed to find C compiler`, `please install`), a condition it requires does
 not hold (`requires uniform requires_grad`, `You cannot perform fine-tuning on purely quantized models`), or a call
 passed arguments the function does not take (`got an unexpected keyword argument`: code and library of different
 versions). explain.py asks here after every signature and the OS errors, before the bare exception type; the answer
@@ -62,6 +62,14 @@ KINDS: tuple[tuple[str, re.Pattern, str, str], ...] = (
      "{src} refused a combination of settings that cannot go together. In its words: “{msg}”",
      "Keep only one of the settings the message names, or do what it says, then launch again; a restart meets the "
      "same refusal."),
+    ("refused-value", re.compile(
+        r"\bunknown (?!error\b)[\w-]+|\bunrecogni[sz]ed\b|\bnot recogni[sz]ed\b|\bis not a valid\b|"
+        r"\binvalid (?:value|choice|literal|option|format|mode|type|name)\b|\bis not one of\b|\bmust be one of\b",
+        re.IGNORECASE),
+     "{src} refused a value it was given: a name, option, type or format it does not know or accept (of another "
+     "version of it, or misspelt). In its words: “{msg}”",
+     "Give it a value it accepts (the message, or the documentation of the installed version, lists them), or install "
+     "the version the value was written for; a restart meets the same refusal."),
     ("refused-missing", re.compile(
         r"\b(?:failed to|could not|couldn't|cannot|can't|unable to) (?:find|locate)\b|\bplease install\b|"
         r"\b(?:is|are) not installed\b|\bmust be installed\b|\bno such (?:file|directory|module|key|option)\b",
@@ -71,7 +79,8 @@ KINDS: tuple[tuple[str, re.Pattern, str, str], ...] = (
      "Provide what the message names (install it, create it, or point to it with the path or environment variable "
      "it asks for) on every node; a restart meets the same error."),
     ("refused-requirement", re.compile(
-        r"\brequires\b|\b(?:is|are) required\b|\bYou (?:cannot|can't|can not|must|need to|should)\b|\bmust (?:be|have|not)\b|"
+        r"\brequires\b|\b(?:is|are) required\b|\bcannot be (?:larger|greater|bigger|smaller|less|more|fewer) than\b|"
+        r"\bmust not exceed\b|\bYou (?:cannot|can't|can not|must|need to|should)\b|\bmust (?:be|have|not)\b|"
         r"\bshould be\b|\bis not divisible\b", re.IGNORECASE),
      "{src} refused: a condition it requires of its input or setup does not hold. In its words: “{msg}”",
      "Meet the condition the message states (the script, its arguments, the config or the model set up as it "

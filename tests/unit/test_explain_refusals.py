@@ -29,6 +29,10 @@ def raised(line: str, lib: str | None = None) -> str:
     ("ValueError: You passed both a tokenizer and a processing_class", "refused-combination"),
     ("ValueError: gradient checkpointing is not compatible with the cache", "refused-combination"),
     ("RuntimeError: Unable to find the vocabulary file in the snapshot directory", "refused-missing"),
+    ("ValueError: Unknown quantization type, got fp5 - supported types are: ['awq', 'gptq']", "refused-value"),
+    ("ValueError: `padding_side` must be one of ['left', 'right']", "refused-value"),
+    ("KeyError: 'unrecognized scheduler: cosine_warm'", "refused-value"),
+    ("RuntimeError: tensor parallel group size 8 cannot be larger than the number of heads 4", "refused-requirement"),
     ("ImportError: wandb is not installed, please install it with pip install wandb", "refused-missing"),
     ("ValueError: this quantization method requires the whole model on one device", "refused-requirement"),
     ("ValueError: You cannot train a model loaded in 8-bit without adapters", "refused-requirement"),
@@ -52,6 +56,7 @@ def test_the_library_that_refused_is_named_with_its_frame():
     "RuntimeError: CUDA error: operation not supported\nCUDA kernel errors might be asynchronously reported",
     "OSError: [Errno 95] Operation not supported: '/mnt/nfs/ckpt/lock'",  # an OS error: errorline reads those
     "RuntimeError: the data loader returned an empty batch",  # no words of a refusal
+    "RuntimeError: CUDA error: unknown error",  # a lower layer's, and no value named
     "TypeError: unsupported operand type(s) for +: 'Tensor' and 'str'",  # a bug in the script, not a refusal
     "RuntimeError: element 0 of tensors does not require grad and does not have a grad_fn",  # nor this
     "RuntimeError: connecting to the shard server timed out after 30 s",  # of a kind that passes: a restart may help
