@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dscluster.sigdevices import DEVICE_SIGNATURES
 from dscluster.sigframeworks import FRAMEWORK_SIGNATURES
+from dscluster.sighf import HF_SIGNATURES
 from dscluster.siglibs import LIBRARY_SIGNATURES
 from dscluster.sigparallel import PARALLEL_SIGNATURES
 from dscluster.sigsetup import SETUP_SIGNATURES
@@ -188,6 +189,7 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
     *TRAINING_SIGNATURES,
     *SETUP_SIGNATURES,
     *FRAMEWORK_SIGNATURES,
+    *HF_SIGNATURES,
     *LIBRARY_SIGNATURES,
     *DEVICE_SIGNATURES,
     *PARALLEL_SIGNATURES,

@@ -300,7 +300,8 @@ _TABLE: tuple[Signature, ...] = (
          "this node does not have.",
          "Set NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME to the training network's interface as it is named on every "
          "node (ip -br addr), or a prefix every node matches (e.g. eth, ens).", retry=False),
-    _sig("address-in-use", r"Address already in use|EADDRINUSE|errno: 98",
+    _sig("address-in-use", r"Address already in use|EADDRINUSE|errno: 98|Tried to launch distributed communication on "
+         r"port \S+, but another process is utilizing it",  # accelerate's utils/launch.py, before it starts torchrun
          "The rendezvous port (--master_port) on the first node was already taken, often by a leftover "
          "process of an earlier run.", "dscluster picks a fresh port per attempt; if it persists, find the "
          "process holding the port on the first node (`ss -ltnp`) and stop that run."),
