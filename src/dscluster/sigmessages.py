@@ -13,6 +13,7 @@ tests/data/failures (tests/unit/test_failure_corpus.py).
 
 from __future__ import annotations
 
+from dscluster.sigdeepspeed import DEEPSPEED_SIGNATURES
 from dscluster.sigdevices import DEVICE_SIGNATURES
 from dscluster.sigframeworks import FRAMEWORK_SIGNATURES
 from dscluster.sighf import HF_SIGNATURES
@@ -46,6 +47,13 @@ _PACKAGES = (r"(?:torch|torchvision|torchaudio|transformers|deepspeed|accelerate
              r"wandb|tensorboard|protobuf|packaging|setuptools|pkg_resources|jax|tensorflow|keras)")
 _INSTALLED = _PACKAGES + r"\.\w"
 NOT_INSTALLED = r"No module named '?(?!" + _INSTALLED + r")([\w.]+)'?|Error while finding module specification for"
+# Python's TypeError for a keyword the called function does not take, where the failing line (the traceback's last
+# code line, maybe under 3.11's carets) calls a dotted name of an installed package (`deepspeed.zero.Init(
+# sequence_data_parallel_group=...)` on a DeepSpeed older than Megatron-DeepSpeed): the package in another version than
+# the calling code's. Read from the last package name on that line, so a line is scanned once.
+_CALLS_PACKAGE = (r"(?<![\w.])" + _PACKAGES + r"(?:\.\w+)+\((?:(?!" + _PACKAGES + r"\.)[^\n])*\n"
+                  r"(?:(?:\[rank\d+\]: ?)?[ \t]*[~^][ \t~^]*\n)?(?:[\w.@-]+: )?(?:\[rank\d+\]: ?)?"
+                  r"TypeError: [\w.<>]*\(\) got an unexpected keyword argument '\w+'")
 # accelerate 1.0 removed the Accelerator's (and transformers its TrainingArguments') dataloader keywords that older
 # code still passes: the same installed-in-another-version, in Python's TypeError.
 # Python's `module 'numpy' has no attribute 'float'` of an installed package's module is the same, never when Python
@@ -53,7 +61,7 @@ NOT_INSTALLED = r"No module named '?(?!" + _INSTALLED + r")([\w.]+)'?|Error whil
 OTHER_VERSION = (r"No module named '?" + _INSTALLED + r"|(?<!partially initialized )module '" + _PACKAGES +
                  r"(?:\.[\w.]+)?' has no attribute '\w+'|is required for a normal functioning of this module, but found "
                  r"[\w.-]+==|unexpected keyword argument '(?:dispatch_batches|split_batches|even_batches|"
-                 r"use_seedable_sampler)'")
+                 r"use_seedable_sampler)'|" + _CALLS_PACKAGE)
 
 # Signatures whose evidence explains every error after it: a launch line the shell cut short ran without the
 # arguments that followed the cut, so the script's own error (a usage error, a missing input) comes from it.
@@ -187,6 +195,7 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "TRITON_CACHE_DIR and TORCHINDUCTOR_CACHE_DIR likewise, or a writable HOME; set them for every rank "
          "(.deepspeed_env for remote ones).", retry=False),
     *TRAINING_SIGNATURES,
+    *DEEPSPEED_SIGNATURES,
     *SETUP_SIGNATURES,
     *FRAMEWORK_SIGNATURES,
     *HF_SIGNATURES,
