@@ -448,6 +448,8 @@ MIN_RIGHT_HOLDOUT = 0.97
 MAX_WRONG = 0.02
 MIN_RESTART_AGREES = 0.97
 ROUND22_NOT_WRITTEN = {"nccl-version-bug"}
+# New families round 24's tune cases name, measured before they were written; its rules write them.
+ROUND24_PENDING = {"ddp-module-device", "sighup", "fsdp-current-device", "filestore-race"}
 
 
 @dataclass(frozen=True)
@@ -526,7 +528,7 @@ def test_the_corpus_is_large_real_and_complete():
     known = {s.name for s in explain.SIGNATURES} | GENERIC
     # Besides the table: what the launcher's printed command line shows (launchcmd.py), and t42's Accelerate check.
     tune = [c for c in all_cases if c.split == "tune"]
-    assert {s for c in tune for s in c.expected} - known - {"crlf-script", "accelerate-version"} - ROUND22_NOT_WRITTEN == set()
+    assert {s for c in tune for s in c.expected} - known - {"crlf-script", "accelerate-version"} - ROUND22_NOT_WRITTEN - ROUND24_PENDING == set()
 
 
 def test_right_on_the_held_out_split(outcomes):
