@@ -246,9 +246,10 @@ def _original(lines: list[str], exc, frames, i: int, chained: bool):
     return exc, frames, i, chained
 def _pasted_frames(lines: list[str], i: int) -> int:
     """The first line of the indented traceback frames (`  File "...", line N, in f` and their code lines) right
-    above line `i`, or `i` where none are."""
+    above line `i`, or `i` where none are; a frame line that lost its indentation in the paste (an excerpt that
+    begins at a frame) is one too."""
     start, j = i, i - 1
-    while j >= 0 and i - j <= 600 and lines[j][:1].isspace() and lines[j].strip():
+    while j >= 0 and i - j <= 600 and lines[j].strip() and (lines[j][:1].isspace() or _FRAME.match(lines[j])):
         if _FRAME.match(lines[j]):
             start = j
         j -= 1

@@ -38,7 +38,9 @@ FRAMEWORK_SIGNATURES: tuple[Signature, ...] = (
     # tensor_model_parallel_size (T) x pipeline_model_parallel_size (P)"; "decoder world_size (W) is not divisible
     # by expert_tensor_model_pipeline_parallel size (E)"), vLLM's parallel_state ("world_size (W) is not equal to
     # tensor_model_parallel_size (T) x pipeline_model_parallel_size (P)").
-    _sig("world-size-indivisible", r"world_size \(\d+\) is not (?:divisible by|equal to) ",
+    # torch's DeviceMesh (device_mesh.py: "Mesh should not be bigger than default world size[ W], but found N ranks!").
+    _sig("world-size-indivisible", r"world_size \(\d+\) is not (?:divisible by|equal to) |"
+         r"Mesh should not be bigger than default world size",
          "The number of processes started (the world size) does not fit the model-parallel sizes: one model copy "
          "needs tensor x pipeline (x context/expert) parallel ranks and the world size must be a multiple of that "
          "(or equal to it). Too few processes were started (one process from an interactive shell or `python "

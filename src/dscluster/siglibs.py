@@ -63,11 +63,14 @@ LIBRARY_SIGNATURES: tuple[Signature, ...] = (
          "checkpointing: gradient_checkpointing_kwargs={\"use_reentrant\": False}); check that some parameters have "
          "requires_grad=True (model.print_trainable_parameters()); compute the loss outside no_grad from undetached "
          "outputs.", retry=False),
-    # autograd's version counter check.
+    # autograd's version counter check; DDP's _sync_buffers copies the broadcast buffers in place before every forward
+    # (torch/nn/parallel/distributed.py, broadcast_buffers=True; pytorch/pytorch#70260).
     _sig("autograd-inplace", r"one of the variables needed for gradient computation has been modified by an "
          r"inplace operation",
          "An in-place operation (x += ..., x[...] = ..., an inplace=True activation, a buffer updated in the forward) "
-         "changed a tensor that autograd had saved for the backward pass.",
+         "changed a tensor that autograd had saved for the backward pass; under DistributedDataParallel also DDP's own "
+         "copy of rank 0's buffers (BatchNorm's running statistics) into the module before each forward, when the "
+         "module runs twice before one backward.",
          "Replace that in-place operation with one that makes a new tensor (x = x + y, inplace=False); "
          "torch.autograd.set_detect_anomaly(True) names the operation. Under DDP a buffer broadcast between two "
          "forward passes does the same: DistributedDataParallel(broadcast_buffers=False).", retry=False),

@@ -20,6 +20,7 @@ from dscluster.sighf import HF_SIGNATURES
 from dscluster.siglibs import LIBRARY_SIGNATURES
 from dscluster.sigparallel import PARALLEL_SIGNATURES
 from dscluster.sigsetup import SETUP_SIGNATURES
+from dscluster.sigtorch import TORCH_SIGNATURES
 from dscluster.sigtraining import TRAINING_SIGNATURES
 from dscluster.sigtypes import Signature, then
 from dscluster.sigtypes import sig as _sig
@@ -69,7 +70,8 @@ CUTS_THE_COMMAND = frozenset({"shell-continuation"})
 # Facts about the node that may stand in the lines before a rank's vague error (explain: BEFORE_THE_ERROR).
 NODE_FACTS = frozenset({"driver-library-mismatch", "fabric-manager", "gpu-exclusive", "container-gpu",
                         "nccl-unavailable", "open-files-limit", "container-gpu-lost", "libaio-missing",
-                        "link-lib-missing", "extensions-dir-permission", "mkl-threading-layer", "driver-insufficient"})
+                        "link-lib-missing", "extensions-dir-permission", "mkl-threading-layer", "driver-insufficient",
+                        "dev-shm-permission"})
 # What may stand before a rank's vague error: those facts, and a library's own warning about the very call that failed
 # (NCCL's WARN of a mismatched collective, before torch's `NCCL error ... invalid usage`).
 BEFORE_VAGUE = NODE_FACTS | {"collective-mismatch"}
@@ -139,8 +141,10 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "Resume from an earlier complete checkpoint (move the broken one aside; `dscluster ckpt verify` checks one), "
          "or download the weights again (git lfs pull, then compare sizes or checksums); free disk space before the "
          "next save.", retry=False),
+    # ... and torch.distributed.checkpoint's planner (default_planner.py: "Missing key in checkpoint state_dict: {fqn}.").
     _sig("ckpt-model-mismatch", r"Error\(s\) in loading state_dict for|(?:Missing|Unexpected) key\(s\) in state_dict|"
-         r"unexpected key \"[^\"\n]{1,300}\" in state_dict|size mismatch for [\w.]+: copying a param with shape",
+         r"unexpected key \"[^\"\n]{1,300}\" in state_dict|size mismatch for [\w.]+: copying a param with shape|"
+         r"Missing key in checkpoint state_dict: [\w.]+",
          "The checkpoint does not fit the model it is loaded into: a model of another configuration or size, keys saved "
          "through a wrapper (DataParallel/DDP's `module.` prefix), or parameters that ZeRO-3 has partitioned (shape "
          "[0]) loaded without DeepSpeed's loader.",
@@ -194,6 +198,7 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "Give every user (and the container's user) a writable cache: TORCH_EXTENSIONS_DIR=/tmp/$USER/torch_extensions, "
          "TRITON_CACHE_DIR and TORCHINDUCTOR_CACHE_DIR likewise, or a writable HOME; set them for every rank "
          "(.deepspeed_env for remote ones).", retry=False),
+    *TORCH_SIGNATURES,
     *TRAINING_SIGNATURES,
     *DEEPSPEED_SIGNATURES,
     *SETUP_SIGNATURES,

@@ -1,0 +1,84 @@
+"""Failure signatures of PyTorch's own distributed machinery (round 24 of issue 45): DistributedDataParallel given a
+module that is not on the one GPU its device_ids name, FSDP run on a process whose current CUDA device is not the
+rank's, a collective on a tensor dtype the backend has no reduction for (bool on NCCL before 1.7, on gloo), a build of
+torch without torch.distributed, NCCL refused its shared-memory segment, and the elastic agent forwarding the hang-up
+it received. Each pattern is the wording of the component that prints it (torch/nn/parallel/distributed.py,
+torch/distributed/fsdp/_init_utils.py and _flat_param.py, ProcessGroupNCCL.cpp and ProcessGroupGloo.cpp,
+torch/distributed/__init__.py, NCCL's shm.h and shmutils.cc, torch/distributed/elastic/multiprocessing/api.py and
+agent/server/api.py), never one log's. sigmessages.py places this table before the training stack's: more specific
+than the installed-package answer (import-name) and /dev/shm's size (dev-shm-full). The real logs they are measured
+on are tests/data/failures (tests/unit/test_failure_corpus.py)."""
+
+from __future__ import annotations
+
+from dscluster.sigtypes import Signature, then
+from dscluster.sigtypes import sig as _sig
+
+# torch.distributed's core API, which every build with distributed support has (torch/distributed/__init__.py imports
+# it from distributed_c10d when is_available()); its absence is a build without distributed, not another version.
+_CORE = (r"init_process_group|is_initialized|get_rank|get_world_size|barrier|all_reduce|broadcast|new_group|"
+         r"ProcessGroup|ReduceOp|destroy_process_group")
+
+TORCH_SIGNATURES: tuple[Signature, ...] = (
+    # torch/nn/parallel/distributed.py: "DistributedDataParallel device_ids and output_device arguments only work with
+    # single-device/multiple-device GPU modules or CPU modules, but got device_ids {}, output_device {}, and module
+    # parameters {}." (1.8+); before it "... only work with single-device CUDA modules, but got device_ids {} ...".
+    _sig("ddp-module-device", r"DistributedDataParallel device_ids and output_device arguments only work with "
+         r"single-device(?:/multiple-device)? (?:CUDA|GPU) modules",
+         "DistributedDataParallel was given device_ids for a module that is not on that one GPU: the model was "
+         "wrapped before it was moved to the rank's GPU (its parameters still on the CPU), or it is spread over "
+         "several GPUs (device_map=\"auto\", a model split by hand), where device_ids must not be given.",
+         "Move the model to the rank's GPU before wrapping it (model.to(local_rank), then DistributedDataParallel("
+         "model, device_ids=[local_rank])); for a model spread over several GPUs pass device_ids=None, or load it "
+         "whole on each rank's GPU (no device_map=\"auto\" under DDP). A restart fails the same way.", retry=False),
+    # torch/distributed/fsdp/_flat_param.py ("Expects tensor to be on the compute device {}") and _init_utils.py
+    # ("Inconsistent compute device and `device_id` on rank {}: {} vs {}"): FSDP builds its tensors on
+    # torch.cuda.current_device(), which is cuda:0 on every rank that never called set_device.
+    _sig("fsdp-current-device", r"Expects tensor to be on the compute device cuda:\d+|"
+         r"Inconsistent compute device and `?device_id`? on rank \d+",
+         "FSDP runs on a process whose current CUDA device is not the rank's GPU: torch.cuda.set_device(local_rank) "
+         "was never called (every rank's current device is cuda:0), so the tensors FSDP builds on the current device "
+         "and the GPU named by device_id (or the module's) differ.",
+         "Call torch.cuda.set_device(local_rank) in every rank before init_process_group and FSDP, and give FSDP "
+         "device_id=torch.cuda.current_device(). A restart fails the same way.", retry=False),
+    # ProcessGroupNCCL.cpp's getNcclDataType ("Unsupported data type for NCCL process group"; torchcomms' "Unsupported
+    # tensor data type for NCCL"), and ProcessGroupGloo.cpp's GENERATE_ALL_TYPES, whose default case is "Invalid scalar
+    # type", raised in the collective's frame of distributed_c10d.py.
+    _sig("collective-dtype-unsupported", r"Unsupported (?:tensor )?data type for (?:NCCL|XCCL)(?: process group)?|"
+         r"distributed_c10d\.py\"?, line \d+, in \w+\n(?:[^\n]*\n){0,4}?[^\n]*Invalid scalar type",
+         "A collective was given a tensor of a dtype its backend cannot reduce or move: torch.bool on NCCL before "
+         "PyTorch 1.7, torch.bool on gloo (its type dispatch has no bool), a dtype the installed backend lacks.",
+         "Cast the tensor before the collective and back after it (t.to(torch.uint8) or t.long() for a bool, "
+         "float32 for an unsupported float type), or upgrade PyTorch (NCCL takes bool since 1.7). A restart fails "
+         "the same way.", retry=False),
+    # torch/distributed/__init__.py defines the API only when torch._C has c10d (is_available()); the macOS binaries
+    # before 1.8, NVIDIA's Jetson wheels and builds with USE_DISTRIBUTED=0 lack it.
+    _sig("dist-unavailable", r"module 'torch\.distributed' has no attribute '(?:" + _CORE + r")'|"
+         r"cannot import name '(?:" + _CORE + r")' from 'torch\.distributed'|"
+         r"No module named 'torch\._C\._distributed_c10d'",
+         "The installed PyTorch was built without distributed support (torch.distributed.is_available() is False): "
+         "the macOS binaries before 1.8, some ARM wheels (NVIDIA Jetson's) and source builds with USE_DISTRIBUTED=0 "
+         "leave out torch.distributed's process groups.",
+         "Install a PyTorch build with distributed support (the official Linux wheels; on macOS 1.8 or later) and "
+         "check it with python -c \"import torch; print(torch.distributed.is_available())\"; on one GPU run without "
+         "distributed. A restart fails the same way.", retry=False),
+    # NCCL's shm.h ("Call to shm_open failed : %s", older "shm_open failed to open %s") and shmutils.cc ("Error while
+    # creating/attaching to shared memory segment %s (size %ld), error: %s (%d)"), with strerror(EACCES).
+    _sig("dev-shm-permission", then(r"shm_open|shared memory segment", r"Permission denied|\(13\)"),
+         "NCCL could not create its shared-memory segments: /dev/shm is not writable by the user that runs the ranks "
+         "(its mode lost the sticky world-writable 1777, or a container or security policy mounts it read-only "
+         "for that user).",
+         "Make /dev/shm writable for every user on every node (chmod 1777 /dev/shm; in a container --ipc=host or a "
+         "writable --shm-size mount), or keep NCCL off it with NCCL_SHM_DISABLE=1 (slower intra-node transfers). "
+         "A restart fails the same way.", retry=False),
+    # torch/distributed/elastic/agent/server/api.py ("Received {sig} death signal, shutting down workers") and
+    # multiprocessing/api.py ("Sending process {pid} closing signal {sig.name}", SignalException "Process {pid} got
+    # signal: {sigval}"): the agent forwards the SIGHUP it received to its workers.
+    _sig("sighup", r"closing signal SIGHUP\b|Received 1 death signal|Received SIGHUP death signal|"
+         r"SignalException: Process \d+ got signal: (?:1\b|SIGHUP|Signals\.SIGHUP)",
+         "The launcher received a hang-up (SIGHUP): the terminal or SSH session it was started from closed, and it "
+         "stopped its workers with the same signal. The training itself did not fail.",
+         "Start the run so that it outlives the session: under dscluster's supervisor (it runs detached), tmux or "
+         "screen, or setsid/nohup with the shell's job disowned (nohup alone is undone by launchers that reinstall "
+         "SIGHUP's handler); then resume from the last checkpoint."),
+)
