@@ -18,6 +18,7 @@ from dscluster.sigdevices import DEVICE_SIGNATURES
 from dscluster.sigframeworks import FRAMEWORK_SIGNATURES
 from dscluster.sighf import HF_SIGNATURES
 from dscluster.siglibs import LIBRARY_SIGNATURES
+from dscluster.sigmodels import MODEL_SIGNATURES
 from dscluster.sigparallel import PARALLEL_SIGNATURES
 from dscluster.sigsetup import SETUP_SIGNATURES
 from dscluster.sigtorch import TORCH_SIGNATURES
@@ -199,6 +200,7 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "TRITON_CACHE_DIR and TORCHINDUCTOR_CACHE_DIR likewise, or a writable HOME; set them for every rank "
          "(.deepspeed_env for remote ones).", retry=False),
     *TORCH_SIGNATURES,
+    *MODEL_SIGNATURES,
     *TRAINING_SIGNATURES,
     *DEEPSPEED_SIGNATURES,
     *SETUP_SIGNATURES,
@@ -222,8 +224,13 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "Install a newer libstdc++ in that environment (conda install -c conda-forge libstdcxx-ng, or the OS's gcc "
          "runtime), put the directory holding the newer one first in LD_LIBRARY_PATH, or install builds made for "
          "this OS; the same on every node.", retry=False),
+    # Accelerate's own refusal (accelerate/state.py, PartialState, after utils.environment.check_cuda_p2p_ib_support
+    # finds RTX 3090/4000-series cards and NCCL_P2P_DISABLE/NCCL_IB_DISABLE unset): "Using RTX 4000 series doesn't
+    # support faster communication broadband via P2P or IB. Please set `NCCL_P2P_DISABLE="1"` and ..."; "RTX 3090 or
+    # 4000 series" in the releases that also checked the 3090.
     _sig("p2p-unsupported", r"peer access is not supported between these two device|cudaErrorPeerAccessUnsupported|"
-         r"Cuda failure 217\b|cudaIpcOpenMemHandle failed|Failed to open CUDA IPC handle",
+         r"Cuda failure 217\b|cudaIpcOpenMemHandle failed|Failed to open CUDA IPC handle|"
+         r"Using RTX (?:3090 or )?4000 series doesn't support faster communication broadband via P2P or IB",
          "GPU peer-to-peer access between two GPUs of a node is not available: the GPUs or the PCIe topology do not "
          "support it (consumer cards such as RTX 3090/4090, virtual machines, IOMMU/ACS), or containers cannot "
          "share CUDA IPC between ranks.",
