@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dscluster.sigdeepspeed import DEEPSPEED_SIGNATURES
 from dscluster.sigdevices import DEVICE_SIGNATURES
+from dscluster.sigfinetune import FINETUNE_SIGNATURES
 from dscluster.sigframeworks import FRAMEWORK_SIGNATURES
 from dscluster.sighf import HF_SIGNATURES
 from dscluster.siglibs import LIBRARY_SIGNATURES
@@ -206,6 +207,7 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
     *SETUP_SIGNATURES,
     *FRAMEWORK_SIGNATURES,
     *HF_SIGNATURES,
+    *FINETUNE_SIGNATURES,
     *LIBRARY_SIGNATURES,
     *DEVICE_SIGNATURES,
     *PARALLEL_SIGNATURES,

@@ -1,0 +1,64 @@
+"""Failure signatures of the fine-tuning frameworks people run on several GPUs, in their own words (round 27 of
+issue 45): Unsloth refusing a multi-GPU setup, FSDP's transformer auto-wrap given a layer class the model does not
+have (transformers' Trainer, accelerate's FSDP plugin and the frameworks that copy their check), LLaMA-Factory refusing
+a run no launcher started, and transformers' lazy import wrapping an ImportError of a name the installed package lacks.
+Each pattern is the wording of the code that prints it, cited above it, never one log's; `retry=False` throughout: the
+same command meets the same check again. sigmessages.py places this table after Hugging Face's. The real logs they
+are measured on are tests/data/failures (tests/unit/test_failure_corpus.py)."""
+
+from __future__ import annotations
+
+from dscluster.sigtypes import Signature
+from dscluster.sigtypes import sig as _sig
+
+FINETUNE_SIGNATURES: tuple[Signature, ...] = (
+    # Unsloth's own refusals: unsloth/models/llama.py (and _utils.py) `raise RuntimeError('Unsloth currently does not
+    # work on multi GPU setups - sadly we are a 2 brother team so ...')` when the Trainer's loop is not its patched one,
+    # and tokenizer_utils.py `raise RuntimeError('Unsloth currently does not support multi GPU setups - but we are
+    # working on it!')` when more than one GPU is in use.
+    _sig("single-gpu-only", r"Unsloth currently does not (?:work on|support) multi[- ]?GPU setups",
+         "Unsloth (its free release) trains on one GPU only: it found a multi-GPU setup (several GPUs visible to the "
+         "process, or several ranks started by a distributed launcher) and refused to train.",
+         "Train on one GPU (CUDA_VISIBLE_DEVICES=0, one plain python process, no torchrun or accelerate launch over "
+         "several GPUs); for several GPUs, train without Unsloth (transformers or TRL with DeepSpeed or FSDP) or with "
+         "an Unsloth release that supports multi-GPU training. A restart fails the same way.", retry=False),
+    # FSDP's transformer-based auto-wrap, by class name: transformers' trainer.py (_wrap_model) and accelerate's
+    # utils/dataclasses.py (FullyShardedDataParallelPlugin.set_auto_wrap_policy) `raise Exception("Could not find the
+    # transformer layer class to wrap in the model.")`; accelerate's FSDP2 path (utils/fsdp_utils.py) `raise
+    # ValueError(f"Could not find the transformer layer class {layer_class} in the model.")`; verl and axolotl copy the
+    # first wording.
+    _sig("fsdp-wrap-class", r"Could not find the transformer layer class (?:to wrap in the model|[\w.]+ in the model)",
+         "FSDP's transformer auto-wrap was given a layer class name that is no class of the loaded model "
+         "(fsdp_transformer_layer_cls_to_wrap, the accelerate config's fsdp_transformer_layer_cls_to_wrap, or the "
+         "model's _no_split_modules): another architecture's layer (LlamaDecoderLayer for a GPT-NeoX model), or a "
+         "name the installed transformers spells otherwise (LLaMADecoderLayer before its rename).",
+         "Name the loaded model's own decoder-layer class (print type(m).__name__ of the model's modules: "
+         "GPTNeoXLayer, LlamaDecoderLayer, Qwen2DecoderLayer, BloomBlock, ...), or leave it unset so the model's "
+         "_no_split_modules are used, or wrap by size (fsdp_min_num_params). A restart fails the same way.",
+         retry=False),
+    # LLaMA-Factory's hparams/parser.py (get_train_args): `if training_args.parallel_mode ==
+    # ParallelMode.NOT_DISTRIBUTED: raise ValueError("Please launch distributed training with `llamafactory-cli` or
+    # `torchrun`.")` (several GPUs visible to one process no launcher started) and, next to it, `if
+    # training_args.deepspeed and training_args.parallel_mode != ParallelMode.DISTRIBUTED: raise ValueError("Please
+    # use `FORCE_TORCHRUN=1` to launch DeepSpeed training.")`.
+    _sig("not-launched", r"Please launch distributed training with `?llamafactory-cli`? or `?torchrun`?|"
+         r"Please use `?FORCE_TORCHRUN=1`? to launch DeepSpeed training",
+         "LLaMA-Factory refused to train: the run needs ranks (several GPUs visible to the process, or a DeepSpeed "
+         "config) but it was started as one plain python process (python src/train.py, or llamafactory-cli without "
+         "its torchrun for DeepSpeed), so no launcher set the variables each rank needs (RANK, LOCAL_RANK, "
+         "WORLD_SIZE).",
+         "Start it with llamafactory-cli train CONFIG (FORCE_TORCHRUN=1 for DeepSpeed, NNODES, NODE_RANK and "
+         "MASTER_ADDR for several nodes) or torchrun --nproc_per_node N src/train.py CONFIG; to train in one plain "
+         "python process, show it one GPU (CUDA_VISIBLE_DEVICES=0) and no DeepSpeed config.", retry=False),
+    # transformers' utils/import_utils.py (_LazyModule._get_module): `raise RuntimeError(f"Failed to import
+    # {self.__name__}.{module_name} because of the following error (look up to see its traceback):\n{e}")`, so
+    # ImportError's own words `cannot import name 'X' from 'pkg'` stand on the next line (or, pasted, the same one).
+    _sig("import-name", r"because of the following error \(look up to see its\s+traceback\):\s*"
+         r"cannot import name '\w+' from '[\w.]+'",
+         "transformers could not import one of its own modules: that module imports a name (the `cannot import "
+         "name 'X' from 'package'` line) that the installed package does not have, so transformers and that "
+         "package (accelerate, torch, peft, ...) are of versions that do not go together.",
+         "Install versions that go together: upgrade the package the line names after `from` (pip install -U "
+         "accelerate), or install the transformers release written for it; the same versions on every node "
+         "(pip show transformers accelerate on each). A restart fails the same way.", retry=False),
+)
