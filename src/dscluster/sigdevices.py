@@ -23,8 +23,10 @@ DEVICE_SIGNATURES: tuple[Signature, ...] = (
          "that nvidia-smi works, and hold the driver packages (apt-mark hold) so they do not change under running "
          "jobs; restarting the run alone meets the same mismatch.", retry=False),
     # CUDA's cudaErrorSystemNotReady (802): NVSwitch systems without a running Fabric Manager.
+    # nccl-tests' CUDACHECK (src/common.h) and NCCL's own print CUDA's string quoted: "Test CUDA failure common.cu:N
+    # 'system not yet initialized'", "NCCL WARN Cuda failure 'system not yet initialized'".
     _sig("fabric-manager", r"(?:\b802\b\)?|CUDA error|->)\s?:?\s?system not yet initiali[sz]ed|cudaErrorSystemNotReady|"
-         r"CUDA_ERROR_SYSTEM_NOT_READY",
+         r"CUDA_ERROR_SYSTEM_NOT_READY|CUDA failure [^'\n]{0,80}'system not yet initiali[sz]ed'",
          "CUDA could not initialise the GPUs (error 802, system not yet initialized): on NVSwitch systems (HGX/DGX "
          "A100, H100, H200) the NVIDIA Fabric Manager service must be running, at the driver's exact version, "
          "before CUDA can use them.",

@@ -20,6 +20,7 @@ from dscluster.sigframeworks import FRAMEWORK_SIGNATURES
 from dscluster.sighf import HF_SIGNATURES
 from dscluster.siglibs import LIBRARY_SIGNATURES
 from dscluster.sigmodels import MODEL_SIGNATURES
+from dscluster.signccl import CCL_SIGNATURES
 from dscluster.sigparallel import PARALLEL_SIGNATURES
 from dscluster.sigsetup import SETUP_SIGNATURES
 from dscluster.sigtorch import TORCH_SIGNATURES
@@ -211,6 +212,7 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
     *LIBRARY_SIGNATURES,
     *DEVICE_SIGNATURES,
     *PARALLEL_SIGNATURES,
+    *CCL_SIGNATURES,
     # The dynamic loader's words, in English or as glibc's zh_CN catalog prints them (full-width colons or not).
     _sig("loader-lib-missing", r"(?:error while load(?:ing|ed) shared librar(?:y|ies)|加载共享库时出错) ?[:：]? ?[^\s:：]{1,200}? ?[:：]? ?"
          r"(?:cannot open shared object file|无法打开共享对象文件|\.?No such file)",

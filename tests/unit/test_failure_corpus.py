@@ -529,14 +529,28 @@ GENERIC = explain.GENERIC | {"python-error", "rank-crash", "nccl-error", "native
 # 26 added, before its rules: held-out split 152/161 (0.944), misleading 2/161 (0.0124) held out and 0/336 tune,
 # restart agreement 485/497 (0.976) (RESULTS.md); the held-out floor below is set at what that corpus meets, two
 # families its tune cases name waiting for its rules (ROUND26_PENDING).
-MIN_RIGHT_HOLDOUT = 0.94
+# restart agreement 485/497 (0.976) (RESULTS.md); the held-out floor was then set at what that corpus met, two
+# families its tune cases named waiting for its rules (ROUND26_PENDING, then).
+# Then its rules, each from the words of the component that prints them (signccl.py, a new table of the multi-node
+# communication stack; a second wording and near misses in tests/unit/test_explain_round26.py): Open MPI's `An invalid
+# value was given for btl_tcp_if_include` (or oob_tcp's) and btl_tcp_endpoint's `received unexpected process
+# identifier` (mpi-tcp-interface), Open MPI's `OMPI was not built with ...'s PMI support` (mpi-pmi-unsupported), the
+# MPI launcher's `unable to find the specified executable file` where the Executable line, or the command's first word
+# after -np N, is a host list (launcher-argument-as-program, before script-not-found), NCCL's nvls.cc `Cuda failure` and
+# `Failed to bind NVLink SHARP (NVLS) Multicast memory` (nvls-multicast); fabric-manager reads the string quoted by
+# nccl-tests' and NCCL's CUDACHECK (`CUDA failure ... 'system not yet initialized'`); the scheduler's table reads its
+# clients' `fatal: ... mutually exclusive` (slurm-request-invalid, its cause naming options refused together) and
+# slurmstepd's execve of the spooled batch script (slurm-node-fault). Only the round's 8 misses changed over the corpus
+# and tests/data/explain. Its 5 examined held-out misses moved to tune (`moved`). Round 26 is 13/13 right since; the
+# held-out split as it stands is 152/156 (0.974), misleading 1/156 (0.0064) held out and 0/341 tune; restart agreement
+# 486/497 (0.978). The honest figure stays the one before the rules: 152/269 (0.565) held out when measured, rounds 1-25
+# and 26, 15 misleading.
+MIN_RIGHT_HOLDOUT = 0.97
 MAX_WRONG = 0.02
 MIN_RESTART_AGREES = 0.97
 ROUND22_NOT_WRITTEN = {"nccl-version-bug"}
 # A family a round 24 tune case names that no rule gives: the log does not show what would tell it (RESULTS.md).
 ROUND24_NOT_WRITTEN = {"filestore-race"}
-# Families round 26's tune cases name that no rule gives yet: waiting for the round's rules (RESULTS.md).
-ROUND26_PENDING = {"slurm-node-fault", "mpi-pmi-unsupported"}
 
 
 @dataclass(frozen=True)
@@ -615,7 +629,7 @@ def test_the_corpus_is_large_real_and_complete():
     known = {s.name for s in explain.SIGNATURES} | GENERIC
     # Besides the table: what the launcher's printed command line shows (launchcmd.py), and t42's Accelerate check.
     tune = [c for c in all_cases if c.split == "tune"]
-    assert {s for c in tune for s in c.expected} - known - {"crlf-script", "accelerate-version"} - ROUND22_NOT_WRITTEN - ROUND24_NOT_WRITTEN - ROUND26_PENDING == set()
+    assert {s for c in tune for s in c.expected} - known - {"crlf-script", "accelerate-version"} - ROUND22_NOT_WRITTEN - ROUND24_NOT_WRITTEN == set()
 
 
 def test_right_on_the_held_out_split(outcomes):

@@ -70,13 +70,26 @@ class SlurmBackend(Backend):
             r"Connection refused)\S|More processors requested than permitted|Requested node configuration is not available|"
             r"Invalid generic resource \(gres\) specification|Invalid (?:partition name|qos specification|account or "
             r"account/partition combination)|Node count specification invalid|Memory required by task is not available|"
-            r"is not a valid node count|invalid node count",
-            "Slurm refused the job's resource request: no node of the partition can satisfy it (more GPUs, tasks or "
+            r"is not a valid node count|invalid node count|"
+            # srun's/sbatch's option checks (src/common/slurm_opt.c, srun's opt.c) end in fatal(): "SLURM_GPUS_PER_TASK
+            # is mutually exclusive with --ntasks-per-gpu and SLURM_NTASKS_PER_GPU", "SLURM_MEM_PER_CPU,
+            # SLURM_MEM_PER_GPU, and SLURM_MEM_PER_NODE are mutually exclusive" (an option and one inherited from sbatch).
+            r"(?:srun|sbatch|salloc): fatal: [^\n]{0,200}?\bmutually exclusive\b",
+            "Slurm refused the job's resource request: options it does not take together (one often inherited from "
+            "the batch job's environment), or no node of the partition can satisfy it (more GPUs, tasks or "
             "CPUs per node than the nodes have or allow, a GRES form the cluster does not use, a partition, account "
             "or QOS it requires missing).",
             "Ask for what one node of the partition has (sinfo -o '%P %D %c %m %G', scontrol show node), use the "
             "cluster's GPU syntax (--gres=gpu:N or --gpus), and name the partition/account/QOS it requires; nothing "
             "ran, and the same request is refused again.", retry=False),
+        # slurmstepd exec()s the batch script slurmd wrote into its spool directory (SlurmdSpoolDir/jobN/slurm_script;
+        # src/slurmd/slurmstepd: error("execve(): %s: %m")): gone before it ran is the node's fault, not the job's.
+        sig("slurm-node-fault", r"slurmstepd(?:-[\w.-]+)?: error: execve\(\): \S*/job\d+/slurm_script: No such file",
+            "The node's Slurm daemon could not run the batch script it had stored in its own spool directory "
+            "(SlurmdSpoolDir/jobN/slurm_script): the spool is on a /tmp that is cleaned or private to the service, "
+            "or the node's slurmd is in a bad state; the job itself is not at fault.",
+            "Tell the cluster's administrators the node's name (they fix its spool directory or restart slurmd or the "
+            "node); meanwhile submit with --exclude=<node>.", retry=False),
         sig("slurm-time-limit", r"CANCELLED AT \S+ DUE TO TIME LIMIT",
             "Slurm stopped the job at its time limit (--time).",
             "Resume from the newest checkpoint in a new job (a restart resumes from the last committed checkpoint), "

@@ -1,0 +1,65 @@
+"""Failure signatures of the collective-communication stack of multi-node GPU jobs (round 26 of issue 45): Open MPI's
+TCP transport on an interface the nodes do not share, Open MPI started directly by the scheduler without its PMI
+support, the MPI launcher taking a word of its command line (a host list without its option) as the program, and
+NCCL's NVLink SHARP (NVLS) multicast failing on an NVSwitch node. Each pattern is the wording of the component that
+prints it (Open MPI's opal/mca/btl/tcp help-mpi-btl-tcp.txt and btl_tcp_endpoint.c, its ess/PMI help text, its
+launcher's help-orterun.txt; NCCL's src/transport/nvls.cc), never one log's. sigmessages.py places this table after
+the parallel frameworks', before the loader's words and every answer that only says something failed (the MPI
+launcher's daemons, a script not found). The real logs they are measured on are tests/data/failures
+(tests/unit/test_failure_corpus.py)."""
+
+from __future__ import annotations
+
+from dscluster.sigtypes import Signature, then
+from dscluster.sigtypes import sig as _sig
+
+# A host list as the MPI launchers and Horovod take it after -H/--host: name:slots[,name:slots...].
+_HOSTS = r"[\w.-]{1,64}:\d{1,5}(?:,[\w.-]{1,64}:\d{1,5}){0,63}"  # bounded: read in linear time
+
+CCL_SIGNATURES: tuple[Signature, ...] = (
+    # Open MPI, opal/mca/btl/tcp/help-mpi-btl-tcp.txt [invalid if_inexclude]: "WARNING: An invalid value was given
+    # for btl_tcp_if_include.  This value will be ignored. ... Message: Unknown interface name" (oob_tcp's help has
+    # the same for oob_tcp_if_include); btl_tcp_endpoint.c's mca_btl_tcp_endpoint_recv_connect_ack: "received
+    # unexpected process identifier" when a connection comes from another process than the one the address was
+    # published for (an address every node has: docker0's 172.17.0.1, a bridge).
+    _sig("mpi-tcp-interface", r"An invalid value was given for (?:btl|oob)_tcp_if_(?:include|exclude)\b|"
+         r"recv_connect_ack\]? received unexpected process identifier",
+         "Open MPI's TCP transport was not confined to the network the nodes share: the interface it was given is "
+         "named otherwise (or absent) on one node, or it used one every node has at the same address (docker0, a "
+         "bridge), so a process reached the wrong peer or none.",
+         "Give the MPI launcher the training network on every node by subnet, which does not depend on the "
+         "interface's name (-mca btl_tcp_if_include 10.0.0.0/24, and oob_tcp_if_include likewise), or exclude the "
+         "virtual ones (-mca btl_tcp_if_exclude lo,docker0); NCCL_SOCKET_IFNAME to the same network.", retry=False),
+    # Open MPI's PMI help text when a rank finds itself direct-launched by a scheduler it has no PMI support for:
+    # 'The application appears to have been direct launched using "<launcher>", but OMPI was not built with
+    # <scheduler>'s PMI support and therefore cannot execute.'
+    _sig("mpi-pmi-unsupported", r"OMPI was not built with \S+ PMI support",
+         "The ranks were started directly by the scheduler's step launcher, but this Open MPI was built without "
+         "that scheduler's PMI/PMIx support (or the scheduler without the PMIx this Open MPI needs), so no rank "
+         "can join the job: MPI_Init fails in each.",
+         "Start the ranks with the MPI launcher inside the allocation, or pick a PMI the two share in the step "
+         "launcher's --mpi option (its --mpi=list shows what the scheduler was built with: pmix, pmi2), or rebuild "
+         "Open MPI --with-pmix/--with-pmi against the scheduler's.", retry=False),
+    # Open MPI's help-orterun.txt [orterun:executable-not-found]: "... was unable to find the specified executable
+    # file ... (remember that <launcher> interprets the first unrecognized command line token as the executable).
+    # ... Executable: <token>": a token that is a host list is an option's value that lost its option (-H).
+    _sig("launcher-argument-as-program", r"^[ \t]*Executable:[ \t]{1,16}" + _HOSTS + r"[ \t]*$|" + then(
+         r"(?:^|[ \t])-(?:np|n)[ \t]{1,8}\d{1,6}[ \t]{1,8}" + _HOSTS + r"\s",
+         r"unable to find the specified executable file", r"[\s\S]"),
+         "The MPI launcher took a word of its command line as the program to run: a host list given without its "
+         "option (-H), so it found no such executable; the training script was never looked for.",
+         "Put the host list after its option (-H host1:2,host2:2, or --hostfile), then the program and its "
+         "arguments (python train.py ...); the launcher runs the first word it does not know as the program.",
+         retry=False),
+    # NCCL's src/transport/nvls.cc: its CUCHECK of the multicast calls (cuMulticastCreate, cuMulticastAddDevice,
+    # cuMulticastBindMem) prints "transport/nvls.cc:N NCCL WARN Cuda failure N '<CUDA's error string>'"; since 2.2x
+    # "Failed to bind NVLink SHARP (NVLS) Multicast memory of size N : CUDA error N '...'".
+    _sig("nvls-multicast", r"Failed to bind NVLink SHARP \(NVLS\) Multicast memory|"
+         r"transport/nvls\.cc:\d+ NCCL WARN Cuda failure\b",
+         "NCCL's NVLink SHARP (NVLS) transport failed a CUDA multicast call on this NVSwitch node: the NVSwitches' "
+         "multicast, which the Fabric Manager sets up, is not usable in its present state (Fabric Manager or "
+         "NVSwitch trouble, or its multicast objects used up).",
+         "Check the node's fabric (nvidia-smi -q: Fabric State Completed, Status Success; the nvidia-fabricmanager "
+         "service at the driver's version) and restart it or the node; meanwhile NCCL_NVLS_ENABLE=0 avoids NVLS "
+         "at some speed.", retry=False),
+)
