@@ -14,6 +14,7 @@ import logging
 import os
 import re
 import signal
+import sys
 
 import accelerate.accelerator as acc_mod
 import torch
@@ -95,6 +96,16 @@ def main() -> None:
             accelerator.save_state(None if automatic else
                                    os.path.join(args.output_dir, args.layout.replace("N", str(step))))
     accelerator.wait_for_everyone()
+    # Leave as PyTorch asks (every rank destroys its process group), then without Python's finalization, as
+    # hf_trainer_script.py does and for the same reason, seen here in CI too: after a finished run a gloo thread of
+    # DeepSpeed's groups still held work while Python finalized, and rank 2 aborted ("terminate called without an
+    # active exception") after its last step, failing a run whose every rank had finished.
+    if torch.distributed.is_initialized():
+        torch.distributed.barrier()
+        torch.distributed.destroy_process_group()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":
