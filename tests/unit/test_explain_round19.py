@@ -10,13 +10,9 @@ of each, in another version's or another caller's words than the corpus case it 
 that must not be read as it."""
 
 import pytest
+from explain_rounds import sig
 
 from dscluster import explain
-
-
-def sig(text: str) -> str | None:
-    found = explain.explain(text)
-    return found.signature if found else None
 
 
 @pytest.mark.parametrize("text,expected", [

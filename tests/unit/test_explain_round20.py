@@ -4,19 +4,11 @@ initialized CUDA (notebook-cuda-initialized, sigtraining.py), a spawned process 
 __main__ defined (notebook-spawn-main, sigtraining.py): a second wording of each, in another version's or another
 caller's words than the corpus case it was written from, and near misses that must not be read as it."""
 
-import json
-from pathlib import Path
 
 import pytest
+from explain_rounds import FAILURES_ZH, sig
 
 from dscluster import explain
-
-SRC = Path(__file__).resolve().parents[2] / "src" / "dscluster"
-
-
-def sig(text: str) -> str | None:
-    found = explain.explain(text)
-    return found.signature if found else None
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -80,7 +72,7 @@ def test_the_old_ssh_answer_still_reads_a_plain_name_and_the_new_texts_are_trans
     assert sig("ssh: Could not resolve hostname node0: Name or service not known\n") == "ssh-unreachable"
     assert sig("RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you "
                "must use the 'spawn' start method\n") == "cuda-fork"
-    zh = json.loads((SRC / "locale" / "zh_TW" / "failures.json").read_text(encoding="utf-8"))
+    zh = FAILURES_ZH
     for name in ("mpi-host-slots", "notebook-cuda-initialized", "notebook-spawn-main"):
         s = next(s for s in explain.SIGNATURES if s.name == name)
         assert s.cause in zh and s.fix in zh and s.retry is False, name

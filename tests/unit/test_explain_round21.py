@@ -7,21 +7,14 @@ indices (ds-visible-devices), DDP of a module with nothing to train (ddp-no-trai
 wording of each, in another version's or another caller's words than the corpus case it was written from, and near
 misses that must not be read as it."""
 
-import json
-from pathlib import Path
 
 import pytest
+from explain_rounds import FAILURES_ZH, sig
 
 from dscluster import explain
 
-SRC = Path(__file__).resolve().parents[2] / "src" / "dscluster"
 NEW = ("ds-moe-ep-size", "ds-tp-divisible", "pipeline-stages", "ds-op-no-cpu", "mii-compute-capability",
        "ds-visible-devices", "ddp-no-trainable-params", "autograd-nan")
-
-
-def sig(text: str) -> str | None:
-    found = explain.explain(text)
-    return found.signature if found else None
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -109,7 +102,7 @@ def test_a_pasted_traceback_without_its_header_keeps_its_frames():
 
 
 def test_the_new_texts_are_translated_and_mpi_host_slots_is_still_read():
-    zh = json.loads((SRC / "locale" / "zh_TW" / "failures.json").read_text(encoding="utf-8"))
+    zh = FAILURES_ZH
     for name in (*NEW, "ds-include"):
         s = next(s for s in explain.SIGNATURES if s.name == name)
         assert s.cause in zh and s.fix in zh and s.retry is False, name

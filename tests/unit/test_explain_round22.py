@@ -6,20 +6,12 @@ caller's "undefined" marker, Horovod without its framework extension, Click's `t
 submodule of an installed framework: a second wording of each, in another version's or another caller's words than the
 corpus case it was written from, and near misses that must not be read as it."""
 
-import json
-from pathlib import Path
 
 import pytest
+from explain_rounds import FAILURES_ZH, sig
 
 from dscluster import explain
 from dscluster.sigframeworks import FRAMEWORK_SIGNATURES
-
-SRC = Path(__file__).resolve().parents[2] / "src" / "dscluster"
-
-
-def sig(text: str) -> str | None:
-    found = explain.explain(text)
-    return found.signature if found else None
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -119,7 +111,7 @@ def test_the_older_answers_still_stand_and_the_new_texts_are_translated():
     assert sig("ModuleNotFoundError: No module named 'colossalai'\n") == "module-not-found"
     assert sig("ValueError: MPI support has not been built.  If this is not expected, ensure MPI is installed and "
                "reinstall Horovod with HOROVOD_WITH_MPI=1 to debug the build error.\n") == "horovod-without-mpi"
-    zh = json.loads((SRC / "locale" / "zh_TW" / "failures.json").read_text(encoding="utf-8"))
+    zh = FAILURES_ZH
     for s in FRAMEWORK_SIGNATURES:
         assert s.cause in zh and s.fix in zh and s.retry is False, s.name
     heads = explain.explain("ValueError: Total number of attention heads (52) must be divisible by tensor parallel "

@@ -5,20 +5,11 @@ zero_to_fp32.py's partitions that do not add up, and a keyword an installed pack
 wording of each, in another version's or another caller's words than the corpus case it was written from, and near
 misses that must not be read as it."""
 
-import json
-from pathlib import Path
 
 import pytest
+from explain_rounds import FAILURES_ZH, sig
 
-from dscluster import explain
 from dscluster.sigdeepspeed import DEEPSPEED_SIGNATURES
-
-SRC = Path(__file__).resolve().parents[2] / "src" / "dscluster"
-
-
-def sig(text: str) -> str | None:
-    found = explain.explain(text)
-    return found.signature if found else None
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -96,7 +87,7 @@ def test_the_near_misses_keep_their_own_answers():
 
 
 def test_every_new_text_has_a_zh_tw_translation():
-    catalog = json.loads((SRC / "locale" / "zh_TW" / "failures.json").read_text(encoding="utf-8"))
+    catalog = FAILURES_ZH
     missing = [t for s in DEEPSPEED_SIGNATURES for t in (s.cause, s.fix) if t not in catalog]
     assert missing == []
 

@@ -5,20 +5,12 @@ torch built without distributed, NCCL refused /dev/shm, the launcher's forwarded
 a key the distributed checkpoint lacks: a second wording of each, in another version's or another caller's words than
 the corpus case it was written from, and near misses that must not be read as it."""
 
-import json
-from pathlib import Path
 
 import pytest
+from explain_rounds import FAILURES_ZH, sig
 
 from dscluster import explain, rankerror
 from dscluster.sigtorch import TORCH_SIGNATURES
-
-SRC = Path(__file__).resolve().parents[2] / "src" / "dscluster"
-
-
-def sig(text: str) -> str | None:
-    found = explain.explain(text)
-    return found.signature if found else None
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -91,7 +83,7 @@ def test_a_frame_pasted_without_its_indentation_stays_with_its_error():
 
 
 def test_the_new_texts_are_translated_and_only_the_hang_up_restarts():
-    zh = json.loads((SRC / "locale" / "zh_TW" / "failures.json").read_text(encoding="utf-8"))
+    zh = FAILURES_ZH
     for s in TORCH_SIGNATURES:
         assert s.cause in zh and s.fix in zh, s.name
         assert s.retry is (s.name == "sighup"), s.name

@@ -3,20 +3,12 @@ refusing a model loaded before ZeRO-3 was in effect, accelerate's launcher given
 one, and accelerate's own refusal of a port in use: a second wording of each, in another version's or another caller's
 words than the corpus case it was written from, and near misses that must not be read as it."""
 
-import json
-from pathlib import Path
 
 import pytest
+from explain_rounds import FAILURES_ZH, sig
 
 from dscluster import explain
 from dscluster.sighf import HF_SIGNATURES
-
-SRC = Path(__file__).resolve().parents[2] / "src" / "dscluster"
-
-
-def sig(text: str) -> str | None:
-    found = explain.explain(text)
-    return found.signature if found else None
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -69,7 +61,7 @@ def test_the_older_answers_still_stand_and_the_new_texts_are_translated():
     assert sig("RuntimeError: Address already in use\n") == "address-in-use"
     assert sig("ValueError: Less than two GPU ids were configured and tried to run on on multiple GPUs.\n") == \
         "accelerate-config"
-    zh = json.loads((SRC / "locale" / "zh_TW" / "failures.json").read_text(encoding="utf-8"))
+    zh = FAILURES_ZH
     for s in HF_SIGNATURES:
         assert s.cause in zh and s.fix in zh and s.retry is False, s.name
     port = explain.explain("ConnectionError: Tried to launch distributed communication on port 29401, but another "

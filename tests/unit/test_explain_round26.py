@@ -5,20 +5,12 @@ multicast failing, nccl-tests' quoted 'system not yet initialized', the schedule
 lost batch script: a second wording of each, in another version's or another caller's words than the corpus case it
 was written from, and near misses that must not be read as it."""
 
-import json
-from pathlib import Path
 
 import pytest
+from explain_rounds import FAILURES_ZH, sig
 
 from dscluster import explain
 from dscluster.signccl import CCL_SIGNATURES
-
-SRC = Path(__file__).resolve().parents[2] / "src" / "dscluster"
-
-
-def sig(text: str) -> str | None:
-    found = explain.explain(text)
-    return found.signature if found else None
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -82,7 +74,7 @@ def test_the_older_answers_still_stand_and_the_new_texts_are_translated():
     assert sig("RuntimeError: CUDA error: system not yet initialized\n") == "fabric-manager"
     assert sig("sbatch: error: Batch job submission failed: Requested node configuration is not available\n") == \
         "slurm-request-invalid"
-    zh = json.loads((SRC / "locale" / "zh_TW" / "failures.json").read_text(encoding="utf-8"))
+    zh = FAILURES_ZH
     named = {s.name: s for s in explain.SIGNATURES}
     for s in (*CCL_SIGNATURES, named["slurm-node-fault"], named["slurm-request-invalid"]):
         assert s.cause in zh and s.fix in zh and s.retry is False, s.name

@@ -4,20 +4,12 @@ launcher started, transformers' lazy import wrapping an ImportError of a name: a
 release's or another caller's words than the corpus case it was written from, and near misses that must not be read
 as it."""
 
-import json
-from pathlib import Path
 
 import pytest
+from explain_rounds import FAILURES_ZH, sig
 
 from dscluster import explain
 from dscluster.sigfinetune import FINETUNE_SIGNATURES
-
-SRC = Path(__file__).resolve().parents[2] / "src" / "dscluster"
-
-
-def sig(text: str) -> str | None:
-    found = explain.explain(text)
-    return found.signature if found else None
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -77,7 +69,7 @@ def test_the_older_answers_still_stand_and_the_new_texts_are_translated():
     six = ("RuntimeError: Failed to import transformers.training_args because of the following error (look up to see "
            "its traceback):\nNo module named 'torch._six'\n")
     assert sig(six) == "import-name" and not FINETUNE_SIGNATURES[3].pattern.search(six)
-    zh = json.loads((SRC / "locale" / "zh_TW" / "failures.json").read_text(encoding="utf-8"))
+    zh = FAILURES_ZH
     for s in FINETUNE_SIGNATURES:
         assert s.cause in zh and s.fix in zh and s.retry is False, s.name
     unsloth = explain.explain("RuntimeError: Unsloth currently does not work on multi GPU setups - sadly we are a 2 "

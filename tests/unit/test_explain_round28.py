@@ -4,20 +4,12 @@ loads a checkpoint's shards, and accelerate's own refusal of RTX 3090/4000-serie
 turned off: a second wording of each, in another version's or another caller's words than the corpus case it was
 written from, and near misses that must not be read as it."""
 
-import json
-from pathlib import Path
 
 import pytest
+from explain_rounds import FAILURES_ZH, sig
 
 from dscluster import explain
 from dscluster.sigmodels import MODEL_SIGNATURES
-
-SRC = Path(__file__).resolve().parents[2] / "src" / "dscluster"
-
-
-def sig(text: str) -> str | None:
-    found = explain.explain(text)
-    return found.signature if found else None
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -68,7 +60,7 @@ def test_the_older_answers_still_stand_and_the_new_texts_are_translated():
     assert sig("Memory cgroup out of memory: Killed process 4242 (python)\n") == "memcg-oom"
     assert sig("RuntimeError: CUDA error: peer access is not supported between these two devices\n") == \
         "p2p-unsupported"
-    zh = json.loads((SRC / "locale" / "zh_TW" / "failures.json").read_text(encoding="utf-8"))
+    zh = FAILURES_ZH
     for s in MODEL_SIGNATURES:
         assert s.cause in zh and s.fix in zh and s.retry is False, s.name
     assert explain.explain("Loading checkpoint shards:  50%|#####     | 4/8 [02:10<02:22, 35.73s/it]Killed\n").retry \
