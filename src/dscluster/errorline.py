@@ -198,7 +198,7 @@ def transient(text: str) -> bool:
 def restart(line: str) -> tuple[bool, str]:
     """(whether a restart can help, the fix) for an error line: only one of a kind that passes. In the failure corpus
     (issue 45) every log answered by its error line alone failed again on a restart."""
-    if _TRANSIENT.search(line):
+    if transient(line):
         return True, ERROR_LINE_TRANSIENT
     if _DETERMINISTIC.search(line):
         return False, ERROR_LINE_NO_RESTART

@@ -148,7 +148,7 @@ def user_frame(frames: list[tuple[str, int, str | None]]) -> tuple[str, int, str
     """The innermost frame in the user's own code; the innermost of all when every frame is a library's."""
     if not frames:
         return None
-    own = [f for f in frames if not _LIBRARY_FRAME.search(f[0])]
+    own = [f for f in frames if not is_library(f[0])]
     return (own or frames)[-1]
 
 
