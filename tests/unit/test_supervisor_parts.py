@@ -281,3 +281,35 @@ def test_the_rank_that_vanished_first_on_another_node_is_named_over_the_survivor
     assert watch(_Gone("node1", (10.0, [1])), _Gone("node2", (11.0, [2]))).went_first("node1") is None
     assert watch(_Gone("node1", (10.0, [1])), _Gone("node2", None)).went_first("node1") is None
     assert watch(_Gone("node1", (11.0, [1])), _Gone("node2", (10.0, [2, 3]))).went_first("node1") is None
+
+
+class _GoneLater(_Gone):
+    """A channel whose node heartbeats a vanished rank only on the `after`-th look (its heartbeat comes late)."""
+
+    closed = False
+
+    def __init__(self, node, gone, after):
+        super().__init__(node, gone)
+        self.looks, self.after = 0, after
+
+    def first_gone(self):
+        self.looks += 1
+        return self._gone if self.looks >= self.after else None
+
+
+def test_a_survivor_that_spoke_first_waits_for_the_other_nodes_heartbeats_to_name_the_rank_that_went(tmp_path):
+    # Seen in CI under load: rank 0 (node0) SIGKILLed in a save; rank 1 (node1) raised gloo's "Connection closed
+    # by peer" and its launcher line came before node0's next heartbeat. The rank named is node0's, once it says.
+    run_dir = _run_dir(tmp_path)
+    log = run_dir / "logs" / "launcher.log"
+
+    def watch(*chans):
+        return AttemptWatch(list(chans), run_dir=run_dir, log_path=log, lost=lambda now: None, stall_timeout=0)
+
+    late = _GoneLater("node0", (10.0, [0]), after=3)
+    assert watch(_Gone("node1", (10.1, [1])), late).gone_elsewhere("node1", 5.0) == ("node0", 0)
+    assert late.looks == 3  # it waited for that heartbeat, and no longer
+    # Nobody else's went within the wait, or two went at one heartbeat: no peer named.
+    never = _GoneLater("node0", (10.0, [0]), after=10**6)
+    assert watch(_Gone("node1", (10.1, [1])), never).gone_elsewhere("node1", 0.3) is None
+    assert watch(_Gone("node1", (10.1, [1])), _GoneLater("node0", (10.0, [0, 2]), 1)).gone_elsewhere("node1", 1) is None

@@ -212,6 +212,16 @@ class Judge:
         restart = not last and (exp is None or exp.retry) and not (recorded or {}).get("no_restart") and not stopping
         return Judgement(exp, recorded, reason, rank_rc, exit_code, bool(restart))
 
+    def said_only_a_symptom(self, n: int, failure: Failure, logs: AttemptLogs) -> bool:
+        """Whether attempt `n`'s failed rank said only what a peer's loss makes a rank say (a connection closed by
+        peer, a collective timed out), with no error or signal of its own: the cause is elsewhere."""
+        rank_rc = failed_rank_exit_code(self.log_path, logs.at_failure or {}, f"attempt {n}: ",
+                                        node=self.host_of(failure.node) if failure.node else None)
+        if killed_by_signal(rank_rc) is not None:
+            return False
+        said = self._explained(failure, rank_rc, logs, restarts_left=True)
+        return said is not None and bool((said.error or {}).get("symptom")) and not explainer.rooted(said)
+
     def _rank_node_names(self) -> dict[int, str]:
         """rank -> node name in the current attempt (the hostfile's hosts, shown by their node names)."""
         record = self._current()

@@ -190,6 +190,20 @@ class AttemptWatch:
             return None
         return node, ranks[0]
 
+    def gone_elsewhere(self, host: str | None, wait: float) -> tuple[str, int] | None:
+        """(host, rank) of the first rank another node than `host` vanished (by its heartbeats), waiting up to `wait`
+        seconds for one: a survivor's launcher can speak of its dead peer before that peer's node heartbeats again
+        (seen in CI on a loaded machine). None when none went, or several went at one heartbeat."""
+        deadline = time.monotonic() + wait
+        while True:
+            others = [(g[0], ch.node, g[1]) for ch in self.chans if ch.node != host and (g := ch.first_gone())]
+            if others:
+                _, node, ranks = min(others)
+                return (node, ranks[0]) if len(ranks) == 1 else None
+            if time.monotonic() >= deadline or all(ch.closed for ch in self.chans if ch.node != host):
+                return None
+            time.sleep(0.1)
+
     def teardown(self, run_id: str, attempt: int, *, grace: float, settled: bool = False, final: bool = False,
                  cancel: Callable[[], None] = lambda: None,
                  reap_remote: Callable[[list[str]], object] = lambda hosts: None) -> Teardown:
