@@ -259,12 +259,13 @@ def _rank_of(name: str) -> int | None:
 
 
 @_plain_errors
-def launch(script: str, args: Sequence[str] | str = (), cluster: Any = None, max_restarts: int = 0, *,
+def launch(script: str, args: Sequence[str] | str = (), cluster: Any = None, max_restarts: int | None = None, *,
            config: dict | str | None = None, name: str | None = None, nprocs: int | None = None,
            cwd: str | Path | None = None, env: dict[str, str] | None = None, allow_shrink: bool = False,
            wait: bool = False, launcher: str | None = None, options: dict[str, Any] | None = None) -> Run:
     """Start `script` (a .py path, or "-m module") under the supervisor on the cluster; returns the Run.
 
+    max_restarts: restarts after a failure a restart can help (default: as `dscluster launch`, 2; 0 never restarts).
     config: a DeepSpeed config (dict, JSON text or path) added as --deepspeed_config unless the args
     already name one. cluster: a spec path, hostfile, name, or Cluster (default: like the CLI).
     nprocs: processes on this machine when no cluster is given (default 1). env: variables for every

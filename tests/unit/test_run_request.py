@@ -38,6 +38,17 @@ def test_defaults_are_defined_once():
     assert {k: getattr(args, k) for k in ("max_restarts", "restart_wait", "stall_timeout", "heartbeat_timeout")} \
         == {k: DEFAULTS[k] for k in ("max_restarts", "restart_wait", "stall_timeout", "heartbeat_timeout")}
     assert _cli(["train.py"]).supervision == Supervision() == RunRequest.of(command=["t.py"]).supervision
+    # ... and so do the panel's form (as it is first shown, and posted with its field left out) and the Python API:
+    # a run launched from a notebook is restarted as often as one launched from a terminal.
+    import inspect
+
+    from dscluster import api
+    from dscluster.jupyter.launching import form_defaults
+
+    assert parse_launch({"script": "train.py"}).supervision.max_restarts == DEFAULTS["max_restarts"]
+    assert parse_launch({"script": "train.py", "max_restarts": ""}).supervision.max_restarts == DEFAULTS["max_restarts"]
+    assert form_defaults(type("View", (), {"spec_path": None, "name": "local"})())["max_restarts"] == DEFAULTS["max_restarts"]
+    assert inspect.signature(api.launch).parameters["max_restarts"].default is None  # None: the request's default
     # Every setting has one group: a name in two groups would be set in one and read in the other.
     names = [f.name for cls in (Program, Place, Supervision) for f in dataclasses.fields(cls)]
     assert len(names) == len(set(names)) and set(names) <= set(FIELDS)

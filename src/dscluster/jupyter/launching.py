@@ -17,7 +17,7 @@ from dscluster.errors import ConfigError, UsageError
 from dscluster.i18n import tr
 from dscluster.jupyter import clusterview
 from dscluster.jupyter.backendfields import backend_request
-from dscluster.runs.records.request import RunRequest
+from dscluster.runs.records.request import DEFAULTS, RunRequest
 
 MAX_RESTARTS_LIMIT = 50
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
@@ -35,7 +35,7 @@ def form_defaults(view: clusterview.ClusterView) -> dict:
         "config": json.dumps(DEMO_CONFIG, indent=2),
         "cluster": view.spec_path or "",
         "cluster_name": view.name,
-        "max_restarts": 1,
+        "max_restarts": DEFAULTS["max_restarts"],  # as `dscluster launch`
     }
 
 
@@ -144,5 +144,5 @@ def parse_launch(body: dict, cwd: str | None = None) -> RunRequest:
                          cluster=cluster.strip() if cluster else None, here_by_default=True,
                          launcher=launcher, scheduler=backend_request(body.get("options")),
                          local=_int_field(body, "nprocs", None, 1, 64),
-                         max_restarts=_int_field(body, "max_restarts", 0, 0, MAX_RESTARTS_LIMIT),
+                         max_restarts=_int_field(body, "max_restarts", DEFAULTS["max_restarts"], 0, MAX_RESTARTS_LIMIT),
                          name=name, cwd=cwd, env=[f"{k}={v}" for k, v in env.items()], wait=wait)
