@@ -100,7 +100,8 @@ def test_restart_runs_the_same_program_with_its_environment_and_secrets_given_ag
     assert run_cli("restart", old.name, env=env, timeout=120).returncode == 2  # the secret is not given again: named
     res = run_cli("restart", old.name, "--env", "HF_TOKEN", env=env, timeout=120)
     assert res.returncode == 0, res.stdout + res.stderr
-    new = store.run_path(tmp_path / "shared", next(w for w in res.stdout.split() if w.startswith("loop-")))
+    assert res.stdout.split() == [res.stdout.strip()] and "started from" in res.stderr  # into a pipe: the id alone
+    new = store.run_path(tmp_path / "shared", res.stdout.strip())
     rec = wait_for(lambda: store.read_record(new).to_json()["status"] in store.FINISHED and store.read_record(new).to_json(), 180)
     assert rec and rec["status"] == "succeeded", rec
     old_launch = store.read_record(old).to_json()["launch"]

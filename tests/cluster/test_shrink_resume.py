@@ -137,8 +137,8 @@ def test_restart_with_hosts_grows_the_run_back_onto_the_healed_node(sim, env):
     assert bad.returncode != 0 and "node9 not in cluster" in bad.stderr and "Traceback" not in bad.stderr
     res = sim_cli(sim, env, "restart", TestState.shrunk, "--cluster", str(sim.spec_path), "--hosts", ",".join(sim.nodes))
     assert res.returncode == 0, res.stdout + res.stderr
-    assert "global batch 24 kept on 3 ranks instead of 2" in res.stdout, res.stdout
-    new_id = res.stdout.split(" run ", 1)[1].split()[0]  # "run NEW started from OLD's program, ..."
+    assert "global batch 24 kept on 3 ranks instead of 2" in res.stderr, res.stderr  # into a pipe: said on stderr,
+    new_id = res.stdout.strip()  # the new run's id alone on stdout, as `launch --detach` prints it
     run_dir = store.run_path(sim.spec.shared_dir, new_id)
     rec = finished(run_dir, 240)
     assert rec and rec["status"] == "succeeded", \

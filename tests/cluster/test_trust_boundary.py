@@ -275,7 +275,7 @@ def test_a_rewritten_run_record_never_names_the_programs_root_runs(sim, env):
     record.write_bytes(original)  # root's own record again (root writes it): restarted from root's own state
     again = dscluster(sim, env, work, "restart", run_id, "--cluster", str(sim.spec_path))
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-2000:]
-    new_id = again.stdout.split(" run ", 1)[1].split()[0]
+    new_id = again.stdout.strip()  # into a pipe: the new run's id alone
     new_dir = store.run_path(sim.spec.shared_dir, new_id)
     assert wait_for(lambda: store.read_record(new_dir).status in store.FINISHED, 240, 0.5)
     assert not marker.exists(), f"the node user's wrapper ran as uid {marker.read_text()}"

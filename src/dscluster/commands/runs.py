@@ -11,7 +11,7 @@ from pathlib import Path
 
 from dscluster import console
 from dscluster import explain as explainer
-from dscluster.commands import ckpt
+from dscluster.commands import ckpt, restart
 from dscluster.commands.argtypes import count, seconds
 from dscluster.commands.runview import (
     add_cluster,
@@ -79,7 +79,7 @@ def register(sub) -> None:
     p.add_argument("--hosts", metavar="H1,H2", help=tr("restart on these nodes of the cluster spec (e.g. the ones "
                                                       "that remain after a node is lost for good)"))
     p.add_argument("--local", type=count(1), metavar="N", help=tr("restart as N processes on this machine"))
-    p.set_defaults(func=cmd_restart)
+    p.set_defaults(func=restart.cmd_restart)
 
     p = sub.add_parser("stop", help=tr("stop a run on every node (graceful, then forced)"))
     p.add_argument("run", metavar="RUN")
@@ -336,39 +336,6 @@ def cmd_logs(args) -> int:
     if args.follow:
         print_outcome(record)
         print(console.next_steps(f"dscluster status {record.id}", f"dscluster ckpt {record.id}"))
-    return ExitCode.OK
-
-
-def cmd_restart(args) -> int:
-    from dscluster.runs import service
-    from dscluster.runs.preparing.program import parse_env
-    from dscluster.runs.preparing.start import LOST, shown_status
-
-    run_dir = find_run(args.run, args.cluster)
-    record = store.read_record(run_dir)
-    check_may_control(record, run_dir, "restart")  # before anything is done to it (the reap of a lost run)
-    shown = shown_status(record)  # as `status` shows it: a run whose supervisor is gone is lost, not running
-    if shown in store.ACTIVE:
-        raise UsageError(tr("run {id} is still {status}", id=record.id, status=shown),
-                         tr("stop it first: dscluster stop {id}", id=record.id), setting="RUN")
-    if shown == LOST:
-        # Nothing will write its record again (e.g. its disk was full): make sure none of its processes is
-        # left on any node, then restart it.
-        from dscluster.runs.supervising.nodes import end_masters, remote_reap
-
-        print(tr("run {id} was lost (its supervisor is gone): making sure none of its processes is left",
-                 id=record.id), flush=True)
-        remote_reap(record, list(record.launch.host_names) or ["localhost"])
-        end_masters(record)
-    new_id = service.restart(run_dir, parse_env(args.env),
-                             hostfile=str(Path(args.hostfile).absolute()) if args.hostfile else None, local=args.local,
-                             hosts=args.hosts)
-    print(f"{console.OK} " + tr("run {new} started from {old}'s program, settings and checkpoints", new=new_id,
-                                old=record.id))
-    new_dir = run_dir.parent / new_id  # the batch the new run trains with, when its world size differs
-    for line in shrink_status_lines(store.read_record(new_dir)) if new_dir.is_dir() else ():
-        print(f"  {line}")
-    print(console.next_steps(f"dscluster logs {new_id} -f", f"dscluster status {new_id}", f"dscluster stop {new_id}"))
     return ExitCode.OK
 
 
