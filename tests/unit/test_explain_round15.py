@@ -2,13 +2,9 @@
 words than the corpus case it was written from, and near misses that must not be read as it."""
 
 import pytest
+from explain_rounds import sig
 
 from dscluster import explain
-
-
-def sig(text: str) -> str | None:
-    found = explain.explain(text)
-    return found.signature if found else None
 
 
 @pytest.mark.parametrize("text,expected", [

@@ -5,13 +5,9 @@ version's or another caller's words than the corpus case it was written from, an
 as it."""
 
 import pytest
+from explain_rounds import sig
 
 from dscluster import explain
-
-
-def sig(text: str) -> str | None:
-    found = explain.explain(text)
-    return found.signature if found else None
 
 
 @pytest.mark.parametrize("text,expected", [

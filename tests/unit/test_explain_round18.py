@@ -5,13 +5,9 @@ usage`): a second wording of each, in another version's or another caller's word
 written from, and near misses that must not be read as it."""
 
 import pytest
+from explain_rounds import sig
 
 from dscluster import explain
-
-
-def sig(text: str) -> str | None:
-    found = explain.explain(text)
-    return found.signature if found else None
 
 
 @pytest.mark.parametrize("text,expected", [
