@@ -549,12 +549,25 @@ GENERIC = explain.GENERIC | {"python-error", "rank-crash", "nccl-error", "native
 # the ten rounds' own held-out logs 30/84 right, 9 misleading; rounds 23-28, measured with the session's general
 # changes, 18/44 right, 7 misleading. Merged with every round's rules: held-out split 159/163 (0.975), misleading 1/163
 # held out and 0/353 tune; all 516 cases 484 right; restart agreement 504/516 (0.977).
+# Round 29 (2026-12-06): 6 logs from 6 threads never used. Aimed at the Q&A forums (discuss.pytorch.org,
+# discuss.huggingface.co, Stack Overflow); their pages are scarcely in the search stores (a handful of one-line
+# excerpts, none with a log and an answer), so the logs come from GitHub threads and pull requests the corpus had not
+# used, where an answer, the reporter's fix or the pull request established the cause: NCCL_SOCKET_IFNAME set to an
+# interface the machine lacks, Gloo pairing an IPv4 with an IPv6 address, two trainings on one default port, Gloo given
+# NCCL's exclusion syntax, a hostNetwork pod's hostname resolving to loopback, DeepSpeed 0.9's batch check counting a
+# world of one under torchrun; split by the hash (1 held out) and measured once, after round 28's rules and before any
+# of its own: its held-out log right (1/1), all 6: 4 right, 1 generic (python-error), 1 misleading (starcoder#41, a
+# tune case: DeepSpeed's batch check with world size 1 answered as batch sizes that do not add up), restart agreement
+# 6/6. Held out when measured, rounds 1-29: 160/283 (0.565), misleading 15/283. With round 29 added, before its rules:
+# held-out split 160/164 (0.976), misleading 1/164 held out and 1/358 tune, restart agreement 510/522 (0.977); the
+# floors stand. Two families its tune cases name wait for its rules (ROUND29_PENDING).
 MIN_RIGHT_HOLDOUT = 0.97  # met: 159/163 (0.975)
 MAX_WRONG = 0.02  # met: 1/163 held out (0.0061), 0/353 tune
 MIN_RESTART_AGREES = 0.97  # 504/516 (0.977)
 ROUND22_NOT_WRITTEN = {"nccl-version-bug"}
 # A family a round 24 tune case names that no rule gives: the log does not show what would tell it (RESULTS.md).
 ROUND24_NOT_WRITTEN = {"filestore-race"}
+ROUND29_PENDING = {"ip-family-mismatch", "ds-world-size-one"}
 
 
 @dataclass(frozen=True)
@@ -633,7 +646,8 @@ def test_the_corpus_is_large_real_and_complete():
     known = {s.name for s in explain.SIGNATURES} | GENERIC
     # Besides the table: what the launcher's printed command line shows (launchcmd.py), and t42's Accelerate check.
     tune = [c for c in all_cases if c.split == "tune"]
-    assert {s for c in tune for s in c.expected} - known - {"crlf-script", "accelerate-version"} - ROUND22_NOT_WRITTEN - ROUND24_NOT_WRITTEN == set()
+    assert {s for c in tune for s in c.expected} - known - {"crlf-script", "accelerate-version"} - ROUND22_NOT_WRITTEN - ROUND24_NOT_WRITTEN \
+        - ROUND29_PENDING == set()
 
 
 def test_right_on_the_held_out_split(outcomes):
