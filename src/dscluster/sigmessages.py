@@ -27,6 +27,7 @@ from dscluster.sigtorch import TORCH_SIGNATURES
 from dscluster.sigtraining import TRAINING_SIGNATURES
 from dscluster.sigtypes import Signature, then
 from dscluster.sigtypes import sig as _sig
+from dscluster.sigworld import WORLD_SIGNATURES
 from dscluster.strerror import EMFILE
 
 # The shell's "command not found", as bash and dash print it in the locales users run (en, zh-CN, zh-TW, ja,
@@ -203,6 +204,7 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "(.deepspeed_env for remote ones).", retry=False),
     *TORCH_SIGNATURES,
     *MODEL_SIGNATURES,
+    *WORLD_SIGNATURES,
     *TRAINING_SIGNATURES,
     *DEEPSPEED_SIGNATURES,
     *SETUP_SIGNATURES,

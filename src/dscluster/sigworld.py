@@ -1,0 +1,44 @@
+"""Failure signatures of how the ranks find and count each other, from round 29 of issue 45 (threads where a forum's
+or a project's answer established the cause): Gloo refusing to pair an IPv4 address with an IPv6 one, and DeepSpeed's
+batch-size check made while it counts a world of one process. Each pattern is the wording of the component that
+prints it (Gloo's tcp/device.cc, DeepSpeed's runtime/config.py), never one log's. sigmessages.py places this table with
+PyTorch's own (sigtorch.py), before the core table's network family and DeepSpeed's batch check (ds-batch-assert),
+which would otherwise answer with the batch numbers. The real logs they are measured on are tests/data/failures
+(tests/unit/test_failure_corpus.py)."""
+
+from __future__ import annotations
+
+from dscluster.sigtypes import Signature
+from dscluster.sigtypes import sig as _sig
+
+WORLD_SIGNATURES: tuple[Signature, ...] = (
+    # Gloo's tcp transport, Device::connect (later Device::isInitiator): the two ends of a pair are ordered by their
+    # addresses, after GLOO_ENFORCE_EQ(ss1.ss_family, ss2.ss_family) of the local and the remote sockaddr, printed
+    # "[enforce fail at .../gloo/transport/tcp/device.cc:N] ss1.ss_family == ss2.ss_family. A vs B" (2 = AF_INET,
+    # 10 = AF_INET6 on Linux). It fails only where one end has an IPv4 address and the other an IPv6 one.
+    _sig("ip-family-mismatch", r"ss1\.ss_family == ss2\.ss_family\. \d+ vs \d+",
+         "Two ranks' Gloo addresses are of different families, one IPv4 (2) and one IPv6 (10): on hosts with both "
+         "network stacks one rank resolved its host name (or MASTER_ADDR) to an IPv4 address and another to an IPv6 "
+         "one, and Gloo cannot connect the two.",
+         "Make every node use the same address family: set GLOO_SOCKET_IFNAME (and NCCL_SOCKET_IFNAME) to an "
+         "interface that has an IPv4 address on every node, give MASTER_ADDR / the rendezvous endpoint as an IPv4 "
+         "address rather than a host name or 0.0.0.0, and make every host name resolve the same way on all nodes "
+         "(/etc/hosts, /etc/gai.conf).", retry=False),
+    # DeepSpeed's runtime/config.py, _batch_assertion: "Check batch related parameters. train_batch_size is not equal
+    # to micro_batch_per_gpu * gradient_acc_step * world_size {train_batch} != {micro_batch} * {grad_acc} *
+    # {world_size}" (with no space before the numbers before DeepSpeed#1734). DeepSpeedConfig takes the world size
+    # from the process group when one is up and counts 1 otherwise, so a trailing "* 1" is a world of one process: one
+    # process was launched, or the config was built before the process group (DeepSpeed 0.9.0's engine, DeepSpeed#3228;
+    # zero.Init inside from_pretrained, DeepSpeed#3341). The exact lines of config.py were not read in this session;
+    # the threads' analyses quote them. A rich traceback box may wrap the numbers over lines.
+    _sig("ds-world-size-one", r"gradient_acc_step\s+\*\s+world_size ?\d+\s*!=\s*\d+\s*\*\s*\d+\s*\*\s*1(?![\d.])",
+         "DeepSpeed counted a world of 1 process when it checked the batch sizes: either one process was launched "
+         "(plain python instead of torchrun/deepspeed), or several were and DeepSpeed built its config before the "
+         "process group was up, so each saw world size 1 (DeepSpeed 0.9.x under Accelerate or the Trainer, "
+         "ZeRO-3's zero.Init inside from_pretrained); the train_batch_size it was given does not fit a world of one.",
+         "If several processes were launched, let DeepSpeed derive the total: set train_batch_size to \"auto\" or "
+         "leave it out and give train_micro_batch_size_per_gpu and gradient_accumulation_steps, or use a DeepSpeed "
+         "release without the early count (0.8.3, or a later fixed one) with a matching transformers/accelerate; if "
+         "one process was meant, launch with torchrun/deepspeed or set train_batch_size = micro batch x gradient "
+         "accumulation.", retry=False),
+)
