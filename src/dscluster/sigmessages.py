@@ -42,6 +42,8 @@ NOT_FOUND = (r"\s*[:：]\s*(?:command not found|not found|未找到命令|找不
 # and the version found: the package is there, in another version than the code was written for (import-name), not
 # missing from the node (module-not-found). Round 22 added the frameworks run beside them on multi-GPU servers
 # (colossalai.legacy, a subpackage its later releases have; mmcv._ext, the compiled ops only mmcv-full carries).
+# Round 30 the large-scale training stacks' own: NVIDIA's nvidia-modelopt (imported as modelopt, which NeMo and
+# Megatron-Bridge call into), MosaicML's composer and llm-foundry.
 # Packages that people install (never a script's own module): a name missing from one of them is a version of it other
 # than the code's, where the same name missing from the script's own package is its own bug.
 _PACKAGES = (r"(?:torch|torchvision|torchaudio|transformers|deepspeed|accelerate|peft|trl|datasets|huggingface_hub|"
@@ -49,7 +51,8 @@ _PACKAGES = (r"(?:torch|torchvision|torchaudio|transformers|deepspeed|accelerate
              r"lightning|pytorch_lightning|lightning_fabric|colossalai|fairseq|detectron2|mmcv|mmengine|mmdet|mmseg|"
              r"megatron|nemo|torchtune|ultralytics|horovod|pandas|sklearn|timm|einops|sentencepiece|optimum|auto_gptq|"
              r"awq|modelscope|swift|llamafactory|unsloth|liger_kernel|megablocks|transformer_engine|torchao|mpi4py|ray|"
-             r"wandb|tensorboard|protobuf|packaging|setuptools|pkg_resources|jax|tensorflow|keras)")
+             r"wandb|tensorboard|protobuf|packaging|setuptools|pkg_resources|jax|tensorflow|keras|modelopt|composer|"
+             r"llmfoundry)")
 _INSTALLED = _PACKAGES + r"\.\w"
 NOT_INSTALLED = r"No module named '?(?!" + _INSTALLED + r")([\w.]+)'?|Error while finding module specification for"
 # Python's TypeError for a keyword the called function does not take, where the failing line (the traceback's last
@@ -77,8 +80,9 @@ NODE_FACTS = frozenset({"driver-library-mismatch", "fabric-manager", "gpu-exclus
                         "link-lib-missing", "extensions-dir-permission", "mkl-threading-layer", "driver-insufficient",
                         "dev-shm-permission"})
 # What may stand before a rank's vague error: those facts, and a library's own warning about the very call that failed
-# (NCCL's WARN of a mismatched collective, before torch's `NCCL error ... invalid usage`).
-BEFORE_VAGUE = NODE_FACTS | {"collective-mismatch"}
+# (NCCL's WARN of a mismatched collective, before torch's `NCCL error ... invalid usage`; round 30: its topology's lost
+# network device, before torch's `internal error - please report this issue to the NCCL developers`).
+BEFORE_VAGUE = NODE_FACTS | {"collective-mismatch", "nccl-topology-net"}
 
 CKPT_WEIGHTS_ONLY_CAUSE = ("The checkpoint the run resumes from holds no state to resume: weights only (saved with "
                            "save_only_model, a LoRA adapter or one module saved alone), without DeepSpeed's optimizer "
@@ -368,6 +372,7 @@ STORE_SYMPTOMS: tuple[Signature, ...] = (
 
 
 def with_store(table: tuple[Signature, ...]) -> tuple[Signature, ...]:
-    """The table with STORE_SYMPTOMS right after master-unreachable."""
-    at = next(i for i, s in enumerate(table) if s.name == "master-unreachable") + 1
+    """The table with STORE_SYMPTOMS right after master-unreachable (the core table's, the last of that name: PyTorch's
+    own table names a MASTER_ADDR that does not resolve so too, earlier)."""
+    at = max(i for i, s in enumerate(table) if s.name == "master-unreachable") + 1
     return (*table[:at], *STORE_SYMPTOMS, *table[at:])

@@ -3,7 +3,7 @@ TCP transport on an interface the nodes do not share, Open MPI started directly 
 support, the MPI launcher taking a word of its command line (a host list without its option) as the program, and
 NCCL's NVLink SHARP (NVLS) multicast failing on an NVSwitch node. Each pattern is the wording of the component that
 prints it (Open MPI's opal/mca/btl/tcp help-mpi-btl-tcp.txt and btl_tcp_endpoint.c, its ess/PMI help text, its
-launcher's help-orterun.txt; NCCL's src/transport/nvls.cc), never one log's. sigmessages.py places this table after
+launcher's help-orterun.txt; NCCL's src/transport/nvls.cc; round 30: NCCL's src/graph/topo.h), never one log's. sigmessages.py places this table after
 the parallel frameworks', before the loader's words and every answer that only says something failed (the MPI
 launcher's daemons, a script not found). The real logs they are measured on are tests/data/failures
 (tests/unit/test_failure_corpus.py)."""
@@ -17,6 +17,19 @@ from dscluster.sigtypes import sig as _sig
 _HOSTS = r"[\w.-]{1,64}:\d{1,5}(?:,[\w.-]{1,64}:\d{1,5}){0,63}"  # bounded: read in linear time
 
 CCL_SIGNATURES: tuple[Signature, ...] = (
+    # NCCL's src/graph/topo.h, ncclTopoIdToIndex: WARN("Could not find %s with id %lx", topoNodeTypeStr[type], id) and
+    # ncclInternalError when the topology it built lacks the network device a search asks for by id (torch then
+    # reports "internal error - please report this issue to the NCCL developers"). Seen with NCCL 2.25-2.26 (the NeMo
+    # 25.04+ and NGC containers of that time) on multi-node InfiniBand jobs; NCCL 2.27 fixed it there. The file's words
+    # as the log line quotes them; topo.h itself not read here. NET only: a GPU or CPU id missing is another story.
+    _sig("nccl-topology-net", r"NCCL WARN Could not find NET with id \w+",
+         "NCCL's topology search failed while it set up the communicator across nodes: it looked for a network "
+         "device (NET) by an id its own topology does not list, an internal error of the NCCL version in use (seen "
+         "with NCCL 2.25-2.26 in the NeMo 25.04+ containers on InfiniBand clusters; single-node runs are not "
+         "affected).",
+         "Use a newer NCCL (2.27.3 fixed it for the NeMo containers: a later container, or a newer NCCL installed "
+         "into it and found first via LD_LIBRARY_PATH/LD_PRELOAD); NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=GRAPH,NET shows "
+         "the topology it built. A restart with the same NCCL fails the same way.", retry=False),
     # Open MPI, opal/mca/btl/tcp/help-mpi-btl-tcp.txt [invalid if_inexclude]: "WARNING: An invalid value was given
     # for btl_tcp_if_include.  This value will be ignored. ... Message: Unknown interface name" (oob_tcp's help has
     # the same for oob_tcp_if_include); btl_tcp_endpoint.c's mca_btl_tcp_endpoint_recv_connect_ack: "received

@@ -5,7 +5,8 @@ torch without torch.distributed, NCCL refused its shared-memory segment, and the
 it received. Each pattern is the wording of the component that prints it (torch/nn/parallel/distributed.py,
 torch/distributed/fsdp/_init_utils.py and _flat_param.py, ProcessGroupNCCL.cpp and ProcessGroupGloo.cpp,
 torch/distributed/__init__.py, NCCL's shm.h and shmutils.cc, torch/distributed/elastic/multiprocessing/api.py and
-agent/server/api.py), never one log's. sigmessages.py places this table before the training stack's: more specific
+agent/server/api.py), never one log's. Round 30 added the rendezvous store's address that does not resolve (c10d's
+TCPStore client: torch/csrc/distributed/c10d/socket.cpp, older Utils.cpp). sigmessages.py places this table before the training stack's: more specific
 than the installed-package answer (import-name) and /dev/shm's size (dev-shm-full). The real logs they are measured
 on are tests/data/failures (tests/unit/test_failure_corpus.py)."""
 
@@ -71,6 +72,23 @@ TORCH_SIGNATURES: tuple[Signature, ...] = (
          "Make /dev/shm writable for every user on every node (chmod 1777 /dev/shm; in a container --ipc=host or a "
          "writable --shm-size mount), or keep NCCL off it with NCCL_SHM_DISABLE=1 (slower intra-node transfers). "
          "A restart fails the same way.", retry=False),
+    # c10d's TCPStore client resolving MASTER_ADDR with getaddrinfo: older torch (1.x, the TCPStore of c10d's Utils.cpp;
+    # that source not read here) raises `ValueError: host not found: ` and gai_strerror's words; newer torch
+    # (c10d/socket.cpp) logs "The {IPv4 |IPv6 }network addresses of ({host}, {port}) cannot be retrieved (gai error:
+    # {code} - {gai_strerror})" while it retries, then times out (read in the installed libtorch_cpu.so's strings). Only
+    # gai_strerror's words for a name that does not resolve (EAI_NONAME, EAI_AGAIN, EAI_NODATA), so a store that refuses
+    # or drops a connection stays master-unreachable/store-connection.
+    _sig("master-unreachable", r"\bhost not found: (?:Name or service not known|Temporary failure in name resolution|"
+         r"No address associated with hostname|nodename nor servname provided)|"
+         r"network addresses of \([\w.:-]+, \d+\) cannot be retrieved \(gai error: -?\d+ - (?:Name or service not "
+         r"known|Temporary failure in name resolution|No address associated with hostname)",
+         "Ranks could not reach rank 0's rendezvous store: MASTER_ADDR is a host name this node could not resolve "
+         "when the rank started. Either the name is in no DNS or /etc/hosts this node reads (a typo, a name only the "
+         "first node knows), or a scheduler (a Kubernetes PyTorchJob, a job operator) gives the master its name only "
+         "once its pod or service is up, and this worker started first.",
+         "Check the name on every node (getent hosts NAME); use an address or a name all nodes resolve. Under a job "
+         "operator, have workers wait until the master's name resolves and its port answers (an init container "
+         "polling the port, not only nslookup): a restart once the master is up gets through."),
     # torch/distributed/elastic/agent/server/api.py ("Received {sig} death signal, shutting down workers") and
     # multiprocessing/api.py ("Sending process {pid} closing signal {sig.name}", SignalException "Process {pid} got
     # signal: {sigval}"): the agent forwards the SIGHUP it received to its workers.
