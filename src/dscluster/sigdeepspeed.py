@@ -13,13 +13,21 @@ from __future__ import annotations
 from dscluster.sigtypes import Signature
 from dscluster.sigtypes import sig as _sig
 
+# Python's error for mpi4py itself (not a submodule, not another package whose name starts so), and a traceback's last
+# code line (3.11's carets under it).
+_MPI4PY = r"(?:\w+: )?No module named '?mpi4py'?(?![\w.])"
+_CODE_LINE = r"[^\n]*\n(?:[ \t]*[~^][~^ \t]*\n)?"
+
 DEEPSPEED_SIGNATURES: tuple[Signature, ...] = (
     # DeepSpeed's init_distributed, when RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT or LOCAL_RANK is missing, prints
     # "Not using the DeepSpeed or dist launchers, attempting to detect MPI environment..." and calls mpi_discovery
     # (deepspeed/comm/comm.py; deepspeed/utils/distributed.py before 0.6), whose first line is `from mpi4py import
     # MPI`: mpi4py is not among DeepSpeed's requirements, so a process no launcher started stops at its import. The
-    # INFO line alone is no failure (under an MPI launcher the discovery then succeeds): only the import's error.
-    _sig("not-launched", r"No module named '?mpi4py'?(?![\w.])",
+    # INFO line alone is no failure (under an MPI launcher the discovery then succeeds): only the import's error, raised
+    # in DeepSpeed's own frame (comm.py's or utils/distributed.py's mpi_discovery), after that INFO line, or printed with
+    # no frame above it. Never where the script's own code (or another library) imports mpi4py: it is not installed.
+    _sig("not-launched", r"[/\\]deepspeed[/\\][\w/\\]+\.py\", line \d+, in \w+\n" + _CODE_LINE + _MPI4PY + r"|(?:\A|"
+         r"^(?![ \t])[^\n]*\n)" + _MPI4PY + r"|attempting to detect MPI environment[\s\S]{0,4000}?" + _MPI4PY,
          "DeepSpeed looked for the ranks in an MPI job, which it does only when the variables a launcher sets (RANK, "
          "LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT) are missing: the script was started as a plain python "
          "process (or by a launcher that does not set them), and mpi4py, which that MPI discovery imports, is not "

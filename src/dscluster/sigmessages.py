@@ -27,6 +27,7 @@ from dscluster.sigtorch import TORCH_SIGNATURES
 from dscluster.sigtraining import TRAINING_SIGNATURES
 from dscluster.sigtypes import Signature, then
 from dscluster.sigtypes import sig as _sig
+from dscluster.sigwords import ENV_KEY_MISSING
 from dscluster.sigworld import WORLD_SIGNATURES
 from dscluster.strerror import EMFILE
 
@@ -54,7 +55,14 @@ _PACKAGES = (r"(?:torch|torchvision|torchaudio|transformers|deepspeed|accelerate
              r"wandb|tensorboard|protobuf|packaging|setuptools|pkg_resources|jax|tensorflow|keras|modelopt|composer|"
              r"llmfoundry)")
 _INSTALLED = _PACKAGES + r"\.\w"
-NOT_INSTALLED = r"No module named '?(?!" + _INSTALLED + r")([\w.]+)'?|Error while finding module specification for"
+# A top-level module only: Python names a dotted one (`'colossalai.legacy'`, `'utils.helpers'`) only once its package
+# imported, so the package is on the node (in another version, or the code's copy lacks the file): never "not installed".
+NOT_INSTALLED = r"No module named '?(?!" + _INSTALLED + r")(\w+)'?(?![\w.])|Error while finding module specification for"
+# Python's `cannot import name 'N' from 'MODULE' (PATH)` where the module is an installed package's (a listed one, or its
+# file under site-packages): that package in another version. Not the script's own module (a path of its own), nor
+# Python's `from partially initialized module` (a circular import, or a script named like the package).
+CANNOT_IMPORT = (r"ImportError: cannot import name '\w+' from '(?:" + _PACKAGES + r"(?:\.[\w.]+)?'|[\w.]+' \([^)\n]*"
+                 r"[/\\](?:site|dist)-packages[/\\])")
 # Python's TypeError for a keyword the called function does not take, where the failing line (the traceback's last
 # code line, maybe under 3.11's carets) calls a dotted name of an installed package (`deepspeed.zero.Init(
 # sequence_data_parallel_group=...)` on a DeepSpeed older than Megatron-DeepSpeed): the package in another version than
@@ -66,10 +74,10 @@ _CALLS_PACKAGE = (r"(?<![\w.])" + _PACKAGES + r"(?:\.\w+)+\((?:(?!" + _PACKAGES 
 # code still passes: the same installed-in-another-version, in Python's TypeError.
 # Python's `module 'numpy' has no attribute 'float'` of an installed package's module is the same, never when Python
 # says the module is only partially initialized (a script named like the package, or a circular import).
-OTHER_VERSION = (r"No module named '?" + _INSTALLED + r"|(?<!partially initialized )module '" + _PACKAGES +
-                 r"(?:\.[\w.]+)?' has no attribute '\w+'|is required for a normal functioning of this module, but found "
-                 r"[\w.-]+==|unexpected keyword argument '(?:dispatch_batches|split_batches|even_batches|"
-                 r"use_seedable_sampler)'|" + _CALLS_PACKAGE)
+OTHER_VERSION = (CANNOT_IMPORT + r"|No module named '?" + _INSTALLED + r"|(?<!partially initialized )module '" +
+                 _PACKAGES + r"(?:\.[\w.]+)?' has no attribute '\w+'|is required for a normal functioning of this "
+                 r"module, but found [\w.-]+==|unexpected keyword argument '(?:dispatch_batches|split_batches|"
+                 r"even_batches|use_seedable_sampler)'|" + _CALLS_PACKAGE)
 
 # Signatures whose evidence explains every error after it: a launch line the shell cut short ran without the
 # arguments that followed the cut, so the script's own error (a usage error, a missing input) comes from it.
@@ -286,8 +294,7 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "or DeepSpeed ZeRO instead of DDP; TORCH_DISTRIBUTED_DEBUG=DETAIL names the parameter.", retry=False),
     # torch.distributed's env:// rendezvous, and a script's own os.environ lookup, of the variables a launcher sets.
     _sig("not-launched", r"environment variable (?:RANK|WORLD_SIZE|MASTER_ADDR|MASTER_PORT|LOCAL_RANK) expected, but "
-         r"not set|env:// rendezvous: (?:RANK|WORLD_SIZE|MASTER_ADDR|MASTER_PORT) not set|"
-         r"\bKeyError: b?['\"](?:LOCAL_RANK|RANK|WORLD_SIZE|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT)['\"]",
+         r"not set|env:// rendezvous: (?:RANK|WORLD_SIZE|MASTER_ADDR|MASTER_PORT) not set|" + ENV_KEY_MISSING,
          "The script expected the variables a distributed launcher sets for each rank (RANK, LOCAL_RANK, WORLD_SIZE, "
          "MASTER_ADDR, MASTER_PORT) and they were not there: it was started as a plain python process rather than by "
          "torchrun, deepspeed or accelerate launch, or by a launcher that does not set that one (Open MPI's sets "

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from dscluster import sigwords
 from dscluster.launcher import backends
 from dscluster.sigmessages import BEFORE_VAGUE, MESSAGE_SIGNATURES, NOT_FOUND, NOT_INSTALLED, OTHER_VERSION, with_store
 from dscluster.sigtypes import Signature, then
@@ -40,7 +41,7 @@ DETERMINISTIC_EXIT_CODES = frozenset({2, 3, 6})
 _TABLE: tuple[Signature, ...] = (
     # Before the program's own verdict: a full disk is the root cause of the errors it triggers (an
     # incomplete checkpoint, a failed write). Not /dev/shm's (that line mentions shm): dev-shm-full below.
-    _sig("disk-full", r"^(?!.*shm).*(?:" + ENOSPC + "|" + EDQUOT + r"|\[Errno 28\]|\bENOSPC\b|"
+    _sig("disk-full", sigwords.NOT_A_DISK + r".*(?:" + ENOSPC + "|" + EDQUOT + r"|\[Errno 28\]|\bENOSPC\b|"
          r"PytorchStreamWriter failed writing file)",
          "A disk the run writes to is full (no space left on device).",
          "Free space on that disk, keep fewer checkpoints (the trainer's --keep N), or put checkpoints on "
@@ -162,7 +163,7 @@ _TABLE: tuple[Signature, ...] = (
          "Install the CUDA toolkit matching torch's CUDA on every node and set CUDA_HOME (in .deepspeed_env for "
          "pdsh launches), or pre-build the ops in the image.", retry=False),
     _sig("version-mismatch",
-         r"version mismatch|" + then("installed version ", " does not match") + "|" + then("torch version ", " != ")
+         sigwords.VERSION_WORDS + "|" + then("installed version ", " does not match") + "|" + then("torch version ", " != ")
          + "|" + then("deepspeed version ", " does not match") + r"|Installed CUDA version [\d.]+ does not match the version torch was compiled"
          # torch.utils.cpp_extension's own words when an extension is built with another CUDA toolkit than torch's
          r"|The detected CUDA version \([\d.]+\) mismatches the version that was used",
@@ -176,7 +177,7 @@ _TABLE: tuple[Signature, ...] = (
          "A DeepSpeed op failed to compile on a node (the compiler's first error is above that line).",
          "Read the first `error:` of the compile output, fix it (compiler, headers, CUDA toolkit), clear "
          "~/.cache/torch_extensions, or pre-build the ops in the image (DS_BUILD_OPS=1).", retry=False),
-    _sig("undefined-symbol", r"undefined symbol: \w+",
+    _sig("undefined-symbol", sigwords.UNDEFINED_SYMBOL,
          "A compiled extension (a DeepSpeed op in ~/.cache/torch_extensions, flash-attn, apex...) was built against "
          "another torch/CUDA version than the one installed now.",
          "Remove the stale build (~/.cache/torch_extensions or TORCH_EXTENSIONS_DIR) and reinstall the extension "
@@ -190,7 +191,7 @@ _TABLE: tuple[Signature, ...] = (
          "code directory is not on shared storage (or not the working directory there).",
          "Install it in the node image / venv on every node (same path everywhere), or launch from a "
          "directory on shared storage.", retry=False),
-    _sig("import-name", r"ImportError: cannot import name '\w+' from|" + OTHER_VERSION,
+    _sig("import-name", OTHER_VERSION,
          "An installed package does not have what the code imports: a version other than the one the code was "
          "written for.",
          "Install the package version the code expects, the same on every node (pip show PACKAGE on each).",
@@ -201,12 +202,10 @@ _TABLE: tuple[Signature, ...] = (
          "`cd $PWD` and the same interpreter path on every node.",
          "Launch from a directory on shared storage mounted at the same path on every node, with the same python "
          "path everywhere (same image or venv on shared storage).", retry=False),
-    _sig("script-not-found", r"can't open file '([^']+)'|No such file or directory: '([^']+\.py)'|"  # Python's words, an MPI launcher's
-         r"(?<![\w.-])[\w.-]{1,40} was unable to (?:launch the specified application as it could not access\s{1,4}"
-         r"or execute an executable|find the specified executable file)|execvp error on file \S+ \((?:No such file|Permission)",
+    _sig("script-not-found", sigwords.SCRIPT_MISSING,  # Python's words, a launcher's exec of the script, an MPI launcher's
          "A node could not find the training script at the same path.",
          "Put the script on shared storage so every node sees the same path.", retry=False),
-    _sig("syntax-error", r"^[ \t]*(?:SyntaxError|IndentationError|TabError): ",
+    _sig("syntax-error", sigwords.SYNTAX_ERROR,
          "The script does not compile (a syntax error).",
          "Fix the line the error names, then launch again.", retry=False),
     # Accelerate >= 1.13 on a CPU-only torch, not told to use the CPU: it finds no device backend, still joins
@@ -287,8 +286,7 @@ _TABLE: tuple[Signature, ...] = (
          "Run nccl-tests' all_reduce_perf across the nodes with NCCL_DEBUG=INFO; on RoCE set NCCL_IB_GID_INDEX "
          "(often 3), pick the right adapters with NCCL_IB_HCA, check the links (ibstat); NCCL_IB_DISABLE=1 falls "
          "back to TCP to confirm.", retry=False),
-    _sig("loopback-address", r"(?:connect|Connect to|failed to connect to|remote=|local=)\s*\[?(?:::ffff:)?127\.0\.[01]\.1\]?|"
-         r"Bootstrap : Using lo:|NET/Socket : Using \[0\]lo:",
+    _sig("loopback-address", sigwords.LOOPBACK + r"|Bootstrap : Using lo:|NET/Socket : Using \[0\]lo:",
          "A node announced a loopback address (127.0.x.1) to the others: its host name resolves to 127.0.1.1 in "
          "/etc/hosts, or NCCL/gloo picked the `lo` interface.",
          "Make each node's host name resolve to its training-network IP (fix /etc/hosts), or set "
@@ -300,8 +298,7 @@ _TABLE: tuple[Signature, ...] = (
          "this node does not have.",
          "Set NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME to the training network's interface as it is named on every "
          "node (ip -br addr), or a prefix every node matches (e.g. eth, ens).", retry=False),
-    _sig("address-in-use", r"Address already in use|EADDRINUSE|errno: 98|Tried to launch distributed communication on "
-         r"port \S+, but another process is utilizing it",  # accelerate's utils/launch.py, before it starts torchrun
+    _sig("address-in-use", sigwords.ADDRESS_IN_USE,  # torch's c10d's and gloo's words, accelerate's utils/launch.py's
          "The rendezvous port (--master_port) on the first node was already taken, often by a leftover "
          "process of an earlier run.", "dscluster picks a fresh port per attempt; if it persists, find the "
          "process holding the port on the first node (`ss -ltnp`) and stop that run."),

@@ -28,8 +28,10 @@ def test_an_installed_package_in_another_version_is_no_missing_module(text):
 
 @pytest.mark.parametrize("text,expected", [
     ("ModuleNotFoundError: No module named 'flash_attn'\n", "module-not-found"),  # the package itself is missing
-    ("ModuleNotFoundError: No module named 'src.models'\n", "module-not-found"),  # the user's own code, not a library
-    ("ModuleNotFoundError: No module named 'torchx.specs'\n", "module-not-found"),  # torchx is not torch
+    # the user's own code, not a library; torchx is not torch. Both dotted: Python names a dotted module only once its
+    # package imported, so neither is "not installed" (session 25): the rank's own words, never import-name
+    ("ModuleNotFoundError: No module named 'src.models'\n", "python-error"),
+    ("ModuleNotFoundError: No module named 'torchx.specs'\n", "python-error"),
     # the minimum alone, older installed: the package is too old (package-too-old answers first)
     ("ImportError: tokenizers>=0.14 is required for a normal functioning of this module, but found "
      "tokenizers==0.13.3.\n", "package-too-old"),
@@ -92,7 +94,7 @@ def test_the_trainers_ds_config_mismatch_wrapped_over_lines():
     ("ModuleNotFoundError: No module named 'megablocks.layers'", "import-name"),
     # The script's own module: its own bug or file, not a version.
     ("AttributeError: module 'utils' has no attribute 'load_cfg'", "python-error"),
-    ("ModuleNotFoundError: No module named 'utils.helpers'", "module-not-found"),
+    ("ModuleNotFoundError: No module named 'utils.helpers'", "python-error"),  # its package imported (session 25)
     # A package's name as the prefix of another name is not the package.
     ("AttributeError: module 'torchvision_utils' has no attribute 'x'", "python-error"),
     # Python says the module is half imported: a script named like the package, or a circular import.

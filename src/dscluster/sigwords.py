@@ -1,0 +1,69 @@
+"""The words that identify the cause of a broad rule of signatures.py, where the same few words are printed by other
+components too (session 25 of issue 45: the near misses of broad rules). Rounds 19-28 measured 9 misleading answers
+of 84 unseen logs, each a rule whose words meant something else in a new log; each pattern here reads the wording of
+the component whose check names the cause, or the frame it raises from, so that the same words printed by another
+component, or by the script's own code, get the rank's own words (a generic answer) instead of a wrong cause.
+tests/unit/test_explain_nearmisses.py holds the near misses and the originals."""
+
+from __future__ import annotations
+
+# A traceback's last code line, and 3.11's carets under it, before the exception's own line.
+_CODE_LINE = r"[^\n]*\n(?:[ \t]*[~^][~^ \t]*\n)?"
+
+# The training script missing: CPython's own words when the interpreter cannot open the script it was given
+# (Modules/main.c, pymain_run_file: "%ls: can't open file %R: [Errno %d] %s"), for ENOENT only (13 is a permission);
+# a launcher that executes the script itself (subprocess's _execute_child raising FileNotFoundError for the path).
+# Not `No such file or directory: 'X.py'` raised anywhere: a running script that opens a .py file (a config, a
+# module it copies) was itself found. An MPI launcher's own words (Open MPI's, with its program's name before them).
+SCRIPT_MISSING = (r"can't open file '([^'\n]+)': \[Errno 2\]|in _execute_child\n" + _CODE_LINE +
+                  r"(?:\w+\.)*\w+: \[Errno 2\] No such file or directory: '([^'\n]+\.py)'|"
+                  r"(?<![\w.-])[\w.-]{1,40} was unable to (?:launch the specified application as it could not access\s{1,4}"
+                  r"or execute an executable|find the specified executable file)|execvp error on file \S+ \((?:No such file|"
+                  r"Permission)")
+
+# The rendezvous port taken: EADDRINUSE as torch's c10d and gloo print it (`RuntimeError: Address already in use`,
+# `(errno: 98 - Address already in use)`, `code: -98, name: EADDRINUSE`) and accelerate's own check (utils/launch.py,
+# before it starts torchrun). Not Python's socket error (`OSError: [Errno 98] Address already in use`) nor an ASGI
+# server's (uvicorn's `[Errno 98] error while attempting to bind on address (...): address already in use`): torch's
+# store never raises those; they are a port of the script's own server (an API, a dashboard), not the rendezvous.
+ADDRESS_IN_USE = (r"(?<!\[Errno 98\] )(?-i:Address already in use)|EADDRINUSE|errno: 98|Tried to launch distributed "
+                  r"communication on port \S+, but another process is utilizing it")
+
+# Versions that differ: DeepSpeed's op builder's own words (op_builder/builder.py: "PyTorch version mismatch!", "CUDA
+# version mismatch!", "HIP version mismatch!" for ops compiled with another torch or CUDA), NCCL's between ranks. Not
+# the words alone: a checkpoint's, a tokenizer's, a protocol's or a cache's "version mismatch" is no torch's or CUDA's.
+VERSION_WORDS = r"(?:PyTorch|torch|DeepSpeed|CUDA|HIP|NCCL) version mismatch"
+
+# CPython's compile errors of the script: the `File "PATH", line N` above the error is a file of its own (or no frame
+# is shown). Not a file of an installed package or of the standard library (a package written for a newer Python than
+# this one), nor code compiled from a string (`File "<string>"`: eval'd data or a config).
+_OWN_FILE = r"(?![^\"\n]*(?:[/\\](?:site|dist)-packages[/\\]|[/\\]lib[/\\]python\d|<))"
+_COMPILE_ERROR = r"(?:SyntaxError|IndentationError|TabError): "
+SYNTAX_ERROR = (r"^[ \t]*File \"" + _OWN_FILE + r"[^\"\n]*\", line \d+[ \t]*\n(?:[ \t][^\n]*\n){0,3}[ \t]*" +
+                _COMPILE_ERROR + r"|(?:\A|^(?![ \t])[^\n]*\n)" + _COMPILE_ERROR)
+
+# The dynamic loader's `undefined symbol` in an extension (flash-attn, a DeepSpeed op, apex): built against another
+# torch. Not a symbol missing from torch's own libraries (torch itself loaded against another MKL, NCCL, cuDNN or CUDA
+# runtime, or two torch installs mixed: `libtorch_cpu.so: undefined symbol: iJIT_NotifyEvent` is MKL 2024.1's), nor
+# MPI's (mpi4py or Horovod built against another MPI).
+UNDEFINED_SYMBOL = (r"(?<!libtorch_cpu\.so: )(?<!libtorch_cuda\.so: )(?<!libtorch\.so: )(?<!libtorch_python\.so: )"
+                    r"(?<!libc10\.so: )(?<!libc10_cuda\.so: )undefined symbol: (?!P?MPI_|ompi_|opal_)\w+")
+
+# A line naming no disk though its errno is ENOSPC: /dev/shm's (dev-shm-full), and inotify's watch limit (watchdog's
+# `OSError: [Errno 28] inotify watch limit reached`, Node's `ENOSPC: System limit for number of file watchers
+# reached`): fs.inotify.max_user_watches, not a disk.
+NOT_A_DISK = r"^(?!.*(?:shm|inotify|file watchers))"
+
+# A loopback address announced to the other ranks, in gloo's words (pair.cc: `connect [127.0.1.1]:PORT`, `remote=[..]`,
+# `local=[..]`), torch's store's (`failed to connect to [127.0.1.1]:PORT`) and NCCL's (`Connect to 127.0.1.1<PORT>`): the
+# address in brackets or with NCCL's <port>. Not a client of a server on the node itself (an API client's `Failed to
+# connect to 127.0.0.1:8000`): a local service that is down, not an address the node gave its peers.
+LOOPBACK = (r"(?:connect|Connect to|failed to connect to|remote=|local=)\s*(?:\[(?:::ffff:)?127\.0\.[01]\.1\]|"
+            r"(?:::ffff:)?127\.0\.[01]\.1<\d)")
+
+# A launcher's variable missing from os.environ (a script's own lookup): Python's KeyError raised in os.py's
+# _Environ.__getitem__ (its frame, as a traceback or IPython shows it, or `environ` on the code line above), or printed
+# with no frame above it. Not a KeyError of the script's own dict that happens to hold a key named RANK.
+_LAUNCHER_KEY = r"KeyError: b?['\"](?:LOCAL_RANK|RANK|WORLD_SIZE|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT)['\"]"
+ENV_KEY_MISSING = (r"(?:os\.py\W[^\n]*__getitem__|environ)[^\n]*\n(?:[^\n]*\n){0,8}?[ \t]*" + _LAUNCHER_KEY +
+                   r"|(?:\A|^(?![ \t])[^\n]*\n)" + _LAUNCHER_KEY)
