@@ -26,7 +26,7 @@ DEEPSPEED_SIGNATURES: tuple[Signature, ...] = (
     # INFO line alone is no failure (under an MPI launcher the discovery then succeeds): only the import's error, raised
     # in DeepSpeed's own frame (comm.py's or utils/distributed.py's mpi_discovery), after that INFO line, or printed with
     # no frame above it. Never where the script's own code (or another library) imports mpi4py: it is not installed.
-    _sig("not-launched", r"[/\\]deepspeed[/\\][\w/\\]+\.py\", line \d+, in \w+\n" + _CODE_LINE + _MPI4PY + r"|(?:\A|"
+    _sig("not-launched", r"[/\\]deepspeed[/\\](?:comm|utils)[/\\]\w+\.py\", line \d+, in \w+\n" + _CODE_LINE + _MPI4PY + r"|(?:\A|"
          r"^(?![ \t])[^\n]*\n)" + _MPI4PY + r"|attempting to detect MPI environment[\s\S]{0,4000}?" + _MPI4PY,
          "DeepSpeed looked for the ranks in an MPI job, which it does only when the variables a launcher sets (RANK, "
          "LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT) are missing: the script was started as a plain python "

@@ -65,5 +65,7 @@ LOOPBACK = (r"(?:connect|Connect to|failed to connect to|remote=|local=)\s*(?:\[
 # _Environ.__getitem__ (its frame, as a traceback or IPython shows it, or `environ` on the code line above), or printed
 # with no frame above it. Not a KeyError of the script's own dict that happens to hold a key named RANK.
 _LAUNCHER_KEY = r"KeyError: b?['\"](?:LOCAL_RANK|RANK|WORLD_SIZE|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT)['\"]"
-ENV_KEY_MISSING = (r"(?:os\.py\W[^\n]*__getitem__|environ)[^\n]*\n(?:[^\n]*\n){0,8}?[ \t]*" + _LAUNCHER_KEY +
+# Each marker's rest of line is read up to the next marker only, so a line of many is read once (linear time).
+ENV_KEY_MISSING = (r"(?:os\.py\W(?:(?!os\.py\W|__getitem__)[^\n])*__getitem__(?:(?!os\.py\W)[^\n])*|"
+                   r"environ(?:(?!environ)[^\n])*)\n(?:[^\n]*\n){0,8}?[ \t]*" + _LAUNCHER_KEY +
                    r"|(?:\A|^(?![ \t])[^\n]*\n)" + _LAUNCHER_KEY)
