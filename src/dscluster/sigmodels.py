@@ -1,6 +1,7 @@
 """Failure signatures from the threads of model repositories whose users fine-tune on several GPUs (round 28 of issue
 45: ChatGLM, GLM-4, Qwen, their Chinese-language issues): a fine-tuning script written for an older Python refused by
-Python 3.11's dataclasses, and a process killed while transformers loads a checkpoint's shards into host memory. Each
+Python 3.11's dataclasses, and a process killed while transformers loads a checkpoint's shards into host memory; and
+(round 32) Llama's loader, whose model-parallel shards must match the number of processes. Each
 pattern is the wording of the component that prints it (CPython's Lib/dataclasses.py, transformers' modeling_utils.py
 progress bar, the shell's and torch elastic's report of a SIGKILL), never one log's. sigmessages.py places this table
 with PyTorch's own (sigtorch.py), before the training stack's and the last resorts: more specific than a Python error's
@@ -37,4 +38,21 @@ MODEL_SIGNATURES: tuple[Signature, ...] = (
          "Give the node more host memory or load less at once: fewer processes per node, a quantized or smaller "
          "model, low_cpu_mem_usage=True, loading straight onto the GPU (device_map to the rank's GPU), or ZeRO-3's "
          "zero.Init; `free -g` while it loads shows it. A restart runs out of memory the same way.", retry=False),
+    # Llama's loader (meta-llama/llama: example.py's load() in the first release, llama/generation.py's Llama.build in
+    # Llama 2) lists the checkpoint's model-parallel shards, sorted(Path(ckpt_dir).glob("*.pth")), and asserts one
+    # process per shard: f"Loading a checkpoint for MP={len(checkpoints)} but world size is {world_size}"; the
+    # repositories that copy the loader keep the words. MP=0: no *.pth at all in the directory given.
+    _sig("ckpt-files-missing", r"Loading a checkpoint for MP=0 but world size is \w+",
+         "The loader found no checkpoint file (*.pth) in the checkpoint directory it was given (MP=0 in its check "
+         "that the shards match the processes): the path is wrong or relative to another working directory, the "
+         "weights were never downloaded or converted there, or that directory is not on this node.",
+         "Point the checkpoint directory (--ckpt_dir) at the folder that holds the consolidated.*.pth files (ls it "
+         "on every node), or download the weights there; a restart fails the same way.", retry=False),
+    _sig("ckpt-mp-size", r"Loading a checkpoint for MP=[1-9]\d* but world size is \d+",
+         "The checkpoint is split into model-parallel shards (consolidated.NN.pth, one per process) and the loader "
+         "needs exactly one process per shard, but the launcher started another number of processes (the MP=N and "
+         "world size in the message).",
+         "Start as many processes as the checkpoint has shards: torchrun --nproc_per_node N (nodes x GPUs per node = "
+         "N); Llama 2's are 7B: 1, 13B: 2, 70B: 8. With fewer GPUs, reshard the checkpoint or use a converted "
+         "(Hugging Face) copy; a restart fails the same way.", retry=False),
 )

@@ -20,6 +20,14 @@ SETUP_SIGNATURES: tuple[Signature, ...] = (
          "became --train_type, --model_id_or_path became --model; later releases add new ones).",
          "Check them against this release's `swift sft --help` (pip show ms-swift) and use its names, or install the "
          "release the command was written for; a restart would fail the same way.", retry=False),
+    # transformers' HfArgumentParser.parse_args_into_dataclasses (hf_argparser.py): what no dataclass field took, raise
+    # ValueError(f"Some specified arguments are not used by the HfArgumentParser: {remaining_args}"), a list.
+    _sig("argparse-usage", r"Some specified arguments are not used by the HfArgumentParser: \[",
+         "The command line has arguments that the script's argument dataclasses (transformers' TrainingArguments and "
+         "the script's own, read by HfArgumentParser) do not define: a misspelt or invented flag, a value split from "
+         "its flag, or a flag of another transformers or script version; the message lists them.",
+         "Check the listed arguments against the script's --help (and TrainingArguments of the installed "
+         "transformers) and use their names; a restart fails the same way.", retry=False),
     # OpenSSH's own words (ssh.c: "ssh: Could not resolve hostname %s: %s") for a name of the form HOST:N. Open MPI
     # reads `-H HOST:N` as N slots on HOST since the -host rework for 2.0 (open-mpi/ompi#1353, "-host foo:N"); 1.10
     # and older (CentOS 7's openmpi package) pass the whole `HOST:N` to ssh as a name. horovodrun and torchpack's
