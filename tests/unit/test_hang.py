@@ -242,9 +242,13 @@ def test_a_node_lost_mid_run_that_ssh_cannot_reach_is_a_dropped_node_waited_for(
 
 
 def test_a_rank_blocked_on_a_socket_is_never_idle_and_one_asleep_is():
-    code = {"socket": "import socket; a, b = socket.socketpair(); a.recv(1)", "sleep": "import time; time.sleep(120)"}
-    procs = {k: subprocess.Popen([sys.executable, "-c", v]) for k, v in code.items()}
+    # Each says so right before it blocks: a process still starting (loaded machine) also sleeps, elsewhere.
+    code = {"socket": "import socket; a, b = socket.socketpair(); print(flush=True); a.recv(1)",
+            "sleep": "import time; print(flush=True); time.sleep(120)"}
+    procs = {k: subprocess.Popen([sys.executable, "-c", v], stdout=subprocess.PIPE) for k, v in code.items()}
     try:
+        for p in procs.values():
+            p.stdout.readline()
         ready = threading.Event()
         while not ready.wait(0.05):  # both reached their wait
             ready.set() if all(rankprogress._stat(p.pid)[0] == "S" for p in procs.values()) else None
@@ -256,6 +260,7 @@ def test_a_rank_blocked_on_a_socket_is_never_idle_and_one_asleep_is():
         for p in procs.values():
             p.kill()
             p.wait()
+            p.stdout.close()
 
 
 def test_a_rank_that_polls_with_short_sleeps_is_never_idle_however_little_cpu_it_uses():
