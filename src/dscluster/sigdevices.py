@@ -26,7 +26,9 @@ DEVICE_SIGNATURES: tuple[Signature, ...] = (
     # nccl-tests' CUDACHECK (src/common.h) and NCCL's own print CUDA's string quoted: "Test CUDA failure common.cu:N
     # 'system not yet initialized'", "NCCL WARN Cuda failure 'system not yet initialized'".
     _sig("fabric-manager", r"(?:\b802\b\)?|CUDA error|->)\s?:?\s?system not yet initiali[sz]ed|cudaErrorSystemNotReady|"
-         r"CUDA_ERROR_SYSTEM_NOT_READY|CUDA failure [^'\n]{0,80}'system not yet initiali[sz]ed'",
+         r"CUDA_ERROR_SYSTEM_NOT_READY|CUDA failure [^'\n]{0,80}'system not yet initiali[sz]ed'|"
+         # the CUDA samples (vectorAdd, the GPU operator's validator): "Failed to ... (error code %s)!"
+         r"\(error code system not yet initiali[sz]ed\)",
          "CUDA could not initialise the GPUs (error 802, system not yet initialized): on NVSwitch systems (HGX/DGX "
          "A100, H100, H200) the NVIDIA Fabric Manager service must be running, at the driver's exact version, "
          "before CUDA can use them.",
@@ -52,14 +54,17 @@ DEVICE_SIGNATURES: tuple[Signature, ...] = (
          "follow NVIDIA's notice for the container toolkit: create the /dev/char links (nvidia-ctk system "
          "create-dev-char-symlinks --create-all), or use cgroupfs as the engine's cgroup driver.", retry=False),
     # Docker's daemon when --gpus finds no GPU driver plugin; the loader's or dlopen's words for the driver's library.
+    # enroot's NVIDIA hook (hooks.d/98-nvidia.sh): `Command not found: nvidia-container-cli, see .../libnvidia-container`.
     _sig("container-gpu", r"could not select device driver \"[^\"\n]{0,40}\" with capabilities: \[\[gpu\]\]|"
-         r"unknown or invalid runtime name: nvidia|libcuda\.so(?:\.1)?: cannot open shared object file",
+         r"unknown or invalid runtime name: nvidia|libcuda\.so(?:\.1)?: cannot open shared object file|"
+         r"Command not found: nvidia-container-cli",
          "The process cannot reach the NVIDIA driver: the container engine did not give the container the GPUs "
          "(started without --gpus all, or the NVIDIA Container Toolkit is not installed or not configured for this "
          "engine), so the driver's libcuda.so.1 is not there; outside containers, the node has no NVIDIA driver.",
          "Install the NVIDIA Container Toolkit on the host and configure the engine (nvidia-ctk runtime configure "
          "--runtime=docker, then restart docker), start the container with --gpus all (podman: --device "
-         "nvidia.com/gpu=all), and check that nvidia-smi works inside it.", retry=False),
+         "nvidia.com/gpu=all), and check that nvidia-smi works inside it; for enroot (pyxis) install "
+         "libnvidia-container-tools (nvidia-container-cli) on every GPU node.", retry=False),
     # The CUDA runtime's error 35 (cudaErrorInsufficientDriver), in its own text: the runtime says it both when the
     # driver is older than the runtime and when it finds no driver at all (no NVIDIA GPU, a container without the
     # driver's libcuda). Its words cannot tell the two apart, so the answer names both; torch's own checks, which can
@@ -73,6 +78,36 @@ DEVICE_SIGNATURES: tuple[Signature, ...] = (
          "run on a machine with an NVIDIA GPU and its driver, start containers with --gpus all. If it works, compare "
          "its \"CUDA Version\" with the program's (torch.version.cuda) and update the driver, or install a build for "
          "the older CUDA; the same image on every node.", retry=False),
+    # CUDA's cudaErrorUnknown at initialisation: 999 (30 before CUDA 10.1, THC's "cuda runtime error (30)"), in torch's
+    # warning (c10/cuda/CUDAFunctions.cpp), THC's check at _cuda_init, the driver API's cuInit and
+    # cudaGetDeviceCount. Not CUDA's "unknown error" later in a run: that may be a kernel's fault.
+    _sig("cuda-init-unknown", r"CUDA initialization: CUDA unknown error|cuda runtime error \((?:30|999)\) : unknown error|"
+         r"cuInit: CUDA_ERROR_UNKNOWN|cudaGetDeviceCount\(\)[^\n]{0,200}?Error 999: unknown error",
+         "CUDA could not initialise on that node (CUDA's \"unknown error\"): the NVIDIA driver's state is broken, not "
+         "the program: after a suspend and resume, the nvidia_uvm module unloaded or its device nodes (/dev/nvidia-uvm) "
+         "missing (in a container too), a driver updated without a reboot; CUDA_VISIBLE_DEVICES, which the message "
+         "names, is seldom the cause.",
+         "On that node: check nvidia-smi and ls /dev/nvidia-uvm*; reload the UVM module (sudo rmmod nvidia_uvm && sudo "
+         "modprobe nvidia_uvm, or sudo nvidia-modprobe -u -c=0), or reboot the node; then start the run again.",
+         retry=False),
+    # torch's TORCH_INTERNAL_ASSERT(device >= 0 && device < num_gpus) (aten/src/ATen/cuda/CUDAContext.cpp): torch
+    # counted more GPUs (NVML) than CUDA lets the process use, most often on MIG (pytorch/pytorch#131667).
+    _sig("cuda-device-count-mismatch", r"device >= 0 && device < num_gpus INTERNAL ASSERT FAILED",
+         "torch counted more GPUs than CUDA lets this process use: most often the GPUs are split into MIG instances "
+         "(a CUDA process sees one MIG instance only), or CUDA_VISIBLE_DEVICES was changed after torch started or "
+         "names devices that are not there.",
+         "On MIG, give each process one MIG instance before it starts: CUDA_VISIBLE_DEVICES=MIG-<uuid> (nvidia-smi -L) "
+         "and device 0 in the program; one process cannot use several MIG instances, and distributed training "
+         "across them is not supported, so disable MIG (nvidia-smi -mig 0) for multi-GPU training. Set "
+         "CUDA_VISIBLE_DEVICES in the launching shell, never inside the script.", retry=False),
+    # CUDA's cudaErrorTooManyPeers (711) / CUDA_ERROR_TOO_MANY_PEERS: a GPU maps at most 8 peers.
+    _sig("p2p-too-many-peers", r"peer mapping resources exhausted|CUDA_ERROR_TOO_MANY_PEERS|cudaErrorTooManyPeers",
+         "A GPU ran out of peer mappings (at most 8 per GPU): one process enabled peer access to more than 8 GPUs "
+         "(nodes with 10 or 16 GPUs), or another program on the node (an X server) already holds peer mappings on "
+         "those GPUs.",
+         "Run one process per GPU (torchrun) instead of one process driving every GPU, or limit peer access: "
+         "NCCL_P2P_DISABLE=1 or NCCL_P2P_LEVEL, CUDA_VISIBLE_DEVICES to at most 8 GPUs per process; stop the X "
+         "server (display manager) on compute nodes.", retry=False),
     # torch.distributed's words when the build has no NCCL (PyTorch for Windows and macOS, CPU-only builds); the
     # traceback's source line keeps the literal split in two ("... NCCL " "built in").
     _sig("nccl-unavailable", r"Distributed package doesn't have NCCL[\"'\s]{0,5}built in|NCCL support is not compiled",

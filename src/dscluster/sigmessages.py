@@ -13,6 +13,7 @@ tests/data/failures (tests/unit/test_failure_corpus.py).
 
 from __future__ import annotations
 
+from dscluster.sigcontainers import CONTAINER_SIGNATURES
 from dscluster.sigdeepspeed import DEEPSPEED_SIGNATURES
 from dscluster.sigdevices import DEVICE_SIGNATURES
 from dscluster.sigfinetune import FINETUNE_SIGNATURES
@@ -224,6 +225,7 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
     *HF_SIGNATURES,
     *FINETUNE_SIGNATURES,
     *LIBRARY_SIGNATURES,
+    *CONTAINER_SIGNATURES,
     *DEVICE_SIGNATURES,
     *PARALLEL_SIGNATURES,
     *CCL_SIGNATURES,

@@ -623,8 +623,7 @@ ROUND22_NOT_WRITTEN = {"nccl-version-bug"}
 # A family a round 24 tune case names that no rule gives: the log does not show what would tell it (RESULTS.md).
 ROUND24_NOT_WRITTEN = {"filestore-race"}
 ROUND29_PENDING: set[str] = set()  # emptied by round 29's rules
-# Families round 33's tune cases name, written from those logs' words after its one measurement.
-ROUND33_PENDING = {"enroot-path-denied", "cuda-device-count-mismatch", "cuda-init-unknown", "p2p-too-many-peers"}
+ROUND33_PENDING: set[str] = set()  # emptied by round 33's rules
 
 
 @dataclass(frozen=True)
