@@ -24,6 +24,7 @@ from dscluster.sigmodels import MODEL_SIGNATURES
 from dscluster.signccl import CCL_SIGNATURES
 from dscluster.sigparallel import PARALLEL_SIGNATURES
 from dscluster.sigsetup import SETUP_SIGNATURES
+from dscluster.sigstorage import STORAGE_SIGNATURES
 from dscluster.sigtorch import TORCH_SIGNATURES
 from dscluster.sigtraining import TRAINING_SIGNATURES
 from dscluster.sigtypes import Signature, then
@@ -217,6 +218,7 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "(.deepspeed_env for remote ones).", retry=False),
     *TORCH_SIGNATURES,
     *MODEL_SIGNATURES,
+    *STORAGE_SIGNATURES,
     *WORLD_SIGNATURES,
     *TRAINING_SIGNATURES,
     *DEEPSPEED_SIGNATURES,

@@ -1,0 +1,63 @@
+"""Failure signatures of the storage a run saves to (round 34 of issue 45: checkpoints and caches on shared and network
+file systems): ranks that move or delete the same checkpoint directory at once, a file removed on NFS while still
+open, and a file system that does not implement the file locks a writer takes. Each pattern is the wording of the
+component that prints it, never one log's: CPython's OSError text (Objects/exceptions.c, OSError_str: "[Errno N]
+strerror: 'src' -> 'dst'" for a failed os.rename/os.replace/os.renames), the Linux NFS client's name for a deleted file
+still open (fs/nfs/unlink.c, nfs_sillyrename: ".nfs" and 24 hex digits), tensorstore's file kvstore ("Failed to acquire
+lock on file: ... [OS error: ...]", file_key_value_store.cc, its words as the corpus log prints them) and HDF5's sec2
+driver ("unable to lock file, errno = N, error message = '...'", H5FDsec2.c, from memory: not read in this session).
+sigmessages.py places this table beside the model repositories' (sigmodels.py): before the last resorts, whose
+"No such file or directory" would say a file is missing when another rank moved it. The real logs they are measured
+on are tests/data/failures (tests/unit/test_failure_corpus.py)."""
+
+from __future__ import annotations
+
+from dscluster.sigtypes import Signature, then
+from dscluster.sigtypes import sig as _sig
+
+# A checkpoint's file or directory (what a save writes last), as the rename's destination names it.
+_CKPT = r"(?:checkpoint|ckpt|\.pth?\b|\.pth\.tar|\.safetensors|\.bin\b)"
+
+STORAGE_SIGNATURES: tuple[Signature, ...] = (
+    # A save that writes a temporary name and renames it (transformers' Trainer: tmp-checkpoint-N -> checkpoint-N in
+    # 4.36's _save_checkpoint, os.renames in 4.49's; timm's tmp.pth.tar -> last.pth.tar) fails in the second process
+    # to rename: the source is gone (ENOENT) or the destination is already there (ENOTEMPTY, EEXIST). A checkpoint
+    # directory that rmtree finds refilled (ENOTEMPTY: another rank still writes into it), or emptied under it (an
+    # entry gone between rmtree's listing and its unlink, _rmtree_safe_fd's FileNotFoundError), or, under rank
+    # prefixes, already removed by another rank, is the same race. rmtree's FileNotFoundError from its first lstat,
+    # with no rank prefix, is a path that was never there (file-missing).
+    _sig("ckpt-save-race",
+         r"\[Errno (?:2|17|39)\] [^\n:]{0,40}: '(?:[^'\n]*[/\\])?(?:tmp|temp|staging)[^'/\\\n]*' -> "
+         r"'[^'\n]*" + _CKPT + r"|"
+         r"\[Errno 39\] Directory not empty: '[^'\n]*(?:checkpoint|ckpt)|"
+         r"\bin _rmtree_(?:safe_fd|unsafe)\b(?:\n[^\n]*){0,6}?\n[^\n]*?FileNotFoundError: \[Errno 2\]|"
+         r"\[rank\d+\]:? +File \"[^\"\n]*shutil\.py\", line \d+, in rmtree\b(?:[^\n]{0,300}?|(?:\n[^\n]*){0,8}?\n[^\n]*?)"
+         r"FileNotFoundError: \[Errno 2\]",
+         "Several processes saved, moved or deleted the same checkpoint at once: each rank (or each node's rank 0) "
+         "renamed the temporary checkpoint to its final name, or removed an old checkpoint directory, so the ones "
+         "that came second found it gone or already replaced. It happens where every rank runs the checkpoint's file "
+         "operations on storage they share (transformers 4.36.0's and 4.49's Trainer, a script's own save, rotation "
+         "or --overwrite).",
+         "Let one process do a checkpoint's file operations (rank 0 only, then a barrier before the others go on; "
+         "the Trainer's save_on_each_node only with node-local disks), or upgrade the library whose release does it "
+         "from every rank (transformers 4.36.1+; 4.49's own fix); remove the leftover tmp-checkpoint directory, then "
+         "resume from the last complete checkpoint.", retry=False),
+    _sig("nfs-open-file", r"\[Errno 16\] Device or resource busy: '[^'\n]*\.nfs[0-9a-f]{16,}|"
+         r"\.nfs[0-9a-f]{16,}'?: Device or resource busy",
+         "A file still held open (by this process, a DataLoader worker, a writer thread or another node) was deleted "
+         "on an NFS mount: the NFS client keeps it as .nfsXXXX until the last holder closes it, and that file cannot "
+         "be removed meanwhile, so removing its directory failed.",
+         "Close the files before their directory is removed (stop the workers or writers holding them first), or "
+         "keep temporary files on a node-local disk (TMPDIR=/tmp or a local scratch path, not the NFS home); the "
+         ".nfs file goes away when the last process holding it exits.", retry=False),
+    _sig("fs-lock-unsupported", then(r"Failed to acquire lock on file", r"Function not implemented|No locks available") +
+         r"|"
+         r"unable to lock file, errno = (?:37|38)\b|"
+         r"fcntl\.(?:flock|lockf)\([^\n]*\n[^\n]*(?:\[Errno 3[78]\]|Function not implemented|No locks available)",
+         "The file system the run writes to does not support file locks: a network file system (NFS without its "
+         "lock service, Lustre mounted without flock, a FUSE or object-store mount) answers the writer's lock with "
+         "'Function not implemented' (ENOSYS) or 'No locks available' (ENOLCK). The same save works on a local disk.",
+         "Write checkpoints and caches to storage that supports locks (a node-local disk, or the shared file system "
+         "mounted with locking: Lustre's flock option, NFS with its lock service), or turn the library's locking off "
+         "where it offers that (HDF5_USE_FILE_LOCKING=FALSE); a restart fails the same way.", retry=False),
+)
