@@ -634,9 +634,29 @@ GENERIC = explain.GENERIC | {"python-error", "rank-crash", "nccl-error", "native
 # tests/data/explain; its 4 examined held-out misses moved to tune. Round 33 is 13/13 right since; the held-out split
 # as it stands is 165/169 (0.976), misleading 1/169 held out and 0/381 tune, restart agreement 538/550 (0.978). The
 # honest figure is the one before the rules: 165/299 (0.552).
-MIN_RIGHT_HOLDOUT = 0.97  # met: 165/169 (0.976)
-MAX_WRONG = 0.02  # met: 1/169 held out (0.0059), 0/381 tune
-MIN_RESTART_AGREES = 0.97  # 538/550 (0.978)
+# Round 34 (2026-12-06; round 33 written in parallel): 12 logs from 12 threads never used, storage and checkpoint files
+# of training runs (torch.save on a full disk, the HF cache under an unwritable or read-only home, a truncated
+# checkpoint, torch 2.6's weights_only, transformers' and timm's temporary checkpoint renamed by several processes,
+# rmtree of one checkpoint by every rank or while another writes, a .nfs file on NFS, tensorstore's locks on a network
+# file system); split by the hash (7 held out) and measured once from merge 31b9dca's code: held out 4/7 right, 3
+# generic (file-missing twice for a checkpoint another rank moved or removed, python-error for NFS's .nfsXXXX busy),
+# 0 misleading; all 12: 5 right, 7 generic, 0 misleading, restart agreement 11/12. Held out when measured, rounds 1-30,
+# 32 and 34: 167/300 (0.557), misleading 16/300. With round 34 added, before its rules: held-out split 167/174 (0.960,
+# under the floor), misleading 1/174, restart agreement 536/549 (0.976).
+# Round 34's rules (sigstorage.py): several processes renaming or removing the same checkpoint (ckpt-save-race: CPython's
+# `[Errno 2|17|39] ...: 'tmp...' -> '...checkpoint'`, ENOTEMPTY on a checkpoint directory, rmtree's entries vanishing),
+# a file deleted on NFS while still open (nfs-open-file: the NFS client's `.nfs` + 24 hex digits), a file system
+# without file locks (fs-lock-unsupported: tensorstore's and HDF5's words, fcntl's ENOSYS/ENOLCK). Not written:
+# torch.save's `File X cannot be opened.` (a missing directory, a permission or a full disk alike: generic stays).
+# Only the round's 6 misses changed over the corpus and tests/data/explain; its 3 examined held-out misses moved to
+# tune. Round 34 is 11/12 right since; the held-out split as it stands is 167/171 (0.977), misleading 1/171 held out
+# and 0/378 tune, restart agreement 536/549 (0.976). The honest figure is the one before the rules: 167/300 (0.557).
+# Rounds 33 and 34 merged (gathered and measured in parallel, each before its own rules, neither shown the other's):
+# held-out split 169/173 (0.977), misleading 1/173 held out and 0/389 tune; all 562 cases 527 right; restart agreement
+# 549/562 (0.977). Held out when measured, rounds 1-30 and 32-34: 169/306 (0.552), 16 misleading.
+MIN_RIGHT_HOLDOUT = 0.97  # met: 169/173 (0.977)
+MAX_WRONG = 0.02  # met: 1/173 held out (0.0058), 0/389 tune
+MIN_RESTART_AGREES = 0.97  # 549/562 (0.977)
 ROUND22_NOT_WRITTEN = {"nccl-version-bug"}
 # A family a round 24 tune case names that no rule gives: the log does not show what would tell it (RESULTS.md).
 ROUND24_NOT_WRITTEN = {"filestore-race"}
