@@ -10,6 +10,7 @@ before the frameworks' and after the training stack's. The real logs they are me
 
 from __future__ import annotations
 
+from dscluster import sigwords
 from dscluster.sigtypes import Signature
 from dscluster.sigtypes import sig as _sig
 
@@ -64,7 +65,7 @@ DEEPSPEED_SIGNATURES: tuple[Signature, ...] = (
     # partitioned, as empty 1-D placeholders, until DeepSpeed gathers them for a module's forward (deepspeed.zero.Init,
     # partition_parameters.py). (load_state_dict's "the shape in current model is torch.Size([0])" is the same cause;
     # ckpt-model-mismatch, earlier in the table, answers it.)
-    _sig("zero3-param-partitioned", r"RuntimeError: tensors must be 2-D",
+    _sig("zero3-param-partitioned", sigwords.LINEAR_NOT_2D,
          "A parameter was used while DeepSpeed ZeRO-3 had it partitioned: each rank holds its parameters as empty 1-D "
          "placeholders until the engine gathers them for a module's forward, so a module run outside the engine's "
          "forward (a model not wrapped by deepspeed.initialize, a weight read directly) or a state dict loaded into "

@@ -29,7 +29,7 @@ from dscluster.sigtorch import TORCH_SIGNATURES
 from dscluster.sigtraining import TRAINING_SIGNATURES
 from dscluster.sigtypes import Signature, then
 from dscluster.sigtypes import sig as _sig
-from dscluster.sigwords import ENV_KEY_MISSING
+from dscluster.sigwords import DEVICE_NO_BF16, ENV_KEY_MISSING
 from dscluster.sigworld import WORLD_SIGNATURES
 from dscluster.strerror import EMFILE
 
@@ -114,7 +114,7 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "End every continued line with a backslash and nothing after it, convert the script to Unix line endings "
          "(dos2unix script.sh, or sed -i 's/\\r$//' script.sh), then launch again.", retry=False),
     _sig("precision-unsupported", r"bf16 is not supported|bfloat16 is only supported on gpus? with compute capability|"
-         r"Bfloat16 is only supported on GPUs|doesn't support bf16|does not support bfloat16|"
+         r"Bfloat16 is only supported on GPUs|" + DEVICE_NO_BF16 + "|"
          r"Type (?:fp16|bf16|bfloat16) is not supported|bf16 mixed precision requires|"
          r"CUBLAS_STATUS_NOT_SUPPORTED when calling `?cublas\w*\([^\n]{0,200}?CUDA_R_16BF",
          "The GPU cannot compute in the precision the run asks for: bf16 needs compute capability 8.0 or newer "

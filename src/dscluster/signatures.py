@@ -76,11 +76,11 @@ _TABLE: tuple[Signature, ...] = (
          "dscluster's training program exited with its config/data (3), usage (2) or permission (6) error code: "
          "the same input fails the same way again.",
          "Read the first failing rank's log, fix the input, launch again.", retry=False),
-    _sig("ssh-publickey", r"Permission denied \(publickey",
+    _sig("ssh-publickey", sigwords.SSH_KEY_REFUSED,
          "A node refused the cluster's SSH key.",
          "Install the cluster key on every node (`dscluster node start` does it), then run `dscluster doctor`.",
          retry=False),
-    _sig("ssh-host-key", r"Host key verification failed|REMOTE HOST IDENTIFICATION HAS CHANGED",
+    _sig("ssh-host-key", sigwords.SSH_HOST_KEY,
          "A node's SSH host key is not in the cluster's pinned known_hosts (new or reinstalled node).",
          "Re-publish the node's host key (`dscluster node start` on it), then `dscluster doctor`; "
          "never turn StrictHostKeyChecking off.", retry=False),
@@ -96,8 +96,7 @@ _TABLE: tuple[Signature, ...] = (
          "cannot select them.", "Use host names as in the hostfile and slots below its slots=N (--include node1:0,1), "
          "the same slots on every host for MPI launchers, no --num_nodes/--num_gpus with --include; or unset "
          "CUDA_VISIBLE_DEVICES and choose the GPUs with --include localhost:0,2.", retry=False),
-    _sig("ssh-unreachable", r"was not reachable via ssh|ssh: connect to host \S+ port \d+: (?:Connection refused|"
-         r"Connection timed out|No route to host)|ssh: Could not resolve hostname",
+    _sig("ssh-unreachable", r"was not reachable via ssh|" + sigwords.SSH_UNREACHABLE,
          "A node could not be reached over SSH: it is down, its sshd is not running or listens on another port, or "
          "its name does not resolve.",
          "Check the node with `dscluster doctor`; start its sshd (`dscluster node start`), use the port it listens "
@@ -125,7 +124,7 @@ _TABLE: tuple[Signature, ...] = (
          "Check that `ssh NODE which orted` works from the first node, that every node has the same MPI install, and "
          "that the nodes reach each other on all TCP ports (or set btl_tcp_if_include / oob_tcp_if_include to the "
          "training network).", retry=False),
-    _sig("cuda-arch-list", r"TORCH_CUDA_ARCH_LIST|invalid literal for int\(\) with base 10: '\d+a'",
+    _sig("cuda-arch-list", sigwords.CUDA_ARCH_SUFFIX,
          "TORCH_CUDA_ARCH_LIST contains an arch with a suffix (e.g. '9.0a') that this DeepSpeed op builder "
          "cannot parse.", "Set TORCH_CUDA_ARCH_LIST without the suffix (e.g. --env TORCH_CUDA_ARCH_LIST=9.0) "
          "or unset it.", retry=False),
@@ -148,7 +147,7 @@ _TABLE: tuple[Signature, ...] = (
          "clear ~/.cache/torch_extensions, then launch again; or pre-build the ops in the image.", retry=False),
     _sig("compiler-unsupported", r"unsupported GNU version|gcc versions later than \d+ are not supported|"
          r"We need GCC \d+ or later|too old version of GCC|unrecognized command[- ]line option '-std=c\+\+\d+'|"
-         r"C\+\+\d+ or later compatible compiler is required|less than the minimum required version|"
+         r"C\+\+\d+ or later compatible compiler is required|" + sigwords.COMPILER_TOO_OLD + "|"
          # nvcc's own refusal of the language standard the build asks for (-std=c++17 needs CUDA 11, -std CUDA 7)
          r"nvcc fatal\s*:\s*(?:Value '[^'\n]{1,20}' is not defined for option 'std'|Unknown option '-{0,2}std')",
          "The C++ compiler on the node is too old (or too new for nvcc), or the CUDA toolkit's nvcc is too old for the "
@@ -196,7 +195,7 @@ _TABLE: tuple[Signature, ...] = (
          "written for.",
          "Install the package version the code expects, the same on every node (pip show PACKAGE on each).",
          retry=False),
-    _sig("workdir-missing", r"\bcd: [^:\n]+: No such file or directory|bin/python[\d.]*: No such file or directory|"
+    _sig("workdir-missing", sigwords.REMOTE_CD + r"|bin/python[\d.]*: No such file or directory|"
          r"bin/python[\d.]*: not found",
          "The working directory or the python of the launching node does not exist on another node: pdsh runs "
          "`cd $PWD` and the same interpreter path on every node.",
@@ -226,7 +225,7 @@ _TABLE: tuple[Signature, ...] = (
          "size.", retry=False),
     _sig("ds-config-invalid", r"DeepSpeedConfigError|validation errors? for DeepSpeed\w*Config|"
          r"Expected a string path to an existing deepspeed config|ZeRO Offload can only work with DeepSpeed optimizers|"
-         r"incompatible with pipe?line parallelism|zero_allow_untested_optimizer|cannot be simultaneously enabled|"
+         r"incompatible with pipe?line parallelism|zero_allow_untested_optimizer|" + sigwords.DS_PRECISIONS_BOTH + "|"
          r"we were given deepspeed configs in the deepspeed arguments and deepspeed|"
          # DeepSpeed's engine (_configure_optimizer, since deepspeedai/DeepSpeed#2971): ZeRO-Offload with an optimizer other
          # than its CPU Adam

@@ -69,3 +69,55 @@ _LAUNCHER_KEY = r"KeyError: b?['\"](?:LOCAL_RANK|RANK|WORLD_SIZE|LOCAL_WORLD_SIZ
 ENV_KEY_MISSING = (r"(?:os\.py\W(?:(?!os\.py\W|__getitem__)[^\n])*__getitem__(?:(?!os\.py\W)[^\n])*|"
                    r"environ(?:(?!environ)[^\n])*)\n(?:[^\n]*\n){0,8}?[ \t]*" + _LAUNCHER_KEY +
                    r"|(?:\A|^(?![ \t])[^\n]*\n)" + _LAUNCHER_KEY)
+
+# ssh's own failures, where ssh was git's transport (a clone, pip's `git+ssh://`, a submodule) and not a launcher's
+# way to a node: git prints `fatal: Could not read from remote repository.` (or `the remote end hung up`) on the
+# next line (connect.c, transport), the user is git's (`git@github.com: Permission denied (publickey)`), or the host is
+# a code forge's. Session 25's second review: a node's key, host key or address is not what failed there.
+_FORGE = r"(?:github\.com|gitlab\.com|bitbucket\.org|gitee\.com|hf\.co|huggingface\.co|ssh\.dev\.azure\.com)\b"
+_GIT_FATAL = r"(?:[^\n]*\n)?[ \t]*(?:remote: [^\n]*\n)?fatal: (?:Could not read from remote repository|the remote end hung up)"
+
+
+def _not_git(words: str, stop: str) -> str:
+    """`words`, read at its last occurrence on its line (the rest of the line up to `stop` is read once: linear time),
+    where git's fatal line does not follow."""
+    return words + r"(?:(?!" + stop + r")[^\n])*(?:\Z|\n(?!" + _GIT_FATAL + r"))"
+
+
+_FORGE_USER = "".join(rf"(?<!git@{h}: )" for h in (r"github\.com", r"gitlab\.com", r"bitbucket\.org", r"gitee\.com",
+                                                    r"hf\.co", r"huggingface\.co", r"ssh\.dev\.azure\.com"))
+SSH_KEY_REFUSED = _FORGE_USER + _not_git(r"Permission denied \(publickey", r"Permission denied \(publickey")
+SSH_HOST_KEY = (_not_git(r"Host key verification failed", r"Host key verification failed") +
+                r"|REMOTE HOST IDENTIFICATION HAS CHANGED(?![\s\S]{0,3000}?Host key for \[?" + _FORGE + r")")
+SSH_UNREACHABLE = _not_git(r"ssh: (?:connect to host (?!" + _FORGE + r")\S+ port \d+: (?:Connection refused|Connection "
+                           r"timed out|No route to host)|Could not resolve hostname (?!" + _FORGE + r"))", r"ssh: ")
+
+# torch.utils.cpp_extension's check of the host compiler against the CUDA toolkit (_check_cuda_version: "The current
+# installed version of g++ (4.8.5) is less than the minimum required version by CUDA 11.7 (6.0.0)"). Not a package's
+# own minimum (`The installed version of bitsandbytes (0.39.0) is less than the minimum required version`).
+COMPILER_TOO_OLD = r"is less than the minimum required version by CUDA"
+
+# A TORCH_CUDA_ARCH_LIST that DeepSpeed's op builder cannot parse: an arch with a letter suffix (9.0a, 10.0f) as its
+# value, or int()'s error on one. Not the variable's name alone: torch's cpp_extension warns `TORCH_CUDA_ARCH_LIST is
+# not set, all archs for visible cards are included` before every JIT build.
+CUDA_ARCH_SUFFIX = (r"TORCH_CUDA_ARCH_LIST=['\"]?(?:\d{1,3}(?:\.\d{1,2})?(?:\+PTX)?[;, ]{1,3}){0,16}\d{1,3}\.?\d{0,2}"
+                    r"[a-z]\b|invalid literal for int\(\) with base 10: '\d+a'")
+
+# The shell of a remote command (pdsh's, ssh's `bash -c`: `bash: line 0: cd: DIR`, `line 1` since bash 5.1) that cannot
+# enter the launching node's working directory. Not a script's own `cd` (bash names the script: `./run.sh: line 4: cd:`).
+REMOTE_CD = r"(?<![\w./-])(?:ba)?sh: line [01]: cd: [^:\n]+: No such file or directory"
+
+# torch's addmm under F.linear (functional.py's `linear` frame, or no frame shown) given a weight that is no matrix:
+# ZeRO-3's partitioned placeholder. Not the script's own torch.addmm of a 3-D tensor.
+LINEAR_NOT_2D = (r"(?:[/\\]functional\.py\", line \d+, in linear\n" + _CODE_LINE + r"|(?:\A|^(?![ \t]|\[rank\d+\]: [ \t])[^\n]*\n))"
+                 r"(?:\[rank\d+\]: )?RuntimeError: tensors must be 2-D")
+
+# A device that cannot compute in bf16, in the words of torch's autocast (`Current CUDA Device does not support
+# bfloat16`), transformers' TrainingArguments (`Your setup doesn't support bf16/gpu`) and scripts' own checks of the
+# GPU. Not an array library without the dtype (CuPy's `CuPy does not support bfloat16 yet`, NumPy's).
+DEVICE_NO_BF16 = (r"(?:GPU|device|card|hardware|setup|platform)s?\b[^\n]{0,20}?(?:does not|doesn't) support "
+                  r"(?:bfloat16|bf16)")
+
+# DeepSpeed's config check (runtime/config.py: `bfloat16 and fp16 modes cannot be simultaneously enabled`). Not the
+# words alone: SageMaker's `'ddp' and 'horovod' cannot be simultaneously enabled` is a launcher's, no ds_config's.
+DS_PRECISIONS_BOTH = r"(?:bfloat16|bf16|fp16)[^\n]{0,40}?modes? cannot be simultaneously enabled"
