@@ -654,6 +654,12 @@ GENERIC = explain.GENERIC | {"python-error", "rank-crash", "nccl-error", "native
 # Rounds 33 and 34 merged (gathered and measured in parallel, each before its own rules, neither shown the other's):
 # held-out split 169/173 (0.977), misleading 1/173 held out and 0/389 tune; all 562 cases 527 right; restart agreement
 # 549/562 (0.977). Held out when measured, rounds 1-30 and 32-34: 169/306 (0.552), 16 misleading.
+# Session 25's second review (no new logs): eight more rules narrowed to the words of the component that names their
+# cause (sigwords.py; 12 near misses, all misleading before and none after, in test_explain_nearmisses2.py); no general
+# rule added (no tune case supports one). Every case's answer and restart decision unchanged: held-out split 163/167,
+# misleading 1/167 held out and 0/370 tune, restart agreement 525/537; floors unchanged.
+# The second review merged with rounds 33-34: every case's answer unchanged (held-out split 169/173, misleading 1/173
+# held out and 0/389 tune, restart agreement 549/562).
 MIN_RIGHT_HOLDOUT = 0.97  # met: 169/173 (0.977)
 MAX_WRONG = 0.02  # met: 1/173 held out (0.0058), 0/389 tune
 MIN_RESTART_AGREES = 0.97  # 549/562 (0.977)
