@@ -32,8 +32,8 @@ __newest() {  # FIELD [checkpointed]: of the newest run (with a committed checkp
 runs = json.load(sys.stdin)
 if sys.argv[2:] == ["checkpointed"]:
     runs = [r for r in runs if r.get("last_checkpoint_step") is not None]
-runs.sort(key=lambda r: (str(r.get("created", "")), r["id"]))
-print(runs[-1][sys.argv[1]] if runs else "NO-RUN-YET")' "$@"
+runs.sort(key=lambda r: str(r.get("created", "")), reverse=True)  # stable: within a second, the order runs lists
+print(runs[0][sys.argv[1]] if runs else "NO-RUN-YET")' "$@"
 }
 __wait_event() {  # EVENT SECONDS: until the newest run's events.jsonl holds EVENT
   local dir i; dir=$(__newest _dir)

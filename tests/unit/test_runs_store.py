@@ -37,6 +37,18 @@ def test_create_list_load_and_resolve(tmp_path):
     assert (store.run_path(tmp_path, a.id) / "logs").is_dir()
 
 
+def test_runs_started_within_one_second_are_listed_newest_first(tmp_path):
+    # Seen in CI: the README's detached launch and the sbatch launch after it got the same `created` second, and the
+    # earlier run was shown (and taken) as the newest. Within a second, the first event's exact time decides.
+    ids = [store.new_run_id(n) for n in ("zz-first", "aa-second", "mm-third")]
+    for i, rid in enumerate(ids):
+        rec = RunRecord.from_json({"id": rid, "name": "train", "argv": ["train.py"], "env": {},
+                                   "created": "2026-12-06T07:13:03+00:00"})
+        store.create_run(tmp_path, rec)
+        store.append_event(store.run_path(tmp_path, rid), "created" if i != 1 else "slurm-submitted", t=100.0 + i)
+    assert [r.id for r in store.list_runs(tmp_path)] == ids[::-1]
+
+
 def test_record_writes_are_atomic_and_events_append(tmp_path):
     rec = _record()
     run_dir = store.create_run(tmp_path, rec)

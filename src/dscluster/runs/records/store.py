@@ -13,11 +13,13 @@ Only the supervisor writes run.json after creation; readers never see a half-wri
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import os
 import re
 import secrets
 import stat
 import time
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -212,8 +214,22 @@ def list_runs(shared: Path, damaged: list[RunError] | None = None, *, pending: b
         except OSError:
             continue
         records.append(StoredRun(rec, entry))
-    records.sort(key=lambda r: (str(r.record.created or ""), r.id), reverse=True)
+    # Newest first. `created` has whole seconds: runs started within one second (a script's detached launches) are
+    # ordered by their first event's exact time, read only for them.
+    same = Counter(str(r.record.created or "") for r in records)
+    records.sort(key=lambda r: (str(r.record.created or ""),
+                                _created_at(r.dir) if same[str(r.record.created or "")] > 1 else 0.0, r.id), reverse=True)
     return records
+
+
+def _created_at(run_dir: Path) -> float:
+    """The exact time of a run's first event (events.jsonl's first line: "created", or a batch job's submission), 0.0
+    where unknown."""
+    try:
+        with open(run_dir / "events.jsonl", "rb") as f:
+            return float(json.loads(f.readline(4096) or b"{}").get("t", 0.0))
+    except (OSError, ValueError, TypeError, AttributeError):
+        return 0.0
 
 
 def load_run(shared: Path, run_id: str) -> RunRecord:
