@@ -130,6 +130,10 @@ def _line_at(text: str, match: re.Match) -> str:
     return text[start:end if end >= 0 else len(text)].strip()[:300]
 
 
+# Rank 0's store out of reach (the core table's master-unreachable, the last of that name: sigmessages.with_store):
+# the words of a peer whose connection to the store is refused or times out. Where a rank was killed or crashed first
+# and no rank has an error of its own, they are what the others saw of the store's process gone, not a wrong address.
+_STORE_OUT_OF_REACH = [s for s in SIGNATURES if s.name == "master-unreachable"][-1]
 # What a process may print as it dies of an error already shown, with the signal that then ends it.
 AT_EXIT = {"aborted": "SIGABRT", "segfault": "SIGSEGV"}
 _VAGUE_MESSAGE = re.compile(r"NCCL|gloo|unhandled system error|invalid usage|internal error", re.IGNORECASE)
@@ -302,6 +306,8 @@ def _explain_streams(logs: Sequence[LogText], hint_rank: int | None = None) -> E
                                                        else float("inf")), st.order))
     signal_first = first is not None and first.kind == "signal" and not first.symptom
     for sig in SIGNATURES:
+        if sig is _STORE_OUT_OF_REACH and first is not None and first.kind == "signal" and not first.symptom:
+            continue  # the store's process was killed: its peers' reconnects are refused or time out (session 25)
         if sig.symptom and signal_first:
             # Roots first (an OOM kill's own line); then the signal that ended the first rank, before what
             # the other ranks saw of its death (a peer that closed the connection, a collective timeout).

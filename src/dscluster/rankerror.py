@@ -28,7 +28,7 @@ _LIBRARY_FRAME = re.compile(r"site-packages|dist-packages|/lib/python\d[\d.]*/|^
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?')
 # An exception line: a (dotted) name that looks like an exception, then ": message" or nothing.
 _EXC_LINE = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Warning|"
-                       r"Failure|Timeout|Iteration|Fault))(?::\s?(?P<msg>.*))?$")
+                       r"Failure|Timeout|Iteration|Fault|Resources))(?::\s?(?P<msg>.*))?$")
 # An exception line on its own, without the traceback above it: only names that end in Error/Exception.
 _BARE_EXC = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)|Exception): (?P<msg>\S.*)$")
 _CHAINED = ("During handling of the above exception", "The above exception was the direct cause")
@@ -40,7 +40,9 @@ SYMPTOM_TYPES = frozenset({"ChildFailedError", "CalledProcessError", "KeyboardIn
 SYMPTOM_TEXT = re.compile(
     r"Connection closed by (?:remote )?peer|Connection reset by peer|Broken pipe|remote process exited|"
     r"NCCL communicator was aborted|ncclRemoteError|Socket Timeout|Watchdog caught collective operation timeout|"
-    r"connection to the C10d store has failed|"
+    r"connection to the C10d store has failed|waiting for clients\. \d+/\d+ clients joined|"
+    # a DeepSpeed op's __del__ after the op failed to load (its build, its CUDA check): the failure is above it
+    r"object has no attribute 'ds_opt_\w+'|"
     r"Timed out waiting \d+ms for (?:recv|send) operation|failed to recv, got 0 bytes|"
     r"Some NCCL operations have failed or timed out|Process group watchdog thread terminated|"
     r"got signal: (?:15|2|1)\b|received signal SIGTERM|Terminated|ProcessGroupNCCL is being destroyed|"

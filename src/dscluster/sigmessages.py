@@ -349,10 +349,11 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "restart the Python process (a notebook kernel keeps the old module loaded), and check with pip show.",
          retry=False),
     # DeepSpeed's own checks (assertions, ValueError/NotImplementedError) that refuse a combination of features: "X is
-    # incompatible with / not (yet) supported with ZeRO stage 3, pipeline parallelism, offload, ...".
+    # incompatible with / not (yet) supported with ZeRO stage 3, offload, ...". Not pipeline parallelism alone (session
+    # 25's third review): Megatron's, torchtitan's and vLLM's refusals of their own features say the same.
     # ZeRO named before the refusal as well: transformers' "DeepSpeed Zero-3 is not compatible with ... device_map".
     _sig("ds-incompatible", r"(?:incompatible|not (?:yet |currently )?(?:supported|compatible))\b[^\n]{0,120}?"
-         r"\b(?:ZeRO|stage ?[0-3]\b|pipeline parallel|(?:cpu|nvme|param\w*|optimizer) offload|DeepCompile|ZenFlow)|"
+         r"\b(?:ZeRO|stage ?[0-3]\b|(?:cpu|nvme|param\w*|optimizer) offload|DeepCompile|ZenFlow)|"
          r"(?:\b(?-i:ZeRO)(?:[- ]?(?:stage[- ]?)?[0-3])?|\b(?-i:Zero)[- ]?(?:stage[- ]?)?[0-3])\b[^\n]{0,60}?\b(?:is |are )?"
          r"(?:incompatible|not "
          r"(?:yet |currently )?(?:supported|compatible)) with\b",

@@ -225,7 +225,7 @@ _TABLE: tuple[Signature, ...] = (
          "size.", retry=False),
     _sig("ds-config-invalid", r"DeepSpeedConfigError|validation errors? for DeepSpeed\w*Config|"
          r"Expected a string path to an existing deepspeed config|ZeRO Offload can only work with DeepSpeed optimizers|"
-         r"incompatible with pipe?line parallelism|zero_allow_untested_optimizer|" + sigwords.DS_PRECISIONS_BOTH + "|"
+         + sigwords.ZERO_NOT_WITH_PIPELINE + r"|zero_allow_untested_optimizer|" + sigwords.DS_PRECISIONS_BOTH + "|"
          r"we were given deepspeed configs in the deepspeed arguments and deepspeed|"
          # DeepSpeed's engine (_configure_optimizer, since deepspeedai/DeepSpeed#2971): ZeRO-Offload with an optimizer other
          # than its CPU Adam
@@ -263,8 +263,8 @@ _TABLE: tuple[Signature, ...] = (
          "workers, no CPU offload, a smaller model per node. A restart hits the same limit.", retry=False),
     _sig("dev-shm-full", then("No space left on device", "shm") + "|" + then("/dev/shm", "No space left") + r"|Bus error|"
          r"unable to write to file </torch_|Error while creating shared memory segment|posix_fallocate failed|"
-         r"failed to extend /dev/shm|unable to allocate shared memory|out of shared\s+memory|insufficient shared memory|"
-         r"exits with return code = -7\b",
+         r"failed to extend /dev/shm|unable to allocate shared memory|out of shared\s+memory|" + sigwords.SHM_INSUFFICIENT +
+         r"|exits with return code = -7\b",
          "/dev/shm is too small or full (NCCL and DataLoader workers use shared memory).",
          "Start the node container with a larger --shm-size (e.g. 16g) or --ipc=host, and remove stale "
          "/dev/shm/deepspeed_* files.", retry=False),
@@ -349,8 +349,7 @@ _TABLE: tuple[Signature, ...] = (
          "ncclRemoteError|" + then("NCCL error", "unhandled system error"),
          "Another rank died (or its network failed) during a collective; the real error is on that rank.",
          "Look at the first failing rank's log.", symptom=True),
-    _sig("gloo-peer-closed", r"Connection closed by peer|Connection reset by peer|Broken pipe|"
-         r"\[gloo\].*(?:Read error|Connection refused)",
+    _sig("gloo-peer-closed", sigwords.PEER_CLOSED,  # gloo's and the socket's words, not slurmstepd's
          "A peer rank went away during a collective (it crashed or was killed); this rank failed with it.",
          "Look at the first failing rank's log.", symptom=True),
     # Word boundaries: DeepSpeed's launch.py logs every teardown from its "sigkill_handler", which is not a kill.

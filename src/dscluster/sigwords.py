@@ -121,3 +121,21 @@ DEVICE_NO_BF16 = (r"(?:GPU|device|card|hardware|setup|platform)s?\b[^\n]{0,20}?(
 # DeepSpeed's config check (runtime/config.py: `bfloat16 and fp16 modes cannot be simultaneously enabled`). Not the
 # words alone: SageMaker's `'ddp' and 'horovod' cannot be simultaneously enabled` is a launcher's, no ds_config's.
 DS_PRECISIONS_BOTH = r"(?:bfloat16|bf16|fp16)[^\n]{0,40}?modes? cannot be simultaneously enabled"
+
+# Session 25's third review (tests/unit/test_explain_nearmisses3.py): words every rank, or another component, prints.
+# A peer gone during a collective (gloo's, the socket's words). Not slurmstepd's `write to unblock task N failed:
+# Broken pipe` (src/slurmd/slurmstepd/mgr.c, exec_wait_signal_child: the task it would let exec() had already exited,
+# a plugin's task setup or the container failing above it): no peer went away, and no restart is justified by it.
+PEER_CLOSED = (r"Connection closed by peer|Connection reset by peer|(?<!task \d failed: )(?<!task \d\d failed: )"
+               r"(?<!task \d\d\d failed: )Broken pipe|\[gloo\].*(?:Read error|Connection refused)")
+
+# /dev/shm too small, in torch's DataLoader words (`This might be caused by insufficient shared memory (shm)`). Not
+# a GPU's on-chip shared memory (a kernel's `static assertion failed with "... (insufficient shared memory for
+# shape)"`, Triton's `out of resource: shared memory`): a kernel's tile too large for the SM, no /dev/shm.
+SHM_INSUFFICIENT = r"insufficient shared memory \(shm\)"
+
+# DeepSpeed's pipeline engine (runtime/pipe/engine.py: `ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism`,
+# `pipline` in older releases). Not another library's refusal of its own feature with pipeline parallelism (vLLM's
+# `Speculative decoding is currently incompatible with pipeline parallelism`), nor a model's warning (`use_cache=True`
+# is incompatible with pipeline parallelism. Setting `use_cache=False`).
+ZERO_NOT_WITH_PIPELINE = r"\bZeRO\b[^\n]{0,40}?incompatible with pipe?line parallel"
