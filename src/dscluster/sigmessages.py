@@ -14,6 +14,7 @@ tests/data/failures (tests/unit/test_failure_corpus.py).
 from __future__ import annotations
 
 from dscluster.sigcontainers import CONTAINER_SIGNATURES
+from dscluster.sigdata import DATA_SIGNATURES
 from dscluster.sigdeepspeed import DEEPSPEED_SIGNATURES
 from dscluster.sigdevices import DEVICE_SIGNATURES
 from dscluster.sigfinetune import FINETUNE_SIGNATURES
@@ -219,6 +220,7 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
     *TORCH_SIGNATURES,
     *MODEL_SIGNATURES,
     *STORAGE_SIGNATURES,
+    *DATA_SIGNATURES,
     *WORLD_SIGNATURES,
     *TRAINING_SIGNATURES,
     *DEEPSPEED_SIGNATURES,

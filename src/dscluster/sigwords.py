@@ -51,8 +51,9 @@ UNDEFINED_SYMBOL = (r"(?<!libtorch_cpu\.so: )(?<!libtorch_cuda\.so: )(?<!libtorc
 
 # A line naming no disk though its errno is ENOSPC: /dev/shm's (dev-shm-full), and inotify's watch limit (watchdog's
 # `OSError: [Errno 28] inotify watch limit reached`, Node's `ENOSPC: System limit for number of file watchers
-# reached`): fs.inotify.max_user_watches, not a disk.
-NOT_A_DISK = r"^(?!.*(?:shm|inotify|file watchers))"
+# reached`): fs.inotify.max_user_watches, not a disk. And torch's shared-memory files (round 36): MapAllocator's
+# `unable to write to file </torch_PID_N>: No space left on device (28)`, a DataLoader worker's batch in /dev/shm.
+NOT_A_DISK = r"^(?!.*(?:shm|inotify|file watchers|</torch_))"
 
 # A loopback address announced to the other ranks, in gloo's words (pair.cc: `connect [127.0.1.1]:PORT`, `remote=[..]`,
 # `local=[..]`), torch's store's (`failed to connect to [127.0.1.1]:PORT`) and NCCL's (`Connect to 127.0.1.1<PORT>`): the
