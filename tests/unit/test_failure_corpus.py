@@ -666,9 +666,23 @@ GENERIC = explain.GENERIC | {"python-error", "rank-crash", "nccl-error", "native
 # GPU's on-chip shared memory, ds-incompatible/ds-config-invalid not pipeline parallelism without ZeRO (13 near misses,
 # 12 misleading before and none after, test_explain_nearmisses3.py). Every case's answer unchanged (held-out split
 # 169/173, misleading 1/173 held out and 0/389 tune, restart agreement 549/562); floors unchanged.
-MIN_RIGHT_HOLDOUT = 0.97  # met: 169/173 (0.977)
-MAX_WRONG = 0.02  # met: 1/173 held out (0.0058), 0/389 tune
-MIN_RESTART_AGREES = 0.97  # 549/562 (0.977)
+# Round 36: 8 real logs of the data side of multi-GPU runs (webdataset's nodesplitter refusal in two wordings, mosaicml
+# streaming's reused local directory, datasets' map forking after CUDA, DataLoader workers' /dev/shm in 64 MB
+# containers, datasets' cache on a full system disk); split by the hash (7 held out) and measured once from merge
+# 3e24d69's code: held out 2/7 right, 4 generic (refused-requirement twice, python-error twice), 1 misleading
+# (hopsworks#1557: torch's `unable to write to file </torch_...>: No space left on device` answered disk-full); all 8:
+# 3 right, restart agreement 8/8. Held out when measured, rounds 1-30, 32-34 and 36: 171/313 (0.546), misleading
+# 17/313. With round 36 added, before its rules: held-out split 171/180 (0.950, under the floor), misleading 2/180,
+# restart agreement 557/570 (0.977).
+# Round 36's rules (sigdata.py): wds-nodesplitter (webdataset's shardlists.py single_node_only and its 0.2.x wording),
+# streaming-local-reused (streaming's get_shm_prefix); sigwords.NOT_A_DISK: a line naming torch's shared-memory file
+# (`</torch_`) names no disk (dev-shm-full answers it). Only the round's 5 misses changed over the corpus; its 5
+# examined held-out misses moved to tune. Round 36 is 8/8 right since; the held-out split as it stands is 171/175
+# (0.977), misleading 1/175 held out and 0/395 tune, restart agreement 557/570 (0.977). The honest figure is the one
+# before the rules: 171/313 (0.546).
+MIN_RIGHT_HOLDOUT = 0.97  # met: X
+MAX_WRONG = 0.02  # met: Y
+MIN_RESTART_AGREES = 0.97  # Z
 ROUND22_NOT_WRITTEN = {"nccl-version-bug"}
 # A family a round 24 tune case names that no rule gives: the log does not show what would tell it (RESULTS.md).
 ROUND24_NOT_WRITTEN = {"filestore-race"}
