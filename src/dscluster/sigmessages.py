@@ -13,6 +13,7 @@ tests/data/failures (tests/unit/test_failure_corpus.py).
 
 from __future__ import annotations
 
+from dscluster.sigcompile import COMPILE_SIGNATURES
 from dscluster.sigcontainers import CONTAINER_SIGNATURES
 from dscluster.sigdata import DATA_SIGNATURES
 from dscluster.sigdeepspeed import DEEPSPEED_SIGNATURES
@@ -219,6 +220,7 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "(.deepspeed_env for remote ones).", retry=False),
     *TORCH_SIGNATURES,
     *MODEL_SIGNATURES,
+    *COMPILE_SIGNATURES,
     *STORAGE_SIGNATURES,
     *DATA_SIGNATURES,
     *WORLD_SIGNATURES,

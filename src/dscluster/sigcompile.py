@@ -1,0 +1,82 @@
+"""Failure signatures of compilation in training (round 37 of issue 45): Triton, the GPU compiler behind torch.compile's
+Inductor and behind hand-written kernels, TorchDynamo's recompile limit, and xFormers' attention dispatcher refusing
+every kernel. Each pattern is the wording of the component that prints it, never one log's: Triton's
+backends/nvidia/compiler.py ("Internal Triton PTX codegen error" with ptxas's stderr; ptxas-blackwell is the second
+ptxas Triton 3.6+ ships for sm_100 and later), its runtime/cache.py (FileCacheManager.put writes
+f"{filepath}.tmp.pid_{pid}_{rnd}" and os.replace()s it), its CUDA driver wrapper ("Triton Error [CUDA]: ..."), Dynamo's
+convert_frame.py (FailOnRecompileLimitHit, "recompile_limit reached with fullgraph=True"; older releases
+"cache_size_limit reached" and one_graph), and xFormers' ops/fmha/dispatch.py ("No operator found for
+`memory_efficient_attention_forward` with inputs", then each operator's reasons) and xformers/_cpp_lib.py ("xFormers
+can't load C++/CUDA extensions"). sigmessages.py places this table with PyTorch's own, before the training stack's
+and the last resorts. The real logs they are measured on are tests/data/failures (tests/unit/test_failure_corpus.py)."""
+
+from __future__ import annotations
+
+from dscluster.sigtypes import Signature, then
+from dscluster.sigtypes import sig as _sig
+
+_NO_OPERATOR = r"No operator found for `memory_efficient_attention_(?:forward|backward)\w*`"
+_EXT_UNAVAILABLE = r"xFormers wasn'?t build with CUDA support|xFormers can'?t load C\+\+/CUDA extensions"
+
+COMPILE_SIGNATURES: tuple[Signature, ...] = (
+    # Triton's ptxas refusing the GPU's architecture: its own codegen error around ptxas's stderr, or its
+    # ptxas-blackwell binary (a name only Triton's wheel uses). A CUDA toolkit's nvcc printing the same ptxas line
+    # for an architecture it dropped (sm_30) is not Triton's and is left to the build's own rules.
+    _sig("triton-ptxas-arch", r"ptxas-blackwell fatal\s*:\s*Value 'sm_\w+' is not defined for option 'gpu-name'|"
+         + then(r"Internal Triton PTX codegen error|PTXASError",
+                r"ptxas fatal\s*:\s*Value 'sm_\w+' is not defined for option 'gpu-name'", gap=r"[\s\S]"),
+         "Triton compiles its kernels (torch.compile's Inductor kernels, or a library's Triton kernels) with the ptxas "
+         "bundled in its own wheel, and that ptxas is older than this GPU's architecture (a Blackwell/GB10/Thor GPU "
+         "under a Triton that predates it, an RTX 40xx under Triton 2.0), so no kernel can be assembled.",
+         "Install a Triton (torch release) that supports this GPU, or point Triton at a newer ptxas from a CUDA "
+         "toolkit that knows the architecture: TRITON_PTXAS_PATH=/usr/local/cuda/bin/ptxas (and "
+         "TRITON_PTXAS_BLACKWELL_PATH where the Triton has it) on every rank; or turn torch.compile off. A restart "
+         "fails the same way.", retry=False),
+    # Triton's FileCacheManager.put: another process wrote or replaced the same cache key at the same moment.
+    _sig("triton-cache-race", r"No such file or directory: '[^'\n]*triton[^'\n]*\.tmp\.pid_\d+[^'\n]*'",
+         "Several processes (the ranks of one node, or nodes sharing a home directory) compiled the same Triton "
+         "kernel at once into one shared Triton cache directory, and one process's temporary cache file was moved "
+         "or removed by another's write of the same key: a race in Triton's file cache.",
+         "Give each rank its own cache: TRITON_CACHE_DIR=/tmp/triton-$USER-$LOCAL_RANK (not a shared network home), "
+         "or a Triton release with the fixed cache writer (triton#4295); a restart usually passes, since the "
+         "kernels are then cached.", retry=True),
+    # TorchDynamo under fullgraph=True: the recompile limit is an error, not a fallback to eager.
+    _sig("dynamo-recompile-limit", r"FailOnRecompileLimitHit|FailOnCacheLimitHit|"
+         r"(?:recompile_limit|cache_size_limit) reached with (?:fullgraph|one_graph)=True",
+         "A function compiled with torch.compile(fullgraph=True) was recompiled each time a guard failed (a new "
+         "input or parameter shape, dtype or Python value) until Dynamo's recompile limit (8 by default) was "
+         "reached, which fullgraph=True makes an error instead of a fallback to eager.",
+         "Read the warning's 'last reason' for what changes between calls; mark that dimension dynamic "
+         "(torch._dynamo.mark_dynamic, dynamic=True, force_parameter_static_shapes=False for parameters), compile "
+         "per shape, or raise torch._dynamo.config.recompile_limit (cache_size_limit in older torch). A restart "
+         "fails the same way.", retry=False),
+    # xFormers' dispatcher, when the reason every operator gives is its own missing CUDA build.
+    _sig("xformers-ext-unavailable", r"xFormers wasn'?t build with CUDA support|"
+         + then(_NO_OPERATOR, _EXT_UNAVAILABLE, gap=r"[\s\S]") + "|" + then(_EXT_UNAVAILABLE, _NO_OPERATOR, gap=r"[\s\S]"),
+         "The installed xFormers cannot use its CUDA kernels: its C++/CUDA extensions were built for another torch "
+         "(or CUDA, or Python) version than the one installed, or it was installed without CUDA support, so "
+         "memory_efficient_attention finds no operator for any input.",
+         "Install the xFormers wheel built for the installed torch and CUDA (pip install xformers with torch's "
+         "index URL, or the xformers version pinned to this torch), check with python -m xformers.info, on every "
+         "node; or turn xFormers attention off. A restart fails the same way.", retry=False),
+    # xFormers' dispatcher when a kernel's reason is the attention bias's alignment (dispatch's "attn_bias.stride(-2)
+    # % 8 != 0" and its HINT). The dispatcher's "No operator found" alone names no cause (a build for another torch
+    # gives it too), so it is left to the reasons' words.
+    _sig("xformers-no-operator", r"attn_bias\.stride\(-2\) % 8 != 0|HINT: To use an `attn_bias` with a sequence length "
+         r"that is not a multiple of 8",
+         "No xFormers memory_efficient_attention kernel accepts these inputs: the attention bias's sequence length is "
+         "not a multiple of 8, so its memory is not aligned as the CUTLASS kernel needs, and the other kernels refuse "
+         "a tensor bias (the lines under the error give each kernel's reason).",
+         "Allocate the bias with its last dimension padded to a multiple of 8 and slice it to the sequence length "
+         "(attn_bias = torch.zeros([B, H, M, pad8(N)])[..., :N]), as xFormers' HINT says, or use torch's "
+         "scaled_dot_product_attention instead. A restart fails the same way.", retry=False),
+    # Triton's CUDA driver wrapper: cuModuleLoadData refused the cubin its bundled ptxas made.
+    _sig("triton-image-invalid", r"Triton Error \[CUDA\]: device kernel image is invalid",
+         "The node's NVIDIA driver could not load a kernel Triton compiled: Triton assembles with the ptxas bundled "
+         "in its wheel (a newer CUDA than the driver supports), so its output is a kernel image this older driver "
+         "calls invalid.",
+         "Upgrade the NVIDIA driver to one that supports the CUDA version of Triton's ptxas, or set "
+         "TRITON_PTXAS_PATH to the ptxas of a CUDA toolkit the driver supports (for example "
+         "/usr/local/cuda-11.8/bin/ptxas) on every rank; or turn torch.compile off. A restart fails the same way.",
+         retry=False),
+)
