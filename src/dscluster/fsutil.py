@@ -29,6 +29,7 @@ import json
 import os
 import secrets
 import stat
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -276,6 +277,7 @@ def read_bytes(path: str | os.PathLike, offset: int = 0, limit: int | None = Non
 
 
 _APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+_REPLACING = threading.Lock()
 
 
 def open_append(path: str | os.PathLike, mode: int = 0o644):
@@ -284,25 +286,29 @@ def open_append(path: str | os.PathLike, mode: int = 0o644):
     For a log or journal whose name is the caller's: a symlink, hard link or special file planted in
     its place is unlinked (the entry itself, never what it points to) and a fresh file made with
     O_EXCL, so the writer carries on; a directory on the way that breaks the rule still raises."""
-    try:
+    with contextlib.suppress(UnsafePath):
         return os.fdopen(open_file(path, _APPEND, mode), "ab")
-    except UnsafePath:
-        pass
-    path = Path(os.path.abspath(path))
-    dfd = open_dir(path.parent)
-    try:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path.name, dir_fd=dfd)
-        fd = os.open(path.name, _APPEND | os.O_EXCL | _NOFOLLOW | _CLOEXEC, mode, dir_fd=dfd)
-    finally:
-        os.close(dfd)
+    with _REPLACING:  # one at a time (a run's channels open one log at once); one waiting opens what another made
+        with contextlib.suppress(UnsafePath):
+            return os.fdopen(open_file(path, _APPEND, mode), "ab")
+        path = Path(os.path.abspath(path))
+        dfd = open_dir(path.parent)
+        try:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path.name, dir_fd=dfd)
+            fd = os.open(path.name, _APPEND | os.O_EXCL | _NOFOLLOW | _CLOEXEC, mode, dir_fd=dfd)
+        except FileExistsError:  # a writer of the first kind made it meanwhile (O_CREAT): open that one by the rule
+            fd = open_file(path, _APPEND, mode)
+        finally:
+            os.close(dfd)
     return os.fdopen(fd, "ab")
 
 
-def fsync_dir(path: str | os.PathLike) -> None:
-    """Make a rename or a new entry in `path` durable (no-op where directories cannot be opened)."""
+def fsync_dir(path: str | os.PathLike, *, dir_fd: int | None = None) -> None:
+    """Make a rename or a new entry in `path` durable (no-op where directories cannot be opened). With `dir_fd`, a
+    lookup descriptor (O_PATH cannot be fsynced): `path` "." opens it again for reading, relative to itself."""
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY | _DIRECTORY | _CLOEXEC, dir_fd=dir_fd)
     except OSError:
         return
     try:
@@ -312,16 +318,8 @@ def fsync_dir(path: str | os.PathLike) -> None:
 
 
 def _fsync_dirfd(dfd: int) -> None:
-    """fsync the directory behind lookup descriptor `dfd` (an O_PATH descriptor cannot be fsynced):
-    opened again for reading, relative to itself; skipped where this user may not read it."""
-    try:
-        fd = os.open(".", os.O_RDONLY | _DIRECTORY | _CLOEXEC, dir_fd=dfd)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    """fsync the directory behind lookup descriptor `dfd`; skipped where this user may not read it."""
+    fsync_dir(".", dir_fd=dfd)
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes, mode: int = 0o644, *, owner: int | None = None) -> None:

@@ -76,6 +76,39 @@ def test_symlinked_file_in_foreign_dir_is_not_written_through(tmp_path, victim):
     assert not (logs / "launcher.log").is_symlink() and (logs / "launcher.log").read_bytes() == b"attempt 1\n"
 
 
+def test_writers_opening_one_planted_log_at_once_all_carry_on_in_one_fresh_file(tmp_path, victim):
+    # Seen in CI: a run's watchdog channels start from 8 threads and each opens logs/watchdog.log; with a symlink
+    # planted there, one thread's fresh file made another's O_EXCL fail ("File exists") and the supervisor crashed.
+    import threading
+
+    logs = foreign_dir(tmp_path / "run") / "logs"
+    logs.mkdir()
+    for _ in range(20):
+        (logs / "watchdog.log").unlink(missing_ok=True)
+        (logs / "watchdog.log").symlink_to(victim)
+        start, errors, files = threading.Barrier(8), [], []
+
+        def open_it(i, start=start, files=files, errors=errors):
+            start.wait()
+            try:
+                f = fsutil.open_append(logs / "watchdog.log")
+                f.write(b"channel %d\n" % i)
+                files.append(f)
+            except Exception as err:  # noqa: BLE001 - collected, asserted below
+                errors.append(err)
+
+        threads = [threading.Thread(target=open_it, args=(i,)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for f in files:
+            f.close()
+        assert not errors and unchanged(victim), errors
+        assert not (logs / "watchdog.log").is_symlink()
+        assert sorted((logs / "watchdog.log").read_bytes().splitlines()) == sorted(b"channel %d" % i for i in range(8))
+
+
 def test_symlinked_directory_in_foreign_dir_is_refused(tmp_path, victim):
     run = foreign_dir(tmp_path / "run")
     (run / "logs").symlink_to(victim.parent)
