@@ -1,6 +1,7 @@
 """Run store and secrets redaction (pure / filesystem only)."""
 
 import json
+import os
 
 import pytest
 
@@ -47,6 +48,17 @@ def test_runs_started_within_one_second_are_listed_newest_first(tmp_path):
         store.create_run(tmp_path, rec)
         store.append_event(store.run_path(tmp_path, rid), "created" if i != 1 else "slurm-submitted", t=100.0 + i)
     assert [r.id for r in store.list_runs(tmp_path)] == ids[::-1]
+    # The node user owns the run directory: a FIFO planted as events.jsonl is never waited on (read by fsutil's rule).
+    import threading
+
+    events = store.run_path(tmp_path, ids[0]) / "events.jsonl"
+    events.unlink()
+    os.mkfifo(events)
+    listed = []
+    reader = threading.Thread(target=lambda: listed.extend(r.id for r in store.list_runs(tmp_path)), daemon=True)
+    reader.start()
+    reader.join(10)
+    assert sorted(listed) == sorted(ids)
 
 
 def test_record_writes_are_atomic_and_events_append(tmp_path):

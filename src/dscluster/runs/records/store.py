@@ -216,18 +216,22 @@ def list_runs(shared: Path, damaged: list[RunError] | None = None, *, pending: b
         records.append(StoredRun(rec, entry))
     # Newest first. `created` has whole seconds: runs started within one second (a script's detached launches) are
     # ordered by their first event's exact time, read only for them.
-    same = Counter(str(r.record.created or "") for r in records)
-    records.sort(key=lambda r: (str(r.record.created or ""),
-                                _created_at(r.dir) if same[str(r.record.created or "")] > 1 else 0.0, r.id), reverse=True)
+    same = Counter(_created(r) for r in records)
+    records.sort(key=lambda r: (_created(r), _created_at(r.dir) if same[_created(r)] > 1 else 0.0, r.id), reverse=True)
     return records
+
+
+def _created(run: StoredRun) -> str:
+    return str(run.record.created or "")
 
 
 def _created_at(run_dir: Path) -> float:
     """The exact time of a run's first event (events.jsonl's first line: "created", or a batch job's submission), 0.0
-    where unknown."""
+    where unknown. Read by fsutil's rule: the run directory is the node user's, a planted symlink or FIFO is not
+    followed."""
     try:
-        with open(run_dir / "events.jsonl", "rb") as f:
-            return float(json.loads(f.readline(4096) or b"{}").get("t", 0.0))
+        first = fsutil.read_bytes(Path(run_dir) / "events.jsonl", 0, 4096).split(b"\n", 1)[0]
+        return float(json.loads(first or b"{}").get("t", 0.0))
     except (OSError, ValueError, TypeError, AttributeError):
         return 0.0
 
