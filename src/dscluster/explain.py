@@ -306,7 +306,7 @@ def _explain_streams(logs: Sequence[LogText], hint_rank: int | None = None) -> E
                                                        else float("inf")), st.order))
     signal_first = first is not None and first.kind == "signal" and not first.symptom
     for sig in SIGNATURES:
-        if sig is _STORE_OUT_OF_REACH and first is not None and first.kind == "signal" and not first.symptom:
+        if sig is _STORE_OUT_OF_REACH and signal_first:
             continue  # the store's process was killed: its peers' reconnects are refused or time out (session 25)
         if sig.symptom and signal_first:
             # Roots first (an OOM kill's own line); then the signal that ended the first rank, before what

@@ -75,7 +75,9 @@ ENV_KEY_MISSING = (r"(?:os\.py\W(?:(?!os\.py\W|__getitem__)[^\n])*__getitem__(?:
 # way to a node: git prints `fatal: Could not read from remote repository.` (or `the remote end hung up`) on the
 # next line (connect.c, transport), the user is git's (`git@github.com: Permission denied (publickey)`), or the host is
 # a code forge's. Session 25's second review: a node's key, host key or address is not what failed there.
-_FORGE = r"(?:github\.com|gitlab\.com|bitbucket\.org|gitee\.com|hf\.co|huggingface\.co|ssh\.dev\.azure\.com)\b"
+_FORGES = (r"github\.com", r"gitlab\.com", r"bitbucket\.org", r"gitee\.com", r"hf\.co", r"huggingface\.co",
+           r"ssh\.dev\.azure\.com")
+_FORGE = r"(?:" + "|".join(_FORGES) + r")\b"
 _GIT_FATAL = r"(?:[^\n]*\n)?[ \t]*(?:remote: [^\n]*\n)?fatal: (?:Could not read from remote repository|the remote end hung up)"
 
 
@@ -85,8 +87,7 @@ def _not_git(words: str, stop: str) -> str:
     return words + r"(?:(?!" + stop + r")[^\n])*(?:\Z|\n(?!" + _GIT_FATAL + r"))"
 
 
-_FORGE_USER = "".join(rf"(?<!git@{h}: )" for h in (r"github\.com", r"gitlab\.com", r"bitbucket\.org", r"gitee\.com",
-                                                    r"hf\.co", r"huggingface\.co", r"ssh\.dev\.azure\.com"))
+_FORGE_USER = "".join(rf"(?<!git@{h}: )" for h in _FORGES)
 SSH_KEY_REFUSED = _FORGE_USER + _not_git(r"Permission denied \(publickey", r"Permission denied \(publickey")
 SSH_HOST_KEY = (_not_git(r"Host key verification failed", r"Host key verification failed") +
                 r"|REMOTE HOST IDENTIFICATION HAS CHANGED(?![\s\S]{0,3000}?Host key for \[?" + _FORGE + r")")

@@ -166,8 +166,7 @@ class Judge:
         a stop was asked; `progress`: how far the run has got now; `disk_full`: what the supervisor could not
         write for lack of space)."""
         # The runner itself was killed by the teardown: the first failing rank's code is the real one.
-        rank_rc = failed_rank_exit_code(self.log_path, logs.at_failure or {}, f"attempt {n}: ",
-                                        node=self.host_of(failure.node) if failure.node else None)
+        rank_rc = self._rank_code(n, failure, logs)
         said = None  # what the failure's logs say, while the failure and its code are unchanged (read once)
         if failure.peer is not None:
             said = self._explained(failure, rank_rc, logs, restarts_left=not last)
@@ -175,8 +174,7 @@ class Judge:
             # The failure's rank said only that its peer went (a closed connection), and a rank of another node
             # vanished at about the same time: that rank is the failure.
             failure.node, failure.rank, failure.peer, said = self.node_name(failure.peer[0]), failure.peer[1], None, None
-            rank_rc = failed_rank_exit_code(self.log_path, logs.at_failure or {}, f"attempt {n}: ",
-                                            node=self.host_of(failure.node))
+            rank_rc = self._rank_code(n, failure, logs)
         kill = outside_kill(self.log_path, logs.at_failure or {}, f"attempt {n}: ")
         if failure.kind in ("rank-failed", "exit") and kill is not None and kill[0] != self.host_of(failure.node) \
                 and kill[0] in self._current().launch.host_names and killed_by_signal(rank_rc) is None \
@@ -215,12 +213,16 @@ class Judge:
     def said_only_a_symptom(self, n: int, failure: Failure, logs: AttemptLogs) -> bool:
         """Whether attempt `n`'s failed rank said only what a peer's loss makes a rank say (a connection closed by
         peer, a collective timed out), with no error or signal of its own: the cause is elsewhere."""
-        rank_rc = failed_rank_exit_code(self.log_path, logs.at_failure or {}, f"attempt {n}: ",
-                                        node=self.host_of(failure.node) if failure.node else None)
+        rank_rc = self._rank_code(n, failure, logs)
         if killed_by_signal(rank_rc) is not None:
             return False
         said = self._explained(failure, rank_rc, logs, restarts_left=True)
         return said is not None and bool((said.error or {}).get("symptom")) and not explainer.rooted(said)
+
+    def _rank_code(self, n: int, failure: Failure, logs: AttemptLogs) -> int | None:
+        """The exit code of attempt `n`'s failed rank, as its node's launcher reported it (failed_rank_exit_code)."""
+        return failed_rank_exit_code(self.log_path, logs.at_failure or {}, f"attempt {n}: ",
+                                     node=self.host_of(failure.node) if failure.node else None)
 
     def _rank_node_names(self) -> dict[int, str]:
         """rank -> node name in the current attempt (the hostfile's hosts, shown by their node names)."""

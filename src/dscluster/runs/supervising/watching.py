@@ -182,7 +182,7 @@ class AttemptWatch:
         the failure was seen on a survivor (its "connection closed" printed before the dead node's launcher
         said anything). None when `host`'s own went first, or it is not clear (no heartbeat saw `host`'s go)."""
         mine = next((ch.first_gone() for ch in self.chans if ch.node == host), None)
-        others = [(g[0], ch.node, g[1]) for ch in self.chans if ch.node != host and (g := ch.first_gone())]
+        others = self._gone_on_others(host)
         if mine is None or not others:
             return None
         t, node, ranks = min(others)
@@ -196,13 +196,17 @@ class AttemptWatch:
         (seen in CI on a loaded machine). None when none went, or several went at one heartbeat."""
         deadline = time.monotonic() + wait
         while True:
-            others = [(g[0], ch.node, g[1]) for ch in self.chans if ch.node != host and (g := ch.first_gone())]
+            others = self._gone_on_others(host)
             if others:
                 _, node, ranks = min(others)
                 return (node, ranks[0]) if len(ranks) == 1 else None
             if time.monotonic() >= deadline or all(ch.closed for ch in self.chans if ch.node != host):
                 return None
             time.sleep(0.1)
+
+    def _gone_on_others(self, host: str | None) -> list[tuple[float, str, list[int]]]:
+        """(when, node, ranks) of the first ranks each node other than `host` saw vanish, by its heartbeats."""
+        return [(g[0], ch.node, g[1]) for ch in self.chans if ch.node != host and (g := ch.first_gone())]
 
     def teardown(self, run_id: str, attempt: int, *, grace: float, settled: bool = False, final: bool = False,
                  cancel: Callable[[], None] = lambda: None,
