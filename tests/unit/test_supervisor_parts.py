@@ -6,6 +6,8 @@ policy, and a backend's hooks get a narrow context, not the supervisor."""
 from __future__ import annotations
 
 import json
+import threading
+import time
 from dataclasses import replace
 
 from dscluster import explain as explainer
@@ -109,6 +111,34 @@ def test_a_survivor_that_only_says_its_peer_went_yields_to_the_rank_that_vanishe
     # Its own error (not about a peer) stays the cause.
     got = judged("ValueError: the tokenizer has no pad token")
     assert got.explanation.signature != "rank-signal" and "pad token" in got.reason, got
+
+
+def test_the_supervisor_waits_for_the_vanished_ranks_launcher_to_report_its_code_before_the_teardown(tmp_path):
+    # Seen in CI twice in one run: rank 1 (node1) SIGKILLed; node2's launcher reported its rank's gloo error first,
+    # and the teardown reached node1's launch.py before its once-a-second poll: no code of node1's was ever logged,
+    # so the attempt read as rank 2's "Connection reset by peer". The code comes before the teardown now.
+    judge = _judge(tmp_path, _record(hosts=[["node0", 1], ["node1", 1], ["node2", 1]]))
+    judge.log_path.write_text("attempt 1: ds t.py\nnode2: [2026-12-06 09:38:17,001] [ERROR] [launch.py:259:"
+                              "sigkill_handler] ['python'] exits with return code = 1\n")
+    assert not judge.await_code(1, "node1", 0.3)  # nothing from node1's launcher within the wait
+    assert not judge.await_code(1, "node0", 0.2)
+    late = "node1: [2026-12-06 09:38:17,700] [ERROR] [launch.py:259:sigkill_handler] ['python'] exits with return code = -9\n"
+
+    def write_late():
+        with judge.log_path.open("a") as f:
+            f.write(late)
+
+    writer = threading.Timer(0.3, write_late)
+    writer.start()
+    try:
+        t0 = time.monotonic()
+        assert judge.await_code(1, "node1", 30.0) and time.monotonic() - t0 < 10  # as soon as it is there
+    finally:
+        writer.cancel()
+    # pdsh's 255 for a node is not its rank's code; another attempt's code is not this one's.
+    judge.log_path.write_text("attempt 1: ds\nnode1: x exits with return code = -9\nattempt 2: ds\n"
+                              "pdsh@vm: node1: ssh exited with exit code 255\n")
+    assert not judge.await_code(2, "node1", 0.2) and judge.await_code(1, "node1", 0.2)
 
 
 def test_a_kill_another_node_reported_before_the_failure_was_seen_beats_a_survivors_peer_error(tmp_path):

@@ -14,6 +14,7 @@ log (`log`); recording a judgement is the supervisor's (through runbook.py).
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +32,7 @@ from dscluster.runs.supervising.verdict import (
     failed_rank_exit_code,
     futile_restart,
     killed_by_signal,
+    node_rank_code,
     outside_kill,
     signal_name,
 )
@@ -218,6 +220,18 @@ class Judge:
             return False
         said = self._explained(failure, rank_rc, logs, restarts_left=True)
         return said is not None and bool((said.error or {}).get("symptom")) and not explainer.rooted(said)
+
+    def await_code(self, n: int, node: str, wait: float) -> bool:
+        """Wait up to `wait` seconds for `node`'s launcher to report its rank's exit code in attempt `n`; whether it
+        did. DeepSpeed's launch.py polls its ranks once a second, so a survivor's launcher can speak first; a
+        teardown before the dead rank's launcher polls leaves no code (its SIGTERM handler prints none), and the
+        failure would read as the survivor's symptom (seen in CI)."""
+        host, deadline = self.host_of(node), time.monotonic() + wait
+        while node_rank_code(self.log_path, f"attempt {n}: ", host) is None:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.1)
+        return True
 
     def _rank_code(self, n: int, failure: Failure, logs: AttemptLogs) -> int | None:
         """The exit code of attempt `n`'s failed rank, as its node's launcher reported it (failed_rank_exit_code)."""

@@ -58,6 +58,7 @@ from dscluster.runs.supervising.watching import AttemptWatch, start_channels
 from dscluster.train.resumes import resume_env, step_of_env
 
 STOP_FILE = "stop"
+LAUNCH_POLL = 1.0  # DeepSpeed's launch.py looks at its ranks once a second (launcher/launch.py's main loop)
 SAME_TIME = 1.0  # two ranks of different nodes that vanished this close (seconds, by heartbeats) went about together
 
 
@@ -214,11 +215,15 @@ class Supervisor:
                 failure.node, failure.rank = self.judge.node_name(first[0]), first[1]
             else:  # gone within a heartbeat of each other: the judge decides from what the failure's rank said
                 failure.peer = watch.went_first(host, margin=-SAME_TIME)
-                if failure.peer is None and len(watch.chans) > 1 and self.judge.said_only_a_symptom(n, failure, self.logs):
+                symptom = len(watch.chans) > 1 and self.judge.said_only_a_symptom(n, failure, self.logs)
+                if failure.peer is None and symptom:
                     # Its rank said only that a peer went, and no other node has said which yet: wait for their
                     # heartbeats, and their launchers' lines (a peer's kill), before the teardown blurs them.
                     failure.peer = watch.gone_elsewhere(host, 2 * SAME_TIME)
                     self.logs.at_failure = watching.log_sizes(self.run_dir, self.book.log_path)
+                first = failure.peer if symptom else None  # the rank the judge will name instead
+            if first is not None and self.judge.await_code(n, self.judge.node_name(first[0]), LAUNCH_POLL + SAME_TIME):
+                self.logs.at_failure = watching.log_sizes(self.run_dir, self.book.log_path)
         self.book.event("rank-failed" if failure.kind in ("rank-failed", "exit") else failure.kind,
                         attempt=n, detail=failure.detail, node=failure.node)
         self.book.log(f"failure detected: {failure.detail}")

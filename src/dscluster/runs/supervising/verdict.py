@@ -260,6 +260,13 @@ def failed_rank_exit_code(launcher_log: Path, upto: dict[Path, int], attempt_lin
     return code if code is not None and 0 < code != 255 else None
 
 
+def node_rank_code(launcher_log: Path, attempt_line: str, node: str) -> int | None:
+    """The non-zero code `node`'s (a host) launch.py has reported so far in this attempt for one of its ranks (pdsh's
+    255 is not one), or None: not yet."""
+    read = _attempt_text(launcher_log, {}, attempt_line)
+    return next((c for n, c in _codes(*read) if n == node and c != 255), None) if read else None
+
+
 def outside_kill(launcher_log: Path, upto: dict[Path, int], attempt_line: str) -> tuple[str, int] | None:
     """(host, code) of the first rank a node's launch.py reported killed by a signal from outside (SIGKILL: the
     OOM killer, an operator; SIGTERM: a scheduler), up to the failure's snapshot only: before any teardown, so no
