@@ -25,6 +25,7 @@ from dscluster.siglibs import LIBRARY_SIGNATURES
 from dscluster.sigmodels import MODEL_SIGNATURES
 from dscluster.signccl import CCL_SIGNATURES
 from dscluster.sigparallel import PARALLEL_SIGNATURES
+from dscluster.sigrlhf import RLHF_SIGNATURES
 from dscluster.sigsetup import SETUP_SIGNATURES
 from dscluster.sigstorage import STORAGE_SIGNATURES
 from dscluster.sigtorch import TORCH_SIGNATURES
@@ -220,6 +221,7 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "(.deepspeed_env for remote ones).", retry=False),
     *TORCH_SIGNATURES,
     *MODEL_SIGNATURES,
+    *RLHF_SIGNATURES,
     *COMPILE_SIGNATURES,
     *STORAGE_SIGNATURES,
     *DATA_SIGNATURES,

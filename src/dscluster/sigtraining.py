@@ -189,8 +189,12 @@ TRAINING_SIGNATURES: tuple[Signature, ...] = (
          retry=False),
     # Ray's memory monitor (raylet's node_manager.cc summary, and the OutOfMemoryError a task or actor raises): the
     # node's host memory passed RAY_memory_usage_threshold and Ray killed a worker before the kernel would.
+    # Round 39: the advice raylet prints after such a kill, alone when the summary was cut ("address the out of memory
+    # issue: .../ray-oom-prevention.html ... To adjust the kill threshold, set the environment variable
+    # `RAY_memory_usage_threshold`"; Ray 2.0-2.2: the eviction threshold, `RAY_memory_usage_threshold_fraction`).
     _sig("memcg-oom", r"Workers? \(tasks / actors\) killed due to memory pressure \(OOM\)|"
-         r"Task was killed due to the node running low on memory",
+         r"Task was killed due to the node running low on memory|address the out of memory issue: \S*ray-oom-prevention|"
+         r"To adjust the (?:kill|eviction) threshold, set the environment variable `?RAY_memory_usage_threshold",
          "Ray's memory monitor killed a worker: the node's host memory (RAM, not GPU memory) passed Ray's threshold "
          "(RAY_memory_usage_threshold, 0.95 of the node's memory by default).",
          "Use less host memory on that node (less CPU offload, smaller rollout or data batches, fewer workers or actors "
