@@ -22,6 +22,7 @@ from dscluster.sigfinetune import FINETUNE_SIGNATURES
 from dscluster.sigframeworks import FRAMEWORK_SIGNATURES
 from dscluster.sighf import HF_SIGNATURES
 from dscluster.siglibs import LIBRARY_SIGNATURES
+from dscluster.sigmemory import MEMORY_SIGNATURES
 from dscluster.sigmodels import MODEL_SIGNATURES
 from dscluster.signccl import CCL_SIGNATURES
 from dscluster.sigparallel import PARALLEL_SIGNATURES
@@ -219,6 +220,7 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "Give every user (and the container's user) a writable cache: TORCH_EXTENSIONS_DIR=/tmp/$USER/torch_extensions, "
          "TRITON_CACHE_DIR and TORCHINDUCTOR_CACHE_DIR likewise, or a writable HOME; set them for every rank "
          "(.deepspeed_env for remote ones).", retry=False),
+    *MEMORY_SIGNATURES,
     *TORCH_SIGNATURES,
     *MODEL_SIGNATURES,
     *RLHF_SIGNATURES,

@@ -90,6 +90,14 @@ class SlurmBackend(Backend):
             "or the node's slurmd is in a bad state; the job itself is not at fault.",
             "Tell the cluster's administrators the node's name (they fix its spool directory or restart slurmd or the "
             "node); meanwhile submit with --exclude=<node>.", retry=False),
+        # slurmstepd's words when its memory accounting ends a job or step over its limit (the job's --mem, the
+        # step's): "Job N exceeded memory limit (A > B), being killed", then "Exceeded job memory limit". Not its
+        # warning "Exceeded step memory limit at some point" (the step went on, perhaps swapped out).
+        sig("memcg-oom", r"slurmstepd(?:-[\w.-]+)?: (?:error: )?(?:Job|Step) [\d.]+ exceeded memory limit \(\d+ > \d+\), "
+            r"being killed|slurmstepd(?:-[\w.-]+)?: (?:error: )?Exceeded (?:job|step) memory limit(?! at some point)",
+            "A rank used more host memory than the Slurm job's (or step's) memory limit, and slurmstepd killed it.",
+            "Ask for more memory (sbatch --mem or --mem-per-gpu) or use less: fewer DataLoader workers, no CPU offload, "
+            "a smaller model per node. A restart hits the same limit.", retry=False),
         sig("slurm-time-limit", r"CANCELLED AT \S+ DUE TO TIME LIMIT",
             "Slurm stopped the job at its time limit (--time).",
             "Resume from the newest checkpoint in a new job (a restart resumes from the last committed checkpoint), "
