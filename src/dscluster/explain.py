@@ -195,6 +195,13 @@ def _from_signature(sig: Signature, m: re.Match, text: str, err: rankerror.RankE
                        err.to_dict() if err else None)
 
 
+def _pipe_closed(err: rankerror.RankError | None) -> bool:
+    """Python's own BrokenPipeError with no collective library's words about it (those are gloo-peer-closed's, earlier
+    in the table): a pipe whose reader closed (a script's output piped into `head`, a logging stream, a multiprocessing
+    queue of a DataLoader worker or a pool). Its own words answer, with no restart (review 42 of issue 45)."""
+    return err is not None and err.kind == "python" and err.type.rsplit(".", 1)[-1] == "BrokenPipeError"
+
+
 def _who(err: rankerror.RankError) -> str:
     if err.rank is not None:
         return f"rank {err.rank} ({err.node})" if err.node else f"rank {err.rank}"
@@ -321,6 +328,8 @@ def _explain_streams(logs: Sequence[LogText], hint_rank: int | None = None) -> E
         for st in ordered:
             m = sig.pattern.search(st.text)
             if m:
+                if sig.name == "python-error" and _pipe_closed(first):
+                    return own_error(first)
                 err = first
                 if err is None or (err.node, err.rank) != (st.node, st.rank):
                     err = next((e for e in errs if (e.node, e.rank) == (st.node, st.rank)), first)

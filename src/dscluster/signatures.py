@@ -353,7 +353,7 @@ _TABLE: tuple[Signature, ...] = (
          "A peer rank went away during a collective (it crashed or was killed); this rank failed with it.",
          "Look at the first failing rank's log.", symptom=True),
     # Word boundaries: DeepSpeed's launch.py logs every teardown from its "sigkill_handler", which is not a kill.
-    _sig("killed", r"exits with return code = -9\b|\bKilled\b|\bsignal 9\b|\bSIGKILL\b",
+    _sig("killed", sigwords.KILLED,
          "A rank was killed (SIGKILL): the kernel's OOM killer (host RAM), an operator or a scheduler.",
          "Check host memory (`dmesg | grep -i oom` on the node); lower the batch size or the number of "
          "DataLoader workers. A restart is tried once: an operator's or a scheduler's kill does not come back, the "

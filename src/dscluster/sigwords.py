@@ -7,6 +7,8 @@ tests/unit/test_explain_nearmisses.py holds the near misses and the originals.""
 
 from __future__ import annotations
 
+from dscluster.sigtypes import then
+
 # A traceback's last code line, and 3.11's carets under it, before the exception's own line.
 _CODE_LINE = r"[^\n]*\n(?:[ \t]*[~^][~^ \t]*\n)?"
 
@@ -26,8 +28,17 @@ SCRIPT_MISSING = (r"can't open file '([^'\n]+)': \[Errno 2\]|in _execute_child\n
 # before it starts torchrun). Not Python's socket error (`OSError: [Errno 98] Address already in use`) nor an ASGI
 # server's (uvicorn's `[Errno 98] error while attempting to bind on address (...): address already in use`): torch's
 # store never raises those; they are a port of the script's own server (an API, a dashboard), not the rendezvous.
-ADDRESS_IN_USE = (r"(?<!\[Errno 98\] )(?-i:Address already in use)|EADDRINUSE|errno: 98|Tried to launch distributed "
-                  r"communication on port \S+, but another process is utilizing it")
+# Review 42: nor pyzmq's (`zmq.error.ZMQError: Address already in use (addr='tcp://127.0.0.1:5570')`, zmq_strerror's
+# words raised by _check_rc after Socket.bind): a ZeroMQ socket of the script or of a library (vLLM's engine core).
+ADDRESS_IN_USE = (r"(?<!\[Errno 98\] )(?<!ZMQError: )(?-i:Address already in use)|EADDRINUSE|errno: 98|Tried to launch "
+                  r"distributed communication on port \S+, but another process is utilizing it")
+
+# A rank killed (SIGKILL), in the words of the shell (`Killed`), DeepSpeed's launcher (`exits with return code = -9`),
+# torch's spawn (`terminated with signal SIGKILL`) and the scheduler's. Review 42: not torchrun's own escalation
+# (torch/distributed/elastic/multiprocessing/api.py, PContext.close: `Unable to shutdown process N via Signals.SIGTERM,
+# forcefully exiting via Signals.SIGKILL`): it kills the ranks still running after another rank failed, whose own exit
+# (`failed (exitcode: 1) local_rank: 0`) is the failure; that SIGKILL is the launcher's cleanup, not the cause.
+KILLED = r"exits with return code = -9\b|\bKilled\b|\bsignal 9\b|(?<!forcefully exiting via Signals\.)\bSIGKILL\b"
 
 # Versions that differ: DeepSpeed's op builder's own words (op_builder/builder.py: "PyTorch version mismatch!", "CUDA
 # version mismatch!", "HIP version mismatch!" for ops compiled with another torch or CUDA), NCCL's between ranks. Not
@@ -125,11 +136,26 @@ DEVICE_NO_BF16 = (r"(?:GPU|device|card|hardware|setup|platform)s?\b[^\n]{0,20}?(
 DS_PRECISIONS_BOTH = r"(?:bfloat16|bf16|fp16)[^\n]{0,40}?modes? cannot be simultaneously enabled"
 
 # Session 25's third review (tests/unit/test_explain_nearmisses3.py): words every rank, or another component, prints.
-# A peer gone during a collective (gloo's, the socket's words). Not slurmstepd's `write to unblock task N failed:
-# Broken pipe` (src/slurmd/slurmstepd/mgr.c, exec_wait_signal_child: the task it would let exec() had already exited,
-# a plugin's task setup or the container failing above it): no peer went away, and no restart is justified by it.
-PEER_CLOSED = (r"Connection closed by peer|Connection reset by peer|(?<!task \d failed: )(?<!task \d\d failed: )"
-               r"(?<!task \d\d\d failed: )Broken pipe|\[gloo\].*(?:Read error|Connection refused)")
+# A peer gone during a collective: the socket's words (`Connection closed by peer`, `Connection reset by peer`, `Broken
+# pipe`) where the collective library prints them: gloo's transport (gloo/transport/tcp/pair.cc: `[.../pair.cc:598]
+# Connection closed by peer`, `Read error ...: Connection reset by peer`), NCCL's (socket.cc's `socketProgress...`,
+# `Call to recv from ... failed : Connection reset by peer`, and the `NCCL WARN` lines), torch's c10d store (`[c10d]`,
+# `socket.cpp`, `store->get('0') got error: Connection reset by peer`, a Dist*Error), on the same line, or an error
+# raised under a torch.distributed frame. Review 42 (issue 45): not Python's own BrokenPipeError or ConnectionResetError
+# elsewhere: a script's output piped into `head` (the signal module's "Note on SIGPIPE"), a logging handler whose
+# stream was closed (`--- Logging error ---`), a multiprocessing queue's feeder thread writing to a DataLoader worker's
+# or a pool's closed pipe (multiprocessing/queues.py, _feed), an HTTP client's reset by a web service (requests'
+# `ConnectionResetError(104, 'Connection reset by peer')`), ssh's `kex_exchange_identification: read: Connection reset
+# by peer`; nor slurmstepd's `write to unblock task N failed: Broken pipe` (src/slurmd/slurmstepd/mgr.c,
+# exec_wait_signal_child: the task it would let exec() had already exited). No peer rank went away there, and no
+# restart is justified by it.
+_COLLECTIVE = (r"gloo|NCCL|c10d|pair\.cc|socket\.cpp|TCPStore|ProcessGroup|torch\.distributed|store->|"
+               r"Dist(?:Network|Backend|Store)Error|socket(?:Progress|Poll|Recv|Send|Wait|StartConnect)\w*:|"
+               r"Call to (?:recv|send) from \S+ failed")
+_PEER_WORDS = r"Connection (?:closed|reset) by peer|Broken pipe"
+PEER_CLOSED = (then(_COLLECTIVE, _PEER_WORDS) + "|" + then(_PEER_WORDS, _COLLECTIVE) + "|" +
+               r"[/\\]torch[/\\]distributed[/\\][^\n]*\n" + _CODE_LINE + r"(?:\w+\.)*\w+: [^\n]*?(?:" +
+               _PEER_WORDS + r")|\[gloo\].*(?:Read error|Connection refused)")
 
 # /dev/shm too small, in torch's DataLoader words (`This might be caused by insufficient shared memory (shm)`). Not
 # a GPU's on-chip shared memory (a kernel's `static assertion failed with "... (insufficient shared memory for

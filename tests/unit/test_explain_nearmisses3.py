@@ -4,7 +4,9 @@ connection, a collective's timeout, a DeepSpeed op's __del__), in multi-rank log
 rank's own error, a kill, a crash); and the rules the second review left unchecked (version-mismatch's `installed
 version ... does not match`, the pipeline-parallelism refusals, dev-shm-full's `insufficient shared memory`), and
 slurmstepd's `write to unblock task 0 failed: Broken pipe`. Each must not get the symptom's cause or the rule's; the
-components' own words still do."""
+components' own words still do. Review 42 (below): Python's own BrokenPipeError and ConnectionResetError (a pipe into
+`head`, a logging stream, a multiprocessing queue, a web service), torchrun's SIGKILL of the ranks left after another
+failed, pyzmq's `Address already in use`."""
 
 import pytest
 from explain_rounds import sig
@@ -142,4 +144,87 @@ def test_the_ranks_own_cause_comes_before_what_the_others_saw(text, expected):
     ("AssertionError: ZeRO-2 and ZeRO-3 are incompatible with pipline parallelism\n", "ds-incompatible"),
 ])
 def test_the_components_own_words_still_name_the_cause(text, expected):
+    assert sig(text) == expected
+
+
+# Review 42 (issue 45): the same words printed by Python itself, by another library or by the launcher's cleanup.
+# Python's BrokenPipeError where a pipe's reader closed: a script's output piped into `head` (the signal module's "Note
+# on SIGPIPE", docs.python.org/3/library/signal.html#note-on-sigpipe; sphinx-notes/snippet#25), and the flush at exit
+# that follows it (pallets/click#712)
+_PIPE_HEAD = (_TB + '  File "/work/tools/list_shards.py", line 40, in <module>\n    main()\n  File "/work/tools/'
+              'list_shards.py", line 36, in main\n    print(row)\nBrokenPipeError: [Errno 32] Broken pipe\n')
+_PIPE_EXIT = ("Exception ignored in: <_io.TextIOWrapper name='<stdout>' mode='w' encoding='UTF-8'>\n"
+              "BrokenPipeError: [Errno 32] Broken pipe\n")
+# logging's Handler.handleError: a StreamHandler whose stream was closed (pypa/pip#4170, streamlink/streamlink#6142)
+_PIPE_LOGGING = ("--- Logging error ---\n" + _TB + '  File "/usr/lib/python3.10/logging/__init__.py", line 1104, in '
+                 "emit\n    self.flush()\n  File \"/usr/lib/python3.10/logging/__init__.py\", line 1084, in flush\n"
+                 "    self.stream.flush()\nBrokenPipeError: [Errno 32] Broken pipe\nCall stack:\n  File \"/work/train.py\""
+                 ", line 210, in <module>\n    main()\n  File \"/work/train.py\", line 188, in main\n    logger.info(f\"step "
+                 "{step} loss {loss:.4f}\")\nMessage: 'step 1200 loss 2.3114'\nArguments: ()\n")
+# a multiprocessing queue's feeder thread writing to a pipe whose reader had gone (MLOPTPSU/FedTorch#4)
+_PIPE_QUEUE = (_TB + '  File "/usr/lib/python3.8/multiprocessing/queues.py", line 245, in _feed\n    send_bytes(obj)\n'
+               '  File "/usr/lib/python3.8/multiprocessing/connection.py", line 200, in send_bytes\n    self._send_bytes('
+               'm[offset:offset + size])\n  File "/usr/lib/python3.8/multiprocessing/connection.py", line 411, in '
+               '_send_bytes\n    self._send(header + buf)\n  File "/usr/lib/python3.8/multiprocessing/connection.py", '
+               "line 368, in _send\n    n = write(self._handle, buf)\nBrokenPipeError: [Errno 32] Broken pipe\n")
+# an HTTP client reset by a web service: wandb's upload (wandb/wandb#1161)
+_HTTP_RESET = ("requests.exceptions.ConnectionError: ('Connection aborted.', ConnectionResetError(104, 'Connection reset "
+               "by peer'))\nwandb: Network error (ConnectionError), entering retry loop. See /work/wandb/debug.log for "
+               "full traceback.\n")
+# torchrun's cleanup after rank 0 failed (torch/distributed/elastic/multiprocessing/api.py, PContext.close; the line as
+# pytorch/pytorch#119856 and #115219 quote it), then its summary: rank 0's own exit code 1, no kill from outside
+_ELASTIC = "torch.distributed.elastic.multiprocessing.api: "
+_TORCHRUN_ESCALATES = (
+    "[2024-04-10 16:02:56,193] " + _ELASTIC + "[WARNING] Sending process 271 closing signal SIGTERM\n"
+    "[2024-04-10 16:03:26,201] " + _ELASTIC + "[WARNING] Unable to shutdown process 271 via Signals.SIGTERM, forcefully "
+    "exiting via Signals.SIGKILL\n[2024-04-10 16:03:27,510] " + _ELASTIC + "[ERROR] failed (exitcode: 1) local_rank: 0 "
+    "(pid: 270) of binary: /usr/bin/python3\n" + _TB + '  File "/usr/local/bin/torchrun", line 8, in <module>\n'
+    "    sys.exit(main())\n" + _TORCHRUN_SEGV.replace("-11 (pid: 5531)", "1 (pid: 270)").replace(
+        "Signal 11 (SIGSEGV) received by PID 5531", "To enable traceback see: https://pytorch.org/docs/stable/elastic/"
+        "errors.html"))
+# pyzmq's bind (zmq_strerror's words): vLLM's engine core socket in an RL job (vllm-project/vllm#24756, zeromq/pyzmq#623)
+_ZMQ_BIND = (_TB + '  File "/usr/local/lib/python3.12/dist-packages/vllm/utils/network_utils.py", line 338, in '
+             "make_zmq_socket\n    socket.bind(path)\n  File \"/usr/local/lib/python3.12/dist-packages/zmq/sugar/"
+             "socket.py\", line 320, in bind\n    super().bind(addr)\n  File \"zmq/backend/cython/_zmq.py\", line 1009, "
+             "in zmq.backend.cython._zmq.Socket.bind\n  File \"zmq/backend/cython/_zmq.py\", line 190, in "
+             "zmq.backend.cython._zmq._check_rc\nzmq.error.ZMQError: Address already in use (addr='tcp://127.0.0.1:5570')\n")
+
+# (log, the cause it must not get, what it gets, whether a restart may help)
+NEAR_MISSES_42 = [
+    (_PIPE_HEAD, "gloo-peer-closed", "python-error", False),
+    (_PIPE_EXIT, "gloo-peer-closed", "python-error", False),
+    (_PIPE_LOGGING, "gloo-peer-closed", "python-error", False),
+    (_PIPE_QUEUE, "gloo-peer-closed", "python-error", False),
+    (_HTTP_RESET, "gloo-peer-closed", "python-error", True),  # a dropped connection to a service passes
+    (_TORCHRUN_ESCALATES, "killed", "python-error", True),  # torchrun's summary, as before this review
+    (_ZMQ_BIND, "address-in-use", "python-error", False),
+]
+
+
+@pytest.mark.parametrize("text,not_expected,expected,retry", NEAR_MISSES_42)
+def test_review_42_another_components_words_get_a_generic_answer(text, not_expected, expected, retry):
+    found = explain.explain(text)
+    assert found is not None and found.signature != not_expected
+    assert found.signature == expected and found.signature in explain.GENERIC, found.signature
+    assert found.retry is retry, found
+
+
+@pytest.mark.parametrize("text,expected", [
+    # gloo's transport, torch's c10d store, NCCL's socket words: a peer gone
+    ("RuntimeError: [/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:534] Write error [10.0.0.1]:37426: Broken "
+     "pipe\n", "gloo-peer-closed"),
+    ("[W socket.cpp:601] [c10d] recv failed: Connection reset by peer\n", "gloo-peer-closed"),
+    ("node2:1234:1300 [0] misc/socket.cc:49 NCCL WARN socketProgress: Connection reset by peer\n", "gloo-peer-closed"),
+    # an older torch's TCPStore raising under torch.distributed's rendezvous frame
+    (_TB + '  File "/work/train.py", line 12, in <module>\n    dist.init_process_group("nccl")\n  File "/opt/conda/lib/'
+     'python3.8/site-packages/torch/distributed/rendezvous.py", line 172, in _env_rendezvous_handler\n    store = '
+     "TCPStore(master_addr, master_port, world_size, start_daemon, timeout)\nRuntimeError: Connection reset by peer\n",
+     "gloo-peer-closed"),
+    # a kill from outside, in torch's spawn and the shell's words; torch's store's port taken
+    ("torch.multiprocessing.spawn.ProcessExitedException: process 0 terminated with signal SIGKILL\n", "killed"),
+    ("/var/spool/slurmd/job123/slurm_script: line 9: 41235 Killed                  python train.py\n", "killed"),
+    ("RuntimeError: The server socket has failed to listen on any local network address. The server socket has failed "
+     "to bind to [::]:29500 (errno: 98 - Address already in use).\n", "address-in-use"),
+])
+def test_review_42_the_components_own_words_still_name_the_cause(text, expected):
     assert sig(text) == expected
