@@ -18,6 +18,7 @@ from dscluster.sigcontainers import CONTAINER_SIGNATURES
 from dscluster.sigdata import DATA_SIGNATURES
 from dscluster.sigdeepspeed import DEEPSPEED_SIGNATURES
 from dscluster.sigdevices import DEVICE_SIGNATURES
+from dscluster.sigfabrics import FABRIC_SIGNATURES
 from dscluster.sigfinetune import FINETUNE_SIGNATURES
 from dscluster.sigframeworks import FRAMEWORK_SIGNATURES
 from dscluster.sighf import HF_SIGNATURES
@@ -235,6 +236,7 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
     *HF_SIGNATURES,
     *FINETUNE_SIGNATURES,
     *LIBRARY_SIGNATURES,
+    *FABRIC_SIGNATURES,
     *CONTAINER_SIGNATURES,
     *DEVICE_SIGNATURES,
     *PARALLEL_SIGNATURES,

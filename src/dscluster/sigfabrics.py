@@ -1,0 +1,79 @@
+"""Failure signatures of the fabrics and accelerators other than NVIDIA GPUs on InfiniBand/Ethernet (round 41 of
+issue 45): AWS EFA, reached through Libfabric and NCCL's aws-ofi-nccl plugin, and AMD GPUs under ROCm. Each
+pattern is the wording of the component that prints it, never one log's:
+- aws-ofi-nccl (src/nccl_ofi_net.c and its successors): `NCCL_OFI_WARN("OFI fi_getinfo() call failed: %s", ...)`
+  when Libfabric offers no provider for the hints (no EFA device: ENODATA), `NCCL_OFI_WARN("Unable to register memory
+  (type = %d) for device %d. RC: %d, Error: %s", ...)` around fi_mr_regattr, type 2 being NCCL_PTR_CUDA; its older
+  releases' `Couldn't find any optimal provider` (find_ofi_provider);
+- Libfabric: fi_info's `fi_getinfo: %d (%s)` (-61, No data available: no provider matched), the core's
+  `fi_getinfo: provider efa output empty list`; the EFA provider's `cuda_set_sync_memops()` warning `Failed to perform
+  cuPointerSetAttribute` and `unable to set memops for cuda ptr` (efa_mr_hmem_setup), the abort banner `Libfabric EFA
+  provider has encountered an internal error` with `EFA internal error: (4112) Failure to post internal receive
+  buffers` (prov/efa's error table, FI_EFA_ERR_INTERNAL_RX_BUF_POST) and older releases' `cannot allocate memory for
+  EFA's RX packet pool` (rxr_ep_grow_rx_pkt_pools);
+- ROCm: rocminfo's (ROCt's) `Unable to open /dev/kfd read-write: %s` and its `is not member of "video" group` notice;
+  HIP's error names hipErrorNoDevice and hipErrorInvalidDevice (hip_runtime_api.h), which torch prints as `HIP error:
+  no ROCm-capable device is detected` and rccl-tests as `Test HIP failure ... 'hipErrorInvalidDevice'`.
+sigmessages.py places this table before the container runtimes' and the GPU node's (sigcontainers.py,
+sigdevices.py). `retry=False` throughout: the same container on the same node meets the same refusal. The real logs
+they are measured on are tests/data/failures (tests/unit/test_failure_corpus.py)."""
+
+from __future__ import annotations
+
+from dscluster.sigtypes import Signature, then
+from dscluster.sigtypes import sig as _sig
+
+FABRIC_SIGNATURES: tuple[Signature, ...] = (
+    # Libfabric found no EFA device: fi_getinfo's ENODATA (-61), as aws-ofi-nccl, fi_info or the core report it.
+    _sig("efa-no-device", r"NET/OFI (?:OFI )?fi_getinfo\(\) call failed: No data available|"
+         r"^\s*fi_getinfo: -61 \(No data available\)|fi_getinfo: provider efa output empty list|"
+         r"NET/OFI Couldn't find any optimal provider",
+         "Libfabric found no EFA device for NCCL's aws-ofi-nccl plugin (fi_getinfo: no data): the process does not "
+         "see the EFA adapters. Most often a container started without the host's /dev/infiniband devices (or, on "
+         "Kubernetes, without the EFA device plugin's resources); also an instance type or launch without EFA "
+         "interfaces, or a Libfabric in the image other than the EFA installer's.",
+         "Check on the host and inside the container: fi_info -p efa -t FI_EP_RDM must list the adapters. Run the "
+         "container with the devices (docker run --device=/dev/infiniband/uverbs0 ... for each, or "
+         "vpc.amazonaws.com/efa resources on Kubernetes), launch EFA-enabled instances with their EFA interfaces "
+         "in an EFA security group, and use the EFA installer's Libfabric (/opt/amazon/efa).", retry=False),
+    # The EFA provider refused to register a GPU buffer with Invalid argument: aws-ofi-nccl's words for a CUDA buffer
+    # (type = 2) with RC -22, or Libfabric's own failed cuPointerSetAttribute (sync memops) on a CUDA pointer.
+    _sig("efa-cuda-memreg", then(r"NET/OFI Unable to register memory \(type = 2\)", r"RC: -22\b") + "|" +
+         then(r"cuda_set_sync_memops\(\)", "Failed to perform cuPointerSetAttribute") + "|" +
+         r"unable to set memops for cuda ptr",
+         "Libfabric's EFA provider refused to register NCCL's GPU (CUDA) buffers (Invalid argument): a known "
+         "incompatibility of NCCL 2.19 and later (a newer PyTorch brings it) with the Libfabric of EFA installers "
+         "before 1.29.1, whose CUDA sync-memops setting the CUDA driver refuses for these buffers.",
+         "Upgrade the EFA installer (Libfabric) to 1.29.1 or later on the hosts and in the image; until then set "
+         "FI_EFA_SET_CUDA_SYNC_MEMOPS=0 for every rank, or use an NCCL older than 2.19 (the PyTorch that ships "
+         "it).", retry=False),
+    # The EFA provider could not allocate (pin) its internal receive buffers: ENOMEM (-12), as its abort banner
+    # says or, in older releases, the RX packet pool's warning.
+    _sig("efa-memlock", r"Libfabric error: \(-12\) Cannot allocate memory\s*\n\s*EFA internal error: \(4112\)|"
+         r"cannot allocate memory for EFA's RX packet pool",
+         "Libfabric's EFA provider could not allocate and register its internal receive buffers (Cannot allocate "
+         "memory): the locked-memory limit (ulimit -l) of the ranks is too low for the memory EFA must pin, "
+         "often a container's or a launcher's default such as 64 KiB.",
+         "Raise the locked-memory limit for every rank: ulimit -l unlimited (`* - memlock unlimited` in "
+         "/etc/security/limits.conf, docker run --ulimit memlock=-1, the batch system's or launcher's own "
+         "setting), then check `ulimit -l` in the ranks' environment.", retry=False),
+    # ROCm sees no AMD GPU, or fewer than asked: /dev/kfd absent, HIP's no-device or invalid-device error.
+    _sig("rocm-no-device", r"Unable to open /dev/kfd read-write: No such file or directory|hipErrorNoDevice\b|"
+         r"HIP error: no ROCm-capable device is detected|hipErrorInvalidDevice\b",
+         "The process sees no AMD GPU, or fewer than it asked for: /dev/kfd (ROCm's compute device) is missing, or "
+         "HIP reported no device or an invalid device index. Most often a container started without "
+         "--device=/dev/kfd --device=/dev/dri; also HIP_VISIBLE_DEVICES/ROCR_VISIBLE_DEVICES hiding GPUs, more "
+         "GPUs asked for (ranks per node, a test's -g) than the node has, or the amdgpu driver not loaded.",
+         "Give the container the GPUs: docker run --device=/dev/kfd --device=/dev/dri --group-add video (and "
+         "render) --security-opt seccomp=unconfined, or the runtime's equivalent (apptainer --bind /dev/kfd,/dev/dri "
+         "with --containall); check rocminfo and rocm-smi inside it, and ask for at most as many GPUs per node as "
+         "it lists.", retry=False),
+    # /dev/kfd exists but this user may not open it: not in the group (video/render) that owns it.
+    _sig("rocm-kfd-permission", r"Unable to open /dev/kfd read-write: (?:Permission denied|Operation not permitted)|"
+         r"is not member of \"(?:video|render)\" group",
+         "The process may not open the AMD GPU devices (/dev/kfd, /dev/dri): its user is not in the group that "
+         "owns them (video or render); in a rootless container the user namespace does not map the host's groups.",
+         "Add the user to the group that owns /dev/kfd and /dev/dri (ls -l /dev/kfd; sudo usermod -aG video,render "
+         "USER, then log in again); in a container pass --group-add video --group-add render, and for a rootless "
+         "one map the host's video and render group ids into it (/etc/subgid) or run it rootful.", retry=False),
+)
