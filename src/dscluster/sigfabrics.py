@@ -26,7 +26,7 @@ from dscluster.sigtypes import sig as _sig
 FABRIC_SIGNATURES: tuple[Signature, ...] = (
     # Libfabric found no EFA device: fi_getinfo's ENODATA (-61), as aws-ofi-nccl, fi_info or the core report it.
     _sig("efa-no-device", r"NET/OFI (?:OFI )?fi_getinfo\(\) call failed: No data available|"
-         r"^\s*fi_getinfo: -61 \(No data available\)|fi_getinfo: provider efa output empty list|"
+         r"^[ \t]*fi_getinfo: -61 \(No data available\)|fi_getinfo: provider efa output empty list|"
          r"NET/OFI Couldn't find any optimal provider",
          "Libfabric found no EFA device for NCCL's aws-ofi-nccl plugin (fi_getinfo: no data): the process does not "
          "see the EFA adapters. Most often a container started without the host's /dev/infiniband devices (or, on "
