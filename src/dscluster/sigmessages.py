@@ -18,6 +18,7 @@ from dscluster.sigcontainers import CONTAINER_SIGNATURES
 from dscluster.sigdata import DATA_SIGNATURES
 from dscluster.sigdeepspeed import DEEPSPEED_SIGNATURES
 from dscluster.sigdevices import DEVICE_SIGNATURES
+from dscluster.sigelastic import ELASTIC_SIGNATURES
 from dscluster.sigfabrics import FABRIC_SIGNATURES
 from dscluster.sigfinetune import FINETUNE_SIGNATURES
 from dscluster.sigframeworks import FRAMEWORK_SIGNATURES
@@ -200,8 +201,7 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "Install libaio's development package on every node (apt install libaio-dev, dnf install libaio-devel; with "
          "conda's libaio set CFLAGS/LDFLAGS to its include and lib), or do without it: DS_BUILD_AIO=0 when pre-building "
          "the ops, no NVMe offload in ds_config.", retry=False),
-    # The linker's words for a library it was told to link and did not find: GNU ld's and lld's, MSVC's LNK1181
-    # (any language: the code is the message).
+    # The linker's words for a library it was told to link and did not find (GNU ld, lld; MSVC's code LNK1181).
     _sig("link-lib-missing", r"\bcannot find -l[\w.+-]+|unable to find library -l[\w.+-]+|\bLNK1181\b",
          "A build could not link: the linker found no library it was told to use (-lcuda, -lcurand, -lcudart...), so a "
          "DeepSpeed op, a Triton kernel or an extension failed to build. The library is missing on that node, or "
@@ -223,7 +223,7 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "(.deepspeed_env for remote ones).", retry=False),
     *MEMORY_SIGNATURES,
     *TORCH_SIGNATURES,
-    *MODEL_SIGNATURES,
+    *MODEL_SIGNATURES, *ELASTIC_SIGNATURES,
     *RLHF_SIGNATURES,
     *COMPILE_SIGNATURES,
     *STORAGE_SIGNATURES,

@@ -1,0 +1,52 @@
+"""Failure signatures of torch elastic's rendezvous as the orchestrators other than a batch scheduler drive it
+(round 45 of issue 45: Kubeflow's elastic PyTorchJob, torchx's Kubernetes scheduler, torchrun --nnodes=MIN:MAX), and
+of a launcher's CPU-only process that imports a GPU stack (Ray Train's trainer actor, a job submitter). Each pattern is
+the wording of the component that raises it: torch/distributed/elastic/rendezvous/api.py's exception classes, raised by
+dynamic_rendezvous.py's _RendezvousOpExecutor.run (and etcd_rendezvous.py) and printed by name in the traceback's last
+line or torch elastic's error_handler JSON ("message": "RendezvousClosedError: "); triton/runtime/driver.py's
+_create_driver, f"{len(actives)} active drivers ({actives}). There should only be one.". sigmessages.py places this
+table after the model repositories' and before the training stack's: more specific than an exception's bare type. The
+real logs they are measured on are tests/data/failures (tests/unit/test_failure_corpus.py)."""
+
+from __future__ import annotations
+
+from dscluster.sigtypes import Signature
+from dscluster.sigtypes import sig as _sig
+
+ELASTIC_SIGNATURES: tuple[Signature, ...] = (
+    # RendezvousClosedError: the rendezvous was marked closed (state.closed) by an agent's shutdown(), which torch's
+    # launcher calls when its agent ends: the job finished, or (pytorch/pytorch#67742) an agent stopped by a signal,
+    # a deleted pod's SIGTERM or Ctrl-C. Agents that join that run id afterwards, restarted pods included, find it
+    # closed for good; the etcd backend keeps it across pods restarts when the run id is reused ('none').
+    _sig("elastic-rdzv-closed", r"\bRendezvousClosedError\b",
+         "torch elastic's rendezvous for this run id is closed: another node's agent shut it down when it ended (its "
+         "job finished or failed, or it was stopped by a signal: a deleted or preempted pod's SIGTERM, Ctrl-C), and "
+         "an agent that joins a closed rendezvous fails, restarted ones too, since the closed state stays in the "
+         "rendezvous store (etcd, or the c10d store) under the same run id.",
+         "Find the node whose agent ended first (its own log has the real error or the signal) and start the whole "
+         "job again with a new, unique rendezvous id (torchrun --rdzv_id; an elastic PyTorchJob otherwise uses "
+         "'none', shared by every job on that etcd); restarting single pods or agents into the old run id fails the "
+         "same way.", retry=False),
+    # RendezvousTimeoutError: the rendezvous's join deadline (--rdzv_conf timeout, 900 s by default) passed before
+    # --nnodes' minimum of nodes had joined: the others were not started, started late, or could not reach the
+    # rendezvous endpoint (a name that does not resolve yet, a wrong endpoint, a port not open between pods).
+    _sig("elastic-rdzv-timeout", r"\bRendezvousTimeoutError\b",
+         "torch elastic's rendezvous timed out: fewer nodes than --nnodes' minimum joined before its deadline (the "
+         "rdzv timeout, 900 s by default). The other nodes were not started or started late (pods pending, a slow "
+         "setup), or could not reach the rendezvous endpoint (its host name not yet in DNS, a wrong "
+         "--rdzv_endpoint, the port closed between them); their own logs say which.",
+         "Check that every node was started with the same --rdzv_endpoint, --rdzv_id and --nnodes, that the "
+         "endpoint's host name resolves and its port is reachable from every pod (on Kubernetes a headless service "
+         "for the first pod), and that no node's setup takes longer than the timeout (raise it with --rdzv_conf "
+         "timeout=SECONDS). A restart can pass once a late node is up."),
+    # triton's driver registry: no backend whose is_active() holds, i.e. no GPU visible to this process (a CPU-only
+    # actor or launcher). Reached at import time through a library that builds a triton autotuner on import
+    # (deepspeed <= 0.16.3 with triton 3.2, deepspeedai/DeepSpeed#7028). Two or more active drivers is another case.
+    _sig("triton-no-gpu-driver", r"\b0 active drivers \(\[\]\)\. There should only be one",
+         "Triton found no GPU driver in this process: it runs where no GPU is visible (a CPU-only launcher or "
+         "orchestrator process such as Ray Train's trainer actor, a job submitter, CUDA_VISIBLE_DEVICES empty), and "
+         "something imported there builds Triton kernels at import time (deepspeed <= 0.16.3 with triton 3.2 does).",
+         "Import deepspeed (or the library in the traceback) only inside the code that runs on the GPU workers, not "
+         "at the top of the launcher's script; or upgrade deepspeed to 0.16.4+ (or pin triton below 3.2). A restart "
+         "fails the same way.", retry=False),
+)
