@@ -739,9 +739,17 @@ GENERIC = explain.GENERIC | {"python-error", "rank-crash", "nccl-error", "native
 # review 42, which changed no case): held out when measured, rounds 1-30, 32-34, 36, 37 and 39-41: 176/334 (0.527),
 # misleading 19/334. As the corpus stands: held-out split 176/181 (0.972), misleading 1/181 held out and 0/426 tune;
 # all 607 cases 567 right; restart agreement 593/607 (0.977). No case's answer differs from its round's own branch.
+# Round 45 (orchestrators other than a batch scheduler: Kubeflow's elastic PyTorchJob, torchx on Kubernetes, a CPU-only
+# launcher; 4 cases, 2 held out), measured once from f53baf8 before any rule: held out 0/2 right, 2 generic
+# (python-error, error-line), 0 misleading, 0 nothing; all 4: 0 right, 3 generic, 1 misleading (master-unreachable for
+# a 900 s store timeout whose cause was a node set up late; tune, left as it is), restart agreement 3/4. Held out when
+# measured, rounds 1-30, 32-34, 36, 37, 39-41 and 45: 176/336 (0.524), misleading 19/336. Rules (sigelastic.py):
+# elastic-rdzv-closed, elastic-rdzv-timeout, triton-no-gpu-driver; only the round's misses changed; its 2 examined
+# held-out misses moved to tune. Held-out split 176/181 (0.972), misleading 1/181 held out and 1/430 tune; all 611
+# cases 570 right; restart agreement 596/611 (0.975).
 MIN_RIGHT_HOLDOUT = 0.97  # met: 176/181 (0.972)
-MAX_WRONG = 0.02  # met: 1/181 held out (0.0055), 0/426 tune
-MIN_RESTART_AGREES = 0.97  # 593/607 (0.977)
+MAX_WRONG = 0.02  # met: 1/181 held out (0.0055), 1/430 tune
+MIN_RESTART_AGREES = 0.97  # 596/611 (0.975)
 ROUND22_NOT_WRITTEN = {"nccl-version-bug"}
 # A family a round 24 tune case names that no rule gives: the log does not show what would tell it (RESULTS.md).
 ROUND24_NOT_WRITTEN = {"filestore-race"}
