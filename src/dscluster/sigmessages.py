@@ -35,7 +35,7 @@ from dscluster.sigtorch import TORCH_SIGNATURES
 from dscluster.sigtraining import TRAINING_SIGNATURES
 from dscluster.sigtypes import Signature, then
 from dscluster.sigtypes import sig as _sig
-from dscluster.sigwords import DEVICE_NO_BF16, ENV_KEY_MISSING
+from dscluster.sigwords import DEVICE_NO_BF16, DS_INCOMPATIBLE, ENV_KEY_MISSING
 from dscluster.sigworld import WORLD_SIGNATURES
 from dscluster.strerror import EMFILE
 
@@ -269,10 +269,14 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "Set NCCL_P2P_DISABLE=1 for every rank (in the launcher's environment, .deepspeed_env for remote ranks); "
          "start containers with --ipc=host; check the topology with nvidia-smi topo -m.", retry=False),
     _sig("duplicate-gpu", r"Duplicate GPU detected : rank \d+ and rank \d+ both on CUDA device",
-         "Two ranks on one node use the same GPU: the script picks the device itself (a fixed cuda:0 or "
-         "set_device(0), or the same CUDA_VISIBLE_DEVICES for every rank) instead of by LOCAL_RANK.",
-         "Select the GPU from the launcher's LOCAL_RANK (torch.cuda.set_device(int(os.environ[\"LOCAL_RANK\"]))), "
-         "don't hard-code a device, and give each host slots=N equal to its GPU count.", retry=False),
+         "Two ranks of one NCCL communicator are on the same GPU of a node: the script picks the device itself (a "
+         "fixed cuda:0 or set_device(0), or the same CUDA_VISIBLE_DEVICES for every rank) instead of by LOCAL_RANK, or "
+         "a process that joins the trainer's group was started on a GPU the trainer uses (an inference server the "
+         "trainer syncs weights with, such as TRL's vLLM server).",
+         "Give every process of the group its own GPU: select it from the launcher's LOCAL_RANK (torch.cuda.set_device("
+         "int(os.environ[\"LOCAL_RANK\"]))) instead of a fixed device, give each host slots=N equal to its GPU count, "
+         "and start a server that joins the group on GPUs the trainer does not use (its own CUDA_VISIBLE_DEVICES, and "
+         "the trainer's launcher told to leave them out).", retry=False),
     _sig("no-kernel-image", r"no kernel image is available for execution on the device|cudaErrorNoKernelImageForDevice",
          "A compiled CUDA kernel (in torch, a DeepSpeed op or an extension) was not built for this GPU's "
          "architecture: a build for other GPUs, or a GPU older than the build supports.",
@@ -358,15 +362,10 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "Install that version in the node image or venv on every node (pip install -U \"PACKAGE>=VERSION\"), "
          "restart the Python process (a notebook kernel keeps the old module loaded), and check with pip show.",
          retry=False),
-    # DeepSpeed's own checks (assertions, ValueError/NotImplementedError) that refuse a combination of features: "X is
-    # incompatible with / not (yet) supported with ZeRO stage 3, offload, ...". Not pipeline parallelism alone (session
-    # 25's third review): Megatron's, torchtitan's and vLLM's refusals of their own features say the same.
-    # ZeRO named before the refusal as well: transformers' "DeepSpeed Zero-3 is not compatible with ... device_map".
-    _sig("ds-incompatible", r"(?:incompatible|not (?:yet |currently )?(?:supported|compatible))\b[^\n]{0,120}?"
-         r"\b(?:ZeRO|stage ?[0-3]\b|(?:cpu|nvme|param\w*|optimizer) offload|DeepCompile|ZenFlow)|"
-         r"(?:\b(?-i:ZeRO)(?:[- ]?(?:stage[- ]?)?[0-3])?|\b(?-i:Zero)[- ]?(?:stage[- ]?)?[0-3])\b[^\n]{0,60}?\b(?:is |are )?"
-         r"(?:incompatible|not "
-         r"(?:yet |currently )?(?:supported|compatible)) with\b",
+    # DeepSpeed's own checks that refuse a combination of features, and transformers' "DeepSpeed Zero-3 is not compatible
+    # with ... device_map" (sigwords.DS_INCOMPATIBLE). Not pipeline parallelism alone (session 25's third review):
+    # Megatron's, torchtitan's and vLLM's refusals of their own features say the same; nor offload alone (review 46).
+    _sig("ds-incompatible", DS_INCOMPATIBLE,
          "DeepSpeed refused a combination of features: the message names one that does not work with the ZeRO stage, "
          "pipeline parallelism or offload the ds_config turns on (e.g. gradient accumulation through no_sync() with "
          "ZeRO-3).",

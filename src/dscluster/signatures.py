@@ -330,7 +330,7 @@ _TABLE: tuple[Signature, ...] = (
          "Read that rank's last lines. If it aborted while exiting after training finished, end the script with "
          "torch.distributed.destroy_process_group() on every rank; if it still happens, after a last "
          "torch.distributed.barrier() flush the output and leave with os._exit(0)."),
-    _sig("segfault", r"exits with return code = -11\b|Segmentation fault|\bSIGSEGV\b",
+    _sig("segfault", sigwords.SEGFAULT,
          "A rank crashed in native code (segmentation fault): often mismatched builds of torch, DeepSpeed "
          "ops or CUDA libraries on that node, or a bug in an extension.",
          "Compare versions across nodes (`dscluster doctor`), rebuild the DeepSpeed ops on that node "

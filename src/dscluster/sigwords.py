@@ -38,7 +38,17 @@ ADDRESS_IN_USE = (r"(?<!\[Errno 98\] )(?<!ZMQError: )(?-i:Address already in use
 # (torch/distributed/elastic/multiprocessing/api.py, PContext.close: `Unable to shutdown process N via Signals.SIGTERM,
 # forcefully exiting via Signals.SIGKILL`): it kills the ranks still running after another rank failed, whose own exit
 # (`failed (exitcode: 1) local_rank: 0`) is the failure; that SIGKILL is the launcher's cleanup, not the cause.
-KILLED = r"exits with return code = -9\b|\bKilled\b|\bsignal 9\b|(?<!forcefully exiting via Signals\.)\bSIGKILL\b"
+# Review 46: not what Ray's raylet lists as MAY have happened when a worker's connection drops (src/ray/raylet/
+# node_manager.cc, HandleClientConnectionError: `There are some potential root causes. (1) The process is killed by
+# SIGKILL by OOM killer due to high memory usage. (2) ray stop --force is called. (3) The worker is crashed unexpectedly
+# due to SIGSEGV or other unexpected errors.`), nor its `A worker died or was killed while executing a task by an
+# unexpected system error`: neither a kill nor a crash is established (SEGFAULT below leaves item 3 alone too). Nor
+# torch's DataLoader naming another signal (torch/csrc/DataLoader.cpp, strsignal's words: `DataLoader worker (pid N) is
+# killed by signal: Terminated.`, SIGTERM): that signal's answer, not SIGKILL's.
+_RAY_OOM = r" by OOM killer due to high memory usage\. \(2\)"
+KILLED = (r"exits with return code = -9\b|(?<!died or was )\bKilled\b(?! by signal: (?!Killed))(?! by SIGKILL" + _RAY_OOM +
+          r")|\bsignal 9\b|(?<!forcefully exiting via Signals\.)\bSIGKILL\b(?!" + _RAY_OOM + ")")
+SEGFAULT = r"exits with return code = -11\b|Segmentation fault|\bSIGSEGV\b(?! or other unexpected errors)"
 
 # Versions that differ: DeepSpeed's op builder's own words (op_builder/builder.py: "PyTorch version mismatch!", "CUDA
 # version mismatch!", "HIP version mismatch!" for ops compiled with another torch or CUDA), NCCL's between ranks. Not
@@ -167,3 +177,16 @@ SHM_INSUFFICIENT = r"insufficient shared memory \(shm\)"
 # `Speculative decoding is currently incompatible with pipeline parallelism`), nor a model's warning (`use_cache=True`
 # is incompatible with pipeline parallelism. Setting `use_cache=False`).
 ZERO_NOT_WITH_PIPELINE = r"\bZeRO\b[^\n]{0,40}?incompatible with pipe?line parallel"
+
+# DeepSpeed's own refusals of a combination of features (deepspeed/runtime/engine.py, config.py, zero/stage3.py,
+# pipe/engine.py: `no_sync context manager is incompatible with gradient partitioning logic of ZeRO stage 3`, `MoE not
+# supported with Stage 3`, `1bit-Adam is not compatible with ZeRO`, `... is not supported with ZenFlow/DeepCompile`), and
+# ZeRO named before the refusal (transformers' `DeepSpeed Zero-3 is not compatible with ... device_map`). Review 46:
+# ZeRO spelled as DeepSpeed spells it, not any word `zero` after the refusal (torch inductor's `argmax not supported for
+# zero-dimension tensors!`, torch/_inductor/ir.py); and no offload alone: DeepSpeed's refusals name ZeRO, other
+# libraries' of their own offload do not (Megatron-LM's `CUDA graphs not supported with CPU offloading.`, megatron/core/
+# transformer/transformer_config.py; SGLang's `... is not supported with CPU offload yet.`, srt/mem_cache/memory_pool.py).
+_REFUSED = r"(?:incompatible|not (?:yet |currently )?(?:supported|compatible))"
+DS_INCOMPATIBLE = (_REFUSED + r"\b[^\n]{0,120}?\b(?:(?-i:ZeRO)|stage ?[0-3]\b|DeepCompile|ZenFlow)|"
+                   r"(?:\b(?-i:ZeRO)(?:[- ]?(?:stage[- ]?)?[0-3])?|\b(?-i:Zero)[- ]?(?:stage[- ]?)?[0-3])\b[^\n]{0,60}?\b"
+                   r"(?:is |are )?" + _REFUSED + r" with\b")
