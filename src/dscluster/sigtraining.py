@@ -138,6 +138,18 @@ TRAINING_SIGNATURES: tuple[Signature, ...] = (
          "the training as a script (torchrun, accelerate launch); in a notebook use a fork-based launcher "
          "(Lightning's ddp_notebook, accelerate's notebook_launcher) with CUDA untouched before it. A restart fails "
          "the same way.", retry=False),
+    # Round 43: CPython's multiprocessing/spawn.py, _check_not_importing_main: a process started by spawn (or
+    # forkserver) re-imports the parent's main module, and that import itself starts processes: "An attempt has been
+    # made to start a new process before the / current process has finished its bootstrapping phase." Its second line
+    # alone, which no other program prints; any prefix a launcher puts before each line ([rank0]: ) does not matter.
+    _sig("spawn-main-guard", r"current process has finished its bootstrapping phase",
+         "A child process started with the spawn method (vLLM's or a launcher's workers, torch.multiprocessing.spawn, "
+         "a DataLoader or Pool under spawn, Windows and macOS defaults) re-imported the main script, and the script's "
+         "top level started processes again (it builds the engine, the model or the pool at module level, or an "
+         "import does): Python refused to start a process while the child was still importing the script.",
+         "Put the script's work in a function called under if __name__ == '__main__': (imports and definitions only "
+         "at module level, nothing that starts processes or an engine), or move the imports that start processes "
+         "inside that function. A restart fails the same way.", retry=False),
     # torch.cuda._lazy_init in a child made by fork after the parent initialized CUDA.
     _sig("cuda-fork", r"Cannot re-initiali[sz]e CUDA in forked subprocess",
          "CUDA was initialized in a process that then forked (a DataLoader worker, a multiprocessing Pool, a "
