@@ -747,9 +747,20 @@ GENERIC = explain.GENERIC | {"python-error", "rank-crash", "nccl-error", "native
 # elastic-rdzv-closed, elastic-rdzv-timeout, triton-no-gpu-driver; only the round's misses changed; its 2 examined
 # held-out misses moved to tune. Held-out split 176/181 (0.972), misleading 1/181 held out and 1/430 tune; all 611
 # cases 570 right; restart agreement 596/611 (0.975).
-MIN_RIGHT_HOLDOUT = 0.97  # met: 176/181 (0.972)
-MAX_WRONG = 0.02  # met: 1/181 held out (0.0055), 1/430 tune
-MIN_RESTART_AGREES = 0.97  # 596/611 (0.975)
+# Round 43: 8 logs of distributed training started from notebooks and interactive sessions (accelerate's
+# notebook_launcher and Lightning's ddp_notebook meeting CUDA initialized in the kernel, spawned processes unable to
+# unpickle what an interactive __main__ defined, vLLM's spawned workers re-running a script without the __main__
+# guard, DeepSpeed started without a launcher); split by the hash (3 held out) and measured once from 67fea3b's code
+# (base bcd8896) before any rule: held out 2/3 right, 1 generic (vllm-5637: error-line), 0 misleading, 0 nothing; all
+# 8: 7 right, 1 generic, restart agreement 8/8. Held out when measured, rounds 1-30, 32-34, 36, 37, 39-41 and 43:
+# 178/337 (0.528), misleading 19/337. With round 43 added, before its rule: held-out split 178/184 (0.967, under the
+# floor), misleading 1/184, restart agreement 601/615 (0.977). Its rule (sigtraining.py): spawn-main-guard (CPython's
+# multiprocessing/spawn.py _check_not_importing_main). Only the round's miss changed over the corpus; it moved to tune.
+# Round 43 is 8/8 right since; held-out split 178/183 (0.973), misleading 1/183 held out and 0/432 tune; all 615 cases
+# 575 right; restart agreement 601/615 (0.977). The honest figure is the one before the rule: 2/3 held out.
+MIN_RIGHT_HOLDOUT = 0.97  # met: see the last comment
+MAX_WRONG = 0.02  # met: see the last comment
+MIN_RESTART_AGREES = 0.97  # see the last comment
 ROUND22_NOT_WRITTEN = {"nccl-version-bug"}
 # A family a round 24 tune case names that no rule gives: the log does not show what would tell it (RESULTS.md).
 ROUND24_NOT_WRITTEN = {"filestore-race"}
