@@ -27,6 +27,7 @@ from dscluster.siglibs import LIBRARY_SIGNATURES
 from dscluster.sigmemory import MEMORY_SIGNATURES
 from dscluster.sigmodels import MODEL_SIGNATURES
 from dscluster.signccl import CCL_SIGNATURES
+from dscluster.signumerics import NUMERIC_SIGNATURES
 from dscluster.sigparallel import PARALLEL_SIGNATURES
 from dscluster.sigrlhf import RLHF_SIGNATURES
 from dscluster.sigsetup import SETUP_SIGNATURES
@@ -221,9 +222,8 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "Give every user (and the container's user) a writable cache: TORCH_EXTENSIONS_DIR=/tmp/$USER/torch_extensions, "
          "TRITON_CACHE_DIR and TORCHINDUCTOR_CACHE_DIR likewise, or a writable HOME; set them for every rank "
          "(.deepspeed_env for remote ones).", retry=False),
-    *MEMORY_SIGNATURES,
-    *TORCH_SIGNATURES,
-    *MODEL_SIGNATURES, *ELASTIC_SIGNATURES,
+    *MEMORY_SIGNATURES, *TORCH_SIGNATURES,
+    *MODEL_SIGNATURES, *ELASTIC_SIGNATURES, *NUMERIC_SIGNATURES,
     *RLHF_SIGNATURES,
     *COMPILE_SIGNATURES,
     *STORAGE_SIGNATURES,
@@ -347,7 +347,7 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "CUDA_VISIBLE_DEVICES hiding every GPU, or a CPU-only torch build.",
          "Check nvidia-smi on that node and inside the container; start containers with --gpus all (NVIDIA "
          "container toolkit); install a CUDA build of torch; don't set CUDA_VISIBLE_DEVICES empty.", retry=False),
-    _sig("loss-scale-minimum", r"Current loss scale already at minimum",
+    _sig("loss-scale-minimum", r"Current loss scale already at minimum|Minimum loss scale reached \(",
          "fp16 training overflowed at every step until the dynamic loss scale reached its minimum: the model's "
          "values do not fit fp16 (often a model pre-trained in bf16), or the learning rate is too high.",
          "Train in bf16 on GPUs that support it (compute capability 8.0+), or lower the learning rate, add warmup "
