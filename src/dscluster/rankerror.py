@@ -249,12 +249,15 @@ def _original(lines: list[str], exc, frames, i: int, chained: bool):
 def _pasted_frames(lines: list[str], i: int) -> int:
     """The first line of the indented traceback frames (`  File "...", line N, in f` and their code lines) right
     above line `i`, or `i` where none are; a frame line that lost its indentation in the paste (an excerpt that
-    begins at a frame) is one too."""
+    begins at a frame) is one too, and so is an indented code line right above with no frame line."""
     start, j = i, i - 1
     while j >= 0 and i - j <= 600 and lines[j].strip() and (lines[j][:1].isspace() or _FRAME.match(lines[j])):
         if _FRAME.match(lines[j]):
             start = j
         j -= 1
+    # An excerpt that begins at the last frame's code line (its `File` line cut off): that line is the error's too.
+    if start == i and i > 0 and lines[i - 1][:1].isspace() and lines[i - 1].strip():
+        start = i - 1
     return start
 
 

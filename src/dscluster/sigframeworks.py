@@ -5,7 +5,8 @@ initialise distributed training for one process, Lightning's GPU request beyond 
 refused in a notebook, a model read through its DistributedDataParallel wrapper, NCCL refusing the "undefined" marker
 of a newer caller (an older libnccl loaded than torch was built for), Horovod without the extension of the framework
 it is imported from, and a command of another package shadowing a launcher's (Click's usage where torchtune's
-argparse `tune` was meant). Each pattern is the wording of the component that prints it (vLLM's config.py, TGI's
+argparse `tune` was meant); round 47: Lightning's strategy registry refusing a name, its DeepSpeed strategy refusing
+a key of the DeepSpeed config it sets itself, and a name imported from Lightning that its installed version lacks. Each pattern is the wording of the component that prints it (vLLM's config.py, TGI's
 weights.py, Megatron core's parallel_state.py, fairseq's distributed_utils.py, lightning_fabric's device parser and
 Lightning's accelerator connector, torch.nn.Module.__getattr__, NCCL's init.cc, Horovod's common/util.py, Click's
 core.py), never one log's; `retry=False` throughout: the same command meets the same check again. sigmessages.py
@@ -132,4 +133,45 @@ FRAMEWORK_SIGNATURES: tuple[Signature, ...] = (
          "Check `which tune` and `pip show torchtune`; reinstall torchtune in a clean environment (or uninstall the "
          "package that ships the other `tune`), or run torchtune's CLI through its module. A restart fails the same "
          "way.", retry=False),
+    # Lightning's accelerator connector (lightning/pytorch/trainer/connectors/accelerator_connector.py, and Fabric's
+    # connector.py): "You selected an invalid strategy name: `strategy='dp'`. It must be either a string or an instance
+    # of `...strategies.Strategy`": a name not in the installed version's strategy registry. Lightning 2.0 dropped
+    # 'dp', 'ddp_sharded', 'horovod', ... and strategy=None, so code written for 1.x meets it; a typo does too.
+    _sig("lightning-strategy-name", r"You selected an invalid strategy name: `?strategy=",
+         "Lightning does not know the strategy the Trainer (or Fabric) was given: the name is not in the installed "
+         "version's strategy registry. Code written for another Lightning version is the usual cause (2.0 removed "
+         "'dp', 'ddp_sharded', 'horovod' and strategy=None, which 1.x took), or a misspelt name.",
+         "Use a strategy the installed Lightning has (auto, ddp, ddp_spawn, deepspeed_stage_2, fsdp, ...: "
+         "`python -c 'from lightning.pytorch.strategies import StrategyRegistry; print(StrategyRegistry.available_"
+         "strategies())'`), or install the Lightning version the code was written for (pytorch-lightning<2.0 for "
+         "'dp' or strategy=None). A restart fails the same way.", retry=False),
+    # Lightning's DeepSpeedStrategy (strategies/deepspeed.py, _format_batch_size_and_grad_accum_config) sets
+    # gradient_accumulation_steps from the Trainer's accumulate_grad_batches and refuses a ds_config that sets it:
+    # "Do not set `gradient_accumulation_steps` in the DeepSpeed config as this will be set with the
+    # `accumulate_grad_batches` argument passed via the Lightning Trainer."; before 1.6 "Within the DeepSpeed config,
+    # do not set gradient_accumulation_steps as this will be set via accumulate_grad_batches=x ..." (and the same for
+    # train_batch_size/train_micro_batch_size_per_gpu "as these will be passed from the data-loader").
+    _sig("lightning-deepspeed-config", r"Do not set `\w+` in the DeepSpeed config as this will be set|"
+         r"Within the DeepSpeed config, do not set \w+ (?:or \w+ )?as th(?:is|ese) will be (?:set|passed)",
+         "Lightning's DeepSpeed strategy refused the DeepSpeed config: it sets a key Lightning fills in itself "
+         "(gradient_accumulation_steps from the Trainer's accumulate_grad_batches; in old versions the batch sizes "
+         "from the DataLoader).",
+         "Remove that key from the DeepSpeed config and give it to Lightning instead: Trainer(accumulate_grad_batches"
+         "=N) for gradient accumulation, the DataLoader's batch_size for the micro batch; if DeepSpeed then asks for "
+         "train_batch_size to match, leave train_batch_size out of the config too. A restart fails the same way.",
+         retry=False),
+    # Python's bare `ImportError: cannot import name 'X'` (no `from 'module'`, as Python before 3.7 prints it) right
+    # under a traceback line importing it from Lightning (`from pytorch_lightning.plugins import DDPSpawnPlugin`):
+    # Lightning renamed and moved its plugins and strategies between versions (DDPPlugin, DeepSpeedPlugin,
+    # DDPSpawnPlugin), so the installed Lightning is another version than the code's. Python's newer wording, with
+    # the module's site-packages path, is sigmessages.CANNOT_IMPORT's.
+    _sig("import-name", r"^\s*from (?:pytorch_lightning|lightning_fabric|lightning)(?:\.\w+)* import [\w, ()]+\n"
+         r"\s*ImportError: cannot import name '?\w+'?\s*$",
+         "The code imports a name from Lightning that the installed Lightning does not have: Lightning renamed and "
+         "moved its plugins and strategies between versions (DDPPlugin, DDPSpawnPlugin and DeepSpeedPlugin became "
+         "strategies, and 2.0 removed the old names), so the installed version is another than the code was written "
+         "for.",
+         "Install the Lightning version the code (or the library importing it) was written for (`pip show "
+         "pytorch-lightning`; its requirements or environment file), the same on every node. A restart fails the "
+         "same way.", retry=False),
 )
