@@ -165,8 +165,8 @@ FRAMEWORK_SIGNATURES: tuple[Signature, ...] = (
     # Lightning renamed and moved its plugins and strategies between versions (DDPPlugin, DeepSpeedPlugin,
     # DDPSpawnPlugin), so the installed Lightning is another version than the code's. Python's newer wording, with
     # the module's site-packages path, is sigmessages.CANNOT_IMPORT's.
-    _sig("import-name", r"^\s*from (?:pytorch_lightning|lightning_fabric|lightning)(?:\.\w+)* import [\w, ()]+\n"
-         r"\s*ImportError: cannot import name '?\w+'?\s*$",
+    _sig("import-name", r"^[ \t]*from (?:pytorch_lightning|lightning_fabric|lightning)(?:\.\w+)* import [\w, ()]+\n"
+         r"[ \t]*ImportError: cannot import name '?\w+'?[ \t]*$",
          "The code imports a name from Lightning that the installed Lightning does not have: Lightning renamed and "
          "moved its plugins and strategies between versions (DDPPlugin, DDPSpawnPlugin and DeepSpeedPlugin became "
          "strategies, and 2.0 removed the old names), so the installed version is another than the code was written "
