@@ -134,3 +134,43 @@ def test_a_warm_server_that_closes_without_taking_the_launch_leaves_it_to_a_cold
         closer.join(5)
         for pid in _servers(run_id).values():
             os.kill(pid, 9)
+
+
+@pytest.mark.slow
+def test_a_prestart_server_that_came_after_its_attempt_started_cold_goes(tmp_path):
+    # Seen in CI: a node that came back got its `prestart` server a moment after the attempt's shim had looked for
+    # one and started launch.py cold. The idle server, marked with the run and the attempt, lingered, and the
+    # attempt's watchdog counted it as a rank still running at the clean end: a needless third attempt.
+    pytest.importorskip("deepspeed")
+    run_id = f"warmtest-{uuid.uuid4().hex[:8]}"
+    env = {**os.environ, "DSCLUSTER_RUN_ID": run_id, "DSCLUSTER_ATTEMPT": "2"}
+    # A cold launch.py of attempt 2 (its command names DeepSpeed's launch module, its environment the attempt).
+    cold = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", "-u", "-m", warm.LAUNCH],
+                            env=env)
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", "-u", "-m", warm.LAUNCH],
+                             env={**env, "DSCLUSTER_ATTEMPT": "3"})  # another attempt's: not this one's
+    prestart = [*module_argv(sys.executable, "dscluster.launcher.warm"), "prestart"]
+    try:
+        # attempt 2's and 3's launch.py run cold here, nothing of attempt 4's (the markers are read, not the name)
+        seen = time.monotonic() + 30  # both started (Popen returns at the exec; /proc shows it a moment later)
+        while not (warm._went_cold(run_id, 2) and warm._went_cold(run_id, 3)) and time.monotonic() < seen:
+            time.sleep(0.1)
+        assert warm._went_cold(run_id, 2) and warm._went_cold(run_id, 3) and not warm._went_cold(run_id, 4)
+        assert not warm._went_cold(run_id + "x", 2)
+        subprocess.run([*prestart, run_id, "4", "600"], env=env, check=True, timeout=60)
+        subprocess.run([*prestart, run_id, "2", "600"], env=env, check=True, timeout=60)
+        deadline = time.monotonic() + 240
+        while not (4 in _servers(run_id) and _ready(_servers(run_id)[4])) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _ready(_servers(run_id)[4])  # attempt 4's server imported and waits for its shim
+        while 2 in _servers(run_id) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert 2 not in _servers(run_id)  # attempt 2's went as soon as it saw its attempt running cold
+        time.sleep(2)
+        assert 4 in _servers(run_id)  # it keeps waiting: nothing of attempt 4 runs
+    finally:
+        for proc in (cold, other):
+            proc.kill()
+            proc.wait()
+        for pid in _servers(run_id).values():
+            os.kill(pid, 9)

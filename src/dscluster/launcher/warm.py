@@ -21,8 +21,9 @@ Node side (pdsh backend). DeepSpeed's runner puts `sys.executable` into every no
 Both ends check that the other is the same user (SO_PEERCRED): an abstract socket has no file mode.
 A warm server carries DSCLUSTER_ATTEMPT of the attempt it is for, so a watchdog tearing down an earlier
 attempt (runs/supervising/watchdog.py, `upto`) leaves it: a partitioned node keeps it through the partition, a frozen
-one gets it back with SIGCONT. It exits when used, when told (`kill GRACE all`, the run's last teardown),
-or LINGER seconds after the launch.py it watched is gone without a next attempt coming (a restarted node
+one gets it back with SIGCONT. It exits when used, when told (`kill GRACE all`, the run's last teardown), when
+its attempt's launch.py started cold without it (it came too late), or LINGER seconds after the launch.py it watched
+is gone without a next attempt coming (a restarted node
 lost it: `prestart RUN ATTEMPT LINGER`, which the supervisor runs there over ssh as soon as it answers
 again, starts one that imports at once and waits LINGER seconds for its shim).
 
@@ -179,6 +180,8 @@ def serve(run_id: str, attempt: int, watched: int, started: str, after: float, l
         try:
             conn, _ = sock.accept()
         except TimeoutError:
+            if _went_cold(run_id, attempt):
+                return 0  # its attempt started without it (a `prestart` that bound after the shim looked)
             if _start_time(watched) != started:
                 gone_at = gone_at or time.monotonic()
                 if time.monotonic() - gone_at > linger:
@@ -189,6 +192,27 @@ def serve(run_id: str, attempt: int, watched: int, started: str, after: float, l
             if _peer_is_us(conn):
                 sock.close()
                 return _serve_one(conn)
+
+
+def _went_cold(run_id: str, attempt: int) -> bool:
+    """Whether this attempt's launch.py already runs on this node without its warm server: a process of this run
+    and attempt (its initial environment) whose command runs DeepSpeed's launch module. Seen in CI: a node that came
+    back got its `prestart` server a moment after the attempt's shim had looked for one and started cold; the idle
+    server, marked with the run and the attempt, then counted as a rank still running at the attempt's clean end."""
+    marks = {f"DSCLUSTER_RUN_ID={run_id}".encode(), f"DSCLUSTER_ATTEMPT={attempt}".encode()}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                if LAUNCH.encode() not in f.read().split(b"\0"):
+                    continue
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                if marks <= set(f.read().split(b"\0")):
+                    return True
+        except OSError:
+            continue
+    return False
 
 
 def _set_name(name: str) -> None:
