@@ -180,7 +180,7 @@ def serve(run_id: str, attempt: int, watched: int, started: str, after: float, l
         try:
             conn, _ = sock.accept()
         except TimeoutError:
-            if _went_cold(run_id, attempt):
+            if not watched and _went_cold(run_id, attempt):
                 return 0  # its attempt started without it (a `prestart` that bound after the shim looked)
             if _start_time(watched) != started:
                 gone_at = gone_at or time.monotonic()
@@ -198,7 +198,9 @@ def _went_cold(run_id: str, attempt: int) -> bool:
     """Whether this attempt's launch.py already runs on this node without its warm server: a process of this run
     and attempt (its initial environment) whose command runs DeepSpeed's launch module. Seen in CI: a node that came
     back got its `prestart` server a moment after the attempt's shim had looked for one and started cold; the idle
-    server, marked with the run and the attempt, then counted as a rank still running at the attempt's clean end."""
+    server, marked with the run and the attempt, then counted as a rank still running at the attempt's clean end.
+    Asked of `prestart` servers only: one a shim spawned binds its socket an attempt ahead, so the next attempt's shim
+    always finds it, and no /proc scan runs every second beside a whole attempt."""
     marks = {f"DSCLUSTER_RUN_ID={run_id}".encode(), f"DSCLUSTER_ATTEMPT={attempt}".encode()}
     for entry in os.listdir("/proc"):
         if not entry.isdigit() or int(entry) == os.getpid():

@@ -221,12 +221,12 @@ class Judge:
         said = self._explained(failure, rank_rc, logs, restarts_left=True)
         return said is not None and bool((said.error or {}).get("symptom")) and not explainer.rooted(said)
 
-    def await_code(self, n: int, node: str, wait: float) -> bool:
-        """Wait up to `wait` seconds for `node`'s launcher to report its rank's exit code in attempt `n`; whether it
+    def await_code(self, n: int, host: str, wait: float) -> bool:
+        """Wait up to `wait` seconds for `host`'s launcher to report its rank's exit code in attempt `n`; whether it
         did. DeepSpeed's launch.py polls its ranks once a second, so a survivor's launcher can speak first; a
         teardown before the dead rank's launcher polls leaves no code (its SIGTERM handler prints none), and the
         failure would read as the survivor's symptom (seen in CI)."""
-        host, deadline = self.host_of(node), time.monotonic() + wait
+        deadline = time.monotonic() + wait
         while node_rank_code(self.log_path, f"attempt {n}: ", host) is None:
             if time.monotonic() >= deadline:
                 return False

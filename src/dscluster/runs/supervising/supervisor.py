@@ -222,7 +222,7 @@ class Supervisor:
                     failure.peer = watch.gone_elsewhere(host, 2 * SAME_TIME)
                     self.logs.at_failure = watching.log_sizes(self.run_dir, self.book.log_path)
                 first = failure.peer if symptom else None  # the rank the judge will name instead
-            if first is not None and self.judge.await_code(n, self.judge.node_name(first[0]), LAUNCH_POLL + SAME_TIME):
+            if first is not None and self.judge.await_code(n, first[0], LAUNCH_POLL + SAME_TIME):
                 self.logs.at_failure = watching.log_sizes(self.run_dir, self.book.log_path)
         self.book.event("rank-failed" if failure.kind in ("rank-failed", "exit") else failure.kind,
                         attempt=n, detail=failure.detail, node=failure.node)

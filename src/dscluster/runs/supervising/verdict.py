@@ -251,9 +251,10 @@ def failed_rank_exit_code(launcher_log: Path, upto: dict[Path, int], attempt_lin
     whole = _attempt_text(launcher_log, {}, attempt_line)
     later = _codes(*whole) if whole else []
     if node:
-        own = [c for n, c in seen if n == node] or [c for n, c in later if n == node and c != 255]
-        if own:
-            return own[0]
+        own = next((c for n, c in seen if n == node), None)
+        own = own if own is not None else _node_code(later, node)
+        if own is not None:
+            return own
     if seen:
         return seen[0][1]
     code = later[0][1] if later else None
@@ -264,7 +265,12 @@ def node_rank_code(launcher_log: Path, attempt_line: str, node: str) -> int | No
     """The non-zero code `node`'s (a host) launch.py has reported so far in this attempt for one of its ranks (pdsh's
     255 is not one), or None: not yet."""
     read = _attempt_text(launcher_log, {}, attempt_line)
-    return next((c for n, c in _codes(*read) if n == node and c != 255), None) if read else None
+    return _node_code(_codes(*read), node) if read else None
+
+
+def _node_code(codes: list[tuple[str, int]], node: str) -> int | None:
+    """The first of `codes` (_codes) that `node`'s launch.py reported, pdsh's 255 for it left out."""
+    return next((c for n, c in codes if n == node and c != 255), None)
 
 
 def outside_kill(launcher_log: Path, upto: dict[Path, int], attempt_line: str) -> tuple[str, int] | None:
