@@ -18,6 +18,27 @@ from __future__ import annotations
 from dscluster.sigtypes import Signature
 from dscluster.sigtypes import sig as _sig
 
+_TP_CAUSE = ("The model cannot be split evenly over the tensor-parallel (or pipeline-parallel) size asked for: each GPU "
+             "of a shard group holds an equal part of the attention heads, the vocabulary or the layers, and the "
+             "model's count (52 heads, a 65027-token vocabulary) is not a multiple of the number of GPUs (3, 4).")
+_TP_FIX = ("Use a tensor-parallel size (--tensor-parallel-size, --num-shard, tp_size) that divides the model's "
+           "attention heads and vocabulary (its config.json: num_attention_heads, num_key_value_heads, vocab_size), "
+           "e.g. 2 or 4 GPUs rather than 3; serve on fewer GPUs, or add pipeline parallelism for the rest. A restart "
+           "fails the same way.")
+_WS_CAUSE = ("The number of processes started (the world size) does not fit the model-parallel sizes: one model copy "
+             "needs tensor x pipeline (x context/expert) parallel ranks and the world size must be a multiple of that "
+             "(or equal to it). Too few processes were started (one process from an interactive shell or `python "
+             "script.py`, --nproc_per_node or the trainer's devices below the parallel sizes, fewer scheduler tasks "
+             "than GPUs), or the sizes do not divide the GPUs.")
+_WS_FIX = ("Start as many ranks as the parallel sizes need, a multiple of tensor x pipeline x context parallel size "
+           "(torchrun --nproc_per_node=N, the trainer's devices and num_nodes, a scheduler's tasks per node equal to "
+           "its GPUs per node), or lower the parallel sizes to fit the GPUs. A restart fails the same way.")
+# A frame of a tensor-parallel package's divisibility helper, then (within a traceback's few lines: the code line, a
+# caret line) its refusal of two numbers.
+_TP_HELPER_FRAME = (r"[/\\](?:megatron|apex|fairscale|colossalai|vllm|sglang)[/\\][^\n]*?\", line \d+, in "
+                    r"(?:ensure_divisibility|divide(?:_and_check_no_remainder)?)\n(?:[^\n]*\n){0,3}?[^\n]*?"
+                    r"(?:AssertionError|ValueError): \d+ is not divisible by \d+")
+
 FRAMEWORK_SIGNATURES: tuple[Signature, ...] = (
     # vLLM's config.py (ModelConfig.verify_with_parallel_config: "Total number of attention heads (H) must be divisible
     # by tensor parallel size (T)." and "Total number of hidden layers (L) must be divisible by pipeline parallel size
@@ -27,13 +48,7 @@ FRAMEWORK_SIGNATURES: tuple[Signature, ...] = (
     _sig("tp-size-indivisible", r"(?:Total )?number of attention heads(?: \(\d+\))? must be divisible by tensor "
          r"parallel size|Total number of hidden layers \(\d+\) must be divisible by pipeline parallel size|"
          r"The choo?sen size \d+ is not compatible with sharding on \d+ shards",
-         "The model cannot be split evenly over the tensor-parallel (or pipeline-parallel) size asked for: each GPU "
-         "of a shard group holds an equal part of the attention heads, the vocabulary or the layers, and the "
-         "model's count (52 heads, a 65027-token vocabulary) is not a multiple of the number of GPUs (3, 4).",
-         "Use a tensor-parallel size (--tensor-parallel-size, --num-shard, tp_size) that divides the model's "
-         "attention heads and vocabulary (its config.json: num_attention_heads, num_key_value_heads, vocab_size), "
-         "e.g. 2 or 4 GPUs rather than 3; serve on fewer GPUs, or add pipeline parallelism for the rest. A restart "
-         "fails the same way.", retry=False),
+         _TP_CAUSE, _TP_FIX, retry=False),
     # Megatron core's parallel_state.initialize_model_parallel ("world_size (W) is not divisible by M", M = tensor x
     # pipeline x context parallel size; older releases name the sizes, "... is not divisible by
     # tensor_model_parallel_size (T) x pipeline_model_parallel_size (P)"; "decoder world_size (W) is not divisible
@@ -42,15 +57,17 @@ FRAMEWORK_SIGNATURES: tuple[Signature, ...] = (
     # torch's DeviceMesh (device_mesh.py: "Mesh should not be bigger than default world size[ W], but found N ranks!").
     _sig("world-size-indivisible", r"world_size \(\d+\) is not (?:divisible by|equal to) |"
          r"Mesh should not be bigger than default world size",
-         "The number of processes started (the world size) does not fit the model-parallel sizes: one model copy "
-         "needs tensor x pipeline (x context/expert) parallel ranks and the world size must be a multiple of that "
-         "(or equal to it). Too few processes were started (one process from an interactive shell or `python "
-         "script.py`, --nproc_per_node or the trainer's devices below the parallel sizes, fewer scheduler tasks than "
-         "GPUs), or the sizes do not divide the GPUs.",
-         "Start as many ranks as the parallel sizes need, a multiple of tensor x pipeline x context parallel size "
-         "(torchrun --nproc_per_node=N, the trainer's devices and num_nodes, a scheduler's tasks per node equal to "
-         "its GPUs per node), or lower the parallel sizes to fit the GPUs. A restart fails the same way.",
-         retry=False),
+         _WS_CAUSE, _WS_FIX, retry=False),
+    # The tensor-parallel helpers' own check (ensure_divisibility / divide in Megatron's mpu and megatron/core/utils.py,
+    # apex.transformer.utils, fairscale's nn/model_parallel/utils.py (divide_and_check_no_remainder), ColossalAI's
+    # nn/layer/utils/common.py, vLLM's and SGLang's distributed/utils.py): '{} is not divisible by {}' (a ValueError in
+    # newer copies) says only two numbers; the frame says who. Called from initialize_model_parallel it is the world
+    # size against the model-parallel sizes (Megatron's old mpu); from anywhere else in those packages it is a layer
+    # splitting a model dimension (heads, hidden or vocabulary size) over the tensor-parallel ranks. DeepSpeed's own
+    # helper (`_ensure_divisibility`, utils/groups.py) is sigparallel.py's ds-moe-ep-size, not this.
+    _sig("world-size-indivisible", r", in initialize_model_parallel\n(?:[^\n]*\n){1,3}?[^\n]*" + _TP_HELPER_FRAME,
+         _WS_CAUSE, _WS_FIX, retry=False),
+    _sig("tp-size-indivisible", _TP_HELPER_FRAME, _TP_CAUSE, _TP_FIX, retry=False),
     # fairseq's distributed_utils.distributed_init (and its forks'): raised when a distributed init method was set or
     # inferred (under Slurm from SLURM_* when --distributed-port > 0, under torch's launchers from their environment)
     # while the world size is 1.

@@ -1,11 +1,14 @@
 """Failure signatures of DeepSpeed itself and of PyTorch's distributed and autograd machinery: a parallel layout the
-ranks cannot hold (MoE's expert-parallel size, AutoTP's tensor-parallel size, a pipeline's stages), an op the
-accelerator or the GPU generation does not have, the launcher's reading of CUDA_VISIBLE_DEVICES, DDP given nothing to
-train, anomaly mode's NaN check. sigmessages.py places them with the other families read from an exception's own
-message, before everything that only says a rank failed (and before signatures.py's `ds-include`).
+ranks cannot hold (MoE's expert-parallel size, AutoTP's tensor-parallel size, a pipeline's stages; round 52: Megatron's
+layers over its pipeline stages, its distributed optimizer's instances over the data-parallel ranks, a checkpoint saved
+under another tensor- or pipeline-parallel size), an op the accelerator or the GPU generation does not have, the
+launcher's reading of CUDA_VISIBLE_DEVICES, DDP given nothing to train, anomaly mode's NaN check. sigmessages.py places
+them with the other families read from an exception's own message, before everything that only says a rank failed (and
+before signatures.py's `ds-include`).
 
 Each pattern is the wording of the component that prints it, cited at each (DeepSpeed's deepspeed/utils/groups.py,
-module_inject/auto_tp.py, op_builder/builder.py, op_builder/<accelerator>/no_impl.py, launcher/runner.py; PyTorch's
+module_inject/auto_tp.py, op_builder/builder.py, op_builder/<accelerator>/no_impl.py, launcher/runner.py; Megatron's
+transformer_block.py, arguments.py, parallel_state.py and checkpointing.py; PyTorch's
 torch/distributed/pipelining/stage.py, torch/nn/parallel/distributed.py, torch/csrc/autograd/engine.cpp), never one
 log's; `retry=False` throughout: the same command meets the same layout, op table, devices or NaN. The real logs they
 are measured on are tests/data/failures (tests/unit/test_failure_corpus.py, round 21).
@@ -28,6 +31,52 @@ PARALLEL_SIGNATURES: tuple[Signature, ...] = (
          "formed: e.g. a script's ep_size of 8 run on 4 GPUs.",
          "Set ep_size to a divisor of the data-parallel world size (the GPU count divided by the pipeline stages), at "
          "most the GPU count, and num_experts to a multiple of it; a restart fails the same way.", retry=False),
+    # Megatron's layer split over the pipeline stages: megatron/core/transformer/transformer_block.py
+    # (get_num_layers_to_build: "num_layers should be divisible by pipeline_model_parallel_size"; newer releases print
+    # the numbers, "num_layers=N should be divisible by config.pipeline_model_parallel_size=P"; forks say
+    # num_hidden_layers), megatron/training/arguments.py (validate_args: "Number of layers should be divisible by the
+    # pipeline-model-parallel size"; with a virtual pipeline "number of layers should be divisible by the pipeline
+    # parallel size"), the legacy megatron/model/transformer.py ("num_layers must be divisible by
+    # transformer_pipeline_model_parallel_size"). vLLM's own wording is sigframeworks.py's tp-size-indivisible.
+    _sig("megatron-pp-layers", r"num_(?:hidden_)?layers(?:=\d+)? should be divisible by (?:config\.)?"
+         r"pipeline_model_parallel_size|number of layers should be divisible by the pipeline(?:-model-| )parallel size|"
+         r"num_layers must be divisible by transformer_pipeline_model_parallel_size",
+         "Megatron (Megatron core, and NeMo, Megatron-Bridge and the other trainers built on it) splits the decoder's "
+         "layers evenly over the pipeline stages, and the model's number of layers (counting the embedding and the "
+         "loss when they are accounted as pipeline layers) is not a multiple of pipeline_model_parallel_size (times "
+         "the virtual pipeline size with an interleaved schedule): e.g. 46 layers on 4 stages.",
+         "Use a pipeline-parallel size that divides the number of layers, or give the split explicitly: "
+         "--decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers (num_layers_in_first_pipeline_stage, "
+         "num_layers_in_last_pipeline_stage) or --pipeline-model-parallel-layout for an uneven split; a restart fails "
+         "the same way.", retry=False),
+    # Megatron core's parallel_state.initialize_model_parallel: the distributed optimizer sharded over
+    # --num-distributed-optimizer-instances partial groups of the data-parallel (x context-parallel) ranks, "Data
+    # parallel size should be divisible by partial DistOpt shard factor", and of the MoE layers' expert data-parallel
+    # ranks, "Expert data parallel size should be divisible by partial DistOpt shard factor".
+    _sig("megatron-distopt-instances", r"data parallel size should be divisible by partial DistOpt shard factor",
+         "Megatron core shards the distributed optimizer over --num-distributed-optimizer-instances groups, each a part "
+         "of the data-parallel ranks (the world size divided by tensor x pipeline x context parallel size; for MoE "
+         "layers the expert data-parallel ranks, the world size divided by expert-tensor x expert-model x pipeline "
+         "parallel size), and that number of ranks is not a multiple of the instances: e.g. 4 GPUs with TP=2 and EP=2 "
+         "leave one expert data-parallel rank for 2 instances.",
+         "Make the (expert) data-parallel size a multiple of --num-distributed-optimizer-instances: more GPUs, smaller "
+         "tensor, pipeline or expert-model parallel sizes, or fewer optimizer instances (1, the default); a restart "
+         "fails the same way.", retry=False),
+    # Megatron's checkpoint loader (megatron/training/checkpointing.py, check_checkpoint_args' _compare, the same in
+    # Megatron-DeepSpeed: "{arg} value from checkpoint ({v}) is not equal to the input argument value ({a})."; GPT-NeoX's
+    # check_checkpoint_args: "... is not equal to the currently set argument value (...)") asserts that the run's
+    # parallel layout is the checkpoint's: its weights are split per tensor- and pipeline-parallel rank. Only the
+    # parallel sizes: a num_layers or hidden_size compared the same way is another model, not another layout.
+    _sig("megatron-ckpt-parallel-mismatch", r"\b(?:(?:tensor|pipeline)_)?(?:model|pipe)_parallel_size value from "
+         r"checkpoint \(\d+\) is not equal to the (?:input|currently set) argument ?value \(\d+\)",
+         "The checkpoint was saved with another tensor- or pipeline-parallel size than this run's (the message names "
+         "the size and both values): a Megatron (Megatron-DeepSpeed, GPT-NeoX) checkpoint holds one file per tensor- "
+         "and pipeline-parallel rank (mp_rank_XX_YYY), and the loader refuses to read it under another layout.",
+         "Run with the checkpoint's parallel sizes (--use-checkpoint-args), or convert the checkpoint to the new layout "
+         "first (Megatron's tools/checkpoint/convert.py with --target-tensor-parallel-size / "
+         "--target-pipeline-parallel-size, NeMo's megatron_change_num_partitions.py, DeepSpeed's universal checkpoint), "
+         "or save in Megatron's distributed checkpoint format (--ckpt-format torch_dist), which is resharded on load; a "
+         "restart fails the same way.", retry=False),
     # DeepSpeed-Inference's tensor parallelism: AutoTP (module_inject/auto_tp.py: f"{param} ({param_val}) must be
     # divisible by mp_size ({self.mp_size})"), the injection policies (replace_module.py: "n_heads ({}) must be
     # divisible by mp_size ({})") and tp_shard.py ("Number of attention heads ({total_size}) must be divisible by
