@@ -81,6 +81,20 @@ DEEPSPEED_SIGNATURES: tuple[Signature, ...] = (
          "device.",
          "Set nvme_path in ds_config to a directory on a local NVMe disk (with room and write permission, on every "
          "node), or offload to \"cpu\" instead of \"nvme\"; launch again.", retry=False),
+    # Round 51: DeepSpeed's MPI-based launcher backends (deepspeed/launcher/multinode_runner.py: OpenMPIRunner,
+    # MPICHRunner, IMPIRunner, SlurmRunner, MVAPICHRunner; validate_args) take the ranks' placement from the hostfile or
+    # the scheduler and refuse the runner's own selection: ValueError(f"{self.name} backend does not support limiting
+    # num nodes/gpus") for --num_nodes/--num_gpus, "... does not support worker include/exclusion" for
+    # --include/--exclude (older releases assert the same words, naming "openmpi"). A wrapper (accelerate launch with
+    # deepspeed_multinode_launcher openmpi) may add --num_gpus itself. Read before the core table's ds-include.
+    _sig("ds-mpi-launcher-limits", r"\b\w+ backend does not support (?:limiting num nodes/gpus|worker include/exclusion)",
+         "DeepSpeed's launcher backend for an MPI launcher or a scheduler (a --launcher other than pdsh) refused the "
+         "runner's own node/GPU selection: with these backends the MPI launcher or the scheduler places the ranks "
+         "from the hostfile or the allocation, so --num_nodes/--num_gpus (or --include/--exclude) are not allowed. "
+         "A wrapper may add them itself (accelerate launch passes --num_gpus with an MPI multinode launcher).",
+         "Drop --num_nodes/--num_gpus and --include/--exclude from the deepspeed command (or the wrapper's settings "
+         "that produce them) and choose the ranks through the hostfile's slots=N or the allocation; or use the "
+         "default pdsh launcher, which honours them. A restart fails the same way.", retry=False),
     # zero_to_fp32.py (deepspeed/utils/zero_to_fp32.py, copied into each checkpoint directory): its sanity check
     # "consumed N numels out of M - something is wrong" when the parameters' shapes do not add up to the saved flat
     # partitions as that script counts their padding and alignment (DeepSpeed 0.5's ZeRO-2 alignment, fixed in

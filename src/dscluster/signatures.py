@@ -89,8 +89,7 @@ _TABLE: tuple[Signature, ...] = (
          "Fix the hostfile line the message names (e.g. `10.0.0.2 slots=8`), then launch again.", retry=False),
     _sig("ds-include", r"Hostname '[^']*' not found in hostfile|No slot '?[^'\s]*'? specif\w* on host|"
          r"include_str and exclude_str are mutually exclusive|Cannot specify num_nodes/gpus with include/exclude|"
-         r"Num nodes is >1 but no extra nodes available via hostfile|backend does not support (?:worker include/exclusion|"
-         r"limiting num nodes/gpus)|requires same number of devices per node",
+         r"Num nodes is >1 but no extra nodes available via hostfile|requires same number of devices per node",
          "DeepSpeed's launcher rejected the node/GPU selection: --include/--exclude (or the --include=localhost:... it "
          "makes of CUDA_VISIBLE_DEVICES) name a host or slot the hostfile or the GPUs it counted lack, or the backend "
          "cannot select them.", "Use host names as in the hostfile and slots below its slots=N (--include node1:0,1), "
@@ -113,7 +112,8 @@ _TABLE: tuple[Signature, ...] = (
          "Open MPI refuses to run as root unless told to.",
          "Run as a normal user, or pass --allow-run-as-root to the MPI launcher (DeepSpeed: --launcher_args "
          "\"--allow-run-as-root\").", retry=False),
-    _sig("mpi-slots", r"There are not enough slots available in the system",
+    # Open MPI's help-orte-rmaps-base.txt / PRRTE's [orte-rmaps-base:alloc-error]; a paste may lose its first letter.
+    _sig("mpi-slots", r"(?:\bT|\b)here are not enough slots available in the system",
          "The MPI launcher was asked for more processes than the hosts offer slots.",
          "Give each host its real GPU count as slots=N in the hostfile, or ask for fewer processes.", retry=False),
     _sig("mpi-daemons", r"(?:ORTE|PRTE|PMIx) (?:was unable to reliably start|has lost communication with)|"

@@ -3,7 +3,8 @@ TCP transport on an interface the nodes do not share, Open MPI started directly 
 support, the MPI launcher taking a word of its command line (a host list without its option) as the program, and
 NCCL's NVLink SHARP (NVLS) multicast failing on an NVSwitch node. Each pattern is the wording of the component that
 prints it (Open MPI's opal/mca/btl/tcp help-mpi-btl-tcp.txt and btl_tcp_endpoint.c, its ess/PMI help text, its
-launcher's help-orterun.txt; NCCL's src/transport/nvls.cc; round 30: NCCL's src/graph/topo.h), never one log's. sigmessages.py places this table after
+launcher's help-orterun.txt; NCCL's src/transport/nvls.cc; round 30: NCCL's src/graph/topo.h; round 51: a CUDA call NCCL's init
+finds unsupported, NCCL's src/graph/paths.cc), never one log's. sigmessages.py places this table after
 the parallel frameworks', before the loader's words and every answer that only says something failed (the MPI
 launcher's daemons, a script not found). The real logs they are measured on are tests/data/failures
 (tests/unit/test_failure_corpus.py)."""
@@ -75,4 +76,28 @@ CCL_SIGNATURES: tuple[Signature, ...] = (
          "Check the node's fabric (nvidia-smi -q: Fabric State Completed, Status Success; the nvidia-fabricmanager "
          "service at the driver's version) and restart it or the node; meanwhile NCCL_NVLS_ENABLE=0 avoids NVLS "
          "at some speed.", retry=False),
+    # Round 51. NCCL's CUDACHECK (src/include/checks.h): WARN("Cuda failure %d '%s'", err, cudaGetErrorString(err)),
+    # older releases without the number; cudaErrorNotSupported (801) reads "operation not supported". At communicator
+    # init (init.cc) recent NCCL creates a CUDA memory pool (cudaMemPoolCreate, NCCL 2.26-2.27) and cuMem allocations,
+    # which some drivers and virtual GPUs refuse. Placed after nvls-multicast: the NVLS transport's own refusal
+    # (transport/nvls.cc) is that signature's.
+    _sig("nccl-cuda-op-unsupported", r"NCCL WARN Cuda failure (?:801 )?'operation not supported'",
+         "A CUDA call NCCL makes while it sets up the communicator (a CUDA memory pool or cuMem allocation of recent "
+         "NCCL releases) was refused as not supported by this GPU's driver or virtualization: seen on NVIDIA vGPU "
+         "virtual machines without Unified Memory (UVM) enabled, where older NCCL (2.21) works.",
+         "On a vGPU VM enable Unified Memory for the vGPU (VMware: pciPassthru<N>.cfg.enable_uvm = 1) or update the "
+         "guest driver; otherwise run the NCCL of an earlier torch or container that works on this machine. "
+         "NCCL_DEBUG=INFO shows the failing init.cc line. A restart fails the same way.", retry=False),
+    # Round 51. NCCL's src/graph/paths.cc (ncclTopoSetPaths): WARN("Failed to find reverse path from remNode %d/%lx
+    # nlinks %d to node %d/%lx") and ncclInternalError when the topology it detected holds a link one way and no path
+    # back (RCCL prints the same words from its hipified copy). Seen with an NCCL older than the GPUs (2.14 on H100),
+    # with drivers reporting NVLink inconsistently, and in VMs exposing part of the PCI tree.
+    _sig("nccl-topology-path", r"Failed to find reverse path from remNode \d+/\w+ nlinks \d+ to node",
+         "NCCL's topology detection built an inconsistent picture of this machine's GPU interconnect (a link from "
+         "one device to another with no path back) and stopped with an internal error: most often an NCCL older "
+         "than the GPUs (H100 needs NCCL 2.15 or later; old containers ship 2.14), also a driver reporting NVLink "
+         "inconsistently or a virtual machine exposing only part of the PCI topology.",
+         "Use a newer NCCL (the one a current torch or container ships; python -c 'import torch; "
+         "print(torch.cuda.nccl.version())'); compare nvidia-smi topo -m across the nodes; in a VM give NCCL the "
+         "provider's topology file (NCCL_TOPO_FILE). A restart fails the same way.", retry=False),
 )
