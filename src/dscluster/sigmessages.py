@@ -97,9 +97,10 @@ NODE_FACTS = frozenset({"driver-library-mismatch", "fabric-manager", "gpu-exclus
                         "link-lib-missing", "extensions-dir-permission", "mkl-threading-layer", "driver-insufficient",
                         "dev-shm-permission"})
 # What may stand before a rank's vague error: those facts, and a library's own warning about the very call that failed
-# (NCCL's WARN of a mismatched collective, before torch's `NCCL error ... invalid usage`; round 30: its topology's lost
-# network device, before torch's `internal error - please report this issue to the NCCL developers`).
-BEFORE_VAGUE = NODE_FACTS | {"collective-mismatch", "nccl-topology-net"}
+# (NCCL's WARN of a mismatched collective, before torch's `NCCL error ... invalid usage`; its topology's lost device or
+# missing path back, a CUDA call its init or SHM transport made, before torch's `internal error` or `unhandled cuda error`).
+BEFORE_VAGUE = NODE_FACTS | {"collective-mismatch", "nccl-topology-net", "nccl-topology-path", "nccl-cuda-op-unsupported",
+                             "nccl-cumem-host"}
 
 CKPT_WEIGHTS_ONLY_CAUSE = ("The checkpoint the run resumes from holds no state to resume: weights only (saved with "
                            "save_only_model, a LoRA adapter or one module saved alone), without DeepSpeed's optimizer "

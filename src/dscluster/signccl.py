@@ -100,4 +100,15 @@ CCL_SIGNATURES: tuple[Signature, ...] = (
          "Use a newer NCCL (the one a current torch or container ships; python -c 'import torch; "
          "print(torch.cuda.nccl.version())'); compare nvidia-smi topo -m across the nodes; in a VM give NCCL the "
          "provider's topology file (NCCL_TOPO_FILE). A restart fails the same way.", retry=False),
+    # NCCL's SHM transport (src/transport/shm.cc) sharing host memory through cuMem (NCCL_CUMEM_HOST_ENABLE, on by
+    # default in recent releases): the CUCHECK of that path fails with CUDA error 217 on GPUs without peer access (L4,
+    # some VMs) instead of falling back (NVIDIA/nccl#1838; ray-project/ray PR 64109 sets NCCL_CUMEM_HOST_ENABLE=0 for
+    # it). The generic P2P answer's NCCL_P2P_DISABLE does not help here: only its file, shm.cc, tells them apart.
+    _sig("nccl-cumem-host", r"transport/shm\.cc:\d+ NCCL WARN Cuda failure 217\b",
+         "NCCL's shared-memory transport allocates host memory through CUDA's cuMem API (NCCL_CUMEM_HOST_ENABLE, on "
+         "by default in recent NCCL releases), and on GPUs without peer-to-peer access (L4 and other PCIe cards, "
+         "some virtual machines) that path asks for peer access and fails with CUDA error 217 instead of falling "
+         "back.",
+         "Set NCCL_CUMEM_HOST_ENABLE=0 for every rank (the launcher's environment, .deepspeed_env for remote ranks); "
+         "NCCL_P2P_DISABLE=1 alone does not avoid this path. A restart fails the same way.", retry=False),
 )

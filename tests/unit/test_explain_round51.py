@@ -12,7 +12,7 @@ from explain_rounds import FAILURES_ZH, sig
 from dscluster.sigdeepspeed import DEEPSPEED_SIGNATURES
 from dscluster.signccl import CCL_SIGNATURES
 
-NEW = ("ds-mpi-launcher-limits", "nccl-cuda-op-unsupported", "nccl-topology-path")
+NEW = ("ds-mpi-launcher-limits", "nccl-cuda-op-unsupported", "nccl-topology-path", "nccl-cumem-host")
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -37,6 +37,9 @@ NEW = ("ds-mpi-launcher-limits", "nccl-cuda-op-unsupported", "nccl-topology-path
     ("node-0:188802:188813 [0] /long_pathname_so_that_rpms_can_package_the_debug_info/src/extlibs/rccl/build/hipify/"
      "src/graph/paths.cc:82 NCCL WARN Failed to find reverse path from remNode 0/200000 nlinks 3 to node 0/700000\n",
      "nccl-topology-path"),
+    # the SHM transport's cuMem path with another release's line number and CUDA's error name unquoted
+    ("gpu-vm:2211:2290 [1] transport/shm.cc:614 NCCL WARN Cuda failure 217 peer access is not supported between "
+     "these two devices\n", "nccl-cumem-host"),
     # Open MPI's own first line, whole (the case's paste had lost its T)
     ("There are not enough slots available in the system to satisfy the 16\nslots that were requested by the "
      "application:\n", "mpi-slots"),
@@ -63,6 +66,9 @@ def test_second_wordings(text, expected):
     ("host:1:1 [0] NCCL INFO Could not find a path for pattern 4, falling back to simple order\n", "nccl-topology-path"),
     # a network device missing from the topology is nccl-topology-net's
     ("host:1:9 [0] graph/topo.h:218 NCCL WARN Could not find NET with id 1\n", "nccl-topology-path"),
+    # the same CUDA error from the P2P transport (its own CUDA IPC path): the generic P2P answer's, not cuMem's
+    ("host:12:40 [0] transport/p2p.cc:275 NCCL WARN Cuda failure 217 'peer access is not supported between these two "
+     "devices'\n", "nccl-cumem-host"),
     # "somewhere" is no slot count
     ("somewhere are not enough slots available in the system\n", "mpi-slots"),
 ])
