@@ -2,16 +2,20 @@
 ranks cannot hold (MoE's expert-parallel size, AutoTP's tensor-parallel size, a pipeline's stages; round 52: Megatron's
 layers over its pipeline stages, its distributed optimizer's instances over the data-parallel ranks, a checkpoint saved
 under another tensor- or pipeline-parallel size), an op the accelerator or the GPU generation does not have, the
-launcher's reading of CUDA_VISIBLE_DEVICES, DDP given nothing to train, anomaly mode's NaN check. sigmessages.py places
-them with the other families read from an exception's own message, before everything that only says a rank failed (and
-before signatures.py's `ds-include`).
+launcher's reading of CUDA_VISIBLE_DEVICES, DDP given nothing to train, anomaly mode's NaN check; and round 50's (torch
+2.4-2.10 distributed): an op DTensor has no sharding rule for, a DeviceMesh sliced by names it lacks or asked for the
+one group of a 2-D mesh, FSDP2's 2-D state_dict refused by torch 2.4, DDP's static graph meeting a graph that changes,
+torch 2.5's c10d address-formatting bug. sigmessages.py places them with the other families read from an exception's
+own message, before everything that only says a rank failed (and before signatures.py's `ds-include`).
 
 Each pattern is the wording of the component that prints it, cited at each (DeepSpeed's deepspeed/utils/groups.py,
 module_inject/auto_tp.py, op_builder/builder.py, op_builder/<accelerator>/no_impl.py, launcher/runner.py; Megatron's
 transformer_block.py, arguments.py, parallel_state.py and checkpointing.py; PyTorch's
-torch/distributed/pipelining/stage.py, torch/nn/parallel/distributed.py, torch/csrc/autograd/engine.cpp), never one
-log's; `retry=False` throughout: the same command meets the same layout, op table, devices or NaN. The real logs they
-are measured on are tests/data/failures (tests/unit/test_failure_corpus.py, round 21).
+torch/distributed/pipelining/stage.py, torch/nn/parallel/distributed.py, torch/csrc/autograd/engine.cpp,
+torch/distributed/tensor/_sharding_prop.py, torch/distributed/device_mesh.py, torch/csrc/distributed/c10d/reducer.cpp
+and socket.cpp), never one log's; `retry=False` throughout: the same command meets the same layout, op table, devices
+or NaN. The real logs they are measured on are tests/data/failures (tests/unit/test_failure_corpus.py, rounds 21, 50,
+52).
 """
 
 from __future__ import annotations
@@ -151,4 +155,73 @@ PARALLEL_SIGNATURES: tuple[Signature, ...] = (
          "(an eps or clamp in log, sqrt and divisions, log_softmax instead of log(softmax)), check the inputs for "
          "NaN/inf, lower the learning rate or clip gradients; anomaly mode slows training, turn it off once found. "
          "A restart from the same checkpoint meets the same batch.", retry=False),
+    # DTensor's sharding propagation (torch/distributed/tensor/_sharding_prop.py, ShardingPropagator.propagate_op_
+    # sharding_non_cached: f"Operator {op} does not have a sharding strategy registered."; its decomposition path:
+    # f"... because {node.target} does not have a sharding strategy registered."): an op on DTensors (FSDP2's sharded
+    # parameters, tensor parallel's weights) that DTensor has no rule for in this torch. The op's qualified name
+    # (namespace.op.overload) is required, so prose about strategies does not match.
+    _sig("dtensor-op-unsupported", r"\b\w+\.\w+(?:\.\w+)? does not have a sharding strategy registered",
+         "An operation ran on DTensors (FSDP2's sharded parameters, tensor parallel's weights, distribute_tensor's "
+         "output) and DTensor has no sharding rule for that operator in this torch version: DTensor runs only the "
+         "ops it has a registered sharding strategy for (the message names the op, e.g. aten.view.dtype in an "
+         "optimizer's step, or a custom op).",
+         "Run that step on the local shard (x.to_local(), then DTensor.from_local with the same placements) or on the "
+         "gathered tensor (full_tensor()), register a rule for a custom op "
+         "(torch.distributed.tensor.experimental.register_sharding), or use a torch release that supports the op "
+         "(DTensor's op coverage grows with each release); a restart fails the same way.", retry=False),
+    # torch.distributed.device_mesh (DeviceMesh.__getitem__ / _MeshEnv._get_slice_mesh_dims): "Invalid mesh_dim_names
+    # ('dp', 'cp') specified. Valid mesh_dim_names are [...]." (2.5+, KeyError); torch 2.3/2.4: "Invalid
+    # mesh_dim_name ('PP',) specified. Valid mesh_dim_names should be a contiguous subsequence of (...)."; and the
+    # order check's "... specified. Found mesh dim indices to slice: ... Mesh dim indices should be in ascending order."
+    _sig("device-mesh-dim-name", r"Invalid mesh_dim_names? \([^()\n]{0,300}\) specified",
+         "The program slices a torch DeviceMesh by dimension names (mesh['dp', 'cp'], before _flatten or to get a "
+         "submesh) that the mesh does not accept: a name the mesh does not have (a typo, a name left from another "
+         "mesh layout, a flattened dimension that was never created: torch 2.10's _flatten() of dimensions all of "
+         "size 1 creates none, pytorch/pytorch#169381), or names out of the mesh's own order.",
+         "Slice by the names the mesh has, in its order (the message lists them; print mesh.mesh_dim_names), build "
+         "the mesh with the dimensions the parallel layout needs, and create a flattened name before using it (with "
+         "torch 2.10, not from dimensions that are all of size 1, or upgrade); a restart fails the same way.",
+         retry=False),
+    # torch.distributed.device_mesh (DeviceMesh.get_group, get_local_rank): "Found the DeviceMesh have 2 dimensions",
+    # "Optional kwarg `mesh_dim` needs to be specified when device_mesh.ndim > 1." (a tuple of strings in 2.4-2.9, one
+    # sentence in later releases).
+    _sig("device-mesh-group-dim", r"Optional kwarg `?mesh_dim`? needs to be specified when device_mesh\.ndim > 1",
+         "Code asked a torch DeviceMesh of two or more dimensions (HSDP's replicate x shard, FSDP with tensor "
+         "parallel) for its process group or local rank without naming the dimension (mesh.get_group() with no "
+         "mesh_dim): code written for a one-dimensional mesh (a state-dict loader, a quantisation library's "
+         "all-reduce such as torchao float8's amax) was given a 2-D mesh.",
+         "Name the dimension (mesh.get_group('dp_shard') or an index, mesh.get_all_groups() for all of them), or use "
+         "the group the operation needs (the default group for a broadcast to every rank); update the library that "
+         "calls it (its release that supports HSDP); a restart fails the same way.", retry=False),
+    # FSDP2 in torch 2.4 (pytorch/pytorch#129519, torch/distributed/_composable/fsdp/_fsdp_param.py): a state_dict of
+    # parameters sharded over a 2-D mesh (FSDP + tensor parallel) raised this until strided sharding (#129627).
+    _sig("fsdp2-2d-state-dict", r"2D state_dict is under development",
+         "The model is sharded with FSDP2 (fully_shard) over a 2-D mesh (FSDP with tensor parallel, or HSDP in torch "
+         "2.4.0) and its state_dict was asked for (distributed checkpoint's save, get_model_state_dict): torch 2.4 "
+         "refuses it on purpose until strided sharding is supported (pytorch/pytorch#129519, tracked in #129627).",
+         "Use a torch release that supports it (2.5 or newer; HSDP's refusal was lifted by pytorch/pytorch#131320), "
+         "or checkpoint without the 2-D layout (FSDP only) until then; a restart fails the same way.", retry=False),
+    # DDP's reducer (torch/csrc/distributed/c10d/reducer.cpp) with static_graph: a parameter's hook fired in an
+    # iteration where the recorded graph says it is unused ("Your training graph has changed in this iteration, ...
+    # this is not compatible with static_graph set to True."), or the prior iteration's reduction is unfinished
+    # ("Expected to have finished reduction in the prior iteration ... static_graph set to True.").
+    _sig("ddp-static-graph", r"not compatible with static_graph set to True",
+         "DistributedDataParallel runs with a static graph (static_graph=True, or model._set_static_graph()), which "
+         "records in the first iterations which parameters get gradients and expects the same every iteration, and "
+         "this iteration's graph differs: a parameter used in one iteration and not in another (a branch taken per "
+         "batch or per modality, a head without a loss in some batches, parts frozen or unfrozen during training).",
+         "Turn the static graph off (static_graph=False; remove the _set_static_graph() call), with "
+         "find_unused_parameters=True if some parameters go unused, or make every iteration use the same parameters "
+         "(a zero-weighted loss on the unused branch); a restart fails the same way.", retry=False),
+    # torch 2.5's c10d socket code (torch/csrc/distributed/c10d/socket.cpp, fmt::formatter<addrinfo>::format: "failed
+    # to format addr, unknown family={}", a DistNetworkError) threw while formatting an address for a log line, on an
+    # addrinfo whose family was not set; fixed by pytorch/pytorch#137745 (torch 2.6).
+    _sig("c10d-format-addr", r"failed to format addr, unknown family=\d+",
+         "A bug of torch 2.5's c10d networking code (socket.cpp): formatting an address for a log or error line "
+         "throws 'failed to format addr, unknown family=0' for an address whose family is not set, so a store "
+         "connection that has to retry (the master not listening yet, a slow node), which torch 2.4 retried quietly, "
+         "fails the rank instead (fixed by pytorch/pytorch#137745, in torch 2.6).",
+         "Use torch 2.6 or newer (or stay on 2.4); with 2.5, start the rank that hosts the store (rank 0, MASTER_ADDR) "
+         "before the others so that no connection has to retry; a restart on the same torch can fail the same way.",
+         retry=False),
 )
