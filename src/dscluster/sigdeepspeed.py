@@ -6,7 +6,10 @@ Each pattern is the wording of the component that prints it (DeepSpeed's comm.py
 zero_to_fp32.py, the dynamic loader's `undefined symbol`, CPython's NameError, torch's shape checks), never one log's;
 `retry=False` throughout: the same command meets the same cause again. sigmessages.py places this table in its own,
 before the frameworks' and after the training stack's. The real logs they are measured on are tests/data/failures
-(tests/unit/test_failure_corpus.py)."""
+(tests/unit/test_failure_corpus.py). Round 48 (DeepSpeed's own tracker, 2024-2026) added DeepSpeed's code asking one
+of its own modules for a function that release does not define, ZeRO-Offload refusing DeepSpeed's own CPU optimizer
+as a client one, ZeRO-1/2 given a parameter with no elements, and a ZeRO-1/2 gradient hook run outside the engine's
+backward."""
 
 from __future__ import annotations
 
@@ -107,4 +110,68 @@ DEEPSPEED_SIGNATURES: tuple[Signature, ...] = (
          "Run the zero_to_fp32.py of a newer DeepSpeed (pip install -U deepspeed; python -m "
          "deepspeed.utils.zero_to_fp32 CHECKPOINT_DIR OUTPUT), or the one saved with the checkpoint when it is the "
          "same version; the checkpoint itself is intact.", retry=False),
+    # CPython's `AttributeError: module 'deepspeed.X' has no attribute 'Y'` raised on a line of DeepSpeed's own file
+    # (the innermost frame under a deepspeed/ directory, installed or a checkout): DeepSpeed calls a function of one of
+    # its own modules that this release does not define (runtime/engine.py's _get_ckpt_name and utils/bwc.py asking
+    # the Ulysses runtime/sequence_parallel/parallel_state_sp.py for get_model_parallel_rank, added by
+    # deepspeedai/DeepSpeed#7649). Never Python's `partially initialized module` (a circular import: a script named
+    # deepspeed.py, or another package importing DeepSpeed half-way), nor another package's module missing a name
+    # (`module 'torch.compiler' has no attribute 'is_compiling'` in DeepSpeed's frame is torch in another version:
+    # import-name), nor the name asked for by another package's frame.
+    _sig("package-too-old", r"[/\\]deepspeed[/\\][^\"\n]*\.py\", line \d+, in [\w<>]+\n" + _CODE_LINE +
+         r"(?:\[rank\d+\]: ?)?AttributeError: module 'deepspeed(?:\.\w+)*' has no attribute '\w+'",
+         "DeepSpeed failed in its own code: one of its files (the last frame) asks one of DeepSpeed's own modules for "
+         "a function that module does not define in this release (the engine asking the Ulysses sequence-parallel "
+         "module for get_model_parallel_rank when it saves a checkpoint), a bug of that DeepSpeed version, or an "
+         "installation mixing files of two versions; not the script's.",
+         "Install a DeepSpeed release with the fix (pip install -U deepspeed; the issue in its tracker names the "
+         "release), or reinstall it cleanly so all its files are of one version, the same on every node. A restart "
+         "fails the same way.", retry=False),
+    # DeepSpeed's engine (_configure_basic_optimizer, runtime/engine.py): under ZeRO-Offload with
+    # zero_force_ds_cpu_optimizer (the default) it refuses an optimizer that is not `deepspeed.ops.adam.DeepSpeedCPUAdam`
+    # ("You are using ZeRO-Offload with a client provided optimizer ({type(basic_optimizer)}) ..."); releases before
+    # deepspeedai/DeepSpeed#7531 refused their own DeepSpeedCPULion too, and DeepSpeedCPUAdagrad is not in the check.
+    # Only where the class it names is one of DeepSpeed's own CPU optimizers (deepspeed.ops.*.DeepSpeedCPU*): a torch or
+    # transformers optimizer, or DeepSpeed's GPU FusedAdam, is the refusal it means (ds-config-invalid).
+    _sig("ds-cpu-optimizer-refused", r"You are using ZeRO-Offload with a client provided optimizer \(<class "
+         r"'deepspeed\.ops\.[\w.]*\.DeepSpeedCPU(?!Adam')\w+'>\)",
+         "The optimizer given with ZeRO-Offload is one of DeepSpeed's own CPU optimizers (CPU Lion, CPU Adagrad), "
+         "but this DeepSpeed release's check for ZeRO-Offload accepts only its CPU Adam, so it refused it as a "
+         "client optimizer that would be slow; a limit of that check (CPU Lion is accepted since "
+         "deepspeedai/DeepSpeed#7531), not a wrong optimizer.",
+         "Set \"zero_force_ds_cpu_optimizer\": false in the DeepSpeed config (the optimizer does run on the CPU), or "
+         "install a DeepSpeed release that accepts it (pip install -U deepspeed), or name the optimizer in the "
+         "config's \"optimizer\" section instead of passing it. A restart fails the same way.", retry=False),
+    # ZeRO-1/2 with a parameter that has no elements: mixed_precision_linkage.py's _init_lp_to_hp_mapping hands an empty
+    # one lying inside a partition to tensor_fragment.py's get_hp_fragment_mapping, whose assertion reads "fragment
+    # start {fragment_start} should be < fragment_end {fragment_end}" (the two equal: an empty fragment; fixed by
+    # deepspeedai/DeepSpeed#8298), and stage_1_and_2.py's gradient reduction (average_tensor) looks up partition ids it
+    # never gave such a parameter, `partition_ids = self.param_to_partition_ids[i][param_id]` failing with Python's
+    # KeyError (a trailing zero-sized parameter, deepspeedai/DeepSpeed#8280; a model whose parameters
+    # deepspeed.zero.Init already emptied, handed to a stage 1/2 optimizer). The KeyError on that line, as a
+    # traceback prints it (code line, carets, error) or as a post quotes it (the error, then the line).
+    _sig("zero-empty-param", r"fragment start (\d+) should be < fragment_end \1\b|"
+         r"self\.param_to_partition_ids\[\w+\]\[\w+\]\n" + r"(?:[ \t]*[~^][~^ \t]*\n)?(?:\[rank\d+\]: ?)?KeyError: \d+|"
+         r"KeyError: \d+\n(?:[^\n]*\n){0,6}?[^\n]*self\.param_to_partition_ids\[\w+\]\[\w+\]",
+         "ZeRO stage 1/2 met a trainable parameter with no elements (a zero-sized layer such as nn.Linear(n, 0) or an "
+         "empty nn.Parameter, or parameters that deepspeed.zero.Init had already partitioned to empty placeholders, "
+         "which only ZeRO-3 gathers): this DeepSpeed release maps each parameter to a piece of its partition and "
+         "gives such a parameter an empty piece or none, so the mapping or the gradient reduction fails.",
+         "Install a DeepSpeed release that skips zero-sized parameters (pip install -U deepspeed; "
+         "deepspeedai/DeepSpeed#8280 and #8298), or freeze or remove the empty parameters (requires_grad=False); "
+         "build the model under deepspeed.zero.Init only with ZeRO stage 3. A restart fails the same way.",
+         retry=False),
+    # ZeRO-1/2's optimizer (stage_1_and_2.py) creates its gradient buckets' ipg_buffer and ipg_index in its own
+    # backward(), which the engine's backward calls before loss.backward(); its gradient hooks read them. A training loop
+    # calling loss.backward() itself (or a wrapper's tensor.backward, as Lightning Fabric's precision plugin did) runs
+    # the hooks without them: `'DeepSpeedZeroOptimizer' object has no attribute 'ipg_index'` (FP16_DeepSpeedZeroOptimizer
+    # before 0.6). Quotes and backticks as a post may wrap the name.
+    _sig("ds-loss-backward", r"'(?:FP16_)?DeepSpeedZeroOptimizer' object has no attribute [`'\"]*ipg_index\b",
+         "The training loop ran the backward pass itself (loss.backward(), or a wrapper calling tensor.backward) "
+         "instead of through the DeepSpeed engine: under ZeRO stage 1/2 the optimizer's gradient hooks need the "
+         "buckets that the engine's backward (engine.backward(loss)) sets up first, so they fail.",
+         "Call model_engine.backward(loss) and model_engine.step() (the engine deepspeed.initialize returned) instead "
+         "of loss.backward() and optimizer.step(); with accelerate, accelerator.backward(loss); with Lightning "
+         "Fabric, fabric.backward(loss) from a release that hands it to the engine. A restart fails the same way.",
+         retry=False),
 )

@@ -6,7 +6,8 @@ it received. Each pattern is the wording of the component that prints it (torch/
 torch/distributed/fsdp/_init_utils.py and _flat_param.py, ProcessGroupNCCL.cpp and ProcessGroupGloo.cpp,
 torch/distributed/__init__.py, NCCL's shm.h and shmutils.cc, torch/distributed/elastic/multiprocessing/api.py and
 agent/server/api.py), never one log's. Round 30 added the rendezvous store's address that does not resolve (c10d's
-TCPStore client: torch/csrc/distributed/c10d/socket.cpp, older Utils.cpp). sigmessages.py places this table before the training stack's: more specific
+TCPStore client: torch/csrc/distributed/c10d/socket.cpp, older Utils.cpp); round 48 the backward of
+torch.distributed.nn's all_gather on a subgroup (torch/distributed/nn/functional.py before 2.3). sigmessages.py places this table before the training stack's: more specific
 than the installed-package answer (import-name) and /dev/shm's size (dev-shm-full). The real logs they are measured
 on are tests/data/failures (tests/unit/test_failure_corpus.py)."""
 
@@ -99,4 +100,20 @@ TORCH_SIGNATURES: tuple[Signature, ...] = (
          "Start the run so that it outlives the session: under dscluster's supervisor (it runs detached), tmux or "
          "screen, or setsid/nohup with the shell's job disowned (nohup alone is undone by launchers that reinstall "
          "SIGHUP's handler); then resume from the last checkpoint."),
+    # torch/distributed/nn/functional.py, _AllGather.backward before PyTorch 2.3: `rank = dist.get_rank()` (the global
+    # rank) then `gx = torch.empty_like(grad_outputs[rank])`, grad_outputs holding one gradient per rank of the group;
+    # on a group smaller than the world (a sequence-parallel group, sp_size < world_size) every rank past the group's
+    # size indexes out of range: Python's `IndexError: tuple index out of range` right under that code line (2.3 reads
+    # dist.get_rank(group=ctx.group); deepspeedai/DeepSpeed#7809). Copies of that autograd function in other code fail
+    # the same way on the same line. Another IndexError (a model's past_key_values[0]) is not it.
+    _sig("torch-allgather-subgroup", r"gx = torch\.empty_like\(grad_outputs\[rank\]\)\n(?:[ \t]*[~^][~^ \t]*\n)?"
+         r"(?:\[rank\d+\]: ?)?IndexError: tuple index out of range",
+         "A differentiable all_gather (torch.distributed.nn.functional.all_gather) ran over a process group smaller "
+         "than the world (a sequence-parallel group, sp_size < world_size): in PyTorch before 2.3 its backward picks "
+         "this rank's gradient by the global rank instead of the rank within the group, so the ranks past the "
+         "group's size index out of range.",
+         "Upgrade PyTorch to 2.3 or later (the backward uses the rank within the group), or aggregate the loss "
+         "without a differentiable all_gather (an all_reduce of the weighted loss and of the weights, as "
+         "DeepSpeed's Ulysses tests do), or use a sequence-parallel group as large as the world. A restart fails "
+         "the same way.", retry=False),
 )
