@@ -2,7 +2,8 @@
 45: TRL's trainers under DeepSpeed ZeRO-3, OpenRLHF's and veRL's vLLM engines as Ray actors, H2O LLM Studio's RLHF
 loop): TRL's refusal to copy a ZeRO-3 model into a reference model, TRL's reference-model sync meeting ZeRO-3's empty
 placeholders, DeepSpeed's DataLoader read as torch's, and vLLM's V1 engine without the model_executor that RLHF code
-reaches into. Each pattern is the wording of the component that prints it (TRL's modeling_base.py and trainer/utils.py,
+reaches into; round 49: TRL's GRPO/RLOO batch that cannot hold whole groups of num_generations completions. Each
+pattern is the wording of the component that prints it (TRL's modeling_base.py, trainer/utils.py and grpo_config.py,
 Python's AttributeError on DeepSpeed's and vLLM's classes), never one log's. sigmessages.py places this table with
 PyTorch's own, before DeepSpeed's broad `not compatible with ZeRO` refusal (ds-incompatible) and the last resorts.
 The real logs they are measured on are tests/data/failures (tests/unit/test_failure_corpus.py)."""
@@ -61,4 +62,26 @@ RLHF_SIGNATURES: tuple[Signature, ...] = (
          "Install the vLLM version the training framework pins (its requirements), or update the framework to one "
          "written for V1; as a stopgap VLLM_ENABLE_V1_MULTIPROCESSING=0 (or VLLM_USE_V1=0 where V0 still exists) "
          "keeps the engine in-process. A restart fails the same way.", retry=False),
+    # TRL's group-sampling trainers' own check of the batch (trl/trainer/grpo_config.py __post_init__, rloo_config.py,
+    # the experimental minillm/sdft/sdpo configs; GRPOTrainer.__init__ before 0.16): each prompt's num_generations
+    # completions must fall in one batch. 0.14-0.15: "The global train batch size (N x B) must be evenly divisible by the
+    # number of generations per prompt (G)"; 0.16-0.19: "The effective train batch size (N x B x S) must be evenly
+    # divisible ...", "The global eval batch size (N x B) must be evenly divisible ..."; 0.20+: "generation_batch_size
+    # (X) must be divisible by num_generations (G)", "... must be divisible by the global batch size (Y)", "The global
+    # eval batch size (B * N) must be divisible by the number of generations used for evaluation (G)"; and "GRPO
+    # requires at least 2 generations per prompt to calculate the advantages".
+    _sig("grpo-generations-batch", r"(?:global|effective) (?:train|eval) batch size \([^()\n]{1,60}\) must be evenly "
+         r"divisible by the number of generations|generation_batch_size \(\d+\) must be divisible by (?:num_generations|"
+         r"the global batch size)|global eval batch size \([^()\n]{1,60}\) must be divisible by the number of "
+         r"generations used for evaluation|GRPO requires at least 2 generations per prompt",
+         "TRL's GRPO (or RLOO) configuration refused its batch sizes: each prompt is sampled num_generations times and "
+         "all its completions must fall in one batch, so the batch of completions (training processes x "
+         "per_device_train_batch_size, times the steps per generation in newer TRL; per_device_eval_batch_size for "
+         "evaluation) must be a multiple of num_generations, which must be at least 2. A recipe run on another number "
+         "of training processes (a GPU kept for the vLLM server, fewer GPUs than the recipe's) no longer fits.",
+         "Make the numbers fit: set num_generations to a valid value the message lists (a divisor of that batch, at "
+         "least 2), or raise per_device_train_batch_size, gradient_accumulation_steps or generation_batch_size so that "
+         "processes x per-device batch (x steps) is a multiple of num_generations. Count only the training processes, "
+         "not the GPUs given to vLLM; per_device_train_batch_size counts completions, not prompts. A restart fails the "
+         "same way.", retry=False),
 )

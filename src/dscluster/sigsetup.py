@@ -65,4 +65,15 @@ SETUP_SIGNATURES: tuple[Signature, ...] = (
          "Install the version the code was written for (its requirements, or the version its README names), the same on "
          "every node, or change the call to this version's names (the class's documentation for the installed version, "
          "pip show PACKAGE). A restart fails the same way.", retry=False),
+    # Python's AttributeError on accelerate's Accelerator, for a property accelerate added in a later release that
+    # transformers' Trainer or TRL reads (accelerator.py: `parallelism_config` from 1.10, huggingface/accelerate#3682
+    # and #3703; `is_fsdp2` from 1.6, #3394). transformers 4.56.0's Trainer read parallelism_config unguarded
+    # (huggingface/transformers#40668 guarded it in 4.56.1). Round 49.
+    _sig("import-name", r"'Accelerator' object has no attribute '(?:parallelism_config|is_fsdp2)'",
+         "transformers (or TRL) reads a property of accelerate's Accelerator that the installed accelerate does not "
+         "have yet (parallelism_config came with accelerate 1.10, is_fsdp2 with 1.6): transformers or TRL is newer "
+         "than the accelerate installed beside it.",
+         "Upgrade accelerate to the version transformers and TRL require (pip install -U accelerate; 1.10 or newer "
+         "for parallelism_config), the same on every node, or install the transformers patch release that guards it "
+         "(4.56.1 for 4.56.0's Trainer). A restart fails the same way.", retry=False),
 )

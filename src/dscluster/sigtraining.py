@@ -100,6 +100,18 @@ TRAINING_SIGNATURES: tuple[Signature, ...] = (
          "Give FSDP parameters of one dtype: load the model with one torch_dtype and cast the trainable adapters to it, "
          "for QLoRA set bnb_4bit_quant_storage to that dtype, or wrap with use_orig_params=True (torch >= 2.1) or FSDP's "
          "MixedPrecision instead of casting by hand. A restart fails the same way.", retry=False),
+    # torch.distributed.fsdp's FlatParamHandle._validate_tensors_to_flatten (_flat_param.py): `raise ValueError("Cannot
+    # flatten integer dtype tensors")`; torch 1.12-1.13's flat_param.py (_init_flat_param): "Integer parameters are
+    # unsupported". bitsandbytes' quantized weights (Params4bit stored as uint8 unless quant_storage is set, Int8Params)
+    # are such parameters (round 49).
+    _sig("fsdp-integer-params", r"Cannot flatten integer dtype tensors|ValueError: Integer parameters are unsupported",
+         "FSDP was given integer parameters, which its flat parameters cannot hold: almost always a "
+         "bitsandbytes-quantized model wrapped by FSDP for QLoRA or 8-bit LoRA, whose 4-bit weights are stored as "
+         "uint8 by default (and 8-bit weights as int8).",
+         "For QLoRA under FSDP load the model with BitsAndBytesConfig(..., bnb_4bit_quant_storage=torch.bfloat16), the "
+         "same dtype as torch_dtype and the rest of the model (bitsandbytes >= 0.43, transformers >= 4.39, accelerate "
+         ">= 0.28, peft >= 0.10), as PEFT's and bitsandbytes' FSDP-QLoRA guides do; an 8-bit model cannot be sharded "
+         "by FSDP: use 4-bit QLoRA, DDP or DeepSpeed for it. A restart fails the same way.", retry=False),
     # torch.distributed.fsdp's FlatParamHandle._validate_tensors_to_flatten (_flat_param.py): "Must flatten tensors with uniform
     # `requires_grad` when `use_orig_params=False`"; older torch's flat_param.py (the corpus case): "`FlatParameter` requires
     # uniform `requires_grad`". A wrapped unit holding frozen and trainable parameters, as LoRA leaves them.
