@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from dscluster import errorline, launchcmd, logtext, rankerror, refusals
+from dscluster import errorline, launchcmd, logtext, mixedversions, rankerror, refusals
 from dscluster.collectives import collective_params
 from dscluster.i18n import gettext, tr
 from dscluster.sigmessages import CUTS_THE_COMMAND
@@ -298,6 +298,11 @@ def _explain_streams(logs: Sequence[LogText], hint_rank: int | None = None) -> E
     first = rankerror.first_failure(errs, hint_rank)
     if (cut := _command_cut(streams, first)) is not None:
         return cut
+    if len(versions := mixedversions.nccl_versions(st.text for st in streams)) > 1 and \
+            (first is None or first.symptom or _vague(first)):
+        return Explanation("version-mismatch", mixedversions.CAUSE, mixedversions.FIX, False,
+                           " / ".join(f"NCCL version {v}" for v in versions), {"versions": ", ".join(versions)},
+                           first.to_dict() if first else None)
     if first is not None and not first.symptom and first.kind in ("python", "native", "usage"):
         own = _own_signature(first, streams)
         if own:
