@@ -32,7 +32,9 @@ DATA_SIGNATURES: tuple[Signature, ...] = (
     # its local directories in shared memory and refuses one that another registered dataset holds:
     # ValueError(f'Reused local directory: {...} vs {...}. Provide a different one.') (later versions add "If using a
     # unique local directory, try deleting the local directory and call clean_stale_shared_memory()").
-    _sig("streaming-local-reused", r"Reused local directory: \[.*\] vs \[.*\]\. Provide a different one",
+    # The two lists are printed with Python's repr (['/path']): a bracket closes each, so neither part runs past it
+    # (`\[.*\] vs \[.*\]` backtracked over every `] vs [` of a long line: cubic, review 53).
+    _sig("streaming-local-reused", r"Reused local directory: \[[^\]\n]*\] vs \[[^\]\n]*\]\. Provide a different one",
          "mosaicml streaming refused the dataset's local directory: another StreamingDataset on this machine has "
          "registered the same local path in shared memory: a second run (or a second dataset in this run) given the "
          "same local=, or the stale shared memory of an earlier run that crashed or was killed.",

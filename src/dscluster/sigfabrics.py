@@ -5,12 +5,11 @@ pattern is the wording of the component that prints it, never one log's:
   when Libfabric offers no provider for the hints (no EFA device: ENODATA), `NCCL_OFI_WARN("Unable to register memory
   (type = %d) for device %d. RC: %d, Error: %s", ...)` around fi_mr_regattr, type 2 being NCCL_PTR_CUDA; its older
   releases' `Couldn't find any optimal provider` (find_ofi_provider);
-- Libfabric: fi_info's `fi_getinfo: %d (%s)` (-61, No data available: no provider matched), the core's
-  `fi_getinfo: provider efa output empty list`; the EFA provider's `cuda_set_sync_memops()` warning `Failed to perform
-  cuPointerSetAttribute` and `unable to set memops for cuda ptr` (efa_mr_hmem_setup), the abort banner `Libfabric EFA
-  provider has encountered an internal error` with `EFA internal error: (4112) Failure to post internal receive
-  buffers` (prov/efa's error table, FI_EFA_ERR_INTERNAL_RX_BUF_POST) and older releases' `cannot allocate memory for
-  EFA's RX packet pool` (rxr_ep_grow_rx_pkt_pools);
+- Libfabric: fi_info's `fi_getinfo: %d (%s)` (-61, No data available: no provider matched); the EFA provider's
+  `cuda_set_sync_memops()` warning `Failed to perform cuPointerSetAttribute` and `unable to set memops for cuda ptr`
+  (efa_mr_hmem_setup), the abort banner `Libfabric EFA provider has encountered an internal error` with `EFA internal
+  error: (4112) Failure to post internal receive buffers` (prov/efa's error table, FI_EFA_ERR_INTERNAL_RX_BUF_POST) and
+  older releases' `cannot allocate memory for EFA's RX packet pool` (rxr_ep_grow_rx_pkt_pools);
 - ROCm: rocminfo's (ROCt's) `Unable to open /dev/kfd read-write: %s` and its `is not member of "video" group` notice;
   HIP's error names hipErrorNoDevice and hipErrorInvalidDevice (hip_runtime_api.h), which torch prints as `HIP error:
   no ROCm-capable device is detected` and rccl-tests as `Test HIP failure ... 'hipErrorInvalidDevice'`.
@@ -24,9 +23,12 @@ from dscluster.sigtypes import Signature, then
 from dscluster.sigtypes import sig as _sig
 
 FABRIC_SIGNATURES: tuple[Signature, ...] = (
-    # Libfabric found no EFA device: fi_getinfo's ENODATA (-61), as aws-ofi-nccl, fi_info or the core report it.
+    # Libfabric found no EFA device: fi_getinfo's ENODATA (-61), as aws-ofi-nccl or fi_info report it. Not the core's
+    # `fi_getinfo: provider efa output empty list` (src/fabric.c, fi_getinfo_: the provider returned success with no
+    # entry for those hints), which aws-ofi-nccl's probes print on nodes whose EFA works too (aws/aws-ofi-nccl#889,
+    # a p4d.24xlarge whose domains were then created): it says no device only when the plugin's failure follows.
     _sig("efa-no-device", r"NET/OFI (?:OFI )?fi_getinfo\(\) call failed: No data available|"
-         r"^[ \t]*fi_getinfo: -61 \(No data available\)|fi_getinfo: provider efa output empty list|"
+         r"^[ \t]*fi_getinfo: -61 \(No data available\)|"
          r"NET/OFI Couldn't find any optimal provider",
          "Libfabric found no EFA device for NCCL's aws-ofi-nccl plugin (fi_getinfo: no data): the process does not "
          "see the EFA adapters. Most often a container started without the host's /dev/infiniband devices (or, on "
@@ -68,9 +70,11 @@ FABRIC_SIGNATURES: tuple[Signature, ...] = (
          "render) --security-opt seccomp=unconfined, or the runtime's equivalent (apptainer --bind /dev/kfd,/dev/dri "
          "with --containall); check rocminfo and rocm-smi inside it, and ask for at most as many GPUs per node as "
          "it lists.", retry=False),
-    # /dev/kfd exists but this user may not open it: not in the group (video/render) that owns it.
+    # /dev/kfd exists but this user may not open it: not in the group (video/render) that owns it. rocminfo's group
+    # notice counts only under its failed open: older rocminfo printed it before every run, then listed the GPUs
+    # (ROCm/ROCm#1008, a user outside "video" whose rocminfo worked).
     _sig("rocm-kfd-permission", r"Unable to open /dev/kfd read-write: (?:Permission denied|Operation not permitted)|"
-         r"is not member of \"(?:video|render)\" group",
+         r"Unable to open /dev/kfd read-write: [^\n]{0,200}\n[^\n]{0,200}?is not member of \"(?:video|render)\" group",
          "The process may not open the AMD GPU devices (/dev/kfd, /dev/dri): its user is not in the group that "
          "owns them (video or render); in a rootless container the user namespace does not map the host's groups.",
          "Add the user to the group that owns /dev/kfd and /dev/dri (ls -l /dev/kfd; sudo usermod -aG video,render "

@@ -27,8 +27,14 @@ NUMERIC_SIGNATURES: tuple[Signature, ...] = (
          "values); with fp16/AMP try bf16 or fp32. Resumed with the same settings it diverges again.", retry=False),
     # Megatron-Core's check before the gradient reduction (param_and_grad_buffer.py / its rerun state machine:
     # "found NaN in local grad norm for bucket #0 in backward pass before data-parallel communication collective",
-    # older "... in backwards pass"), and torch.nn.utils.clip_grad_norm_(error_if_nonfinite=True).
-    _sig("nan-gradients", r"found (?:NaN|Inf) in local grad norm|for gradients from `parameters` is non-finite, so "
+    # older "... in backwards pass"), and torch.nn.utils.clip_grad_norm_(error_if_nonfinite=True). With reruns
+    # enabled (--rerun-mode validate_results), rerun_state_machine.py's validate_result first logs "Unexpected result
+    # nan on rank R at iteration #I invocation #N (message='found NaN ...')" and reruns the iteration to tell a
+    # transient or faulty GPU ("Possible transient error!", "Possible persistent error!") from a result that is right
+    # ("Correct result (but possible Application error) (found NaN ...)"): that first line names no cause yet, so only
+    # the stop (reruns disabled: "Unexpected result nan (message='found NaN ...')", RuntimeError) and the verdict count.
+    _sig("nan-gradients", r"(?<!\(message=')found (?:NaN|Inf) in local grad norm|Unexpected result [^\s(]+ "
+         r"\(message='found (?:NaN|Inf) in local grad norm|for gradients from `parameters` is non-finite, so "
          r"it cannot be clipped",
          "A rank's gradients were NaN or infinite, and the training stack's check stopped the run before reducing "
          "them (Megatron-Core's grad-norm check, torch's clip_grad_norm_ with error_if_nonfinite): the forward or "

@@ -50,10 +50,13 @@ STORAGE_SIGNATURES: tuple[Signature, ...] = (
          "Close the files before their directory is removed (stop the workers or writers holding them first), or "
          "keep temporary files on a node-local disk (TMPDIR=/tmp or a local scratch path, not the NFS home); the "
          ".nfs file goes away when the last process holding it exits.", retry=False),
+    # Python's fcntl.flock/lockf line of the traceback, then the OSError under it; the rest of that line stops at the
+    # next flock( (`[^\n]*` tried every one of a line's calls to its end: quadratic, review 53).
     _sig("fs-lock-unsupported", then(r"Failed to acquire lock on file", r"Function not implemented|No locks available") +
          r"|"
          r"unable to lock file, errno = (?:37|38)\b|"
-         r"fcntl\.(?:flock|lockf)\([^\n]*\n[^\n]*(?:\[Errno 3[78]\]|Function not implemented|No locks available)",
+         r"fcntl\.(?:flock|lockf)\((?:(?!fcntl\.(?:flock|lockf)\()[^\n])*\n[^\n]*(?:\[Errno 3[78]\]|Function not "
+         r"implemented|No locks available)",
          "The file system the run writes to does not support file locks: a network file system (NFS without its "
          "lock service, Lustre mounted without flock, a FUSE or object-store mount) answers the writer's lock with "
          "'Function not implemented' (ENOSYS) or 'No locks available' (ENOLCK). The same save works on a local disk.",

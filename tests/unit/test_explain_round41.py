@@ -16,9 +16,8 @@ from dscluster.sigfabrics import FABRIC_SIGNATURES
     ("ip-10-0-1-5:812:840 [3] nccl_net_ofi_init:1479 NCCL WARN NET/OFI OFI fi_getinfo() call failed: No data "
      "available\nip-10-0-1-5:812:840 [3] nccl_net_ofi_create_plugin:341 NCCL WARN NET/OFI aws-ofi-nccl "
      "initialization failed\n", "efa-no-device"),
-    # Libfabric's core warning (FI_LOG_LEVEL=warn) under a Kubernetes pod, then fi_info's own line
-    ("libfabric:85:1747438790::core:core:fi_getinfo_():1392<warn> fi_getinfo: provider efa output empty list\n",
-     "efa-no-device"),
+    # (Libfabric's core warning `fi_getinfo: provider efa output empty list` was here: its thread, aws/aws-ofi-nccl#889,
+    # is a p4d.24xlarge whose EFA domains were then created, so it is a near miss now, test_explain_nearmisses5.py.)
     # aws-ofi-nccl 1.1's words for the same (find_ofi_provider) in the plugin's test program
     ("WARN: Function: find_ofi_provider Line: 543: NET/OFI Couldn't find any optimal provider\n"
      "WARN: Function: main Line: 66: NET/OFI OFI NCCL failure: 2\n", "efa-no-device"),
