@@ -59,6 +59,9 @@ _SIGNAL_LINE = re.compile(
 _NCCL_WARN = re.compile(r"^(?P<host>[\w.-]+):\d+:\d+ \[\d+\] .*NCCL WARN (?P<msg>.+)$")
 # DeepSpeed's launch.py on each node: "['python', '-u', 'train.py', '--local_rank=1'] exits with return code = -9".
 _DS_EXIT = re.compile(r"exits with return code = (?P<code>-?\d+)")
+# torchrun's elastic agent for the first rank that failed (torch/distributed/elastic/multiprocessing/api.py, _poll:
+# "failed (exitcode: %s) local_rank: %s (pid: %s) of binary: %s", "... of fn: %s (start_method: %s)").
+_TORCHRUN_EXIT = re.compile(r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: \d+ \(pid: \d+\) of (?:binary|fn):")
 # A launcher's own words for a rank that a signal ended, where no launch.py line says it (srun's: Slurm
 # starts the ranks itself) are its backend's `signal_line` (launcher/backends).
 # torchrun's summary: the first observed failure, with its host, rank and exit code.
@@ -324,10 +327,11 @@ def errors(stream: Stream) -> list[RankError]:
 
 
 def launcher_exits(stream: Stream) -> list[RankError]:
-    """Ranks that DeepSpeed's launch.py or torchrun reported dead by a signal, with no words of their own."""
+    """Ranks that DeepSpeed's launch.py or torchrun (its line or its summary) reported dead by a signal, with no words
+    of their own."""
     out = []
     for i, ln in enumerate(stream.lines):
-        m = _DS_EXIT.search(ln)
+        m = _DS_EXIT.search(ln) or _TORCHRUN_EXIT.search(ln)
         if m and int(m.group("code")) < 0:
             sig = -int(m.group("code"))
             name = {9: "SIGKILL", 11: "SIGSEGV", 6: "SIGABRT", 7: "SIGBUS", 15: "SIGTERM", 8: "SIGFPE"}.get(sig, f"signal {sig}")

@@ -264,7 +264,7 @@ _TABLE: tuple[Signature, ...] = (
     _sig("dev-shm-full", then("No space left on device", "shm") + "|" + then("/dev/shm", "No space left") + r"|Bus error|"
          r"unable to write to file </torch_|Error while creating shared memory segment|posix_fallocate failed|"
          r"failed to extend /dev/shm|unable to allocate shared memory|out of shared\s+memory|" + sigwords.SHM_INSUFFICIENT +
-         r"|exits with return code = -7\b",
+         "|" + sigwords.launcher_signal(7),
          "/dev/shm is too small or full (NCCL and DataLoader workers use shared memory).",
          "Start the node container with a larger --shm-size (e.g. 16g) or --ipc=host, and remove stale "
          "/dev/shm/deepspeed_* files.", retry=False),
@@ -321,7 +321,7 @@ _TABLE: tuple[Signature, ...] = (
          "NCCL chose a virtual interface (docker0, a bridge) that the other nodes cannot reach.",
          "Set NCCL_SOCKET_IFNAME (and GLOO_SOCKET_IFNAME) to the training network's interface on every node, "
          "e.g. NCCL_SOCKET_IFNAME=eth0 or ^docker,lo,veth.", retry=False),
-    _sig("aborted", r"exits with return code = -6\b|terminate called (?:after throwing|without an active exception)|"
+    _sig("aborted", sigwords.launcher_signal(6) + r"|terminate called (?:after throwing|without an active exception)|"
          r"\bAborted \(core dumped\)|\bSIGABRT\b",
          "A rank aborted (SIGABRT) in native code: an uncaught C++ exception or a failed assertion in torch, "
          "NCCL/gloo or an extension. \"terminate called without an active exception\" as a rank exits means "

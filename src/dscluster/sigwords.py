@@ -33,6 +33,17 @@ SCRIPT_MISSING = (r"can't open file '([^'\n]+)': \[Errno 2\]|in _execute_child\n
 ADDRESS_IN_USE = (r"(?<!\[Errno 98\] )(?<!ZMQError: )(?-i:Address already in use)|EADDRINUSE|errno: 98|Tried to launch "
                   r"distributed communication on port \S+, but another process is utilizing it")
 
+# A rank ended by signal N, as its launcher reports it where the rank printed no words of its own: DeepSpeed's launch.py
+# (`[...] exits with return code = -9`) and torchrun's elastic agent (torch/distributed/elastic/multiprocessing/api.py,
+# SubprocessContext._poll: `failed (exitcode: %s) local_rank: %s (pid: %s) of binary: %s`; MultiprocessContext._poll,
+# a function started by start_processes: `... of fn: %s (start_method: %s)`): a negative exit code is the signal's
+# number (ProcessFailure). Round 54: not a positive code (`failed (exitcode: 1)`: the rank's own exit, its traceback
+# stands above), nor another component's exit code 9 (MinerU's `Child process unexpectedly failed with exitcode=9`).
+def launcher_signal(num: int) -> str:
+    return (rf"exits with return code = -{num}\b|"
+            rf"failed \(exitcode: -{num}\) local_rank: \d+ \(pid: \d+\) of (?:binary|fn):")
+
+
 # A rank killed (SIGKILL), in the words of the shell (`Killed`), DeepSpeed's launcher (`exits with return code = -9`),
 # torch's spawn (`terminated with signal SIGKILL`) and the scheduler's. Review 42: not torchrun's own escalation
 # (torch/distributed/elastic/multiprocessing/api.py, PContext.close: `Unable to shutdown process N via Signals.SIGTERM,
@@ -46,9 +57,9 @@ ADDRESS_IN_USE = (r"(?<!\[Errno 98\] )(?<!ZMQError: )(?-i:Address already in use
 # torch's DataLoader naming another signal (torch/csrc/DataLoader.cpp, strsignal's words: `DataLoader worker (pid N) is
 # killed by signal: Terminated.`, SIGTERM): that signal's answer, not SIGKILL's.
 _RAY_OOM = r" by OOM killer due to high memory usage\. \(2\)"
-KILLED = (r"exits with return code = -9\b|(?<!died or was )\bKilled\b(?! by signal: (?!Killed))(?! by SIGKILL" + _RAY_OOM +
+KILLED = (launcher_signal(9) + r"|(?<!died or was )\bKilled\b(?! by signal: (?!Killed))(?! by SIGKILL" + _RAY_OOM +
           r")|\bsignal 9\b|(?<!forcefully exiting via Signals\.)\bSIGKILL\b(?!" + _RAY_OOM + ")")
-SEGFAULT = r"exits with return code = -11\b|Segmentation fault|\bSIGSEGV\b(?! or other unexpected errors)"
+SEGFAULT = launcher_signal(11) + r"|Segmentation fault|\bSIGSEGV\b(?! or other unexpected errors)"
 
 # Versions that differ: DeepSpeed's op builder's own words (op_builder/builder.py: "PyTorch version mismatch!", "CUDA
 # version mismatch!", "HIP version mismatch!" for ops compiled with another torch or CUDA), NCCL's between ranks. Not
