@@ -1,10 +1,11 @@
 """Failure signatures of the fine-tuning frameworks people run on several GPUs, in their own words (round 27 of
 issue 45): Unsloth refusing a multi-GPU setup, FSDP's transformer auto-wrap given a layer class the model does not
 have (transformers' Trainer, accelerate's FSDP plugin and the frameworks that copy their check), LLaMA-Factory refusing
-a run no launcher started, and transformers' lazy import wrapping an ImportError of a name the installed package lacks.
-Each pattern is the wording of the code that prints it, cited above it, never one log's; `retry=False` throughout: the
-same command meets the same check again. sigmessages.py places this table after Hugging Face's. The real logs they
-are measured on are tests/data/failures (tests/unit/test_failure_corpus.py)."""
+a run no launcher started, ms-swift refusing DeepSpeed in a process that sees several GPUs (round 56), and
+transformers' lazy import wrapping an ImportError of a name the installed package lacks. Each pattern is the wording
+of the code that prints it, cited above it, never one log's; `retry=False` throughout: the same command meets the same
+check again. sigmessages.py places this table after Hugging Face's. The real logs they are measured on are
+tests/data/failures (tests/unit/test_failure_corpus.py)."""
 
 from __future__ import annotations
 
@@ -50,6 +51,23 @@ FINETUNE_SIGNATURES: tuple[Signature, ...] = (
          "Start it with llamafactory-cli train CONFIG (FORCE_TORCHRUN=1 for DeepSpeed, NNODES, NODE_RANK and "
          "MASTER_ADDR for several nodes) or torchrun --nproc_per_node N src/train.py CONFIG; to train in one plain "
          "python process, show it one GPU (CUDA_VISIBLE_DEVICES=0) and no DeepSpeed config.", retry=False),
+    # ms-swift's own refusal of DeepSpeed when one process sees several GPUs (is_mp(): n_gpu // local_world_size >= 2,
+    # so it would split the model with device_map): 3.x swift/llm/argument/train_args.py (_init_deepspeed) `raise
+    # ValueError('DeepSpeed is not compatible with `device_map`. ' f'n_gpu: {get_device_count()}, ' f'local_world_size:
+    # {self.local_world_size}.')`; 2.x swift/llm/utils/argument.py (__post_init__ / _init_deepspeed) the same with `MP`
+    # for `device_map`; 1.x/2.0 `assert not is_mp(), 'DeepSpeed is not compatible with MP.'`. `MP\b`: not another
+    # program's `DeepSpeed is not compatible with MPS` (Apple's GPU backend).
+    _sig("swift-deepspeed-multi-gpu-process",
+         r"DeepSpeed is not compatible with (?:MP\b|`?device_map`?(?=\.|\s*n_gpu))",
+         "ms-swift refused DeepSpeed because one process sees several GPUs (n_gpu larger than local_world_size): it "
+         "would split the model over them with device_map, which DeepSpeed cannot train. The launch started one "
+         "process where one per GPU was meant: NPROC_PER_NODE was not set, or did not reach swift (set on a line of "
+         "its own without the continuation backslash, cut off by an empty line after a backslash, written after "
+         "`swift sft`), or a launcher swift does not read started it.",
+         "Start one process per GPU: put NPROC_PER_NODE=<GPUs per node> (with CUDA_VISIBLE_DEVICES, and NNODES, "
+         "NODE_RANK, MASTER_ADDR for several nodes) in the same command, before swift sft/rlhf, each continued line "
+         "ending in a backslash and no empty line in between; or leave --deepspeed out to train one process over the "
+         "GPUs with device_map. A restart fails the same way.", retry=False),
     # transformers' utils/import_utils.py (_LazyModule._get_module): `raise RuntimeError(f"Failed to import
     # {self.__name__}.{module_name} because of the following error (look up to see its traceback):\n{e}")`, so
     # ImportError's own words `cannot import name 'X' from 'pkg'` stand on the next line (or, pasted, the same one).
