@@ -100,7 +100,7 @@ NODE_FACTS = frozenset({"driver-library-mismatch", "fabric-manager", "gpu-exclus
 # (NCCL's WARN of a mismatched collective, before torch's `NCCL error ... invalid usage`; its topology's lost device or
 # missing path back, a CUDA call its init or SHM transport made, before torch's `internal error` or `unhandled cuda error`).
 BEFORE_VAGUE = NODE_FACTS | {"collective-mismatch", "nccl-topology-net", "nccl-topology-path", "nccl-cuda-op-unsupported",
-                             "nccl-cumem-host"}
+                             "nccl-cumem-host", "nccl-sysfs-pci-path"}
 
 CKPT_WEIGHTS_ONLY_CAUSE = ("The checkpoint the run resumes from holds no state to resume: weights only (saved with "
                            "save_only_model, a LoRA adapter or one module saved alone), without DeepSpeed's optimizer "

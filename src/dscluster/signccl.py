@@ -4,7 +4,8 @@ support, the MPI launcher taking a word of its command line (a host list without
 NCCL's NVLink SHARP (NVLS) multicast failing on an NVSwitch node. Each pattern is the wording of the component that
 prints it (Open MPI's opal/mca/btl/tcp help-mpi-btl-tcp.txt and btl_tcp_endpoint.c, its ess/PMI help text, its
 launcher's help-orterun.txt; NCCL's src/transport/nvls.cc; round 30: NCCL's src/graph/topo.h; round 51: a CUDA call NCCL's init
-finds unsupported, NCCL's src/graph/paths.cc), never one log's. sigmessages.py places this table after
+finds unsupported, NCCL's src/graph/paths.cc; round 58: its sysfs PCI path, src/graph/xml.cc), never one log's.
+sigmessages.py places this table after
 the parallel frameworks', before the loader's words and every answer that only says something failed (the MPI
 launcher's daemons, a script not found). The real logs they are measured on are tests/data/failures
 (tests/unit/test_failure_corpus.py)."""
@@ -111,4 +112,18 @@ CCL_SIGNATURES: tuple[Signature, ...] = (
          "back.",
          "Set NCCL_CUMEM_HOST_ENABLE=0 for every rank (the launcher's environment, .deepspeed_env for remote ranks); "
          "NCCL_P2P_DISABLE=1 alone does not avoid this path. A restart fails the same way.", retry=False),
+    # Round 58. NCCL's topology detection resolving a GPU's PCI device in sysfs (getPciPath: src/graph/xml.cc from
+    # 2.7, include/topo.h before): realpath("/sys/class/pci_bus/<domain:bus>/../../<busid>") fails, WARN("Could not
+    # find real path of %s", busPath) and ncclSystemError (torch: "unhandled system error"). The GPU is then not a
+    # PCI device of this Linux's /sys: WSL2 (lspci lists nothing; NVIDIA/nccl#573), a container or VM that hides or
+    # fakes /sys/class/pci_bus. A NIC's path (/sys/class/infiniband/<dev>/device, net_ib.cc) is another WARN.
+    _sig("nccl-sysfs-pci-path", r"NCCL WARN Could not find real path of /sys/class/pci_bus/",
+         "NCCL could not find the GPU's PCI device in /sys (/sys/class/pci_bus/...) while it detected the machine's "
+         "topology, so it could not create the communicator: the GPU is not visible as a PCI device to this Linux, "
+         "as under WSL2 (where lspci lists no NVIDIA device) or in a container or virtual machine that hides or "
+         "replaces the host's /sys.",
+         "Run the multi-GPU job where the GPUs are PCI devices of the Linux that runs NCCL (a native Linux host, or "
+         "a container that sees the host's /sys: no masked or read-only replacement of /sys/class/pci_bus); check "
+         "that the busId NCCL names exists under /sys/bus/pci/devices. Under WSL2 use one GPU, or the gloo backend, "
+         "instead of NCCL. A restart fails the same way.", retry=False),
 )

@@ -136,8 +136,13 @@ PARALLEL_SIGNATURES: tuple[Signature, ...] = (
          "localhost:0,1 (nvidia-smi -L maps the UUIDs to indices), or launch with torchrun, which leaves "
          "CUDA_VISIBLE_DEVICES to CUDA; a restart fails the same way.", retry=False),
     # torch/nn/parallel/distributed.py (DistributedDataParallel.__init__): no parameter of the module requires a grad.
+    # Round 58: before DDP's constructor had that check, the reducer's bucket assignment asserted on the empty parameter list
+    # instead: c10d reducer.cpp, compute_bucket_assignment_by_size's AT_ASSERT(tensors.size() > 0) ("ASSERT FAILED"
+    # in 1.1, "INTERNAL ASSERT FAILED" from 1.2; torch/csrc/distributed/c10d/ or torch/lib/c10d/). The pytorch/pytorch
+    # #25552 follow-up of #25550 (the maintainers) turned that assert into the message above.
     _sig("ddp-no-trainable-params",
-         r"DistributedDataParallel is not needed when a module doesn't have any parameter that requires a gradient",
+         r"DistributedDataParallel is not needed when a module doesn't have any parameter that requires a gradient|"
+         r"tensors\.size\(\) > 0 (?:INTERNAL )?ASSERT FAILED at \"?[^\n\"]{0,300}c10d[/\\]reducer\.cpp\b",
          "DistributedDataParallel was given a module none of whose parameters requires a gradient (all frozen: a "
          "teacher, a feature extractor for a loss, or a model whose trainable part was not built or not unfrozen), "
          "so it has nothing to synchronise.",
