@@ -9,7 +9,8 @@ before the frameworks' and after the training stack's. The real logs they are me
 (tests/unit/test_failure_corpus.py). Round 48 (DeepSpeed's own tracker, 2024-2026) added DeepSpeed's code asking one
 of its own modules for a function that release does not define, ZeRO-Offload refusing DeepSpeed's own CPU optimizer
 as a client one, ZeRO-1/2 given a parameter with no elements, and a ZeRO-1/2 gradient hook run outside the engine's
-backward."""
+backward. Round 55 (DeepSpeed's own tracker, 2020-2023) added a compiled op that the install did not build, and a config
+value still a string ("auto") where DeepSpeed's runtime compares or counts with it."""
 
 from __future__ import annotations
 
@@ -174,4 +175,39 @@ DEEPSPEED_SIGNATURES: tuple[Signature, ...] = (
          "of loss.backward() and optimizer.step(); with accelerate, accelerator.backward(loss); with Lightning "
          "Fabric, fabric.backward(loss) from a release that hands it to the engine. A restart fails the same way.",
          retry=False),
+    # Python's ModuleNotFoundError for one of DeepSpeed's compiled ops, named as op_builder's absolute_name() names it
+    # (deepspeed/ops/op_builder/*.py: 'deepspeed.ops.adam.{NAME}_op' for cpu_adam and fused_adam,
+    # 'deepspeed.ops.transformer.{NAME}_op', 'deepspeed.ops.aio.{NAME}_op', ...): OpBuilder.load() imports that module
+    # when the install says the op was pre-built (and DeepSpeed 0.3.0 imported it directly, before ops were built just
+    # in time); the module is only there when the install compiled it (DS_BUILD_CPU_ADAM=1, DS_BUILD_OPS=1; 0.3 stopped
+    # building cpu_adam by default, deepspeedai/DeepSpeed#450). Not the package itself missing ('deepspeed'), nor a
+    # pure-Python module of it ('deepspeed.ops.op_builder'), nor a built module that fails to load (an ImportError
+    # naming its .so: undefined-symbol, shared-lib-missing).
+    _sig("ds-op-not-built", r"No module named '?deepspeed\.ops\.(?:\w+\.)*\w+_op'?(?![\w.])",
+         "DeepSpeed looked for one of its compiled ops (CPU Adam for ZeRO-Offload, fused Adam, the transformer "
+         "kernels, async I/O) as a module built at install time, and this installation has no such module: the op was "
+         "not compiled when DeepSpeed was installed (pip and install.sh build none of them unless asked), or the "
+         "installation that had it was replaced or copied without its compiled files.",
+         "Build the op into the installation: reinstall with its DS_BUILD_ flag (DS_BUILD_CPU_ADAM=1 pip install "
+         "deepspeed --no-cache-dir, or DS_BUILD_OPS=1 for all; DeepSpeed 0.3's ./install.sh took the same flags) and "
+         "check `ds_report` shows it installed, or use a DeepSpeed release that compiles ops just in time on first use "
+         "(needs ninja and the CUDA toolkit); the same on every node. A restart fails the same way.", retry=False),
+    # Python's TypeError for an order comparison or arithmetic between a str and a number, raised on a line of
+    # DeepSpeed's runtime (the innermost frame under deepspeed/runtime/: engine.py's `if self.gradient_clipping() >
+    # 0.0`, config.py's _batch_assertion `assert train_batch > 0`, lr_schedules.py's WarmupLR `max(2,
+    # warmup_num_steps)`): a config value DeepSpeed reads as a number is a string, the "auto" that the HF Trainer's and
+    # Accelerate's DeepSpeed configs use as a placeholder they fill in themselves, or a number quoted in JSON/YAML. Not a
+    # str in torch's or a script's own frame, nor DeepSpeed's launcher reading its command line.
+    _sig("ds-config-auto", r"[/\\]deepspeed[/\\]runtime[/\\][^\"\n]*\.py\", line \d+, in [\w<>]+\n" + _CODE_LINE +
+         r"(?:\[rank\d+\]: ?)?TypeError: ?(?:'[<>]=?' not supported between instances of '(?:str' and '(?:int|float)|"
+         r"(?:int|float)' and 'str)'|unsupported operand type\(s\) for [^:\n]{1,3}: '(?:str' and '(?:int|float)|"
+         r"(?:int|float)' and 'str)')",
+         "DeepSpeed compared or computed with a value of its config that is a string: the config keeps \"auto\" "
+         "placeholders (the HF Trainer's and Accelerate's example configs), which only those two replace with numbers "
+         "when they create the engine, and here DeepSpeed was given them as they are (deepspeed.initialize called by the "
+         "script itself or by another library, or an Accelerate/Trainer path that does not fill that key); or a number "
+         "was written as a quoted string.",
+         "Put numbers in place of \"auto\" (gradient_clipping, lr and the scheduler's warmup_num_steps, train_batch_size "
+         "and train_micro_batch_size_per_gpu...) when DeepSpeed gets the config directly, or let the HF Trainer or "
+         "accelerate create the engine from it; write numbers unquoted. A restart fails the same way.", retry=False),
 )

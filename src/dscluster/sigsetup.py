@@ -4,7 +4,8 @@ release does not take, an Open MPI older than 2.0 handing `-H HOST:N` to ssh as 
 of the program that prints it (ms-swift's _parse_args, flash-attn's and apex's setup.py, Python's TypeError with the
 class's qualified name, OpenSSH's ssh.c). sigmessages.py places this table with the other messages' ones, before
 signatures.py's own table: each is more specific than the family there that its words also fit (argparse-usage,
-ssh-unreachable)."""
+ssh-unreachable). Round 55 added a console script whose #! line names a python that no longer exists (an environment
+moved or mounted at another path), in bash's and zsh's words."""
 
 from __future__ import annotations
 
@@ -76,4 +77,21 @@ SETUP_SIGNATURES: tuple[Signature, ...] = (
          "Upgrade accelerate to the version transformers and TRL require (pip install -U accelerate; 1.10 or newer "
          "for parallelism_config), the same on every node, or install the transformers patch release that guards it "
          "(4.56.1 for 4.56.0's Trainer). A restart fails the same way.", retry=False),
+    # The shell's words when the kernel cannot run a script's #! interpreter: bash (execute_cmd.c: "%s: %s: bad
+    # interpreter" plus strerror) `bash: SCRIPT: INTERPRETER: bad interpreter: No such file or directory`, zsh (exec.c:
+    # "%s: bad interpreter: %s: %e") `zsh: SCRIPT: bad interpreter: INTERPRETER: no such file or directory`. pip writes
+    # the absolute path of the environment's python into its console scripts (deepspeed, torchrun, accelerate), so an
+    # environment moved, copied or mounted at another path keeps scripts naming the old one. Not an interpreter ending in
+    # a carriage return (^M, \r: the script was saved with CRLF line ends), nor `Permission denied` (not executable, a
+    # noexec mount).
+    _sig("script-bad-interpreter", r"(?<!\^M)(?<!\r): bad interpreter: No such file or directory|"
+         r": bad interpreter: /[^\s:]*(?<!\^M)(?<!\r): no such file or directory",
+         "A script's first line (#!) names an interpreter that does not exist on this machine: most often a console "
+         "script (deepspeed, torchrun, accelerate) that pip wrote with the absolute path of the python of the environment "
+         "it was installed in, and the environment has since been moved, copied or mounted at another path (or that "
+         "python was removed).",
+         "Reinstall the package from the environment's python at the path it is used from (python -m pip install "
+         "--force-reinstall --no-deps deepspeed), or run the tool through that python (python -m deepspeed.launcher.runner "
+         "..., python -m torch.distributed.run ...); keep environments at the same path on every node. A restart fails "
+         "the same way.", retry=False),
 )
