@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from dscluster import errorline, launchcmd, logtext, mixedversions, rankerror, refusals
+from dscluster import errorline, launchcmd, logtext, mixedversions, rankerror, refusals, torchrunsummary
 from dscluster.collectives import collective_params
 from dscluster.i18n import gettext, tr
 from dscluster.sigmessages import CUTS_THE_COMMAND
@@ -256,7 +256,7 @@ def own_error(err: rankerror.RankError) -> Explanation:
 
 # What the launcher's printed command line may explain better: a rank's own words, a usage error that its
 # arguments caused, the last resort's answers (launchcmd.py).
-_COMMAND_LINE_EXPLAINS = errorline.GENERIC | refusals.NAMES | {"python-error", "argparse-usage", "program-error", "script-not-found",
+_COMMAND_LINE_EXPLAINS = errorline.GENERIC | refusals.NAMES | {"python-error", "torchrun-exit", "argparse-usage", "program-error", "script-not-found",
     "ds-config-invalid", "local-rank-arg", "input-error-exit", "workdir-missing"}
 
 
@@ -294,7 +294,7 @@ def _explain_streams(logs: Sequence[LogText], hint_rank: int | None = None) -> E
     for i, log in enumerate(logs):
         streams += rankerror.streams(log.text, log.node, log.rank, log.time, order=i)
     errs = [e for st in streams for e in rankerror.errors(st)]
-    errs += [e for st in streams for e in rankerror.launcher_exits(st)]
+    errs += [e for st in streams for e in (*rankerror.launcher_exits(st), *torchrunsummary.own_errors(st))]
     first = rankerror.first_failure(errs, hint_rank)
     if (cut := _command_cut(streams, first)) is not None:
         return cut
@@ -335,10 +335,14 @@ def _explain_streams(logs: Sequence[LogText], hint_rank: int | None = None) -> E
             if m:
                 if sig.name == "python-error" and _pipe_closed(first):
                     return own_error(first)
+                if sig.name == "python-error" and (summary := torchrunsummary.report(streams, errs)):
+                    return summary  # torchrun's own traceback over its summary: the launcher's report, no rank's error
                 err = first
                 if err is None or (err.node, err.rank) != (st.node, st.rank):
                     err = next((e for e in errs if (e.node, e.rank) == (st.node, st.rank)), first)
                 return _from_signature(sig, m, st.text, err, streams)
+    if summary := torchrunsummary.report(streams, errs):
+        return summary
     return own_error(first) if first is not None else errorline.last_resort(ordered)
 
 
@@ -369,7 +373,7 @@ def explain_files(paths: Iterable[Path], tail_bytes: int = 64_000,
 
 
 # symptoms, what failed but not why (the kind of refusal a message states is still not which cause)
-GENERIC = frozenset(s.name for s in SIGNATURES if s.symptom) | errorline.GENERIC | refusals.NAMES
+GENERIC = frozenset(s.name for s in SIGNATURES if s.symptom) | errorline.GENERIC | refusals.NAMES | {"torchrun-exit"}
 # What the surviving ranks may print when a node vanishes or a rank is killed: on their own (no rank's own
 # error behind them) they do not outweigh what the supervisor saw happen.
 NETWORK = frozenset({"firewall-blocked", "master-unreachable", "loopback-address", "nccl-ib", "nccl-no-interface",

@@ -244,9 +244,10 @@ _TABLE: tuple[Signature, ...] = (
          "Check the labels / token ids against the model's sizes; run with CUDA_LAUNCH_BLOCKING=1 to see the "
          "operation that failed.", retry=False),
     _sig("invalid-device-ordinal", r"invalid device ordinal",
-         "A rank asked for a GPU the node does not have: the hostfile gives that node more slots than it has GPUs, "
-         "or CUDA_VISIBLE_DEVICES hides some.",
-         "Set slots=N to the node's real GPU count (nvidia-smi -L) in the hostfile.", retry=False),
+         "A rank asked for a GPU the node does not have: more ranks were started on that node than it has GPUs (the "
+         "hostfile's slots=N, torchrun's --nproc_per_node), or CUDA_VISIBLE_DEVICES hides some.",
+         "Start no more ranks on a node than it has GPUs (nvidia-smi -L): slots=N in the hostfile, or torchrun's "
+         "--nproc_per_node, set to the node's GPU count, with CUDA_VISIBLE_DEVICES showing that many.", retry=False),
     _sig("gpu-hardware", r"uncorrectable ECC error|GPU has fallen off the bus|GPU is lost",
          "A GPU failed (an uncorrectable ECC error or the GPU dropped off the bus).",
          "Take that node out of the hostfile and have the GPU checked (nvidia-smi -q, the kernel log's Xid lines); "
