@@ -1,7 +1,8 @@
 """Failure signatures of Hugging Face's training stack in its own words (round 25 of issue 45): the Trainer refusing a
 model loaded before ZeRO-3 was in effect, and accelerate's launcher given several machines but no rank for this one;
 round 49: TrainingArguments refusing an fsdp word, accelerate refusing its config file's unknown keys, FSDP2's
-prepare() given the optimizer alone, DDP given a model with DTensor parameters.
+prepare() given the optimizer alone, DDP given a model with DTensor parameters; round 57: accelerate 0.5-0.6 reading a
+DeepSpeed config section its own generated config lacks.
 Each pattern is the wording of the code that prints it (transformers' trainer.py, accelerate's utils/launch.py), never
 one log's; `retry=False` throughout: the same command meets the same check again. sigmessages.py places this table
 after the other frameworks'. The real logs they are measured on are tests/data/failures
@@ -95,4 +96,17 @@ HF_SIGNATURES: tuple[Signature, ...] = (
          "after torch.cuda.set_device), not 'auto' and no tp_plan; or upgrade transformers to a release where "
          "device_map='auto' no longer turns on tensor parallelism. To shard the model use FSDP2 or tensor parallelism "
          "without DDP (accelerate's parallelism_config). A restart fails the same way.", retry=False),
+    # accelerate 0.5-0.6's Accelerator.mixed_precision property (accelerator.py, v0.6.2 line 240): `if
+    # self.state.deepspeed_plugin.deepspeed_config["fp16"]["enabled"]:`, then `elif ...["bf16"]["enabled"]:`; the
+    # DeepSpeed config accelerate builds from an `accelerate config` file without mixed precision has no such section.
+    # huggingface/accelerate#308 (0.7.0) reads both with .get(). The frame and its quoted line are accelerate's own: a
+    # script's read of the same key (diffusers' examples before their `"fp16" in ...` guard) is another frame.
+    _sig("accelerate-ds-fp16-key", r"in mixed_precision\n(?:\[rank\d+\]:)?[ \t]+(?:el)?if self\.state\.deepspeed_plugin\."
+         r"deepspeed_config\[\"(?:fp16|bf16)\"\]\[\"enabled\"\]:\n(?:\[rank\d+\]:)?[ \t]*KeyError: '(?:fp16|bf16)'",
+         "accelerate 0.5-0.6 (Accelerator.mixed_precision) read the fp16 and bf16 sections of the DeepSpeed config it "
+         "built from the accelerate config file, and that config has no such section when the file sets no mixed "
+         "precision: the property fails with KeyError before training starts. A bug of those releases.",
+         "Upgrade accelerate (0.7.0 and later read the sections with a default), the same version on every node; with "
+         "that old accelerate, add \"fp16\": {\"enabled\": false} and \"bf16\": {\"enabled\": false} to the DeepSpeed "
+         "config or choose a mixed precision in `accelerate config`. A restart fails the same way.", retry=False),
 )

@@ -30,6 +30,20 @@ LIBRARY_SIGNATURES: tuple[Signature, ...] = (
          "Move the tensor to the rank's GPU before the collective (t.to(torch.cuda.current_device())), or run CPU "
          "tensors through a gloo group (torch.distributed.new_group(backend=\"gloo\"), or init_process_group("
          "backend=\"cpu:gloo,cuda:nccl\")).", retry=False),
+    # torch's lerp (aten/src/ATen/native/Lerp.cpp TORCH_META_FUNC(lerp_Tensor), older cuda/Lerp.cu): "expected dtype {self}
+    # for `end` but got dtype {end}", met in Adam/AdamW's `exp_avg.lerp_(grad, 1 - beta1)`: the optimizer's state in one
+    # dtype, the gradient in another. Round 57: transformers 4.46's Trainer under FSDP (huggingface/transformers#34702,
+    # fixed by #34645). Only the `end` operand: lerp's `weight` check is another argument; markdown may eat the backticks.
+    _sig("optimizer-state-dtype", r"expected dtype [\w:]+ for `?end`? but got dtype [\w:]+",
+         "An optimizer update (Adam/AdamW's lerp_ of its exp_avg state toward the gradient) met its state and the "
+         "gradient in two dtypes, float32 and bfloat16/float16: the parameters or their gradients changed precision "
+         "after the optimizer state was made. A known regression of transformers 4.46's Trainer under FSDP (its "
+         "gradient-accumulation changes, fixed by huggingface/transformers#34645); otherwise the model cast to half "
+         "precision after the optimizer's first step, or optimizer state resumed into a model of another dtype.",
+         "With the HF Trainer (or TRL) under FSDP, upgrade transformers to its latest release (the same on every "
+         "node); in your own loop keep parameters, gradients and optimizer state in one dtype: cast the model before "
+         "creating the optimizer and before loading its state, or let mixed precision (autocast, accelerate's "
+         "mixed_precision, FSDP's MixedPrecision) keep float32 weights. A restart fails the same way.", retry=False),
     # torch's dtype checks (matmul/addmm, conv's input vs weight, a loss's backward), in their older wordings too.
     _sig("dtype-mismatch", r"expected scalar type \w+ but found \w+|Expected object of scalar type \w+ but got scalar "
          r"type \w+|Found dtype \w+ but expected \w+|expected mat1 and mat2 to have the same dtype|"

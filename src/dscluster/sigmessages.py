@@ -36,7 +36,13 @@ from dscluster.sigtorch import TORCH_SIGNATURES
 from dscluster.sigtraining import TRAINING_SIGNATURES
 from dscluster.sigtypes import Signature, then
 from dscluster.sigtypes import sig as _sig
-from dscluster.sigwords import DEVICE_NO_BF16, DS_INCOMPATIBLE, ENV_KEY_MISSING
+from dscluster.sigwords import (
+    CKPT_WEIGHTS_ONLY_CAUSE,
+    CKPT_WEIGHTS_ONLY_FIX,
+    DEVICE_NO_BF16,
+    DS_INCOMPATIBLE,
+    ENV_KEY_MISSING,
+)
 from dscluster.sigworld import WORLD_SIGNATURES
 from dscluster.strerror import EMFILE
 
@@ -101,14 +107,6 @@ NODE_FACTS = frozenset({"driver-library-mismatch", "fabric-manager", "gpu-exclus
 # missing path back, a CUDA call its init or SHM transport made, before torch's `internal error` or `unhandled cuda error`).
 BEFORE_VAGUE = NODE_FACTS | {"collective-mismatch", "nccl-topology-net", "nccl-topology-path", "nccl-cuda-op-unsupported",
                              "nccl-cumem-host", "nccl-sysfs-pci-path"}
-
-CKPT_WEIGHTS_ONLY_CAUSE = ("The checkpoint the run resumes from holds no state to resume: weights only (saved with "
-                           "save_only_model, a LoRA adapter or one module saved alone), without DeepSpeed's optimizer "
-                           "states (global_stepN/), or a directory that is not a checkpoint.")
-CKPT_WEIGHTS_ONLY_FIX = ("Resume from a checkpoint saved in full (without save_only_model; a checkpoint-N holding "
-                         "global_stepN/ and `latest`), or start a new run from those weights (load them as the model "
-                         "instead of resume_from_checkpoint); DeepSpeed's own load_checkpoint reads weights alone with "
-                         "load_optimizer_states=False, load_lr_scheduler_states=False.")
 
 MESSAGE_SIGNATURES: tuple[Signature, ...] = (
     # What the shell ran as a command was an argument of the launch line: `--flag: command not found`,

@@ -7,7 +7,8 @@ torch/distributed/fsdp/_init_utils.py and _flat_param.py, ProcessGroupNCCL.cpp a
 torch/distributed/__init__.py, NCCL's shm.h and shmutils.cc, torch/distributed/elastic/multiprocessing/api.py and
 agent/server/api.py), never one log's. Round 30 added the rendezvous store's address that does not resolve (c10d's
 TCPStore client: torch/csrc/distributed/c10d/socket.cpp, older Utils.cpp); round 48 the backward of
-torch.distributed.nn's all_gather on a subgroup (torch/distributed/nn/functional.py before 2.3). sigmessages.py places this table before the training stack's: more specific
+torch.distributed.nn's all_gather on a subgroup (torch/distributed/nn/functional.py before 2.3); round 57 FSDP
+given a state-dict type of None (fully_sharded_data_parallel.py). sigmessages.py places this table before the training stack's: more specific
 than the installed-package answer (import-name) and /dev/shm's size (dev-shm-full). The real logs they are measured
 on are tests/data/failures (tests/unit/test_failure_corpus.py)."""
 
@@ -33,6 +34,21 @@ TORCH_SIGNATURES: tuple[Signature, ...] = (
          "Move the model to the rank's GPU before wrapping it (model.to(local_rank), then DistributedDataParallel("
          "model, device_ids=[local_rank])); for a model spread over several GPUs pass device_ids=None, or load it "
          "whole on each rank's GPU (no device_map=\"auto\" under DDP). A restart fails the same way.", retry=False),
+    # FullyShardedDataParallel.set_state_dict_type (torch/distributed/fsdp/fully_sharded_data_parallel.py, 2.0+):
+    # `state_dict_config_type = _state_dict_type_to_config[state_dict_type]`; 1.13-2.0's state_dict_type():
+    # `state_dict_config = _state_dict_type_to_config[state_dict_type]()`. A KeyError: None there is a caller that had no
+    # state-dict type to give: the HF Trainer loading an FSDP checkpoint before accelerator.prepare (transformers main
+    # of September 2023, huggingface/transformers#26159), accelerate's FSDP plugin without fsdp_state_dict_type.
+    _sig("fsdp-state-dict-type-unset", r"_state_dict_type_to_config\[state_dict_type\](?:\(\))?\n(?:\[rank\d+\]:)?"
+         r"(?:[ \t]*[~^]+[ \t]*\n(?:\[rank\d+\]:)?)?[ \t]*KeyError: None",
+         "FSDP was asked to save or load a checkpoint with a state-dict type of None: the code that called it had "
+         "no FSDP state-dict type set yet, most often the HF Trainer loading an FSDP checkpoint to resume before "
+         "accelerate had wrapped the model (a transformers of September 2023), or an accelerate FSDP plugin (or "
+         "fsdp_config) without fsdp_state_dict_type.",
+         "Upgrade transformers and accelerate (the Trainer loads FSDP checkpoints after accelerator.prepare), and set "
+         "the state-dict type explicitly: fsdp_state_dict_type SHARDED_STATE_DICT or FULL_STATE_DICT in the accelerate "
+         "config or the Trainer's fsdp_config, the same one the checkpoint was saved with. A restart fails the same "
+         "way.", retry=False),
     # torch/distributed/fsdp/_flat_param.py ("Expects tensor to be on the compute device {}") and _init_utils.py
     # ("Inconsistent compute device and `device_id` on rank {}: {} vs {}"): FSDP builds its tensors on
     # torch.cuda.current_device(), which is cuda:0 on every rank that never called set_device.

@@ -201,3 +201,20 @@ _REFUSED = r"(?:incompatible|not (?:yet |currently )?(?:supported|compatible))"
 DS_INCOMPATIBLE = (_REFUSED + r"\b[^\n]{0,120}?\b(?:(?-i:ZeRO)|stage ?[0-3]\b|DeepCompile|ZenFlow)|"
                    r"(?:\b(?-i:ZeRO)(?:[- ]?(?:stage[- ]?)?[0-3])?|\b(?-i:Zero)[- ]?(?:stage[- ]?)?[0-3])\b[^\n]{0,60}?\b"
                    r"(?:is |are )?" + _REFUSED + r" with\b")
+
+# The HF Trainer's "Can't find a valid checkpoint at" (trainer.py _load_from_checkpoint: no weights file, adapter or FSDP
+# checkpoint it knows in the directory) and its DeepSpeed integration's "[deepspeed] failed to resume from checkpoint"
+# (sigmessages.py's ckpt-missing-optimizer-states). Round 57: the Trainer reads FSDP's sharded checkpoints
+# (pytorch_model_fsdp_0/, written under SHARDED_STATE_DICT) only since huggingface/transformers#26180 (its
+# is_fsdp_ckpt check); an older one refused that valid checkpoint with the same words (huggingface/transformers#26186).
+CKPT_WEIGHTS_ONLY_CAUSE = ("The checkpoint the run resumes from holds nothing this loader can resume: weights only "
+                           "(saved with save_only_model, a LoRA adapter or one module saved alone), without DeepSpeed's "
+                           "optimizer states (global_stepN/), a directory that is not a checkpoint, or a layout this "
+                           "transformers does not read (an FSDP sharded checkpoint, pytorch_model_fsdp_0/, before the "
+                           "Trainer's FSDP checkpointing fixes of September 2023).")
+CKPT_WEIGHTS_ONLY_FIX = ("Resume from a checkpoint saved in full (without save_only_model; a checkpoint-N holding "
+                         "global_stepN/ and `latest`), or start a new run from those weights (load them as the model "
+                         "instead of resume_from_checkpoint); DeepSpeed's own load_checkpoint reads weights alone with "
+                         "load_optimizer_states=False, load_lr_scheduler_states=False. A checkpoint-N holding "
+                         "pytorch_model_fsdp_0/ and optimizer_0/ is a whole FSDP checkpoint: upgrade transformers and "
+                         "accelerate on every node and resume from it again.")

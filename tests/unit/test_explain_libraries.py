@@ -22,6 +22,8 @@ MATCH = {
     "collective-cpu-tensor": "[rank0]: RuntimeError: Tensors must be CUDA and dense\n",
     "dtype-mismatch": "RuntimeError: Input type (torch.cuda.HalfTensor) and weight type (torch.cuda.FloatTensor) should "
                       "be the same\n",
+    # older torch's lerp_cuda (aten/src/ATen/native/cuda/Lerp.cu): a float64 state against a float32 gradient
+    "optimizer-state-dtype": "RuntimeError: expected dtype double for `end` but got dtype float\n",
     "ckpt-weights-only": "_pickle.UnpicklingError: Weights only load failed. Re-running `torch.load` with `weights_only` "
                          "set to `False` will likely succeed.\n WeightsUnpickler error: Unsupported global: GLOBAL "
                          "numpy.core.multiarray._reconstruct was not an allowed global by default.\n",
@@ -74,6 +76,7 @@ NEAR = {
     # a device mismatch between the CPU and a GPU is no dtype mismatch (and no collective on a CPU tensor)
     "dtype-mismatch": "RuntimeError: Input type (torch.FloatTensor) and weight type (torch.cuda.FloatTensor) should be "
                       "the same or input should be a MKLDNN tensor and weight is a dense tensor\n",
+    "optimizer-state-dtype": "RuntimeError: expected dtype float for `weights` but got dtype c10::Half\n",
     "collective-cpu-tensor": "RuntimeError: Expected all tensors to be on the same device, but found at least two "
                              "devices, cuda:0 and cpu!\n",
     # a corrupt file read by the weights-only loader is no refused global
