@@ -55,6 +55,28 @@ TRAINING_SIGNATURES: tuple[Signature, ...] = (
          "Turn flash attention off on these GPUs (transformers: attn_implementation=\"sdpa\" or \"eager\"; the "
          "trainer's flash_attn/use_flash_attn option off; the script's flash-attn patch removed), or run on "
          "Ampere-or-newer GPUs; a restart fails the same way.", retry=False),
+    # flash-attn 1.x's backward (csrc/flash_attn/fmha_api.cpp, mha_bwd: `if (head_size > 64) TORCH_CHECK(is_sm80)`,
+    # later `is_sm80 || is_sm90`) and torch 2.0's own SDPA flash kernel check the GPU with a bare TORCH_CHECK, which
+    # c10 words `Expected <condition> to be true, but got false.`: only that condition, never another TORCH_CHECK's.
+    _sig("flash-attn-arch", r"Expected is_sm80(?: \|\| is_sm90)? to be true, but got false",
+         "Flash attention's backward pass for a head dimension over 64 (flash-attn 1.x's kernels, and torch 2.0's "
+         "own scaled_dot_product_attention flash kernel) runs only on sm80/sm90 GPUs (A100, H100); this GPU (an RTX "
+         "30xx/40xx, A10, L4, V100, T4...) failed that check, so training stops at its first backward.",
+         "Train without those flash kernels on these GPUs (the script's non-flash variant, e.g. FastChat/LLaVA "
+         "train.py instead of train_mem.py, or its xformers one; for torch's SDPA, "
+         "torch.backends.cuda.sdp_kernel(enable_flash=False) or a torch release with the fixed dispatch), use "
+         "flash-attn 2, whose backward runs on any Ampere-or-newer GPU up to head dim 192, or run on A100/H100; a "
+         "restart fails the same way.", retry=False),
+    # flash-attn 2.0 renamed flash_attn_unpadded_*func to flash_attn_varlen_*func (its README, "Upgrading from
+    # FlashAttention (1.x)"). Code that imports one of them in a try/except leaves the name undefined when the
+    # installed flash-attn is the other major version (or absent), and Python's NameError names it at the call.
+    _sig("import-name", r"NameError: name 'flash_attn_(?:varlen|unpadded)_(?:qkv|kv)?(?:packed_)?func' is not defined",
+         "The code calls a flash-attn function by its name in one major version (flash_attn_varlen_*func in "
+         "flash-attn 2.x, flash_attn_unpadded_*func in 1.x: 2.0 renamed them); the installed flash-attn is the other "
+         "version, or none is installed, so the code's guarded import found nothing and the name was never defined.",
+         "Install the flash-attn major version the code is written for (varlen names: flash-attn 2, pip install "
+         "flash-attn --no-build-isolation; unpadded names: flash-attn 1.0.x), built for this torch and CUDA, the "
+         "same on every node; a restart fails the same way.", retry=False),
     # torch's TCPStore: libuv asked for (the default since torch 2.4) on a build without it (Windows wheels).
     _sig("libuv-unsupported", r"use_libuv was requested but PyTorch was buil[dt] without libuv support",
          "torch's rendezvous store (TCPStore) asked for its libuv backend, the default since torch 2.4, but this "
