@@ -44,6 +44,7 @@ SYMPTOM_TEXT = re.compile(
     # a DeepSpeed op's __del__ after the op failed to load (its build, its CUDA check): the failure is above it
     r"object has no attribute 'ds_opt_\w+'|"
     r"Timed out waiting \d+ms for (?:recv|send) operation|failed to recv, got 0 bytes|"
+    r"store->get\('[^'\n]*'\) got error: wait timeout after|"  # torch 2.3+'s store wait: rank 0 late (round 62)
     r"Some NCCL operations have failed or timed out|Process group watchdog thread terminated|"
     r"got signal: (?:15|2|1)\b|received signal SIGTERM|Terminated|ProcessGroupNCCL is being destroyed|"
     r"(?:recv|send|read|write)(?:ing)? from socket|Stop_waiting response|heartbeat monitor|"

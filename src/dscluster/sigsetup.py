@@ -94,4 +94,28 @@ SETUP_SIGNATURES: tuple[Signature, ...] = (
          "--force-reinstall --no-deps deepspeed), or run the tool through that python (python -m deepspeed.launcher.runner "
          "..., python -m torch.distributed.run ...); keep environments at the same path on every node. A restart fails "
          "the same way.", retry=False),
+    # Python's own words when a package's own entry script cannot import the package it sits in: the script
+    # (LLaMA-Factory's src/llamafactory/launcher.py that llamafactory-cli hands to torchrun, a repository's example at
+    # the root of its clone) runs as __main__ in a directory named like the package, `from PKG... import` or `import
+    # PKG`, and importlib answers `ModuleNotFoundError: No module named 'PKG'` (Python/import.c, importlib._bootstrap
+    # _find_and_load_unlocked). The package's own CLI found it, so the ranks run another python: a torchrun first on
+    # PATH from the base conda or ~/.local/bin (hiyouga/LlamaFactory#4200, #4035), or a python the package was never
+    # installed in. Only a traceback of one frame, the script's own (a package's module such as
+    # torch/utils/tensorboard/__init__.py doing `import tensorboard` is a deeper frame: module-not-found's), only the
+    # package the script's own directory names, and only that top-level name (not `No module named 'PKG.sub'`).
+    _sig("torchrun-other-python",
+         r"(?:\[rank\d+\]:[ \t]*)?Traceback \(most recent call last\):[ \t]*\n(?:\[rank\d+\]:)?[ \t]*"
+         r'File "[^"\n]*[/\\](?P<own>[A-Za-z_]\w*)[/\\][^"\n/\\]+\.py", line \d+, in <module>\n'
+         r"(?:\[rank\d+\]:)?[ \t]+(?:from|import)[ \t]+(?P=own)(?![\w])[^\n]*\n"
+         r"(?:(?:\[rank\d+\]:)?[ \t]*[\^~]+[ \t]*\n)?"
+         r"(?:\[rank\d+\]:[ \t]*)?(?:ModuleNotFoundError: )?No module named '?(?P=own)'?(?![\w.])",
+         "A rank's python cannot import the package whose own entry script it is running: the ranks run another "
+         "Python than the environment the package is installed in. Most often the torchrun (or deepspeed) found first on "
+         "PATH belongs to another environment (the base conda, a pip --user install in ~/.local/bin) and starts its "
+         "own python; otherwise the package was never installed (pip install -e .) in the python that runs the ranks.",
+         "Launch with the environment's own launcher: check `which torchrun` and the failure's `of binary:` python, put "
+         "the environment's bin first on PATH (export PATH=$CONDA_PREFIX/bin:$PATH) or run `python -m "
+         "torch.distributed.run` with that environment's python, remove the stray torchrun (pip uninstall --user "
+         "torch), or pip install -e . in the python the ranks use; the same on every node. A restart fails the same "
+         "way.", retry=False),
 )

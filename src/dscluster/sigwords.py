@@ -218,3 +218,14 @@ CKPT_WEIGHTS_ONLY_FIX = ("Resume from a checkpoint saved in full (without save_o
                          "load_optimizer_states=False, load_lr_scheduler_states=False. A checkpoint-N holding "
                          "pytorch_model_fsdp_0/ and optimizer_0/ is a whole FSDP checkpoint: upgrade transformers and "
                          "accelerate on every node and resume from it again.")
+
+# Round 62 (issue 45): the ranks other than 0 giving up waiting for rank 0 to publish the NCCL unique id in the c10d
+# store, in torch's own words (torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp, broadcastUniqueNCCLID: "[%d] is
+# setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '%s', but
+# store->get('%s') got error: " + the store's; torch 1.x spelt it "retreiving"): only the store's timeout (TCPStore's
+# `Socket Timeout`, torch 2.3+'s `wait timeout after Nms`). Rank 0 reached the store but not the communicator's set-up in
+# time: still busy (tokenizing a large dataset under main_process_first, waiting on a prompt), hung or silently dead.
+# Not the store's `Connection reset by peer` (rank 0 gone: PEER_CLOSED) nor `Failed to recv, got 0 bytes`.
+NCCL_ID_WAIT_TIMEOUT = (r"is setting up NCCL communicator and retr(?:ie|ei)ving ncclUniqueId from \[\d+\] via c10d "
+                        r"key-value store by key '[^'\n]*', but store->get\('[^'\n]*'\) got error: "
+                        r"(?:Socket Timeout|wait timeout after \d+\s*ms)")
