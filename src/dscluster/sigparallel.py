@@ -40,10 +40,14 @@ PARALLEL_SIGNATURES: tuple[Signature, ...] = (
     # the numbers, "num_layers=N should be divisible by config.pipeline_model_parallel_size=P"; forks say
     # num_hidden_layers), megatron/training/arguments.py (validate_args: "Number of layers should be divisible by the
     # pipeline-model-parallel size"; with a virtual pipeline "number of layers should be divisible by the pipeline
-    # parallel size"), the legacy megatron/model/transformer.py ("num_layers must be divisible by
-    # transformer_pipeline_model_parallel_size"). vLLM's own wording is sigframeworks.py's tp-size-indivisible.
+    # parallel size"; review 63: later releases' virtual-pipeline branch "number of layers of the model must be divisible
+    # pipeline model parallel size"), the legacy megatron/model/transformer.py ("num_layers must be divisible by
+    # transformer_pipeline_model_parallel_size"). vLLM's own wording is sigframeworks.py's tp-size-indivisible. Not the
+    # virtual-pipeline check after it ("number of layers per pipeline stage must be divisible number of layers per
+    # virtual pipeline stage": --num-layers-per-virtual-pipeline-stage, not the pipeline size).
     _sig("megatron-pp-layers", r"num_(?:hidden_)?layers(?:=\d+)? should be divisible by (?:config\.)?"
          r"pipeline_model_parallel_size|number of layers should be divisible by the pipeline(?:-model-| )parallel size|"
+         r"number of layers of the model must be divisible pipeline model parallel size|"
          r"num_layers must be divisible by transformer_pipeline_model_parallel_size",
          "Megatron (Megatron core, and NeMo, Megatron-Bridge and the other trainers built on it) splits the decoder's "
          "layers evenly over the pipeline stages, and the model's number of layers (counting the embedding and the "
