@@ -41,6 +41,7 @@ def test_effective_sshd_config_as_sshd_reads_it(tmp_path):
     assert oct(key.stat().st_mode & 0o777) == "0o600"
     cfg = tmp_path / "sshd_config"
     cfg.write_text(sshd.render_sshd_config(port=2222, user="nobody", host_key=key, authorized_keys=tmp_path / "ak"))
+    sshd.ensure_privsep_dir()  # as the agent does before it (alone, this test must not need a cluster test's sshd first)
     sshd.test_config(binary, cfg)
     out = subprocess.run([binary, "-T", "-f", str(cfg)], capture_output=True, text=True, check=True).stdout
     effective = dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
