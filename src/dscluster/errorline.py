@@ -64,7 +64,7 @@ _WHAT_FILE = (
      "The checkpoint directory lacks DeepSpeed's states: {path} is missing.",
      "Resume from a checkpoint saved in full by DeepSpeed (global_stepN/ with its *_states.pt files and `latest`), "
      "on a path every node sees, or start from its weights without resuming; a restart meets the same directory."),
-    (re.compile(r"(?:^|/)[^/]*(?:ds_?config|deepspeed)[^/]*\.json$|(?:^|/)[^/]*config[^/]*\.(?:json|ya?ml)$", re.I),
+    (re.compile(r"(?:^|/)(?=[^/]*(?:ds_?config|deepspeed))[^/]*\.json$|(?:^|/)(?=[^/]*config)[^/]*\.(?:json|ya?ml)$", re.I),
      "A config file the run reads is missing: {path}.",
      "Write it, or pass the path where it is (relative paths start in the rank's working directory), on every node; "
      "a restart meets the same missing file."),

@@ -34,7 +34,8 @@ DATA_SIGNATURES: tuple[Signature, ...] = (
     # unique local directory, try deleting the local directory and call clean_stale_shared_memory()").
     # The two lists are printed with Python's repr (['/path']): a bracket closes each, so neither part runs past it
     # (`\[.*\] vs \[.*\]` backtracked over every `] vs [` of a long line: cubic, review 53).
-    _sig("streaming-local-reused", r"Reused local directory: \[[^\]\n]*\] vs \[[^\]\n]*\]\. Provide a different one",
+    _sig("streaming-local-reused", r"Reused local directory: \[(?:(?!Reused local directory: )[^\]\n])*\] vs "
+         r"\[(?:(?!Reused local directory: )[^\]\n])*\]\. Provide a different one",
          "mosaicml streaming refused the dataset's local directory: another StreamingDataset on this machine has "
          "registered the same local path in shared memory: a second run (or a second dataset in this run) given the "
          "same local=, or the stale shared memory of an earlier run that crashed or was killed.",

@@ -20,7 +20,7 @@ from dscluster.sigtypes import sig as _sig
 
 # Python's error for mpi4py itself (not a submodule, not another package whose name starts so), and a traceback's last
 # code line (3.11's carets under it).
-_MPI4PY = r"(?:\w+: )?No module named '?mpi4py'?(?![\w.])"
+_MPI4PY = r"(?:(?<!\w)\w+: )?No module named '?mpi4py'?(?![\w.])"
 _CODE_LINE = r"[^\n]*\n(?:[ \t]*[~^][~^ \t]*\n)?"
 
 DEEPSPEED_SIGNATURES: tuple[Signature, ...] = (
@@ -32,7 +32,7 @@ DEEPSPEED_SIGNATURES: tuple[Signature, ...] = (
     # in DeepSpeed's own frame (comm.py's or utils/distributed.py's mpi_discovery), after that INFO line, or printed with
     # no frame above it. Never where the script's own code (or another library) imports mpi4py: it is not installed.
     _sig("not-launched", r"[/\\]deepspeed[/\\](?:comm|utils)[/\\]\w+\.py\", line \d+, in \w+\n" + _CODE_LINE + _MPI4PY + r"|(?:\A|"
-         r"^(?![ \t])[^\n]*\n)" + _MPI4PY + r"|attempting to detect MPI environment[\s\S]{0,4000}?" + _MPI4PY,
+         r"^(?![ \t])[^\n]*\n)" + _MPI4PY + r"|attempting to detect MPI environment(?:(?!attempting to detect MPI environment)[\s\S]){0,4000}?" + _MPI4PY,
          "DeepSpeed looked for the ranks in an MPI job, which it does only when the variables a launcher sets (RANK, "
          "LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT) are missing: the script was started as a plain python "
          "process (or by a launcher that does not set them), and mpi4py, which that MPI discovery imports, is not "
@@ -58,7 +58,7 @@ DEEPSPEED_SIGNATURES: tuple[Signature, ...] = (
     # CPython's `NameError: name 'X' is not defined`, raised on a line of an installed package's own file (its frame
     # under site-packages or dist-packages is the innermost): that version of the package uses a name it never
     # defined, a bug of the release (DeepSpeed 0.3's mpi_discovery used `dist` without importing it).
-    _sig("package-too-old", r"[/\\](?:site|dist)-packages[/\\][\w.-]+[/\\][^\n]*\", line \d+, in [\w<>]+\n[^\n]*\n"
+    _sig("package-too-old", r"[/\\](?:site|dist)-packages[/\\][\w.-]+[/\\](?:(?![/\\](?:site|dist)-packages[/\\])[^\n])*\", line \d+, in [\w<>]+\n[^\n]*\n"
          r"(?:[\w.@-]+: )?(?:\[rank\d+\]: ?)?NameError: name '\w+' is not defined",
          "An installed package failed in its own code: a line of the package (the last frame, under site-packages) "
          "uses a name that this release of it never defines, a bug of that version, not of the script.",
@@ -119,7 +119,7 @@ DEEPSPEED_SIGNATURES: tuple[Signature, ...] = (
     # deepspeed.py, or another package importing DeepSpeed half-way), nor another package's module missing a name
     # (`module 'torch.compiler' has no attribute 'is_compiling'` in DeepSpeed's frame is torch in another version:
     # import-name), nor the name asked for by another package's frame.
-    _sig("package-too-old", r"[/\\]deepspeed[/\\][^\"\n]*\.py\", line \d+, in [\w<>]+\n" + _CODE_LINE +
+    _sig("package-too-old", r"[/\\]deepspeed[/\\](?:(?![/\\]deepspeed[/\\])[^\"\n])*\.py\", line \d+, in [\w<>]+\n" + _CODE_LINE +
          r"(?:\[rank\d+\]: ?)?AttributeError: module 'deepspeed(?:\.\w+)*' has no attribute '\w+'",
          "DeepSpeed failed in its own code: one of its files (the last frame) asks one of DeepSpeed's own modules for "
          "a function that module does not define in this release (the engine asking the Ulysses sequence-parallel "

@@ -35,7 +35,8 @@ _WS_FIX = ("Start as many ranks as the parallel sizes need, a multiple of tensor
            "its GPUs per node), or lower the parallel sizes to fit the GPUs. A restart fails the same way.")
 # A frame of a tensor-parallel package's divisibility helper, then (within a traceback's few lines: the code line, a
 # caret line) its refusal of two numbers.
-_TP_HELPER_FRAME = (r"[/\\](?:megatron|apex|fairscale|colossalai|vllm|sglang)[/\\][^\n]*?\", line \d+, in "
+_TP_HELPER_FRAME = (r"[/\\](?:megatron|apex|fairscale|colossalai|vllm|sglang)[/\\]"
+                    r"(?:(?![/\\](?:megatron|apex|fairscale|colossalai|vllm|sglang)[/\\])[^\n])*?\", line \d+, in "
                     r"(?:ensure_divisibility|divide(?:_and_check_no_remainder)?)\n(?:[^\n]*\n){0,3}?[^\n]*?"
                     r"(?:AssertionError|ValueError): \d+ is not divisible by \d+")
 

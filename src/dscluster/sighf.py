@@ -31,7 +31,7 @@ HF_SIGNATURES: tuple[Signature, ...] = (
     # port check `int(args.machine_rank) == 0`): with num_machines > 1 and no --machine_rank (nor machine_rank in the
     # config file) the rank is None, and Python's int() says so. The frame's source line is Python's own quote of
     # accelerate's code.
-    _sig("accelerate-config", r"int\(args\.machine_rank\)[^\n]*\n(?:[ \t]*[~^]+[ \t]*\n)?[ \t]*TypeError: int\(\) "
+    _sig("accelerate-config", r"int\(args\.machine_rank\)(?:(?!int\(args\.machine_rank\))[^\n])*\n(?:[ \t]*[~^]+[ \t]*\n)?[ \t]*TypeError: int\(\) "
          r"argument must be [^\n]{0,80}not '?NoneType'?",
          "accelerate launch was started for several machines (num_machines > 1) without this machine's rank: no "
          "--machine_rank on the command line and no machine_rank in the config file, so the launcher has no node "
@@ -58,7 +58,7 @@ HF_SIGNATURES: tuple[Signature, ...] = (
     # accelerate's commands/config/config_args.py (BaseConfig.from_json_file / from_yaml_file): "The config file at
     # {file} had unknown keys ({extra_keys}), please try upgrading your `accelerate` version or fix (and potentially
     # remove) these keys from your config file."
-    _sig("accelerate-config", r"The config file at [^\n]{1,400}? had unknown keys \(",
+    _sig("accelerate-config", r"The config file at (?:(?!The config file at )[^\n]){1,400}? had unknown keys \(",
          "accelerate refused its config file (the default_config.yaml that `accelerate config` writes, or "
          "--config_file) for keys this accelerate does not know: most often a file written by a newer accelerate "
          "(enable_cpu_affinity, fsdp_version, ...) read by an older one (a version pinned by the project's "

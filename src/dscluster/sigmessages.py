@@ -112,7 +112,7 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
     # What the shell ran as a command was an argument of the launch line: `--flag: command not found`,
     # `key=value: command not found`, `$'\r': command not found` (a CRLF script). Everything the launcher then
     # did ran without the arguments that followed, so this explains any error after it (explain.CUTS_THE_COMMAND).
-    _sig("shell-continuation", r"(?:^|[\s:：'\"])(?:\$?'?(?:--?[A-Za-z][\w.-]*(?:=[^\s:：]*)?|[A-Za-z_][\w.]*=[^\s:：]*)"
+    _sig("shell-continuation", r"(?:^|[\s:：'\"])(?:\$?'?(?:--?[A-Za-z][\w.-]*(?:=[^\s:：'\"]*)?|[A-Za-z_][\w.]*=[^\s:：'\"]*)"
          r"(?:\\r)?'?)" + NOT_FOUND,
          "The launch command was cut short by the shell: a line continuation broke (a space or a Windows \\r after "
          "the backslash, a script saved with CRLF line endings, or a missing backslash), so the launcher ran without "

@@ -210,7 +210,7 @@ _TABLE: tuple[Signature, ...] = (
     # Accelerate >= 1.13 on a CPU-only torch, not told to use the CPU: it finds no device backend, still joins
     # the launcher's process group, and sets itself up as a world of 1; the Trainer (or Accelerate) fills
     # DeepSpeed's "auto" batch for 1 process while DeepSpeed counts every rank ("16 != 16 * 1 * 2").
-    _sig("accelerate-world-of-one", r"[/\\]accelerate[/\\][\s\S]{0,8000}?train_batch_size is not equal to "
+    _sig("accelerate-world-of-one", r"[/\\]accelerate[/\\](?:(?![/\\]accelerate[/\\])[\s\S]){0,8000}?train_batch_size is not equal to "
          r"micro_batch_per_gpu \* gradient_acc_step \* world_size ?(\d+) != \1 \* 1 \* (?:[2-9]|\d{2,})\b",
          "Accelerate set each rank up as a world of 1 process, so DeepSpeed's \"auto\" batch size was filled for one "
          "process while DeepSpeed runs all of them: accelerate 1.13 and later, with a torch that has no GPU "
@@ -317,7 +317,7 @@ _TABLE: tuple[Signature, ...] = (
          "Use the first hostfile host's training-network IP as --master_addr, open the master port between the "
          "nodes (`dscluster doctor` tests it), and make sure rank 0 runs on that host.", retry=False),
     # NCCL's "Using" line names its interfaces, "[N]NAME:ADDRESS<0>" each, on one line or wrapped one a line.
-    _sig("nccl-wrong-interface", r"(?:Bootstrap|NET/Socket) : Using (?:.*\[\d+\])?(?:docker\d|virbr\d|br-\w+|veth\w+|cni\d|"
+    _sig("nccl-wrong-interface", r"(?:Bootstrap|NET/Socket) : Using (?:(?:(?!(?:Bootstrap|NET/Socket) : Using ).)*\[\d+\])?(?:docker\d|virbr\d|br-\w+|veth\w+|cni\d|"
          r"flannel)|^[ \t]*\[\d+\](?:docker\d|virbr\d|br-\w+|veth\w+|cni\d|flannel)[\w.-]*:[\w.:%-]+<\d+>",
          "NCCL chose a virtual interface (docker0, a bridge) that the other nodes cannot reach.",
          "Set NCCL_SOCKET_IFNAME (and GLOO_SOCKET_IFNAME) to the training network's interface on every node, "

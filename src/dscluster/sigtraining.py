@@ -224,7 +224,7 @@ TRAINING_SIGNATURES: tuple[Signature, ...] = (
     # Python's subprocess.CalledProcessError for an ssh command that ended with 255, ssh's own exit status for a failure
     # of ssh itself (never the remote command's): DeepSpeed's runner checks `ssh -o PasswordAuthentication=no HOST
     # hostname` and asks `ssh HOST hostname -I` for the master address, as a string, a one-string list or shlex's list.
-    _sig("ssh-unreachable", r"Command '\[?'?(?:\S*/)?ssh'?[ ,][^\n]*?' returned non-zero exit status 255\b",
+    _sig("ssh-unreachable", r"Command '\[?'?(?:\S*/)?ssh'?[ ,](?:(?!Command ')[^\n])*?' returned non-zero exit status 255\b",
          "A launcher's ssh command to a node failed in ssh itself (exit status 255 is ssh's own error, not the remote "
          "command's): the node is down or unreachable, its sshd is not running or listens on another port, its name "
          "does not resolve, or it refused this user's key (passwordless ssh is not set up: DeepSpeed's check runs "

@@ -175,8 +175,8 @@ _COLLECTIVE = (r"gloo|NCCL|c10d|pair\.cc|socket\.cpp|TCPStore|ProcessGroup|torch
                r"Call to (?:recv|send) from \S+ failed")
 _PEER_WORDS = r"Connection (?:closed|reset) by peer|Broken pipe"
 PEER_CLOSED = (then(_COLLECTIVE, _PEER_WORDS) + "|" + then(_PEER_WORDS, _COLLECTIVE) + "|" +
-               r"[/\\]torch[/\\]distributed[/\\][^\n]*\n" + _CODE_LINE + r"(?:\w+\.)*\w+: [^\n]*?(?:" +
-               _PEER_WORDS + r")|\[gloo\].*(?:Read error|Connection refused)")
+               r"[/\\]torch[/\\]distributed[/\\](?:(?![/\\]torch[/\\]distributed[/\\])[^\n])*\n" + _CODE_LINE + r"(?:\w+\.)*\w+: [^\n]*?(?:" +
+               _PEER_WORDS + r")|" + then(r"\[gloo\]", "Read error|Connection refused"))
 
 # /dev/shm too small, in torch's DataLoader words (`This might be caused by insufficient shared memory (shm)`). Not
 # a GPU's on-chip shared memory (a kernel's `static assertion failed with "... (insufficient shared memory for

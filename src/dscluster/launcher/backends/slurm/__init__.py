@@ -27,6 +27,9 @@ from dscluster.launcher.backends.base import Backend, NodeTools, ToolCheck, opti
 from dscluster.sigtypes import sig
 
 # What srun starts for each rank (it sets RANK etc. from SLURM_PROCID ...).
+# slurmstepd's name for its own lines, with the node's after a dash; the node's name is read up to the next
+# "slurmstepd" only, so a line of many is read once (linear time: tests/unit/test_explain_linear.py).
+_STEPD = r"slurmstepd(?:-(?:(?!slurmstepd)[\w.-])+)?"
 SRUN_RANK = Path(__file__).parent / "srun_rank.py"
 
 
@@ -44,7 +47,7 @@ class SlurmBackend(Backend):
     signal_line = (r"srun: error: (?P<node>[\w.-]+): tasks? (?P<task>\d+)(?:[-,][\d,-]*)?: "
                    r"(?P<what>Killed|Segmentation fault|Aborted|Bus error|Floating point exception)\b")
     rank_label = r"^\s*(?P<rank>\d+): "
-    programs = ("srun", "sbatch", "salloc", r"slurmstepd(?:-[\w.-]+)?")
+    programs = ("srun", "sbatch", "salloc", _STEPD)
     # What Slurm prints when a step waits on others, when it refuses a job's request or ends it at its time
     # limit (the explainer's, placed right after the messages' signatures: signatures.py).
     signatures = (
@@ -84,7 +87,7 @@ class SlurmBackend(Backend):
             "ran, and the same request is refused again.", retry=False),
         # slurmstepd exec()s the batch script slurmd wrote into its spool directory (SlurmdSpoolDir/jobN/slurm_script;
         # src/slurmd/slurmstepd: error("execve(): %s: %m")): gone before it ran is the node's fault, not the job's.
-        sig("slurm-node-fault", r"slurmstepd(?:-[\w.-]+)?: error: execve\(\): \S*/job\d+/slurm_script: No such file",
+        sig("slurm-node-fault", _STEPD + r": error: execve\(\): \S*/job\d+/slurm_script: No such file",
             "The node's Slurm daemon could not run the batch script it had stored in its own spool directory "
             "(SlurmdSpoolDir/jobN/slurm_script): the spool is on a /tmp that is cleaned or private to the service, "
             "or the node's slurmd is in a bad state; the job itself is not at fault.",
@@ -93,8 +96,8 @@ class SlurmBackend(Backend):
         # slurmstepd's words when its memory accounting ends a job or step over its limit (the job's --mem, the
         # step's): "Job N exceeded memory limit (A > B), being killed", then "Exceeded job memory limit". Not its
         # warning "Exceeded step memory limit at some point" (the step went on, perhaps swapped out).
-        sig("memcg-oom", r"slurmstepd(?:-[\w.-]+)?: (?:error: )?(?:Job|Step) [\d.]+ exceeded memory limit \(\d+ > \d+\), "
-            r"being killed|slurmstepd(?:-[\w.-]+)?: (?:error: )?Exceeded (?:job|step) memory limit(?! at some point)",
+        sig("memcg-oom", _STEPD + r": (?:error: )?(?:Job|Step) [\d.]+ exceeded memory limit \(\d+ > \d+\), "
+            r"being killed|" + _STEPD + r": (?:error: )?Exceeded (?:job|step) memory limit(?! at some point)",
             "A rank used more host memory than the Slurm job's (or step's) memory limit, and slurmstepd killed it.",
             "Ask for more memory (sbatch --mem or --mem-per-gpu) or use less: fewer DataLoader workers, no CPU offload, "
             "a smaller model per node. A restart hits the same limit.", retry=False),
