@@ -198,7 +198,9 @@ DEEPSPEED_SIGNATURES: tuple[Signature, ...] = (
     # warmup_num_steps)`): a config value DeepSpeed reads as a number is a string, the "auto" that the HF Trainer's and
     # Accelerate's DeepSpeed configs use as a placeholder they fill in themselves, or a number quoted in JSON/YAML. Not a
     # str in torch's or a script's own frame, nor DeepSpeed's launcher reading its command line.
-    _sig("ds-config-auto", r"[/\\]deepspeed[/\\]runtime[/\\][^\"\n]*\.py\", line \d+, in [\w<>]+\n" + _CODE_LINE +
+    # (The path after deepspeed/runtime/ is bounded, 120 characters: unbounded, each of many such paths on one line
+    # scanned to the line's end.)
+    _sig("ds-config-auto", r"[/\\]deepspeed[/\\]runtime[/\\][^\"\n]{0,120}\.py\", line \d+, in [\w<>]+\n" + _CODE_LINE +
          r"(?:\[rank\d+\]: ?)?TypeError: ?(?:'[<>]=?' not supported between instances of '(?:str' and '(?:int|float)|"
          r"(?:int|float)' and 'str)'|unsupported operand type\(s\) for [^:\n]{1,3}: '(?:str' and '(?:int|float)|"
          r"(?:int|float)' and 'str)')",
