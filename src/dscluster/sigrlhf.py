@@ -2,7 +2,8 @@
 45: TRL's trainers under DeepSpeed ZeRO-3, OpenRLHF's and veRL's vLLM engines as Ray actors, H2O LLM Studio's RLHF
 loop): TRL's refusal to copy a ZeRO-3 model into a reference model, TRL's reference-model sync meeting ZeRO-3's empty
 placeholders, DeepSpeed's DataLoader read as torch's, and vLLM's V1 engine without the model_executor that RLHF code
-reaches into; round 49: TRL's GRPO/RLOO batch that cannot hold whole groups of num_generations completions. Each
+reaches into; round 49: TRL's GRPO/RLOO batch that cannot hold whole groups of num_generations completions; round
+66: TRL's vllm_mode check refusing a valid mode on the ranks other than the main one (a main-branch bug). Each
 pattern is the wording of the component that prints it (TRL's modeling_base.py, trainer/utils.py and grpo_config.py,
 Python's AttributeError on DeepSpeed's and vLLM's classes), never one log's. sigmessages.py places this table with
 PyTorch's own, before DeepSpeed's broad `not compatible with ZeRO` refusal (ds-incompatible) and the last resorts.
@@ -84,4 +85,19 @@ RLHF_SIGNATURES: tuple[Signature, ...] = (
          "processes x per-device batch (x steps) is a multiple of num_generations. Count only the training processes, "
          "not the GPUs given to vLLM; per_device_train_batch_size counts completions, not prompts. A restart fails the "
          "same way.", retry=False),
+    # TRL's own check of vllm_mode (trl/trainer/grpo_trainer.py GRPOTrainer.__init__, added by
+    # huggingface/trl#3866; today trl/generation/vllm_generation.py _init_vllm and the experimental online_dpo
+    # trainer): `vllm_mode must be either 'server' or 'colocate', got '{mode}'.` Read only where it refuses one of the
+    # two modes it names: between #3866 and #3886 (TRL's main branch, 8-12 August 2025, before the 0.22.0 release)
+    # the server branch was `if vllm_mode == "server" and accelerator.is_main_process`, so every rank but the main one
+    # fell through to this error under accelerate launch with several processes (huggingface/trl#3885). A mode
+    # misspelt by the user (got 'servre') is the check doing its work and not read here.
+    _sig("trl-vllm-mode-nonmain", r"vllm_mode must be either 'server' or 'colocate', got '(?:server|colocate)'",
+         "TRL refused a valid vllm_mode ('server' or 'colocate'): the installed TRL's own mode check is wrong, a bug "
+         "of TRL's main branch between its pull requests #3866 and #3886 (August 2025, before the 0.22.0 release), "
+         "where only the main process took the server-mode branch, so every other rank of a multi-process run "
+         "(accelerate launch with num_processes > 1) fell through to the error.",
+         "Install a TRL with the fix (a release, 0.22.0 or later, or the main branch from huggingface/trl#3886 on), "
+         "or pin the commit before #3866. A restart with the same TRL fails the same way on every rank but the "
+         "first.", retry=False),
 )
