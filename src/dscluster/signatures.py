@@ -302,7 +302,12 @@ _TABLE: tuple[Signature, ...] = (
          "The rendezvous port (--master_port) on the first node was already taken, often by a leftover "
          "process of an earlier run.", "dscluster picks a fresh port per attempt; if it persists, find the "
          "process holding the port on the first node (`ss -ltnp`) and stop that run."),
-    _sig("firewall-blocked", r"(?:errno: ?113|returned 113)\b|(?:Connect to|connect to) \S+ (?:failed|returned)\W*"
+    # Round 67: not torch's rendezvous-store client (c10d socket.cpp: "The client socket has failed to connect to
+    # HOST:PORT (errno: 113 - No route to host)"): that address is MASTER_ADDR's, and a wrong one (a name resolving to
+    # a management network, a first interface the nodes do not share) fails so as often as a firewall does
+    # (UQ-RCC/hpc-docs#2, huggingface/accelerate#2468): master-unreachable names both.
+    _sig("firewall-blocked", r"^(?![^\n]*client socket has failed to connect)[^\n]*?(?:errno: ?113|returned 113)\b|"
+         r"(?:Connect to|connect to) \S+ (?:failed|returned)\W*"
          r"(?:No route to host|113)|socketPollConnect: connect returned No route to host",
          "A connection between nodes was rejected on its way (No route to host): a firewall (e.g. firewalld's "
          "REJECT) blocks the rendezvous port or the ports NCCL/gloo open between nodes.",

@@ -4,7 +4,8 @@ support, the MPI launcher taking a word of its command line (a host list without
 NCCL's NVLink SHARP (NVLS) multicast failing on an NVSwitch node. Each pattern is the wording of the component that
 prints it (Open MPI's opal/mca/btl/tcp help-mpi-btl-tcp.txt and btl_tcp_endpoint.c, its ess/PMI help text, its
 launcher's help-orterun.txt; NCCL's src/transport/nvls.cc; round 30: NCCL's src/graph/topo.h; round 51: a CUDA call NCCL's init
-finds unsupported, NCCL's src/graph/paths.cc; round 58: its sysfs PCI path, src/graph/xml.cc), never one log's.
+finds unsupported, NCCL's src/graph/paths.cc; round 58: its sysfs PCI path, src/graph/xml.cc; round 67: its kernels
+missing for the GPU, src/enqueue.cc under src/include/checks.h's CUDACHECK), never one log's.
 sigmessages.py places this table after
 the parallel frameworks', before the loader's words and every answer that only says something failed (the MPI
 launcher's daemons, a script not found). The real logs they are measured on are tests/data/failures
@@ -101,6 +102,26 @@ CCL_SIGNATURES: tuple[Signature, ...] = (
          "Use a newer NCCL (the one a current torch or container ships; python -c 'import torch; "
          "print(torch.cuda.nccl.version())'); compare nvidia-smi topo -m across the nodes; in a VM give NCCL the "
          "provider's topology file (NCCL_TOPO_FILE). A restart fails the same way.", retry=False),
+    # Round 67. NCCL looking up its own device kernels (src/enqueue.cc, ncclInitKernelsForDevice: cudaFuncGetAttributes
+    # / cudaFuncSetAttribute on each kernel) under CUDACHECK (src/include/checks.h): WARN("Cuda failure '%s'",
+    # cudaGetErrorString(err)), recent releases WARN("Cuda failure %d '%s'") with cudaErrorSymbolNotFound's 500. The
+    # runtime finds no kernel image of this name for the device: the libnccl in use was compiled without the GPU's
+    # architecture (NVIDIA/nccl#1372: NVCC_GENCODE sm_80 only, run on H100; a torch wheel for a CUDA older than the
+    # GPU, pytorch/pytorch#152077). Read only without a number (the runtime check of releases that printed none) or
+    # from enqueue.cc: the driver-API CUCHECK prints the same words for CUDA_ERROR_NOT_FOUND (also 500), as
+    # register.cc's ncclCommRegister does on memory or GPUs that cannot be registered, and NCCL falls back from it.
+    # torch quotes NCCL's last WARN after its own error (NCCLUtils: "Last error:\n" + ncclGetLastError()).
+    _sig("nccl-arch-missing", r"(?:NCCL WARN |Last error:\s{0,4}(?:\[rank\d{1,6}\]:\s{0,2})?)"
+         r"Cuda failure 'named symbol not found'|"
+         r"enqueue\.cc:\d+ NCCL WARN Cuda failure (?:500 )?'named symbol not found'",
+         "NCCL could not find its own GPU kernels for this GPU (CUDA: named symbol not found when it set them up): "
+         "the NCCL library in use was compiled without this GPU's architecture, e.g. an NCCL built with "
+         "NVCC_GENCODE for older GPUs only (sm_80 run on H100), or torch's bundled NCCL from a wheel for an older "
+         "CUDA than the GPU needs (a CUDA 11.8 build on an RTX 50-series, which needs CUDA 12.8 builds).",
+         "Use an NCCL built for this GPU: install the torch wheel for a CUDA version that supports the GPU (its "
+         "bundled NCCL comes with it), or rebuild NCCL with NVCC_GENCODE naming the GPU's compute capability (e.g. "
+         "-gencode=arch=compute_90,code=sm_90 for H100) on every node; the 'NCCL version' line and LD_LIBRARY_PATH / "
+         "LD_PRELOAD show which libnccl is loaded. A restart fails the same way.", retry=False),
     # NCCL's SHM transport (src/transport/shm.cc) sharing host memory through cuMem (NCCL_CUMEM_HOST_ENABLE, on by
     # default in recent releases): the CUCHECK of that path fails with CUDA error 217 on GPUs without peer access (L4,
     # some VMs) instead of falling back (NVIDIA/nccl#1838; ray-project/ray PR 64109 sets NCCL_CUMEM_HOST_ENABLE=0 for
