@@ -351,6 +351,14 @@ _TABLE: tuple[Signature, ...] = (
     _sig("ssh-255", r"ssh exited with exit code 255|Connection to \S+ closed by remote host",
          "The SSH connection to a node dropped while the run was going (node down or rebooted, sshd stopped, network).",
          "Check the node with `dscluster doctor`; `dscluster node start` restarts its sshd.", symptom=True),
+    # Round 64 (a symptom): torch's C10D_NCCL_CHECK ("NCCL error in: FILE:LINE, unhandled system error") and its
+    # NCCLUtils getNcclErrorDetailStr words for ncclSystemError (two versions); a watchdog's remote exit is below.
+    _sig("nccl-system-call", then("NCCL error in: ", ", unhandled system error") + r"|ncclSystemError: System call \((?:"
+         r"socket, malloc, munmap, etc\) failed|e\.g\. socket, malloc\) or external library call failed)",
+         "An NCCL call of this rank failed on a system call (a socket, shared memory in /dev/shm, a memory mapping), "
+         "mostly while it created the communicator; the NCCL WARN line before torch's error names which.",
+         "Rerun with NCCL_DEBUG=WARN and read that line: in a container give NCCL shared memory (--ipc=host, --shm-size"
+         "=16g, a pod's emptyDir medium: Memory at /dev/shm); for a socket set NCCL_SOCKET_IFNAME.", False, True),
     _sig("nccl-remote-exit", then("NCCL", "remote process exited") + "|remote process exited or there was a network error|"
          "ncclRemoteError|" + then("NCCL error", "unhandled system error"),
          "Another rank died (or its network failed) during a collective; the real error is on that rank.",

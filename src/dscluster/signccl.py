@@ -147,4 +147,16 @@ CCL_SIGNATURES: tuple[Signature, ...] = (
          "a container that sees the host's /sys: no masked or read-only replacement of /sys/class/pci_bus); check "
          "that the busId NCCL names exists under /sys/bus/pci/devices. Under WSL2 use one GPU, or the gloo backend, "
          "instead of NCCL. A restart fails the same way.", retry=False),
+    # Round 64. NCCL's CUDACHECK in src/enqueue.cc (WARN "Cuda failure '%s'", later "Cuda failure %d '%s'") when the
+    # kernel launch or event record of a collective fails with cudaErrorInvalidResourceHandle (400): the stream given
+    # is another GPU's than the current device. NCCL 2.12 and older launch on the caller's current device (2.13's
+    # ncclEnqueueCheck sets the communicator's own: cudaSetDevice(comm->cudaDev)), so a rank that never called
+    # torch.cuda.set_device fails there (pytorch/pytorch#130414: torch 2.3's c10d with NCCL 2.12). Not p2p.cc's IPC.
+    _sig("nccl-stream-other-device", r"enqueue\.cc:\d+ NCCL WARN Cuda failure (?:400 )?'invalid resource handle'",
+         "NCCL could not launch the collective: the CUDA stream it was given belongs to another GPU than the current "
+         "device of the calling thread (CUDA: invalid resource handle). NCCL 2.12 and older launch on the current "
+         "device, so a rank that never selected its GPU (no torch.cuda.set_device(local_rank)) hits this.",
+         "Select each rank's GPU before the process group's first collective: torch.cuda.set_device(local_rank) "
+         "(or pass device_id to init_process_group); or use NCCL 2.13 or later (the one a current torch ships). A "
+         "restart fails the same way.", retry=False),
 )
