@@ -302,10 +302,8 @@ _TABLE: tuple[Signature, ...] = (
          "The rendezvous port (--master_port) on the first node was already taken, often by a leftover "
          "process of an earlier run.", "dscluster picks a fresh port per attempt; if it persists, find the "
          "process holding the port on the first node (`ss -ltnp`) and stop that run."),
-    # Round 67: not torch's rendezvous-store client (c10d socket.cpp: "The client socket has failed to connect to
-    # HOST:PORT (errno: 113 - No route to host)"): that address is MASTER_ADDR's, and a wrong one (a name resolving to
-    # a management network, a first interface the nodes do not share) fails so as often as a firewall does
-    # (UQ-RCC/hpc-docs#2, huggingface/accelerate#2468): master-unreachable names both.
+    # Round 67: not torch's store client (socket.cpp "The client socket has failed to connect to HOST:PORT (errno: 113"):
+    # a wrong MASTER_ADDR fails as often as a firewall (UQ-RCC/hpc-docs#2, accelerate#2468): master-unreachable's.
     _sig("firewall-blocked", r"^(?![^\n]*client socket has failed to connect)[^\n]*?(?:errno: ?113|returned 113)\b|"
          r"(?:Connect to|connect to) \S+ (?:failed|returned)\W*"
          r"(?:No route to host|113)|socketPollConnect: connect returned No route to host",
@@ -396,10 +394,4 @@ ENVIRONMENT = frozenset({"loopback-address", "firewall-blocked", "nccl-no-interf
                           "dev-shm-full", "memcg-oom", "driver-too-old", "driver-insufficient", "nccl-wrong-interface"})
 VAGUE_TYPES = frozenset({"RuntimeError", "DistBackendError", "OSError", "SystemError", "Exception", "CalledProcessError",
                           "AttributeError", "ImportError", "NCCL WARN"})
-SIGNAL_WHY = {
-    "SIGKILL": "often the kernel's out-of-memory killer (host RAM), or an operator",
-    "SIGSEGV": "a crash in native code (a CUDA/C++ extension, or a driver)",
-    "SIGBUS": "a bus error, often /dev/shm too small",
-    "SIGABRT": "an abort in native code (a failed assertion, NCCL/gloo aborting the process)",
-    "SIGFPE": "an arithmetic fault in native code",
-}
+SIGNAL_WHY = sigwords.SIGNAL_WHY  # what a signal that ended a rank most often means

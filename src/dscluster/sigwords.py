@@ -229,3 +229,12 @@ CKPT_WEIGHTS_ONLY_FIX = ("Resume from a checkpoint saved in full (without save_o
 NCCL_ID_WAIT_TIMEOUT = (r"is setting up NCCL communicator and retr(?:ie|ei)ving ncclUniqueId from \[\d+\] via c10d "
                         r"key-value store by key '[^'\n]*', but store->get\('[^'\n]*'\) got error: "
                         r"(?:Socket Timeout|wait timeout after \d+\s*ms)")
+
+# What a signal that ended a rank most often means (explain.py's answer for a rank with no words of its own).
+SIGNAL_WHY = {
+    "SIGKILL": "often the kernel's out-of-memory killer (host RAM), or an operator",
+    "SIGSEGV": "a crash in native code (a CUDA/C++ extension, or a driver)",
+    "SIGBUS": "a bus error, often /dev/shm too small",
+    "SIGABRT": "an abort in native code (a failed assertion, NCCL/gloo aborting the process)",
+    "SIGFPE": "an arithmetic fault in native code",
+}
