@@ -23,7 +23,30 @@ from dscluster.sigtypes import sig as _sig
 _MPI4PY = r"(?:(?<!\w)\w+: )?No module named '?mpi4py'?(?![\w.])"
 _CODE_LINE = r"[^\n]*\n(?:[ \t]*[~^][~^ \t]*\n)?"
 
+# A master address as DeepSpeed's runner printed it: empty, or a word no host or IP address is written with (a path, a
+# shell's message), what a host name, an IPv4 or IPv6 address (with its %zone, in brackets) never contains.
+_NOT_AN_ADDRESS = r"(?:/\S*|[\w.:%\[\]-]*[^\w.:%\[\]\s-]\S*)?"
+
 DEEPSPEED_SIGNATURES: tuple[Signature, ...] = (
+    # DeepSpeed's runner (deepspeed/launcher/runner.py main), given a hostfile and no --master_addr, takes the master
+    # address as the first word of what `ssh FIRST_HOST hostname -I` prints and logs "Using IP address of {addr} for
+    # node {first_host}"; its PDSH runner (multinode_runner.py) then starts every node with `... --node_rank=%n
+    # --master_addr={addr} --master_port=...`. Read where that address is empty or no address at all: the first host's
+    # shell startup files print on a non-interactive ssh command (an `echo`, a module's or nvm's message: the word
+    # comes first), or its `hostname -I` printed nothing (a container, a pod). Not a host name or an IP address
+    # (10.1.2.3, node-1.cluster, [fe80::1%eth0]), however wrong: which host is meant is another question.
+    _sig("master-addr-not-address", r"Using IP address of " + _NOT_AN_ADDRESS + r" for node \S|"
+         r"--node_rank=%n --master_addr=" + _NOT_AN_ADDRESS + r"(?=\s|$)",
+         "DeepSpeed's runner, given a hostfile and no --master_addr, took the master address from what `ssh "
+         "FIRST_HOST hostname -I` printed, and got no address (an empty word, a path, a shell's message): the first "
+         "host's shell startup files (.bashrc, a sourced script, a module or nvm setup) print text on a "
+         "non-interactive ssh command, which comes before the address, or `hostname -I` prints nothing there (a "
+         "container or pod without it). The ranks then cannot find the rendezvous.",
+         "Pass --master_addr with the first host's training-network IP to deepspeed (accelerate's pdsh launcher "
+         "did not pass main_process_ip on before accelerate#2495: check the runner's `cmd =` line, or use the "
+         "standard launcher), and keep shell startup files silent for non-interactive shells (guard their echos with "
+         "`[[ $- == *i* ]] ||` or move them to .bash_profile); `ssh FIRST_HOST hostname -I` must print only "
+         "addresses. A restart fails the same way.", retry=False),
     # DeepSpeed's init_distributed, when RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT or LOCAL_RANK is missing, prints
     # "Not using the DeepSpeed or dist launchers, attempting to detect MPI environment..." and calls mpi_discovery
     # (deepspeed/comm/comm.py; deepspeed/utils/distributed.py before 0.6), whose first line is `from mpi4py import

@@ -89,6 +89,21 @@ TORCH_SIGNATURES: tuple[Signature, ...] = (
          "Make /dev/shm writable for every user on every node (chmod 1777 /dev/shm; in a container --ipc=host or a "
          "writable --shm-size mount), or keep NCCL off it with NCCL_SHM_DISABLE=1 (slower intra-node transfers). "
          "A restart fails the same way.", retry=False),
+    # Round 65: torchrun --standalone (torch/distributed/run.py) runs its c10d rendezvous store on this machine and
+    # publishes it under the machine's own host name (socket.getfqdn()); c10d's lookup of that name (described below)
+    # failing after a standalone launch line is this machine's own name resolving nowhere, which no restart changes,
+    # not a master a scheduler names later (read below, restartable). The launch line and the lookup within 40 lines.
+    _sig("host-name-unresolvable", then(r"(?:torchrun|torch\.distributed\.run)\b", r"--standalone\b") +
+         r"[^\n]*\n(?:[^\n]*\n){0,40}?[^\n]*?network addresses of \([\w.:-]+, \d+\) cannot be retrieved \(gai error: "
+         r"-?\d+ - (?:Temporary failure in name resolution|Name or service not known|No address associated with "
+         r"hostname)",
+         "torchrun --standalone runs its rendezvous store on this machine and announces it under the machine's own "
+         "host name, and that name resolves nowhere here (no /etc/hosts line, no DNS that knows it): the ranks cannot "
+         "look up their own store.",
+         "Make the machine's name resolve: an /etc/hosts line for `hostname` (127.0.0.1 or the machine's IP), or "
+         "launch without the name: torchrun --rdzv-backend=c10d --rdzv-endpoint=127.0.0.1:29500 (or "
+         "--master_addr=127.0.0.1) instead of --standalone, or torchrun's --local-addr=127.0.0.1. A restart fails "
+         "the same way.", retry=False),
     # c10d's TCPStore client resolving MASTER_ADDR with getaddrinfo: older torch (1.x, the TCPStore of c10d's Utils.cpp;
     # that source not read here) raises `ValueError: host not found: ` and gai_strerror's words; newer torch
     # (c10d/socket.cpp) logs "The {IPv4 |IPv6 }network addresses of ({host}, {port}) cannot be retrieved (gai error:
