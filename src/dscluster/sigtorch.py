@@ -92,9 +92,11 @@ TORCH_SIGNATURES: tuple[Signature, ...] = (
     # Round 65: torchrun --standalone (torch/distributed/run.py) runs its c10d rendezvous store on this machine and
     # publishes it under the machine's own host name (socket.getfqdn()); c10d's lookup of that name (described below)
     # failing after a standalone launch line is this machine's own name resolving nowhere, which no restart changes,
-    # not a master a scheduler names later (read below, restartable). The launch line and the lookup within 40 lines.
+    # not a master a scheduler names later (read below, restartable). The launch line and the lookup within 40 lines (the
+    # launch line's rest read up to another launcher word: linear on many launch words on one line).
     _sig("host-name-unresolvable", then(r"(?:torchrun|torch\.distributed\.run)\b", r"--standalone\b") +
-         r"[^\n]*\n(?:[^\n]*\n){0,40}?[^\n]*?network addresses of \([\w.:-]+, \d+\) cannot be retrieved \(gai error: "
+         r"(?:(?!torchrun|torch\.distributed\.run)[^\n])*\n(?:[^\n]*\n){0,40}?[^\n]*?network addresses of "
+         r"\([\w.:-]+, \d+\) cannot be retrieved \(gai error: "
          r"-?\d+ - (?:Temporary failure in name resolution|Name or service not known|No address associated with "
          r"hostname)",
          "torchrun --standalone runs its rendezvous store on this machine and announces it under the machine's own "
