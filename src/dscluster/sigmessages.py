@@ -18,6 +18,7 @@ from dscluster.sigcontainers import CONTAINER_SIGNATURES
 from dscluster.sigdata import DATA_SIGNATURES
 from dscluster.sigdeepspeed import DEEPSPEED_SIGNATURES
 from dscluster.sigdevices import DEVICE_SIGNATURES
+from dscluster.sigdssource import DS_SOURCE_SIGNATURES
 from dscluster.sigelastic import ELASTIC_SIGNATURES
 from dscluster.sigfabrics import FABRIC_SIGNATURES
 from dscluster.sigfinetune import FINETUNE_SIGNATURES
@@ -229,7 +230,7 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
     *DATA_SIGNATURES,
     *WORLD_SIGNATURES,
     *TRAINING_SIGNATURES,
-    *DEEPSPEED_SIGNATURES,
+    *DEEPSPEED_SIGNATURES, *DS_SOURCE_SIGNATURES,
     *SETUP_SIGNATURES,
     *FRAMEWORK_SIGNATURES,
     *HF_SIGNATURES,

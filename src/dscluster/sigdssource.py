@@ -1,0 +1,178 @@
+"""DeepSpeed's own refusals read from its source before a log showed them (session 27 of issue 45, DeepSpeed at
+edaa722, 2026-08): the messages deepspeed.initialize, the engine, its config, the pipeline engine, the launcher and
+zero_to_fp32.py raise for a condition the code tests and a setting that satisfies it. Until these such a log got only a
+generic answer (the exception's type, refused-*). Each pattern is the message's fixed words as the source formats them
+(placeholders as bounded classes); `retry=False` throughout: the same config and code meet the same check again.
+sigmessages.py places this table right after DEEPSPEED_SIGNATURES."""
+
+from __future__ import annotations
+
+from dscluster.sigtypes import Signature
+from dscluster.sigtypes import sig as _sig
+
+DS_SOURCE_SIGNATURES: tuple[Signature, ...] = (
+    # deepspeed/__init__.py initialize(): `assert config is not None, "DeepSpeed requires --deepspeed_config to specify
+    # configuration file"` (no config= and no args.deepspeed_config).
+    _sig("ds-no-config", r"DeepSpeed requires --deepspeed_config to specify configuration file",
+         "deepspeed.initialize() was given no DeepSpeed config: neither config= (a path or a dict) nor an args "
+         "namespace carrying deepspeed_config (the --deepspeed_config option that deepspeed.add_config_arguments adds).",
+         "Pass the config to deepspeed.initialize(config=\"ds_config.json\" or a dict), or add "
+         "deepspeed.add_config_arguments(parser) and launch with --deepspeed --deepspeed_config ds_config.json, passing "
+         "args= to initialize. A restart fails the same way.", retry=False),
+    # runtime/config.py DeepSpeedConfig._set_batch_related_parameters: none of train_batch_size and
+    # train_micro_batch_size_per_gpu in the config.
+    _sig("ds-batch-size-missing", r"Either train_batch_size or train_micro_batch_size_per_gpu needs to be provided",
+         "The DeepSpeed config gives neither train_batch_size nor train_micro_batch_size_per_gpu (at most "
+         "gradient_accumulation_steps), so DeepSpeed cannot derive the batch sizes.",
+         "Add train_micro_batch_size_per_gpu (and gradient_accumulation_steps) or train_batch_size to the config; "
+         "with the HF Trainer or accelerate, \"auto\" values are filled only when they create the engine. A restart "
+         "fails the same way.", retry=False),
+    # runtime/config.py DeepSpeedConfig._batch_assertion: a batch value 0 or less, most often one DeepSpeed derived by
+    # integer division in _set_batch_related_parameters (train_batch_size // world_size // gas).
+    _sig("ds-batch-size-zero", r"(?:Train batch size|Micro batch size per gpu|Gradient accumulation steps): -?\d+ has "
+         r"to be greater than 0",
+         "A DeepSpeed batch setting is 0 or less: DeepSpeed derives the missing one by integer division "
+         "(train_batch_size // world size // gradient_accumulation_steps, or train_batch_size // micro batch // world "
+         "size), which gives 0 when train_batch_size is smaller than the product of the other two and the number of "
+         "GPUs; or a 0 written in the config.",
+         "Make train_batch_size = train_micro_batch_size_per_gpu x gradient_accumulation_steps x the number of GPUs "
+         "(at least the world size), or set the micro batch and the accumulation steps and let DeepSpeed derive "
+         "train_batch_size for this world size. A restart fails the same way.", retry=False),
+    # runtime/engine.py _configure_optimizer: gradient clipping given to the optimizer's params in the config.
+    _sig("ds-max-grad-norm", r"'max_grad_norm' is not supported as an optimizer parameter",
+         "The DeepSpeed config's optimizer.params has max_grad_norm, which DeepSpeed does not pass to optimizers: "
+         "gradient clipping is the engine's own setting.",
+         "Remove max_grad_norm from optimizer.params and set \"gradient_clipping\": VALUE at the config's top level. "
+         "A restart fails the same way.", retry=False),
+    # runtime/engine.py backward()/step()/scale(): "must provide optimizer during init in order to use
+    # backward|step|scale" (before 2021-11 the same words split in two literals; the pipeline engine's backward too).
+    # Not _configure_zero_optimizer's "zero stage N requires an optimizer": a library preparing a second, frozen model
+    # (TRL's reference model) with the training config meets it too, and there the fix is that library's (corpus case
+    # trl-825-zero2-ref-model-optimizer).
+    _sig("ds-no-optimizer", r"must provide optimizer during init in order to use (?:backward|step|scale)",
+         "The DeepSpeed engine was created without an optimizer (no \"optimizer\" section in the config and none passed "
+         "to deepspeed.initialize), and its backward() or step() needs one.",
+         "Add an \"optimizer\" section to the config or pass optimizer= (or model_parameters=) to "
+         "deepspeed.initialize; for inference only, call only the engine's forward (or use deepspeed.init_inference). A "
+         "restart fails the same way.", retry=False),
+    # runtime/engine.py _configure_optimizer: config optimizer.type not in DEEPSPEED_OPTIMIZERS nor torch.optim.
+    _sig("ds-optimizer-unknown", r"\S{1,80} is not a supported DeepSpeed Optimizer",
+         "The DeepSpeed config's optimizer.type names no optimizer DeepSpeed knows: neither one of its own (Adam, AdamW, "
+         "Lamb, OneBitAdam, ZeroOneAdam, OneBitLamb, Lion, Muon, ...) nor a torch.optim class; the name is "
+         "case-sensitive.",
+         "Spell optimizer.type as DeepSpeed or torch.optim names it (\"AdamW\", \"Adam\", \"SGD\"), or build the "
+         "optimizer in the script and pass it to deepspeed.initialize(optimizer=...). A restart fails the same way.",
+         retry=False),
+    # runtime/engine.py _scheduler_from_config: scheduler.type neither in deepspeed.runtime.lr_schedules nor torch's.
+    _sig("ds-scheduler-unknown", r"DeepSpeed does not recognize LR scheduler \S",
+         "The DeepSpeed config's scheduler.type names no scheduler DeepSpeed knows: neither one of its own (WarmupLR, "
+         "WarmupDecayLR, WarmupCosineLR, OneCycle, LRRangeTest) nor a torch.optim.lr_scheduler class; the name is "
+         "case-sensitive.",
+         "Spell scheduler.type as DeepSpeed or torch names it (\"WarmupLR\", \"WarmupDecayLR\", \"CosineAnnealingLR\"), "
+         "or pass the scheduler to deepspeed.initialize(lr_scheduler=...). A restart fails the same way.", retry=False),
+    # runtime/engine.py _do_sanity_check: an optimizer class (a callable) with an already-built LR scheduler.
+    _sig("ds-scheduler-without-optimizer", r"is not instantiated but Client LR Scheduler is instantiated",
+         "deepspeed.initialize got an LR scheduler object built on an optimizer, but an optimizer class or factory "
+         "(not an optimizer object) as optimizer=: a built scheduler needs the built optimizer it steps.",
+         "Pass the optimizer object the scheduler was built with (optimizer=opt, lr_scheduler=sched), or pass a "
+         "scheduler factory (a callable taking the optimizer) with the optimizer factory. A restart fails the same "
+         "way.", retry=False),
+    # runtime/engine.py _check_for_duplicates: one parameter in two param groups of the client optimizer.
+    _sig("ds-param-in-two-groups", r"occurs multiple times in optimizer\.param_groups",
+         "The optimizer given to DeepSpeed holds one parameter in more than one param group (a weight listed both in a "
+         "weight-decay group and another, tied weights, or model.parameters() added again): ZeRO partitions each "
+         "parameter once.",
+         "Build the param groups so each parameter is in exactly one (filter by name, dedupe by id(p); for tied "
+         "weights keep one). A restart fails the same way.", retry=False),
+    # runtime/engine.py _configure_optimizer: amp (Apex) and any ZeRO stage.
+    _sig("ds-amp-with-zero", r"Amp and ZeRO are not currently compatible",
+         "The DeepSpeed config turns on both \"amp\" (NVIDIA Apex mixed precision) and ZeRO, which DeepSpeed does not "
+         "run together.",
+         "Turn \"amp\" off and use DeepSpeed's own \"fp16\" or \"bf16\" section with ZeRO (similar to amp O2), or drop "
+         "ZeRO. A restart fails the same way.", retry=False),
+    # runtime/engine.py _consolidated_16bit_state_dict / _zero3_consolidated_16bit_state_dict (save_16bit_model).
+    _sig("ds-consolidate-not-partitioned", r"consolidated_16bit_state_dict is only applicable to cases where weights "
+         r"are partitioned|this function requires ZeRO-3 mode",
+         "A consolidated 16-bit state dict (save_16bit_model, stage3_gather_16bit_weights_on_model_save) was asked of "
+         "an engine whose weights are not partitioned (ZeRO stage 0-2 without tensor parallelism): each rank already "
+         "holds the whole model.",
+         "Save the model's own state dict there (engine.module.state_dict(), or save_checkpoint); call "
+         "save_16bit_model/_zero3_consolidated_16bit_state_dict only under ZeRO-3 or tensor parallelism. A restart "
+         "fails the same way.", retry=False),
+    # runtime/engine.py deepspeed_io (deepspeed.initialize(training_data=...)): neither map-style nor iterable dataset.
+    _sig("ds-training-data-type", r"Training data must be a torch Dataset",
+         "deepspeed.initialize(training_data=...) (the engine's deepspeed_io) got something that is not a torch "
+         "Dataset: a DataLoader, a list or a dataset dictionary.",
+         "Pass a torch.utils.data.Dataset (or IterableDataset) as training_data, or leave training_data out and "
+         "iterate your own DataLoader. A restart fails the same way.", retry=False),
+    # launcher/runner.py main: `ssh FIRST_HOST hostname -I` failed (logger.error, 'hostname -I') or printed no word
+    # (RuntimeError, `hostname -I`).
+    _sig("ds-master-addr-undetected", r"Unable to detect suitable master address via ['`]hostname -I['`]",
+         "DeepSpeed's runner, given a hostfile and no --master_addr, asks the first host for its address with `ssh "
+         "FIRST_HOST hostname -I`, and that command failed or printed nothing (ssh to it refused, or a hostname "
+         "without -I there).",
+         "Pass --master_addr with the first node's IP address (reachable from every node); check that `ssh FIRST_HOST "
+         "hostname -I` runs without a password from this node. A restart fails the same way.", retry=False),
+    # launcher/runner.py main: --no_ssh needs each node's own --node_rank, within the hostfile's nodes.
+    _sig("ds-no-ssh-node-rank", r"Launching training without ssh, but --node_rank is not set correctly",
+         "DeepSpeed's runner was started with --no_ssh (each node runs its own command) but without a --node_rank in "
+         "range: each node must say which of the hostfile's nodes it is (0 to nodes-1).",
+         "Run the same command on every node with --no_ssh --node_rank=N (0 on the first host of the hostfile, 1 on "
+         "the next, ...), --master_addr and --master_port the same everywhere. A restart fails the same way.",
+         retry=False),
+    # runtime/pipe/module.py PipelineModule.__init__: num_stages without a topology must divide the world size.
+    _sig("pipe-stages-world", r"num_stages \(\d+\) must divide distributed world size \(\d+\)",
+         "The PipelineModule's num_stages does not divide the number of processes: DeepSpeed splits the world into "
+         "world_size / num_stages data-parallel pipelines.",
+         "Launch a multiple of num_stages processes (GPUs), or set num_stages to a divisor of the world size. A "
+         "restart fails the same way.", retry=False),
+    # runtime/pipe/engine.py PipelineEngine.forward/backward/step: disabled for pipeline training.
+    _sig("pipe-train-batch-only", r"Only train_batch\(\) is accessible in pipeline mode",
+         "The pipeline engine (a PipelineModule given to deepspeed.initialize) was driven with engine(batch), "
+         "engine.backward() or engine.step(), which pipeline training disables: it runs a whole batch's schedule "
+         "itself.",
+         "Call loss = engine.train_batch(data_iter=...) for each training batch (engine.eval_batch for evaluation) "
+         "instead of the forward/backward/step loop. A restart fails the same way.", retry=False),
+    # runtime/pipe/engine.py PipelineEngine.train_batch under torch.no_grad().
+    _sig("pipe-train-batch-no-grad", r"train_batch\(\) requires gradients enabled\. Use eval_batch\(\) instead",
+         "The pipeline engine's train_batch() ran with gradients disabled (inside torch.no_grad() or "
+         "torch.inference_mode(), an evaluation loop).",
+         "Use engine.eval_batch(data_iter) for evaluation, and call train_batch outside no_grad. A restart fails the "
+         "same way.", retry=False),
+    # runtime/zero/partition_parameters.py GatheredParameters.__exit__: parameters changed with modifier_rank=None.
+    _sig("zero3-gathered-modified", r"Detected in-place modification of ZeRO-3 parameters inside GatheredParameters "
+         r"with modifier_rank=None",
+         "Parameters gathered with deepspeed.zero.GatheredParameters(..., modifier_rank=None) were modified in place "
+         "(weights initialized or loaded inside it): with modifier_rank=None the gather is read-only and the change "
+         "would be lost when they are partitioned again.",
+         "Pass modifier_rank=0 (the rank whose change is broadcast to all) to GatheredParameters where the block "
+         "changes the weights. A restart fails the same way.", retry=False),
+    # runtime/zero/partition_parameters.py Init._set_dtype: both "fp16" and "bf16" enabled in the config.
+    _sig("ds-fp16-and-bf16", r"bfloat16 and fp16 cannot be enabled at once",
+         "The DeepSpeed config enables both the \"fp16\" and the \"bf16\" section, and zero.Init refuses to choose the "
+         "parameters' dtype.",
+         "Enable only one of \"fp16\" and \"bf16\" (with the HF Trainer, match --bf16/--fp16 to the config or use "
+         "\"auto\"). A restart fails the same way.", retry=False),
+    # runtime/config.py DeepSpeedConfig._do_error_check: zero_optimization.stage above 3.
+    _sig("ds-zero-stage-too-high", r"DeepSpeedConfig: Maximum supported ZeRO stage is \d",
+         "The DeepSpeed config's zero_optimization.stage is above 3, the highest stage DeepSpeed has.",
+         "Set zero_optimization.stage to 0, 1, 2 or 3 (ZeRO++ and offload are settings of stage 3, not stages). A "
+         "restart fails the same way.", retry=False),
+    # runtime/lr_schedules.py WarmupLR/WarmupDecayLR __init__ (2025+): f"warmup_num_steps must be a positive integer,
+    # got {warmup_num_steps}" with the HF/accelerate placeholder "auto" left in place.
+    _sig("ds-config-auto", r"warmup_num_steps must be a positive integer, got '?auto'?(?!\w)",
+         "DeepSpeed's scheduler got the string \"auto\" as warmup_num_steps: the config keeps the HF Trainer's and "
+         "Accelerate's \"auto\" placeholders, which only those two replace with numbers when they create the engine, "
+         "and here DeepSpeed was given them as they are.",
+         "Put a number in place of \"auto\" (warmup_num_steps, and the other \"auto\" values) when DeepSpeed gets the "
+         "config directly, or let the HF Trainer or accelerate create the engine from it. A restart fails the same "
+         "way.", retry=False),
+    # utils/zero_to_fp32.py parse_optim_states: the number of *_optim_states.pt files is not the saved world size.
+    _sig("zero-ckpt-incomplete", r"Expected \d+ of '\*_optim_states\.pt' under '[^'\n]{0,300}' but found \d+ files",
+         "zero_to_fp32.py found another number of ZeRO optimizer-state files in the checkpoint's tag directory than "
+         "the world size that saved it: a checkpoint written over an older one of another world size, or one not "
+         "saved by every rank (a save interrupted, ranks writing to different disks).",
+         "Convert a complete checkpoint: one tag directory written by one save of all ranks (on a shared file "
+         "system, or collected from every node); delete stale zero_pp_rank_* files of another world size. A restart "
+         "fails the same way.", retry=False),
+)
