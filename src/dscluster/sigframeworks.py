@@ -48,7 +48,10 @@ FRAMEWORK_SIGNATURES: tuple[Signature, ...] = (
     # in its MoE layers).
     _sig("tp-size-indivisible", r"(?:Total )?number of attention heads(?: \(\d+\))? must be divisible by tensor "
          r"parallel size|Total number of hidden layers \(\d+\) must be divisible by pipeline parallel size|"
-         r"The choo?sen size \d+ is not compatible with sharding on \d+ shards",
+         r"The choo?sen size \d+ is not compatible with sharding on \d+ shards|"
+         # Round 74: Megatron core's TransformerConfig.__post_init__ (megatron/core/transformer/transformer_config.py).
+         r"num_attention_heads \(\d+\) must be a multiple of tensor_model_parallel_size|"
+         r"num_query_groups \(\d+\) must be a multiple or divisor of tensor_model_parallel_size",
          _TP_CAUSE, _TP_FIX, retry=False),
     # Megatron core's parallel_state.initialize_model_parallel ("world_size (W) is not divisible by M", M = tensor x
     # pipeline x context parallel size; older releases name the sizes, "... is not divisible by
@@ -56,8 +59,11 @@ FRAMEWORK_SIGNATURES: tuple[Signature, ...] = (
     # by expert_tensor_model_pipeline_parallel size (E)"), vLLM's parallel_state ("world_size (W) is not equal to
     # tensor_model_parallel_size (T) x pipeline_model_parallel_size (P)").
     # torch's DeviceMesh (device_mesh.py: "Mesh should not be bigger than default world size[ W], but found N ranks!").
+    # Round 74: Megatron's validate_args (megatron/training/arguments.py: "world size (W) is not divisible by
+    # total_model_size (total_model_size=M)"; older and yaml_arguments.py: "... by tensor parallel size (T) times ...").
     _sig("world-size-indivisible", r"world_size \(\d+\) is not (?:divisible by|equal to) |"
-         r"Mesh should not be bigger than default world size",
+         r"Mesh should not be bigger than default world size|"
+         r"world size \(\d+\) is not divisible by (?:total_model_size|tensor (?:model )?parallel size) \(",
          _WS_CAUSE, _WS_FIX, retry=False),
     # The tensor-parallel helpers' own check (ensure_divisibility / divide in Megatron's mpu and megatron/core/utils.py,
     # apex.transformer.utils, fairscale's nn/model_parallel/utils.py (divide_and_check_no_remainder), ColossalAI's
@@ -89,7 +95,10 @@ FRAMEWORK_SIGNATURES: tuple[Signature, ...] = (
          "visible count (nvidia-smi -L, CUDA_VISIBLE_DEVICES); under a scheduler start one task per GPU with every GPU "
          "of the node visible to each, and devices equal to the tasks per node. A restart fails the same way.",
          retry=False),
-    _sig("no-gpu", r"You requested (?:gpu|GPUs?): \[[\d, ]+\]\s+But your machine only has: \[\]",
+    # Round 74: Lightning's accelerator connector (_set_parallel_devices_and_init_accelerator; Fabric's connector too):
+    # "`CUDAAccelerator` can not run on your system since the accelerator is not available." (1.x: GPUAccelerator).
+    _sig("no-gpu", r"You requested (?:gpu|GPUs?): \[[\d, ]+\]\s+But your machine only has: \[\]|"
+         r"`?(?:CUDA|GPU)Accelerator`? can not run on your system since the accelerator is not available",
          "Lightning was asked for GPUs and this process sees none: torch is a CPU-only build, the NVIDIA driver is "
          "missing or broken, or CUDA_VISIBLE_DEVICES (a container without --gpus) hides every GPU.",
          "Check `python -c 'import torch; print(torch.cuda.is_available(), torch.version.cuda)'` and nvidia-smi on "
@@ -192,4 +201,53 @@ FRAMEWORK_SIGNATURES: tuple[Signature, ...] = (
          "Install the Lightning version the code (or the library importing it) was written for (`pip show "
          "pytorch-lightning`; its requirements or environment file), the same on every node. A restart fails the "
          "same way.", retry=False),
+    # Round 74, from Lightning's source (no log yet; Lightning-AI/pytorch-lightning master of 2026-07).
+    # strategies/fsdp.py (FSDPStrategy.setup_optimizers; fabric/strategies/fsdp.py, xla_fsdp.py the same): no parameter
+    # of the optimizer is a flattened FSDP parameter.
+    _sig("lightning-fsdp-optimizer-params", r"The optimizer does not seem to reference any (?:XLA)?FSDP parameters",
+         "Lightning's FSDP strategy found an optimizer that holds none of the FSDP-wrapped parameters: "
+         "configure_optimizers() (or Fabric's setup_optimizers) was given the parameters of the model from before it "
+         "was wrapped (self.parameters() of a module FSDP wraps in configure_model, or a model captured earlier), or "
+         "the optimizer was made before the model was set up.",
+         "Create the optimizer from the wrapped model: self.trainer.model.parameters() in configure_optimizers(); "
+         "with Fabric call fabric.setup_module(model) first and build the optimizer from its parameters; a restart "
+         "fails the same way.", retry=False),
+    # strategies/deepspeed.py: _setup_model_and_optimizer ("Currently only one optimizer is supported with DeepSpeed.
+    # Got N optimizers instead.") and older _init_optimizers ("DeepSpeed currently only supports single optimizer,
+    # single optional scheduler.").
+    _sig("lightning-deepspeed-one-optimizer", r"Currently only one optimizer is supported with DeepSpeed|"
+         r"DeepSpeed currently only supports single optimizer, single optional scheduler",
+         "Lightning's DeepSpeed strategy takes one optimizer (and at most one scheduler), and configure_optimizers() "
+         "returns several (a GAN's two, or a list of optimizers).",
+         "Return one optimizer from configure_optimizers() (parameter groups for parts that need other settings), "
+         "or train with another strategy (ddp, fsdp) for several optimizers; a restart fails the same way.",
+         retry=False),
+    # strategies/deepspeed.py (DeepSpeedStrategy.setup: clipping is DeepSpeed's gradient_clipping, a norm).
+    _sig("lightning-deepspeed-clip-value", r"DeepSpeed does not support clipping gradients by value",
+         "The Trainer asks for gradient clipping by value (gradient_clip_algorithm='value'), and Lightning's DeepSpeed "
+         "strategy clips only by norm (DeepSpeed's gradient_clipping).",
+         "Use Trainer(gradient_clip_val=X, gradient_clip_algorithm='norm') (the default algorithm), or no clipping; "
+         "a restart fails the same way.", retry=False),
+    # strategies/deepspeed.py (DeepSpeedStrategy.setup_environment): any accelerator other than CUDAAccelerator.
+    _sig("lightning-deepspeed-cuda-only", r"The DeepSpeed strategy is only supported on CUDA GPUs",
+         "Lightning's DeepSpeed strategy runs only on CUDA GPUs, and the Trainer's accelerator is another one: "
+         "accelerator='cpu' (or 'mps') was given, or 'auto' found no GPU (a CPU-only torch, no driver, "
+         "CUDA_VISIBLE_DEVICES empty).",
+         "Run it with Trainer(accelerator='gpu') on a node whose torch sees the GPUs (torch.cuda.is_available()), or "
+         "use a strategy that runs on that accelerator (ddp, auto); a restart fails the same way.", retry=False),
+    # trainer/connectors/accelerator_connector.py and fabric/connector.py (_check_strategy_and_fallback): the fork-based
+    # strategies (ddp_fork, ddp_notebook) where os.fork does not exist or is not safe (Windows, macOS' spawn default).
+    _sig("lightning-fork-platform", r"but process forking is not supported on this platform",
+         "A fork-based Lightning strategy (ddp_fork, ddp_notebook) was chosen on a platform without process forking "
+         "(Windows; Python's fork start method unavailable there).",
+         "Use strategy='ddp_spawn' (or 'ddp' from a script) on that platform; a restart fails the same way.",
+         retry=False),
+    # trainer/connectors/accelerator_connector.py ("The strategy `fsdp` requires a GPU accelerator, but received
+    # `accelerator='cpu'`") and fabric/connector.py ("You selected the FSDP strategy but FSDP is only available on GPU").
+    _sig("lightning-fsdp-gpu-only", r"The strategy `?fsdp`? requires a GPU accelerator|"
+         r"You selected the FSDP strategy but FSDP is only available on GPU",
+         "Lightning's FSDP strategy was given a non-GPU accelerator (accelerator='cpu' or 'mps'); Lightning runs FSDP "
+         "on CUDA GPUs only.",
+         "Set accelerator='gpu' (or 'cuda') on machines whose torch sees GPUs, or use another strategy (ddp, auto) "
+         "for a CPU run; a restart fails the same way.", retry=False),
 )

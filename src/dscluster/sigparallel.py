@@ -233,4 +233,84 @@ PARALLEL_SIGNATURES: tuple[Signature, ...] = (
          "Use torch 2.6 or newer (or stay on 2.4); with 2.5, start the rank that hosts the store (rank 0, MASTER_ADDR) "
          "before the others so that no connection has to retry; a restart on the same torch can fail the same way.",
          retry=False),
+    # Round 74, from Megatron-LM's source (no log yet; NVIDIA/Megatron-LM main of 2026-08): validate_args's own refusals
+    # (megatron/training/arguments.py; yaml_arguments.py's copies), the microbatch calculator's and the loader's.
+    # megatron/core/num_microbatches_calculator.py: ConstantNumMicroBatchesCalculator's "global batch size (G) is not
+    # divisible by micro batch size (M) times data parallel size (D)"; the ramp-up's "current global batch size (G) is
+    # not divisible by micro_batch_size (M) * data_parallel_size (D)". Not the eval batch's check (another option).
+    _sig("megatron-global-batch", r"global batch size \(\d+\) is not divisible by micro[ _]batch[ _]size \(\d+\) "
+         r"(?:times|\*) data[ _]parallel[ _]size \(\d+\)",
+         "Megatron splits each global batch into micro-batches over the data-parallel ranks, so --global-batch-size "
+         "must be a multiple of --micro-batch-size x the data-parallel size (the world size divided by tensor x "
+         "pipeline x context parallel size), and it is not (with --rampup-batch-size, one of the ramp's sizes is not).",
+         "Set --global-batch-size to a multiple of micro-batch-size x data-parallel size (or change the micro-batch "
+         "size or the GPU count so that it is; with a ramp, choose its start and increment as such multiples); a "
+         "restart fails the same way.", retry=False),
+    # arguments.py validate_args: "Using tensor model parallelism or context parallelism require setting the environment
+    # variable CUDA_DEVICE_MAX_CONNECTIONS to 1" (GPUs before Blackwell); older and yaml_arguments.py: "Using sequence
+    # parallelism requires setting ...". Not tensor_parallel/layers.py's warning ("it is recommended to set ... to 1
+    # for maximum speedup") nor validate_args's FSDP and MoE warnings ("... to 1 while ...", "... to 1 to maximize").
+    _sig("megatron-cuda-max-connections", r"Using [\w /-]{1,60} requires? setting the environment variable "
+         r"CUDA_DEVICE_MAX_CONNECTIONS to 1(?![ \w])",
+         "Megatron refuses tensor, context or sequence parallelism on GPUs before Blackwell unless every rank runs "
+         "with CUDA_DEVICE_MAX_CONNECTIONS=1 (one hardware queue, so its communication kernels are scheduled before "
+         "the GEMMs they overlap with), and the variable is not set to 1 in the ranks' environment.",
+         "Export CUDA_DEVICE_MAX_CONNECTIONS=1 in the environment every rank is started with (the launch script, "
+         "the scheduler's job script, or the launcher's exported variables on every node), or run without tensor "
+         "and context parallelism; a restart fails the same way.", retry=False),
+    # arguments.py validate_args under --use-torch-fsdp2: "FSDP always requires CUDA_DEVICE_MAX_CONNECTIONS value large
+    # than one" (sic): the opposite of the check above.
+    _sig("megatron-fsdp-max-connections", r"FSDP always requires CUDA_DEVICE_MAX_CONNECTIONS value larg\w* than one",
+         "Megatron's Torch-FSDP2 path (--use-torch-fsdp2) refuses CUDA_DEVICE_MAX_CONNECTIONS=1, which the ranks' "
+         "environment sets (often left from a tensor/sequence-parallel launch script, which needs it).",
+         "Unset CUDA_DEVICE_MAX_CONNECTIONS (or set it above 1, e.g. 8) for the FSDP run on every node, or use "
+         "Megatron's distributed optimizer instead of --use-torch-fsdp2 where tensor parallelism needs it at 1; a "
+         "restart fails the same way.", retry=False),
+    # arguments.py validate_args: --tp-comm-overlap without sequence parallelism (which validate_args also turns off
+    # when the tensor-parallel size is 1).
+    _sig("megatron-tp-overlap-sp", r"Tensor parallel communication/GEMM overlap can happen only when sequence "
+         r"parallelism is enabled",
+         "Megatron's --tp-comm-overlap (Transformer Engine's overlap of tensor-parallel communication with GEMMs) "
+         "needs sequence parallelism, and it is off: --sequence-parallel is not given, or the tensor-parallel size "
+         "is 1, for which Megatron turns sequence parallelism off itself.",
+         "Add --sequence-parallel with a tensor-parallel size above 1, or drop --tp-comm-overlap; a restart fails the "
+         "same way.", retry=False),
+    # arguments.py validate_args: context parallelism splits each sequence into 2 x CP chunks (load balancing).
+    _sig("megatron-cp-seq-length", r"seq-length should be a multiple of 2 \* context-parallel-size",
+         "Megatron's context parallelism splits each sequence into 2 x --context-parallel-size chunks (two per rank, "
+         "for load balance under the causal mask), so --seq-length must be a multiple of 2 x CP, and it is not.",
+         "Set --seq-length to a multiple of 2 x context-parallel-size (4096 with CP 2, 4 or 8), or choose a "
+         "context-parallel size that fits it; a restart fails the same way.", retry=False),
+    # arguments.py validate_args (and yaml_arguments.py): the experts spread evenly over the expert-parallel ranks.
+    _sig("megatron-ep-experts", r"Number of experts should be a multiple of expert model parallel[_ ]size",
+         "Megatron places an equal number of MoE experts on each expert-parallel rank, so --num-experts must be a "
+         "multiple of --expert-model-parallel-size, and it is not.",
+         "Use an expert-model-parallel size that divides the number of experts (64 experts: 2, 4, 8, ...); a restart "
+         "fails the same way.", retry=False),
+    # arguments.py validate_args: --overlap-param-gather's own two requirements. Not the checks of
+    # --overlap-param-gather-with-optimizer-step (another option, other requirements).
+    _sig("megatron-overlap-param-gather", r"--overlap-param-gather only supported with distributed optimizer|"
+         r"Must use --overlap-param-gather with --overlap-grad-reduce",
+         "Megatron's --overlap-param-gather overlaps the all-gather of the distributed optimizer's updated "
+         "parameters with the next forward, so it needs the distributed optimizer (--use-distributed-optimizer, or "
+         "Megatron FSDP) and --overlap-grad-reduce, and one of them is missing.",
+         "Add --use-distributed-optimizer and --overlap-grad-reduce, or drop --overlap-param-gather; a restart fails "
+         "the same way.", retry=False),
+    # arguments.py validate_args: the position table is shorter than the sequence.
+    _sig("megatron-max-position", r"max_position_embeddings \(\d+\) must be greater than or equal to "
+         r"seq_length \(\d+\)",
+         "Megatron's --max-position-embeddings (the length of the position-embedding table, the longest sequence "
+         "the model is built for) is below --seq-length.",
+         "Set --max-position-embeddings to at least --seq-length (for a pretrained model, its own maximum; a longer "
+         "sequence needs a model whose positions extend to it, e.g. RoPE scaling), or lower --seq-length; a restart "
+         "fails the same way.", retry=False),
+    # megatron/training/checkpointing.py (_load_base_checkpoint): a torch_dist checkpoint directory met by a run that
+    # reads only the legacy format.
+    _sig("megatron-dist-ckpt-flag", r"Detected load from a distributed checkpoint, but neither --use-dist-ckpt nor "
+         r"--auto-detect-ckpt-format is set",
+         "The checkpoint in --load was saved in Megatron's distributed format (torch_dist: a directory of shards and "
+         "metadata), and this run reads the legacy per-rank format: neither --use-dist-ckpt (--ckpt-format "
+         "torch_dist) nor --auto-detect-ckpt-format is given.",
+         "Add --auto-detect-ckpt-format (or --ckpt-format torch_dist / --use-dist-ckpt in older releases) to the "
+         "command that loads it; a restart fails the same way.", retry=False),
 )
