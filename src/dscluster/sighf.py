@@ -117,4 +117,115 @@ HF_SIGNATURES: tuple[Signature, ...] = (
          "Upgrade accelerate (0.7.0 and later read the sections with a default), the same version on every node; with "
          "that old accelerate, add \"fp16\": {\"enabled\": false} and \"bf16\": {\"enabled\": false} to the DeepSpeed "
          "config or choose a mixed precision in `accelerate config`. A restart fails the same way.", retry=False),
+    # Review 73, accelerate's own refusals read from its source (huggingface/accelerate, utils/dataclasses.py
+    # DeepSpeedPlugin.fill_match, 0.15 to today): a DeepSpeed config value "auto" that accelerate cannot fill, since
+    # only what prepare() is given fills it (a dataloader: the batch sizes; DummyOptim/DummyScheduler: optimizer.params.*,
+    # scheduler.params.*; model.config: the hidden-size buckets); the HF Trainer fills more. 0.15-0.2x: "without `auto`(set".
+    _sig("accelerate-ds-auto-value", r"`[\w.]{1,120}` not found in kwargs\. Please specify `[\w.]{1,120}` without `auto`",
+         "accelerate refused a DeepSpeed config value set to \"auto\" that it cannot fill: without the HF Trainer, "
+         "accelerate fills \"auto\" only from what Accelerator.prepare() is given (the batch sizes from a dataloader, "
+         "optimizer.params.* and scheduler.params.* from accelerate's DummyOptim/DummyScheduler, the ZeRO bucket sizes "
+         "from model.config); the key the message names got no value: a DeepSpeed config written for the HF Trainer "
+         "used with a plain accelerate script.",
+         "Replace \"auto\" for the named key with a number in the DeepSpeed config file (lr, weight_decay, warmup and "
+         "step counts for an optimizer or scheduler section), or, with optimizer/scheduler sections in the config, "
+         "pass accelerate.utils.DummyOptim(params, lr=...) and DummyScheduler(...) to prepare(). A restart fails the "
+         "same way.", retry=False),
+    # DeepSpeedPlugin.set_mixed_precision (utils/dataclasses.py, 0.2x to today): the launch's mixed precision and the
+    # other half-precision section enabled in the DeepSpeed config file.
+    _sig("accelerate-ds-mixed-precision", r"`--mixed_precision` arg cannot be set to `\w+` when `\w+` is set in the "
+         r"DeepSpeed config",
+         "accelerate was launched with one mixed precision (--mixed_precision, or mixed_precision in the accelerate "
+         "config) while the DeepSpeed config file enables the other one (fp16 against bf16): DeepSpeed can run only "
+         "one, and accelerate refuses to choose.",
+         "Make them agree: the same precision in --mixed_precision / the accelerate config and in the DeepSpeed file "
+         "(or \"enabled\": \"auto\" there so accelerate sets it), or --mixed_precision no and let the DeepSpeed file "
+         "decide. A restart fails the same way.", retry=False),
+    # DeepSpeedPlugin.__post_init__ (utils/dataclasses.py, 0.15 to today): a deepspeed_config_file without
+    # "zero_optimization".
+    _sig("accelerate-ds-no-zero", r"Please specify the ZeRO optimization config in the DeepSpeed config",
+         "accelerate was given a DeepSpeed config file (deepspeed_config_file, or a DeepSpeedPlugin's hf_ds_config) "
+         "without a zero_optimization section, which accelerate requires to know the ZeRO stage.",
+         "Add a \"zero_optimization\": {\"stage\": N, ...} section to the DeepSpeed config file (stage 0 for none), or "
+         "check that the file given is the DeepSpeed config and not another JSON. A restart fails the same way.",
+         retry=False),
+    # Accelerator._prepare_deepspeed (accelerator.py, 0.15 to today): an optimizer or scheduler both in the DeepSpeed
+    # config and in the code, or accelerate's placeholders (DummyOptim/DummyScheduler) without the config's section.
+    _sig("accelerate-ds-optimizer-source", r"You cannot specify an? (?:optimizer|scheduler) in the config file and in "
+         r"the code at the same time|You cannot create a `?DummyOptim`? without specifying an optimizer in the config|"
+         r"Either specify a scheduler in the config file or pass in the `?lr_scheduler_callable|You can only specify "
+         r"`?accelerate\.utils\.DummyScheduler`? in the code when using `?accelerate\.utils\.DummyOptim",
+         "Under DeepSpeed accelerate takes the optimizer and the scheduler from one place each: the DeepSpeed config's "
+         "optimizer/scheduler sections (with DummyOptim/DummyScheduler as placeholders in the code) or real torch "
+         "objects in the code; this run gave both (a section in the config and a torch optimizer/scheduler in the "
+         "code) or a placeholder with no section behind it.",
+         "Either remove the optimizer (or scheduler) section from the DeepSpeed config and keep the code's, or keep "
+         "the section and pass accelerate.utils.DummyOptim / DummyScheduler to prepare(); a DummyScheduler needs "
+         "DummyOptim, and a scheduler section or lr_scheduler_callable. A restart fails the same way.", retry=False),
+    # Accelerator.get_state_dict (accelerator.py, 0.15 to today): saving the full model under ZeRO-3 (save_model, the HF
+    # Trainer's save) when the config does not gather the 16-bit weights.
+    _sig("accelerate-zero3-16bit-save", r"Cannot get 16bit model weights because `?"
+         r"stage3_gather_16bit_weights_on_model_save`? in DeepSpeed config is False",
+         "Saving the model under DeepSpeed ZeRO-3 needs its whole weights, gathered from every rank's partitions, and "
+         "the DeepSpeed config has stage3_gather_16bit_weights_on_model_save false (or unset), so accelerate refused "
+         "to gather them.",
+         "Set \"stage3_gather_16bit_weights_on_model_save\": true in zero_optimization (zero3_save_16bit_model: true "
+         "in the accelerate config); or save DeepSpeed's own checkpoint (save_state / model.save_checkpoint) and "
+         "recover the weights with zero_to_fp32.py. A restart fails the same way at the save.", retry=False),
+    # Accelerator.prepare (accelerator.py, 0.15 to today): under DeepSpeed one prepare() call given two models.
+    _sig("accelerate-ds-one-model", r"You can't use same `?Accelerator\(\)`? instance with multiple models when using "
+         r"DeepSpeed",
+         "accelerate under DeepSpeed wraps one model in one engine per prepare(), and this call was given two "
+         "torch.nn.Module objects (a policy and a reference, reward or teacher model, a generator and a "
+         "discriminator).",
+         "Prepare one model per call: model, optimizer, loader = accelerator.prepare(model, optimizer, loader); a "
+         "second model that is only evaluated needs no prepare (move it to accelerator.device), one to train needs "
+         "its own DeepSpeed engine (accelerate's several deepspeed_plugins, one selected per prepare, in 1.1 and "
+         "later). A restart fails the same way.", retry=False),
+    # PartialState.__init__ (state.py): started under MPI (its OMPI/PMI/MV2 rank variables) across several nodes,
+    # local world size below the world size, without MASTER_ADDR (MASTER_PORT defaults to 29500).
+    _sig("accelerate-mpi-master-addr", r"Tried to launch on distributed with multinode, but `?MASTER_ADDR`? env was not "
+         r"set",
+         "accelerate found itself started by an MPI launcher (mpiexec, its rank variables) across several nodes, "
+         "and MASTER_ADDR is not set: torch.distributed needs the address of rank 0's node to meet, and the MPI "
+         "launcher does not give it.",
+         "Export MASTER_ADDR=<rank 0's hostname or IP> (and MASTER_PORT) to every rank: the MPI launcher's "
+         "environment option (-x MASTER_ADDR=... -x MASTER_PORT=... with Open MPI's, -genv with Intel MPI's), or in "
+         "the job script before it; or start the ranks with accelerate launch / torchrun on each node instead. A "
+         "restart fails the same way.", retry=False),
+    # utils/launch.py prepare_multi_gpu_env (0.2x to today) and utils/fsdp_utils.py (the FSDP1 wrap, 0.2x):
+    # cpu_ram_efficient_loading loads the weights on rank 0 only, the others hold empty ones until sync_module_states
+    # broadcasts rank 0's.
+    _sig("accelerate-fsdp-sync-states", r"When using `?--fsdp_cpu_ram_efficient_loading`? set `?"
+         r"--fsdp_sync_module_states`? to `?True|Set the `?sync_module_states`? flag to `?True`? so that model states "
+         r"are synced across processes",
+         "FSDP's cpu_ram_efficient_loading loads the pretrained weights on the main process only, the others create "
+         "the model empty, so FSDP must broadcast rank 0's weights when it wraps the model (sync_module_states), and "
+         "it is off.",
+         "Set fsdp_sync_module_states: true in the accelerate config (--fsdp_sync_module_states true), or turn "
+         "fsdp_cpu_ram_efficient_loading off. A restart fails the same way.", retry=False),
+    # FullyShardedDataParallelPlugin.__post_init__ / set_state_dict_type (utils/dataclasses.py, 1.6 to today): FSDP1's
+    # settings given to FSDP2 (fsdp_version: 2): LOCAL_STATE_DICT, reshard_after_forward as a sharding-strategy word,
+    # forward_prefetch.
+    _sig("accelerate-fsdp2-setting", r"FSDP2 does not support LOCAL_STATE_DICT|reshard_after_forward set to "
+         r"[^\n]{1,80}?\. This is not supported with FSDP2, please set to a `?bool|forward_prefetch is not yet "
+         r"implemented in FSDP2",
+         "accelerate's FSDP2 (fsdp_version: 2) was given a setting only FSDP1 has: fsdp_state_dict_type "
+         "LOCAL_STATE_DICT, fsdp_reshard_after_forward as a sharding strategy (FULL_SHARD, SHARD_GRAD_OP...) where "
+         "FSDP2 takes true/false, or fsdp_forward_prefetch: an FSDP1 config with its version changed to 2.",
+         "Convert the config to FSDP2 (`accelerate to-fsdp2 --config_file ...` writes one): fsdp_state_dict_type "
+         "SHARDED_STATE_DICT or FULL_STATE_DICT, fsdp_reshard_after_forward true/false, no fsdp_forward_prefetch; "
+         "or keep fsdp_version: 1. A restart fails the same way.", retry=False),
+    # Accelerator.clip_grad_value_ (accelerator.py, 0.1x to today): DeepSpeed and FSDP clip by norm only.
+    _sig("accelerate-clip-grad-value", r"DeepSpeed and FSDP\s+do not support `?clip_grad_value_",
+         "The training code clips gradients by value (accelerator.clip_grad_value_), which accelerate refuses under "
+         "DeepSpeed and FSDP: their sharded gradients are clipped by norm only.",
+         "Use accelerator.clip_grad_norm_(model.parameters(), max_norm) (with DeepSpeed, gradient_clipping in its "
+         "config), or run without DeepSpeed/FSDP. A restart fails the same way.", retry=False),
+    # commands/launch.py _validate_launch_command (0.2x to today): --multi_gpu with --num_processes below 2.
+    _sig("accelerate-multi-gpu-one", r"You need to use at least 2 processes to use `?--multi_gpu",
+         "accelerate launch was asked for multi-GPU data parallelism (--multi_gpu, or distributed_type MULTI_GPU in "
+         "the config) with --num_processes 1 (or num_processes: 1 in the config).",
+         "Give --num_processes the number of GPUs to use (2 or more; the total over all machines), or drop "
+         "--multi_gpu (and set distributed_type NO) for one process. A restart fails the same way.", retry=False),
 )

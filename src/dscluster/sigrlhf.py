@@ -100,4 +100,39 @@ RLHF_SIGNATURES: tuple[Signature, ...] = (
          "Install a TRL with the fix (a release, 0.22.0 or later, or the main branch from huggingface/trl#3886 on), "
          "or pin the commit before #3866. A restart with the same TRL fails the same way on every rank but the "
          "first.", retry=False),
+    # Review 73, TRL's own refusals read from its source (huggingface/trl): DPOTrainer/KTOTrainer/BCOTrainer.__init__
+    # (0.9 to today, trl/trainer and trl/experimental): the reference log-probs computed before training need the
+    # reference model whole on each rank, which ZeRO-3 does not give.
+    _sig("trl-precompute-ref-zero3", r"You cannot use `?precompute_ref_log_probs=True`? with Deepspeed ZeRO-3",
+         "TRL's preference trainer (DPO, KTO, BCO) refused precompute_ref_log_probs=True under DeepSpeed ZeRO-3: "
+         "TRL does not compute the reference log-probs ahead of training (a pass of the reference model over the "
+         "whole dataset) while ZeRO-3 partitions the models.",
+         "Set precompute_ref_log_probs=False in the trainer's config (the reference model then runs beside each "
+         "batch), or use ZeRO-2 for this run. A restart fails the same way.", retry=False),
+    # GRPOTrainer.__init__ (trl/trainer/grpo_trainer.py 0.18-0.29: "vllm_tensor_parallel_size (X) must divide world
+    # size (Y) evenly."; 1.0 on trl/generation/vllm_generation.py _init_vllm: "tensor_parallel_size (X) ..."): in
+    # vllm_mode="colocate" the training processes form the vLLM tensor-parallel groups.
+    _sig("trl-vllm-tp-world", r"(?:vllm_)?tensor_parallel_size \(\d+\) must divide world size \(\d+\) evenly",
+         "TRL's colocated vLLM (vllm_mode=\"colocate\") builds its tensor-parallel groups out of the training "
+         "processes, so vllm_tensor_parallel_size must divide their number (the world size, all nodes' processes), "
+         "and it does not.",
+         "Set vllm_tensor_parallel_size to a divisor of the number of training processes (1, 2, 4... of "
+         "accelerate launch's num_processes), or launch a number of processes it divides; or use vllm_mode=\"server\" "
+         "on GPUs of its own. A restart fails the same way.", retry=False),
+    # DPOTrainer/KTOTrainer/ORPO... .__init__ (0.7 to today; PPO's "`policy` and `ref_policy` cannot be the same
+    # object"): the reference model passed is the policy itself.
+    _sig("trl-ref-model-same", r"`(?:model|policy)` and `ref_(?:model|policy)` cannot be the same object",
+         "TRL's trainer was given the policy model itself as the reference model (ref_model=model): the reference must "
+         "stay fixed while the policy trains, so TRL refuses one object in both places.",
+         "Omit ref_model (ref_model=None: TRL makes the reference from the policy, or with peft uses the base model "
+         "with the adapters off), or load a second copy of the checkpoint (from_pretrained again) for ref_model. A "
+         "restart fails the same way.", retry=False),
+    # GRPOConfig.__post_init__ (trl/trainer/grpo_config.py and rloo_config.py, 0.18 to today).
+    _sig("trl-generation-batch-steps", r"'?generation_batch_size'? and '?steps_per_generation'? can not be both "
+         r"configured",
+         "TRL's GRPO/RLOO config was given both generation_batch_size and steps_per_generation: each is computed from "
+         "the other (generation_batch_size = per_device_train_batch_size x processes x steps_per_generation), so only "
+         "one may be set.",
+         "Set only one of generation_batch_size and steps_per_generation (check the recipe's YAML and the command "
+         "line together). A restart fails the same way.", retry=False),
 )

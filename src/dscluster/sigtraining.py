@@ -318,9 +318,12 @@ TRAINING_SIGNATURES: tuple[Signature, ...] = (
          "line either. A restart fails the same way.", retry=False),
     # Accelerate's Accelerator._prepare_deepspeed: "When using DeepSpeed(,) `accelerate.prepare()` requires you to pass at
     # least one of training or evaluation dataloaders (with `batch_size` attribute returning an integer value) or
-    # alternatively set an integer value in `train_micro_batch_size_per_gpu` in the deepspeed config file".
+    # alternatively set an integer value in `train_micro_batch_size_per_gpu` in the deepspeed config file"; review 73:
+    # its sibling for a dataloader whose batch_size is None (a batch_sampler's): "At least one of the dataloaders passed
+    # to `accelerate.prepare()` has `None` as batch size" (0.2x to today).
     _sig("accelerate-ds-batch-size", r"When using DeepSpeed,? `?accelerate\.prepare\(\)`? requires you to pass at least "
-         r"one of training or evaluation dataloaders",
+         r"one of training or evaluation dataloaders|dataloaders passed to `?accelerate\.prepare\(\)`? has `?None`? as "
+         r"batch size",
          "Accelerate ran with DeepSpeed but could not tell DeepSpeed the batch size: accelerate.prepare() was given no "
          "dataloader (or one without an integer batch_size) and the DeepSpeed config has no integer "
          "train_micro_batch_size_per_gpu. Often DeepSpeed is on only because the Accelerate config turned it on for a "
