@@ -15,3 +15,14 @@ FAILURES_ZH: dict[str, str] = json.loads((SRC / "locale" / "zh_TW" / "failures.j
 def sig(text: str) -> str | None:
     found = explain.explain(text)
     return found.signature if found else None
+
+
+def translated_and_final(names) -> dict:
+    """Each new signature's cause and fix in the zh-TW catalog and no restart offered (a refusal repeats); the table by
+    name, for a round's own further checks."""
+    by_name = {s.name: s for s in explain.SIGNATURES}
+    for name in names:
+        s = by_name[name]
+        assert s.cause in FAILURES_ZH and s.fix in FAILURES_ZH, name
+        assert not s.retry, name
+    return by_name

@@ -6,9 +6,7 @@ version's, project's or thread's words than the corpus case it was written from,
 read as it."""
 
 import pytest
-from explain_rounds import FAILURES_ZH, sig
-
-from dscluster import explain
+from explain_rounds import sig, translated_and_final
 
 NEW = ("nccl-stream-other-device", "nccl-system-call")
 
@@ -73,9 +71,5 @@ def test_near_misses(text, not_expected):
 
 
 def test_new_signatures_have_their_texts_and_logs():
-    by_name = {s.name: s for s in explain.SIGNATURES}
-    for name in NEW:
-        s = by_name[name]
-        assert s.cause in FAILURES_ZH and s.fix in FAILURES_ZH, name
-        assert not s.retry, name
+    by_name = translated_and_final(NEW)
     assert by_name["nccl-system-call"].symptom and not by_name["nccl-stream-other-device"].symptom
