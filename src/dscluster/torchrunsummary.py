@@ -59,19 +59,23 @@ def failures(stream: Stream) -> list[Failure]:
         m = _FIELD.match(ln) if entry is not None else None
         if m is None:
             continue
-        entry.setdefault(m.group("key"), (m.group("value").strip(), i))
-        efile = m.group("value").strip()
-        if m.group("key") == "error_file" and "exitcode" in entry and out and out[-1].line == entry["exitcode"][1]:
-            out[-1] = replace(out[-1], error_file=efile if efile and efile != "<N/A>" else None)  # after its exitcode
-        code = re.match(r"(-?\d+) \(pid: \d+\)$", entry.get("exitcode", ("", 0))[0])
-        if m.group("key") == "exitcode" and code:
+        key, value = m.group("key"), m.group("value").strip()
+        entry.setdefault(key, (value, i))
+        if key == "error_file" and "exitcode" in entry and out and out[-1].line == entry["exitcode"][1]:
+            out[-1] = replace(out[-1], error_file=_error_file(value))  # listed after its exitcode
+        code = re.match(r"(-?\d+) \(pid: \d+\)$", entry["exitcode"][0]) if key == "exitcode" else None
+        if code:
             rank = re.match(r"(\d+) \(local_rank: \d+\)$", entry.get("rank", ("", 0))[0])
-            efile = entry.get("error_file", ("", 0))[0]
             out.append(Failure(section == "root", int(rank.group(1)) if rank else None,
                                entry.get("host", (None, 0))[0] or stream.node, int(code.group(1)),
-                               efile if efile and efile != "<N/A>" else None, i,
+                               _error_file(entry.get("error_file", ("", 0))[0]), i,
                                line_time(entry.get("time", ("", 0))[0])))
     return out
+
+
+def _error_file(value: str) -> str | None:
+    """The error file's path as the summary gives it; None for `<N/A>` (the rank wrote none) or nothing."""
+    return value if value and value != "<N/A>" else None
 
 
 def own_errors(stream: Stream) -> list[rankerror.RankError]:
@@ -95,9 +99,7 @@ def own_errors(stream: Stream) -> list[rankerror.RankError]:
             continue
         err = rankerror._rank_error(stream, "python", exc[0], exc[1], i + exc[2], rankerror.user_frame(frames), i,
                                     f.time, rankerror.library_frame(frames))
-        out.append(rankerror.RankError(**{**{k: getattr(err, k) for k in err.__dataclass_fields__},
-                                          "rank": f.rank, "node": f.host,
-                                          "order": err.order - (100000 // 2 if f.root else 0)}))
+        out.append(replace(err, rank=f.rank, node=f.host, order=err.order - (100000 // 2 if f.root else 0)))
     return out
 
 
@@ -113,11 +115,11 @@ def report(streams: list[Stream], errs: list[rankerror.RankError]):
 
     if any(e.kind != "python" or e.type.rsplit(".", 1)[-1] not in _LAUNCHERS for e in errs):
         return None
-    found = [f for st in streams for f in failures(st)]
-    root = next((f for f in found if f.root), None)
+    found = [(st, f) for st in streams for f in failures(st)]
+    stream, root = next(((st, f) for st, f in found if f.root), (None, None))
     if root is None or root.code <= 0:
         return None
-    others = sorted({f.rank for f in found if not f.root and f.rank is not None and f.rank != root.rank})
+    others = sorted({f.rank for _, f in found if not f.root and f.rank is not None and f.rank != root.rank})
     who = f"rank {root.rank}" if root.rank is not None else "a rank"
     cause = ("torchrun's summary reports that {who} on {host} exited with code {code}" if root.host else
              "torchrun's summary reports that {who} exited with code {code}")
@@ -139,5 +141,4 @@ def report(streams: list[Stream], errs: list[rankerror.RankError]):
              "node": root.host, "symptom": True, "summary": f"exited with code {root.code} (torchrun's summary)",
              "who": f"{who} on {root.host}" if root.host else who}
     error = {k: v for k, v in error.items() if v is not None}
-    stream = next(st for st in streams if root in failures(st))
     return Explanation("torchrun-exit", cause, fix, False, stream.lines[root.line].strip()[:300], params, error)
