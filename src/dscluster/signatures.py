@@ -341,7 +341,8 @@ _TABLE: tuple[Signature, ...] = (
          "(clear ~/.cache/torch_extensions), and read that rank's log."),
     _sig("collective-timeout", r"Watchdog caught collective operation timeout|Timed out waiting \d+ms for (?:recv|send) "
          r"operation|failed to pass monitoredBarrier|Some NCCL operations have failed or timed out|"
-         + then(r"Work(?:NCCL|Gloo)\(", r"Timeout\(ms\)=\d+\) ran for") + "|" + sigwords.NCCL_ID_WAIT_TIMEOUT,
+         + then(r"Work(?:NCCL|Gloo)\(", r"Timeout\(ms\)=\d+\) ran for") + "|" + sigwords.NCCL_ID_WAIT_TIMEOUT + "|"
+         + sigwords.WATCHDOG_TIMEOUT_FRAME,
          "A collective timed out: {op_text}{missing_text}The waiting ranks gave up; the cause is on the ranks that "
          "never arrived (a hang, a crash, or a rank that took another code path).",
          "Look at what those ranks were doing (dscluster stacks while it hangs, or their logs); make every rank "

@@ -8,9 +8,10 @@ torch/distributed/__init__.py, NCCL's shm.h and shmutils.cc, torch/distributed/e
 agent/server/api.py), never one log's. Round 30 added the rendezvous store's address that does not resolve (c10d's
 TCPStore client: torch/csrc/distributed/c10d/socket.cpp, older Utils.cpp); round 48 the backward of
 torch.distributed.nn's all_gather on a subgroup (torch/distributed/nn/functional.py before 2.3); round 57 FSDP
-given a state-dict type of None (fully_sharded_data_parallel.py). sigmessages.py places this table before the training stack's: more specific
-than the installed-package answer (import-name) and /dev/shm's size (dev-shm-full). The real logs they are measured
-on are tests/data/failures (tests/unit/test_failure_corpus.py)."""
+given a state-dict type of None (fully_sharded_data_parallel.py); round 76 the ranks that did not all join a process
+group in time (distributed_c10d.py's store-based barrier). sigmessages.py places this table before the training
+stack's: more specific than the installed-package answer (import-name) and /dev/shm's size (dev-shm-full). The real
+logs they are measured on are tests/data/failures (tests/unit/test_failure_corpus.py)."""
 
 from __future__ import annotations
 
@@ -123,6 +124,23 @@ TORCH_SIGNATURES: tuple[Signature, ...] = (
          "Check the name on every node (getent hosts NAME); use an address or a name all nodes resolve. Under a job "
          "operator, have workers wait until the master's name resolves and its port answers (an init container "
          "polling the port, not only nslookup): a restart once the master is up gets through."),
+    # Round 76: torch/distributed/distributed_c10d.py's _store_based_barrier, which init_process_group (new_group too)
+    # runs before returning: every rank adds itself to a counter in the rendezvous store and waits for world_size;
+    # past the group's timeout it raises "Timed out initializing process group in store based barrier on rank: {},
+    # for key: {} (world_size={}, worker_count={}, timeout={})" (RuntimeError, 1.8-1.13), "... on rank {}, for key: {}
+    # (world_size={}, num_workers_joined={}, timeout={})" (DistStoreError, 2.x). Not its info lines ("Waiting in store
+    # based barrier ...", "Completed store-based barrier ..."), which a run that goes on prints too.
+    _sig("store-barrier-timeout", r"Timed out initializing process group in store based barrier\b",
+         "Not every rank joined the process group within its timeout (init_process_group's store-based barrier, "
+         "which counts the ranks that arrived: worker_count or num_workers_joined against world_size). Fewer arrived "
+         "than world_size: some ranks reached init_process_group later than the timeout allows (rank 0 or a node "
+         "still preparing data, downloading or loading a model before it) or never (a node not started, a world size "
+         "larger than the ranks launched). More arrived than world_size: another run's ranks counted in the same "
+         "store (the same init file of init_method='file://' left from an earlier run, or the same port).",
+         "Start every rank and make WORLD_SIZE match the ranks launched; do long data preparation before the ranks "
+         "start (or cache it), or raise the timeout of init_process_group(timeout=...) / deepspeed.init_distributed("
+         "timeout=...) / the trainer's ddp_timeout; with init_method='file://' use a fresh file per run. A restart "
+         "fails the same way.", retry=False),
     # torch/distributed/elastic/agent/server/api.py ("Received {sig} death signal, shutting down workers") and
     # multiprocessing/api.py ("Sending process {pid} closing signal {sig.name}", SignalException "Process {pid} got
     # signal: {sigval}"): the agent forwards the SIGHUP it received to its workers.

@@ -230,6 +230,15 @@ NCCL_ID_WAIT_TIMEOUT = (r"is setting up NCCL communicator and retr(?:ie|ei)ving 
                         r"key-value store by key '[^'\n]*', but store->get\('[^'\n]*'\) got error: "
                         r"(?:Socket Timeout|wait timeout after \d+\s*ms)")
 
+# Round 76: the C++ backtrace of NCCL's watchdog timeout, where a log kept it and lost the message above it.
+# ProcessGroupNCCL.cpp's WorkNCCL::checkTimeout builds the "Watchdog caught collective operation timeout" error
+# (C10_BUILD_ERROR) only once the work is past its timeout, so its backtrace starts in checkTimeout ("Exception raised
+# from checkTimeout at ...", frame #1 "c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<...>)", before 2.2
+# c10::optional); the watchdog's other errors (a CUDA error in finishedGPUExecutionInternal/isCompleted, an NCCL error
+# in checkForNCCLErrors) are raised from other frames.
+WATCHDOG_TIMEOUT_FRAME = (r"ProcessGroupNCCL::WorkNCCL::checkTimeout\((?:std|c10)::optional<|"
+                          r"Exception raised from checkTimeout at \S*ProcessGroupNCCL\.cpp")
+
 # What a signal that ended a rank most often means (explain.py's answer for a rank with no words of its own).
 SIGNAL_WHY = {
     "SIGKILL": "often the kernel's out-of-memory killer (host RAM), or an operator",
