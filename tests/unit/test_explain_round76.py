@@ -9,7 +9,7 @@ from explain_rounds import sig, translated_and_final
 
 NEW = ("store-barrier-timeout",)
 
-# NVIDIA's watchdog timeout backtrace as vipshop/cache-dit#761 posted it (torch 2.9's Watchdog::runLoop), the lines
+# torch's watchdog timeout backtrace as vipshop/cache-dit#761 posted it (a torch with Watchdog::runLoop), the lines
 # below the message
 _CHECKTIMEOUT_STACK = (
     "Exception raised from checkTimeout at /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:686 (most recent "
@@ -58,7 +58,7 @@ def test_second_wordings(text, expected):
     # a monitored barrier's timeout (NVIDIA/nccl#849) is a collective's, not the process group's set-up
     ("RuntimeError: [Rank 0]: Ranks 4, 5, 6, 7 failed to pass monitoredBarrier in 2000000 ms\n",
      "store-barrier-timeout"),
-    # bigscience's chronicle (torch 1.12): a CUDA error the watchdog's cleanup loop found, raised from the event query
+    # bigscience's tr11-176B chronicle: a CUDA error the watchdog's cleanup loop found, raised from the event query
     ("terminate called after throwing an instance of 'c10::CUDAError'\n"
      "  what():  CUDA error: unknown error\n"
      "Exception raised from query at ../aten/src/ATen/cuda/CUDAEvent.h:95 (most recent call first):\n"
@@ -70,7 +70,7 @@ def test_second_wordings(text, expected):
      "conda/tr11-176B-ml/lib/python3.8/site-packages/torch/lib/libtorch_cuda_cpp.so)\n"
      "frame #3: c10d::ProcessGroupNCCL::workCleanupLoop() + 0x145 (0x15190c6c6265 in /gpfswork/rech/six/commun/conda/"
      "tr11-176B-ml/lib/python3.8/site-packages/torch/lib/libtorch_cuda_cpp.so)\n", "collective-timeout"),
-    # a Megatron run on torch 2.9: the watchdog's runLoop raising a CUDA error from its completion check
+    # a Megatron run's log (a torch with Watchdog::runLoop): a CUDA error raised from the watchdog's completion check
     ("Exception raised from c10_cuda_check_implementation at /pytorch/c10/cuda/CUDAException.cpp:44 (most recent call "
      "first):\n"
      "frame #1: c10::cuda::c10_cuda_check_implementation(int, char const*, char const*, int, bool) + 0x224 "
