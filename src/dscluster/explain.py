@@ -294,7 +294,7 @@ def _explain_streams(logs: Sequence[LogText], hint_rank: int | None = None) -> E
     for i, log in enumerate(logs):
         streams += rankerror.streams(log.text, log.node, log.rank, log.time, order=i)
     errs = [e for st in streams for e in rankerror.errors(st)]
-    errs += [e for st in streams for e in (*rankerror.launcher_exits(st), *torchrunsummary.own_errors(st))]
+    errs += [e for st in streams for e in (*rankerror.launcher_exits(st), *torchrunsummary.rank_errors(st))]
     first = rankerror.first_failure(errs, hint_rank)
     if (cut := _command_cut(streams, first)) is not None:
         return cut

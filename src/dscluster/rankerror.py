@@ -65,13 +65,12 @@ _DS_EXIT = re.compile(r"exits with return code = (?P<code>-?\d+)")
 _TORCHRUN_EXIT = re.compile(r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: \d+ \(pid: \d+\) of (?:binary|fn):")
 # A launcher's own words for a rank that a signal ended, where no launch.py line says it (srun's: Slurm
 # starts the ranks itself) are its backend's `signal_line` (launcher/backends).
-# torchrun's summary: the first observed failure, with its host, rank and exit code.
-_TORCHRUN_ROOT = re.compile(r"Root Cause \(first observed failure\):\s*\n(?P<body>(?:.*\n){1,10})")
 # The program's name is the usage line's first word (`(?!\S)`: never a shorter piece of it, which would
 # rescan the next 40 lines once per character).
 _ARGPARSE = re.compile(r"^usage: (?P<prog>\S+)(?!\S).*\n(?:.*\n){0,40}?(?P=prog): error: (?P<msg>.+)$", re.MULTILINE)
 
-_SIGNALS = {"SIGSEGV": "Segmentation fault", "SIGBUS": "Bus error", "SIGABRT": "Aborted", "SIGKILL": "Killed",
+SIGNAL_NUMBERS = {9: "SIGKILL", 11: "SIGSEGV", 6: "SIGABRT", 7: "SIGBUS", 15: "SIGTERM", 8: "SIGFPE"}
+SIGNAL_WORDS = {"SIGSEGV": "Segmentation fault", "SIGBUS": "Bus error", "SIGABRT": "Aborted", "SIGKILL": "Killed",
             "SIGFPE": "Floating point exception", "SIGTERM": "Terminated"}
 
 
@@ -305,8 +304,8 @@ def errors(stream: Stream) -> list[RankError]:
             continue
         m = _SIGNAL_LINE.search(ln)
         if m:
-            name = m.group("fatal") or m.group("shell") or _SIGNALS.get(m.group("star") or m.group("name") or "", "")
-            sig = next((k for k, v in _SIGNALS.items() if v == name), m.group("star") or m.group("name") or "")
+            name = m.group("fatal") or m.group("shell") or SIGNAL_WORDS.get(m.group("star") or m.group("name") or "", "")
+            sig = next((k for k, v in SIGNAL_WORDS.items() if v == name), m.group("star") or m.group("name") or "")
             found.append(make("signal", sig or name, name, i))
             i += 1
             continue
@@ -328,37 +327,23 @@ def errors(stream: Stream) -> list[RankError]:
 
 
 def launcher_exits(stream: Stream) -> list[RankError]:
-    """Ranks that DeepSpeed's launch.py or torchrun (its line or its summary) reported dead by a signal, with no words
-    of their own."""
+    """Ranks that DeepSpeed's launch.py, torchrun's agent or a backend's launcher reported dead by a signal, with no
+    words of their own, in one line (torchrun's summary is read by torchrunsummary.signals)."""
     out = []
     for i, ln in enumerate(stream.lines):
         m = _DS_EXIT.search(ln) or _TORCHRUN_EXIT.search(ln)
         if m and int(m.group("code")) < 0:
             sig = -int(m.group("code"))
-            name = {9: "SIGKILL", 11: "SIGSEGV", 6: "SIGABRT", 7: "SIGBUS", 15: "SIGTERM", 8: "SIGFPE"}.get(sig, f"signal {sig}")
-            out.append(RankError("signal", name, _SIGNALS.get(name, name), rank=None, node=stream.node,
+            name = SIGNAL_NUMBERS.get(sig, f"signal {sig}")
+            out.append(RankError("signal", name, SIGNAL_WORDS.get(name, name), rank=None, node=stream.node,
                                  time=line_time(ln), symptom=name == "SIGTERM", note=ln,
                                  order=stream.order * 100000 + i))
     for i, ln in enumerate(stream.lines):
         m = next((hit for p in _signal_lines() if (hit := p.search(ln))), None)
-        if m and m.group("what") in _SIGNALS.values():
-            name = next(k for k, v in _SIGNALS.items() if v == m.group("what"))
+        if m and m.group("what") in SIGNAL_WORDS.values():
+            name = next(k for k, v in SIGNAL_WORDS.items() if v == m.group("what"))
             out.append(RankError("signal", name, m.group("what"), rank=int(m.group("task")), node=m.group("node"),
                                  time=line_time(ln), note=ln, order=stream.order * 100000 + i))
-    m = _TORCHRUN_ROOT.search(stream.text)
-    if m:
-        body = m.group("body")
-        fields = dict(re.findall(r"^\s*(\w+)\s*: (.*)$", body, re.MULTILINE))
-        code = re.match(r"(-?\d+)", fields.get("exitcode", ""))
-        rank = re.match(r"(\d+)", fields.get("rank", ""))
-        when = line_time(fields.get("time", ""))
-        tb = fields.get("traceback", "")
-        if code and int(code.group(1)) < 0:
-            sm = re.search(r"\((SIG[A-Z]+)\)", tb)
-            name = sm.group(1) if sm else f"signal {-int(code.group(1))}"
-            out.append(RankError("signal", name, _SIGNALS.get(name, name), rank=int(rank.group(1)) if rank else None,
-                                 node=fields.get("host") or stream.node, time=when, symptom=name == "SIGTERM",
-                                 note=body, order=stream.order * 100000))
     return out
 
 

@@ -10,7 +10,7 @@ torch/distributed/elastic/multiprocessing/errors/__init__.py, ChildFailedError.f
   `  time: T`, `  rank: R (local_rank: L)`, `  exitcode: C (pid: P)`, `  error_file: PATH`, `  msg: "MESSAGE"`.
 ProcessFailure's MESSAGE: the rank's traceback where its entry point is decorated with @record (ErrorHandler writes
 it to error_file: the py_callstack, shown with every line indented two more spaces), else `Signal N (SIGNAME) received
-by PID P` for a negative exit code (a signal: rankerror.launcher_exits reads it, round 54), else `To enable traceback
+by PID P` for a negative exit code (a signal: `signals` reads it as the rank's death, round 54), else `To enable traceback
 see: https://pytorch.org/docs/stable/elastic/errors.html` (2.x; `Process failed with exitcode C` in 1.9-1.10).
 """
 
@@ -40,6 +40,7 @@ class Failure:
     error_file: str | None  # None: `<N/A>`, the rank wrote none
     line: int  # the `exitcode` line's index in its stream
     time: float | None = None
+    message: str | None = None  # its `traceback :` (`msg:` in 1.9-1.10) field's first line
 
 
 def failures(stream: Stream) -> list[Failure]:
@@ -61,8 +62,11 @@ def failures(stream: Stream) -> list[Failure]:
             continue
         key, value = m.group("key"), m.group("value").strip()
         entry.setdefault(key, (value, i))
-        if key == "error_file" and "exitcode" in entry and out and out[-1].line == entry["exitcode"][1]:
-            out[-1] = replace(out[-1], error_file=_error_file(value))  # listed after its exitcode
+        if "exitcode" in entry and out and out[-1].line == entry["exitcode"][1]:  # listed after its exitcode
+            if key == "error_file":
+                out[-1] = replace(out[-1], error_file=_error_file(value))
+            elif key in ("traceback", "msg"):
+                out[-1] = replace(out[-1], message=value.strip('"'))
         code = re.match(r"(-?\d+) \(pid: \d+\)$", entry["exitcode"][0]) if key == "exitcode" else None
         if code:
             rank = re.match(r"(\d+) \(local_rank: \d+\)$", entry.get("rank", ("", 0))[0])
@@ -76,6 +80,32 @@ def failures(stream: Stream) -> list[Failure]:
 def _error_file(value: str) -> str | None:
     """The error file's path as the summary gives it; None for `<N/A>` (the rank wrote none) or nothing."""
     return value if value and value != "<N/A>" else None
+
+
+def rank_errors(stream: Stream) -> list[rankerror.RankError]:
+    """What torchrun's summaries in a stream say of the ranks themselves: a signal that ended the first observed
+    failure, and the @record tracebacks."""
+    return signals(stream) + own_errors(stream)
+
+
+_SIGNAL = re.compile(r"\((SIG[A-Z]+)\)")
+
+
+def signals(stream: Stream) -> list[rankerror.RankError]:
+    """The first observed failure where a signal ended it (a negative exit code): that rank's death by the signal its
+    message names (`Signal 9 (SIGKILL) received by PID P`), on its host, at its time, as the stream's first error."""
+    out = []
+    for f in failures(stream):
+        if not f.root or f.code >= 0:
+            continue
+        m = _SIGNAL.search(f.message or "")
+        name = m.group(1) if m else rankerror.SIGNAL_NUMBERS.get(-f.code, f"signal {-f.code}")
+        head = next((j for j in range(f.line, max(-1, f.line - 12), -1) if _ROOT.match(stream.lines[j])), f.line)
+        out.append(rankerror.RankError("signal", name, rankerror.SIGNAL_WORDS.get(name, name), rank=f.rank,
+                                       node=f.host, time=f.time, symptom=name == "SIGTERM",
+                                       note="\n".join(stream.lines[head + 1:head + 11]) + "\n",
+                                       order=stream.order * 100000))
+    return out
 
 
 def own_errors(stream: Stream) -> list[rankerror.RankError]:

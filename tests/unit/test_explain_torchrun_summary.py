@@ -256,3 +256,19 @@ def test_its_explain_log():
     log = Path(__file__).resolve().parents[1] / "data" / "explain" / "torchrun-exit.log"
     found = explain.explain(log.read_text())
     assert found.signature == "torchrun-exit" and found.cause and found.fix and found.evidence
+
+
+def test_a_signal_in_either_layout_is_the_first_failures_death_with_its_rank_and_host():
+    """One reader of the summary for signals too (torchrunsummary.signals): torch 1.9-1.10's `Root Cause:` with its
+    `msg: "Signal 9 (SIGKILL) ..."` names the rank as 1.11+'s layout does; the others' teardown (SIGTERM) is not read."""
+    old = ("Root Cause:\n[0]:\n  time: 2021-11-02_08:14:05\n  rank: 1 (local_rank: 1)\n  exitcode: -9 (pid: 4242)\n"
+           '  error_file: <N/A>\n  msg: "Signal 9 (SIGKILL) received by PID 4242"\n=======================================\n'
+           "Other Failures:\n[1]:\n  time: 2021-11-02_08:14:06\n  rank: 0 (local_rank: 0)\n  exitcode: -15 (pid: 4241)\n"
+           '  error_file: <N/A>\n  msg: "Signal 15 (SIGTERM) received by PID 4241"\n')
+    new = ("Root Cause (first observed failure):\n[0]:\n  time      : 2024-03-02_10:00:05\n  host      : gpu7\n"
+           "  rank      : 5 (local_rank: 1)\n  exitcode  : -11 (pid: 77)\n  error_file: <N/A>\n"
+           "  traceback : Signal 11 (SIGSEGV) received by PID 77\n")
+    for text, rank, node, name in ((old, 1, None, "SIGKILL"), (new, 5, "gpu7", "SIGSEGV")):
+        found = [e for st in rankerror.streams(text) for e in torchrunsummary.rank_errors(st)]
+        assert [(e.kind, e.type, e.rank, e.node) for e in found] == [("signal", name, rank, node)]
+        assert explain.explain(text).signature == {"SIGKILL": "killed", "SIGSEGV": "segfault"}[name]

@@ -1,10 +1,11 @@
 """The failing rank's own words out of a log: streams by prefix, tracebacks, native crashes, first failure."""
 
-from dscluster import rankerror
+from dscluster import rankerror, torchrunsummary
 
 
 def _errors(text: str):
-    return [e for st in rankerror.streams(text) for e in rankerror.errors(st) + rankerror.launcher_exits(st)]
+    return [e for st in rankerror.streams(text)
+            for e in rankerror.errors(st) + rankerror.launcher_exits(st) + torchrunsummary.rank_errors(st)]
 
 
 def test_prefixes_split_a_log_into_ranks_and_nodes():
