@@ -107,7 +107,8 @@ NODE_FACTS = frozenset({"driver-library-mismatch", "fabric-manager", "gpu-exclus
 # (NCCL's WARN of a mismatched collective, before torch's `NCCL error ... invalid usage`; its topology's lost device or
 # missing path back, a CUDA call its init or SHM transport made, before torch's `internal error` or `unhandled cuda error`).
 BEFORE_VAGUE = NODE_FACTS | {"collective-mismatch", "nccl-topology-net", "nccl-topology-path", "nccl-cuda-op-unsupported",
-                             "nccl-cumem-host", "nccl-sysfs-pci-path", "nccl-arch-missing", "nccl-stream-other-device"}
+                             "nccl-cumem-host", "nccl-sysfs-pci-path", "nccl-arch-missing", "nccl-stream-other-device",
+                             "nccl-bootstrap-connect"}
 
 MESSAGE_SIGNATURES: tuple[Signature, ...] = (
     # What the shell ran as a command was an argument of the launch line: `--flag: command not found`,

@@ -159,4 +159,22 @@ CCL_SIGNATURES: tuple[Signature, ...] = (
          "Select each rank's GPU before the process group's first collective: torch.cuda.set_device(local_rank) "
          "(or pass device_id to init_process_group); or use NCCL 2.13 or later (the one a current torch ships). A "
          "restart fails the same way.", retry=False),
+    # Round 79. NCCL's bootstrap (src/bootstrap.cc, bootstrapInit: each rank connects to the root's listening socket
+    # with ncclSocketConnect, then to its ring neighbour) failing in src/misc/socket.cc's connect: socketPollConnect
+    # returns ncclSystemError (2) for a connect() error other than refused or timed out (no route, network unreachable;
+    # 2.18 says nothing more, later versions first WARN "socketPollConnect: Connect to ... returned ..."), and
+    # NCCLCHECK's INFO trace ("%s:%d -> %d") shows it through socketProgressState and ncclSocketConnect into
+    # bootstrap.cc. Exactly two socket.cc frames after a line that is no return-code frame: a recv that fails deeper in
+    # socket.cc (socketProgress, socketWait, ncclSocketRecv) returns ncclRemoteError (6) and is not this.
+    _sig("nccl-bootstrap-connect", r"^(?<!-> \d\n)[^\n]*NCCL INFO (?:misc/)?socket\.cc:\d+ -> 2\n"
+         r"[^\n]*NCCL INFO (?:misc/)?socket\.cc:\d+ -> 2\n[^\n]*NCCL INFO bootstrap\.cc:\d+ -> 2\b",
+         "NCCL's bootstrap, the first step of creating the communicator, could not connect: a rank's TCP connection "
+         "to another rank's bootstrap socket failed (no route or network unreachable). The bootstrap uses plain "
+         "sockets on the interface NCCL_SOCKET_IFNAME selects (the one NCCL names after `Bootstrap : Using` or "
+         "`OOB`), whatever the data path (InfiniBand or not): that interface is not one the other nodes can reach "
+         "(an IPoIB or management interface, a container's bridge), or a firewall is in between.",
+         "Set NCCL_SOCKET_IFNAME to the interface every node reaches the others on (the nodes' Ethernet NIC, named "
+         "the same on all of them, e.g. NCCL_SOCKET_IFNAME=eth0; in containers use the host network); check from "
+         "each node that the address after `Bootstrap : Using` on rank 0's node answers, and open the ports between "
+         "the nodes if it does not. A restart fails the same way.", retry=False),
 )

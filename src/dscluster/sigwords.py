@@ -247,3 +247,13 @@ SIGNAL_WHY = {
     "SIGABRT": "an abort in native code (a failed assertion, NCCL/gloo aborting the process)",
     "SIGFPE": "an arithmetic fault in native code",
 }
+
+# Round 79: torch 2.x's TCPStore client (c10d/TCPStore.cpp's connect loop: "TCP client failed to connect/validate to
+# host {host}:{port} - retrying (try=..., timeout=...ms, delay=...ms): {error}", as the corpus's c10d-format-addr logs
+# quote it; the source not read here) naming a host name that does not resolve (gai_strerror's words for EAI_NONAME,
+# EAI_AGAIN, EAI_NODATA) in the same line. That client retries the lookup for its whole timeout, so unlike torch 1.x's
+# at once fatal `host not found` (sigtorch.py's master-unreachable, restarted) a name that did not resolve by then will
+# not: signatures.py's master-unreachable, no restart.
+STORE_NAME_UNRESOLVED = (r"TCP client failed to connect/validate to host [\w.:\[\]-]{1,300}:\d+ - [^\n]{0,600}?\b"
+                         r"(?:Name or service not known|Temporary failure in name resolution|No address associated "
+                         r"with hostname)")
