@@ -10,13 +10,26 @@ before the frameworks' and after the training stack's. The real logs they are me
 of its own modules for a function that release does not define, ZeRO-Offload refusing DeepSpeed's own CPU optimizer
 as a client one, ZeRO-1/2 given a parameter with no elements, and a ZeRO-1/2 gradient hook run outside the engine's
 backward. Round 55 (DeepSpeed's own tracker, 2020-2023) added a compiled op that the install did not build, and a config
-value still a string ("auto") where DeepSpeed's runtime compares or counts with it."""
+value still a string ("auto") where DeepSpeed's runtime compares or counts with it. Round 75 (out-of-memory in multi-GPU
+jobs) added a rank killed while the ZeRO checkpoint it read was merged into its optimizer in host memory."""
 
 from __future__ import annotations
 
 from dscluster import sigwords
 from dscluster.sigtypes import Signature
 from dscluster.sigtypes import sig as _sig
+
+# DeepSpeed's engine reads a ZeRO checkpoint's optimizer partitions with torch.load(map_location='cpu') (every
+# partition, with an elastic checkpoint) and logs "successfully read {n} ZeRO state_dicts for rank {r}"
+# (runtime/engine.py _get_all_zero_checkpoint_state_dicts); the optimizer's load_state_dict then merges them in host
+# memory, after which it logs "loading {n} zero partition checkpoints for rank {r}" (_load_zero_checkpoint). Its
+# launcher, when a rank exits non-zero, logs "Killing subprocess {pid}" for each and then "{cmd} exits with return code
+# = {rc}" (launcher/launch.py sigkill_handler); torch elastic logs "failed (exitcode: {rc})". Read: that read, then
+# within a few lines, none a traceback nor the load's end, the launcher's kill, with no return code but -9 after it.
+_ZERO_READ = r"successfully read \d+ ZeRO state_dicts for rank \d+[^\n]*\n"
+_NOT_THE_END = r"(?![^\n]*(?:Traceback|zero partition checkpoints for rank))"
+_KILL_AFTER = (r"(?:sigkill_handler\] Killing subprocess \d+|exits with return code = -9\b|\(exitcode: -9\))"
+               r"(?!(?:[^\n]*\n){1,20}?[^\n]*(?:exits with return code = |\(exitcode: )(?!-9\b)-?\d)")
 
 # Python's error for mpi4py itself (not a submodule, not another package whose name starts so), and a traceback's last
 # code line (3.11's carets under it).
@@ -28,6 +41,15 @@ _CODE_LINE = r"[^\n]*\n(?:[ \t]*[~^][~^ \t]*\n)?"
 _NOT_AN_ADDRESS = r"(?:/\S*|[\w.:%\[\]-]*[^\w.:%\[\]\s-]\S*)?"
 
 DEEPSPEED_SIGNATURES: tuple[Signature, ...] = (
+    _sig("memcg-oom", _ZERO_READ + r"(?:" + _NOT_THE_END + r"[^\n]*\n){0,8}?" + _NOT_THE_END + r"[^\n]*" + _KILL_AFTER,
+         "A rank was killed while DeepSpeed loaded a ZeRO checkpoint into host memory: it had read the optimizer's "
+         "partitions (torch.load onto the CPU; every partition with an elastic checkpoint) and was merging them into "
+         "the optimizer, a peak of host RAM on top of any CPU-offloaded states that a run started from scratch never "
+         "has; the node (or the container's or batch job's limit) ran out and the kernel's OOM killer stopped it.",
+         "Give the node more host memory (or swap) for the resume, or run fewer ranks per node; resume without the "
+         "optimizer states (load_optimizer_states=False, or load_module_only) if they can be rebuilt; with ZeRO "
+         "stage 1/2 and an elastic checkpoint set \"elastic_checkpoint\": false so each rank loads only its own "
+         "partition. `free -g` while it loads shows the peak. A restart runs out of memory the same way.", retry=False),
     # DeepSpeed's runner (deepspeed/launcher/runner.py main), given a hostfile and no --master_addr, takes the master
     # address as the first word of what `ssh FIRST_HOST hostname -I` prints and logs "Using IP address of {addr} for
     # node {first_host}"; its PDSH runner (multinode_runner.py) then starts every node with `... --node_rank=%n

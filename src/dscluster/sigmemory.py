@@ -5,13 +5,21 @@ any request of 1 EB or more with TORCH_CHECK_WITH(OutOfMemoryError, ..., "CUDA o
 than 1EB memory.")), and DeepSpeed's async I/O handle (csrc/aio/py_lib/deepspeed_py_aio_handle.cpp, later
 deepspeed_py_io_handle.cpp: on a read it prints "<file>: buffer nbytes != file bytes N != M" and asserts
 `static_cast<long long int>(buffer.nbytes()) == num_file_bytes`). sigmessages.py places this table before PyTorch's
-own, so the size's own rule comes before the plain out-of-memory one (signatures.py's cuda-oom). The real logs they
-are measured on are tests/data/failures (tests/unit/test_failure_corpus.py)."""
+own, so the size's own rule comes before the plain out-of-memory one (signatures.py's cuda-oom). Round 75 (out-of-memory in
+multi-GPU jobs) added two GPU shortages that a smaller batch does not cure: other processes (most often the other ranks)
+holding memory on the GPU, as the allocator's own message lists them, and torch.load restoring a checkpoint onto the
+GPU it was saved from. The real logs they are measured on are tests/data/failures (tests/unit/test_failure_corpus.py)."""
 
 from __future__ import annotations
 
-from dscluster.sigtypes import Signature
+from dscluster.sigtypes import Signature, then
 from dscluster.sigtypes import sig as _sig
+
+# A size as PyTorch's allocator formats it (c10/cuda/CUDACachingAllocator.cpp format_size: bytes, KiB, MiB, GiB).
+_SIZE = r"[\d.]+ (?:bytes|[KMG]iB)"
+# Where torch.load puts a saved tensor back on its device (torch/serialization.py): the frames of the restore, torch
+# 1.x-2.x's _cuda_deserialize, 2.x's _deserialize("cuda", ...) behind default_restore_location.
+_RESTORE = r"torch[/\\]serialization\.py\"?, line \d+, in (?:_cuda_deserialize|default_restore_location|_deserialize)\b"
 
 MEMORY_SIGNATURES: tuple[Signature, ...] = (
     # More than an exabyte is no model's tensor: the size came from a corrupted length (an object collective's size
@@ -32,4 +40,40 @@ MEMORY_SIGNATURES: tuple[Signature, ...] = (
          "Point nvme_path at a local NVMe filesystem with room (not a network or overlay filesystem), delete the old "
          "swap folder, and upgrade DeepSpeed; check the config's aio block_size and the offload buffer_size against "
          "the device (DeepSpeed's ds_nvme_tune).", retry=False),
+    # PyTorch 2.1+'s out-of-memory message lists every process that holds memory on the GPU (CUDACachingAllocator.cpp
+    # reportProcessMemoryInfo, from NVML): "Process <pid> has <size> memory in use." for each other process, "Including
+    # non-PyTorch memory, this process has <size> memory in use." for itself (in a container, whose PIDs NVML does not
+    # see, itself too as "Process <pid>"). Two such processes on the OOM's GPU: other processes hold its memory, in a
+    # multi-GPU job the other ranks, each of which created a CUDA context on (or put tensors on) this GPU: no
+    # torch.cuda.set_device(local_rank) before its first CUDA call, a bare "cuda" device, a load without map_location.
+    # One listed process may be the rank itself, or a small leftover: not read.
+    _sig("cuda-oom-other-ranks-on-gpu", then(r"CUDA out of memory\. Tried to allocate",
+                                             r"Process \d+ has " + _SIZE + r" memory in use\. (?:Including non-PyTorch "
+                                             r"memory, this process has " + _SIZE + r" memory in use\. )?Process \d+ has"),
+         "A GPU ran out of memory that other processes hold: PyTorch's message lists them (\"Process N has X memory in "
+         "use\"). In a multi-GPU job these are most often the other ranks, each of which also created a CUDA context "
+         "or allocated on this GPU (usually GPU 0) besides its own: no torch.cuda.set_device(local_rank) before its "
+         "first CUDA call, a tensor or model sent to a bare \"cuda\" device, a checkpoint loaded without map_location; "
+         "or processes of an earlier run or another job still on the GPU.",
+         "Make each rank use only its own GPU: call torch.cuda.set_device(local_rank) at the very start, before any "
+         "CUDA work, use \"cuda:N\" with N the local rank (not \"cuda\" or \"cuda:0\"), and load checkpoints with "
+         "map_location=\"cpu\" or the rank's own device. `nvidia-smi` shows which processes hold each GPU; end the "
+         "leftovers of earlier runs. A smaller batch does not free what the other processes hold.", retry=False),
+    # torch.load (torch/serialization.py) puts each saved tensor back on the device it was saved from (its location
+    # tag, "cuda:0" for what rank 0 saved) unless map_location says otherwise: an out-of-memory raised inside that
+    # restore (the caching allocator's "CUDA out of memory", or the driver's "CUDA error: out of memory" as it makes a
+    # context there) is the checkpoint landing on a GPU, in a multi-GPU job every rank's copy on GPU 0.
+    _sig("cuda-oom-torch-load-device", _RESTORE + r"[^\n]*\n(?:[^\n]*\n){0,12}?[^\n]*(?:CUDA out of memory|OutOfMemoryError|"
+         r"CUDA error: out of memory)",
+         "A GPU ran out of memory inside torch.load, while it put the checkpoint's tensors back on a GPU: without "
+         "map_location each tensor returns to the device it was saved from (cuda:0 for what rank 0 saved), so in a "
+         "multi-GPU job every rank loads its copy of the checkpoint (an optimizer state often twice the model) onto "
+         "GPU 0, next to what is there already.",
+         "Load checkpoints onto the CPU or the rank's own device: torch.load(path, map_location=\"cpu\") (or "
+         "map_location=\"cuda:N\" with N the local rank), then load_state_dict; the model's and optimizer's load_state_dict "
+         "move the values to their parameters' devices. Lowering the batch size does not help.", retry=False),
 )
+
+# Read before a rank's vague error like the plain out-of-memory (signatures.py's BEFORE_THE_ERROR): another rank's
+# NCCL error may come first.
+MEMORY_BEFORE_VAGUE = frozenset({"cuda-oom-other-ranks-on-gpu", "cuda-oom-torch-load-device"})

@@ -25,7 +25,7 @@ from dscluster.sigfinetune import FINETUNE_SIGNATURES
 from dscluster.sigframeworks import FRAMEWORK_SIGNATURES
 from dscluster.sighf import HF_SIGNATURES
 from dscluster.siglibs import LIBRARY_SIGNATURES
-from dscluster.sigmemory import MEMORY_SIGNATURES
+from dscluster.sigmemory import MEMORY_BEFORE_VAGUE, MEMORY_SIGNATURES
 from dscluster.sigmodels import MODEL_SIGNATURES
 from dscluster.signccl import CCL_SIGNATURES
 from dscluster.signumerics import NUMERIC_SIGNATURES
@@ -106,9 +106,9 @@ NODE_FACTS = frozenset({"driver-library-mismatch", "fabric-manager", "gpu-exclus
 # What may stand before a rank's vague error: those facts, and a library's own warning about the very call that failed
 # (NCCL's WARN of a mismatched collective, before torch's `NCCL error ... invalid usage`; its topology's lost device or
 # missing path back, a CUDA call its init or SHM transport made, before torch's `internal error` or `unhandled cuda error`).
-BEFORE_VAGUE = NODE_FACTS | {"collective-mismatch", "nccl-topology-net", "nccl-topology-path", "nccl-cuda-op-unsupported",
-                             "nccl-cumem-host", "nccl-sysfs-pci-path", "nccl-arch-missing", "nccl-stream-other-device",
-                             "nccl-bootstrap-connect"}
+BEFORE_VAGUE = NODE_FACTS | MEMORY_BEFORE_VAGUE | {"collective-mismatch", "nccl-topology-net", "nccl-topology-path",
+    "nccl-cuda-op-unsupported", "nccl-cumem-host", "nccl-sysfs-pci-path", "nccl-arch-missing", "nccl-stream-other-device",
+    "nccl-bootstrap-connect"}
 
 MESSAGE_SIGNATURES: tuple[Signature, ...] = (
     # What the shell ran as a command was an argument of the launch line: `--flag: command not found`,
