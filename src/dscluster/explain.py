@@ -134,6 +134,7 @@ def _line_at(text: str, match: re.Match) -> str:
 # the words of a peer whose connection to the store is refused or times out. Where a rank was killed or crashed first
 # and no rank has an error of its own, they are what the others saw of the store's process gone, not a wrong address.
 _STORE_OUT_OF_REACH = [s for s in SIGNATURES if s.name == "master-unreachable"][-1]
+_STORE_WAIT = next(s for s in SIGNATURES if s.name == "store-ranks-missing")  # a killed rank is the one it waited for
 # What a process may print as it dies of an error already shown, with the signal that then ends it.
 AT_EXIT = {"aborted": "SIGABRT", "segfault": "SIGSEGV"}
 _VAGUE_MESSAGE = re.compile(r"NCCL|gloo|unhandled system error|invalid usage|internal error", re.IGNORECASE)
@@ -318,7 +319,7 @@ def _explain_streams(logs: Sequence[LogText], hint_rank: int | None = None) -> E
                                                        else float("inf")), st.order))
     signal_first = first is not None and first.kind == "signal" and not first.symptom
     for sig in SIGNATURES:
-        if sig is _STORE_OUT_OF_REACH and signal_first:
+        if (sig is _STORE_OUT_OF_REACH or sig is _STORE_WAIT) and signal_first:
             continue  # the store's process was killed: its peers' reconnects are refused or time out (session 25)
         if sig.symptom and signal_first:
             # Roots first (an OOM kill's own line); then the signal that ended the first rank, before what

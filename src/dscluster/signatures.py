@@ -312,8 +312,7 @@ _TABLE: tuple[Signature, ...] = (
          "Allow all TCP between the cluster's nodes on the training network (e.g. firewall-cmd --zone=trusted "
          "--add-source=10.0.0.0/24, or ufw allow from that subnet); NCCL and gloo use random ports.", retry=False),
     _sig("master-unreachable", r"client socket has (?:timed out after (?:\d{1,3}s|\d{1,6}ms)\b|failed to connect)|"
-         r"failed to connect to any network address|connect\(\) timed out|"
-         r"Timed out after \d+ seconds waiting for clients|" + then("timed out ", " rendezvous") + "|"
+         r"failed to connect to any network address|connect\(\) timed out|" + then("timed out ", " rendezvous") + "|"
          r"errno: 11[01] - Connection (?:refused|timed out)|" + sigwords.STORE_NAME_UNRESOLVED,  # round 79
          "Ranks could not reach rank 0's rendezvous store at MASTER_ADDR:MASTER_PORT: a wrong --master_addr "
          "(a name, or an address on another network), a firewall dropping the port, or rank 0 never started.",

@@ -151,6 +151,31 @@ TORCH_SIGNATURES: tuple[Signature, ...] = (
          "Start the run so that it outlives the session: under dscluster's supervisor (it runs detached), tmux or "
          "screen, or setsid/nohup with the shell's job disowned (nohup alone is undone by launchers that reinstall "
          "SIGHUP's handler); then resume from the last checkpoint."),
+    # Round 80: torch's TCPStore server (torch/csrc/distributed/c10d/TCPStore.cpp, TCPStore::waitForWorkers: "Timed out
+    # after {} seconds waiting for clients. {}/{} clients joined.", a DistStoreError): the process hosting the store
+    # (rank 0) counted fewer ranks than the world size. Its own words, so rank 0 did start: the others were not started
+    # (a plain `python train.py` with world_size=2, a node whose launch step exited early) or could not reach it.
+    _sig("store-ranks-missing", r"Timed out after \d+ seconds waiting for clients",
+         "Rank 0's rendezvous store (torch's TCPStore at MASTER_ADDR:MASTER_PORT) waited for every rank the world size "
+         "counts and only the number it prints joined: the others were never started or ended before "
+         "init_process_group (the script run with plain python while world_size counts more processes, another "
+         "node's launcher not started, started late or with another --nnodes/--nproc_per_node, a node whose launch "
+         "step failed), or they could not reach MASTER_ADDR:MASTER_PORT (a wrong address or interface, a firewall).",
+         "Start every rank the world size counts, together: through a launcher (dscluster launch, torchrun "
+         "--nproc_per_node N, deepspeed) with the same --nnodes on every node; read the missing ranks' own logs for "
+         "an error before init_process_group; from their nodes check that MASTER_ADDR:MASTER_PORT answers "
+         "(`dscluster doctor`).", retry=False),
+    # Round 80: torch.cuda.get_device_properties (torch/cuda/__init__.py; get_device_capability and get_device_name call
+    # it): `if device < 0 or device >= device_count(): raise AssertionError("Invalid device id")`, the quoted form
+    # being the raise line a traceback prints. Only torch's casing: another tool's "Invalid device ID" is not it.
+    _sig("invalid-device-id", r'(?-i:AssertionError: Invalid device id\b|"Invalid device id")',
+         "The code asked torch about a GPU index this process does not have (torch.cuda.get_device_properties, "
+         "get_device_capability or get_device_name with an index at or past torch.cuda.device_count()): most often "
+         "the global rank used where the node-local rank belongs (ranks 8-15 on a second node of 8 GPUs), device_ids "
+         "naming GPUs that CUDA_VISIBLE_DEVICES hides, or CUDA_VISIBLE_DEVICES empty so that no GPU is visible.",
+         "Index GPUs by LOCAL_RANK (or torch.cuda.current_device() after torch.cuda.set_device(local_rank)), never "
+         "by the global rank; keep device_ids within the GPUs CUDA_VISIBLE_DEVICES shows (nvidia-smi -L on that "
+         "node). A restart fails the same way.", retry=False),
     # torch/distributed/nn/functional.py, _AllGather.backward before PyTorch 2.3: `rank = dist.get_rank()` (the global
     # rank) then `gx = torch.empty_like(grad_outputs[rank])`, grad_outputs holding one gradient per rank of the group;
     # on a group smaller than the world (a sequence-parallel group, sp_size < world_size) every rank past the group's

@@ -802,6 +802,9 @@ ROUND22_NOT_WRITTEN = {"nccl-version-bug"}
 LAUNCH_LINE = {"crlf-script", "local-rank-positional", "ds-config-not-json", "accelerate-version"}
 # A family a round 24 tune case names that no rule gives: the log does not show what would tell it (RESULTS.md).
 ROUND24_NOT_WRITTEN = {"filestore-race"}
+# A family a round 80 tune case names that no rule gives: the cause (PCIe ACS, server firmware) is only in the answer the
+# write-up reports, never in the words of the log (an InfiniBand work request completed with an error).
+ROUND80_NOT_WRITTEN = {"ib-completion-acs"}
 ROUND29_PENDING: set[str] = set()  # emptied by round 29's rules
 ROUND33_PENDING: set[str] = set()  # emptied by round 33's rules
 # A family a round 76 tune case names that no rule gives: a one-line DistStoreError (Socket Timeout) does not show
@@ -886,7 +889,7 @@ def test_the_corpus_is_large_real_and_complete():
     # Besides the table: what the launcher's printed command line shows (launchcmd.py), and t42's Accelerate check.
     tune = [c for c in all_cases if c.split == "tune"]
     assert {s for c in tune for s in c.expected} - known - LAUNCH_LINE - ROUND22_NOT_WRITTEN - ROUND24_NOT_WRITTEN \
-        - ROUND29_PENDING - ROUND33_PENDING - ROUND76_NOT_WRITTEN == set()
+        - ROUND29_PENDING - ROUND33_PENDING - ROUND76_NOT_WRITTEN - ROUND80_NOT_WRITTEN == set()
 
 
 def test_right_on_the_held_out_split(outcomes):
