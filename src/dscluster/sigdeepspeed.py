@@ -85,6 +85,29 @@ DEEPSPEED_SIGNATURES: tuple[Signature, ...] = (
          "Start it through a launcher that sets the ranks (dscluster launch, deepspeed script.py, torchrun "
          "--nproc_per_node N script.py, accelerate launch --use_deepspeed); install mpi4py only when the job is "
          "really started by an MPI launcher (or uses DeepSpeed's MPI communication backend).", retry=False),
+    # Round 78: that MPI discovery (deepspeed/comm/comm.py mpi_discovery; utils/distributed.py before 0.6) takes the
+    # master address from `hostname -I` on rank 0, as DeepSpeed's elastic agent (elasticity/elastic_agent.py) does:
+    # subprocess.check_output(["hostname -I"], shell=True) until 0.15.1, shlex.split("hostname -I") since #6498, so
+    # CalledProcessError names the command `['hostname -I']` or `['hostname', '-I']`; 0.16.4 (#6990) falls back to
+    # socket.gethostbyname when it fails. A hostname program without -I (GNU inetutils', BusyBox's, macOS/BSD's)
+    # exits with a usage error (on Windows cmd.exe finds no program `"hostname -I"`, exit 1): read that exit, or the
+    # program's own words (inetutils `invalid option -- 'I'`, BSD `illegal option -- I`) after DeepSpeed's
+    # MPI-discovery line. Not the runner's `ssh HOST hostname -I` (the first host unreachable or silent:
+    # ssh-unreachable, ds-master-addr-undetected), nor a `hostname -I` killed by a signal (`died with
+    # <Signals.SIGSEGV: 11>`: another cause), nor `hostname -i` (lower case: a name that does not resolve), nor a
+    # script's own `hostname -I` without DeepSpeed's discovery before it. Case-sensitive -I.
+    _sig("ds-mpi-discovery-hostname", r"Command '\[\s*'hostname(?: (?-i:-I)'|',\s*'(?-i:-I)')\s*\]' returned non-zero "
+         r"exit status|attempting to detect MPI environment(?:(?!attempting to detect MPI environment)[\s\S]){0,2000}?"
+         r"hostname: (?:invalid|illegal) option -- '?(?-i:I)\b",
+         "DeepSpeed ran `hostname -I` to find the master address and it failed: this host has no hostname program "
+         "that takes -I (GNU inetutils', BusyBox's and macOS's hostname have no -I; on Windows the command does not "
+         "run at all). DeepSpeed does this when no launcher set RANK, WORLD_SIZE and MASTER_ADDR (init_distributed's "
+         "MPI discovery, for a script started as a plain python process or by an MPI launcher) and in its elastic "
+         "agent.",
+         "Start the script through a launcher that sets the ranks and MASTER_ADDR (deepspeed script.py, torchrun "
+         "--nproc_per_node N script.py), or upgrade DeepSpeed to 0.16.4 or later (its MPI discovery falls back to the "
+         "host name's address), or install a hostname with -I on that node (Debian/Ubuntu's hostname package). A "
+         "restart fails the same way.", retry=False),
     # The dynamic loader's "undefined symbol: NAME" (glibc's dl-lookup) for a C function of a CUDA library, by the
     # prefix of its API (cuRAND's curandCreateGenerator, cuBLAS's cublasCreate_v2/cublasLt*, cuSPARSE, cuSOLVER,
     # cuFFT, cuDNN, the runtime's cudaMalloc): the extension calls it and was not linked with that library. Not in

@@ -810,6 +810,11 @@ ROUND33_PENDING: set[str] = set()  # emptied by round 33's rules
 # A family a round 76 tune case names that no rule gives: a one-line DistStoreError (Socket Timeout) does not show
 # that every node ran as node rank 0 (LLaMA-Factory 0.9.1 reads NODE_RANK where 0.9.0 read RANK).
 ROUND76_NOT_WRITTEN = {"duplicate-node-rank"}
+# Families round 78 tune cases name that no rule gives: the logs do not show what would tell them from the answer
+# given (a hostfile never passed, DeepSpeed's runner launching per node on one node, an environment variable not
+# exported to the ranks, a per-GPU srun start giving a rank the wrong device) (RESULTS.md).
+ROUND78_NOT_WRITTEN = {"ds-hostfile-not-found", "ds-launcher-single-node-override", "launcher-env-not-passed",
+                       "launcher-local-rank-wrong"}
 
 
 @dataclass(frozen=True)
@@ -889,7 +894,7 @@ def test_the_corpus_is_large_real_and_complete():
     # Besides the table: what the launcher's printed command line shows (launchcmd.py), and t42's Accelerate check.
     tune = [c for c in all_cases if c.split == "tune"]
     assert {s for c in tune for s in c.expected} - known - LAUNCH_LINE - ROUND22_NOT_WRITTEN - ROUND24_NOT_WRITTEN \
-        - ROUND29_PENDING - ROUND33_PENDING - ROUND76_NOT_WRITTEN - ROUND80_NOT_WRITTEN == set()
+        - ROUND29_PENDING - ROUND33_PENDING - ROUND76_NOT_WRITTEN - ROUND78_NOT_WRITTEN - ROUND80_NOT_WRITTEN == set()
 
 
 def test_right_on_the_held_out_split(outcomes):
