@@ -338,6 +338,8 @@ _TABLE: tuple[Signature, ...] = (
          "ops or CUDA libraries on that node, or a bug in an extension.",
          "Compare versions across nodes (`dscluster doctor`), rebuild the DeepSpeed ops on that node "
          "(clear ~/.cache/torch_extensions), and read that rank's log."),
+    # No restart (session 28): in every thread of the corpus (8 of 8) the timeout came back, a rank on another code path
+    # or data preparation longer than the timeout; the supervisor's own hang detection (hung-collective) is apart.
     _sig("collective-timeout", r"Watchdog caught collective operation timeout|Timed out waiting \d+ms for (?:recv|send) "
          r"operation|failed to pass monitoredBarrier|Some NCCL operations have failed or timed out|"
          + then(r"Work(?:NCCL|Gloo)\(", r"Timeout\(ms\)=\d+\) ran for") + "|" + sigwords.NCCL_ID_WAIT_TIMEOUT + "|"
@@ -345,7 +347,7 @@ _TABLE: tuple[Signature, ...] = (
          "A collective timed out: {op_text}{missing_text}The waiting ranks gave up; the cause is on the ranks that "
          "never arrived (a hang, a crash, or a rank that took another code path).",
          "Look at what those ranks were doing (dscluster stacks while it hangs, or their logs); make every rank "
-         "call the same collectives in the same order. Raise the timeout only if it is just slow.", symptom=True),
+         "call the same collectives in the same order. Raise the timeout only if it is just slow.", False, True),
     _sig("ssh-255", r"ssh exited with exit code 255|Connection to \S+ closed by remote host",
          "The SSH connection to a node dropped while the run was going (node down or rebooted, sshd stopped, network).",
          "Check the node with `dscluster doctor`; `dscluster node start` restarts its sshd.", symptom=True),
