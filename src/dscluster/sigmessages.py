@@ -13,6 +13,7 @@ tests/data/failures (tests/unit/test_failure_corpus.py).
 
 from __future__ import annotations
 
+from dscluster.sigcheckpoint import CHECKPOINT_SIGNATURES
 from dscluster.sigcompile import COMPILE_SIGNATURES
 from dscluster.sigcontainers import CONTAINER_SIGNATURES
 from dscluster.sigdata import DATA_SIGNATURES
@@ -38,8 +39,6 @@ from dscluster.sigtraining import TRAINING_SIGNATURES
 from dscluster.sigtypes import Signature, then
 from dscluster.sigtypes import sig as _sig
 from dscluster.sigwords import (
-    CKPT_WEIGHTS_ONLY_CAUSE,
-    CKPT_WEIGHTS_ONLY_FIX,
     DEVICE_NO_BF16,
     DS_INCOMPATIBLE,
     ENV_KEY_MISSING,
@@ -144,18 +143,7 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "as a string (\"8\") counts as different too.",
          "Set those ds_config keys to \"auto\" so the Trainer fills them in, or make them equal to the command-line "
          "arguments (numbers as numbers).", retry=False),
-    _sig("ckpt-not-shared", r"The following zero checkpoints? paths are missing|"
-         r"Client provided checkpoint load path: \S+ does not exist|assert len\(self\.ckpt_list\) > 0",
-         "The checkpoint directory is not the same on every node: each node wrote, or sees, only its own part (a "
-         "node-local path, not shared storage), so on resume a node misses files another node has.",
-         "Save checkpoints on storage mounted at the same path on every node (the cluster's shared directory, "
-         "--save-dir), or copy every node's files into the same directory on every node before resuming.",
-         retry=False),
-    # A checkpoint that holds weights only, asked to resume a run: the HF Trainer's words when the directory has no
-    # state it can resume from (saved with save_only_model, a LoRA adapter or one module saved alone, DeepSpeed's
-    # global_stepN/ states absent), in its own loader and in its DeepSpeed integration.
-    _sig("ckpt-missing-optimizer-states", r"Can't find a valid checkpoint at|\[deepspeed\] failed to resume from checkpoint",
-         CKPT_WEIGHTS_ONLY_CAUSE, CKPT_WEIGHTS_ONLY_FIX, retry=False),
+    *CHECKPOINT_SIGNATURES,
     # A checkpoint that cannot be read at all (torch.load's zip reader, safetensors' header, pickle's first byte: a
     # save cut short, an interrupted download, a Git LFS pointer in place of the weights), and one that reads but does
     # not fit the model (load_state_dict's own report of keys and shapes).

@@ -9,9 +9,10 @@ agent/server/api.py), never one log's. Round 30 added the rendezvous store's add
 TCPStore client: torch/csrc/distributed/c10d/socket.cpp, older Utils.cpp); round 48 the backward of
 torch.distributed.nn's all_gather on a subgroup (torch/distributed/nn/functional.py before 2.3); round 57 FSDP
 given a state-dict type of None (fully_sharded_data_parallel.py); round 76 the ranks that did not all join a process
-group in time (distributed_c10d.py's store-based barrier). sigmessages.py places this table before the training
-stack's: more specific than the installed-package answer (import-name) and /dev/shm's size (dev-shm-full). The real
-logs they are measured on are tests/data/failures (tests/unit/test_failure_corpus.py)."""
+group in time (distributed_c10d.py's store-based barrier); round 77 an optimizer state resumed into other parameter
+groups (torch/optim/optimizer.py). sigmessages.py places this table before the training stack's: more specific than the
+installed-package answer (import-name) and /dev/shm's size (dev-shm-full). The real logs they are measured on are
+tests/data/failures (tests/unit/test_failure_corpus.py)."""
 
 from __future__ import annotations
 
@@ -192,4 +193,18 @@ TORCH_SIGNATURES: tuple[Signature, ...] = (
          "without a differentiable all_gather (an all_reduce of the weighted loss and of the weights, as "
          "DeepSpeed's Ulysses tests do), or use a sequence-parallel group as large as the world. A restart fails "
          "the same way.", retry=False),
+    # torch/optim/optimizer.py, Optimizer.load_state_dict: the saved state's param_groups against this optimizer's,
+    # first their number ("loaded state dict has a different number of parameter groups"), then each group's length
+    # ("loaded state dict contains a parameter group that doesn't match the size of optimizer's group"; bitsandbytes'
+    # optimizers raise the same words). A model's load_state_dict (missing keys, size mismatch) is ckpt-model-mismatch.
+    _sig("ckpt-optimizer-groups-mismatch", r"loaded state dict has a different number of parameter groups|"
+         r"loaded state dict contains a parameter group that doesn't match the size of optimizer's group",
+         "The optimizer state being resumed was saved for other parameter groups than the optimizer this run built: "
+         "what the model trains changed between the save and the resume (another model or config, layers frozen or "
+         "unfrozen, a fine-tune option, adapters added or removed), or the run is set up otherwise (another number of "
+         "GPUs or parallel layout where the training code builds its groups from it), so torch's "
+         "Optimizer.load_state_dict cannot map the saved state onto it.",
+         "Resume with the settings of the run that saved the checkpoint (the same config and command-line options, "
+         "the same number of GPUs); if the change is meant, load only the model weights from the checkpoint and start "
+         "a new optimizer (a fine-tune or load-from instead of a resume). A restart fails the same way.", retry=False),
 )

@@ -1,0 +1,67 @@
+"""Failure signatures of saving and resuming checkpoints (round 77 of issue 45): ranks creating the same checkpoint
+directory at once, and resuming from a DeepSpeed or HF Trainer checkpoint that is not all there (model-state files
+absent from the tag directory DeepSpeed loads, a checkpoint directory that differs between nodes, a directory with
+nothing the loader can resume). Each pattern is the wording of the component that prints it, never one log's:
+CPython's os.makedirs and pathlib's Path.mkdir (Lib/os.py, Lib/pathlib.py), DeepSpeed's engine.py
+(_get_all_zero_checkpoints' warning, load_checkpoint's "Client provided checkpoint load path") and
+runtime/state_dict_factory.py (SDLoaderBase.check_ckpt_list: `assert len(self.ckpt_list) > 0`), the HF Trainer's
+_load_from_checkpoint and its DeepSpeed integration (deepspeed_load_checkpoint). ckpt-not-shared and
+ckpt-missing-optimizer-states were sigmessages.py's (round 1 and later); round 77 moved them here, in the same order,
+to put ckpt-model-states-missing before them. sigmessages.py places this table where they stood: after the
+DeepSpeed/Trainer configuration refusals (ds-hf-mismatch), before the unreadable checkpoint (ckpt-corrupt). The real
+logs they are measured on are tests/data/failures (tests/unit/test_failure_corpus.py)."""
+
+from __future__ import annotations
+
+from dscluster.sigtypes import Signature, then
+from dscluster.sigtypes import sig as _sig
+from dscluster.sigwords import CKPT_WEIGHTS_ONLY_CAUSE, CKPT_WEIGHTS_ONLY_FIX
+
+CHECKPOINT_SIGNATURES: tuple[Signature, ...] = (
+    # CPython's os.makedirs (Lib/os.py: mkdir, then `if not exist_ok or not path.isdir(name): raise`) and pathlib's
+    # Path.mkdir (`if not exist_ok or not self.is_dir(): raise`) let EEXIST through with exist_ok=True only when the
+    # path is not a directory when they look: another rank's mkdir of the same directory not yet visible as one on a
+    # shared or distributed file system (NVIDIA-NeMo/Automodel#3686 on virtiofs), or a file or dangling link of that
+    # name. Read from the caller's exist_ok=True line down to Python's FileExistsError within a few lines; without
+    # exist_ok=True it is a directory that exists (a rerun), not this. A save that crossed it once passes on a rerun
+    # (the race is rare: the run in #3686 had saved before), so a restart is offered.
+    _sig("ckpt-dir-exists-race", then(r"\bmakedirs\(|\.mkdir\(", r"\bexist_ok\s*=\s*True\b") +
+         r"[^\n]*\n(?:[^\n]*\n){0,8}?[^\n]*?FileExistsError: \[Errno 17\]",
+         "Creating a directory with exist_ok=True (os.makedirs, Path.mkdir) still failed with FileExistsError: the "
+         "path existed but was not a directory when Python checked. Where several ranks create the same checkpoint "
+         "directory at once on a shared or distributed file system (NFS, Lustre, virtiofs, FUSE mounts), another "
+         "rank's new directory is not yet seen as one; otherwise a file or a dangling symlink has that name.",
+         "If a file or a broken link stands at that path, remove it. Otherwise create the directories from one rank "
+         "(global rank 0, then a barrier before the others write into them), or retry the makedirs on "
+         "FileExistsError (what NeMo Automodel does since #3686); resuming from the last checkpoint passes when it "
+         "was the race."),
+    # DeepSpeed's engine._load_checkpoint globs the tag directory for its model-state files (_get_all_ckpt_names:
+    # mp_rank_XX_model_states.pt, zero_pp_rank_N_mp_rank_XX_model_states.pt under ZeRO-3) and hands the list to
+    # SDLoaderFactory.get_sd_loader, whose SDLoaderBase.__init__ calls check_ckpt_list: an empty list is the bare
+    # assert. Read with its frame (state_dict_factory.py's check_ckpt_list, then the assert line), which says no more
+    # than that the files are not in that directory as this process sees it: absent altogether (a copy or a save that
+    # left them out, the wrong tag directory) or written on another node's disk. The assert quoted alone (a title)
+    # stays ckpt-not-shared's, below.
+    _sig("ckpt-model-states-missing", r"\bin check_ckpt_list\n(?:\[rank\d+\]:)?[ \t]*assert len\(self\.ckpt_list\) > 0",
+         "DeepSpeed found no model-state file (mp_rank_XX_model_states.pt; zero_pp_rank_N_mp_rank_XX_model_states.pt "
+         "under ZeRO-3) in the checkpoint tag directory it loads: the directory lacks them as this process sees it, "
+         "either because the checkpoint does not hold them (an incomplete copy or save, weights or optimizer shards "
+         "only, the wrong directory or tag) or because they were written on another node's disk (node-local "
+         "checkpoint storage in a multi-node run).",
+         "Look into CHECKPOINT_DIR/TAG (the tag the `latest` file names, or the one passed as tag=) on the node that "
+         "failed: load from a complete DeepSpeed checkpoint that holds the model-state files next to the optimizer "
+         "shards; on several nodes, keep checkpoints on storage every node mounts at the same path (or copy the "
+         "first node's files to the others) before resuming.", retry=False),
+    _sig("ckpt-not-shared", r"The following zero checkpoints? paths are missing|"
+         r"Client provided checkpoint load path: \S+ does not exist|assert len\(self\.ckpt_list\) > 0",
+         "The checkpoint directory is not the same on every node: each node wrote, or sees, only its own part (a "
+         "node-local path, not shared storage), so on resume a node misses files another node has.",
+         "Save checkpoints on storage mounted at the same path on every node (the cluster's shared directory, "
+         "--save-dir), or copy every node's files into the same directory on every node before resuming.",
+         retry=False),
+    # A checkpoint that holds weights only, asked to resume a run: the HF Trainer's words when the directory has no
+    # state it can resume from (saved with save_only_model, a LoRA adapter or one module saved alone, DeepSpeed's
+    # global_stepN/ states absent), in its own loader and in its DeepSpeed integration.
+    _sig("ckpt-missing-optimizer-states", r"Can't find a valid checkpoint at|\[deepspeed\] failed to resume from checkpoint",
+         CKPT_WEIGHTS_ONLY_CAUSE, CKPT_WEIGHTS_ONLY_FIX, retry=False),
+)
