@@ -47,14 +47,15 @@ _TABLE: tuple[Signature, ...] = (
          "Free space on that disk, keep fewer checkpoints (the trainer's --keep N), or put checkpoints on "
          "another disk (--save-dir); then `dscluster restart` of the run resumes from the newest committed checkpoint.",
          retry=False),
-    # PyTorch's writers do not pass ENOSPC on: torch.save's C++ stream says "basic_ios::clear: iostream
-    # error", its zip writer "[enforce fail at inline_container.cc:N] . unexpected pos A vs B". The
-    # supervisor then looks at the disk itself (runs/preparing/diskspace.py) and says "disk full" with the figures.
-    _sig("write-failed", r"basic_ios::clear: iostream error|" + then(r"inline_container\.cc:\d+\]", "unexpected pos"),
-         "A rank failed writing a file (PyTorch's writer reports only that the write failed): most often the "
-         "disk is full or over its quota, else a network file system that went away.",
+    # PyTorch's writers do not pass ENOSPC on (sigwords.WRITE_FAILED: the C++ stream, the zip writer, torch's
+    # write() with the kernel's error). The supervisor then looks at the disk itself
+    # (runs/preparing/diskspace.py) and says "disk full" with the figures.
+    _sig("write-failed", sigwords.WRITE_FAILED,
+         "A rank failed writing a file (the writer reports only that the write failed): most often the "
+         "disk is full or over its quota, else a network file system that went away or a failing disk.",
          "Check the free space where the run writes checkpoints (`df -h` on that directory, on every node for "
-         "node-local paths); free space, keep fewer checkpoints (--keep N) or put them on another disk (--save-dir)."),
+         "node-local paths); free space, keep fewer checkpoints (--keep N) or put them on another disk (--save-dir).",
+         retry=False),
     _sig("local-rank-arg", then("error: unrecognized arguments:", "--local[_-]rank"),
          "The script's argument parser does not accept --local_rank=N (--local-rank=N from torch's launchers), which "
          "the launcher passes to every rank.",

@@ -1,11 +1,15 @@
 """Failure signatures of the storage a run saves to (round 34 of issue 45: checkpoints and caches on shared and network
 file systems): ranks that move or delete the same checkpoint directory at once, a file removed on NFS while still
-open, and a file system that does not implement the file locks a writer takes. Each pattern is the wording of the
+open, and a file system that does not implement the file locks a writer takes; session 28 a stale NFS file handle and a FUSE
+mount whose daemon is gone, and a storage I/O error on a named file. Each pattern is the wording of the
 component that prints it, never one log's: CPython's OSError text (Objects/exceptions.c, OSError_str: "[Errno N]
 strerror: 'src' -> 'dst'" for a failed os.rename/os.replace/os.renames), the Linux NFS client's name for a deleted file
 still open (fs/nfs/unlink.c, nfs_sillyrename: ".nfs" and 24 hex digits), tensorstore's file kvstore ("Failed to acquire
 lock on file: ... [OS error: ...]", file_key_value_store.cc, its words as the corpus log prints them) and HDF5's sec2
-driver ("unable to lock file, errno = N, error message = '...'", H5FDsec2.c, from memory: not read in this session).
+driver ("unable to lock file, errno = N, error message = '...'", H5FDsec2.c, from memory: not read in this session),
+the C library's EIO, ESTALE and ENOTCONN (strerror: "Input/output error" in any language strerror.py has: "Stale file handle", glibc before 2.18 "Stale NFS file handle";
+"Transport endpoint is not connected") on a named path, in CPython's "[Errno N] TEXT: 'PATH'" or a C program's
+"PATH: TEXT"; never a socket's ENOTCONN, which names no path.
 sigmessages.py places this table beside the model repositories' (sigmodels.py): before the last resorts, whose
 "No such file or directory" would say a file is missing when another rank moved it. The real logs they are measured
 on are tests/data/failures (tests/unit/test_failure_corpus.py)."""
@@ -14,7 +18,11 @@ from __future__ import annotations
 
 from dscluster.sigtypes import Signature, then
 from dscluster.sigtypes import sig as _sig
+from dscluster.strerror import EIO
 
+# A C program's absolute path before the C library's error text (coreutils' "cp: error reading '/x': TEXT", tar's
+# "tar: /x: TEXT", any language's quotes), the path without a colon.
+_C_PATH = r"(?:^|[\s:])['\"‘「`]?/[^\n'\"’」:]{1,200}['\"’」]?: "
 # A checkpoint's file or directory (what a save writes last), as the rename's destination names it.
 _CKPT = r"(?:checkpoint|ckpt|\.pth?\b|\.pth\.tar|\.safetensors|\.bin\b)"
 
@@ -63,4 +71,30 @@ STORAGE_SIGNATURES: tuple[Signature, ...] = (
          "Write checkpoints and caches to storage that supports locks (a node-local disk, or the shared file system "
          "mounted with locking: Lustre's flock option, NFS with its lock service), or turn the library's locking off "
          "where it offers that (HDF5_USE_FILE_LOCKING=FALSE); a restart fails the same way.", retry=False),
+    # ESTALE: the NFS client's handle for a file or directory the server no longer has (replaced or removed from
+    # another node, or the export failed over). No restart offered: the same race, or the stale mount, meets it again.
+    _sig("nfs-stale-handle", r"\[Errno 116\] Stale (?:NFS )?file handle|" + _C_PATH + r"Stale (?:NFS )?file handle\b",
+         "A file or directory on an NFS mount was replaced or removed on the server, or from another node, while this "
+         "node still held it (a stale file handle): a checkpoint or cache directory deleted and re-created by another "
+         "node, or the export remounted or failed over.",
+         "Let one node do a checkpoint's or a cache's file operations (rank 0, then a barrier); if the mount itself is "
+         "stale (`ls` on it fails on that node), remount it there (umount -l, then mount); then restart the run.",
+         retry=False),
+    # ENOTCONN on a path: a FUSE file system (s3fs, gcsfuse, blobfuse2, sshfs, JuiceFS, goofys) whose daemon exited
+    # answers every access so until it is unmounted. A socket's ENOTCONN names no path and is not read here.
+    _sig("fuse-mount-gone", r"\[Errno 107\] Transport endpoint is not connected: '|" + _C_PATH +
+         r"Transport endpoint is not connected",
+         "A FUSE mount the run reads or writes (s3fs, gcsfuse, blobfuse, sshfs, JuiceFS and the like) lost its daemon on "
+         "that node: every access answers 'Transport endpoint is not connected' (ENOTCONN) until it is mounted again.",
+         "On that node unmount it (fusermount -u PATH, or umount -l PATH) and mount it again; read why its daemon exited "
+         "(its own log; the kernel's OOM killer often takes it: dmesg), then restart the run. A restart before the "
+         "remount fails the same way.", retry=False),
+    # EIO on a named file: CPython's "[Errno 5] Input/output error: 'PATH'" (not a bare one: print() to a terminal
+    # that went away raises it too) and a C program's "'PATH': Input/output error" in any language.
+    _sig("storage-io-error", r"\[Errno 5\] Input/output error: '|" + _C_PATH + "(?:" + EIO + ")",
+         "The storage answered a read or write of a file with an I/O error (EIO): a failing disk, a network file system "
+         "whose server dropped or timed out (a soft NFS mount, Lustre or a FUSE mount losing its server), or on some "
+         "network file systems a full disk.",
+         "On that node read the kernel's log (dmesg: disk or NFS/Lustre errors) and check the mount and its free space "
+         "(`df -h PATH`); move the run's files to healthy storage, then restart it.", retry=False),
 )

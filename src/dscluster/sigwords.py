@@ -257,3 +257,11 @@ SIGNAL_WHY = {
 STORE_NAME_UNRESOLVED = (r"TCP client failed to connect/validate to host [\w.:\[\]-]{1,300}:\d+ - [^\n]{0,600}?\b"
                          r"(?:Name or service not known|Temporary failure in name resolution|No address associated "
                          r"with hostname)")
+
+# A write that failed, in the writer's own words (session 28): PyTorch's C++ stream ("basic_ios::clear: iostream
+# error"), its zip writer ("[enforce fail at inline_container.cc:N] . unexpected pos A vs B"), its file writer
+# (torch/csrc/serialization.cpp, doWrite: "write(): fd N failed with STRERROR", any error of the kernel's). None of
+# them names the disk: the supervisor looks at it (runs/preparing/diskspace.py). A named file's Input/output error,
+# read or written, is the storage's (sigstorage.py).
+WRITE_FAILED = (r"basic_ios::clear: iostream error|" + then(r"inline_container\.cc:\d+\]", "unexpected pos") +
+                r"|\bwrite\(\): fd \d+ failed with ")

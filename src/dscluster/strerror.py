@@ -23,6 +23,8 @@ EDQUOT = (r"Disk quota exceeded|磁碟配額已滿|超出磁盘配额|ディス�
           r"Se ha excedido la cuota de disco")
 EMFILE = (r"Too many open files|開啟太多檔案|打开的文件过多|ファイルを開きすぎです|Zu viele offene Dateien|Trop de fichiers ouverts|"
           r"Demasiados ficheros abiertos")
+EIO = (r"Input/output error|輸入/輸出錯誤|输入/输出错误|入力/出力エラーです|Eingabe-/Ausgabefehler|Erreur d'entrée/sortie|"
+       r"Error de entrada/salida")
 # The dynamic loader's "error while loading shared libraries" (glibc's po files, the older zh_CN wordings too).
 LOADER = (r"error while loading shared libraries|載入共用函式庫時發生錯誤|[加载装]入?共享库时出错|加载共享库时出错|"
           r"共有ライブラリのロード中にエラーが発生しました|Fehler beim Laden der Shared Libraries|"
