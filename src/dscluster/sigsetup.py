@@ -77,6 +77,39 @@ SETUP_SIGNATURES: tuple[Signature, ...] = (
          "Upgrade accelerate to the version transformers and TRL require (pip install -U accelerate; 1.10 or newer "
          "for parallelism_config), the same on every node, or install the transformers patch release that guards it "
          "(4.56.1 for 4.56.0's Trainer). A restart fails the same way.", retry=False),
+    # Python's AttributeError on accelerate's FSDP plugin (utils/dataclasses.py's FullyShardedDataParallelPlugin), for a
+    # member accelerate added in a later release than the one installed, read by transformers' Trainer
+    # (create_accelerator_and_postprocess: fsdp_plugin.activation_checkpointing, huggingface/transformers#25988) or TRL:
+    # from the plugin's git history, limit_all_gathers 0.16, use_orig_params 0.18, forward_prefetch,
+    # optim_state_dict_config, param_init_fn and sync_module_states 0.21, set_state_dict_type 0.22,
+    # activation_checkpointing 0.23, cpu_ram_efficient_loading and transformer_cls_names_to_wrap 0.34, fsdp_version,
+    # reshard_after_forward, set_cpu_offload, validate_cpu_offload and validate_mixed_precision_policy 1.6. Not
+    # min_num_params (dropped in 0.11, back in 0.34: either way), not torch's FullyShardedDataParallel (the wrapped
+    # model), nor AcceleratorState without fsdp_plugin (no FSDP config given). Round 84.
+    _sig("import-name", r"'FullyShardedDataParallelPlugin' object has no attribute '(?:limit_all_gathers|"
+         r"use_orig_params|forward_prefetch|optim_state_dict_config|param_init_fn|sync_module_states|"
+         r"set_state_dict_type|activation_checkpointing|cpu_ram_efficient_loading|transformer_cls_names_to_wrap|"
+         r"fsdp_version|reshard_after_forward|set_cpu_offload|validate_cpu_offload|validate_mixed_precision_policy)'",
+         "transformers (or TRL) reads a member of accelerate's FSDP plugin (FullyShardedDataParallelPlugin) that the "
+         "installed accelerate does not have yet (activation_checkpointing came with accelerate 0.23, "
+         "cpu_ram_efficient_loading with 0.34, fsdp_version with 1.6): transformers or TRL is newer than the "
+         "accelerate installed beside it.",
+         "Upgrade accelerate to the version transformers and TRL require (pip install -U accelerate, or the version "
+         "their setup names), the same on every node. A restart fails the same way.", retry=False),
+    # The other way round: a member accelerate took out of the plugin, called by an older transformers or PEFT
+    # (save_model, load_model, save_optimizer and load_optimizer left it in 0.21 for utils/fsdp_utils.py's
+    # save_fsdp_model and the like: transformers 4.2x's Trainer.save_model called fsdp_plugin.save_model, azshue/
+    # AutoPoison#5; get_module_class_from_name left it in 0.30, which PEFT's fsdp_auto_wrap_policy called on the
+    # class, huggingface/peft#1699). CPython says `type object 'X' has no attribute` for the class itself.
+    _sig("import-name", r"(?:'FullyShardedDataParallelPlugin' object|type object 'FullyShardedDataParallelPlugin') "
+         r"has no attribute '(?:save_model|load_model|save_optimizer|load_optimizer|get_module_class_from_name)'",
+         "transformers (or PEFT) calls a method of accelerate's FSDP plugin (FullyShardedDataParallelPlugin) that the "
+         "installed accelerate no longer has (save_model, load_model, save_optimizer and load_optimizer left it in "
+         "accelerate 0.21, get_module_class_from_name in 0.30): transformers or PEFT is older than the accelerate "
+         "installed beside it.",
+         "Upgrade transformers and PEFT to releases made for this accelerate (pip install -U transformers peft), or "
+         "install the older accelerate they were released with, the same on every node. A restart fails the same "
+         "way.", retry=False),
     # The shell's words when the kernel cannot run a script's #! interpreter: bash (execute_cmd.c: "%s: %s: bad
     # interpreter" plus strerror) `bash: SCRIPT: INTERPRETER: bad interpreter: No such file or directory`, zsh (exec.c:
     # "%s: bad interpreter: %s: %e") `zsh: SCRIPT: bad interpreter: INTERPRETER: no such file or directory`. pip writes
