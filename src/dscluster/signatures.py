@@ -271,7 +271,7 @@ _TABLE: tuple[Signature, ...] = (
          "Start the node container with a larger --shm-size (e.g. 16g) or --ipc=host, and remove stale "
          "/dev/shm/deepspeed_* files.", retry=False),
     _sig("stale-extension-lock", then("torch_extensions", "lock") + "|" + then("Waiting for lock on ", "torch_extensions") + "|"
-         r"stale lock file",
+         r"stale lock file|" + sigwords.TORCH_JIT_WAIT,
          "A DeepSpeed JIT op build was killed mid-compile and left a lock file; every later job waits on it.",
          "Remove the `lock` file under ~/.cache/torch_extensions/<py>/<op>/ (or TORCH_EXTENSIONS_DIR) and "
          "launch again.", retry=False),

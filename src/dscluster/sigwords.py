@@ -265,3 +265,14 @@ STORE_NAME_UNRESOLVED = (r"TCP client failed to connect/validate to host [\w.:\[
 # read or written, is the storage's (sigstorage.py).
 WRITE_FAILED = (r"basic_ios::clear: iostream error|" + then(r"inline_container\.cc:\d+\]", "unexpected pos") +
                 r"|\bwrite\(\): fd \d+ failed with ")
+
+# torch.utils.cpp_extension's JIT load (load -> _jit_compile, round 83): _get_build_directory prints "Using {dir} as
+# PyTorch extensions root..." (print to stderr before 1.13, logger.info since), then each process takes a FileBaton
+# on {dir}/{op}/lock; the one that gets it prints "Creating extension directory", "Emitting ninja build file",
+# "Building extension module" and builds, the others wait in FileBaton.wait (torch/utils/file_baton.py: sleep while the
+# lock file exists) and say nothing. A log (a rank's stream) that ends at that line with no build begun in it is every
+# process waiting on a lock no build holds (a build killed earlier left it); so is a stack (py-spy's `wait
+# (torch/utils/file_baton.py:42)`, faulthandler's or a Ctrl-C traceback's frame) standing in FileBaton.wait.
+TORCH_JIT_WAIT = (r"\A(?:(?!Creating extension directory|Emitting ninja build file|Building extension module)[\s\S])*"
+                  + "(?P<at>" + then("Using ", r" as PyTorch extensions root\.\.\.") + r")\s*\Z"
+                  r"|file_baton\.py\"?,? line \d+,? in wait\b|\bwait \([^()\n]*file_baton\.py:\d+\)")
