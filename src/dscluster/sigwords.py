@@ -267,7 +267,7 @@ WRITE_FAILED = (r"basic_ios::clear: iostream error|" + then(r"inline_container\.
                 r"|\bwrite\(\): fd \d+ failed with ")
 
 # torch.utils.cpp_extension's JIT load (load -> _jit_compile, round 83): _get_build_directory prints "Using {dir} as
-# PyTorch extensions root..." (print to stderr before 1.13, logger.info since), then each process takes a FileBaton
+# PyTorch extensions root..." when verbose (DeepSpeed's op builder loads verbose), then each process takes a FileBaton
 # on {dir}/{op}/lock; the one that gets it prints "Creating extension directory", "Emitting ninja build file",
 # "Building extension module" and builds, the others wait in FileBaton.wait (torch/utils/file_baton.py: sleep while the
 # lock file exists) and say nothing. A log (a rank's stream) that ends at that line with no build begun in it is every
