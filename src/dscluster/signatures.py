@@ -352,10 +352,10 @@ _TABLE: tuple[Signature, ...] = (
     _sig("ssh-255", r"ssh exited with exit code 255|Connection to \S+ closed by remote host",
          "The SSH connection to a node dropped while the run was going (node down or rebooted, sshd stopped, network).",
          "Check the node with `dscluster doctor`; `dscluster node start` restarts its sshd.", symptom=True),
-    # Round 64 (a symptom): torch's C10D_NCCL_CHECK ("NCCL error in: FILE:LINE, unhandled system error") and its
-    # NCCLUtils getNcclErrorDetailStr words for ncclSystemError (two versions); a watchdog's remote exit is below.
+    # Round 64 (a symptom): torch's C10D_NCCL_CHECK and NCCLUtils words for ncclSystemError; round 85 OneFlow's too.
     _sig("nccl-system-call", then("NCCL error in: ", ", unhandled system error") + r"|ncclSystemError: System call \((?:"
-         r"socket, malloc, munmap, etc\) failed|e\.g\. socket, malloc\) or external library call failed)",
+         r"socket, malloc, munmap, etc\) failed|e\.g\. socket, malloc\) or external library call failed)|"
+         + sigwords.NCCL_CHECK_SYSTEM_ERROR,
          "An NCCL call of this rank failed on a system call (a socket, shared memory in /dev/shm, a memory mapping), "
          "mostly while it created the communicator; the NCCL WARN line before torch's error names which.",
          "Rerun with NCCL_DEBUG=WARN and read that line: in a container give NCCL shared memory (--ipc=host, --shm-size"

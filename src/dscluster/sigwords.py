@@ -230,6 +230,16 @@ NCCL_ID_WAIT_TIMEOUT = (r"is setting up NCCL communicator and retr(?:ie|ei)ving 
                         r"key-value store by key '[^'\n]*', but store->get\('[^'\n]*'\) got error: "
                         r"(?:Socket Timeout|wait timeout after \d+\s*ms)")
 
+# Round 85: NCCL's ncclSystemError in a framework's own check rather than torch's C10D_NCCL_CHECK: OneFlow's
+# OF_NCCL_CHECK (oneflow/core/device/nccl_util.h: LOG(FATAL) << "Check failed: " #condition " : " <<
+# ncclGetErrorString(status) << " (" << status << "). " << "To see more detail, please run OneFlow with system variable
+# NCCL_DEBUG=INFO"), around ncclCommInitRank and ncclGroupEnd in its eager NCCL comm manager. ncclGetErrorString names
+# ncclSystemError "unhandled system error"; the checked expression is an NCCL call (ncclXxx(...)). Another error string
+# ("unhandled cuda error", "remote process exited") is not this, nor a plain process's "Check failed:" line.
+# The call's arguments hold parentheses one deep at most (device_id2comm.at(device_id)): matched, not skipped to the
+# line's end, so a line of many checks costs no more than its length.
+NCCL_CHECK_SYSTEM_ERROR = r"Check failed: nccl[A-Z]\w*\((?:[^()\n]|\([^()\n]*\))*\) : unhandled system error\b"
+
 # Round 76: the C++ backtrace of NCCL's watchdog timeout, where a log kept it and lost the message above it.
 # ProcessGroupNCCL.cpp's WorkNCCL::checkTimeout builds the "Watchdog caught collective operation timeout" error
 # (C10_BUILD_ERROR) only once the work is past its timeout, so its backtrace starts in checkTimeout ("Exception raised

@@ -816,6 +816,10 @@ ROUND76_NOT_WRITTEN = {"duplicate-node-rank"}
 ROUND78_NOT_WRITTEN = {"ds-hostfile-not-found", "ds-launcher-single-node-override", "launcher-env-not-passed",
                        "launcher-local-rank-wrong"}
 
+# A family a round 85 tune case names that no rule gives: Paddle's `unhandled cuda error at [...nccl_helper.h]` alone
+# does not tell an NCCL library missing on the node (what the thread found) from NCCL's other CUDA failures.
+ROUND85_NOT_WRITTEN = {"nccl-not-installed"}
+
 
 @dataclass(frozen=True)
 class Case:
@@ -894,7 +898,8 @@ def test_the_corpus_is_large_real_and_complete():
     # Besides the table: what the launcher's printed command line shows (launchcmd.py), and t42's Accelerate check.
     tune = [c for c in all_cases if c.split == "tune"]
     assert {s for c in tune for s in c.expected} - known - LAUNCH_LINE - ROUND22_NOT_WRITTEN - ROUND24_NOT_WRITTEN \
-        - ROUND29_PENDING - ROUND33_PENDING - ROUND76_NOT_WRITTEN - ROUND78_NOT_WRITTEN - ROUND80_NOT_WRITTEN == set()
+        - ROUND29_PENDING - ROUND33_PENDING - ROUND76_NOT_WRITTEN - ROUND78_NOT_WRITTEN - ROUND80_NOT_WRITTEN \
+        - ROUND85_NOT_WRITTEN == set()
 
 
 def test_right_on_the_held_out_split(outcomes):
