@@ -167,6 +167,24 @@ DEEPSPEED_SIGNATURES: tuple[Signature, ...] = (
          "Drop --num_nodes/--num_gpus and --include/--exclude from the deepspeed command (or the wrapper's settings "
          "that produce them) and choose the ranks through the hostfile's slots=N or the allocation; or use the "
          "default pdsh launcher, which honours them. A restart fails the same way.", retry=False),
+    # Round 82: DeepSpeed 0.14.1/0.14.2's ZeRO-3 step (runtime/zero/stage3.py, DeepSpeedZeroOptimizer_Stage3.step ->
+    # unscale_and_clip_grads) computes the global gradient norm as a GPU tensor (torch.norm(torch.stack(norm_groups)),
+    # deepspeedai/DeepSpeed#5256), so with gradient clipping the clip factor is one too, and with the optimizer offloaded
+    # the line `self.fp32_partitioned_groups_flat[sub_group_id].grad.mul_(1. / combined_scale)` multiplies CPU
+    # gradients by it. Reverted in 0.14.3 (#5461: "causing bugs when the ZeRO3 + ZeRO Offload features are enabled");
+    # 0.14.5 keeps the offloaded norm on the CPU (#5504). Only that ZeRO-3 line followed within a few lines by torch's
+    # device check naming the CPU: ZeRO-1/2's `grad.data.mul_(1. / combined_scale)` (stage_1_and_2.py) and two GPUs
+    # named are not this (device-mismatch).
+    _sig("ds-offload-grad-norm-device", r"\bfp32_partitioned_groups_flat\[sub_group_id\]\.grad\.mul_\(1\. / "
+         r"combined_scale\)[ \t\r]*\n(?:[^\n]*\n){0,4}?[^\n]*Expected all tensors to be on the same device, but found at "
+         r"least two devices, (?:cuda:\d+ and cpu|cpu and cuda:\d+)\b",
+         "DeepSpeed's ZeRO-3 optimizer step failed in its own code: with the optimizer offloaded to the CPU "
+         "(offload_optimizer) and gradient clipping on, unscale_and_clip_grads multiplies the CPU gradients by a clip "
+         "factor computed on the GPU. That is a bug of DeepSpeed 0.14.1 and 0.14.2 (its faster global-norm computation, "
+         "reverted in 0.14.3), not the script's placement of tensors.",
+         "Install another DeepSpeed release on every node: pip install -U deepspeed (0.14.3 or later; 0.14.0 also "
+         "works). To keep this release, turn the optimizer offload or gradient clipping (gradient_clipping: 0) off. A "
+         "restart fails the same way.", retry=False),
     # zero_to_fp32.py (deepspeed/utils/zero_to_fp32.py, copied into each checkpoint directory): its sanity check
     # "consumed N numels out of M - something is wrong" when the parameters' shapes do not add up to the saved flat
     # partitions as that script counts their padding and alignment (DeepSpeed 0.5's ZeRO-2 alignment, fixed in

@@ -325,6 +325,14 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "branch not taken), so its gradient reduction never finished.",
          "Use every parameter in the loss, or pass find_unused_parameters=True to DistributedDataParallel (Trainer: "
          "--ddp_find_unused_parameters true); freeze (requires_grad=False) what is not trained.", retry=False),
+    # Lightning's DDPStrategy/DDPSpawnStrategy.on_exception (src/lightning/pytorch/strategies/ddp.py, ddp_spawn.py,
+    # since 2.0) replace that reducer error's message with their own, naming their strategy settings.
+    _sig("ddp-unused-params", r"It looks like your LightningModule has parameters that were not used in producing the loss",
+         "Lightning trains with DDP over several GPUs and the LightningModule has parameters that took no part in the "
+         "loss training_step returned (a layer defined but not used, a branch not taken), so DDP's gradient reduction "
+         "never finished.", "Use every parameter in the loss, or turn on DDP's unused-parameter detection: "
+         "Trainer(strategy=\"ddp_find_unused_parameters_true\") or strategy=DDPStrategy(find_unused_parameters=True); "
+         "freeze (requires_grad=False) what is not trained. A restart fails the same way.", retry=False),
     _sig("no-gpu", r"Found no NVIDIA driver on your system|No CUDA GPUs are available|"
          r"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver|Torch not compiled with CUDA|"
          r"ProcessGroupNCCL is only supported with GPUs, no GPUs found|nvml error: driver not loaded|"
