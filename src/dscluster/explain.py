@@ -125,8 +125,9 @@ def explain(text: str) -> Explanation | None:
 
 
 def _line_at(text: str, match: re.Match) -> str:
-    # A pattern that reads more than the line it names (what stands before it: sigwords.TORCH_JIT_WAIT) marks it (?P<at>).
-    first, last = match.span("at") if "at" in match.re.groupindex and match.group("at") else match.span()
+    """The line(s) the match covers; a pattern that must read more than the line it names (what stands before it:
+    sigwords.TORCH_JIT_WAIT, sigdeepspeed's ds-zero-requires-optimizer) names that line by a group `ev`."""
+    first, last = match.span("ev") if "ev" in match.re.groupindex and match.group("ev") is not None else match.span()
     start = text.rfind("\n", 0, first) + 1
     end = text.find("\n", last)
     return text[start:end if end >= 0 else len(text)].strip()[:300]

@@ -297,5 +297,20 @@ DEEPSPEED_SIGNATURES: tuple[Signature, ...] = (
          "was written as a quoted string.",
          "Put numbers in place of \"auto\" (gradient_clipping, lr and the scheduler's warmup_num_steps, train_batch_size "
          "and train_micro_batch_size_per_gpu...) when DeepSpeed gets the config directly, or let the HF Trainer or "
-         "accelerate create the engine from it; write numbers unquoted. A restart fails the same way.", retry=False),
+         "accelerate create the engine from it; write numbers unquoted. A restart fails the same way.", retry=False),    # runtime/engine.py _configure_zero_optimizer (every release since ZeRO-1: `assert not isinstance(optimizer,
+    # DummyOptim), "zero stage {} requires an optimizer".format(zero_stage)`): a ZeRO-1/2 engine built with no optimizer
+    # (none in the config, none passed: the HF Trainer's and Accelerate's DummyOptim placeholder), most often a second,
+    # frozen model (a DPO/PPO reference model) prepared with the training config. Not where the error's own block shows
+    # that model (TRL's `_prepare_deepspeed(self.ref_model)`): there the fix is the library's version (corpus case
+    # trl-825-zero2-ref-model-optimizer). The whole block is read for it; the evidence is the message (group ev).
+    _sig("ds-zero-requires-optimizer", r"\A(?:(?!ref_model)[\s\S])*?(?P<ev>zero stage \d requires an optimizer)"
+         r"(?:(?!ref_model)[\s\S])*\Z",
+         "DeepSpeed was asked to build a ZeRO stage 1/2 engine for a model without an optimizer: the DeepSpeed config "
+         "has no \"optimizer\" section and none was passed (the Hugging Face Trainer and Accelerate then hand DeepSpeed "
+         "a placeholder), but ZeRO-1/2 partition an optimizer's states. Most often the model is a second, frozen one "
+         "(a DPO/PPO reference model) that the trainer prepares with the training run's ZeRO-1/2 config.",
+         "Add an \"optimizer\" section to the DeepSpeed config (e.g. \"optimizer\": {\"type\": \"AdamW\", \"params\": "
+         "{\"lr\": \"auto\", \"weight_decay\": \"auto\"}} with the Trainer), which DeepSpeed then builds for every "
+         "engine; or use a trainer version that prepares the reference model without ZeRO-1/2 (for inference); or "
+         "pass the optimizer to deepspeed.initialize. A restart fails the same way.", retry=False),
 )

@@ -48,7 +48,7 @@ DS_SOURCE_SIGNATURES: tuple[Signature, ...] = (
     # backward|step|scale" (before 2021-11 the same words split in two literals; the pipeline engine's backward too).
     # Not _configure_zero_optimizer's "zero stage N requires an optimizer": a library preparing a second, frozen model
     # (TRL's reference model) with the training config meets it too, and there the fix is that library's (corpus case
-    # trl-825-zero2-ref-model-optimizer).
+    # trl-825-zero2-ref-model-optimizer); sigdeepspeed.py's ds-zero-requires-optimizer reads it, naming both.
     _sig("ds-no-optimizer", r"must provide optimizer during init in order to use (?:backward|step|scale)",
          "The DeepSpeed engine was created without an optimizer (no \"optimizer\" section in the config and none passed "
          "to deepspeed.initialize), and its backward() or step() needs one.",

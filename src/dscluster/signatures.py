@@ -226,7 +226,7 @@ _TABLE: tuple[Signature, ...] = (
          "size.", retry=False),
     _sig("ds-config-invalid", r"DeepSpeedConfigError|validation errors? for DeepSpeed\w*Config|"
          r"Expected a string path to an existing deepspeed config|ZeRO Offload can only work with DeepSpeed optimizers|"
-         + sigwords.ZERO_NOT_WITH_PIPELINE + r"|zero_allow_untested_optimizer|" + sigwords.DS_PRECISIONS_BOTH + "|"
+         + sigwords.DS_CONFIG_CLASHES + "|"
          r"we were given deepspeed configs in the deepspeed arguments and deepspeed|"
          # DeepSpeed's engine (_configure_optimizer, since deepspeedai/DeepSpeed#2971): ZeRO-Offload with an optimizer other
          # than its CPU Adam

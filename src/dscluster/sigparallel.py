@@ -96,6 +96,17 @@ PARALLEL_SIGNATURES: tuple[Signature, ...] = (
          "Use a tensor-parallel size that divides the number named (52 heads: 1, 2, 4, 13 or 26 GPUs; launch that many "
          "with --num_gpus and set tensor_parallel.tp_size to it), or serve the model without tensor parallelism "
          "(one GPU per replica, ZeRO-Inference); a restart fails the same way.", retry=False),
+    # DeepSpeed's hybrid engine (runtime/hybrid_engine.py, create_inference_module; DeepSpeed-Chat's step 3 with
+    # --enable_hybrid_engine): with hybrid_engine.inference_tp_size > 1 it makes world_size // inference_tp_size groups
+    # of consecutive ranks and sets self.mp_group and self.mp_replace only on a rank inside one, so a tp size above the
+    # world size, or one that does not divide it, leaves a rank without them and its first use raises AttributeError.
+    _sig("ds-hybrid-tp-size", r"'DeepSpeedHybridEngine' object has no attribute '(?:mp_group|mp_replace)'",
+         "DeepSpeed's hybrid engine (DeepSpeed-Chat's actor with --enable_hybrid_engine) splits the model for "
+         "generation into tensor-parallel groups of inference_tp_size consecutive GPUs; with inference_tp_size larger "
+         "than the number of GPUs in the run, or not dividing it, some ranks are in no group and never get one.",
+         "Set --inference_tp_size (hybrid_engine.inference_tp_size) to a divisor of the number of GPUs, at most the "
+         "GPUs of one node (1 always fits), or launch a number of GPUs it divides. A restart fails the same way.",
+         retry=False),
     # torch.distributed.pipelining (torch/distributed/pipelining/stage.py, _PipelineStageBase.__init__): more ranks in
     # the pipeline group than stages the model was split into.
     _sig("pipeline-stages", r"Pipeline group size \d+ cannot be larger than number of stages \d+",

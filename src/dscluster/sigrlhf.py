@@ -134,5 +134,19 @@ RLHF_SIGNATURES: tuple[Signature, ...] = (
          "the other (generation_batch_size = per_device_train_batch_size x processes x steps_per_generation), so only "
          "one may be set.",
          "Set only one of generation_batch_size and steps_per_generation (check the recipe's YAML and the command "
-         "line together). A restart fails the same way.", retry=False),
+         "line together). A restart fails the same way.", retry=False),    # veRL's ResourcePoolManager._check_resource_available (verl/single_controller/ray/base.py, since
+    # volcengine/verl#505: "Total available GPUs {available} is less than total desired GPUs {required}" and, per pool,
+    # "Resource pool {name}: {gpus}*{nodes} cannot be satisfied in this ray cluster"): what the Ray cluster the driver
+    # is connected to reports, against trainer.nnodes x trainer.n_gpus_per_node. Round 86 (verl#3358): ray.init()
+    # without an address started a one-node Ray beside the two-node cluster.
+    _sig("ray-cluster-gpus-short", r"Total available GPUs [\d.]+ is less than total desired GPUs \d+|"
+         r"Resource pool \S+: \d+\*\d+ cannot be satisfied in this ray cluster",
+         "veRL's trainer found fewer GPUs in the Ray cluster it is connected to than its config asks for "
+         "(trainer.nnodes x trainer.n_gpus_per_node): the driver is not in the multi-node cluster (ray.init() without "
+         "an address starts a Ray of its own node only), the other nodes never joined (ray start --address on each), "
+         "Ray was started with fewer GPUs (--num-gpus, CUDA_VISIBLE_DEVICES), or the config asks for more than exist.",
+         "Run the trainer inside the cluster: on the head node after `ray start --head`, with RAY_ADDRESS=auto (or "
+         "ray.init(address=\"auto\")), or submit it with `ray job submit`; check with `ray status` that every node "
+         "and GPU is listed; then set trainer.nnodes and trainer.n_gpus_per_node to what it shows. A restart fails "
+         "the same way.", retry=False),
 )

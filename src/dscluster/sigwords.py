@@ -156,6 +156,11 @@ DEVICE_NO_BF16 = (r"(?:GPU|device|card|hardware|setup|platform)s?\b[^\n]{0,20}?(
 # words alone: SageMaker's `'ddp' and 'horovod' cannot be simultaneously enabled` is a launcher's, no ds_config's.
 DS_PRECISIONS_BOTH = r"(?:bfloat16|bf16|fp16)[^\n]{0,40}?modes? cannot be simultaneously enabled"
 
+# DeepSpeed's engine (_configure_optimizer: `You are using an untested ZeRO Optimizer. Please add
+# <"zero_allow_untested_optimizer": true> in the configuration file to use it.`). Not the key alone: a ds_config pasted
+# beside another error holds `"zero_allow_untested_optimizer": true,` (round 86, LLaMA-Factory#1243).
+DS_UNTESTED_OPTIMIZER = r'You are using an untested ZeRO Optimizer|add <"zero_allow_untested_optimizer"'
+
 # Session 25's third review (tests/unit/test_explain_nearmisses3.py): words every rank, or another component, prints.
 # A peer gone during a collective: the socket's words (`Connection closed by peer`, `Connection reset by peer`, `Broken
 # pipe`) where the collective library prints them: gloo's transport (gloo/transport/tcp/pair.cc: `[.../pair.cc:598]
@@ -188,6 +193,8 @@ SHM_INSUFFICIENT = r"insufficient shared memory \(shm\)"
 # `Speculative decoding is currently incompatible with pipeline parallelism`), nor a model's warning (`use_cache=True`
 # is incompatible with pipeline parallelism. Setting `use_cache=False`).
 ZERO_NOT_WITH_PIPELINE = r"\bZeRO\b[^\n]{0,40}?incompatible with pipe?line parallel"
+# Settings of one ds_config that DeepSpeed refuses together (signatures.py's ds-config-invalid).
+DS_CONFIG_CLASHES = ZERO_NOT_WITH_PIPELINE + "|" + DS_UNTESTED_OPTIMIZER + "|" + DS_PRECISIONS_BOTH
 
 # DeepSpeed's own refusals of a combination of features (deepspeed/runtime/engine.py, config.py, zero/stage3.py,
 # pipe/engine.py: `no_sync context manager is incompatible with gradient partitioning logic of ZeRO stage 3`, `MoE not
@@ -284,5 +291,5 @@ WRITE_FAILED = (r"basic_ios::clear: iostream error|" + then(r"inline_container\.
 # process waiting on a lock no build holds (a build killed earlier left it); so is a stack (py-spy's `wait
 # (torch/utils/file_baton.py:42)`, faulthandler's or a Ctrl-C traceback's frame) standing in FileBaton.wait.
 TORCH_JIT_WAIT = (r"\A(?:(?!Creating extension directory|Emitting ninja build file|Building extension module)[\s\S])*"
-                  + "(?P<at>" + then("Using ", r" as PyTorch extensions root\.\.\.") + r")\s*\Z"
+                  + "(?P<ev>" + then("Using ", r" as PyTorch extensions root\.\.\.") + r")\s*\Z"
                   r"|file_baton\.py\"?,? line \d+,? in wait\b|\bwait \([^()\n]*file_baton\.py:\d+\)")

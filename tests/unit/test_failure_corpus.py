@@ -817,6 +817,9 @@ NOT_WRITTEN: dict[int, set[str]] = {
     # Paddle's `unhandled cuda error at [...nccl_helper.h]` alone does not tell an NCCL library missing on the node
     # (what the thread found) from NCCL's other CUDA failures
     85: {"nccl-not-installed"},
+    # the only clue in the log is the address the c10d client could not reach (172.17.0.2, Docker's default bridge
+    # range); a container's own bridge address is a valid rendezvous address on one node too
+    86: {"c10d-container-bridge-address"},
 }
 
 
