@@ -13,6 +13,7 @@ logs they are measured on are tests/data/failures (tests/unit/test_failure_corpu
 
 from __future__ import annotations
 
+from dscluster import sigcauses
 from dscluster.sigtypes import Signature, then
 from dscluster.sigtypes import sig as _sig
 from dscluster.sigwords import CKPT_WEIGHTS_ONLY_CAUSE, CKPT_WEIGHTS_ONLY_FIX
@@ -54,10 +55,7 @@ CHECKPOINT_SIGNATURES: tuple[Signature, ...] = (
          "first node's files to the others) before resuming.", retry=False),
     _sig("ckpt-not-shared", r"The following zero checkpoints? paths are missing|"
          r"Client provided checkpoint load path: \S+ does not exist|assert len\(self\.ckpt_list\) > 0",
-         "The checkpoint directory is not the same on every node: each node wrote, or sees, only its own part (a "
-         "node-local path, not shared storage), so on resume a node misses files another node has.",
-         "Save checkpoints on storage mounted at the same path on every node (the cluster's shared directory, "
-         "--save-dir), or copy every node's files into the same directory on every node before resuming.",
+         *sigcauses.CKPT_NOT_SHARED,
          retry=False),
     # A checkpoint that holds weights only, asked to resume a run: the HF Trainer's words when the directory has no
     # state it can resume from (saved with save_only_model, a LoRA adapter or one module saved alone, DeepSpeed's

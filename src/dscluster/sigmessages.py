@@ -13,6 +13,7 @@ tests/data/failures (tests/unit/test_failure_corpus.py).
 
 from __future__ import annotations
 
+from dscluster import sigcauses
 from dscluster.sigcheckpoint import CHECKPOINT_SIGNATURES
 from dscluster.sigcompile import COMPILE_SIGNATURES
 from dscluster.sigcontainers import CONTAINER_SIGNATURES
@@ -258,14 +259,7 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "Set NCCL_P2P_DISABLE=1 for every rank (in the launcher's environment, .deepspeed_env for remote ranks); "
          "start containers with --ipc=host; check the topology with nvidia-smi topo -m.", retry=False),
     _sig("duplicate-gpu", r"Duplicate GPU detected : rank \d+ and rank \d+ both on CUDA device",
-         "Two ranks of one NCCL communicator are on the same GPU of a node: the script picks the device itself (a "
-         "fixed cuda:0 or set_device(0), or the same CUDA_VISIBLE_DEVICES for every rank) instead of by LOCAL_RANK, or "
-         "a process that joins the trainer's group was started on a GPU the trainer uses (an inference server the "
-         "trainer syncs weights with, such as TRL's vLLM server).",
-         "Give every process of the group its own GPU: select it from the launcher's LOCAL_RANK (torch.cuda.set_device("
-         "int(os.environ[\"LOCAL_RANK\"]))) instead of a fixed device, give each host slots=N equal to its GPU count, "
-         "and start a server that joins the group on GPUs the trainer does not use (its own CUDA_VISIBLE_DEVICES, and "
-         "the trainer's launcher told to leave them out).", retry=False),
+         *sigcauses.DUPLICATE_GPU, retry=False),
     _sig("no-kernel-image", r"no kernel image is available for execution on the device|cudaErrorNoKernelImageForDevice",
          "A compiled CUDA kernel (in torch, a DeepSpeed op or an extension) was not built for this GPU's "
          "architecture: a build for other GPUs, or a GPU older than the build supports.",
@@ -340,10 +334,7 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          r"Unable to proceed, no GPU resources available|"
          # transformers' TrainingArguments and accelerate asked for fp16 on a process without a CUDA device
          r"_full_eval`?\) can only be used on CUDA|fp16 mixed precision requires a GPU",
-         "The process sees no usable NVIDIA GPU: no driver on that node, a container started without GPU access, "
-         "CUDA_VISIBLE_DEVICES hiding every GPU, or a CPU-only torch build.",
-         "Check nvidia-smi on that node and inside the container; start containers with --gpus all (NVIDIA "
-         "container toolkit); install a CUDA build of torch; don't set CUDA_VISIBLE_DEVICES empty.", retry=False),
+         *sigcauses.NO_GPU, retry=False),
     _sig("loss-scale-minimum", r"Current loss scale already at minimum|Minimum loss scale reached \(",
          "fp16 training overflowed at every step until the dynamic loss scale reached its minimum: the model's "
          "values do not fit fp16 (often a model pre-trained in bf16), or the learning rate is too high.",

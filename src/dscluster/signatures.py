@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from dscluster import sigwords
+from dscluster import sigcauses, sigwords
 from dscluster.launcher import backends
 from dscluster.sigmessages import BEFORE_VAGUE, MESSAGE_SIGNATURES, NOT_FOUND, NOT_INSTALLED, OTHER_VERSION, with_store
 from dscluster.sigtypes import Signature, then
@@ -97,10 +97,7 @@ _TABLE: tuple[Signature, ...] = (
          "the same slots on every host for MPI launchers, no --num_nodes/--num_gpus with --include; or unset "
          "CUDA_VISIBLE_DEVICES and choose the GPUs with --include localhost:0,2.", retry=False),
     _sig("ssh-unreachable", r"was not reachable via ssh|" + sigwords.SSH_UNREACHABLE,
-         "A node could not be reached over SSH: it is down, its sshd is not running or listens on another port, or "
-         "its name does not resolve.",
-         "Check the node with `dscluster doctor`; start its sshd (`dscluster node start`), use the port it listens "
-         "on (--ssh_port), or put its IP in the hostfile. Restarting does not bring a node back.", retry=False),
+         *sigcauses.SSH_UNREACHABLE, retry=False),
     _sig("launcher-missing", r"launcher '\w+' not installed|(?<![\w.-])(?:" + (_LAUNCHERS := backends.tools_pattern()) + r"|prterun|deepspeed|ds_report|"
          r"torchrun|accelerate|horovodrun)" + NOT_FOUND + r"|No such file or directory: '(?:" + _LAUNCHERS + r")'|"
          r"execve\(\): (?:\S*/)?(?:" + _LAUNCHERS + r"|prterun|deepspeed|torchrun|accelerate|horovodrun|python3?): No such file",
@@ -167,8 +164,7 @@ _TABLE: tuple[Signature, ...] = (
          + "|" + then("deepspeed version ", " does not match") + r"|Installed CUDA version [\d.]+ does not match the version torch was compiled"
          # torch.utils.cpp_extension's own words when an extension is built with another CUDA toolkit than torch's
          r"|The detected CUDA version \([\d.]+\) mismatches the version that was used",
-         "Nodes run different torch / DeepSpeed / CUDA versions (or an op was built for another version).",
-         "Use the same node image everywhere; `dscluster doctor` compares versions across nodes.",
+         *sigcauses.VERSION_MISMATCH,
          retry=False),
     _sig("op-build-failed", r"Error building extension '[\w.-]+'|ninja: build stopped: subcommand failed|"
          r"^FAILED: \S+\.o\s*$|Command '\['ninja', '-v'\]' returned non-zero exit status|"
@@ -231,32 +227,22 @@ _TABLE: tuple[Signature, ...] = (
          # DeepSpeed's engine (_configure_optimizer, since deepspeedai/DeepSpeed#2971): ZeRO-Offload with an optimizer other
          # than its CPU Adam
          r"You are using ZeRO-Offload with a client provided optimizer",
-         "DeepSpeed rejected its config: a key it does not know, a wrong type, a file it cannot find, settings that "
-         "cannot go together (ZeRO offload without a DeepSpeed optimizer, ZeRO-2/3 with pipeline parallelism, fp16 "
-         "with bf16, an untested optimizer with ZeRO), or a config given twice (in the arguments and to initialize()).",
-         "Fix what the message names in ds_config.json (or the argument that passes it); launch again.", retry=False),
+         *sigcauses.DS_CONFIG_INVALID, retry=False),
     _sig("device-mismatch", r"Expected all tensors to be on the same device",
-         "The script mixes tensors on different devices (a GPU and the CPU, or two GPUs) in one operation.",
-         "Move the model and every input to the rank's device (engine.device, or torch.cuda.set_device(local_rank) "
-         "before creating tensors); a restart fails the same way.", retry=False),
+         *sigcauses.DEVICE_MISMATCH, retry=False),
     _sig("device-assert", r"device-side assert triggered|block: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\] Assertion",
          "A CUDA kernel's assertion failed: most often an index out of range (a label >= the number of classes, a "
          "token id >= the vocabulary size).",
          "Check the labels / token ids against the model's sizes; run with CUDA_LAUNCH_BLOCKING=1 to see the "
          "operation that failed.", retry=False),
     _sig("invalid-device-ordinal", r"invalid device ordinal",
-         "A rank asked for a GPU the node does not have: more ranks were started on that node than it has GPUs (the "
-         "hostfile's slots=N, torchrun's --nproc_per_node), or CUDA_VISIBLE_DEVICES hides some.",
-         "Start no more ranks on a node than it has GPUs (nvidia-smi -L): slots=N in the hostfile, or torchrun's "
-         "--nproc_per_node, set to the node's GPU count, with CUDA_VISIBLE_DEVICES showing that many.", retry=False),
+         *sigcauses.INVALID_DEVICE_ORDINAL, retry=False),
     _sig("gpu-hardware", r"uncorrectable ECC error|GPU has fallen off the bus|GPU is lost",
          "A GPU failed (an uncorrectable ECC error or the GPU dropped off the bus).",
          "Take that node out of the hostfile and have the GPU checked (nvidia-smi -q, the kernel log's Xid lines); "
          "resume on the others.", retry=False),
     _sig("cuda-oom", r"CUDA out of memory|torch\.OutOfMemoryError|OutOfMemoryError: CUDA",
-         "A GPU ran out of memory.",
-         "Lower train_micro_batch_size_per_gpu (raise gradient_accumulation_steps to keep the global batch), "
-         "use a higher ZeRO stage, enable activation checkpointing, or a shorter sequence.", retry=False),
+         *sigcauses.CUDA_OOM, retry=False),
     _sig("memcg-oom", r"Memory cgroup out of memory|oom[-_]kill event|task \d+: Out Of Memory|\bOOMKilled\b|"
          r"CONSTRAINT_MEMCG|Out of memory: Kill(?:ed)? process",
          "A rank used more host memory than its limit (the container's or the batch job's cgroup, or the machine's), "
@@ -295,14 +281,9 @@ _TABLE: tuple[Signature, ...] = (
          "hostfile and --master_addr.", retry=False),
     _sig("nccl-no-interface", r"(?:Bootstrap|NET/Socket) ?: no (?:socket )?interface found|"
          r"Unable to find address for: \S+|no socket interface found|is neither AF_INET\(2\) nor AF_INET6|Socket creation failed : Address family not supported",
-         "NCCL/gloo found no usable network interface: NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME names one that "
-         "this node does not have.",
-         "Set NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME to the training network's interface as it is named on every "
-         "node (ip -br addr), or a prefix every node matches (e.g. eth, ens).", retry=False),
+         *sigcauses.NCCL_NO_INTERFACE, retry=False),
     _sig("address-in-use", sigwords.ADDRESS_IN_USE,  # torch's c10d's and gloo's words, accelerate's utils/launch.py's
-         "The rendezvous port (--master_port) on the first node was already taken, often by a leftover "
-         "process of an earlier run.", "dscluster picks a fresh port per attempt; if it persists, find the "
-         "process holding the port on the first node (`ss -ltnp`) and stop that run."),
+         *sigcauses.ADDRESS_IN_USE),
     # Round 67: not torch's store client (socket.cpp "The client socket has failed to connect to HOST:PORT (errno: 113"):
     # a wrong MASTER_ADDR fails as often as a firewall (UQ-RCC/hpc-docs#2, accelerate#2468): master-unreachable's.
     _sig("firewall-blocked", r"^(?![^\n]*client socket has failed to connect)[^\n]*?(?:errno: ?113|returned 113)\b|"
@@ -315,10 +296,7 @@ _TABLE: tuple[Signature, ...] = (
     _sig("master-unreachable", r"client socket has (?:timed out after (?:\d{1,3}s|\d{1,6}ms)\b|failed to connect)|"
          r"failed to connect to any network address|connect\(\) timed out|" + then("timed out ", " rendezvous") + "|"
          r"errno: 11[01] - Connection (?:refused|timed out)|" + sigwords.STORE_NAME_UNRESOLVED,  # round 79
-         "Ranks could not reach rank 0's rendezvous store at MASTER_ADDR:MASTER_PORT: a wrong --master_addr "
-         "(a name, or an address on another network), a firewall dropping the port, or rank 0 never started.",
-         "Use the first hostfile host's training-network IP as --master_addr, open the master port between the "
-         "nodes (`dscluster doctor` tests it), and make sure rank 0 runs on that host.", retry=False),
+         *sigcauses.MASTER_UNREACHABLE, retry=False),
     # NCCL's "Using" line names its interfaces, "[N]NAME:ADDRESS<0>" each, on one line or wrapped one a line.
     _sig("nccl-wrong-interface", r"(?:Bootstrap|NET/Socket) : Using (?:(?:(?!(?:Bootstrap|NET/Socket) : Using ).)*\[\d+\])?(?:docker\d|virbr\d|br-\w+|veth\w+|cni\d|"
          r"flannel)|^[ \t]*\[\d+\](?:docker\d|virbr\d|br-\w+|veth\w+|cni\d|flannel)[\w.-]*:[\w.:%-]+<\d+>",
@@ -369,10 +347,7 @@ _TABLE: tuple[Signature, ...] = (
          "Look at the first failing rank's log.", symptom=True),
     # Word boundaries: DeepSpeed's launch.py logs every teardown from its "sigkill_handler", which is not a kill.
     _sig("killed", sigwords.KILLED,
-         "A rank was killed (SIGKILL): the kernel's OOM killer (host RAM), an operator or a scheduler.",
-         "Check host memory (`dmesg | grep -i oom` on the node); lower the batch size or the number of "
-         "DataLoader workers. A restart is tried once: an operator's or a scheduler's kill does not come back, the "
-         "same kill again without progress stops the run.", symptom=True),
+         *sigcauses.KILLED, symptom=True),
     _sig("python-error", r"^Traceback \(most recent call last\):",
          "A rank raised a Python exception.",
          "Read the traceback in that rank's log.", symptom=True),

@@ -18,7 +18,7 @@ def test_explain_a_raw_deepspeed_log(capsys):
     assert rc == 0
     assert "first error: rank 1: RuntimeError: Expected all tensors to be on the same device" in out
     assert "(/workspace/train.py:22)" in out
-    assert "cause: The script mixes tensors on different devices" in out
+    assert "cause: One operation got tensors on different devices" in out
     assert "restart can help: no" in out
 
 
