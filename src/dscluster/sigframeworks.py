@@ -61,9 +61,13 @@ FRAMEWORK_SIGNATURES: tuple[Signature, ...] = (
     # torch's DeviceMesh (device_mesh.py: "Mesh should not be bigger than default world size[ W], but found N ranks!").
     # Round 74: Megatron's validate_args (megatron/training/arguments.py: "world size (W) is not divisible by
     # total_model_size (total_model_size=M)"; older and yaml_arguments.py: "... by tensor parallel size (T) times ...").
+    # Round 90: GPT-NeoX's NeoXArgs.calculate_derived (megatron/neox_arguments/arguments.py: "(global_num_gpus /
+    # pp_size) / mp_size [(G / P) / M] must be a whole number", "(num_gpus / pp_size) ..." before Sept. 2021): the
+    # GPUs it counts (a hostfile's slots, else torch.cuda.device_count()) against pipe- x model-parallel size.
     _sig("world-size-indivisible", r"world_size \(\d+\) is not (?:divisible by|equal to) |"
          r"Mesh should not be bigger than default world size|"
-         r"world size \(\d+\) is not divisible by (?:total_model_size|tensor (?:model )?parallel size) \(",
+         r"world size \(\d+\) is not divisible by (?:total_model_size|tensor (?:model )?parallel size) \(|"
+         r"\((?:global_)?num_gpus / pp_size\) / mp_size \[\(\d+ / \d+\) / \d+\] must be a whole number",
          _WS_CAUSE, _WS_FIX, retry=False),
     # The tensor-parallel helpers' own check (ensure_divisibility / divide in Megatron's mpu and megatron/core/utils.py,
     # apex.transformer.utils, fairscale's nn/model_parallel/utils.py (divide_and_check_no_remainder), ColossalAI's
