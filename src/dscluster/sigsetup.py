@@ -5,7 +5,8 @@ of the program that prints it (ms-swift's _parse_args, flash-attn's and apex's s
 class's qualified name, OpenSSH's ssh.c). sigmessages.py places this table with the other messages' ones, before
 signatures.py's own table: each is more specific than the family there that its words also fit (argparse-usage,
 ssh-unreachable). Round 55 added a console script whose #! line names a python that no longer exists (an environment
-moved or mounted at another path), in bash's and zsh's words."""
+moved or mounted at another path), in bash's and zsh's words. Round 95 added a launch script of bash run by sh (dash's
+own words) and the launcher module run by a python without PyTorch (CPython's runpy's words for `-m`)."""
 
 from __future__ import annotations
 
@@ -151,4 +152,35 @@ SETUP_SIGNATURES: tuple[Signature, ...] = (
          "torch.distributed.run` with that environment's python, remove the stray torchrun (pip uninstall --user "
          "torch), or pip install -e . in the python the ranks use; the same on every node. A restart fails the same "
          "way.", retry=False),
+    # dash's words (src/expand.c evalvar/varvalue: sh_error("Bad substitution"), printed by error.c as "NAME: LINE: ",
+    # older releases "NAME: LINE: NAME: ") for a ${...} form it does not have: bash's ${@:3} (OpenMMLab's
+    # tools/dist_train.sh passes its extra arguments so), ${var:0:5}, ${var//a/b}, ${!name}. `sh script.sh` runs
+    # dash on Debian and Ubuntu. Not bash's own `line N: ${...}: bad substitution` (lower case, a mistake in a bash
+    # script) nor zsh's `bad substitution`.
+    _sig("bash-script-under-sh", r"(?<![^\s>])\S+: \d+: (?:\S+: )?(?-i:B)ad substitution[ \t]*$",
+         "A bash script was run by sh: `sh script.sh` on Debian and Ubuntu starts dash, which stops with \"Bad "
+         "substitution\" at the first ${...} form only bash has (${@:3}, ${var:0:5}, ${var//a/b}, ${!name}), before "
+         "anything is launched. OpenMMLab's tools/dist_train.sh, like most repositories' train scripts, is a bash "
+         "script.",
+         "Run the script with bash (bash tools/dist_train.sh CONFIG GPUS, as the documentation writes it), or make it "
+         "executable and run it as ./script.sh so that its #!/usr/bin/env bash line chooses the shell. A restart fails "
+         "the same way.", retry=False),
+    # CPython's runpy for `python -m torch.distributed.launch` (or .run) in a python without torch: Python 2 (runpy's
+    # _run_module_as_main prints "%s: %s" % (sys.executable, exc); pkgutil imports the parent package first, so the
+    # name is torch.distributed), Python 3.6+ (_get_module_details: "Error while finding module specification for
+    # {!r} ({}: {})"), 3.4-3.5 ("Error while finding spec for", the type as <class '...'>). Not torch present without
+    # the module (`No module named torch.distributed.run`: a torch older than 1.9), nor a broken torch (`No module
+    # named 'torch._C'`), nor another package run with -m (module-not-found's).
+    _sig("launcher-python-without-torch", r"(?<!\S)\S*python[\d.]*: (?:No module named torch\.distributed[ \t]*$|"
+         r"Error while finding (?:module specification|spec) for 'torch\.[\w.]+' \((?:<class ')?"
+         r"(?:ModuleNotFoundError|ImportError)(?:'>)?: No module named 'torch'\))",
+         "The python that ran the launcher module (`python -m torch.distributed.launch` or `-m torch.distributed.run`, "
+         "as tools/dist_train.sh and similar scripts start it) has no PyTorch at all: it is not the environment the "
+         "training was installed in. Most often sudo (it resets PATH to the system's, so `python` is /usr/bin/python, "
+         "Python 2 on older systems), a shell where the conda or virtual environment is not activated, or `python` "
+         "being another interpreter than the `python3` that has torch.",
+         "Run the script from the activated environment without sudo (or `sudo env PATH=$PATH ...`), or point the "
+         "script's interpreter at the environment's own (its PYTHON variable, or the full path such as "
+         "$CONDA_PREFIX/bin/python); `which python` and `python -c 'import torch'` in the same shell show which one "
+         "runs. A restart fails the same way.", retry=False),
 )
