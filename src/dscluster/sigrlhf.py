@@ -3,7 +3,9 @@
 loop): TRL's refusal to copy a ZeRO-3 model into a reference model, TRL's reference-model sync meeting ZeRO-3's empty
 placeholders, DeepSpeed's DataLoader read as torch's, and vLLM's V1 engine without the model_executor that RLHF code
 reaches into; round 49: TRL's GRPO/RLOO batch that cannot hold whole groups of num_generations completions; round
-66: TRL's vllm_mode check refusing a valid mode on the ranks other than the main one (a main-branch bug). Each
+66: TRL's vllm_mode check refusing a valid mode on the ranks other than the main one (a main-branch bug); round 88:
+the reference or teacher model left on the CPU under FSDP, read from the trainer's frames before torch's device
+check. Each
 pattern is the wording of the component that prints it (TRL's modeling_base.py, trainer/utils.py and grpo_config.py,
 Python's AttributeError on DeepSpeed's and vLLM's classes), never one log's. sigmessages.py places this table with
 PyTorch's own, before DeepSpeed's broad `not compatible with ZeRO` refusal (ds-incompatible) and the last resorts.
@@ -11,7 +13,7 @@ The real logs they are measured on are tests/data/failures (tests/unit/test_fail
 
 from __future__ import annotations
 
-from dscluster.sigtypes import Signature
+from dscluster.sigtypes import Signature, then
 from dscluster.sigtypes import sig as _sig
 
 # torch's broadcasting refusal where one side has size 0: a ZeRO-3 parameter's placeholder (empty until gathered).
@@ -126,6 +128,29 @@ RLHF_SIGNATURES: tuple[Signature, ...] = (
          "stay fixed while the policy trains, so TRL refuses one object in both places.",
          "Omit ref_model (ref_model=None: TRL makes the reference from the policy, or with peft uses the base model "
          "with the adapters off), or load a second copy of the checkpoint (from_pretrained again) for ref_model. A "
+         "restart fails the same way.", retry=False),
+    # Round 88: the frozen second model's forward, in the frames the trainers print (TRL's dpo_trainer.py
+    # compute_ref_log_probs -> concatenated_forward(self.ref_model, ...), older TRL's and LLaMA-Factory's
+    # compute_reference_log_probs, kto_trainer.py's self.forward(self.ref_model, batch), gkd_trainer.py's
+    # self.teacher_model(...)), then torch's device check naming the CPU (c10's "found at least two devices, X and Y",
+    # 2.6+'s "got index is on cpu, different from other tensors on cuda:0"). Under FSDP, TRL's DPOTrainer prepared the
+    # reference model with accelerator.prepare_model(evaluation_mode=True), which leaves it where it was loaded, until
+    # its prepare_fsdp (huggingface/trl#2539, 0.16.0); GKD's teacher still so (trl#2580); LLaMA-Factory's DPO/KTO until
+    # its FSDP support (hiyouga/LLaMA-Factory#10127). Without those frames the error stays device-mismatch.
+    _sig("fsdp-ref-model-cpu", then(r"\bin compute_ref(?:erence)?_log_probs\b|\(self\.ref_model\b|"
+                                    r"\bself\.teacher_model\(",
+                                    r"(?P<ev>Expected all tensors to be on the same device, but (?:found at least two "
+                                    r"devices, (?:cpu and cuda|cuda(?::\d+)? and cpu\b)|got \w+ is on (?:cpu, different "
+                                    r"from other tensors on cuda|cuda(?::\d+)?, different from other tensors on cpu)))",
+                                    r"[\s\S]"),
+         "The trainer's frozen second model (the DPO/KTO reference model, a distillation teacher) ran on the CPU while "
+         "the batch was on the GPU. Under FSDP the trainer prepared that model without FSDP, so it was never moved to "
+         "the rank's GPU: TRL's DPOTrainer before 0.16, TRL's KTO and GKD trainers, LLaMA-Factory's DPO/KTO before "
+         "its FSDP support; or the model was loaded on the CPU and passed in as ref_model / teacher_model.",
+         "Use a trainer version that wraps the reference model with FSDP too (TRL >= 0.16 for DPO; a LLaMA-Factory "
+         "with FSDP support for DPO/KTO), or move it to the rank's GPU once the trainer is built "
+         "(trainer.ref_model.to(trainer.accelerator.device)), or train adapters with ref_model=None (the reference "
+         "is the model with its adapters off), or use DeepSpeed ZeRO, whose branch prepares the reference model. A "
          "restart fails the same way.", retry=False),
     # GRPOConfig.__post_init__ (trl/trainer/grpo_config.py and rloo_config.py, 0.18 to today).
     _sig("trl-generation-batch-steps", r"'?generation_batch_size'? and '?steps_per_generation'? can not be both "

@@ -10,7 +10,8 @@ TCPStore client: torch/csrc/distributed/c10d/socket.cpp, older Utils.cpp); round
 torch.distributed.nn's all_gather on a subgroup (torch/distributed/nn/functional.py before 2.3); round 57 FSDP
 given a state-dict type of None (fully_sharded_data_parallel.py); round 76 the ranks that did not all join a process
 group in time (distributed_c10d.py's store-based barrier); round 77 an optimizer state resumed into other parameter
-groups (torch/optim/optimizer.py). sigmessages.py places this table before the training stack's: more specific than the
+groups (torch/optim/optimizer.py); round 88 FSDP's CPU offload refused on a single GPU (NO_SHARD) and its state-dict hook
+missing a parameter's name (_unshard_param_utils.py, _state_dict_utils.py). sigmessages.py places this table before the training stack's: more specific than the
 installed-package answer (import-name) and /dev/shm's size (dev-shm-full). The real logs they are measured on are
 tests/data/failures (tests/unit/test_failure_corpus.py)."""
 
@@ -51,6 +52,33 @@ TORCH_SIGNATURES: tuple[Signature, ...] = (
          "the state-dict type explicitly: fsdp_state_dict_type SHARDED_STATE_DICT or FULL_STATE_DICT in the accelerate "
          "config or the Trainer's fsdp_config, the same one the checkpoint was saved with. A restart fails the same "
          "way.", retry=False),
+    # torch/distributed/fsdp/_unshard_param_utils.py (_validate_unshard_params_args): `raise NotImplementedError(
+    # "offload_to_cpu=True and NO_SHARD is not supported yet")` when a unit's handle does not shard, as FSDP on one GPU
+    # (world size 1) does not. Before PyTorch's _should_unshard_params skipped NO_SHARD, a FULL_STATE_DICT save with
+    # FullStateDictConfig(offload_to_cpu=True) went through it (accelerate's save_fsdp_model set offload_to_cpu for one
+    # process too until huggingface/accelerate#1745, in 0.22); summon_full_params(offload_to_cpu=True) still does.
+    _sig("fsdp-no-shard-offload", r"offload_to_cpu=True and NO_SHARD is not supported",
+         "FSDP was asked to gather the full parameters onto the CPU (offload_to_cpu=True: a FULL_STATE_DICT checkpoint "
+         "save, or summon_full_params) for a model it does not shard: FSDP on a single GPU (world size 1) runs as "
+         "NO_SHARD, and that PyTorch's FSDP refuses the CPU offload there. The training itself ran; the save fails.",
+         "On one GPU, save without the CPU offload (FullStateDictConfig(offload_to_cpu=False), offload_to_cpu=False in "
+         "summon_full_params) or train without FSDP; with the HF Trainer or Accelerate upgrade accelerate (>= 0.22 "
+         "offloads only when there are several processes) and PyTorch; or run on two or more GPUs. A restart fails "
+         "the same way.", retry=False),
+    # torch/distributed/fsdp/_state_dict_utils.py (_common_unshard_post_state_dict_hook, the FULL_STATE_DICT and
+    # SHARDED_STATE_DICT post-hooks): `raise AssertionError(f"FSDP assumes {fqn} is in the state_dict but the
+    # state_dict only has {state_dict.keys()}. prefix=..., module_name=..., param_name=... rank=...")`; the keys may
+    # wrap as pasted (pytorch/pytorch#87815, the October 2022 nightlies' regression).
+    _sig("fsdp-state-dict-fqn-missing", r"FSDP assumes \S+ is in the state_dict\s+but the state_dict only\s+has",
+         "FSDP's state-dict hook did not find one of the wrapped module's original parameters under its full name in "
+         "the state_dict that module returned (it held only the flattened parameters, or other names): the module's "
+         "state_dict() was overridden or filtered, the module tree was changed after FSDP wrapped it (wrappers or "
+         "submodules replaced), or a bug of that PyTorch build (the nightlies of late October 2022 failed so on any "
+         "nested FSDP model saving a FULL_STATE_DICT).",
+         "Take the state dict from the FSDP root inside FSDP.state_dict_type(...) without overriding state_dict() "
+         "on wrapped modules (filter the returned dict instead), apply other wrappers (activation checkpointing, "
+         "adapters) before FSDP wraps, and where a stock model fails on a nightly or a new release, use the "
+         "previous PyTorch release. A restart fails the same way.", retry=False),
     # torch/distributed/fsdp/_flat_param.py ("Expects tensor to be on the compute device {}") and _init_utils.py
     # ("Inconsistent compute device and `device_id` on rank {}: {} vs {}"): FSDP builds its tensors on
     # torch.cuda.current_device(), which is cuda:0 on every rank that never called set_device.

@@ -820,6 +820,9 @@ NOT_WRITTEN: dict[int, set[str]] = {
     # the only clue in the log is the address the c10d client could not reach (172.17.0.2, Docker's default bridge
     # range); a container's own bridge address is a valid rendezvous address on one node too
     86: {"c10d-container-bridge-address"},
+    # a rank's segmentation fault 96 steps into FSDP2 training (Fatal Python error, the UCX handler's signal 11 line)
+    # does not show the process group's device_id beside the DeviceMesh that a PyTorch maintainer named as its cause
+    88: {"fsdp2-device-id-segfault"},
     # an `Address already in use` no other process caused (the poster checked the port) that installing torch < 1.9
     # fixed: the log (the launch command and the error) shows neither the torch version nor what bound the port twice
     95: {"launcher-port-torch-version"},
