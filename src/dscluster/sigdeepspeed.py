@@ -297,7 +297,8 @@ DEEPSPEED_SIGNATURES: tuple[Signature, ...] = (
          "was written as a quoted string.",
          "Put numbers in place of \"auto\" (gradient_clipping, lr and the scheduler's warmup_num_steps, train_batch_size "
          "and train_micro_batch_size_per_gpu...) when DeepSpeed gets the config directly, or let the HF Trainer or "
-         "accelerate create the engine from it; write numbers unquoted. A restart fails the same way.", retry=False),    # runtime/engine.py _configure_zero_optimizer (every release since ZeRO-1: `assert not isinstance(optimizer,
+         "accelerate create the engine from it; write numbers unquoted. A restart fails the same way.", retry=False),
+    # runtime/engine.py _configure_zero_optimizer (every release since ZeRO-1: `assert not isinstance(optimizer,
     # DummyOptim), "zero stage {} requires an optimizer".format(zero_stage)`): a ZeRO-1/2 engine built with no optimizer
     # (none in the config, none passed: the HF Trainer's and Accelerate's DummyOptim placeholder), most often a second,
     # frozen model (a DPO/PPO reference model) prepared with the training config. Not where the error's own block shows

@@ -159,7 +159,8 @@ RLHF_SIGNATURES: tuple[Signature, ...] = (
          "the other (generation_batch_size = per_device_train_batch_size x processes x steps_per_generation), so only "
          "one may be set.",
          "Set only one of generation_batch_size and steps_per_generation (check the recipe's YAML and the command "
-         "line together). A restart fails the same way.", retry=False),    # veRL's ResourcePoolManager._check_resource_available (verl/single_controller/ray/base.py, since
+         "line together). A restart fails the same way.", retry=False),
+    # veRL's ResourcePoolManager._check_resource_available (verl/single_controller/ray/base.py, since
     # volcengine/verl#505: "Total available GPUs {available} is less than total desired GPUs {required}" and, per pool,
     # "Resource pool {name}: {gpus}*{nodes} cannot be satisfied in this ray cluster"): what the Ray cluster the driver
     # is connected to reports, against trainer.nnodes x trainer.n_gpus_per_node. Round 86 (verl#3358): ray.init()
