@@ -3,7 +3,7 @@ signatures.py; how log text is read, bounded and linear whatever it holds, is lo
 
 Precedence, first that applies wins (a specific cause beats a generic one; tests/unit/test_explain_precedence.py):
   1. A rank's own error (a Python exception, a C++ what(), argparse's usage error), the first by time:
-     a. the first non-symptom signature in its own block (its traceback and message);
+     a. the first non-symptom signature in its own block (traceback and message; READS_BEFORE: and the lines before);
      b. for a vague error (RuntimeError, NCCL's "unhandled system error", a failed build) a signature in the
         lines just before it (BEFORE_THE_ERROR), then a fact about a node's environment on any rank (ENVIRONMENT);
      c. else an OS error text in it (errorline.py: a missing file, a permission), else its own words ("rank N
@@ -27,7 +27,7 @@ from pathlib import Path
 from dscluster import errorline, launchcmd, logtext, mixedversions, rankerror, refusals, torchrunsummary
 from dscluster.collectives import collective_params
 from dscluster.i18n import gettext, tr
-from dscluster.sigmessages import CUTS_THE_COMMAND
+from dscluster.sigmessages import CUTS_THE_COMMAND, READS_BEFORE
 from dscluster.signatures import (
     BEFORE_THE_ERROR,
     ENVIRONMENT,
@@ -164,9 +164,10 @@ def _own_signature(err: rankerror.RankError,
     before_exit = err.block[:len(err.block) - len(err.after)] if err.kind == "python" else err.block
     best = None
     for sig in SIGNATURES:
-        m = None if sig.symptom else sig.pattern.search(before_exit if sig.name in AT_EXIT else err.block)
+        text = f"{err.context}\n{err.block}" if sig in READS_BEFORE else before_exit if sig.name in AT_EXIT else err.block
+        m = None if sig.symptom else sig.pattern.search(text)
         if m:
-            best = (sig, m, err.block)
+            best = (sig, m, text)
             break
     if not _vague(err):
         return best

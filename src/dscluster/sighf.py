@@ -2,7 +2,8 @@
 model loaded before ZeRO-3 was in effect, and accelerate's launcher given several machines but no rank for this one;
 round 49: TrainingArguments refusing an fsdp word, accelerate refusing its config file's unknown keys, FSDP2's
 prepare() given the optimizer alone, DDP given a model with DTensor parameters; round 57: accelerate 0.5-0.6 reading a
-DeepSpeed config section its own generated config lacks.
+DeepSpeed config section its own generated config lacks; round 93: accelerate's notebook_launcher called without
+the number of processes.
 Each pattern is the wording of the code that prints it (transformers' trainer.py, accelerate's utils/launch.py), never
 one log's; `retry=False` throughout: the same command meets the same check again. sigmessages.py places this table
 after the other frameworks'. The real logs they are measured on are tests/data/failures
@@ -228,4 +229,14 @@ HF_SIGNATURES: tuple[Signature, ...] = (
          "the config) with --num_processes 1 (or num_processes: 1 in the config).",
          "Give --num_processes the number of GPUs to use (2 or more; the total over all machines), or drop "
          "--multi_gpu (and set distributed_type NO) for one process. A restart fails the same way.", retry=False),
+    # launchers.py notebook_launcher (0.1 to today), off TPU and off a Colab with one GPU: `if num_processes is None:
+    # raise ValueError("You have to specify the number of devices you would like to use, add `num_processes=...` to
+    # your call.")` ("number of GPUs" before July 2025, `num_process=...` in the first release).
+    _sig("notebook-launcher-num-processes", r"You have to specify the number of (?:GPUs|devices) you would like to "
+         r"use, add `?num_process(?:es)?=",
+         "accelerate's notebook_launcher was called without num_processes: outside a TPU and a Colab with one GPU it "
+         "does not count the GPUs itself, so it refused to start.",
+         "Pass the number of processes to start, one per GPU: notebook_launcher(training_function, args, "
+         "num_processes=2) (a number: counting the GPUs with torch.cuda in a cell first can leave CUDA initialized "
+         "in the kernel, which the forked processes then cannot use). A restart fails the same way.", retry=False),
 )

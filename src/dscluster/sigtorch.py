@@ -10,10 +10,11 @@ TCPStore client: torch/csrc/distributed/c10d/socket.cpp, older Utils.cpp); round
 torch.distributed.nn's all_gather on a subgroup (torch/distributed/nn/functional.py before 2.3); round 57 FSDP
 given a state-dict type of None (fully_sharded_data_parallel.py); round 76 the ranks that did not all join a process
 group in time (distributed_c10d.py's store-based barrier); round 77 an optimizer state resumed into other parameter
-groups (torch/optim/optimizer.py); round 88 FSDP's CPU offload refused on a single GPU (NO_SHARD) and its state-dict hook
-missing a parameter's name (_unshard_param_utils.py, _state_dict_utils.py). sigmessages.py places this table before the training stack's: more specific than the
-installed-package answer (import-name) and /dev/shm's size (dev-shm-full). The real logs they are measured on are
-tests/data/failures (tests/unit/test_failure_corpus.py)."""
+groups (torch/optim/optimizer.py); round 88 FSDP's CPU offload refused on a single GPU (NO_SHARD) and its state-dict
+hook missing a parameter's name (_unshard_param_utils.py, _state_dict_utils.py); round 93 a device index of -1, a
+local rank no launcher set (torch's Python argument parser). sigmessages.py places this table before the training
+stack's: more specific than the installed-package answer (import-name) and /dev/shm's size (dev-shm-full). The real
+logs they are measured on are tests/data/failures (tests/unit/test_failure_corpus.py)."""
 
 from __future__ import annotations
 
@@ -235,4 +236,18 @@ TORCH_SIGNATURES: tuple[Signature, ...] = (
          "Resume with the settings of the run that saved the checkpoint (the same config and command-line options, "
          "the same number of GPUs); if the change is meant, load only the model weights from the checkpoint and start "
          "a new optimizer (a fine-tune or load-from instead of a resume). A restart fails the same way.", retry=False),
+    # torch's Python argument parser for a device given as an int (torch/csrc/utils/python_arg_parser.h toDevice, and
+    # torch.device(type, index) in torch/csrc/Device.cpp: "Device index must not be negative"); torch 0.4's
+    # torch/csrc/utils/device.cpp said "device index must be positive, got -1". Python forbids the -1 that ATen reads as
+    # "the current device", so the index came from a variable left at its "not set" value: a local rank of -1.
+    # c10's own check of an index below -1 ("Device index must be -1 or non-negative, got -2") is not read.
+    _sig("local-rank-negative", r"Device index must not be negative|device index must be positive, got -\d",
+         "The code moved a tensor or the model to a device given as the number -1, which torch refuses: most often the "
+         "rank's local rank left at its \"not set\" value (-1: an --local_rank argument's default that no launcher "
+         "passed, a LOCAL_RANK that no launcher set, an engine's local_rank when its launch gave it none, as "
+         "DeepSpeed before 0.3.11 under AzureML's MPI launch).",
+         "Start the ranks through a launcher that sets the local rank (torchrun, deepspeed, accelerate launch) and read "
+         "it from the environment (int(os.environ[\"LOCAL_RANK\"])); under an MPI launcher set LOCAL_RANK from its own "
+         "(OMPI_COMM_WORLD_LOCAL_RANK) or use a DeepSpeed that reads it (0.3.11 or later); for one process without a "
+         "launcher use device 0 or \"cuda\". A restart fails the same way.", retry=False),
 )

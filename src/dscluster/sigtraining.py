@@ -16,7 +16,8 @@ NCCL's own WARN, torch's Dynamo and Inductor, Triton's build, the Trainer's quan
 Accelerate's DeepSpeed plugin, ATen's dtype dispatch), so any script that meets the same cause is explained the same
 memory monitor killing workers for host memory, NCCL's own check of mismatched collectives; and round 20's: a
 notebook launcher meeting CUDA already initialized in the kernel, a spawned process unable to unpickle what a
-notebook's __main__ defined. Each pattern is the wording of the library that prints it (wandb, huggingface_hub/transformers,
+notebook's __main__ defined; and round 93's: that refusal in torch's words, with the notebook launcher named
+before it. Each pattern is the wording of the library that prints it (wandb, huggingface_hub/transformers,
 flash-attn, torch's TCPStore, DeepSpeed's ZeRO-3 coordinator, torch.cuda.amp's GradScaler, accelerate's prepare(),
 torch FSDP's flat parameter, torch.cuda's lazy init, torch.distributed's debug wrapper, DeepSpeed's
 multinode_runner.py, Horovod's launcher and its init, Python's subprocess, Ray's raylet and its OutOfMemoryError,
@@ -27,6 +28,28 @@ from __future__ import annotations
 
 from dscluster.sigtypes import Signature
 from dscluster.sigtypes import sig as _sig
+
+# The notebook launcher's refusal (notebook-cuda-initialized, two entries below): what happened, and its fix.
+NOTEBOOK_CUDA_CAUSE = (
+    "The notebook's kernel had already initialized CUDA (a cell called torch.cuda, put a model or tensor on the GPU, or "
+    "imported a library that does) before a launcher that forks one process per GPU from it (accelerate's "
+    "notebook_launcher, Lightning's ddp_notebook): forked children cannot use CUDA their parent initialized, so the "
+    "launcher refused to start them, or they failed at their first CUDA call.")
+NOTEBOOK_CUDA_FIX = (
+    "Restart the kernel and run only imports and definitions that leave CUDA alone before the launch "
+    "(torch.cuda.is_initialized() must still be False right before it); create the model, the Accelerator and every "
+    "CUDA call inside the function the launcher runs, and import a library that initializes CUDA inside it too, or "
+    "upgrade one whose own import initializes CUDA (releases of accelerate and diffusers did). A restart of the launch "
+    "alone fails the same way.")
+# From the launcher's last mention before the error (each stretch of text read from one mention only: linear time).
+_LAUNCHER = r"\bnotebook_launcher\b"
+_REST = r"(?:(?!" + _LAUNCHER + r")[^\n])*?"
+_NOT_A_WORKER = r"(?![^\n]*(?:DataLoader worker|_worker_loop|[/\\](?:pool|worker)\.py\b|" + _LAUNCHER + r"))[^\n]*\n"
+NOTEBOOK_LAUNCHER_FORK = _sig(
+    "notebook-cuda-initialized",
+    _LAUNCHER + _REST + r"(?:\n(?:" + _NOT_A_WORKER + r"){0,40}?" + _REST + r")?"
+    r"(?P<ev>Cannot re-initiali[sz]e CUDA in forked subprocess)",
+    NOTEBOOK_CUDA_CAUSE, NOTEBOOK_CUDA_FIX, retry=False)
 
 TRAINING_SIGNATURES: tuple[Signature, ...] = (
     # wandb's own words: its UsageError without a key and no terminal, its API refusing the key, its key check.
@@ -146,20 +169,22 @@ TRAINING_SIGNATURES: tuple[Signature, ...] = (
          "fsdp_config use_orig_params), or wrap so that frozen and trainable parameters are in separate FSDP units "
          "(PEFT's fsdp_auto_wrap_policy), or freeze nothing in the unit. A restart fails the same way.", retry=False),
     # A launcher that forks GPU workers from a notebook's kernel, refusing because the kernel already initialized CUDA:
-    # accelerate's notebook_launcher (launchers.py: its torch.cuda.is_initialized() check, and in later releases its
-    # RuntimeError for the children's "Cannot re-initialize CUDA in forked subprocess"), Lightning's ddp_notebook /
-    # ddp_fork (lightning_fabric's _check_bad_cuda_fork). Before cuda-fork: both words stand in accelerate's traceback.
+    # accelerate's notebook_launcher (launchers.py: its torch.cuda.is_initialized() check, its check of libraries known
+    # to initialize CUDA on import (bitsandbytes, since November 2023), and in later releases its RuntimeError for the
+    # children's "Cannot re-initialize CUDA in forked subprocess"), Lightning's ddp_notebook / ddp_fork
+    # (lightning_fabric's _check_bad_cuda_fork). Before cuda-fork: both words stand in accelerate's traceback.
     _sig("notebook-cuda-initialized", r"To launch a multi-GPU training from your notebook, you need to avoid running "
          r"any instruction using `?torch\.cuda`? in any cell|CUDA has been initialized before the `?notebook_launcher`? "
-         r"could create a forked subprocess|Lightning can't create new processes if CUDA is already initialized",
-         "The notebook's kernel had already initialized CUDA (a cell called torch.cuda, put a model or tensor on the "
-         "GPU, or imported a library that does) before a launcher that forks one process per GPU from it "
-         "(accelerate's notebook_launcher, Lightning's ddp_notebook): forked children cannot use CUDA their parent "
-         "initialized, so the launcher refused to start them.",
-         "Restart the kernel and run only imports and definitions that leave CUDA alone before the launch "
-         "(torch.cuda.is_initialized() must still be False right before it); create the model, the Accelerator and "
-         "every CUDA call inside the function the launcher runs, and import a library that initializes CUDA inside "
-         "it too. A restart of the launch alone fails the same way.", retry=False),
+         r"could create a forked subprocess|Lightning can't create new processes if CUDA is already initialized|"
+         r"Libraries known to initiali[sz]e (?:CUDA|device) upon import have been imported already",
+         NOTEBOOK_CUDA_CAUSE, NOTEBOOK_CUDA_FIX, retry=False),
+    # The same refusal in torch's words, where accelerate does not translate it (before its 0.19, and since it starts
+    # the processes with torch's elastic agent, which prints each child's traceback and raises ChildFailedError): the
+    # forked children's "Cannot re-initialize CUDA in forked subprocess" with accelerate's notebook_launcher named in
+    # the 40 lines before it (its frames, the cell's call). Read with the lines before the error (sigmessages.
+    # READS_BEFORE); not where a DataLoader worker or a Pool stands between them (cuda-fork: a fork inside the training
+    # function). Not after it: the elastic agent's child traceback first, the launcher's frames then (left to cuda-fork).
+    NOTEBOOK_LAUNCHER_FORK,
     # Python's pickle (pickle.py _getattribute and _pickle.c: "Can't get attribute %R on %R") loading, in a process
     # started by spawn, an object that was defined in an interactive __main__: a notebook cell, the REPL or python -c.
     # The child's __main__ is then the bare built-in module, the repr `<module '__main__' (built-in)>`, which lacks it.
