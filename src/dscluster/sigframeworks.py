@@ -164,6 +164,20 @@ FRAMEWORK_SIGNATURES: tuple[Signature, ...] = (
          "Check `which tune` and `pip show torchtune`; reinstall torchtune in a clean environment (or uninstall the "
          "package that ships the other `tune`), or run torchtune's CLI through its module. A restart fails the same "
          "way.", retry=False),
+    # Round 87: the same check (`strategy={strategy!r}`: not a registered name and not an instance of the Trainer's
+    # own Strategy class) given an object, whose repr is `<module.Class object at 0x...>`: a Strategy of the other
+    # Lightning package (pytorch_lightning beside lightning.pytorch, lightning_fabric beside lightning.fabric), most
+    # often from a library built on the other one (Ray Train's RayDDPStrategy/RayFSDPStrategy before Ray 2.8).
+    _sig("lightning-strategy-namespace", r"You selected an invalid strategy name: `?strategy=<[\w.]{1,200} object at 0x",
+         "Lightning was given a strategy object that is not an instance of its own Strategy class: two Lightning "
+         "packages are mixed, the standalone pytorch_lightning (or lightning_fabric) and the unified lightning "
+         "(lightning.pytorch, lightning.fabric), whose classes are distinct; the strategy comes from one (most often "
+         "through a library built on it: Ray Train's RayDDPStrategy/RayFSDPStrategy before Ray 2.8 subclass "
+         "pytorch_lightning's), the Trainer or Fabric from the other.",
+         "Import the Trainer, the LightningModule and the strategy from one package, the one the library uses "
+         "(`import pytorch_lightning as pl` with Ray 2.7's utilities), or upgrade the library to a release that "
+         "follows the package in use (Ray 2.8+); `pip list | grep -i lightning` shows which are installed. A restart "
+         "fails the same way.", retry=False),
     # Lightning's accelerator connector (lightning/pytorch/trainer/connectors/accelerator_connector.py, and Fabric's
     # connector.py): "You selected an invalid strategy name: `strategy='dp'`. It must be either a string or an instance
     # of `...strategies.Strategy`": a name not in the installed version's strategy registry. Lightning 2.0 dropped

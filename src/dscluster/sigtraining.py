@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from dscluster.sigtypes import Signature
 from dscluster.sigtypes import sig as _sig
+from dscluster.sigwords import SPAWN_UNPICKLABLE
 
 # The notebook launcher's refusal (notebook-cuda-initialized, two entries below): what happened, and its fix.
 NOTEBOOK_CUDA_CAUSE = (
@@ -197,6 +198,27 @@ TRAINING_SIGNATURES: tuple[Signature, ...] = (
          "the training as a script (torchrun, accelerate launch); in a notebook use a fork-based launcher "
          "(Lightning's ddp_notebook, accelerate's notebook_launcher) with CUDA untouched before it. A restart fails "
          "the same way.", retry=False),
+    # Round 87: Python's pickle refusing an object that a process started with spawn is given (Lightning's ddp_spawn,
+    # the default for several GPUs before Lightning 2.0; torch.multiprocessing.spawn): _pickle.c/pickle.py save_global's
+    # "Can't pickle local object 'f.<locals>.C'" (AttributeError), "Can't pickle <obj>: it's not the same object as /
+    # it's not found as M.N" and "...: attribute lookup N on M failed" (PicklingError), typeobject.c's "cannot pickle
+    # 'T' object" ("can't pickle T objects" before 3.8), _ctypes.c's "ctypes objects containing pointers cannot be
+    # pickled". Only where the log shows the spawn start (its word, mp.spawn, popen_spawn, ForkingPickler) or several
+    # GPUs on the error's line or the few lines before it: copy.deepcopy raises the same TypeError, and torch.save and
+    # torch.distributed's *_object collectives pickle too (their frames, SPAWN_NOT_HERE, keep it off).
+    _sig("spawn-unpicklable", SPAWN_UNPICKLABLE,
+         "Processes started with the spawn method get what they run by pickle: Lightning's ddp_spawn strategy (the "
+         "default for several GPUs before Lightning 2.0; also chosen in the script) sends the LightningModule and "
+         "everything it holds (hyperparameters, callbacks, a logger's or config object, the LR scheduler) to each "
+         "new process, as torch.multiprocessing.spawn sends its arguments, and one of those objects cannot be "
+         "pickled: a class or function defined inside a function (<locals>), a lambda, a class generated at run "
+         "time, a lock, a ctypes pointer, a dict view, or a method a library replaced with a wrapper.",
+         "Start the processes without pickling the model: strategy='ddp' in Lightning (from a script, the default "
+         "in Lightning 2.x) instead of ddp_spawn; or make what crosses picklable: define classes and functions at "
+         "module level, create unpicklable objects (a tracker's config, a connection, a scheduler with a local "
+         "function) inside each process (the setup hook), and upgrade a library whose own wrapper is the object "
+         "(Lightning before 1.3 with precision=64). The message names the object. A restart fails the same way.",
+         retry=False),
     # Round 43: CPython's multiprocessing/spawn.py, _check_not_importing_main: a process started by spawn (or
     # forkserver) re-imports the parent's main module, and that import itself starts processes: "An attempt has been
     # made to start a new process before the / current process has finished its bootstrapping phase." Its second line

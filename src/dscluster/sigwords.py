@@ -293,3 +293,24 @@ WRITE_FAILED = (r"basic_ios::clear: iostream error|" + then(r"inline_container\.
 TORCH_JIT_WAIT = (r"\A(?:(?!Creating extension directory|Emitting ninja build file|Building extension module)[\s\S])*"
                   + "(?P<ev>" + then("Using ", r" as PyTorch extensions root\.\.\.") + r")\s*\Z"
                   r"|file_baton\.py\"?,? line \d+,? in wait\b|\bwait \([^()\n]*file_baton\.py:\d+\)")
+
+# Python's pickle refusing an object (round 87; CPython 3.11's pickle.py/_pickle.c save_global and getattribute,
+# Objects/typeobject.c's reduce for objects without a pickle protocol, Modules/_ctypes/_ctypes.c): the message names it.
+_PICKLE_REFUSED = (r"Can't pickle local object |Can't pickle <[^\n]{1,300}?>: (?:it's not (?:the same object|found) as |"
+                   r"attribute lookup \S{1,200} on \S{1,200} failed)|cannot pickle '[\w.]{1,100}' object|"
+                   r"can't pickle [\w.]{1,100} objects|ctypes objects containing pointers cannot be pickled")
+# What shows the processes were started with spawn (Lightning's ddp_spawn in any spelling, DDPSpawnStrategy; the frames
+# of torch.multiprocessing.spawn and multiprocessing's spawn start) or that the run is on several GPUs (where Lightning
+# 1.x picked ddp_spawn by itself): a title's "on N>1 GPUs", a command's gpus=2 / devices=4, "GPU DDP training".
+_SPAWN_OR_GPUS = (r"ddp[ _-]?spawn|\bmp\.spawn\(|multiprocessing[/\\]spawn\.py|popen_spawn_(?:posix|win32)\.py|"
+                  r"ForkingPickler\(|\bstart_processes\(|\bGPUs\b|\b(?:gpus|devices)\s*=\s*(?:[2-9]|[1-9]\d|-1|\[\d+\s*,)|"
+                  r"\bDDP\b|multi-?GPU")
+# Another pickler on the error's line or between: copy.deepcopy (the same TypeError), torch.save, a checkpoint's save,
+# torch.distributed's object collectives (all_gather_object, broadcast_object_list: _object_to_tensor pickles).
+_OTHER_PICKLER = (r"[^\n]*(?:copy\.py|deepcopy|serialization\.py|torch\.save|save_checkpoint|"
+                  r"(?:gather|broadcast|scatter|send|recv)_object|_object_to_tensor)")
+# The refusal on a line that names the spawn start or several GPUs, or up to three lines after one that does, with no
+# other pickler's frame between; the evidence is the refusal's line (group ev).
+SPAWN_UNPICKLABLE = (r"(?:(?:" + _SPAWN_OR_GPUS + r")(?:(?!" + _SPAWN_OR_GPUS + r")[^\n])*\n(?:(?!" + _OTHER_PICKLER
+                     + r")[^\n]*\n){0,3}?(?!" + _OTHER_PICKLER + r")|^(?!" + _OTHER_PICKLER + r")(?=[^\n]*?(?:"
+                     + _SPAWN_OR_GPUS + r")))[^\n]*?(?P<ev>" + _PICKLE_REFUSED + ")")
