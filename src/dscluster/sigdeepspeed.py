@@ -26,10 +26,13 @@ from dscluster.sigtypes import sig as _sig
 # launcher, when a rank exits non-zero, logs "Killing subprocess {pid}" for each and then "{cmd} exits with return code
 # = {rc}" (launcher/launch.py sigkill_handler); torch elastic logs "failed (exitcode: {rc})". Read: that read, then
 # within a few lines, none a traceback nor the load's end, the launcher's kill, with no return code but -9 after it.
+# Nor the launcher's own SIGINT or SIGTERM (review 89: Ctrl-C on a load that seemed stuck, a scheduler's cancel or time
+# limit): sigkill_handler then kills the ranks and logs "Main process received {SIGINT|SIGTERM}, exiting" (since 0.3.12).
 _ZERO_READ = r"successfully read \d+ ZeRO state_dicts for rank \d+[^\n]*\n"
 _NOT_THE_END = r"(?![^\n]*(?:Traceback|zero partition checkpoints for rank))"
 _KILL_AFTER = (r"(?:sigkill_handler\] Killing subprocess \d+|exits with return code = -9\b|\(exitcode: -9\))"
-               r"(?!(?:[^\n]*\n){1,20}?[^\n]*(?:exits with return code = |\(exitcode: )(?!-9\b)-?\d)")
+               r"(?!(?:[^\n]*\n){1,20}?[^\n]*(?:(?:exits with return code = |\(exitcode: )(?!-9\b)-?\d|"
+               r"Main process received SIG(?:INT|TERM)\b))")
 
 # Python's error for mpi4py itself (not a submodule, not another package whose name starts so), and a traceback's last
 # code line (3.11's carets under it).

@@ -20,6 +20,11 @@ _SIZE = r"[\d.]+ (?:bytes|[KMG]iB)"
 # Where torch.load puts a saved tensor back on its device (torch/serialization.py): the frames of the restore, torch
 # 1.x-2.x's _cuda_deserialize, 2.x's _deserialize("cuda", ...) behind default_restore_location.
 _RESTORE = r"torch[/\\]serialization\.py\"?, line \d+, in (?:_cuda_deserialize|default_restore_location|_deserialize)\b"
+# torch.load told where to put the tensors (review 89): map_location naming a CUDA device ("cuda", f"cuda:{rank}",
+# torch.device("cuda", rank)) or a dict of locations, on the call's line the traceback shows (a DDP script's
+# `torch.load(args.loadmodel, map_location=torch.device('cuda', rank))`): the restore then fills the GPU it was told,
+# the rank's own or not, and the out-of-memory is not a location saved with the tensors.
+_MAPPED_TO_GPU = then(r"torch\.load\(", r"map_location\s*=\s*(?:torch\.device\(\s*)?(?:f?['\"]cuda|\{)")
 
 MEMORY_SIGNATURES: tuple[Signature, ...] = (
     # More than an exabyte is no model's tensor: the size came from a corrupted length (an object collective's size
@@ -63,8 +68,8 @@ MEMORY_SIGNATURES: tuple[Signature, ...] = (
     # tag, "cuda:0" for what rank 0 saved) unless map_location says otherwise: an out-of-memory raised inside that
     # restore (the caching allocator's "CUDA out of memory", or the driver's "CUDA error: out of memory" as it makes a
     # context there) is the checkpoint landing on a GPU, in a multi-GPU job every rank's copy on GPU 0.
-    _sig("cuda-oom-torch-load-device", _RESTORE + r"[^\n]*\n(?:[^\n]*\n){0,12}?[^\n]*(?:CUDA out of memory|OutOfMemoryError|"
-         r"CUDA error: out of memory)",
+    _sig("cuda-oom-torch-load-device", r"\A(?![\s\S]*" + _MAPPED_TO_GPU + r")[\s\S]*?(?P<ev>" + _RESTORE +
+         r"[^\n]*\n(?:[^\n]*\n){0,12}?[^\n]*(?:CUDA out of memory|OutOfMemoryError|CUDA error: out of memory))",
          "A GPU ran out of memory inside torch.load, while it put the checkpoint's tensors back on a GPU: without "
          "map_location each tensor returns to the device it was saved from (cuda:0 for what rank 0 saved), so in a "
          "multi-GPU job every rank loads its copy of the checkpoint (an optimizer state often twice the model) onto "

@@ -7,6 +7,7 @@ translates them (tests/unit/test_runs_catalog.py); the C library's error texts i
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from dscluster import sigcauses, sigwords
 from dscluster.launcher import backends
@@ -256,8 +257,10 @@ _TABLE: tuple[Signature, ...] = (
          "/dev/shm is too small or full (NCCL and DataLoader workers use shared memory).",
          "Start the node container with a larger --shm-size (e.g. 16g) or --ipc=host, and remove stale "
          "/dev/shm/deepspeed_* files.", retry=False),
+    # Not "stale lock file" alone (review 89): every tool with a lock file says it of its own (Mercurial's lock.py
+    # "removed the stale lock file", a JS build's or an installer's advice); torch's JIT lock is named by its folder.
     _sig("stale-extension-lock", then("torch_extensions", "lock") + "|" + then("Waiting for lock on ", "torch_extensions") + "|"
-         r"stale lock file|" + sigwords.TORCH_JIT_WAIT,
+         + sigwords.TORCH_JIT_WAIT,
          "A DeepSpeed JIT op build was killed mid-compile and left a lock file; every later job waits on it.",
          "Remove the `lock` file under ~/.cache/torch_extensions/<py>/<op>/ (or TORCH_EXTENSIONS_DIR) and "
          "launch again.", retry=False),
@@ -373,3 +376,12 @@ ENVIRONMENT = frozenset({"loopback-address", "firewall-blocked", "nccl-no-interf
 VAGUE_TYPES = frozenset({"RuntimeError", "DistBackendError", "OSError", "SystemError", "Exception", "CalledProcessError",
                           "AttributeError", "ImportError", "NCCL WARN"})
 SIGNAL_WHY = sigwords.SIGNAL_WHY  # what a signal that ended a rank most often means
+
+_JIT_BUILD = re.compile(sigwords.JIT_BUILD_BEGUN, re.IGNORECASE)
+
+
+def waits_on_a_build(sig: Signature, m: re.Match, texts: Iterable[str]) -> bool:
+    """stale-extension-lock read from a wait on torch's JIT lock (sigwords.TORCH_JIT_WAIT, its group ev) where a stream
+    of the same failure shows the build under way (another node's ranks on a shared home directory while the first
+    node compiles; rank 0's compile beside the others' Ctrl-C tracebacks): a wait for that build, no lock left behind."""
+    return sig.name == "stale-extension-lock" and m.group("ev") is not None and any(map(_JIT_BUILD.search, texts))

@@ -165,9 +165,13 @@ CCL_SIGNATURES: tuple[Signature, ...] = (
     # 2.18 says nothing more, later versions first WARN "socketPollConnect: Connect to ... returned ..."), and
     # NCCLCHECK's INFO trace ("%s:%d -> %d") shows it through socketProgressState and ncclSocketConnect into
     # bootstrap.cc. Exactly two socket.cc frames after a line that is no return-code frame: a recv that fails deeper in
-    # socket.cc (socketProgress, socketWait, ncclSocketRecv) returns ncclRemoteError (6) and is not this.
-    _sig("nccl-bootstrap-connect", r"^(?<!-> \d\n)[^\n]*NCCL INFO (?:misc/)?socket\.cc:\d+ -> 2\n"
-         r"[^\n]*NCCL INFO (?:misc/)?socket\.cc:\d+ -> 2\n[^\n]*NCCL INFO bootstrap\.cc:\d+ -> 2\b",
+    # socket.cc (socketProgress, socketWait, ncclSocketRecv) returns ncclRemoteError (6) and is not this. Nor the
+    # accept side (review 89): socketTryAccept's failed accept() (WARN "socketTryAccept: Accept failed: %s", most often
+    # EMFILE, too many open files) returns ncclSystemError through socketProgressState and ncclSocketAccept's
+    # NCCLCHECKGOTO into bootstrap.cc, the same three lines (NCCL 2.18-2.26): not read where that WARN stands.
+    _sig("nccl-bootstrap-connect", r"\A(?![\s\S]*socketTryAccept)[\s\S]*?(?P<ev>^(?<!-> \d\n)[^\n]*NCCL INFO "
+         r"(?:misc/)?socket\.cc:\d+ -> 2\n[^\n]*NCCL INFO (?:misc/)?socket\.cc:\d+ -> 2\n[^\n]*NCCL INFO "
+         r"bootstrap\.cc:\d+ -> 2\b)",
          "NCCL's bootstrap, the first step of creating the communicator, could not connect: a rank's TCP connection "
          "to another rank's bootstrap socket failed (no route or network unreachable). The bootstrap uses plain "
          "sockets on the interface NCCL_SOCKET_IFNAME selects (the one NCCL names after `Bootstrap : Using` or "

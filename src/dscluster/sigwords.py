@@ -290,9 +290,16 @@ WRITE_FAILED = (r"basic_ios::clear: iostream error|" + then(r"inline_container\.
 # lock file exists) and say nothing. A log (a rank's stream) that ends at that line with no build begun in it is every
 # process waiting on a lock no build holds (a build killed earlier left it); so is a stack (py-spy's `wait
 # (torch/utils/file_baton.py:42)`, faulthandler's or a Ctrl-C traceback's frame) standing in FileBaton.wait.
-TORCH_JIT_WAIT = (r"\A(?:(?!Creating extension directory|Emitting ninja build file|Building extension module)[\s\S])*"
-                  + "(?P<ev>" + then("Using ", r" as PyTorch extensions root\.\.\.") + r")\s*\Z"
-                  r"|file_baton\.py\"?,? line \d+,? in wait\b|\bwait \([^()\n]*file_baton\.py:\d+\)")
+# The build begun, in its lines (a process that found no extension folder, so no lock in it, "Creating extension
+# directory"; the baton's holder, "Emitting ninja build file", "Building extension module") or its frames in a stack
+# (_write_ninja_file_and_build_library, _run_ninja_build): a wait beside it waits for that build, not a stale lock, in
+# this text or in another stream of the same failure (review 89: signatures.waits_on_a_build; another node's ranks on a
+# shared home directory while the first node compiles, a Ctrl-C or a py-spy dump of every rank while rank 0 compiles).
+JIT_BUILD_BEGUN = (r"Creating extension directory|Emitting ninja build file|Building extension module|"
+                   r"\b_write_ninja_file_and_build_library\b|\b_run_ninja_build\b")
+TORCH_JIT_WAIT = (r"\A(?![\s\S]*(?:" + JIT_BUILD_BEGUN + r"))[\s\S]*?(?P<ev>"
+                  + then("Using ", r" as PyTorch extensions root\.\.\.") + r"(?=\s*\Z)"
+                  r"|file_baton\.py\"?,? line \d+,? in wait\b|\bwait \([^()\n]*file_baton\.py:\d+\))")
 
 # Python's pickle refusing an object (round 87; CPython 3.11's pickle.py/_pickle.c save_global and getattribute,
 # Objects/typeobject.c's reduce for objects without a pickle protocol, Modules/_ctypes/_ctypes.c): the message names it.
