@@ -122,6 +122,21 @@ CCL_SIGNATURES: tuple[Signature, ...] = (
          "bundled NCCL comes with it), or rebuild NCCL with NVCC_GENCODE naming the GPU's compute capability (e.g. "
          "-gencode=arch=compute_90,code=sm_90 for H100) on every node; the 'NCCL version' line and LD_LIBRARY_PATH / "
          "LD_PRELOAD show which libnccl is loaded. A restart fails the same way.", retry=False),
+    # Round 96. NCCL setting up its kernels for the device (ncclInitKernelsForDevice, src/enqueue.cc) finds they ask for
+    # more dynamic shared memory than the GPU gives a block: 2.25's INFO "ncclMaxSharedMem %d exceeds device/fn
+    # maxSharedMem %zu" (it then shrinks the request and the kernels fail to launch: torch's `unhandled cuda error`),
+    # 2.26's WARN "cudaArch %d ncclMaxSharedMem %d exceeds ..." (ncclSystemError), later releases' "cudaArch %d dynamic
+    # smem %d exceeds device/fn maxSharedMem %d". NCCL 2.25.1 on GeForce RTX 50-series cards (NVIDIA/nccl#1637,
+    # nccl-tests#287 and #291: fixed in NCCL 2.26.2).
+    _sig("nccl-blackwell-shared-mem", r"(?:ncclMaxSharedMem|dynamic smem) \d{1,9} exceeds device/fn maxSharedMem \d",
+         "NCCL's GPU kernels ask for more shared memory per block than this GPU allows (NCCL: 'exceeds device/fn "
+         "maxSharedMem' as it set them up), so they cannot be launched and its first collective fails (torch: "
+         "unhandled cuda error, or unhandled system error): the NCCL release in use does not fit this GPU, e.g. NCCL "
+         "2.25.1, bundled with torch's CUDA 12.8 wheels of early 2025, on GeForce RTX 50-series cards.",
+         "Use an NCCL release that supports the GPU: NCCL 2.26.2 or newer for the RTX 50-series (pip install -U "
+         "'nvidia-nccl-cu12>=2.26.2' in the environment torch loads it from, or a torch build that bundles it) on "
+         "every node; the 'NCCL version' in torch's error shows which one is loaded. A restart fails the same way.",
+         retry=False),
     # NCCL's SHM transport (src/transport/shm.cc) sharing host memory through cuMem (NCCL_CUMEM_HOST_ENABLE, on by
     # default in recent releases): the CUCHECK of that path fails with CUDA error 217 on GPUs without peer access (L4,
     # some VMs) instead of falling back (NVIDIA/nccl#1838; ray-project/ray PR 64109 sets NCCL_CUMEM_HOST_ENABLE=0 for
