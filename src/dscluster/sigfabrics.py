@@ -1,5 +1,6 @@
 """Failure signatures of the fabrics and accelerators other than NVIDIA GPUs on InfiniBand/Ethernet (round 41 of
-issue 45): AWS EFA, reached through Libfabric and NCCL's aws-ofi-nccl plugin, and AMD GPUs under ROCm. Each
+issue 45; round 98: EFA's security group): AWS EFA, reached through Libfabric and NCCL's aws-ofi-nccl plugin, and
+AMD GPUs under ROCm. Each
 pattern is the wording of the component that prints it, never one log's:
 - aws-ofi-nccl (src/nccl_ofi_net.c and its successors): `NCCL_OFI_WARN("OFI fi_getinfo() call failed: %s", ...)`
   when Libfabric offers no provider for the hints (no EFA device: ENODATA), `NCCL_OFI_WARN("Unable to register memory
@@ -59,6 +60,23 @@ FABRIC_SIGNATURES: tuple[Signature, ...] = (
          "Raise the locked-memory limit for every rank: ulimit -l unlimited (`* - memlock unlimited` in "
          "/etc/security/limits.conf, docker run --ulimit memlock=-1, the batch system's or launcher's own "
          "setting), then check `ulimit -l` in the ranks' environment.", retry=False),
+    # Round 98: the EFA peers cannot reach each other because the EC2 security group lacks the rules naming itself
+    # (EFA's SRD traffic is matched only by a rule whose source and destination is the group, never by 0.0.0.0/0):
+    # aws-ofi-nccl's banner for FI_EHOSTUNREACH (src/platform-aws.cpp, PlatformAWS::log_cq_error: "This error
+    # indicates that the security group on either this instance or the peer instance is not setup correctly"),
+    # Libfabric's EFA error 4126 as gardener-extension-provider-aws#1832 quotes it, and aws-ofi-nccl's failed
+    # fi_av_insert of the peer's endpoint (src/nccl_ofi_sendrecv.cpp, nccl_ofi_rdma.cpp, cm/: "Unable to insert remote
+    # address into address vector"), which aws/aws-ofi-nccl#663 traced to the missing outbound rule.
+    _sig("efa-security-group", r"This error indicates that the security group on either this instance or the peer|"
+         r"Unresponsive receiver \(reachable by EFA device but handshake failed\)|"
+         r"NET/OFI (?:CM: )?Unable to insert remote address into address vector",
+         "The EFA adapters of the nodes cannot reach each other: the instances' security group lacks an inbound and "
+         "an outbound rule that name the security group itself. EFA traffic is matched only by such rules (an "
+         "outbound rule to 0.0.0.0/0 does not cover it), so TCP, ping and the rendezvous work while NCCL's EFA "
+         "connections fail.",
+         "Add to the security group of every instance an inbound and an outbound rule, All traffic, whose source "
+         "and destination is that security group's own id (AWS's EFA setup guide), keep all nodes in it, and check "
+         "with fi_pingpong -p efa between two nodes before launching again.", retry=False),
     # ROCm sees no AMD GPU, or fewer than asked: /dev/kfd absent, HIP's no-device or invalid-device error.
     _sig("rocm-no-device", r"Unable to open /dev/kfd read-write: No such file or directory|hipErrorNoDevice\b|"
          r"HIP error: no ROCm-capable device is detected|hipErrorInvalidDevice\b",

@@ -372,7 +372,8 @@ BEFORE_THE_ERROR = frozenset({
     "precision-unsupported", "duplicate-gpu"}) | BEFORE_VAGUE
 # Facts about a node's environment that any rank's lines may show, behind a vague error on another rank.
 ENVIRONMENT = frozenset({"loopback-address", "firewall-blocked", "nccl-no-interface", "nccl-ib-memlock", "nccl-ib",
-                          "dev-shm-full", "memcg-oom", "driver-too-old", "driver-insufficient", "nccl-wrong-interface"})
+                          "dev-shm-full", "memcg-oom", "driver-too-old", "driver-insufficient", "nccl-wrong-interface",
+                          "ib-completion-acs", "efa-security-group"})
 VAGUE_TYPES = frozenset({"RuntimeError", "DistBackendError", "OSError", "SystemError", "Exception", "CalledProcessError",
                           "AttributeError", "ImportError", "NCCL WARN"})
 SIGNAL_WHY = sigwords.SIGNAL_WHY  # what a signal that ended a rank most often means

@@ -5,7 +5,8 @@ NCCL's NVLink SHARP (NVLS) multicast failing on an NVSwitch node. Each pattern i
 prints it (Open MPI's opal/mca/btl/tcp help-mpi-btl-tcp.txt and btl_tcp_endpoint.c, its ess/PMI help text, its
 launcher's help-orterun.txt; NCCL's src/transport/nvls.cc; round 30: NCCL's src/graph/topo.h; round 51: a CUDA call NCCL's init
 finds unsupported, NCCL's src/graph/paths.cc; round 58: its sysfs PCI path, src/graph/xml.cc; round 67: its kernels
-missing for the GPU, src/enqueue.cc under src/include/checks.h's CUDACHECK), never one log's.
+missing for the GPU, src/enqueue.cc under src/include/checks.h's CUDACHECK; round 98: an InfiniBand completion's
+status 4, src/transport/net_ib), never one log's.
 sigmessages.py places this table after
 the parallel frameworks', before the loader's words and every answer that only says something failed (the MPI
 launcher's daemons, a script not found). The real logs they are measured on are tests/data/failures
@@ -20,6 +21,23 @@ from dscluster.sigtypes import sig as _sig
 _HOSTS = r"[\w.-]{1,64}:\d{1,5}(?:,[\w.-]{1,64}:\d{1,5}){0,63}"  # bounded: read in linear time
 
 CCL_SIGNATURES: tuple[Signature, ...] = (
+    # Round 98: an InfiniBand work request NCCL posted completed with status 4, IBV_WC_LOC_PROT_ERR (local protection
+    # error). NCCL's src/transport/net_ib (p2p.cc ncclIbLogCompletionWithError, gin.cc; net_ib.cc before 2.24) in each
+    # release's words: "NET/IB : Got completion [from peer %s ]with error %d, opcode %d, len %d, vendor err %d" (to
+    # 2.19), "... with status=%d opcode=%d len=%d vendor err %d" (2.20-2.27, and the SHARP plugin's ib_plugin.c),
+    # "NET/IB: ... with status=%s(%d) opcode=..." (ibvWcStatusStr: IBV_WC_LOC_PROT_ERR(4)), and the hint NCCL then
+    # prints for this status (src/transport/net_ib/common.h, printIbWcStatusHint): ACS breaking GPU Direct RDMA
+    # (nvidia/nccl#928, #523, #1052, #214). Only status 4: 12 (retry exceeded), 5 (flushed) and the others are nccl-ib's.
+    _sig("ib-completion-acs", r"NET/IBP?(?:/GIN)?\s?:\s?Got completion (?:from peer (?:\S+ )?)?with (?:error 4,|status="
+         r"(?:IBV_WC_LOC_PROT_ERR\()?4\b)|HINT: In many cases this error occurs when ACS is enabled which would break",
+         "An InfiniBand transfer of NCCL failed with a local protection error (status 4, IBV_WC_LOC_PROT_ERR): the "
+         "adapter could not access the GPU memory it was given. In most cases PCIe ACS (Access Control Services) is "
+         "enabled on the servers and breaks GPUDirect RDMA, the adapter's direct access to GPU memory (NCCL's own "
+         "hint); an IOMMU not in passthrough mode does the same.",
+         "Confirm with NCCL_NET_GDR_LEVEL=0 (GPUDirect RDMA off: it then runs, slower). Then disable ACS on the PCIe "
+         "bridges between GPUs and adapters (the server's BIOS setting or setpci at every boot, per the vendor's "
+         "guide; NCCL's troubleshooting page, section ACS), set the IOMMU to passthrough (iommu=pt), and launch "
+         "again with GPUDirect RDMA on.", retry=False),
     # NCCL's src/graph/topo.h, ncclTopoIdToIndex: WARN("Could not find %s with id %lx", topoNodeTypeStr[type], id) and
     # ncclInternalError when the topology it built lacks the network device a search asks for by id (torch then
     # reports "internal error - please report this issue to the NCCL developers"). Seen with NCCL 2.25-2.26 (the NeMo
