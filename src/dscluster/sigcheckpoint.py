@@ -1,7 +1,8 @@
 """Failure signatures of saving and resuming checkpoints (round 77 of issue 45): ranks creating the same checkpoint
 directory at once, and resuming from a DeepSpeed or HF Trainer checkpoint that is not all there (model-state files
 absent from the tag directory DeepSpeed loads, a checkpoint directory that differs between nodes, a directory with
-nothing the loader can resume). Each pattern is the wording of the component that prints it, never one log's:
+nothing the loader can resume); round 101: a checkpoint's link that every node's local rank 0 creates in a shared
+directory. Each pattern is the wording of the component that prints it, never one log's:
 CPython's os.makedirs and pathlib's Path.mkdir (Lib/os.py, Lib/pathlib.py), DeepSpeed's engine.py
 (_get_all_zero_checkpoints' warning, load_checkpoint's "Client provided checkpoint load path") and
 runtime/state_dict_factory.py (SDLoaderBase.check_ckpt_list: `assert len(self.ckpt_list) > 0`), the HF Trainer's
@@ -17,6 +18,10 @@ from dscluster import sigcauses
 from dscluster.sigtypes import Signature, then
 from dscluster.sigtypes import sig as _sig
 from dscluster.sigwords import CKPT_WEIGHTS_ONLY_CAUSE, CKPT_WEIGHTS_ONLY_FIX
+
+# A path in a FileExistsError's two-filename form, not the Hub cache's (checkpoint-saved-by-every-node, below).
+_ANY_PATH = r"(?![^'\n]*(?:blobs|snapshots)/)[^'\n]*'"
+_CKPT_PATH = r"(?![^'\n]*(?:blobs|snapshots)/)[^'\n]*(?:checkpoint|ckpt)[^'\n]*'"
 
 CHECKPOINT_SIGNATURES: tuple[Signature, ...] = (
     # CPython's os.makedirs (Lib/os.py: mkdir, then `if not exist_ok or not path.isdir(name): raise`) and pathlib's
@@ -36,6 +41,21 @@ CHECKPOINT_SIGNATURES: tuple[Signature, ...] = (
          "(global rank 0, then a barrier before the others write into them), or retry the makedirs on "
          "FileExistsError (what NeMo Automodel does since #3686); resuming from the last checkpoint passes when it "
          "was the race."),
+    # CPython's os.symlink/os.link (and os.rename on Windows) name both paths in their OSError ("[Errno 17] File exists:
+    # 'SRC' -> 'DST'", Objects/exceptions.c's two-filename form): a checkpoint's link or file that already stands there.
+    # Round 101 (NVIDIA/DeepLearningExamples#1092): a script that saves when local_rank == 0 saves once per node, and
+    # the nodes race on a shared output directory for the 'last checkpoint' link. Read when a path names a checkpoint,
+    # never the Hub cache's own links (snapshots/ -> blobs/: parallel hf_hub_download, huggingface/huggingface_hub#1133).
+    _sig("checkpoint-saved-by-every-node", r"FileExistsError: \[Errno 17\] File exists: '(?:" + _CKPT_PATH + r" -> '"
+         + _ANY_PATH + r"|" + _ANY_PATH + r" -> '" + _CKPT_PATH + r")",
+         "Creating a checkpoint's link or file failed because one already stands there: more than one process saves "
+         "checkpoints into the same directory (a script that saves when the local rank is 0 does so once per node, "
+         "and on a shared output directory the nodes race for the same files and the 'last checkpoint' link), or an "
+         "earlier run left the link behind.",
+         "Save from the global rank 0 only (torch.distributed.get_rank() == 0 or RANK, not LOCAL_RANK), or give each "
+         "node its own output directory; make the link atomically (create it under a temporary name, then os.replace) "
+         "or remove it first, and delete a stale one an earlier run left. A restart can meet the same race.",
+         retry=False),
     # DeepSpeed's engine._load_checkpoint globs the tag directory for its model-state files (_get_all_ckpt_names:
     # mp_rank_XX_model_states.pt, zero_pp_rank_N_mp_rank_XX_model_states.pt under ZeRO-3) and hands the list to
     # SDLoaderFactory.get_sd_loader, whose SDLoaderBase.__init__ calls check_ckpt_list: an empty list is the bare

@@ -3,7 +3,8 @@ model loaded before ZeRO-3 was in effect, and accelerate's launcher given severa
 round 49: TrainingArguments refusing an fsdp word, accelerate refusing its config file's unknown keys, FSDP2's
 prepare() given the optimizer alone, DDP given a model with DTensor parameters; round 57: accelerate 0.5-0.6 reading a
 DeepSpeed config section its own generated config lacks; round 93: accelerate's notebook_launcher called without
-the number of processes.
+the number of processes; round 101: the Hub's 429 when every rank asks it for the same files (HUB_RATE_LIMITED, which
+sigmessages.py places before hub-unreachable).
 Each pattern is the wording of the code that prints it (transformers' trainer.py, accelerate's utils/launch.py), never
 one log's; `retry=False` throughout: the same command meets the same check again. sigmessages.py places this table
 after the other frameworks'. The real logs they are measured on are tests/data/failures
@@ -11,8 +12,34 @@ after the other frameworks'. The real logs they are measured on are tests/data/f
 
 from __future__ import annotations
 
-from dscluster.sigtypes import Signature
+from dscluster.sigtypes import Signature, then
 from dscluster.sigtypes import sig as _sig
+
+# The Hugging Face Hub refusing requests for their number (HTTP 429), round 101: every rank of a run (every node's)
+# asking the Hub for the same files at start. In the words of the code that prints it, each about the Hub's own host:
+# requests' HTTPError as huggingface_hub (< 1.0) and transformers raise it ("429 Client Error: Too Many Requests for
+# url: URL"); huggingface_hub's hf_raise_for_status today (utils/_http.py: "429 Too Many Requests for url: URL.",
+# "429 Too Many Requests: you have reached your 'api' rate limit."); its http_backoff's warnings (_http.py: "HTTP
+# Error 429 thrown while requesting GET URL", "Rate limited. Waiting 207.0s before retry [Retry 1/5]."); the Rust
+# hf-hub/reqwest wording ("HTTP status client error (429 Too Many Requests) for url (URL)"); urllib3's retries
+# ("HTTPSConnectionPool(host='huggingface.co', ...): Max retries exceeded ... too many 429 error responses").
+# sigmessages.py places it before hub-unreachable: transformers wraps the 429 in "We couldn't connect to ...".
+_HUB = r"https?://(?:[\w-]+\.){0,3}(?:huggingface\.co|hf\.co|hf-mirror\.com)\b"
+HUB_RATE_LIMITED = _sig(
+    "hub-rate-limited",
+    r"\b429 (?:Client Error: )?Too Many Requests for url: " + _HUB + r"|"
+    r"\b429 Too Many Requests: you have reached your '[\w-]+' rate limit|"
+    r"HTTP Error 429 thrown while requesting [A-Z]+ " + _HUB + r"|"
+    r"\bRate limited\. Waiting [\d.]+s before retry \[Retry \d+/\d+\]|"
+    r"HTTP status client error \(429 Too Many Requests\) for url \(" + _HUB + r"|"
+    + then(r"host='(?:[\w-]+\.){0,3}(?:huggingface\.co|hf\.co|hf-mirror\.com)'", r"too many 429 error responses"),
+    "The Hugging Face Hub refused this node's requests for their number (HTTP 429 Too Many Requests): every rank, on "
+    "every node, asked the Hub for the same model, tokenizer, dataset or kernel files at start, and together (with "
+    "no token the limit is lower) they went over the Hub's rate limit.",
+    "Download the files once before the launch (huggingface-cli download NAME, or rank 0 first and the others after a "
+    "barrier) onto storage every node sees (HF_HOME), then run every rank with HF_HUB_OFFLINE=1 (HF_DATASETS_OFFLINE=1 "
+    "for datasets) or load them by path; give every rank a token (HF_TOKEN) for a higher limit, and a recent "
+    "huggingface_hub (0.23.1 made far fewer paths-info calls). A restart at once meets the limit again.", retry=False)
 
 HF_SIGNATURES: tuple[Signature, ...] = (
     # transformers' Trainer (_validate_model / __init__): `if is_deepspeed_zero3_enabled() and not getattr(model,

@@ -25,7 +25,7 @@ from dscluster.sigelastic import ELASTIC_SIGNATURES
 from dscluster.sigfabrics import FABRIC_SIGNATURES
 from dscluster.sigfinetune import FINETUNE_SIGNATURES
 from dscluster.sigframeworks import FRAMEWORK_SIGNATURES
-from dscluster.sighf import HF_SIGNATURES
+from dscluster.sighf import HF_SIGNATURES, HUB_RATE_LIMITED
 from dscluster.siglibs import LIBRARY_SIGNATURES
 from dscluster.sigmemory import MEMORY_BEFORE_VAGUE, MEMORY_SIGNATURES
 from dscluster.sigmodels import MODEL_SIGNATURES
@@ -169,6 +169,7 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "Build the model with the configuration the checkpoint was saved with; save and load the unwrapped model "
          "(model.module.state_dict()) or strip the `module.` prefix; under ZeRO-3 load through the engine's "
          "load_checkpoint or consolidate with zero_to_fp32.py first. A restart fails the same way.", retry=False),
+    HUB_RATE_LIMITED,  # the Hub's 429 (sighf.py), before the "We couldn't connect" transformers wraps it in
     # The Hugging Face Hub unreachable from the node, in transformers' and huggingface_hub's words and the HTTP
     # client's (a name that does not resolve, a connection that times out) about the Hub's host.
     _sig("hub-unreachable", r"We couldn't connect to '?https?://[\w.-]+|LocalEntryNotFoundError|"
