@@ -36,6 +36,7 @@ from dscluster.sigrlhf import RLHF_SIGNATURES
 from dscluster.sigsetup import SETUP_SIGNATURES
 from dscluster.sigstorage import STORAGE_SIGNATURES
 from dscluster.sigtorch import TORCH_SIGNATURES
+from dscluster.sigtracking import TRACKING_SIGNATURES
 from dscluster.sigtraining import NOTEBOOK_LAUNCHER_FORK, TRAINING_SIGNATURES
 from dscluster.sigtypes import Signature, then
 from dscluster.sigtypes import sig as _sig
@@ -223,7 +224,7 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
     *STORAGE_SIGNATURES,
     *DATA_SIGNATURES,
     *WORLD_SIGNATURES,
-    *TRAINING_SIGNATURES,
+    *TRAINING_SIGNATURES, *TRACKING_SIGNATURES,
     *DEEPSPEED_SIGNATURES, *DS_SOURCE_SIGNATURES,
     *SETUP_SIGNATURES,
     *FRAMEWORK_SIGNATURES,
