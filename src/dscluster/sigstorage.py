@@ -1,15 +1,15 @@
 """Failure signatures of the storage a run saves to (round 34 of issue 45: checkpoints and caches on shared and network
 file systems): ranks that move or delete the same checkpoint directory at once, a file removed on NFS while still
-open, and a file system that does not implement the file locks a writer takes; session 28 a stale NFS file handle and a FUSE
-mount whose daemon is gone, and a storage I/O error on a named file. Each pattern is the wording of the
+open, and a file system that does not implement the file locks a writer takes; session 28: a storage I/O error on a
+named file, a stale NFS file handle and a FUSE mount whose daemon is gone. Each pattern is the wording of the
 component that prints it, never one log's: CPython's OSError text (Objects/exceptions.c, OSError_str: "[Errno N]
 strerror: 'src' -> 'dst'" for a failed os.rename/os.replace/os.renames), the Linux NFS client's name for a deleted file
 still open (fs/nfs/unlink.c, nfs_sillyrename: ".nfs" and 24 hex digits), tensorstore's file kvstore ("Failed to acquire
 lock on file: ... [OS error: ...]", file_key_value_store.cc, its words as the corpus log prints them) and HDF5's sec2
 driver ("unable to lock file, errno = N, error message = '...'", H5FDsec2.c, from memory: not read in this session),
-the C library's EIO, ESTALE and ENOTCONN (strerror: "Input/output error" in any language strerror.py has: "Stale file handle", glibc before 2.18 "Stale NFS file handle";
-"Transport endpoint is not connected") on a named path, in CPython's "[Errno N] TEXT: 'PATH'" or a C program's
-"PATH: TEXT"; never a socket's ENOTCONN, which names no path.
+the C library's EIO, ESTALE and ENOTCONN (strerror: "Input/output error", in any language strerror.py has; "Stale file
+handle", glibc before 2.18 "Stale NFS file handle"; "Transport endpoint is not connected") on a named path, in
+CPython's "[Errno N] TEXT: 'PATH'" or a C program's "PATH: TEXT"; never a socket's ENOTCONN, which names no path.
 sigmessages.py places this table beside the model repositories' (sigmodels.py): before the last resorts, whose
 "No such file or directory" would say a file is missing when another rank moved it. The real logs they are measured
 on are tests/data/failures (tests/unit/test_failure_corpus.py)."""

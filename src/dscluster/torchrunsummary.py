@@ -41,15 +41,16 @@ class Failure:
     line: int  # the `exitcode` line's index in its stream
     time: float | None = None
     message: str | None = None  # its `traceback :` (`msg:` in 1.9-1.10) field's first line
+    head: int = 0  # its section's header line (`Root Cause ...:`, `Failures:`) index in its stream
 
 
 def failures(stream: Stream) -> list[Failure]:
     """Each failure of torchrun's summaries in a stream: the root cause and the others, in the order listed."""
     out: list[Failure] = []
-    section, entry = None, None
+    section, entry, head = None, None, 0
     for i, ln in enumerate(stream.lines):
         if _ROOT.match(ln) or _OTHERS.match(ln):
-            section, entry = ("root" if _ROOT.match(ln) else "others"), None
+            section, entry, head = ("root" if _ROOT.match(ln) else "others"), None, i
             continue
         if _BORDER.match(ln):
             section = entry = None
@@ -73,7 +74,7 @@ def failures(stream: Stream) -> list[Failure]:
             out.append(Failure(section == "root", int(rank.group(1)) if rank else None,
                                entry.get("host", (None, 0))[0] or stream.node, int(code.group(1)),
                                _error_file(entry.get("error_file", ("", 0))[0]), i,
-                               line_time(entry.get("time", ("", 0))[0])))
+                               line_time(entry.get("time", ("", 0))[0]), head=head))
     return out
 
 
@@ -84,37 +85,37 @@ def _error_file(value: str) -> str | None:
 
 def rank_errors(stream: Stream) -> list[rankerror.RankError]:
     """What torchrun's summaries in a stream say of the ranks themselves: a signal that ended the first observed
-    failure, and the @record tracebacks."""
-    return signals(stream) + own_errors(stream)
+    failure, and the @record tracebacks (the summaries parsed once for both)."""
+    found = failures(stream)
+    return signals(stream, found) + own_errors(stream, found)
 
 
 _SIGNAL = re.compile(r"\((SIG[A-Z]+)\)")
 
 
-def signals(stream: Stream) -> list[rankerror.RankError]:
+def signals(stream: Stream, found: list[Failure]) -> list[rankerror.RankError]:
     """The first observed failure where a signal ended it (a negative exit code): that rank's death by the signal its
     message names (`Signal 9 (SIGKILL) received by PID P`), on its host, at its time, as the stream's first error."""
     out = []
-    for f in failures(stream):
+    for f in found:
         if not f.root or f.code >= 0:
             continue
         m = _SIGNAL.search(f.message or "")
         name = m.group(1) if m else rankerror.SIGNAL_NUMBERS.get(-f.code, f"signal {-f.code}")
-        head = next((j for j in range(f.line, max(-1, f.line - 12), -1) if _ROOT.match(stream.lines[j])), f.line)
         out.append(rankerror.RankError("signal", name, rankerror.SIGNAL_WORDS.get(name, name), rank=f.rank,
                                        node=f.host, time=f.time, symptom=name == "SIGTERM",
-                                       note="\n".join(stream.lines[head + 1:head + 11]) + "\n",
+                                       note="\n".join(stream.lines[f.head + 1:f.head + 11]) + "\n",
                                        order=stream.order * 100000))
     return out
 
 
-def own_errors(stream: Stream) -> list[rankerror.RankError]:
+def own_errors(stream: Stream, found: list[Failure]) -> list[rankerror.RankError]:
     """The ranks' own errors that torchrun's summary shows: the traceback of a rank whose entry point is decorated with
     @record (its `traceback :` field, each line indented two spaces more), read as that rank's, on its host, at the
     failure's time; the root cause first where the times are the same (torch chose it by the error file's time)."""
     out = []
     lines = stream.lines
-    for f in failures(stream):
+    for f in found:
         i = next((j for j in range(f.line + 1, min(len(lines), f.line + 3)) if _TRACEBACK.match(lines[j])), None)
         if i is None:
             continue
