@@ -1,8 +1,11 @@
 """Failure signatures from the data side of multi-GPU runs (round 36 of issue 45): the data-loading libraries that
 refuse a distributed run's configuration in their own words. webdataset's pipeline, started in a run of several
 processes with no rule for splitting its shards across them; mosaicml streaming's StreamingDataset, whose local
-cache directory another dataset on the machine already holds. Each pattern is the wording of the library that
-prints it (webdataset's shardlists.py, streaming's shared/prefix.py), never one log's. sigmessages.py places this
+cache directory another dataset on the machine already holds. Round 99: a Hugging Face datasets cache file that
+another process was still writing, or that vanished under it (ranks, nodes or runs preparing the same cache at
+once), and Megatron's sample-index files that one rank built where the other nodes cannot read them. Each pattern
+is the wording of the library that prints it (webdataset's shardlists.py, streaming's shared/prefix.py, the cache
+layout datasets' builder.py and arrow_dataset.py name, Megatron's gpt_dataset.py file names), never one log's. sigmessages.py places this
 table with the storage one (sigstorage.py), before the training stack's and the last resorts: a library's own
 ValueError is more specific than a Python error's type. The real logs they are measured on are tests/data/failures
 (tests/unit/test_failure_corpus.py)."""
@@ -11,6 +14,15 @@ from __future__ import annotations
 
 from dscluster.sigtypes import Signature
 from dscluster.sigtypes import sig as _sig
+
+# A path inside a Hugging Face datasets cache, as datasets names its parts: builder.py's incomplete_dir (the directory
+# being written, "<dir>.incomplete"), arrow_dataset.py's _get_cache_file_path ("cache-" + a 16-hex-digit fingerprint
+# + ".arrow", with "_00000_of_00008" per shard of a map(num_proc=N)), and a packaged builder's directory
+# "<builder>/default[-<id>]/<version>/" (_relative_data_dir; json/csv/parquet/... data_files). The quoted path is
+# read lazily up to the first such part, within the line.
+_HF_CACHE_PATH = (r"[^'\"\n]{0,400}?(?:\.incomplete(?=['\"/\\])|[/\\]cache-[0-9a-f]{16}(?:_\d{5}_of_\d{5})?\.arrow|"
+                  r"[/\\](?:json|csv|parquet|text|arrow|pandas|generator|imagefolder|audiofolder|videofolder|"
+                  r"webdataset|sql|xml)[/\\]default(?:-[0-9a-z]{8,20})?[/\\]\d+\.\d+\.\d+[/\\])")
 
 DATA_SIGNATURES: tuple[Signature, ...] = (
     # webdataset's shardlists.py, single_node_only (the default nodesplitter of wds.WebDataset since v2): with
@@ -42,5 +54,43 @@ DATA_SIGNATURES: tuple[Signature, ...] = (
          "Give each concurrent run, and each dataset or split in a run, its own local directory; if no other run uses "
          "it, clear the stale registration before starting: call streaming.base.util.clean_stale_shared_memory() "
          "once (or remove streaming's leftover files in /dev/shm). A restart alone hits the same registration.",
+         retry=False),
+    # A datasets cache file not there when a process went to read, rename or chmod it (ENOENT; EEXIST or ENOTEMPTY
+    # for the .incomplete directory): CPython's "[Errno 2] No such file or directory: 'PATH'" (also under datasets'
+    # "Cannot find data file. Original error:"), and pyarrow's "Failed to open local file 'PATH'. Detail: [errno 2]
+    # ..." (arrow's io_util.cc, as datasets' ArrowWriter and memory-mapped tables print it). Several processes built
+    # the same cache at once: every rank where the script has no main_process_first, or transformers'/accelerate's
+    # main_process_first with local=True on a cache the nodes share (one writer per node), or a map() every rank runs
+    # (ms-swift#10121: the losing ranks' os.chmod of Dataset._map_single). Not ENOSPC, EACCES or EDQUOT on the same
+    # paths (a full disk, a permission), and not a data file of the user's own (the cache's parts only).
+    _sig("datasets-cache-race",
+         r"(?:\[Errno (?:2|17|39)\] [^\n:'\"]{0,40}|No such file or directory): ['\"]" + _HF_CACHE_PATH + r"|"
+         r"Failed to open local file ['\"]" + _HF_CACHE_PATH + r"[^'\"\n]{0,300}['\"]\. Detail: \[errno 2\]",
+         "A file of the Hugging Face datasets cache was gone when this process went to read or finish it: several "
+         "processes prepared the same dataset cache at once (every rank of the run, each node's local rank 0 on a "
+         "cache the nodes share, or several runs given one cache), and one read, renamed or removed what another "
+         "was still writing. A network file system under the cache (HF_DATASETS_CACHE on NFS) widens the window.",
+         "Prepare the dataset once before the ranks read it: one process runs load_dataset/map (a preprocessing "
+         "step, then load_from_disk, LLaMA-Factory's tokenized_path, ms-swift's cached dataset), or wrap it in "
+         "main_process_first with local=False when the nodes share the cache (LLaMA-Factory: data_shared_file_system: "
+         "true) and local=True only for a node-local cache; give separate runs separate caches; delete the partial "
+         "cache directory (the .incomplete one, the run's cache-*.arrow files) before starting again.",
+         retry=False),
+    # Megatron's sample-index cache, which global rank 0 builds and every other rank then loads (numpy.load): core's
+    # gpt_dataset.py "<hash>-<Dataset>-<split>-{document,sample,shuffle}_index.npy" under --data-cache-path, the
+    # legacy gpt_dataset.py's (Megatron-LM, Megatron-DeepSpeed, gpt-neox) "<prefix>_{doc,sample,shuffle}_idx.npy".
+    # Absent on a rank's node: the data and its cache on a node-local disk (Megatron-LM#907, #356), a different path
+    # on that node, or read before rank 0's files reached it.
+    _sig("data-index-node-local",
+         r"No such file or directory: ['\"][^'\"\n]{0,400}?(?:-(?:document|sample|shuffle)_index|"
+         r"_(?:doc|sample|shuffle)_idx)\.npy['\"]",
+         "A rank could not find the dataset's sample-index files (document, sample and shuffle index .npy): Megatron "
+         "builds them on global rank 0 only and every other rank loads them, so a node whose disk does not have them "
+         "fails: the data path or its index cache is on each node's own disk rather than storage all nodes share, "
+         "or names another directory on that node.",
+         "Put the data's index cache where every node reads the same files at the same path (a shared file system; "
+         "Megatron's --data-cache-path), or build the indexes on each node (gpt-neox: use_shared_fs: false), or "
+         "build them once on one node and copy them to the same path on every node before training. A restart "
+         "fails the same way.",
          retry=False),
 )
