@@ -154,3 +154,22 @@ def test_ib_used_passes_and_sockets_without_ib_hardware_only_warns():
     assert nccl_transport.judge("n", nccl_transport.parse(""), {}, multi_node=True).status == "warn"
     one = nccl_transport.judge("n", parsed("socket_aws.log"), {}, multi_node=False)
     assert one.status == "ok" and "TCP" not in one.finding and "one node" in one.finding
+
+
+def test_a_second_measurement_keeps_each_links_better_figure():
+    # a hiccup slowed node1↔node2 in the first measurement only: the better figure clears it; a link slow
+    # both times stays slow
+    first = ring({("node0", "node1"): 2.8, ("node0", "node2"): 2.8, ("node1", "node2"): 1.2})
+    second = ring({("node0", "node1"): 2.5, ("node0", "node2"): 2.9, ("node1", "node2"): 2.7})
+    assert not bandwidth.judge(first + ring({("node0", "node3"): 2.8, ("node1", "node3"): 2.8,
+                                              ("node2", "node3"): 2.8}), 0.5).ok
+    both = bandwidth.best_of(first, second)
+    assert [(lk.a, lk.b, lk.gbs) for lk in both] == [("node0", "node1", 2.8), ("node0", "node2", 2.9),
+                                                      ("node1", "node2", 2.7)]
+    assert bandwidth.judge(both, 0.5).ok
+    slow = ring({("node0", "node1"): 0.01, ("node0", "node2"): 2.9, ("node1", "node2"): 0.011})
+    again = ring({("node0", "node1"): 0.012, ("node0", "node2"): 2.7, ("node1", "node2"): 0.01})
+    assert set(bandwidth.judge(bandwidth.best_of(slow, again), 0.5).slow_nodes) == {"node1"}
+    gpu = [Link("gpu", "0", "1", 20.0, node="a")]
+    assert bandwidth.best_of(gpu, [Link("gpu", "0", "1", 300.0, node="b")]) == gpu + [Link("gpu", "0", "1", 300.0,
+                                                                                          node="b")]

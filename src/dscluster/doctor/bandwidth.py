@@ -13,6 +13,10 @@ has one fast peer, while a slow node has none. So:
 - inside a node with several GPUs, a GPU pair is slow when below `fraction` x the median of every
   node's GPU pairs.
 
+A verdict that names anything is measured once more before it is given (collective.run_collective),
+and each link keeps the better of its two figures (`best_of`): a bad cable is slow every time, while a
+busy CPU or a scheduler hiccup on a shared machine seldom hits the same link twice.
+
 The baseline lives in the launching user's state dir (<home>/doctor/<cluster key>/bandwidth.json): it
 is parsed as data, only this user writes it, and only figures judged healthy go into it.
 """
@@ -80,6 +84,18 @@ def links_from(data: Sequence[Mapping], names: Sequence[str]) -> list[Link]:
         except (KeyError, TypeError, ValueError, IndexError):
             continue
     return out
+
+
+def best_of(*measurements: Sequence[Link]) -> list[Link]:
+    """Pure: each link (kind, ends, node) once, with its best figure over the measurements, in first-seen
+    order."""
+    best: dict[tuple, Link] = {}
+    for links in measurements:
+        for lk in links:
+            key = (lk.kind, lk.a, lk.b, lk.node)
+            if key not in best or lk.gbs > best[key].gbs:
+                best[key] = lk
+    return list(best.values())
 
 
 def judge(links: Sequence[Link], fraction: float = DEFAULT_FRACTION,
