@@ -13,7 +13,9 @@ pattern is the wording of the component that prints it, never one log's:
   older releases' `cannot allocate memory for EFA's RX packet pool` (rxr_ep_grow_rx_pkt_pools);
 - ROCm: rocminfo's (ROCt's) `Unable to open /dev/kfd read-write: %s` and its `is not member of "video" group` notice;
   HIP's error names hipErrorNoDevice and hipErrorInvalidDevice (hip_runtime_api.h), which torch prints as `HIP error:
-  no ROCm-capable device is detected` and rccl-tests as `Test HIP failure ... 'hipErrorInvalidDevice'`.
+  no ROCm-capable device is detected` and rccl-tests as `Test HIP failure ... 'hipErrorInvalidDevice'`;
+- Intel Gaudi (round 102): the habana torch bridge's `Graph compile failed. synStatus=synStatus N` raised from torch's
+  broadcast, the run's first collective.
 sigmessages.py places this table before the container runtimes' and the GPU node's (sigcontainers.py,
 sigdevices.py). `retry=False` throughout: the same container on the same node meets the same refusal. The real logs
 they are measured on are tests/data/failures (tests/unit/test_failure_corpus.py)."""
@@ -88,6 +90,28 @@ FABRIC_SIGNATURES: tuple[Signature, ...] = (
          "render) --security-opt seccomp=unconfined, or the runtime's equivalent (apptainer --bind /dev/kfd,/dev/dri "
          "with --containall); check rocminfo and rocm-smi inside it, and ask for at most as many GPUs per node as "
          "it lists.", retry=False),
+    # Round 102: Intel Gaudi's graph compiler (SynapseAI, through the habana torch bridge) failing on the first
+    # collective of the run, a broadcast of the model's weights (torch's distributed_c10d.broadcast: `work =
+    # default_pg.broadcast([tensor], opts)` before torch 2.5, `work = group.broadcast([tensor], opts)` since; DeepSpeed's
+    # engine and comm/torch.py reach it). In lazy mode that broadcast compiles what was queued before it, the
+    # weights' placement and casts: a compile failure there is the compiler unable to work on that node, not a model's
+    # op. huggingface/optimum-habana#1779 (merged): the ranks that DeepSpeed's multi-node runner started on the other
+    # node lacked GC_KERNEL_PATH and the other paths /etc/profile.d/habanalabs.sh sets for login shells; the fix is
+    # .deepspeed_env. Not the same words raised later, from an all-reduce of a training step (a graph of the model's
+    # own ops: optimum-habana#744), nor `synStatus=26 [Generic failure] Device acquire failed` (a device taken).
+    _sig("habana-env-missing", r"^[ \t]*work = (?:default_pg|group)\.broadcast\(\[[^\n]{0,200}\n(?:[ \t]*[~^]+[ \t]*\n)?"
+         r"(?P<ev>[^\n]{0,200}?Graph compile failed\. synStatus=synStatus \d+)",
+         "Intel Gaudi's graph compiler failed on the run's first collective (the broadcast of the model's weights), "
+         "before any of the model's own operations: the Habana software cannot work on that node. Most often its "
+         "environment is missing there: GC_KERNEL_PATH, HABANA_SCAL_BIN_PATH, HABANA_PLUGINS_LIB_PATH and the other "
+         "paths that /etc/profile.d/habanalabs.sh sets for login shells only, which ranks started over ssh (DeepSpeed's "
+         "multi-node runner, pdsh, an MPI launcher) do not read; else its SynapseAI software does not match the habana torch "
+         "packages on that node.",
+         "Pass the Habana environment to every rank: put the variables of /etc/profile.d/habanalabs.sh (GC_KERNEL_PATH="
+         "/usr/lib/habanalabs/libtpc_kernels.so, HABANA_SCAL_BIN_PATH, HABANA_PLUGINS_LIB_PATH, "
+         "DATA_LOADER_AEON_LIB_PATH, HABANA_LOGS) in .deepspeed_env on the launching node (an MPI launcher: export each by its own option), then "
+         "check `env | grep -i habana` in a rank on each node; if they are set, make the SynapseAI version (hl-smi) "
+         "match the habana torch packages on every node. $HABANA_LOGS holds the compiler's own reason.", retry=False),
     # /dev/kfd exists but this user may not open it: not in the group (video/render) that owns it. rocminfo's group
     # notice counts only under its failed open: older rocminfo printed it before every run, then listed the GPUs
     # (ROCm/ROCm#1008, a user outside "video" whose rocminfo worked).
