@@ -11,7 +11,8 @@ of its own modules for a function that release does not define, ZeRO-Offload ref
 as a client one, ZeRO-1/2 given a parameter with no elements, and a ZeRO-1/2 gradient hook run outside the engine's
 backward. Round 55 (DeepSpeed's own tracker, 2020-2023) added a compiled op that the install did not build, and a config
 value still a string ("auto") where DeepSpeed's runtime compares or counts with it. Round 75 (out-of-memory in multi-GPU
-jobs) added a rank killed while the ZeRO checkpoint it read was merged into its optimizer in host memory."""
+jobs) added a rank killed while the ZeRO checkpoint it read was merged into its optimizer in host memory. Round 107
+(DeepSpeed configuration errors) added a fused GPU optimizer handed optimizer state offloaded to the host."""
 
 from __future__ import annotations
 
@@ -232,6 +233,25 @@ DEEPSPEED_SIGNATURES: tuple[Signature, ...] = (
          "Set \"zero_force_ds_cpu_optimizer\": false in the DeepSpeed config (the optimizer does run on the CPU), or "
          "install a DeepSpeed release that accepts it (pip install -U deepspeed), or name the optimizer in the "
          "config's \"optimizer\" section instead of passing it. A restart fails the same way.", retry=False),
+    # Round 107: DeepSpeed's fused GPU optimizers (ops/adam/fused_adam.py, ops/lion's FusedLion) step through
+    # multi_tensor_apply (csrc/adam/multi_tensor_apply.cuh, copied from NVIDIA/apex's, whose FusedAdam/FusedLAMB say the
+    # same): `TORCH_CHECK(ref_device.type() == at::kCUDA, "expected input to be on cuda")` when the first tensor it is
+    # handed is not on the GPU (DeepSpeed's XPU copy keeps the words). Under DeepSpeed that is optimizer state offloaded
+    # to the host meeting a GPU optimizer: ZeRO-3's partial offload (offload_optimizer "ratio") with device nvme, which
+    # only device cpu supports (deepspeedai/DeepSpeed#4872), or a client FusedAdam with offload_optimizer
+    # (Megatron-DeepSpeed without --cpu-optimizer). Only those lower-case words: TransformerEngine's NVTE_CHECK
+    # "Expected input to be on CUDA." (its cumsum) and torch's "Expected all tensors to be on the same device" are not it.
+    _sig("ds-fused-optimizer-cpu-tensor", r"(?-i:\bexpected input to be on cuda)\b(?![:.\w])",
+         "A fused GPU optimizer (DeepSpeed's or apex's FusedAdam, FusedLamb or FusedLion, which update the parameters "
+         "through one CUDA kernel over lists of tensors) was handed tensors that are not on the GPU: with DeepSpeed, "
+         "optimizer states offloaded to the host (offload_optimizer) met a GPU optimizer, as ZeRO-3's partial offload "
+         "(offload_optimizer \"ratio\") does with device nvme, which it does not support, or a client FusedAdam does "
+         "with offload on; without offload, a model or optimizer state left on the CPU.",
+         "Check the DeepSpeed config's offload_optimizer: for partial offload (\"ratio\" below 1) use \"device\": "
+         "\"cpu\" with \"pin_memory\": true (no nvme_path); with offload let DeepSpeed build its CPU optimizer (an "
+         "\"optimizer\" section in the config, or deepspeed.ops.adam.DeepSpeedCPUAdam; Megatron-DeepSpeed's "
+         "--cpu-optimizer) instead of passing a FusedAdam. Without DeepSpeed, move the model to the GPU before "
+         "creating the fused optimizer. A restart fails the same way.", retry=False),
     # ZeRO-1/2 with a parameter that has no elements: mixed_precision_linkage.py's _init_lp_to_hp_mapping hands an empty
     # one lying inside a partition to tensor_fragment.py's get_hp_fragment_mapping, whose assertion reads "fragment
     # start {fragment_start} should be < fragment_end {fragment_end}" (the two equal: an empty fragment; fixed by

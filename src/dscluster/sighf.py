@@ -160,15 +160,19 @@ HF_SIGNATURES: tuple[Signature, ...] = (
          "pass accelerate.utils.DummyOptim(params, lr=...) and DummyScheduler(...) to prepare(). A restart fails the "
          "same way.", retry=False),
     # DeepSpeedPlugin.set_mixed_precision (utils/dataclasses.py, 0.2x to today): the launch's mixed precision and the
-    # other half-precision section enabled in the DeepSpeed config file.
+    # other half-precision section enabled in the DeepSpeed config file. Round 107: under the HF Trainer the launch's
+    # precision is the training arguments' (TrainingArguments sets ACCELERATE_MIXED_PRECISION from bf16/fp16; before
+    # huggingface/transformers#39856 even a default bf16 of TRL's SFTConfig over a config enabling fp16).
     _sig("accelerate-ds-mixed-precision", r"`--mixed_precision` arg cannot be set to `\w+` when `\w+` is set in the "
          r"DeepSpeed config",
-         "accelerate was launched with one mixed precision (--mixed_precision, or mixed_precision in the accelerate "
-         "config) while the DeepSpeed config file enables the other one (fp16 against bf16): DeepSpeed can run only "
-         "one, and accelerate refuses to choose.",
-         "Make them agree: the same precision in --mixed_precision / the accelerate config and in the DeepSpeed file "
-         "(or \"enabled\": \"auto\" there so accelerate sets it), or --mixed_precision no and let the DeepSpeed file "
-         "decide. A restart fails the same way.", retry=False),
+         "accelerate was launched with one mixed precision (--mixed_precision, mixed_precision in the accelerate "
+         "config, or the HF Trainer's bf16/fp16 training arguments, which transformers hands to accelerate; recent "
+         "TRL configs turn bf16 on by default) while the DeepSpeed config file enables the other one (fp16 against "
+         "bf16): DeepSpeed can run only one, and accelerate refuses to choose.",
+         "Make them agree: the same precision in --mixed_precision / the accelerate config / the training arguments "
+         "(--bf16 or --fp16, bf16=False when the config's default is on) and in the DeepSpeed file (or \"enabled\": "
+         "\"auto\" there so accelerate sets it), or --mixed_precision no and let the DeepSpeed file decide. A restart "
+         "fails the same way.", retry=False),
     # DeepSpeedPlugin.__post_init__ (utils/dataclasses.py, 0.15 to today): a deepspeed_config_file without
     # "zero_optimization".
     _sig("accelerate-ds-no-zero", r"Please specify the ZeRO optimization config in the DeepSpeed config",
