@@ -12,7 +12,9 @@ as a client one, ZeRO-1/2 given a parameter with no elements, and a ZeRO-1/2 gra
 backward. Round 55 (DeepSpeed's own tracker, 2020-2023) added a compiled op that the install did not build, and a config
 value still a string ("auto") where DeepSpeed's runtime compares or counts with it. Round 75 (out-of-memory in multi-GPU
 jobs) added a rank killed while the ZeRO checkpoint it read was merged into its optimizer in host memory. Round 107
-(DeepSpeed configuration errors) added a fused GPU optimizer handed optimizer state offloaded to the host."""
+(DeepSpeed configuration errors) added a fused GPU optimizer handed optimizer state offloaded to the host. Round 103
+(ZeRO-3 parameter partitioning) added ZeRO-3's gather meeting parameters of more than one dtype (quantized weights),
+and DeepSpeed's scheduler pairing fewer parameter groups than learning rates once the engine dropped an empty group."""
 
 from __future__ import annotations
 
@@ -149,6 +151,36 @@ DEEPSPEED_SIGNATURES: tuple[Signature, ...] = (
          "Run the model through the engine deepspeed.initialize returned, gather parameters used outside it with "
          "deepspeed.zero.GatheredParameters, load weights with from_pretrained (which knows ZeRO-3) rather than "
          "load_state_dict into a partitioned model, or use ZeRO stage 2.", retry=False),
+    # Round 103: ZeRO-3's gather of a module's partitioned parameters into one flat buffer (partition_parameters.py,
+    # Init._convert_to_deepspeed_param's all_gather_coalesced, 0.8-0.12.2, and _all_gather_coalesced of the all-reduce
+    # fetch since) takes its dtype from runtime/utils.py get_only_unique_item(p.dtype for p in params), which raises
+    # "expected there to be only one unique element in {items}": its generator's name is that function's. DeepSpeed's
+    # own comment (inference/quantization/layers.py): "Zero3 assume all model weights has the same type". Not the same
+    # words from zero/utils.py's defragment (a dtype or a device of the optimizer's partitions).
+    _sig("zero3-quantized-params", r"expected there to be only one unique element in <generator object "
+         r"Init\._convert_to_deepspeed_param\b",
+         "DeepSpeed ZeRO-3 gathers a module's partitioned parameters into one flat buffer of a single dtype, and that "
+         "module's parameters have more than one: weights quantized by bitsandbytes (load_in_8bit, QLoRA's 4-bit "
+         "storage) next to floating-point ones (LoRA adapters, norms), or float32 modules next to bf16/fp16 ones.",
+         "Under ZeRO-3 do not load the model 8-bit; for 4-bit QLoRA set bnb_4bit_quant_storage to the compute dtype "
+         "(e.g. torch.bfloat16) so every parameter is stored in one dtype; load all weights in one torch_dtype; or use "
+         "ZeRO-2. DeepSpeed 0.12.3 and later gather each dtype apart (deepspeedai/DeepSpeed#4647). A restart fails "
+         "the same way.", retry=False),
+    # Round 103: DeepSpeed's engine drops an optimizer parameter group with no parameters (runtime/engine.py
+    # _configure_optimizer: "Removing param_group that has no 'params' in the basic Optimizer"), so learning rates
+    # taken per group before (the Trainer's decay/no-decay groups, the second empty with LoRA) outnumber the groups
+    # when DeepSpeed's scheduler (runtime/lr_schedules.py) pairs them; CPython's zip(strict=True) says "zip() argument
+    # N is longer|shorter than argument(s) M". Read only in a frame of DeepSpeed's lr_schedules.py (the ev line).
+    _sig("ds-empty-param-group-lrs", r"[/\\]deepspeed[/\\]runtime[/\\]lr_schedules\.py\", line \d+"
+         r"(?:, in [\w<>]+)?[ \t]*\r?\n(?:[^\n]*\n){0,2}?(?:\[rank\d+\]: ?)?"
+         r"(?P<ev>ValueError: zip\(\) argument \d+ is (?:longer|shorter) than arguments? \d+(?:-\d+)?)",
+         "DeepSpeed's learning-rate scheduler paired the optimizer's parameter groups with one learning rate per group "
+         "and the two counts differ: DeepSpeed's engine removes a parameter group that has no parameters, while the "
+         "learning rates were listed for every group the optimizer was made with. With LoRA the Trainer's second "
+         "group (parameters without weight decay) is empty, since only the adapters train; every ZeRO stage fails so.",
+         "Do not give DeepSpeed an empty parameter group: build the optimizer's groups from the trainable parameters "
+         "and leave out a group that has none (with LoRA one group is enough), in the script or in a release of the "
+         "training framework that does so. A restart fails the same way.", retry=False),
     # DeepSpeed's zero.Init (partition_parameters.py, _validate_remote_device): `"nvme_path" in DeepSpeed Config cannot
     # be None if remote device is nvme` (older releases: `nvme_path in DeepSpeed Config cannot be None ...`).
     _sig("ds-config-invalid", r"nvme_path\"? in DeepSpeed Config cannot be None if remote device is",
