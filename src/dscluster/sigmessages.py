@@ -297,7 +297,9 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "--gradient_checkpointing) under DDP, or a parameter used by several forward passes before one backward.",
          "Use non-reentrant checkpointing (gradient_checkpointing_kwargs={\"use_reentrant\": False}, or "
          "torch.utils.checkpoint(..., use_reentrant=False)), or DDP(static_graph=True) when the graph does not change, "
-         "or DeepSpeed ZeRO instead of DDP; TORCH_DISTRIBUTED_DEBUG=DETAIL names the parameter.", retry=False),
+         "or DeepSpeed ZeRO instead of DDP; reentrant checkpointing with find_unused_parameters=True (the Trainer's "
+         "--ddp_find_unused_parameters true) fails so too: turn that off. TORCH_DISTRIBUTED_DEBUG=DETAIL names the "
+         "parameter.", retry=False),
     # torch.distributed's env:// rendezvous, and a script's own os.environ lookup, of the variables a launcher sets.
     _sig("not-launched", r"environment variable (?:RANK|WORLD_SIZE|MASTER_ADDR|MASTER_PORT|LOCAL_RANK) expected, but "
          r"not set|env:// rendezvous: (?:RANK|WORLD_SIZE|MASTER_ADDR|MASTER_PORT) not set|" + ENV_KEY_MISSING,
@@ -363,8 +365,10 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "pipeline parallelism or offload the ds_config turns on (e.g. gradient accumulation through no_sync() with "
          "ZeRO-3).",
          "Change the ds_config or the script so the two are not used together (another ZeRO stage, offload off, or "
-         "without the feature the message names; with ZeRO-3 let DeepSpeed accumulate gradients through "
-         "gradient_accumulation_steps instead of no_sync()); a restart fails the same way.", retry=False),
+         "without the feature the message names; with ZeRO-2/3 let DeepSpeed accumulate gradients through "
+         "gradient_accumulation_steps instead of no_sync(): Accelerate 1.9 and later, also under the HF Trainer, leave "
+         "no_sync() out there, older ones call it and DeepSpeed 0.16 and later refuse it); a restart fails the same way.",
+         retry=False),
 )
 
 # Placed right after rank 0's store out of reach (master-unreachable) in the table, before the symptoms of other

@@ -12,9 +12,11 @@ given a state-dict type of None (fully_sharded_data_parallel.py); round 76 the r
 group in time (distributed_c10d.py's store-based barrier); round 77 an optimizer state resumed into other parameter
 groups (torch/optim/optimizer.py); round 88 FSDP's CPU offload refused on a single GPU (NO_SHARD) and its state-dict
 hook missing a parameter's name (_unshard_param_utils.py, _state_dict_utils.py); round 93 a device index of -1, a
-local rank no launcher set (torch's Python argument parser). sigmessages.py places this table before the training
-stack's: more specific than the installed-package answer (import-name) and /dev/shm's size (dev-shm-full). The real
-logs they are measured on are tests/data/failures (tests/unit/test_failure_corpus.py)."""
+local rank no launcher set (torch's Python argument parser); round 106 non-reentrant activation checkpointing's
+recomputation that differs from the forward (torch/utils/checkpoint.py), a parameter still sharded when it re-ran.
+sigmessages.py places this table before the training stack's: more specific than the installed-package answer
+(import-name) and /dev/shm's size (dev-shm-full). The real logs they are measured on are tests/data/failures
+(tests/unit/test_failure_corpus.py)."""
 
 from __future__ import annotations
 
@@ -250,4 +252,38 @@ TORCH_SIGNATURES: tuple[Signature, ...] = (
          "it from the environment (int(os.environ[\"LOCAL_RANK\"])); under an MPI launcher set LOCAL_RANK from its own "
          "(OMPI_COMM_WORLD_LOCAL_RANK) or use a DeepSpeed that reads it (0.3.11 or later); for one process without a "
          "launcher use device 0 or \"cuda\". A restart fails the same way.", retry=False),
+    # torch/utils/checkpoint.py, non-reentrant activation checkpointing (_checkpoint_hook's unpack, since torch 2.1):
+    # the recomputation's saved tensors checked against the forward's, "torch.utils.checkpoint: Recomputed values for the
+    # following tensors have different metadata than during the forward pass." then "tensor at position {idx}:" /
+    # "saved metadata: {x_meta}" / "recomputed metadata: {recomputed_meta}", each a dict {'shape': ..., 'dtype': ...,
+    # 'device': ...}. A recomputed tensor of shape [0] where the forward's was not is a parameter still sharded when the
+    # block re-ran: DeepSpeed ZeRO-3 before 0.19.3 left frozen parameters partitioned during the recomputation
+    # (deepspeedai/DeepSpeed#8148, "Z3: Support for activation ckpt with frozen params"). Read before the general
+    # mismatch below; not a forward's own empty tensor (saved metadata of shape [0]) nor other messages' torch.Size([0]).
+    _sig("checkpoint-recompute-sharded-param", r"recomputed metadata: \{'shape': torch\.Size\(\[0\]\)",
+         "Activation checkpointing re-ran a checkpointed block in backward while parameters it uses were still sharded: "
+         "the recomputed tensors are empty (shape [0]) where the forward's were not, so torch.utils.checkpoint refuses "
+         "them. DeepSpeed ZeRO-3 before 0.19.3 left frozen (requires_grad=False) parameters partitioned during the "
+         "recomputation; a sharded wrapper (FSDP) put inside the checkpointed block rather than around it does the same.",
+         "Under ZeRO-3 upgrade DeepSpeed to 0.19.3 or later on every node (activation checkpointing with frozen "
+         "parameters), or use reentrant checkpointing, which does not make this check "
+         "(gradient_checkpointing_kwargs={\"use_reentrant\": True}); with FSDP apply activation checkpointing inside "
+         "the FSDP units, not FSDP inside the checkpointed block. A restart fails the same way.", retry=False),
+    # The same file's other checks of the recomputation against the forward: "A different number of tensors was saved
+    # during the original forward and recomputation." (with both counts), the metadata message above, and "trying to
+    # save more tensors during recomputation than during the original forward pass." Not its use_reentrant warning nor
+    # "Unpack is being triggered for a tensor that was already unpacked once" (saved_tensors read twice in a backward).
+    _sig("checkpoint-recompute-mismatch", r"A different number of tensors was saved during the original forward and "
+         r"recomputation|Recomputed values for the following tensors have different metadata than during the forward "
+         r"pass|trying to save more tensors during recomputation than during the original forward pass",
+         "Non-reentrant activation checkpointing re-ran a checkpointed block in backward, and the recomputation did "
+         "not repeat the forward: it saved another number of tensors, or tensors of other shapes or dtypes. Something "
+         "in the block runs differently the second time: a fused kernel that is not safe to recompute (xformers' "
+         "fused SwiGLU), or code whose path depends on state that changed since the forward (a cache, a flag, a "
+         "sequence split or padding decided per call, autocast or no_grad around part of it).",
+         "Make the checkpointed block compute the same when it re-runs: use the plain PyTorch form of a fused op, keep "
+         "caches, flags and autocast the same in the forward and the recomputation; torch.utils.checkpoint's "
+         "debug=True (or torch.utils.checkpoint.set_checkpoint_debug_enabled(True)) names the op that differs. "
+         "Reentrant checkpointing (use_reentrant=True; the HF Trainer's gradient_checkpointing_kwargs="
+         "{\"use_reentrant\": True}) does not make this check. A restart fails the same way.", retry=False),
 )

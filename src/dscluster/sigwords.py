@@ -207,7 +207,9 @@ DS_CONFIG_CLASHES = ZERO_NOT_WITH_PIPELINE + "|" + DS_UNTESTED_OPTIMIZER + "|" +
 _REFUSED = r"(?:incompatible|not (?:yet |currently )?(?:supported|compatible))"
 DS_INCOMPATIBLE = (_REFUSED + r"\b[^\n]{0,120}?\b(?:(?-i:ZeRO)|stage ?[0-3]\b|DeepCompile|ZenFlow)|"
                    r"(?:\b(?-i:ZeRO)(?:[- ]?(?:stage[- ]?)?[0-3])?|\b(?-i:Zero)[- ]?(?:stage[- ]?)?[0-3])\b[^\n]{0,60}?\b"
-                   r"(?:is |are )?" + _REFUSED + r" with\b")
+                   r"(?:is |are )?" + _REFUSED + r" with\b|"
+                   # round 106: engine.py's no_sync refusal quoted wrapped over lines (starVLA/starVLA#368)
+                   r"\bno_sync context manager is incompatible with\s+gradient\s+partitioning\s+logic\s+of\s+(?-i:ZeRO)")
 
 # The HF Trainer's "Can't find a valid checkpoint at" (trainer.py _load_from_checkpoint: no weights file, adapter or FSDP
 # checkpoint it knows in the directory) and its DeepSpeed integration's "[deepspeed] failed to resume from checkpoint"
