@@ -22,6 +22,7 @@ import re
 from collections.abc import Sequence
 
 from dscluster.logtext import Stream, printable
+from dscluster.rankerror import NCCL_NOTICE
 from dscluster.sigmessages import NOT_FOUND
 from dscluster.sigtypes import Signature
 from dscluster.sigtypes import sig as _sig
@@ -176,7 +177,7 @@ ERROR_LINE_NO_RESTART = "Fix what the line names (a missing file or command, a p
 
 def is_error(line: str) -> bool:
     """Whether a log line is in an error's form, and no warning, benign word or consequence."""
-    if not line.strip() or _NOT_AN_ERROR.search(line) or _CONSEQUENCE.search(line):
+    if not line.strip() or _NOT_AN_ERROR.search(line) or _CONSEQUENCE.search(line) or NCCL_NOTICE.search(line):
         return False
     return bool(_ERROR.search(_BENIGN.sub(" ", line)))
 

@@ -338,7 +338,7 @@ def _explain_streams(logs: Sequence[LogText], hint_rank: int | None = None) -> E
             continue  # another rank's abort or crash does not explain the first one's kill
         for st in ordered:
             m = sig.pattern.search(st.text)
-            if m and not waits_on_a_build(sig, m, (s.text for s in streams)):
+            if m and not waits_on_a_build(sig, m, (s.text for s in streams), first is not None):
                 if sig.name == "python-error" and _pipe_closed(first):
                     return own_error(first)
                 if sig.name == "python-error" and (summary := torchrunsummary.report(streams, errs)):

@@ -58,6 +58,13 @@ _SIGNAL_LINE = re.compile(
     r"^(?P<shell>Segmentation fault|Bus error|Aborted|Killed|Floating point exception)(?: \(core dumped\))?\s*$|"
     r"\*\*\* (?P<star>SIG[A-Z]+) received|Signal (?P<num>\d+) \((?P<name>SIG[A-Z]+)\) received by PID)", re.MULTILINE)
 _NCCL_WARN = re.compile(r"^(?P<host>[\w.-]+):\d+:\d+ \[\d+\] .*NCCL WARN (?P<msg>.+)$")
+# NCCL before 2.12 (misc/ibvwrap.cc, wrap_ibv_symbols): WARN("Failed to open libibverbs.so[.1]") on every node
+# without InfiniBand's user library, then it uses sockets (NET/Socket): a notice, no failure (later NCCL says it as
+# INFO). Not an error here nor an error line (errorline.is_error).
+_IBVERBS_NOTICE = r"Failed to open libibverbs\.so(?:\[\.1\])?\s*$"
+NCCL_NOTICE = re.compile(r"NCCL WARN " + _IBVERBS_NOTICE)
+# WARNs not taken for a failure: that notice, CUDA refusing calls as the process exits, a line naming a Trace.
+_NCCL_NO_FAILURE = re.compile(r"^" + _IBVERBS_NOTICE + r"|Cuda failure 'driver shutting down'|\bTrace\b")
 # DeepSpeed's launch.py on each node: "['python', '-u', 'train.py', '--local_rank=1'] exits with return code = -9".
 _DS_EXIT = re.compile(r"exits with return code = (?P<code>-?\d+)")
 # torchrun's elastic agent for the first rank that failed (torch/distributed/elastic/multiprocessing/api.py, _poll:
@@ -311,7 +318,7 @@ def errors(stream: Stream) -> list[RankError]:
             continue
         m = _NCCL_WARN.match(ln)
         after = ln[ln.find("NCCL WARN ") + 10:] if m else ""
-        if m and "Cuda failure 'driver shutting down'" not in after and not re.search(r"\bTrace\b", after):
+        if m and not _NCCL_NO_FAILURE.search(after):
             e = make("nccl", "NCCL WARN", m.group("msg"), i)
             found.append(RankError(**{**{f.name: getattr(e, f.name) for f in fields(e)},
                                       "node": stream.node or m.group("host")}))

@@ -381,8 +381,13 @@ SIGNAL_WHY = sigwords.SIGNAL_WHY  # what a signal that ended a rank most often m
 _JIT_BUILD = re.compile(sigwords.JIT_BUILD_BEGUN, re.IGNORECASE)
 
 
-def waits_on_a_build(sig: Signature, m: re.Match, texts: Iterable[str]) -> bool:
+def waits_on_a_build(sig: Signature, m: re.Match, texts: Iterable[str], failed: bool = True) -> bool:
     """stale-extension-lock read from a wait on torch's JIT lock (sigwords.TORCH_JIT_WAIT, its group ev) where a stream
     of the same failure shows the build under way (another node's ranks on a shared home directory while the first
-    node compiles; rank 0's compile beside the others' Ctrl-C tracebacks): a wait for that build, no lock left behind."""
+    node compiles; rank 0's compile beside the others' Ctrl-C tracebacks): a wait for that build, no lock left behind.
+    Also set aside (round 104): nccl-wrong-interface from NCCL's INFO list of its socket interfaces where no rank
+    failed (`failed` False: a hang, nothing but NCCL's INFO lines); every run prints that list, a bridge in it included,
+    and within one node NCCL does not use it (pytorch#73790: two A6000s' P2P hung behind the IOMMU)."""
+    if sig.name == "nccl-wrong-interface":
+        return not failed
     return sig.name == "stale-extension-lock" and m.group("ev") is not None and any(map(_JIT_BUILD.search, texts))

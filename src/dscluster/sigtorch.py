@@ -12,8 +12,9 @@ given a state-dict type of None (fully_sharded_data_parallel.py); round 76 the r
 group in time (distributed_c10d.py's store-based barrier); round 77 an optimizer state resumed into other parameter
 groups (torch/optim/optimizer.py); round 88 FSDP's CPU offload refused on a single GPU (NO_SHARD) and its state-dict
 hook missing a parameter's name (_unshard_param_utils.py, _state_dict_utils.py); round 93 a device index of -1, a
-local rank no launcher set (torch's Python argument parser); round 106 non-reentrant activation checkpointing's
-recomputation that differs from the forward (torch/utils/checkpoint.py), a parameter still sharded when it re-ran.
+local rank no launcher set (torch's Python argument parser); round 104 gloo's device factory given no interface and
+an empty host name (GlooDeviceFactory.cpp); round 106 non-reentrant activation checkpointing's recomputation that
+differs from the forward (torch/utils/checkpoint.py), a parameter still sharded when it re-ran.
 sigmessages.py places this table before the training stack's: more specific than the installed-package answer
 (import-name) and /dev/shm's size (dev-shm-full). The real logs they are measured on are tests/data/failures
 (tests/unit/test_failure_corpus.py)."""
@@ -286,4 +287,19 @@ TORCH_SIGNATURES: tuple[Signature, ...] = (
          "debug=True (or torch.utils.checkpoint.set_checkpoint_debug_enabled(True)) names the op that differs. "
          "Reentrant checkpointing (use_reentrant=True; the HF Trainer's gradient_checkpointing_kwargs="
          "{\"use_reentrant\": True}) does not make this check. A restart fails the same way.", retry=False),
+    # Round 104: torch/csrc/distributed/c10d/GlooDeviceFactory.cpp's makeTCPDevice (Linux), makeTCPTLSDevice and
+    # makeUVDevice (Windows, macOS) refuse to make gloo's transport device when both the interface name and the host
+    # name they are given are empty: "GlooDeviceFactory::make{TCP,TCPTLS,UV}Device(): interface or hostname can't be
+    # empty". ProcessGroupGloo passes the machine's own host name when GLOO_SOCKET_IFNAME names no interface, so an
+    # empty host name (a Windows PC whose computer name is blank: Applio#137, the c10d client's "[]:PORT" before it)
+    # ends there. Not the factory's other refusals ("makeDeviceForHostname(): unsupported gloo device", "UV transport
+    # does not support lazy init"), nor the TCPStore's failed connections alone.
+    _sig("gloo-hostname-empty", r"GlooDeviceFactory::make(?:TCP|TCPTLS|UV)Device\(\): interface or hostname can't be "
+         r"empty",
+         "gloo could not make its network device: it was given neither a network interface nor a host name. Without "
+         "GLOO_SOCKET_IFNAME torch hands gloo the machine's own host name, and this machine's name is empty (seen on "
+         "Windows PCs whose computer name is blank).",
+         "Give the machine a host name (Windows: Rename-Computer in PowerShell, then reboot; Linux: hostnamectl "
+         "set-hostname NAME) and check that `hostname` prints it, or name the interface gloo should use with "
+         "GLOO_SOCKET_IFNAME on every rank. A restart fails the same way.", retry=False),
 )
