@@ -25,14 +25,20 @@ from dscluster.sigtypes import sig as _sig
 # ("HTTPSConnectionPool(host='huggingface.co', ...): Max retries exceeded ... too many 429 error responses").
 # sigmessages.py places it before hub-unreachable: transformers wraps the 429 in "We couldn't connect to ...".
 _HUB = r"https?://(?:[\w-]+\.){0,3}(?:huggingface\.co|hf\.co|hf-mirror\.com)\b"
+# Review 108: not where the text shows the 429 answering an upload (huggingface_hub's lfs.py POST to the repository's
+# .git/info/lfs/objects/batch, _commit_api.py's POST to /preupload/ and /commit/: a push_to_hub or upload_large_folder
+# whose parallel workers met the limit, "28 pre-upload workers all hit 429 in parallel"), which no download beforehand
+# and no offline mode avoids.
+_UPLOAD_429 = then(r"\b429\b", _HUB + r"/[^\s'\")]*?(?:\.git/info/lfs/objects/batch|/preupload/|/commit/)")
 HUB_RATE_LIMITED = _sig(
     "hub-rate-limited",
+    r"\A(?![\s\S]*?" + _UPLOAD_429 + r")[\s\S]*?(?P<ev>"
     r"\b429 (?:Client Error: )?Too Many Requests for url: " + _HUB + r"|"
     r"\b429 Too Many Requests: you have reached your '[\w-]+' rate limit|"
     r"HTTP Error 429 thrown while requesting [A-Z]+ " + _HUB + r"|"
     r"\bRate limited\. Waiting [\d.]+s before retry \[Retry \d+/\d+\]|"
     r"HTTP status client error \(429 Too Many Requests\) for url \(" + _HUB + r"|"
-    + then(r"host='(?:[\w-]+\.){0,3}(?:huggingface\.co|hf\.co|hf-mirror\.com)'", r"too many 429 error responses"),
+    + then(r"host='(?:[\w-]+\.){0,3}(?:huggingface\.co|hf\.co|hf-mirror\.com)'", r"too many 429 error responses") + ")",
     "The Hugging Face Hub refused this node's requests for their number (HTTP 429 Too Many Requests): every rank, on "
     "every node, asked the Hub for the same model, tokenizer, dataset or kernel files at start, and together (with "
     "no token the limit is lower) they went over the Hub's rate limit.",

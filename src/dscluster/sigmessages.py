@@ -35,8 +35,8 @@ from dscluster.sigparallel import PARALLEL_SIGNATURES
 from dscluster.sigrlhf import RLHF_SIGNATURES
 from dscluster.sigsetup import SETUP_SIGNATURES
 from dscluster.sigstorage import STORAGE_SIGNATURES
-from dscluster.sigtorch import TORCH_SIGNATURES
-from dscluster.sigtracking import TRACKING_SIGNATURES
+from dscluster.sigtorch import LOCAL_RANK_NEGATIVE, TORCH_SIGNATURES
+from dscluster.sigtracking import TRACKING_SIGNATURES, WANDB_NO_RUN
 from dscluster.sigtraining import NOTEBOOK_LAUNCHER_FORK, TRAINING_SIGNATURES
 from dscluster.sigtypes import Signature, then
 from dscluster.sigtypes import sig as _sig
@@ -99,9 +99,9 @@ OTHER_VERSION = (CANNOT_IMPORT + r"|No module named '?" + _INSTALLED + r"|(?<!pa
 # Signatures whose evidence explains every error after it: a launch line the shell cut short ran without the
 # arguments that followed the cut, so the script's own error (a usage error, a missing input) comes from it.
 CUTS_THE_COMMAND = frozenset({"shell-continuation"})
-# Signatures (the entries themselves) read with the lines before a rank's error, not its block alone: the name of the
-# launcher that forked the rank may stand only there (a cell's notebook_launcher call above a bare torch message).
-READS_BEFORE = frozenset({NOTEBOOK_LAUNCHER_FORK})
+# Signatures (the entries themselves) read with the lines before a rank's error, not its block alone: what tells them
+# may stand only there (a cell's notebook_launcher call, IPython's frames above a bare message, wandb's finish footer).
+READS_BEFORE = frozenset({NOTEBOOK_LAUNCHER_FORK, LOCAL_RANK_NEGATIVE, *WANDB_NO_RUN})
 # Facts about the node that may stand in the lines before a rank's vague error (explain: BEFORE_THE_ERROR).
 NODE_FACTS = frozenset({"driver-library-mismatch", "fabric-manager", "gpu-exclusive", "container-gpu",
                         "nccl-unavailable", "open-files-limit", "container-gpu-lost", "libaio-missing",

@@ -145,8 +145,12 @@ CCL_SIGNATURES: tuple[Signature, ...] = (
     # maxSharedMem %zu" (it then shrinks the request and the kernels fail to launch: torch's `unhandled cuda error`),
     # 2.26's WARN "cudaArch %d ncclMaxSharedMem %d exceeds ..." (ncclSystemError), later releases' "cudaArch %d dynamic
     # smem %d exceeds device/fn maxSharedMem %d". NCCL 2.25.1 on GeForce RTX 50-series cards (NVIDIA/nccl#1637,
-    # nccl-tests#287 and #291: fixed in NCCL 2.26.2).
-    _sig("nccl-blackwell-shared-mem", r"(?:ncclMaxSharedMem|dynamic smem) \d{1,9} exceeds device/fn maxSharedMem \d",
+    # nccl-tests#287 and #291: fixed in NCCL 2.26.2). Review 108: not after a cudaArch of three digits: NVIDIA's GPUs up
+    # to sm_90 (700-900) give NCCL's kernels the shared memory they ask, while RCCL, ROCm's NCCL, prints the same check
+    # for AMD's gfx9 GPUs (its NCCL_CUDA_ARCH 900-950: "cudaArch 940 ncclMaxSharedMem 32832 exceeds device/fn
+    # maxSharedMem 27760", a device-linker build of rocm-systems' rccl on MI300A), whose fix is not NCCL's release.
+    _sig("nccl-blackwell-shared-mem", r"(?<!cudaArch \d\d\d )(?:ncclMaxSharedMem|dynamic smem) \d{1,9} exceeds "
+         r"device/fn maxSharedMem \d",
          "NCCL's GPU kernels ask for more shared memory per block than this GPU allows (NCCL: 'exceeds device/fn "
          "maxSharedMem' as it set them up), so they cannot be launched and its first collective fails (torch: "
          "unhandled cuda error, or unhandled system error): the NCCL release in use does not fit this GPU, e.g. NCCL "

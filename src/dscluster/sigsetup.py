@@ -156,8 +156,12 @@ SETUP_SIGNATURES: tuple[Signature, ...] = (
     # older releases "NAME: LINE: NAME: ") for a ${...} form it does not have: bash's ${@:3} (OpenMMLab's
     # tools/dist_train.sh passes its extra arguments so), ${var:0:5}, ${var//a/b}, ${!name}. `sh script.sh` runs
     # dash on Debian and Ubuntu. Not bash's own `line N: ${...}: bad substitution` (lower case, a mistake in a bash
-    # script) nor zsh's `bad substitution`.
-    _sig("bash-script-under-sh", r"(?<![^\s>])\S+: \d+: (?:\S+: )?(?-i:B)ad substitution[ \t]*$",
+    # script) nor zsh's `bad substitution`. Review 108: nor where NAME is the shell itself (sh, dash, /bin/sh): dash
+    # names its arg0 for a command string given with -c (`sh: 1: ...` from os.system or subprocess's shell=True, make's
+    # recipes and Ansible's shell tasks `/bin/sh: 1: Bad substitution`), whose fix is that tool's shell, not bash for a
+    # script.
+    _sig("bash-script-under-sh", r"(?<![^\s>])(?!(?:/usr)?(?:/bin/)?(?:da)?sh: )\S+: \d+: (?:\S+: )?(?-i:B)ad "
+         r"substitution[ \t]*$",
          "A bash script was run by sh: `sh script.sh` on Debian and Ubuntu starts dash, which stops with \"Bad "
          "substitution\" at the first ${...} form only bash has (${@:3}, ${var:0:5}, ${var//a/b}, ${!name}), before "
          "anything is launched. OpenMMLab's tools/dist_train.sh, like most repositories' train scripts, is a bash "

@@ -23,8 +23,22 @@ from dscluster.strerror import EIO
 # A C program's absolute path before the C library's error text (coreutils' "cp: error reading '/x': TEXT", tar's
 # "tar: /x: TEXT", any language's quotes), the path without a colon.
 _C_PATH = r"(?:^|[\s:])['\"‘「`]?/[^\n'\"’」:]{1,200}['\"’」]?: "
+# Review 108: paths with no storage under them, before their leading slash: the kernel's own files (/proc, /sys) and
+# device nodes other than disks (/dev/nvidia-uvm, a serial port /dev/ttyUSB0, /dev/shm's memory), whose EIO and ESTALE
+# are a driver's or the kernel's answer; for ESTALE also the container engines' overlay storage (/var/lib/docker,
+# /var/lib/containers), where overlayfs verifying its layers answers so.
+_KERNEL_FILES = r"/(?:proc|sys)/|/dev/(?!sd|hd|vd|xvd|nvme|md|dm-|mapper/|disk/|loop)"
+_LAYERS = r"/var/lib/(?:docker|containers)/"
+_NOT_KERNEL = f"(?!{_KERNEL_FILES})"
+_NOT_KERNEL_OR_LAYER = f"(?!{_KERNEL_FILES}|{_LAYERS})"
 # A checkpoint's file or directory (what a save writes last), as the rename's destination names it.
 _CKPT = r"(?:checkpoint|ckpt|\.pth?\b|\.pth\.tar|\.safetensors|\.bin\b)"
+
+
+def _c_path(not_under: str) -> str:
+    """_C_PATH for a path not under what `not_under` (a lookahead before the leading slash) excludes."""
+    return r"(?:^|[\s:])['\"‘「`]?" + not_under + r"/[^\n'\"’」:]{1,200}['\"’」]?: "
+
 
 STORAGE_SIGNATURES: tuple[Signature, ...] = (
     # A save that writes a temporary name and renames it (transformers' Trainer: tmp-checkpoint-N -> checkpoint-N in
@@ -73,7 +87,10 @@ STORAGE_SIGNATURES: tuple[Signature, ...] = (
          "where it offers that (HDF5_USE_FILE_LOCKING=FALSE); a restart fails the same way.", retry=False),
     # ESTALE: the NFS client's handle for a file or directory the server no longer has (replaced or removed from
     # another node, or the export failed over). No restart offered: the same race, or the stale mount, meets it again.
-    _sig("nfs-stale-handle", r"\[Errno 116\] Stale (?:NFS )?file handle|" + _C_PATH + r"Stale (?:NFS )?file handle\b",
+    # Review 108: not on /proc's entries (moby/moby#7303: "Cannot stat file /proc/67/fd/11: Stale NFS file handle", a
+    # process gone) nor a container engine's overlay layers (podman-container-tools/podman#5816).
+    _sig("nfs-stale-handle", r"\[Errno 116\] Stale (?:NFS )?file handle(?!: '(?:" + _KERNEL_FILES + "|" + _LAYERS +
+         "))|" + _c_path(_NOT_KERNEL_OR_LAYER) + r"Stale (?:NFS )?file handle\b",
          "A file or directory on an NFS mount was replaced or removed on the server, or from another node, while this "
          "node still held it (a stale file handle): a checkpoint or cache directory deleted and re-created by another "
          "node, or the export remounted or failed over.",
@@ -91,7 +108,10 @@ STORAGE_SIGNATURES: tuple[Signature, ...] = (
          "remount fails the same way.", retry=False),
     # EIO on a named file: CPython's "[Errno 5] Input/output error: 'PATH'" (not a bare one: print() to a terminal
     # that went away raises it too) and a C program's "'PATH': Input/output error" in any language.
-    _sig("storage-io-error", r"\[Errno 5\] Input/output error: '|" + _C_PATH + "(?:" + EIO + ")",
+    # Review 108: not a device node's or the kernel's file (a GPU pod's "OSError [Errno 5] Input/output error:
+    # '/dev/nvidia-uvm'", pyserial's '/dev/ttyS11'): no storage under them.
+    _sig("storage-io-error", r"\[Errno 5\] Input/output error: '" + _NOT_KERNEL + r"|" + _c_path(_NOT_KERNEL) +
+         "(?:" + EIO + ")",
          "The storage answered a read or write of a file with an I/O error (EIO): a failing disk, a network file system "
          "whose server dropped or timed out (a soft NFS mount, Lustre or a FUSE mount losing its server), or on some "
          "network file systems a full disk.",

@@ -29,6 +29,27 @@ from dscluster.sigtypes import sig as _sig
 _CORE = (r"init_process_group|is_initialized|get_rank|get_world_size|barrier|all_reduce|broadcast|new_group|"
          r"ProcessGroup|ReduceOp|destroy_process_group")
 
+# torch's Python argument parser for a device given as an int (torch/csrc/utils/python_arg_parser.h toDevice, and
+# torch.device(type, index) in torch/csrc/Device.cpp: "Device index must not be negative"); torch 0.4's
+# torch/csrc/utils/device.cpp said "device index must be positive, got -1". Python forbids the -1 that ATen reads as
+# "the current device", so the index came from a variable left at its "not set" value: a local rank of -1.
+# c10's own check of an index below -1 ("Device index must be -1 or non-negative, got -2") is not read. Review 108:
+# nor where the error's text shows the -1 came from a CPU tensor's get_device() (Tensor.get_device: -1 on the CPU;
+# Wentao-Xu/HIST#12 `torch.device(torch.get_device(x+1))`, uber-research/DeepPruner#38) or from torchtext's legacy
+# device=-1 for the CPU (its data/field.py frame, salesforce/densecap#46): a model run on the CPU, not a local rank.
+# Read with the lines before the error (sigmessages.READS_BEFORE): IPython shows the frames there, not in the block.
+LOCAL_RANK_NEGATIVE = _sig(
+    "local-rank-negative", r"\A(?![\s\S]*?(?:\bget_device\(|[/\\]torchtext[/\\]))[\s\S]*?"
+    r"(?P<ev>Device index must not be negative|device index must be positive, got -\d)",
+    "The code moved a tensor or the model to a device given as the number -1, which torch refuses: most often the "
+    "rank's local rank left at its \"not set\" value (-1: an --local_rank argument's default that no launcher "
+    "passed, a LOCAL_RANK that no launcher set, an engine's local_rank when its launch gave it none, as "
+    "DeepSpeed before 0.3.11 under AzureML's MPI launch).",
+    "Start the ranks through a launcher that sets the local rank (torchrun, deepspeed, accelerate launch) and read "
+    "it from the environment (int(os.environ[\"LOCAL_RANK\"])); under an MPI launcher set LOCAL_RANK from its own "
+    "(OMPI_COMM_WORLD_LOCAL_RANK) or use a DeepSpeed that reads it (0.3.11 or later); for one process without a "
+    "launcher use device 0 or \"cuda\". A restart fails the same way.", retry=False)
+
 TORCH_SIGNATURES: tuple[Signature, ...] = (
     # torch/nn/parallel/distributed.py: "DistributedDataParallel device_ids and output_device arguments only work with
     # single-device/multiple-device GPU modules or CPU modules, but got device_ids {}, output_device {}, and module
@@ -239,20 +260,7 @@ TORCH_SIGNATURES: tuple[Signature, ...] = (
          "Resume with the settings of the run that saved the checkpoint (the same config and command-line options, "
          "the same number of GPUs); if the change is meant, load only the model weights from the checkpoint and start "
          "a new optimizer (a fine-tune or load-from instead of a resume). A restart fails the same way.", retry=False),
-    # torch's Python argument parser for a device given as an int (torch/csrc/utils/python_arg_parser.h toDevice, and
-    # torch.device(type, index) in torch/csrc/Device.cpp: "Device index must not be negative"); torch 0.4's
-    # torch/csrc/utils/device.cpp said "device index must be positive, got -1". Python forbids the -1 that ATen reads as
-    # "the current device", so the index came from a variable left at its "not set" value: a local rank of -1.
-    # c10's own check of an index below -1 ("Device index must be -1 or non-negative, got -2") is not read.
-    _sig("local-rank-negative", r"Device index must not be negative|device index must be positive, got -\d",
-         "The code moved a tensor or the model to a device given as the number -1, which torch refuses: most often the "
-         "rank's local rank left at its \"not set\" value (-1: an --local_rank argument's default that no launcher "
-         "passed, a LOCAL_RANK that no launcher set, an engine's local_rank when its launch gave it none, as "
-         "DeepSpeed before 0.3.11 under AzureML's MPI launch).",
-         "Start the ranks through a launcher that sets the local rank (torchrun, deepspeed, accelerate launch) and read "
-         "it from the environment (int(os.environ[\"LOCAL_RANK\"])); under an MPI launcher set LOCAL_RANK from its own "
-         "(OMPI_COMM_WORLD_LOCAL_RANK) or use a DeepSpeed that reads it (0.3.11 or later); for one process without a "
-         "launcher use device 0 or \"cuda\". A restart fails the same way.", retry=False),
+    LOCAL_RANK_NEGATIVE,
     # torch/utils/checkpoint.py, non-reentrant activation checkpointing (_checkpoint_hook's unpack, since torch 2.1):
     # the recomputation's saved tensors checked against the forward's, "torch.utils.checkpoint: Recomputed values for the
     # following tensors have different metadata than during the forward pass." then "tensor at position {idx}:" /

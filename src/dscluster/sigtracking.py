@@ -21,24 +21,41 @@ from dscluster.sigtypes import sig as _sig
 _NONE_ATTR = r"[^\n]*AttributeError: 'NoneType' object has no attribute '"
 _CARETS = r"(?:[^\n^]*\^[\^~ \t]*\n)?"
 
-TRACKING_SIGNATURES: tuple[Signature, ...] = (
+# What wandb-no-run-on-rank says, for both its entries below.
+_WANDB_CAUSE = ("This process has no wandb run: wandb.init ran only in the rank-0 process (the usual setup, or a "
+                "framework's logger that creates the run on rank zero only), or not in this process at all, yet this "
+                "rank called wandb.log, read wandb.run or used the logger's experiment, which wandb refuses before init "
+                "(or which is None there).")
+_WANDB_FIX = ("Touch wandb only where the run was created: guard each wandb.log / wandb.run / logger.experiment use with "
+              "a rank-0 check (Lightning's @rank_zero_only or trainer.is_global_zero, accelerator.is_main_process, "
+              "dist.get_rank() == 0), or call wandb.init in every process on purpose (a group, or wandb's shared mode); "
+              "a framework logger that does it itself (PyTorch Lightning's WandbLogger under ddp before 0.7.3) needs an "
+              "upgrade. A restart fails the same way.")
+# Review 108: not where this process's run was finished before the error: wandb's Run.finish prints its footer ("wandb:
+# Find logs at: DIR", the run's directory run-YYYYMMDD_HHMMSS-ID, wandb/sdk/wandb_run.py) and then puts the pre-init placeholders back (module.unset_globals:
+# wandb.log raises "You must call wandb.init() before wandb.log()", wandb.run is None), so a wandb.log after the finish
+# (a callback's or the script's after training ends: wandb/wandb#4364) fails so in a process that had its run. Read with
+# the lines before the error (sigmessages.READS_BEFORE), where the footer stands; the first footer only (atomic group),
+# then the error after it: linear time.
+_NO_FINISHED_RUN = (r"\A(?!(?>[\s\S]*?Find logs at: [^\n]{0,200}?run-\d{8}_\d{6}-)[\s\S]*?(?:You must call "
+                    r"wandb\.init\(\) before|AttributeError: 'NoneType'))[\s\S]*?")
+WANDB_NO_RUN = (
     # wandb's placeholders before init (preinit.py PreInitCallable/PreInitObject: wandb.log(), wandb.config.update,
-    # wandb.summary['k']); wandb.run is None in a process without wandb.init (`wandb.run.id` then fails on None);
-    # Lightning 0.7's WandbLogger in a ddp child whose wandb.init returned None (logging/wandb.py log_hyperparams).
+    # wandb.summary['k']).
+    _sig("wandb-no-run-on-rank", _NO_FINISHED_RUN + r"(?P<ev>You must call wandb\.init\(\) before wandb\.)",
+         _WANDB_CAUSE, _WANDB_FIX, retry=False),
+    # wandb.run is None in a process without wandb.init (`wandb.run.id` then fails on None); Lightning 0.7's
+    # WandbLogger in a ddp child whose wandb.init returned None (logging/wandb.py log_hyperparams).
     _sig("wandb-no-run-on-rank",
-         r"You must call wandb\.init\(\) before wandb\.|"
+         _NO_FINISHED_RUN +
          r"(?:\bwandb\.run\.(?P<run_attr>\w+)\b|[/\\](?:logging|loggers)[/\\]wandb\.py\", line \d+, in \w+\n"
          r"[^\n]{0,200}?\bself\.experiment\.(?P<exp_attr>\w+)\b)[^\n]{0,300}\n" + _CARETS +
          r"(?P<ev>" + _NONE_ATTR + r"(?:(?P=run_attr)|(?P=exp_attr))')",
-         "This process has no wandb run: wandb.init ran only in the rank-0 process (the usual setup, or a framework's "
-         "logger that creates the run on rank zero only), or not in this process at all, yet this rank called "
-         "wandb.log, read wandb.run or used the logger's experiment, which wandb refuses before init (or which is None "
-         "there).",
-         "Touch wandb only where the run was created: guard each wandb.log / wandb.run / logger.experiment use with a "
-         "rank-0 check (Lightning's @rank_zero_only or trainer.is_global_zero, accelerator.is_main_process, "
-         "dist.get_rank() == 0), or call wandb.init in every process on purpose (a group, or wandb's shared mode); a "
-         "framework logger that does it itself (PyTorch Lightning's WandbLogger under ddp before 0.7.3) needs an "
-         "upgrade. A restart fails the same way.", retry=False),
+         _WANDB_CAUSE, _WANDB_FIX, retry=False),
+)
+
+TRACKING_SIGNATURES: tuple[Signature, ...] = (
+    *WANDB_NO_RUN,
     # A FileExistsError under a TensorBoard writer's frame (torch.utils.tensorboard's SummaryWriter/FileWriter,
     # tensorboardX's directory_check: exists-then-makedirs, which two ranks race through).
     _sig("logger-on-every-rank",
