@@ -1,7 +1,8 @@
 """Failure signatures of the fine-tuning frameworks people run on several GPUs, in their own words (round 27 of
 issue 45): Unsloth refusing a multi-GPU setup, FSDP's transformer auto-wrap given a layer class the model does not
 have (transformers' Trainer, accelerate's FSDP plugin and the frameworks that copy their check), LLaMA-Factory refusing
-a run no launcher started, ms-swift refusing DeepSpeed in a process that sees several GPUs (round 56), and
+a run no launcher started, ms-swift refusing DeepSpeed in a process that sees several GPUs (round 56), LitGPT and
+LLaMA-Factory refusing a quantized model where it would be sharded or spread over GPUs (round 111), and
 transformers' lazy import wrapping an ImportError of a name the installed package lacks. Each pattern is the wording
 of the code that prints it, cited above it, never one log's; `retry=False` throughout: the same command meets the same
 check again. sigmessages.py places this table after Hugging Face's. The real logs they are measured on are
@@ -68,6 +69,32 @@ FINETUNE_SIGNATURES: tuple[Signature, ...] = (
          "NODE_RANK, MASTER_ADDR for several nodes) in the same command, before swift sft/rlhf, each continued line "
          "ending in a backslash and no empty line in between; or leave --deepspeed out to train one process over the "
          "GPUs with device_map. A restart fails the same way.", retry=False),
+    # Round 111: LitGPT's (lit-gpt's) fine-tuning scripts, finetune/{lora,lora_legacy,adapter,adapter_v2}.py setup():
+    # `if devices * num_nodes > 1: if quantize: raise NotImplementedError("Quantization is currently not supported for
+    # multi-GPU training. Please set devices=1 and num_nodes=1 when using the --quantize flag.")` (2023's lit-gpt:
+    # "Please set devices=1 when using the --quantize flag."). Not LitGPT's other refusal, "Quantization and mixed
+    # precision is not supported."
+    _sig("quantize-multi-gpu-unsupported", r"Quantization is currently not supported for multi-GPU training",
+         "LitGPT refused to fine-tune: --quantize (bitsandbytes 4-bit/8-bit, QLoRA) was asked for together with more "
+         "than one device (devices > 1 or num_nodes > 1), and its fine-tuning scripts train a quantized model on one "
+         "GPU only (a bitsandbytes-quantized model is not sharded across GPUs there).",
+         "Run the quantized fine-tune on one GPU (devices=1 and num_nodes=1, --quantize kept); for several GPUs drop "
+         "--quantize and let the data-parallel or FSDP strategy spread the bf16/fp16 model instead (lower the micro "
+         "batch size or the context length if one GPU runs out of memory). A restart fails the same way.",
+         retry=False),
+    # Round 111: LLaMA-Factory's model/model_utils/quantization.py (configure_quantization, on-the-fly bitsandbytes):
+    # without a device map under DeepSpeed ZeRO-3 or FSDP (or quantization_device_map=auto), `if
+    # model_args.quantization_bit != 4: raise ValueError("Only 4-bit quantized model can use fsdp+qlora or auto device
+    # map.")` (v1/plugins/model_plugins/quantization.py the same); from April to June 2024 "Only 4-bit quantized model
+    # can use auto device map." (ZeRO-3 or the auto map). Not after a quote: the traceback's own `raise` line.
+    _sig("fsdp-qlora-needs-4bit", r"(?<![\"'])Only 4-bit quantized model can use (?:fsdp\+qlora or )?auto device map",
+         "LLaMA-Factory refused an on-the-fly bitsandbytes quantization other than 4-bit (quantization_bit: 8) where "
+         "the model is loaded without a device map to be sharded: under FSDP (FSDP+QLoRA) or DeepSpeed ZeRO-3, or "
+         "with quantization_device_map: auto. Only 4-bit weights can be stored in the compute dtype "
+         "(bnb_4bit_quant_storage) and sharded; 8-bit ones cannot.",
+         "Use quantization_bit: 4 with FSDP or ZeRO-3 (bitsandbytes >= 0.43); to train an 8-bit model, launch it "
+         "without FSDP and ZeRO-3 (plain DDP or ZeRO-0/2 with llamafactory-cli, each rank holding the whole 8-bit "
+         "model) and without quantization_device_map: auto. A restart fails the same way.", retry=False),
     # transformers' utils/import_utils.py (_LazyModule._get_module): `raise RuntimeError(f"Failed to import
     # {self.__name__}.{module_name} because of the following error (look up to see its traceback):\n{e}")`, so
     # ImportError's own words `cannot import name 'X' from 'pkg'` stand on the next line (or, pasted, the same one).

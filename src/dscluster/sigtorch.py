@@ -114,6 +114,22 @@ TORCH_SIGNATURES: tuple[Signature, ...] = (
          "and the GPU named by device_id (or the module's) differ.",
          "Call torch.cuda.set_device(local_rank) in every rank before init_process_group and FSDP, and give FSDP "
          "device_id=torch.cuda.current_device(). A restart fails the same way.", retry=False),
+    # Round 111: torch/distributed/fsdp/_init_utils.py (_check_module_states_for_sync_module_states, before FSDP
+    # broadcasts rank 0's parameters and buffers): `raise ValueError("The module has CPU parameters or buffers when
+    # `sync_module_states=True`, which requires them to be on GPU. Please specify the `device_id` argument or move the
+    # module to GPU before passing it to FSDP.")`. Not its warning _warn_cpu_init ("The passed-in `module` is on CPU
+    # ... must also be on GPU device to work with the `sync_module_states=True` flag"), which is no failure.
+    _sig("fsdp-cpu-params-sync-states", r"The module has CPU parameters or buffers when `?sync_module_states=True`?",
+         "FSDP was to broadcast rank 0's weights to the other ranks (sync_module_states=True: Accelerate's "
+         "fsdp_sync_module_states, a recipe's own FSDP setup) but parts of the module were still on the CPU when it "
+         "was wrapped, and that broadcast runs on the GPU: no device_id was given for a model built on the CPU, or "
+         "part of it stays on the CPU, such as a QLoRA base quantized on the CPU (torchtune's multi-GPU LoRA recipe "
+         "with model.quantize_base=True before torchtune 0.2 supported QLoRA with FSDP).",
+         "Give FSDP device_id=torch.cuda.current_device() (it then moves the module to the rank's GPU before the "
+         "broadcast) or move the model to that GPU before wrapping it; for QLoRA on several GPUs use a release that "
+         "supports it with FSDP (torchtune >= 0.2's distributed recipe with a qlora config; bitsandbytes with "
+         "bnb_4bit_quant_storage under Accelerate), or the single-device QLoRA recipe. A restart fails the same way.",
+         retry=False),
     # ProcessGroupNCCL.cpp's getNcclDataType ("Unsupported data type for NCCL process group"; torchcomms' "Unsupported
     # tensor data type for NCCL"), and ProcessGroupGloo.cpp's GENERATE_ALL_TYPES, whose default case is "Invalid scalar
     # type", raised in the collective's frame of distributed_c10d.py.
