@@ -17,7 +17,10 @@ ELASTIC_SIGNATURES: tuple[Signature, ...] = (
     # RendezvousClosedError: the rendezvous was marked closed (state.closed) by an agent's shutdown(), which torch's
     # launcher calls when its agent ends: the job finished, or (pytorch/pytorch#67742) an agent stopped by a signal,
     # a deleted pod's SIGTERM or Ctrl-C. Agents that join that run id afterwards, restarted pods included, find it
-    # closed for good; the etcd backend keeps it across pods restarts when the run id is reused ('none').
+    # closed for good; the etcd backend keeps it across pods restarts when the run id is reused ('none'). Round 110: torch
+    # itself closed it whenever an agent stopped on a signal from pytorch/pytorch PR#117066 (January 2024) until PR#152525
+    # (May 2025, "elastic: do not shutdown rendezvous on leaving workers", fixing #150916): a node taken out of an
+    # elastic job ended the others instead of scaling down.
     _sig("elastic-rdzv-closed", r"\bRendezvousClosedError\b",
          "torch elastic's rendezvous for this run id is closed: another node's agent shut it down when it ended (its "
          "job finished or failed, or it was stopped by a signal: a deleted or preempted pod's SIGTERM, Ctrl-C), and "
@@ -26,7 +29,10 @@ ELASTIC_SIGNATURES: tuple[Signature, ...] = (
          "Find the node whose agent ended first (its own log has the real error or the signal) and start the whole "
          "job again with a new, unique rendezvous id (torchrun --rdzv_id; an elastic PyTorchJob otherwise uses "
          "'none', shared by every job on that etcd); restarting single pods or agents into the old run id fails the "
-         "same way.", retry=False),
+         "same way. Where that node was only stopped or taken out (its agent got a SIGTERM or Ctrl-C) and the others "
+         "should have carried on with fewer nodes, the closing is torch's own from pytorch/pytorch PR#117066 (early "
+         "2024): a torch release with PR#152525 (May 2025) no longer closes the rendezvous for a leaving agent.",
+         retry=False),
     # RendezvousTimeoutError: the rendezvous's join deadline (--rdzv_conf timeout, 900 s by default) passed before
     # --nnodes' minimum of nodes had joined: the others were not started, started late, or could not reach the
     # rendezvous endpoint (a name that does not resolve yet, a wrong endpoint, a port not open between pods).

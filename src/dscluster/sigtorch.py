@@ -177,6 +177,24 @@ TORCH_SIGNATURES: tuple[Signature, ...] = (
          "launch without the name: torchrun --rdzv-backend=c10d --rdzv-endpoint=127.0.0.1:29500 (or "
          "--master_addr=127.0.0.1) instead of --standalone, or torchrun's --local-addr=127.0.0.1. A restart fails "
          "the same way.", retry=False),
+    # Round 110: the store's host a bare number. c10d's client names the host it was given (torch/csrc/distributed/c10d
+    # socket.cpp, read in libtorch_cpu.so's strings: "The client socket has failed to connect to any network address of
+    # ({}, {}).", "... has timed out after {} while trying to connect to ({}, {}).", TCPStore.cpp's "TCP client failed
+    # to connect/validate to host {}:{} - "); getaddrinfo reads a name of digits only as a 32-bit IPv4 number (inet_aton:
+    # 3472853 is 0.52.253.213), so a machine named by a number (torchrun --standalone announces the machine's own name)
+    # or a port or job id put where the address belongs is never a store (Project-MONAI/model-zoo#146). A dotted IP, a
+    # name with a letter, or an IPv6 address is not it.
+    _sig("numeric-host-name", r"(?:failed to connect to any network address of|while trying to connect to) "
+         r"\(\d{1,10}, \d{1,5}\)|TCP client failed to connect/validate to host \d{1,10}:\d{1,5} - ",
+         "The rendezvous store's host is a bare number: a host name made of digits only (a container or job named "
+         "after a number, which torchrun --standalone announces as the store's host), or a number put where the "
+         "address belongs (MASTER_ADDR or --rdzv-endpoint given a port or a job id). getaddrinfo reads such a name as "
+         "a 32-bit IPv4 address (3472853 is 0.52.253.213), so every rank connects to an address where no store "
+         "listens and times out.",
+         "Give the store a real address: on one machine --rdzv-endpoint=127.0.0.1:PORT with --rdzv-backend=c10d (or "
+         "--master_addr=127.0.0.1) instead of --standalone; across nodes the first node's IP in MASTER_ADDR or "
+         "--rdzv-endpoint and the port in MASTER_PORT; or give the machine a host name that is not all digits. A "
+         "restart fails the same way.", retry=False),
     # c10d's TCPStore client resolving MASTER_ADDR with getaddrinfo: older torch (1.x, the TCPStore of c10d's Utils.cpp;
     # that source not read here) raises `ValueError: host not found: ` and gai_strerror's words; newer torch
     # (c10d/socket.cpp) logs "The {IPv4 |IPv6 }network addresses of ({host}, {port}) cannot be retrieved (gai error:
