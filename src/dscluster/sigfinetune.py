@@ -3,7 +3,9 @@ issue 45): Unsloth refusing a multi-GPU setup, FSDP's transformer auto-wrap give
 have (transformers' Trainer, accelerate's FSDP plugin and the frameworks that copy their check), LLaMA-Factory refusing
 a run no launcher started, ms-swift refusing DeepSpeed in a process that sees several GPUs (round 56), LitGPT and
 LLaMA-Factory refusing a quantized model where it would be sharded or spread over GPUs (round 111), and
-transformers' lazy import wrapping an ImportError of a name the installed package lacks. Each pattern is the wording
+transformers' lazy import wrapping an ImportError of a name the installed package lacks; and (round 112) the FSDP
+wrap list Alpha-VLLM's training scripts ask of a model class that lacks it, and OneTrainer's UI reading a model from its
+multi-GPU trainer that has none. Each pattern is the wording
 of the code that prints it, cited above it, never one log's; `retry=False` throughout: the same command meets the same
 check again. sigmessages.py places this table after Hugging Face's. The real logs they are measured on are
 tests/data/failures (tests/unit/test_failure_corpus.py)."""
@@ -38,6 +40,31 @@ FINETUNE_SIGNATURES: tuple[Signature, ...] = (
          "GPTNeoXLayer, LlamaDecoderLayer, Qwen2DecoderLayer, BloomBlock, ...), or leave it unset so the model's "
          "_no_split_modules are used, or wrap by size (fsdp_min_num_params). A restart fails the same way.",
          retry=False),
+    # Alpha-VLLM's training scripts (Lumina-Video train.py, Lumina-T2X's lumina_t2i, lumina_next_t2i, Next-DiT and
+    # Flag-DiT train.py, setup_fsdp_sync) build FSDP's auto-wrap policy from the model's own list,
+    # `lambda_fn=lambda m: m in model.get_fsdp_wrap_module_list()`; a model class without it fails in
+    # torch.nn.Module.__getattr__ ("'{type}' object has no attribute '{name}'") on every rank. The wrappers' own names
+    # (DDP, FSDP) are ddp-wrapped-attribute's (sigframeworks.py).
+    _sig("fsdp-wrap-list-missing",
+         r"'(?!(?:DistributedDataParallel|DataParallel|FullyShardedDataParallel)')\w+' object has no attribute "
+         r"'get_fsdp_wrap_module_list'",
+         "The training script wraps the model with FSDP by the list of blocks the model class returns from "
+         "get_fsdp_wrap_module_list, and the model class it built has no such method: a release of the repository "
+         "whose model file lacks it (Lumina-Video's MultiScaleNextDiT until 2025-02-21), or a model class of your own "
+         "or from another version of the code. Every rank fails at the wrapping, whatever the cluster.",
+         "Update the repository (git pull) so that the model file and train.py are of the same version, or add the "
+         "method to the model class, returning the list of its transformer blocks (return list(self.layers)). "
+         "A restart fails the same way.", retry=False),
+    # OneTrainer's modules/ui/TrainUI.py (__training_thread_function) read `trainer.model.train_progress` before
+    # trainer.train() from PR #1175 (merged 2025-12-02) until its revert, #1188 (2025-12-04: "it breaks Multi-GPU and
+    # Cloud training", issue #1187): only GenericTrainer sets .model; MultiTrainer (the Multi-GPU option) and
+    # CloudTrainer (cloud training) derive from BaseTrainer without it.
+    _sig("onetrainer-multitrainer-attribute", r"'(?:MultiTrainer|CloudTrainer)' object has no attribute 'model'",
+         "OneTrainer's training window read the model's progress from the trainer before training started, which only "
+         "its single-GPU trainer has: a OneTrainer from early December 2025 (its pull request #1175) fails this way "
+         "whenever Multi-GPU or cloud training is on, before any GPU work. Not the GPUs or their P2P matrix.",
+         "Update OneTrainer (git pull; the change was reverted on 2025-12-04, #1188), or until then train on one GPU "
+         "with Multi-GPU off. A restart fails the same way.", retry=False),
     # LLaMA-Factory's hparams/parser.py (get_train_args): `if training_args.parallel_mode ==
     # ParallelMode.NOT_DISTRIBUTED: raise ValueError("Please launch distributed training with `llamafactory-cli` or
     # `torchrun`.")` (several GPUs visible to one process no launcher started) and, next to it, `if
