@@ -14,7 +14,9 @@ value still a string ("auto") where DeepSpeed's runtime compares or counts with 
 jobs) added a rank killed while the ZeRO checkpoint it read was merged into its optimizer in host memory. Round 107
 (DeepSpeed configuration errors) added a fused GPU optimizer handed optimizer state offloaded to the host. Round 103
 (ZeRO-3 parameter partitioning) added ZeRO-3's gather meeting parameters of more than one dtype (quantized weights),
-and DeepSpeed's scheduler pairing fewer parameter groups than learning rates once the engine dropped an empty group."""
+and DeepSpeed's scheduler pairing fewer parameter groups than learning rates once the engine dropped an empty group.
+Round 113 (MPI-launched training) added the Open MPI launcher backend of 0.16.4-0.18.3 checking the rank variables
+of the MPI launcher before it runs it."""
 
 from __future__ import annotations
 
@@ -203,6 +205,20 @@ DEEPSPEED_SIGNATURES: tuple[Signature, ...] = (
          "Drop --num_nodes/--num_gpus and --include/--exclude from the deepspeed command (or the wrapper's settings "
          "that produce them) and choose the ranks through the hostfile's slots=N or the allocation; or use the "
          "default pdsh launcher, which honours them. A restart fails the same way.", retry=False),
+    # Round 113: DeepSpeed 0.16.4 to 0.18.3's OpenMPIRunner.validate_args (launcher/multinode_runner.py, #6979) called
+    # _setup_mpi_environment, which raises EnvironmentError("MPI environment variables are not set. Ensure you are
+    # running the script with an MPI-compatible launcher.") unless OMPI_COMM_WORLD_* are set: they are set by mpirun
+    # in the ranks, never in the `deepspeed` command that builds the mpirun line (#7711; #7751 removed the call, 0.18.4).
+    # Its frame, or its two sentences; a script's own check that says only the first is the core table's mpi-daemons.
+    _sig("ds-open-mpi-env-check", r"multinode_runner\.py\", line \d+, in validate_args[ \t\r]*\n[ \t]*self\."
+         r"_setup_mpi_environment\(\)|MPI environment variables are not set\. Ensure you are running the script with "
+         r"an MPI-compatible launcher",
+         "DeepSpeed's launcher backend for Open MPI (deepspeed --launcher with Open MPI) of releases 0.16.4 to 0.18.3 "
+         "checks, before it starts the MPI launcher, that Open MPI's rank variables (OMPI_COMM_WORLD_LOCAL_RANK, "
+         "_RANK, _SIZE) are set; the MPI launcher sets them only in the processes it starts, so the `deepspeed` "
+         "command fails there for any script, before any rank runs (deepspeedai/DeepSpeed#7711).",
+         "Upgrade DeepSpeed to 0.18.4 or newer (pip install -U deepspeed), or install 0.16.3 or older, on the node "
+         "that runs the deepspeed command, then launch again; a restart fails the same way.", retry=False),
     # Round 82: DeepSpeed 0.14.1/0.14.2's ZeRO-3 step (runtime/zero/stage3.py, DeepSpeedZeroOptimizer_Stage3.step ->
     # unscale_and_clip_grads) computes the global gradient norm as a GPU tensor (torch.norm(torch.stack(norm_groups)),
     # deepspeedai/DeepSpeed#5256), so with gradient clipping the clip factor is one too, and with the optimizer offloaded

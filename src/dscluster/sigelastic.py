@@ -4,7 +4,8 @@ of a launcher's CPU-only process that imports a GPU stack (Ray Train's trainer a
 the wording of the component that raises it: torch/distributed/elastic/rendezvous/api.py's exception classes, raised by
 dynamic_rendezvous.py's _RendezvousOpExecutor.run (and etcd_rendezvous.py) and printed by name in the traceback's last
 line or torch elastic's error_handler JSON ("message": "RendezvousClosedError: "); triton/runtime/driver.py's
-_create_driver, f"{len(actives)} active drivers ({actives}). There should only be one.". sigmessages.py places this
+_create_driver, f"{len(actives)} active drivers ({actives}). There should only be one."; round 113: Horovod's Gloo
+rendezvous store (horovod/common/gloo/http_store.cc, memory_store.cc). sigmessages.py places this
 table after the model repositories' and before the training stack's: more specific than an exception's bare type. The
 real logs they are measured on are tests/data/failures (tests/unit/test_failure_corpus.py)."""
 
@@ -45,6 +46,23 @@ ELASTIC_SIGNATURES: tuple[Signature, ...] = (
          "endpoint's host name resolves and its port is reachable from every pod (on Kubernetes a headless service "
          "for the first pod), and that no node's setup takes longer than the timeout (raise it with --rdzv_conf "
          "timeout=SECONDS). A restart can pass once a late node is up."),
+    # Round 113. Horovod's Gloo controller rendezvous: each worker registers in the launcher's HTTP store (an in-memory
+    # one under Spark/Ray) and HTTPStore::wait / MemoryStore::wait throw gloo::IoException once HOROVOD_GLOO_TIMEOUT_
+    # SECONDS (30 s by default; horovodrun --gloo-timeout-seconds) pass before every rank's key is there: "Wait timeout
+    # for key(s): 0" (0.19), "Wait timeout after 30 seconds for key(s): 0. You may want to increase the timeout via
+    # HOROVOD_GLOO_TIMEOUT_SECONDS" (0.21+, horovod#2436). Horovod's own file only: gloo's FileStore, HashStore and
+    # RedisStore (gloo/rendezvous/*_store.cc) say the same first words.
+    _sig("horovod-gloo-rendezvous-timeout", r"horovod/common/gloo/(?:http|memory)_store\.cc:\d+\][^\n]{0,400}?"
+         r"Wait timeout (?:after \d+ seconds )?for key\(s\)|You may want to increase the timeout via "
+         r"HOROVOD_GLOO_TIMEOUT_SECONDS",
+         "Horovod's Gloo rendezvous timed out: not every worker registered with the launcher's rendezvous store "
+         "within HOROVOD_GLOO_TIMEOUT_SECONDS (30 s by default). With many hosts some workers come up later than "
+         "that (started over ssh, then importing the framework); a worker that cannot reach the launcher's address "
+         "never registers.",
+         "Give the rendezvous more time: horovodrun --gloo-timeout-seconds 240 (the variable alone may not reach "
+         "every worker), as large as the slowest start; if it still times out, check that every host reaches the "
+         "launching host's address and port (horovodrun --network-interface). The same launch at the same scale "
+         "times out again.", retry=False),
     # triton's driver registry: no backend whose is_active() holds, i.e. no GPU visible to this process (a CPU-only
     # actor or launcher). Reached at import time through a library that builds a triton autotuner on import
     # (deepspeed <= 0.16.3 with triton 3.2, deepspeedai/DeepSpeed#7028). Two or more active drivers is another case.
