@@ -190,6 +190,42 @@ CCL_SIGNATURES: tuple[Signature, ...] = (
          "back.",
          "Set NCCL_CUMEM_HOST_ENABLE=0 for every rank (the launcher's environment, .deepspeed_env for remote ranks); "
          "NCCL_P2P_DISABLE=1 alone does not avoid this path. A restart fails the same way.", retry=False),
+    # Round 114. A rank attaching to another rank's SHM buffer (src/transport/shm.cc ncclShmImportShareableBuffer, the
+    # legacy /dev/shm path) takes the name and size from the descriptor the other rank sent; the creator allocated it
+    # through cuMem (NCCL_CUMEM_HOST_ENABLE) and the importer read that descriptor as a /dev/shm suffix and size:
+    # ncclShmOpen fails (src/os/linux.cc, older misc/shmutils.cc: WARN "Error while %s shared memory segment %s (size
+    # %ld), error: %s (%d)", "attaching to") on a garbage name of size 0 (NVIDIA/nccl PR 2059: memoryless NUMA domains,
+    # an EPYC with unpopulated memory channels). Only with the ", error: ..." of 2.23 and later, the releases with cuMem
+    # host memory. A real segment's attach names its creator's non-zero size (nccl#1589), and a create that fails is
+    # dev-shm-full's.
+    _sig("nccl-cumem-host-numa", r"Error while attaching to shared memory segment /dev/shm/nccl-\S{0,64} \(size 0\), "
+         r"error:",
+         "A rank tried to attach to a shared-memory segment with a garbage name and size 0 (NCCL: 'Error while "
+         "attaching to shared memory segment /dev/shm/nccl-... (size 0)'): the rank that shared the buffer allocated it "
+         "through CUDA's cuMem API (NCCL_CUMEM_HOST_ENABLE, on by default in recent NCCL releases) and this rank read "
+         "its descriptor as a /dev/shm file name, which NCCL does on machines with memoryless NUMA domains (a CPU "
+         "whose memory channels are not all populated).",
+         "Set NCCL_CUMEM_HOST_ENABLE=0 for every rank (the launcher's environment, .deepspeed_env for remote ranks), "
+         "or give every NUMA domain memory (populate the memory channels, or one NUMA domain per socket in the BIOS); "
+         "`numactl -H` lists the domains without memory. A restart fails the same way.", retry=False),
+    # Round 114. NCCL reading an attribute its topology needs from the machine's XML topology (src/graph/xml.h
+    # xmlGetAttrStr, under xmlGetAttrInt: WARN "Attribute %s of node %s not found", ncclInternalError; topo.cc's CPU,
+    # PCI, NIC and GPU nodes). Its own detection writes every attribute it later reads, so a missing one comes from a
+    # topology file it merged (NCCL_TOPO_FILE, the file a network plugin points it to such as aws-ofi-nccl's instance
+    # XML, a VM's /var/run/nvidia-topologyd/virtualTopology.xml), or before NCCL 2.8 from such a file's CPU whose GPUs
+    # the job did not use (NVIDIA/nccl#379, fixed in 2.8). torch quotes it after "Last error:".
+    _sig("nccl-topo-file-attribute", r"(?:NCCL WARN |Last error:\s{0,4}(?:\[rank\d{1,6}\]:\s{0,2})?)Attribute \w{1,32} "
+         r"of node \w{1,32} not found",
+         "NCCL could not build the machine's topology: a node of the XML topology it reads lacks an attribute NCCL "
+         "needs (NCCL: 'Attribute ... of node ... not found'). NCCL's own detection writes those, so the topology "
+         "came from a file: NCCL_TOPO_FILE, the file a network plugin points it to (aws-ofi-nccl's per-instance "
+         "XML), or a VM's /var/run/nvidia-topologyd/virtualTopology.xml, that lacks the attribute (a <cpu> without "
+         "arch or vendor); NCCL before 2.8 also failed so when the file named a CPU whose GPUs the job did not use.",
+         "Find the topology file NCCL loaded (NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV,GRAPH prints "
+         "'NCCL_TOPO_FILE set by environment to ...' or 'Loading topology ...') and give the node the attribute NCCL "
+         "names (every <cpu> needs numaid, arch, vendor, and familyid and modelid on x86; compare with a file NCCL "
+         "writes itself with NCCL_TOPO_DUMP_FILE), or unset NCCL_TOPO_FILE, or update the plugin that ships the file; "
+         "with NCCL older than 2.8, upgrade NCCL. A restart fails the same way.", retry=False),
     # Round 58. NCCL's topology detection resolving a GPU's PCI device in sysfs (getPciPath: src/graph/xml.cc from
     # 2.7, include/topo.h before): realpath("/sys/class/pci_bus/<domain:bus>/../../<busid>") fails, WARN("Could not
     # find real path of %s", busPath) and ncclSystemError (torch: "unhandled system error"). The GPU is then not a
