@@ -35,7 +35,6 @@ from dscluster.signatures import (
     SIGNATURES,
     VAGUE_TYPES,
     Signature,
-    waits_on_a_build,
 )
 
 
@@ -167,7 +166,7 @@ def _own_signature(err: rankerror.RankError,
     for sig in SIGNATURES:
         text = f"{err.context}\n{err.block}" if sig in READS_BEFORE else before_exit if sig.name in AT_EXIT else err.block
         m = None if sig.symptom else sig.pattern.search(text)
-        if m and not waits_on_a_build(sig, m, (st.text for st in streams)):
+        if m and not sig.set_aside(m, (st.text for st in streams)):
             best = (sig, m, text)
             break
     if not _vague(err):
@@ -338,7 +337,7 @@ def _explain_streams(logs: Sequence[LogText], hint_rank: int | None = None) -> E
             continue  # another rank's abort or crash does not explain the first one's kill
         for st in ordered:
             m = sig.pattern.search(st.text)
-            if m and not waits_on_a_build(sig, m, (s.text for s in streams), first is not None):
+            if m and not sig.set_aside(m, (s.text for s in streams), first is not None):
                 if sig.name == "python-error" and _pipe_closed(first):
                     return own_error(first)
                 if sig.name == "python-error" and (summary := torchrunsummary.report(streams, errs)):

@@ -19,8 +19,14 @@ from dscluster.sigtypes import sig as _sig
 # being written, "<dir>.incomplete"), arrow_dataset.py's _get_cache_file_path ("cache-" + a 16-hex-digit fingerprint
 # + ".arrow", with "_00000_of_00008" per shard of a map(num_proc=N)), and a packaged builder's directory
 # "<builder>/default[-<id>]/<version>/" (_relative_data_dir; json/csv/parquet/... data_files). The quoted path is
-# read lazily up to the first such part, within the line.
-_HF_CACHE_PATH = (r"[^'\"\n]{0,400}?(?:\.incomplete(?=['\"/\\])|[/\\]cache-[0-9a-f]{16}(?:_\d{5}_of_\d{5})?\.arrow|"
+# read lazily up to the first such part, within the line. Review 115: not huggingface_hub's own download files, which
+# it names "<etag>.incomplete" too: a blob of its cache (hub/models--<org>--<name>/blobs/<etag>[.<8 hex>].incomplete,
+# file_download.py) or a file downloaded into a local_dir (<dir>/.cache/huggingface/download/, .huggingface/download/
+# before 0.24; _local_folder.py): a model's download, whatever cut it short (Windows' 260-character path limit,
+# huggingface/huggingface_hub#2374 and #3245), not the datasets cache.
+_HUB_DOWNLOAD = r"(?:[/\\]blobs[/\\]|huggingface[/\\]+download[/\\])"
+_HF_CACHE_PATH = (r"(?![^'\"\n]{0,400}?" + _HUB_DOWNLOAD + r")"
+                  r"[^'\"\n]{0,400}?(?:\.incomplete(?=['\"/\\])|[/\\]cache-[0-9a-f]{16}(?:_\d{5}_of_\d{5})?\.arrow|"
                   r"[/\\](?:json|csv|parquet|text|arrow|pandas|generator|imagefolder|audiofolder|videofolder|"
                   r"webdataset|sql|xml)[/\\]default(?:-[0-9a-z]{8,20})?[/\\]\d+\.\d+\.\d+[/\\])")
 

@@ -289,7 +289,11 @@ DEEPSPEED_SIGNATURES: tuple[Signature, ...] = (
     # only device cpu supports (deepspeedai/DeepSpeed#4872), or a client FusedAdam with offload_optimizer
     # (Megatron-DeepSpeed without --cpu-optimizer). Only those lower-case words: TransformerEngine's NVTE_CHECK
     # "Expected input to be on CUDA." (its cumsum) and torch's "Expected all tensors to be on the same device" are not it.
-    _sig("ds-fused-optimizer-cpu-tensor", r"(?-i:\bexpected input to be on cuda)\b(?![:.\w])",
+    # Review 115: nor ColossalAI's copy of apex's FusedAdam in its frames (colossalai/nn/optimizer/, its multi_tensor_apply
+    # under Gemini's optimizer offload: hpcaitech/ColossalAI#6388), where no DeepSpeed config is there to change.
+    _sig("ds-fused-optimizer-cpu-tensor",
+         r"\A(?![\s\S]*?\bcolossalai[/\\](?:nn[/\\]optimizer|utils[/\\]multi_tensor_apply)[/\\])"
+         r"[\s\S]*?(?P<ev>(?-i:\bexpected input to be on cuda)\b(?![:.\w]))",
          "A fused GPU optimizer (DeepSpeed's or apex's FusedAdam, FusedLamb or FusedLion, which update the parameters "
          "through one CUDA kernel over lists of tensors) was handed tensors that are not on the GPU: with DeepSpeed, "
          "optimizer states offloaded to the host (offload_optimizer) met a GPU optimizer, as ZeRO-3's partial offload "

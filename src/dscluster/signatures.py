@@ -35,6 +35,16 @@ _PROGRAM_ERROR = re.compile(
 # Exit codes of a DsclusterError that the same input reproduces: usage, config/data, permission.
 DETERMINISTIC_EXIT_CODES = frozenset({2, 3, 6})
 
+_JIT_BUILD = re.compile(sigwords.JIT_BUILD_BEGUN, re.IGNORECASE)
+
+
+def _waits_on_a_build(m: re.Match, texts: Iterable[str]) -> bool:
+    """stale-extension-lock's Signature.aside_if: a wait on torch's JIT lock (sigwords.TORCH_JIT_WAIT, its group ev)
+    where a stream of the same failure shows the build under way (another node's ranks on a shared home directory while
+    the first node compiles; rank 0's compile beside the others' Ctrl-C tracebacks): a wait for that build, no lock
+    left behind."""
+    return m.group("ev") is not None and any(map(_JIT_BUILD.search, texts))
+
 # Ordered: first match wins. Root causes come before the symptoms they cause on other ranks. `retry` is
 # whether a restart of the same command can help (restart_can_help): a missing module, a config the
 # launcher rejects or a host that is down fail the same way again. `symptom`: what the other ranks see
@@ -263,7 +273,7 @@ _TABLE: tuple[Signature, ...] = (
          + sigwords.TORCH_JIT_WAIT,
          "A DeepSpeed JIT op build was killed mid-compile and left a lock file; every later job waits on it.",
          "Remove the `lock` file under ~/.cache/torch_extensions/<py>/<op>/ (or TORCH_EXTENSIONS_DIR) and "
-         "launch again.", retry=False),
+         "launch again.", retry=False, aside_if=_waits_on_a_build),
     _sig("nccl-ib-memlock", r"Call to ibv_reg_mr failed|RLIMIT_MEMLOCK|" + then(r"\bibv_(?:reg_mr|create_|alloc_)",
          "Cannot allocate memory") + "|" + then("NET/IB", "memlock"),  # any verbs object: NCCL's, UCX's, MPI's
          "NCCL (or UCX/MPI) could not lock memory for the InfiniBand/RoCE adapter: the locked-memory limit (ulimit -l) "
@@ -300,12 +310,14 @@ _TABLE: tuple[Signature, ...] = (
          r"failed to connect to any network address|connect\(\) timed out|" + then("timed out ", " rendezvous") + "|"
          r"errno: 11[01] - Connection (?:refused|timed out)|" + sigwords.STORE_NAME_UNRESOLVED,  # round 79
          *sigcauses.MASTER_UNREACHABLE, retry=False),
-    # NCCL's "Using" line names its interfaces, "[N]NAME:ADDRESS<0>" each, on one line or wrapped one a line.
+    # NCCL's "Using" line names its interfaces, "[N]NAME:ADDRESS<0>" each, on one line or wrapped one a line. Only beside
+    # a rank that failed (round 104): every run prints that list, a bridge in it included, and within one node NCCL does
+    # not use it (a hang of NCCL's INFO lines alone, pytorch#73790: two A6000s' P2P hung behind the IOMMU).
     _sig("nccl-wrong-interface", r"(?:Bootstrap|NET/Socket) : Using (?:(?:(?!(?:Bootstrap|NET/Socket) : Using ).)*\[\d+\])?(?:docker\d|virbr\d|br-\w+|veth\w+|cni\d|"
          r"flannel)|^[ \t]*\[\d+\](?:docker\d|virbr\d|br-\w+|veth\w+|cni\d|flannel)[\w.-]*:[\w.:%-]+<\d+>",
          "NCCL chose a virtual interface (docker0, a bridge) that the other nodes cannot reach.",
          "Set NCCL_SOCKET_IFNAME (and GLOO_SOCKET_IFNAME) to the training network's interface on every node, "
-         "e.g. NCCL_SOCKET_IFNAME=eth0 or ^docker,lo,veth.", retry=False),
+         "e.g. NCCL_SOCKET_IFNAME=eth0 or ^docker,lo,veth.", retry=False, needs_a_failure=True),
     _sig("aborted", sigwords.launcher_signal(6) + r"|terminate called (?:after throwing|without an active exception)|"
          r"\bAborted \(core dumped\)|\bSIGABRT\b",
          "A rank aborted (SIGABRT) in native code: an uncaught C++ exception or a failed assertion in torch, "
@@ -377,17 +389,3 @@ ENVIRONMENT = frozenset({"loopback-address", "firewall-blocked", "nccl-no-interf
 VAGUE_TYPES = frozenset({"RuntimeError", "DistBackendError", "OSError", "SystemError", "Exception", "CalledProcessError",
                           "AttributeError", "ImportError", "NCCL WARN"})
 SIGNAL_WHY = sigwords.SIGNAL_WHY  # what a signal that ended a rank most often means
-
-_JIT_BUILD = re.compile(sigwords.JIT_BUILD_BEGUN, re.IGNORECASE)
-
-
-def waits_on_a_build(sig: Signature, m: re.Match, texts: Iterable[str], failed: bool = True) -> bool:
-    """stale-extension-lock read from a wait on torch's JIT lock (sigwords.TORCH_JIT_WAIT, its group ev) where a stream
-    of the same failure shows the build under way (another node's ranks on a shared home directory while the first
-    node compiles; rank 0's compile beside the others' Ctrl-C tracebacks): a wait for that build, no lock left behind.
-    Also set aside (round 104): nccl-wrong-interface from NCCL's INFO list of its socket interfaces where no rank
-    failed (`failed` False: a hang, nothing but NCCL's INFO lines); every run prints that list, a bridge in it included,
-    and within one node NCCL does not use it (pytorch#73790: two A6000s' P2P hung behind the IOMMU)."""
-    if sig.name == "nccl-wrong-interface":
-        return not failed
-    return sig.name == "stale-extension-lock" and m.group("ev") is not None and any(map(_JIT_BUILD.search, texts))

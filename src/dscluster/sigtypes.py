@@ -5,6 +5,7 @@ from an exception's or a tool's own message)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 
@@ -16,14 +17,27 @@ class Signature:
     fix: str
     retry: bool = True  # whether a restart of the same command can help
     symptom: bool = False  # what the other ranks see when one fails: never the answer while a rank has its own error
+    # Words that every healthy run prints too (NCCL's list of its socket interfaces): a cause only beside a rank that
+    # failed, never read from a hang's lines alone (no rank's error in any stream).
+    needs_a_failure: bool = False
+    # What sets a match aside after all, given it and the text of every stream of the same failure (None: nothing does;
+    # stale-extension-lock: a wait on torch's JIT lock beside the build it waits for, no lock left behind).
+    aside_if: Callable[[re.Match, Iterable[str]], bool] | None = None
+
+    def set_aside(self, m: re.Match, texts: Iterable[str], failed: bool = True) -> bool:
+        """Whether this match is not the answer after all: `failed` False where no rank failed (a hang), `texts` the
+        text of every stream of the failure."""
+        return (self.needs_a_failure and not failed) or (self.aside_if is not None and self.aside_if(m, texts))
 
     @property
     def restart_can_help(self) -> bool:
         return self.retry
 
 
-def sig(name: str, regex: str, cause: str, fix: str, retry: bool = True, symptom: bool = False) -> Signature:
-    return Signature(name, re.compile(regex, re.IGNORECASE | re.MULTILINE), cause, fix, retry, symptom)
+def sig(name: str, regex: str, cause: str, fix: str, retry: bool = True, symptom: bool = False,
+        needs_a_failure: bool = False, aside_if: Callable[[re.Match, Iterable[str]], bool] | None = None) -> Signature:
+    return Signature(name, re.compile(regex, re.IGNORECASE | re.MULTILINE), cause, fix, retry, symptom, needs_a_failure,
+                     aside_if)
 
 
 def then(first: str, later: str, gap: str = ".") -> str:

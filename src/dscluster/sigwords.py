@@ -295,8 +295,9 @@ WRITE_FAILED = (r"basic_ios::clear: iostream error|" + then(r"inline_container\.
 # The build begun, in its lines (a process that found no extension folder, so no lock in it, "Creating extension
 # directory"; the baton's holder, "Emitting ninja build file", "Building extension module") or its frames in a stack
 # (_write_ninja_file_and_build_library, _run_ninja_build): a wait beside it waits for that build, not a stale lock, in
-# this text or in another stream of the same failure (review 89: signatures.waits_on_a_build; another node's ranks on a
-# shared home directory while the first node compiles, a Ctrl-C or a py-spy dump of every rank while rank 0 compiles).
+# this text or in another stream of the same failure (review 89: stale-extension-lock's Signature.aside_if,
+# signatures._waits_on_a_build; another node's ranks on a shared home directory while the first node compiles, a Ctrl-C
+# or a py-spy dump of every rank while rank 0 compiles).
 JIT_BUILD_BEGUN = (r"Creating extension directory|Emitting ninja build file|Building extension module|"
                    r"\b_write_ninja_file_and_build_library\b|\b_run_ninja_build\b")
 TORCH_JIT_WAIT = (r"\A(?![\s\S]*(?:" + JIT_BUILD_BEGUN + r"))[\s\S]*?(?P<ev>"

@@ -4,8 +4,8 @@ were misread and their rules narrowed:
 - stale-extension-lock's wait on torch's JIT lock (sigwords.TORCH_JIT_WAIT) where the build is under way, in another
   stream of the same failure (a second node's ranks on a shared home directory while the first node compiles, one
   rank's file beside another's) or in the same text (a Ctrl-C traceback, a py-spy dump of every rank while rank 0
-  compiles): a wait for that build, not a lock left behind (signatures.waits_on_a_build); and the bare words "stale
-  lock file", which every tool with a lock file prints of its own (Mercurial's lock.py);
+  compiles): a wait for that build, not a lock left behind (stale-extension-lock's aside_if, review 115); and the
+  bare words "stale lock file", which every tool with a lock file prints of its own (Mercurial's lock.py);
 - memcg-oom's ZeRO checkpoint read followed by DeepSpeed's launcher killing the ranks because it was itself signalled
   (Ctrl-C, a scheduler's cancel or time limit: "Main process received SIGINT|SIGTERM, exiting"), not a rank killed;
 - nccl-bootstrap-connect's return-code trace printed the same by NCCL's bootstrap accept (socketTryAccept's failed
