@@ -42,17 +42,20 @@ MASTER_UNREACHABLE = (
     "open the master port between the nodes (`dscluster doctor` tests it).",
 )
 
-# no-gpu: sigmessages.py's entry: no usable GPU on the machine or in the container: 4 (af-sfmlearner-39,
-# deepspeedexamples-516 a Mac, dockwater-10 driver not loaded, detectron2-3105 a container); the process not given the
-# GPUs: 3 (model-angelo-60 a Slurm job without GPUs, tslib-10 CUDA_VISIBLE_DEVICES, determined-4297 LD_LIBRARY_PATH
-# not passed, misleading before); torch without CUDA: 2 (detectron2-460, stcn-14).
+# no-gpu: sigmessages.py's entry: no usable GPU on the machine or in the container: 5 (af-sfmlearner-39,
+# deepspeedexamples-516 a Mac, dockwater-10 driver not loaded, detectron2-3105 a container, round 109's enroot-205 an
+# enroot/pyxis container of a plain image: enroot's 98-nvidia.sh hook mounts the driver only when
+# NVIDIA_VISIBLE_DEVICES is set, the enroot maintainer's answer); the process not given the GPUs: 3 (model-angelo-60 a
+# Slurm job without GPUs, tslib-10 CUDA_VISIBLE_DEVICES, determined-4297 LD_LIBRARY_PATH not passed, misleading
+# before); torch without CUDA: 2 (detectron2-460, stcn-14).
 NO_GPU = (
     "The process sees no usable NVIDIA GPU. Most often the machine has none it can use: no NVIDIA GPU at all (a Mac, "
     "a CPU machine), its driver not loaded, or a container started without GPU access. Or the process was not given "
     "the GPUs: a batch job that asked for none, CUDA_VISIBLE_DEVICES naming GPUs that are not there, or a launcher "
     "that did not pass the CUDA environment (LD_LIBRARY_PATH) on to the ranks. Or torch is a CPU-only build.",
     "Check nvidia-smi on that node and inside the container (start containers with --gpus all, NVIDIA container "
-    "toolkit); ask the scheduler for GPUs (--gres=gpu:N or --gpus) and check CUDA_VISIBLE_DEVICES and LD_LIBRARY_PATH "
+    "toolkit; under enroot/pyxis set NVIDIA_VISIBLE_DEVICES=all, which NVIDIA's CUDA images set and a plain image "
+    "does not); ask the scheduler for GPUs (--gres=gpu:N or --gpus) and check CUDA_VISIBLE_DEVICES and LD_LIBRARY_PATH "
     "as the rank sees them (printed by the script, not the login shell); install a CUDA build of torch.",
 )
 

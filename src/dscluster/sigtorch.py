@@ -201,6 +201,22 @@ TORCH_SIGNATURES: tuple[Signature, ...] = (
     # {code} - {gai_strerror})" while it retries, then times out (read in the installed libtorch_cpu.so's strings). Only
     # gai_strerror's words for a name that does not resolve (EAI_NONAME, EAI_AGAIN, EAI_NODATA), so a store that refuses
     # or drops a connection stays master-unreachable/store-connection.
+    # Round 109: that `host not found` with gai_strerror's words for EAI_AGAIN, "Temporary failure in name resolution":
+    # no name server this node asked gave an answer for the name, where EAI_NONAME ("Name or service not known") is a
+    # name server's answer that the name does not exist (yet): a job operator's master whose service is not up when the
+    # worker starts (kubeflow-pytorch-operator-125/333, pytorch-73682), which the entry below restarts. No answer at all
+    # comes from a node or a container whose resolver knows no such name, or from a MASTER_ADDR that is no host name
+    # (mmcv's Slurm init taking `scontrol show hostname`'s output where the container has no scontrol: mmcv-700): a
+    # restart asks the same resolver the same name.
+    _sig("master-unreachable", r"\bhost not found: Temporary failure in name resolution",
+         "Ranks could not reach rank 0's rendezvous store: this node's resolver got no answer at all for MASTER_ADDR "
+         "(\"Temporary failure in name resolution\"): no name server or /etc/hosts this node (or this container) reads "
+         "knows the name, or MASTER_ADDR is no host name at all: text a script captured from a command that failed "
+         "(a cluster init taking `scontrol show hostname` output inside a container without scontrol).",
+         "Print MASTER_ADDR as the rank sees it and look it up on every node, inside the container (getent hosts "
+         "NAME); set it to an address or a name every node resolves (the first host of the job's node list, taken "
+         "in the batch script outside the container, where scontrol exists, and passed in as MASTER_ADDR). A "
+         "restart fails the same way.", retry=False),
     _sig("master-unreachable", r"\bhost not found: (?:Name or service not known|Temporary failure in name resolution|"
          r"No address associated with hostname|nodename nor servname provided)|"
          r"network addresses of \([\w.:-]+, \d+\) cannot be retrieved \(gai error: -?\d+ - (?:Name or service not "

@@ -49,7 +49,8 @@ class SlurmBackend(Backend):
     rank_label = r"^\s*(?P<rank>\d+): "
     programs = ("srun", "sbatch", "salloc", _STEPD)
     # What Slurm prints when a step waits on others, when it refuses a job's request or ends it at its time
-    # limit (the explainer's, placed right after the messages' signatures: signatures.py).
+    # limit, and a rank's Slurm task variable missing (the explainer's, placed right after the messages'
+    # signatures: signatures.py).
     signatures = (
         # srun's words while a step waits for resources other steps of the job hold (before the refusals below:
         # "Unable to create step for job N: Requested nodes are busy" is this wait given up).
@@ -106,6 +107,25 @@ class SlurmBackend(Backend):
             "Resume from the newest checkpoint in a new job (a restart resumes from the last committed checkpoint), "
             "save checkpoints more often than the time limit, or ask for a longer --time within the partition's "
             "limit."),
+        # Round 109 of issue 45: a process that takes its rank from the variables Slurm sets for each task of a job
+        # step, read with os.environ[...] (CPython's os._Environ.__getitem__: `raise KeyError(key) from None`, so the
+        # error's line is KeyError: 'SLURM_NODEID'): Lightning's SLURMEnvironment (src/lightning/fabric/plugins/
+        # environments/slurm.py: world_size, global_rank, local_rank, node_rank read SLURM_NTASKS, SLURM_PROCID,
+        # SLURM_LOCALID, SLURM_NODEID), a project's own Slurm init (mqbench's dist_init: SLURM_PROCID), gpt-neox's
+        # arguments.py (SLURM_NTASKS). Only Slurm's variable names: another launcher's (LOCAL_RANK,
+        # OMPI_COMM_WORLD_RANK) and torch's env:// ValueError are not this.
+        sig("slurm-env-missing", r"\bKeyError: 'SLURM_[A-Z0-9_]+'",
+            "The program takes its ranks from the variables Slurm sets for each task of a job step (SLURM_PROCID, "
+            "SLURM_NODEID, SLURM_LOCALID, SLURM_NTASKS), and this process does not have the one it read: it was not "
+            "started by srun inside a Slurm job (a plain python or torchrun on a machine or node outside Slurm, or the "
+            "batch script's own shell instead of srun), or the job's options do not set that variable (SLURM_NTASKS "
+            "without --ntasks or --ntasks-per-node). Code that forces a Slurm cluster environment (Lightning's "
+            "plugins=[SLURMEnvironment(...)]) reads them whether or not the job runs under Slurm.",
+            "On a Slurm cluster, start the training with srun inside the allocation (sbatch or salloc with --nodes, "
+            "--ntasks-per-node and the GPUs), one task per GPU where the program reads the task variables itself; "
+            "outside Slurm, take the program's Slurm path out (the SLURMEnvironment plugin, a Slurm launcher or "
+            "distributed option that reads SLURM_*) and start it with torchrun or python. A restart fails the same "
+            "way.", retry=False),
     )
 
     def where(self) -> str:
