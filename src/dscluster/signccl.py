@@ -86,25 +86,6 @@ CCL_SIGNATURES: tuple[Signature, ...] = (
          "Put the host list after its option (-H host1:2,host2:2, or --hostfile), then the program and its "
          "arguments (python train.py ...); the launcher runs the first word it does not know as the program.",
          retry=False),
-    # Round 113. MPICH's process manager Hydra (mpiexec/mpirun of MPICH, MVAPICH and Intel MPI): match_arg
-    # (src/pm/hydra/lib/utils/args.c, earlier utils/args/args.c) ends its option table with "unrecognized argument %s"
-    # for an option it lacks, printed without its dashes, then HYDU_parse_array's "argument matching returned error".
-    # Only Open MPI's own options (mpirun's --allow-run-as-root, --mca, -x, --tag-output, --oversubscribe, ...; Hydra
-    # has -bind-to, -map-by, -hostfile and -np): a command written for Open MPI (torchpack dist-run, DeepSpeed's
-    # --launcher openmpi) run by an MPICH-family mpirun first on the PATH. (horovodrun asks mpirun --version and
-    # writes Hydra's options for MPICH and Intel MPI.) The names may not say "MPICH" (test_layers: backends' words).
-    _sig("hydra-open-mpi-option", r"\bmatch_arg \([^()\n]{1,200}\): unrecognized argument (?:allow-run-as-root|"
-         r"g?mca|x|tag-output|timestamp-output|oversubscribe|npernode|npersocket|display-map|display-allocation|"
-         r"output-filename|merge-stderr-to-stdout|rank-by|prefix)\b",
-         "The MPI launcher that ran is Hydra's mpiexec (the launcher of Intel MPI, MVAPICH and the Argonne MPI they "
-         "build on), but the command was written for Open MPI's launcher: Hydra does not know the Open MPI option it "
-         "names (--allow-run-as-root, --mca, -x ...) and stopped while reading its arguments, before any rank "
-         "started. Tools that build the MPI command line (torchpack dist-run, DeepSpeed's launcher for Open MPI) "
-         "write Open MPI's options.",
-         "See which MPI launcher comes first on the PATH (command -v, then its --version) and put Open MPI's first "
-         "on every node (its distribution packages or environment module), with mpi4py and Horovod built against "
-         "it; or use the tool's mode for a Hydra-based MPI where it has one (DeepSpeed: --launcher impi). A restart "
-         "fails the same way.", retry=False),
     # NCCL's src/transport/nvls.cc: its CUCHECK of the multicast calls (cuMulticastCreate, cuMulticastAddDevice,
     # cuMulticastBindMem) prints "transport/nvls.cc:N NCCL WARN Cuda failure N '<CUDA's error string>'"; since 2.2x
     # "Failed to bind NVLink SHARP (NVLS) Multicast memory of size N : CUDA error N '...'".

@@ -38,6 +38,7 @@ from pathlib import Path
 from dscluster.errors import ConfigError, UsageError
 from dscluster.i18n import tr
 from dscluster.launcher.backends.base import Backend, NodeTools, ToolCheck
+from dscluster.sigtypes import sig as _sig
 
 SHIM = Path(__file__)
 MPIRUN = "mpirun.mpich"  # Debian's name beside Open MPI's mpirun.openmpi
@@ -57,6 +58,29 @@ class MPICHBackend(Backend):
     # The shim's line for a failed rank is launch.py's (runs/supervising/detect.py knows it); Hydra's words for a proxy
     # that could not reach mpirun (mpirun would wait for it forever).
     failure_lines = (r"unable to connect to server \S+ at port \d+",)
+    # What Hydra prints when it is handed Open MPI's options (the explainer's, placed right after the messages'
+    # signatures: signatures.py).
+    signatures = (
+        # Round 113. MPICH's process manager Hydra (mpiexec/mpirun of MPICH, MVAPICH and Intel MPI): match_arg
+        # (src/pm/hydra/lib/utils/args.c, earlier utils/args/args.c) ends its option table with "unrecognized argument %s"
+        # for an option it lacks, printed without its dashes, then HYDU_parse_array's "argument matching returned error".
+        # Only Open MPI's own options (mpirun's --allow-run-as-root, --mca, -x, --tag-output, --oversubscribe, ...; Hydra
+        # has -bind-to, -map-by, -hostfile and -np): a command written for Open MPI (torchpack dist-run, DeepSpeed's
+        # --launcher openmpi) run by an MPICH-family mpirun first on the PATH. (horovodrun asks mpirun --version and
+        # writes Hydra's options for MPICH and Intel MPI.) In this backend's table: read for every log; it may name MPICH.
+        _sig("hydra-open-mpi-option", r"\bmatch_arg \([^()\n]{1,200}\): unrecognized argument (?:allow-run-as-root|"
+             r"g?mca|x|tag-output|timestamp-output|oversubscribe|npernode|npersocket|display-map|display-allocation|"
+             r"output-filename|merge-stderr-to-stdout|rank-by|prefix)\b",
+             "The MPI launcher that ran is Hydra's mpiexec (the launcher of MPICH and of Intel MPI and MVAPICH, built on "
+             "it), but the command was written for Open MPI's launcher: Hydra does not know the Open MPI option it "
+             "names (--allow-run-as-root, --mca, -x ...) and stopped while reading its arguments, before any rank "
+             "started. Tools that build the MPI command line (torchpack dist-run, DeepSpeed's launcher for Open MPI) "
+             "write Open MPI's options.",
+             "See which MPI launcher comes first on the PATH (command -v, then its --version) and put Open MPI's first "
+             "on every node (its distribution packages or environment module), with mpi4py and Horovod built against "
+             "it; or use the tool's mode for a Hydra-based MPI where it has one (DeepSpeed: --launcher impi). A restart "
+             "fails the same way.", retry=False),
+    )
 
     def check_selection(self, include: str, setting: str) -> None:
         raise UsageError(tr("--launcher mpich cannot select single slots of a host ({spec}): DeepSpeed's "
