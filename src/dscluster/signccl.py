@@ -194,9 +194,12 @@ CCL_SIGNATURES: tuple[Signature, ...] = (
     # PCI, NIC and GPU nodes). Its own detection writes every attribute it later reads, so a missing one comes from a
     # topology file it merged (NCCL_TOPO_FILE, the file a network plugin points it to such as aws-ofi-nccl's instance
     # XML, a VM's /var/run/nvidia-topologyd/virtualTopology.xml), or before NCCL 2.8 from such a file's CPU whose GPUs
-    # the job did not use (NVIDIA/nccl#379, fixed in 2.8). torch quotes it after "Last error:".
+    # the job did not use (NVIDIA/nccl#379, fixed in 2.8). torch quotes it after "Last error:". Review 123: only the
+    # topology's own node names (xml.cc/topo.cc: system, cpu, pci, pcilink, nic, net, gpu, nvlink, c2c); the same WARN
+    # from another XML NCCL reads is no topology: an injected search graph (NCCL_GRAPH_FILE, search.cc's graph node),
+    # an MSCCL/SCCL algorithm file (SCCL_XML_FILE: "Attribute ngpus of node algo not found", microsoft/msccl-tools#4).
     _sig("nccl-topo-file-attribute", r"(?:NCCL WARN |Last error:\s{0,4}(?:\[rank\d{1,6}\]:\s{0,2})?)Attribute \w{1,32} "
-         r"of node \w{1,32} not found",
+         r"of node (?:system|cpu|pci|pcilink|nic|net|gpu|nvlink|c2c) not found",
          "NCCL could not build the machine's topology: a node of the XML topology it reads lacks an attribute NCCL "
          "needs (NCCL: 'Attribute ... of node ... not found'). NCCL's own detection writes those, so the topology "
          "came from a file: NCCL_TOPO_FILE, the file a network plugin points it to (aws-ofi-nccl's per-instance "
