@@ -189,6 +189,23 @@ CCL_SIGNATURES: tuple[Signature, ...] = (
          "Set NCCL_CUMEM_HOST_ENABLE=0 for every rank (the launcher's environment, .deepspeed_env for remote ranks), "
          "or give every NUMA domain memory (populate the memory channels, or one NUMA domain per socket in the BIOS); "
          "`numactl -H` lists the domains without memory. A restart fails the same way.", retry=False),
+    # Round 122. The bootstrap of NCCL (src/bootstrap.cc socketRecv / socketSendRecv: WARN "Message truncated :
+    # received %d bytes instead of %d", socketDoubleSendRecv: "received %d,%d bytes instead of %d,%d";
+    # ncclInternalError, torch's `internal error`) and NVSHMEM's copy of it (modules/bootstrap/uid/bootstrap_uid.cpp
+    # bootstrap_net_recv, the words DeepEP and other NVSHMEM users print): a peer's init message is larger than this
+    # rank's build expects, so the ranks do not run the same stack (deepseek-ai/DeepEP#121: two nodes with different
+    # NVIDIA drivers; NVIDIA/nccl#1328, the maintainer: "a version or configuration mismatch between two ranks"). The
+    # data path's own truncation (net_socket.cc "message truncated : receiving %d bytes", a collective's sizes that
+    # differ) and MPI's MPI_ERR_TRUNCATE ("Message truncated; %d bytes received but buffer size is %d") are not this.
+    _sig("bootstrap-message-truncated", r"Message truncated : received \d{1,12}(?:,\d{1,12})? bytes instead of \d",
+         "The ranks' communication library (NCCL's bootstrap, or NVSHMEM's, which DeepEP uses) received an init "
+         "message of another size than it expects ('Message truncated : received N bytes instead of M'): a peer "
+         "sends what another build sends, so the nodes do not run the same stack: another NVIDIA driver, NCCL or "
+         "NVSHMEM release, torch (which bundles NCCL) or settings that change what the ranks exchange.",
+         "Compare the nodes and make them the same: nvidia-smi's driver version, the NCCL (python -c 'import torch; "
+         "print(torch.cuda.nccl.version())', pip list | grep -i nccl) and NVSHMEM/DeepEP builds, torch, and the "
+         "NCCL_/NVSHMEM_ variables each rank gets (one node image, one driver everywhere); `dscluster doctor` "
+         "compares the nodes' versions. A restart fails the same way.", retry=False),
     # Round 114. NCCL reading an attribute its topology needs from the machine's XML topology (src/graph/xml.h
     # xmlGetAttrStr, under xmlGetAttrInt: WARN "Attribute %s of node %s not found", ncclInternalError; topo.cc's CPU,
     # PCI, NIC and GPU nodes). Its own detection writes every attribute it later reads, so a missing one comes from a
