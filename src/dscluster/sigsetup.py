@@ -6,7 +6,9 @@ class's qualified name, OpenSSH's ssh.c). sigmessages.py places this table with 
 signatures.py's own table: each is more specific than the family there that its words also fit (argparse-usage,
 ssh-unreachable). Round 55 added a console script whose #! line names a python that no longer exists (an environment
 moved or mounted at another path), in bash's and zsh's words. Round 95 added a launch script of bash run by sh (dash's
-own words) and the launcher module run by a python without PyTorch (CPython's runpy's words for `-m`)."""
+own words) and the launcher module run by a python without PyTorch (CPython's runpy's words for `-m`). Round 116 added
+the word python given to a launcher where the script belongs (CPython's pymain_run_file words for a file named python)
+and torchrun's --nproc_per_node that is no number (torch/distributed/run.py determine_local_world_size)."""
 
 from __future__ import annotations
 
@@ -187,4 +189,37 @@ SETUP_SIGNATURES: tuple[Signature, ...] = (
          "script's interpreter at the environment's own (its PYTHON variable, or the full path such as "
          "$CONDA_PREFIX/bin/python); `which python` and `python -c 'import torch'` in the same shell show which one "
          "runs. A restart fails the same way.", retry=False),
+    # CPython's own words when the script it was told to run does not exist (Modules/main.c pymain_run_file:
+    # "%ls: can't open file %R: [Errno %d] %s", the path as given up to 3.8, made absolute from 3.9), here for a file
+    # named python: every launcher runs each rank as `<python> [-u] <script> <args>` (accelerate's launch, torch's
+    # run.py, DeepSpeed's launch.py; a platform such as UCloud's UAI-Train adds /usr/bin/python itself), so a command
+    # written `accelerate launch python train.py` has it run a script named python (hiyouga/LlamaFactory#1212, #2748).
+    # Before script-not-found (signatures.py), whose words these are too and whose fix (the script on shared storage)
+    # is not this one's. Only the file's own name python, python3, python3.N or python.exe, not a script whose name
+    # merely holds the word (train_python.py, python_train.py).
+    _sig("launcher-given-python-as-script",
+         r"can't open file '(?:[^'\n]*[/\\])?python(?:3(?:\.\d+)?)?(?:\.exe)?': \[Errno 2\]",
+         "The launch command has the word python where the training script belongs (`accelerate launch python "
+         "train.py`, `torchrun --nproc_per_node N python train.py`, `deepspeed python train.py`, or a platform that "
+         "adds the interpreter itself): the launcher already starts each rank as `python <script> <args>`, so the "
+         "script it was given was a file named python, which does not exist, and every rank exited before training.",
+         "Remove python from the launch command and give the launcher the script itself (accelerate launch train.py "
+         "..., torchrun --nproc_per_node N train.py ..., deepspeed train.py ...; on a platform that adds the "
+         "interpreter, only the script and its arguments); to run a module use the launcher's -m/--module. A restart "
+         "fails the same way.", retry=False),
+    # torch's launcher (torch/distributed/run.py determine_local_world_size, torchrun and python -m
+    # torch.distributed.launch since torch 1.9): --nproc_per_node is int()'d, else one of cpu, gpu, xpu, a private
+    # backend's name or auto; anything else raises ValueError(f"Unsupported nproc_per_node value: {nproc_per_node}")
+    # before any rank starts. Most often an empty value: a launch script's GPU-count argument or variable not given
+    # (zcablii/LSKNet#112: `./tools/dist_train.sh ${CONFIG_FILE} ${GPU_NUM}` typed as documented), or a GPU list
+    # (0,1) where a count belongs.
+    _sig("nproc-per-node-invalid", r"Unsupported nproc_per_node value: (?!\{)",  # not the raise's own source line
+         "torchrun (torch.distributed.run / launch) was given a --nproc_per_node that is no number of processes (nor "
+         "auto, cpu or gpu), so it started nothing: most often an empty value, from a launch script's GPU-count "
+         "argument or variable that was not given (its documentation's placeholders such as $GPU_NUM typed "
+         "literally, an unset environment variable), or a list of GPU ids where a count belongs.",
+         "Pass the number of processes per node, normally the node's GPU count (torchrun --nproc_per_node 4 ..., or "
+         "the script's own argument: bash tools/dist_train.sh configs/x.py 4), with CUDA_VISIBLE_DEVICES choosing "
+         "which GPUs; check the variable the script reads is set (echo $GPU_NUM). A restart fails the same way.",
+         retry=False),
 )
