@@ -175,4 +175,17 @@ DS_SOURCE_SIGNATURES: tuple[Signature, ...] = (
          "Convert a complete checkpoint: one tag directory written by one save of all ranks (on a shared file "
          "system, or collected from every node); delete stale zero_pp_rank_* files of another world size. A restart "
          "fails the same way.", retry=False),
+    # Round 119: ZeRO-3's optimizer packs the partitions of the parameters it trains into one flat buffer
+    # (stage3.py _create_fp16_partitions_with_defragmentation -> defragment, a static method of stage3.py until
+    # DeepSpeed moved it to runtime/zero/utils.py): `assert len(set(t.dtype for t in tensors)) == 1`, DeepSpeed's
+    # source line that a traceback quotes. Not its next line (the device assert) nor Init's get_only_unique_item.
+    _sig("zero3-defragment-mixed-dtype", r"assert len\(set\(t\.dtype for t in tensors\)\) == 1",
+         "DeepSpeed ZeRO-3's optimizer packs the partitions of every parameter it trains into one flat buffer of a "
+         "single dtype and found more than one: the model given to deepspeed.initialize has trainable parameters "
+         "in different dtypes (modules kept or cast to float32 beside bf16/fp16 ones, e.g. a value head, norms, "
+         "an added layer, or a training framework's own cast).",
+         "Give deepspeed.initialize a model in one dtype (load it with the torch_dtype of DeepSpeed's bf16/fp16 "
+         "setting and do not upcast modules under ZeRO-3), update the training framework when its code makes the "
+         "cast (LLaMA-Factory fixed its DPO path under ZeRO-3), or use ZeRO-2. A restart fails the same way.",
+         retry=False),
 )

@@ -5,10 +5,11 @@ placeholders, DeepSpeed's DataLoader read as torch's, and vLLM's V1 engine witho
 reaches into; round 49: TRL's GRPO/RLOO batch that cannot hold whole groups of num_generations completions; round
 66: TRL's vllm_mode check refusing a valid mode on the ranks other than the main one (a main-branch bug); round 88:
 the reference or teacher model left on the CPU under FSDP, read from the trainer's frames before torch's device
-check. Each
-pattern is the wording of the component that prints it (TRL's modeling_base.py, trainer/utils.py and grpo_config.py,
-Python's AttributeError on DeepSpeed's and vLLM's classes), never one log's. sigmessages.py places this table with
-PyTorch's own, before DeepSpeed's broad `not compatible with ZeRO` refusal (ds-incompatible) and the last resorts.
+check; round 119: the rollout's torch_memory_saver out of GPU memory (veRL with SGLang), TRL's CLI older than
+vllm-serve. Each pattern is the wording of the component that prints it (TRL's modeling_base.py, trainer/utils.py
+and grpo_config.py, Python's AttributeError on DeepSpeed's and vLLM's classes, torch_memory_saver's csrc/utils.h),
+never one log's. sigmessages.py places this table with PyTorch's own, before DeepSpeed's broad `not compatible with
+ZeRO` refusal (ds-incompatible) and the last resorts.
 The real logs they are measured on are tests/data/failures (tests/unit/test_failure_corpus.py)."""
 
 from __future__ import annotations
@@ -175,4 +176,32 @@ RLHF_SIGNATURES: tuple[Signature, ...] = (
          "ray.init(address=\"auto\")), or submit it with `ray job submit`; check with `ray status` that every node "
          "and GPU is listed; then set trainer.nnodes and trainer.n_gpus_per_node to what it shows. A restart fails "
          "the same way.", retry=False),
+    # Round 119: torch_memory_saver (the allocator SGLang's rollout, and veRL/slime with it, uses to release and
+    # resume the KV cache and weights) exits on a failed CUDA call: csrc/utils.h CURESULT_CHECK / CUDA_ERROR_CHECK,
+    # "[torch_memory_saver.cpp] CUresult error: 2 (out of memory)  file=... func=..." (0.0.5 and before: "CUresult
+    # error  result=2 file=csrc/torch_memory_saver.cpp func=cu_mem_create"), "cudaError error: 2 (out of memory)".
+    # CUresult 2 is CUDA_ERROR_OUT_OF_MEMORY, cudaError 2 cudaErrorMemoryAllocation (the maintainer,
+    # torch_memory_saver#4). Not other codes (result=1 on resume: an invalid value), not its warning "cuMemCreate
+    # CUDA_ERROR_OUT_OF_MEMORY (may not be an issue ...)" (torch's allocator frees its cache and retries), not ROCm's
+    # hipError_t lines (MI300's cu_mem_create failed on HIP's VMM size limit, torch_memory_saver#9).
+    _sig("memory-saver-cuda-oom", r"\[torch_memory_saver\.cpp\] (?:CUresult error +result=2 |"
+         r"(?:CUresult|cudaError) error: 2 \(out of memory\))",
+         "The rollout engine's GPU memory saver (torch_memory_saver, used by SGLang's rollout in veRL and other RL "
+         "trainers) could not allocate GPU memory (CUDA out of memory) for the KV cache or weights it creates or "
+         "resumes, and the process exited; the other ranks then wait in a collective until it times out. The "
+         "rollout's memory share did not fit beside what training holds on the same GPU.",
+         "Lower the rollout's memory share (veRL: actor_rollout_ref.rollout.gpu_memory_utilization, which SGLang "
+         "uses too; SGLang: mem_fraction_static), offload training state (param/optimizer offload), spread the "
+         "model over more GPUs (a larger rollout tensor parallel size, more GPUs), or shorten responses/batches. "
+         "A restart fails the same way.", retry=False),
+    # Round 119: TRL's CLI before vllm-serve existed (trl/cli.py, TrlParser(prog="TRL CLI", usage="trl") with
+    # subcommands chat, dpo, env, grpo, kto, sft; vllm-serve came with TRL 0.16): argparse's "argument command:
+    # invalid choice: 'vllm-serve'" (Python 3.12.8+ lists the choices unquoted); TRL's CLI since #5124: prog "trl".
+    _sig("trl-vllm-serve-missing", r"(?:TRL CLI|\btrl): error: argument command: invalid choice: '?vllm-serve\b",
+         "The installed TRL is older than its vllm-serve command (TRL 0.16): `trl vllm-serve`, the vLLM generation "
+         "server that GRPO's server mode (use_vllm, vllm_mode=\"server\") connects to, is not one of its CLI's "
+         "commands.",
+         "Upgrade TRL (pip install -U trl, 0.16 or later, with a vLLM version it supports) in the environment "
+         "that runs `trl` (check `which trl` and `trl env`), then start the server again. A restart fails the "
+         "same way.", retry=False),
 )

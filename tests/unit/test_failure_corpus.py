@@ -847,6 +847,10 @@ NOT_WRITTEN: dict[int, set[str]] = {
     # job with several communicators prints such collisions legitimately (one GPU is rank 2 of one communicator and
     # rank 10 of another): the lines carry no communicator to tell them apart
     114: {"nccl-hosts-look-identical"},
+    # vLLM's PyNccl `NCCL error: unhandled system error` alone does not show that it came from NeMo-RL's weight-update
+    # group between the trainer and non-colocated vLLM workers (NCCL's SHM/P2P with mismatched NCCL_CUMEM_ENABLE, the
+    # env reaching only the leader vLLM worker): vLLM prints the same words for its own tensor-parallel group
+    119: {"rl-weight-sync-nccl-cumem"},
 }
 
 
