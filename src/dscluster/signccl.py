@@ -184,8 +184,9 @@ CCL_SIGNATURES: tuple[Signature, ...] = (
          "A rank tried to attach to a shared-memory segment with a garbage name and size 0 (NCCL: 'Error while "
          "attaching to shared memory segment /dev/shm/nccl-... (size 0)'): the rank that shared the buffer allocated it "
          "through CUDA's cuMem API (NCCL_CUMEM_HOST_ENABLE, on by default in recent NCCL releases) and this rank read "
-         "its descriptor as a /dev/shm file name, which NCCL does on machines with memoryless NUMA domains (a CPU "
-         "whose memory channels are not all populated).",
+         "its descriptor as a /dev/shm file name, which NCCL does when its cuMem host allocation works for some "
+         "ranks' NUMA domains and not for others: memoryless NUMA domains (a CPU whose memory channels are not all "
+         "populated), NUMA domains with memory but no CPUs, a filtered or sparse CPU list (NVIDIA/nccl#2190).",
          "Set NCCL_CUMEM_HOST_ENABLE=0 for every rank (the launcher's environment, .deepspeed_env for remote ranks), "
          "or give every NUMA domain memory (populate the memory channels, or one NUMA domain per socket in the BIOS); "
          "`numactl -H` lists the domains without memory. A restart fails the same way.", retry=False),
