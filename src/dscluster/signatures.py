@@ -326,7 +326,7 @@ _TABLE: tuple[Signature, ...] = (
          "(a race in PyTorch's process groups at exit; the training itself had ended).",
          "Read that rank's last lines. If it aborted while exiting after training finished, end the script with "
          "torch.distributed.destroy_process_group() on every rank; if it still happens, after a last "
-         "torch.distributed.barrier() flush the output and leave with os._exit(0)."),
+         "torch.distributed.barrier() flush the output and leave with os._exit(0).", aside_if=sigwords.ends_a_timeout),
     _sig("segfault", sigwords.SEGFAULT,
          "A rank crashed in native code (segmentation fault): often mismatched builds of torch, DeepSpeed "
          "ops or CUDA libraries on that node, or a bug in an extension.",

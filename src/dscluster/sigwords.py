@@ -7,6 +7,9 @@ tests/unit/test_explain_nearmisses.py holds the near misses and the originals.""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
+
 from dscluster.sigtypes import then
 
 # A traceback's last code line, and 3.11's carets under it, before the exception's own line.
@@ -257,6 +260,25 @@ NCCL_CHECK_SYSTEM_ERROR = r"Check failed: nccl[A-Z]\w*\((?:[^()\n]|\([^()\n]*\))
 # in checkForNCCLErrors) are raised from other frames.
 WATCHDOG_TIMEOUT_FRAME = (r"ProcessGroupNCCL::WorkNCCL::checkTimeout\((?:std|c10)::optional<|"
                           r"Exception raised from checkTimeout at \S*ProcessGroupNCCL\.cpp")
+
+# Round 121: how that timeout ends the process. ProcessGroupNCCL's watchdog (ncclCommWatchdog / Watchdog::run) rethrows
+# the timeout from its own thread ("Some NCCL operations have failed or timed out ... we are taking the entire process
+# down", "Process group watchdog thread terminated with exception"), so the rank ends in std::terminate: SIGABRT,
+# "terminate called after throwing an instance of 'c10::DistBackendError'" (before 2.2 'std::runtime_error'), the
+# shell's or srun's "Aborted (core dumped)", torchrun's "Signal 6 (SIGABRT)". An abort printed after the timeout's
+# words in the same stream, or whose own what() (within 3 lines: a posted log may break the terminate line) is the
+# timeout, is that end, not a crash of its own.
+_WATCHDOG_TIMEOUT = re.compile(r"Watchdog caught collective operation timeout|" + WATCHDOG_TIMEOUT_FRAME, re.IGNORECASE)
+
+
+def ends_a_timeout(m: re.Match, texts: Iterable[str]) -> bool:
+    """aborted's Signature.aside_if: the abort follows torch's watchdog timeout in the text it was found in, or its
+    what() is that timeout."""
+    if _WATCHDOG_TIMEOUT.search(m.string, 0, m.start()):
+        return True
+    what = next((line for line in m.string[m.end():].split("\n", 4)[:4] if "what():" in line), "")
+    return "watchdog caught collective operation timeout" in what.lower()
+
 
 # What a signal that ended a rank most often means (explain.py's answer for a rank with no words of its own).
 SIGNAL_WHY = {
