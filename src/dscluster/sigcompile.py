@@ -17,6 +17,8 @@ from dscluster.sigtypes import sig as _sig
 
 _NO_OPERATOR = r"No operator found for `memory_efficient_attention_(?:forward|backward)\w*`"
 _EXT_UNAVAILABLE = r"xFormers wasn'?t build with CUDA support|xFormers can'?t load C\+\+/CUDA extensions"
+# A path inside Triton's file cache: its default ~/.triton/cache, a TRITON_CACHE_DIR named for it, Inductor's own.
+_TRITON_CACHE = r"(?:\.triton[/\\]cache|triton[_-]cache|torchinductor_[\w.-]{1,64}[/\\]triton)[/\\_-]"
 
 COMPILE_SIGNATURES: tuple[Signature, ...] = (
     # Triton's ptxas refusing the GPU's architecture: its own codegen error around ptxas's stderr, or its
@@ -40,6 +42,31 @@ COMPILE_SIGNATURES: tuple[Signature, ...] = (
          "Give each rank its own cache: TRITON_CACHE_DIR=/tmp/triton-$USER-$LOCAL_RANK (not a shared network home), "
          "or a Triton release with the fixed cache writer (triton#4295); a restart usually passes, since the "
          "kernels are then cached.", retry=True),
+    # A Triton cache on a network file system (round 120): glibc's dlopen (elf/dl-load.c: "cannot stat shared object",
+    # "cannot read file data", "cannot open shared object file", "failed to map segment from shared object", each then
+    # strerror) or Python's OSError ("[Errno 116] Stale file handle: '<path>'") on a file under Triton's cache
+    # (~/.triton/cache, a TRITON_CACHE_DIR named triton_cache, Inductor's torchinductor_<user>/triton) that another
+    # node replaced: NFS's ESTALE. Not the tmp.pid race above (that file is gone on one node's own disk).
+    _sig("triton-cache-nfs-stale", _TRITON_CACHE + r"[^\n:']{0,400}: (?:cannot (?:stat shared object|read file "
+         r"data|open shared object file)|failed to map segment from shared object): Stale (?:NFS )?file handle|"
+         r"\[Errno 116\] Stale (?:NFS )?file handle: '[^'\n]{0,400}?" + _TRITON_CACHE,
+         "Triton's kernel cache (~/.triton/cache by default, or TRITON_CACHE_DIR) is on a network file system shared "
+         "by the nodes (an NFS home directory or volume); ranks on several nodes compile and load the same cache "
+         "entries at once, and a file one node replaced is a stale file handle on another.",
+         "Put Triton's cache on each node's local disk: export TRITON_CACHE_DIR=/tmp/triton-$USER (a path not "
+         "on NFS; TORCHINDUCTOR_CACHE_DIR likewise if it is there) on every node before launching. Clearing "
+         "the shared cache does not help: the race recurs at the next compile.", retry=False),
+    # Dynamo tracing a module FSDP wrapped with flattened parameters (torch/_dynamo/variables/builder.py: its assert
+    # "Dynamo only supports FSDP with use_orig_params=True"; torch 2.8+ unimplemented(gb_type="FSDP with
+    # use_orig_params=False", explanation= the same words)).
+    _sig("dynamo-fsdp-orig-params", r"Dynamo only supports FSDP with use_orig_params=True|"
+         r"Unsupported: FSDP with use_orig_params=False",
+         "torch.compile was applied to a model wrapped by FSDP (FullyShardedDataParallel) with use_orig_params=False, "
+         "which flattens each unit's parameters; Dynamo can trace FSDP-wrapped modules only when the original "
+         "parameters are kept (use_orig_params=True).",
+         "Wrap with FSDP(..., use_orig_params=True) (accelerate: fsdp_use_orig_params: true; Lightning: "
+         "FSDPStrategy(use_orig_params=True); a trainer whose FSDP wrapper does not pass it needs a release that "
+         "does), or turn torch.compile off under FSDP. A restart fails the same way.", retry=False),
     # TorchDynamo under fullgraph=True: the recompile limit is an error, not a fallback to eager.
     _sig("dynamo-recompile-limit", r"FailOnRecompileLimitHit|FailOnCacheLimitHit|"
          r"(?:recompile_limit|cache_size_limit) reached with (?:fullgraph|one_graph)=True",

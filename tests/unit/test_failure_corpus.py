@@ -851,6 +851,10 @@ NOT_WRITTEN: dict[int, set[str]] = {
     # group between the trainer and non-colocated vLLM workers (NCCL's SHM/P2P with mismatched NCCL_CUMEM_ENABLE, the
     # env reaching only the leader vLLM worker): vLLM prints the same words for its own tensor-parallel group
     119: {"rl-weight-sync-nccl-cumem"},
+    # Inductor's CUDA graph trees re-recording every step under DDP (DDPOptimizer's split_module losing the static input
+    # indices, pytorch/pytorch#155746) shows only as debug lines `Recording function N of graph recording id M`, which a
+    # run with many graphs (DDPOptimizer's buckets, forward and backward) prints while warming up too
+    120: {"ddp-cudagraph-rerecording"},
 }
 
 
