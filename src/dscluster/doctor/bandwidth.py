@@ -13,7 +13,7 @@ has one fast peer, while a slow node has none. So:
 - inside a node with several GPUs, a GPU pair is slow when below `fraction` x the median of every
   node's GPU pairs.
 
-A verdict that names anything is measured once more before it is given (collective.run_collective),
+A verdict that names anything is measured once more before it is given (collective.judge_links),
 and each link keeps the better of its two figures (`best_of`): a bad cable is slow every time, while a
 busy CPU or a scheduler hiccup on a shared machine seldom hits the same link twice.
 

@@ -55,8 +55,8 @@ def run_collective(ctx: DoctorContext, runners: Sequence[Runner], python: str, r
                    baseline: bool = True) -> list[CheckResult]:
     """The collective's result (CLUSTER_ROW, "collective") first, then each node's `bandwidth` and,
     on GPU nodes, `transport` results, then the cluster's `bandwidth` summary. Link figures that would
-    name a slow node or link are measured once more first, each link keeping its better figure
-    (bandwidth.best_of)."""
+    name a slow node or link are measured once more first (judge_links), each link keeping its better
+    figure (bandwidth.best_of)."""
     blockers = [r for r in results if not r.ok and r.check in ("ssh", "port", "python", "slots")]
     if blockers:
         b = blockers[0]
@@ -103,39 +103,26 @@ def run_collective(ctx: DoctorContext, runners: Sequence[Runner], python: str, r
             t = nccl_transport.parse(o.stdout + "\n" + o.stderr)
             out.append(nccl_transport.judge(ctx.node_name(node), t, ctx.facts(node), multi_node=len(nodes) > 1,
                                             iface=ctx.spec.network_interface))
-    links = confirmed(ctx, bandwidth.links_from(links, names), names, data, lambda: measure()[1],
-                      fraction=fraction, baseline=baseline)
-    out += judge_links(ctx, links, names, data, fraction=fraction, baseline=baseline)
+    out += judge_links(ctx, bandwidth.links_from(links, names), names, data, lambda: measure()[1],
+                       fraction=fraction, baseline=baseline)
     return out
 
 
-def confirmed(ctx: DoctorContext, links: list[bandwidth.Link], names: list[str], data: dict, again, *,
-              fraction: float, baseline: bool) -> list[bandwidth.Link]:
-    """`links`, or, when they would name a slow node or link, the better figure of each over them and
-    one more measurement (`again()`): a hiccup on a busy machine seldom hits the same link twice."""
-    history = bandwidth.load_history(bandwidth.baseline_path(ctx.spec)) if baseline else []
-    if not links or bandwidth.judge(links, fraction, bandwidth.baseline_from(history, link_kind(data))).ok:
-        return links
-    second = again()
-    if not second or not second.get("correct"):
-        return links
-    return bandwidth.best_of(links, bandwidth.links_from(second.get("links") or [], names))
-
-
-def link_kind(data: dict) -> dict:
-    """What makes two measurements comparable for the baseline: the backend and the pair buffer's size."""
-    return {"backend": data.get("backend"), "link_mb": data.get("link_mb")}
-
-
-def judge_links(ctx: DoctorContext, links: list[bandwidth.Link], names: list[str], data: dict, *,
+def judge_links(ctx: DoctorContext, links: list[bandwidth.Link], names: list[str], data: dict, again, *,
                 fraction: float, baseline: bool) -> list[CheckResult]:
-    """The link figures judged (and, when asked, against and into this cluster's baseline)."""
+    """The link figures judged (and, when asked, against and into this cluster's baseline). Figures that would
+    name a slow node or link are measured once more first (`again()`), each link keeping its better figure: a
+    hiccup on a busy machine seldom hits the same link twice."""
     if not links:
         return []
-    kind = link_kind(data)
+    kind = {"backend": data.get("backend"), "link_mb": data.get("link_mb")}
     path = bandwidth.baseline_path(ctx.spec) if baseline else None
     history = bandwidth.load_history(path) if path else []
-    verdict = bandwidth.judge(links, fraction, bandwidth.baseline_from(history, kind))
+    base = bandwidth.baseline_from(history, kind)
+    verdict = bandwidth.judge(links, fraction, base)
+    if not verdict.ok and (second := again()) and second.get("correct"):
+        links = bandwidth.best_of(links, bandwidth.links_from(second.get("links") or [], names))
+        verdict = bandwidth.judge(links, fraction, base)
     if path is not None:
         try:
             bandwidth.record(path, history, verdict, kind)
