@@ -139,7 +139,7 @@ def _line_at(text: str, match: re.Match) -> str:
 _STORE_OUT_OF_REACH = [s for s in SIGNATURES if s.name == "master-unreachable"][-1]
 _STORE_WAIT = next(s for s in SIGNATURES if s.name == "store-ranks-missing")  # a killed rank is the one it waited for
 # What a process may print as it dies of an error already shown, with the signal that then ends it.
-AT_EXIT = {"aborted": "SIGABRT", "segfault": "SIGSEGV"}
+AT_EXIT = {"exit-abort": "SIGABRT", "aborted": "SIGABRT", "segfault": "SIGSEGV"}
 _VAGUE_MESSAGE = re.compile(r"NCCL|gloo|unhandled system error|invalid usage|internal error", re.IGNORECASE)
 
 

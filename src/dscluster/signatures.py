@@ -318,15 +318,16 @@ _TABLE: tuple[Signature, ...] = (
          "NCCL chose a virtual interface (docker0, a bridge) that the other nodes cannot reach.",
          "Set NCCL_SOCKET_IFNAME (and GLOO_SOCKET_IFNAME) to the training network's interface on every node, "
          "e.g. NCCL_SOCKET_IFNAME=eth0 or ^docker,lo,veth.", retry=False, needs_a_failure=True),
+    # std::terminate with no exception in flight, a rank's last words: no restart, a restart runs a finished script again.
+    _sig("exit-abort", r"terminate called without an active exception", *sigcauses.EXIT_ABORT, retry=False,
+         aside_if=sigwords.aborts_otherwise),
     _sig("aborted", sigwords.launcher_signal(6) + r"|terminate called (?:after throwing|without an active exception)|"
          r"\bAborted \(core dumped\)|\bSIGABRT\b",
          "A rank aborted (SIGABRT) in native code: an uncaught C++ exception or a failed assertion in torch, "
-         "NCCL/gloo or an extension. \"terminate called without an active exception\" as a rank exits means "
-         "a communication thread was still releasing a finished collective after Python began to shut down "
-         "(a race in PyTorch's process groups at exit; the training itself had ended).",
-         "Read that rank's last lines. If it aborted while exiting after training finished, end the script with "
-         "torch.distributed.destroy_process_group() on every rank; if it still happens, after a last "
-         "torch.distributed.barrier() flush the output and leave with os._exit(0).", aside_if=sigwords.ends_a_timeout),
+         "NCCL/gloo or an extension.",
+         "Read that rank's last lines: the exception's what() or the assertion names the failing call. If it aborted "
+         "while exiting after training finished, end the script with torch.distributed.destroy_process_group() on "
+         "every rank.", aside_if=sigwords.ends_a_timeout),
     _sig("segfault", sigwords.SEGFAULT,
          "A rank crashed in native code (segmentation fault): often mismatched builds of torch, DeepSpeed "
          "ops or CUDA libraries on that node, or a bug in an extension.",

@@ -280,6 +280,14 @@ def ends_a_timeout(m: re.Match, texts: Iterable[str]) -> bool:
     return "watchdog caught collective operation timeout" in what.lower()
 
 
+def aborts_otherwise(m: re.Match, texts: Iterable[str]) -> bool:
+    """exit-abort's Signature.aside_if: a C++ exception reached std::terminate in the failure ("terminate called after
+    throwing" in any stream, or its what() in the text read), or torch's watchdog timed a collective out in any stream
+    (the abort ends that timeout, ends_a_timeout): that is the cause, not a thread left running at exit."""
+    thrown = "terminate called after throwing"
+    return "what():" in m.string or any(thrown in t or _WATCHDOG_TIMEOUT.search(t) for t in (m.string, *texts))
+
+
 # What a signal that ended a rank most often means (explain.py's answer for a rank with no words of its own).
 SIGNAL_WHY = {
     "SIGKILL": "often the kernel's out-of-memory killer (host RAM), or an operator",

@@ -59,8 +59,8 @@ def test_the_abort_that_ends_a_timeout_is_the_timeout(text):
      "[rank0]:[F608 14:09:17.686401350 ProcessGroupNCCL.cpp:1309] [PG ID 0 PG GUID 0(default_pg) Rank 0] Terminating "
      "the process after attempting to dump debug info, due to ProcessGroupNCCL watchdog hang.\n"
      "Aborted (core dumped)\n", "aborted"),
-    # torch's race at exit, after training ended (aborted's own cause)
-    ("Training complete.\nterminate called without an active exception\nAborted (core dumped)\n", "aborted"),
+    # torch's race at exit, after training ended (exit-abort's own cause since session 30; aborted's before)
+    ("Training complete.\nterminate called without an active exception\nAborted (core dumped)\n", "exit-abort"),
     # a rank that aborted first (a device-side assert) and the others' watchdog timeout after it: the abort is the root
     ("[rank1]: terminate called after throwing an instance of '\n"
      "[rank1]: c10::Error'\n"

@@ -46,7 +46,8 @@ SIGNAL_CAUSES = {
 
 # Signatures that say why a rank was killed (its own log has no words): they explain a signal better than
 # the signal alone does.
-KILL_CAUSES = frozenset({"memcg-oom", "dev-shm-full", "cuda-oom", "gpu-hardware", "aborted", "segfault"})
+KILL_CAUSES = frozenset({"memcg-oom", "dev-shm-full", "cuda-oom", "gpu-hardware", "exit-abort", "aborted",
+                         "segfault"})
 
 # Signals a process raises itself as it dies of an error it has already printed (SIGABRT from `terminate`, a
 # crash during shutdown), as against one sent from outside (SIGKILL, SIGTERM).
@@ -144,6 +145,8 @@ def explain_failure(failure: Failure, launcher_log: Path, upto: dict[Path, int],
     if specific is not None and failure.kind in ("node-lost", "rank-failed", "exit") and \
             not explainer.rooted(specific) and specific.signature in explainer.NETWORK:
         specific = None  # what the surviving ranks printed about a peer that vanished
+    if specific is not None and specific.signature == "exit-abort" and failure.kind not in ("rank-failed", "exit"):
+        specific = None  # a process's dying words: they explain its abort, not a node lost or a rank stalled
     if specific is None and failure.kind in ("node-lost", "stalled", "hung-collective"):
         return _lost_or_stalled(failure, run_id, restarts_left)
     sig = killed_by_signal(rank_exit_code)
