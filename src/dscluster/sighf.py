@@ -4,7 +4,8 @@ round 49: TrainingArguments refusing an fsdp word, accelerate refusing its confi
 prepare() given the optimizer alone, DDP given a model with DTensor parameters; round 57: accelerate 0.5-0.6 reading a
 DeepSpeed config section its own generated config lacks; round 93: accelerate's notebook_launcher called without
 the number of processes; round 101: the Hub's 429 when every rank asks it for the same files (HUB_RATE_LIMITED, which
-sigmessages.py places before hub-unreachable).
+sigmessages.py places before hub-unreachable); round 128: accelerate 0.33 and older refusing mixed precision fp8 under
+FSDP.
 Each pattern is the wording of the code that prints it (transformers' trainer.py, accelerate's utils/launch.py), never
 one log's; `retry=False` throughout: the same command meets the same check again. sigmessages.py places this table
 after the other frameworks'. The real logs they are measured on are tests/data/failures
@@ -254,6 +255,17 @@ HF_SIGNATURES: tuple[Signature, ...] = (
          "Convert the config to FSDP2 (`accelerate to-fsdp2 --config_file ...` writes one): fsdp_state_dict_type "
          "SHARDED_STATE_DICT or FULL_STATE_DICT, fsdp_reshard_after_forward true/false, no fsdp_forward_prefetch; "
          "or keep fsdp_version: 1. A restart fails the same way.", retry=False),
+    # Round 128: FullyShardedDataParallelPlugin.set_mixed_precision (utils/dataclasses.py, 0.11 to 0.33, called by
+    # AcceleratorState for the launch's mixed precision) maps only fp16/bf16 (later fp32 too) to FSDP's MixedPrecision
+    # and raises `ValueError(f"Unknown mixed precision value: {mixed_precision}")` for anything else; FP8 under FSDP
+    # (TransformerEngine) came with huggingface/accelerate#2983, released in 0.34.0, which dropped the refusal. Only
+    # fp8: another word (a typo) is the config's own mistake.
+    _sig("accelerate-fsdp-fp8-unsupported", r"Unknown mixed precision value: fp8\b",
+         "accelerate was launched with mixed_precision fp8 under FSDP, and this accelerate (0.33 or older) has no FP8 "
+         "with FSDP: its FSDP plugin takes only fp16 and bf16 and refuses fp8 before training starts.",
+         "Upgrade accelerate to 0.34 or later (FP8 with FSDP through TransformerEngine, which must be installed, on "
+         "GPUs with FP8: compute capability 8.9+), the same version on every node; or train under FSDP with "
+         "mixed_precision bf16. A restart fails the same way.", retry=False),
     # Accelerator.clip_grad_value_ (accelerator.py, 0.1x to today): DeepSpeed and FSDP clip by norm only.
     _sig("accelerate-clip-grad-value", r"DeepSpeed and FSDP\s+do not support `?clip_grad_value_",
          "The training code clips gradients by value (accelerator.clip_grad_value_), which accelerate refuses under "

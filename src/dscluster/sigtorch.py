@@ -14,7 +14,8 @@ groups (torch/optim/optimizer.py); round 88 FSDP's CPU offload refused on a sing
 hook missing a parameter's name (_unshard_param_utils.py, _state_dict_utils.py); round 93 a device index of -1, a
 local rank no launcher set (torch's Python argument parser); round 104 gloo's device factory given no interface and
 an empty host name (GlooDeviceFactory.cpp); round 106 non-reentrant activation checkpointing's recomputation that
-differs from the forward (torch/utils/checkpoint.py), a parameter still sharded when it re-ran.
+differs from the forward (torch/utils/checkpoint.py), a parameter still sharded when it re-ran; round 128 an all-gather
+given an output buffer of another dtype than its input (ProcessGroupNCCL.cpp's _allgather_base).
 sigmessages.py places this table before the training stack's: more specific than the installed-package answer
 (import-name) and /dev/shm's size (dev-shm-full). The real logs they are measured on are tests/data/failures
 (tests/unit/test_failure_corpus.py)."""
@@ -345,6 +346,27 @@ TORCH_SIGNATURES: tuple[Signature, ...] = (
          "debug=True (or torch.utils.checkpoint.set_checkpoint_debug_enabled(True)) names the op that differs. "
          "Reentrant checkpointing (use_reentrant=True; the HF Trainer's gradient_checkpointing_kwargs="
          "{\"use_reentrant\": True}) does not make this check. A restart fails the same way.", retry=False),
+    # Round 128: ProcessGroupNCCL::_allgather_base (what all_gather_into_tensor calls; the HCCL and other backends'
+    # copies use the same words): `if (input_tensor.dtype() != output_tensor.dtype()) throw ... "output tensor must have
+    # the same type as input tensor"` (RuntimeError, TypeError in recent torch). Under ZeRO-3 DeepSpeed allocates the
+    # gather's output in the dtype it partitioned the parameters in (the config's fp16/bf16) and gathers each
+    # parameter's shard: a parameter of another dtype meets it. Not the size check beside it ("output tensor size must
+    # be equal to world_size times input tensor size"): another fault. Causes: yangjianxin1/Firefly#127 (fp16 config,
+    # bf16 model: the reporter's fix), deepspeedai/DeepSpeed#3654 and #7775 (ZeRO++ quantized weights under bf16),
+    # huggingface/trl#6089 (LoRA in float32 with bf16 under DeepSpeed 0.19.2's ZeRO-3, fixed upstream).
+    _sig("allgather-dtype-mismatch", r"output tensor must have the same type as input tensor",
+         "An all-gather (all_gather_into_tensor, as DeepSpeed ZeRO-3 gathers each parameter) was given an input and "
+         "an output of different dtypes: the model's parameters are not all in the precision ZeRO-3 partitioned them "
+         "in. Most often the DeepSpeed config enables fp16 while the model's weights are bf16 (its torch_dtype, or "
+         "model code that casts itself to bf16; or the reverse); also parameters deliberately kept in another dtype "
+         "(PEFT's LoRA weights kept in float32, which some DeepSpeed releases' ZeRO-3 gathers together with bf16 ones) "
+         "and ZeRO++'s quantized weights (zero_quantized_weights) under bf16, which some DeepSpeed versions gather as "
+         "fp16.",
+         "Use one half precision throughout: the DeepSpeed config's fp16/bf16 section (or \"enabled\": \"auto\" with "
+         "the HF Trainer) the same as the dtype the model loads in (torch_dtype, --bf16/--fp16 in the training "
+         "arguments); bf16 for a model made in bf16. With LoRA weights in float32 under ZeRO-3, upgrade DeepSpeed or "
+         "use ZeRO-2; with zero_quantized_weights under bf16, turn it off or use fp16. A restart fails the same "
+         "way.", retry=False),
     # Round 104: torch/csrc/distributed/c10d/GlooDeviceFactory.cpp's makeTCPDevice (Linux), makeTCPTLSDevice and
     # makeUVDevice (Windows, macOS) refuse to make gloo's transport device when both the interface name and the host
     # name they are given are empty: "GlooDeviceFactory::make{TCP,TCPTLS,UV}Device(): interface or hostname can't be
