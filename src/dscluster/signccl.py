@@ -198,7 +198,15 @@ CCL_SIGNATURES: tuple[Signature, ...] = (
     # NVIDIA drivers; NVIDIA/nccl#1328, the maintainer: "a version or configuration mismatch between two ranks"). The
     # data path's own truncation (net_socket.cc "message truncated : receiving %d bytes", a collective's sizes that
     # differ) and MPI's MPI_ERR_TRUNCATE ("Message truncated; %d bytes received but buffer size is %d") are not this.
-    _sig("bootstrap-message-truncated", r"Message truncated : received \d{1,12}(?:,\d{1,12})? bytes instead of \d",
+    # Review 130, not these two, whose words are the same: NCCL 2.0-2.3's socket transport (transport/net_socket.cu
+    # ncclSocketIrecv), which served the bootstrap and the data path alike (a collective of other sizes: the line does
+    # not tell which); NCCL 2.19-2.20's P2P setup (trace through transport.cc, ncclTransportP2pSetup) taking the
+    # connectInfo for the barrier that follows it under the same tag, on one stack everywhere (NVIDIA/nccl#1176,
+    # "received 256 bytes instead of 4", gone with 2.18.6; NCCL 2.21.5's notes: "Fix packet reordering issue causing
+    # bootstrap mismatch").
+    _sig("bootstrap-message-truncated", r"^(?![^\n]*net_socket\.cu\b)[^\n]*?Message truncated : received "
+         r"\d{1,12}(?:,\d{1,12})? bytes instead of \d{1,12}(?:,\d{1,12})?"
+         r"(?![^\n]*(?:\n[^\n]*){0,2}\n[^\n]*NCCL INFO transport\.cc:\d)",
          "The ranks' communication library (NCCL's bootstrap, or NVSHMEM's, which DeepEP uses) received an init "
          "message of another size than it expects ('Message truncated : received N bytes instead of M'): a peer "
          "sends what another build sends, so the nodes do not run the same stack: another NVIDIA driver, NCCL or "
