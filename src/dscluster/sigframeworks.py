@@ -89,6 +89,17 @@ FRAMEWORK_SIGNATURES: tuple[Signature, ...] = (
          "For one GPU do not set up distributed training: drop --distributed-init-method/--distributed-port "
          "(--distributed-port=-1 inside a scheduler's job); for several, give --distributed-world-size the total number "
          "of GPUs (and start one task per GPU). A restart fails the same way.", retry=False),
+    # Round 129: nanotron's config check (src/nanotron/config/config.py, Config.__post_init__): `assert any(
+    # stage.start_training_step == 1 for stage in self.data_stages), "You must have a training stage starting at 1 in
+    # the config's data_stages"`; on its main of late March 2024 the check read `assert all(...)` until
+    # huggingface/nanotron#120 (merged 2024-04-02), so any config with a second stage failed it.
+    _sig("nanotron-data-stages", r"You must have a training stage starting at 1 in the config's data_stages",
+         "nanotron's config check found no data stage starting at training step 1 (data_stages[].start_training_step); "
+         "or, on nanotron's main of late March 2024 (before huggingface/nanotron#120), the config had several data "
+         "stages: that check then wrongly required every stage to start at step 1, and the example configs failed it.",
+         "Give the first entry of data_stages start_training_step: 1 (each stage a unique name and start step); if it "
+         "has one and only a later stage starts elsewhere, update nanotron (>= April 2024: #120 fixed the check and "
+         "the example config generators). A restart fails the same way.", retry=False),
     # lightning_fabric's device parser (_sanitize_gpu_ids: "You requested gpu: [ids]\n But your machine only has:
     # [ids]"; "You requested GPUs:" in pytorch_lightning before 1.8). An empty list is a process that sees no GPU.
     _sig("invalid-device-ordinal", r"You requested (?:gpu|GPUs?): \[[\d, ]+\]\s+But your machine only has: \[\d",

@@ -105,6 +105,21 @@ TORCH_SIGNATURES: tuple[Signature, ...] = (
          "on wrapped modules (filter the returned dict instead), apply other wrappers (activation checkpointing, "
          "adapters) before FSDP wraps, and where a stock model fails on a nightly or a new release, use the "
          "previous PyTorch release. A restart fails the same way.", retry=False),
+    # Round 129: torch/distributed/fsdp/_runtime_utils.py (_register_post_backward_hook, FSDP1 of torch 2.x; older
+    # releases' fully_sharded_data_parallel.py, p_assert in a loop over the handles, the same words): `_p_assert(temp_flat_param.grad_fn is not None, "The
+    # `grad_fn` is needed to access the `AccumulateGrad` and register the post-backward hook")`, reached only with
+    # gradients enabled and a flat parameter that requires grad, so it fails for a parameter without autograd history:
+    # an inference tensor (the model run under torch.inference_mode(), pytorch/pytorch#113203). _p_assert prints the
+    # message alone on each rank before raising the AssertionError.
+    _sig("fsdp-inference-mode", r"The `?grad_fn`? is needed to access the `?AccumulateGrad`? and register the "
+         r"post-backward hook",
+         "FSDP could not register its post-backward hook because the flat parameters had no autograd history: the "
+         "FSDP-wrapped model had run under torch.inference_mode() (an evaluation or sanity-check pass before "
+         "training, such as lit-gpt's validate() before its fix), which leaves its parameters inference tensors, and "
+         "training then ran on them.",
+         "Evaluate an FSDP model under torch.no_grad(), not torch.inference_mode() (lit-gpt changed its scripts so, "
+         "Lightning-AI/lit-gpt#703: update it), and do not build or load the model under inference_mode. A restart "
+         "fails the same way.", retry=False),
     # torch/distributed/fsdp/_flat_param.py ("Expects tensor to be on the compute device {}") and _init_utils.py
     # ("Inconsistent compute device and `device_id` on rank {}: {} vs {}"): FSDP builds its tensors on
     # torch.cuda.current_device(), which is cuda:0 on every rank that never called set_device.

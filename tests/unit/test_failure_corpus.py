@@ -866,6 +866,10 @@ NOT_WRITTEN: dict[int, set[str]] = {
     # torch's `max(): Expected reduction dim to be specified for input.numel() == 0`, which any reduction of an empty
     # tensor prints (an empty batch or mask); the posted text names neither torchao's float8 nor FSDP2
     128: {"float8-fsdp2-empty-shard"},
+    # NCCL 2.4's `Call to connect returned Connection refused, retrying` lines alone do not show that fairseq-train ran
+    # on each node without --distributed-world-size/--distributed-rank (every node its own world from rank 0): a peer
+    # that exited, a firewall or a wrong interface print the same retries
+    129: {"duplicate-node-rank"},
 }
 
 
