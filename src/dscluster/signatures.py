@@ -248,8 +248,11 @@ _TABLE: tuple[Signature, ...] = (
          "operation that failed.", retry=False),
     _sig("invalid-device-ordinal", r"invalid device ordinal",
          *sigcauses.INVALID_DEVICE_ORDINAL, retry=False),
-    _sig("gpu-hardware", r"uncorrectable ECC error|GPU has fallen off the bus|GPU is lost",
-         "A GPU failed (an uncorrectable ECC error or the GPU dropped off the bus).",
+    # + CUDA's cudaErrorNvlinkUncorrectable (its string), the driver's Xid 48 text and nv.c's probe line for a lost GPU
+    _sig("gpu-hardware", r"uncorrectable ECC error|GPU has fallen off the bus|GPU is lost|uncorrectable NVLink error "
+         r"detected|cudaErrorNvlinkUncorrectable|CUDA_ERROR_NVLINK_UNCORRECTABLE|uncorrectable double bit error "
+         r"\(DBE\) has been detected|fallen off the bus and is not responding to commands",
+         "A GPU failed (an uncorrectable ECC or NVLink error, or the GPU dropped off the bus).",
          "Take that node out of the hostfile and have the GPU checked (nvidia-smi -q, the kernel log's Xid lines); "
          "resume on the others.", retry=False),
     _sig("cuda-oom", r"CUDA out of memory|torch\.OutOfMemoryError|OutOfMemoryError: CUDA",
@@ -382,7 +385,7 @@ BEFORE_THE_ERROR = frozenset({
     "nccl-ib-memlock", "nccl-ib", "dev-shm-full", "loopback-address", "nccl-no-interface", "driver-too-old",
     "firewall-blocked", "cuda-oom", "device-assert", "undefined-symbol", "shared-lib-missing", "nccl-wrong-interface",
     "nvcc-arch-unsupported", "p2p-unsupported", "loader-lib-missing", "lib-version-missing", "no-kernel-image",
-    "precision-unsupported", "duplicate-gpu"}) | BEFORE_VAGUE
+    "precision-unsupported", "duplicate-gpu", "gpu-hardware"}) | BEFORE_VAGUE
 # Facts about a node's environment that any rank's lines may show, behind a vague error on another rank.
 ENVIRONMENT = frozenset({"loopback-address", "firewall-blocked", "nccl-no-interface", "nccl-ib-memlock", "nccl-ib",
                           "dev-shm-full", "memcg-oom", "driver-too-old", "driver-insufficient", "nccl-wrong-interface",
