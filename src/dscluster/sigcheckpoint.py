@@ -82,4 +82,35 @@ CHECKPOINT_SIGNATURES: tuple[Signature, ...] = (
     # global_stepN/ states absent), in its own loader and in its DeepSpeed integration.
     _sig("ckpt-missing-optimizer-states", r"Can't find a valid checkpoint at|\[deepspeed\] failed to resume from checkpoint",
          CKPT_WEIGHTS_ONLY_CAUSE, CKPT_WEIGHTS_ONLY_FIX, retry=False),
+    # Round 125: DeepSpeed MoE's per-expert-parallel-rank optimizer file (engine.py _get_optimizer_ckpt_name:
+    # 'expp_rank_{expp_rank}_mp_rank_{mp:02d}_optim_states.pt'), which _load_checkpoint opens for a model with MoE
+    # layers (`optim_checkpoint = torch.load(optim_load_path, ...)`, later `self.checkpoint_engine.load(optim_load_path,
+    # ...)`): torch.load's _open_file_like frame right after that line means the file could not be opened. Before
+    # deepspeedai/DeepSpeed#4120 it was opened even with load_optimizer_states=False (DeepSpeed#2737).
+    _sig("ds-moe-optim-states-missing", r"in _load_checkpoint\n[^\n]*?(?P<ev>optim_checkpoint = [\w.]+\.load\(optim_load_path)"
+         r"(?:[^\n]*\n){1,6}?[^\n]*in _open_file_like\b|No such file or directory: '[^'\n]*expp_rank_\d+_mp_rank_\d+_"
+         r"optim_states\.pt",
+         "DeepSpeed could not open a MoE model's expert optimizer states: for a model with MoE layers it loads the "
+         "expert-parallel rank's file (expp_rank_N_mp_rank_MM_optim_states.pt) from the checkpoint's tag directory, "
+         "and it is not there. DeepSpeed releases before deepspeedai/DeepSpeed#4120 (2023) open it even with "
+         "load_checkpoint(..., load_optimizer_states=False); otherwise the files were not copied with the checkpoint, "
+         "are not visible from this node, or were saved at another expert-parallel size.",
+         "With load_optimizer_states=False, upgrade DeepSpeed (or load with load_module_only=True, which skips the "
+         "optimizer and scheduler); otherwise put every expp_rank_*_optim_states.pt saved with that tag into its "
+         "directory on storage every node sees, and resume with the expert-parallel size it was saved with. A "
+         "restart fails the same way.", retry=False),
+    # Round 125: torch.distributed.checkpoint's planner (default_planner.py: "Missing key in checkpoint state_dict:
+    # {fqn}.") for a MoE experts parameter, read before sigmessages.py's ckpt-model-mismatch: the rank-local experts
+    # (renumbered from 0 on each expert-parallel rank, or fused into one grouped tensor) asked under names the
+    # checkpoint does not hold (mlc-ai/pith-train#89). Not an optimizer state's key (optim.state...), nor
+    # load_state_dict's "Missing key(s) in state_dict".
+    _sig("moe-expert-ckpt-reshard", r"Missing key in checkpoint state_dict: (?!optim)[\w.]*\.experts\.[\w.]+",
+         "A MoE checkpoint does not hold the experts under the names this rank asks for: with expert parallelism each "
+         "rank holds its own slice of the experts (renumbered from 0, or fused into one grouped tensor), so the "
+         "expert weights must be resharded between the checkpoint's layout and the rank's. The checkpoint was saved "
+         "at another expert-parallel size or in another expert layout (converted from Hugging Face's per-expert "
+         "weights), or the framework's resharding of the experts did not run (a known bug of some releases).",
+         "Resume with the expert-parallel size (and expert layout) the checkpoint was saved with, or convert it with "
+         "the framework's converter for this one; if the framework is meant to reshard the experts on load, update "
+         "it (mlc-ai/pith-train#89 fixed one such bug). A restart fails the same way.", retry=False),
 )

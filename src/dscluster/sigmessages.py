@@ -113,7 +113,7 @@ NODE_FACTS = frozenset({"driver-library-mismatch", "fabric-manager", "gpu-exclus
 BEFORE_VAGUE = NODE_FACTS | MEMORY_BEFORE_VAGUE | {"collective-mismatch", "nccl-topology-net", "nccl-topology-path",
     "nccl-cuda-op-unsupported", "nccl-cumem-host", "nccl-sysfs-pci-path", "nccl-arch-missing", "nccl-stream-other-device",
     "nccl-bootstrap-connect", "nccl-blackwell-shared-mem", "ib-completion-acs", "efa-security-group",
-    "nccl-topo-file-attribute", "nccl-cumem-host-numa", "bootstrap-message-truncated"}
+    "nccl-topo-file-attribute", "nccl-cumem-host-numa", "bootstrap-message-truncated", "nccl-null-comm"}
 
 MESSAGE_SIGNATURES: tuple[Signature, ...] = (
     # What the shell ran as a command was an argument of the launch line: `--flag: command not found`,

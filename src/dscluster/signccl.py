@@ -284,4 +284,17 @@ CCL_SIGNATURES: tuple[Signature, ...] = (
          "the same on all of them, e.g. NCCL_SOCKET_IFNAME=eth0; in containers use the host network); check from "
          "each node that the address after `Bootstrap : Using` on rank 0's node answers, and open the ports between "
          "the nodes if it does not. A restart fails the same way.", retry=False),
+    # Round 125: NCCL's argument check (src/misc/argcheck.cc: CommCheck -> PtrCheck, `WARN("%s : %s argument is NULL",
+    # opname, ptrname)` with ptrname "comm") for a call given no communicator; laekov/fastmoe#149, FastMoE's expert
+    # exchange built with USE_NCCL=1 in a process with no distributed group. Not PtrCheck's NULL sendbuff/recvbuff, nor
+    # CommCheck's "corrupted comm object".
+    _sig("nccl-null-comm", r"NCCL WARN \w+ : comm argument is NULL",
+         "An NCCL call was given no communicator (NCCL's own argument check: `comm argument is NULL`): the program "
+         "called NCCL before its communicator existed. Libraries that run their own NCCL calls (FastMoE's distributed "
+         "experts, other MoE or custom CUDA extensions) create it from torch.distributed's process group, which was "
+         "never initialized (a one-process run) or was set up after the model's first step.",
+         "Start the run through a launcher and initialize the process group (torch.distributed.init_process_group, "
+         "deepspeed.init_distributed) before the model's first forward; for one process, use the library without its "
+         "distributed path (FastMoE built with USE_NCCL=0, or world_size 1). A restart fails the same way.",
+         retry=False),
 )

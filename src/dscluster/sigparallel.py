@@ -324,4 +324,27 @@ PARALLEL_SIGNATURES: tuple[Signature, ...] = (
          "torch_dist) nor --auto-detect-ckpt-format is given.",
          "Add --auto-detect-ckpt-format (or --ckpt-format torch_dist / --use-dist-ckpt in older releases) to the "
          "command that loads it; a restart fails the same way.", retry=False),
+    # Round 125: Megatron's validate_args (megatron/training/arguments.py; yaml_arguments.py the same words) asserts
+    # sequence parallelism for MoE with tensor parallelism ("When using MoE and tensor parallelism, sequence parallelism
+    # must be used."); ROCm/Megatron-LM#85: that tree ran it for dense models too. Not model_parallel_config.py's
+    # warnings.warn ("When using expert parallelism and tensor parallelism for training, sequence parallelism must be
+    # used"), which does not stop a run.
+    _sig("megatron-moe-sequence-parallel", r"When using MoE and tensor parallelism, sequence parallelism must be used",
+         "Megatron's argument check refused the run: an MoE model with tensor parallelism larger than 1 must also use "
+         "sequence parallelism (the MoE layers' token dispatch expects the sequence split over the tensor-parallel "
+         "ranks), and --sequence-parallel is not set. Some trees (ROCm's Megatron-LM fork before its fix) make the "
+         "same check for dense models as well.",
+         "Add --sequence-parallel (SEQ_PARALLEL=1 in the example scripts), or run with --tensor-model-parallel-size "
+         "1; for a dense model, a tree that still asserts lacks the MoE condition on the check (ROCm/Megatron-LM#85): "
+         "update it or turn sequence parallelism on. A restart fails the same way.", retry=False),
+    # Round 125: NeMo Automodel's MoE state-dict adapter (components/moe/state_dict_utils.py, get_expert_slice_for_rank:
+    # `assert "ep" in device_mesh.mesh_dim_names, "ep mesh dimension not found"`), met with ep_size 1 before
+    # NVIDIA-NeMo/Automodel#3397.
+    _sig("automodel-ep-mesh-missing", r"AssertionError: ep mesh dimension not found",
+         "NeMo Automodel's MoE checkpoint conversion expects the experts on an expert-parallel device mesh (an 'ep' "
+         "axis); with ep_size 1 no such mesh is built (the experts are sharded by FSDP alone), and releases before "
+         "NVIDIA-NeMo/Automodel#3397 (August 2026) fail this assertion when they load or save any MoE checkpoint.",
+         "Update NeMo Automodel to a version with #3397 (EP-free expert state dicts), or set distributed.ep_size "
+         "larger than 1 (it must divide the number of experts and the data-parallel ranks). A restart fails the same "
+         "way.", retry=False),
 )

@@ -397,4 +397,14 @@ TORCH_SIGNATURES: tuple[Signature, ...] = (
          "Give the machine a host name (Windows: Rename-Computer in PowerShell, then reboot; Linux: hostnamectl "
          "set-hostname NAME) and check that `hostname` prints it, or name the interface gloo should use with "
          "GLOO_SOCKET_IFNAME on every rank. A restart fails the same way.", retry=False),
+    # Round 125: ATen's grouped GEMM (torch._grouped_mm, which MoE layers run their experts through: torchtitan's
+    # _run_experts_grouped_mm, transformers' grouped experts) in a ROCm build without it: `grouped gemm is not
+    # supported on ROCM` (pytorch/pytorch#161366; a fallback came with #162419). Not vLLM/FlashInfer's own "MXFP4
+    # grouped gemm is not supported on this device", nor a test's skip reason.
+    _sig("grouped-mm-unsupported", r"grouped gemm is not supported on ROCM",
+         "The MoE experts run through torch._grouped_mm (grouped GEMM), and this PyTorch's ROCm build does not "
+         "implement it: every MoE layer's forward fails on the AMD GPU.",
+         "Use a PyTorch whose ROCm build has grouped GEMM (the fallback of pytorch/pytorch#162419, in later "
+         "releases), or run the experts without it: torchtitan's MoE use_grouped_mm=False (the for-loop experts), "
+         "or the model's non-grouped expert implementation. A restart fails the same way.", retry=False),
 )
