@@ -165,6 +165,20 @@ LIBRARY_SIGNATURES: tuple[Signature, ...] = (
          "float32: loaded without torch_dtype, or run without fp16/bf16.",
          "Load the model with torch_dtype=torch.bfloat16 (float16 on GPUs without bf16) and train with bf16/fp16 "
          "on, or use attn_implementation=\"sdpa\" to stay in float32.", retry=False),
+    # Round 126: flash-attn's varlen kernels check the packed batch's cumulative sequence lengths with CHECK_SHAPE
+    # (csrc/flash_attn/flash_api.cpp mha_varlen_fwd/mha_varlen_bwd, hopper/flash_api.cpp, and torch's own copy in
+    # aten/src/ATen/native/transformers/cuda/flash_attn/flash_api.cpp: `#x " must have shape (" #__VA_ARGS__ ")"`),
+    # cu_seqlens_q/k of batch_size + 1 entries. Not its dtype or layout checks ("cu_seqlens_q must have dtype int32",
+    # "cu_seqlens_k must be contiguous") nor the shapes of q/k/v/out.
+    _sig("flash-varlen-cu-seqlens", r"cu_seqlens_[qk] must have shape \(batch_size \+ 1\)",
+         "flash-attn's variable-length kernel (flash_attn_varlen_func, which transformers' flash_attention_2 uses for "
+         "packed and padding-free batches) got cumulative sequence lengths (cu_seqlens_q/k) that do not have one entry "
+         "more than the batch has sequences: the code that packs the batch built them wrong, from position_ids or the "
+         "attention mask. transformers' preparation from position_ids did so after its change #39474 (reverted by "
+         "#39653); so does a collator whose position_ids do not restart at 0 for each packed sequence.",
+         "Use a transformers release with the fixed preparation (or the one the trainer pins) and give packed batches "
+         "position_ids that restart at 0 for each sequence, without an attention mask (DataCollatorWithFlattening); "
+         "a restart fails the same way.", retry=False),
     # DeepSpeed's zero_to_fp32.py and ds_to_universal.py given a directory they do not expect; its checkpoint reader
     # (deepspeed/checkpoint: ZeROCheckpoint, under DeepSpeedCheckpoint and Megatron-DeepSpeed's converters) finding no
     # zero_pp_rank_* optimizer-state file in the global_stepN directory it was given.

@@ -77,8 +77,9 @@ _INSTALLED = _PACKAGES + r"\.\w"
 NOT_INSTALLED = r"No module named '?(?!" + _INSTALLED + r")(\w+)'?(?![\w.])|Error while finding module specification for"
 # Python's `cannot import name 'N' from 'MODULE' (PATH)` where the module is an installed package's (a listed one, or its
 # file under site-packages): that package in another version. Not the script's own module (a path of its own), nor
-# Python's `from partially initialized module` (a circular import, or a script named like the package).
-CANNOT_IMPORT = (r"ImportError: cannot import name '\w+' from '(?:" + _PACKAGES + r"(?:\.[\w.]+)?'|[\w.]+' \((?:(?!"
+# Python's `from partially initialized module` (a circular import, or a script named like the package). Round 126: the
+# module may stand on the next line (a message wrapped before it: modelscope/ms-swift#9814's).
+CANNOT_IMPORT = (r"ImportError: cannot import name '\w+' from[ \n]'(?:" + _PACKAGES + r"(?:\.[\w.]+)?'|[\w.]+' \((?:(?!"
                  r"[/\\](?:site|dist)-packages[/\\]|cannot import name)[^)\n])*[/\\](?:site|dist)-packages[/\\])")
 # Python's TypeError for a keyword the called function does not take, where the failing line (the traceback's last
 # code line, maybe under 3.11's carets) calls a dotted name of an installed package (`deepspeed.zero.Init(

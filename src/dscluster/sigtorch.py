@@ -15,7 +15,8 @@ hook missing a parameter's name (_unshard_param_utils.py, _state_dict_utils.py);
 local rank no launcher set (torch's Python argument parser); round 104 gloo's device factory given no interface and
 an empty host name (GlooDeviceFactory.cpp); round 106 non-reentrant activation checkpointing's recomputation that
 differs from the forward (torch/utils/checkpoint.py), a parameter still sharded when it re-ran; round 128 an all-gather
-given an output buffer of another dtype than its input (ProcessGroupNCCL.cpp's _allgather_base).
+given an output buffer of another dtype than its input (ProcessGroupNCCL.cpp's _allgather_base); round 126 DTensor's
+dispatcher given plain tensors beside DTensors (context parallel's math SDPA, a tensor left out of a TP/FSDP2 plan).
 sigmessages.py places this table before the training stack's: more specific than the installed-package answer
 (import-name) and /dev/shm's size (dev-shm-full). The real logs they are measured on are tests/data/failures
 (tests/unit/test_failure_corpus.py)."""
@@ -407,4 +408,19 @@ TORCH_SIGNATURES: tuple[Signature, ...] = (
          "Use a PyTorch whose ROCm build has grouped GEMM (the fallback of pytorch/pytorch#162419, in later "
          "releases), or run the experts without it: torchtitan's MoE use_grouped_mm=False (the for-loop experts), "
          "or the model's non-grouped expert implementation. A restart fails the same way.", retry=False),
+    # Round 126: DTensor's dispatcher refusing an operator whose arguments mix plain tensors and DTensors
+    # (torch/distributed/tensor/_dispatch.py _try_replicate_spec_for_scalar_tensor; 2.0-2.4's _tensor/dispatch.py):
+    # "OP: got mixed torch.Tensor and DTensor, need to convert all torch.Tensor to DTensor before calling distributed
+    # operators!". Its UserWarning beside it ("we are implicitly creating a replicated DTensor for it") is not read.
+    _sig("dtensor-mixed-tensor", r"got mixed torch\.Tensor and DTensor, need to convert all torch\.Tensor to DTensor",
+         "A DTensor operator (torch's context, tensor or FSDP2 parallelism) got a plain torch.Tensor next to DTensors: "
+         "a tensor the parallel plan did not convert. Under context parallel (torch's context_parallel, torchtitan's "
+         "CP) scaled_dot_product_attention on its math backend does this: only the flash, memory-efficient and cuDNN "
+         "kernels are context-parallel, and the math path adds an attention mask that stays a plain tensor. Under "
+         "tensor parallel or FSDP2: a module left out of the plan, a tensor made in the forward (a mask, rotary "
+         "frequencies) combined with sharded activations, or gradient clipping over plain and DTensor parameters.",
+         "Under context parallel keep attention on the flash, memory-efficient or cuDNN SDPA kernel (bf16/fp16 inputs, "
+         "no explicit mask, sdpa_kernel without MATH); else make that tensor a DTensor too (DTensor.from_local or "
+         "distribute_tensor on the same mesh, or its module in the parallelize plan) and clip gradients with a "
+         "DTensor-aware clip_grad_norm_. A restart fails the same way.", retry=False),
 )

@@ -56,6 +56,7 @@ MATCH = {
     "best-model-strategy": "ValueError: --load_best_model_at_end requires the saving steps to be a round multiple of "
                            "the evaluation steps, but found 500, which is not a round multiple of 200.\n",
     "flash-attn-dtype": "RuntimeError: FlashAttention only support fp16 and bf16 data type\n",
+    "flash-varlen-cu-seqlens": "RuntimeError: cu_seqlens_k must have shape (batch_size + 1)\n",
     "collective-mismatch": "RuntimeError: Detected mismatch between collectives on ranks. Rank 0 is running collective:"
                            " CollectiveFingerPrint(SequenceNumber=12, OpType=BARRIER)\n",
     "zero-ckpt-dir": "FileNotFoundError: can't find *_optim_states.pt files in directory "
@@ -97,6 +98,7 @@ NEAR = {
     "trainer-no-loss": "ValueError: The model did not return a logits from the inputs\n",
     "zero3-param-partitioned": "RuntimeError: 'weight' must be 4-dimensional\n",
     "best-model-strategy": "ValueError: --metric_for_best_model must be set when --load_best_model_at_end\n",
+    "flash-varlen-cu-seqlens": "RuntimeError: cu_seqlens_q must have dtype int32\n",
     "flash-attn-dtype": "ImportError: FlashAttention2 has been toggled on, but it cannot be used due to the following "
                         "error: the package flash_attn seems to be not installed.\n",
     "collective-mismatch": "RuntimeError: Detected mismatch between the loaded state dict and the model\n",
