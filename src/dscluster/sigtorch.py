@@ -19,10 +19,11 @@ given an output buffer of another dtype than its input (ProcessGroupNCCL.cpp's _
 dispatcher given plain tensors beside DTensors (context parallel's math SDPA, a tensor left out of a TP/FSDP2 plan).
 sigmessages.py places this table before the training stack's: more specific than the installed-package answer
 (import-name) and /dev/shm's size (dev-shm-full). The real logs they are measured on are tests/data/failures
-(tests/unit/test_failure_corpus.py)."""
+(tests/unit/test_failure_corpus.py). FSDP1's own signatures are in sigfsdp.py, spliced into this table in their place."""
 
 from __future__ import annotations
 
+from dscluster.sigfsdp import FSDP_SIGNATURES
 from dscluster.sigtypes import Signature, then
 from dscluster.sigtypes import sig as _sig
 
@@ -64,89 +65,7 @@ TORCH_SIGNATURES: tuple[Signature, ...] = (
          "Move the model to the rank's GPU before wrapping it (model.to(local_rank), then DistributedDataParallel("
          "model, device_ids=[local_rank])); for a model spread over several GPUs pass device_ids=None, or load it "
          "whole on each rank's GPU (no device_map=\"auto\" under DDP). A restart fails the same way.", retry=False),
-    # FullyShardedDataParallel.set_state_dict_type (torch/distributed/fsdp/fully_sharded_data_parallel.py, 2.0+):
-    # `state_dict_config_type = _state_dict_type_to_config[state_dict_type]`; 1.13-2.0's state_dict_type():
-    # `state_dict_config = _state_dict_type_to_config[state_dict_type]()`. A KeyError: None there is a caller that had no
-    # state-dict type to give: the HF Trainer loading an FSDP checkpoint before accelerator.prepare (transformers main
-    # of September 2023, huggingface/transformers#26159), accelerate's FSDP plugin without fsdp_state_dict_type.
-    _sig("fsdp-state-dict-type-unset", r"_state_dict_type_to_config\[state_dict_type\](?:\(\))?\n(?:\[rank\d+\]:)?"
-         r"(?:[ \t]*[~^]+[ \t]*\n(?:\[rank\d+\]:)?)?[ \t]*KeyError: None",
-         "FSDP was asked to save or load a checkpoint with a state-dict type of None: the code that called it had "
-         "no FSDP state-dict type set yet, most often the HF Trainer loading an FSDP checkpoint to resume before "
-         "accelerate had wrapped the model (a transformers of September 2023), or an accelerate FSDP plugin (or "
-         "fsdp_config) without fsdp_state_dict_type.",
-         "Upgrade transformers and accelerate (the Trainer loads FSDP checkpoints after accelerator.prepare), and set "
-         "the state-dict type explicitly: fsdp_state_dict_type SHARDED_STATE_DICT or FULL_STATE_DICT in the accelerate "
-         "config or the Trainer's fsdp_config, the same one the checkpoint was saved with. A restart fails the same "
-         "way.", retry=False),
-    # torch/distributed/fsdp/_unshard_param_utils.py (_validate_unshard_params_args): `raise NotImplementedError(
-    # "offload_to_cpu=True and NO_SHARD is not supported yet")` when a unit's handle does not shard, as FSDP on one GPU
-    # (world size 1) does not. Before PyTorch's _should_unshard_params skipped NO_SHARD, a FULL_STATE_DICT save with
-    # FullStateDictConfig(offload_to_cpu=True) went through it (accelerate's save_fsdp_model set offload_to_cpu for one
-    # process too until huggingface/accelerate#1745, in 0.22); summon_full_params(offload_to_cpu=True) still does.
-    _sig("fsdp-no-shard-offload", r"offload_to_cpu=True and NO_SHARD is not supported",
-         "FSDP was asked to gather the full parameters onto the CPU (offload_to_cpu=True: a FULL_STATE_DICT checkpoint "
-         "save, or summon_full_params) for a model it does not shard: FSDP on a single GPU (world size 1) runs as "
-         "NO_SHARD, and that PyTorch's FSDP refuses the CPU offload there. The training itself ran; the save fails.",
-         "On one GPU, save without the CPU offload (FullStateDictConfig(offload_to_cpu=False), offload_to_cpu=False in "
-         "summon_full_params) or train without FSDP; with the HF Trainer or Accelerate upgrade accelerate (>= 0.22 "
-         "offloads only when there are several processes) and PyTorch; or run on two or more GPUs. A restart fails "
-         "the same way.", retry=False),
-    # torch/distributed/fsdp/_state_dict_utils.py (_common_unshard_post_state_dict_hook, the FULL_STATE_DICT and
-    # SHARDED_STATE_DICT post-hooks): `raise AssertionError(f"FSDP assumes {fqn} is in the state_dict but the
-    # state_dict only has {state_dict.keys()}. prefix=..., module_name=..., param_name=... rank=...")`; the keys may
-    # wrap as pasted (pytorch/pytorch#87815, the October 2022 nightlies' regression).
-    _sig("fsdp-state-dict-fqn-missing", r"FSDP assumes \S+ is in the state_dict\s+but the state_dict only\s+has",
-         "FSDP's state-dict hook did not find one of the wrapped module's original parameters under its full name in "
-         "the state_dict that module returned (it held only the flattened parameters, or other names): the module's "
-         "state_dict() was overridden or filtered, the module tree was changed after FSDP wrapped it (wrappers or "
-         "submodules replaced), or a bug of that PyTorch build (the nightlies of late October 2022 failed so on any "
-         "nested FSDP model saving a FULL_STATE_DICT).",
-         "Take the state dict from the FSDP root inside FSDP.state_dict_type(...) without overriding state_dict() "
-         "on wrapped modules (filter the returned dict instead), apply other wrappers (activation checkpointing, "
-         "adapters) before FSDP wraps, and where a stock model fails on a nightly or a new release, use the "
-         "previous PyTorch release. A restart fails the same way.", retry=False),
-    # Round 129: torch/distributed/fsdp/_runtime_utils.py (_register_post_backward_hook, FSDP1 of torch 2.x; older
-    # releases' fully_sharded_data_parallel.py, p_assert in a loop over the handles, the same words): `_p_assert(temp_flat_param.grad_fn is not None, "The
-    # `grad_fn` is needed to access the `AccumulateGrad` and register the post-backward hook")`, reached only with
-    # gradients enabled and a flat parameter that requires grad, so it fails for a parameter without autograd history:
-    # an inference tensor (the model run under torch.inference_mode(), pytorch/pytorch#113203). _p_assert prints the
-    # message alone on each rank before raising the AssertionError.
-    _sig("fsdp-inference-mode", r"The `?grad_fn`? is needed to access the `?AccumulateGrad`? and register the "
-         r"post-backward hook",
-         "FSDP could not register its post-backward hook because the flat parameters had no autograd history: the "
-         "FSDP-wrapped model had run under torch.inference_mode() (an evaluation or sanity-check pass before "
-         "training, such as lit-gpt's validate() before its fix), which leaves its parameters inference tensors, and "
-         "training then ran on them.",
-         "Evaluate an FSDP model under torch.no_grad(), not torch.inference_mode() (lit-gpt changed its scripts so, "
-         "Lightning-AI/lit-gpt#703: update it), and do not build or load the model under inference_mode. A restart "
-         "fails the same way.", retry=False),
-    # torch/distributed/fsdp/_flat_param.py ("Expects tensor to be on the compute device {}") and _init_utils.py
-    # ("Inconsistent compute device and `device_id` on rank {}: {} vs {}"): FSDP builds its tensors on
-    # torch.cuda.current_device(), which is cuda:0 on every rank that never called set_device.
-    _sig("fsdp-current-device", r"Expects tensor to be on the compute device cuda:\d+|"
-         r"Inconsistent compute device and `?device_id`? on rank \d+",
-         "FSDP runs on a process whose current CUDA device is not the rank's GPU: torch.cuda.set_device(local_rank) "
-         "was never called (every rank's current device is cuda:0), so the tensors FSDP builds on the current device "
-         "and the GPU named by device_id (or the module's) differ.",
-         "Call torch.cuda.set_device(local_rank) in every rank before init_process_group and FSDP, and give FSDP "
-         "device_id=torch.cuda.current_device(). A restart fails the same way.", retry=False),
-    # Round 111: torch/distributed/fsdp/_init_utils.py (_check_module_states_for_sync_module_states, before FSDP
-    # broadcasts rank 0's parameters and buffers): `raise ValueError("The module has CPU parameters or buffers when
-    # `sync_module_states=True`, which requires them to be on GPU. Please specify the `device_id` argument or move the
-    # module to GPU before passing it to FSDP.")`. Not its warning _warn_cpu_init ("The passed-in `module` is on CPU
-    # ... must also be on GPU device to work with the `sync_module_states=True` flag"), which is no failure.
-    _sig("fsdp-cpu-params-sync-states", r"The module has CPU parameters or buffers when `?sync_module_states=True`?",
-         "FSDP was to broadcast rank 0's weights to the other ranks (sync_module_states=True: Accelerate's "
-         "fsdp_sync_module_states, a recipe's own FSDP setup) but parts of the module were still on the CPU when it "
-         "was wrapped, and that broadcast runs on the GPU: no device_id was given for a model built on the CPU, or "
-         "part of it stays on the CPU, such as a QLoRA base quantized on the CPU (torchtune's multi-GPU LoRA recipe "
-         "with model.quantize_base=True before torchtune 0.2 supported QLoRA with FSDP).",
-         "Give FSDP device_id=torch.cuda.current_device() (it then moves the module to the rank's GPU before the "
-         "broadcast) or move the model to that GPU before wrapping it; for QLoRA on several GPUs use a release that "
-         "supports it with FSDP (torchtune >= 0.2's distributed recipe with a qlora config; bitsandbytes with "
-         "bnb_4bit_quant_storage under Accelerate), or the single-device QLoRA recipe. A restart fails the same way.",
-         retry=False),
+    *FSDP_SIGNATURES,  # sigfsdp.py, in this place
     # ProcessGroupNCCL.cpp's getNcclDataType ("Unsupported data type for NCCL process group"; torchcomms' "Unsupported
     # tensor data type for NCCL"), and ProcessGroupGloo.cpp's GENERATE_ALL_TYPES, whose default case is "Invalid scalar
     # type", raised in the collective's frame of distributed_c10d.py.
@@ -371,18 +290,19 @@ TORCH_SIGNATURES: tuple[Signature, ...] = (
     # bf16 model: the reporter's fix), deepspeedai/DeepSpeed#3654 and #7775 (ZeRO++ quantized weights under bf16),
     # huggingface/trl#6089 (LoRA in float32 with bf16 under DeepSpeed 0.19.2's ZeRO-3, fixed upstream).
     _sig("allgather-dtype-mismatch", r"output tensor must have the same type as input tensor",
-         "An all-gather (all_gather_into_tensor, as DeepSpeed ZeRO-3 gathers each parameter) was given an input and "
-         "an output of different dtypes: the model's parameters are not all in the precision ZeRO-3 partitioned them "
-         "in. Most often the DeepSpeed config enables fp16 while the model's weights are bf16 (its torch_dtype, or "
+         "An all-gather (all_gather_into_tensor) was given an input and an output of different dtypes. Under "
+         "DeepSpeed ZeRO-3, which gathers each parameter so, the model's parameters are not all in the precision "
+         "ZeRO-3 partitioned them in. Most often the DeepSpeed config enables fp16 while the model's weights are bf16 (its torch_dtype, or "
          "model code that casts itself to bf16; or the reverse); also parameters deliberately kept in another dtype "
          "(PEFT's LoRA weights kept in float32, which some DeepSpeed releases' ZeRO-3 gathers together with bf16 ones) "
          "and ZeRO++'s quantized weights (zero_quantized_weights) under bf16, which some DeepSpeed versions gather as "
-         "fp16.",
+         "fp16. Outside ZeRO-3 (FSDP, a script's own all_gather_into_tensor) the output buffer was made in another "
+         "dtype than the tensor gathered.",
          "Use one half precision throughout: the DeepSpeed config's fp16/bf16 section (or \"enabled\": \"auto\" with "
          "the HF Trainer) the same as the dtype the model loads in (torch_dtype, --bf16/--fp16 in the training "
          "arguments); bf16 for a model made in bf16. With LoRA weights in float32 under ZeRO-3, upgrade DeepSpeed or "
-         "use ZeRO-2; with zero_quantized_weights under bf16, turn it off or use fp16. A restart fails the same "
-         "way.", retry=False),
+         "use ZeRO-2; with zero_quantized_weights under bf16, turn it off or use fp16. In a script's own "
+         "all-gather, make the output in the input's dtype. A restart fails the same way.", retry=False),
     # Round 104: torch/csrc/distributed/c10d/GlooDeviceFactory.cpp's makeTCPDevice (Linux), makeTCPTLSDevice and
     # makeUVDevice (Windows, macOS) refuse to make gloo's transport device when both the interface name and the host
     # name they are given are empty: "GlooDeviceFactory::make{TCP,TCPTLS,UV}Device(): interface or hostname can't be
