@@ -213,6 +213,23 @@ def test_a_users_exception_is_its_own_line_and_a_deterministic_one_costs_one_att
     assert any(e["event"] == "rank-error" and e.get("rank") == 0 and e.get("type") == "TypeError" for e in events)
 
 
+def test_a_script_that_finished_and_aborted_at_exit_is_not_run_again(work, dsc):
+    # Every step done, then rank 1 dies in std::terminate with no exception, as a process group's thread left
+    # running when a script returns without destroy_process_group() makes it. The supervisor used to restart it,
+    # running the finished script again; now it stops with the cause and its fix.
+    res = dsc("launch", "--hostfile=hostfile", "--detach", "--max-restarts", "2", "--skip-doctor",
+              "min_ds_script.py", "--steps", "2", "--abort-at-exit-rank", "1")
+    assert res.returncode == 0, res.stderr
+    run_id = res.stdout.strip()
+    record = _wait_end(work, run_id, 300)
+    assert record["status"] == "failed" and len(record["attempts"]) == 1, record
+    exp = record["explanation"]
+    assert exp["signature"] == "exit-abort" and exp["restart_can_help"] is False, exp
+    assert exp["no_restart"] == {"why": "cannot-help"} and "destroy_process_group()" in exp["fix"], exp
+    status = dsc("status", run_id).stdout
+    assert "terminate called without an active exception" in status and "not restarted" in status, status
+
+
 def test_the_same_failure_again_without_progress_is_not_restarted_a_third_time(work, dsc):
     # A timeout may pass, so it gets one restart; failing the same way at the same step again means the next
     # restart would too.

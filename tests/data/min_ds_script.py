@@ -24,6 +24,8 @@ parser.add_argument("--raise", dest="raise_type", default="TypeError", choices=[
 parser.add_argument("--hang-file", default=None, help="while this file exists, --hang-rank sleeps in Python "
                     "between two steps: a live rank its peers wait for in their next collective")
 parser.add_argument("--hang-rank", type=int, default=0)
+parser.add_argument("--abort-at-exit-rank", type=int, default=-1, help="after training, this rank ends in "
+                    "std::terminate with no exception, as a thread still running at exit makes it")
 parser = deepspeed.add_config_arguments(parser)
 args = parser.parse_args()
 
@@ -75,3 +77,9 @@ for step in range(args.steps):
 # while exiting with gloo's threads still running.
 torch.distributed.destroy_process_group()
 print("done", flush=True)
+if rank == args.abort_at_exit_rank:
+    # What a process-group thread still running when the script returns does (PyTorch's race at exit): libstdc++'s
+    # std::terminate with no exception in flight prints "terminate called without an active exception" and aborts.
+    import ctypes
+
+    ctypes.CDLL("libstdc++.so.6")._ZSt9terminatev()
