@@ -6,10 +6,11 @@ refused in a notebook, a model read through its DistributedDataParallel wrapper,
 of a newer caller (an older libnccl loaded than torch was built for), Horovod without the extension of the framework
 it is imported from, and a command of another package shadowing a launcher's (Click's usage where torchtune's
 argparse `tune` was meant); round 47: Lightning's strategy registry refusing a name, its DeepSpeed strategy refusing
-a key of the DeepSpeed config it sets itself, and a name imported from Lightning that its installed version lacks. Each pattern is the wording of the component that prints it (vLLM's config.py, TGI's
+a key of the DeepSpeed config it sets itself, and a name imported from Lightning that its installed version lacks; round
+133: Coqui's Trainer started as one process with several GPUs visible. Each pattern is the wording of the component that prints it (vLLM's config.py, TGI's
 weights.py, Megatron core's parallel_state.py, fairseq's distributed_utils.py, lightning_fabric's device parser and
 Lightning's accelerator connector, torch.nn.Module.__getattr__, NCCL's init.cc, Horovod's common/util.py, Click's
-core.py), never one log's; `retry=False` throughout: the same command meets the same check again. sigmessages.py
+core.py, Coqui Trainer's trainer_utils.py), never one log's; `retry=False` throughout: the same command meets the same check again. sigmessages.py
 places this table in its own, after the training stack's. The real logs they are measured on are
 tests/data/failures (tests/unit/test_failure_corpus.py)."""
 
@@ -279,4 +280,16 @@ FRAMEWORK_SIGNATURES: tuple[Signature, ...] = (
          "on CUDA GPUs only.",
          "Set accelerator='gpu' (or 'cuda') on machines whose torch sees GPUs, or use another strategy (ddp, auto) "
          "for a CPU run; a restart fails the same way.", retry=False),
+    # Coqui's Trainer, trainer/trainer_utils.py setup_torch_training_env (coqui-ai/Trainer, and TTS's own copy before
+    # it): more than one GPU visible to a process not started for DDP (no --use_ddp, no accelerate): " [!] {num_gpus}
+    # active GPUs. Define the target GPU by `CUDA_VISIBLE_DEVICES`. For multi-gpu training use
+    # `TTS/bin/distribute.py`."; the idiap fork names `python -m trainer.distribute` instead.
+    _sig("coqui-trainer-multi-gpu-needs-distribute", r"\[!\] \d+ active GPUs\. Define the target GPU by "
+         r"`?CUDA_VISIBLE_DEVICES`?\. For multi-gpu training use",
+         "Coqui's Trainer (Coqui TTS and its recipes) was started as one plain process while several GPUs were "
+         "visible; it refuses that, since its multi-GPU runs are launched by its distribute launcher, one process per "
+         "GPU with --use_ddp (the TTS/bin/distribute.py its older message names has moved).",
+         "Launch the DDP run with `python -m trainer.distribute --script train.py --gpus \"0,1\"` (the script's own "
+         "arguments after it), or train on one GPU by naming it: CUDA_VISIBLE_DEVICES=0 python train.py. A restart "
+         "fails the same way.", retry=False),
 )
