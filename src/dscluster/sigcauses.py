@@ -216,11 +216,16 @@ CKPT_NOT_SHARED = (
 # verdict (a lost node, a stall, another rank's kill) set it aside.
 EXIT_ABORT = (
     "A rank aborted as it exited, with no exception (std::terminate: \"terminate called without an active "
-    "exception\"): a C++ thread was still running when the process ended. This is PyTorch's process-group threads "
-    "(gloo's or NCCL's) outliving the script: it returned without destroy_process_group(), and Python's shutdown "
-    "raced a thread still releasing a finished collective. The training itself had ended; a restart would run the "
-    "script again.",
+    "exception\"): a C++ thread was still running when the process ended. Most often this is PyTorch's process-group "
+    "threads (gloo's or NCCL's) outliving the script: it returned without destroy_process_group(), and Python's "
+    "shutdown raced a thread still releasing a finished collective. The training itself had ended; a restart would "
+    "run the script again. Where the lines before show the run had not finished (the abort during setup or between "
+    "steps), a native library gave up on an error it did not print and left its thread running (Caffe2's Detectron "
+    "asked for more GPUs in NUM_GPUS than the machine has): that setting is the cause, and a restart fails the same "
+    "way.",
     "End the script with torch.distributed.destroy_process_group() on every rank (after a last "
     "torch.distributed.barrier()). If it still happens (DeepSpeed holding its groups), flush stdout and stderr after "
-    "that barrier and leave with os._exit(0). Check that the outputs (final checkpoint, saved model) are complete.",
+    "that barrier and leave with os._exit(0). Check that the outputs (final checkpoint, saved model) are complete. If "
+    "the run had not finished, check the settings of the step it died in against the machine (the number of GPUs asked "
+    "for against those present).",
 )

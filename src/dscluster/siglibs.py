@@ -172,13 +172,17 @@ LIBRARY_SIGNATURES: tuple[Signature, ...] = (
     # "cu_seqlens_k must be contiguous") nor the shapes of q/k/v/out.
     _sig("flash-varlen-cu-seqlens", r"cu_seqlens_[qk] must have shape \(batch_size \+ 1\)",
          "flash-attn's variable-length kernel (flash_attn_varlen_func, which transformers' flash_attention_2 uses for "
-         "packed and padding-free batches) got cumulative sequence lengths (cu_seqlens_q/k) that do not have one entry "
-         "more than the batch has sequences: the code that packs the batch built them wrong, from position_ids or the "
-         "attention mask. transformers' preparation from position_ids did so after its change #39474 (reverted by "
-         "#39653); so does a collator whose position_ids do not restart at 0 for each packed sequence.",
+         "packed, padding-free and padded batches) got cumulative sequence lengths (cu_seqlens_q/k) that do not have "
+         "one entry more than the batch has sequences: the code before it built them wrong. From position_ids: "
+         "transformers' preparation did so after its change #39474 (reverted by #39653), and so does a collator whose "
+         "position_ids do not restart at 0 for each packed sequence. From the attention mask: the unpadding expects a "
+         "2D (batch, seq_len) padding mask, and a 4D mask (batch, 1, q_len, k_len) that the model's own code passes "
+         "(Qwen2-Audio's audio encoder, a custom 4D mask) or a transformers release whose flash-attention path mishandled "
+         "it (4.35) makes cu_seqlens of another shape.",
          "Use a transformers release with the fixed preparation (or the one the trainer pins) and give packed batches "
          "position_ids that restart at 0 for each sequence, without an attention mask (DataCollatorWithFlattening); "
-         "a restart fails the same way.", retry=False),
+         "where the model builds a 4D mask, load it with attn_implementation=\"sdpa\" (or give flash_attention_2 a 2D "
+         "padding mask). A restart fails the same way.", retry=False),
     # DeepSpeed's zero_to_fp32.py and ds_to_universal.py given a directory they do not expect; its checkpoint reader
     # (deepspeed/checkpoint: ZeROCheckpoint, under DeepSpeedCheckpoint and Megatron-DeepSpeed's converters) finding no
     # zero_pp_rank_* optimizer-state file in the global_stepN directory it was given.

@@ -64,10 +64,11 @@ PIPELINE_SIGNATURES: tuple[Signature, ...] = (
     # Not TensorPipe's agent's own errors ("RPC agent for N encountered error when reading incoming request ...").
     _sig("pipe-rpc-not-initialized", r"Current RPC agent is not set!|Please initialize RPC framework for Pipe using "
          r"torch\.distributed\.rpc\.init_rpc",
-         "torch.distributed.rpc was used with no RPC agent started in the process: torch.distributed.pipeline.sync."
-         "Pipe returns its output as an RRef and needs torch.distributed.rpc.init_rpc even in one process, and the "
-         "script (like the documentation's first example) never called it; an RRef or an rpc call made before "
-         "init_rpc or after rpc.shutdown() fails the same way.",
+         "torch.distributed.rpc was used with no RPC agent started in the process: torch.distributed.rpc.init_rpc "
+         "was never called, or the use came before it or after rpc.shutdown(). torch.distributed.pipeline.sync.Pipe "
+         "needs it even in one process (it returns its output as an RRef), and a script like the documentation's first "
+         "example never calls it; any other RPC use fails the same way without it: an RRef (DistributedOptimizer's "
+         "RRef(param) list), an rpc_sync/rpc_async call, distributed autograd.",
          "Call torch.distributed.rpc.init_rpc(name, rank=..., world_size=...) in every process before building Pipe "
          "or using RPC (in one process: MASTER_ADDR and MASTER_PORT set, init_rpc(\"worker\", rank=0, "
          "world_size=1)); on torch 2.4 and later, where Pipe is gone, use torch.distributed.pipelining, which needs "
