@@ -63,7 +63,7 @@ def _explain_zh() -> dict:
 
 # --- pipe-rpc-not-initialized -----------------------------------------------------------------------------------------
 # torch/csrc/distributed/rpc/rpc_agent.cpp since pytorch/pytorch#67882 (TORCH_CHECK), reached by RRef(param) without
-# init_rpc (the PR's DistributedOptimizer script; torch's test_init_rpc... assertRaisesRegex); torch 1.5's
+# init_rpc (the PR's DistributedOptimizer script; torch's own RPC test, assertRaisesRegex); torch 1.5's
 # TORCH_INTERNAL_ASSERT form, met by a worker's rpc call before init_rpc (a tutorial's worker.py).
 _RPC_CHECK = ("RuntimeError: Current RPC agent is not set! Did you initialize the RPC framework (e.g. by calling "
               "`rpc.init_rpc`)?\n")
