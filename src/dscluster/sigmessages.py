@@ -263,7 +263,8 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "GPU peer-to-peer access between two GPUs of a node is not available: the GPUs or the PCIe topology do not "
          "support it (consumer cards such as RTX 3090/4090, virtual machines, IOMMU/ACS), or containers cannot "
          "share CUDA IPC between ranks.",
-         "Set NCCL_P2P_DISABLE=1 for every rank (in the launcher's environment, .deepspeed_env for remote ranks); "
+         "Set NCCL_P2P_DISABLE=1 for every rank (in the launcher's environment, .deepspeed_env for remote ranks), and "
+         "if it still fails NCCL_SHM_DISABLE=1 or NCCL_CUMEM_HOST_ENABLE=0 (NovaSky-AI/SkyRL#108, ray-project/ray#64109); "
          "start containers with --ipc=host; check the topology with nvidia-smi topo -m.", retry=False),
     _sig("duplicate-gpu", r"Duplicate GPU detected : rank \d+ and rank \d+ both on CUDA device",
          *sigcauses.DUPLICATE_GPU, retry=False),
