@@ -149,7 +149,7 @@ def _vague(err: rankerror.RankError) -> bool:
     short = err.type.rsplit(".", 1)[-1].rsplit("::", 1)[-1]
     # NCCL's result names (ncclSystemError, ncclInternalError...) say only which kind of call failed.
     return short in VAGUE_TYPES or short.endswith("RuntimeError") or short.startswith("nccl") or err.kind != "python" or \
-        bool(_VAGUE_MESSAGE.search(err.message))
+        bool(_VAGUE_MESSAGE.search(err.message)) or (short == "AssertionError" and not err.message.strip())
 
 
 def _own_signature(err: rankerror.RankError,

@@ -8,7 +8,10 @@ deepspeed_py_io_handle.cpp: on a read it prints "<file>: buffer nbytes != file b
 own, so the size's own rule comes before the plain out-of-memory one (signatures.py's cuda-oom). Round 75 (out-of-memory in
 multi-GPU jobs) added two GPU shortages that a smaller batch does not cure: other processes (most often the other ranks)
 holding memory on the GPU, as the allocator's own message lists them, and torch.load restoring a checkpoint onto the
-GPU it was saved from. The real logs they are measured on are tests/data/failures (tests/unit/test_failure_corpus.py)."""
+GPU it was saved from. Round 132 (ZeRO-Offload and ZeRO-Infinity) added the async_io op's own failures: its completion
+assertion (deepspeed_aio_common.cpp _do_io_complete), a swap file whose name is too long for the file system (its
+report_file_error line), and an async_io library built without all of DeepSpeed's own sources (an undefined deepspeed_*
+symbol). The real logs they are measured on are tests/data/failures (tests/unit/test_failure_corpus.py)."""
 
 from __future__ import annotations
 
@@ -45,6 +48,48 @@ MEMORY_SIGNATURES: tuple[Signature, ...] = (
          "Point nvme_path at a local NVMe filesystem with room (not a network or overlay filesystem), delete the old "
          "swap folder, and upgrade DeepSpeed; check the config's aio block_size and the offload buffer_size against "
          "the device (DeepSpeed's ds_nvme_tune).", retry=False),
+    # Round 132 (ZeRO-Offload and ZeRO-Infinity): DeepSpeed's async I/O op waits for its swap reads and writes with
+    # io_(p)getevents and asserts it got at least the completions asked for (csrc/aio/common/deepspeed_aio_common.cpp
+    # _do_io_complete: `assert(n_completes >= min_completes)`, the same words since 2021): the call returned an error.
+    # Before 0.15.1 the bytes each I/O thread moves were an int (io_op_desc_t::_num_bytes_per_thread, PR 6410 "Fix Type
+    # Mismatch"): a swap tensor over 2 GiB per thread overflowed it and the completion count asked went negative.
+    _sig("nvme-aio-io-complete-failed", r"Assertion `n_completes >= min_completes' failed",
+         "ZeRO-Infinity's NVMe offload (DeepSpeed's async_io op) got an error back from the kernel while it waited for "
+         "its swap-file reads and writes, and the op's C assertion in _do_io_complete aborted the process. In DeepSpeed "
+         "before 0.15.1 the bytes each I/O thread moves were kept in an int, so a swapped tensor of more than 2 GiB per "
+         "I/O thread (a large sub_group_size or buffer_size) overflowed it and made the request invalid.",
+         "Upgrade DeepSpeed to 0.15.1 or later (pull request 6410 keeps the size in 64 bits), then clear "
+         "~/.cache/torch_extensions so async_io is rebuilt; until then keep each swapped tensor under 2 GiB per I/O "
+         "thread (a smaller sub_group_size, offload buffer_size, or more aio thread_count). Check that nvme_path is a "
+         "local file system that takes O_DIRECT (not NFS, tmpfs or overlay).", retry=False),
+    # DeepSpeed's async I/O could not open a swap file (report_file_error in deepspeed_aio_common.cpp: "deepspeed_aio:
+    # open for write  failed on FILE error = ERRNO") because the file's own name passes the file system's 255 bytes:
+    # errno 36 (ENAMETOOLONG), or, where the errno is cut off, a last path component of 256 characters or more. ZeRO-3
+    # named each optimizer sub-group's swap file after every parameter id of the sub-group joined by '_' (stage3.py's
+    # ds_id) until 0.13.3 (PR 5176, "Reduce ds_id name length", for DeepSpeed#5087). Other errnos (a missing folder,
+    # no permission) are not read here.
+    _sig("nvme-swap-name-too-long", r"deepspeed_aio:\s+open for (?:write|read)\s+failed on (?:(?:[^/\s]*/)*[^/\s]{256}|"
+         r"\S+ error = 36\b)",
+         "ZeRO-3's NVMe offload could not create a swap file because its name is longer than the file system allows "
+         "(255 bytes per name, ENAMETOOLONG): DeepSpeed before 0.13.3 named each optimizer sub-group's swap file after "
+         "the ids of every parameter in the sub-group joined by '_', so a sub-group of many parameters gets a name of "
+         "thousands of characters.",
+         "Upgrade DeepSpeed to 0.13.3 or later (it names the file after the sub-group's first and last parameter); "
+         "until then lower sub_group_size in zero_optimization so each sub-group holds fewer parameters. Delete the "
+         "partial swap folder under nvme_path before the next run; a restart meets the same name.", retry=False),
+    # DeepSpeed's own symbol undefined in the async I/O op it built: the .so declares a function of csrc/aio's
+    # deepspeed_* classes (deepspeed_io_handle_t, deepspeed_aio_handle_t, ...; mangled _ZN<len>deepspeed_... or a free
+    # function's _Z<len>deepspeed_...) that none of its compiled sources defines, so the op builder's source list lacks
+    # files (op_builder/npu/async_io.py in 0.18.7, missing deepspeed_py_io_handle.cpp and two more: PR 7894). A
+    # library's symbol (libaio's io_pgetevents, curand's, torch's _ZN3c10...) stays undefined-symbol or link trouble.
+    _sig("ds-op-incomplete-sources", r"\.so: undefined symbol: _ZN?K?\d+deepspeed_\w",
+         "DeepSpeed's async I/O op (async_io, used by ZeRO-Infinity's NVMe offload) was built without all of its own "
+         "C++ sources: the library references a function of DeepSpeed's own aio classes that was never compiled into "
+         "it. That DeepSpeed release's op builder for this accelerator lists too few source files (0.18.7's Ascend NPU "
+         "builder, fixed in 0.18.8), so rebuilding the same version gives the same library; it is not a stale build.",
+         "Upgrade DeepSpeed to a release whose op builder for your accelerator lists every aio source (0.18.8 or later "
+         "for Ascend NPU), then clear ~/.cache/torch_extensions (or TORCH_EXTENSIONS_DIR) so async_io is rebuilt; until "
+         "then offload to the CPU (offload_optimizer / offload_param device \"cpu\") instead of nvme.", retry=False),
     # PyTorch 2.1+'s out-of-memory message lists every process that holds memory on the GPU (CUDACachingAllocator.cpp
     # reportProcessMemoryInfo, from NVML): "Process <pid> has <size> memory in use." for each other process, "Including
     # non-PyTorch memory, this process has <size> memory in use." for itself (in a container, whose PIDs NVML does not
@@ -81,4 +126,6 @@ MEMORY_SIGNATURES: tuple[Signature, ...] = (
 
 # Read before a rank's vague error like the plain out-of-memory (signatures.py's BEFORE_THE_ERROR): another rank's
 # NCCL error may come first.
-MEMORY_BEFORE_VAGUE = frozenset({"cuda-oom-other-ranks-on-gpu", "cuda-oom-torch-load-device"})
+# Round 132: DeepSpeed's aio line for a swap file it could not open stands before Python's bare AssertionError
+# (swap_tensor/utils.py swap_out_tensors: `assert (swap_handle.async_pwrite(buffer, path) == 0)`).
+MEMORY_BEFORE_VAGUE = frozenset({"cuda-oom-other-ranks-on-gpu", "cuda-oom-torch-load-device", "nvme-swap-name-too-long"})

@@ -106,6 +106,19 @@ STORAGE_SIGNATURES: tuple[Signature, ...] = (
          "On that node unmount it (fusermount -u PATH, or umount -l PATH) and mount it again; read why its daemon exited "
          "(its own log; the kernel's OOM killer often takes it: dmesg), then restart the run. A restart before the "
          "remount fails the same way.", retry=False),
+    # Round 132: ENAMETOOLONG, a path component longer than the file system allows (255 bytes on ext4, xfs, NFS; fewer
+    # on eCryptfs), in CPython's words ("[Errno 36] File name too long: 'PATH'", errno 63 on macOS) and the C library's
+    # strerror ("File name too long") as a C program prints it after the path, which may itself be longer than _C_PATH reads. A name the code builds from its settings: DeepSpeed-Chat's
+    # data cache named after every dataset, the model path and the options (DeepSpeedExamples#272).
+    _sig("file-name-too-long", r"\bFile name too long\b",
+         "A file could not be created or opened because its name is longer than the file system allows (255 bytes per "
+         "name on ext4, xfs and NFS, fewer on an encrypted home directory; ENAMETOOLONG): a name the code builds from "
+         "the run's settings (a data cache named after every dataset, the model path and the options, a checkpoint or "
+         "swap file named after its contents) grew past it.",
+         "Shorten what the name is built from (fewer or shorter dataset names, a shorter model or output path), or use "
+         "a release of the tool that hashes such names (DeepSpeed-Chat's data cache, DeepSpeed's ZeRO-3 swap files "
+         "since 0.13.3); keep caches on a plain local file system rather than an encrypted home. A restart builds the "
+         "same name.", retry=False),
     # EIO on a named file: CPython's "[Errno 5] Input/output error: 'PATH'" (not a bare one: print() to a terminal
     # that went away raises it too) and a C program's "'PATH': Input/output error" in any language.
     # Review 108: not a device node's or the kernel's file (a GPU pod's "OSError [Errno 5] Input/output error:
