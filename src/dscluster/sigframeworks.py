@@ -11,8 +11,11 @@ a key of the DeepSpeed config it sets itself, and a name imported from Lightning
 weights.py, Megatron core's parallel_state.py, fairseq's distributed_utils.py, lightning_fabric's device parser and
 Lightning's accelerator connector, torch.nn.Module.__getattr__, NCCL's init.cc, Horovod's common/util.py, Click's
 core.py, Coqui Trainer's trainer_utils.py), never one log's; `retry=False` throughout: the same command meets the same check again. sigmessages.py
-places this table in its own, after the training stack's. The real logs they are measured on are
-tests/data/failures (tests/unit/test_failure_corpus.py)."""
+places this table in its own, after the training stack's. Round 134 added TorchRec's fbgemm_gpu of another release
+than its torch or TorchRec, Lightning's re-creation of a DataLoader subclass to inject a DistributedSampler, and PyG's
+heterogeneous sampler meeting a node or edge type its maps lack (torch/_ops.py, TorchRec's batched_embedding_kernel.py,
+Lightning's utilities/data.py, PyG's neighbor loader). The real logs they are measured on are tests/data/failures
+(tests/unit/test_failure_corpus.py)."""
 
 from __future__ import annotations
 
@@ -292,4 +295,67 @@ FRAMEWORK_SIGNATURES: tuple[Signature, ...] = (
          "Launch the DDP run with `python -m trainer.distribute --script train.py --gpus \"0,1\"` (the script's own "
          "arguments after it), or train on one GPU by naming it: CUDA_VISIBLE_DEVICES=0 python train.py. A restart "
          "fails the same way.", retry=False),
+    # Round 134 (recommendation and graph models). TorchRec's embedding kernels live in fbgemm_gpu, a native library
+    # built for one torch: torch/_ops.py's _OpNamespace.__getattr__ for an operator never registered (older torch
+    # "'_OpNamespace' object has no attribute 'op'", then "'_OpNamespace' 'fbgemm' object has no attribute", its cause
+    # "No such operator fbgemm::op" from torch._C._jit_get_operation); where the message does not name the namespace,
+    # only fbgemm_gpu's own operator names (sparse_ops, jagged_tensor_ops, table-batched embedding ops, the managed-
+    # tensor/UVM ops); fbgemm_gpu's library failing to load ("File fbgemm_gpu_py.so not found", torchrec#557 and
+    # dlrm#256; glibc's "fbgemm_gpu_py.so: undefined symbol", torchrec#551, and its gen_ai library's,
+    # generative-recommenders#62); and TorchRec's batched_embedding_kernel.py reading fbgemm_gpu's optimizer API of
+    # another release (optimizer_args.learning_rate, gone behind
+    # SplitTableBatchedEmbeddingBagsCodegen.get_learning_rate() in fbgemm_gpu 1.2: torchrec PR 2832, FBGEMM PR 3849).
+    _sig("fbgemm-version-mismatch", r"'_OpNamespace' 'fbgemm' object has no attribute|No such operator fbgemm::|"
+         r"'_OpNamespace' object has no attribute '(?:permute_[12]D_sparse_data|jagged_2d_to_dense|dense_to_jagged|"
+         r"jagged_to_padded_dense|bounds_check_indices|merge_pooled_embeddings|new_managed_tensor|new_unified_tensor|"
+         r"asynchronous_complete_cumsum|asynchronous_exclusive_cumsum|block_bucketize_sparse_features|offsets_range|"
+         r"permute_pooled_embs(?:_auto_grad)?|segment_sum_csr|expand_into_jagged_permute)'|"
+         r"File fbgemm_gpu_py\.so not found|fbgemm_gpu(?:_experimental_gen_ai)?_py\.so: undefined symbol|"
+         r"'OptimizerArgs' object has no attribute 'learning_rate'|"
+         r"'SplitTableBatchedEmbeddingBagsCodegen' object has no attribute 'get_learning_rate'",
+         "fbgemm_gpu (the library of TorchRec's embedding kernels) does not match the installed torch or TorchRec: "
+         "its native library was built for another torch (a nightly next to a stable torch, a CPU build next to a "
+         "CUDA torch or the reverse, another CUDA version), so it did not load and its operators (torch.ops.fbgemm.*) "
+         "were never registered; or TorchRec calls an fbgemm_gpu API of another release (optimizer_args.learning_rate, "
+         "which fbgemm_gpu 1.2 replaced by get_learning_rate()).",
+         "Install torch, fbgemm_gpu and torchrec as one release set from one index: stable with stable (torchrec 1.1 "
+         "with fbgemm_gpu 1.1, torchrec 1.2 with fbgemm_gpu 1.2, each with the torch it was built for), nightly with "
+         "nightly of the same date, and one variant for all three (pip install torch fbgemm-gpu torchrec --index-url "
+         "https://download.pytorch.org/whl/cu126, or .../whl/cpu); check that no other torch build came in with them "
+         "(pip list | grep -i -e torch -e fbgemm). A restart fails the same way.", retry=False),
+    # PyTorch Lightning re-creates a training DataLoader to inject a DistributedSampler under DDP, calling its class
+    # again with torch DataLoader's arguments (lightning/pytorch/utilities/data.py _update_dataloader); a subclass
+    # whose __init__ takes other arguments fails there: Python's own TypeError (Lightning before 1.6, pyg#3234), then
+    # Lightning's words for it (fabric/utilities/data.py _reinstantiate_wrapped_cls "... can be passed to its parent's
+    # `dataset=...` `__init__` argument", _dataloader_init_kwargs_resolve_sampler "Trying to inject custom `Sampler`
+    # into the `X` instance. This would fail as ..." / "Trying to inject parameters into the `X` instance").
+    _sig("dataloader-reinit-for-sampler", r"__init__\(\) got multiple values for argument '(?:dataset|sampler|"
+         r"batch_sampler)'|can be passed to its parent's `?(?:dataset|sampler|batch_sampler|shuffle)=\.\.\.`? "
+         r"`?__init__`? argument|Trying to inject (?:custom `?Sampler`? into|parameters into) the `?\w+`? instance\. "
+         r"This would fail as",
+         "Under DDP (more than one GPU) PyTorch Lightning re-creates the training DataLoader to put a "
+         "DistributedSampler in it, calling the loader's class again with torch DataLoader's arguments (dataset=, "
+         "sampler=, ...); the loader is a subclass whose __init__ takes other arguments (a graph library's "
+         "NeighborLoader or NeighborSampler, a custom loader with its own first argument, **kwargs that also carry "
+         "dataset), so it cannot be re-created that way.",
+         "Update the library that provides the loader (PyTorch Geometric fixed its loaders for this re-creation); "
+         "for your own subclass, accept those arguments (drop dataset/sampler from **kwargs before passing them on, "
+         "keep every __init__ argument as an attribute of the same name); or turn the injection off "
+         "(Trainer(use_distributed_sampler=False), before Lightning 2.0 replace_sampler_ddp=False) and give the "
+         "loader a DistributedSampler yourself. A restart fails the same way.", retry=False),
+    # PyG's heterogeneous neighbor sampling (torch_sparse's or pyg-lib's C++ hetero_neighbor_sample, called from
+    # torch_geometric/loader/neighbor_loader.py hetero_sample, later torch_geometric/sampler/neighbor_sampler.py) looks
+    # node and edge types up in std::unordered_map::at, whose out_of_range reads "_Map_base::at": a type its maps lack.
+    # Only under a torch_geometric loader/sampler frame: the bare C++ words come from any extension.
+    _sig("pyg-hetero-sampler-key-missing", r"torch_geometric[/\\](?:loader|sampler)[/\\]\w+\.py\", line \d+, in "
+         r"\w*sample\w*\n(?:[^\n]*\n){0,8}?(?P<ev>[^\n]{0,200}?_Map_base::at)",
+         "PyTorch Geometric's heterogeneous neighbor sampler (its C++ part in torch_sparse or pyg-lib) looked up a "
+         "node or edge type that its maps do not hold: num_neighbors (or the input nodes) names a type in another "
+         "form than the graph's edge types. A known cause under PyTorch Lightning's DDP: PyG 2.0.2's NeighborLoader, "
+         "re-created by Lightning to inject a DistributedSampler, converted its already converted edge types again "
+         "(fixed in PyG 2.0.3).",
+         "Update PyTorch Geometric (2.0.3 or newer) when this comes under Lightning's DDP or another re-created "
+         "loader; otherwise give num_neighbors one entry for each of data.edge_types, keyed by those exact "
+         "(source, relation, destination) tuples, and input_nodes a type of data.node_types. A restart fails the "
+         "same way.", retry=False),
 )
