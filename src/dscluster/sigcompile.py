@@ -7,7 +7,8 @@ f"{filepath}.tmp.pid_{pid}_{rnd}" and os.replace()s it), its CUDA driver wrapper
 convert_frame.py (FailOnRecompileLimitHit, "recompile_limit reached with fullgraph=True"; older releases
 "cache_size_limit reached" and one_graph), and xFormers' ops/fmha/dispatch.py ("No operator found for
 `memory_efficient_attention_forward` with inputs", then each operator's reasons) and xformers/_cpp_lib.py ("xFormers
-can't load C++/CUDA extensions"). sigmessages.py places this table with PyTorch's own, before the training stack's
+can't load C++/CUDA extensions"); round 137: Unsloth's generated modules (unsloth_compiled_cache) imported before the
+rank writing them had finished. sigmessages.py places this table with PyTorch's own, before the training stack's
 and the last resorts. The real logs they are measured on are tests/data/failures (tests/unit/test_failure_corpus.py)."""
 
 from __future__ import annotations
@@ -56,6 +57,22 @@ COMPILE_SIGNATURES: tuple[Signature, ...] = (
          "Put Triton's cache on each node's local disk: export TRITON_CACHE_DIR=/tmp/triton-$USER (a path not "
          "on NFS; TORCHINDUCTOR_CACHE_DIR likewise if it is there) on every node before launching. Clearing "
          "the shared cache does not help: the race recurs at the next compile.", retry=False),
+    # Round 137: Unsloth's generated modules in unsloth_compiled_cache (unsloth_zoo compiler.py create_new_function,
+    # the module named as its class): unsloth/models/rl.py _patch_trl_rl_trainers imports Unsloth<X>Trainer.py and
+    # takes `created_module.Unsloth<X>Trainer` (older `exec(f"trl.{RLTrainer_name} = created_module.Unsloth..."`,
+    # today `getattr(created_module, f"Unsloth{RLTrainer_name}")`; Unsloth<X>Config the same), so Python's "module
+    # 'UnslothKTOTrainer' has no attribute 'UnslothKTOTrainer'" is a file imported incomplete: several ranks of a
+    # distributed launch writing it at once (unslothai/unsloth#3031; file locks since unsloth-zoo#310, Oct 2025).
+    # Only a module and an attribute both named Unsloth...: not Python's words for other modules.
+    _sig("unsloth-compiled-cache-race", r"module 'Unsloth\w+' has no attribute 'Unsloth\w+'",
+         "Unsloth's generated trainer module in unsloth_compiled_cache (Unsloth<X>Trainer.py, written at import) was "
+         "imported before it was complete: the ranks of a distributed launch (torchrun, accelerate launch) each "
+         "generated the same file at the same moment and one read it while another was still writing it, a race in "
+         "unsloth_zoo before its file locks (or a file left half-written by a run that was killed).",
+         "Upgrade unsloth and unsloth_zoo (file locks around the compiled cache since October 2025) on every node; or "
+         "write the cache once from one process before the launch (python -c \"import unsloth\" in the training "
+         "directory), and delete unsloth_compiled_cache if the error comes back. A restart usually passes, since "
+         "the files are then complete.", retry=True),
     # Dynamo tracing a module FSDP wrapped with flattened parameters (torch/_dynamo/variables/builder.py: its assert
     # "Dynamo only supports FSDP with use_orig_params=True"; torch 2.8+ unimplemented(gb_type="FSDP with
     # use_orig_params=False", explanation= the same words)).

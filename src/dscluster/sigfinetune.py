@@ -5,7 +5,7 @@ a run no launcher started, ms-swift refusing DeepSpeed in a process that sees se
 LLaMA-Factory refusing a quantized model where it would be sharded or spread over GPUs (round 111), and
 transformers' lazy import wrapping an ImportError of a name the installed package lacks; and (round 112) the FSDP
 wrap list Alpha-VLLM's training scripts ask of a model class that lacks it, and OneTrainer's UI reading a model from its
-multi-GPU trainer that has none. Each pattern is the wording
+multi-GPU trainer that has none; (round 137) LLaMA-Factory refusing Unsloth under ZeRO-3. Each pattern is the wording
 of the code that prints it, cited above it, never one log's; `retry=False` throughout: the same command meets the same
 check again. sigmessages.py places this table after Hugging Face's. The real logs they are measured on are
 tests/data/failures (tests/unit/test_failure_corpus.py)."""
@@ -19,10 +19,15 @@ FINETUNE_SIGNATURES: tuple[Signature, ...] = (
     # Unsloth's own refusals: unsloth/models/llama.py (and _utils.py) `raise RuntimeError('Unsloth currently does not
     # work on multi GPU setups - sadly we are a 2 brother team so ...')` when the Trainer's loop is not its patched one,
     # and tokenizer_utils.py `raise RuntimeError('Unsloth currently does not support multi GPU setups - but we are
-    # working on it!')` when more than one GPU is in use.
-    _sig("single-gpu-only", r"Unsloth currently does not (?:work on|support) multi[- ]?GPU setups",
+    # working on it!')` when more than one GPU is in use. Round 137: LLaMA-Factory's hparams/parser.py (since May 2024)
+    # `if model_args.use_unsloth and is_deepspeed_zero3_enabled(): raise ValueError("Unsloth is incompatible with
+    # DeepSpeed ZeRO-3.")` (its maintainer: Unsloth's free release does not support multi-GPU training); not its
+    # other "X is incompatible with DeepSpeed ZeRO-3." (KTransformers: sigmessages' ds-incompatible).
+    _sig("single-gpu-only", r"Unsloth currently does not (?:work on|support) multi[- ]?GPU setups|"
+         r"\bUnsloth is incompatible with DeepSpeed ZeRO-3",
          "Unsloth (its free release) trains on one GPU only: it found a multi-GPU setup (several GPUs visible to the "
-         "process, or several ranks started by a distributed launcher) and refused to train.",
+         "process, or several ranks started by a distributed launcher) and refused to train, or the framework that "
+         "loads it (LLaMA-Factory under DeepSpeed ZeRO-3) refused it.",
          "Train on one GPU (CUDA_VISIBLE_DEVICES=0, one plain python process, no torchrun or accelerate launch over "
          "several GPUs); for several GPUs, train without Unsloth (transformers or TRL with DeepSpeed or FSDP) or with "
          "an Unsloth release that supports multi-GPU training. A restart fails the same way.", retry=False),

@@ -5,7 +5,7 @@ prepare() given the optimizer alone, DDP given a model with DTensor parameters; 
 DeepSpeed config section its own generated config lacks; round 93: accelerate's notebook_launcher called without
 the number of processes; round 101: the Hub's 429 when every rank asks it for the same files (HUB_RATE_LIMITED, which
 sigmessages.py places before hub-unreachable); round 128: accelerate 0.33 and older refusing mixed precision fp8 under
-FSDP.
+FSDP; round 137: accelerate 1.2 reading a bitsandbytes optimizer's optim_bits where DeepSpeed offloads it.
 Each pattern is the wording of the code that prints it (transformers' trainer.py, accelerate's utils/launch.py), never
 one log's; `retry=False` throughout: the same command meets the same check again. sigmessages.py places this table
 after the other frameworks'. The real logs they are measured on are tests/data/failures
@@ -278,6 +278,21 @@ HF_SIGNATURES: tuple[Signature, ...] = (
          "the config) with --num_processes 1 (or num_processes: 1 in the config).",
          "Give --num_processes the number of GPUs to use (2 or more; the total over all machines), or drop "
          "--multi_gpu (and set distributed_type NO) for one process. A restart fails the same way.", retry=False),
+    # Round 137: accelerate 1.2's utils/deepspeed.py map_pytorch_optim_to_deepspeed (Accelerator._prepare_deepspeed
+    # calls it when the DeepSpeed config offloads the optimizer, to swap in DeepSpeed's CPU optimizer;
+    # huggingface/accelerate#3255) read `optimizer.optim_bits == 32` of bitsandbytes' AdamW/Adagrad/Lion, which keep it
+    # in `args.optim_bits`: AttributeError "'AdamW' object has no attribute 'optim_bits'" ('Adagrad', 'Lion', ...; the
+    # HF Trainer's adamw_bnb_8bit and paged optimizers are bitsandbytes' AdamW too). Fixed by #3311 (1.3.0: falls back
+    # to optimizer.args.optim_bits); other code reads only `args.optim_bits` (bitsandbytes' own). Only the classes
+    # that function checks (bitsandbytes.optim's AdamW, Adagrad, Lion and their 32bit ones).
+    _sig("accelerate-bnb-optim-bits", r"'(?:AdamW|Adagrad|Lion)(?:32bit)?' object has no attribute 'optim_bits'",
+         "accelerate 1.2 (its map_pytorch_optim_to_deepspeed, run when the DeepSpeed config offloads the optimizer to "
+         "the CPU, to put DeepSpeed's CPU optimizer in its place) read the optim_bits attribute of a bitsandbytes "
+         "optimizer (AdamW, Adagrad, Lion, 8-bit or paged), which bitsandbytes keeps in optimizer.args.optim_bits: "
+         "every rank fails before training, a bug of that accelerate release.",
+         "Upgrade accelerate to 1.3.0 or later (huggingface/accelerate#3311), the same on every node; or, with the "
+         "optimizer offloaded, choose a torch optimizer (adamw_torch) or the DeepSpeed config's own \"optimizer\" "
+         "section, since DeepSpeed's CPU optimizer replaces it anyway. A restart fails the same way.", retry=False),
     # launchers.py notebook_launcher (0.1 to today), off TPU and off a Colab with one GPU: `if num_processes is None:
     # raise ValueError("You have to specify the number of devices you would like to use, add `num_processes=...` to
     # your call.")` ("number of GPUs" before July 2025, `num_process=...` in the first release).
