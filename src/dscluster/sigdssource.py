@@ -175,6 +175,20 @@ DS_SOURCE_SIGNATURES: tuple[Signature, ...] = (
          "Convert a complete checkpoint: one tag directory written by one save of all ranks (on a shared file "
          "system, or collected from every node); delete stale zero_pp_rank_* files of another world size. A restart "
          "fails the same way.", retry=False),
+    # Round 135 (deepspeedai/DeepSpeed#3089): utils/zero_to_fp32.py parse_optim_states before DeepSpeed 0.10.0 knew
+    # only ZeRO-2's and ZeRO-3's optimizer-state keys (`if zero_stage == 2: ... elif zero_stage == 3: ... else: raise
+    # ValueError(f"unknown zero stage {zero_stage}")`); deepspeedai/DeepSpeed#3936 (103884a, v0.10.0) reads a ZeRO-1
+    # checkpoint as ZeRO-2's (`zero_stage <= 2`). Read from the message with stage 1, or from that raise's source line
+    # (which a traceback quotes) when the text names no other stage: stage 0 is not this.
+    _sig("package-too-old", r"\A(?![\s\S]*unknown zero stage (?!1\b)\d)[\s\S]*?(?P<ev>ValueError: unknown zero stage 1\b|"
+         r"ValueError\(f[\"']unknown zero stage \{zero_stage\}[\"']\))",
+         "zero_to_fp32.py refused the checkpoint's ZeRO stage: before DeepSpeed 0.10.0 the script converts only ZeRO-2 "
+         "and ZeRO-3 checkpoints, and this one was saved with ZeRO stage 1 (whose optimizer-state layout is ZeRO-2's). "
+         "The checkpoint is intact.",
+         "Run the zero_to_fp32.py of DeepSpeed 0.10.0 or later (pip install -U deepspeed; python -m "
+         "deepspeed.utils.zero_to_fp32 CHECKPOINT_DIR OUTPUT) instead of the older copy saved in the checkpoint "
+         "directory; Lightning's convert_zero_checkpoint_to_fp32_state_dict uses the installed DeepSpeed's. A restart "
+         "fails the same way.", retry=False),
     # Round 119: ZeRO-3's optimizer packs the partitions of the parameters it trains into one flat buffer
     # (stage3.py _create_fp16_partitions_with_defragmentation -> defragment, a static method of stage3.py until
     # DeepSpeed moved it to runtime/zero/utils.py): `assert len(set(t.dtype for t in tensors)) == 1`, DeepSpeed's

@@ -2,7 +2,7 @@
 this place, so the order of the whole table is unchanged): a state-dict type that was never set, CPU offload refused
 with NO_SHARD, a parameter's name missing from the state dict, its post-backward hook refused under inference mode
 (round 129), a process whose current CUDA device is not the rank's, CPU parameters with sync_module_states (round
-111). Each pattern is the wording of the component that prints it (torch/distributed/fsdp/*.py, cited at each), never
+111), the full-state-dict gather at save out of GPU memory (round 135). Each pattern is the wording of the component that prints it (torch/distributed/fsdp/*.py, cited at each), never
 one log's. The real logs they are measured on are tests/data/failures (tests/unit/test_failure_corpus.py)."""
 
 from __future__ import annotations
@@ -39,6 +39,23 @@ FSDP_SIGNATURES: tuple[Signature, ...] = (
          "summon_full_params) or train without FSDP; with the HF Trainer or Accelerate upgrade accelerate (>= 0.22 "
          "offloads only when there are several processes) and PyTorch; or run on two or more GPUs. A restart fails "
          "the same way.", retry=False),
+    # Round 135 (tatsu-lab/stanford_alpaca#65): FSDP's full-state-dict post hook clones each gathered parameter
+    # (torch/distributed/fsdp/_state_dict_utils.py _full_post_state_dict_hook, 2.0+, and fully_sharded_data_parallel.py
+    # before it: `warnings.warn(f"Failed to clone() tensor with name {fqn} on rank {rank}. This may mean ... Please
+    # check clone implementation of {fqn}. Error: {str(e)}")`, "on rank" from 2.0) and warns instead of raising. Read
+    # from its last words (that warning's own, on one line or wrapped) when the error it quotes is the GPU's
+    # out-of-memory (the clone on the GPU, no offload_to_cpu), never another error (a CPU allocator's, a tensor without
+    # storage).
+    _sig("fsdp-full-state-dict-gpu-oom", r"Please check clone\s+implementation of \S+\s+Error: (?:CUDA out of memory|"
+         r"CUDA error: out of memory|[\w.]*OutOfMemoryError)",
+         "Saving the model through FSDP's full state dict (model.state_dict() under FULL_STATE_DICT: the HF Trainer's "
+         "or a script's save at the end of training) gathers every sharded parameter whole and clones it on the GPU, "
+         "and that gather ran out of GPU memory: training fit because each rank held only its shard, the full "
+         "weights do not fit beside it. The saved file is missing weights or broken.",
+         "Gather onto the CPU and on rank 0 only: with FSDP.state_dict_type(model, StateDictType.FULL_STATE_DICT, "
+         "FullStateDictConfig(offload_to_cpu=True, rank0_only=True)): state = model.state_dict() (what accelerate's "
+         "FULL_STATE_DICT save does), or save a SHARDED_STATE_DICT (fsdp_state_dict_type: SHARDED_STATE_DICT) and "
+         "consolidate it offline. A restart fails the same way at the save.", retry=False),
     # torch/distributed/fsdp/_state_dict_utils.py (_common_unshard_post_state_dict_hook, the FULL_STATE_DICT and
     # SHARDED_STATE_DICT post-hooks): `raise AssertionError(f"FSDP assumes {fqn} is in the state_dict but the
     # state_dict only has {state_dict.keys()}. prefix=..., module_name=..., param_name=... rank=...")`; the keys may

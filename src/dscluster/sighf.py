@@ -211,6 +211,23 @@ HF_SIGNATURES: tuple[Signature, ...] = (
          "Set \"stage3_gather_16bit_weights_on_model_save\": true in zero_optimization (zero3_save_16bit_model: true "
          "in the accelerate config); or save DeepSpeed's own checkpoint (save_state / model.save_checkpoint) and "
          "recover the weights with zero_to_fp32.py. A restart fails the same way at the save.", retry=False),
+    # Round 135 (huggingface/trl#2885): accelerate's get_state_dict (accelerator.py: `if model.
+    # zero_gather_16bit_weights_on_model_save():` under ZeRO-3) and the HF Trainer's DeepSpeed save call a method only
+    # DeepSpeed's engine has; given the bare module (torch's Module.__getattr__: "'Qwen2ForCausalLM' object has no
+    # attribute ...", TRL's PPO trainers' save_model repointing self.deepspeed at the policy) or None, it is missing.
+    # Never the engine itself lacking it (a DeepSpeed before the method's name: another release, not this).
+    _sig("zero3-save-unwrapped-model", r"AttributeError: '(?!DeepSpeedEngine')\w+' object has no attribute "
+         r"'zero_gather_16bit_weights_on_model_save'",
+         "Saving under DeepSpeed ZeRO-3 asks the DeepSpeed engine to gather the 16-bit weights "
+         "(zero_gather_16bit_weights_on_model_save), and the save path was handed something else: the bare model "
+         "unwrapped from the engine, or None. TRL's PPO/PPOv2 trainers do this in save_model (they swap the policy in "
+         "for the engine before calling the Trainer's save); a script that passes the unwrapped model to "
+         "accelerator.get_state_dict does the same. Not the stage3_gather_16bit_weights_on_model_save setting.",
+         "Pass the engine to the save: accelerator.get_state_dict(engine) with the model accelerator.prepare returned "
+         "(the Trainer's self.model_wrapped / self.deepspeed), then save the unwrapped model with that state_dict "
+         "(save_pretrained(dir, state_dict=...)); with TRL's PPO trainer (its save_model still swaps the policy in), "
+         "override save_model to gather through the engine first, or train with ZeRO-2, whose save does not call it. A restart "
+         "fails the same way at the save.", retry=False),
     # Accelerator.prepare (accelerator.py, 0.15 to today): under DeepSpeed one prepare() call given two models.
     _sig("accelerate-ds-one-model", r"You can't use same `?Accelerator\(\)`? instance with multiple models when using "
          r"DeepSpeed",
