@@ -2,8 +2,9 @@
 this place, so the order of the whole table is unchanged): a state-dict type that was never set, CPU offload refused
 with NO_SHARD, a parameter's name missing from the state dict, its post-backward hook refused under inference mode
 (round 129), a process whose current CUDA device is not the rank's, CPU parameters with sync_module_states (round
-111), the full-state-dict gather at save out of GPU memory (round 135). Each pattern is the wording of the component that prints it (torch/distributed/fsdp/*.py, cited at each), never
-one log's. The real logs they are measured on are tests/data/failures (tests/unit/test_failure_corpus.py)."""
+111), the full-state-dict gather at save out of GPU memory (round 135). Each pattern is the wording of the component
+that prints it (torch/distributed/fsdp/*.py, cited at each), never one log's. The real logs they are measured on are
+tests/data/failures (tests/unit/test_failure_corpus.py)."""
 
 from __future__ import annotations
 
