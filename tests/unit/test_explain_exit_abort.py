@@ -107,6 +107,11 @@ def test_a_survivors_abort_does_not_explain_a_lost_node(tmp_path):
     stalled = explain_failure(Failure("stalled", "no progress for 300 s"), log, {log: log.stat().st_size}, 0.0, None,
                               "run-1")
     assert stalled.signature == "stalled", stalled
+    # A node whose watchdog did not start: its own explanation, not the survivor's abort.
+    start = explain.custom("node-unreachable", "A node did not answer over SSH.", "Run `dscluster doctor`.")
+    unreachable = explain_failure(Failure("unreachable", "node2: the watchdog did not start", "node2", start), log,
+                                  {log: log.stat().st_size}, 0.0, None, "run-1")
+    assert unreachable is start, unreachable
 
 
 def test_a_survivors_abort_does_not_explain_a_sigkilled_rank(tmp_path):

@@ -141,12 +141,12 @@ def explain_failure(failure: Failure, launcher_log: Path, upto: dict[Path, int],
     ranks.sort(key=lambda p: p.stat().st_mtime)
     found = explainer.explain_files([launcher_log, *ranks], upto=upto, since=since, nodes=nodes,
                                     hint_rank=failure.rank)
+    if found is not None and found.signature == "exit-abort" and failure.kind not in ("rank-failed", "exit"):
+        found = None  # a process's dying words: they explain its abort, not a node lost, unreachable or stalled
     specific = found if found is not None and found.signature not in explainer.GENERIC else None
     if specific is not None and failure.kind in ("node-lost", "rank-failed", "exit") and \
             not explainer.rooted(specific) and specific.signature in explainer.NETWORK:
         specific = None  # what the surviving ranks printed about a peer that vanished
-    if specific is not None and specific.signature == "exit-abort" and failure.kind not in ("rank-failed", "exit"):
-        specific = None  # a process's dying words: they explain its abort, not a node lost or a rank stalled
     if specific is None and failure.kind in ("node-lost", "stalled", "hung-collective"):
         return _lost_or_stalled(failure, run_id, restarts_left)
     sig = killed_by_signal(rank_exit_code)
