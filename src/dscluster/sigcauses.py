@@ -110,15 +110,22 @@ VERSION_MISMATCH = (
 # deepspeed-3224, deepspeed-3869, dllm-9, dolly-170, dsexamples-279, fastchat-1781, gpt4llm-16, lit-llama-397, lte-3,
 # step-video-t2v-8, vary-18, video-llava-66); GPU 0 filled by the other ranks' contexts or torch.load: 2 earlier
 # misleading answers (returnn-1469, transformer-lm-21), now read by sigmemory.py's narrower rules where the message
-# shows it, kept here for the logs that do not.
+# shows it, kept here for the logs that do not. Review 145: the text names the save (the FSDP clone warning has its
+# own rule, sigfsdp.py; a bare traceback in state_dict does not tell a gather on the GPU from bitsandbytes 0.38's
+# 8-bit state_dict, bitsandbytes#324, huggingface/peft#335), the Trainer's evaluation has its own (sigmemory.py).
 CUDA_OOM = (
     "A GPU ran out of memory. Most often the model's training state (weights, gradients, optimizer states, "
     "activations) does not fit that GPU at this batch size and sequence length. If one GPU (GPU 0) fills while the "
     "others have room, other ranks put their CUDA context or tensors on it (no torch.cuda.set_device(local_rank) "
-    "before CUDA work, a checkpoint loaded without map_location).",
+    "before CUDA work, a checkpoint loaded without map_location). If the traceback ends in a save (state_dict, "
+    "save_model, a ZeRO-3 or FSDP gather of the full weights), training fit and the save's gather of whole "
+    "weights on the GPU did not; under bitsandbytes 0.38's 8-bit layers, state_dict itself ran out.",
     "Lower train_micro_batch_size_per_gpu (raise gradient_accumulation_steps to keep the global batch), use a higher "
     "ZeRO stage or offload, enable activation checkpointing, or cap the sequence length; if GPU 0 alone fills, call "
-    "torch.cuda.set_device(local_rank) before any CUDA work and load checkpoints with map_location=\"cpu\".",
+    "torch.cuda.set_device(local_rank) before any CUDA work and load checkpoints with map_location=\"cpu\". At a "
+    "save, gather onto the CPU (FSDP's FullStateDictConfig(offload_to_cpu=True, rank0_only=True); DeepSpeed's "
+    "stage3_gather_16bit_weights_on_model_save false, then zero_to_fp32.py on the checkpoint) or use another "
+    "bitsandbytes release; a smaller batch does not help there.",
 )
 
 # killed: host RAM: 6 of 6 (amvur-2, anomalygpt-43, dolly-166, ffdl-127 a pod limit, llamafactory-4629 ZeRO-3 offload,

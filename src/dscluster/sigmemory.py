@@ -29,6 +29,16 @@ _RESTORE = r"torch[/\\]serialization\.py\"?, line \d+, in (?:_cuda_deserialize|d
 # the rank's own or not, and the out-of-memory is not a location saved with the tensors.
 _MAPPED_TO_GPU = then(r"torch\.load\(", r"map_location\s*=\s*(?:torch\.device\(\s*)?(?:f?['\"]cuda|\{)")
 
+# Review 145: the Hugging Face Trainer's evaluation keeps every batch's predictions on the GPU until the end of the
+# evaluation set (or every eval_accumulation_steps steps) and grows them with transformers' trainer_pt_utils.py
+# nested_concat -> torch_pad_and_concatenate (`torch.cat((tensor1, tensor2), dim=0)` or `tensor1.new_full(new_shape,
+# padding_index)`, the same words since transformers 4.0; EvalLoopContainer.add calls it from 4.41). An out-of-memory
+# raised in one of those two frames, with no other file's frame after it (the evaluation batch's own forward stays
+# cuda-oom), is the accumulated predictions: the plain traceback's 'File "...trainer_pt_utils.py", line N, in
+# torch_pad_and_concatenate' and IPython's 'File .../trainer_pt_utils.py:N, in torch_pad_and_concatenate(...)'.
+_EVAL_CONCAT = r"trainer_pt_utils\.py(?:\"?, line \d+,|:\d+,?) in (?:nested_concat|torch_pad_and_concatenate)\b"
+_NO_OTHER_FRAME = r"(?:(?![^\n]*\bFile [\"/~.\w])[^\n]*\n){0,16}?"
+
 MEMORY_SIGNATURES: tuple[Signature, ...] = (
     # More than an exabyte is no model's tensor: the size came from a corrupted length (an object collective's size
     # header read out of step, ranks that ran different numbers of steps, a timed-out broadcast's buffer).
@@ -90,6 +100,18 @@ MEMORY_SIGNATURES: tuple[Signature, ...] = (
          "Upgrade DeepSpeed to a release whose op builder for your accelerator lists every aio source (0.18.8 or later "
          "for Ascend NPU), then clear ~/.cache/torch_extensions (or TORCH_EXTENSIONS_DIR) so async_io is rebuilt; until "
          "then offload to the CPU (offload_optimizer / offload_param device \"cpu\") instead of nvme.", retry=False),
+    # Review 145 (huggingface/transformers#17089, #7158: "CUDA out of memory in evaluation_loop"): see _EVAL_CONCAT.
+    _sig("hf-eval-preds-gpu-oom", r"(?P<ev>" + _EVAL_CONCAT + r"[^\n]*\n" + _NO_OTHER_FRAME +
+         r"[^\n]*(?:CUDA out of memory|CUDA error: out of memory))",
+         "A GPU ran out of memory in the Hugging Face Trainer's evaluation while it joined this batch's predictions to "
+         "those of the batches before (trainer_pt_utils' nested_concat / torch_pad_and_concatenate): unless "
+         "eval_accumulation_steps is set, the Trainer keeps the predictions of the whole evaluation set on the GPU "
+         "until the end, and a language model's logits (batch x sequence x vocabulary) fill it after some steps. "
+         "Training fit; the accumulated evaluation outputs do not.",
+         "Set eval_accumulation_steps (a few steps) so the predictions move to the CPU as the evaluation goes, and "
+         "keep less of them: preprocess_logits_for_metrics returning logits.argmax(-1) instead of the logits, or "
+         "prediction_loss_only (no compute_metrics) when only the loss is needed. A smaller training batch does not "
+         "help, and a restart fails at the same evaluation.", retry=False),
     # PyTorch 2.1+'s out-of-memory message lists every process that holds memory on the GPU (CUDACachingAllocator.cpp
     # reportProcessMemoryInfo, from NVML): "Process <pid> has <size> memory in use." for each other process, "Including
     # non-PyTorch memory, this process has <size> memory in use." for itself (in a container, whose PIDs NVML does not
@@ -128,4 +150,9 @@ MEMORY_SIGNATURES: tuple[Signature, ...] = (
 # NCCL error may come first.
 # Round 132: DeepSpeed's aio line for a swap file it could not open stands before Python's bare AssertionError
 # (swap_tensor/utils.py swap_out_tensors: `assert (swap_handle.async_pwrite(buffer, path) == 0)`).
-MEMORY_BEFORE_VAGUE = frozenset({"cuda-oom-other-ranks-on-gpu", "cuda-oom-torch-load-device", "nvme-swap-name-too-long"})
+# Review 145: the Trainer's evaluation frames stand before the out-of-memory line too.
+MEMORY_BEFORE_VAGUE = frozenset({"cuda-oom-other-ranks-on-gpu", "cuda-oom-torch-load-device", "nvme-swap-name-too-long",
+                                 "hf-eval-preds-gpu-oom"})
+# Review 145: read with the lines before a rank's error too (sigmessages.READS_BEFORE): IPython shows the Trainer's
+# frames above a bare "OutOfMemoryError: CUDA out of memory" line, outside the error's block.
+MEMORY_READS_BEFORE = tuple(s for s in MEMORY_SIGNATURES if s.name == "hf-eval-preds-gpu-oom")

@@ -27,7 +27,7 @@ from dscluster.sigfinetune import FINETUNE_SIGNATURES
 from dscluster.sigframeworks import FRAMEWORK_SIGNATURES
 from dscluster.sighf import HF_SIGNATURES, HUB_RATE_LIMITED
 from dscluster.siglibs import LIBRARY_SIGNATURES
-from dscluster.sigmemory import MEMORY_BEFORE_VAGUE, MEMORY_SIGNATURES
+from dscluster.sigmemory import MEMORY_BEFORE_VAGUE, MEMORY_READS_BEFORE, MEMORY_SIGNATURES
 from dscluster.sigmodels import MODEL_SIGNATURES
 from dscluster.signccl import CCL_SIGNATURES
 from dscluster.signumerics import NUMERIC_SIGNATURES
@@ -102,7 +102,7 @@ OTHER_VERSION = (CANNOT_IMPORT + r"|No module named '?" + _INSTALLED + r"|(?<!pa
 CUTS_THE_COMMAND = frozenset({"shell-continuation"})
 # Signatures (the entries themselves) read with the lines before a rank's error, not its block alone: what tells them
 # may stand only there (a cell's notebook_launcher call, IPython's frames above a bare message, wandb's finish footer).
-READS_BEFORE = frozenset({NOTEBOOK_LAUNCHER_FORK, LOCAL_RANK_NEGATIVE, *WANDB_NO_RUN})
+READS_BEFORE = frozenset({NOTEBOOK_LAUNCHER_FORK, LOCAL_RANK_NEGATIVE, *WANDB_NO_RUN, *MEMORY_READS_BEFORE})
 # Facts about the node that may stand in the lines before a rank's vague error (explain: BEFORE_THE_ERROR).
 NODE_FACTS = frozenset({"driver-library-mismatch", "fabric-manager", "gpu-exclusive", "container-gpu",
                         "nccl-unavailable", "open-files-limit", "container-gpu-lost", "libaio-missing",
