@@ -11,7 +11,9 @@ holding memory on the GPU, as the allocator's own message lists them, and torch.
 GPU it was saved from. Round 132 (ZeRO-Offload and ZeRO-Infinity) added the async_io op's own failures: its completion
 assertion (deepspeed_aio_common.cpp _do_io_complete), a swap file whose name is too long for the file system (its
 report_file_error line), and an async_io library built without all of DeepSpeed's own sources (an undefined deepspeed_*
-symbol). The real logs they are measured on are tests/data/failures (tests/unit/test_failure_corpus.py)."""
+symbol). Review 145 added the Hugging Face Trainer's evaluation running out of GPU memory while it concatenates the
+predictions it keeps (trainer_pt_utils.py nested_concat / torch_pad_and_concatenate). The real logs they are measured on
+are tests/data/failures (tests/unit/test_failure_corpus.py)."""
 
 from __future__ import annotations
 
