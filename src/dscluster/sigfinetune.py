@@ -5,7 +5,8 @@ a run no launcher started, ms-swift refusing DeepSpeed in a process that sees se
 LLaMA-Factory refusing a quantized model where it would be sharded or spread over GPUs (round 111), and
 transformers' lazy import wrapping an ImportError of a name the installed package lacks; and (round 112) the FSDP
 wrap list Alpha-VLLM's training scripts ask of a model class that lacks it, and OneTrainer's UI reading a model from its
-multi-GPU trainer that has none; (round 137) LLaMA-Factory refusing Unsloth under ZeRO-3. Each pattern is the wording
+multi-GPU trainer that has none; (round 137) LLaMA-Factory refusing Unsloth under ZeRO-3; (round 146) a collective
+without a CPU backend inside Unsloth's own import-time patching on several GPUs. Each pattern is the wording
 of the code that prints it, cited above it, never one log's; `retry=False` throughout: the same command meets the same
 check again. sigmessages.py places this table after Hugging Face's. The real logs they are measured on are
 tests/data/failures (tests/unit/test_failure_corpus.py)."""
@@ -22,9 +23,16 @@ FINETUNE_SIGNATURES: tuple[Signature, ...] = (
     # working on it!')` when more than one GPU is in use. Round 137: LLaMA-Factory's hparams/parser.py (since May 2024)
     # `if model_args.use_unsloth and is_deepspeed_zero3_enabled(): raise ValueError("Unsloth is incompatible with
     # DeepSpeed ZeRO-3.")` (its maintainer: Unsloth's free release does not support multi-GPU training); not its
-    # other "X is incompatible with DeepSpeed ZeRO-3." (KTransformers: sigmessages' ds-incompatible).
+    # other "X is incompatible with DeepSpeed ZeRO-3." (KTransformers: sigmessages' ds-incompatible). Round 146:
+    # torch's ProcessGroup::getBackend (torch/csrc/distributed/c10d/ProcessGroup.hpp, "No backend type associated with
+    # device type ") raised where a traceback of the same log runs through Unsloth's own files (unsloth/ or
+    # unsloth_zoo/: its import-time patching, models/rl.py PatchFastRL, in every rank of a multi-GPU launch of a
+    # release without multi-GPU support, unslothai/unsloth#2584); the same words without an Unsloth frame (a CPU
+    # tensor given to a collective; Unsloth's banner alone is no frame) stay siglibs' collective-cpu-tensor.
     _sig("single-gpu-only", r"Unsloth currently does not (?:work on|support) multi[- ]?GPU setups|"
-         r"\bUnsloth is incompatible with DeepSpeed ZeRO-3",
+         r"\bUnsloth is incompatible with DeepSpeed ZeRO-3|"
+         r"\A(?=[\s\S]*?File \"[^\"\n]*/unsloth(?:_zoo)?/[^\"\n]*\")[\s\S]*?"
+         r"(?P<ev>No backend type associated with device type cpu)",
          "Unsloth (its free release) trains on one GPU only: it found a multi-GPU setup (several GPUs visible to the "
          "process, or several ranks started by a distributed launcher) and refused to train, or the framework that "
          "loads it (LLaMA-Factory under DeepSpeed ZeRO-3) refused it.",
