@@ -6,7 +6,8 @@ LLaMA-Factory refusing a quantized model where it would be sharded or spread ove
 transformers' lazy import wrapping an ImportError of a name the installed package lacks; and (round 112) the FSDP
 wrap list Alpha-VLLM's training scripts ask of a model class that lacks it, and OneTrainer's UI reading a model from its
 multi-GPU trainer that has none; (round 137) LLaMA-Factory refusing Unsloth under ZeRO-3; (round 146) a collective
-without a CPU backend inside Unsloth's own import-time patching on several GPUs. Each pattern is the wording
+without a CPU backend inside Unsloth's own import-time patching on several GPUs; (round 139) ms-swift 2.x finding a
+--dataset entry among none of its datasets. Each pattern is the wording
 of the code that prints it, cited above it, never one log's; `retry=False` throughout: the same command meets the same
 check again. sigmessages.py places this table after Hugging Face's. The real logs they are measured on are
 tests/data/failures (tests/unit/test_failure_corpus.py)."""
@@ -146,4 +147,19 @@ FINETUNE_SIGNATURES: tuple[Signature, ...] = (
          "Install versions that go together: upgrade the package the line names after `from` (pip install -U "
          "accelerate), or install the transformers release written for it; the same versions on every node "
          "(pip show transformers accelerate on each). A restart fails the same way.", retry=False),
+    # Round 139: ms-swift 1.x/2.x's swift/llm/utils/dataset.py get_dataset (up to the 3.0 refactor, modelscope/ms-swift
+    # #2030): `use_hf, dataset_name, subsets, dataset_sample = parse_dataset_name(dataset_name)` then `dataset_info =
+    # DATASET_MAPPING[dataset_name]`, so an entry of --dataset that is no registered name raises a bare KeyError there
+    # (_dataset_id_to_name registers hub ids and files on the fly as `_0`, `_1`, ...; a key with a space in it carried
+    # further words). The KeyError line is the evidence, within a few lines (Python 3.11's ~~~^^^ markers, rank prefixes).
+    _sig("swift-dataset-name-unknown", r"dataset_info = DATASET_MAPPING\[dataset_name\]\s*\n(?:[^\n]{0,200}\n){0,3}?"
+         r"[^\n]{0,40}?(?P<ev>KeyError: '[^'\n]{1,200}')",
+         "ms-swift (1.x/2.x) found an entry of --dataset among none of its datasets: the value reached swift as "
+         "a string that is no registered dataset name, hub id or existing file. Most often it carried stray words of "
+         "the launch script (a commented-out line or text after a backslash inside the continued swift sft command "
+         "became part of the arguments); else a misspelt name.",
+         "Write the swift sft command without comment lines between its backslash-continued lines (comments above or "
+         "below it, nothing after a trailing backslash), and give --dataset one word per dataset: a name swift "
+         "lists, a hub id or the path of an existing file (check the dataset values in the arguments swift prints). "
+         "A restart fails the same way.", retry=False),
 )

@@ -5,7 +5,9 @@ prepare() given the optimizer alone, DDP given a model with DTensor parameters; 
 DeepSpeed config section its own generated config lacks; round 93: accelerate's notebook_launcher called without
 the number of processes; round 101: the Hub's 429 when every rank asks it for the same files (HUB_RATE_LIMITED, which
 sigmessages.py places before hub-unreachable); round 128: accelerate 0.33 and older refusing mixed precision fp8 under
-FSDP; round 137: accelerate 1.2 reading a bitsandbytes optimizer's optim_bits where DeepSpeed offloads it.
+FSDP; round 137: accelerate 1.2 reading a bitsandbytes optimizer's optim_bits where DeepSpeed offloads it; round 139:
+ZeRO's "auto" bucket sizes for a model config without hidden_size, accelerate's DummyOptim stepped with no DeepSpeed
+engine to replace it.
 Each pattern is the wording of the code that prints it (transformers' trainer.py, accelerate's utils/launch.py), never
 one log's; `retry=False` throughout: the same command meets the same check again. sigmessages.py places this table
 after the other frameworks'. The real logs they are measured on are tests/data/failures
@@ -320,4 +322,41 @@ HF_SIGNATURES: tuple[Signature, ...] = (
          "Pass the number of processes to start, one per GPU: notebook_launcher(training_function, args, "
          "num_processes=2) (a number: counting the GPUs with torch.cuda in a cell first can leave CUDA initialized "
          "in the kernel, which the forked processes then cannot use). A restart fails the same way.", retry=False),
+    # Round 139: the ZeRO bucket sizes a DeepSpeed config leaves "auto" (reduce_bucket_size,
+    # stage3_prefetch_bucket_size, stage3_param_persistence_threshold) filled from model.config.hidden_size or
+    # max(hidden_sizes), and the model's top-level config has neither (a composite model: a vision-language model's size
+    # in its text_config, an encoder-decoder's in its parts). transformers' integrations/deepspeed.py
+    # HfTrainerDeepSpeedConfig.trainer_config_finalize (huggingface/transformers#21504 on): "The model's config file has
+    # neither `hidden_size` nor `hidden_sizes` entry, therefore it's not possible to automatically fill out the
+    # following `auto` entries in the DeepSpeed config file: [...]"; accelerate's Accelerator._prepare_deepspeed: "Can
+    # find neither `model.config.hidden_size` nor `model.config.hidden_sizes`, therefore ..." and, for a model without
+    # a config, "Can't find `model.config` entry, therefore it's not possible to automatically fill out ...".
+    _sig("ds-auto-hidden-size-missing", r"(?:The model's config file has neither|Can find neither) "
+         r"`(?:model\.config\.)?hidden_size` nor `(?:model\.config\.)?hidden_sizes`|Can't find `model\.config` entry, "
+         r"therefore it's not possible to automatically fill out the following `auto` entries",
+         "The DeepSpeed config leaves ZeRO's bucket sizes \"auto\" (reduce_bucket_size, stage3_prefetch_bucket_size, "
+         "stage3_param_persistence_threshold); the HF Trainer and accelerate fill them from model.config.hidden_size "
+         "(or hidden_sizes), and this model's top-level config has neither: a composite model (a vision-language "
+         "model keeps its language model's size in text_config, an encoder-decoder in its parts) or a model without a "
+         "config, so the launch stopped before training.",
+         "Replace \"auto\" for those keys with numbers in the DeepSpeed config (with the language model's hidden size "
+         "H: reduce_bucket_size H*H, stage3_prefetch_bucket_size 0.9*H*H, stage3_param_persistence_threshold 10*H), or "
+         "use a transformers or training framework that reads the text model's size for such models "
+         "(huggingface/transformers#33829). A restart fails the same way.", retry=False),
+    # Round 139: accelerate's DummyOptim and DummyScheduler (utils/deepspeed.py) are placeholders with no methods
+    # (__init__ keeps params, lr, weight_decay / optimizer, step counts and **kwargs): Accelerator._prepare_deepspeed
+    # swaps them for the DeepSpeed engine's optimizer and scheduler, and the HF Trainer builds them whenever its
+    # arguments carry a DeepSpeed config. Any attribute error on one (`'DummyOptim' object has no attribute 'step'`)
+    # is a placeholder no DeepSpeed engine took over; accelerate's own refusals of them stay apart (sighf.py above,
+    # "You cannot create a `DummyOptim` without specifying an optimizer in the config file").
+    _sig("dummyoptim-step-no-deepspeed-engine", r"'Dummy(?:Optim|Scheduler)' object has no attribute '\w+'",
+         "The training loop called accelerate's DummyOptim (or DummyScheduler), the placeholder that only a DeepSpeed "
+         "engine replaces with its own optimizer: this process did not run under DeepSpeed although a DeepSpeed "
+         "config made the Trainer build the placeholder (one plain process, e.g. a framework's DeepSpeed option used "
+         "without its multi-GPU launch, or an accelerate launch without its DeepSpeed config), or the code kept the "
+         "object it passed to accelerator.prepare() instead of the one prepare() returned.",
+         "Launch with DeepSpeed in effect on every process: torchrun, the deepspeed launcher or accelerate launch with "
+         "the DeepSpeed config (ms-swift: NPROC_PER_NODE=<GPUs> before swift sft; DeepSpeed needs the distributed "
+         "launch), and use the optimizer and scheduler prepare() returns; to train one process without DeepSpeed, "
+         "drop the DeepSpeed config so a torch optimizer is built. A restart fails the same way.", retry=False),
 )

@@ -870,6 +870,10 @@ NOT_WRITTEN: dict[int, set[str]] = {
     # on each node without --distributed-world-size/--distributed-rank (every node its own world from rank 0): a peer
     # that exited, a firewall or a wrong interface print the same retries
     129: {"duplicate-node-rank"},
+    # torch's `Cannot copy out of meta tensor; no data!` alone (the post's one line) does not show the QLoRA
+    # (bitsandbytes 4-bit) model that 2U1's Qwen-VL fine-tuning scripts cannot partition under ZeRO-3 (its maintainer's
+    # fix: ZeRO-2): a model loaded with device_map or low_cpu_mem_usage before ZeRO-3 prints the same words
+    139: {"zero3-qlora-unsupported"},
 }
 
 
