@@ -146,6 +146,19 @@ FRAMEWORK_SIGNATURES: tuple[Signature, ...] = (
          "Read them from the model itself: accelerator.unwrap_model(model).ATTR, model.module.ATTR for "
          "DDP/DataParallel, or keep a reference to the model from before it was wrapped. A restart fails the same "
          "way.", retry=False),
+    # Round 140: the same from DeepSpeed's engine as DeepSpeed before 0.3.0 named it (DeepSpeedLight, deepspeed_light.py),
+    # which had no __getattr__ passing the wrapped module's attributes on (DeepSpeedEngine has one since 0.6.5, #1915,
+    # so its "no attribute" is the model's own lack, not this). Only a model's own names (generate, config, ...):
+    # the engine's own missing attributes are a DeepSpeed version mismatch.
+    _sig("ddp-wrapped-attribute", r"'DeepSpeedLight' object has no attribute '(?:generate|config|generation_config|"
+         r"save_pretrained|resize_token_embeddings|get_(?:in|out)put_embeddings|prepare_inputs_for_generation|"
+         r"encoder|decoder)'",
+         "The code calls a method or reads an attribute of the model (generate, config, ...) on the engine that "
+         "deepspeed.initialize returned: DeepSpeed before 0.3 (its engine then named DeepSpeedLight) wraps the model "
+         "and does not pass the wrapped module's own methods and attributes on.",
+         "Call it on the model itself: keep the module you passed to deepspeed.initialize (or use engine.module) and "
+         "call module.generate(...) there; DeepSpeed 0.6.5 and later pass such attributes through the engine. A "
+         "restart fails the same way.", retry=False),
     # NCCL's init.cc (parseCommConfig): "Invalid config blocking attribute value %d"; -2147483648 is INT_MIN,
     # NCCL_CONFIG_UNDEF_INT, the "not set" marker newer NCCL headers put in ncclConfig_t, which NCCL releases from
     # before that marker (2.14) reject as a value.

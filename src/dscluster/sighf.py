@@ -7,7 +7,8 @@ the number of processes; round 101: the Hub's 429 when every rank asks it for th
 sigmessages.py places before hub-unreachable); round 128: accelerate 0.33 and older refusing mixed precision fp8 under
 FSDP; round 137: accelerate 1.2 reading a bitsandbytes optimizer's optim_bits where DeepSpeed offloads it; round 139:
 ZeRO's "auto" bucket sizes for a model config without hidden_size, accelerate's DummyOptim stepped with no DeepSpeed
-engine to replace it.
+engine to replace it; round 140: the Trainer's evaluation or prediction refused DeepSpeed inference below ZeRO
+stage 3.
 Each pattern is the wording of the code that prints it (transformers' trainer.py, accelerate's utils/launch.py), never
 one log's; `retry=False` throughout: the same command meets the same check again. sigmessages.py places this table
 after the other frameworks'. The real logs they are measured on are tests/data/failures
@@ -312,6 +313,20 @@ HF_SIGNATURES: tuple[Signature, ...] = (
          "Upgrade accelerate to 1.3.0 or later (huggingface/accelerate#3311), the same on every node; or, with the "
          "optimizer offloaded, choose a torch optimizer (adamw_torch) or the DeepSpeed config's own \"optimizer\" "
          "section, since DeepSpeed's CPU optimizer replaces it anyway. A restart fails the same way.", retry=False),
+    # Round 140: transformers' deepspeed_init (integrations/deepspeed.py, and optimum-habana's copy of it), called by
+    # the Trainer's evaluation_loop/predict with inference=True: `if not hf_deepspeed_config.is_zero3(): raise
+    # ValueError("ZeRO inference only makes sense with ZeRO Stage 3 - please adjust your config")`. Its tail is read:
+    # other trainers log the first sentence alone as a warning and go on.
+    _sig("zero-inference-needs-stage3", r"ZeRO inference only makes sense with ZeRO Stage 3 - please adjust your "
+         r"config",
+         "The HF Trainer's evaluation or prediction started DeepSpeed for inference (transformers' deepspeed_init "
+         "with inference=True: trainer.predict or evaluate run before training, or a framework's predict step), and "
+         "transformers allows that only with ZeRO stage 3: the DeepSpeed config is stage 0, 1 or 2, whose partitions "
+         "are the optimizer states and gradients that inference does not have.",
+         "Give the run that evaluates or predicts a ZeRO stage 3 DeepSpeed config (zero_optimization.stage 3), or "
+         "predict without DeepSpeed (no --deepspeed for that run: with stages 1 and 2 every GPU holds the whole "
+         "model anyway, so plain multi-GPU data parallel inference does the same). A restart fails the same way.",
+         retry=False),
     # launchers.py notebook_launcher (0.1 to today), off TPU and off a Colab with one GPU: `if num_processes is None:
     # raise ValueError("You have to specify the number of devices you would like to use, add `num_processes=...` to
     # your call.")` ("number of GPUs" before July 2025, `num_process=...` in the first release).

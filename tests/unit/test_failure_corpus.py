@@ -874,6 +874,10 @@ NOT_WRITTEN: dict[int, set[str]] = {
     # (bitsandbytes 4-bit) model that 2U1's Qwen-VL fine-tuning scripts cannot partition under ZeRO-3 (its maintainer's
     # fix: ZeRO-2): a model loaded with device_map or low_cpu_mem_usage before ZeRO-3 prints the same words
     139: {"zero3-qlora-unsupported"},
+    # an evaluation that hangs shows only the last lines before it (the Trainer's start, a features file loaded): not
+    # the network-based dataset that stopped giving data (transformers#21556) nor the torch.distributed.barrier() the
+    # master process alone reached because the other ranks had left the script (transformers#998)
+    140: {"network-dataset-stall", "eval-rank0-barrier-hang"},
 }
 
 
