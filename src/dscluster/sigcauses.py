@@ -236,3 +236,12 @@ EXIT_ABORT = (
     "the run had not finished, check the settings of the step it died in against the machine (the number of GPUs asked "
     "for against those present).",
 )
+
+# ds-comm-not-initialized's texts (sigmessages.py, and sigdssource.DS_COMM_UNSET's).
+DS_COMM_NOT_INITIALIZED = (
+    "DeepSpeed's communication functions were called before its backend was set up: the script initialised "
+    "torch.distributed itself (or nothing) and never called deepspeed.init_distributed(), or used deepspeed.comm "
+    "before deepspeed.initialize().",
+    "Call deepspeed.init_distributed() (it initialises torch.distributed too) before any deepspeed.comm call, or "
+    "let deepspeed.initialize() run first.",
+)

@@ -7,10 +7,25 @@ sigmessages.py places this table right after DEEPSPEED_SIGNATURES."""
 
 from __future__ import annotations
 
+from dscluster import sigcauses
 from dscluster.sigtypes import Signature
 from dscluster.sigtypes import sig as _sig
 
+# Round 142: deepspeed/comm/comm.py's collectives without its `DeepSpeed backend not set` assertion (all_reduce,
+# inference_all_reduce, ...) return `cdb.<name>(...)` with the module's backend object `cdb` still None (no
+# deepspeed.init_distributed() ran: DeepSpeedExamples#940, Domino's transformer before its example called it). Python
+# prints that source line (a caret line under it in 3.11+, a rank prefix before each), then `AttributeError: 'NoneType'
+# object has no attribute '<name>'`, the same name. Read with the lines before the error (sigmessages.READS_BEFORE): a
+# pasted tail may begin at the source line. Each stretch bounded: linear time.
+DS_COMM_UNSET = _sig(
+    "ds-comm-not-initialized",
+    r"\breturn cdb\.(?P<op>(?:all_|inference_all_|reduce|broadcast|barrier|monitored_barrier|gather|scatter|send|recv|"
+    r"isend|irecv|get_|new_group|destroy_process_group)\w{0,40})\([^\n]{0,300}\n(?:[^\n^]{0,200}\^[\^~ \t]*\n)?"
+    r"(?P<ev>[^\n]{0,200}AttributeError: 'NoneType' object has no attribute '(?P=op)')",
+    *sigcauses.DS_COMM_NOT_INITIALIZED, retry=False)
+
 DS_SOURCE_SIGNATURES: tuple[Signature, ...] = (
+    DS_COMM_UNSET,
     # deepspeed/__init__.py initialize(): `assert config is not None, "DeepSpeed requires --deepspeed_config to specify
     # configuration file"` (no config= and no args.deepspeed_config).
     _sig("ds-no-config", r"DeepSpeed requires --deepspeed_config to specify configuration file",

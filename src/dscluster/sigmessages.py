@@ -20,7 +20,7 @@ from dscluster.sigcontainers import CONTAINER_SIGNATURES
 from dscluster.sigdata import DATA_SIGNATURES
 from dscluster.sigdeepspeed import DEEPSPEED_SIGNATURES
 from dscluster.sigdevices import DEVICE_SIGNATURES
-from dscluster.sigdssource import DS_SOURCE_SIGNATURES
+from dscluster.sigdssource import DS_COMM_UNSET, DS_SOURCE_SIGNATURES
 from dscluster.sigelastic import ELASTIC_SIGNATURES
 from dscluster.sigfabrics import FABRIC_SIGNATURES
 from dscluster.sigfinetune import FINETUNE_SIGNATURES
@@ -101,8 +101,9 @@ OTHER_VERSION = (CANNOT_IMPORT + r"|No module named '?" + _INSTALLED + r"|(?<!pa
 # arguments that followed the cut, so the script's own error (a usage error, a missing input) comes from it.
 CUTS_THE_COMMAND = frozenset({"shell-continuation"})
 # Signatures (the entries themselves) read with the lines before a rank's error, not its block alone: what tells them
-# may stand only there (a cell's notebook_launcher call, IPython's frames above a bare message, wandb's finish footer).
-READS_BEFORE = frozenset({NOTEBOOK_LAUNCHER_FORK, LOCAL_RANK_NEGATIVE, *WANDB_NO_RUN, *MEMORY_READS_BEFORE})
+# may stand only there (a cell's notebook_launcher call, IPython's frames above a bare message, wandb's finish footer,
+# deepspeed.comm's source line above a pasted error).
+READS_BEFORE = frozenset({NOTEBOOK_LAUNCHER_FORK, LOCAL_RANK_NEGATIVE, *WANDB_NO_RUN, *MEMORY_READS_BEFORE, DS_COMM_UNSET})
 # Facts about the node that may stand in the lines before a rank's vague error (explain: BEFORE_THE_ERROR).
 NODE_FACTS = frozenset({"driver-library-mismatch", "fabric-manager", "gpu-exclusive", "container-gpu",
                         "nccl-unavailable", "open-files-limit", "container-gpu-lost", "libaio-missing",
@@ -280,13 +281,9 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "uses, point CUDA_HOME at it, or set TORCH_CUDA_ARCH_LIST to an architecture this nvcc knows; clear "
          "~/.cache/torch_extensions.", retry=False),
     # DDP's reducer when a parameter's gradient hook fires twice in one backward (PyTorch's own message).
-    # DeepSpeed's assertion when deepspeed.comm is used before its backend exists.
+    # DeepSpeed's assertion when deepspeed.comm is used before its backend exists (without it: sigdssource.DS_COMM_UNSET).
     _sig("ds-comm-not-initialized", r"DeepSpeed backend not set, please initiali[sz]e it",
-         "DeepSpeed's communication functions were called before its backend was set up: the script initialised "
-         "torch.distributed itself (or nothing) and never called deepspeed.init_distributed(), or used deepspeed.comm "
-         "before deepspeed.initialize().",
-         "Call deepspeed.init_distributed() (it initialises torch.distributed too) before any deepspeed.comm call, or "
-         "let deepspeed.initialize() run first.", retry=False),
+         *sigcauses.DS_COMM_NOT_INITIALIZED, retry=False),
     # Accelerate's launch-time checks of its config against the machine.
     _sig("accelerate-config", r"Less than two GPU ids were configured and tried to run on",
          "The Accelerate config does not fit the launch: it asks for multi-GPU training (distributed_type MULTI_GPU) "

@@ -119,6 +119,22 @@ STORAGE_SIGNATURES: tuple[Signature, ...] = (
          "a release of the tool that hashes such names (DeepSpeed-Chat's data cache, DeepSpeed's ZeRO-3 swap files "
          "since 0.13.3); keep caches on a plain local file system rather than an encrypted home. A restart builds the "
          "same name.", retry=False),
+    # Round 142: DeepSpeed-Chat's data cache (dschat/utils/data/data_utils.py, earlier training/utils/data/) under
+    # --data_output_path (default /tmp/data_files/, made with os.makedirs(exist_ok=True)): the shuffle indices it
+    # np.save()s as f"{output_path}/{dataset_name}_seed{seed}_{split_name}_{data_split}_{split_i}.npy" and the datasets
+    # it torch.save()s as traindata_/evaldata_ + a hash (Python's hash(), later sha256) + ".pt", refused: CPython's
+    # EACCES on either, or torch's writer (caffe2/serialize/inline_container.cc: "File NAME cannot be opened.").
+    # Not a missing file there (ENOENT: another node's or rank's cache, DeepSpeedExamples#558, #787): another cause.
+    _sig("dschat-data-cache-unwritable",
+         r"\[Errno 13\] [^\n:]{1,60}: '[^'\n]{0,400}?(?:_seed\d+_(?:train|eval)_\d+(?:,\d+)*_\d+\.npy|"
+         r"/(?:train|eval)data_(?:-?\d+|[0-9a-f]{64})\.pt)'|"
+         r"\bFile [^\n]{0,400}?/(?:train|eval)data_(?:-?\d+|[0-9a-f]{64})\.pt cannot be opened",
+         "DeepSpeed-Chat could not write its data cache (the shuffle indices and tokenized datasets it keeps under "
+         "--data_output_path, by default /tmp/data_files/): the directory is not this user's, most often a "
+         "/tmp/data_files/ that another user's (or root's) DeepSpeed-Chat run made on the same machine.",
+         "Pass --data_output_path a directory of your own on each node's local disk (the training scripts' main.py "
+         "takes it), or have the other directory removed; then launch again. A restart is refused the same way.",
+         retry=False),
     # EIO on a named file: CPython's "[Errno 5] Input/output error: 'PATH'" (not a bare one: print() to a terminal
     # that went away raises it too) and a C program's "'PATH': Input/output error" in any language.
     # Review 108: not a device node's or the kernel's file (a GPU pod's "OSError [Errno 5] Input/output error:
