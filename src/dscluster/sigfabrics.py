@@ -122,4 +122,22 @@ FABRIC_SIGNATURES: tuple[Signature, ...] = (
          "Add the user to the group that owns /dev/kfd and /dev/dri (ls -l /dev/kfd; sudo usermod -aG video,render "
          "USER, then log in again); in a container pass --group-add video --group-add render, and for a rootless "
          "one map the host's video and render group ids into it (/etc/subgid) or run it rootful.", retry=False),
+    # Round 144. oneCCL's transport layer (ATL, over libfabric/OFI or MPI) failing a send, receive or wait inside a
+    # collective: src/atl/atl_def.h ATL_CALL_THROW_IF_ERROR (oneCCL 2021.13 on) throws CCL_THROW(#func "\n fails with
+    # status: ", status), which src/common/log/log.hpp formats as `<file>:<line> <function>: EXCEPTION: <call>` and
+    # torch's xccl backend raises as `RuntimeError: oneCCL: ...`; the call is atl_comm->wait/check/send/recv/... in the
+    # sycl algorithms (allgatherv_ring.hpp, reduce_scatter_ring.hpp, *_scaleout_sycl.cpp, sycl_pipe_send.cpp). The
+    # non-throwing ATL_CALL (a provider's set-up, LOG_ERROR) is not read here.
+    _sig("oneccl-fabric-transport", r"EXCEPTION: atl_comm->\w+\([^\n]{0,300}?\)\s*fails with status: \d+",
+         "oneCCL's transport layer (ATL, over libfabric/OFI or MPI) reported a failed transfer between ranks inside a "
+         "collective (`atl_comm->wait(...) fails with status`): the fabric's provider could not complete it. Most "
+         "often its settings: on HPE Slingshot (libfabric's CXI provider) the FI_CXI_* tuning of rendezvous "
+         "thresholds and overflow buffers for large inter-node messages, which the site's frameworks module exports "
+         "and a hand-built environment lacks (one node runs clean, several fail); else FI_PROVIDER or "
+         "CCL_ATL_TRANSPORT naming a provider or transport the network does not carry, or a peer rank that failed "
+         "first.",
+         "Run every rank in the environment the site recommends for oneCCL on that system (its frameworks/AI module: "
+         "the FI_CXI_*, FI_PROVIDER and CCL_* variables it exports; compare `env | grep -E '^(FI_|CCL_)'` between a "
+         "working setup and the failing one) rather than a hand-built one; check the other ranks' logs for one that "
+         "failed first. A restart in the same environment fails the same way.", retry=False),
 )

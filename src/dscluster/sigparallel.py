@@ -58,6 +58,24 @@ PARALLEL_SIGNATURES: tuple[Signature, ...] = (
          "--decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers (num_layers_in_first_pipeline_stage, "
          "num_layers_in_last_pipeline_stage) or --pipeline-model-parallel-layout for an uneven split; a restart fails "
          "the same way.", retry=False),
+    # Round 144. Megatron's _initialize_distributed (megatron/initialize.py of Megatron-DeepSpeed and GPT-NeoX, and of
+    # Megatron-LM before b57429e17 "Parse LOCAL_RANK in arguments.py, get device from LOCAL_RANK"): `device = rank %
+    # device_count`, then `assert local_rank == device, 'expected local-rank to be the same as rank % device-count.'`.
+    # Not DeepSpeed's engine check (`Mismatch in local rank setting, args.local_rank=... but env['LOCAL_RANK']=...`)
+    # nor nanotron's `Local rank mismatch` (its local process group): other comparisons, other fixes.
+    _sig("megatron-local-rank-mismatch", r"expected local-rank to be the same as rank % device-count",
+         "Megatron's start-up (Megatron-DeepSpeed, GPT-NeoX, older Megatron-LM: _initialize_distributed) takes the GPU "
+         "of rank r to be r % torch.cuda.device_count() and asserts that the launcher's local rank is that number. "
+         "That holds only when every node runs exactly as many ranks as GPUs each rank sees, numbered node by node. It "
+         "fails when the nodes have different numbers of GPUs (the launcher numbers each node's ranks from 0, e.g. "
+         "global ranks 2-5 on a 4-GPU node after a 2-GPU one get local ranks 0-3, rank % 4 gives 2, 3, 0, 1), when a "
+         "node runs fewer ranks than the GPUs it shows (--num_gpus, --include or hostfile slots below the node's "
+         "count), when each rank sees only its own GPU (a batch scheduler's one GPU per task, --gpus-per-task=1, or a per-rank CUDA_VISIBLE_DEVICES: "
+         "device_count() is 1), or when ranks are not placed node by node.",
+         "Launch as many ranks on every node as the GPUs each rank sees, ranks in node order: the same number of GPUs "
+         "on every node (equal hostfile slots; on a bigger node hide the extra GPUs with CUDA_VISIBLE_DEVICES so "
+         "device_count() matches its slots), every rank seeing all of its node's GPUs (the scheduler's per-node request, "
+         "--gpus-per-node or --gres=gpu:N, not --gpus-per-task=1), block placement of ranks. A restart fails the same way.", retry=False),
     # Megatron core's parallel_state.initialize_model_parallel: the distributed optimizer sharded over
     # --num-distributed-optimizer-instances partial groups of the data-parallel (x context-parallel) ranks, "Data
     # parallel size should be divisible by partial DistOpt shard factor", and of the MoE layers' expert data-parallel
