@@ -153,6 +153,22 @@ TORCH_SIGNATURES: tuple[Signature, ...] = (
          "NAME); set it to an address or a name every node resolves (the first host of the job's node list, taken "
          "in the batch script outside the container, where scontrol exists, and passed in as MASTER_ADDR). A "
          "restart fails the same way.", retry=False),
+    # Round 141: c10d's client did get an address for the store's host (socket.cpp names the address it tried,
+    # reverse-resolved, in brackets) and the kernel refused the connect() itself: `failed to connect to [HOST]:PORT
+    # (errno: 22 - Invalid argument)`, an address no socket of this node can reach as given (an IPv6 link-local
+    # address without its %interface, pytorch#108047; a cloud VM's own name served as an address its peers cannot use,
+    # monarch#1571, fixed by the IP as MASTER_ADDR). The name resolved, so the IPv6 lookup's warning beside it
+    # (`The IPv6 network addresses of (HOST, PORT) cannot be retrieved`) is not a master whose name is not served yet
+    # (below): a restart connects to the same address.
+    _sig("master-unreachable", r"client socket has failed to connect to \[[^\][\n]{1,300}\]:\d+ \(errno: 22 - Invalid "
+         r"argument\)",
+         "Ranks could not reach rank 0's rendezvous store: MASTER_ADDR resolved, but to an address this node's kernel "
+         "refuses to connect to as given (connect: Invalid argument): an IPv6 link-local address (fe80::) without "
+         "its %interface, or a host name (a cloud VM's own name) that resolves here to an address not usable as a "
+         "destination.",
+         "Set MASTER_ADDR (the rendezvous endpoint) to the master's IP address on the training network, one every "
+         "node reaches (ip -br addr on the master); for a link-local IPv6 address add its interface (fe80::1%eth0) "
+         "or use a global address. A restart connects to the same address and fails the same way.", retry=False),
     _sig("master-unreachable", r"\bhost not found: (?:Name or service not known|Temporary failure in name resolution|"
          r"No address associated with hostname|nodename nor servname provided)|"
          r"network addresses of \([\w.:-]+, \d+\) cannot be retrieved \(gai error: -?\d+ - (?:Name or service not "
@@ -318,6 +334,22 @@ TORCH_SIGNATURES: tuple[Signature, ...] = (
          "Give the machine a host name (Windows: Rename-Computer in PowerShell, then reboot; Linux: hostnamectl "
          "set-hostname NAME) and check that `hostname` prints it, or name the interface gloo should use with "
          "GLOO_SOCKET_IFNAME on every rank. A restart fails the same way.", retry=False),
+    # Round 141: gloo's transport/tcp/device.cc lookupAddrForHostname, which gloo runs when torch hands it the
+    # machine's own host name (GLOO_SOCKET_IFNAME unset): it binds a socket to each address getaddrinfo gives for the
+    # name and fails when none is usable here: `rp != nullptr. Unable to find address for: HOST` (before gloo#191, July
+    # 2019), `bind_rv == 0. Unable to find address for HOST; bind(2) for [ADDR]:0 failed with: MSG` since (pipedream#32:
+    # the name resolved to no address of the container's machine; naming the interface fixed it). Not
+    # lookupAddrForIface's `ifa != nullptr. Unable to find address for: IFACE` (GLOO_SOCKET_IFNAME naming no interface
+    # of this node: nccl-no-interface), nor a name that does not resolve at all (getaddrinfo's `rv == 0`).
+    _sig("gloo-host-name-not-local", r"\brp != nullptr\. Unable to find address for: \S|"
+         r"\bUnable to find address for [^\s;]+; bind\(2\) for \S+ failed with: ",
+         "gloo was given no network interface (GLOO_SOCKET_IFNAME unset), so it looked up the machine's own host name "
+         "and tried to bind to each address that name resolves to; none of them is usable on this machine: the name "
+         "resolves (in /etc/hosts or DNS) to another or an old address, to the host's address inside a container "
+         "with its own network, or only to IPv6 where IPv6 is off.",
+         "Set GLOO_SOCKET_IFNAME to the interface that carries this node's training-network address (ip -br addr) "
+         "on every node, or make `hostname` resolve to an address of this machine (an /etc/hosts line with its "
+         "training-network IP). A restart fails the same way.", retry=False),
     # Round 125: ATen's grouped GEMM (torch._grouped_mm, which MoE layers run their experts through: torchtitan's
     # _run_experts_grouped_mm, transformers' grouped experts) in a ROCm build without it: `grouped gemm is not
     # supported on ROCM` (pytorch/pytorch#161366; a fallback came with #162419). Not vLLM/FlashInfer's own "MXFP4
