@@ -116,4 +116,14 @@ DEVICE_SIGNATURES: tuple[Signature, ...] = (
          "Run on Linux with a CUDA build of torch (on Windows: WSL2), or use the gloo backend: "
          "init_process_group(\"gloo\"), the Trainer's --ddp_backend gloo, Lightning's "
          "DDPStrategy(process_group_backend=\"gloo\").", retry=False),
+    # Round 143: distributed_c10d.py when the build has no MPI: "Distributed package doesn't have MPI built in.", in
+    # later releases followed by "MPI is only included if you build PyTorch from source on a host that has MPI
+    # installed." (pytorch/pytorch#36781). PyTorch's pip and conda packages are built without it (open-ce/open-ce#376
+    # for Open-CE's); "doesn't have NCCL built in" is nccl-unavailable's, above.
+    _sig("mpi-backend-not-built", r"Distributed package doesn't have MPI[\"'\s]{0,5}built in",
+         "This torch build has no MPI backend (PyTorch's pip and conda packages are built without it; only a build "
+         "from source on a host with MPI installed has it), and the run asked for backend=\"mpi\".",
+         "Use the gloo backend (on Intel CPUs also ccl, with Intel's oneCCL bindings) and keep the MPI launcher to "
+         "start the ranks only (RANK and WORLD_SIZE from OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE or PMI_RANK/PMI_SIZE), or build "
+         "PyTorch from source on a host with MPI installed. A restart fails the same way.", retry=False),
 )

@@ -297,4 +297,34 @@ CCL_SIGNATURES: tuple[Signature, ...] = (
          "deepspeed.init_distributed) before the model's first forward; for one process, use the library without its "
          "distributed path (FastMoE built with USE_NCCL=0, or world_size 1). A restart fails the same way.",
          retry=False),
+    # Round 143: Intel's oneCCL bindings for PyTorch (intel/torch-ccl) without point-to-point. src/ProcessGroupCCL.cpp
+    # before "Enable GPU Point-to-Point (p2p) communication: send and recv" (#85, May 2023): `TORCH_CHECK(false,
+    # "ProcessGroupCCL does not support send")`, recv and recvAnysource alike; since then the CPU stub still has none,
+    # src/dispatch_stub.h's fail(): "oneccl_bindings_for_pytorch: send isn't implementd on backend [cpu]." (sic).
+    # deepspeedai/DeepSpeed#5313: DeepSpeed's pipeline engine on CPU over ccl. A collective the binding lacks on a device
+    # (intel/torch-ccl#33, "broadcast isn't implemented on backend [xpu]": IPEX's old XPU device) is not this.
+    _sig("ccl-p2p-unsupported", r"ProcessGroupCCL does not support (?:send|recv|recvAnysource)\b|"
+         r"oneccl_bindings_for_pytorch: (?:send|recv) isn't implemente?d on backend",
+         "The ccl backend (Intel's oneCCL bindings for PyTorch, torch-ccl) has no point-to-point send/recv for these "
+         "tensors (none at all in its releases before mid-2023, none on the CPU after), and the run needs them: "
+         "DeepSpeed's pipeline parallelism sends activations between stages, as does any dist.send/recv.",
+         "Use the gloo backend where send/recv is needed on CPUs (deepspeed.init_distributed(dist_backend=\"gloo\"); "
+         "DeepSpeed 0.14.1 or later for gloo on its CPU accelerator), or a parallelism without point-to-point (ZeRO "
+         "stage 1-2 data parallelism instead of pipeline stages). A restart fails the same way.", retry=False),
+    # Round 143: oneCCL 2021.10 to 2021.11.x built for Intel GPUs (SYCL, Level Zero), src/common/global/global.cpp
+    # getenv_local_coord: when the launcher's variables give no local rank and size (MPI_LOCALRANKID/MPI_LOCALNRANKS
+    # under Intel MPI's hydra, CCL_LOCAL_RANK/CCL_LOCAL_SIZE with CCL_PROCESS_LAUNCHER=none) it warns "could not get
+    # local_idx/count from environment variables, trying to get them from ATL", then CCL_THROW_IF_NOT(ze_ipc_exchange
+    # == sockets, "to get local_idx/count from ATL, set CCL_ZE_IPC_EXCHANGE=sockets explicitly"); torch-ccl raises it
+    # as "oneCCL: global.cpp:N getenv_local_coord: EXCEPTION: ...". The warning alone is no failure: other builds and
+    # later releases go on from it (falling back to sockets).
+    _sig("ccl-local-rank-unknown", r"to get local_idx/count from ATL, set CCL_ZE_IPC_EXCHANGE=sockets",
+         "oneCCL could not learn each process's local rank and the number of processes on its node: it reads them "
+         "from an MPI launcher's variables (Intel MPI's launcher sets MPI_LOCALRANKID/MPI_LOCALNRANKS), and the run was "
+         "started by another launcher (accelerate launch, torchrun, a scheduler) that sets none of them; its "
+         "Intel-GPU build then refuses to go on unless its IPC handle exchange uses sockets.",
+         "Give oneCCL the local coordinates: CCL_PROCESS_LAUNCHER=none with CCL_LOCAL_RANK=$LOCAL_RANK and "
+         "CCL_LOCAL_SIZE=$LOCAL_WORLD_SIZE in every rank's environment (accelerate 0.27 and later sets them for "
+         "accelerate launch, huggingface/accelerate#2339), or set CCL_ZE_IPC_EXCHANGE=sockets, or launch with Intel "
+         "MPI's own launcher. A restart fails the same way.", retry=False),
 )

@@ -68,13 +68,38 @@ TORCH_SIGNATURES: tuple[Signature, ...] = (
     *FSDP_SIGNATURES,  # sigfsdp.py, in this place
     # ProcessGroupNCCL.cpp's getNcclDataType ("Unsupported data type for NCCL process group"; torchcomms' "Unsupported
     # tensor data type for NCCL"), and ProcessGroupGloo.cpp's GENERATE_ALL_TYPES, whose default case is "Invalid scalar
-    # type", raised in the collective's frame of distributed_c10d.py.
+    # type" (no bool, no int16, no BFloat16 there: pytorch/pytorch#111131, #113557), raised in the collective's frame of
+    # distributed_c10d.py, or in DDP's construction (nn/parallel/distributed.py, distributed/utils.py's module-state
+    # broadcast); round 143: told with gloo named in the lines before (ev: the error's line).
     _sig("collective-dtype-unsupported", r"Unsupported (?:tensor )?data type for (?:NCCL|XCCL)(?: process group)?|"
-         r"distributed_c10d\.py\"?, line \d+, in \w+\n(?:[^\n]*\n){0,4}?[^\n]*Invalid scalar type",
+         r"(?:distributed_c10d|distributed[/\\]utils|parallel[/\\]distributed)\.py\"?, line \d+, in \w+\n"
+         r"(?:[^\n]*\n){0,4}?[^\n]*Invalid scalar type|"
+         r"\bgloo\b(?:(?!\bgloo\b)[^\n])*\n(?:[^\n]*\n){0,8}?[^\n]*?(?P<ev>RuntimeError: Invalid scalar type\b)",
          "A collective was given a tensor of a dtype its backend cannot reduce or move: torch.bool on NCCL before "
-         "PyTorch 1.7, torch.bool on gloo (its type dispatch has no bool), a dtype the installed backend lacks.",
+         "PyTorch 1.7, torch.bool, int16 or bfloat16 on gloo (its type dispatch has none of them), a dtype the "
+         "installed backend lacks.",
          "Cast the tensor before the collective and back after it (t.to(torch.uint8) or t.long() for a bool, "
-         "float32 for an unsupported float type), or upgrade PyTorch (NCCL takes bool since 1.7). A restart fails "
+         "float32 for an unsupported float type: on gloo a bfloat16 model's DDP needs float32 parameters or a "
+         "communication hook that casts), or upgrade PyTorch (NCCL takes bool since 1.7). A restart fails "
+         "the same way.", retry=False),
+    # Round 143: torch.distributed has no backend for Apple's MPS device. ProcessGroupGloo.cpp's tensor check (gloo
+    # takes CPU and CUDA tensors) names the op and both TensorOptions: "ProcessGroupGloo::allgather: invalid tensor
+    # type at index 0 (expected TensorOptions(... device=cpu ...), got TensorOptions(... device=mps:0 ..." (DDP's
+    # parameter check, ultralytics/ultralytics#15701); Lightning's connectors (pytorch/trainer/connectors/
+    # accelerator_connector.py, fabric/connector.py) refuse first: "You set `strategy=...` but strategies from the DDP
+    # family are not supported on the MPS accelerator."; torch 2.x's BackendConfig (distributed_c10d.py), for
+    # init_process_group without a backend on a Mac: "We detected accelerator mps on your machine. But we don't know
+    # which communication backend to use for this accelerator." (deepspeedai/DeepSpeed#7148).
+    _sig("mps-distributed-unsupported",
+         r"strategies from the DDP family are not supported on the\s{1,3}MPS accelerator|"
+         r"We detected accelerator mps on your machine\. But we don't know which communication backend|"
+         r"ProcessGroupGloo::\w+: invalid tensor type at index \d+ \(expected TensorOptions\([^\n]{0,400}?"
+         r"got TensorOptions\(dtype=[\w ]{1,40}, device=mps",
+         "Distributed training on Apple's MPS device is not supported: torch.distributed has no backend for MPS "
+         "tensors (gloo, the only backend on macOS, takes CPU tensors), so DDP over processes on a Mac's GPU fails; "
+         "Lightning refuses the DDP family of strategies on MPS up front.",
+         "Train in one process on MPS (no DDP; Lightning: devices=1 and no DDP strategy), or run the distributed "
+         "processes on the CPU (accelerator=\"cpu\", the model and tensors on cpu, backend gloo). A restart fails "
          "the same way.", retry=False),
     # torch/distributed/__init__.py defines the API only when torch._C has c10d (is_available()); the macOS binaries
     # before 1.8, NVIDIA's Jetson wheels and builds with USE_DISTRIBUTED=0 lack it.
