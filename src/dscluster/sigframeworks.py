@@ -159,6 +159,22 @@ FRAMEWORK_SIGNATURES: tuple[Signature, ...] = (
          "Call it on the model itself: keep the module you passed to deepspeed.initialize (or use engine.module) and "
          "call module.generate(...) there; DeepSpeed 0.6.5 and later pass such attributes through the engine. A "
          "restart fails the same way.", retry=False),
+    # Round 147: ATen's chunk (aten/src/ATen/native/TensorShape.cpp chunk/unsafe_chunk: TORCH_CHECK(self.dim() > 0,
+    # "chunk expects at least a 1-dimensional tensor")), reached from DataParallel's scatter of the forward's arguments
+    # (torch/nn/parallel/scatter_gather.py scatter_kwargs -> _functions.Scatter -> torch/nn/parallel/comm.py scatter ->
+    # torch._C._scatter, which chunks every tensor along dim 0; DistributedDataParallel before 1.12 scattered the same
+    # way): a 0-dim tensor among them, as the transformers Trainer's num_items_in_batch (4.46-4.50, fixed by #36967).
+    # Not where the text shows the program's own chunk call (".chunk(") without a scatter: a scalar chunked by the model.
+    _sig("dataparallel-scalar-scatter", r"\A(?:(?=[\s\S]*?(?:\bscatter|data_parallel|DataParallel))|"
+         r"(?![\s\S]*?\.chunk\())[\s\S]*?(?P<ev>\bchunk expects at least a 1-dimensional tensor)",
+         "A scalar (0-dimensional) tensor was passed to the forward of a model wrapped in torch's DataParallel, which "
+         "splits every tensor argument along its first dimension across the GPUs and cannot split a scalar: the "
+         "transformers Trainer run with several GPUs visible and no distributed launcher uses DataParallel, and "
+         "transformers releases between 4.46 and 4.50 passed num_items_in_batch to the model as such a tensor.",
+         "Upgrade transformers (4.51 or later gives num_items_in_batch a dimension), or start the training with a "
+         "launcher (torchrun, accelerate launch) so that it runs DistributedDataParallel, or make one GPU visible "
+         "(CUDA_VISIBLE_DEVICES=0); in your own code give every tensor argument a batch dimension (unsqueeze(0)). A "
+         "restart fails the same way.", retry=False),
     # NCCL's init.cc (parseCommConfig): "Invalid config blocking attribute value %d"; -2147483648 is INT_MIN,
     # NCCL_CONFIG_UNDEF_INT, the "not set" marker newer NCCL headers put in ncclConfig_t, which NCCL releases from
     # before that marker (2.14) reject as a value.
