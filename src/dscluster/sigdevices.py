@@ -80,9 +80,13 @@ DEVICE_SIGNATURES: tuple[Signature, ...] = (
          "the older CUDA; the same image on every node.", retry=False),
     # CUDA's cudaErrorUnknown at initialisation: 999 (30 before CUDA 10.1, THC's "cuda runtime error (30)"), in torch's
     # warning (c10/cuda/CUDAFunctions.cpp), THC's check at _cuda_init, the driver API's cuInit and
-    # cudaGetDeviceCount. Not CUDA's "unknown error" later in a run: that may be a kernel's fault.
+    # cudaGetDeviceCount. Not CUDA's "unknown error" later in a run: that may be a kernel's fault. nccl-tests' CUDACHECK
+    # (src/common.h: "%s: Test CUDA failure %s:%d '%s'") only where it stops the device listing that run() in
+    # src/common.cu opens with "# Using devices" (no rank's device shown yet, or only the "#  Rank" lines).
     _sig("cuda-init-unknown", r"CUDA initialization: CUDA unknown error|cuda runtime error \((?:30|999)\) : unknown error|"
-         r"cuInit: CUDA_ERROR_UNKNOWN|cudaGetDeviceCount\(\)[^\n]{0,200}?Error 999: unknown error",
+         r"cuInit: CUDA_ERROR_UNKNOWN|cudaGetDeviceCount\(\)[^\n]{0,200}?Error 999: unknown error|"
+         r"^[ \t]*# Using devices[ \t]*\n(?:[ \t]*#[ \t]+Rank\b[^\n]*\n)*"
+         r"(?P<ev>[^\n]*Test CUDA failure [^\n]*'unknown error')",
          "CUDA could not initialise on that node (CUDA's \"unknown error\"): the NVIDIA driver's state is broken, not "
          "the program: after a suspend and resume, the nvidia_uvm module unloaded or its device nodes (/dev/nvidia-uvm) "
          "missing (in a container too), a driver updated without a reboot; CUDA_VISIBLE_DEVICES, which the message "

@@ -882,6 +882,10 @@ NOT_WRITTEN: dict[int, set[str]] = {
     # (status=5, vendor err 249) do not show the ports' MTUs: nodes whose RDMA ports differ in MTU print them under
     # NCCL 2.20.3+ (NVIDIA/nccl#1524), and so does a ConnectX-7 under NCCL's internal net plugin (NVIDIA/nccl#1710, open)
     141: {"ib-mtu-mismatch"},
+    # torch's `unhandled system error` with an empty `Last error:` (NCCL_DEBUG unset) from the first barrier or
+    # broadcast does not show that each node's ranks ran in a Docker container on its bridge network (fixed by
+    # --network=host): a firewall, a wrong interface or a peer gone print the same
+    150: {"container-network-isolated"},
 }
 
 
