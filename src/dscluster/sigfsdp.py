@@ -2,11 +2,15 @@
 this place, so the order of the whole table is unchanged): a state-dict type that was never set, CPU offload refused
 with NO_SHARD, a parameter's name missing from the state dict, its post-backward hook refused under inference mode
 (round 129), a process whose current CUDA device is not the rank's, CPU parameters with sync_module_states (round
-111), the full-state-dict gather at save out of GPU memory (round 135). Each pattern is the wording of the component
+111), the full-state-dict gather at save out of GPU memory (round 135), and a parameter read while FSDP (FSDP2's
+fully_shard too) had freed its unsharded storage (round 148). Each pattern is the wording of the component
 that prints it (torch/distributed/fsdp/*.py, cited at each), never one log's. The real logs they are measured on are
 tests/data/failures (tests/unit/test_failure_corpus.py)."""
 
 from __future__ import annotations
+
+import re
+from collections.abc import Iterable
 
 from dscluster.sigtypes import Signature
 from dscluster.sigtypes import sig as _sig
@@ -112,4 +116,39 @@ FSDP_SIGNATURES: tuple[Signature, ...] = (
          "supports it with FSDP (torchtune >= 0.2's distributed recipe with a qlora config; bitsandbytes with "
          "bnb_4bit_quant_storage under Accelerate), or the single-device QLoRA recipe. A restart fails the same way.",
          retry=False),
+    # Round 148 (pytorch/pytorch#181832): ATen's checkInBoundsForStorage (aten/src/ATen/native/Resize.h): `"setStorage:
+    # sizes ", size, ", strides ", stride, "," " storage offset ", ..., ", and itemsize ", ..., " requiring a storage
+    # size of ", ..., " are out of bounds for storage of size ", new_storage_size_bytes)`, read from its last words with
+    # a storage of size 0: a view or a parameter set on storage that was resized to 0. FSDP frees the unsharded
+    # parameters so (FSDP2's reshard_after_forward, FSDP1's flat parameter) and gathers them again only through its
+    # hooks. Only where FSDP is named in the failure's streams (its frames, fully_shard, FSDP2's warning `FSDP2-wrapped
+    # module (...) returned a view tensor`): DeepSpeed's ZeRO-3 empties partitioned parameters too, and a bare line
+    # does not tell which (pytorch/pytorch#183702's one-line excerpt stays generic).
+    _sig("fsdp2-unsharded-param-freed", r"\bare out of bounds\s+for\s+storage of size 0\b",
+         "A parameter that FSDP manages was read while FSDP had freed its unsharded (all-gathered) storage: FSDP "
+         "(fully_shard/FSDP2 with reshard_after_forward, FSDP1's flat parameters) resizes that storage to 0 after a "
+         "module's forward and all-gathers it again only through its hooks, and this read bypassed them: backward "
+         "through a path FSDP's pre-backward hook never saw (an in-place op on a view of a wrapped module's output, "
+         "such as out += y after a squeeze; a tensor kept from a forward, a cache or auxiliary logits, used in a later "
+         "loss; a module of a grouped fully_shard([...]) called again later in the same iteration; a custom autograd "
+         "function reading the weight in its backward), or a parameter used or printed outside the wrapped module's "
+         "forward.",
+         "Find the path that bypasses FSDP's hooks and make it go through them: use out-of-place ops on a wrapped "
+         "module's outputs (out = out + y, or .clone() the output before an in-place op; FSDP2 warns 'returned a view "
+         "tensor' since PyTorch's fix #181850), compute every loss from the outputs of the current forward, shard a "
+         "module that is called more than once per iteration on its own (fully_shard(module), not in a list), and "
+         "read parameters outside forward under summon_full_params (FSDP1) or model.unshard() (FSDP2). As a "
+         "workaround, reshard_after_forward=False on the module involved keeps its parameters gathered until "
+         "backward (more memory). A restart fails the same way.", retry=False,
+         aside_if=lambda m, texts: not _names_fsdp(texts)),
 )
+
+
+# What names FSDP in a failure's streams: its frames (torch/distributed/fsdp/, _fsdp_state.py, _fsdp_param.py),
+# fully_shard, FSDP2's own warnings and errors ("FSDP2-wrapped module", FSDPModule), FullyShardedDataParallel. Case
+# matters: a config dump's fsdp_config (accelerate env, HF Trainer arguments) is no FSDP run.
+_FSDP_NAMED = re.compile(r"fully_shard|FSDP|FullyShardedDataParallel|/fsdp/|\b_fsdp_")
+
+
+def _names_fsdp(texts: Iterable[str]) -> bool:
+    return any(_FSDP_NAMED.search(t) for t in texts)

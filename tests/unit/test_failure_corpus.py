@@ -886,6 +886,12 @@ NOT_WRITTEN: dict[int, set[str]] = {
     # broadcast does not show that each node's ranks ran in a Docker container on its bridge network (fixed by
     # --network=host): a firewall, a wrong interface or a peer gone print the same
     150: {"container-network-isolated"},
+    # torch's `attempting to assign a gradient with dtype ... to a tensor with grad_dtype ...` (python_variable.cpp's
+    # .grad setter) does not show why the dtypes differ: FSDP2's mixed-precision dtypes resolved at lazy init while
+    # every parameter was frozen (pytorch/pytorch#186998), or trainable parameters loaded in fp32 under a bf16 autocast
+    # (verl's FSDP2 LoRA); setStorage's `storage of size 0` alone, FSDP named nowhere in the log
+    # (pytorch/pytorch#183702's one-line excerpt), does not tell FSDP's freed parameters from ZeRO-3's
+    148: {"fsdp2-mp-dtype-frozen-first-forward"},
 }
 
 
