@@ -15,11 +15,26 @@ launcher's daemons, a script not found). The real logs they are measured on are 
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
+
 from dscluster.sigtypes import Signature, then
 from dscluster.sigtypes import sig as _sig
 
 # A host list as the MPI launchers and Horovod take it after -H/--host: name:slots[,name:slots...].
 _HOSTS = r"[\w.-]{1,64}:\d{1,5}(?:,[\w.-]{1,64}:\d{1,5}){0,63}"  # bounded: read in linear time
+
+# What a crash handler prints before the frames (nccl-ras-crash): UCX's (ucs_handle_error), glibc's and the shell's
+# words, gdb's `received signal SIGSEGV`, Open MPI's and Abseil's handlers.
+_CRASH = re.compile(r"Caught signal 11\b|Segmentation fault|\bSIGSEGV\b|^[ \t]*==== backtrace|"
+                    r"\*\*\* Process received signal \*\*\*", re.IGNORECASE | re.MULTILINE)
+
+
+def _no_crash_before(m: re.Match, texts: Iterable[str]) -> bool:
+    """nccl-ras-crash's Signature.aside_if: no crash handler's words stand before the frame (a hang's dump of every
+    thread, a profiler's stacks): the RAS function is on a stack, not where the process crashed."""
+    return not _CRASH.search(m.string, 0, m.start())
+
 
 CCL_SIGNATURES: tuple[Signature, ...] = (
     # Round 98: an InfiniBand work request NCCL posted completed with status 4, IBV_WC_LOC_PROT_ERR (local protection
@@ -327,4 +342,25 @@ CCL_SIGNATURES: tuple[Signature, ...] = (
          "CCL_LOCAL_SIZE=$LOCAL_WORLD_SIZE in every rank's environment (accelerate 0.27 and later sets them for "
          "accelerate launch, huggingface/accelerate#2339), or set CCL_ZE_IPC_EXCHANGE=sockets, or launch with Intel "
          "MPI's own launcher. A restart fails the same way.", retry=False),
+    # Round 149: a rank's crash whose backtrace names a function of NCCL's RAS subsystem (reliability, availability,
+    # serviceability: the thread NCCL 2.24 and later start in every process, src/ras/ras.cc, peers.cc, rasnet.cc,
+    # collectives.cc, client_support.cc). Its function names in those files (rasMsgHandlePeersUpdate, rasClientRunComms,
+    # rasCollCommsInit, rasConnSendPeersUpdate, rasLinkReinitConns, rasNetAcceptNewSocket, rasPeersUpdate,
+    # ncclRasCommInit ...), case-sensitive, as a frame (after an address, `in `, `(` or a mangled name's `_ZL23`,
+    # before its parenthesis or `+offset`), set aside where no crash handler's words (_CRASH) stand before it: UCX's
+    # `Caught signal 11 (Segmentation fault` and `==== backtrace (tid: N) ====` (ucs_handle_error), glibc's
+    # `Segmentation fault`, Open MPI's `*** Process received signal ***`. NVIDIA/nccl#1996 (2.27.7, use-after-free in
+    # rasMsgHandlePeersUpdate, fixed by PR 2406), #1762 (2.27.3, rasClientRunComms, fixed in 2.29.2), #1669/#1718 (2.26,
+    # a RAS report during init, fixed in 2.27.3). Not the RAS thread's idle loop in a hang's dump of every thread
+    # (rasThreadMain, rasSockEventLoop: not in the list), nor its INFO line `RAS client listening socket at ::1<28028>`.
+    _sig("nccl-ras-crash", r"(?:0x[0-9a-fA-F]{1,16} ?|\bin |[\s(](?:_ZL?\d{1,3})?)(?-i:ncclRas[A-Z]\w{0,60}|"
+         r"ras(?:MsgHandle|Client|Coll|Conn|Link|Net|Peers?|DeadPeers|Local)[A-Z]?\w{0,60})[ \t]*[(（+]",
+         "A rank crashed inside NCCL's RAS subsystem (its reliability/availability/serviceability thread, on by "
+         "default since NCCL 2.24): NCCL 2.26-2.29 releases have memory-safety bugs there (a use-after-free when peers "
+         "are updated in 2.27.7, memory corruption when its status is queried in 2.27.3, a crash when a report is "
+         "asked for during init in 2.26), which crash training processes that do nothing wrong.",
+         "Set NCCL_RAS_ENABLE=0 in every rank's environment (RAS only serves status queries on port 28028; training "
+         "does not need it), and stop tools polling that port; or move to an NCCL release with the fix (2.27.3 for "
+         "the init race, 2.29.2 for the status query, a release after PR 2406 for the peers update). A restart can "
+         "crash the same way.", retry=False, aside_if=_no_crash_before),
 )

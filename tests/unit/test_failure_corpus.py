@@ -892,6 +892,9 @@ NOT_WRITTEN: dict[int, set[str]] = {
     # (verl's FSDP2 LoRA); setStorage's `storage of size 0` alone, FSDP named nowhere in the log
     # (pytorch/pytorch#183702's one-line excerpt), does not tell FSDP's freed parameters from ZeRO-3's
     148: {"fsdp2-mp-dtype-frozen-first-forward"},
+    # (round 149's nccl-ras-crash has a rule, from a crash's backtrace; its case nccl-1762, a PyTorch rank's TCPStore
+    # warning `recvValueWithTimeout failed ... Failed to recv, got 0 bytes`, does not show that another rank crashed in
+    # NCCL 2.27.3's RAS client code, whose backtrace is not posted, and stays a tune miss)
 }
 
 
