@@ -320,7 +320,8 @@ _TABLE: tuple[Signature, ...] = (
          r"flannel)|^[ \t]*\[\d+\](?:docker\d|virbr\d|br-\w+|veth\w+|cni\d|flannel)[\w.-]*:[\w.:%-]+<\d+>",
          "NCCL chose a virtual interface (docker0, a bridge) that the other nodes cannot reach.",
          "Set NCCL_SOCKET_IFNAME (and GLOO_SOCKET_IFNAME) to the training network's interface on every node, "
-         "e.g. NCCL_SOCKET_IFNAME=eth0 or ^docker,lo,veth.", retry=False, needs_a_failure=True),
+         "e.g. NCCL_SOCKET_IFNAME=eth0 or ^docker,lo,veth; ranks in containers on a bridge network (Docker's default) "
+         "cannot reach other nodes at all: run them with --network=host.", retry=False, needs_a_failure=True),
     # std::terminate with no exception in flight, a rank's last words: no restart, a restart runs a finished script again.
     _sig("exit-abort", r"terminate called without an active exception", *sigcauses.EXIT_ABORT, retry=False,
          aside_if=sigwords.aborts_otherwise),
