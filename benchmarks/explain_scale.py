@@ -34,6 +34,10 @@ KINDS = {
     "one line of 'orted '": lambda: "orted ",
     "cut-off tracebacks": lambda: "Traceback (most recent call last):\n",
     "exception lines": lambda: "ValueError: bad value\n",
+    # Thousands of ranks (one stream each) with the same last words after another rank's watchdog timeout: every
+    # stream matches exit-abort, whose set-aside check looks at all streams (sigwords.found_in_any reads them once).
+    "ranks' aborts at exit after a timeout": lambda: "[rank0]: Watchdog caught collective operation timeout\n" + "".join(
+        f"[rank{i}]: terminate called without an active exception\n" for i in range(200_000)),
 }
 
 

@@ -303,7 +303,7 @@ def _explain_streams(logs: Sequence[LogText], hint_rank: int | None = None) -> E
     first = rankerror.first_failure(errs, hint_rank)
     if (cut := _command_cut(streams, first)) is not None:
         return cut
-    if len(versions := mixedversions.nccl_versions(st.text for st in streams)) > 1 and \
+    if len(versions := mixedversions.nccl_versions(texts := tuple(st.text for st in streams))) > 1 and \
             (first is None or first.symptom or _vague(first)):
         return Explanation("version-mismatch", mixedversions.CAUSE, mixedversions.FIX, False,
                            " / ".join(f"NCCL version {v}" for v in versions), {"versions": ", ".join(versions)},
@@ -337,7 +337,7 @@ def _explain_streams(logs: Sequence[LogText], hint_rank: int | None = None) -> E
             continue  # another rank's abort or crash does not explain the first one's kill
         for st in ordered:
             m = sig.pattern.search(st.text)
-            if m and not sig.set_aside(m, (s.text for s in streams), first is not None):
+            if m and not sig.set_aside(m, texts, first is not None):  # one tuple: found_in_any caches on it
                 if sig.name == "python-error" and _pipe_closed(first):
                     return own_error(first)
                 if sig.name == "python-error" and (summary := torchrunsummary.report(streams, errs)):

@@ -43,7 +43,7 @@ def _waits_on_a_build(m: re.Match, texts: Iterable[str]) -> bool:
     where a stream of the same failure shows the build under way (another node's ranks on a shared home directory while
     the first node compiles; rank 0's compile beside the others' Ctrl-C tracebacks): a wait for that build, no lock
     left behind."""
-    return m.group("ev") is not None and any(map(_JIT_BUILD.search, texts))
+    return m.group("ev") is not None and sigwords.found_in_any(_JIT_BUILD, texts)
 
 # Ordered: first match wins. Root causes come before the symptoms they cause on other ranks. `retry` is
 # whether a restart of the same command can help (restart_can_help): a missing module, a config the

@@ -280,12 +280,35 @@ def ends_a_timeout(m: re.Match, texts: Iterable[str]) -> bool:
     return "watchdog caught collective operation timeout" in what.lower()
 
 
+_LAST_FOUND: dict[re.Pattern, tuple[tuple[str, ...], bool]] = {}  # pattern -> (the streams' texts, found)
+
+
+def found_in_any(pattern: re.Pattern, texts: Iterable[str]) -> bool:
+    """Whether `pattern` is found in any of a failure's stream texts. An aside_if that looks at every stream is asked
+    once per stream its signature matches, with the same tuple (explain._explain_streams makes it once): the answer
+    for that tuple is kept, so the streams are read once per failure, not once per matching stream (a log of
+    thousands of ranks with the same last words). Kept by identity, with the tuple itself, so no other texts can
+    be taken for it."""
+    texts = tuple(texts)
+    last = _LAST_FOUND.get(pattern)
+    if last is not None and last[0] is texts:
+        return last[1]
+    found = any(map(pattern.search, texts))
+    _LAST_FOUND[pattern] = (texts, found)
+    return found
+
+
+_THROWN = re.compile(re.escape("terminate called after throwing"))  # as written: case-sensitive
+
+
 def aborts_otherwise(m: re.Match, texts: Iterable[str]) -> bool:
     """exit-abort's Signature.aside_if: a C++ exception reached std::terminate in the failure ("terminate called after
     throwing" in any stream, or its what() in the text read), or torch's watchdog timed a collective out in any stream
-    (the abort ends that timeout, ends_a_timeout): that is the cause, not a thread left running at exit."""
-    thrown = "terminate called after throwing"
-    return "what():" in m.string or any(thrown in t or _WATCHDOG_TIMEOUT.search(t) for t in (m.string, *texts))
+    (the timeout the abort ends; ends_a_timeout reads only the text before the abort): that is the cause, not a thread
+    left running at exit."""
+    texts, own = tuple(texts), m.string  # `own`: the stream or the error's block it was found in
+    return "what():" in own or bool(_THROWN.search(own) or _WATCHDOG_TIMEOUT.search(own)) or \
+        found_in_any(_THROWN, texts) or found_in_any(_WATCHDOG_TIMEOUT, texts)
 
 
 # What a signal that ended a rank most often means (explain.py's answer for a rank with no words of its own).
