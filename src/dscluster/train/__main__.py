@@ -36,5 +36,25 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def leave(code: int) -> None:
+    """End the rank without Python's finalization, as exit-abort's fix tells users' scripts to.
+
+    Why: once the run is over (final checkpoint committed, process group destroyed), a thread of gloo or NCCL
+    still releasing a finished collective's tensors (DeepSpeed's ZeRO holds them) can need the GIL while Python
+    finalizes; it cannot take it and the rank aborts ("terminate called without an active exception", exit 134),
+    which the supervisor must read as a failure. Logging's handlers and the standard streams are flushed first;
+    nothing else the trainer writes waits for an atexit handler (metrics are appended line by line, the rank's
+    progress record is removed by the node's watchdog)."""
+    import logging
+
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe or stream: nothing left to save
+            pass
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    leave(main())
