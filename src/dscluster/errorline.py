@@ -95,6 +95,20 @@ def os_error(lines: Sequence[str]) -> tuple[Signature, re.Match, str, str, str] 
     return None
 
 
+def _nccl_system_call(block: str) -> tuple[Signature, str] | None:
+    """NCCL's failed system call raised as the rank's own error (torch's `NCCL error in: ..., unhandled system error`)
+    with no NCCL WARN line to say which: nccl-system-call, a symptom among other ranks' errors, says more here than
+    the words alone (rerun with NCCL_DEBUG=WARN; shared memory in a container, NCCL_SOCKET_IFNAME for a socket)."""
+    from dscluster.signatures import SIGNATURES  # noqa: PLC0415 - the table imports this module's words
+
+    sig = next(s for s in SIGNATURES if s.name == "nccl-system-call")
+    if (m := sig.pattern.search(block)) is None:
+        return None
+    start = block.rfind("\n", 0, m.start()) + 1
+    end = block.find("\n", m.end())
+    return sig, block[start:end if end >= 0 else len(block)]
+
+
 def _path_of(m: re.Match) -> str:
     groups = m.re.groupindex
     return next((m.group(g) for g in ("py", "q", "c") if g in groups and m.group(g)), "")
@@ -117,6 +131,9 @@ def last_resort(streams: Sequence[Stream], err=None, own: bool = False):
             sig, m, cause, fix, line = found
             params = {"path": _shown(_path_of(m)) or "?"} if "{path}" in cause else {}
             return Explanation(sig.name, cause, fix, sig.retry, _shown(line), params, error)
+    if own and (found := _nccl_system_call(err.block)) is not None:
+        sig, line = found
+        return Explanation(sig.name, sig.cause, sig.fix, sig.retry, _shown(line), {}, error)
     line = None if own else first_error_line(streams)
     if line is None:
         return None

@@ -357,7 +357,8 @@ _TABLE: tuple[Signature, ...] = (
          "An NCCL call of this rank failed on a system call (a socket, shared memory in /dev/shm, a memory mapping), "
          "mostly while it created the communicator; the NCCL WARN line before torch's error names which.",
          "Rerun with NCCL_DEBUG=WARN and read that line: in a container give NCCL shared memory (--ipc=host, --shm-size"
-         "=16g, a pod's emptyDir medium: Memory at /dev/shm); for a socket set NCCL_SOCKET_IFNAME.", False, True),
+         "=16g, a pod's emptyDir medium: Memory at /dev/shm); for a socket set NCCL_SOCKET_IFNAME (containers on "
+         "Docker's default bridge network cannot reach other nodes: run them with --network=host).", False, True),
     _sig("nccl-remote-exit", then("NCCL", "remote process exited") + "|remote process exited or there was a network error|"
          "ncclRemoteError|" + then("NCCL error", "unhandled system error"),
          "Another rank died (or its network failed) during a collective; the real error is on that rank.",
