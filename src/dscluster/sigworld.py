@@ -1,7 +1,8 @@
 """Failure signatures of how the ranks find and count each other, from round 29 of issue 45 (threads where a forum's
 or a project's answer established the cause): Gloo refusing to pair an IPv4 address with an IPv6 one, and DeepSpeed's
-batch-size check made while it counts a world of one process. Each pattern is the wording of the component that
-prints it (Gloo's tcp/device.cc, DeepSpeed's runtime/config.py), never one log's. sigmessages.py places this table with
+batch-size check made while it counts a world of one process; round 151 added DeepSpeed's MPI discovery counting
+another world than the torch.distributed already initialized. Each pattern is the wording of the component that
+prints it (Gloo's tcp/device.cc, DeepSpeed's runtime/config.py and comm/comm.py), never one log's. sigmessages.py places this table with
 PyTorch's own (sigtorch.py), before the core table's network family and DeepSpeed's batch check (ds-batch-assert),
 which would otherwise answer with the batch numbers. The real logs they are measured on are tests/data/failures
 (tests/unit/test_failure_corpus.py)."""
@@ -41,4 +42,20 @@ WORLD_SIGNATURES: tuple[Signature, ...] = (
          "release without the early count (0.8.3, or a later fixed one) with a matching transformers/accelerate; if "
          "one process was meant, launch with torchrun/deepspeed or set train_batch_size = micro batch x gradient "
          "accumulation.", retry=False),
+    # Round 151: DeepSpeed's MPI discovery (deepspeed/comm/comm.py mpi_discovery; runtime/engine.py _mpi_check before
+    # 0.6), run when no launcher set RANK/WORLD_SIZE/MASTER_ADDR, reads rank and size from mpi4py's COMM_WORLD and, when
+    # torch.distributed is already up, asserts "MPI rank {} does not match torch rank {}" and "MPI world size {} does
+    # not match torch world size {}". Only those words: not DeepSpeed's "Discovered MPI settings of world_rank=..."
+    # INFO line (no failure), nor ZeRO's "used a DP world size of N but the current world size is M" (a checkpoint).
+    _sig("ds-mpi-world-size-mismatch", r"MPI (?:world size \d+ does not match torch world size|rank \d+ does not match "
+         r"torch rank) \d+",
+         "DeepSpeed read the ranks from MPI while torch.distributed had already been initialized with other numbers: "
+         "two launchers counted the job. Either it was started by an MPI launcher and the script (or its framework) "
+         "initialized torch.distributed itself from another count (its own world size, the GPUs of one node: "
+         "DeepSpeed's Megatron example does not support an MPI launch), or another launcher (Lightning's, a spawn) "
+         "started the processes and each is an MPI world of its own.",
+         "Start the job one way: the deepspeed launcher (or torchrun) without an MPI launcher around it, or an MPI "
+         "launcher with the script leaving torch.distributed to deepspeed.init_distributed() (or initializing it from "
+         "the MPI job's OMPI_COMM_WORLD_SIZE/RANK); the MPI launcher's process count must be nodes x GPUs per node. A "
+         "restart fails the same way.", retry=False),
 )
