@@ -2,10 +2,10 @@
 or a project's answer established the cause): Gloo refusing to pair an IPv4 address with an IPv6 one, and DeepSpeed's
 batch-size check made while it counts a world of one process; round 151 added DeepSpeed's MPI discovery counting
 another world than the torch.distributed already initialized. Each pattern is the wording of the component that
-prints it (Gloo's tcp/device.cc, DeepSpeed's runtime/config.py and comm/comm.py), never one log's. sigmessages.py places this table with
-PyTorch's own (sigtorch.py), before the core table's network family and DeepSpeed's batch check (ds-batch-assert),
-which would otherwise answer with the batch numbers. The real logs they are measured on are tests/data/failures
-(tests/unit/test_failure_corpus.py)."""
+prints it (Gloo's tcp/device.cc, DeepSpeed's runtime/config.py and comm/comm.py), never one log's. sigmessages.py
+places this table with PyTorch's own (sigtorch.py), before the core table's network family and DeepSpeed's batch check
+(ds-batch-assert), which would otherwise answer with the batch numbers. The real logs they are measured on are
+tests/data/failures (tests/unit/test_failure_corpus.py)."""
 
 from __future__ import annotations
 
