@@ -903,6 +903,10 @@ NOT_WRITTEN: dict[int, set[str]] = {
     # (round 149's nccl-ras-crash has a rule, from a crash's backtrace; its case nccl-1762, a PyTorch rank's TCPStore
     # warning `recvValueWithTimeout failed ... Failed to recv, got 0 bytes`, does not show that another rank crashed in
     # NCCL 2.27.3's RAS client code, whose backtrace is not posted, and stays a tune miss)
+    # (round 152's ds-offload-grad-norm-device and memcg-oom have rules; its cases llamafactory-3583, a traceback cut
+    # before its error line at ZeRO-3's `grad.mul_(1. / combined_scale)` (the frame alone does not say which error),
+    # and linly-83, deepspeed's launcher's `exits with return code = 1` alone (not the host memory ZeRO-3's offload
+    # initialization ran out of), stay tune misses)
 }
 
 
