@@ -6,7 +6,8 @@ reaches into; round 49: TRL's GRPO/RLOO batch that cannot hold whole groups of n
 66: TRL's vllm_mode check refusing a valid mode on the ranks other than the main one (a main-branch bug); round 88:
 the reference or teacher model left on the CPU under FSDP, read from the trainer's frames before torch's device
 check; round 119: the rollout's torch_memory_saver out of GPU memory (veRL with SGLang), TRL's CLI older than
-vllm-serve. Each pattern is the wording of the component that prints it (TRL's modeling_base.py, trainer/utils.py
+vllm-serve; round 152: DeepSpeed's CPUAdam stepping GPU parameters (a reference model TRL
+initialized with the training config's optimizer offload). Each pattern is the wording of the component that prints it (TRL's modeling_base.py, trainer/utils.py
 and grpo_config.py, Python's AttributeError on DeepSpeed's and vLLM's classes, torch_memory_saver's csrc/utils.h),
 never one log's. sigmessages.py places this table with PyTorch's own, before DeepSpeed's broad `not compatible with
 ZeRO` refusal (ds-incompatible) and the last resorts.
@@ -153,6 +154,26 @@ RLHF_SIGNATURES: tuple[Signature, ...] = (
          "(trainer.ref_model.to(trainer.accelerator.device)), or train adapters with ref_model=None (the reference "
          "is the model with its adapters off), or use DeepSpeed ZeRO, whose branch prepares the reference model. A "
          "restart fails the same way.", retry=False),
+    # Round 152: DeepSpeed's CPU optimizers check each parameter they step is on the CPU (deepspeed/ops/adam/cpu_adam.py
+    # DeepSpeedCPUAdam.step and step_subgroup: "CPUAdam param is on {p.device} and must be 'cpu', make sure you enabled
+    # 'offload_optimizer': 'cpu' in your ZeRO config."; ops/adagrad/cpu_adagrad.py "CPUAdagrad ...", ops/lion/cpu_lion.py
+    # "CPULion ..."). TRL's prepare_deepspeed (trl/models/utils.py, DPO/KTO/PPO/GRPO reference, reward and teacher
+    # models) passes deepspeed.initialize a copy of the trainer's config lowered to stage 0 for ZeRO-1/2, whose
+    # optimizer section with offload_optimizer cpu still builds a DeepSpeedCPUAdam over GPU parameters
+    # (huggingface/trl#955, fixed by trl#5916). Only that assertion's words: DeepSpeed's "Basic Optimizer =
+    # DeepSpeedCPUAdam" line, transformers' "Detected ZeRO Offload and non-DeepSpeed optimizers" and torch's device
+    # check are other texts.
+    _sig("cpu-adam-param-on-gpu", r"\bCPU(?:Adam|Adagrad|Lion) param is on \w+(?::\d+)? and must be 'cpu'",
+         "DeepSpeed's CPU optimizer (DeepSpeedCPUAdam, or its Adagrad/Lion siblings) was stepped over parameters that are "
+         "on a GPU: it is made for ZeRO's optimizer offload, and the engine that ran it kept its parameters on the GPU. "
+         "Two setups do this: a second, frozen model (TRL's DPO/KTO/PPO reference, reward or teacher model) initialized by "
+         "the trainer with a copy of the training config at ZeRO stage 0 whose optimizer section, with offload_optimizer "
+         "cpu, still builds a CPUAdam; or a config or script that builds the CPU optimizer for an engine without "
+         "zero_optimization.offload_optimizer on the CPU.",
+         "For a frozen reference/reward/teacher model: upgrade TRL (its prepare_deepspeed drops the optimizer and "
+         "offload_optimizer from the copied config, huggingface/trl#5916), or train with ZeRO-3 or without optimizer "
+         "offload. Otherwise give that engine offload_optimizer: {device: cpu} in its ZeRO config, or use a GPU optimizer "
+         "(AdamW, FusedAdam) where nothing is offloaded. A restart fails the same way.", retry=False),
     # GRPOConfig.__post_init__ (trl/trainer/grpo_config.py and rloo_config.py, 0.18 to today).
     _sig("trl-generation-batch-steps", r"'?generation_batch_size'? and '?steps_per_generation'? can not be both "
          r"configured",
