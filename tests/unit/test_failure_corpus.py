@@ -907,6 +907,9 @@ NOT_WRITTEN: dict[int, set[str]] = {
     # before its error line at ZeRO-3's `grad.mul_(1. / combined_scale)` (the frame alone does not say which error),
     # and linly-83, deepspeed's launcher's `exits with return code = 1` alone (not the host memory ZeRO-3's offload
     # initialization ran out of), stay tune misses)
+    # (round 153's nccl-wrong-interface has a rule, from NCCL's Bootstrap/NET/Socket `Using` lines; its case
+    # pytorch-68893, torch's `unhandled system error` and `ncclSystemError: System call (socket, malloc, munmap, etc)
+    # failed.` alone (NCCL_DEBUG unset), does not show the veth interface NCCL used, and stays a tune miss)
 }
 
 
