@@ -5,7 +5,8 @@ the wording of the component that raises it: torch/distributed/elastic/rendezvou
 dynamic_rendezvous.py's _RendezvousOpExecutor.run (and etcd_rendezvous.py) and printed by name in the traceback's last
 line or torch elastic's error_handler JSON ("message": "RendezvousClosedError: "); triton/runtime/driver.py's
 _create_driver, f"{len(actives)} active drivers ({actives}). There should only be one."; round 113: Horovod's Gloo
-rendezvous store (horovod/common/gloo/http_store.cc, memory_store.cc). sigmessages.py places this
+rendezvous store (horovod/common/gloo/http_store.cc, memory_store.cc); round 155: the endpoint check of
+rendezvous/utils.py given an endpoint whose port an unset launcher value filled. sigmessages.py places this
 table after the model repositories' and before the training stack's: more specific than an exception's bare type. The
 real logs they are measured on are tests/data/failures (tests/unit/test_failure_corpus.py)."""
 
@@ -63,6 +64,23 @@ ELASTIC_SIGNATURES: tuple[Signature, ...] = (
          "every worker), as large as the slowest start; if it still times out, check that every host reaches the "
          "launching host's address and port (horovodrun --network-interface). The same launch at the same scale "
          "times out again.", retry=False),
+    # Round 155. torch/distributed/elastic/rendezvous/utils.py parse_rendezvous_endpoint: ValueError(f"The port number
+    # of the rendezvous endpoint '{endpoint}' must be an integer between 0 and 65536.") where the endpoint's port is the
+    # text None, a Python None formatted into it: accelerate launch's multi-node path (utils/launch.py
+    # prepare_multi_gpu_env and prepare_deepspeed_cmd_env, args.rdzv_endpoint = f"{main_process_ip}:{main_process_port}"
+    # when --same_network is not set; 0.24 left main_process_port None when none was given). A port out of range (a
+    # --master_port above 65535) or an empty one (an unset shell variable) is another mistake and is not read here.
+    _sig("accelerate-endpoint-unset",
+         r"The port number of the rendezvous endpoint '[^'\n]{0,200}:None' must be an integer between 0 and 65536",
+         "The multi-node launch had no main process port (nor, where the endpoint reads 'None:None', address): the "
+         "launcher formatted unset values into torch's rendezvous endpoint. accelerate launch builds it from "
+         "--main_process_ip and --main_process_port (or the config's main_process_ip/main_process_port); they were "
+         "not given, or were never parsed: a value after a flag that takes none (--same_network 'true', --multi_gpu "
+         "true) is read as the training script, and every option after it goes to that script.",
+         "Give every node the main node's address and port (accelerate launch --main_process_ip IP "
+         "--main_process_port PORT, or main_process_ip/main_process_port in the config file), and pass flags such as "
+         "--same_network and --multi_gpu bare, without a value, before the script's name. A restart fails the same "
+         "way.", retry=False),
     # triton's driver registry: no backend whose is_active() holds, i.e. no GPU visible to this process (a CPU-only
     # actor or launcher). Reached at import time through a library that builds a triton autotuner on import
     # (deepspeed <= 0.16.3 with triton 3.2, deepspeedai/DeepSpeed#7028). Two or more active drivers is another case.
