@@ -81,6 +81,20 @@ ELASTIC_SIGNATURES: tuple[Signature, ...] = (
          "--main_process_port PORT, or main_process_ip/main_process_port in the config file), and pass flags such as "
          "--same_network and --multi_gpu bare, without a value, before the script's name. A restart fails the same "
          "way.", retry=False),
+    # Round 156. The rendezvous store's port below 1024: torch/csrc/distributed/c10d/socket.cpp's SocketListenOp
+    # (tryListen: "The server socket has failed to bind to {} (errno: {} - {}).", the address as `[::]:97` or
+    # `0.0.0.0:97`; the DistNetworkError or RuntimeError joins them after "failed to listen on any local network
+    # address."), errno 13 on a port only root may bind. Not errno 98 on such a port (`[::]:22`, another server holds
+    # it: address-in-use), nor errno 13 on a high port (a security policy, not the port's number).
+    _sig("store-port-privileged", r"server socket has failed to bind to (?:\[[^\]\n]{1,60}\]|[\w.:-]{1,60}?):"
+         r"(?:[1-9]\d{0,2}|10[01]\d|102[0-3])(?!\d)[^\n]{0,12}?\(errno: ?13\b|Permission denied: The server socket has "
+         r"failed to bind to (?:\[[^\]\n]{1,60}\]|[\w.:-]{1,60}?):(?:[1-9]\d{0,2}|10[01]\d|102[0-3])(?!\d)",
+         "The rendezvous store's port (--master_port or MASTER_PORT, or the port of --rdzv_endpoint) is below 1024: "
+         "only root may listen on such a port, so the store's server socket on the first node could not bind it "
+         "(errno 13, Permission denied).",
+         "Use a port from 1024 up, e.g. torchrun's default 29500 or another free one; a port drawn at random (bash's "
+         "$RANDOM) must be moved into that range (29500 + RANDOM % 1000). A restart with the same port fails the "
+         "same way.", retry=False),
     # triton's driver registry: no backend whose is_active() holds, i.e. no GPU visible to this process (a CPU-only
     # actor or launcher). Reached at import time through a library that builds a triton autotuner on import
     # (deepspeed <= 0.16.3 with triton 3.2, deepspeedai/DeepSpeed#7028). Two or more active drivers is another case.

@@ -910,6 +910,12 @@ NOT_WRITTEN: dict[int, set[str]] = {
     # (round 153's nccl-wrong-interface has a rule, from NCCL's Bootstrap/NET/Socket `Using` lines; its case
     # pytorch-68893, torch's `unhandled system error` and `ncclSystemError: System call (socket, malloc, munmap, etc)
     # failed.` alone (NCCL_DEBUG unset), does not show the veth interface NCCL used, and stays a tune miss)
+    # torch elastic's etcd rendezvous state `'status': 'closed'` with the first nodes as its participants, then
+    # RendezvousClosedError, reads the same whether those nodes' agents closed it on finishing, on a signal, or after a
+    # last call (last_call_timeout, 30 s) that left nodes still being provisioned by an autoscaler outside; the log does
+    # not show the late nodes' provisioning. A bare `RuntimeError: Address already in use` does not show that a second
+    # launcher was started with --node_rank 0 too: another job or a leftover run on the port prints the same
+    156: {"elastic-rdzv-late-join", "duplicate-node-rank"},
 }
 
 
