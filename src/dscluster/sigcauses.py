@@ -61,13 +61,15 @@ NO_GPU = (
 
 # device-mismatch: one process holding a model split over GPUs: 3 (glm4-295, ms-swift-1547, transformers-29620:
 # device_map); the launch giving a rank another GPU: 1 (itwinai-208, one python per GPU under srun, misleading
-# before); the script's own tensors: the old text's only cause, none in the corpus, kept last.
+# before); the script's own tensors: the old text's only cause, none in the corpus, kept last; a trainer's second model
+# (review 157: LlamaFactory-9560, DPO's reference model FSDP left on the CPU, the text named no such cause before).
 DEVICE_MISMATCH = (
     "One operation got tensors on different devices (a GPU and the CPU, or two GPUs). Most often one process holds a "
     "model split over several GPUs (device_map=\"auto\", or one process started with several GPUs visible) and the "
     "model's code or the training step combines tensors across them. Or the launch gave a rank another GPU than its "
     "tensors are on (one python per GPU started by a scheduler or an MPI launcher, with no launcher setting "
-    "LOCAL_RANK). Or the script left the model or an input on another device.",
+    "LOCAL_RANK). Or the script left the model or an input on another device, or a trainer left a second model "
+    "there (a frozen reference model FSDP did not wrap, on the CPU).",
     "For data-parallel training start one process per GPU (torchrun, deepspeed, accelerate launch) and load the whole "
     "model on that process's GPU (a device_map that puts all of it on local_rank, not \"auto\"); under a scheduler "
     "start one launcher per node (one task per node running torchrun) rather than one python per GPU; move the model "

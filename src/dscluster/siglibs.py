@@ -25,11 +25,14 @@ LIBRARY_SIGNATURES: tuple[Signature, ...] = (
          "code that may run in one process with torch.distributed.is_initialized().", retry=False),
     # ProcessGroupNCCL's check of a collective's tensors; torch 2.x's words when the group has no CPU backend.
     _sig("collective-cpu-tensor", r"Tensors must be CUDA and dense|No backend type associated with device type cpu",
+         # Review 157: the call may be a library's (unsloth#2584: Unsloth's free release, one GPU only, at import)
          "A collective (all_reduce, broadcast, all_gather, ...) was given a CPU tensor on a process group that only "
-         "has the NCCL backend, which moves CUDA tensors only.",
+         "has the NCCL backend, which moves CUDA tensors only. The call may be a library's, not the script's: one "
+         "made for a single GPU, run in every rank of a multi-GPU launch.",
          "Move the tensor to the rank's GPU before the collective (t.to(torch.cuda.current_device())), or run CPU "
          "tensors through a gloo group (torch.distributed.new_group(backend=\"gloo\"), or init_process_group("
-         "backend=\"cpu:gloo,cuda:nccl\")).", retry=False),
+         "backend=\"cpu:gloo,cuda:nccl\")). If the traceback's frames are a library's, check that it supports "
+         "several GPUs (else train on one).", retry=False),
     # torch's lerp (aten/src/ATen/native/Lerp.cpp TORCH_META_FUNC(lerp_Tensor), older cuda/Lerp.cu): "expected dtype {self}
     # for `end` but got dtype {end}", met in Adam/AdamW's `exp_avg.lerp_(grad, 1 - beta1)`: the optimizer's state in one
     # dtype, the gradient in another. Round 57: transformers 4.46's Trainer under FSDP (huggingface/transformers#34702,
@@ -127,12 +130,15 @@ LIBRARY_SIGNATURES: tuple[Signature, ...] = (
          "which reduces after backward.", retry=False),
     # torch's copy from a meta tensor (Module.to, load_state_dict, ZeRO-3's partitioning of such a parameter).
     _sig("meta-tensor", r"Cannot copy out of meta tensor",
+         # Review 157: a 4-bit (QLoRA) model under ZeRO-3 too (Qwen-VL-Series-Finetune#7, the repository's answer).
          "A parameter still on the meta device (created without data: low_cpu_mem_usage, a device_map, "
          "init_empty_weights, a model's own empty_init) was copied (moved to a GPU, partitioned by ZeRO-3, loaded into) "
-         "before its weights were loaded.",
+         "before its weights were loaded. Or a quantized model (bitsandbytes 4-bit, QLoRA) was given to ZeRO-3, which "
+         "the training code does not support: its quantized weights stay on the meta device.",
          "Load the model without device_map/low_cpu_mem_usage when DeepSpeed places it (with ZeRO-3 create the "
          "TrainingArguments before from_pretrained so zero.Init builds it; remote-code models: empty_init=False); or "
-         "model.to_empty(device=...) and load the weights before use.", retry=False),
+         "model.to_empty(device=...) and load the weights before use. For QLoRA use ZeRO-2 unless the training code "
+         "says it supports ZeRO-3 with 4-bit models.", retry=False),
     # The HF Trainer's compute_loss without labels.
     _sig("trainer-no-loss", r"The model did not return a loss from the inputs",
          "The Trainer found no loss in the model's output: the batches carry no labels (the dataset has no "

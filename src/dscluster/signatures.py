@@ -282,13 +282,15 @@ _TABLE: tuple[Signature, ...] = (
          "NCCL (or UCX/MPI) could not lock memory for the InfiniBand/RoCE adapter: the locked-memory limit (ulimit -l) "
          "is too low, or the container lacks IPC_LOCK.",
          "Raise it: docker run --ulimit memlock=-1 (and --cap-add IPC_LOCK), or `* - memlock unlimited` in /etc/security/limits.conf.", retry=False),
-    _sig("nccl-ib", r"NET/IBP?\s*:?\s*Got completion\b|" + then("NET/IB", r"ibv_\w+ failed|local catastrophic error|async event")
+    _sig("nccl-ib", r"NET/IBP?\s*:?\s*Got completion\b|" + then("NET/IB", r"ibv_\w+ failed|local catastrophic error|"
+         + sigwords.NCCL_IB_ASYNC_FAILURE)
          + r"|Call to ibv_\w+ failed|IBV_WC_RETRY_EXC_ERR|" + then("NET/IB : ", "Unable to|failed"),
+         # Review 157: MTU (nccl-1524: two ports' MTUs differ; NCCL >= 2.20 no longer lowers it to the smaller one)
          "NCCL's InfiniBand/RoCE transport failed between nodes (a completion error: the adapters cannot reach "
-         "each other, a wrong GID index on RoCE, or a link went down).",
+         "each other, a wrong GID index on RoCE, the two ends' ports set to different MTUs, or a link went down).",
          "Run nccl-tests' all_reduce_perf across the nodes with NCCL_DEBUG=INFO; on RoCE set NCCL_IB_GID_INDEX "
-         "(often 3), pick the right adapters with NCCL_IB_HCA, check the links (ibstat); NCCL_IB_DISABLE=1 falls "
-         "back to TCP to confirm.", retry=False),
+         "(often 3), pick the right adapters with NCCL_IB_HCA, check the links (ibstat) and that every node's ports "
+         "have the same MTU (ibv_devinfo's active_mtu); NCCL_IB_DISABLE=1 falls back to TCP to confirm.", retry=False),
     _sig("loopback-address", sigwords.LOOPBACK + r"|Bootstrap : Using lo:|NET/Socket : Using \[0\]lo:",
          "A node announced a loopback address (127.0.x.1) to the others: its host name resolves to 127.0.1.1 in "
          "/etc/hosts, or NCCL/gloo picked the `lo` interface.",

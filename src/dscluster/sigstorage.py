@@ -93,8 +93,10 @@ STORAGE_SIGNATURES: tuple[Signature, ...] = (
          "))|" + _c_path(_NOT_KERNEL_OR_LAYER) + r"Stale (?:NFS )?file handle\b",
          "A file or directory on an NFS mount was replaced or removed on the server, or from another node, while this "
          "node still held it (a stale file handle): a checkpoint or cache directory deleted and re-created by another "
-         "node, or the export remounted or failed over.",
-         "Let one node do a checkpoint's or a cache's file operations (rank 0, then a barrier); if the mount itself is "
+         "node, a compile cache on the shared mount (Triton's, torch extensions') written by several nodes at once, or "
+         "the export remounted or failed over.",
+         "Let one node do a checkpoint's or a cache's file operations (rank 0, then a barrier), and point compile "
+         "caches at a node-local directory (TRITON_CACHE_DIR, TORCH_EXTENSIONS_DIR); if the mount itself is "
          "stale (`ls` on it fails on that node), remount it there (umount -l, then mount); then restart the run.",
          retry=False),
     # ENOTCONN on a path: a FUSE file system (s3fs, gcsfuse, blobfuse2, sshfs, JuiceFS, goofys) whose daemon exited

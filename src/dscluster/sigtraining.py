@@ -233,11 +233,14 @@ TRAINING_SIGNATURES: tuple[Signature, ...] = (
          "inside that function. A restart fails the same way.", retry=False),
     # torch.cuda._lazy_init in a child made by fork after the parent initialized CUDA.
     _sig("cuda-fork", r"Cannot re-initiali[sz]e CUDA in forked subprocess",
+         # Review 157: a notebook launcher's fork too (accelerate#3524: torchao's import initialized CUDA)
          "CUDA was initialized in a process that then forked (a DataLoader worker, a multiprocessing Pool, a "
-         "preprocessing map with num_proc), and the child used CUDA: a forked child cannot initialize CUDA again.",
+         "preprocessing map with num_proc, a notebook's launcher forking the ranks after a cell or an import "
+         "initialized CUDA), and the child used CUDA: a forked child cannot initialize CUDA again.",
          "Keep CUDA out of forked children (tensors on the CPU in Dataset/collate code, move them to the GPU in the "
          "training loop), or start children with the spawn method: torch.multiprocessing.set_start_method('spawn'), "
-         "DataLoader(multiprocessing_context='spawn'). A restart fails the same way.", retry=False),
+         "DataLoader(multiprocessing_context='spawn'). In a notebook, restart the kernel and keep CUDA calls and "
+         "imports that touch CUDA inside the launched function. A restart fails the same way.", retry=False),
     # torch.distributed's ProcessGroupWrapper (TORCH_DISTRIBUTED_DEBUG=DETAIL, or a library that turns it on);
     # NCCL's own check of the collectives the ranks enqueue says it in a WARN line (ncclDevAssertedMismatch).
     _sig("collective-mismatch", r"Detected mismatch between collectives on ranks|Mismatched collective detected",

@@ -97,6 +97,15 @@ NOT_A_DISK = r"^(?!.*(?:shm|inotify|file watchers|</torch_))"
 LOOPBACK = (r"(?:connect|Connect to|failed to connect to|remote=|local=)\s*(?:\[(?:::ffff:)?127\.0\.[01]\.1\]|"
             r"(?:::ffff:)?127\.0\.[01]\.1<\d)")
 
+# NCCL's IB async thread (ncclIbAsyncThreadMain) on an event that breaks a connection: before 2.23 every event but
+# COMM_EST as `Got async event : <ibv_event_type_str>`, since 2.23 `async fatal event[ on QP/CQ ...]: <str>`. Review
+# 157: not the events of a working fabric (rdma-core's names: a port coming up, an SM or GID table change, client
+# reregistration), which 2.29+ prints as `Got non-fatal async event: <str>(<n>)` (vllm#5342: `Got async event : GID table
+# change` beside an unrelated worker error); nor the SRQ NCCL does not use.
+_IB_EVENTS_NOT_FAILURES = (r"port active|LID change|P_Key change|SM change|client reregistration|GID table change|"
+                           r"path migrated|send queue drained|last WQE reached|SRQ limit reached")
+NCCL_IB_ASYNC_FAILURE = (r"async fatal event(?! on SRQ)|async event ?:(?! ?(?:" + _IB_EVENTS_NOT_FAILURES + r")\b)")
+
 # A launcher's variable missing from os.environ (a script's own lookup): Python's KeyError raised in os.py's
 # _Environ.__getitem__ (its frame, as a traceback or IPython shows it, or `environ` on the code line above), or printed
 # with no frame above it. Not a KeyError of the script's own dict that happens to hold a key named RANK.
