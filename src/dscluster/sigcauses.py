@@ -235,7 +235,8 @@ EXIT_ABORT = (
     "way.",
     "End the script with torch.distributed.destroy_process_group() on every rank (after a last "
     "torch.distributed.barrier()). If it still happens (DeepSpeed holding its groups), flush stdout and stderr after "
-    "that barrier and leave with os._exit(0). Check that the outputs (final checkpoint, saved model) are complete. If "
+    "that barrier and leave with os._exit(0) (a rank an MPI launcher started calls mpi4py's MPI.Finalize() before it: "
+    "the MPI launcher calls an exit without it abnormal). Check that the outputs (final checkpoint, saved model) are complete. If "
     "the run had not finished, check the settings of the step it died in against the machine (the number of GPUs asked "
     "for against those present).",
 )

@@ -66,6 +66,9 @@ TRAIN = textwrap.dedent('''\
     print("done", flush=True)
     # Leave without Python's finalization, as dscluster's explanation of an abort at exit says: while DeepSpeed holds
     # ZeRO's groups a gloo thread can still be releasing tensors then (rank 0 aborted so in CI, exit 134, after "done").
+    mpi = sys.modules.get("mpi4py.MPI")  # started by MPI: mpirun wants MPI_Finalize before the exit
+    if mpi is not None and mpi.Is_initialized() and not mpi.Is_finalized():
+        mpi.Finalize()
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)

@@ -64,6 +64,9 @@ ckpt.wait()
 torch.distributed.destroy_process_group()
 print("done", flush=True)
 # Without Python's finalization: a gloo thread still releasing ZeRO's tensors then aborts the rank at exit (exit-abort).
+mpi = sys.modules.get("mpi4py.MPI")  # started by MPI (DeepSpeed's openmpi/mpich launchers): mpirun wants MPI_Finalize
+if mpi is not None and mpi.Is_initialized() and not mpi.Is_finalized():
+    mpi.Finalize()
 sys.stdout.flush()
 sys.stderr.flush()
 os._exit(0)

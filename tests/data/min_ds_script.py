@@ -86,6 +86,9 @@ if rank == args.abort_at_exit_rank:
     import ctypes
 
     ctypes.CDLL("libstdc++.so.6")._ZSt9terminatev()
+mpi = sys.modules.get("mpi4py.MPI")  # started by MPI (DeepSpeed's openmpi/mpich launchers): mpirun wants MPI_Finalize
+if mpi is not None and mpi.Is_initialized() and not mpi.Is_finalized():
+    mpi.Finalize()
 sys.stdout.flush()
 sys.stderr.flush()
 os._exit(0)

@@ -44,9 +44,14 @@ def leave(code: int) -> None:
     finalizes; it cannot take it and the rank aborts ("terminate called without an active exception", exit 134),
     which the supervisor must read as a failure. Logging's handlers and the standard streams are flushed first;
     nothing else the trainer writes waits for an atexit handler (metrics are appended line by line, the rank's
-    progress record is removed by the node's watchdog)."""
+    progress record is removed by the node's watchdog). A rank an MPI launcher started (DeepSpeed's MPI discovery
+    initializes mpi4py) finalizes MPI first: the MPI launcher reports a rank that exits without MPI_Finalize as an
+    abnormal termination and exits 1."""
     import logging
 
+    mpi = sys.modules.get("mpi4py.MPI")
+    if mpi is not None and mpi.Is_initialized() and not mpi.Is_finalized():
+        mpi.Finalize()
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
         try:
