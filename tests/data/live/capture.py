@@ -1,7 +1,7 @@
 """Capture one live failure case: run a broken user script through `dscluster launch --local N` for real and keep
 what a user would read.
 
-    python tests/data/live/capture.py tests/data/live/<case-id> [--local 2] -- script.py ARGS...
+    python tests/data/live/capture.py [--local 2] [--timeout S] tests/data/live/<case-id> -- script.py ARGS...
 
 The case directory holds the script (and its ds_config, data...); the launch runs there, with no restart
 (--max-restarts 0), and this writes beside them:
@@ -22,10 +22,14 @@ import sys
 import time
 from pathlib import Path
 
+SRC = Path(__file__).resolve().parents[3] / "src"  # this checkout's dscluster, whatever the case's directory
+FINISHED = ("succeeded", "failed", "stopped")  # runs/records/store.py's FINISHED: every other status is still going
+
 
 def _dscluster(*args: str, cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
     argv = [sys.executable, "-c", "from dscluster.cli import main; main()", *args]
-    return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=check, timeout=1800)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(SRC), os.environ.get("PYTHONPATH", "")) if p)}
+    return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, check=check, timeout=1800)
 
 
 def _versions() -> dict:
@@ -58,7 +62,7 @@ def main() -> int:
     deadline = time.monotonic() + args.timeout
     while True:
         record = json.loads(_dscluster("status", "--json", run, cwd=case).stdout)
-        if record["status"] not in ("running", "starting", "queued", "waiting"):
+        if record["status"] in FINISHED:
             break
         if time.monotonic() > deadline:
             _dscluster("stop", run, cwd=case, check=False)
