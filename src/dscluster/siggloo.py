@@ -1,6 +1,7 @@
 """Failure signatures of gloo's own transport device, split from sigtorch.py's table (which splices them in this place,
 so the order of the whole table is unchanged): its device factory given neither an interface nor a host name (round
-104) and a host name that resolves to no address of this machine (round 141). Each pattern is the wording of the
+104) and a host name that resolves to no address of this machine (round 141); and (round 160) what its pairs say when
+the ranks' collectives do not match. Each pattern is the wording of the
 component that prints it (torch/csrc/distributed/c10d/GlooDeviceFactory.cpp, gloo's transport/tcp/device.cc), never
 one log's. The real logs they are measured on are tests/data/failures (tests/unit/test_failure_corpus.py)."""
 
@@ -41,4 +42,26 @@ GLOO_SIGNATURES: tuple[Signature, ...] = (
          "Set GLOO_SOCKET_IFNAME to the interface that carries this node's training-network address (ip -br addr) "
          "on every node, or make `hostname` resolve to an address of this machine (an /etc/hosts line with its "
          "training-network IP). A restart fails the same way.", retry=False),
+    # Round 160: gloo's transport/tcp/pair.cc, Pair's read of a message into the buffer of the operation this rank
+    # posted: GLOO_ENFORCE_LE(op.preamble.length, op.nbytes), printed "[enforce fail at .../gloo/transport/tcp/
+    # pair.cc:N] op.preamble.length <= op.nbytes. SENT vs EXPECTED" (a gloo::EnforceNotMet that terminates the
+    # process); newer gloo (the one in torch 2.13's libtorch_cpu) adds "Received data size doesn't match expected size. Is
+    # there a distributed collective mismatch in your code?". A peer sent more bytes than this
+    # rank's collective expects: the ranks are in collectives of other sizes (another shape or dtype on one rank, or
+    # one rank in another collective after skipping one; public code notes name uneven validation loaders, a broadcast of parameter
+    # lists that differ by rank, async checkpoint collectives racing the training loop's). Not the peers' "Read error
+    # ... Connection reset by peer" after the abort (gloo-peer-closed), nor pair.cc's other enforcements
+    # (`op.nwritten == op.preamble.nbytes`, `op.preamble.roffset + op.preamble.length <= op.buf->size_`).
+    _sig("collective-mismatch", r"\bop\.preamble\.length <= op\.nbytes\. \d+ vs \d+|Received data size doesn't match "
+         r"expected size\. Is there a distributed collective mismatch",
+         "A gloo collective received more data from a peer than this rank's own call expects: the ranks called "
+         "collectives that do not match. The tensors differ between ranks in shape or dtype (a per-rank batch or "
+         "metric of another length, a float on one rank and an integer on another, parameter lists that differ by "
+         "rank), or one rank skipped a collective (one inside `if rank == 0:`, an uneven number of batches) and "
+         "met its peers' next one.",
+         "Make every rank call the same collectives in the same order with tensors of one shape and dtype: pad or "
+         "trim per-rank tensors to one length (or all_gather their lengths first, or use all_gather_object), cast "
+         "to one dtype, keep collectives out of rank-only branches, and give every rank the same number of steps "
+         "(DistributedSampler, drop_last). TORCH_DISTRIBUTED_DEBUG=DETAIL checks the calls and names the one that "
+         "differs. A restart fails the same way.", retry=False),
 )

@@ -23,6 +23,46 @@ LIBRARY_SIGNATURES: tuple[Signature, ...] = (
          "Start it through a launcher (deepspeed, torchrun, accelerate launch, dscluster launch) and call "
          "deepspeed.init_distributed() (or torch.distributed.init_process_group) before any distributed call; guard "
          "code that may run in one process with torch.distributed.is_initialized().", retry=False),
+    # Round 160: torch/distributed/distributed_c10d.py, init_process_group, when the default group already exists:
+    # ValueError "trying to initialize the default process group twice!" (a RuntimeError in torch 1.x). DeepSpeed's
+    # init_distributed, accelerate's PartialState and the Trainer check is_initialized() first, so it is the script's
+    # own second call: a setup helper after its own init, init inside a loop or a retry, a notebook cell run again.
+    # Not pg-not-initialized (above), nor DeepSpeed's INFO "Distributed backend already initialized" (no failure).
+    _sig("pg-initialized-twice", r"trying to initialize the default process group twice",
+         "torch.distributed.init_process_group was called in a process whose default process group already exists: "
+         "the script initializes it and then calls something that initializes it again (a setup helper from "
+         "another codebase, an init inside a loop, a retry or a function called twice, a notebook cell run again).",
+         "Initialize once per process: remove the second call, or guard it with `if not "
+         "torch.distributed.is_initialized():` (call torch.distributed.destroy_process_group() first where a new "
+         "group is really meant). A restart fails the same way.", retry=False),
+    # Round 160: the process groups' check of all_gather's output list against the group's size: gloo's
+    # ProcessGroupGloo::allgather "invalid output tensor list at index I (expected length N, got M)"
+    # (torch/csrc/distributed/c10d/ProcessGroupGloo.cpp; torch 2.13's libtorch_cpu); NCCL's (ProcessGroupNCCL.cpp,
+    # flatten_for_scatter_gather, also reduce_scatter's input list) "Tensor list input to scatter/gather must match
+    # number of collective participants" (torch 2.x adds "but got N inputs with world_size W and D devices."). Not
+    # gloo's "requires input/output tensor lists to have the same length" (several devices' lists), nor its "invalid
+    # tensor size/type at index" (a tensor of the list of another shape or dtype).
+    _sig("all-gather-list-length", r"ProcessGroup\w{0,16}::allgather: invalid output tensor list at index \d+ \(expected "
+         r"length \d+, got \d+\)|Tensor list input to scatter/gather must match number of collective participants",
+         "A collective's tensor list does not hold one tensor per rank of its process group: all_gather's output "
+         "list (or reduce_scatter's input list) was built for another count than the group's size, e.g. a "
+         "hard-coded number, the GPUs of one node, a subgroup's size used for the whole world or the reverse.",
+         "Build the list from the group it runs on: [torch.empty_like(t) for _ in "
+         "range(torch.distributed.get_world_size(group))], or use all_gather_into_tensor with an output "
+         "get_world_size(group) times as large. A restart fails the same way.", retry=False),
+    # Round 160: dscluster's own hang detection (runs/supervising/hang.py, _mismatch) writes this on the launcher's
+    # log when the ranks' progress shows two of them waiting in different operations at the same collective of one
+    # group (the same sequence number): "rank A waits in OP1 and rank B in OP2, the same collective (#N of group G)
+    # called differently: they can never meet". Only that form: not its stalled or quiet-rank forms.
+    _sig("collective-mismatch", r"\bthe same collective \(#\d+ of group [^)\n]+\) called differently: they can never "
+         r"meet",
+         "The ranks called different collectives at the same point: dscluster saw one rank wait in one operation "
+         "(e.g. all_reduce) while another waited in a different one (e.g. barrier) at the same collective of the "
+         "same group. Code runs a collective on some ranks only (inside `if rank == 0:`, evaluation or logging on "
+         "the main rank), or the ranks take different branches or numbers of steps.",
+         "Make every rank run the same collectives in the same order: move the collective out of the rank-only "
+         "branch (compute on every rank, print on one), give the ranks the same number of steps. A restart meets "
+         "it again.", retry=False),
     # ProcessGroupNCCL's check of a collective's tensors; torch 2.x's words when the group has no CPU backend.
     _sig("collective-cpu-tensor", r"Tensors must be CUDA and dense|No backend type associated with device type cpu",
          # Review 157: the call may be a library's (unsloth#2584: Unsloth's free release, one GPU only, at import)

@@ -19,6 +19,9 @@ def sig(text: str) -> str | None:
 
 MATCH = {
     "pg-not-initialized": "AssertionError: Default process group is not initialized\n",
+    "pg-initialized-twice": "RuntimeError: trying to initialize the default process group twice!\n",
+    "all-gather-list-length": ("ValueError: Tensor list input to scatter/gather must match number of collective "
+                               "participants but got 2 inputs with world_size 4 and 1 devices.\n"),
     "collective-cpu-tensor": "[rank0]: RuntimeError: Tensors must be CUDA and dense\n",
     "dtype-mismatch": "RuntimeError: Input type (torch.cuda.HalfTensor) and weight type (torch.cuda.FloatTensor) should "
                       "be the same\n",
@@ -72,6 +75,10 @@ MATCH = {
 
 NEAR = {
     # another distributed error that names the launcher's variables, not a missing init call
+    "pg-initialized-twice": "ValueError: Default process group has not been initialized, please make sure to call "
+                            "init_process_group.\n",
+    "all-gather-list-length": ("RuntimeError: ProcessGroupGloo::allgather: invalid tensor type at index 0 (expected "
+                               "CPUFloatType, got CPULongType)\n"),
     "pg-not-initialized": "ValueError: Error initializing torch.distributed using env:// rendezvous: environment "
                           "variable RANK expected, but not set\n",
     # a device mismatch between the CPU and a GPU is no dtype mismatch (and no collective on a CPU tensor)

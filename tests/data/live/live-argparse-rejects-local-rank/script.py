@@ -16,7 +16,7 @@ local_rank = int(os.environ["LOCAL_RANK"])
 dist.init_process_group(backend="gloo")
 model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(4, 2))
 opt = torch.optim.SGD(model.parameters(), lr=args.lr)
-for epoch in range(args.epochs):
+for _epoch in range(args.epochs):
     loss = model(torch.randn(8, 4)).pow(2).mean()
     opt.zero_grad()
     loss.backward()

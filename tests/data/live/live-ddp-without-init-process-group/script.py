@@ -13,7 +13,7 @@ args = parser.parse_args()
 model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 2))
 model = DDP(model)  # the mistake: no dist.init_process_group() before it
 opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-for step in range(10):
+for _step in range(10):
     x, y = torch.randn(8, 16), torch.randint(0, 2, (8,))
     loss = torch.nn.functional.cross_entropy(model(x), y)
     opt.zero_grad()
