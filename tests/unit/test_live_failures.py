@@ -98,6 +98,24 @@ def test_the_explainer_names_the_mistake(case: LiveCase):
     assert exp.retry == case.restart_helps, f"{case.id}: restart {exp.retry}, expected {case.restart_helps}"
 
 
+@pytest.mark.parametrize("case", [c for c in CASES if (c.path / "logs").is_dir()],
+                         ids=[c.id for c in CASES if (c.path / "logs").is_dir()])
+def test_the_supervisor_names_the_mistake_from_the_runs_own_files(case: LiveCase):
+    """What the supervisor reads (runs/supervising/verdict.py): the launcher's log and each rank's own file, not the
+    merged `dscluster logs` a user pastes; the two can differ (which exception of a chain is the rank's own)."""
+    logs = case.path / "logs"
+    launcher = logs / "launcher.log"
+    data = launcher.read_bytes()
+    # As the supervisor caps the launcher's log where it detected the failure (verdict.py's `upto`): the teardown's
+    # own lines after it are never the cause.
+    mark = data.find(b"] failure detected: ")
+    upto = {launcher: data.find(b"\n", mark) + 1} if mark >= 0 else {}
+    exp = explain.explain_files([launcher, *sorted(logs.glob("*_rank*.log"))], upto=upto)
+    assert exp is not None, f"{case.id}: no explanation from the run's files"
+    assert exp.signature in case.expected, f"{case.id}: {exp.signature} ({exp.cause}); expected {case.expected}"
+    assert exp.retry == case.restart_helps, f"{case.id}: restart {exp.retry}, expected {case.restart_helps}"
+
+
 if __name__ == "__main__":  # the rounds' measurements: what the supervisor said when each run failed
     rounds: dict[int, list[tuple[LiveCase, str]]] = {}
     for c in CASES:

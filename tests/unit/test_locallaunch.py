@@ -109,3 +109,55 @@ def test_an_empty_bytecode_cache_is_filled_by_every_core_before_the_ranks_start(
     names = sorted(p.name.split(".")[0] for p in mirrored.rglob("*.pyc"))
     assert names == ["__init__", "mod"], names
     assert not list((tmp_path / "src").rglob("__pycache__"))
+
+
+STUBBORN = """
+import os, signal, sys, time
+print(os.getpid(), flush=True)
+if os.environ["RANK"] == "1":
+    sys.exit(17)
+def slow_exit(*_):  # a sibling slow to go: the teardown waits for it while the signals come
+    time.sleep(1.5)
+    sys.exit(0)
+signal.signal(signal.SIGTERM, slow_exit)
+time.sleep(120)
+"""
+
+
+def test_signals_during_the_teardown_neither_crash_the_launcher_nor_leave_a_rank(tmp_path):
+    """The supervisor SIGTERMs the launcher as soon as it sees a rank's exit, while the launcher is already tearing
+    down: the handler re-entered its own teardown (once halfway through importing psutil, which crashed the launcher
+    with a traceback). Now a signal during the teardown lets it finish: the failed rank's code, every rank gone."""
+    import signal
+    import time
+
+    script = tmp_path / "rank.py"
+    script.write_text(STUBBORN)
+    out = tmp_path / "launcher.out"
+    argv = [sys.executable, "-m", "dscluster.launcher.locallaunch", "--devices=0,1", "--master_port=29514",
+            f"--enable_each_rank_log={tmp_path / 'logs'}", str(script)]
+    with open(out, "w") as f:
+        proc = subprocess.Popen(argv, stdout=f, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        while "Killing subprocess" not in out.read_text() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert "Killing subprocess" in out.read_text(), out.read_text()
+        for _ in range(5):
+            proc.send_signal(signal.SIGTERM)
+            time.sleep(0.05)
+        assert proc.wait(timeout=60) == 17, out.read_text()
+    finally:
+        proc.kill()
+    text = out.read_text()
+    assert "Traceback" not in text, text
+    assert text.count("Killing subprocess") == 2, text  # one teardown, each rank once: the signals did not re-enter it
+    pids = [int(p.read_text().split()[0]) for p in (tmp_path / "logs").glob("*_rank*.log")]
+    assert len(pids) == 2
+    for pid in pids:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            continue
+        with open(f"/proc/{pid}/stat") as f:
+            assert f.read().split()[2] == "Z", f"rank {pid} outlived its launcher"  # only a zombie of a dead parent

@@ -160,8 +160,11 @@ def rank_argv(args: argparse.Namespace, local_rank: int) -> list[str]:
 
 
 def terminate_tree(pid: int) -> None:
-    """launch.py's terminate_process_tree: SIGTERM the process and its descendants, SIGKILL what is left."""
-    import psutil  # noqa: PLC0415  (a DeepSpeed requirement; imported only when a teardown needs it)
+    """launch.py's terminate_process_tree: SIGTERM the process and its descendants, SIGKILL what is left. psutil (a
+    DeepSpeed requirement) is imported by main() before any handler is set: imported here, inside the teardown a
+    signal handler runs, a second SIGTERM (the supervisor's, at the same moment) re-entered the handler halfway
+    through the import, met a partially initialized psutil and crashed the launcher with its ranks still alive."""
+    import psutil  # noqa: PLC0415  (already in sys.modules: main() imports it first)
 
     try:
         parent = psutil.Process(pid)
@@ -189,6 +192,7 @@ class Ranks:
         self.processes: list[subprocess.Popen] = []
         self.last_cmd: list[str] = []
         self.last_return_code: int | None = None
+        self.tearing_down = False
 
     def start(self) -> None:
         args = self.args
@@ -216,6 +220,9 @@ class Ranks:
             self.last_cmd = cmd
 
     def sigkill_handler(self, signum: int, frame=None) -> None:  # the name launch.py's teardown lines carry
+        if self.tearing_down:  # a signal during the teardown (the supervisor's SIGTERM after a rank's exit): it goes on
+            return
+        self.tearing_down = True
         for process in self.processes:
             LOG.info("Killing subprocess %d", process.pid)
             try:
@@ -258,6 +265,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=getattr(logging, level.upper()), stream=sys.stdout,
                         format="[%(asctime)s] [%(levelname)s] [locallaunch.py:%(lineno)d:%(funcName)s] %(message)s")
     ranks = Ranks(args)
+    import psutil  # noqa: F401, PLC0415 - terminate_tree's, imported before a signal handler can need it
+
     signal.signal(signal.SIGINT, ranks.sigkill_handler)
     signal.signal(signal.SIGTERM, ranks.sigkill_handler)
     ranks.start()

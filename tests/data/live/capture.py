@@ -6,6 +6,7 @@ what a user would read.
 The case directory holds the script (and its ds_config, data...); the launch runs there, with no restart
 (--max-restarts 0), and this writes beside them:
   log.txt          `dscluster logs RUN`: every rank's lines and the launcher's, as a user pastes them
+  logs/            the run's own files the supervisor explained (launcher.log, each rank's *_rank<N>.log)
   supervisor.json  the explanation the supervisor recorded for the run (`dscluster status --json RUN`), the answer
                    the user saw when it happened, with the versions it ran on
 The case's case.toml (mistake, expected, restart_helps, round, split) is written by hand; tests/unit/
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -69,6 +71,11 @@ def main() -> int:
             deadline = float("inf")
         time.sleep(2)
     (case / "log.txt").write_text(_dscluster("logs", run, cwd=case).stdout)
+    logs = Path(record["run_dir"]) / "logs"  # the files the supervisor explained: each rank's own and the launcher's
+    (case / "logs").mkdir(exist_ok=True)
+    for f in sorted(logs.glob("*.log")):
+        if f.name == "launcher.log" or "_rank" in f.name:
+            shutil.copy(f, case / "logs" / f.name)
     exp = record.get("explanation") or {}
     keep = {k: exp.get(k) for k in ("signature", "cause", "fix", "retry", "evidence")}
     (case / "supervisor.json").write_text(json.dumps({"run_status": record["status"], "exit": record.get("exit_code"),
