@@ -29,7 +29,7 @@ FINISHED = ("succeeded", "failed", "stopped")  # runs/records/store.py's FINISHE
 
 
 def _dscluster(*args: str, cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
-    argv = [sys.executable, "-c", "from dscluster.cli import main; main()", *args]
+    argv = [sys.executable, "-c", "import sys; from dscluster.cli import main; sys.exit(main())", *args]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(SRC), os.environ.get("PYTHONPATH", "")) if p)}
     return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, check=check, timeout=1800)
 
