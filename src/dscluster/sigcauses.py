@@ -56,7 +56,9 @@ NO_GPU = (
     "Check nvidia-smi on that node and inside the container (start containers with --gpus all, NVIDIA container "
     "toolkit; under enroot/pyxis set NVIDIA_VISIBLE_DEVICES=all, which NVIDIA's CUDA images set and a plain image "
     "does not); ask the scheduler for GPUs (--gres=gpu:N or --gpus) and check CUDA_VISIBLE_DEVICES and LD_LIBRARY_PATH "
-    "as the rank sees them (printed by the script, not the login shell); install a CUDA build of torch.",
+    "as the rank sees them (printed by the script, not the login shell); install a CUDA build of torch. Where the "
+    "run is meant for CPUs, turn off what asks for a GPU: fp16/bf16 (TrainingArguments' bf16=True or fp16=True, "
+    "the ds_config's fp16/bf16 enabled, accelerate's --mixed_precision) and set use_cpu=True.",
 )
 
 # device-mismatch: one process holding a model split over GPUs: 3 (glm4-295, ms-swift-1547, transformers-29620:

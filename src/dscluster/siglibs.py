@@ -266,4 +266,40 @@ LIBRARY_SIGNATURES: tuple[Signature, ...] = (
          "negative id such as -100 left in input_ids.",
          "After adding tokens call model.resize_token_embeddings(len(tokenizer)); use the model's own tokenizer; "
          "truncate sequences to the model's maximum length; keep -100 in labels only.", retry=False),
+    # transformers' Trainer.compute_loss (trainer.py: `outputs = model(**inputs)`) calling a forward that lacks one of
+    # its required arguments: the batch had no key of that name (the dataset's own key is another, or
+    # remove_unused_columns dropped it: RemoveColumnsCollator / _remove_unused_columns keep only the keys the forward
+    # names). Python's own words, 3.10+ qualified (`Model.forward() missing 1 required positional argument: 'x'`),
+    # older bare (`forward() missing 2 required positional arguments`). Not the script's own call of a forward.
+    _sig("trainer-columns-removed", r"in compute_loss\n[^\n]*outputs = model\(\*\*inputs\)\n(?:[^\n]*\n){0,40}?[^\n]*"
+         r"TypeError: [\w.]*forward\(\) missing \d+ required (?:positional|keyword-only) arguments?",
+         "The Trainer called the model's forward with the batch's keys as arguments, and the batch lacked one the "
+         "forward requires: the dataset (or the collator) names that input otherwise, or remove_unused_columns (on by "
+         "default) dropped the keys the forward's signature does not name, as happens with a custom nn.Module whose "
+         "forward takes other names, **kwargs or one dict.",
+         "Make the dataset's keys the forward's argument names (input_ids, labels, ...), or set "
+         "remove_unused_columns=False in TrainingArguments (then every key reaches the forward), or override "
+         "compute_loss to call the model your way.", retry=False),
+    # transformers' PreTrainedModel.gradient_checkpointing_enable (4.x: "{cls} does not support gradient
+    # checkpointing.") and 5.x's _activation_checkpointing_enable ("... does not support activation checkpointing."):
+    # the class does not set supports_gradient_checkpointing (a user's own PreTrainedModel, some remote-code models).
+    _sig("gradient-checkpointing-unsupported", r"ValueError: \w+ does not support (?:gradient|activation) checkpointing\.",
+         "gradient_checkpointing was turned on (TrainingArguments(gradient_checkpointing=True) or "
+         "model.gradient_checkpointing_enable()) for a transformers model class that does not declare "
+         "supports_gradient_checkpointing: a model class of the user's own, or a remote-code model written without it.",
+         "Turn gradient_checkpointing off for this model; or, in a class of your own whose blocks can be recomputed, "
+         "set supports_gradient_checkpointing = True and wrap the blocks with torch.utils.checkpoint (or use "
+         "torch.utils.checkpoint in forward yourself). A restart fails the same way.", retry=False),
+    # transformers' Trainer.train with resume_from_checkpoint=True (trainer.py: "No valid checkpoint found in output
+    # directory ({output_dir})" when get_last_checkpoint finds no checkpoint-N folder); a rank that lists the
+    # output_dir before any rank made it fails inside get_last_checkpoint's os.listdir (trainer_utils.py).
+    _sig("resume-no-checkpoint", r"No valid checkpoint found in output directory|in get_last_checkpoint\n"
+         r"(?:[^\n]*\n){0,3}?[^\n]*FileNotFoundError: \[Errno 2\]",
+         "trainer.train(resume_from_checkpoint=True) found no checkpoint-N folder in output_dir: a first launch into "
+         "a fresh output_dir, another output_dir than the earlier run's, or no checkpoint saved yet (save_strategy "
+         "\"no\", or the run stopped before its first save_steps).",
+         "Resume only when a checkpoint exists: pass resume_from_checkpoint=True only if "
+         "transformers.trainer_utils.get_last_checkpoint(output_dir) is not None (or a checkpoint's path), and "
+         "point output_dir at the earlier run's. A restart fails the same way until a checkpoint is saved.",
+         retry=False),
 )

@@ -40,11 +40,7 @@ from dscluster.sigtracking import TRACKING_SIGNATURES, WANDB_NO_RUN
 from dscluster.sigtraining import NOTEBOOK_LAUNCHER_FORK, TRAINING_SIGNATURES
 from dscluster.sigtypes import Signature, then
 from dscluster.sigtypes import sig as _sig
-from dscluster.sigwords import (
-    DEVICE_NO_BF16,
-    DS_INCOMPATIBLE,
-    ENV_KEY_MISSING,
-)
+from dscluster.sigwords import BF16_NO_GPU, DEVICE_NO_BF16, DS_INCOMPATIBLE, ENV_KEY_MISSING
 from dscluster.sigworld import WORLD_SIGNATURES
 from dscluster.strerror import EMFILE
 
@@ -340,7 +336,7 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          # DeepSpeed's launcher without a hostfile, counting the local CUDA devices: none
          r"Unable to proceed, no GPU resources available|"
          # transformers' TrainingArguments and accelerate asked for fp16 on a process without a CUDA device
-         r"_full_eval`?\) can only be used on CUDA|fp16 mixed precision requires a GPU",
+         r"_full_eval`?\) can only be used on CUDA|fp16 mixed precision requires a GPU|" + BF16_NO_GPU,
          *sigcauses.NO_GPU, retry=False),
     _sig("loss-scale-minimum", r"Current loss scale already at minimum|Minimum loss scale reached \(",
          "fp16 training overflowed at every step until the dynamic loss scale reached its minimum: the model's "

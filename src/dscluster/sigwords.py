@@ -162,7 +162,11 @@ LINEAR_NOT_2D = (r"(?:[/\\]functional\.py\", line \d+, in linear\n" + _CODE_LINE
 # bfloat16`), transformers' TrainingArguments (`Your setup doesn't support bf16/gpu`) and scripts' own checks of the
 # GPU. Not an array library without the dtype (CuPy's `CuPy does not support bfloat16 yet`, NumPy's).
 DEVICE_NO_BF16 = (r"(?:GPU|device|card|hardware|setup|platform)s?\b[^\n]{0,20}?(?:does not|doesn't) support "
-                  r"(?:bfloat16|bf16)")
+                  r"(?:bfloat16|bf16)(?!/gpu\. You need to assign use_cpu\b[^\n]{0,60}?on CPU\.(?! You need Ampere))")
+# Round 162: transformers' TrainingArguments._validate_args where no CUDA device is visible at all: "Your setup doesn't
+# support bf16/gpu. You need to assign use_cpu if you want to train the model on CPU." (4.4x to 5.x), with " You need
+# Ampere+ GPU with cuda>=11.0." appended only where CUDA is available (an old GPU: DEVICE_NO_BF16's). Read as no-gpu.
+BF16_NO_GPU = r"support bf16/gpu\. You need to assign use_cpu\b[^\n]{0,60}?on CPU\.(?! You need Ampere)"
 
 # DeepSpeed's config check (runtime/config.py: `bfloat16 and fp16 modes cannot be simultaneously enabled`). Not the
 # words alone: SageMaker's `'ddp' and 'horovod' cannot be simultaneously enabled` is a launcher's, no ds_config's.

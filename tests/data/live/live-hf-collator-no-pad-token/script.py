@@ -1,7 +1,7 @@
 """The user trains a GPT-2-style model with its own word-level tokenizer (built with `tokenizers`, no Hub download)
 and DataCollatorWithPadding for sentences of different lengths; the tokenizer has no pad token (GPT-2's has none
 either) and the user never sets one."""
-import argparse
+import argparse  # noqa: I001 - kept as captured (log.txt line numbers)
 
 import torch
 from tokenizers import Tokenizer
