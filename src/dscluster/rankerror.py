@@ -298,6 +298,12 @@ def errors(stream: Stream) -> list[RankError]:
             continue
         m = _BARE_EXC.match(ln)
         if m and not (i + 1 < len(lines) and lines[i + 1].lstrip().startswith("Traceback")):
+            k = next((j for j in range(i + 1, min(i + 4, len(lines))) if lines[j].strip()), None)
+            if k is not None and lines[k].startswith(_CHAINED):
+                # A link of a chain printed without a traceback of its own (huggingface_hub's httpcore ConnectError
+                # under its retries): what the chain finally raised, read on, is the rank's error.
+                first_tb, chained, i = first_tb if chained else i, True, k + 1
+                continue
             # An exception line without its traceback (a pasted excerpt, a launcher's summary), its frames if pasted.
             found.append(make("python", m.group("type"), m.group("msg") or "", i, start=_pasted_frames(lines, i)))
             i += 1

@@ -40,6 +40,24 @@ def test_a_chained_exception_is_the_last_one_raised_and_library_frames_are_skipp
     assert err.type == "RuntimeError" and err.where == "/home/u/cfg.py:5" and not err.symptom
 
 
+def test_a_chain_whose_first_links_have_no_traceback_is_still_the_last_one_raised():
+    # huggingface_hub offline (a live capture, transformers 5.23): httpcore's and httpx's ConnectError are printed with
+    # no traceback of their own, then chained to what from_pretrained raised. The rank's error is that last one.
+    text = ("'[Errno -2] Name or service not known' thrown while requesting HEAD https://huggingface.co/gpt2/x\n"
+            "httpcore2.ConnectError: [Errno -2] Name or service not known\n\n"
+            "The above exception was the direct cause of the following exception:\n\n"
+            "httpx2.ConnectError: [Errno -2] Name or service not known\n\n"
+            "The above exception was the direct cause of the following exception:\n\n"
+            "Traceback (most recent call last):\n"
+            '  File "/home/u/train.py", line 7, in <module>\n'
+            "OSError: We couldn't connect to 'https://huggingface.co' to load the files\n")
+    (err,) = _errors(text)
+    assert err.type == "OSError" and err.where == "/home/u/train.py:7", err
+    # A bare exception line with no chain after it is still an error of its own.
+    (err,) = _errors("httpx2.ConnectError: [Errno -2] Name or service not known\nstep 3\n")
+    assert err.type == "httpx2.ConnectError"
+
+
 def test_native_crashes_and_launcher_reports_are_errors_too():
     text = ("terminate called after throwing an instance of 'c10::DistBackendError'\n"
             "  what():  [PG 0 Rank 1] Process group watchdog thread terminated with exception: ...\n")
