@@ -315,21 +315,9 @@ def errors(stream: Stream) -> list[RankError]:
             found.append(make("native", m.group("type"), msg, i + (1 if what else 0)))
             i += 1
             continue
-        m = _SIGNAL_LINE.search(ln)
-        if m:
-            name = m.group("fatal") or m.group("shell") or SIGNAL_WORDS.get(m.group("star") or m.group("name") or "", "")
-            sig = next((k for k, v in SIGNAL_WORDS.items() if v == name), m.group("star") or m.group("name") or "")
-            found.append(make("signal", sig or name, name, i))
-            i += 1
-            continue
-        m = _NCCL_WARN.match(ln)
-        after = ln[ln.find("NCCL WARN ") + 10:] if m else ""
-        if m and not _NCCL_NO_FAILURE.search(after):
-            e = make("nccl", "NCCL WARN", m.group("msg"), i)
-            found.append(RankError(**{**{f.name: getattr(e, f.name) for f in fields(e)},
-                                      "node": stream.node or m.group("host")}))
-            i += 1
-            continue
+        e = _signal_error(make, ln, i) or _nccl_error(make, stream, ln, i)
+        if e is not None:
+            found.append(e)
         i += 1
     text = stream.text
     for m in _ARGPARSE.finditer(text):
@@ -337,6 +325,25 @@ def errors(stream: Stream) -> list[RankError]:
         found.append(make("usage", "usage error", f"{m.group('prog')}: {m.group('msg')}", end,
                           start=text.count("\n", 0, m.start())))
     return found
+
+
+def _signal_error(make, ln: str, i: int) -> RankError | None:
+    """A line saying a process died of a signal (errors' make builds the error)."""
+    m = _SIGNAL_LINE.search(ln)
+    if not m:
+        return None
+    name = m.group("fatal") or m.group("shell") or SIGNAL_WORDS.get(m.group("star") or m.group("name") or "", "")
+    sig = next((k for k, v in SIGNAL_WORDS.items() if v == name), m.group("star") or m.group("name") or "")
+    return make("signal", sig or name, name, i)
+
+
+def _nccl_error(make, stream: Stream, ln: str, i: int) -> RankError | None:
+    """An `NCCL WARN` line that reports a failure, on the node its own prefix names where the stream has none."""
+    m = _NCCL_WARN.match(ln)
+    if not m or _NCCL_NO_FAILURE.search(ln[ln.find("NCCL WARN ") + 10:]):
+        return None
+    e = make("nccl", "NCCL WARN", m.group("msg"), i)
+    return RankError(**{**{f.name: getattr(e, f.name) for f in fields(e)}, "node": stream.node or m.group("host")})
 
 
 def launcher_exits(stream: Stream) -> list[RankError]:
