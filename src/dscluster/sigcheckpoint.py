@@ -24,6 +24,20 @@ _ANY_PATH = r"(?![^'\n]*(?:blobs|snapshots)/)[^'\n]*'"
 _CKPT_PATH = r"(?![^'\n]*(?:blobs|snapshots)/)[^'\n]*(?:checkpoint|ckpt)[^'\n]*'"
 
 CHECKPOINT_SIGNATURES: tuple[Signature, ...] = (
+    # Round 161: DeepSpeed's save_checkpoint creates save_dir on one rank only (runtime/engine.py: `if rank == 0:
+    # self.checkpoint_engine.makedirs(save_dir, exist_ok=True)`, then dist.barrier(); os.makedirs in releases before
+    # the checkpoint engine), so no rank of the run races it there: os.makedirs(exist_ok=True) raising FileExistsError
+    # (or NotADirectoryError, a file in its parents) means that path is taken by something not a directory. Read before
+    # ckpt-dir-exists-race, which offers a restart for the race.
+    _sig("ds-save-dir-not-directory", r"\bin save_checkpoint\s*\n[^\n]*\bmakedirs\(save_dir, exist_ok=True\)"
+         r"(?:[^\n]*\n){1,8}?[^\n]*?(?:FileExistsError: \[Errno 17\]|NotADirectoryError: \[Errno 20\])",
+         "DeepSpeed's save_checkpoint could not create the checkpoint directory (save_dir): something that is not a "
+         "directory stands at that path or in one of its parents, a file of that name, or a symlink whose target does "
+         "not exist on this node (a scratch or network mount that is not mounted here). Only one rank creates it, so "
+         "it is not a race between the ranks.",
+         "Look at the path on the node (ls -l): remove or rename the file, or mount what the symlink points to (or "
+         "point the link, or the script's save_dir, at a directory that exists on every node that saves). A restart "
+         "fails the same way at the next save.", retry=False),
     # CPython's os.makedirs (Lib/os.py: mkdir, then `if not exist_ok or not path.isdir(name): raise`) and pathlib's
     # Path.mkdir (`if not exist_ok or not self.is_dir(): raise`) let EEXIST through with exist_ok=True only when the
     # path is not a directory when they look: another rank's mkdir of the same directory not yet visible as one on a
@@ -113,4 +127,17 @@ CHECKPOINT_SIGNATURES: tuple[Signature, ...] = (
          "Resume with the expert-parallel size (and expert layout) the checkpoint was saved with, or convert it with "
          "the framework's converter for this one; if the framework is meant to reshard the experts on load, update "
          "it (mlc-ai/pith-train#89 fixed one such bug). A restart fails the same way.", retry=False),
+    # Round 161: a checkpoint file cut short past its first bytes, as torch 2.x's zip reader meets it (serialization.py
+    # _open_zipfile_reader: `torch._C.PyTorchFileReader(name_or_buffer)`, caffe2/serialize/inline_container.cc reading
+    # the archive's end through miniz): the seek to a central directory the file no longer holds fails with the OS's
+    # EINVAL (`OSError: [Errno 22] Invalid argument`, a path) or Python's `ValueError: negative seek value N` (a file
+    # object or buffer), not PytorchStreamReader's words (sigmessages.py's ckpt-corrupt, whose texts these are). Only
+    # in the reader's frame: Windows' open() of a name with a colon raises the same OSError with the name after it.
+    _sig("ckpt-corrupt", r"\bPyTorchFileReader\((?:(?!PyTorchFileReader\()[^\n])*\n(?:[^\n]*\n){0,2}?[^\n]*?"
+         r"(?:OSError: \[Errno 22\] Invalid argument(?!: )|ValueError: negative seek value)",
+         "A checkpoint or weights file is incomplete or is not a checkpoint at all: a save cut short (a full disk, a "
+         "killed rank), an interrupted download, or a Git LFS pointer file in place of the weights.",
+         "Resume from an earlier complete checkpoint (move the broken one aside; `dscluster ckpt verify` checks one), "
+         "or download the weights again (git lfs pull, then compare sizes or checksums); free disk space before the "
+         "next save.", retry=False),
 )

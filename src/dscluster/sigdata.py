@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dscluster.sigtypes import Signature
 from dscluster.sigtypes import sig as _sig
+from dscluster.sigwords import _PICKLE_REFUSED
 
 # A path inside a Hugging Face datasets cache, as datasets names its parts: builder.py's incomplete_dir (the directory
 # being written, "<dir>.incomplete"), arrow_dataset.py's _get_cache_file_path ("cache-" + a 16-hex-digit fingerprint
@@ -99,4 +100,23 @@ DATA_SIGNATURES: tuple[Signature, ...] = (
          "build them once on one node and copy them to the same path on every node before training. A restart "
          "fails the same way.",
          retry=False),
+    # torch's DataLoader with num_workers > 0 starting its workers (torch/utils/data/dataloader.py,
+    # _MultiProcessingDataLoaderIter.__init__: `w.start()`): under the spawn or forkserver start method (Windows' and
+    # macOS's default, multiprocessing_context="spawn", mp.set_start_method("spawn"), Python 3.14's forkserver on
+    # Linux) multiprocessing pickles the worker's arguments (the dataset, collate_fn, worker_init_fn, the sampler's
+    # iterator) and pickle refuses one (sigwords._PICKLE_REFUSED, CPython's words). Read before spawn-unpicklable
+    # (sigtraining.py), whose cause is a strategy that spawns the training processes: here the DataLoader's workers.
+    # Recent torch warns beside it (dataloader.py: "Got pickle error when attempting to start a worker Process. ...").
+    _sig("dataloader-unpicklable", r"dataloader\.py\"?,? line \d+,? in __init__\s*\n[^\n]*\bw\.start\(\)"
+         r"(?:[^\n]*\n){1,40}?[^\n]*?(?P<ev>" + _PICKLE_REFUSED + ")|"
+         r"Got pickle error when attempting to start a worker Process",  # recent torch's warning at w.start()
+         "A DataLoader with num_workers > 0 could not start its worker processes: they are started with the spawn "
+         "(or forkserver) method, which pickles what each worker needs (the dataset, collate_fn, worker_init_fn), "
+         "and one of those cannot be pickled: a function or class defined inside another function (<locals>), a "
+         "lambda, or an object holding a lock, an open file or database handle. The message names it.",
+         "Define the collate_fn, worker_init_fn and the dataset's class at module level (functools.partial of a "
+         "module-level function for arguments), and open files or handles inside the worker (in __getitem__ or "
+         "worker_init_fn) rather than in __init__; or use the fork start method where the platform allows it "
+         "(multiprocessing_context=\"fork\" on Linux, when no CUDA was initialized before), or num_workers=0. A "
+         "restart fails the same way.", retry=False),
 )

@@ -146,6 +146,23 @@ MEMORY_SIGNATURES: tuple[Signature, ...] = (
          "Load checkpoints onto the CPU or the rank's own device: torch.load(path, map_location=\"cpu\") (or "
          "map_location=\"cuda:N\" with N the local rank), then load_state_dict; the model's and optimizer's load_state_dict "
          "move the values to their parameters' devices. Lowering the batch size does not help.", retry=False),
+    # PyTorch's CPU allocator (c10/core/impl/alloc_cpu.cpp alloc_cpu, CPUAllocator.cpp before 1.12): posix_memalign
+    # refused one block, `DefaultCPUAllocator: can't allocate memory: you tried to allocate N bytes. Error code 12
+    # (Cannot allocate memory)` (since pytorch#20618, 2019; `[enforce fail at CPUAllocator.cpp:64]` or
+    # `alloc_cpu.cpp:75] err == 0.` before it), Windows' _aligned_malloc `DefaultCPUAllocator: not enough memory: you
+    # tried to allocate N bytes.`, and before 2019 `posix_memalign(&data, gAlignment, nbytes) == 0. 12 vs 0`. One
+    # allocation, of the size it names, not a process killed by the kernel (memcg-oom) nor a fork refused (host-memory).
+    _sig("host-alloc-refused", r"DefaultCPUAllocator: (?:can't allocate memory|not enough memory): you tried to "
+         r"allocate \d+ ?(?:bytes|GB)|\bposix_memalign\(&data, gAlignment, nbytes\) == 0\. 12 vs 0",
+         "PyTorch's CPU allocator could not get one block of host memory of the size the message names (you tried "
+         "to allocate N bytes): that one tensor is larger than the RAM left on the node. A size beyond the machine's "
+         "memory is a shape computed wrong or a whole-dataset buffer (a sample count, vocabulary or sequence length "
+         "where a batch's belongs, features of a whole corpus cached at once); a size of gigabytes is a real "
+         "shortage, e.g. every rank of the node loading the full model in fp32 on the CPU.",
+         "Compare the size with the node's memory (free -g): allocate per batch or memory-map the data (numpy.memmap, "
+         "a dataset read lazily) instead of one buffer for all of it, and check the shape that gives the size; for a "
+         "model, load it once per node or in half precision with low_cpu_mem_usage, or start fewer ranks per node. "
+         "A restart asks for the same size again.", retry=False),
 )
 
 # Read before a rank's vague error like the plain out-of-memory (signatures.py's BEFORE_THE_ERROR): another rank's

@@ -20,16 +20,16 @@ __all__ = ["SIGNATURES", "Signature", "then"]
 
 
 # dscluster's own verdict on its input, in the exact form its entry points print a DsclusterError (cli.main):
-# a line "error: MESSAGE" (nothing before the word but "[rank N] "), then maybe "  fix: HINT"; the words may
-# be the zh-TW ones. Behind pdsh's "node: " prefix (one not already cut off as a stream's) only with its fix
+# a line "error: MESSAGE" (nothing before the word but "[rank N] ", or `dscluster logs`' "[node N] " (round 161)),
+# then maybe "  fix: HINT"; the words may be the zh-TW ones. Behind pdsh's "node: " prefix (one not already cut off as a stream's) only with its fix
 # line under the same prefix. Never "PROG: error: ..." — argparse's, Slurm's "srun: error: NODE: task N", nor
 # setuptools' `error: command 'nvcc' failed with exit status 1` or pip's `error: subprocess-exited-with-error`
 # (their cause is the compiler's error above). Case-sensitive: libraries' "ERROR:" lines are not this.
 _BUILD_TOOL_ERROR = (r"(?!command '[^'\n]*' failed with exit (?:status|code) -?\d|subprocess-exited-with-error|"
                      r"legacy-install-failure|metadata-generation-failed|failed-wheel-build-for-install)")
 _PROGRAM_ERROR = re.compile(
-    r"^(?:\[rank \d+\] )?(?:error|錯誤): " + _BUILD_TOOL_ERROR + r"(?P<msg>\S.*)$"
-    r"(?:\n(?:\[rank \d+\] )?  (?:fix|解法): (?P<fix>.+)$)?|"
+    r"^(?:\[[\w.@-]+ \d+\] )?(?:error|錯誤): " + _BUILD_TOOL_ERROR + r"(?P<msg>\S.*)$"
+    r"(?:\n(?:\[[\w.@-]+ \d+\] )?  (?:fix|解法): (?P<fix>.+)$)?|"
     r"^(?P<host>[\w.@-]+): (?:\[rank \d+\] )?(?:error|錯誤): " + _BUILD_TOOL_ERROR + r"(?P<hmsg>\S.*)$"
     r"\n(?P=host): (?:\[rank \d+\] )?  (?:fix|解法): (?P<hfix>.+)$", re.MULTILINE)
 # Exit codes of a DsclusterError that the same input reproduces: usage, config/data, permission.

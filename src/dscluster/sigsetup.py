@@ -15,6 +15,16 @@ from __future__ import annotations
 from dscluster.sigtypes import Signature
 from dscluster.sigtypes import sig as _sig
 
+
+def _a_backends_variable(m) -> bool:
+    """env-var-unset's aside_if: the KeyError's variable is one that a registered backend's own signature reads (its
+    scheduler's, set only inside its jobs): that signature names the cause."""
+    from dscluster.launcher import backends  # noqa: PLC0415 - the registry's modules import these tables
+
+    line = m.group(0).rsplit("\n", 1)[-1]
+    return any(s.pattern.search(line) for s in backends.signatures())
+
+
 SETUP_SIGNATURES: tuple[Signature, ...] = (
     # ms-swift's parser (swift/llm/base.py _parse_args, and 2.x's sft/infer mains): HfArgumentParser's leftover arguments
     # raise ValueError(f'remaining_argv: {remaining_argv}'); with --ignore_args_error true only a warning says them.
@@ -222,4 +232,19 @@ SETUP_SIGNATURES: tuple[Signature, ...] = (
          "the script's own argument: bash tools/dist_train.sh configs/x.py 4), with CUDA_VISIBLE_DEVICES choosing "
          "which GPUs; check the variable the script reads is set (echo $GPU_NUM). A restart fails the same way.",
          retry=False),
+    # CPython's os._Environ.__getitem__ (Lib/os.py: `raise KeyError(key) from None`; 3.11+ prints its frame as
+    # `File "<frozen os>", line N, in __getitem__`, earlier ones as os.py's with the raise line): os.environ[NAME] (or
+    # .pop) of a variable the rank's environment lacks. The launcher's own variables (RANK, LOCAL_RANK, MASTER_ADDR...)
+    # are not-launched's (sigmessages.py), a scheduler's that a backend's own signature reads (launcher/backends/: a
+    # script for that scheduler run outside it) that backend's (_a_backends_variable); a dict's KeyError has no os frame.
+    _sig("env-var-unset", r"(?:\bos\.py|<frozen os>)\"?, line \d+, in __getitem__\s*\n(?:[^\n]*\n){0,3}?[^\n]*?"
+         r"\bKeyError: b?['\"](?!(?:LOCAL_RANK|RANK|WORLD_SIZE|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT)['\"])"
+         r"[A-Za-z_][\w.-]{0,80}['\"]",
+         "The script reads an environment variable (os.environ[NAME], named by the KeyError) that the ranks' "
+         "environment does not have: it is exported in the user's interactive shell (~/.bashrc, a login profile, a "
+         "notebook's cell) or was set only on the submitting machine, and the launched processes did not inherit it.",
+         "Set the variable for the launched ranks (dscluster launch --env NAME=VALUE, or export it in the job script "
+         "before the launch; on several nodes, in every node's environment, e.g. DeepSpeed's .deepspeed_env), or have "
+         "the script fall back to a default with os.environ.get(NAME, default). A restart fails the same way.",
+         retry=False, aside_if=lambda m, texts: _a_backends_variable(m)),
 )
