@@ -1,0 +1,16 @@
+"""The user moved the optimizer out of ds_config (to build it later) but left the scheduler in it, and passes no optimizer to initialize."""
+import argparse
+
+import deepspeed
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--local_rank", type=int, default=-1)
+parser = deepspeed.add_config_arguments(parser)
+args = parser.parse_args()
+model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1))
+engine, _, _, scheduler = deepspeed.initialize(args=args, model=model, model_parameters=model.parameters())
+for step in range(10):
+    loss = engine(torch.randn(2, 16)).pow(2).mean()
+    engine.backward(loss)
+    engine.step()
