@@ -140,4 +140,28 @@ CHECKPOINT_SIGNATURES: tuple[Signature, ...] = (
          "Resume from an earlier complete checkpoint (move the broken one aside; `dscluster ckpt verify` checks one), "
          "or download the weights again (git lfs pull, then compare sizes or checksums); free disk space before the "
          "next save.", retry=False),
+    # Round 159 (live): DeepSpeed's engine.load_checkpoint without a tag reads the tag from LOAD_DIR/latest; without
+    # that file it logs a warning and returns (None, None) instead of raising (runtime/engine.py load_checkpoint:
+    # "Unable to find latest file at {latest_path}, if trying to load latest checkpoint please ensure this file exists
+    # or pass an explicit checkpoint tag when loading a checkpoint.", the same words since 0.3). The script then reads
+    # the client state it got back (client_state["step"], .get(...)): Python's TypeError/AttributeError on None after
+    # that warning. Not zero_to_fp32.py's "Unable to find 'latest' file at" (zero-ckpt-dir), nor the warning alone (a
+    # first run that starts fresh and fails later for another reason). Read from the last warning only (linear).
+    _sig("ds-ckpt-no-latest", r"Unable to find latest file at [^\n]{0,400}?explicit checkpoint tag"
+         r"(?:(?!Unable to find latest file at )[\s\S]){0,20000}?"
+         r"(?P<ev>TypeError: 'NoneType' object is not subscriptable|AttributeError: 'NoneType' object has no attribute "
+         r"'(?:get|items|keys)'|TypeError: argument of type 'NoneType' is not iterable|TypeError: cannot unpack "
+         r"non-iterable NoneType object)",
+         "DeepSpeed's load_checkpoint found no `latest` file in the directory it was given and no tag was passed, so it "
+         "loaded nothing and returned (None, None) with only a warning; the script then used the client state it got "
+         "back (None). The directory is not a DeepSpeed checkpoint directory as save_checkpoint writes it (LOAD_DIR/"
+         "latest naming LOAD_DIR/global_stepN/): another run's or a copy without `latest`, weights saved another way, "
+         "or the tag directory itself.",
+         "Point load_checkpoint at the directory save_checkpoint wrote (the one holding `latest`), or pass the tag "
+         "(engine.load_checkpoint(DIR, tag=\"global_stepN\")); where a fresh start is meant, check the returned path for "
+         "None before reading the client state. A restart fails the same way.", retry=False),
 )
+
+# Read with the lines before a rank's error too (sigmessages.READS_BEFORE): DeepSpeed's warning is logged before the
+# script's traceback, outside it.
+CKPT_READS_BEFORE = tuple(s for s in CHECKPOINT_SIGNATURES if s.name == "ds-ckpt-no-latest")

@@ -328,10 +328,12 @@ DEEPSPEED_SIGNATURES: tuple[Signature, ...] = (
     # calling loss.backward() itself (or a wrapper's tensor.backward, as Lightning Fabric's precision plugin did) runs
     # the hooks without them: `'DeepSpeedZeroOptimizer' object has no attribute 'ipg_index'` (FP16_DeepSpeedZeroOptimizer
     # before 0.6). Quotes and backticks as a post may wrap the name.
-    _sig("ds-loss-backward", r"'(?:FP16_)?DeepSpeedZeroOptimizer' object has no attribute [`'\"]*ipg_index\b",
+    _sig("ds-loss-backward", r"'(?:FP16_)?DeepSpeedZeroOptimizer' object has no attribute [`'\"]*ipg_index\b|"
+         + sigwords.DS_DIRECT_BACKWARD,  # round 159: DeepSpeed 0.18+'s own refusal
          "The training loop ran the backward pass itself (loss.backward(), or a wrapper calling tensor.backward) "
          "instead of through the DeepSpeed engine: under ZeRO stage 1/2 the optimizer's gradient hooks need the "
-         "buckets that the engine's backward (engine.backward(loss)) sets up first, so they fail.",
+         "buckets that the engine's backward (engine.backward(loss)) sets up first, so they fail; newer DeepSpeed "
+         "refuses such a call itself where it cannot follow it (ZeRO stage 0, a loss that needed scaling).",
          "Call model_engine.backward(loss) and model_engine.step() (the engine deepspeed.initialize returned) instead "
          "of loss.backward() and optimizer.step(); with accelerate, accelerator.backward(loss); with Lightning "
          "Fabric, fabric.backward(loss) from a release that hands it to the engine. A restart fails the same way.",

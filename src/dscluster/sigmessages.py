@@ -14,7 +14,7 @@ tests/data/failures (tests/unit/test_failure_corpus.py).
 from __future__ import annotations
 
 from dscluster import sigcauses
-from dscluster.sigcheckpoint import CHECKPOINT_SIGNATURES
+from dscluster.sigcheckpoint import CHECKPOINT_SIGNATURES, CKPT_READS_BEFORE
 from dscluster.sigcompile import COMPILE_SIGNATURES
 from dscluster.sigcontainers import CONTAINER_SIGNATURES
 from dscluster.sigdata import DATA_SIGNATURES
@@ -99,7 +99,8 @@ CUTS_THE_COMMAND = frozenset({"shell-continuation"})
 # Signatures (the entries themselves) read with the lines before a rank's error, not its block alone: what tells them
 # may stand only there (a cell's notebook_launcher call, IPython's frames above a bare message, wandb's finish footer,
 # deepspeed.comm's source line above a pasted error).
-READS_BEFORE = frozenset({NOTEBOOK_LAUNCHER_FORK, LOCAL_RANK_NEGATIVE, *WANDB_NO_RUN, *MEMORY_READS_BEFORE, DS_COMM_UNSET})
+READS_BEFORE = frozenset({NOTEBOOK_LAUNCHER_FORK, LOCAL_RANK_NEGATIVE, *WANDB_NO_RUN, *MEMORY_READS_BEFORE, DS_COMM_UNSET,
+                          *CKPT_READS_BEFORE})
 # Facts about the node that may stand in the lines before a rank's vague error (explain: BEFORE_THE_ERROR).
 NODE_FACTS = frozenset({"driver-library-mismatch", "fabric-manager", "gpu-exclusive", "container-gpu",
                         "nccl-unavailable", "open-files-limit", "container-gpu-lost", "libaio-missing",
@@ -128,11 +129,11 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          r"Bfloat16 is only supported on GPUs|" + DEVICE_NO_BF16 + "|"
          r"Type (?:fp16|bf16|bfloat16) is not supported|bf16 mixed precision requires|"
          r"CUBLAS_STATUS_NOT_SUPPORTED when calling `?cublas\w*\([^\n]{0,200}?CUDA_R_16BF",
-         "The GPU cannot compute in the precision the run asks for: bf16 needs compute capability 8.0 or newer "
-         "(A100, RTX 30xx/40xx, H100); V100, T4, RTX 20xx, TITAN and older GPUs do not have it, and DeepSpeed's fp16 "
-         "needs 7.0.",
-         "Use a precision this GPU supports: fp16 instead of bf16 (in ds_config bf16.enabled false and fp16.enabled "
-         "true, or --fp16 instead of --bf16), fp32 where fp16 is not supported either; or "
+         "The device cannot compute in the precision the run asks for: bf16 needs a GPU of compute capability 8.0 or "
+         "newer (A100, RTX 30xx/40xx, H100); V100, T4, RTX 20xx, TITAN and older GPUs do not have it, DeepSpeed's fp16 "
+         "needs 7.0, and its CPU accelerator (a machine with no GPU DeepSpeed can use) has no fp16 at all.",
+         "Use a precision the device supports: fp16 instead of bf16 (in ds_config bf16.enabled false and fp16.enabled "
+         "true, or --fp16 instead of --bf16), fp32 where fp16 is not supported either (bf16 or fp32 on CPU); or "
          "run on GPUs of compute capability 8.0+ (nvidia-smi --query-gpu=compute_cap --format=csv).", retry=False),
     _sig("zero-ckpt-world-size", r"checkpoint being loaded used a DP world size of \d+ but the current world size is|"
          r"Automatic adjustment of ZeRO's optimizer state partitioning",

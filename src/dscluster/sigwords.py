@@ -390,3 +390,9 @@ _OTHER_PICKLER = (r"[^\n]*(?:copy\.py|deepcopy|serialization\.py|torch\.save|sav
 SPAWN_UNPICKLABLE = (r"(?:(?:" + _SPAWN_OR_GPUS + r")(?:(?!" + _SPAWN_OR_GPUS + r")[^\n])*\n(?:(?!" + _OTHER_PICKLER
                      + r")[^\n]*\n){0,3}?(?!" + _OTHER_PICKLER + r")|^(?!" + _OTHER_PICKLER + r")(?=[^\n]*?(?:"
                      + _SPAWN_OR_GPUS + r")))[^\n]*?(?P<ev>" + _PICKLE_REFUSED + ")")
+
+# Round 159 (live): DeepSpeed's engine (runtime/engine.py _backward_prologue, 0.18+) refusing a tensor.backward() the
+# training loop ran itself where it cannot follow one (ZeRO stage 0, a torch without the hooks it needs), and its
+# post-backward check when the loss needed scaling (fp16, ZeRO's loss scaler) but was not scaled.
+DS_DIRECT_BACKWARD = (r"(?<!\(\")Direct calls to tensor\.backward\(\) are not supported in this configuration|"
+                      r"(?<!\(\")Loss scaling is required for this configuration, but backward\(\) was called directly")

@@ -8,7 +8,7 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--local_rank", type=int, default=-1)
 parser = deepspeed.add_config_arguments(parser)
 args = parser.parse_args()
-import os
+import os  # noqa: E402 - the user added it where the resume code begins
 
 model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1))
 engine, optimizer, _, _ = deepspeed.initialize(args=args, model=model, model_parameters=model.parameters())

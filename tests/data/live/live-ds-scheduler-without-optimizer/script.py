@@ -10,7 +10,7 @@ parser = deepspeed.add_config_arguments(parser)
 args = parser.parse_args()
 model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1))
 engine, _, _, scheduler = deepspeed.initialize(args=args, model=model, model_parameters=model.parameters())
-for step in range(10):
+for _ in range(10):
     loss = engine(torch.randn(2, 16)).pow(2).mean()
     engine.backward(loss)
     engine.step()

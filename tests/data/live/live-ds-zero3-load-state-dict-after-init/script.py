@@ -22,7 +22,7 @@ pretrained = Net().state_dict()  # stands for torch.load("pretrained.pt")
 model = Net()
 engine, optimizer, _, _ = deepspeed.initialize(args=args, model=model, model_parameters=model.parameters())
 model.load_state_dict(pretrained)  # the params are ZeRO-3 partitions now
-for step in range(10):
+for _ in range(10):
     loss = engine(torch.randn(2, 16)).pow(2).mean()
     engine.backward(loss)
     engine.step()
