@@ -121,17 +121,47 @@ def compile_all(patterns: tuple[str, ...]) -> tuple[re.Pattern, ...]:
     return tuple(re.compile(p) for p in patterns)
 
 
+# dscluster's own `logs` (runs/views/attach.py): `[NODE RANK] ` in front of a rank's file's lines, `[launcher] ` in
+# front of the launcher's; the outermost prefix of a log a user pastes from it.
+_DSCLUSTER_PREFIX = re.compile(r"^\[(?:launcher|(?P<host>[A-Za-z0-9][\w.:-]*) (?P<rank>\d+))\] ")
+_SUPERVISOR_SAYS = re.compile(r"^\[dscluster \d\d:\d\d:\d\d\] (?P<what>failure detected|attempt \d+)[:]")
+
+
+def _dscluster_lines(raw: list[str]) -> list[tuple[str | None, int | None, str]] | None:
+    """`dscluster logs` output (over half its lines carry its prefixes): each line's node, rank and text without the
+    prefix; None for any other text. The launcher's lines between the supervisor's `failure detected` and the next
+    attempt are its teardown (launch.py killing the ranks), blank here as the supervisor never reads them (verdict.py
+    caps launcher.log where it detected the failure)."""
+    found = [_DSCLUSTER_PREFIX.match(ln) for ln in raw]
+    if sum(1 for m in found if m) * 2 <= len(raw):
+        return None
+    out, teardown = [], False
+    for m, ln in zip(found, raw):
+        if m and m.group("rank"):
+            out.append((m.group("host"), int(m.group("rank")), ln[m.end():]))
+            continue
+        text = ln[m.end():] if m else ln
+        if m and _SUPERVISOR_SAYS.match(text):
+            teardown = _SUPERVISOR_SAYS.match(text).group("what") == "failure detected"
+            out.append((None, None, text))
+        else:
+            out.append((None, None, "" if m and teardown else text))
+    return out
+
+
 def streams(text: str, node: str | None = None, rank: int | None = None, time: float | None = None,
             order: int = 0) -> list[Stream]:
     """Split a log into streams by the prefixes in front of its lines. `node`/`rank`: what the whole text
     is known to be (a rank's own log file), used where a line names nothing itself."""
     raw = bounded_lines(text)
-    hosts = _host_prefixes(raw)
-    label = _rank_label(raw)
+    ours = _dscluster_lines(raw)
+    body = [ln for _, _, ln in ours] if ours else raw
+    hosts = _host_prefixes(body)
+    label = _rank_label(body)
     keyed: dict[tuple[str | None, int | None], list[str]] = {}
     where: dict[tuple[str | None, int | None], list[int]] = {}
-    for pos, line in enumerate(raw):
-        n, r = node, rank
+    for pos, line in enumerate(body):
+        n, r = (ours[pos][0], ours[pos][1]) if ours and ours[pos][1] is not None else (node, rank)
         m = _HOST_PREFIX.match(line)
         if m and m.group("host") in hosts:
             n, line = m.group("host"), line[m.end():]

@@ -58,6 +58,27 @@ def test_a_chain_whose_first_links_have_no_traceback_is_still_the_last_one_raise
     assert err.type == "httpx2.ConnectError"
 
 
+def test_dscluster_logs_output_is_read_by_its_own_prefixes():
+    # What `dscluster logs RUN` prints (runs/views/attach.py), pasted into `dscluster explain`: each rank's lines under
+    # `[NODE RANK] `, the launcher's under `[launcher] `; the launcher's teardown after the supervisor's `failure
+    # detected` is not read (a traceback of the teardown itself was taken for the rank's error).
+    text = ("[launcher] [dscluster 03:52:43] attempt 1: python -u -P -m dscluster.launcher.locallaunch script.py\n"
+            "[localhost 0] Traceback (most recent call last):\n"
+            '[localhost 0]   File "/w/script.py", line 14, in <module>\n'
+            "[localhost 0] RuntimeError: Distributed package doesn't have NCCL built in\n"
+            "[localhost 1] step 1\n"
+            "[launcher] [dscluster 03:53:03] failure detected: exits with return code = 1\n"
+            "[launcher] Traceback (most recent call last):\n"
+            '[launcher]   File "/w/locallaunch.py", line 168, in terminate_tree\n'
+            "[launcher] AttributeError: partially initialized module 'psutil' has no attribute 'NoSuchProcess'\n")
+    keys = {(st.node, st.rank) for st in rankerror.streams(text)}
+    assert {("localhost", 0), ("localhost", 1), (None, None)} == keys
+    (err,) = _errors(text)
+    assert (err.node, err.rank, err.type, err.where) == ("localhost", 0, "RuntimeError", "/w/script.py:14")
+    # Another text whose lines happen to start with brackets is not taken for it.
+    assert {(st.node, st.rank) for st in rankerror.streams("[ok 1] a\nplain\nplain\nplain\n")} == {(None, None)}
+
+
 def test_native_crashes_and_launcher_reports_are_errors_too():
     text = ("terminate called after throwing an instance of 'c10::DistBackendError'\n"
             "  what():  [PG 0 Rank 1] Process group watchdog thread terminated with exception: ...\n")
