@@ -95,18 +95,15 @@ def os_error(lines: Sequence[str]) -> tuple[Signature, re.Match, str, str, str] 
     return None
 
 
-def _nccl_system_call(block: str) -> tuple[Signature, str] | None:
+def _nccl_system_call(block: str) -> tuple[Signature, re.Match] | None:
     """NCCL's failed system call raised as the rank's own error (torch's `NCCL error in: ..., unhandled system error`)
     with no NCCL WARN line to say which: nccl-system-call, a symptom among other ranks' errors, says more here than
     the words alone (rerun with NCCL_DEBUG=WARN; shared memory in a container, NCCL_SOCKET_IFNAME for a socket)."""
     from dscluster.signatures import SIGNATURES  # noqa: PLC0415 - the table imports this module's words
 
     sig = next(s for s in SIGNATURES if s.name == "nccl-system-call")
-    if (m := sig.pattern.search(block)) is None:
-        return None
-    start = block.rfind("\n", 0, m.start()) + 1
-    end = block.find("\n", m.end())
-    return sig, block[start:end if end >= 0 else len(block)]
+    m = sig.pattern.search(block)
+    return (sig, m) if m else None
 
 
 def _path_of(m: re.Match) -> str:
@@ -122,7 +119,7 @@ def _shown(text: str) -> str:
 def last_resort(streams: Sequence[Stream], err=None, own: bool = False):
     """explain.py's last word (its docstring has the order): the first OS error text (in a rank's own error's
     block, `own`, or over the streams, earliest first), else, with no rank's own error, the first error line."""
-    from dscluster.explain import Explanation  # noqa: PLC0415 - explain.py asks here; its class is the answer
+    from dscluster.explain import Explanation, _line_at  # noqa: PLC0415 - explain.py asks here; its class is the answer
 
     error = err.to_dict() if err is not None else None
     blocks = [err.block.split("\n")] if own else [st.lines for st in streams]
@@ -132,8 +129,8 @@ def last_resort(streams: Sequence[Stream], err=None, own: bool = False):
             params = {"path": _shown(_path_of(m)) or "?"} if "{path}" in cause else {}
             return Explanation(sig.name, cause, fix, sig.retry, _shown(line), params, error)
     if own and (found := _nccl_system_call(err.block)) is not None:
-        sig, line = found
-        return Explanation(sig.name, sig.cause, sig.fix, sig.retry, _shown(line), {}, error)
+        sig, m = found
+        return Explanation(sig.name, sig.cause, sig.fix, sig.retry, _shown(_line_at(err.block, m)), {}, error)
     line = None if own else first_error_line(streams)
     if line is None:
         return None

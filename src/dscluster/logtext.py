@@ -141,8 +141,8 @@ def _dscluster_lines(raw: list[str]) -> list[tuple[str | None, int | None, str]]
             out.append((m.group("host"), int(m.group("rank")), ln[m.end():]))
             continue
         text = ln[m.end():] if m else ln
-        if m and _SUPERVISOR_SAYS.match(text):
-            teardown = _SUPERVISOR_SAYS.match(text).group("what") == "failure detected"
+        if m and (says := _SUPERVISOR_SAYS.match(text)):
+            teardown = says.group("what") == "failure detected"
             out.append((None, None, text))
         else:
             out.append((None, None, "" if m and teardown else text))

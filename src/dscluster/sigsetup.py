@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dscluster.sigtypes import Signature
 from dscluster.sigtypes import sig as _sig
+from dscluster.sigwords import LAUNCHER_VARS
 
 
 def _a_backends_variable(m) -> bool:
@@ -238,7 +239,7 @@ SETUP_SIGNATURES: tuple[Signature, ...] = (
     # are not-launched's (sigmessages.py), a scheduler's that a backend's own signature reads (launcher/backends/: a
     # script for that scheduler run outside it) that backend's (_a_backends_variable); a dict's KeyError has no os frame.
     _sig("env-var-unset", r"(?:\bos\.py|<frozen os>)\"?, line \d+, in __getitem__\s*\n(?:[^\n]*\n){0,3}?[^\n]*?"
-         r"\bKeyError: b?['\"](?!(?:LOCAL_RANK|RANK|WORLD_SIZE|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT)['\"])"
+         r"\bKeyError: b?['\"](?!" + LAUNCHER_VARS + r"['\"])"
          r"[A-Za-z_][\w.-]{0,80}['\"]",
          "The script reads an environment variable (os.environ[NAME], named by the KeyError) that the ranks' "
          "environment does not have: it is exported in the user's interactive shell (~/.bashrc, a login profile, a "

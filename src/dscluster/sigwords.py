@@ -109,7 +109,8 @@ NCCL_IB_ASYNC_FAILURE = (r"async fatal event(?! on SRQ)|async event ?:(?! ?(?:" 
 # A launcher's variable missing from os.environ (a script's own lookup): Python's KeyError raised in os.py's
 # _Environ.__getitem__ (its frame, as a traceback or IPython shows it, or `environ` on the code line above), or printed
 # with no frame above it. Not a KeyError of the script's own dict that happens to hold a key named RANK.
-_LAUNCHER_KEY = r"KeyError: b?['\"](?:LOCAL_RANK|RANK|WORLD_SIZE|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT)['\"]"
+LAUNCHER_VARS = r"(?:LOCAL_RANK|RANK|WORLD_SIZE|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT)"  # env-var-unset: the others
+_LAUNCHER_KEY = r"KeyError: b?['\"]" + LAUNCHER_VARS + r"['\"]"
 # Each marker's rest of line is read up to the next marker only, so a line of many is read once (linear time).
 ENV_KEY_MISSING = (r"(?:os\.py\W(?:(?!os\.py\W|__getitem__)[^\n])*__getitem__(?:(?!os\.py\W)[^\n])*|"
                    r"environ(?:(?!environ)[^\n])*)\n(?:[^\n]*\n){0,8}?[ \t]*" + _LAUNCHER_KEY +
@@ -161,12 +162,13 @@ LINEAR_NOT_2D = (r"(?:[/\\]functional\.py\", line \d+, in linear\n" + _CODE_LINE
 # A device that cannot compute in bf16, in the words of torch's autocast (`Current CUDA Device does not support
 # bfloat16`), transformers' TrainingArguments (`Your setup doesn't support bf16/gpu`) and scripts' own checks of the
 # GPU. Not an array library without the dtype (CuPy's `CuPy does not support bfloat16 yet`, NumPy's).
+_BF16_ON_CPU = r"/gpu\. You need to assign use_cpu\b[^\n]{0,60}?on CPU\.(?! You need Ampere)"  # BF16_NO_GPU's, below
 DEVICE_NO_BF16 = (r"(?:GPU|device|card|hardware|setup|platform)s?\b[^\n]{0,20}?(?:does not|doesn't) support "
-                  r"(?:bfloat16|bf16)(?!/gpu\. You need to assign use_cpu\b[^\n]{0,60}?on CPU\.(?! You need Ampere))")
+                  r"(?:bfloat16|bf16)(?!" + _BF16_ON_CPU + ")")
 # Round 162: transformers' TrainingArguments._validate_args where no CUDA device is visible at all: "Your setup doesn't
 # support bf16/gpu. You need to assign use_cpu if you want to train the model on CPU." (4.4x to 5.x), with " You need
 # Ampere+ GPU with cuda>=11.0." appended only where CUDA is available (an old GPU: DEVICE_NO_BF16's). Read as no-gpu.
-BF16_NO_GPU = r"support bf16/gpu\. You need to assign use_cpu\b[^\n]{0,60}?on CPU\.(?! You need Ampere)"
+BF16_NO_GPU = r"support bf16" + _BF16_ON_CPU
 
 # DeepSpeed's config check (runtime/config.py: `bfloat16 and fp16 modes cannot be simultaneously enabled`). Not the
 # words alone: SageMaker's `'ddp' and 'horovod' cannot be simultaneously enabled` is a launcher's, no ds_config's.
