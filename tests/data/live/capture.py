@@ -63,7 +63,10 @@ def main() -> int:
     run = started.stdout.strip().splitlines()[-1].strip()
     deadline = time.monotonic() + args.timeout
     while True:
-        record = json.loads(_dscluster("status", "--json", run, cwd=case).stdout)
+        status = _dscluster("status", "--json", run, cwd=case, check=False)
+        if status.returncode not in (0, 5):  # 5: the run failed or was lost (ExitCode.RUN), its record is still printed
+            raise SystemExit(f"dscluster status --json {run} exited {status.returncode}: {status.stderr.strip()}")
+        record = json.loads(status.stdout)
         if record["status"] in FINISHED:
             break
         if time.monotonic() > deadline:
