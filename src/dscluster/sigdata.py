@@ -119,4 +119,25 @@ DATA_SIGNATURES: tuple[Signature, ...] = (
          "worker_init_fn) rather than in __init__; or use the fork start method where the platform allows it "
          "(multiprocessing_context=\"fork\" on Linux, when no CUDA was initialized before), or num_workers=0. A "
          "restart fails the same way.", retry=False),
+    # Round 164: torch's DataLoader worker crashed in native code. The worker's own SIGSEGV handler (torch/csrc/
+    # DataLoader.cpp, SIGNAL_HANDLER(SIGSEGV, ...) in libtorch_python) prints "ERROR: Unexpected segmentation fault
+    # encountered in worker." before re-raising it; the main process then fails with "DataLoader worker (pid(s) N)
+    # exited unexpectedly" (dataloader.py, _try_get_data) or, from the SIGCHLD check (_error_if_any_worker_fails),
+    # "DataLoader worker (pid N) is killed by signal: Segmentation fault." Not the worker's bus error (/dev/shm,
+    # dev-shm-full) nor its "killed by signal: Killed" (memcg-oom), nor a rank's own segfault (segfault).
+    _sig("dataloader-worker-segfault", r"ERROR: Unexpected segmentation fault encountered in worker\b|"
+         r"DataLoader worker \(pid \d+\) is killed by signal: Segmentation fault\b",
+         "A DataLoader worker process crashed in native code (a segmentation fault) while it produced a batch: code "
+         "that Dataset.__getitem__ or collate_fn runs in C (an image, video or audio decoder, a tokenizer, a C "
+         "extension or a ctypes call) crashed on a sample (a corrupt or unusual file), or a library is not safe after "
+         "fork (it started threads or a GPU context in the main process before the workers were forked). The rank "
+         "then failed because its worker was gone.",
+         "Run the loader with num_workers=0 and faulthandler on (python -X faulthandler, or faulthandler.enable()): "
+         "the crash then happens in the main process and prints the Python line and the sample; skip or fix that "
+         "record, update or replace the library, or start the workers with multiprocessing_context=\"spawn\" when it "
+         "is not fork-safe. A restart meets the same sample again.", retry=False),
 )
+
+# What may stand in a rank's lines before its vague error (explain: BEFORE_THE_ERROR): the worker's own words before the
+# main process's "DataLoader worker (pid(s) N) exited unexpectedly" RuntimeError.
+DATA_BEFORE_VAGUE = frozenset({"dataloader-worker-segfault"})

@@ -152,14 +152,21 @@ MEMORY_SIGNATURES: tuple[Signature, ...] = (
     # `alloc_cpu.cpp:75] err == 0.` before it), Windows' _aligned_malloc `DefaultCPUAllocator: not enough memory: you
     # tried to allocate N bytes.`, and before 2019 `posix_memalign(&data, gAlignment, nbytes) == 0. 12 vs 0`. One
     # allocation, of the size it names, not a process killed by the kernel (memcg-oom) nor a fork refused (host-memory).
+    # Round 164: numpy's refusal of one array (numpy/_core/_exceptions.py, _ArrayMemoryError.__str__: "Unable to
+    # allocate {size} for an array with shape {shape} and data type {dtype}"; numpy 1.17's first form "Unable to
+    # allocate array with shape ..."), raised where malloc fails, for RAM or a ulimit -v (RLIMIT_AS). Not Slurm's
+    # "Unable to allocate resources" (no array).
     _sig("host-alloc-refused", r"DefaultCPUAllocator: (?:can't allocate memory|not enough memory): you tried to "
-         r"allocate \d+ ?(?:bytes|GB)|\bposix_memalign\(&data, gAlignment, nbytes\) == 0\. 12 vs 0",
-         "PyTorch's CPU allocator could not get one block of host memory of the size the message names (you tried "
-         "to allocate N bytes): that one tensor is larger than the RAM left on the node. A size beyond the machine's "
+         r"allocate \d+ ?(?:bytes|GB)|\bposix_memalign\(&data, gAlignment, nbytes\) == 0\. 12 vs 0|"
+         r"\bUnable to allocate (?:\d+(?:\.\d*)? ?[KMGTPE]?i?B for an )?array with shape \(",
+         "PyTorch's CPU allocator (or numpy, for an array) could not get one block of host memory of the size the "
+         "message names (you tried to allocate N bytes; Unable to allocate N GiB for an array): that one tensor or "
+         "array is larger than the RAM left on the node, or than the process's memory limit (ulimit -v, a job's "
+         "or container's limit). A size beyond the machine's "
          "memory is a shape computed wrong or a whole-dataset buffer (a sample count, vocabulary or sequence length "
          "where a batch's belongs, features of a whole corpus cached at once); a size of gigabytes is a real "
          "shortage, e.g. every rank of the node loading the full model in fp32 on the CPU.",
-         "Compare the size with the node's memory (free -g): allocate per batch or memory-map the data (numpy.memmap, "
+         "Compare the size with the node's memory (free -g) and the process's limit (ulimit -v): allocate per batch or memory-map the data (numpy.memmap, "
          "a dataset read lazily) instead of one buffer for all of it, and check the shape that gives the size; for a "
          "model, load it once per node or in half precision with low_cpu_mem_usage, or start fewer ranks per node. "
          "A restart asks for the same size again.", retry=False),

@@ -17,7 +17,7 @@ from dscluster import sigcauses
 from dscluster.sigcheckpoint import CHECKPOINT_SIGNATURES, CKPT_READS_BEFORE
 from dscluster.sigcompile import COMPILE_SIGNATURES
 from dscluster.sigcontainers import CONTAINER_SIGNATURES
-from dscluster.sigdata import DATA_SIGNATURES
+from dscluster.sigdata import DATA_BEFORE_VAGUE, DATA_SIGNATURES
 from dscluster.sigdeepspeed import DEEPSPEED_SIGNATURES
 from dscluster.sigdevices import DEVICE_SIGNATURES
 from dscluster.sigdssource import DS_COMM_UNSET, DS_SOURCE_SIGNATURES
@@ -109,7 +109,7 @@ NODE_FACTS = frozenset({"driver-library-mismatch", "fabric-manager", "gpu-exclus
 # What may stand before a rank's vague error: those facts, and a library's own warning about the very call that failed
 # (NCCL's WARN of a mismatched collective, before torch's `NCCL error ... invalid usage`; its topology's lost device or
 # missing path back, a CUDA call its init or SHM transport made, before torch's `internal error` or `unhandled cuda error`).
-BEFORE_VAGUE = NODE_FACTS | MEMORY_BEFORE_VAGUE | {"collective-mismatch", "nccl-topology-net", "nccl-topology-path",
+BEFORE_VAGUE = NODE_FACTS | MEMORY_BEFORE_VAGUE | DATA_BEFORE_VAGUE | {"collective-mismatch", "nccl-topology-net", "nccl-topology-path",
     "nccl-cuda-op-unsupported", "nccl-cumem-host", "nccl-sysfs-pci-path", "nccl-arch-missing", "nccl-stream-other-device",
     "nccl-bootstrap-connect", "nccl-blackwell-shared-mem", "ib-completion-acs", "efa-security-group",
     "nccl-topo-file-attribute", "nccl-cumem-host-numa", "bootstrap-message-truncated", "nccl-null-comm"}

@@ -55,4 +55,24 @@ MODEL_SIGNATURES: tuple[Signature, ...] = (
          "Start as many processes as the checkpoint has shards: torchrun --nproc_per_node N (nodes x GPUs per node = "
          "N); Llama 2's are 7B: 1, 13B: 2, 70B: 8. With fewer GPUs, reshard the checkpoint or use a converted "
          "(Hugging Face) copy; a restart fails the same way.", retry=False),
+    # Round 164: a __getattr__ override that calls itself. Python calls __getattr__ only for attributes its normal
+    # lookup does not find; nn.Module keeps submodules, parameters and buffers in self._modules / _parameters /
+    # _buffers (torch/nn/modules/module.py, Module.__getattr__), not in the instance dict, so a wrapper's
+    # `return getattr(self.model, name)` reads self.model through __getattr__ again; so does any __getattr__ reading
+    # an attribute not set yet (before super().__init__(), an object being unpickled or copied). CPython prints the
+    # repeated frame once, then "[Previous line repeated N more times]" (traceback.py, since 3.6) and "RecursionError:
+    # maximum recursion depth exceeded" (3.5+; "... while calling a Python object", "... in comparison"; RuntimeError
+    # before 3.5). The repeated frame must be a __getattr__: other recursions (a recursive function, __setattr__, a
+    # property calling itself) stay the Python error.
+    _sig("module-getattr-recursion", r", in __getattr__\n(?:[^\n]*\n){1,3}?[ \t]*\[Previous line repeated \d+ more "
+         r"times\]\n(?:[^\n]*\n){0,6}?[^\n]*(?:Recursion|Runtime)Error: maximum recursion depth exceeded",
+         "A __getattr__ method calls itself without end (RecursionError): it reads an attribute of self that Python's "
+         "normal lookup does not find, so Python calls __getattr__ for it again. In a torch.nn.Module subclass, "
+         "submodules, parameters and buffers live in self._modules, _parameters and _buffers, not in the instance, "
+         "so a wrapper's `getattr(self.model, name)` inside __getattr__ recurses; so does a __getattr__ that reads "
+         "an attribute not set yet (before super().__init__(), or while the object is unpickled or copied).",
+         "In an nn.Module, try the module's own lookup first and fall back to the inner model: `try: return "
+         "super().__getattr__(name)` / `except AttributeError: return getattr(super().__getattr__(\"model\"), "
+         "name)`; elsewhere read attributes inside __getattr__ through self.__dict__ and raise AttributeError for "
+         "missing names (and call super().__init__() first). A restart fails the same way.", retry=False),
 )

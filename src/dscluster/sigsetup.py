@@ -248,4 +248,17 @@ SETUP_SIGNATURES: tuple[Signature, ...] = (
          "before the launch; on several nodes, in every node's environment, e.g. DeepSpeed's .deepspeed_env), or have "
          "the script fall back to a default with os.environ.get(NAME, default). A restart fails the same way.",
          retry=False, aside_if=lambda m, texts: _a_backends_variable(m)),
+    # Round 164: CPython's input() (Python/bltinmodule.c, builtin_input_impl: PyErr_SetNone(PyExc_EOFError) when the
+    # read returns nothing, printed "EOFError: EOF when reading a line"; Python 2's raw_input() the same words). A
+    # launched rank has no terminal: its standard input is empty (/dev/null, or closed by the launcher), so a prompt
+    # the script (or a library it calls) shows on stdin gets end of file at once. Not pickle's "EOFError: Ran out of
+    # input", multiprocessing's bare EOFError, nor a compressed file's "Compressed file ended before ...".
+    _sig("stdin-eof", r"\bEOFError: EOF when reading a line\b",
+         "The program asked a question on standard input (input(), a confirmation or login prompt of the script or "
+         "of a library it calls) and got end of file at once: a launched rank has no terminal and its standard input "
+         "is empty, so nobody can answer the prompt that worked when the script was run by hand.",
+         "Take the prompt out of the launched code or answer it without a terminal: a command-line flag or an "
+         "environment variable for the choice (e.g. --overwrite / --yes), for a library's prompt the argument or "
+         "login it asks for (trust_remote_code=True, HF_TOKEN or WANDB_API_KEY in the ranks' environment, a login on "
+         "every node beforehand). A restart fails the same way.", retry=False),
 )

@@ -22,7 +22,7 @@ class Wrapper(torch.nn.Module):
 dist.init_process_group(backend="gloo", timeout=timedelta(seconds=20))
 model = torch.nn.parallel.DistributedDataParallel(Wrapper(torch.nn.Linear(16, 1)))
 opt = torch.optim.SGD(model.parameters(), lr=0.01)
-for step in range(3):
+for _step in range(3):
     loss = model(torch.randn(8, 16)).pow(2).mean()
     opt.zero_grad()
     loss.backward()

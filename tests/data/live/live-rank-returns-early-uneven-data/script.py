@@ -12,7 +12,7 @@ samples = list(range(103))
 shard = samples[rank * 60:(rank + 1) * 60]  # 60 samples on rank 0, 43 on rank 1
 model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(16, 1))
 opt = torch.optim.SGD(model.parameters(), lr=0.01)
-for i in range(0, len(shard), 4):
+for _batch_start in range(0, len(shard), 4):
     loss = model(torch.randn(4, 16)).pow(2).mean()
     opt.zero_grad()
     loss.backward()
