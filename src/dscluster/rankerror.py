@@ -255,6 +255,14 @@ def _original(lines: list[str], exc, frames, i: int, chained: bool):
         orig, orig_frames, j, orig_chained = _read_traceback(lines, exc[2] + 1)
         if orig is not None:
             return orig, orig_frames, j, orig_chained
+    # torch.distributed.checkpoint's CheckpointException (checkpoint/api.py, __str__): "CheckpointException ranks:
+    # dict_keys([...])" then each failed rank's own traceback, "Traceback (most recent call last): (RANK n)": the
+    # first rank's error is what failed (its frames after the caller's, which name the script's dcp call).
+    if exc is not None and exc[0].endswith("CheckpointException") and exc[2] + 1 < len(lines) and \
+            lines[exc[2] + 1].lstrip().startswith("Traceback (most recent call last): (RANK "):
+        orig, orig_frames, j, orig_chained = _read_traceback(lines, exc[2] + 1)
+        if orig is not None:
+            return orig, frames + orig_frames, j, orig_chained
     return exc, frames, i, chained
 def _pasted_frames(lines: list[str], i: int) -> int:
     """The first line of the indented traceback frames (`  File "...", line N, in f` and their code lines) right

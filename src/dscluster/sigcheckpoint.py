@@ -160,6 +160,40 @@ CHECKPOINT_SIGNATURES: tuple[Signature, ...] = (
          "Point load_checkpoint at the directory save_checkpoint wrote (the one holding `latest`), or pass the tag "
          "(engine.load_checkpoint(DIR, tag=\"global_stepN\")); where a fresh start is meant, check the returned path for "
          "None before reading the client state. A restart fails the same way.", retry=False),
+    # Round 165: nn.Module.load_state_dict (torch/nn/modules/module.py, _load_from_state_dict: "While copying the
+    # parameter named {key}, whose dimensions in the model are ... an exception occurred : {ex.args}") when the model's
+    # parameters are DTensors (FSDP2's fully_shard, tensor parallel) and the state_dict holds plain tensors: DTensor's
+    # dispatch (torch/distributed/tensor/_dispatch.py) refuses copy_ with "aten.copy_.default got mixed torch.Tensor and
+    # DTensor" (torch 2.4-2.6: "aten.copy_.default: got mixed ..."). Before ckpt-model-mismatch, which reads the
+    # first line ("Error(s) in loading state_dict for") and would send the user after another configuration.
+    _sig("fsdp2-load-full-state-dict", r"While copying the parameter named \"[^\"\n]{1,300}\", whose dimensions in the "
+         r"model are [^\n]{0,300}?an exception occurred : \(['\"]aten\.copy_\.default:? got mixed torch\.Tensor and "
+         r"DTensor",
+         "The model's parameters are DTensors (sharded by FSDP2's fully_shard, or split by tensor parallelism) and "
+         "model.load_state_dict() was given a full, plain state_dict (torch.load of a checkpoint saved from the "
+         "unsharded model, pretrained weights): a DTensor parameter cannot copy a plain tensor into itself.",
+         "Load the weights before sharding (model.load_state_dict(sd) then fully_shard / parallelize_module), or load "
+         "the full state_dict into the sharded model with torch.distributed.checkpoint.state_dict.set_model_state_dict("
+         "model, sd, options=StateDictOptions(full_state_dict=True, broadcast_from_rank0=True)) (sd on rank 0 only "
+         "then); for checkpoints of sharded models use torch.distributed.checkpoint (dcp.save / dcp.load). A restart "
+         "fails the same way.", retry=False),
+    # Round 165: torch.distributed.checkpoint.state_dict._get_optim_state_dict (get_state_dict /
+    # get_optimizer_state_dict, torch 2.2+): each optimizer state key (a parameter's index) is mapped to a name through
+    # fqn_pid_mapping, built from the model's own parameters; `fqn = fqn_pid_mapping[key]` (or, where the optimizer has
+    # no state yet, the param groups' `[fqn_pid_mapping[pid] for pid in ...]`) raises KeyError: <index> when
+    # the optimizer's parameters are not the model's (created before fully_shard / FSDP / parallelize_module replaced
+    # them, or from another copy of the model).
+    _sig("optimizer-not-model-params", r"(?:\bfqn = fqn_pid_mapping\[key\]|= \[fqn_pid_mapping\[pid\] for pid in "
+         r"group\[[^\]\n]{1,12}\]\])\n(?:\[rank\d+\]:)?(?:[ \t]*[~^]+[ \t]*\n(?:\[rank\d+\]:)?)?[ \t]*KeyError: \d+",
+         "The optimizer's parameters are not the model's: get_state_dict / get_optimizer_state_dict names each "
+         "optimizer state by the model parameter it belongs to and found one the model does not have. Most often the "
+         "optimizer was created from model.parameters() before the model was wrapped or sharded (fully_shard/FSDP2, "
+         "FSDP with use_orig_params=False, parallelize_module replace the parameters), so it still holds the old ones "
+         "and has not been training the model at all; or it was built over another copy of the model.",
+         "Create the optimizer after wrapping/sharding the model, from the wrapped model's parameters "
+         "(fully_shard(model); opt = AdamW(model.parameters())), and pass get_state_dict the same model object; "
+         "retrain from the last good checkpoint, as the steps so far did not update the model. A restart fails the "
+         "same way.", retry=False),
 )
 
 # Read with the lines before a rank's error too (sigmessages.READS_BEFORE): DeepSpeed's warning is logged before the

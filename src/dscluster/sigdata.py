@@ -136,6 +136,17 @@ DATA_SIGNATURES: tuple[Signature, ...] = (
          "the crash then happens in the main process and prints the Python line and the sample; skip or fix that "
          "record, update or replace the library, or start the workers with multiprocessing_context=\"spawn\" when it "
          "is not fork-safe. A restart meets the same sample again.", retry=False),
+    # Round 165: torch.utils.data.DistributedSampler.__init__ (torch/utils/data/distributed.py, since torch 1.8):
+    # `raise ValueError(f"Invalid rank {rank}, rank should be in the interval [0, {num_replicas - 1}]")`: the rank
+    # given (or the process group's) is outside num_replicas.
+    _sig("sampler-rank-out-of-range", r"Invalid rank -?\d+, rank should be in the interval \[0, -?\d+\]",
+         "DistributedSampler was given a rank outside [0, num_replicas - 1]: num_replicas is smaller than the number "
+         "of processes (a hard-coded or the script's own --world_size left at its default, the number of GPUs of one "
+         "node on several nodes), or the rank passed is not the global rank (-1, a --local_rank default when the "
+         "launcher did not set it; a local rank on the second node counts from 0 again).",
+         "Leave num_replicas and rank out (DistributedSampler reads them from the initialised process group: "
+         "dist.get_world_size() and dist.get_rank()) or pass exactly those; never a per-node count or the local rank. "
+         "A restart fails the same way.", retry=False),
 )
 
 # What may stand in a rank's lines before its vague error (explain: BEFORE_THE_ERROR): the worker's own words before the

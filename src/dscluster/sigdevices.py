@@ -13,6 +13,13 @@ from __future__ import annotations
 from dscluster.sigtypes import Signature
 from dscluster.sigtypes import sig as _sig
 
+# Round 165: torch.cuda's functions in a torch built without CUDA (the CPU wheel, Apple's, an XPU or NPU build):
+# torch/cuda/__init__.py calls torch._C._cuda_setDevice (set_device; init_device_mesh("cuda") on a CPU build),
+# _cuda_getDevice, _cuda_getDeviceCount..., which that build's torch._C lacks, so Python says "module 'torch._C' has no
+# attribute '_cuda_setDevice'" rather than "Torch not compiled with CUDA enabled". Read by sigmessages.py's no-gpu.
+CUDA_NOT_BUILT = (r"module 'torch\._C' has no attribute '_cuda_(?:setDevice|getDevice|getDeviceCount|init|exchangeDevice|"
+                  r"maybeExchangeDevice|emptyCache|synchronize|getCurrentStream|setStream)'")
+
 DEVICE_SIGNATURES: tuple[Signature, ...] = (
     # NVML (nvidia-smi, the container toolkit's nvidia-container-cli) and the kernel's own line for the same state.
     _sig("driver-library-mismatch", r"driver/library version mismatch|NVRM: API mismatch",

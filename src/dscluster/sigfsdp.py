@@ -141,6 +141,18 @@ FSDP_SIGNATURES: tuple[Signature, ...] = (
          "workaround, reshard_after_forward=False on the module involved keeps its parameters gathered until "
          "backward (more memory). A restart fails the same way.", retry=False,
          aside_if=lambda m, texts: not _names_fsdp(texts)),
+    # Round 165: FSDP1's _init_device_handle (torch/distributed/fsdp/_init_utils.py, torch 2.4+): without device_id and
+    # with every parameter on the CPU it takes torch._C._get_accelerator(), and on a machine without one refuses
+    # (FullyShardedDataParallel has no CPU mode unless device_id=torch.device("cpu") is given).
+    _sig("fsdp-no-accelerator", r"FSDP needs a non-CPU accelerator device, but no accelerator device is detected",
+         "FullyShardedDataParallel (FSDP1) was given a model on the CPU and no device_id on a machine without a GPU "
+         "(or other accelerator): FSDP1 runs on the accelerator it finds and refuses when there is none. Either the "
+         "node has no usable GPU (a CPU-only node, a CPU build of torch, a container without GPUs) or the run is "
+         "meant for CPUs.",
+         "For a CPU run with gloo pass device_id=torch.device(\"cpu\") to FullyShardedDataParallel, or use FSDP2 "
+         "(torch.distributed.fsdp.fully_shard with init_device_mesh(\"cpu\", ...)), which shards on the CPU; for a "
+         "GPU run check nvidia-smi and torch.cuda.is_available() on that node. A restart fails the same way.",
+         retry=False),
 )
 
 

@@ -19,7 +19,7 @@ from dscluster.sigcompile import COMPILE_SIGNATURES
 from dscluster.sigcontainers import CONTAINER_SIGNATURES
 from dscluster.sigdata import DATA_BEFORE_VAGUE, DATA_SIGNATURES
 from dscluster.sigdeepspeed import DEEPSPEED_SIGNATURES
-from dscluster.sigdevices import DEVICE_SIGNATURES
+from dscluster.sigdevices import CUDA_NOT_BUILT, DEVICE_SIGNATURES
 from dscluster.sigdssource import DS_COMM_UNSET, DS_SOURCE_SIGNATURES
 from dscluster.sigelastic import ELASTIC_SIGNATURES
 from dscluster.sigfabrics import FABRIC_SIGNATURES
@@ -160,10 +160,10 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          "Resume from an earlier complete checkpoint (move the broken one aside; `dscluster ckpt verify` checks one), "
          "or download the weights again (git lfs pull, then compare sizes or checksums); free disk space before the "
          "next save.", retry=False),
-    # ... and torch.distributed.checkpoint's planner (default_planner.py: "Missing key in checkpoint state_dict: {fqn}.").
+    # ... and torch.distributed.checkpoint's planner (default_planner.py: "Missing key ..."; "Size mismatch between saved").
     _sig("ckpt-model-mismatch", r"Error\(s\) in loading state_dict for|(?:Missing|Unexpected) key\(s\) in state_dict|"
          r"unexpected key \"[^\"\n]{1,300}\" in state_dict|size mismatch for [\w.]+: copying a param with shape|"
-         r"Missing key in checkpoint state_dict: [\w.]+",
+         r"Missing key in checkpoint state_dict: [\w.]+|Size mismatch between saved [^\n]{1,80}? and current",
          "The checkpoint does not fit the model it is loaded into: a model of another configuration or size, keys saved "
          "through a wrapper (DataParallel/DDP's `module.` prefix), or parameters that ZeRO-3 has partitioned (shape "
          "[0]) loaded without DeepSpeed's loader.",
@@ -335,7 +335,7 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
          r"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver|Torch not compiled with CUDA|"
          r"ProcessGroupNCCL is only supported with GPUs, no GPUs found|nvml error: driver not loaded|"
          # DeepSpeed's launcher without a hostfile, counting the local CUDA devices: none
-         r"Unable to proceed, no GPU resources available|"
+         r"Unable to proceed, no GPU resources available|" + CUDA_NOT_BUILT + r"|"
          # transformers' TrainingArguments and accelerate asked for fp16 on a process without a CUDA device
          r"_full_eval`?\) can only be used on CUDA|fp16 mixed precision requires a GPU|" + BF16_NO_GPU,
          *sigcauses.NO_GPU, retry=False),

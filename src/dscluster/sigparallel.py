@@ -358,4 +358,28 @@ PARALLEL_SIGNATURES: tuple[Signature, ...] = (
          "Update NeMo Automodel to a version with #3397 (EP-free expert state dicts), or set distributed.ep_size "
          "larger than 1 (it must divide the number of experts and the data-parallel ranks). A restart fails the same "
          "way.", retry=False),
+    # Round 165: DTensor's sharding propagation (torch/distributed/tensor/_dispatch.py,
+    # _propagate_op_sharding_dispatch_slow_path: "{e}\nSharding propagation failed for {op}({specs}) on {mesh}") of a
+    # matrix product whose shapes do not meet: torch's meta check (torch/_meta_registrations.py, addmm/mm/bmm:
+    # "a and b must have same reduction dim, but got [..] X [..]"; "mat1 and mat2 shapes cannot be multiplied").
+    # The DTensor specs are global shapes: a tensor-parallel plan whose layouts do not chain.
+    _sig("tp-plan-layout-mismatch", r"(?:a and b must have same reduction dim, but got|mat1 and mat2 shapes cannot be "
+         r"multiplied)[^\n]{0,160}\n(?:(?:\[rank\d+\]:)?[ \t]*\n)?(?:\[rank\d+\]:)?[ \t]*Sharding propagation failed "
+         r"for aten\.(?:addmm|mm|bmm|baddbmm|matmul|linear)\b|"
+         # torch 2.2-2.5's words (_dispatch.py/sharding_prop.py): "Sharding propagation failed on op {op}.\n[Input
+         # schema: {schema}.\n]Error: {e}", the shape error last.
+         r"Sharding propagation failed on op (?:Op\(op=)?aten\.(?:addmm|mm|bmm|baddbmm|matmul|linear)\b"
+         r"(?:(?!Sharding propagation failed)[^\n])*\n(?:(?:\[rank\d+\]:)?[ \t]*Input schema: "
+         r"(?:(?!Sharding propagation failed)[^\n])*\n)?(?:\[rank\d+\]:)?[ \t]*Error: (?:a and b must have same "
+         r"reduction dim|mat1 and mat2 shapes cannot be multiplied)",
+         "A matrix product on DTensors (tensor parallelism) got operands whose global shapes do not meet. Under "
+         "parallelize_module the plan's layouts do not chain: a ColwiseParallel layer returns its local shard (a "
+         "plain tensor, use_local_output=True) and the next layer also ColwiseParallel (or SequenceParallel) takes "
+         "that shard as the whole, replicated input, where a RowwiseParallel (input_layouts=Shard(-1)) belongs; or "
+         "the input_layouts/output_layouts of neighbouring layers disagree; or the model reshapes activations with "
+         "the global sizes (heads, hidden) where the local shard's apply.",
+         "Pair each ColwiseParallel with a following RowwiseParallel (the attention's q/k/v colwise and its output "
+         "projection rowwise, an MLP's up colwise and down rowwise), or give the layer the layouts it receives "
+         "(input_layouts=Shard(-1), output_layouts=Replicate() where a whole output is needed); divide head and hidden "
+         "counts by the tensor-parallel size in the module's reshapes. A restart fails the same way.", retry=False),
 )

@@ -22,7 +22,7 @@ for layer in model:
     if isinstance(layer, torch.nn.Linear):
         fully_shard(layer)
 fully_shard(model)
-for step in range(5):
+for _ in range(5):
     loss = model(torch.randn(8, 16)).pow(2).mean()
     loss.backward()
     opt.step()
