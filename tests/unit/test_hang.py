@@ -189,6 +189,17 @@ def test_a_hung_collective_is_explained_with_its_ranks_words(tmp_path):
     assert exp.signature == "hung-collective" and exp.retry and "rank 1 did nothing" in exp.to_dict()["cause"]
 
 
+def test_a_collective_called_differently_is_not_restarted_into_the_same_hang(tmp_path):
+    """Two ranks at one collective in different operations can never meet (live-fsdp-state-dict-rank0-only: the
+    supervisor saw it before gloo's timeout, so no log says more): the answer is the mismatch, with no restart."""
+    log = tmp_path / "launcher.log"
+    log.write_text("")
+    failure = hung_collective([waiting(0, 2.0, "all_gather"), waiting(1, 2.0, "barrier")], 2)
+    exp = explain_failure(failure, log, {log: 0}, 0.0, run_id="r1")
+    assert exp.signature == "collective-mismatch" and not exp.retry, exp
+    assert "rank 0 waits in all_gather and rank 1 in barrier" in exp.evidence
+
+
 def test_a_node_that_came_back_gets_a_warm_launch_py_at_once(monkeypatch):
     """A restarted node lost its pre-warmed launch.py: the supervisor starts one there over its ssh as soon as the
     node answers (runs/runnerproc.py), which imports at once instead of waiting for a launch.py to watch."""

@@ -102,6 +102,9 @@ def _lost_or_stalled(failure: Failure, run_id: str, restarts_left: bool) -> expl
         return explainer.custom("node-lost", cause, "Check the node (`dscluster doctor`), then `dscluster restart "
                                 "{run}` resumes from the last committed checkpoint.", failure.detail, run=run_id)
     if failure.kind == "hung-collective":  # runs/supervising/hang.py: the ranks' own progress named the one that hangs them
+        own = explainer.explain(failure.detail)
+        if own is not None and own.signature == "collective-mismatch":
+            return own  # two ranks in different operations at one collective: a restart meets it again
         return explainer.custom("hung-collective", "A collective hung with every process alive: {detail}.",
                                 "Look at what that rank does before the collective (dscluster logs {run}); a "
                                 "restart resumes from the last committed checkpoint.", failure.detail,
