@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from dscluster import errorline, launchcmd, logtext, mixedversions, rankerror, refusals, torchrunsummary
+from dscluster import earlyexit, errorline, launchcmd, logtext, mixedversions, rankerror, refusals, torchrunsummary
 from dscluster.collectives import collective_params
 from dscluster.i18n import gettext, tr
 from dscluster.sigmessages import CUTS_THE_COMMAND, READS_BEFORE
@@ -277,17 +277,17 @@ def _command_cut(streams: list[rankerror.Stream], first: rankerror.RankError | N
 def explain_logs(logs: Sequence[LogText], hint_rank: int | None = None) -> Explanation | None:
     """Explain several logs of one failure together (_explain_streams), unless the command line a launcher printed
     shows the cause of the rank's error (a \\r from a CRLF script, --local_rank before the script's own argument,
-    a config that is not JSON)."""
+    a config that is not JSON), or the ranks left saw a peer go away that had exited 0 before (earlyexit.py)."""
     exp = _explain_streams(logs, hint_rank)
-    if exp is not None and exp.signature not in _COMMAND_LINE_EXPLAINS:
+    if exp is not None and exp.signature in earlyexit.SYMPTOMS:
+        found = earlyexit.read(log.text for log in logs)
+    elif exp is not None and exp.signature not in _COMMAND_LINE_EXPLAINS:
         return exp
-    said = f"{(exp.error or {}).get('summary', '')}\n{exp.evidence}" if exp is not None else ""
-    for log in logs:
-        found = launchcmd.read(log.text, said)
-        if found is not None:
-            return Explanation(found.signature, found.cause, found.fix, False, found.evidence, found.params,
-                               exp.error if exp is not None else None)
-    return exp
+    else:
+        said = f"{(exp.error or {}).get('summary', '')}\n{exp.evidence}" if exp is not None else ""
+        found = next((f for log in logs if (f := launchcmd.read(log.text, said)) is not None), None)
+    return exp if found is None else Explanation(found.signature, found.cause, found.fix, False, found.evidence,
+                                                 found.params, exp.error if exp is not None else None)
 
 
 def _explain_streams(logs: Sequence[LogText], hint_rank: int | None = None) -> Explanation | None:
