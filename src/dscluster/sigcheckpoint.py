@@ -2,7 +2,9 @@
 directory at once, and resuming from a DeepSpeed or HF Trainer checkpoint that is not all there (model-state files
 absent from the tag directory DeepSpeed loads, a checkpoint directory that differs between nodes, a directory with
 nothing the loader can resume); round 101: a checkpoint's link that every node's local rank 0 creates in a shared
-directory. Each pattern is the wording of the component that prints it, never one log's:
+directory; round 163 (live): save_checkpoint called on some ranks only, torch.load of a directory, a whole checkpoint
+dict given to load_state_dict, another optimizer's state, zero_to_fp32 on a checkpoint without ZeRO. Each pattern is
+the wording of the component that prints it, never one log's:
 CPython's os.makedirs and pathlib's Path.mkdir (Lib/os.py, Lib/pathlib.py), DeepSpeed's engine.py
 (_get_all_zero_checkpoints' warning, load_checkpoint's "Client provided checkpoint load path") and
 runtime/state_dict_factory.py (SDLoaderBase.check_ckpt_list: `assert len(self.ckpt_list) > 0`), the HF Trainer's
@@ -22,6 +24,11 @@ from dscluster.sigwords import CKPT_WEIGHTS_ONLY_CAUSE, CKPT_WEIGHTS_ONLY_FIX
 # A path in a FileExistsError's two-filename form, not the Hub cache's (checkpoint-saved-by-every-node, below).
 _ANY_PATH = r"(?![^'\n]*(?:blobs|snapshots)/)[^'\n]*'"
 _CKPT_PATH = r"(?![^'\n]*(?:blobs|snapshots)/)[^'\n]*(?:checkpoint|ckpt)[^'\n]*'"
+
+# A whole checkpoint dict's own top-level keys beside the weights (ckpt-whole-dict-as-state-dict, below): never a
+# parameter's name, which has a dot.
+_CKPT_TOP = (r"(?:optimizer|optimizer_state_dict|optimizer_states|optim|lr_scheduler|lr_schedulers|scheduler|epoch|"
+             r"global_step|global_steps|buffer_names|ds_version|iteration)")
 
 CHECKPOINT_SIGNATURES: tuple[Signature, ...] = (
     # Round 161: DeepSpeed's save_checkpoint creates save_dir on one rank only (runtime/engine.py: `if rank == 0:
@@ -81,12 +88,16 @@ CHECKPOINT_SIGNATURES: tuple[Signature, ...] = (
          "DeepSpeed found no model-state file (mp_rank_XX_model_states.pt; zero_pp_rank_N_mp_rank_XX_model_states.pt "
          "under ZeRO-3) in the checkpoint tag directory it loads: the directory lacks them as this process sees it, "
          "either because the checkpoint does not hold them (an incomplete copy or save, weights or optimizer shards "
-         "only, the wrong directory or tag) or because they were written on another node's disk (node-local "
-         "checkpoint storage in a multi-node run).",
+         "only, the wrong directory or tag, or a checkpoint saved at another ZeRO stage: stages 0-2 write "
+         "mp_rank_XX_model_states.pt and stage 3 zero_pp_rank_N_mp_rank_XX_model_states.pt, so one saved under "
+         "stage 2 is not found under stage 3, nor the other way) or because they were written on another node's disk "
+         "(node-local checkpoint storage in a multi-node run).",
          "Look into CHECKPOINT_DIR/TAG (the tag the `latest` file names, or the one passed as tag=) on the node that "
          "failed: load from a complete DeepSpeed checkpoint that holds the model-state files next to the optimizer "
          "shards; on several nodes, keep checkpoints on storage every node mounts at the same path (or copy the "
-         "first node's files to the others) before resuming.", retry=False),
+         "first node's files to the others) before resuming. Where the ZeRO stage changed since the save, resume with "
+         "the stage it was saved with (or convert it: python -m deepspeed.checkpoint.ds_to_universal, then "
+         "checkpoint.load_universal true; or zero_to_fp32 and a new optimizer).", retry=False),
     _sig("ckpt-not-shared", r"The following zero checkpoints? paths are missing|"
          r"Client provided checkpoint load path: \S+ does not exist|assert len\(self\.ckpt_list\) > 0",
          *sigcauses.CKPT_NOT_SHARED,
@@ -194,6 +205,90 @@ CHECKPOINT_SIGNATURES: tuple[Signature, ...] = (
          "(fully_shard(model); opt = AdamW(model.parameters())), and pass get_state_dict the same model object; "
          "retrain from the last good checkpoint, as the steps so far did not update the model. A restart fails the "
          "same way.", retry=False),
+    # Round 163 (live): DeepSpeed's engine.save_checkpoint is a collective that every rank must call (runtime/engine.py
+    # save_checkpoint's docstring: "all processes must call this method and not just the process with rank 0 ... This
+    # method will hang waiting to synchronize with other processes if it's called just for the process with rank 0"):
+    # rank 0 makes save_dir, then dist.barrier(); each rank writes its own ZeRO shard. A collective's timeout raised
+    # from inside DeepSpeed's own save_checkpoint frame (not the HF Trainer's _save_checkpoint) is a rank that waited
+    # there for ranks that never came: gloo's (unbound_buffer.cc "Timed out waiting Nms for recv operation"), torch's
+    # monitored barrier, NCCL's watchdog, within the same traceback.
+    _sig("ds-save-ckpt-not-all-ranks", r"deepspeed[/\\]runtime[/\\]engine\.py\", line \d+, in save_checkpoint\n"
+         r"(?:(?!Traceback \(most recent call last\))[^\n]*\n){1,60}?[^\n]*?(?:Timed out waiting \d+ms for (?:recv|send) "
+         r"operation|failed to pass monitoredBarrier|Watchdog caught collective operation timeout)",
+         "A rank timed out waiting inside DeepSpeed's save_checkpoint: it is a collective every rank must call (rank 0 "
+         "creates the directory and all ranks meet at a barrier; under ZeRO each rank writes its own part), and the "
+         "other ranks never came. It was called on some ranks only (inside `if rank == 0:` or a local-rank test, as "
+         "one calls torch.save), or the other ranks were elsewhere (crashed, or busy longer than the timeout).",
+         "Call engine.save_checkpoint on every rank: take it out of the rank-0 branch (DeepSpeed writes the shared "
+         "files from rank 0 itself); keep only your own extra files under the rank test. If every rank does call it, "
+         "read what the other ranks were doing in their logs. A restart fails the same way.", retry=False),
+    # Round 163 (live): torch.load given a directory (torch/serialization.py: load -> _open_file_like -> _open_file's
+    # `open(name, mode)`, the same words in torch 1.x's `super(_open_file, self).__init__(open(name, mode))`): the
+    # OS's EISDIR. What people hand it is a checkpoint that is a directory: DeepSpeed's save_checkpoint tag directory,
+    # the HF Trainer's checkpoint-N, a save_pretrained or torch.distributed.checkpoint directory. Only in that frame: a
+    # script's own open() of a directory is not this.
+    _sig("torch-load-directory", r"serialization\.py\", line \d+, in __init__\n[^\n]*?\bopen\(name, mode\)[^\n]*\n"
+         r"(?:[^\n]*\n){0,2}?[^\n]*?IsADirectoryError: \[Errno 21\]",
+         "torch.load (or torch.save) was given a directory where it needs a file: the checkpoint is a directory of "
+         "files, such as DeepSpeed's save_checkpoint tag directory (global_stepN/ with mp_rank_00_model_states.pt "
+         "and ZeRO's shards), an HF Trainer checkpoint-N/ or save_pretrained directory, or a torch.distributed."
+         "checkpoint directory.",
+         "Load it the way it was saved: a DeepSpeed checkpoint with engine.load_checkpoint(DIR), or its weights with "
+         "deepspeed.utils.zero_to_fp32.get_fp32_state_dict_from_zero_checkpoint(DIR) (without ZeRO: torch.load of "
+         "DIR/TAG/mp_rank_00_model_states.pt, then its 'module'); a Hugging Face directory with from_pretrained(DIR); "
+         "a torch.distributed.checkpoint directory with torch.distributed.checkpoint.load. Otherwise name the file "
+         "inside the directory. A restart fails the same way.", retry=False),
+    # Round 163 (live): model.load_state_dict given a whole checkpoint dict, not the model's state_dict inside it:
+    # torch's Module.load_state_dict (torch/nn/modules/module.py) lists that dict's top-level keys as unexpected, bare
+    # names with no dot: DeepSpeed's mp_rank_XX_model_states.pt ("module", "buffer_names", "optimizer", ...,
+    # engine.py _save_checkpoint), a script's own {"model_state_dict", "optimizer_state_dict", "epoch"} (torch's
+    # tutorial) or Lightning's {"state_dict", "epoch", "optimizer_states"}. Both a weights key and a training-state key
+    # must be there; a real parameter's key has a dot (module.encoder.weight, a DDP prefix, is ckpt-model-mismatch's).
+    # torch before 0.4 raised on the first such key alone (KeyError: 'unexpected key "epoch" in state_dict'). The
+    # keys of such a dict are few: read within the line's first 1000 characters (linear on a line of that prefix).
+    _sig("ckpt-whole-dict-as-state-dict", r"Unexpected key\(s\) in state_dict: "
+         r"(?=[^\n]{0,1000}?\"(?:module|model|net|model_state|(?:\w+_)?state_dict)\")"
+         r"(?=[^\n]{0,1000}?\"" + _CKPT_TOP + r"\")|"
+         r"unexpected key \"(?:state_dict|model_state_dict|" + _CKPT_TOP + r")\" in state_dict",
+         "model.load_state_dict was given a whole checkpoint dict, not the model's weights: its top-level keys (the "
+         "weights under one of them, beside the optimizer's state, the step or epoch...) are what load_state_dict "
+         "reports as unexpected, and every parameter as missing. DeepSpeed's mp_rank_XX_model_states.pt keeps the "
+         "weights under 'module'; a script's own torch.save({...}) under the key it chose ('model_state_dict', "
+         "'model'); Lightning's under 'state_dict'.",
+         "Pass the weights inside the dict: model.load_state_dict(ckpt['module']) for a DeepSpeed model-states file "
+         "(or engine.load_checkpoint(DIR, load_module_only=True); under ZeRO, get_fp32_state_dict_from_zero_checkpoint"
+         "(DIR)), ckpt['model_state_dict'] or the key your own save used, ckpt['state_dict'] for Lightning (without its "
+         "'model.' prefix if the names differ). A restart fails the same way.", retry=False),
+    # Round 163 (live): torch's optimizers read their hyperparameters and buffers by name in step (torch/optim/sgd.py
+    # _init_group `group["momentum"]`, adam.py step `group["betas"]`, rmsprop.py `state["square_avg"]`, torch 1.x
+    # `state['exp_avg']`), and Optimizer.load_state_dict checks only the number of groups and of parameters, never the
+    # class: a KeyError for one of those names, raised where that optimizer's file reads it, is a saved state of another
+    # optimizer (Adam's into SGD...). Not the LR schedulers' (lr_scheduler.py's initial_lr), nor optimizer.py's.
+    _sig("optim-state-other-optimizer", r"torch[/\\]optim[/\\](?!lr_scheduler|swa_utils|optimizer\.py)\w+\.py\", line \d+,"
+         r" in \w+\n[^\n]*?\b(?:group|state)\[[\"'](?P<key>\w+)[\"']\][^\n]*\n(?:[^\n]*\n){0,2}?[^\n]*?KeyError: "
+         r"'(?P=key)'",
+         "The optimizer's state loaded with optimizer.load_state_dict was saved by another kind of optimizer (Adam's "
+         "into SGD, SGD's into Adam...): torch checks only that the number of parameter groups and parameters match, "
+         "so the step then reads a hyperparameter (momentum, betas) or a per-parameter buffer (exp_avg, square_avg) "
+         "the saved state does not have.",
+         "When the optimizer changes, do not load the old optimizer state: load the model's weights only and let the "
+         "new optimizer start fresh (DeepSpeed: engine.load_checkpoint(DIR, load_optimizer_states=False, "
+         "load_lr_scheduler_states=False), or load_module_only=True); or resume with the optimizer the checkpoint was "
+         "saved with. A restart fails the same way.", retry=False),
+    # Round 163 (live): DeepSpeed's zero_to_fp32 (get_fp32_state_dict_from_zero_checkpoint, the zero_to_fp32.py script)
+    # reads ZeRO checkpoints only. One saved without ZeRO (stage 0) keeps param_shapes None in its model states
+    # (utils/zero_to_fp32.py parse_model_states: `for s in param_shapes:`), or its optimizer file holds no zero_stage
+    # (parse_optim_states: "{file} is not a zero checkpoint").
+    _sig("zero-to-fp32-not-zero", r"\bin parse_model_states\n[^\n]*?\bfor \w+ in param_shapes:[^\n]*\n(?:[^\n]*\n){0,2}?"
+         r"[^\n]*?TypeError: 'NoneType' object is not iterable|_optim_states\.pt is not a zero checkpoint",
+         "DeepSpeed's zero_to_fp32 (get_fp32_state_dict_from_zero_checkpoint, convert_zero_checkpoint_to_fp32_state_"
+         "dict, the zero_to_fp32.py script) reads ZeRO checkpoints only, and this one was saved without ZeRO "
+         "(zero_optimization absent or stage 0): its model states record no ZeRO parameter shapes, and its optimizer "
+         "state is not in ZeRO's partitioned files.",
+         "A checkpoint saved without ZeRO already holds the full weights: torch.load DIR/TAG/mp_rank_00_model_states.pt "
+         "and load its 'module' entry (model.load_state_dict(sd['module'])), or engine.load_checkpoint(DIR, "
+         "load_module_only=True); keep zero_to_fp32 for checkpoints of ZeRO stages 1-3. A restart fails the same way.",
+         retry=False),
 )
 
 # Read with the lines before a rank's error too (sigmessages.READS_BEFORE): DeepSpeed's warning is logged before the
