@@ -215,17 +215,6 @@ _TABLE: tuple[Signature, ...] = (
     _sig("syntax-error", sigwords.SYNTAX_ERROR,
          "The script does not compile (a syntax error).",
          "Fix the line the error names, then launch again.", retry=False),
-    # Accelerate >= 1.13 on a CPU-only torch, not told to use the CPU: it finds no device backend, still joins
-    # the launcher's process group, and sets itself up as a world of 1; the Trainer (or Accelerate) fills
-    # DeepSpeed's "auto" batch for 1 process while DeepSpeed counts every rank ("16 != 16 * 1 * 2").
-    _sig("accelerate-world-of-one", r"[/\\]accelerate[/\\](?:(?![/\\]accelerate[/\\])[\s\S]){0,8000}?train_batch_size is not equal to "
-         r"micro_batch_per_gpu \* gradient_acc_step \* world_size ?(\d+) != \1 \* 1 \* (?:[2-9]|\d{2,})\b",
-         "Accelerate set each rank up as a world of 1 process, so DeepSpeed's \"auto\" batch size was filled for one "
-         "process while DeepSpeed runs all of them: accelerate 1.13 and later, with a torch that has no GPU "
-         "backend (a CPU-only build) and no word to use the CPU, find no device and count a single process.",
-         "On a CPU-only torch tell Accelerate to use the CPU: the Trainer's --use_cpu (TrainingArguments("
-         "use_cpu=True)) or Accelerator(cpu=True); on GPU nodes install a CUDA build of torch; or pin "
-         "accelerate<1.13.", retry=False),
     _sig("ds-batch-assert", r"Check batch related parameters|train_batch_size is not equal to micro_batch_per_gpu",
          "DeepSpeed's batch sizes do not add up: train_batch_size must equal train_micro_batch_size_per_gpu x "
          "gradient_accumulation_steps x the number of GPUs (world size).",

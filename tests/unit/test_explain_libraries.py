@@ -79,6 +79,13 @@ MATCH = {
                                 "TypeError: forward() missing 1 required positional argument: 'input_values'\n"),
     "gradient-checkpointing-unsupported": "ValueError: MPTForCausalLM does not support gradient checkpointing.\n",
     "resume-no-checkpoint": "ValueError: No valid checkpoint found in output directory (/scratch/out)\n",
+    "accelerate-resume-no-checkpoint": "ValueError: Tried to find ~/runs/ckpt/best but folder does not exist\n",
+    "accelerate-state-reinit": ("ValueError: AcceleratorState has already been initialized and cannot be changed, restart "
+                                "your runtime completely and pass `mixed_precision='fp16'` to `Accelerator()`.\n"),
+    "accelerate-world-of-one": ('  File "/opt/venv/lib/python3.11/site-packages/accelerate/accelerator.py", line 2154, in '
+                                "_prepare_deepspeed\n    engine, optimizer, _, lr_scheduler = ds_initialize(**kwargs)\n"
+                                "AssertionError: Check batch related parameters. train_batch_size is not equal to "
+                                "micro_batch_per_gpu * gradient_acc_step * world_size 24 != 8 * 3 * 8\n"),
 }
 
 NEAR = {
@@ -127,6 +134,16 @@ NEAR = {
     "gradient-checkpointing-unsupported": "AssertionError: KandinskyV3 does not support gradient checkpointing.\n",
     "resume-no-checkpoint": "FileNotFoundError: [Errno 2] No such file or directory: "
                             "'out/checkpoint-500/trainer_state.json'\n",
+    # accelerate's own save_state(): a checkpoint folder left by an earlier run, not a missing one
+    "accelerate-resume-no-checkpoint": ("ValueError: Checkpoint directory runs/x/checkpoints/checkpoint_0 (0) already "
+                                        "exists. Please manually override `self.save_iteration` with what iteration to "
+                                        "start with.\n"),
+    "accelerate-state-reinit": ("NotImplementedError: You cannot pass in a `deepspeed_plugin` when creating a second "
+                                "`Accelerator`. Please make sure the first `Accelerator` is initialized with all the "
+                                "plugins you want to use.\n"),
+    # the batch numbers that do not add up without accelerate in the traceback: DeepSpeed's own check
+    "accelerate-world-of-one": ("AssertionError: Check batch related parameters. train_batch_size is not equal to "
+                                "micro_batch_per_gpu * gradient_acc_step * world_size 24 != 8 * 3 * 8\n"),
 }
 
 
