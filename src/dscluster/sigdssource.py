@@ -217,4 +217,20 @@ DS_SOURCE_SIGNATURES: tuple[Signature, ...] = (
          "setting and do not upcast modules under ZeRO-3), update the training framework when its code makes the "
          "cast (LLaMA-Factory fixed its DPO path under ZeRO-3), or use ZeRO-2. A restart fails the same way.",
          retry=False),
+    # Round 167: DeepSpeed 0.18+'s engine.backward (runtime/engine.py) asserts runtime/utils.py maybe_loss_for_backward
+    # (a torch.Tensor, numel() == 1, grad_fn set): "loss must be a scalar tensor. If you need to pass output gradients,
+    # backward() of output tensors"; engine.scale's: "loss must be a scalar tensor with grad_fn. For non-scalar tensors,
+    # use tensor.backward(grad)". Both whole sentences: users' own checks say "... loss must be a scalar tensor" too.
+    _sig("ds-backward-not-loss", r"\bloss must be a scalar tensor\. If you need to pass output gradients, backward\(\) "
+         r"of output tensors|\bloss must be a scalar tensor with grad_fn\. For non-scalar tensors, use "
+         r"tensor\.backward\(grad\)",
+         "DeepSpeed's engine.backward was given something it cannot backpropagate: it takes one loss, a tensor of "
+         "one element with a graph (grad_fn). Given instead: the model's whole output (a transformers ModelOutput, a "
+         "tuple or a dict) rather than its loss; a per-sample or per-token loss not reduced to one number "
+         "(reduction='none', a loss of shape [batch]); or a loss with no graph, computed from argmax, .item() or "
+         ".detach() values, under torch.no_grad(), or from a model whose parameters are all frozen.",
+         "Pass one scalar with a graph: outputs.loss (outputs[0]) of a model's output, loss.mean() or (loss * "
+         "mask).sum() / mask.sum() of a per-element loss, and a loss computed from the logits (cross_entropy, not "
+         "argmax) outside torch.no_grad(); print(type(loss), getattr(loss, 'shape', None), getattr(loss, 'grad_fn', "
+         "None)) before engine.backward shows which. A restart fails the same way.", retry=False),
 )

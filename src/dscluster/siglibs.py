@@ -96,6 +96,61 @@ LIBRARY_SIGNATURES: tuple[Signature, ...] = (
          "node); in your own loop keep parameters, gradients and optimizer state in one dtype: cast the model before "
          "creating the optimizer and before loading its state, or let mixed precision (autocast, accelerate's "
          "mixed_precision, FSDP's MixedPrecision) keep float32 weights. A restart fails the same way.", retry=False),
+    # Round 167: the user's own model, loss and data code (torch's ATen checks, called from the script). A Linear or
+    # matmul whose inner sizes differ: aten/src/ATen/native/LinearAlgebra.cpp (addmm/mm's meta): "mat1 and mat2 shapes
+    # cannot be multiplied (AxB and CxD)"; torch <= 1.7's TH: "size mismatch, m1: [A x B], m2: [C x D] at ...". Not a
+    # weight of 0 or 1 rows (ZeRO-3's partitioned placeholder, bitsandbytes' packed 4-bit weight: another cause).
+    _sig("linear-shape-mismatch", r"mat1 and mat2 shapes cannot be multiplied \(\d+x\d+ and (?![01]x)\d+x(?!0\))\d+\)|"
+         r"size mismatch, m1: \[\d+ x \d+\], m2: \[(?![01] x)\d+ x (?!0\])\d+\]",
+         "A Linear layer (or a matrix product) got input whose feature size is not the layer's in_features: in the "
+         "message the first shape is the input (rows x features), the second the layer's weight transposed "
+         "(in_features x out_features), and their inner numbers must be equal. Most often the in_features of the "
+         "Linear after a Flatten was computed for another image size or convolution output, the model was built for "
+         "another input width or hidden size than the data has, or the input was not flattened or reshaped as the "
+         "layer expects.",
+         "Make in_features the size the input really has (the first shape's second number): print x.shape before the "
+         "layer or compute it from one dummy forward, or use torch.nn.LazyLinear; check the data's width, the image "
+         "size and the model's config against each other. A restart fails the same way.", retry=False),
+    # Class-index targets out of range: aten/src/ATen/native/LossNLL.cpp (nll_loss's and nll_loss2d's
+    # TORCH_CHECK_INDEX, an IndexError): "Target 10 is out of bounds."; torch 1.x's THNN ClassNLLCriterion: "Assertion
+    # `cur_target >= 0 && cur_target < n_classes' failed." (On a GPU a device-side assert: device-assert.)
+    _sig("loss-target-out-of-bounds", r"\bTarget -?\d+ is out of bounds\.|"
+         r"Assertion [`'](?:cur_)?target >= 0 && (?:cur_)?target < n_classes' failed",
+         "A classification loss (cross_entropy, nll_loss) got a class label outside 0..C-1 for a model with C "
+         "outputs: labels numbered from 1 instead of 0, more classes in the data than the head has outputs "
+         "(num_labels, out_features), or a negative label meant as 'no label' other than the loss's ignore_index.",
+         "Map the labels to 0..C-1 (labels - 1 where they start at 1), give the head as many outputs as the data has "
+         "classes (num_labels=C), and mark positions to skip with ignore_index (-100 by default); check the labels' "
+         "min and max before training. A restart fails the same way.", retry=False),
+    # Class-index targets of a float (or int32) dtype: LossNLL.cpp's check in torch 2.x's newest wording ("expected
+    # target dtype to be Long or Byte, but got Float"); before it nll_loss's "expected scalar type Long but found Float"
+    # (read only under a cross_entropy/nll_loss frame: elsewhere it is dtype-mismatch), torch 1.0-1.4's "Expected object
+    # of scalar type Long but got scalar type Float for argument #2 'target'", and CUDA's kernel dispatch
+    # ("nll_loss_forward_reduce_cuda_kernel_2d_index" not implemented for 'Float').
+    _sig("loss-target-dtype", r"expected target dtype to be Long(?: or Byte)?, but got \w+|"
+         r"Expected object of scalar type Long but got scalar type \w+ for argument #2 'target'|"
+         r"\"nll_loss\w{0,40}\" not implemented for '(?:Float|Double|Half|BFloat16|Int)'|"
+         r"\bin (?:cross_entropy|nll_loss)\n(?:[^\n]*\n){0,6}?[^\n]*expected scalar type Long but found \w+",
+         "A classification loss (cross_entropy, nll_loss) got class-index targets of a floating-point (or int32) "
+         "dtype; class indices must be int64 (torch.long). The labels were read as floats: a numpy or pandas column, "
+         "a label column sliced from a float feature table, torch.Tensor(labels) or torch.FloatTensor.",
+         "Convert the labels to int64 where the batch is made (y = y.long(), torch.tensor(labels, dtype=torch.long) "
+         "in the dataset or collate_fn); for soft labels pass float probabilities of the logits' shape [N, C] "
+         "instead. A restart fails the same way.", retry=False),
+    # The DataLoader's default collate stacking samples of different shapes: torch/utils/data/_utils/collate.py
+    # (collate_tensor_fn, before torch 1.13 default_collate: `return torch.stack(batch, 0, out=out)`), ATen's stack
+    # check "stack expects each tensor to be equal size, but got [A] at entry 0 and [B] at entry 1"; torch <= 1.4's TH
+    # "Sizes of tensors must match except in dimension 0". Read only under collate's frame: a torch.stack of the
+    # script's own is another matter.
+    _sig("collate-unequal-size", r"\bin (?:collate_tensor_fn|default_collate)\n(?:[^\n]*\n){0,4}?[^\n]*"
+         r"(?:stack expects each tensor to be equal size|Sizes of tensors must match except in dimension 0)",
+         "The DataLoader's default collate stacks a batch's samples into one tensor, and the samples have different "
+         "shapes: sequences of different lengths (token ids, audio, a variable number of boxes) not padded to one, "
+         "or images of different sizes not resized.",
+         "Pad in a collate_fn (torch.nn.utils.rnn.pad_sequence(batch, batch_first=True, padding_value=PAD), or "
+         "transformers' DataCollatorWithPadding for tokenized text), or pad/truncate every sample to one length in "
+         "the dataset (tokenizer(..., padding=\"max_length\", truncation=True)); resize images to one size in the "
+         "transform. A restart fails the same way.", retry=False),
     # torch's dtype checks (matmul/addmm, conv's input vs weight, a loss's backward), in their older wordings too.
     _sig("dtype-mismatch", r"expected scalar type \w+ but found \w+|Expected object of scalar type \w+ but got scalar "
          r"type \w+|Found dtype \w+ but expected \w+|expected mat1 and mat2 to have the same dtype|"

@@ -86,6 +86,17 @@ MATCH = {
                                 "_prepare_deepspeed\n    engine, optimizer, _, lr_scheduler = ds_initialize(**kwargs)\n"
                                 "AssertionError: Check batch related parameters. train_batch_size is not equal to "
                                 "micro_batch_per_gpu * gradient_acc_step * world_size 24 != 8 * 3 * 8\n"),
+    # round 167 (test_explain_round167.py has more): a transformer block's projection, torch 2.x; a 2-D (segmentation)
+    # target; torch 2.x's older CPU words under nll_loss's frame; a worker's collate of images
+    "linear-shape-mismatch": "RuntimeError: mat1 and mat2 shapes cannot be multiplied (512x1024 and 768x3072)\n",
+    "loss-target-out-of-bounds": "IndexError: Target 21 is out of bounds.\n",
+    "loss-target-dtype": ('  File "/env/lib/python3.9/site-packages/torch/nn/functional.py", line 2671, in nll_loss\n'
+                          "    return torch._C._nn.nll_loss_nd(input, target, weight, _Reduction.get_enum(reduction), "
+                          "ignore_index)\nRuntimeError: expected scalar type Long but found Double\n"),
+    "collate-unequal-size": ('  File "/env/lib/python3.9/site-packages/torch/utils/data/_utils/collate.py", line 56, '
+                             "in default_collate\n    return torch.stack(batch, 0, out=out)\nRuntimeError: stack "
+                             "expects each tensor to be equal size, but got [3, 224, 224] at entry 0 and [3, 256, 256] "
+                             "at entry 5\n"),
 }
 
 NEAR = {
@@ -144,6 +155,16 @@ NEAR = {
     # the batch numbers that do not add up without accelerate in the traceback: DeepSpeed's own check
     "accelerate-world-of-one": ("AssertionError: Check batch related parameters. train_batch_size is not equal to "
                                 "micro_batch_per_gpu * gradient_acc_step * world_size 24 != 8 * 3 * 8\n"),
+    # round 167: a broadcast's shapes; a plain index; half-precision inputs under a Linear; the script's own stack
+    "linear-shape-mismatch": "RuntimeError: The size of tensor a (1024) must match the size of tensor b (768) at "
+                             "non-singleton dimension 2\n",
+    "loss-target-out-of-bounds": "IndexError: index 21 is out of bounds for dimension 1 with size 21\n",
+    "loss-target-dtype": ('  File "/env/lib/python3.9/site-packages/torch/nn/modules/linear.py", line 114, in forward\n'
+                          "    return F.linear(input, self.weight, self.bias)\n"
+                          "RuntimeError: expected scalar type BFloat16 but found Float\n"),
+    "collate-unequal-size": ('  File "/home/u/model.py", line 40, in forward\n    x = torch.stack(feats)\n'
+                             "RuntimeError: stack expects each tensor to be equal size, but got [8, 3] at entry 0 and "
+                             "[8, 4] at entry 1\n"),
 }
 
 

@@ -17,7 +17,7 @@ config = transformers.GPT2Config(n_layer=2, n_embd=32, n_head=2, vocab_size=1000
 model = DDP(transformers.GPT2LMHeadModel(config))
 opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
 g = torch.Generator().manual_seed(dist.get_rank())
-for step in range(3):
+for step in range(3):  # noqa: B007 - kept as captured
     input_ids = torch.randint(0, 50257, (2, 16), generator=g)  # ids as GPT-2's tokenizer gives them
     out = model(input_ids=input_ids, labels=input_ids)
     opt.zero_grad()

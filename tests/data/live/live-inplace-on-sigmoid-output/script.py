@@ -24,7 +24,7 @@ args = parser.parse_args()
 
 model = Tagger()
 engine, _, _, _ = deepspeed.initialize(args=args, model=model, model_parameters=model.parameters())
-for step in range(3):
+for step in range(3):  # noqa: B007 - kept as captured
     x, y = torch.randn(2, 8), torch.randint(0, 2, (2, 5)).float()
     loss = torch.nn.functional.binary_cross_entropy(engine(x), y)
     engine.backward(loss)

@@ -17,7 +17,7 @@ model = torch.nn.Sequential(
     torch.nn.Linear(4 * 28 * 28, 10),  # the mistake: the conv output is 4 x 26 x 26
 )
 engine, _, _, _ = deepspeed.initialize(args=args, model=model, model_parameters=model.parameters())
-for step in range(3):
+for step in range(3):  # noqa: B007 - kept as captured
     x, y = torch.randn(2, 1, 28, 28), torch.randint(0, 10, (2,))
     loss = torch.nn.functional.cross_entropy(engine(x), y)
     engine.backward(loss)
