@@ -14,6 +14,7 @@ tests/data/failures (tests/unit/test_failure_corpus.py).
 from __future__ import annotations
 
 from dscluster import sigcauses
+from dscluster.sigaccelerate import ACCELERATE_SIGNATURES
 from dscluster.sigcheckpoint import CHECKPOINT_SIGNATURES, CKPT_READS_BEFORE
 from dscluster.sigcompile import COMPILE_SIGNATURES
 from dscluster.sigcontainers import CONTAINER_SIGNATURES
@@ -230,7 +231,7 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
     *FRAMEWORK_SIGNATURES,
     *HF_SIGNATURES,
     *FINETUNE_SIGNATURES,
-    *LIBRARY_SIGNATURES,
+    *LIBRARY_SIGNATURES, *ACCELERATE_SIGNATURES,
     *FABRIC_SIGNATURES,
     *CONTAINER_SIGNATURES,
     *DEVICE_SIGNATURES,

@@ -5,6 +5,7 @@ miss (a message that shares words with it but names another cause) that must not
 import pytest
 
 from dscluster import explain
+from dscluster.sigaccelerate import ACCELERATE_SIGNATURES
 from dscluster.siglibs import LIBRARY_SIGNATURES
 
 TB = ("Traceback (most recent call last):\n  File \"/home/u/train.py\", line 120, in <module>\n    main()\n"
@@ -170,7 +171,7 @@ NEAR = {
 
 def test_every_family_has_a_second_wording_and_a_near_miss():
     # Three of these families were written from round 15's logs first (sigtraining.py): tested here with these wordings too.
-    names = {s.name for s in LIBRARY_SIGNATURES} | {"cuda-fork", "collective-mismatch", "quantized-model-placement"}
+    names = {s.name for s in (*LIBRARY_SIGNATURES, *ACCELERATE_SIGNATURES)} | {"cuda-fork", "collective-mismatch", "quantized-model-placement"}
     assert set(MATCH) == names and set(NEAR) == names
 
 
