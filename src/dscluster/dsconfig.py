@@ -154,7 +154,10 @@ def _positive_int(config: dict, key: str) -> int | None:
 
 
 def _resolve_batch(config: dict, world_size: int) -> None:
-    """DeepSpeed's rules (runtime/config.py _set_batch_related_parameters), checked exactly."""
+    """DeepSpeed's rules (runtime/config.py _set_batch_related_parameters), checked exactly. DeepSpeed counts the
+    data-parallel ranks, which are fewer than the world with pipeline stages (PipelineModule's num_stages) or tensor
+    parallelism (an mpu): neither is in the config, so three keys that agree with a data-parallel size dividing the
+    world are taken as written (a script with neither meets DeepSpeed's own batch assertion at start)."""
     tb, micro, gas = (_positive_int(config, k) for k in BATCH_KEYS)
     W = world_size
     if tb is None and micro is None:
@@ -162,8 +165,13 @@ def _resolve_batch(config: dict, world_size: int) -> None:
                           tr('add "train_micro_batch_size_per_gpu" (and optionally "gradient_accumulation_steps")'),
                           setting="train_micro_batch_size_per_gpu")
     if tb is not None and micro is not None and gas is not None:
+        dp, rest = divmod(tb, micro * gas)
+        if tb != micro * gas * W and not rest and 0 < dp < W and W % dp == 0:
+            return  # data parallel over dp of the W ranks: pipeline stages or tensor parallelism (DeepSpeed's mpu)
         if tb != micro * gas * W:
-            fix = tr("set train_batch_size to {want}, or drop it and let it be derived", want=micro * gas * W)
+            fix = tr("set train_batch_size to {want}, or drop it and let it be derived", want=micro * gas * W) + \
+                tr("; with pipeline or tensor parallelism, write all three batch keys for the data-parallel size "
+                   "(the world size / (pipeline stages x tensor-parallel degree))")
             raise ConfigError(tr("train_batch_size {tb} != train_micro_batch_size_per_gpu {m} x gradient_accumulation_steps {g} x world size {w}",
                                  tb=tb, m=micro, g=gas, w=W), fix, setting="train_batch_size")
     elif tb is not None and micro is not None:

@@ -36,6 +36,17 @@ def test_inconsistent_batch_names_the_key_and_the_right_value():
     assert "8" in err.hint
 
 
+def test_a_data_parallel_size_below_the_world_is_taken_as_written():
+    """Pipeline stages or tensor parallelism leave DeepSpeed fewer data-parallel ranks than the world (2 stages on
+    4 ranks: 2); the config says neither, so three keys that agree with a divisor of the world are kept."""
+    given = {"train_batch_size": 8, "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 2}
+    out = dsconfig.validate(given, 4)
+    assert {k: out[k] for k in given} == given
+    assert dsconfig.validate({**given, "train_batch_size": 4}, 4)["train_batch_size"] == 4  # 4 stages: 1 data rank
+    err = _err({**given, "train_batch_size": 12}, world=4)  # 3 data ranks do not divide 4: refused as before
+    assert err.setting == "train_batch_size" and "16" in err.hint and "pipeline" in err.hint
+
+
 def test_floor_division_trap_is_caught():
     err = _err({"train_batch_size": 100, "train_micro_batch_size_per_gpu": 3}, world=8)  # DeepSpeed: 100 != 96
     assert err.setting == "train_batch_size" and "multiple of 24" in err.hint
