@@ -44,7 +44,7 @@ SYMPTOM_TEXT = re.compile(
     # a DeepSpeed op's __del__ after the op failed to load (its build, its CUDA check): the failure is above it
     r"object has no attribute 'ds_opt_\w+'|"
     r"Timed out waiting \d+ms for (?:recv|send) operation|failed to recv, got 0 bytes|"
-    r"store->get\('[^'\n]*'\) got error: wait timeout after|"  # torch 2.3+'s store wait: rank 0 late (round 62)
+    r"store->get\('[^'\n]*'\) got error: wait timeout after|wait timeout after \d+ms, keys: |"  # store waits: r62, r168
     r"Some NCCL operations have failed or timed out|Process group watchdog thread terminated|"
     r"got signal: (?:15|2|1)\b|received signal SIGTERM|Terminated|ProcessGroupNCCL is being destroyed|"
     r"(?:recv|send|read|write)(?:ing)? from socket|Stop_waiting response|heartbeat monitor|"
@@ -263,6 +263,12 @@ def _original(lines: list[str], exc, frames, i: int, chained: bool):
         orig, orig_frames, j, orig_chained = _read_traceback(lines, exc[2] + 1)
         if orig is not None:
             return orig, frames + orig_frames, j, orig_chained
+    # torch.multiprocessing.spawn's ProcessRaisedException (spawn.py, ProcessContext.join): "-- Process N terminated
+    # with the following error:", then the child's own traceback, which is what failed.
+    if exc is not None and exc[0].endswith("ProcessRaisedException"):
+        k = next((k for k in range(exc[2] + 1, min(exc[2] + 5, len(lines))) if lines[k].startswith("Traceback")), None)
+        if k is not None and "terminated with the following error" in lines[k - 1]:
+            return _read_traceback(lines, k)
     return exc, frames, i, chained
 def _pasted_frames(lines: list[str], i: int) -> int:
     """The first line of the indented traceback frames (`  File "...", line N, in f` and their code lines) right

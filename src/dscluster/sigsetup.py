@@ -14,7 +14,11 @@ from __future__ import annotations
 
 from dscluster.sigtypes import Signature
 from dscluster.sigtypes import sig as _sig
-from dscluster.sigwords import LAUNCHER_VARS
+from dscluster.sigwords import ADDRESS_IN_USE, LAUNCHER_VARS
+
+# torch/multiprocessing/spawn.py ProcessContext.join's header of a child's traceback (ProcessRaisedException), the
+# same words since torch 1.0 (Exception before 1.11).
+_SPAWN_CHILD = r"-- Process \d+ terminated with the following error:"
 
 
 def _a_backends_variable(m) -> bool:
@@ -233,6 +237,72 @@ SETUP_SIGNATURES: tuple[Signature, ...] = (
          "the script's own argument: bash tools/dist_train.sh configs/x.py 4), with CUDA_VISIBLE_DEVICES choosing "
          "which GPUs; check the variable the script reads is set (echo $GPU_NUM). A restart fails the same way.",
          retry=False),
+    # Round 168: torchrun's own variables (torch/distributed/elastic/agent/server/api.py _set_worker_env / local_elastic
+    # _agent.py: LOCAL_WORLD_SIZE, GROUP_RANK, GROUP_WORLD_SIZE, ROLE_RANK, ROLE_WORLD_SIZE, ROLE_NAME, TORCHELASTIC_*)
+    # read with os.environ[NAME] (the os frame, as env-var-unset reads it) in a process torchrun did not start: DeepSpeed's
+    # launcher (deepspeed/launcher/launch.py) and dscluster's set LOCAL_SIZE, not LOCAL_WORLD_SIZE.
+    _sig("torchrun-var-unset", r"(?:\bos\.py|<frozen os>)\"?, line \d+, in __getitem__\s*\n(?:[^\n]*\n){0,3}?[^\n]*?"
+         r"\bKeyError: b?['\"](?:LOCAL_WORLD_SIZE|GROUP_RANK|GROUP_WORLD_SIZE|ROLE_RANK|ROLE_WORLD_SIZE|ROLE_NAME|"
+         r"TORCHELASTIC_[A-Z_]+)['\"]",
+         "The script reads a variable that only torchrun (torch.distributed.run, its elastic agent) sets for each rank "
+         "(LOCAL_WORLD_SIZE, GROUP_RANK, ROLE_RANK, TORCHELASTIC_*, named by the KeyError), and this process was not "
+         "started by torchrun: DeepSpeed's launcher and dscluster launch set LOCAL_RANK, RANK, WORLD_SIZE, MASTER_ADDR, "
+         "MASTER_PORT and LOCAL_SIZE (the processes on this node) instead; a plain python process sets none.",
+         "Read what every launcher sets, with a fallback: os.environ.get(\"LOCAL_WORLD_SIZE\") or os.environ.get("
+         "\"LOCAL_SIZE\") for the processes on this node, LOCAL_RANK and WORLD_SIZE for the rest; or start the script "
+         "with torchrun --nproc_per_node N. A restart fails the same way.", retry=False),
+    # Round 168: CPython's import of a relative name in a module without a package (Python/import.c
+    # resolve_name: "attempted relative import with no known parent package", 3.6+; 3.5's SystemError "Parent module
+    # '' not loaded, cannot perform relative import"; Python 2's "Attempted relative import in non-package"): a
+    # script with `from .x import y` run as a file, as every launcher runs its script unless told -m/--module. Not
+    # "attempted relative import beyond top-level package" (a package run from the wrong directory, another cause).
+    _sig("relative-import-no-package", r"attempted relative import with no known parent package|"
+         r"Parent module '' not loaded, cannot perform relative import|Attempted relative import in non-package",
+         "The script imports with a relative import (from .module import ...) and was run as a file (python "
+         "script.py, the way a launcher starts its script), so it has no parent package; it works only as a module "
+         "of its package (python -m package.script).",
+         "Launch it as a module from the directory above the package: dscluster launch -m package.script (deepspeed "
+         "--module, torchrun -m), or make its imports absolute (from package.module import ...) with that directory "
+         "on PYTHONPATH. A restart fails the same way.", retry=False),
+    # Round 168: a script that starts its own processes (torch.multiprocessing.spawn, whose ProcessRaisedException
+    # shows the child's traceback under _SPAWN_CHILD) whose child could not host the rendezvous store: the port is
+    # taken (torch's c10d words, sigwords.ADDRESS_IN_USE). Under a launcher that already started one process per rank,
+    # every launched rank spawns its own rank 0 on the same MASTER_PORT; run alone, another job holds the port.
+    _sig("spawn-under-launcher", _SPAWN_CHILD + r"(?:(?!" + _SPAWN_CHILD + r")[\s\S]){0,8000}?(?P<ev>" + ADDRESS_IN_USE +
+         r")",
+         "A process the script started itself (torch.multiprocessing.spawn) could not host the rendezvous store: its "
+         "port was taken. Most often the script spawns its own ranks while a launcher (dscluster launch, torchrun, "
+         "deepspeed) already started one process per rank: each launched process spawns another full set, so two "
+         "rank 0s claim MASTER_PORT and the world is counted twice; run alone, another job held that port.",
+         "Under a launcher, do not spawn: call the worker once per launched process with its rank from the "
+         "environment (init_process_group() without rank and world_size, LOCAL_RANK for the device), or keep "
+         "mp.spawn and start the script with plain python (one process) and a free MASTER_PORT. A restart fails the "
+         "same way.", retry=False),
+    # Round 168: the local-rank argument refused by a parser other than argparse (signatures.py's local-rank-arg):
+    # click's NoSuchOption (click/exceptions.py: "No such option: {name}" 8.0, "No such option {name!r}." 8.1+,
+    # lowercase before 8.0, optparse's "no such option: --x" the same), python-fire's "Could not consume arg: --x",
+    # absl's UnrecognizedFlagError "Unknown command line flag 'x'" (flags/_flagvalues.py).
+    _sig("local-rank-arg", r"\bno such option:? ['\"]?--local[_-]rank\b|Could not consume arg: --local[_-]rank\b|"
+         r"Unknown command line flag ['\"]local[_-]rank\b",
+         "The script's command-line interface (click or typer, python-fire, absl flags, optparse) has no --local_rank "
+         "option, and the launcher passes --local_rank=N (--local-rank=N from torch's launchers) to every rank.",
+         "Launch with --no_local_rank (the rank is in the LOCAL_RANK environment variable), or declare the option: "
+         "@click.option(\"--local_rank\", \"--local-rank\", type=int, default=-1) (typer: a local_rank parameter "
+         "with typer.Option(-1, \"--local_rank\")), a local_rank=-1 parameter for fire, flags.DEFINE_integer("
+         "\"local_rank\", -1, ...) for absl. A restart fails the same way.", retry=False),
+    # Round 168: torch's FileStore (torch/csrc/distributed/c10d/FileStore.cpp, FileStore::wait: "Wait timeout", the
+    # bare words, a RuntimeError or DistStoreError; the same in 1.x) of init_method="file://PATH": a rank waited past
+    # the timeout for keys the others should have written in the same file. Not TCPStore's "wait timeout after Nms,
+    # keys: ..." nor Horovod's "Wait timeout for key(s)" (sigelastic.py).
+    _sig("file-store-not-shared", r"^(?:\[[^\]\n]*\] )?(?:RuntimeError|(?:torch\.distributed\.)?DistStoreError): "
+         r"Wait timeout\s*$",
+         "A rank waited past the timeout for the other ranks in torch's file store (init_method=\"file://PATH\"): "
+         "they did not write to the same file. The path differs between ranks (made per process with tempfile, a "
+         "node-local directory such as /tmp on several nodes, a name with the rank in it), the file system is not "
+         "shared between the nodes, or some ranks never reached init_process_group.",
+         "Give every rank one path on a file system they all see (a shared directory named by the job script before "
+         "the launch, deleted before each run), or use the launcher's env:// rendezvous: init_process_group(backend) "
+         "with no init_method. A restart fails the same way.", retry=False),
     # CPython's os._Environ.__getitem__ (Lib/os.py: `raise KeyError(key) from None`; 3.11+ prints its frame as
     # `File "<frozen os>", line N, in __getitem__`, earlier ones as os.py's with the raise line): os.environ[NAME] (or
     # .pop) of a variable the rank's environment lacks. The launcher's own variables (RANK, LOCAL_RANK, MASTER_ADDR...)

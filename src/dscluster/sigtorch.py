@@ -241,11 +241,14 @@ TORCH_SIGNATURES: tuple[Signature, ...] = (
     _sig("store-ranks-missing", r"Timed out after \d+ seconds waiting for clients",
          "Rank 0's rendezvous store (torch's TCPStore at MASTER_ADDR:MASTER_PORT) waited for every rank the world size "
          "counts and only the number it prints joined: the others were never started or ended before "
-         "init_process_group (the script run with plain python while world_size counts more processes, another "
+         "init_process_group (the script run with plain python while world_size counts more processes, a world_size "
+         "written into the script's init_process_group(world_size=...) larger than the processes launched, another "
          "node's launcher not started, started late or with another --nnodes/--nproc_per_node, a node whose launch "
          "step failed), or they could not reach MASTER_ADDR:MASTER_PORT (a wrong address or interface, a firewall).",
          "Start every rank the world size counts, together: through a launcher (dscluster launch, torchrun "
-         "--nproc_per_node N, deepspeed) with the same --nnodes on every node; read the missing ranks' own logs for "
+         "--nproc_per_node N, deepspeed) with the same --nnodes on every node, and the world size taken from the "
+         "launcher (init_process_group() without world_size and rank reads WORLD_SIZE and RANK); read the missing "
+         "ranks' own logs for "
          "an error before init_process_group; from their nodes check that MASTER_ADDR:MASTER_PORT answers "
          "(`dscluster doctor`).", retry=False),
     # Round 80: torch.cuda.get_device_properties (torch/cuda/__init__.py; get_device_capability and get_device_name call
