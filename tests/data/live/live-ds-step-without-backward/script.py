@@ -1,0 +1,15 @@
+"""The user computes the loss and calls loss.backward() inside a helper, then engine.step() (ZeRO-2: engine.backward is never called)."""
+import argparse
+
+import deepspeed
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--local_rank", type=int, default=-1)
+parser = deepspeed.add_config_arguments(parser)
+args = parser.parse_args()
+model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1))
+engine, optimizer, _, _ = deepspeed.initialize(args=args, model=model, model_parameters=model.parameters())
+for _ in range(10):
+    loss = engine(torch.randn(2, 16)).pow(2).mean()
+    engine.step()  # engine.backward(loss) forgotten
