@@ -217,6 +217,21 @@ DS_SOURCE_SIGNATURES: tuple[Signature, ...] = (
          "setting and do not upcast modules under ZeRO-3), update the training framework when its code makes the "
          "cast (LLaMA-Factory fixed its DPO path under ZeRO-3), or use ZeRO-2. A restart fails the same way.",
          retry=False),
+    # Round 169: a PipelineModule built without loss_fn. PipelineEngine._exec_forward_pass (runtime/pipe/engine.py) then
+    # keeps the last stage's outputs as self.loss, and _exec_backward_pass hands them to the engine's backward
+    # (`super().backward(self.loss)`): DeepSpeed 0.18+ asserts maybe_loss_for_backward's "loss must be a scalar
+    # tensor..." (ds-backward-not-loss's words, read here only under that pipeline frame), earlier releases reach
+    # torch's autograd _make_grads: "grad can be implicitly created only for scalar outputs". Bounded: linear time.
+    _sig("pipe-no-loss-fn", r"pipe[/\\]engine\.py\", line \d+, in _exec_backward_pass\n(?:[^\n]*\n){0,24}?"
+         r"(?P<ev>[^\n]{0,80}?(?:\bloss must be a scalar tensor\b|grad can be implicitly created only for scalar "
+         r"outputs)[^\n]*)",
+         "The pipeline engine's last stage had no single-number loss to backpropagate: the PipelineModule was built "
+         "without loss_fn, so DeepSpeed takes the last layer's output (a tensor of a whole batch) as the loss, or its "
+         "loss_fn returns more than one number (reduction='none'). With pipeline parallelism the loss is computed "
+         "inside the pipeline, by the module's loss_fn, not by the training loop.",
+         "Pass loss_fn to PipelineModule (e.g. PipelineModule(layers=..., num_stages=..., loss_fn=torch.nn."
+         "CrossEntropyLoss())), a callable (outputs, labels) returning one scalar, and let the data iterator yield "
+         "(inputs, labels) pairs. A restart fails the same way.", retry=False),
     # Round 167: DeepSpeed 0.18+'s engine.backward (runtime/engine.py) asserts runtime/utils.py maybe_loss_for_backward
     # (a torch.Tensor, numel() == 1, grad_fn set): "loss must be a scalar tensor. If you need to pass output gradients,
     # backward() of output tensors"; engine.scale's: "loss must be a scalar tensor with grad_fn. For non-scalar tensors,
@@ -233,4 +248,30 @@ DS_SOURCE_SIGNATURES: tuple[Signature, ...] = (
          "mask).sum() / mask.sum() of a per-element loss, and a loss computed from the logits (cross_entropy, not "
          "argmax) outside torch.no_grad(); print(type(loss), getattr(loss, 'shape', None), getattr(loss, 'grad_fn', "
          "None)) before engine.backward shows which. A restart fails the same way.", retry=False),
+    # Round 169: the engine's step with no gradient reduced into ZeRO's partitions since the last step (no
+    # engine.backward(loss) ran): ZeRO-1/2's optimizer (runtime/zero/stage_1_and_2.py, stage2.py before 0.6) and
+    # ZeRO-3's (stage3.py) index self.averaged_gradients[i], a dict filled only by the backward's reduction:
+    # scaled_global_norm's get_grad_norm_direct (0.19), has_overflow_partitioned_grads_serial's enumerate (0.10,
+    # deepspeedai/DeepSpeed#4397), step's flatten. KeyError of a group index right under such a source line only.
+    _sig("ds-step-without-backward", r"zero[/\\]stage(?:_1_and_2|2|3)\.py\", line \d+, in \w+\n[^\n]*"
+         r"\bself\.averaged_gradients\[\w+\][^\n]*\n(?:(?:\[rank\d+\]: )?[ \t]*[~^][~^ \t]*\n)?"
+         r"(?P<ev>(?:\[rank\d+\]: )?KeyError: \d+)",
+         "DeepSpeed's ZeRO optimizer stepped with no gradients reduced into its partitions: engine.step() ran "
+         "without engine.backward(loss) before it (the backward forgotten, done with loss.backward() or on another "
+         "model, or step called more often than backward), so the gradients it averages do not exist.",
+         "Call engine.backward(loss) before every engine.step() (the engine deepspeed.initialize returned, once per "
+         "micro-batch; DeepSpeed steps the optimizer itself at the accumulation boundary), and step only after a "
+         "backward. A restart fails the same way.", retry=False),
+    # Round 169: activation checkpointing's configure (runtime/activation_checkpointing/checkpointing.py): contiguous
+    # memory checkpointing ("contiguous_memory_optimization" in the config, contiguous_checkpointing= in configure)
+    # asserts partition_activations: "Contiguous Checkpointing is only available with partitioned activations. Set
+    # partitioned activations to true in deepspeed config" (the same words since 0.3, Megatron's copies too).
+    _sig("ds-contiguous-ckpt-no-partition", r"Contiguous Checkpointing is only available with partitioned "
+         r"activations",
+         "DeepSpeed's activation checkpointing was configured with contiguous memory checkpointing but without "
+         "partitioned activations, and contiguous checkpointing works only on partitioned activations.",
+         "Set \"partition_activations\": true with \"contiguous_memory_optimization\": true in the config's "
+         "\"activation_checkpointing\" section (or partition_activations=True in deepspeed.checkpointing.configure, "
+         "with num_checkpoints), or turn contiguous_memory_optimization off. A restart fails the same way.",
+         retry=False),
 )
