@@ -21,7 +21,6 @@ from dscluster.logtext import ISO_TIME, Stream, compile_all, line_time, streams
 
 __all__ = ["RankError", "Stream", "errors", "first_failure", "launcher_exits", "line_time", "streams"]
 
-
 # Frames in these places are library code; the user's own frame is the innermost one elsewhere.
 _LIBRARY_FRAME = re.compile(r"site-packages|dist-packages|/lib/python\d[\d.]*/|^<|/torch/|/deepspeed/|"
                             r"/dscluster/|/transformers/|/accelerate/|/runpy\.py")
@@ -29,10 +28,11 @@ _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<
 # An exception line: a (dotted) name that looks like an exception, then ": message" or nothing.
 _EXC_LINE = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Warning|"
                        r"Failure|Timeout|Iteration|Fault|Resources))(?::\s?(?P<msg>.*))?$")
-# An exception line on its own, without the traceback above it: only names that end in Error/Exception.
+# After a traceback's frames, with no frame after it: any class (io.UnsupportedOperation, socket.gaierror) with a message.
+_LAST_EXC = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*|[A-Z]\w*): (?P<msg>\S.*)$")
+# An exception line on its own, without a traceback above it: only names that end in Error/Exception.
 _BARE_EXC = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)|Exception): (?P<msg>\S.*)$")
 _CHAINED = ("During handling of the above exception", "The above exception was the direct cause")
-
 
 # What other ranks see when one rank dies or stops answering: never the cause while a rank has its own error.
 SYMPTOM_TYPES = frozenset({"ChildFailedError", "CalledProcessError", "KeyboardInterrupt", "SignalException",
@@ -58,9 +58,8 @@ _SIGNAL_LINE = re.compile(
     r"^(?P<shell>Segmentation fault|Bus error|Aborted|Killed|Floating point exception)(?: \(core dumped\))?\s*$|"
     r"\*\*\* (?P<star>SIG[A-Z]+) received|Signal (?P<num>\d+) \((?P<name>SIG[A-Z]+)\) received by PID)", re.MULTILINE)
 _NCCL_WARN = re.compile(r"^(?P<host>[\w.-]+):\d+:\d+ \[\d+\] .*NCCL WARN (?P<msg>.+)$")
-# NCCL before 2.12 (misc/ibvwrap.cc, wrap_ibv_symbols): WARN("Failed to open libibverbs.so[.1]") on every node
-# without InfiniBand's user library, then it uses sockets (NET/Socket): a notice, no failure (later NCCL says it as
-# INFO). Not an error here nor an error line (errorline.is_error).
+# NCCL < 2.12 (misc/ibvwrap.cc): WARN("Failed to open libibverbs.so[.1]") on every node without InfiniBand's user
+# library, then sockets: a notice, no failure (later NCCL says INFO). Not an error here nor an error line (errorline).
 _IBVERBS_NOTICE = r"Failed to open libibverbs\.so(?:\[\.1\])?\s*$"
 NCCL_NOTICE = re.compile(r"NCCL WARN " + _IBVERBS_NOTICE)
 # WARNs not taken for a failure: that notice, CUDA refusing calls as the process exits, a line naming a Trace.
@@ -220,7 +219,8 @@ def _read_traceback(lines: list[str], i: int):
         if fm:
             frames.append((fm.group("file"), int(fm.group("line")), fm.group("func")))
         elif not lines[j][:1].isspace() and lines[j].strip():
-            em = _EXC_LINE.match(lines[j].strip())
+            em = _EXC_LINE.match(lines[j].strip()) or frames and not (j + 1 < len(lines) and _FRAME.match(
+                lines[j + 1])) and _LAST_EXC.match(lines[j].strip())
             if em:
                 exc = (em.group("type"), em.group("msg") or "", j)
                 break

@@ -99,3 +99,20 @@ def test_the_first_failure_is_a_cause_before_any_symptom_then_the_earliest():
     assert rankerror.first_failure([late_cause, earlier_cause, early_symptom]) is earlier_cause
     assert rankerror.line_time("node1: [2026-12-01 10:00:05,250] [INFO] x") == rankerror.line_time(
         "2026-12-01T10:00:05.250") > rankerror.line_time("[2026-12-01 10:00:04,999]")
+
+
+def test_an_exception_class_of_any_name_ends_a_traceback():
+    """After the frames, the line Python prints last is the exception whatever its class is called (io's
+    UnsupportedOperation, dynamo's BackendCompilerFailed, socket.gaierror, a bare Exception) - live round 171."""
+    tb = 'Traceback (most recent call last):\n  File "/w/train.py", line 40, in <module>\n    f.write(row)\n'
+    for line, typ in (("io.UnsupportedOperation: not writable", "io.UnsupportedOperation"),
+                      ("torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:",
+                       "torch._dynamo.exc.BackendCompilerFailed"),
+                      ("socket.gaierror: [Errno -2] Name or service not known", "socket.gaierror"),
+                      ("Exception: Could not find the transformer layer class to wrap", "Exception")):
+        (err,) = rankerror.errors(rankerror.streams(tb + line + "\n")[0])
+        assert (err.type, err.file, err.line) == (typ, "/w/train.py", 40), line
+    # A line the script printed between frames (another frame follows it) is not the exception.
+    printed = tb.replace('    f.write(row)\n', '    f.write(row)\nLoss: 0.25\n  File "/w/io.py", line 9, in w\n')
+    (err,) = rankerror.errors(rankerror.streams(printed + "ValueError: bad row\n")[0])
+    assert (err.type, err.message) == ("ValueError", "bad row")
