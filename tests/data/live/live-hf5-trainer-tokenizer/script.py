@@ -1,0 +1,30 @@
+"""The user builds a word-level tokenizer and hands it to the Trainer as tokenizer=, as in transformers 4.x, so it
+is saved with the checkpoints."""
+import argparse
+
+import torch
+from tokenizers import Tokenizer, models
+from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast, Trainer, TrainingArguments
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--local_rank", type=int, default=-1)
+args, _ = parser.parse_known_args()
+
+
+class Tokens(torch.utils.data.Dataset):
+    def __len__(self):
+        return 64
+
+    def __getitem__(self, i):
+        ids = torch.randint(0, 100, (16,))
+        return {"input_ids": ids, "labels": ids.clone()}
+
+
+vocab = {f"w{i}": i for i in range(99)} | {"[UNK]": 99}
+tok = PreTrainedTokenizerFast(tokenizer_object=Tokenizer(models.WordLevel(vocab, unk_token="[UNK]")),
+                              unk_token="[UNK]")
+model = GPT2LMHeadModel(GPT2Config(n_layer=2, n_embd=32, n_head=2, vocab_size=100, n_positions=32))
+targs = TrainingArguments(output_dir="out", per_device_train_batch_size=4, max_steps=4, deepspeed="ds_config.json",
+                          report_to=[], use_cpu=True)
+trainer = Trainer(model=model, args=targs, train_dataset=Tokens(), tokenizer=tok)
+trainer.train()
