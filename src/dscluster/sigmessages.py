@@ -27,6 +27,7 @@ from dscluster.sigfabrics import FABRIC_SIGNATURES
 from dscluster.sigfinetune import FINETUNE_SIGNATURES
 from dscluster.sigframeworks import FRAMEWORK_SIGNATURES
 from dscluster.sighf import HF_SIGNATURES, HUB_RATE_LIMITED
+from dscluster.sighf5 import HF5_SIGNATURES
 from dscluster.siglibs import LIBRARY_SIGNATURES
 from dscluster.sigmemory import MEMORY_BEFORE_VAGUE, MEMORY_READS_BEFORE, MEMORY_SIGNATURES
 from dscluster.sigmodels import MODEL_SIGNATURES
@@ -227,7 +228,7 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
     *WORLD_SIGNATURES,
     *TRAINING_SIGNATURES, *TRACKING_SIGNATURES,
     *DEEPSPEED_SIGNATURES, *DS_SOURCE_SIGNATURES,
-    *SETUP_SIGNATURES,
+    *HF5_SIGNATURES, *SETUP_SIGNATURES,
     *FRAMEWORK_SIGNATURES,
     *HF_SIGNATURES,
     *FINETUNE_SIGNATURES,

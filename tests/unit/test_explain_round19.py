@@ -72,7 +72,7 @@ from dscluster import explain
      "deepspeed.ops.adam.DeepSpeedCPUAdam or set an optimizer in your ds-config\n", "ds-config-invalid"),
     # transformers' renamed argument, and a TRL config's (the cases were SFTTrainer's and vLLM's EngineArgs)
     ("TypeError: TrainingArguments.__init__() got an unexpected keyword argument 'evaluation_strategy'\n",
-     "import-name"),
+     "hf-trainingargs-removed"),  # round 170: the rename itself (eval_strategy), no longer the generic answer
     ("[rank2]: TypeError: GRPOConfig.__init__() got an unexpected keyword argument 'vllm_mode'\n", "import-name"),
     # megatron sft's parser behind a rank prefix (the case was swift rlhf on 2.6)
     ("[rank7]:     raise ValueError(f'remaining_argv: {remaining_argv}')\n"
