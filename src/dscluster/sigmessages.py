@@ -33,6 +33,7 @@ from dscluster.sigmemory import MEMORY_BEFORE_VAGUE, MEMORY_READS_BEFORE, MEMORY
 from dscluster.sigmodels import MODEL_SIGNATURES
 from dscluster.signccl import CCL_SIGNATURES
 from dscluster.signumerics import NUMERIC_SIGNATURES
+from dscluster.sigoutputs import OUTPUT_SIGNATURES
 from dscluster.sigparallel import PARALLEL_SIGNATURES
 from dscluster.sigrlhf import RLHF_SIGNATURES
 from dscluster.sigsetup import SETUP_SIGNATURES
@@ -237,7 +238,7 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
     *CONTAINER_SIGNATURES,
     *DEVICE_SIGNATURES,
     *PARALLEL_SIGNATURES,
-    *CCL_SIGNATURES,
+    *CCL_SIGNATURES, *OUTPUT_SIGNATURES,
     # The dynamic loader's words, in English or as glibc's zh_CN catalog prints them (full-width colons or not).
     _sig("loader-lib-missing", r"(?:error while load(?:ing|ed) shared librar(?:y|ies)|加载共享库时出错) ?[:：]? ?[^\s:：]{1,200}? ?[:：]? ?"
          r"(?:cannot open shared object file|无法打开共享对象文件|\.?No such file)",

@@ -18,7 +18,7 @@ with open(args.config) as f:
 torch.manual_seed(int(os.environ.get("RANK", 0)))
 model = DDP(torch.nn.Linear(cfg["model"]["hidden"], 2))
 opt = torch.optim.AdamW(model.parameters(), lr=cfg["optim"]["lr"])
-for step in range(cfg["train"]["steps"]):
+for step in range(cfg["train"]["steps"]):  # noqa: B007
     loss = model(torch.randn(cfg["train"]["batch_size"], cfg["model"]["hidden"])).pow(2).mean()
     opt.zero_grad()
     loss.backward()
