@@ -9,8 +9,13 @@ tests/data/failures (tests/unit/test_failure_corpus.py)."""
 
 from __future__ import annotations
 
+import re
+
 from dscluster.sigtypes import Signature
 from dscluster.sigtypes import sig as _sig
+from dscluster.sigwords import found_in_any
+
+_PIPE_GRID = re.compile(r"Using topology: \{ProcessCoord\(pipe=")
 
 WORLD_SIGNATURES: tuple[Signature, ...] = (
     # Gloo's tcp transport, Device::connect (later Device::isInitiator): the two ends of a pair are ordered by their
@@ -25,6 +30,19 @@ WORLD_SIGNATURES: tuple[Signature, ...] = (
          "interface that has an IPv4 address on every node, give MASTER_ADDR / the rendezvous endpoint as an IPv4 "
          "address rather than a host name or 0.0.0.0, and make every host name resolve the same way on all nodes "
          "(/etc/hosts, /etc/gai.conf).", retry=False),
+    # Session 32: _batch_assertion's words where rank 0 printed a PipelineModule's grid (deepspeed/runtime/pipe/
+    # topology.py, PipelineParallelGrid: "Using topology: {ProcessCoord(pipe=0, data=0): 0, ...}", any stream):
+    # DeepSpeedConfig takes the grid's data-parallel size (world / stages), while train_batch_size was written, or
+    # derived by a tool, for every process. Before ds-world-size-one, whose "* 1" one data-parallel copy prints too.
+    _sig("ds-pipe-batch-dp", r"train_batch_size is not equal to micro_batch_per_gpu \* gradient_acc_step \* world_size",
+         "The model is a PipelineModule: DeepSpeed checks the batch sizes against the data-parallel size, the world "
+         "size divided by the pipeline stages (the last number in its message), while train_batch_size was written "
+         "for every process, or derived for every process by a tool that does not know the stages (dscluster fills "
+         "it in when only the micro batch is given).",
+         "Write all three batch keys for the data-parallel size: train_batch_size = train_micro_batch_size_per_gpu x "
+         "gradient_accumulation_steps x (world size / pipeline stages); dscluster takes three keys that agree with "
+         "such a size as written. A restart fails the same way.", retry=False,
+         aside_if=lambda _m, texts: not found_in_any(_PIPE_GRID, texts)),
     # DeepSpeed's runtime/config.py, _batch_assertion: "Check batch related parameters. train_batch_size is not equal
     # to micro_batch_per_gpu * gradient_acc_step * world_size {train_batch} != {micro_batch} * {grad_acc} *
     # {world_size}" (with no space before the numbers before DeepSpeed#1734). DeepSpeedConfig takes the world size
