@@ -147,6 +147,75 @@ DATA_SIGNATURES: tuple[Signature, ...] = (
          "Leave num_replicas and rank out (DistributedSampler reads them from the initialised process group: "
          "dist.get_world_size() and dist.get_rank()) or pass exactly those; never a per-node count or the local rank. "
          "A restart fails the same way.", retry=False),
+    # Round 172: torch's DataLoader.__init__ (torch/utils/data/dataloader.py) refusing its sampling arguments, the same
+    # words since torch 1.2: an IterableDataset given shuffle/sampler/batch_sampler ("DataLoader with IterableDataset:
+    # expected unspecified shuffle option, but got shuffle=True"), a sampler with shuffle=True ("sampler option is
+    # mutually exclusive with shuffle"), a batch_sampler with batch_size/shuffle/sampler/drop_last. Not
+    # "batch_size=None option disables auto-batching ..." (a different mistake) nor Lightning's re-instantiation words.
+    _sig("dataloader-sampler-conflict",
+         r"DataLoader with IterableDataset: expected unspecified (?:shuffle|sampler|batch_sampler) option|"
+         r"\bsampler option is mutually exclusive with shuffle\b|"
+         r"\bbatch_sampler option is mutually exclusive with batch_size, shuffle, sampler,? and drop_last",
+         "torch's DataLoader refused its sampling arguments: a sampler (DistributedSampler) was passed together with "
+         "shuffle=True, a batch_sampler together with batch_size, shuffle, sampler or drop_last, or an "
+         "IterableDataset was given shuffle, a sampler or a batch_sampler, which it cannot use (an IterableDataset "
+         "decides its own order).",
+         "Let the sampler do the shuffling: DataLoader(ds, batch_size=B, sampler=DistributedSampler(ds, shuffle=True)) "
+         "with no shuffle argument, and call sampler.set_epoch(epoch) each epoch; with a batch_sampler pass only it "
+         "(batch size and drop_last go to the BatchSampler); with an IterableDataset shuffle and split the stream "
+         "between ranks inside its __iter__ (a shuffle buffer, shards by rank) and pass neither. A restart fails the "
+         "same way.", retry=False),
+    # DataLoader.__init__'s worker options with num_workers=0: "persistent_workers option needs num_workers > 0" and
+    # "prefetch_factor option could only be specified in multiprocessing.let num_workers > 0 to enable
+    # multiprocessing, otherwise set prefetch_factor to None." (torch 2.x, a ValueError; torch 1.7-1.13 an
+    # AssertionError with "multiprocessing. let num_workers > 0 to enable multiprocessing.").
+    _sig("dataloader-workers-option",
+         r"\bpersistent_workers option needs num_workers > 0|"
+         r"\bprefetch_factor option could only be specified in multiprocessing\.?\s*let num_workers > 0",
+         "torch's DataLoader was given an option that only worker processes use (persistent_workers=True or a "
+         "prefetch_factor) while num_workers is 0, so there are no workers: num_workers was set to 0 (to debug, or "
+         "from a config or a CPU count that came out 0) and the worker options were kept.",
+         "Either give the DataLoader workers (num_workers > 0), or leave persistent_workers and prefetch_factor out "
+         "(prefetch_factor=None) when num_workers is 0: set them only where num_workers > 0, e.g. "
+         "persistent_workers=num_workers > 0. A restart fails the same way.", retry=False),
+    # A sampler taking len() of a dataset that has none: DistributedSampler.__init__ (torch/utils/data/
+    # distributed.py: `math.ceil(len(self.dataset) / self.num_replicas)`) or sampler.py's RandomSampler/
+    # SequentialSampler (`len(self.data_source)`), then Python's "TypeError: object of type 'X' has no len()".
+    # Only under those frames: another len() of an object without one is not this.
+    _sig("dataset-no-len",
+         r"\b(?:distributed|sampler)\.py\"?, line \d+, in \w+\n(?:[^\n]*\n){0,2}?[^\n]*"
+         r"len\(self\.(?:dataset|data_source)\)[^\n]*\n(?:[^\n]*\n){0,3}?[^\n]*?"
+         r"(?P<ev>TypeError: object of type '[\w.]+' has no len\(\))",
+         "A sampler (DistributedSampler, or the DataLoader's RandomSampler/SequentialSampler) needs the dataset's "
+         "length to split and order its indices, and the dataset has no __len__: a map-style Dataset that defines "
+         "only __getitem__, or a stream (an IterableDataset, a generator) given to a sampler.",
+         "Define __len__ in the Dataset (the number of samples __getitem__ accepts, indices 0..len-1); for a stream "
+         "use an IterableDataset with no sampler and split it between ranks inside its __iter__ (by "
+         "dist.get_rank() and the worker's get_worker_info()). A restart fails the same way.", retry=False),
+    # A sample that is None reaching torch's default collate (torch/utils/data/_utils/collate.py): "default_collate:
+    # batch must contain tensors, numpy arrays, numbers, dicts or lists; found <class 'NoneType'>" (older torch:
+    # "batch must contain tensors, numbers, dicts or lists; found ..."), or, when the batch's first sample is a tuple,
+    # collate's size check `len(elem)` on the None (collate.py, in collate / <genexpr>).
+    _sig("collate-none-sample",
+         r"\bbatch must contain tensors[^\n;]{0,60}; found <class 'NoneType'>|"
+         r"\bcollate\.py\"?, line \d+, in (?:collate|<genexpr>)\n(?:[^\n]*\n){0,2}?[^\n]*?"
+         r"(?P<ev>TypeError: object of type 'NoneType' has no len\(\))",
+         "A sample in the batch is None: the Dataset's __getitem__ returned None (a record it could not read or "
+         "chose to skip, or a code path with no return), and the DataLoader's default collate cannot batch None.",
+         "Never return None from __getitem__: skip bad records when the dataset is built (drop them from the index), "
+         "or return another sample in their place; or pass a collate_fn that drops them first (batch = [b for b in "
+         "batch if b is not None], then torch.utils.data.default_collate(batch)), keeping the batch non-empty. A "
+         "restart meets the same record again.", retry=False),
+    # numpy's legacy seeding (numpy/random/_mt19937.pyx, MT19937._legacy_seeding): "Seed must be between 0 and
+    # 2**32 - 1", the words since numpy 1.x; met most often in a DataLoader worker_init_fn seeding numpy with
+    # torch.initial_seed() (a 64-bit number) or a seed plus rank and worker id.
+    _sig("numpy-seed-range", r"\bSeed must be between 0 and 2\*\*32 - 1\b",
+         "numpy's random seed was given a number outside 0..2**32-1: most often a DataLoader worker_init_fn seeding "
+         "numpy with torch.initial_seed() (a 64-bit number, different in each worker), or a seed computed from a "
+         "base seed, the rank and the worker id, or a negative one.",
+         "Reduce the seed into numpy's range: np.random.seed(torch.initial_seed() % 2**32) in the worker_init_fn "
+         "(or get_worker_info().seed % 2**32), or use np.random.default_rng(seed), which takes larger seeds. A "
+         "restart fails the same way.", retry=False),
 )
 
 # What may stand in a rank's lines before its vague error (explain: BEFORE_THE_ERROR): the worker's own words before the
