@@ -6,7 +6,9 @@ scores contain Inf/NaN. Training has diverged.`), the MAE/DeiT/DINO training loo
 training`), Megatron-Core's gradient buffer (`found NaN in local grad norm ... before data-parallel communication
 collective`, older `in backwards pass`), torch's clip_grad_norm_ with error_if_nonfinite, and ATen's multinomial
 (`probability tensor contains either `inf`, `nan` or element < 0`). The loss scaler's minimum (DeepSpeed's, fairseq's)
-stays in sigmessages.py (loss-scale-minimum). sigmessages.py places this table after the model repositories' own and
+stays in sigmessages.py (loss-scale-minimum). Round 173 adds torch's own refusals of an optimizer, LR scheduler or
+GradScaler set up wrong (torch/optim/optimizer.py, torch/optim/lr_scheduler.py, torch/amp/grad_scaler.py).
+sigmessages.py places this table after the model repositories' own and
 before the training stack's. The real logs they are measured on are tests/data/failures."""
 
 from __future__ import annotations
@@ -54,4 +56,44 @@ NUMERIC_SIGNATURES: tuple[Signature, ...] = (
          "float32 instead of float16; if it persists in float32, the checkpoint itself is broken (NaN weights from a "
          "diverged training: check its training loss) and an earlier checkpoint or a new training is needed.",
          retry=False),
+    # torch/optim/optimizer.py, Optimizer.add_param_group: a parameter already in another group (the same words since
+    # torch 0.x). DeepSpeed's own check of the client optimizer ("occurs multiple times in optimizer.param_groups") is
+    # ds-param-in-two-groups.
+    _sig("optim-param-in-two-groups", r"ValueError: some parameters appear in more than one parameter group",
+         "The optimizer was given param groups that share a parameter: a group built from model.parameters() (or a "
+         "parent module) besides a group of one of its parts (a head or backbone with its own learning rate, a "
+         "no-decay group whose name filter also matches the decay one's), or tied weights listed twice.",
+         "Build the groups so each parameter is in exactly one: the rest group from the parameters not already "
+         "taken (filter by name, or by id(p) against the other groups), decay and no-decay filters that exclude "
+         "each other. A restart fails the same way.", retry=False),
+    # torch/optim/lr_scheduler.py, LRScheduler.__init__ (and ReduceLROnPlateau's, SequentialLR's, ChainedScheduler's
+    # checks): f"{type(optimizer).__name__} is not an Optimizer"; older releases "{} is not an Optimizer".format(...).
+    _sig("scheduler-not-optimizer", r"TypeError: \w+ is not an Optimizer\b",
+         "A torch LR scheduler was built on something that is not a torch.optim.Optimizer: the model (or its DDP "
+         "wrapper) passed in the optimizer's place, another scheduler, or a wrapper optimizer that does not subclass "
+         "torch's (an older DeepSpeed's ZeRO or fp16 optimizer, another library's optimizer wrapper).",
+         "Pass the optimizer object as the scheduler's first argument (StepLR(optimizer, ...)); with DeepSpeed build "
+         "the scheduler on the torch optimizer you give deepspeed.initialize (or pass lr_scheduler= a function of the "
+         "optimizer, or a \"scheduler\" section in the config). A restart fails the same way.", retry=False),
+    # torch/optim/lr_scheduler.py, OneCycleLR.get_lr: stepped past total_steps (= epochs * steps_per_epoch).
+    _sig("onecycle-past-total-steps", r"Tried to step \d+ times?\. The specified number of total steps is \d+",
+         "OneCycleLR was stepped more times than the total_steps it was built with (total_steps, or epochs * "
+         "steps_per_epoch): steps_per_epoch counted otherwise than the loop steps (len(dataset) // batch_size while "
+         "the DataLoader keeps the last partial batch, the dataset's length before a DistributedSampler splits it, "
+         "one step per micro-batch under gradient accumulation), more epochs than it was told, or a resume that "
+         "restarts the loop without restoring the scheduler's count.",
+         "Build it with steps_per_epoch=len(train_loader) (divided by the accumulation steps where the scheduler "
+         "steps once per optimizer step) and the epochs the loop runs, or total_steps counted the same way; on "
+         "resume load the scheduler's state_dict. A restart fails the same way.", retry=False),
+    # torch/amp/grad_scaler.py (torch/cuda/amp/grad_scaler.py before 2.3), GradScaler.step: the optimizer had no
+    # gradient to unscale ("No inf checks were recorded for this optimizer."), and update() before any step
+    # recorded one ("No inf checks were recorded prior to update.").
+    _sig("gradscaler-no-grads", r"No inf checks were recorded (?:for this optimizer|prior to update)",
+         "GradScaler found no gradients on the optimizer's parameters when scaler.step (or scaler.update) ran: the "
+         "gradients were cleared between backward and step (optimizer.zero_grad placed between them), backward was "
+         "not called for this optimizer's loss, or the loss does not reach its parameters (frozen, another model's "
+         "or another optimizer's parameters).",
+         "Keep the order zero_grad, scaler.scale(loss).backward(), scaler.step(optimizer), scaler.update(); check "
+         "that the optimizer holds the parameters the loss trains (requires_grad, the right model). A restart fails "
+         "the same way.", retry=False),
 )

@@ -1,6 +1,6 @@
 """The user's loss has a 'std' term written as sqrt(mean(x^2) - mean(x)^2), which goes slightly negative in float32;
 they turned on torch.autograd.set_detect_anomaly to find where the NaN loss came from."""
-import os
+import os  # noqa: F401
 
 import torch
 import torch.distributed as dist

@@ -11,7 +11,7 @@ parser = deepspeed.add_config_arguments(parser)
 args = parser.parse_args()
 model = torch.nn.Linear(16, 2)
 engine, _, _, _ = deepspeed.initialize(args=args, model=model, model_parameters=model.parameters())
-for step in range(5):
+for step in range(5):  # noqa: B007
     x, y = torch.randn(8, 16), torch.randint(0, 2, (8,))
     loss = torch.nn.functional.cross_entropy(engine(x), y)
     engine.backward(loss)

@@ -1,6 +1,6 @@
 """The user moved optimizer.zero_grad(set_to_none=True) to 'just before the step' while adding GradScaler for
 bf16 autocast on CPU, so scaler.step finds no gradients."""
-import os
+import os  # noqa: F401
 
 import torch
 import torch.distributed as dist

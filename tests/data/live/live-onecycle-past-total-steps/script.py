@@ -1,6 +1,6 @@
 """The user sized OneCycleLR with steps_per_epoch=len(dataset) // batch_size but the DataLoader keeps the last
 partial batch (drop_last=False), so each epoch takes one step more than the scheduler was told."""
-import os
+import os  # noqa: F401
 
 import torch
 import torch.distributed as dist

@@ -22,7 +22,7 @@ opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01}, {"params": no_
 ckpt = torch.load("ckpt.pt")
 model.load_state_dict(ckpt["model"])
 opt.load_state_dict(ckpt["optimizer"])  # the mistake: 1 group saved, 2 groups now
-for step in range(3):
+for step in range(3):  # noqa: B007
     x, y = torch.randn(8, 16), torch.randint(0, 2, (8,))
     loss = torch.nn.functional.cross_entropy(ddp(x), y)
     opt.zero_grad()

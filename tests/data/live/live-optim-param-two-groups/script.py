@@ -1,6 +1,6 @@
 """The user meant to give the head a 10x learning rate: one group for the head, one for 'everything else', but the
 second group is model.parameters(), which holds the head's parameters too."""
-import os
+import os  # noqa: F401
 
 import torch
 import torch.distributed as dist
@@ -15,7 +15,7 @@ opt = torch.optim.AdamW([
     {"params": head.parameters(), "lr": 1e-2},
     {"params": model.parameters(), "lr": 1e-3},  # the mistake: includes head's parameters again
 ])
-for step in range(5):
+for step in range(5):  # noqa: B007
     x, y = torch.randn(8, 16), torch.randint(0, 2, (8,))
     loss = torch.nn.functional.cross_entropy(model(x), y)
     opt.zero_grad()
