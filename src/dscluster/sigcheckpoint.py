@@ -146,11 +146,11 @@ CHECKPOINT_SIGNATURES: tuple[Signature, ...] = (
     # in the reader's frame: Windows' open() of a name with a colon raises the same OSError with the name after it.
     _sig("ckpt-corrupt", r"\bPyTorchFileReader\((?:(?!PyTorchFileReader\()[^\n])*\n(?:[^\n]*\n){0,2}?[^\n]*?"
          r"(?:OSError: \[Errno 22\] Invalid argument(?!: )|ValueError: negative seek value)",
-         "A checkpoint or weights file is incomplete or is not a checkpoint at all: a save cut short (a full disk, a "
-         "killed rank), an interrupted download, or a Git LFS pointer file in place of the weights.",
+         "A checkpoint or weights file is incomplete or not in its loader's format: a save cut short (full disk, killed "
+         "rank), an interrupted download, a Git LFS pointer, or a torch.save file given to safetensors (or the reverse).",
          "Resume from an earlier complete checkpoint (move the broken one aside; `dscluster ckpt verify` checks one), "
-         "or download the weights again (git lfs pull, then compare sizes or checksums); free disk space before the "
-         "next save.", retry=False),
+         "download the weights again (git lfs pull, then compare sizes or checksums), or read the file with its own "
+         "format's loader; free disk space before the next save.", retry=False),
     # Round 159 (live): DeepSpeed's engine.load_checkpoint without a tag reads the tag from LOAD_DIR/latest; without
     # that file it logs a warning and returns (None, None) instead of raising (runtime/engine.py load_checkpoint:
     # "Unable to find latest file at {latest_path}, if trying to load latest checkpoint please ensure this file exists
@@ -289,6 +289,20 @@ CHECKPOINT_SIGNATURES: tuple[Signature, ...] = (
          "and load its 'module' entry (model.load_state_dict(sd['module'])), or engine.load_checkpoint(DIR, "
          "load_module_only=True); keep zero_to_fp32 for checkpoints of ZeRO stages 1-3. A restart fails the same way.",
          retry=False),
+    # Round 174 (live): transformers' from_pretrained finding parameters whose checkpoint shapes differ from the model's.
+    # 5.x logs a LOAD REPORT ("Reinit due to size mismatch") and raises (utils/loading_report.py,
+    # log_state_dict_report): "You set `ignore_mismatched_sizes` to `False`, thus raising an error."; 4.x appended to
+    # load_state_dict's "size mismatch for ..." (modeling_utils.py, _load_pretrained_model) "You may consider adding
+    # `ignore_mismatched_sizes=True` in the model `from_pretrained` method." (5.x: "... to `from_pretrained(...)`").
+    # Before sigmessages.py's ckpt-model-mismatch, which reads the 4.x text's load_state_dict words.
+    _sig("hf-head-size-mismatch", r"You set `ignore_mismatched_sizes` to `False`, thus raising an error|"
+         r"You may consider adding `ignore_mismatched_sizes=True`",
+         "transformers' from_pretrained found parameters whose shapes in the checkpoint differ from the model's (the "
+         "report lists them, size mismatch for ...): most often a new head, a classifier built for another number of "
+         "labels (num_labels) or a resized vocabulary; it does not start such parameters afresh unless told to.",
+         "For a new head, pass ignore_mismatched_sizes=True to from_pretrained (the listed parameters start fresh; "
+         "train them); if layers other than the head mismatch, build the model with the checkpoint's own config "
+         "(AutoConfig.from_pretrained of the same directory). A restart fails the same way.", retry=False),
 )
 
 # Read with the lines before a rank's error too (sigmessages.READS_BEFORE): DeepSpeed's warning is logged before the

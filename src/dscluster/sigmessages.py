@@ -158,11 +158,11 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
     _sig("ckpt-corrupt", r"PytorchStreamReader failed reading (?:zip archive|file)|failed finding central directory|"
          r"(?:SafetensorError|Exception): Error while deserializing header|unexpected EOF, expected \d+ more bytes|"
          r"UnpicklingError: invalid load key",
-         "A checkpoint or weights file is incomplete or is not a checkpoint at all: a save cut short (a full disk, a "
-         "killed rank), an interrupted download, or a Git LFS pointer file in place of the weights.",
+         "A checkpoint or weights file is incomplete or not in its loader's format: a save cut short (full disk, killed "
+         "rank), an interrupted download, a Git LFS pointer, or a torch.save file given to safetensors (or the reverse).",
          "Resume from an earlier complete checkpoint (move the broken one aside; `dscluster ckpt verify` checks one), "
-         "or download the weights again (git lfs pull, then compare sizes or checksums); free disk space before the "
-         "next save.", retry=False),
+         "download the weights again (git lfs pull, then compare sizes or checksums), or read the file with its own "
+         "format's loader; free disk space before the next save.", retry=False),
     # ... and torch.distributed.checkpoint's planner (default_planner.py: "Missing key ..."; "Size mismatch between saved").
     _sig("ckpt-model-mismatch", r"Error\(s\) in loading state_dict for|(?:Missing|Unexpected) key\(s\) in state_dict|"
          r"unexpected key \"[^\"\n]{1,300}\" in state_dict|size mismatch for [\w.]+: copying a param with shape|"

@@ -75,4 +75,52 @@ MODEL_SIGNATURES: tuple[Signature, ...] = (
          "super().__getattr__(name)` / `except AttributeError: return getattr(super().__getattr__(\"model\"), "
          "name)`; elsewhere read attributes inside __getattr__ through self.__dict__ and raise AttributeError for "
          "missing names (and call super().__init__() first). A restart fails the same way.", retry=False),
+    # Round 174 (live): model weight files. safetensors' save_file refusing tensors that share storage (tied weights):
+    # safetensors/torch.py _evaluate_tensors_for_save, "Some tensors share memory, this will lead to duplicate memory
+    # on disk and potential differences when loading them again: [...]"; transformers 4.3x's save_pretrained refusing
+    # the same (modeling_utils.py): "The weights trying to be saved contained shared tensors [...] that are mismatching
+    # the transformers base configuration."
+    _sig("safetensors-shared-tensors", r"Some tensors share memory, this will lead to duplicate memory on disk|"
+         r"The weights trying to be saved contained shared tensors",
+         "safetensors refused to save a state_dict in which some tensors share memory: tied weights (an LM head tied "
+         "to the token embedding, the pairs the message lists), which safetensors' save_file cannot store as two "
+         "tensors.",
+         "Save with safetensors.torch.save_model(model, path) (it keeps one of each shared set; load_model re-ties "
+         "them), or model.save_pretrained(dir) for a transformers model; or drop the duplicate keys (or .clone() "
+         "them) before save_file. A restart fails the same way.", retry=False),
+    # transformers' AutoConfig.from_pretrained on a directory with no config.json, or one without model_type
+    # (models/auto/configuration_auto.py: "Unrecognized model in {path}. Should have a `model_type` key in its
+    # config.json" — 4.x adds ", or contain one of the following strings in its name: ..."), and the 4.x hub lookup
+    # (utils/hub.py cached_file: "{path} does not appear to have a file named config.json.").
+    _sig("hf-config-missing", r"Unrecognized model in [^\n]{1,300}?\. Should have a `model_type` key in its config\.json|"
+         r"does not appear to have a file named config\.json",
+         "from_pretrained found no usable config.json in the directory (or Hub repo) it was given: only the weights "
+         "were saved there (torch.save of the state_dict, a Trainer or DeepSpeed checkpoint folder, a PEFT adapter "
+         "with adapter_config.json), or its config.json has no model_type.",
+         "Save the model with model.save_pretrained(dir) (it writes config.json with the weights), or copy the base "
+         "model's config.json into the directory, or pass config=AutoConfig.for_model(...)/the base config to "
+         "from_pretrained; load a PEFT adapter with PeftModel.from_pretrained. A restart fails the same way.",
+         retry=False),
+    # A pickle (torch.load of a whole object saved with torch.save(model), pickle.load) that names a class by its
+    # module, and that module is not importable here: torch/serialization.py's UnpicklerWrapper.find_class (or the
+    # unpickler.load() / pickle.load( line of older torch and plain pickle) followed by "ModuleNotFoundError: No
+    # module named". numpy's own modules (numpy._core from numpy 2) are a version mismatch, left to other tables.
+    _sig("pickle-module-missing", r"(?:, in find_class|\bunpickler\.load\(\)|\bpickle\.loads?\([^\n()]{0,200}\))\n(?:[^\n]*\n){0,4}?"
+         r"[^\n]*ModuleNotFoundError: No module named '(?!numpy\b)[\w.]+'",
+         "The file loaded (torch.load, pickle.load) holds a whole pickled object, which names its class by module "
+         "(torch.save(model) pickles the model this way), and that module, the one in the message, cannot be "
+         "imported where it loads: the training code's own file is not on this script's path or has another name.",
+         "Save model.state_dict() instead and load it into a model the script builds (model.load_state_dict("
+         "torch.load(path))); to read this file, run where the module imports under the same name (its directory on "
+         "PYTHONPATH, or the training code's directory). A restart fails the same way.", retry=False),
+    # A weights file written by a newer PyTorch: caffe2/serialize/inline_container.cc (PyTorchStreamReader::init),
+    # "Attempted to read a PyTorch file with version N, but the maximum supported version for reading is M." (then
+    # "Your PyTorch installation may be too old." / "The version of your PyTorch installation may be too old, ...").
+    _sig("ckpt-newer-torch", r"Attempted to read a PyTorch file with version \d+, but the maximum supported version "
+         r"for reading is \d+",
+         "The file was written by a newer PyTorch than the one installed here: its archive records a format version "
+         "this torch cannot read (the two numbers in the message).",
+         "Install on every node a torch at least as new as the one that saved the file (pip show torch on both "
+         "sides), or load it with that newer torch and save again (the state_dict) for this one. A restart fails "
+         "the same way.", retry=False),
 )
