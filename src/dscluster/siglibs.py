@@ -172,7 +172,8 @@ LIBRARY_SIGNATURES: tuple[Signature, ...] = (
          "The loss has no path back to any parameter that requires a gradient: everything it was computed from is "
          "frozen or detached. Most often adapters (LoRA/PEFT) with gradient checkpointing on frozen input embeddings "
          "(reentrant checkpointing drops the graph when a block's inputs need no gradient); or every parameter "
-         "frozen, or the loss computed under torch.no_grad() or from .detach()/.item() values.",
+         "frozen, or the loss computed under torch.no_grad() or from .detach()/.item() values (or from an output a "
+         "custom autograd.Function marked with ctx.mark_non_differentiable).",
          "With gradient checkpointing and adapters call model.enable_input_require_grads() (or use non-reentrant "
          "checkpointing: gradient_checkpointing_kwargs={\"use_reentrant\": False}); check that some parameters have "
          "requires_grad=True (model.print_trainable_parameters()); compute the loss outside no_grad from undetached "

@@ -181,14 +181,14 @@ _TABLE: tuple[Signature, ...] = (
          r"^FAILED: \S+\.o\s*$|Command '\['ninja', '-v'\]' returned non-zero exit status|"
          + then("torch_extensions/", r"\.so: cannot open shared(?: object file|$)", r"\S") + "|" +
          r"error: command '[^']*(?:gcc|g\+\+|nvcc|c\+\+|x86_64-linux-gnu-gcc)' failed|object has no attribute 'ds_opt_\w+'",
-         "A DeepSpeed op failed to compile on a node (the compiler's first error is above that line).",
+         "A C++/CUDA extension (a DeepSpeed op, or your own built with torch.utils.cpp_extension) failed to compile.",
          "Read the first `error:` of the compile output, fix it (compiler, headers, CUDA toolkit), clear "
          "~/.cache/torch_extensions, or pre-build the ops in the image (DS_BUILD_OPS=1).", retry=False),
     _sig("undefined-symbol", sigwords.UNDEFINED_SYMBOL,
          "A compiled extension (a DeepSpeed op in ~/.cache/torch_extensions, flash-attn, apex...) was built against "
-         "another torch/CUDA version than the one installed now.",
+         "another torch/CUDA version than the one installed now; for your own, a function declared but not built.",
          "Remove the stale build (~/.cache/torch_extensions or TORCH_EXTENSIONS_DIR) and reinstall the extension "
-         "against this torch, with the same image on every node.", retry=False),
+         "against this torch, the same image on every node; your own: build every source defining it.", retry=False),
     _sig("shared-lib-missing", r"(?:ImportError|OSError): (?:[\w./-]*/)?lib[\w.+-]+\.so[\w.]*: cannot open shared object file",
          "A shared library is missing on that node, or not on its library path (pdsh does not pass LD_LIBRARY_PATH).",
          "Install it on every node (same image), or put LD_LIBRARY_PATH in .deepspeed_env so remote ranks get it.",

@@ -7,7 +7,8 @@ training`), Megatron-Core's gradient buffer (`found NaN in local grad norm ... b
 collective`, older `in backwards pass`), torch's clip_grad_norm_ with error_if_nonfinite, and ATen's multinomial
 (`probability tensor contains either `inf`, `nan` or element < 0`). The loss scaler's minimum (DeepSpeed's, fairseq's)
 stays in sigmessages.py (loss-scale-minimum). Round 173 adds torch's own refusals of an optimizer, LR scheduler or
-GradScaler set up wrong (torch/optim/optimizer.py, torch/optim/lr_scheduler.py, torch/amp/grad_scaler.py).
+GradScaler set up wrong (torch/optim/optimizer.py, torch/optim/lr_scheduler.py, torch/amp/grad_scaler.py). Round 176
+adds autograd's refusals of a custom autograd.Function or torch.library custom op written wrong.
 sigmessages.py places this table after the model repositories' own and
 before the training stack's. The real logs they are measured on are tests/data/failures."""
 
@@ -96,4 +97,28 @@ NUMERIC_SIGNATURES: tuple[Signature, ...] = (
          "Keep the order zero_grad, scaler.scale(loss).backward(), scaler.step(optimizer), scaler.update(); check "
          "that the optimizer holds the parameters the loss trains (requires_grad, the right model). A restart fails "
          "the same way.", retry=False),
+    # torch/csrc/autograd/python_function.cpp (a Python autograd.Function): backward's gradient count ("function
+    # XBackward returned an incorrect number of gradients (expected N, got M)") and _save_variables ("save_for_backward
+    # can only save variables, but argument N is of type T"); torch/csrc/autograd/engine.cpp validate_outputs
+    # ("Function XBackward returned an invalid gradient at index N - got [..] but expected shape compatible with [..]",
+    # "- expected dtype/device/type ...", and "invalid number of gradients - expected N, but got M").
+    _sig("autograd-function-contract", r"returned an incorrect number of gradients \(expected \d+, got \d+\)|"
+         r"Function \w+ returned an invalid gradient at index \d+ - (?:got \[|expected (?:dtype|device|type))|"
+         r"invalid number of gradients - expected \d+, but got \d+|"
+         r"save_for_backward can only save variables, but argument \d+ is of type",
+         "A custom torch.autograd.Function breaks autograd's contract: its backward returns not one gradient per "
+         "forward input (None for the non-tensor ones), or a gradient of another shape, dtype or device than that "
+         "input; or its forward passes something other than tensors (or None) to ctx.save_for_backward.",
+         "Fix the Function the message names: backward returns exactly as many values as forward takes inputs "
+         "after ctx (None where no gradient), each shaped like its input (expand or sum the incoming gradient "
+         "back to it); keep non-tensor values as attributes of ctx (ctx.scale = scale). torch.autograd.gradcheck "
+         "on small double inputs checks it. A restart fails the same way.", retry=False),
+    # torch/_library/autograd.py (torch.library.custom_op, torch 2.4 and later): backward through an op whose
+    # register_autograd was never called.
+    _sig("custom-op-no-autograd", r"Trying to backward through [\w.:]+ but no autograd formula was registered",
+         "A torch.library custom op the loss goes through has no backward: torch.library.custom_op defines only "
+         "the forward, and no torch.library.register_autograd (or op.register_autograd) was called for it.",
+         "Register its backward with torch.library.register_autograd(\"lib::op\", backward, setup_context=...) "
+         "in the module that defines the op (imported on every rank), or keep the op out of the trained path. A "
+         "restart fails the same way.", retry=False),
 )

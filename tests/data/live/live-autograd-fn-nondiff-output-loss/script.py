@@ -31,7 +31,7 @@ class Net(torch.nn.Module):
 
 model = DDP(Net())
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for step in range(3):
+for step in range(3):  # noqa: B007 - kept as captured
     x = torch.randn(4, 8)
     loss = model(x).pow(2).mean()
     opt.zero_grad()

@@ -17,7 +17,7 @@ ext = load_inline(name="my_fused_ops", cpp_sources=cpp_src, functions=["scaled_a
 
 model = DDP(torch.nn.Linear(8, 8))
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for step in range(3):
+for step in range(3):  # noqa: B007 - kept as captured
     x = torch.randn(4, 8)
     loss = ext.scaled_add(model(x), x, 0.5).pow(2).mean()
     opt.zero_grad()

@@ -19,7 +19,7 @@ ext = load_inline(name="my_fused_ops2", cpp_sources=cpp_src, functions=["scaled_
 
 model = DDP(torch.nn.Linear(8, 8))
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for step in range(3):
+for step in range(3):  # noqa: B007 - kept as captured
     x = torch.randn(4, 8)
     loss = ext.scaled_add(model(x), x, 0.5).pow(2).mean()
     opt.zero_grad()
