@@ -98,6 +98,14 @@ MATCH = {
                              "in default_collate\n    return torch.stack(batch, 0, out=out)\nRuntimeError: stack "
                              "expects each tensor to be equal size, but got [3, 224, 224] at entry 0 and [3, 256, 256] "
                              "at entry 5\n"),
+    # round 175: CPython's multiprocessing and concurrent.futures, other versions' frames
+    "mp-start-method-twice": "  File \"/usr/lib/python3.9/multiprocessing/context.py\", line 243, in set_start_method\n"
+                             "RuntimeError: context has already been set\n",
+    "process-pool-broken": ("concurrent.futures.process.BrokenProcessPool: A child process terminated abruptly, the "
+                            "process pool is not usable anymore\n"),
+    "pool-unpicklable": ('  File "/usr/lib/python3.9/multiprocessing/reduction.py", line 51, in dumps\n'
+                         "    cls(buf, protocol).dump(obj)\n_pickle.PicklingError: Can't pickle <function <lambda> at "
+                         "0x7f00>: attribute lookup <lambda> on __main__ failed\n"),
 }
 
 NEAR = {
@@ -166,6 +174,11 @@ NEAR = {
     "collate-unequal-size": ('  File "/home/u/model.py", line 40, in forward\n    x = torch.stack(feats)\n'
                              "RuntimeError: stack expects each tensor to be equal size, but got [8, 3] at entry 0 and "
                              "[8, 4] at entry 1\n"),
+    # round 175: a context of another component; loky's own worker death; torch.save pickling a lambda
+    "mp-start-method-twice": "ValueError: the global context has already been set for this run\n",
+    "process-pool-broken": "concurrent.futures.process.BrokenProcessPool: A process in the initializer failed\n",
+    "pool-unpicklable": ('  File "/env/lib/python3.11/site-packages/torch/serialization.py", line 881, in _save\n'
+                         "    pickler.dump(obj)\nAttributeError: Can't pickle local object 'f.<locals>.<lambda>'\n"),
 }
 
 
