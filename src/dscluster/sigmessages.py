@@ -35,6 +35,7 @@ from dscluster.signccl import CCL_SIGNATURES
 from dscluster.signumerics import NUMERIC_SIGNATURES
 from dscluster.sigoutputs import OUTPUT_SIGNATURES
 from dscluster.sigparallel import PARALLEL_SIGNATURES
+from dscluster.sigprocess import PROCESS_SIGNATURES
 from dscluster.sigrlhf import RLHF_SIGNATURES
 from dscluster.sigsetup import SETUP_SIGNATURES
 from dscluster.sigstorage import STORAGE_SIGNATURES
@@ -233,7 +234,7 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
     *FRAMEWORK_SIGNATURES,
     *HF_SIGNATURES,
     *FINETUNE_SIGNATURES,
-    *LIBRARY_SIGNATURES, *ACCELERATE_SIGNATURES,
+    *LIBRARY_SIGNATURES, *PROCESS_SIGNATURES, *ACCELERATE_SIGNATURES,
     *FABRIC_SIGNATURES,
     *CONTAINER_SIGNATURES,
     *DEVICE_SIGNATURES,

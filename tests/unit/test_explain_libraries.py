@@ -7,6 +7,7 @@ import pytest
 from dscluster import explain
 from dscluster.sigaccelerate import ACCELERATE_SIGNATURES
 from dscluster.siglibs import LIBRARY_SIGNATURES
+from dscluster.sigprocess import PROCESS_SIGNATURES
 
 TB = ("Traceback (most recent call last):\n  File \"/home/u/train.py\", line 120, in <module>\n    main()\n"
       "  File \"/home/u/train.py\", line 88, in main\n    trainer.train()\n")
@@ -184,7 +185,7 @@ NEAR = {
 
 def test_every_family_has_a_second_wording_and_a_near_miss():
     # Three of these families were written from round 15's logs first (sigtraining.py): tested here with these wordings too.
-    names = {s.name for s in (*LIBRARY_SIGNATURES, *ACCELERATE_SIGNATURES)} | {"cuda-fork", "collective-mismatch", "quantized-model-placement"}
+    names = {s.name for s in (*LIBRARY_SIGNATURES, *PROCESS_SIGNATURES, *ACCELERATE_SIGNATURES)} | {"cuda-fork", "collective-mismatch", "quantized-model-placement"}
     assert set(MATCH) == names and set(NEAR) == names
 
 
