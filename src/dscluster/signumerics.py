@@ -9,6 +9,9 @@ collective`, older `in backwards pass`), torch's clip_grad_norm_ with error_if_n
 stays in sigmessages.py (loss-scale-minimum). Round 173 adds torch's own refusals of an optimizer, LR scheduler or
 GradScaler set up wrong (torch/optim/optimizer.py, torch/optim/lr_scheduler.py, torch/amp/grad_scaler.py). Round 176
 adds autograd's refusals of a custom autograd.Function or torch.library custom op written wrong.
+GradScaler set up wrong (torch/optim/optimizer.py, torch/optim/lr_scheduler.py, torch/amp/grad_scaler.py).
+Round 177 (evaluation inside training) adds autograd's refusal of an inference tensor and c10d's of a collective given
+something that is not a tensor (a metric's Python float).
 sigmessages.py places this table after the model repositories' own and
 before the training stack's. The real logs they are measured on are tests/data/failures."""
 
@@ -121,4 +124,33 @@ NUMERIC_SIGNATURES: tuple[Signature, ...] = (
          "Register its backward with torch.library.register_autograd(\"lib::op\", backward, setup_context=...) "
          "in the module that defines the op (imported on every rank), or keep the op out of the trained path. A "
          "restart fails the same way.", retry=False),
+    # Round 177: ATen's autograd (torch/csrc/autograd/variable.cpp / saved_variable.cpp, SavedVariable's check):
+    # "Inference tensors cannot be saved for backward. To work around you can make a clone to get a normal tensor and
+    # use it in autograd." (torch 1.9-2.x), newer: "... Please do not use Tensors created in inference mode in
+    # computation tracked by autograd. To work around this, you can make a clone ...". A tensor made under
+    # torch.inference_mode() (an evaluation or sanity pass: a lazily built cache, a buffer, a batch) reached a training
+    # step's autograd graph. Not FSDP's post-backward hook (fsdp-inference-mode), nor "Inplace update to inference
+    # tensor outside InferenceMode is not allowed" (another misuse, left generic).
+    _sig("inference-tensor-saved", r"Inference tensors cannot be saved for backward",
+         "A tensor created under torch.inference_mode() was used in a computation autograd records for backward: "
+         "typically an evaluation or sanity-check pass run under inference_mode before or between training steps, "
+         "during which the model built and kept a tensor (a lazily cached position table or mask, a buffer, a "
+         "stored batch) that the training steps then reuse.",
+         "Evaluate under torch.no_grad() instead of torch.inference_mode() when the model or its data are reused for "
+         "training, or .clone() the cached tensor outside inference mode (build caches in __init__). A restart fails "
+         "the same way.", retry=False),
+    # Round 177: torch/distributed/distributed_c10d.py _check_single_tensor / _check_tensor_list, called by every
+    # collective (all_reduce, broadcast, all_gather, reduce, ...): "Invalid function argument. Expected parameter
+    # `NAME` of type torch.Tensor\n but got <class ...> instead." (torch 2.x; `of type List[torch.Tensor]` for the list
+    # arguments), older torch "Expected parameter `NAME` to be of type torch.Tensor." A collective was given a Python
+    # number or list (loss.item(), a metric accumulated as a float). Not "Invalid function argument: output_tensor_lists
+    # should be a list" (all_gather_coalesced's own check, left generic).
+    _sig("collective-arg-not-tensor", r"Invalid function argument\. Expected parameter `\w+` (?:to be )?of type "
+         r"(?:torch\.Tensor|List\[torch\.Tensor\])",
+         "A torch.distributed collective (all_reduce, broadcast, all_gather, reduce...) was given something that is "
+         "not a tensor, or a list holding one: most often a metric or loss accumulated as a Python number "
+         "(loss.item()) and then passed to dist.all_reduce to average it over ranks.",
+         "Pass a tensor: keep the sum as a tensor (torch.tensor(value) on the process group's device), all_reduce "
+         "it, then call .item(); or use dist.all_gather_object for Python objects. A restart fails the same way.",
+         retry=False),
 )

@@ -18,7 +18,7 @@ deepspeed.init_distributed(dist_backend="gloo", timeout=timedelta(seconds=20))
 model = GPT2LMHeadModel(GPT2Config(n_layer=2, n_embd=256, n_head=4, vocab_size=500, n_positions=64))
 engine, _, _, _ = deepspeed.initialize(args=args, model=model, model_parameters=model.parameters())
 
-for step in range(3):
+for _step in range(3):
     ids = torch.randint(0, 500, (4, 16))
     loss = engine(input_ids=ids, labels=ids).loss
     engine.backward(loss)

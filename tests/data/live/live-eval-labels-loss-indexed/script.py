@@ -11,7 +11,7 @@ dist.init_process_group(backend="gloo", timeout=timedelta(seconds=20))
 model = DDP(GPT2LMHeadModel(GPT2Config(n_layer=2, n_embd=32, n_head=2, vocab_size=100, n_positions=64)))
 opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
 
-for step in range(3):
+for _step in range(3):
     ids = torch.randint(0, 100, (4, 16))
     loss = model(input_ids=ids, labels=ids).loss
     opt.zero_grad()
