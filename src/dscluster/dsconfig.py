@@ -165,10 +165,10 @@ def _resolve_batch(config: dict, world_size: int) -> None:
                           tr('add "train_micro_batch_size_per_gpu" (and optionally "gradient_accumulation_steps")'),
                           setting="train_micro_batch_size_per_gpu")
     if tb is not None and micro is not None and gas is not None:
-        dp, rest = divmod(tb, micro * gas)
-        if tb != micro * gas * W and not rest and 0 < dp < W and W % dp == 0:
-            return  # data parallel over dp of the W ranks: pipeline stages or tensor parallelism (DeepSpeed's mpu)
         if tb != micro * gas * W:
+            dp, rest = divmod(tb, micro * gas)
+            if not rest and 0 < dp < W and W % dp == 0:
+                return  # data parallel over dp of the W ranks: pipeline stages or tensor parallelism (DeepSpeed's mpu)
             fix = tr("set train_batch_size to {want}, or drop it and let it be derived", want=micro * gas * W) + \
                 tr("; with pipeline or tensor parallelism, write all three batch keys for the data-parallel size "
                    "(the world size / (pipeline stages x tensor-parallel degree))")

@@ -17,18 +17,12 @@ import re
 from collections.abc import Iterable
 
 from dscluster.launchcmd import Finding, finding
-from dscluster.logtext import LINE_LIMIT
+from dscluster.logtext import LINE_LIMIT, line_time
 
 SYMPTOMS = frozenset({"gloo-peer-closed", "collective-timeout", "nccl-remote-exit", "store-connection"})
-_STAMP = re.compile(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)[,.]\d+\]")
 _LEFT = re.compile(r"\bProcess (\d+) exits successfully\.")
 _FAILED = re.compile(r"\bexits with return code = -?\d+")
 _SPAWNED = re.compile(r"\bprocess (\d+) spawned with command: \[.*?'--local_rank=(\d+)'")
-
-
-def _stamp(line: str) -> str | None:
-    m = _STAMP.search(line)
-    return m.group(1) if m else None
 
 
 def read(texts: Iterable[str]) -> Finding | None:
@@ -36,24 +30,24 @@ def read(texts: Iterable[str]) -> Finding | None:
     did (or no rank failed in these texts: a run stopped from outside)."""
     for text in texts:
         ranks: dict[str, str] = {}
-        left: list[tuple[str, str | None, str]] = []  # (pid, time, line) of each rank that exited 0
+        left: list[tuple[str, float | None, str]] = []  # (pid, time, line) of each rank that exited 0
         for line in text.split("\n"):
             line = line[:LINE_LIMIT]
             if (m := _SPAWNED.search(line)) is not None:
                 ranks[m.group(1)] = m.group(2)
             elif (m := _LEFT.search(line)) is not None:
-                left.append((m.group(1), _stamp(line), line.strip()))
+                left.append((m.group(1), line_time(line), line.strip()))
             elif _FAILED.search(line) is not None:
-                failed_at = _stamp(line)
+                failed_at = line_time(line)
                 # another node's line printed late (a later time stamp) left after the failure
-                early = [e for e in left if not (e[1] and failed_at and e[1] > failed_at)]
+                early = [(pid, said) for pid, t, said in left if t is None or failed_at is None or t <= failed_at]
                 if early:
                     return _finding(*early[0], ranks)
                 break
     return None
 
 
-def _finding(pid: str, _time: str | None, line: str, ranks: dict[str, str]) -> Finding:
+def _finding(pid: str, line: str, ranks: dict[str, str]) -> Finding:
     who = f"local rank {ranks[pid]}" if pid in ranks else "a rank"
     return finding(
         "rank-left-early", "{who} (process {pid}) finished and exited 0 while the other ranks were still running; "
