@@ -240,14 +240,15 @@ SETUP_SIGNATURES: tuple[Signature, ...] = (
     # Round 168: torchrun's own variables (torch/distributed/elastic/agent/server/api.py _set_worker_env / local_elastic
     # _agent.py: LOCAL_WORLD_SIZE, GROUP_RANK, GROUP_WORLD_SIZE, ROLE_RANK, ROLE_WORLD_SIZE, ROLE_NAME, TORCHELASTIC_*)
     # read with os.environ[NAME] (the os frame, as env-var-unset reads it) in a process torchrun did not start: DeepSpeed's
-    # launcher (deepspeed/launcher/launch.py) and dscluster's set LOCAL_SIZE, not LOCAL_WORLD_SIZE.
+    # launcher (deepspeed/launcher/launch.py) sets LOCAL_SIZE, not LOCAL_WORLD_SIZE (dscluster launch adds that one alias).
     _sig("torchrun-var-unset", r"(?:\bos\.py|<frozen os>)\"?, line \d+, in __getitem__\s*\n(?:[^\n]*\n){0,3}?[^\n]*?"
          r"\bKeyError: b?['\"](?:LOCAL_WORLD_SIZE|GROUP_RANK|GROUP_WORLD_SIZE|ROLE_RANK|ROLE_WORLD_SIZE|ROLE_NAME|"
          r"TORCHELASTIC_[A-Z_]+)['\"]",
          "The script reads a variable that only torchrun (torch.distributed.run, its elastic agent) sets for each rank "
          "(LOCAL_WORLD_SIZE, GROUP_RANK, ROLE_RANK, TORCHELASTIC_*, named by the KeyError), and this process was not "
-         "started by torchrun: DeepSpeed's launcher and dscluster launch set LOCAL_RANK, RANK, WORLD_SIZE, MASTER_ADDR, "
-         "MASTER_PORT and LOCAL_SIZE (the processes on this node) instead; a plain python process sets none.",
+         "started by torchrun: DeepSpeed's launcher sets LOCAL_RANK, RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT and "
+         "LOCAL_SIZE (the processes on this node) instead (dscluster launch adds LOCAL_WORLD_SIZE, no other); a plain "
+         "python process sets none.",
          "Read what every launcher sets, with a fallback: os.environ.get(\"LOCAL_WORLD_SIZE\") or os.environ.get("
          "\"LOCAL_SIZE\") for the processes on this node, LOCAL_RANK and WORLD_SIZE for the rest; or start the script "
          "with torchrun --nproc_per_node N. A restart fails the same way.", retry=False),

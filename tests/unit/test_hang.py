@@ -144,6 +144,22 @@ def test_the_rank_hook_installs_and_still_runs_the_sitecustomize_it_shadows(tmp_
     assert out.stdout.split() == ["True", "False"], out.stderr
 
 
+def test_the_rank_hook_gives_torchruns_local_world_size_where_the_launcher_set_only_local_size(tmp_path):
+    """DeepSpeed's launch.py (every node of a pdsh/ssh run) sets LOCAL_SIZE; a torchrun-written script reads
+    LOCAL_WORLD_SIZE. The hook adds that alias and nothing of an elastic agent's; a value already set is kept."""
+    code = "import os; print(os.environ.get('LOCAL_WORLD_SIZE'), os.environ.get('GROUP_RANK'))"
+    env = {k: v for k, v in os.environ.items() if k not in ("LOCAL_WORLD_SIZE", "GROUP_RANK")}
+    env.update(PYTHONPATH=plan.RANK_HOOK, RANK="3", LOCAL_SIZE="4", **{progress.ENV: "0"})
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert out.stdout.split() == ["4", "None"], out.stderr
+    out = subprocess.run([sys.executable, "-c", code], env={**env, "LOCAL_WORLD_SIZE": "2"}, capture_output=True,
+                         text=True, timeout=60)
+    assert out.stdout.split() == ["2", "None"], out.stderr
+    out = subprocess.run([sys.executable, "-c", code], env={k: v for k, v in env.items() if k != "RANK"},
+                         capture_output=True, text=True, timeout=60)
+    assert out.stdout.split() == ["None", "None"], out.stderr  # not a rank: nothing is added
+
+
 def test_the_plan_puts_the_hook_first_on_every_rank_s_path_unless_opted_out():
     env = plan.progress_env({"PYTHONPATH": "/mine"}, {"PYTHONPATH": "/launching"})
     assert env == {progress.ENV: "1", "PYTHONPATH": os.pathsep.join([plan.RANK_HOOK, "/mine"])}

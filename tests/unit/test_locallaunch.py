@@ -12,7 +12,7 @@ from dscluster.runs.supervising.verdict import first_rank_exit_code
 RANK = """
 import json, os, sys, time
 keys = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_SIZE", "MASTER_ADDR", "MASTER_PORT", "CROSS_RANK",
-        "CROSS_SIZE", "CUDA_VISIBLE_DEVICES")
+        "CROSS_SIZE", "CUDA_VISIBLE_DEVICES", "LOCAL_WORLD_SIZE")
 print(json.dumps({"argv": sys.argv[1:], **{k: os.environ.get(k) for k in keys}}))
 if os.environ["RANK"] == os.environ.get("FAIL_RANK"):
     sys.exit(17)
@@ -47,6 +47,7 @@ def test_each_rank_gets_launch_pys_environment_and_its_own_log(tmp_path):
         assert seen["argv"] == [f"--local_rank={r}", "--x", "1"]
         assert (seen["RANK"], seen["LOCAL_RANK"]) == (str(r), str(r))
         assert (seen["WORLD_SIZE"], seen["LOCAL_SIZE"], seen["CROSS_RANK"], seen["CROSS_SIZE"]) == ("2", "2", "0", "1")
+        assert seen["LOCAL_WORLD_SIZE"] == "2"  # torchrun's name for LOCAL_SIZE: torchrun-written scripts read it
         assert (seen["MASTER_ADDR"], seen["MASTER_PORT"], seen["CUDA_VISIBLE_DEVICES"]) == ("127.0.0.1", "29511", "1,3")
     assert done.stdout.count("exits successfully.") == 2  # what the supervisor counts (reports_rank_exits)
 

@@ -11,7 +11,8 @@ runner, and a local run with `--bind_cores_to_rank` / `--bind_core_list` too (De
 
 What it keeps from DeepSpeed 0.19's launch.py, line for line where others read it:
 - each rank's environment: CUDA_VISIBLE_DEVICES = the selected devices, MASTER_ADDR=127.0.0.1,
-  MASTER_PORT, WORLD_SIZE, LOCAL_SIZE, RANK, LOCAL_RANK, CROSS_RANK=0, CROSS_SIZE=1; argv
+  MASTER_PORT, WORLD_SIZE, LOCAL_SIZE, RANK, LOCAL_RANK, CROSS_RANK=0, CROSS_SIZE=1 (and torchrun's name for
+  LOCAL_SIZE, LOCAL_WORLD_SIZE: scripts written for torchrun read it, launch.py does not set it); argv
   `python -u [-m] PROGRAM --local_rank=N ARGS` (`--no_python`, `--no_local_rank` as DeepSpeed);
 - one log per rank, `<log_dir>/<%Y%m%d%H%M%S>_rank<N>.log`, stdout and stderr together;
 - fail fast: the first rank that exits non-zero gets its siblings' process trees terminated (SIGTERM,
@@ -79,7 +80,7 @@ def rank_env(base: dict[str, str], devices: list[int], master_port: int, local_r
     env["CUDA_VISIBLE_DEVICES"] = ",".join(str(d) for d in devices)
     env.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(master_port), WORLD_SIZE=str(len(devices)),
                CROSS_RANK="0", CROSS_SIZE="1", LOCAL_SIZE=str(len(devices)), RANK=str(local_rank),
-               LOCAL_RANK=str(local_rank))
+               LOCAL_RANK=str(local_rank), LOCAL_WORLD_SIZE=str(len(devices)))
     return env
 
 

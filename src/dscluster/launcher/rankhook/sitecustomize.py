@@ -1,5 +1,10 @@
 """On every rank's PYTHONPATH (launcher/plan.py): record the rank's collectives (launcher/progress.py), then
-run the `sitecustomize` this one shadows, if the interpreter has one further along its path."""
+run the `sitecustomize` this one shadows, if the interpreter has one further along its path.
+
+It also gives a rank torchrun's name for the processes on its node, LOCAL_WORLD_SIZE, where its launcher set only
+DeepSpeed's (LOCAL_SIZE: DeepSpeed's launch.py on every node of a pdsh/ssh run): scripts written for torchrun read
+it (`int(os.environ["LOCAL_WORLD_SIZE"])`) and would stop at a KeyError. Only that alias: GROUP_RANK or
+TORCHELASTIC_* would tell libraries (Lightning's TorchElasticEnvironment) an elastic agent runs the rank."""
 
 import os
 import sys
@@ -18,6 +23,8 @@ def _chain() -> None:
         spec.loader.exec_module(module)
 
 
+if os.environ.get("RANK") and os.environ.get("LOCAL_SIZE") and "LOCAL_WORLD_SIZE" not in os.environ:
+    os.environ["LOCAL_WORLD_SIZE"] = os.environ["LOCAL_SIZE"]
 if os.environ.get("RANK") and os.environ.get("DSCLUSTER_PROGRESS") == "1":
     try:
         from dscluster.launcher import progress
