@@ -7,8 +7,50 @@ one log's. The real logs they are measured on are tests/data/failures (tests/uni
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
+
 from dscluster.sigtypes import Signature
 from dscluster.sigtypes import sig as _sig
+
+# gloo's transport/tcp/unbound_buffer.cc (UnboundBuffer::waitRecv / waitSend): a rank's own wait for its peers ran past
+# the process group's timeout, "Timed out waiting Nms for recv operation to complete" (or send), whatever call waited.
+_GLOO_WAIT = r"Timed out waiting \d+ms for (?:recv|send) operation"
+# The call a rank waited in, from its traceback: the innermost torch.distributed function (distributed_c10d.py's
+# barrier, all_reduce, broadcast, recv...), else autograd's engine (DDP's reducer runs the gradient all_reduce from C++
+# inside loss.backward(), with no Python frame of torch.distributed), else the innermost DeepSpeed frame (ZeRO-3's
+# partition_parameters.py waits on the handles of asynchronous all-gathers it issued: _allgather_params_coalesced).
+_C10D_FRAME = re.compile(r"distributed_c10d\.py\", line \d+, in (\w+)")
+_BACKWARD_FRAME = re.compile(r"autograd[/\\]graph\.py\", line \d+, in _engine_run_backward")
+_DS_FRAME = re.compile(r"[/\\]deepspeed[/\\](?:\w+[/\\]){0,4}\w+\.py\", line \d+, in (\w+)")
+_TRACEBACK = re.compile(r"Traceback \(most recent call last\)")
+_WAIT = re.compile(_GLOO_WAIT, re.IGNORECASE)
+
+
+def _timed_out_in(text: str) -> str | None:
+    """The call whose gloo timeout ends the last traceback of one rank's text that ends so (None: none, or a call the
+    traceback does not name)."""
+    call = deepspeed = found = None
+    for line in text.splitlines():
+        if _TRACEBACK.search(line):
+            call = deepspeed = None
+        elif (m := _C10D_FRAME.search(line)) is not None:
+            call = m.group(1)
+        elif call is None and _BACKWARD_FRAME.search(line):
+            call = "backward"
+        elif (m := _DS_FRAME.search(line)) is not None:
+            deepspeed = m.group(1)
+        elif _WAIT.search(line):
+            found, call, deepspeed = call or deepspeed or found, None, None
+    return found
+
+
+def _same_call_everywhere(_m: re.Match, texts: Iterable[str]) -> bool:
+    """collective-mismatch's aside_if for ranks' own timeouts: set aside unless two ranks timed out in different
+    calls (one in barrier, another in all_reduce or in backward's DDP all_reduce)."""
+    calls = {c for c in map(_timed_out_in, texts) if c is not None}
+    return len(calls) < 2
+
 
 GLOO_SIGNATURES: tuple[Signature, ...] = (
     # Round 104: torch/csrc/distributed/c10d/GlooDeviceFactory.cpp's makeTCPDevice (Linux), makeTCPTLSDevice and
@@ -64,4 +106,43 @@ GLOO_SIGNATURES: tuple[Signature, ...] = (
          "to one dtype, keep collectives out of rank-only branches, and give every rank the same number of steps "
          "(DistributedSampler, drop_last). TORCH_DISTRIBUTED_DEBUG=DETAIL checks the calls and names the one that "
          "differs. A restart fails the same way.", retry=False),
+    # Round 181 (live): a blocking point-to-point call that timed out waiting for its peer's matching one: the
+    # traceback's innermost torch.distributed frame is distributed_c10d.py's recv or send (work.wait() of the p2p
+    # work) and the error gloo's unbound_buffer.cc "Timed out waiting Nms for recv operation" (or send) or NCCL's
+    # watchdog; or NCCL's watchdog line naming the work, ProcessGroupNCCL.cpp's "WorkNCCL(SeqNum=N, OpType=RECV, ...)
+    # ran for N milliseconds before timing out" (SEND likewise). Not a collective's timeout (barrier, all_reduce: their
+    # own frames, OpType=ALLREDUCE...), nor a p2p call whose peer is gone ("Connection closed by peer").
+    _sig("p2p-recv-timeout", r"distributed_c10d\.py\", line \d+, in (?:recv|send)\n(?:(?!Traceback \(most recent call "
+         r"last\))[^\n]*\n){0,12}?[^\n]*?(?:" + _GLOO_WAIT + r"|Watchdog caught collective operation timeout)|"
+         r"\bWorkNCCL\((?:SeqNum=\d+, )?OpType=(?:RECV|SEND)\b[^\n]*?\) ran for \d+ (?:milliseconds|ms) before timing out",
+         "A point-to-point recv or send (torch.distributed.recv/send, a pipeline stage's transfer) waited past the "
+         "process group's timeout for the peer's matching call, which never came. Every rank calling its blocking "
+         "recv before its send (a ring or neighbour exchange written by hand) deadlocks: each waits for a message no "
+         "rank has sent yet. Otherwise the src/dst (or tag) does not match the peer's call, the peer took another "
+         "path, or it had nothing to send for longer than the timeout.",
+         "Pair each blocking call with the peer's opposite one: order them by rank (even ranks send first, odd ranks "
+         "receive first), or post both without blocking (torch.distributed.batch_isend_irecv with P2POp(isend) and "
+         "P2POp(irecv), or isend/irecv, then wait() on both); check that src, dst and tag match the peer's call. A "
+         "restart fails the same way.", retry=False),
+    # Round 181 (live): two ranks whose own gloo timeouts (unbound_buffer.cc's "Timed out waiting Nms for recv
+    # operation", torch 1.x-2.x) were raised inside different calls: one rank's traceback ends in
+    # distributed_c10d.py's barrier, another's in all_reduce, broadcast... or in loss.backward() (DDP's gradient
+    # all_reduce, run by its C++ reducer from autograd's engine). They waited in collectives that are not the same one,
+    # so neither could complete: a collective on some ranks only (a condition on one rank's own loss, a barrier in a
+    # main-process branch) or uneven numbers of steps. Only where two ranks name different calls (_same_call_everywhere):
+    # ranks that time out in the same call are collective-timeout's (a rank elsewhere, hung or slow), and a rank whose
+    # peer is gone says "Connection closed by peer" (gloo-peer-closed), not a timeout.
+    _sig("collective-mismatch", r"(?:distributed_c10d\.py\", line \d+, in \w+|autograd[/\\]graph\.py\", line \d+, in "
+         r"_engine_run_backward|[/\\]deepspeed[/\\](?:\w+[/\\]){0,4}\w+\.py\", line \d+, in \w+)\n(?:(?!Traceback \(most recent call last\))[^\n]*\n){0,12}?[^\n]*?" + _GLOO_WAIT,
+         "The ranks timed out waiting in different collectives: one rank's timeout was raised inside one call (e.g. "
+         "barrier) and another's inside another (e.g. all_reduce, or loss.backward(), where DDP all-reduces the "
+         "gradients), so each waited for peers that were in another collective. Code calls a collective on some ranks "
+         "only (inside `if rank == 0:` or `if accelerator.is_main_process:`, or under a condition on a rank's own loss "
+         "or metric that differs between ranks), or the ranks ran different numbers of steps (data sharded unevenly "
+         "by hand, without DistributedSampler or Join).",
+         "Make every rank call the same collectives in the same order: decide conditions on values all-reduced "
+         "across the ranks, take collectives (barrier, all_reduce, a save that synchronizes) out of rank-only "
+         "branches, give every rank the same number of batches (DistributedSampler, drop_last=True, or "
+         "torch.distributed.algorithms.Join for uneven inputs). TORCH_DISTRIBUTED_DEBUG=DETAIL names the calls that "
+         "differ. A restart fails the same way.", retry=False, aside_if=_same_call_everywhere),
 )

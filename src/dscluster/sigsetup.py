@@ -332,4 +332,17 @@ SETUP_SIGNATURES: tuple[Signature, ...] = (
          "environment variable for the choice (e.g. --overwrite / --yes), for a library's prompt the argument or "
          "login it asks for (trust_remote_code=True, HF_TOKEN or WANDB_API_KEY in the ranks' environment, a login on "
          "every node beforehand). A restart fails the same way.", retry=False),
+    # Round 181 (live): CPython's bdb.py raises BdbQuit (Bdb.dispatch_line/_call/_return/_exception: `if
+    # self.quitting: raise BdbQuit`) once pdb was told to quit; pdb.py's do_EOF sets that on end of input, so a
+    # breakpoint() or pdb.set_trace() in a launched rank, whose standard input is empty, prints "(Pdb) " and ends the
+    # program with `bdb.BdbQuit` at the next line (the same in 3.8-3.13; IPython's and ipdb's debuggers print it as
+    # `BdbQuit` too). Only the exception's own line: not IPython's BdbQuit_excepthook, nor pdb.Restart.
+    _sig("pdb-no-terminal", r"^(?:\[rank\d+\]: )?(?:bdb\.)?BdbQuit\s*$|\braise BdbQuit\n(?:[^\n]*\n){0,2}?[^\n]*\bbdb\.BdbQuit\b",
+         "The program stopped in Python's debugger (a breakpoint() or pdb.set_trace() left in the code) and the "
+         "debugger quit with BdbQuit: a launched rank has no terminal, its standard input is empty, so pdb read end "
+         "of file at its first prompt and quit, ending the program (or someone typed q at the prompt).",
+         "Take breakpoint()/pdb.set_trace() out of the launched code, or launch with PYTHONBREAKPOINT=0 in the ranks' "
+         "environment to make every breakpoint() do nothing. To debug a rank, run one process by hand in a terminal, "
+         "or use a debugger that listens on a port (debugpy, remote-pdb) and attach to it. A restart fails the same "
+         "way.", retry=False),
 )
