@@ -105,4 +105,17 @@ ELASTIC_SIGNATURES: tuple[Signature, ...] = (
          "Import deepspeed (or the library in the traceback) only inside the code that runs on the GPU workers, not "
          "at the top of the launcher's script; or upgrade deepspeed to 0.16.4+ (or pin triton below 3.2). A restart "
          "fails the same way.", retry=False),
+    # Round 182: torch's TCPStore client, TCPStore::ping (torch/csrc/distributed/c10d/TCPStore.cpp), run as the client
+    # connects: it sends its pid as a nonce and the store echoes it; "Ping failed, invalid value returned from server.
+    # Expected: N, Got: M" (a DistNetworkError, retried as "TCP client failed to connect/validate to host H:P -
+    # retrying") means a server answered at MASTER_ADDR:MASTER_PORT that is not torch's store (1347703880 is "HTTP").
+    _sig("store-port-foreign-server", r"\bPing failed, invalid value returned from server\. Expected: \d+, Got: \d+",
+         "A rank reached MASTER_ADDR:MASTER_PORT, but what answered there is not torch's rendezvous store (its ping "
+         "came back with another value; 1347703880 is the letters HTTP of a web server's reply): another program "
+         "listens at that address and port. MASTER_ADDR names another machine than rank 0's (set in the script or "
+         "the shell for another cluster), MASTER_PORT is another service's port (a web or inference server), or a "
+         "proxy answers for addresses this network does not route.",
+         "Use the launcher's MASTER_ADDR and MASTER_PORT (do not set them in the script), or set them to rank 0's "
+         "node and a port no other service there uses (`ss -ltnp` on that node shows what listens). A restart fails "
+         "the same way while they point there.", retry=False),
 )

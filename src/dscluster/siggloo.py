@@ -1,9 +1,10 @@
 """Failure signatures of gloo's own transport device, split from sigtorch.py's table (which splices them in this place,
 so the order of the whole table is unchanged): its device factory given neither an interface nor a host name (round
 104) and a host name that resolves to no address of this machine (round 141); and (round 160) what its pairs say when
-the ranks' collectives do not match. Each pattern is the wording of the
-component that prints it (torch/csrc/distributed/c10d/GlooDeviceFactory.cpp, gloo's transport/tcp/device.cc), never
-one log's. The real logs they are measured on are tests/data/failures (tests/unit/test_failure_corpus.py)."""
+the ranks' collectives do not match; round 182: a rank not below the world size (gloo's context.cc) and a backend name
+torch.distributed does not know (distributed_c10d.py). Each pattern is the wording of the component that prints it
+(torch/csrc/distributed/c10d/GlooDeviceFactory.cpp, gloo's transport/tcp/device.cc), never one log's. The real logs
+they are measured on are tests/data/failures (tests/unit/test_failure_corpus.py)."""
 
 from __future__ import annotations
 
@@ -145,4 +146,34 @@ GLOO_SIGNATURES: tuple[Signature, ...] = (
          "branches, give every rank the same number of batches (DistributedSampler, drop_last=True, or "
          "torch.distributed.algorithms.Join for uneven inputs). TORCH_DISTRIBUTED_DEBUG=DETAIL names the calls that "
          "differ. A restart fails the same way.", retry=False, aside_if=_same_call_everywhere),
+    # Round 182: gloo's context.cc, Context::Context(rank, size): GLOO_ENFORCE_LT(rank, size), printed "[enforce fail
+    # at .../gloo/context.cc:N] rank < size. RANK vs SIZE" when ProcessGroupGloo is built for a rank that is not below
+    # the world size it was given (torch passes both on from init_process_group). Only gloo's enforce line: not
+    # torch's new_group "Rank N is out of range", nor a tensor's or a library's own rank checks.
+    _sig("rank-not-below-world-size", r"gloo[/\\]context\.cc:\d+\] rank < size\. \d+ vs \d+",
+         "A process was given a rank not below the world size it was given (gloo's rank < size): its WORLD_SIZE "
+         "counts fewer processes than were launched, or its rank was numbered past them. Most often the script sets "
+         "them itself: os.environ[\"WORLD_SIZE\"] or RANK assigned in the script (left from single-process debugging), "
+         "init_process_group(world_size=..., rank=...) passed by hand, a rank computed from the node and local rank "
+         "with the wrong count per node.",
+         "Let the launcher set them: call init_process_group(backend) or deepspeed.init_distributed() without rank "
+         "and world_size, and do not assign RANK or WORLD_SIZE in the script; where they must be computed, rank = "
+         "node_rank x processes per node + local_rank and world_size = nodes x processes per node. A restart fails "
+         "the same way.", retry=False),
+    # Round 182: torch.distributed given a backend name it has no process group for: distributed_c10d.py's
+    # _new_process_group_helper, `raise AssertionError(f"Unknown backend type {backend}")` (torch 2.13; torch 2.0-2.x
+    # asserted f"Unknown c10d backend type {backend_str.upper()}"), Backend's device map for a name without a device,
+    # "Unknown backend '{backend}'. Specify a 'device:backend' string" (2.13), and torch 1.x's Backend.__new__,
+    # ValueError("Invalid backend: '{}'") (only in distributed_c10d.py's frame: other libraries say those words).
+    # A vendor backend (hccl, ccl, mccl, flagcx) is known only once its package registered it on import.
+    _sig("dist-backend-unknown", r"\bUnknown c10d backend type [\w-]+|\bAssertionError: Unknown backend type [\w-]+|"
+         r"\bUnknown backend '[^'\n]{1,40}'\. Specify a 'device:backend' string|"
+         r"distributed_c10d\.py\"?, line \d+, in __new__\s*\n(?:[^\n]*\n){0,3}?[^\n]*ValueError: Invalid backend: '",
+         "torch.distributed was given a backend name it has no process group for: the name is misspelt (its own "
+         "backends are gloo, nccl, mpi, ucc, xccl), or it is a vendor's backend (hccl, ccl, mccl...) that its package "
+         "registers when imported (torch_npu, oneccl_bindings_for_pytorch), not installed or not imported before "
+         "init_process_group.",
+         "Spell the backend as torch names it (gloo for CPU, nccl for NVIDIA GPUs; a device map such as "
+         "'cpu:gloo,cuda:nccl'), or install the vendor's package and import it before init_process_group (import "
+         "torch_npu for hccl, oneccl_bindings_for_pytorch for ccl). A restart fails the same way.", retry=False),
 )

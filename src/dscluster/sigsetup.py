@@ -345,4 +345,28 @@ SETUP_SIGNATURES: tuple[Signature, ...] = (
          "environment to make every breakpoint() do nothing. To debug a rank, run one process by hand in a terminal, "
          "or use a debugger that listens on a port (debugpy, remote-pdb) and attach to it. A restart fails the same "
          "way.", retry=False),
+    # Round 182: DeepSpeed's accelerator/real_accelerator.py, get_accelerator(), only where DS_ACCELERATOR is set (its
+    # override branch): the named accelerator's package does not import, f"{NAME}_Accelerator requires {package},
+    # which is not installed on this system." (NPU, SDAA, MPS, HPU, MLU, SUPA, KLXPU; XPU's "requires PyTorch with XPU
+    # support", older releases' "requires intel_extension_for_pytorch, which is not installed"), or the name is none of
+    # its own: f'DS_ACCELERATOR must be one of {SUPPORTED_ACCELERATOR_LIST}. Value "{name}" is not supported'.
+    _sig("ds-accelerator-unavailable", r"\b[A-Z]{2,6}_Accelerator requires [\w. ]{1,60}?(?:, which is not installed on "
+         r"this system|with XPU support)|\bDS_ACCELERATOR must be one of \[",
+         "DS_ACCELERATOR names an accelerator this machine's Python does not have: DeepSpeed uses the one it is told "
+         "and checks its package (torch_npu for npu, torch.xpu or intel_extension_for_pytorch for xpu, "
+         "habana_frameworks for hpu, torch_mlu for mlu...), which is not installed here, or the value is none of "
+         "DeepSpeed's accelerator names. The setting comes from the script, the shell or a job template written for "
+         "another cluster's hardware.",
+         "Unset DS_ACCELERATOR (in the script, the shell, .deepspeed_env) and let DeepSpeed detect the accelerator, or "
+         "set it to what this machine has (cuda for NVIDIA GPUs, cpu); install a vendor's torch extension only where "
+         "its hardware is. A restart fails the same way.", retry=False),
+    # Round 182: c10d's debug level, read from the environment when torch.distributed is imported (torch/distributed/
+    # __init__.py calls set_debug_level_from_env; torch/csrc/distributed/c10d/debug.cpp): TORCH_DISTRIBUTED_DEBUG set
+    # to anything but OFF, INFO or DETAIL stops the import with "The value of TORCH_DISTRIBUTED_DEBUG must be OFF, INFO,
+    # or DETAIL." (a ValueError; older torch a RuntimeError).
+    _sig("dist-debug-level-invalid", r"\bThe value of TORCH_DISTRIBUTED_DEBUG must be OFF, INFO,? or DETAIL",
+         "TORCH_DISTRIBUTED_DEBUG is set to a value torch does not take (1, true, debug...): it takes only OFF, INFO or "
+         "DETAIL, and reads it when torch.distributed is imported, so every rank stops there, before any training.",
+         "Set TORCH_DISTRIBUTED_DEBUG=DETAIL (or INFO) where it is set, the script, the shell or the job's "
+         "environment, or unset it. A restart fails the same way.", retry=False),
 )

@@ -24,10 +24,15 @@ into this table in its place."""
 
 from __future__ import annotations
 
+import re
+
 from dscluster.sigfsdp import FSDP_SIGNATURES
 from dscluster.siggloo import GLOO_SIGNATURES
 from dscluster.sigtypes import Signature, then
 from dscluster.sigtypes import sig as _sig
+from dscluster.sigwords import found_in_any
+
+_TCP_INIT = re.compile(r"rendezvous\.py\"?, line \d+, in _tcp_rendezvous_handler")
 
 # torch.distributed's core API, which every build with distributed support has (torch/distributed/__init__.py imports
 # it from distributed_c10d when is_available()); its absence is a build without distributed, not another version.
@@ -196,6 +201,18 @@ TORCH_SIGNATURES: tuple[Signature, ...] = (
          "Set MASTER_ADDR (the rendezvous endpoint) to the master's IP address on the training network, one every "
          "node reaches (ip -br addr on the master); for a link-local IPv6 address add its interface (fe80::1%eth0) "
          "or use a global address. A restart connects to the same address and fails the same way.", retry=False),
+    # Round 182: the same c10d lookup, no such name (EAI_NONAME), where the store was made by torch's tcp:// rendezvous
+    # (rendezvous.py's _tcp_rendezvous_handler frame): the host was written into init_method, not handed over by a
+    # launcher or a job operator that names the master late (master-unreachable's restart), so a restart cannot help.
+    _sig("init-method-host-unresolved", r"network addresses of \([\w.:-]+, \d+\) cannot be retrieved \(gai error: -?\d+ - "
+         r"Name or service not known",
+         "init_process_group's init_method=\"tcp://HOST:PORT\" names a host this node cannot resolve: the address is "
+         "written into the script (or its arguments), a head node of another cluster, a typo, a name only the first "
+         "node knows; with tcp:// every rank, rank 0 too, connects to that name.",
+         "Use the launcher's rendezvous: init_process_group(backend) with no init_method (env://, with the MASTER_ADDR "
+         "and MASTER_PORT the launcher sets), or put there the first node's address as every node resolves it "
+         "(getent hosts NAME). A restart fails the same way.", retry=False,
+         aside_if=lambda _m, texts: not found_in_any(_TCP_INIT, texts)),
     _sig("master-unreachable", r"\bhost not found: (?:Name or service not known|Temporary failure in name resolution|"
          r"No address associated with hostname|nodename nor servname provided)|"
          r"network addresses of \([\w.:-]+, \d+\) cannot be retrieved \(gai error: -?\d+ - (?:Name or service not "
@@ -244,13 +261,14 @@ TORCH_SIGNATURES: tuple[Signature, ...] = (
          "init_process_group (the script run with plain python while world_size counts more processes, a world_size "
          "written into the script's init_process_group(world_size=...) larger than the processes launched, another "
          "node's launcher not started, started late or with another --nnodes/--nproc_per_node, a node whose launch "
-         "step failed), or they could not reach MASTER_ADDR:MASTER_PORT (a wrong address or interface, a firewall).",
+         "step failed), or they could not reach MASTER_ADDR:MASTER_PORT (a wrong address or interface, a firewall, "
+         "a MASTER_ADDR or MASTER_PORT the script sets itself: a free port each rank picks on its own).",
          "Start every rank the world size counts, together: through a launcher (dscluster launch, torchrun "
          "--nproc_per_node N, deepspeed) with the same --nnodes on every node, and the world size taken from the "
          "launcher (init_process_group() without world_size and rank reads WORLD_SIZE and RANK); read the missing "
          "ranks' own logs for "
          "an error before init_process_group; from their nodes check that MASTER_ADDR:MASTER_PORT answers "
-         "(`dscluster doctor`).", retry=False),
+         "(`dscluster doctor`) and that the script does not set them itself.", retry=False),
     # Round 80: torch.cuda.get_device_properties (torch/cuda/__init__.py; get_device_capability and get_device_name call
     # it): `if device < 0 or device >= device_count(): raise AssertionError("Invalid device id")`, the quoted form
     # being the raise line a traceback prints. Only torch's casing: another tool's "Invalid device ID" is not it.

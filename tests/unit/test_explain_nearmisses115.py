@@ -155,9 +155,11 @@ def test_what_sets_a_match_aside_is_declared_on_the_signature():
     # accelerate-world-of-one where the batch is not micro x accumulation, siglibs._not_filled_for_one; round 171:
     # makedirs-every-rank where shutil.copytree made the call, sigoutputs._called_by_copytree; session 32:
     # ds-pipe-batch-dp where no rank printed a PipelineModule's grid, sigworld._PIPE_GRID; round 181:
-    # collective-mismatch's timeouts where no two ranks timed out in different calls, siggloo._same_call_everywhere)
+    # collective-mismatch's timeouts where no two ranks timed out in different calls, siggloo._same_call_everywhere;
+    # round 182: init-method-host-unresolved where no traceback passes through the tcp:// rendezvous, sigtorch._TCP_INIT)
     assert [s.name for s in explain.SIGNATURES if s.aside_if is not None] == [
-        "fsdp2-unsharded-param-freed", "collective-mismatch", "ds-pipe-batch-dp", "env-var-unset", "accelerate-world-of-one", "nccl-ras-crash",
+        "fsdp2-unsharded-param-freed", "init-method-host-unresolved", "collective-mismatch", "ds-pipe-batch-dp",
+        "env-var-unset", "accelerate-world-of-one", "nccl-ras-crash",
         "makedirs-every-rank", "stale-extension-lock", "exit-abort", "aborted"]
     wrong_if = next(s for s in explain.SIGNATURES if s.name == "nccl-wrong-interface")
     lock = next(s for s in explain.SIGNATURES if s.name == "stale-extension-lock")

@@ -14,7 +14,7 @@ args = parser.parse_args()
 os.environ["GLOO_SOCKET_IFNAME"] = "ib0"  # the mistake: the interface of another machine
 dist.init_process_group("gloo", timeout=timedelta(seconds=20))
 model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(8, 2))
-for step in range(3):
+for _step in range(3):
     loss = model(torch.randn(4, 8)).sum()
     loss.backward()
 dist.destroy_process_group()

@@ -18,7 +18,7 @@ args = parser.parse_args()
 deepspeed.init_distributed(dist_backend="gloo")
 model = torch.nn.Linear(8, 2)
 engine, _, _, _ = deepspeed.initialize(args=args, model=model, model_parameters=model.parameters())
-for step in range(3):
+for _step in range(3):
     loss = engine(torch.randn(2, 8)).sum()
     engine.backward(loss)
     engine.step()
