@@ -30,6 +30,11 @@ _CKPT_PATH = r"(?![^'\n]*(?:blobs|snapshots)/)[^'\n]*(?:checkpoint|ckpt)[^'\n]*'
 _CKPT_TOP = (r"(?:optimizer|optimizer_state_dict|optimizer_states|optim|lr_scheduler|lr_schedulers|scheduler|epoch|"
              r"global_step|global_steps|buffer_names|ds_version|iteration)")
 
+# Round 178: nn.Module.load_state_dict's missing keys, then the rest of that line (never past another such line) and the
+# start of the next, up to its unexpected keys (compiled-state-dict-prefix).
+_MISSING = r"Missing key\(s\) in state_dict: "
+_REST_OF_LINE = r"(?:(?!Missing key\(s\))[^\n])*\n[^\n]{0,60}?"
+
 CHECKPOINT_SIGNATURES: tuple[Signature, ...] = (
     # Round 161: DeepSpeed's save_checkpoint creates save_dir on one rank only (runtime/engine.py: `if rank == 0:
     # self.checkpoint_engine.makedirs(save_dir, exist_ok=True)`, then dist.barrier(); os.makedirs in releases before
@@ -238,6 +243,26 @@ CHECKPOINT_SIGNATURES: tuple[Signature, ...] = (
          "DIR/TAG/mp_rank_00_model_states.pt, then its 'module'); a Hugging Face directory with from_pretrained(DIR); "
          "a torch.distributed.checkpoint directory with torch.distributed.checkpoint.load. Otherwise name the file "
          "inside the directory. A restart fails the same way.", retry=False),
+    # Round 178 (live): torch.compile's OptimizedModule (torch/_dynamo/eval_frame.py) holds the model as `_orig_mod`, so
+    # a compiled model's state_dict keys start with `_orig_mod.` (`module._orig_mod.` under DDP, `model._orig_mod.`
+    # inside a LightningModule). nn.Module.load_state_dict (torch/nn/modules/module.py) lists the missing keys, then the
+    # unexpected ones ("\tMissing key(s) in state_dict: "a", ... \n\tUnexpected key(s) in state_dict: ..."; safetensors'
+    # load_model the same words around Python lists): read only where the prefix is on one side and not the other. Both
+    # sides compiled (a model of another shape) or a size mismatch are ckpt-model-mismatch's. The rest of the missing keys' line is read up
+    # to its end or the next such line (linear on a line of them), the next line's prefix (a rank's) bounded.
+    _sig("compiled-state-dict-prefix",
+         _MISSING + r"[\[{]?[\"'][\w.]{0,200}?\b_orig_mod\." + _REST_OF_LINE + r"Unexpected key\(s\) in state_dict: "
+         r"[\[{]?[\"'](?![\w.]{0,200}?\b_orig_mod\.)|"
+         + _MISSING + r"[\[{]?[\"'](?![\w.]{0,200}?\b_orig_mod\.)" + _REST_OF_LINE + r"Unexpected key\(s\) in "
+         r"state_dict: [\[{]?[\"'][\w.]{0,200}?\b_orig_mod\.",
+         "The checkpoint and the model disagree on torch.compile's `_orig_mod.` prefix: torch.compile returns an "
+         "OptimizedModule that holds the model as `_orig_mod`, so a compiled model's state_dict keys all start with "
+         "`_orig_mod.`. A checkpoint saved from the compiled model does not load into a plain one, and a plain model's "
+         "checkpoint (one saved before torch.compile was added) does not load into the compiled module.",
+         "Save and load the model inside: model._orig_mod.state_dict() / model._orig_mod.load_state_dict(sd) (under DDP "
+         "ddp.module._orig_mod), or load the weights before torch.compile, or compile in place with model.compile(), "
+         "which keeps the keys; for a checkpoint already saved, strip the prefix: {k.replace('_orig_mod.', ''): v for k, "
+         "v in sd.items()} (and 'module.' if it was saved under DDP). A restart fails the same way.", retry=False),
     # Round 163 (live): model.load_state_dict given a whole checkpoint dict, not the model's state_dict inside it:
     # torch's Module.load_state_dict (torch/nn/modules/module.py) lists that dict's top-level keys as unexpected, bare
     # names with no dot: DeepSpeed's mp_rank_XX_model_states.pt ("module", "buffer_names", "optimizer", ...,

@@ -84,9 +84,13 @@ COMPILE_SIGNATURES: tuple[Signature, ...] = (
          "Wrap with FSDP(..., use_orig_params=True) (accelerate: fsdp_use_orig_params: true; Lightning: "
          "FSDPStrategy(use_orig_params=True); a trainer whose FSDP wrapper does not pass it needs a release that "
          "does), or turn torch.compile off under FSDP. A restart fails the same way.", retry=False),
-    # TorchDynamo under fullgraph=True: the recompile limit is an error, not a fallback to eager.
+    # TorchDynamo under fullgraph=True: the recompile limit is an error, not a fallback to eager. Round 178 (live):
+    # torch 2.7+ raises the limit as Unsupported first (convert_frame.py _compile: "Dynamo recompile limit exceeded",
+    # 2.7-2.8 "Dynamo cache limit exceeded"), the cause of its FailOnRecompileLimitHit ("Hard failure due to
+    # fullgraph=True"); the traceback read is that Unsupported's, taken here before the graph-break rule below.
     _sig("dynamo-recompile-limit", r"FailOnRecompileLimitHit|FailOnCacheLimitHit|"
-         r"(?:recompile_limit|cache_size_limit) reached with (?:fullgraph|one_graph)=True",
+         r"(?:recompile_limit|cache_size_limit) reached with (?:fullgraph|one_graph)=True|"
+         r"Unsupported: Dynamo (?:recompile|cache) limit exceeded",
          "A function compiled with torch.compile(fullgraph=True) was recompiled each time a guard failed (a new "
          "input or parameter shape, dtype or Python value) until Dynamo's recompile limit (8 by default) was "
          "reached, which fullgraph=True makes an error instead of a fallback to eager.",
@@ -94,6 +98,82 @@ COMPILE_SIGNATURES: tuple[Signature, ...] = (
          "(torch._dynamo.mark_dynamic, dynamic=True, force_parameter_static_shapes=False for parameters), compile "
          "per shape, or raise torch._dynamo.config.recompile_limit (cache_size_limit in older torch). A restart "
          "fails the same way.", retry=False),
+    # Round 178 (live): Dynamo's graph break raised as an error: torch._dynamo.exc.Unsupported, which reaches the user
+    # only where no graph break is allowed (fullgraph=True: symbolic_convert's one_graph; torch.export; a library that
+    # compiles so: Unsloth) -- torch 2.7+ prints its gb_type ("Data-dependent branching", "Failed to trace builtin
+    # operator", "Module-level backwards hooks require compiled autograd.") then Explanation/Hint lines and "from user
+    # code:"; earlier releases the tracer's own words ("generic_jump TensorVariable()", "call_function
+    # BuiltinVariable(print) [...]", "data dependent operator: aten._local_scalar_dense.default"); torch 2.1-2.5's
+    # UserError for a branch on a tensor under fullgraph or export ("Dynamic control flow is not supported at the
+    # moment. Please use functorch.experimental.control_flow.cond", unslothai/unsloth#2204). Dynamo's FSDP refusal is
+    # Unsupported too, with its own fix (dynamo-fsdp-orig-params, above); the recompile limit is its own (below).
+    _sig("dynamo-fullgraph-graph-break", r"torch\._dynamo\.exc\.Unsupported: |"
+         r"Dynamic control flow is not supported at the moment",
+         "torch.compile was asked for one whole graph -- fullgraph=True (given by the script, or by the library that "
+         "compiles it: Unsloth, torch.export) -- and Dynamo met code it cannot trace into a graph: a graph break, which "
+         "fullgraph makes an error instead of a fallback to eager (torch 2.1-2.3 also refused a break inside a context "
+         "manager it traced). The error's first line says what (a Python if on a tensor's value, print or logging, "
+         ".item()/.tolist(), a module backward hook, a call Dynamo does not support) and 'from user code:' where.",
+         "Rewrite that code as the Hint lines say (torch.where, torch.clamp/nan_to_num or torch.cond instead of an if "
+         "on a tensor; print, logging and .item() outside the compiled module; module backward hooks removed or with "
+         "compiled autograd), keep it out of the compiled region (torch.compiler.disable on that function), or drop "
+         "fullgraph=True so Dynamo splits the graph there (torch._dynamo.explain(model)(inputs) lists every break). A "
+         "restart fails the same way.", retry=False),
+    # Round 178 (live): a dimension marked dynamic that tracing specialized: torch/fx/experimental/symbolic_shapes.py
+    # (ShapeEnv.produce_guards_verbose) raises ConstraintViolationError "Constraints violated (L['x'].size()[0])!" with
+    # each violation: torch 2.5+ "You marked L['x'].size()[0] as dynamic but your code specialized it to be a constant
+    # (4). If you're using mark_dynamic, either remove it or use maybe_mark_dynamic. If you're using Dim.DYNAMIC...",
+    # torch 2.1-2.4 "Not all values of RelaxedUnspecConstraint(L['x'].size()[0]) are valid because
+    # L['x'].size()[0] was inferred to be a constant (4)" (pytorch#141034, #141251). torch.export's violation of a Dim's
+    # range ("Not all values of batch = ... in the specified range ... satisfy the generated guard") is another fix.
+    _sig("dynamo-dynamic-dim-specialized", r"You marked [^\n]{1,200}? as dynamic but your code specialized it to be a "
+         r"constant|Not all values of RelaxedUnspecConstraint\([^\n]{1,200}?\) are valid because [^\n]{1,200}? was "
+         r"inferred to be a constant",
+         "A tensor dimension marked dynamic (torch._dynamo.mark_dynamic, by the script or a library, for a batch or "
+         "sequence length that varies; torch.export's Dim.DYNAMIC) was specialized to one value while Dynamo traced the model: code uses that size "
+         "as a fixed number (a view or reshape with a constant, a comparison of the size with a number, a Python int "
+         "computed from it), so no graph for other sizes exists and Dynamo refuses the mark.",
+         "Find where it specialized (the user stack printed under the error; TORCH_LOGS=\"+dynamic\") and write that "
+         "code in terms of the size (x.view(x.shape[0], -1), -1 in reshape) instead of a constant; or drop mark_dynamic "
+         "for that dimension, or use torch._dynamo.maybe_mark_dynamic, which lets it specialize (Dim.AUTO or "
+         "Dim.STATIC for torch.export). A restart fails the same way.", retry=False),
+    # Round 178 (live): torch.compile given both a mode and an options dict: torch/__init__.py compile() ("Either mode
+    # or options can be specified, but both can't be specified at the same time.", the same words since torch 2.0).
+    _sig("compile-mode-and-options", r"Either mode or options can be specified, but both can'?t be specified",
+         "torch.compile was given both mode= (\"max-autotune\", \"reduce-overhead\"...) and an options= dict of "
+         "Inductor settings; it accepts one or the other, never both, and refuses before compiling anything.",
+         "Pass only one: mode alone (\"max-autotune-no-cudagraphs\" is autotuning without CUDA graphs), or options "
+         "alone with what the mode stands for written out (torch._inductor.list_mode_options() prints each mode's "
+         "options); or set the options in torch._inductor.config before compiling. A restart fails the same way.",
+         retry=False),
+    # Round 178 (live): Dynamo's backend registry (torch/_dynamo/backends/registry.py lookup_backend raising exc.py's
+    # InvalidBackend: "Invalid backend: 'ipex', see `torch._dynamo.list_backends()` for available backends.", the same
+    # since torch 2.0). Only with Dynamo's hint: c10d's Backend ("Invalid backend: 'nccl2'") and a quantization
+    # config's ("Invalid backend 'x'. Must be one of") are other settings.
+    _sig("dynamo-backend-unknown", r"Invalid backend: '[^'\n]{0,100}', see `?torch\._dynamo\.list_backends\(\)",
+         "torch.compile was given a backend name that no installed package registered with Dynamo: a backend that "
+         "another package registers when it is imported (\"ipex\": intel_extension_for_pytorch; \"tensorrt\": "
+         "torch_tensorrt; \"openvino\": openvino.torch), one later torch releases removed (\"nvfuser\", "
+         "\"aot_nvfuser\", \"ofi\"), or a misspelled name.",
+         "Use a backend torch._dynamo.list_backends() prints (\"inductor\", the default; \"eager\" or \"aot_eager\" "
+         "to debug), or install that package on every node and import it before torch.compile (import "
+         "intel_extension_for_pytorch for \"ipex\"). A restart fails the same way.", retry=False),
+    # Round 178 (live): torch's config modules refuse a name they do not define (torch/utils/_config_module.py
+    # ConfigModule.__setattr__/__getattr__; torch 2.0-2.2's torch/_dynamo/config_utils.py: f"{self.__name__}.{name} does
+    # not exist"): torch._dynamo.config, torch._inductor.config with its sections (triton., cpp.), torch._functorch.config.
+    # An option of another release: removed (2.0's log_level, output_code), or newer than the installed torch
+    # (torch._inductor.config.fx_graph_cache under torch 2.1, meta-pytorch/gpt-fast#51). Not Python's "module
+    # 'torch._inductor' has no attribute 'config'" (the submodule never imported).
+    _sig("torch-compile-config-unknown", r"AttributeError: torch\.[\w.]{0,60}?config\.[\w.]{1,100} does not exist",
+         "The script sets (or reads) a torch.compile setting (torch._dynamo.config, torch._inductor.config...) that "
+         "the installed torch does not have: an option of another release, removed or renamed since the code was "
+         "written (torch 2.0's torch._dynamo.config.log_level, replaced by TORCH_LOGS) or added after the installed "
+         "one (torch._inductor.config.fx_graph_cache before torch 2.2), or a misspelled name; torch's config modules "
+         "refuse names they do not define.",
+         "Change or remove that line for the installed torch (its torch/_dynamo/config.py or torch/_inductor/config.py "
+         "lists the options; Dynamo's logging is TORCH_LOGS=\"+dynamo\" or torch._logging.set_logs(dynamo=logging.INFO) "
+         "now), or install the torch release the code was written for, on every node. A restart fails the same way.",
+         retry=False),
     # xFormers' dispatcher, when the reason every operator gives is its own missing CUDA build.
     _sig("xformers-ext-unavailable", r"xFormers wasn'?t build with CUDA support|"
          + then(_NO_OPERATOR, _EXT_UNAVAILABLE, gap=r"[\s\S]") + "|" + then(_EXT_UNAVAILABLE, _NO_OPERATOR, gap=r"[\s\S]"),

@@ -274,4 +274,22 @@ DS_SOURCE_SIGNATURES: tuple[Signature, ...] = (
          "\"activation_checkpointing\" section (or partition_activations=True in deepspeed.checkpointing.configure, "
          "with num_checkpoints), or turn contiguous_memory_optimization off. A restart fails the same way.",
          retry=False),
+    # Round 178 (live): DeepSpeed's "compile" section, read by runtime/config.py (self.compile_config =
+    # CompileConfig(**param_dict.get('compile', {}))): compile/config.py's CompileConfig holds DeepCompile's settings
+    # (deepcompile, offload_*, passes...) and, a DeepSpeedConfigModel, forbids other fields: pydantic 2's "N validation
+    # errors for CompileConfig" / "<field>" / "Extra inputs are not permitted [type=extra_forbidden" (pydantic 1, through
+    # deepspeed.pydantic_v1: "extra fields not permitted (type=value_error.extra)"). The fields runtime/compiler.py's
+    # CompileConfig took in 0.14 (enabled, backend, kwargs; first backend, fullgraph, dynamic, mode, options, disable)
+    # are the usual ones. Only extra fields:
+    # a wrong value of a known field (passes) is another message.
+    _sig("ds-compile-config-fields", r"validation errors? for CompileConfig\n(?:[^\n]{0,200}\n){0,40}?[^\n]{0,80}"
+         r"(?:Extra inputs are not permitted|extra fields not permitted)",
+         "The DeepSpeed config's \"compile\" section holds fields this DeepSpeed does not know: its CompileConfig takes "
+         "DeepCompile's settings only (deepcompile, offload..., passes) and refuses any other. The torch.compile "
+         "settings the section took in DeepSpeed 0.14's experimental version (enabled, backend, kwargs; before them "
+         "backend, fullgraph, mode, options...) were removed when compiling moved to engine.compile(); otherwise a "
+         "misspelled field.",
+         "Remove the fields the error names from \"compile\" (keep it for DeepCompile: {\"deepcompile\": true}) and "
+         "compile in the script: engine.compile(backend=\"inductor\", compile_kwargs={...}) after "
+         "deepspeed.initialize. A restart fails the same way.", retry=False),
 )

@@ -12,7 +12,7 @@ model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.L
 model = torch.compile(model, backend="ipex")  # the mistake: a backend no imported package registered
 ddp = DDP(model)
 opt = torch.optim.SGD(ddp.parameters(), lr=0.01)
-for step in range(3):
+for _step in range(3):
     x = torch.randn(8, 16)
     loss = torch.nn.functional.mse_loss(ddp(x), x)
     opt.zero_grad()

@@ -28,7 +28,7 @@ args = parser.parse_args()
 model = MLP()
 engine, _, _, _ = deepspeed.initialize(args=args, model=model, model_parameters=model.parameters())
 engine.compile(compile_kwargs={"fullgraph": True})
-for step in range(3):
+for _step in range(3):
     x = torch.randn(2, 16)
     loss = torch.nn.functional.mse_loss(engine(x), x)
     engine.backward(loss)

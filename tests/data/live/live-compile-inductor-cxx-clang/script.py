@@ -14,7 +14,7 @@ torch._inductor.config.cpp.cxx = ("clang++",)  # the mistake: a compiler the nod
 model = torch.compile(torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 16)))
 ddp = DDP(model)
 opt = torch.optim.SGD(ddp.parameters(), lr=0.01)
-for step in range(3):
+for _step in range(3):
     x = torch.randn(8, 16)
     loss = torch.nn.functional.mse_loss(ddp(x), x)
     opt.zero_grad()

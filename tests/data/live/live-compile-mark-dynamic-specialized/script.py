@@ -25,7 +25,7 @@ class Pool(torch.nn.Module):
 model = torch.compile(Pool())
 ddp = DDP(model)
 opt = torch.optim.SGD(ddp.parameters(), lr=0.01)
-for step in range(3):
+for _step in range(3):
     x = torch.randn(BATCH, SEQ, DIM)
     torch._dynamo.mark_dynamic(x, 0)  # the mistake: dynamic, but the model's view() fixes it
     loss = ddp(x).pow(2).mean()

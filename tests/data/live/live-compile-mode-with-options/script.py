@@ -11,7 +11,7 @@ model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.L
 model = torch.compile(model, mode="max-autotune", options={"triton.cudagraphs": False})  # the mistake: mode and options
 ddp = DDP(model)
 opt = torch.optim.AdamW(ddp.parameters(), lr=1e-3)
-for step in range(3):
+for _step in range(3):
     x = torch.randn(8, 16)
     loss = torch.nn.functional.mse_loss(ddp(x), x)
     opt.zero_grad()

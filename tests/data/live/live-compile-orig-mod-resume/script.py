@@ -14,7 +14,7 @@ model = torch.compile(model)
 model.load_state_dict(torch.load("ckpt/model.pt", map_location="cpu"))  # the mistake: loaded into the compiled wrapper
 ddp = DDP(model)
 opt = torch.optim.SGD(ddp.parameters(), lr=0.01)
-for step in range(3):
+for _step in range(3):
     x = torch.randn(4, 8)
     loss = torch.nn.functional.mse_loss(ddp(x), x)
     opt.zero_grad()

@@ -12,7 +12,7 @@ parser = deepspeed.add_config_arguments(parser)
 args = parser.parse_args()
 model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 16))
 engine, _, _, _ = deepspeed.initialize(args=args, model=model, model_parameters=model.parameters())
-for step in range(3):
+for _step in range(3):
     x = torch.randn(2, 16)
     loss = torch.nn.functional.mse_loss(engine(x), x)
     engine.backward(loss)
