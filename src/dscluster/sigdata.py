@@ -216,6 +216,59 @@ DATA_SIGNATURES: tuple[Signature, ...] = (
          "Reduce the seed into numpy's range: np.random.seed(torch.initial_seed() % 2**32) in the worker_init_fn "
          "(or get_worker_info().seed % 2**32), or use np.random.default_rng(seed), which takes larger seeds. A "
          "restart fails the same way.", retry=False),
+    # Round 179 (text data for language models). torch's tensor constructor from nested Python lists (torch/csrc/utils/
+    # tensor_new.cpp, compute_sizes / recursive_store): "expected sequence of length N at dim D (got M)", the words of
+    # torch 1.x and 2.x; transformers' BatchEncoding.convert_to_tensors (a tokenizer called with return_tensors="pt"
+    # and no padding) raises it as the cause of its own "Unable to create tensor" (batch-unpadded).
+    _sig("ragged-list-tensor", r"\bexpected sequence of length \d+ at dim \d+ \(got \d+\)",
+         "A list of sequences of different lengths was turned into one tensor: torch.tensor(...) of token-id lists "
+         "that were never padded (a tokenizer's input_ids for sentences of different lengths), or a tokenizer called "
+         "with return_tensors=\"pt\" and no padding, in the script or its collate_fn; a tensor must be rectangular.",
+         "Pad every sequence of a batch to one length before making the tensor: tokenizer(texts, padding=True, "
+         "truncation=True, max_length=..., return_tensors=\"pt\"), a padding collator (DataCollatorWithPadding, "
+         "DataCollatorForLanguageModeling) or torch.nn.utils.rnn.pad_sequence(..., batch_first=True, "
+         "padding_value=pad_id), with the attention_mask to match; or keep the lists and pad per batch. A restart "
+         "fails the same way.", retry=False),
+    # transformers' DataCollatorForLanguageModeling.__post_init__ (data/data_collator.py): mlm=True, its default, with
+    # a tokenizer that has no mask token: "This tokenizer does not have a mask token which is necessary for masked
+    # language modeling. You should pass `mlm=False` to train on causal language modeling instead." (the words since
+    # transformers 3.x; DataCollatorForPermutationLanguageModeling says "... for permutation language modeling").
+    _sig("mlm-collator-no-mask-token",
+         r"This tokenizer does not have a mask token which is necessary for masked language modeling",
+         "DataCollatorForLanguageModeling was built with mlm=True, its default, which masks tokens for a masked "
+         "language model (BERT-style) and needs the tokenizer's mask token; this tokenizer has none, as GPT-2-style "
+         "causal language models' tokenizers do not.",
+         "For a causal language model (GPT-2, Llama...) pass DataCollatorForLanguageModeling(tokenizer, mlm=False): "
+         "it pads and copies input_ids to labels (-100 at padding); only for a masked language model give the "
+         "tokenizer a mask token (mask_token=\"[MASK]\", then model.resize_token_embeddings(len(tokenizer))). A "
+         "restart fails the same way.", retry=False),
+    # The tokenizers library's (Rust) models with no unknown token to fall back on: tokenizers/src/models/wordlevel
+    # (Error::MissingUnkToken, "WordLevel error: Missing [UNK] token from the vocabulary"), models/wordpiece
+    # ("WordPiece error: Missing [UNK] token from the vocabulary"), models/bpe (Error::UnkTokenOutOfVocabulary, "Unk
+    # token `<unk>` not found in the vocabulary") and models/unigram (UnigramError::MissingUnkId, "Encountered an
+    # unknown token but `unk_id` is missing"), raised to Python as a plain Exception.
+    _sig("tokenizer-missing-unk", r"\b(?:WordLevel|WordPiece) error: Missing \[UNK\] token from the vocabulary|"
+         r"\bUnk token `[^`\n]{1,40}` not found in the vocabulary|"
+         r"\bEncountered an unknown token but `unk_id` is missing",
+         "The tokenizer met a word that is not in its vocabulary and has no unknown token to map it to: a WordLevel, "
+         "WordPiece or Unigram model built or trained without unk_token (WordLevel() with no unk_token=, a trainer "
+         "whose special_tokens lack it), or an unk_token named that is not in the vocabulary (BPE's words). Text the "
+         "tokenizer was not trained on (validation data, new words) has such words.",
+         "Build the model with an unknown token that is in its vocabulary: WordLevel(unk_token=\"[UNK]\") (or "
+         "WordPiece(unk_token=\"[UNK]\")) and list \"[UNK]\" in the trainer's special_tokens, then train and save "
+         "the tokenizer again (a saved tokenizer.json keeps \"unk_token\": null). A restart fails the same way.",
+         retry=False),
+    # The tokenizers library reading its training files (Tokenizer.train(files), tokenizers/src/utils/ and the
+    # trainers' file readers: Rust's BufRead::lines, whose io::Error InvalidData reads "stream did not contain valid
+    # UTF-8"), raised to Python as a plain Exception. Only that form: other Rust programs' errors carry their own.
+    _sig("tokenizer-file-not-utf8", r"^(?:\w+\.)*Exception: stream did not contain valid UTF-8\s*$",
+         "A text file given to the tokenizers library (Tokenizer.train(files=[...]), a trainer reading files) is not "
+         "UTF-8, the only encoding it reads: a file exported in Latin-1/cp1252 or UTF-16 (Windows tools, old "
+         "corpora), or a binary file (a compressed or pickled one) in the list of text files.",
+         "Convert the file to UTF-8 (iconv -f latin1 -t utf-8 in.txt > out.txt, or Python's open(path, "
+         "encoding=\"latin-1\") then write it with encoding=\"utf-8\"), or read it in Python with its encoding and "
+         "train with train_from_iterator(lines); find it with `file -i` on the training files. A restart fails the "
+         "same way.", retry=False),
 )
 
 # What may stand in a rank's lines before its vague error (explain: BEFORE_THE_ERROR): the worker's own words before the

@@ -123,4 +123,65 @@ MODEL_SIGNATURES: tuple[Signature, ...] = (
          "Install on every node a torch at least as new as the one that saved the file (pip show torch on both "
          "sides), or load it with that newer torch and save again (the state_dict) for this one. A restart fails "
          "the same way.", retry=False),
+    # Round 179 (text data for language models). A sequence longer than the model's position table, read where the
+    # model's embeddings fail on it: transformers' BERT-family embeddings (BertEmbeddings and its copies, RoBERTa,
+    # ELECTRA...: `buffered_token_type_ids.expand(batch_size, seq_length)` on a buffer of max_position_embeddings
+    # columns, then torch's "The expanded size of the tensor (N) must match the existing size (M)"), or, in older
+    # releases and with token_type_ids given, the sum with the position embeddings (`embeddings += position_embeddings`,
+    # "The size of tensor a (N) must match the size of tensor b (M)"). Only under those code lines: the same torch
+    # words elsewhere are another shape mistake. (GPT-2-style models index their position table: embedding-index.)
+    _sig("positions-exceeded",
+         r"(?:buffered_token_type_ids\.expand\([\w\[\]., ]{0,60}\)|\bembeddings \+?= [^\n]{0,60}?position_embeddings)"
+         r"[ \t]*\n"
+         r"(?:[^\n]*\n){0,2}?[^\n]*?(?P<ev>RuntimeError: The (?:expanded size of the tensor \(\d+\) must match the "
+         r"existing size|size of tensor a \(\d+\) must match the size of tensor b) \(\d+\) at non-singleton dimension 1)",
+         "The batch's sequences are longer than the model's position embeddings: the tokenizer pads or truncates "
+         "to a max_length (or model_max_length) larger than the config's max_position_embeddings (a small config "
+         "built by hand, a long max_length kept from another model), or long texts are not truncated; the first "
+         "number in the message is the sequence length, the second the model's positions.",
+         "Tokenize with truncation=True and max_length at most config.max_position_embeddings (and padding to that "
+         "length, not more), or build the model with max_position_embeddings at least the longest sequence (a "
+         "pretrained model's cannot grow without new position weights). A restart fails the same way.", retry=False),
+    # transformers' *ForSequenceClassification of decoder models (modeling_gpt2.py, modeling_layers.py's generic
+    # classifier for Llama/Mistral/Qwen, bloom, gpt_neox, opt...): "Cannot handle batch sizes > 1 if no padding token
+    # is defined." when config.pad_token_id is None, the words of transformers 4.x and 5.x.
+    _sig("seqcls-no-pad-token-id", r"Cannot handle batch sizes > 1 if no padding token is defined",
+         "A decoder model's sequence-classification head (GPT-2, Llama, Mistral, Qwen... ForSequenceClassification) "
+         "finds each row's last real token by the pad token id in model.config.pad_token_id, and that is None: "
+         "setting tokenizer.pad_token (= eos_token) pads the batch but does not tell the model.",
+         "Set model.config.pad_token_id = tokenizer.pad_token_id after choosing the pad token (or build/load the "
+         "model with pad_token_id=tokenizer.pad_token_id); batch size 1 only hides it. A restart fails the same way.",
+         retry=False),
+    # torch's attention masks (torch/nn/functional.py, _canonical_mask, for nn.MultiheadAttention and nn.Transformer's
+    # layers: "only bool and floating types of {mask_name} are supported", mask_name key_padding_mask, attn_mask,
+    # src_key_padding_mask, mask, ...; torch 1.x's multi_head_attention_forward: "Only float, byte, and bool types are
+    # supported for attn_mask, not torch.int64"; F.scaled_dot_product_attention's input check, aten/src/ATen/native/
+    # transformers/attention.cpp validate_sdpa_input: "Expected attn_mask dtype to be bool or float or to match query
+    # dtype, but got attn_mask.dtype: long int ...").
+    _sig("attention-mask-dtype", r"\bonly bool and floating types of \w*mask are supported|"
+         r"\bOnly float, byte,? and bool types are supported for \w*mask\b|"
+         r"\bExpected attn_mask dtype to be bool or float or to match query dtype, but got attn_mask\.dtype: "
+         r"(?:long|int|short|unsigned char|signed char)",
+         "torch's attention (nn.MultiheadAttention, nn.TransformerEncoder/Decoder layers, "
+         "F.scaled_dot_product_attention) was given an integer mask, most often a tokenizer's attention_mask "
+         "(int64, 1 = a real token) passed as src_key_padding_mask / key_padding_mask / attn_mask; torch takes a "
+         "bool mask or a float one added to the attention scores, and a bool mask's sense differs by caller: True = "
+         "ignore (padding) for nn.MultiheadAttention and nn.Transformer's masks, True = attend for "
+         "scaled_dot_product_attention's attn_mask.",
+         "Convert the mask with the caller's sense: src_key_padding_mask=(attention_mask == 0) for nn.Transformer "
+         "layers and nn.MultiheadAttention; attn_mask=attention_mask.bool()[:, None, None, :] for "
+         "F.scaled_dot_product_attention. Transformers' own models take attention_mask as the tokenizer gives it. "
+         "A restart fails the same way.", retry=False),
+    # torch's nll_loss / cross_entropy (aten/src/ATen/native/LossNLL.cpp): "Expected input batch_size (N) to match
+    # target batch_size (M)." - the loss's input rows and its targets differ in number; in transformers' causal LM
+    # loss (loss_utils.py ForCausalLMLoss flattens logits and labels) labels of another length than input_ids.
+    _sig("loss-target-batch-mismatch", r"\bExpected input batch_size \(\d+\) to match target batch_size \(\d+\)",
+         "The loss got a different number of predictions and targets: labels of another shape than the model's "
+         "output, such as labels shifted by hand (input_ids[:, 1:]) for a Hugging Face causal LM that shifts them "
+         "itself, labels padded or truncated to another length than input_ids, one label per token given to a "
+         "per-sequence classifier (or the reverse), or logits and labels flattened with different dimensions.",
+         "Give labels the shape the loss expects: for a transformers causal LM pass labels with the same shape as "
+         "input_ids (labels = input_ids, -100 at padding; the model shifts them); for sequence classification one "
+         "label per row; in a hand-written loss flatten logits to (N, vocab) and labels to (N,) from the same "
+         "positions. A restart fails the same way.", retry=False),
 )

@@ -1,7 +1,7 @@
 """The user pre-trains a tiny GPT-2 (causal LM) with the Trainer on their own BPE tokenizer and copies the data
 collator from a BERT tutorial: DataCollatorForLanguageModeling(tokenizer) keeps its default mlm=True, masked language
 modeling, which needs a [MASK] token a GPT-2-style tokenizer does not have."""
-import argparse
+import argparse  # noqa: I001 - kept as captured (log.txt line numbers)
 
 import torch
 from tokenizers import Tokenizer

@@ -2,7 +2,7 @@
 DataLoader's collate_fn tokenizes each batch of raw sentences with return_tensors="pt" but without padding=True, so
 sentences of different lengths cannot become one tensor. The corpus was tokenized once in the main process (to count
 tokens) before two DataLoader workers forked; the error is raised in a worker and re-raised in the main process."""
-import os
+import os  # noqa: F401 - kept as captured (log.txt line numbers)
 
 import torch
 import torch.distributed as dist

@@ -1,7 +1,7 @@
 """The user fine-tunes a tiny GPT-2 classifier with the Trainer on their own BPE tokenizer. Following the usual
 advice they set tokenizer.pad_token = tokenizer.eos_token, so padding works, but never set model.config.pad_token_id,
 which GPT2ForSequenceClassification needs to find each row's last real token in a batch larger than one."""
-import argparse
+import argparse  # noqa: I001 - kept as captured (log.txt line numbers)
 
 import torch
 from tokenizers import Tokenizer

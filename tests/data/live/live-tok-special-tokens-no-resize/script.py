@@ -26,7 +26,7 @@ tok.add_special_tokens({"pad_token": "<pad>", "additional_special_tokens": ["<|u
 engine, _, _, _ = deepspeed.initialize(args=args, model=model, model_parameters=model.parameters())
 chats = ["<|user|> hello how are you <|assistant|> i am fine thank you",
          "<|user|> what is the weather today <|assistant|> it is sunny and warm"]
-for step in range(3):
+for step in range(3):  # noqa: B007 - kept as captured
     batch = tok(chats, padding=True, return_tensors="pt")
     loss = engine(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], labels=batch["input_ids"]).loss
     engine.backward(loss)
