@@ -29,7 +29,9 @@ FINISHED = ("succeeded", "failed", "stopped")  # runs/records/store.py's FINISHE
 
 
 def _dscluster(*args: str, cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
-    argv = [sys.executable, "-c", "import sys; from dscluster.cli import main; sys.exit(main())", *args]
+    # -P: the case directory is not put on sys.path, as for the dscluster console script (a case's own logging.py or
+    # queue.py shadows the standard library's for the ranks' script, never for dscluster itself).
+    argv = [sys.executable, "-P", "-c", "import sys; from dscluster.cli import main; sys.exit(main())", *args]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(SRC), os.environ.get("PYTHONPATH", "")) if p)}
     return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, check=check, timeout=1800)
 

@@ -1,0 +1,3 @@
+from .fused_gelu import fused_gelu
+
+__all__ = ["fused_gelu"]
