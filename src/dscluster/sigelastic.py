@@ -98,13 +98,19 @@ ELASTIC_SIGNATURES: tuple[Signature, ...] = (
     # triton's driver registry: no backend whose is_active() holds, i.e. no GPU visible to this process (a CPU-only
     # actor or launcher). Reached at import time through a library that builds a triton autotuner on import
     # (deepspeed <= 0.16.3 with triton 3.2, deepspeedai/DeepSpeed#7028). Two or more active drivers is another case.
+    # Round 183 (live): the same words when a user's own @triton.jit kernel is launched on a CPU-only node (triton/
+    # runtime/driver.py _create_driver, reached from the kernel's launch): the text names that case too.
     _sig("triton-no-gpu-driver", r"\b0 active drivers \(\[\]\)\. There should only be one",
-         "Triton found no GPU driver in this process: it runs where no GPU is visible (a CPU-only launcher or "
-         "orchestrator process such as Ray Train's trainer actor, a job submitter, CUDA_VISIBLE_DEVICES empty), and "
-         "something imported there builds Triton kernels at import time (deepspeed <= 0.16.3 with triton 3.2 does).",
-         "Import deepspeed (or the library in the traceback) only inside the code that runs on the GPU workers, not "
-         "at the top of the launcher's script; or upgrade deepspeed to 0.16.4+ (or pin triton below 3.2). A restart "
-         "fails the same way.", retry=False),
+         "Triton found no GPU driver in this process: it runs where no GPU is visible (a CPU-only node or test run, "
+         "a CPU-only launcher or orchestrator process such as Ray Train's trainer actor, a job submitter, "
+         "CUDA_VISIBLE_DEVICES empty), and code there runs or builds Triton kernels: the project's own @triton.jit "
+         "kernel or a library's fused one called on CPU tensors, or a library that builds them at import time "
+         "(deepspeed <= 0.16.3 with triton 3.2 does).",
+         "Run Triton kernels only where a GPU is visible: run the job on GPU nodes (check CUDA_VISIBLE_DEVICES and "
+         "nvidia-smi there), and give the project's own kernel a plain torch fallback when the tensor is not on a "
+         "GPU (if not x.is_cuda: use torch's op); for a launcher or orchestrator process, import deepspeed (or the "
+         "library in the traceback) only inside the code that runs on the GPU workers, or upgrade deepspeed to "
+         "0.16.4+ (or pin triton below 3.2). A restart fails the same way.", retry=False),
     # Round 182: torch's TCPStore client, TCPStore::ping (torch/csrc/distributed/c10d/TCPStore.cpp), run as the client
     # connects: it sends its pid as a nonce and the store echoes it; "Ping failed, invalid value returned from server.
     # Expected: N, Got: M" (a DistNetworkError, retried as "TCP client failed to connect/validate to host H:P -

@@ -107,6 +107,18 @@ MATCH = {
     "pool-unpicklable": ('  File "/usr/lib/python3.9/multiprocessing/reduction.py", line 51, in dumps\n'
                          "    cls(buf, protocol).dump(obj)\n_pickle.PicklingError: Can't pickle <function <lambda> at "
                          "0x7f00>: attribute lookup <lambda> on __main__ failed\n"),
+    # round 183: CPython's import system in other versions' words; transformers' and Python 3.10's
+    "module-shadowed": ('  File "/home/u/copy.py", line 1, in <module>\n    import copy\n'
+                        '  File "/home/u/copy.py", line 4, in <module>\n    cfg2 = copy.deepcopy(cfg)\n'
+                        "AttributeError: partially initialized module 'copy' has no attribute 'deepcopy' (most likely "
+                        "due to a circular import)\n"),
+    "circular-import": ("ImportError: cannot import name 'Block' from partially initialized module 'models.layers' "
+                        "(most likely due to a circular import) (C:\\Users\\u\\proj\\models\\layers.py)\n"),
+    "import-unknown-location": "ImportError: cannot import name 'load_dataset' from 'datasets' (unknown location)\n",
+    "optional-dependency-missing": ("ImportError: \nBertJapaneseTokenizer requires the fugashi library but it was not "
+                                    "found in your environment. You can install it with pip\n"),
+    "fstring-newer-python": ('  File "/home/u/log.py", line 3\n    print(f\'{row[\'loss\']:.3f}\')\n'
+                             "                  ^\nSyntaxError: f-string: unmatched '['\n"),  # Python 3.9's one caret
 }
 
 NEAR = {
@@ -180,6 +192,17 @@ NEAR = {
     "process-pool-broken": "concurrent.futures.process.BrokenProcessPool: A process in the initializer failed\n",
     "pool-unpicklable": ('  File "/env/lib/python3.11/site-packages/torch/serialization.py", line 881, in _save\n'
                          "    pickler.dump(obj)\nAttributeError: Can't pickle local object 'f.<locals>.<lambda>'\n"),
+    # round 183: an installed package's own names, a genuine f-string typo, a version too old
+    "module-shadowed": "AttributeError: module 'torch' has no attribute 'compiler'\n",
+    "circular-import": ('  File "/opt/conda/lib/python3.10/site-packages/cv2/__init__.py", line 181, in <module>\n'
+                        "    bootstrap()\nAttributeError: partially initialized module 'cv2' has no attribute "
+                        "'_registerMatType' (most likely due to a circular import)\n"),
+    "import-unknown-location": "ImportError: cannot import name 'pairwise' from 'itertools' (unknown location)\n",
+    "optional-dependency-missing": ("ImportError: Using `low_cpu_mem_usage=True` or a `device_map` requires Accelerate: "
+                                    "`pip install 'accelerate>=0.26.0'`\n"),
+    "fstring-newer-python": ('  File "/home/u/log.py", line 3\n    print(f"{row[0}")\n'
+                             "                    ^\nSyntaxError: f-string: closing parenthesis '}' does not match "
+                             "opening parenthesis '['\n"),
 }
 
 

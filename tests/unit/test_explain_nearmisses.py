@@ -22,11 +22,9 @@ _TB = "Traceback (most recent call last):\n"
     (_TB + '  File "/work/cogvlm/finetune.py", line 9, in <module>\n    from sat.model.official import ChatGLMModel\n'
      "ModuleNotFoundError: No module named 'sat.model.official'\n", "module-not-found"),
     ("ModuleNotFoundError: No module named 'trainer.utils'; 'trainer' is not a package\n", "module-not-found"),
-    # a name missing from the script's own module, and Python's circular import
+    # a name missing from the script's own module (Python's circular import: circular-import, round 183's test)
     (_TB + '  File "/home/u/proj/train.py", line 4, in <module>\n    from models import build_model\n'
      "ImportError: cannot import name 'build_model' from 'models' (/home/u/proj/models/__init__.py)\n", "import-name"),
-    ("ImportError: cannot import name 'Trainer' from partially initialized module 'trainer' (most likely due to a "
-     "circular import) (/home/u/proj/trainer.py)\n", "import-name"),
     # a running script that opens a .py file (it was itself found), and the interpreter refused the script (EACCES)
     (_TB + '  File "/work/train.py", line 30, in <module>\n    shutil.copy("configs/model_cfg.py", out_dir)\n'
      '  File "/usr/lib/python3.10/shutil.py", line 256, in copyfile\n    with open(src, \'rb\') as fsrc:\n'
