@@ -22,8 +22,10 @@ It reaps only its own attempt's processes and earlier ones (DSCLUSTER_ATTEMPT): 
 (its node was frozen, or partitioned and healed) never touches the next attempt's ranks.
 Whatever ended the attempt, the watchdog then removes the attempt's DeepSpeed CPU all-reduce buffers
 from /dev/shm on its node: DeepSpeed creates one per rank (about 70 MB of RAM) and never unlinks it; and the
-ranks' progress records (launcher/progress.py).
-Stdlib only, fast to start.
+ranks' progress records (launcher/progress.py). A torch JIT build lock a process of the run held when it died
+(killed while it built a DeepSpeed op) is removed once its holder is gone, at any time (runs/supervising/jitlocks.py):
+else the next attempt, and every other job on that cache, would wait on it forever. Each removal is a line on
+stderr (the run's watchdog log). Stdlib only, fast to start.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ import select
 import sys
 import time
 
-from dscluster.runs.supervising import rankprogress
+from dscluster.runs.supervising import jitlocks, rankprogress
 from dscluster.runs.supervising.reaper import reap, run_pids
 
 
@@ -103,10 +105,12 @@ def serve(run_id: str, ping_timeout: float, grace: float, interval: float = 0.25
     reason = None
     next_hb = 0.0
     activity = rankprogress.Activity()
+    locks = jitlocks.LockWatch()
     while reason is None:
         now = time.monotonic()
         if now >= next_hb:
             pids = run_pids(run_id, upto=attempt)
+            _removed(locks.tick(pids, now))
             ranks, stopped = rank_numbers(pids), stopped_ranks(pids)
             prog = rankprogress.report(run_id, attempt, pids, activity)
             if not _say(f"hb {len(pids)} ranks={','.join(map(str, ranks))} stopped={','.join(map(str, stopped))}"
@@ -140,9 +144,17 @@ def serve(run_id: str, ping_timeout: float, grace: float, interval: float = 0.25
                     return 0
         if reason is None and time.monotonic() - last_ping > ping_timeout:
             reason = f"no ping from the supervisor for {ping_timeout:.0f}s"
+    locks.scan(run_pids(run_id, upto=attempt))  # a build started since the last scan: its holder is about to go
     n = reap(run_id, grace, upto=attempt)
+    _removed(locks.release_orphans())
     _say(f"reaped {n} ({reason})")
     return 0
+
+
+def _removed(paths: list[str]) -> None:
+    for path in paths:
+        print(f"watchdog: removed {path}: torch's JIT build lock, held by a process of this run that is gone "
+              "(killed while it built; nobody could release it)", file=sys.stderr, flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
