@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 from dscluster.sigtypes import Signature
 from dscluster.sigtypes import sig as _sig
+from dscluster.sigwords import _PICKLE_REFUSED
 
 # gloo's transport/tcp/unbound_buffer.cc (UnboundBuffer::waitRecv / waitSend): a rank's own wait for its peers ran past
 # the process group's timeout, "Timed out waiting Nms for recv operation to complete" (or send), whatever call waited.
@@ -100,11 +101,13 @@ GLOO_SIGNATURES: tuple[Signature, ...] = (
          "A gloo collective received more data from a peer than this rank's own call expects: the ranks called "
          "collectives that do not match. The tensors differ between ranks in shape or dtype (a per-rank batch or "
          "metric of another length, a float on one rank and an integer on another, parameter lists that differ by "
-         "rank), or one rank skipped a collective (one inside `if rank == 0:`, an uneven number of batches) and "
-         "met its peers' next one.",
+         "rank; broadcast_object_list's object_list of another length on one rank than on src, whose list of "
+         "object sizes is such a tensor), or one rank skipped a collective (one inside `if rank == 0:`, an uneven "
+         "number of batches) and met its peers' next one.",
          "Make every rank call the same collectives in the same order with tensors of one shape and dtype: pad or "
          "trim per-rank tensors to one length (or all_gather their lengths first, or use all_gather_object), cast "
-         "to one dtype, keep collectives out of rank-only branches, and give every rank the same number of steps "
+         "to one dtype, give broadcast_object_list a list of the same length on every rank ([None] * len(objects) "
+         "off src), keep collectives out of rank-only branches, and give every rank the same number of steps "
          "(DistributedSampler, drop_last). TORCH_DISTRIBUTED_DEBUG=DETAIL checks the calls and names the one that "
          "differs. A restart fails the same way.", retry=False),
     # Round 181 (live): a blocking point-to-point call that timed out waiting for its peer's matching one: the
@@ -176,4 +179,51 @@ GLOO_SIGNATURES: tuple[Signature, ...] = (
          "Spell the backend as torch names it (gloo for CPU, nccl for NVIDIA GPUs; a device map such as "
          "'cpu:gloo,cuda:nccl'), or install the vendor's package and import it before init_process_group (import "
          "torch_npu for hccl, oneccl_bindings_for_pytorch for ccl). A restart fails the same way.", retry=False),
+    # Round 186 (live): torch.distributed's object collectives (distributed_c10d.py) write what they receive into the
+    # caller's list by index: all_gather_object `object_list[i] = _tensor_to_object(...)` (gather_object on dst:
+    # `object_gather_list[i] = ...`, broadcast_object_list off src likewise), so a list shorter than the group (an
+    # empty one, as for append) raises CPython's "IndexError: list assignment index out of range" under that line;
+    # scatter_object_list checks its own: "Expected argument scatter_object_output_list to be a list of size at least
+    # 1." (torch 1.8 to 2.13). Only under those frames: an IndexError elsewhere is the user's own.
+    _sig("object-collective-output-list", r"distributed_c10d\.py\"?, line \d+, in (?:all_gather_object|gather_object|"
+         r"broadcast_object_list)\n[^\n]*\bobject(?:_gather)?_list\[i\] = _tensor_to_object\([^\n]*\n(?:[^\n]*\n){0,2}?"
+         r"[^\n]*?IndexError: list assignment index out of range|Expected argument scatter_object_output_list to be a "
+         r"list of size at least 1",
+         "An object collective was given an output list too short to hold what it receives: all_gather_object (and "
+         "gather_object on dst) assigns each rank's object by index into the list, which must already hold one "
+         "entry per rank of the group, and scatter_object_list writes into entry 0 of a list of at least one; an "
+         "empty list (as for append) or one sized for another group fails.",
+         "Pass a list of the right length, filled with placeholders: out = [None] * torch.distributed."
+         "get_world_size(group) for all_gather_object (and gather_object on dst), out = [None] for "
+         "scatter_object_list; read the results from that list after the call. A restart fails the same way.",
+         retry=False),
+    # Round 186 (live): the object collectives (all_gather_object, gather_object, broadcast_object_list,
+    # scatter_object_list) pickle each object in distributed_c10d.py's _object_to_tensor, `_pickler(f).dump(obj)`
+    # (torch 1.8 to 2.13), and pickle refuses part of it (sigwords._PICKLE_REFUSED, CPython's words: a lambda or
+    # local function, a generator, a lock, an open file). Only under that frame: a DataLoader's, a Pool's or
+    # torch.save's pickling are their own signatures.
+    _sig("object-collective-unpicklable", r"distributed_c10d\.py\"?, line \d+, in _object_to_tensor\n[^\n]*_pickler\("
+         r"f\)\.dump\(obj\)\n(?:(?!Traceback \(most recent call last\))[^\n]*\n){0,12}?[^\n]*?(?P<ev>" + _PICKLE_REFUSED +
+         ")",
+         "An object collective (all_gather_object, gather_object, broadcast_object_list, scatter_object_list) pickles "
+         "the objects it sends, and this one holds something pickle cannot save: a lambda or a function or class "
+         "defined inside another function (<locals>), a generator (a generator expression, a lazy map or reader), "
+         "a lock, an open file or a connection. The message names it.",
+         "Send plain data: turn generators into lists (list(...)), drop functions from the object or define them at "
+         "module level (and rebuild them on the receiving rank), send a file's path instead of the open file, and "
+         "keep locks and connections out of what is sent. A restart fails the same way.", retry=False),
+    # Round 186 (live): gather's and scatter's root-only lists (distributed_c10d.py, _validate_output_list_for_rank:
+    # "Argument ``gather_list`` must NOT be specified on non-destination ranks." / "must be specified on destination
+    # rank.", raised by gather and gather_object; scatter's "Argument ``scatter_list`` must NOT be specified on
+    # non-source ranks." / "must be specified on source rank."; scatter_object_list's "source rank must provide
+    # non-None scatter_object_input_list"; torch 1.x to 2.13 say the same).
+    _sig("gather-scatter-list-rank", r"Argument ``?(?:gather|scatter)_list``? must (?:NOT )?be specified on "
+         r"(?:non-)?(?:destination|source) ranks?|source rank must provide non-None scatter_object_input_list",
+         "gather / gather_object and scatter / scatter_object_list take their list on the root rank only: the "
+         "gather list (object_gather_list) must be given on dst and be None on every other rank, the scatter list "
+         "(scatter_object_input_list) given on src and None elsewhere. The call gave it on a rank that must not, or "
+         "left it out on the root.",
+         "Pass the list on the root only: out = [None] * world_size if rank == dst else None, then "
+         "gather_object(obj, out, dst=dst) (likewise scatter's input list on src only); or use all_gather_object "
+         "where every rank needs the result. A restart fails the same way.", retry=False),
 )

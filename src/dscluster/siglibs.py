@@ -161,12 +161,14 @@ LIBRARY_SIGNATURES: tuple[Signature, ...] = (
          r"Unsupported global: GLOBAL [\w.]+ was not an allowed global",
          "torch 2.6 and later load checkpoints with weights_only=True by default, and this checkpoint holds Python "
          "objects besides tensors (DeepSpeed's optimizer states: its LossScaler, ZeroStageEnum; numpy values in the "
-         "Trainer's rng_state.pth) that the restricted loader refuses: the DeepSpeed or transformers release that "
-         "loads it predates the change.",
+         "Trainer's rng_state.pth; the script's own classes, a dataclass or argparse.Namespace saved in its own "
+         "checkpoint dict) that the restricted loader refuses: the DeepSpeed or transformers release that loads it "
+         "predates the change, or the script's own torch.load does not allow them.",
          "Upgrade deepspeed and transformers (newer releases load their own checkpoints with the objects they need "
          "allowed), or allow the global the message names (torch.serialization.add_safe_globals([...]) before "
-         "resuming), or, for a checkpoint you trust, TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1 for every rank; or pin "
-         "torch<2.6.", retry=False),
+         "resuming); in your own resume code, torch.load(path, weights_only=False) for a checkpoint you trust, or "
+         "save plain values (dataclasses.asdict(state), vars(args)); or, for a checkpoint you trust, "
+         "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1 for every rank; or pin torch<2.6.", retry=False),
     # autograd's engine: the loss backward() was called on reaches no tensor that requires grad.
     _sig("loss-no-grad", r"element 0 of tensors does not require grad and does not have a grad_fn",
          "The loss has no path back to any parameter that requires a gradient: everything it was computed from is "

@@ -163,4 +163,21 @@ PROCESS_SIGNATURES: tuple[Signature, ...] = (
          "Define the function at module level (functools.partial of a module-level function for extra arguments) "
          "instead of a lambda or a nested function, and create unpicklable objects (locks, files, connections) in "
          "the worker (the Pool's initializer). A restart fails the same way.", retry=False),
+    # Round 186 (live): a tensor put on a torch.multiprocessing Queue (or Pipe) is shared through its producer: with
+    # the default file_descriptor strategy torch/multiprocessing/reductions.py's rebuild_storage_fd asks the producer
+    # for the descriptor (`fd = df.detach()`, CPython's multiprocessing/resource_sharer.py connecting to the
+    # producer's listener), and a producer that has exited refuses it: ConnectionRefusedError [Errno 111], or
+    # FileNotFoundError [Errno 2] for its socket file gone, ConnectionResetError while it exits. Only under that frame.
+    _sig("mp-queue-producer-exited", r"reductions\.py\"?, line \d+, in rebuild_storage_fd\n(?:(?!Traceback \(most "
+         r"recent call last\))[^\n]*\n){0,16}?[^\n]*?(?P<ev>(?:ConnectionRefusedError|FileNotFoundError|"
+         r"ConnectionResetError)\b[^\n]*)",
+         "A tensor received from a torch.multiprocessing Queue (or Pipe) could not be rebuilt: torch shares a queued "
+         "tensor's memory through the process that put it there, which must still be alive when the tensor is "
+         "received, and that process had already exited (it returned, or was joined, before its tensors were "
+         "taken off the queue). CUDA tensors sent between processes need the same.",
+         "Keep the producer alive until the consumer has received everything (get every item before join(), or "
+         "have the producer wait on an Event or a 'done' message), or send plain data (tensor.tolist(), numpy "
+         "arrays) instead of tensors; torch.multiprocessing.set_sharing_strategy('file_system') lifts the "
+         "descriptor exchange but not the need to receive the tensors first. A restart fails the same way.",
+         retry=False),
 )

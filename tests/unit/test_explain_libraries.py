@@ -107,6 +107,12 @@ MATCH = {
     "pool-unpicklable": ('  File "/usr/lib/python3.9/multiprocessing/reduction.py", line 51, in dumps\n'
                          "    cls(buf, protocol).dump(obj)\n_pickle.PicklingError: Can't pickle <function <lambda> at "
                          "0x7f00>: attribute lookup <lambda> on __main__ failed\n"),
+    # round 186: a queued tensor whose producer had exited, torch 2.1's frame and Python 3.10's words
+    "mp-queue-producer-exited": ('  File "/env/lib/python3.10/site-packages/torch/multiprocessing/reductions.py", line '
+                                 "307, in rebuild_storage_fd\n    fd = df.detach()\n"
+                                 '  File "/usr/lib/python3.10/multiprocessing/resource_sharer.py", line 86, in '
+                                 "get_connection\n    c = Client(address, authkey=process.current_process().authkey)\n"
+                                 "ConnectionRefusedError: [Errno 111] Connection refused\n"),
     # round 183: CPython's import system in other versions' words; transformers' and Python 3.10's
     "module-shadowed": ('  File "/home/u/copy.py", line 1, in <module>\n    import copy\n'
                         '  File "/home/u/copy.py", line 4, in <module>\n    cfg2 = copy.deepcopy(cfg)\n'
@@ -192,6 +198,10 @@ NEAR = {
     "process-pool-broken": "concurrent.futures.process.BrokenProcessPool: A process in the initializer failed\n",
     "pool-unpicklable": ('  File "/env/lib/python3.11/site-packages/torch/serialization.py", line 881, in _save\n'
                          "    pickler.dump(obj)\nAttributeError: Can't pickle local object 'f.<locals>.<lambda>'\n"),
+    # round 186: a Queue's descriptor exchange refused under the sending side (reduction.py's DupFd), not a rebuild
+    "mp-queue-producer-exited": ('  File "/usr/lib/python3.10/multiprocessing/resource_sharer.py", line 86, in '
+                                 "get_connection\n    c = Client(address, authkey=process.current_process().authkey)\n"
+                                 "FileNotFoundError: [Errno 2] No such file or directory\n"),
     # round 183: an installed package's own names, a genuine f-string typo, a version too old
     "module-shadowed": "AttributeError: module 'torch' has no attribute 'compiler'\n",
     "circular-import": ('  File "/opt/conda/lib/python3.10/site-packages/cv2/__init__.py", line 181, in <module>\n'
