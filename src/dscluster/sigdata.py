@@ -269,6 +269,54 @@ DATA_SIGNATURES: tuple[Signature, ...] = (
          "encoding=\"latin-1\") then write it with encoding=\"utf-8\"), or read it in Python with its encoding and "
          "train with train_from_iterator(lines); find it with `file -i` on the training files. A restart fails the "
          "same way.", retry=False),
+    # Round 185 (live): an unpickler reading a file with nothing in it. CPython's _pickle.c (load: the first opcode's
+    # read finds no byte, "EOFError: Ran out of input") under a pickle.load call line (the script's, torch's
+    # _legacy_load `pickle_module.load(f, ...)`, dill's, joblib's), and numpy's np.load of an empty file
+    # (numpy/lib/_npyio_impl.py load: "EOFError: No data left in file"). Not multiprocessing's spawn reading its
+    # parent's pipe (`reduction.pickle.load(from_parent)`: a DataLoader worker on Windows), nor a truncated pickle's
+    # "pickle data was truncated".
+    _sig("pickle-file-empty",
+         r"(?:(?<![\w.])(?:pickle|cPickle|dill|joblib)|\bpickle_module)\.load\((?:(?!\.load\()[^\n])*\n"
+         r"(?:[^\n]*\n){0,3}?[^\n]*?"
+         r"\bEOFError: Ran out of input|\bEOFError: No data left in file\b",
+         "The file being loaded (pickle.load, torch.load, np.load) is empty: it exists but nothing is written in it "
+         "yet. Most often another process is still writing it: rank 0 builds a cache (tokenized data, features) while "
+         "the other ranks load it as soon as the file exists (open(path, 'wb') creates it before anything is "
+         "written), or every rank writes the same file; otherwise a write that crashed or a full disk left it empty.",
+         "Have rank 0 write the file (to a temporary name, then os.replace onto the real one) and every rank meet at a "
+         "barrier (torch.distributed.barrier()) before loading it, instead of waiting for the file to exist; write a "
+         "per-rank file where each rank writes its own. Delete the empty file a failed run left. A restart meets the "
+         "same race or the same empty file.", retry=False),
+    # Round 185 (live): a compressed stream that ends before its end marker: CPython's gzip.py (_GzipReader.read),
+    # _compression.py (DecompressReader.read, for bz2 and lzma) "EOFError: Compressed file ended before the
+    # end-of-stream marker was reached", and tarfile's own "unexpected end of data" (copyfileobj, _Stream) for a tar
+    # cut short: a download or copy that is not complete. Not pickle's "Ran out of input", input()'s "EOF when reading
+    # a line", nor tarfile's "file could not be opened successfully" (not an archive at all).
+    _sig("archive-truncated",
+         r"\bEOFError: Compressed file ended before the end-of-stream marker was reached|"
+         r"\b(?:tarfile\.)?ReadError: unexpected end of data\b",
+         "A compressed file or archive (a .tar.gz, .gz, .bz2, .xz dataset or model archive) ends before its end: the "
+         "file is incomplete. Most often it was read while still being written: every rank downloads the same archive "
+         "to the same path (or finds the one another rank is still downloading and extracts it), or rank 0 downloads "
+         "it without a barrier before the others read it; otherwise a download or copy was interrupted and left "
+         "half a file.",
+         "Download (and extract) on one rank only, rank 0 (local rank 0 on each node where disks are not shared), to "
+         "a temporary name renamed when complete, and barrier before the other ranks read it; delete the incomplete "
+         "file and fetch it again (compare its size or checksum with the source). A restart reads the same "
+         "incomplete file.", retry=False),
+    # Round 185 (live): the tokenizers library's Tokenizer.from_file (bindings/python/src/tokenizer.rs, the Rust
+    # io::Error shown as "No such file or directory (os error 2)", raised as a plain Exception that names no path),
+    # called by the script or by transformers' PreTrainedTokenizerFast (TokenizerFast.from_file(tokenizer_file)).
+    _sig("tokenizer-file-missing",
+         r"\.from_file\((?:(?!\.from_file\()[^\n])*\n(?:[^\n]*\n){0,3}?[^\n]*?"
+         r"\bException: No such file or directory \(os error 2\)",
+         "The tokenizers library found no file at the path given to Tokenizer.from_file (a tokenizer.json; the "
+         "message does not name it): a wrong or relative path, or a tokenizer that another rank writes and this rank "
+         "read before it was saved (rank 0 trains and saves it, and the barrier comes before the save instead of "
+         "after it, or there is none).",
+         "Check the path in the from_file call (an absolute path, one that exists on every node); where rank 0 trains "
+         "and saves the tokenizer, put the barrier (torch.distributed.barrier()) after its save and before every "
+         "rank's from_file. A restart fails the same way.", retry=False),
 )
 
 # What may stand in a rank's lines before its vague error (explain: BEFORE_THE_ERROR): the worker's own words before the

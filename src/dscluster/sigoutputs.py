@@ -7,7 +7,8 @@ the component that prints it, never one log's:
 - CPython's json decoder (json/decoder.py, _json.c scanner: `Expecting property name enclosed in double quotes`,
   `Expecting ',' delimiter`, `Extra data`, ...: json.decoder.JSONDecodeError) and encoder (json/encoder.py default:
   `Object of type Tensor is not JSON serializable`; `Object of type 'Tensor' ...` before Python 3.7);
-- CPython's os.makedirs (`<frozen os>` from 3.11, os.py before) and pathlib's mkdir raising FileExistsError;
+- CPython's os.makedirs (`<frozen os>` from 3.11, os.py before) and pathlib's mkdir raising FileExistsError; round
+  185: os.mkdir's own call line (a builtin: the caller's line is the last frame) too;
 - pickle refusing what torch.save is given (torch/serialization.py _save's pickler.dump: CPython's save_global words,
   sigwords._PICKLE_REFUSED);
 - a write into a directory that does not exist: PyTorch's zip writer (caffe2/serialize/inline_container.cc:
@@ -62,13 +63,34 @@ OUTPUT_SIGNATURES: tuple[Signature, ...] = (
          "Correct the file where the message points (python -m json.tool FILE shows the first error): no trailing "
          "commas or comments, double quotes only, true/false/null. Read a .jsonl file one line at a time (json.loads "
          "per line). A restart reads the same file.", retry=False),
+    # Round 185 (live): json.load (json/__init__.py load: `return loads(fp.read(), ...`) of a file whose text is empty
+    # or holds no JSON value where it starts: the decoder's "Expecting value: line 1 column 1 (char 0)" (json/decoder.py
+    # raw_decode), which config-json-syntax leaves out. Only under json.load's own frame: json.loads of a reply (an
+    # HTTP client's response.json()) is not a file.
+    _sig("json-file-empty",
+         r"[/\\]json[/\\]__init__\.py\", line \d+, in load\n(?:[^\n]*\n){0,16}?[^\n]*?"
+         r"(?<![\w.])(?:json\.decoder\.)?JSONDecodeError: Expecting value: line 1 column 1 \(char 0\)",
+         "json.load read a file that is empty (or holds no JSON where it begins): most often a file that exists but "
+         "is not written yet, one that another process is still writing (rank 0 writing a vocabulary, a config or a "
+         "split list that the other ranks read as soon as the file exists, before rank 0 has written it) or whose "
+         "write was interrupted; sometimes a file of another format under a .json name.",
+         "Have one rank write the file and the others read it only after it is complete: rank 0 writes it (to a "
+         "temporary name, then os.replace onto the real one), then every rank meets at a barrier "
+         "(torch.distributed.barrier()) before reading; waiting for the file to exist is not enough, open() creates "
+         "it before anything is written. Delete an empty file left behind. A restart meets the same race or file.",
+         retry=False),
     _sig("makedirs-every-rank",
          r"(?:[/\\]os\.py|<frozen os>)\", line \d+, in makedirs\n" + _FEW + r"FileExistsError: \[Errno 17\]|"
-         r"[/\\]pathlib(?:[/\\]_local)?\.py\", line \d+, in mkdir\n" + _FEW + r"FileExistsError: \[Errno 17\]",
-         "os.makedirs (or Path.mkdir) without exist_ok=True found the directory already there. In a distributed run "
-         "every rank runs the same line and creates the same directory (outputs, checkpoints, logs), so every rank "
-         "but the first to get there fails; or an earlier run left the directory behind.",
-         "Pass exist_ok=True (os.makedirs(path, exist_ok=True), Path(path).mkdir(parents=True, exist_ok=True)), or "
+         r"[/\\]pathlib(?:[/\\]_local)?\.py\", line \d+, in mkdir\n" + _FEW + r"FileExistsError: \[Errno 17\]|"
+         r"\bos\.mkdir\((?:(?!os\.mkdir\()[^\n])*\n(?:(?![^\n]*\bFile \")[^\n]*\n){0,2}?[^\n]*?"
+         r"FileExistsError: \[Errno 17\]",
+         "os.makedirs, os.mkdir or Path.mkdir without exist_ok=True found the directory already there. In a "
+         "distributed run every rank runs the same line and creates the same directory (outputs, checkpoints, logs, "
+         "a cache), so every rank but the first to get there fails (a check `if not os.path.exists(path)` before it "
+         "does not prevent this: every rank can pass the check before any creates it); or an earlier run left the "
+         "directory behind.",
+         "Pass exist_ok=True (os.makedirs(path, exist_ok=True) in place of os.mkdir or an exists check, "
+         "Path(path).mkdir(parents=True, exist_ok=True)), or "
          "create it on rank 0 only and barrier before the other ranks write into it. Where the directory must be new "
          "(not to overwrite a run), name it once per run (a timestamp or run id decided on rank 0 and broadcast). A "
          "restart finds the directory there again.", retry=False, aside_if=_called_by_copytree),

@@ -47,9 +47,11 @@ STORAGE_SIGNATURES: tuple[Signature, ...] = (
     # directory that rmtree finds refilled (ENOTEMPTY: another rank still writes into it), or emptied under it (an
     # entry gone between rmtree's listing and its unlink, _rmtree_safe_fd's FileNotFoundError), or, under rank
     # prefixes, already removed by another rank, is the same race. rmtree's FileNotFoundError from its first lstat,
-    # with no rank prefix, is a path that was never there (file-missing).
+    # with no rank prefix, is a path that was never there (file-missing). Round 185 (live): the temporary name may end
+    # the file's name too (torch.save(state, path + ".tmp"), then os.replace onto path: 'last.pt.tmp' -> 'last.pt').
     _sig("ckpt-save-race",
-         r"\[Errno (?:2|17|39)\] [^\n:]{0,40}: '(?:[^'\n]*[/\\])?(?:tmp|temp|staging)[^'/\\\n]*' -> "
+         r"\[Errno (?:2|17|39)\] [^\n:]{0,40}: '(?:[^'\n]*[/\\])?[^'/\\\n]*?(?<![a-z])(?:tmp|temp(?!l)|staging)"
+         r"[^'/\\\n]*' -> "
          r"'[^'\n]*" + _CKPT + r"|"
          r"\[Errno 39\] Directory not empty: '[^'\n]*(?:checkpoint|ckpt)|"
          r"\bin _rmtree_(?:safe_fd|unsafe)\b(?:\n[^\n]*){0,6}?\n[^\n]*?FileNotFoundError: \[Errno 2\]|"
@@ -64,6 +66,37 @@ STORAGE_SIGNATURES: tuple[Signature, ...] = (
          "the Trainer's save_on_each_node only with node-local disks), or upgrade the library whose release does it "
          "from every rank (transformers 4.36.1+; 4.49's own fix); remove the leftover tmp-checkpoint directory, then "
          "resume from the last complete checkpoint.", retry=False),
+    # Round 185 (live): shutil.rmtree's own first lstat of the path (Lib/shutil.py rmtree: `orig_st = os.lstat(path,
+    # dir_fd=dir_fd)`, its error passed to onerror/onexc and raised from rmtree's frame) finding no such path: the
+    # directory to delete is not there. Only rmtree's frame as the last one before the error: an entry gone under
+    # _rmtree_safe_fd is ckpt-save-race's (above), a copytree's or os.remove's FileNotFoundError another cause.
+    _sig("rmtree-dir-gone",
+         r"[/\\]shutil\.py\", line \d+, in rmtree\n(?:(?![^\n]*\bFile \")[^\n]*\n){0,4}?[^\n]*?"
+         r"FileNotFoundError: \[Errno 2\]",
+         "shutil.rmtree was asked to delete a directory that is not there. In a distributed run this is most often "
+         "another rank (or another process) that deleted it first: every rank runs the same cleanup of a shared "
+         "directory (temporary shards, an old cache or checkpoint), and all but the first find it gone; otherwise "
+         "the directory was never created on this node.",
+         "Delete a shared directory from one rank only (rank 0, after a barrier so that no rank still reads it), or "
+         "pass ignore_errors=True (shutil.rmtree(path, ignore_errors=True)) where it may already be gone. A restart "
+         "runs the same cleanup again.", retry=False),
+    # Round 185 (live): SQLite's SQLITE_BUSY (sqlite3ErrStr: "database is locked"), as Python's sqlite3 raises it
+    # (Modules/_sqlite/util.c _pysqlite_seterror: sqlite3.OperationalError) once its busy timeout (5 s by default)
+    # has passed, and as the ORMs over it re-raise it (SQLAlchemy's "(sqlite3.OperationalError) database is locked",
+    # peewee's and Django's OperationalError). Not SQLITE_LOCKED's "database table is locked" (one connection's own
+    # statements), nor "unable to open database file" or "attempt to write a readonly database".
+    _sig("sqlite-database-locked",
+         r"\bOperationalError\)?:? (?:\(sqlite3\.OperationalError\) )?database is locked\b",
+         "Several processes write to the same SQLite database file at once: SQLite lets one writer hold the file at a "
+         "time, and a writer that waits longer than the busy timeout (5 s by default in Python's sqlite3) fails with "
+         "'database is locked'. In a distributed run every rank opens the same database (a feature or data cache, an "
+         "Optuna or MLflow store on sqlite) and writes in long transactions; on a network file system SQLite's locks "
+         "may not work at all.",
+         "Write the database from one rank only (rank 0 builds it, a barrier, then the others open it read-only), or "
+         "give each rank its own file (cache_rank0.db, cache_rank1.db, ...); keep transactions short (commit every "
+         "batch) and raise the timeout (sqlite3.connect(path, timeout=60)); keep SQLite files on a node-local disk, "
+         "or use a database server for a store many processes write. A restart meets the same contention.",
+         retry=False),
     _sig("nfs-open-file", r"\[Errno 16\] Device or resource busy: '[^'\n]*\.nfs[0-9a-f]{16,}|"
          r"\.nfs[0-9a-f]{16,}'?: Device or resource busy",
          "A file still held open (by this process, a DataLoader worker, a writer thread or another node) was deleted "
