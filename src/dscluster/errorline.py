@@ -31,9 +31,11 @@ from dscluster.strerror import EACCES, ENOENT, ENOMEM, EROFS, LOADER
 
 def _path_before(text: str) -> str:
     """`[Errno N] TEXT: 'PATH'` (Python), or a C program's `PROG: PATH: TEXT` and coreutils' `cannot open 'PATH' for
-    reading: TEXT` (the quoted name before the text, else the word right before it): the path."""
+    reading: TEXT` (the quoted name before the text, else the word right before it, unless that word is an exception's
+    class, `OSError: No such file or directory`, the tokenizers library's `Exception: ... (os error 2)`): the path."""
     return (r"\[Errno \d+\] (?:" + text + r")[:：] ?['‘\"](?P<py>[^'’\"\n]{1,400})|"
-            r"(?:['‘\"](?P<q>[^'‘’\"\n]{1,400})['’\"][^'‘’\"\n:：]{0,200}|(?:^|(?<=[\s(]))(?P<c>[^\s:：'‘’\"()]{1,400}))"
+            r"(?:['‘\"](?P<q>[^'‘’\"\n]{1,400})['’\"][^'‘’\"\n:：]{0,200}|(?:^|(?<=[\s(]))"
+            r"(?![\w.]*(?:Error|Exception|Warning)[:：])(?P<c>[^\s:：'‘’\"()]{1,400}))"
             r"[:：] ?(?:" + text + ")")
 
 

@@ -58,6 +58,17 @@ def test_a_missing_file_is_named_in_any_language(line, path):
     assert found.cause == "A file the program needs is missing: {path}."
 
 
+@pytest.mark.parametrize("line", [
+    "OSError: No such file or directory",
+    "Exception: No such file or directory (os error 2)",  # the tokenizers library's io::Error, no path named
+    "tokenizers.TokenizerError: No such file or directory",
+])
+def test_an_exceptions_class_is_never_taken_for_the_missing_path(line):
+    """The word before the text is a C program's path (`cat: PATH: ...`), never an exception's class (round 185)."""
+    found = explain.explain(f"step 3\n{line}\n")
+    assert found.signature == "file-missing" and found.params["path"] == "?", found.params
+
+
 @pytest.mark.parametrize("path,says", [
     ("/ck/global_step50/zero_pp_rank_3_mp_rank_00_optim_states.pt", "lacks DeepSpeed's states"),
     ("/ck/global_step50/mp_rank_00_model_states.pt", "lacks DeepSpeed's states"),
