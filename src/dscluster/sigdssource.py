@@ -292,4 +292,20 @@ DS_SOURCE_SIGNATURES: tuple[Signature, ...] = (
          "Remove the fields the error names from \"compile\" (keep it for DeepCompile: {\"deepcompile\": true}) and "
          "compile in the script: engine.compile(backend=\"inductor\", compile_kwargs={...}) after "
          "deepspeed.initialize. A restart fails the same way.", retry=False),
+    # Round 187 (live): ZeRO-3's code reaching a parameter it never converted. deepspeed/runtime/zero/
+    # partition_parameters.py (_convert_to_deepspeed_param) gives each parameter ds_id, ds_status, ds_tensor,
+    # ds_numel, ds_shape, ds_active_sub_modules...; the coordinator and hooks (partitioned_param_coordinator.py
+    # release_and_reset_all: `param.ds_active_sub_modules.clear()`, fetch_sub_module, parameter_offload.py) read them
+    # on every parameter of the engine's module. A plain torch Parameter there ("'Parameter' object has no attribute
+    # 'ds_active_sub_modules'", 'ds_id', 'ds_status', ...) was added after deepspeed.initialize: a new head or layer
+    # assigned on engine.module, adapters injected later, a parameter created inside forward.
+    _sig("zero3-param-not-registered", r"'(?:Parameter|Tensor)' object has no attribute '(?P<attr>ds_(?:id|status|"
+         r"tensor|numel|shape|active_sub_modules|persist|process_group|secondary_tensor)\w*)'",
+         "DeepSpeed ZeRO-3 met a parameter it never took over (a plain torch Parameter without its ds_* attributes): "
+         "a layer or parameter was added to or replaced in the model after deepspeed.initialize (a new head assigned "
+         "on engine.module, adapters such as LoRA injected later, a parameter created inside forward), so ZeRO-3 "
+         "neither partitioned it nor gave it to the optimizer.",
+         "Make every change to the model before deepspeed.initialize (new heads, resize_token_embeddings, "
+         "get_peft_model), then initialize it and build the optimizer from the final parameters; create parameters "
+         "in __init__, never in forward. A restart fails the same way.", retry=False),
 )

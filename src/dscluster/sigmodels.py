@@ -184,4 +184,19 @@ MODEL_SIGNATURES: tuple[Signature, ...] = (
          "input_ids (labels = input_ids, -100 at padding; the model shifts them); for sequence classification one "
          "label per row; in a hand-written loss flatten logits to (N, vocab) and labels to (N,) from the same "
          "positions. A restart fails the same way.", retry=False),
+    # Round 187 (live): transformers' resize_token_embeddings (modeling_utils.py _get_resized_embeddings:
+    # `old_num_tokens, old_embedding_dim = old_embeddings.weight.size()`; _get_resized_lm_head: `old_num_tokens,
+    # old_lm_head_dim = (old_lm_head.weight.size() ...`) meeting a 1-D weight: ZeRO-3's partition placeholder, where
+    # the model was wrapped by deepspeed.initialize before it was resized and transformers does not know ZeRO-3 is on
+    # (no HfDeepSpeedConfig / Trainer), so it does not gather the weight first.
+    _sig("zero3-param-partitioned", r"_get_resized_(?:embeddings|lm_head)\n(?:[^\n]*\n){0,3}?[^\n]*?"
+         r"old_\w+\.weight\.(?:size\(\)|t\(\)\.size\(\))[^\n]*\n(?:[^\n]*\n){0,3}?[^\n]*?"
+         r"(?P<ev>ValueError: not enough values to unpack \(expected 2, got 1\))",
+         "resize_token_embeddings found the embedding (or LM head) weight 1-D: DeepSpeed ZeRO-3 had already "
+         "partitioned the model (deepspeed.initialize ran before the resize, or zero.Init built it), so each rank "
+         "holds an empty placeholder, and transformers, not told that ZeRO-3 is on, did not gather it.",
+         "Resize before deepspeed.initialize (add the tokens, resize_token_embeddings, then initialize and build the "
+         "optimizer); where the model is built under ZeRO-3 (zero.Init), keep an HfDeepSpeedConfig (or the Trainer's "
+         "TrainingArguments with the DeepSpeed config) alive so transformers gathers the weight while resizing. A "
+         "restart fails the same way.", retry=False),
 )

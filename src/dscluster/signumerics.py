@@ -100,6 +100,25 @@ NUMERIC_SIGNATURES: tuple[Signature, ...] = (
          "Keep the order zero_grad, scaler.scale(loss).backward(), scaler.step(optimizer), scaler.update(); check "
          "that the optimizer holds the parameters the loss trains (requires_grad, the right model). A restart fails "
          "the same way.", retry=False),
+    # Round 187 (live): torch/csrc/autograd/engine.cpp validate_outputs refusing a BUILT-IN backward's gradient of
+    # another shape ("Function TBackward0 returned an invalid gradient at index 0 - got [104, 32] but expected shape
+    # compatible with [100, 32]"). Generated nodes carry a numeric suffix (torch 1.10+: TBackward0, MmBackward0,
+    # EmbeddingBackward0), a Python autograd.Function's node never does (class name + "Backward": autograd-function-
+    # contract, below). A built-in formula returns the gradient of the tensor it saw, so the recorded shape went stale:
+    # a parameter's .data was swapped for a tensor of another shape after something kept its old metadata - DDP's
+    # reducer holds each parameter's gradient accumulator from wrapping on (transformers' resize_token_embeddings
+    # assigns old_embeddings.weight.data in place, modeling_utils.py _get_resized_embeddings), or a forward's graph.
+    _sig("param-shape-changed-in-place", r"Function \w+Backward\d+ returned an invalid gradient at index \d+ - got "
+         r"\[[\d, ]*\] but expected shape compatible with \[[\d, ]*\]",
+         "A parameter's shape changed in place after autograd or a wrapper had recorded it: its .data was replaced by "
+         "a tensor of another shape (transformers' resize_token_embeddings does this, as do weight surgery and "
+         "pruning) after the model was wrapped in DistributedDataParallel (its reducer keeps each parameter's "
+         "gradient accumulator with the old shape) or between a forward and its backward; torch's built-in backward "
+         "then hands a gradient of the new shape to a place that expects the old one.",
+         "Change the model before wrapping it: resize_token_embeddings, new or pruned layers, then DDP(...) / "
+         "accelerator.prepare / deepspeed.initialize (and build the optimizer after); if it must change later, wrap "
+         "the changed module again. Never assign param.data between a forward and its backward. A restart fails the "
+         "same way.", retry=False),
     # torch/csrc/autograd/python_function.cpp (a Python autograd.Function): backward's gradient count ("function
     # XBackward returned an incorrect number of gradients (expected N, got M)") and _save_variables ("save_for_backward
     # can only save variables, but argument N is of type T"); torch/csrc/autograd/engine.cpp validate_outputs

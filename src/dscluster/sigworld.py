@@ -76,4 +76,21 @@ WORLD_SIGNATURES: tuple[Signature, ...] = (
          "launcher with the script leaving torch.distributed to deepspeed.init_distributed() (or initializing it from "
          "the MPI job's OMPI_COMM_WORLD_SIZE/RANK); the MPI launcher's process count must be nodes x GPUs per node. A "
          "restart fails the same way.", retry=False),
+    # Round 187 (live): copy.deepcopy of an object that holds a torch.distributed process group - the DeepSpeed
+    # engine deepspeed.initialize returned, a DistributedDataParallel/FSDP wrapper, a ZeRO optimizer - made for an EMA,
+    # teacher or reference model after wrapping. copy.py's deepcopy falls back to __reduce_ex__ (its frames: deepcopy,
+    # _reconstruct, _deepcopy_dict, `rv = reductor(4)`), and the c10d ProcessGroup object (torch/csrc/distributed/c10d
+    # bindings, ProcessGroupNCCL/ProcessGroupGloo in torch 1.x) has no pickle support: Objects/typeobject.c's "cannot
+    # pickle 'torch._C._distributed_c10d.ProcessGroup' object" ("can't pickle ... objects" before Python 3.8). Only
+    # under copy.py's frames: torch.save of the engine or a spawn's pickling of it are other mistakes.
+    _sig("deepcopy-process-group", r"copy\.py\"?,? line \d+,? in (?:deepcopy|_reconstruct|_deepcopy_\w+)\n"
+         r"(?:[^\n]*\n){0,4}?[^\n]*?(?P<ev>TypeError: (?:cannot pickle '(?:torch\._C\._distributed_c10d\.)?"
+         r"ProcessGroup\w*' object|can't pickle (?:torch\._C\._distributed_c10d\.)?ProcessGroup\w* objects))",
+         "copy.deepcopy was given an object that holds a torch.distributed process group, which cannot be copied: "
+         "the engine deepspeed.initialize returned, a DistributedDataParallel or FSDP wrapper, or a DeepSpeed/ZeRO "
+         "optimizer, typically to make an EMA, teacher or reference copy of the model after it was wrapped.",
+         "Copy the plain model, never the wrapper: deepcopy the module before deepspeed.initialize / DDP(...) and keep "
+         "the copy outside the engine, or copy engine.module / model.module (under ZeRO-3 the module holds only "
+         "partitions: build the copy from a consolidated state dict, or inside deepspeed.zero.GatheredParameters). "
+         "A restart fails the same way.", retry=False),
 )

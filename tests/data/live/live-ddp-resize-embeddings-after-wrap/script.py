@@ -12,7 +12,7 @@ config = transformers.GPT2Config(n_layer=2, n_embd=32, n_head=2, vocab_size=100,
 model = DDP(transformers.GPT2LMHeadModel(config))
 model.module.resize_token_embeddings(104)  # 4 special tokens added to the tokenizer
 opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-for step in range(3):
+for _ in range(3):
     ids = torch.randint(0, 104, (2, 16))
     loss = model(input_ids=ids, labels=ids).loss
     loss.backward()

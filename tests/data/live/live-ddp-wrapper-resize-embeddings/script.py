@@ -13,7 +13,7 @@ model = transformers.GPT2LMHeadModel(config)
 model = DDP(model)
 model.resize_token_embeddings(104)  # 4 special tokens added to the tokenizer
 opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-for step in range(3):
+for _ in range(3):
     ids = torch.randint(0, 104, (2, 16))
     loss = model(input_ids=ids, labels=ids).loss
     loss.backward()

@@ -14,7 +14,7 @@ model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.L
 engine, optimizer, _, _ = deepspeed.initialize(args=args, model=model, model_parameters=model.parameters())
 ema = copy.deepcopy(engine)
 ema.eval()
-for step in range(10):
+for _ in range(10):
     loss = engine(torch.randn(2, 16)).pow(2).mean()
     engine.backward(loss)
     engine.step()

@@ -14,7 +14,7 @@ pretrained = torch.randn(32, 16)  # stands for torch.load("proj.pt")
 engine, optimizer, _, _ = deepspeed.initialize(args=args, model=model, model_parameters=model.parameters())
 with torch.no_grad():
     engine.module[0].weight.copy_(pretrained)
-for step in range(10):
+for _ in range(10):
     loss = engine(torch.randn(2, 16)).pow(2).mean()
     engine.backward(loss)
     engine.step()

@@ -24,7 +24,7 @@ class Net(torch.nn.Module):
 model = Net()
 engine, optimizer, _, _ = deepspeed.initialize(args=args, model=model, model_parameters=model.parameters())
 engine.module.head = torch.nn.Linear(32, 3)  # the new task has 3 classes
-for step in range(10):
+for _ in range(10):
     x, y = torch.randn(2, 16), torch.randint(0, 3, (2,))
     loss = torch.nn.functional.cross_entropy(engine(x), y)
     engine.backward(loss)

@@ -14,7 +14,7 @@ config = transformers.GPT2Config(n_layer=2, n_embd=32, n_head=2, vocab_size=100,
 model = transformers.GPT2LMHeadModel(config)
 engine, optimizer, _, _ = deepspeed.initialize(args=args, model=model, model_parameters=model.parameters())
 engine.module.resize_token_embeddings(104)  # 4 special tokens added to the tokenizer
-for step in range(3):
+for _ in range(3):
     ids = torch.randint(0, 104, (2, 16))
     loss = engine(input_ids=ids, labels=ids).loss
     engine.backward(loss)

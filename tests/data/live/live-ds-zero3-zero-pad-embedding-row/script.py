@@ -16,7 +16,7 @@ pad_id = 99
 engine, optimizer, _, _ = deepspeed.initialize(args=args, model=model, model_parameters=model.parameters())
 with torch.no_grad():
     engine.module.get_input_embeddings().weight[pad_id].zero_()
-for step in range(3):
+for _ in range(3):
     ids = torch.randint(0, 99, (2, 16))
     loss = engine(input_ids=ids, labels=ids).loss
     engine.backward(loss)
