@@ -210,13 +210,16 @@ DS_SOURCE_SIGNATURES: tuple[Signature, ...] = (
     # source line that a traceback quotes. Not its next line (the device assert) nor Init's get_only_unique_item.
     _sig("zero3-defragment-mixed-dtype", r"assert len\(set\(t\.dtype for t in tensors\)\) == 1",
          "DeepSpeed ZeRO-3's optimizer packs the partitions of every parameter it trains into one flat buffer of a "
-         "single dtype and found more than one: the model given to deepspeed.initialize has trainable parameters "
-         "in different dtypes (modules kept or cast to float32 beside bf16/fp16 ones, e.g. a value head, norms, "
-         "an added layer, or a training framework's own cast).",
+         "single dtype and did not find exactly one: the model given to deepspeed.initialize has trainable "
+         "parameters in different dtypes (modules kept or cast to float32 beside bf16/fp16 ones, e.g. a value head, "
+         "norms, an added layer, or a training framework's own cast), or none at all (every parameter frozen, "
+         "requires_grad=False, when deepspeed.initialize ran: a frozen reference model given the training config, "
+         "adapters or a head unfrozen only after it).",
          "Give deepspeed.initialize a model in one dtype (load it with the torch_dtype of DeepSpeed's bf16/fp16 "
          "setting and do not upcast modules under ZeRO-3), update the training framework when its code makes the "
-         "cast (LLaMA-Factory fixed its DPO path under ZeRO-3), or use ZeRO-2. A restart fails the same way.",
-         retry=False),
+         "cast (LLaMA-Factory fixed its DPO path under ZeRO-3), or use ZeRO-2; unfreeze what trains before "
+         "deepspeed.initialize, and give a model that does not train a config without an optimizer. A restart fails "
+         "the same way.", retry=False),
     # Round 169: a PipelineModule built without loss_fn. PipelineEngine._exec_forward_pass (runtime/pipe/engine.py) then
     # keeps the last stage's outputs as self.loss, and _exec_backward_pass hands them to the engine's backward
     # (`super().backward(self.loss)`): DeepSpeed 0.18+ asserts maybe_loss_for_backward's "loss must be a scalar
@@ -308,4 +311,33 @@ DS_SOURCE_SIGNATURES: tuple[Signature, ...] = (
          "Make every change to the model before deepspeed.initialize (new heads, resize_token_embeddings, "
          "get_peft_model), then initialize it and build the optimizer from the final parameters; create parameters "
          "in __init__, never in forward. A restart fails the same way.", retry=False),
+    # Round 184: ZeRO-1/2's optimizer (runtime/zero/stage_1_and_2.py, DeepSpeedZeroOptimizer.__init__) keeps of each
+    # param group only the parameters that require grad and takes the group's dtype from its first:
+    # `param_dtype = self.bit16_groups[i][0].dtype` -> IndexError (0.19); releases before flatten the empty group:
+    # flatten_dense_tensors_aligned -> torch.cat(): expected a non-empty list of Tensors (ssbuild/moss_finetuning#22).
+    _sig("zero-group-no-trainable-params", r"stage_1_and_2\.py\"?, line \d+, in __init__\n[^\n]*?param_dtype = "
+         r"self\.bit16_groups\[i\]\[0\]\.dtype\n(?:[^\n]*\n){0,3}?[^\n]*IndexError: list index out of range|"
+         r"stage_1_and_2\.py\"?, line \d+, in flatten_dense_tensors_aligned\n(?:[^\n]*\n){0,12}?[^\n]*"
+         r"expected a non-empty list of Tensors",
+         "DeepSpeed ZeRO-1/2's optimizer was given a param group none of whose parameters requires a gradient: "
+         "every parameter of the model frozen (a reference or teacher model passed through deepspeed.initialize "
+         "with the training config's optimizer, adapters or a head not yet added or unfrozen), or one group of "
+         "frozen parameters only (a no-decay group of frozen norms and biases, a group of a frozen module).",
+         "Build the param groups from trainable parameters only (p.requires_grad in each group's filter) and drop "
+         "a group left empty; unfreeze what trains before deepspeed.initialize; a model that does not train needs "
+         "no optimizer: give it a config without \"optimizer\" (or no deepspeed.initialize at all). A restart fails "
+         "the same way.", retry=False),
+    # Round 184: ZeRO-1/2's checkpoint loader (stage_1_and_2.py _load_legacy_checkpoint, 0.19) compares the saved
+    # per-parameter alignment paddings with the optimizer's; they differ when the checkpoint was saved with another
+    # set of trainable parameters (some frozen then, unfrozen now, or adapters added) or shapes, not only another
+    # zero_optimization.parameter_alignment, which its words name.
+    _sig("zero-ckpt-trainable-set-changed", r"The ZeRO checkpoint parameter-alignment layout does not match the current",
+         "The ZeRO checkpoint's optimizer state was saved for another layout of the trained parameters than this "
+         "run's: the set of trainable parameters changed since it was saved (layers frozen then and unfrozen now, as "
+         "in a second training stage, adapters added or merged, a param group changed) or their shapes, or "
+         "zero_optimization.parameter_alignment changed, which is all DeepSpeed's message names.",
+         "Resume the optimizer state only with the same trainable parameters and settings; to start a new stage "
+         "from the weights, load the module alone: engine.load_checkpoint(dir, load_optimizer_states=False, "
+         "load_lr_scheduler_states=False) or load_module_only=True (or load the saved weights into the model "
+         "before deepspeed.initialize). A restart fails the same way.", retry=False),
 )

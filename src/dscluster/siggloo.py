@@ -226,4 +226,23 @@ GLOO_SIGNATURES: tuple[Signature, ...] = (
          "Pass the list on the root only: out = [None] * world_size if rank == dst else None, then "
          "gather_object(obj, out, dst=dst) (likewise scatter's input list on src only); or use all_gather_object "
          "where every rank needs the result. A restart fails the same way.", retry=False),
+    # Round 184: DDP's reducer (torch/csrc/distributed/c10d/reducer.cpp, Reducer::mark_variable_ready: "Expected to mark
+    # a variable ready only once. This error is caused by one of the following reasons: 1) Use of a module parameter
+    # outside the `forward` function. ... 2) Reused parameters in multiple reentrant backward passes") where the rank's
+    # traceback runs through no autograd.Function's backward (torch/autograd/function.py apply's `return user_fn(`,
+    # torch < 2 `self._forward_cls.backward(`, torch.utils.checkpoint, DeepSpeed's or Megatron's checkpointing): no
+    # reentrant backward, so a parameter used outside forward (find_unused_parameters=True marked it unused after the
+    # forward, then its gradient arrived). Without such a traceback it stays sigmessages' ddp-reentrant-checkpoint.
+    _sig("ddp-param-outside-forward", r"Traceback \(most recent call last\):[ \t]*\n(?:(?![^\n]*(?:checkpoint|user_fn\(|"
+         r"_forward_cls\.backward|Traceback \(most))[^\n]*\n){1,80}?[^\n]*RuntimeError: Expected to mark a variable ready "
+         r"only once\b",
+         "DistributedDataParallel saw a parameter's gradient arrive after it had marked the parameter ready, with no "
+         "reentrant backward (checkpointing) in the traceback: a parameter of the wrapped model used outside its "
+         "forward (a learnable temperature or scale, a loss weight, an embedding read through model.module in the "
+         "loss) while find_unused_parameters=True: DDP marks what the forward's output does not reach as unused, "
+         "then its gradient comes in the backward. Or the wrapped model run twice before one backward.",
+         "Use the parameter inside the model's forward (return the scaled logits, or pass what the loss needs "
+         "through forward), or turn find_unused_parameters off when every parameter gets a gradient (it was not "
+         "needed); one forward of the DDP module per backward. TORCH_DISTRIBUTED_DEBUG=DETAIL names the parameter. "
+         "A restart fails the same way.", retry=False),
 )

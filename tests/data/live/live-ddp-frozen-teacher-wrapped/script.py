@@ -13,7 +13,7 @@ for p in teacher.parameters():
 teacher = DDP(teacher)  # the mistake: nothing in the teacher trains
 student = DDP(student)
 opt = torch.optim.AdamW(student.parameters(), lr=1e-3)
-for step in range(5):
+for step in range(5):  # noqa: B007
     x = torch.randn(8, 16)
     with torch.no_grad():
         t = teacher(x)

@@ -22,7 +22,7 @@ for epoch in range(4):
     if epoch == 2:
         for p in model.module.encoder.parameters():  # the graph changes under a static graph
             p.requires_grad = False
-    for step in range(3):
+    for step in range(3):  # noqa: B007
         x, y = torch.randn(8, 16), torch.randint(0, 4, (8,))
         loss = torch.nn.functional.cross_entropy(model(x), y)
         opt.zero_grad()
