@@ -19,11 +19,13 @@ ADDRESS_IN_USE = (
     "job took it twice itself: its launcher was started more than once on a node (by a scheduler's step or an MPI "
     "launcher once per task, or DeepSpeed's runner ignoring --launcher on one node), so every copy or rank starts the "
     "store; or the script starts the launch at module level, without an `if __name__ == '__main__':` guard, and the "
-    "processes spawned from it (DataLoader workers, mp.spawn) run it again.",
+    "processes spawned from it (DataLoader workers, mp.spawn) run it again; or the script gives every process rank 0 "
+    "by hand (init_process_group(rank=0, world_size=N), RANK=0 set in it), so each one starts the store.",
     "dscluster picks a fresh port per attempt; for another job, give each job its own --master_port, and find what "
     "holds the port on the first node (`ss -ltnp`) to stop a leftover. If the holder is the job itself: start one "
     "launcher per node (one task per node in the scheduler's step; DeepSpeed's --force_multi with an MPI or scheduler "
-    "launcher on one node), and put the script's launch under `if __name__ == '__main__':`.",
+    "launcher on one node), put the script's launch under `if __name__ == '__main__':`, and pass no rank or "
+    "world_size to init_process_group (it reads the launcher's RANK and WORLD_SIZE).",
 )
 
 # master-unreachable: the general entry (a name that does not resolve has sigtorch.py's own): MASTER_ADDR wrong for
