@@ -240,19 +240,19 @@ def _read_traceback(lines: list[str], i: int):
     return (exc[0], msg, exc[2]), frames, exc[2] + 1, False
 
 
-# torch's ExceptionWrapper.reraise (torch/_utils.py): an error of a DataLoader worker, a DataParallel replica or the pin
-# memory thread, raised again in the main process with the same type, its first line saying where, and the worker's
-# own traceback and message after `Original Traceback`.
+# torch's ExceptionWrapper.reraise (torch/_utils.py): a DataLoader worker's, a DataParallel replica's or the pin memory
+# thread's error raised again in the main process (same type, saying where), then `Original Traceback`: the worker's.
 _CAUGHT = re.compile(r"^Caught [\w.]+ in (?:DataLoader worker process \d+|replica \d+ on device \d+|pin memory thread"
                      r"[\w ]{0,40})\.?\s*$")
 
 
 def _original(lines: list[str], exc, frames, i: int, chained: bool):
-    """_read_traceback's answer, or, for an error torch raised again in the main process, the original error in the
-    worker (its type, message and frames: the user's dataset code, not torch's reraise)."""
+    """_read_traceback's answer, or for an error torch raised again the worker's own (the user's code, not the reraise)."""
     if exc is not None and _CAUGHT.match(exc[1]) and exc[2] + 1 < len(lines) and \
             lines[exc[2] + 1].lstrip().startswith("Original Traceback (most recent call last)"):
         orig, orig_frames, j, orig_chained = _read_traceback(lines, exc[2] + 1)
+        while orig is None and orig_chained and j + 1 < len(lines):  # raised from another in the worker: the last
+            orig, orig_frames, j, orig_chained = _read_traceback(lines, j + (not lines[j].strip()))
         if orig is not None:
             return orig, orig_frames, j, orig_chained
     # torch.distributed.checkpoint's CheckpointException (checkpoint/api.py, __str__): "CheckpointException ranks:

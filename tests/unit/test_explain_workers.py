@@ -38,6 +38,22 @@ def test_a_known_cause_inside_a_worker_is_named():
     assert exp.signature == "cuda-oom", exp
 
 
+def test_a_workers_error_raised_from_another_is_the_last_of_its_chain():
+    """transformers raises "Unable to create tensor ..." from torch's "expected sequence of length ...": the worker's
+    Original Traceback is itself a chain, and its last error (with its frame in the user's collate) is the rank's."""
+    chain = ("ValueError: expected sequence of length 9 at dim 1 (got 5)\n\n"
+             "The above exception was the direct cause of the following exception:\n\n"
+             "Traceback (most recent call last):\n"
+             f'  File "{SITE}/torch/utils/data/_utils/worker.py", line 374, in _worker_loop\n'
+             "    data = fetcher.fetch(index)\n"
+             '  File "/work/collate.py", line 12, in collate\n    return tok(texts, return_tensors="pt")\n'
+             "ValueError: Unable to create tensor, you should probably activate truncation and/or padding with "
+             "'padding=True' 'truncation=True' to have batched tensors with the same length.")
+    exp = explain.explain(reraised("in DataLoader worker process 0", chain, frame=""))
+    assert exp.error["message"].startswith("Unable to create tensor") and exp.error["where"] == "/work/collate.py:12"
+    assert exp.signature in ("ragged-list-tensor", "batch-unpadded") and exp.retry is False, exp
+
+
 def test_a_reraise_without_its_original_traceback_stays_the_reraise():
     log = ("Traceback (most recent call last):\n  File \"/work/train.py\", line 9, in <module>\n"
            "KeyError: Caught KeyError in DataLoader worker process 0.\n")
