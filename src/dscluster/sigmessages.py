@@ -45,7 +45,7 @@ from dscluster.sigtraining import NOTEBOOK_LAUNCHER_FORK, TRAINING_SIGNATURES
 from dscluster.sigtypes import Signature, then
 from dscluster.sigtypes import sig as _sig
 from dscluster.sigwords import BF16_NO_GPU, DEVICE_NO_BF16, DS_INCOMPATIBLE, ENV_KEY_MISSING
-from dscluster.sigworld import WORLD_SIGNATURES
+from dscluster.sigworld import WORLD_READS_BEFORE, WORLD_SIGNATURES
 from dscluster.strerror import EMFILE
 
 # The shell's "command not found", as bash and dash print it in the locales users run (en, zh-CN, zh-TW, ja,
@@ -104,7 +104,7 @@ CUTS_THE_COMMAND = frozenset({"shell-continuation"})
 # may stand only there (a cell's notebook_launcher call, IPython's frames above a bare message, wandb's finish footer,
 # deepspeed.comm's source line above a pasted error).
 READS_BEFORE = frozenset({NOTEBOOK_LAUNCHER_FORK, LOCAL_RANK_NEGATIVE, *WANDB_NO_RUN, *MEMORY_READS_BEFORE, DS_COMM_UNSET,
-                          *CKPT_READS_BEFORE})
+                          *CKPT_READS_BEFORE, *WORLD_READS_BEFORE})
 # Facts about the node that may stand in the lines before a rank's vague error (explain: BEFORE_THE_ERROR).
 NODE_FACTS = frozenset({"driver-library-mismatch", "fabric-manager", "gpu-exclusive", "container-gpu",
                         "nccl-unavailable", "open-files-limit", "container-gpu-lost", "libaio-missing",

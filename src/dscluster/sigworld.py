@@ -17,7 +17,24 @@ from dscluster.sigwords import found_in_any
 
 _PIPE_GRID = re.compile(r"Using topology: \{ProcessCoord\(pipe=")
 
+# Round 186 (live): a collective called with a group this rank is not in. torch's distributed_c10d.py
+# _warn_not_in_group: "Running OP on global rank N which does not belong to the given group." (a UserWarning, printed
+# before the traceback: sigmessages.READS_BEFORE), and the call returns at once with its output untouched; the script
+# then fails on the None it left (an object list's entries). Only the warning followed by an error on a NoneType.
+NOT_IN_GROUP = _sig("collective-rank-not-in-group", r"Running \w+ on global rank -?\d+ which does not belong to the given "
+                    r"group\.[^\n]{0,200}\n(?:[^\n]{0,1000}\n){0,60}?[^\n]{0,80}?(?P<ev>\b[A-Za-z]\w*(?:Error|Exception): "
+                    r"[^\n]{0,200}?\bNoneType\b[^\n]{0,200})",
+                    "A collective was called on a rank that is not in the group it was given (a subgroup made with "
+                    "new_group(ranks) that leaves this rank out): torch only warns (\"... which does not belong to the "
+                    "given group\") and returns at once, leaving the output as it was (None in an object list), and "
+                    "the script then used it.",
+                    "Call a subgroup's collectives only on its members (if rank in group_ranks: ...), or give the "
+                    "call a group every calling rank belongs to; torch.distributed.get_rank(group) is -1 outside it. "
+                    "A restart fails the same way.", retry=False)
+WORLD_READS_BEFORE = (NOT_IN_GROUP,)
+
 WORLD_SIGNATURES: tuple[Signature, ...] = (
+    NOT_IN_GROUP,
     # Gloo's tcp transport, Device::connect (later Device::isInitiator): the two ends of a pair are ordered by their
     # addresses, after GLOO_ENFORCE_EQ(ss1.ss_family, ss2.ss_family) of the local and the remote sockaddr, printed
     # "[enforce fail at .../gloo/transport/tcp/device.cc:N] ss1.ss_family == ss2.ss_family. A vs B" (2 = AF_INET,
