@@ -22,8 +22,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from dscluster.runs.supervising.reaper import proc_environ
-
 LOCK_NAME = "lock"
 SCAN_EVERY = 2.0  # an op build takes tens of seconds at least: a holder is seen long before it could be killed
 
@@ -34,6 +32,20 @@ class HeldLock:
     dev: int
     ino: int
     ctime_ns: int  # with dev and ino, the file itself: a lock made again at once may reuse the inode number
+
+
+def _environ(pid: int) -> dict[str, str]:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            items = f.read().split(b"\0")
+    except OSError:
+        return {}
+    out = {}
+    for item in items:
+        key, sep, value = item.partition(b"=")
+        if sep and key in (b"TORCH_EXTENSIONS_DIR", b"HOME", b"XDG_CACHE_HOME"):
+            out[key.decode()] = value.decode(errors="replace")
+    return out
 
 
 def extensions_root(env: dict[str, str]) -> str | None:
@@ -47,7 +59,7 @@ def extensions_root(env: dict[str, str]) -> str | None:
 
 def held_by(pid: int, root: str | None = None) -> list[HeldLock]:
     """The JIT locks process `pid` holds open (none when it is gone or not this user's)."""
-    root = root or extensions_root(proc_environ(pid))
+    root = root or extensions_root(_environ(pid))
     if not root:
         return []
     try:
@@ -105,7 +117,7 @@ class LockWatch:
     def scan(self, pids: list[int]) -> None:
         for pid in pids:
             if pid not in self.roots:
-                self.roots[pid] = extensions_root(proc_environ(pid))
+                self.roots[pid] = extensions_root(_environ(pid))
             for lock in held_by(pid, self.roots[pid]):
                 self.holders[lock] = (pid, _started(pid))
 
