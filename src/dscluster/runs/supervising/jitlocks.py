@@ -12,9 +12,9 @@ it), and once that process is gone nobody can release it. So the watchdog notes,
 before it reaps, which of the run's processes hold a `lock` under their torch extensions cache (TORCH_EXTENSIONS_DIR
 in their environment, else ~/.cache/torch_extensions of their HOME), and removes such a lock once its holder is gone,
 if the same file (device, inode, change time) is still there and no process has it open: a lock another process took
-since is another file, kept. A lock
-whose holder it never saw (taken and orphaned between two scans, or by a process outside the run) is left: doctor
-and the launch's preflight name those (doctor/checks_cluster.py `check_jit_lock`). Stdlib only.
+since is another file, kept. A lock whose holder it never saw (taken and orphaned between two scans, or by a process
+outside the run) is left: doctor and the launch's preflight name those (doctor/checks_cluster.py `check_jit_lock`).
+Stdlib only.
 """
 
 from __future__ import annotations
@@ -115,9 +115,9 @@ class LockWatch:
         self.next_scan = 0.0
 
     def scan(self, pids: list[int]) -> None:
+        # Each pid's cache root, read once while it lives (a long run's DataLoader workers come and go: no others kept).
+        self.roots = {pid: self.roots[pid] if pid in self.roots else extensions_root(_environ(pid)) for pid in pids}
         for pid in pids:
-            if pid not in self.roots:
-                self.roots[pid] = extensions_root(_environ(pid))
             for lock in held_by(pid, self.roots[pid]):
                 self.holders[lock] = (pid, _started(pid))
 
