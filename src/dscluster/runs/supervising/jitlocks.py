@@ -22,6 +22,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from dscluster.runs.supervising.reaper import proc_environ
+
 LOCK_NAME = "lock"
 SCAN_EVERY = 2.0  # an op build takes tens of seconds at least: a holder is seen long before it could be killed
 
@@ -32,20 +34,6 @@ class HeldLock:
     dev: int
     ino: int
     ctime_ns: int  # with dev and ino, the file itself: a lock made again at once may reuse the inode number
-
-
-def _environ(pid: int) -> dict[str, str]:
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as f:
-            items = f.read().split(b"\0")
-    except OSError:
-        return {}
-    out = {}
-    for item in items:
-        key, sep, value = item.partition(b"=")
-        if sep and key in (b"TORCH_EXTENSIONS_DIR", b"HOME", b"XDG_CACHE_HOME"):
-            out[key.decode()] = value.decode(errors="replace")
-    return out
 
 
 def extensions_root(env: dict[str, str]) -> str | None:
@@ -59,7 +47,7 @@ def extensions_root(env: dict[str, str]) -> str | None:
 
 def held_by(pid: int, root: str | None = None) -> list[HeldLock]:
     """The JIT locks process `pid` holds open (none when it is gone or not this user's)."""
-    root = root or extensions_root(_environ(pid))
+    root = root or extensions_root(proc_environ(pid))
     if not root:
         return []
     try:
@@ -116,7 +104,7 @@ class LockWatch:
 
     def scan(self, pids: list[int]) -> None:
         # Each pid's cache root, read once while it lives (a long run's DataLoader workers come and go: no others kept).
-        self.roots = {pid: self.roots[pid] if pid in self.roots else extensions_root(_environ(pid)) for pid in pids}
+        self.roots = {pid: self.roots[pid] if pid in self.roots else extensions_root(proc_environ(pid)) for pid in pids}
         for pid in pids:
             for lock in held_by(pid, self.roots[pid]):
                 self.holders[lock] = (pid, _started(pid))

@@ -59,6 +59,21 @@ def _signal_all(pids: list[int], sig: int) -> None:
             pass
 
 
+def proc_environ(pid: int) -> dict[str, str]:
+    """A process's initial environment ({} when it is gone or not this user's)."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            items = f.read().split(b"\0")
+    except OSError:
+        return {}
+    out = {}
+    for item in items:
+        k, sep, v = item.partition(b"=")
+        if sep:
+            out[k.decode(errors="replace")] = v.decode(errors="replace")
+    return out
+
+
 def _is_rank(pid: int) -> bool:
     """A rank of the run (or a process of one: its data loader's workers): RANK is in its environment, which
     DeepSpeed's launch.py (or a backend's rank shim) gives each rank; the launchers themselves have none."""

@@ -160,20 +160,6 @@ def _ranks_text(nums: list[int]) -> str:
 
 
 # ---- on the node -------------------------------------------------------------------------------
-def _environ(pid: int) -> dict[str, str]:
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as f:
-            items = f.read().split(b"\0")
-    except OSError:
-        return {}
-    out = {}
-    for item in items:
-        k, sep, v = item.partition(b"=")
-        if sep:
-            out[k.decode(errors="replace")] = v.decode(errors="replace")
-    return out
-
-
 def _ppid(pid: int) -> int:
     try:
         with open(f"/proc/{pid}/stat") as f:
@@ -185,12 +171,12 @@ def _ppid(pid: int) -> int:
 def rank_processes(run_id: str) -> list[tuple[int, int]]:
     """(pid, rank) of the run's ranks on this machine: processes of the run with RANK set whose parent
     is not itself a rank (a data loader worker inherits RANK; it is not another rank)."""
-    from dscluster.runs.supervising.reaper import run_pids
+    from dscluster.runs.supervising.reaper import proc_environ, run_pids
 
     pids = run_pids(run_id)
     ranked = {}
     for pid in pids:
-        rank = _environ(pid).get("RANK")
+        rank = proc_environ(pid).get("RANK")
         if rank is not None and rank.isdigit() and not _is_mask_wrapper(pid):
             ranked[pid] = int(rank)
     return sorted(((p, r) for p, r in ranked.items() if _ppid(p) not in ranked), key=lambda t: t[1])
