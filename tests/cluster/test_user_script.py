@@ -4,6 +4,7 @@ a rank killed by SIGKILL is explained as such. Real sshd, pdsh, DeepSpeed's laun
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import shutil
@@ -45,6 +46,19 @@ def dsc(sim, work):
 
 def _record(work: Path, run_id: str) -> dict:
     return store.read_record(store.run_path(work, run_id)).to_json()
+
+
+FIRST_STEPS_S = 420  # a fresh node cache builds DeepSpeed's CPU collectives op first: minutes on a busy 2-core machine
+
+
+@contextlib.contextmanager
+def _stopped_at_the_end(work: Path, dsc, run_id: str):
+    """The test's run is stopped when the test ends, pass or fail, unless it already finished."""
+    try:
+        yield
+    finally:
+        if _record(work, run_id).get("status") not in store.FINISHED:
+            dsc("stop", run_id)
 
 
 def _wait_end(work: Path, run_id: str, timeout: float = 240) -> dict:
@@ -112,10 +126,15 @@ def test_a_hung_rank_is_named_with_its_stack(work, dsc):
               "--hang-rank", "2")
     assert res.returncode == 0, res.stderr
     run_id = res.stdout.strip()
+    with _stopped_at_the_end(work, dsc, run_id):
+        _hung_rank_named(work, dsc, run_id)
+
+
+def _hung_rank_named(work: Path, dsc, run_id: str) -> None:
     run_dir = store.run_path(work, run_id)
     # While it hangs: `dscluster stacks` groups the ranks and names the odd one out.
     assert wait_for(lambda: "step 2 " in "".join(p.read_text() for p in (run_dir / "logs").glob("*_rank0.log")),
-                    180, 0.5)
+                    FIRST_STEPS_S, 0.5), _tails(run_dir)
     assert wait_for(lambda: "ranks 0-1" in dsc("stacks", run_id).stdout, 30, 1.0)
     res = dsc("stacks", run_id)
     assert "rank 2 on node2 in load_batch at hang_ds_script.py:" in res.stdout, res.stdout + res.stderr
@@ -139,15 +158,25 @@ def test_a_rank_killed_by_sigkill_is_explained_as_such(sim, work, dsc):
               "hang_ds_script.py", "--hang-at", "-1")
     run_id = res.stdout.strip()
     run_dir = store.run_path(work, run_id)
-    assert wait_for(lambda: "step 2 " in "".join(p.read_text() for p in (run_dir / "logs").glob("*_rank2.log")),
-                    180, 0.5)
-    _kill_rank_on(sim, "node2", run_id)
-    record = _wait_end(work, run_id, 120)
+    with _stopped_at_the_end(work, dsc, run_id):
+        assert wait_for(lambda: "step 2 " in "".join(p.read_text() for p in (run_dir / "logs").glob("*_rank2.log")),
+                        FIRST_STEPS_S, 0.5), _tails(run_dir)
+        _kill_rank_on(sim, "node2", run_id)
+        record = _wait_end(work, run_id, 120)
     attempt = record["attempts"][-1]
     assert attempt["reason"] == "rank 2 on node2 killed by SIGKILL", attempt
     exp = record["explanation"]
     assert exp["signature"] == "rank-signal" and exp["params"]["sig"] == "SIGKILL", exp
     assert "dmesg" in exp["params"]["show"] and record["exit_code"] == 137
+
+
+def _tails(run_dir: Path, lines: int = 30) -> str:
+    """The run's events and every log's last lines: why a run did not get where a test waited for it."""
+    out = [*(run_dir / "events.jsonl").read_text(errors="replace").splitlines()[-lines:]] \
+        if (run_dir / "events.jsonl").exists() else []
+    for path in sorted((run_dir / "logs").glob("*.log")):
+        out += [f"--- {path.name}", *path.read_text(errors="replace").splitlines()[-lines:]]
+    return "\n".join(out)
 
 
 def _kill_rank_on(sim, node: str, run_id: str) -> None:

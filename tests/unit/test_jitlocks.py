@@ -119,3 +119,79 @@ def test_the_watchdog_removes_the_lock_of_a_rank_killed_while_it_built(tmp_path)
         dog.stdin.flush()
         dog.wait(timeout=30)
     assert f"removed {os.path.realpath(lock)}: torch's JIT build lock" in err.read_text()
+
+
+def test_a_build_in_progress_is_progress_against_the_stall_timeout(tmp_path):
+    """A first run compiles an op for minutes, printing nothing, while the other ranks wait in FileBaton.wait: the
+    node's watchdog says `build=1` while a process of the run holds the lock, and the supervisor's watch counts
+    it as progress (a stall timeout of 2 s would otherwise fire); once the holder is gone, idle time grows again."""
+    from dscluster.cluster.runner import LocalRunner
+    from dscluster.runs.supervising.channel import NodeChannel
+    from dscluster.runs.supervising.watching import AttemptWatch
+
+    root = tmp_path / "ext"
+    lock = root / "py311_cpu" / "deepspeed_shm_comm" / "lock"
+    run_id = f"jitbuild-{os.getpid()}"
+    rank = _builder(lock, {"TORCH_EXTENSIONS_DIR": str(root), "DSCLUSTER_RUN_ID": run_id, "RANK": "0"})
+    run_dir = tmp_path / "run"
+    (run_dir / "logs").mkdir(parents=True)
+    log = run_dir / "logs" / "launcher.log"
+    log.write_text("")
+    chan = NodeChannel("localhost", LocalRunner(), sys.executable, run_id, ping_timeout=600)
+    watch = AttemptWatch([chan], run_dir=run_dir, log_path=log, stall_timeout=2.0)
+    try:
+        assert chan.wait_ready(60)
+        runner = type("Runner", (), {"poll": lambda self: None, "pid": 0, "stdout": None})()
+        watch.runner_started(runner, 0, world=1)
+        deadline = time.monotonic() + 60
+        while not chan.building and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert chan.building, "no heartbeat said build=1 while the rank held the lock"
+        started = time.monotonic()
+        while time.monotonic() - started < 4.0:  # twice the stall timeout, silent logs: still no idle time
+            assert watch.observe().idle < 1.0
+            time.sleep(0.2)
+        _gone(rank)
+        deadline = time.monotonic() + 60
+        while chan.building and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not chan.building
+        deadline = time.monotonic() + 60
+        while watch.observe().idle < 2.5 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert watch.observe().idle >= 2.5  # nothing builds now: silence counts again
+    finally:
+        if rank.poll() is None:
+            _gone(rank)
+        watch.close()
+
+
+def test_a_holder_killed_and_left_a_zombie_counts_as_gone(tmp_path):
+    """A rank killed with its launcher is left to its pid namespace's init, which in a container (a simulated node)
+    may never reap it: the zombie keeps its pid and start time, but no descriptor, so its lock is removed."""
+    root = tmp_path / "ext"
+    lock = root / "py311_cpu" / "deepspeed_shm_comm" / "lock"
+    lock.parent.mkdir(parents=True)
+    parent = subprocess.Popen([sys.executable, "-c", (
+        "import subprocess, sys, time\n"
+        f"child = subprocess.Popen([sys.executable, '-c', {BUILDER!r}, sys.argv[1]], stdout=subprocess.PIPE, text=True)\n"
+        "print(child.pid, child.stdout.readline().strip(), flush=True)\n"
+        "time.sleep(600)  # never waits for the child: once killed it stays a zombie\n"), str(lock)],
+        stdout=subprocess.PIPE, text=True, env={**os.environ, "TORCH_EXTENSIONS_DIR": str(root)})
+    try:
+        pid, state = parent.stdout.readline().split()
+        assert state == "held"
+        watch = jitlocks.LockWatch()
+        watch.scan([int(pid)])
+        assert watch.building and watch.release_orphans() == []
+        os.kill(int(pid), signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while jitlocks._started(int(pid)) is not None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        with open(f"/proc/{pid}/stat") as f:
+            assert f.read().rsplit(")", 1)[1].split()[0] == "Z"  # still there, unreaped
+        assert watch.release_orphans() == [os.path.realpath(lock)] and not lock.exists()
+        watch.scan([int(pid)])
+        assert not watch.building
+    finally:
+        _gone(parent)

@@ -49,6 +49,7 @@ class NodeChannel:
         self._kill_sent = False
         self.reaped: str | None = None
         self.prog, self._prog_at = "", 0.0  # the ranks' progress, as the last heartbeat said it (runs/supervising/hang.py)
+        self.building = False  # the last heartbeat said a process of the run compiles an op (torch's JIT build lock)
         self.closed = False  # its stdout reached EOF: the ssh session (or the node) is gone
         self._lock = threading.Lock()
         self._ready = threading.Event()
@@ -66,6 +67,7 @@ class NodeChannel:
                 except (IndexError, ValueError):
                     pass
                 self._note_ranks(line, now)
+                self.building = " build=1" in line
                 self.prog, self._prog_at = next((w[5:] for w in line.split() if w.startswith("prog=")), ""), now
                 self._ready.set()
             elif line.startswith("reaped"):

@@ -14,6 +14,10 @@ in their environment, else ~/.cache/torch_extensions of their HOME), and removes
 if the same file (device, inode, change time) is still there and no process has it open: a lock another process took
 since is another file, kept. A lock whose holder it never saw (taken and orphaned between two scans, or by a process
 outside the run) is left: doctor and the launch's preflight name those (doctor/checks_cluster.py `check_jit_lock`).
+
+The same scan says whether a process of the run holds a lock now (`building`): it compiles an op (minutes on a fresh
+cache, printing nothing) while the other ranks wait in `FileBaton.wait`; the heartbeat carries it, and the supervisor
+counts it as progress against the stall timeout (runs/supervising/watching.py): a first run's build is no hang.
 Stdlib only.
 """
 
@@ -86,12 +90,15 @@ def open_elsewhere(path: str) -> bool:
 
 
 def _started(pid: int) -> str | None:
-    """The process's start time (field 22 of /proc/PID/stat): a pid reused later is another process."""
+    """The process's start time (field 22 of /proc/PID/stat): a pid reused later is another process. None when it is
+    gone or a zombie: a zombie's descriptors are closed, and it stays one as long as nobody reaps it (a rank whose
+    launcher was killed with it is left to the pid namespace's init, which in a container may never reap)."""
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
-            return f.read().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
         return None
+    return None if len(fields) < 20 or fields[0] in ("Z", "X") else fields[19]
 
 
 class LockWatch:
@@ -101,13 +108,16 @@ class LockWatch:
         self.holders: dict[HeldLock, tuple[int, str | None]] = {}
         self.roots: dict[int, str | None] = {}
         self.next_scan = 0.0
+        self.building = False  # at the last scan a process of the run held a lock: it builds (or loads) an op
 
     def scan(self, pids: list[int]) -> None:
         # Each pid's cache root, read once while it lives (a long run's DataLoader workers come and go: no others kept).
         self.roots = {pid: self.roots[pid] if pid in self.roots else extensions_root(proc_environ(pid)) for pid in pids}
+        self.building = False
         for pid in pids:
             for lock in held_by(pid, self.roots[pid]):
                 self.holders[lock] = (pid, _started(pid))
+                self.building = True
 
     def release_orphans(self) -> list[str]:
         """Remove each lock whose holder is gone and whose file is still the one it held; the paths removed."""

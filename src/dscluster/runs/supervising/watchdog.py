@@ -5,9 +5,10 @@ DeepSpeed runner, and keeps its stdin open. Protocol, one line each way:
 
   supervisor -> node: "ping" (every quarter second), "kill [GRACE [all]]" (tear the attempt down here now;
                       `all`: the run ends, later attempts' pre-warmed launchers go too), "exit"
-  node -> supervisor: "hb <number of the run's processes here> ranks=<RANK,...> stopped=<RANK,...> [prog=...]"
+  node -> supervisor: "hb <number of the run's processes here> ranks=<RANK,...> stopped=<RANK,...> [build=1] [prog=...]"
                       every quarter second (stopped: ranks in the stopped state, SIGSTOP or a debugger: their
-                      collectives hang every other rank; prog: each rank's collectives and idleness,
+                      collectives hang every other rank; build: a process of the run holds torch's JIT build lock,
+                      it compiles an op; prog: each rank's collectives and idleness,
                       runs/supervising/rankprogress.py), and "reaped N (why)" when it tore the run down here.
 
 Why it exists: the run's ranks must not outlive the supervisor (SIGKILLed, its machine gone) nor a
@@ -114,7 +115,7 @@ def serve(run_id: str, ping_timeout: float, grace: float, interval: float = 0.25
             ranks, stopped = rank_numbers(pids), stopped_ranks(pids)
             prog = rankprogress.report(run_id, attempt, pids, activity)
             if not _say(f"hb {len(pids)} ranks={','.join(map(str, ranks))} stopped={','.join(map(str, stopped))}"
-                        + (f" {prog}" if prog else "")):
+                        + (" build=1" if locks.building else "") + (f" {prog}" if prog else "")):
                 reason = "stdout closed"
                 break
             next_hb = now + interval

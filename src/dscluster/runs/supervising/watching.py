@@ -148,6 +148,8 @@ class AttemptWatch:
             mark = progress_mark(self.run_dir)
             if mark != self._mark:
                 self._mark, self._last_progress = mark, now
+            elif any(ch.building for ch in self.chans if not ch.closed):
+                self._last_progress = now  # an op compiles (silent for minutes on a fresh cache): no stall
             idle = now - self._last_progress
         ranks = tuple(r for ch in self.chans for r in hang.parse(ch.prog, ch.node, ch.prog_age()))
         return Observation(now, rc, text, self._ranks_ok, self._world, tuple(ch.view() for ch in self.chans),
