@@ -121,10 +121,11 @@ def test_the_watchdog_removes_the_lock_of_a_rank_killed_while_it_built(tmp_path)
     assert f"removed {os.path.realpath(lock)}: torch's JIT build lock" in err.read_text()
 
 
-def test_a_build_in_progress_is_progress_against_the_stall_timeout(tmp_path):
+def test_a_build_in_progress_is_progress_against_the_stall_timeout(tmp_path, monkeypatch):
     """A first run compiles an op for minutes, printing nothing, while the other ranks wait in FileBaton.wait: the
     node's watchdog says `build=1` while a process of the run holds the lock, and the supervisor's watch counts
-    it as progress (a stall timeout of 2 s would otherwise fire); once the holder is gone, idle time grows again."""
+    it as progress (a stall timeout of 2 s would otherwise fire) up to BUILD_MAX_S (a compiler stuck longer is a
+    stall); once the holder is gone, idle time grows again."""
     from dscluster.cluster.runner import LocalRunner
     from dscluster.runs.supervising.channel import NodeChannel
     from dscluster.runs.supervising.watching import AttemptWatch
@@ -151,6 +152,13 @@ def test_a_build_in_progress_is_progress_against_the_stall_timeout(tmp_path):
         while time.monotonic() - started < 4.0:  # twice the stall timeout, silent logs: still no idle time
             assert watch.observe().idle < 1.0
             time.sleep(0.2)
+        from dscluster.runs.supervising import watching
+
+        monkeypatch.setattr(watching, "BUILD_MAX_S", 3.0)  # a build going on longer than that is stuck
+        deadline = time.monotonic() + 60
+        while watch.observe().idle < 1.5 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert chan.building and watch.observe().idle >= 1.5
         _gone(rank)
         deadline = time.monotonic() + 60
         while chan.building and time.monotonic() < deadline:

@@ -60,6 +60,11 @@ def log_sizes(run_dir: Path, log_path: Path) -> dict[Path, int]:
     return sizes
 
 
+# A JIT build counts as progress this long at most: CUDA ops for several architectures take 10-20 minutes; a
+# compiler stuck longer (a hung nvcc, a build directory on a frozen mount) is a stall like any other.
+BUILD_MAX_S = 1800.0
+
+
 def progress_mark(run_dir: Path) -> tuple:
     """The sizes of metrics.jsonl and every log: a change is progress."""
     sizes = []
@@ -125,6 +130,7 @@ class AttemptWatch:
         self.runner: subprocess.Popen | None = None
         self._offset, self._world, self._ranks_ok = 0, 0, 0
         self._mark, self._last_progress = (), time.monotonic()
+        self._build_since: float | None = None  # since when a node's watchdog says an op compiles
         self.lingering = False  # a clean end: the channels are closed once the run's end is recorded
 
     def runner_started(self, runner: subprocess.Popen, log_offset: int, world: int) -> None:
@@ -146,9 +152,11 @@ class AttemptWatch:
         idle = 0.0
         if self._stall_timeout:
             mark = progress_mark(self.run_dir)
+            building = any(ch.building for ch in self.chans if not ch.closed)
+            self._build_since = (self._build_since or now) if building else None
             if mark != self._mark:
                 self._mark, self._last_progress = mark, now
-            elif any(ch.building for ch in self.chans if not ch.closed):
+            elif building and now - self._build_since < BUILD_MAX_S:
                 self._last_progress = now  # an op compiles (silent for minutes on a fresh cache): no stall
             idle = now - self._last_progress
         ranks = tuple(r for ch in self.chans for r in hang.parse(ch.prog, ch.node, ch.prog_age()))
