@@ -328,6 +328,22 @@ CHECKPOINT_SIGNATURES: tuple[Signature, ...] = (
          "For a new head, pass ignore_mismatched_sizes=True to from_pretrained (the listed parameters start fresh; "
          "train them); if layers other than the head mismatch, build the model with the checkpoint's own config "
          "(AutoConfig.from_pretrained of the same directory). A restart fails the same way.", retry=False),
+    # Round 189 (live): nn.Module.load_state_dict (torch/nn/modules/module.py, strict=True) reports missing keys and no
+    # other error: its "Missing key(s) in state_dict: ..." line (inserted first) is the last of the report, with no
+    # "Unexpected key(s)" or "size mismatch for" line after it. The file holds a part of what the model has. Before
+    # sigmessages.py's ckpt-model-mismatch, which reads every such report.
+    _sig("state-dict-partial-strict", _MISSING + r"(?P<ev>\"[^\n]{0,2000}?\")\.[ \t]*(?:\n(?![^\n]{0,80}?(?:Unexpected "
+         r"key\(s\) in state_dict|size mismatch for ))|\Z)",
+         "load_state_dict (strict=True, its default) found parameters of the model that the file does not hold, and "
+         "nothing in the file that the model lacks: the file holds only part of the model (the adapter weights alone, "
+         "a LoRA/PEFT save of its lora_ entries; only the trainable parameters; one submodule's state_dict; a save "
+         "that left out tied weights), or the model has layers the saved one did not (more layers, a new head, "
+         "adapters added since).",
+         "Load a partial file over complete weights: load the base model's own weights first, then the file with "
+         "strict=False, and check what it reports (r = model.load_state_dict(sd, strict=False); assert not "
+         "r.unexpected_keys, and every key in r.missing_keys is one the file was never meant to hold); or save the "
+         "whole state_dict; if layers are missing, build the model with the configuration it was saved with. A "
+         "restart fails the same way.", retry=False),
 )
 
 # Read with the lines before a rank's error too (sigmessages.READS_BEFORE): DeepSpeed's warning is logged before the

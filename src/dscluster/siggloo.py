@@ -96,6 +96,24 @@ GLOO_SIGNATURES: tuple[Signature, ...] = (
     # lists that differ by rank, async checkpoint collectives racing the training loop's). Not the peers' "Read error
     # ... Connection reset by peer" after the abort (gloo-peer-closed), nor pair.cc's other enforcements
     # (`op.nwritten == op.preamble.nbytes`, `op.preamble.roffset + op.preamble.length <= op.buf->size_`).
+    # Round 189 (live): the same mismatch where DDP's constructor made the collectives: torch/nn/parallel/
+    # distributed.py __init__ checks the parameters' shapes (distributed/utils.py _verify_param_shape_across_processes,
+    # ATen's "DDP expects same model across all ranks, but Rank N has M params, while rank 0 has K ...") and broadcasts
+    # rank 0's (_sync_module_states -> _sync_params_and_buffers); a rank whose model has other parameters sends or
+    # expects another number of bytes. Only where a stream of the failure shows DDP's constructor there (_BUILDING_DDP).
+    _sig("ddp-model-differs-by-rank", r"\bDDP expects same model across all ranks|"
+         r"\bop\.preamble\.length <= op\.nbytes\. \d+ vs \d+|Received data size doesn't match expected size\. Is there "
+         r"a distributed collective mismatch",
+         "The ranks gave DistributedDataParallel models with different parameters: when DDP is built it checks the "
+         "parameters' shapes across ranks and broadcasts rank 0's, and one rank's model has other or more parameters "
+         "than another's. Code that changes the model ran on some ranks only (adapters injected, layers frozen, "
+         "replaced or resized inside `if rank == 0:` next to the printing of the parameter count), or the ranks built "
+         "it from different configs or checkpoints.",
+         "Build the same model on every rank before wrapping it: move every change to the model (adding LoRA or other "
+         "adapters, freezing, resizing embeddings, loading weights) out of rank-only branches, leave only printing "
+         "and saving under `if rank == 0:`, and give every rank the same config (print sum(p.numel() for p in "
+         "model.parameters()) on each rank to compare). A restart fails the same way.", retry=False,
+         aside_if=lambda m, texts: not m.group(0).startswith("DDP") and not _building_ddp(texts)),
     _sig("collective-mismatch", r"\bop\.preamble\.length <= op\.nbytes\. \d+ vs \d+|Received data size doesn't match "
          r"expected size\. Is there a distributed collective mismatch",
          "A gloo collective received more data from a peer than this rank's own call expects: the ranks called "
@@ -246,3 +264,11 @@ GLOO_SIGNATURES: tuple[Signature, ...] = (
          "needed); one forward of the DDP module per backward. TORCH_DISTRIBUTED_DEBUG=DETAIL names the parameter. "
          "A restart fails the same way.", retry=False),
 )
+
+
+# DDP's constructor in a rank's traceback, at the point where it compares or broadcasts the model's parameters.
+_BUILDING_DDP = re.compile(r"in (?:_sync_module_states|_sync_params_and_buffers|_verify_param_shape_across_processes)\b")
+
+
+def _building_ddp(texts: Iterable[str]) -> bool:
+    return any(_BUILDING_DDP.search(t) for t in texts)

@@ -144,18 +144,22 @@ LIBRARY_SIGNATURES: tuple[Signature, ...] = (
          "transformers' DataCollatorWithPadding for tokenized text), or pad/truncate every sample to one length in "
          "the dataset (tokenizer(..., padding=\"max_length\", truncation=True)); resize images to one size in the "
          "transform. A restart fails the same way.", retry=False),
-    # torch's dtype checks (matmul/addmm, conv's input vs weight, a loss's backward), in their older wordings too.
+    # torch's dtype checks (matmul/addmm, conv's input vs weight, a loss's backward), in their older wordings too; round
+    # 189: the CPU addmm/mm check behind `@` (ATen's "expected m1 and m2 to have the same dtype, but got: A != B").
     _sig("dtype-mismatch", r"expected scalar type \w+ but found \w+|Expected object of scalar type \w+ but got scalar "
-         r"type \w+|Found dtype \w+ but expected \w+|expected mat1 and mat2 to have the same dtype|"
+         r"type \w+|Found dtype \w+ but expected \w+|expected (?:mat1 and mat2|m1 and m2) to have the same dtype|"
          r"mat1 and mat2 must have the same dtype|Input type \((?:torch\.)?(?:cuda\.)?(\w+?)Tensor\) and weight type "
          r"\((?:torch\.)?(?:cuda\.)?(?!\1Tensor)\w+Tensor\) should be the same|"
          r"Input type \(c10::(?:Half|BFloat16)\) and bias type \(float\)|Input type \(float\) and bias type \(c10::",
          "One operation got tensors of two precisions (float16/bfloat16 and float32): the model runs in half "
          "precision (DeepSpeed's fp16/bf16 casts the model) while an input, a buffer or a tensor the script makes "
-         "stays float32, or the reverse.",
+         "stays float32, or the reverse; or parameters created after the model was cast (LoRA or other adapters, a "
+         "new layer, added after deepspeed.initialize or model.half()/.to(torch.bfloat16)) stay float32.",
          "Cast the inputs to the model's dtype (batch = batch.to(engine.module.dtype) for floating-point inputs), make "
          "new tensors with dtype= of the tensor they meet, or run that part under torch.autocast; with DeepSpeed's "
-         "fp16/bf16 the model is half, so its inputs must be too.", retry=False),
+         "fp16/bf16 the model is half, so its inputs must be too; add adapters and new layers before "
+         "deepspeed.initialize (so that the engine casts and trains them), or create them in the model's dtype.",
+         retry=False),
     # torch.load's restricted unpickler (weights_only=True, the default since torch 2.6).
     _sig("ckpt-weights-only", r"WeightsUnpickler error: Unsupported (?:global|class)|"
          r"Unsupported global: GLOBAL [\w.]+ was not an allowed global",

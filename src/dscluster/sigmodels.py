@@ -142,6 +142,21 @@ MODEL_SIGNATURES: tuple[Signature, ...] = (
          "Tokenize with truncation=True and max_length at most config.max_position_embeddings (and padding to that "
          "length, not more), or build the model with max_position_embeddings at least the longest sequence (a "
          "pretrained model's cannot grow without new position weights). A restart fails the same way.", retry=False),
+    # Round 189 (live): merging LoRA adapters into the base weights by hand, in place (W += delta, W.add_(delta),
+    # W.data += ...) with a delta built from LoRA's two factors under their conventional names (peft's and loralib's
+    # lora_A / lora_B), and torch's broadcast check refusing it ("The size of tensor a (N) must match the size of tensor
+    # b (M) at non-singleton dimension D"): the delta's shape is not the weight's. Only under such a code line.
+    _sig("lora-merge-shape",
+         r"\bweight(?:\.data)?\s*(?:\+=|-=|\.(?:add_|sub_|copy_)\()[^\n]{0,200}?\blora_[AB]\b[^\n]{0,200}\n"
+         r"(?:[^\n]*\n){0,2}?[^\n]*?(?P<ev>RuntimeError: The size of tensor a \(\d+\) must match the size of tensor b "
+         r"\(\d+\) at non-singleton dimension \d+)",
+         "The LoRA merge adds to a base weight a delta of another shape: a Linear's weight is (out_features, "
+         "in_features) and its delta is lora_B @ lora_A, (out, r) times (r, in); the factors were multiplied in the "
+         "other order or transposed (lora_A.T @ lora_B.T is the delta's transpose, (in, out)), or a weight stored "
+         "transposed (GPT-2's Conv1D, peft's fan_in_fan_out) was merged as a Linear's (or the reverse).",
+         "Build the delta as the forward pass uses the factors: for x @ lora_A.T @ lora_B.T the delta is (lora_B @ "
+         "lora_A) * scaling, of the weight's shape; for a weight stored (in, out) add its transpose; check "
+         "delta.shape == weight.shape before adding. A restart fails the same way.", retry=False),
     # transformers' *ForSequenceClassification of decoder models (modeling_gpt2.py, modeling_layers.py's generic
     # classifier for Llama/Mistral/Qwen, bloom, gpt_neox, opt...): "Cannot handle batch sizes > 1 if no padding token
     # is defined." when config.pad_token_id is None, the words of transformers 4.x and 5.x.
@@ -178,12 +193,16 @@ MODEL_SIGNATURES: tuple[Signature, ...] = (
     _sig("loss-target-batch-mismatch", r"\bExpected input batch_size \(\d+\) to match target batch_size \(\d+\)",
          "The loss got a different number of predictions and targets: labels of another shape than the model's "
          "output, such as labels shifted by hand (input_ids[:, 1:]) for a Hugging Face causal LM that shifts them "
-         "itself, labels padded or truncated to another length than input_ids, one label per token given to a "
-         "per-sequence classifier (or the reverse), or logits and labels flattened with different dimensions.",
+         "itself, labels padded or truncated to another length than input_ids, labels of input_ids' length while "
+         "the model sees a longer sequence (prompt tuning's virtual tokens or a prefix prepended to inputs_embeds), "
+         "one label per token given to a per-sequence classifier (or the reverse), or logits and labels flattened "
+         "with different dimensions.",
          "Give labels the shape the loss expects: for a transformers causal LM pass labels with the same shape as "
-         "input_ids (labels = input_ids, -100 at padding; the model shifts them); for sequence classification one "
-         "label per row; in a hand-written loss flatten logits to (N, vocab) and labels to (N,) from the same "
-         "positions. A restart fails the same way.", retry=False),
+         "input_ids (labels = input_ids, -100 at padding; the model shifts them), and where embeddings are "
+         "prepended (virtual tokens, a prefix) pad the labels with -100 at those positions (torch.cat([torch.full(("
+         "batch, n_virtual), -100), labels], 1)); for sequence classification one label per row; in a hand-written "
+         "loss flatten logits to (N, vocab) and labels to (N,) from the same positions. A restart fails the same "
+         "way.", retry=False),
     # Round 187 (live): transformers' resize_token_embeddings (modeling_utils.py _get_resized_embeddings:
     # `old_num_tokens, old_embedding_dim = old_embeddings.weight.size()`; _get_resized_lm_head: `old_num_tokens,
     # old_lm_head_dim = (old_lm_head.weight.size() ...`) meeting a 1-D weight: ZeRO-3's partition placeholder, where
