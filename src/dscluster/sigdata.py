@@ -12,6 +12,7 @@ ValueError is more specific than a Python error's type. The real logs they are m
 
 from __future__ import annotations
 
+from dscluster.sigseeding import SEEDING_SIGNATURES
 from dscluster.sigtypes import Signature
 from dscluster.sigtypes import sig as _sig
 from dscluster.sigwords import _PICKLE_REFUSED
@@ -32,6 +33,7 @@ _HF_CACHE_PATH = (r"(?![^'\"\n]{0,400}?" + _HUB_DOWNLOAD + r")"
                   r"webdataset|sql|xml)[/\\]default(?:-[0-9a-z]{8,20})?[/\\]\d+\.\d+\.\d+[/\\])")
 
 DATA_SIGNATURES: tuple[Signature, ...] = (
+    *SEEDING_SIGNATURES,  # round 190 (determinism and seeding), sigseeding.py
     # webdataset's shardlists.py, single_node_only (the default nodesplitter of wds.WebDataset since v2): with
     # world_size > 1 it raises ValueError("you need to add an explicit nodesplitter to your input pipeline for
     # multi-node training"); 0.2.x before the maintainer's rewording said "input pipeline needs to be reconfigured for

@@ -17,8 +17,11 @@ from dscluster.sigtypes import sig as _sig
 # torch/cuda/__init__.py calls torch._C._cuda_setDevice (set_device; init_device_mesh("cuda") on a CPU build),
 # _cuda_getDevice, _cuda_getDeviceCount..., which that build's torch._C lacks, so Python says "module 'torch._C' has no
 # attribute '_cuda_setDevice'" rather than "Torch not compiled with CUDA enabled". Read by sigmessages.py's no-gpu.
+# Round 190: a CUDA torch.Generator (torch.Generator(device="cuda:N")) on such a build: ATen's detail/CUDAHooks
+# "Cannot get CUDA generator without ATen_cuda library." (torch 1.x and 2.x).
 CUDA_NOT_BUILT = (r"module 'torch\._C' has no attribute '_cuda_(?:setDevice|getDevice|getDeviceCount|init|exchangeDevice|"
-                  r"maybeExchangeDevice|emptyCache|synchronize|getCurrentStream|setStream)'")
+                  r"maybeExchangeDevice|emptyCache|synchronize|getCurrentStream|setStream)'|"
+                  r"Cannot get CUDA generator without ATen_cuda library")
 
 DEVICE_SIGNATURES: tuple[Signature, ...] = (
     # NVML (nvidia-smi, the container toolkit's nvidia-container-cli) and the kernel's own line for the same state.
