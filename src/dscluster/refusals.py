@@ -48,7 +48,10 @@ KINDS: tuple[tuple[str, re.Pattern, str, str], ...] = (
      "Install the version of the library the code was written for (its requirements name it; pip show it on every "
      "node), or change the call; a restart meets the same error."),
     ("refused-unsupported", re.compile(
-        r"\bnot (?:yet |currently )?(?:supported|implemented for)\b|\bdo(?:es)?(?:n't| not) (?:yet )?support\b|"
+        r"\bnot (?:yet |currently )?(?:supported|implemented for)\b|\bdo(?:es)?(?:n't| not) (?:yet )?support\b"
+        # CPython's own TypeErrors of an object used the wrong way ("'NoneType' object does not support the context
+        # manager protocol", "'tuple' object does not support item assignment"): a bug in the code, not a version
+        r"(?! the (?:asynchronous )?context manager protocol| item (?:assignment|deletion))|"
         r"\bunsupported (?!operand)|\bonly supports?\b|\bno longer supported\b|\bis only (?:available|supported)\b|"
         r"\btoo old\b|\bnot available on\b", re.IGNORECASE),
      "{src} does not support what the run asks of it: a Python or package version, a platform, a GPU, a dtype or an "

@@ -59,4 +59,15 @@ ACCELERATE_SIGNATURES: tuple[Signature, ...] = (
          "use_cpu=True)) or Accelerator(cpu=True), which then runs without DeepSpeed (Accelerate sets DeepSpeed up "
          "only off the CPU and leaves a DeepSpeedPlugin unused); on GPU nodes install a CUDA build of torch; or pin "
          "accelerate<1.13.", retry=False, aside_if=lambda m, _texts: _not_filled_for_one(m)),
+    # Round 188 (live): accelerator.py Accelerator.__init__ (accelerate 0.17 to today) refuses the accumulation steps
+    # given both ways: "You can only pass one of `gradient_accumulation_steps` and `gradient_accumulation_plugin`."
+    _sig("accelerate-accumulation-steps-and-plugin", r"You can only pass one of `?gradient_accumulation_steps`? and "
+         r"`?gradient_accumulation_plugin`?",
+         "Accelerator() was given gradient accumulation twice: gradient_accumulation_steps=N and a "
+         "GradientAccumulationPlugin (gradient_accumulation_plugin=...), which carries its own num_steps; Accelerate "
+         "takes only one of them.",
+         "Drop gradient_accumulation_steps from Accelerator(...) and put the number in the plugin: "
+         "Accelerator(gradient_accumulation_plugin=GradientAccumulationPlugin(num_steps=N, sync_with_dataloader=...)); "
+         "or keep gradient_accumulation_steps=N alone when the plugin's other options are not needed. A restart fails "
+         "the same way.", retry=False),
 )

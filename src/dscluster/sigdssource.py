@@ -251,6 +251,23 @@ DS_SOURCE_SIGNATURES: tuple[Signature, ...] = (
          "mask).sum() / mask.sum() of a per-element loss, and a loss computed from the logits (cross_entropy, not "
          "argmax) outside torch.no_grad(); print(type(loss), getattr(loss, 'shape', None), getattr(loss, 'grad_fn', "
          "None)) before engine.backward shows which. A restart fails the same way.", retry=False),
+    # Round 188 (live): the ZeRO optimizer deepspeed.initialize returned stepped by the script itself (optimizer.step()
+    # where engine.step() belongs), between accumulation boundaries: ZeRO-1/2/3 fill averaged_gradients only at the
+    # boundary's reduction, so its step's first read of them is the same KeyError as below. Told apart by the frame
+    # that called the optimizer's step: a call `X.step()` of another object than self (the engine's
+    # _take_model_step is `self.optimizer.step()`), the very next frame being stage_1_and_2.py/stage3.py's step.
+    _sig("ds-zero-optimizer-step-direct", r"(?<![\w.])(?!self\.)(?:\w+\.)+step\(\)[^\n]*\n(?:[^\n]*\n)?[^\n]*"
+         r"zero[/\\]stage(?:_1_and_2|2|3)\.py\", line \d+, in step\n(?:[^\n]*\n){0,12}?[^\n]*"
+         r"\bself\.averaged_gradients\[\w+\][^\n]*\n(?:(?:\[rank\d+\]: )?[ \t]*[~^][~^ \t]*\n)?"
+         r"(?P<ev>(?:\[rank\d+\]: )?KeyError: \d+)",
+         "The script stepped DeepSpeed's ZeRO optimizer itself (optimizer.step() on the optimizer deepspeed.initialize "
+         "returned, as in a plain PyTorch loop) instead of engine.step(), when ZeRO had reduced no gradients into its "
+         "partitions: between accumulation boundaries (with gradient_accumulation_steps above 1 ZeRO reduces them "
+         "only at the boundary's engine.backward) or with no engine.backward(loss) before it.",
+         "Call engine.backward(loss) and then engine.step() on every micro-batch, and drop the script's own "
+         "optimizer.step() and optimizer.zero_grad(): the engine counts the micro-batches and steps the optimizer, "
+         "zeroes the gradients and steps its lr scheduler at the boundary. A restart fails the same way.",
+         retry=False),
     # Round 169: the engine's step with no gradient reduced into ZeRO's partitions since the last step (no
     # engine.backward(loss) ran): ZeRO-1/2's optimizer (runtime/zero/stage_1_and_2.py, stage2.py before 0.6) and
     # ZeRO-3's (stage3.py) index self.averaged_gradients[i], a dict filled only by the backward's reduction:
@@ -340,4 +357,25 @@ DS_SOURCE_SIGNATURES: tuple[Signature, ...] = (
          "from the weights, load the module alone: engine.load_checkpoint(dir, load_optimizer_states=False, "
          "load_lr_scheduler_states=False) or load_module_only=True (or load the saved weights into the model "
          "before deepspeed.initialize). A restart fails the same way.", retry=False),
+    # Round 188 (live): runtime/engine.py step() asserts it is not inside engine.no_sync() (also what
+    # coalesce_grad_reduction() sets while its block runs): "It is illegal to call Engine.step() inside no_sync
+    # context manager" (the same words since DeepSpeed 0.14's no_sync).
+    _sig("ds-step-inside-no-sync", r"It is illegal to call Engine\.step\(\) inside no_sync context manager",
+         "engine.step() was called inside a `with engine.no_sync():` block (or inside engine.coalesce_grad_reduction(), "
+         "which counts as one): DeepSpeed refuses to step while the gradient reduction is held back, since the "
+         "gradients of the micro-batches in the block have not been reduced across the ranks yet.",
+         "Call engine.step() after the with block, on the micro-batch that ends the accumulation; or drop the "
+         "no_sync() block and set gradient_accumulation_steps in the ds_config, calling engine.backward(loss) and "
+         "engine.step() on every micro-batch (DeepSpeed then reduces and steps only at the boundary). A restart "
+         "fails the same way.", retry=False),
+    # Round 188 (live): runtime/engine.py coalesce_grad_reduction() (DeepSpeed 0.19) coalesces ZeRO-1/2/3's reduction
+    # over several backwards and raises NotImplementedError for an engine without ZeRO: "coalesce_grad_reduction
+    # requires ZeRO stage 1/2/3, got stage 0".
+    _sig("ds-coalesce-needs-zero", r"coalesce_grad_reduction requires ZeRO stage 1/2/3, got stage \d+",
+         "engine.coalesce_grad_reduction() was used on a DeepSpeed engine without ZeRO (no zero_optimization in the "
+         "ds_config, or stage 0): it coalesces only ZeRO stage 1, 2 or 3's gradient reduction.",
+         "Set zero_optimization.stage to 1, 2 or 3 in the ds_config, or drop the with block: without ZeRO the engine "
+         "already all-reduces the gradients only at the accumulation boundary when gradient_accumulation_steps is "
+         "set, so call engine.backward(loss) and engine.step() on every micro-batch. A restart fails the same way.",
+         retry=False),
 )

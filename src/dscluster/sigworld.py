@@ -1,8 +1,10 @@
 """Failure signatures of how the ranks find and count each other, from round 29 of issue 45 (threads where a forum's
 or a project's answer established the cause): Gloo refusing to pair an IPv4 address with an IPv6 one, and DeepSpeed's
 batch-size check made while it counts a world of one process; round 151 added DeepSpeed's MPI discovery counting
-another world than the torch.distributed already initialized. Each pattern is the wording of the component that
-prints it (Gloo's tcp/device.cc, DeepSpeed's runtime/config.py and comm/comm.py), never one log's. sigmessages.py
+another world than the torch.distributed already initialized; round 188 a wrapper's method misused by name (named
+uncalled in a with statement, hidden by a value assigned to the attribute of its name). Each pattern is the wording of
+the component that prints it (Gloo's tcp/device.cc, DeepSpeed's runtime/config.py and comm/comm.py, CPython's ceval),
+never one log's. sigmessages.py
 places this table with PyTorch's own (sigtorch.py), before the core table's network family and DeepSpeed's batch check
 (ds-batch-assert), which would otherwise answer with the batch numbers. The real logs they are measured on are
 tests/data/failures (tests/unit/test_failure_corpus.py)."""
@@ -110,4 +112,31 @@ WORLD_SIGNATURES: tuple[Signature, ...] = (
          "the copy outside the engine, or copy engine.module / model.module (under ZeRO-3 the module holds only "
          "partitions: build the copy from a consolidated state dict, or inside deepspeed.zero.GatheredParameters). "
          "A restart fails the same way.", retry=False),
+    # Round 188 (live): a wrapper's context-manager method named in a with statement without the call (`with
+    # model.no_sync:` for DDP's gradient accumulation, `with torch.no_grad:`): CPython 3.11+'s ceval "'method' object
+    # does not support the context manager protocol" ('function', 'type' for a class; before 3.11 a bare
+    # "AttributeError: __enter__", which says less and is left alone).
+    _sig("method-not-called-in-with", r"TypeError: '(?:method|function|builtin_function_or_method|type)' object does "
+         r"not support the (?:asynchronous )?context manager protocol",
+         "A with statement was given a method, function or class itself instead of what calling it returns: the "
+         "parentheses are missing (`with model.no_sync:` for DDP's gradient accumulation, `with torch.no_grad:`, "
+         "`with accelerator.accumulate:`), and Python refuses the uncalled method as a context manager.",
+         "Call it in the with statement: `with model.no_sync():`, `with torch.no_grad():`, `with "
+         "accelerator.accumulate(model):` (the line of the traceback shows which). A restart fails the same way.",
+         retry=False),
+    # Round 188 (live): a library's own call of one of its methods (`self.NAME()` on the failing source line, no other
+    # call before it there) answered with CPython's "'int' object is not callable": the instance attribute NAME was
+    # assigned a plain value that now hides the method (`engine.gradient_accumulation_steps = 4` on a DeepSpeed engine,
+    # read by its is_gradient_accumulation_boundary). Not 'NoneType' (a callback left unset is another mistake).
+    _sig("method-overwritten-by-value", r"File \"[^\"\n]*\", line \d+, in \w+\n(?:\[rank\d+\]: )?"
+         r"(?:[^\n(]|(?<!\w)\()*?\bself\.\w+\([^\n]*\n(?:(?:\[rank\d+\]: )?[ \t]*[~^][~^ \t]*\n)?"
+         r"(?P<ev>(?:\[rank\d+\]: )?TypeError: '(?:int|float|str|bool|list|dict|tuple)' object is not callable)",
+         "A method of an object was replaced by a plain value: the script assigned a number, string or list to an "
+         "attribute with the method's name (engine.gradient_accumulation_steps = 4 on a DeepSpeed engine, as one "
+         "sets accelerator.gradient_accumulation_steps), so the library's own call self.NAME() on the line shown "
+         "finds that value instead of its method.",
+         "Remove that assignment (search the script for `.NAME = `, NAME being the method on the traceback's line) "
+         "and give the value where the library takes it: for DeepSpeed, gradient_accumulation_steps (and the batch "
+         "sizes) in the ds_config passed to deepspeed.initialize; read it back by calling the method. A restart fails "
+         "the same way.", retry=False),
 )

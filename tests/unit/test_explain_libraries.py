@@ -84,6 +84,10 @@ MATCH = {
     "accelerate-resume-no-checkpoint": "ValueError: Tried to find ~/runs/ckpt/best but folder does not exist\n",
     "accelerate-state-reinit": ("ValueError: AcceleratorState has already been initialized and cannot be changed, restart "
                                 "your runtime completely and pass `mixed_precision='fp16'` to `Accelerator()`.\n"),
+    # round 188: accelerate 0.20's words (no backticks around the names) as a multi-GPU launch prints them
+    "accelerate-accumulation-steps-and-plugin": ("[rank2]: ValueError: You can only pass one of gradient_accumulation_steps "
+                                                 "and gradient_accumulation_plugin. Please only pass in the created "
+                                                 "GradientAccumulationPlugin object.\n"),
     "accelerate-world-of-one": ('  File "/opt/venv/lib/python3.11/site-packages/accelerate/accelerator.py", line 2154, in '
                                 "_prepare_deepspeed\n    engine, optimizer, _, lr_scheduler = ds_initialize(**kwargs)\n"
                                 "AssertionError: Check batch related parameters. train_batch_size is not equal to "
@@ -180,6 +184,11 @@ NEAR = {
     "accelerate-state-reinit": ("NotImplementedError: You cannot pass in a `deepspeed_plugin` when creating a second "
                                 "`Accelerator`. Please make sure the first `Accelerator` is initialized with all the "
                                 "plugins you want to use.\n"),
+    # round 188: Lightning's refusal of the accumulation steps in a ds_config: the steps given twice, not to Accelerate
+    "accelerate-accumulation-steps-and-plugin": ("lightning_fabric.utilities.exceptions.MisconfigurationException: Do not "
+                                                 "set `gradient_accumulation_steps` in the DeepSpeed config as this will "
+                                                 "be set with the `accumulate_grad_batches` argument passed via the "
+                                                 "Lightning Trainer.\n"),
     # the batch numbers that do not add up without accelerate in the traceback: DeepSpeed's own check
     "accelerate-world-of-one": ("AssertionError: Check batch related parameters. train_batch_size is not equal to "
                                 "micro_batch_per_gpu * gradient_acc_step * world_size 24 != 8 * 3 * 8\n"),
