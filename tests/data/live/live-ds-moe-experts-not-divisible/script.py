@@ -1,0 +1,36 @@
+"""A small MoE transformer block: 3 experts, expert-parallel over the 2 processes."""
+import argparse
+
+import deepspeed
+import torch
+from deepspeed.moe.layer import MoE
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--local_rank", type=int, default=-1)
+parser.add_argument("--num-experts", type=int, default=3)
+parser = deepspeed.add_config_arguments(parser)
+args = parser.parse_args()
+deepspeed.init_distributed(dist_backend="gloo")
+
+
+class Block(torch.nn.Module):
+    def __init__(self, dim=32):
+        super().__init__()
+        self.inp = torch.nn.Linear(dim, dim)
+        ffn = torch.nn.Sequential(torch.nn.Linear(dim, 64), torch.nn.GELU(), torch.nn.Linear(64, dim))
+        self.moe = MoE(hidden_size=dim, expert=ffn, num_experts=args.num_experts,
+                       ep_size=torch.distributed.get_world_size(), k=1)
+        self.out = torch.nn.Linear(dim, 1)
+
+    def forward(self, x):
+        h, aux, _ = self.moe(torch.relu(self.inp(x)))
+        return self.out(h), aux
+
+
+model = Block()
+engine, _, _, _ = deepspeed.initialize(args=args, model=model, model_parameters=model.parameters())
+for _ in range(5):
+    y, aux = engine(torch.randn(4, 8, 32))
+    loss = y.pow(2).mean() + 0.01 * aux
+    engine.backward(loss)
+    engine.step()
