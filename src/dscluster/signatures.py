@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dscluster import sigcauses, sigwords
 from dscluster.launcher import backends
 from dscluster.sigmessages import BEFORE_VAGUE, MESSAGE_SIGNATURES, NOT_FOUND, NOT_INSTALLED, OTHER_VERSION, with_store
+from dscluster.sigsparse import SPARSE_SIGNATURES
 from dscluster.sigtypes import Signature, then
 from dscluster.sigtypes import sig as _sig
 from dscluster.strerror import EDQUOT, ENOSPC
@@ -368,7 +369,8 @@ _TABLE: tuple[Signature, ...] = (
 # What an exception's or a tool's own message names (sigmessages.py) right after the disk's: more specific than
 # a usage error and everything below, which would otherwise answer with a symptom or the exception's type.
 _AT = next(i for i, s in enumerate(_TABLE) if s.name == "write-failed") + 1
-SIGNATURES: tuple[Signature, ...] = with_store((*_TABLE[:_AT], *MESSAGE_SIGNATURES, *backends.signatures(), *_TABLE[_AT:]))
+SIGNATURES: tuple[Signature, ...] = with_store((*_TABLE[:_AT], *SPARSE_SIGNATURES, *MESSAGE_SIGNATURES, *backends.signatures(),
+                                                *_TABLE[_AT:]))
 
 
 # Signatures whose evidence may stand in the lines just before a rank's error rather than in it: a compile's

@@ -22,7 +22,7 @@ class Classifier(torch.nn.Module):
 
 model = DDP(Classifier(len(VOCAB)))
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for step in range(5):
+for _step in range(5):
     ids = torch.randint(0, len(VOCAB), (8, 12))
     ids[:, 9:] = PAD_ID
     loss = torch.nn.functional.cross_entropy(model(ids), torch.randint(0, 4, (8,)))

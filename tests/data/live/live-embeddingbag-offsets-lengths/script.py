@@ -27,7 +27,7 @@ def batch(n=8):
 
 model = DDP(BagModel())
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for step in range(5):
+for _step in range(5):
     flat, offsets, y = batch()
     loss = torch.nn.functional.cross_entropy(model(flat, offsets), y)
     opt.zero_grad()

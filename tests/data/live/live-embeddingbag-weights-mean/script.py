@@ -19,7 +19,7 @@ class WeightedBag(torch.nn.Module):
 
 model = DDP(WeightedBag())
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for step in range(5):
+for _step in range(5):
     lengths = torch.randint(3, 15, (8,))
     flat = torch.randint(0, 2000, (int(lengths.sum()),))
     offsets = torch.cat([torch.zeros(1, dtype=torch.long), lengths.cumsum(0)[:-1]])

@@ -26,7 +26,7 @@ class Top2MoE(torch.nn.Module):
 
 model = DDP(torch.nn.Sequential(torch.nn.Linear(16, 32), Top2MoE(), torch.nn.Linear(32, 1)))
 opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-for step in range(5):
+for _step in range(5):
     x = torch.randn(64, 16)
     loss = model(x).pow(2).mean()
     opt.zero_grad()
