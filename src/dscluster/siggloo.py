@@ -2,7 +2,9 @@
 so the order of the whole table is unchanged): its device factory given neither an interface nor a host name (round
 104) and a host name that resolves to no address of this machine (round 141); and (round 160) what its pairs say when
 the ranks' collectives do not match; round 182: a rank not below the world size (gloo's context.cc) and a backend name
-torch.distributed does not know (distributed_c10d.py). Each pattern is the wording of the component that prints it
+torch.distributed does not know (distributed_c10d.py); round 193: hand-written tensor and pipeline parallelism over
+subgroups (a send to a peer no process is, a list of ranks as group=, a group's size of -1 off its members, all_gather's
+output of another size). Each pattern is the wording of the component that prints it
 (torch/csrc/distributed/c10d/GlooDeviceFactory.cpp, gloo's transport/tcp/device.cc), never one log's. The real logs
 they are measured on are tests/data/failures (tests/unit/test_failure_corpus.py)."""
 
@@ -55,6 +57,59 @@ def _same_call_everywhere(_m: re.Match, texts: Iterable[str]) -> bool:
 
 
 GLOO_SIGNATURES: tuple[Signature, ...] = (
+    # Round 193 (live): hand-written tensor and pipeline parallelism over process subgroups. A send or recv to a peer
+    # that is not in the process group: gloo connects a pair lazily, on its first send/recv, by waiting in the store
+    # for the peer's address (ProcessGroupGloo's key ".../<peer rank>"), and a dst/src no process has never publishes
+    # it: the rank's own traceback ends in distributed_c10d.py's isend/irecv (send/recv) with the store's
+    # "DistStoreError: wait timeout after Nms, keys: ...". Not a peer's matching call that never came (p2p-recv-timeout:
+    # gloo's unbound_buffer.cc wait, the pair already made).
+    _sig("p2p-dst-not-in-world", r"distributed_c10d\.py\", line \d+, in (?:isend|irecv|send|recv)\n(?:[^\n]*\n){0,3}?"
+         r"[^\n]*?(?P<ev>DistStoreError: wait timeout after \d+ms, keys: [^\n]{0,120})",
+         "A point-to-point send or recv named a peer that no process of the group is: gloo connects to a peer on "
+         "the first send or recv to it by waiting in the store for that rank's address (the key ends with the "
+         "peer's rank), and it never came. The dst/src is not a rank of the process group: rank + 1 on the last "
+         "pipeline stage (or rank - 1 on the first), a rank not below the world size, a recipe's rank numbers for "
+         "more processes than this run has.",
+         "Give send/recv a dst/src between 0 and world_size - 1 of its group, and guard the pipeline's ends: the last "
+         "stage sends nothing forward and the first receives nothing (if rank + 1 < world_size). Over a subgroup, "
+         "pass the peer's global rank as dst/src (or group_dst/group_src in the group's own numbering). A restart "
+         "fails the same way.", retry=False),
+    # A Python list (or tuple, range) of ranks passed as group= to a torch.distributed call: torch looks the group up
+    # in its dicts of process groups (distributed_c10d.py's get_backend, all_reduce's pg_coalesce_state...), and
+    # CPython's "TypeError: unhashable type: 'list'" is raised in that frame. Only right under a distributed_c10d.py
+    # frame: the same words from a user's dict or set are another mistake.
+    _sig("group-not-process-group", r"distributed_c10d\.py\", line \d+, in \w+\n(?:[^\n]*\n){0,2}?[^\n]*?"
+         r"(?P<ev>TypeError: unhashable type: '(?:list|tuple|range|set)')",
+         "A torch.distributed call was given a list of ranks as group=, not a process group: group= takes the "
+         "ProcessGroup object that dist.new_group(ranks) returns (or a DeviceMesh's get_group()), and torch cannot "
+         "look a list up among its groups.",
+         "Keep what dist.new_group(ranks) returns (every rank calls it, for every group, in the same order) and pass "
+         "that object as group= to the collective or send/recv. A restart fails the same way.", retry=False),
+    # dist.get_world_size(group) (and get_rank(group)) return -1 on a rank that is not a member of group
+    # (distributed_c10d.py: _rank_not_in_group). A world size of -1 used as a number of shards reaches ATen's
+    # chunk: "chunk expects `chunks` to be greater than 0, got: -1".
+    _sig("group-size-not-member", r"(?P<ev>chunk expects `chunks` to be greater than 0, got: -1)\b",
+         "torch.chunk was asked for -1 pieces: a tensor split over a process group's size, and "
+         "dist.get_world_size(group) (like dist.get_rank(group)) returns -1 on a rank that is not a member of that "
+         "group. The rank kept a group it is not in: the last group made in a loop over all groups, or another "
+         "block's tensor-parallel group.",
+         "On each rank keep the group that holds it: every rank calls dist.new_group for every group in the same "
+         "order, and keeps the one whose ranks contain dist.get_rank() (or use init_device_mesh and "
+         "mesh.get_group(dim)). Check dist.get_world_size(group) > 0 before splitting by it. A restart fails the "
+         "same way.", retry=False),
+    # ProcessGroupGloo.cpp's allgather checks every output tensor against this rank's input: "ProcessGroupGloo::
+    # allgather: invalid tensor size at index N (expected (input's sizes), got (output's))"; all_gather_into_tensor
+    # on gloo splits its output into world_size chunks along dim 0 and meets the same check.
+    _sig("all-gather-output-size", r"(?P<ev>ProcessGroupGloo::allgather\w*: invalid tensor size at index \d+ "
+         r"\(expected \([\d, ]*\), got \([\d, ]*\)\))",
+         "all_gather's output does not have the size its input needs: each tensor of all_gather's output list must "
+         "have this rank's input shape (the 'expected' in the message), and all_gather_into_tensor's output must be "
+         "world_size times the input along the first dimension. A buffer made with the full tensor's shape for "
+         "every rank, or world_size times a size that is already the full one, gives another ('got').",
+         "Allocate the output from the input: [torch.empty_like(shard) for _ in range(world_size)] for all_gather, "
+         "torch.empty(world_size * shard.shape[0], *shard.shape[1:]) for all_gather_into_tensor (the full tensor's "
+         "shape when the shards are equal parts of it). Shards of different sizes need padding to one size first. A "
+         "restart fails the same way.", retry=False),
     # Round 104: torch/csrc/distributed/c10d/GlooDeviceFactory.cpp's makeTCPDevice (Linux), makeTCPTLSDevice and
     # makeUVDevice (Windows, macOS) refuse to make gloo's transport device when both the interface name and the host
     # name they are given are empty: "GlooDeviceFactory::make{TCP,TCPTLS,UV}Device(): interface or hostname can't be
