@@ -46,6 +46,7 @@ from dscluster.sigtypes import Signature, then
 from dscluster.sigtypes import sig as _sig
 from dscluster.sigwords import BF16_NO_GPU, DEVICE_NO_BF16, DS_INCOMPATIBLE, ENV_KEY_MISSING
 from dscluster.sigworld import WORLD_READS_BEFORE, WORLD_SIGNATURES
+from dscluster.sigzero3 import ZERO3_READS_BEFORE
 from dscluster.strerror import EMFILE
 
 # The shell's "command not found", as bash and dash print it in the locales users run (en, zh-CN, zh-TW, ja,
@@ -100,11 +101,10 @@ OTHER_VERSION = (CANNOT_IMPORT + r"|No module named '?" + _INSTALLED + r"|(?<!pa
 # Signatures whose evidence explains every error after it: a launch line the shell cut short ran without the
 # arguments that followed the cut, so the script's own error (a usage error, a missing input) comes from it.
 CUTS_THE_COMMAND = frozenset({"shell-continuation"})
-# Signatures (the entries themselves) read with the lines before a rank's error, not its block alone: what tells them
-# may stand only there (a cell's notebook_launcher call, IPython's frames above a bare message, wandb's finish footer,
-# deepspeed.comm's source line above a pasted error).
+# Signatures read with the lines before a rank's error too: what tells them may stand only there (a notebook_launcher
+# call, IPython's frames above a bare message, wandb's footer, deepspeed.comm's source line, DeepSpeed's warnings).
 READS_BEFORE = frozenset({NOTEBOOK_LAUNCHER_FORK, LOCAL_RANK_NEGATIVE, *WANDB_NO_RUN, *MEMORY_READS_BEFORE, DS_COMM_UNSET,
-                          *CKPT_READS_BEFORE, *WORLD_READS_BEFORE})
+                          *CKPT_READS_BEFORE, *WORLD_READS_BEFORE, *ZERO3_READS_BEFORE})
 # Facts about the node that may stand in the lines before a rank's vague error (explain: BEFORE_THE_ERROR).
 NODE_FACTS = frozenset({"driver-library-mismatch", "fabric-manager", "gpu-exclusive", "container-gpu",
                         "nccl-unavailable", "open-files-limit", "container-gpu-lost", "libaio-missing",

@@ -16,6 +16,7 @@ from dscluster.sigmessages import BEFORE_VAGUE, MESSAGE_SIGNATURES, NOT_FOUND, N
 from dscluster.sigsparse import SPARSE_SIGNATURES
 from dscluster.sigtypes import Signature, then
 from dscluster.sigtypes import sig as _sig
+from dscluster.sigzero3 import ZERO3_SIGNATURES
 from dscluster.strerror import EDQUOT, ENOSPC
 
 __all__ = ["SIGNATURES", "Signature", "then"]
@@ -370,7 +371,7 @@ _TABLE: tuple[Signature, ...] = (
 # What an exception's or a tool's own message names (sigmessages.py) right after the disk's: more specific than
 # a usage error and everything below, which would otherwise answer with a symptom or the exception's type.
 _AT = next(i for i, s in enumerate(_TABLE) if s.name == "write-failed") + 1
-SIGNATURES: tuple[Signature, ...] = with_store((*_TABLE[:_AT], *ACTCKPT_SIGNATURES, *SPARSE_SIGNATURES,
+SIGNATURES: tuple[Signature, ...] = with_store((*_TABLE[:_AT], *ZERO3_SIGNATURES, *ACTCKPT_SIGNATURES, *SPARSE_SIGNATURES,
                                                 *MESSAGE_SIGNATURES, *backends.signatures(), *_TABLE[_AT:]))
 
 

@@ -157,9 +157,10 @@ def test_what_sets_a_match_aside_is_declared_on_the_signature():
     # ds-pipe-batch-dp where no rank printed a PipelineModule's grid, sigworld._PIPE_GRID; round 181:
     # collective-mismatch's timeouts where no two ranks timed out in different calls, siggloo._same_call_everywhere;
     # round 182: init-method-host-unresolved where no traceback passes through the tcp:// rendezvous, sigtorch._TCP_INIT;
-    # round 189: ddp-model-differs-by-rank's gloo words where no stream shows DDP's constructor, siggloo._building_ddp)
+    # round 189: ddp-model-differs-by-rank's gloo words where no stream shows DDP's constructor, siggloo._building_ddp;
+    # round 192: zero3-init-before-dist where DeepSpeed's init_distributed line shows the group up, sigzero3._dist_was_up)
     assert [s.name for s in explain.SIGNATURES if s.aside_if is not None] == [
-        "fsdp2-unsharded-param-freed", "init-method-host-unresolved", "ddp-model-differs-by-rank", "collective-mismatch",
+        "zero3-init-before-dist", "fsdp2-unsharded-param-freed", "init-method-host-unresolved", "ddp-model-differs-by-rank", "collective-mismatch",
         "ds-pipe-batch-dp",
         "env-var-unset", "accelerate-world-of-one", "nccl-ras-crash",
         "makedirs-every-rank", "stale-extension-lock", "exit-abort", "aborted"]

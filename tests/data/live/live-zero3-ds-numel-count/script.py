@@ -13,7 +13,7 @@ model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.L
 n_params = sum(p.ds_numel for p in model.parameters())
 print(f"model has {n_params / 1e3:.1f}K parameters")
 engine, optimizer, _, _ = deepspeed.initialize(args=args, model=model, model_parameters=model.parameters())
-for step in range(10):
+for _step in range(10):
     loss = engine(torch.randn(2, 16)).pow(2).mean()
     engine.backward(loss)
     engine.step()

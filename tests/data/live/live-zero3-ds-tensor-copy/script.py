@@ -16,7 +16,7 @@ with torch.no_grad():
     for name, p in engine.module.named_parameters():
         if name in pretrained:
             p.ds_tensor.copy_(pretrained[name])
-for step in range(10):
+for _step in range(10):
     loss = engine(torch.randn(2, 16)).pow(2).mean()
     engine.backward(loss)
     engine.step()

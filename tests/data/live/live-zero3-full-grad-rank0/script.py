@@ -1,6 +1,6 @@
 """Under ZeRO-3 the user logs the full gradient norm of the first layer with deepspeed.utils.safe_get_full_grad, but
 only inside if rank == 0: it all-gathers the gradient partitions, a collective rank 1 never joins (20 s timeout)."""
-from datetime import timedelta
+from datetime import timedelta  # noqa: I001 - kept as the case ran (its log's line numbers)
 
 from deepspeed.utils import safe_get_full_grad
 

@@ -19,7 +19,7 @@ with deepspeed.zero.GatheredParameters(emb.weight, modifier_rank=0):
         new_rows = emb.weight.data.mean(0, keepdim=True).repeat(8, 1)
         emb.weight.data = torch.cat([emb.weight.data, new_rows])
         emb.num_embeddings += 8
-for step in range(10):
+for _step in range(10):
     loss = engine(torch.randint(0, 4096, (2, 8))).pow(2).mean()
     engine.backward(loss)
     engine.step()

@@ -16,7 +16,7 @@ with open(args.deepspeed_config) as f:
 with deepspeed.zero.Init(config_dict_or_path=ds_config):
     model = torch.nn.Sequential(torch.nn.Linear(512, 512), torch.nn.ReLU(), torch.nn.Linear(512, 1))
 engine, optimizer, _, _ = deepspeed.initialize(args=args, model=model, model_parameters=model.parameters())
-for step in range(10):
+for _step in range(10):
     loss = engine(torch.randn(2, 512)).pow(2).mean()
     engine.backward(loss)
     engine.step()

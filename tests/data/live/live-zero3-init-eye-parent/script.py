@@ -1,7 +1,7 @@
 """The model is built under deepspeed.zero.Init; its __init__ builds a residual projection and then initialises it to
 the identity with nn.init.eye_(self.proj.weight): zero.Init has already partitioned the child Linear when its own
 __init__ returned, so the weight is an empty placeholder."""
-import json
+import json  # noqa: I001 - kept as the case ran (its log's line numbers)
 
 import argparse
 
@@ -32,7 +32,7 @@ with open(args.deepspeed_config) as f:
 with deepspeed.zero.Init(config_dict_or_path=ds_config):
     model = Block(512)
 engine, optimizer, _, _ = deepspeed.initialize(args=args, model=model, model_parameters=model.parameters())
-for step in range(10):
+for _step in range(10):
     loss = engine(torch.randn(2, 512)).pow(2).mean()
     engine.backward(loss)
     engine.step()

@@ -18,7 +18,7 @@ def build():
 
 model = build()
 engine, optimizer, _, _ = deepspeed.initialize(args=args, model=model, model_parameters=model.parameters())
-for step in range(5):
+for _step in range(5):
     loss = engine(torch.randn(2, 16)).pow(2).mean()
     engine.backward(loss)
     engine.step()
