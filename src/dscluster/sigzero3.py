@@ -49,8 +49,8 @@ ZERO3_SIGNATURES: tuple[Signature, ...] = (
     _sig("param-grad-none", r"\.grad\.(?P<m>\w{1,60})\b[^\n]{0,300}\n" + _CARET + r"(?:[^\n]{0,300}\n" + _CARET +
          r"){0,2}?(?P<ev>[^\n]{0,200}AttributeError: 'NoneType' object has no attribute '(?P=m)')",
          "The script read a parameter's gradient through p.grad and found None. Under DeepSpeed ZeRO (stage 3 always, "
-         "stage 2 once the gradients are reduced) and FSDP the gradients live in the engine's own partitions and "
-         "p.grad stays None; elsewhere p.grad is None for a frozen parameter (requires_grad=False), one the forward "
+         "stage 2 once the gradients are reduced) the gradients live in the engine's own partitions and p.grad "
+         "stays None; elsewhere p.grad is None for a frozen parameter (requires_grad=False), one the forward "
          "did not use, before the first backward, or after optimizer.zero_grad(set_to_none=True).",
          "Under DeepSpeed read gradients with deepspeed.utils.safe_get_full_grad(p) on every rank, between "
          "engine.backward(loss) and engine.step() (or log engine.get_global_grad_norm()); elsewhere skip parameters "
