@@ -328,6 +328,23 @@ CHECKPOINT_SIGNATURES: tuple[Signature, ...] = (
          "For a new head, pass ignore_mismatched_sizes=True to from_pretrained (the listed parameters start fresh; "
          "train them); if layers other than the head mismatch, build the model with the checkpoint's own config "
          "(AutoConfig.from_pretrained of the same directory). A restart fails the same way.", retry=False),
+    # Round 194 (live): configuration_auto.py AutoConfig.from_pretrained: "The checkpoint you are trying to load has model type `X` but
+    # Transformers does not recognize this architecture." (package-too-old reads it as a transformers older than the
+    # model), read here only under save_pretrained's own progress bar of 5.x ("Writing model shards: 100%") a few
+    # dozen lines before it in the same stream: this transformers itself had just written the model whose type it
+    # does not know, so the type is the user's own class's, never registered with the Auto classes. Before
+    # sigmessages.py's package-too-old; read with the lines before the error (CKPT_READS_BEFORE).
+    _sig("hf-custom-model-unregistered", r"Writing model shards:[^\n]{0,40}100%[^\n]*\n(?:[^\n]*\n){0,60}?[^\n]*"
+         r"The checkpoint you are trying to load has model type `[^`\n]+` but Transformers does not recognize this "
+         r"architecture",
+         "The run saved a model with save_pretrained and then loaded a checkpoint through an Auto class "
+         "(AutoModel/AutoConfig.from_pretrained) whose model_type this transformers does not know: the user's own "
+         "PretrainedConfig/PreTrainedModel classes, which the Auto classes only know once registered in the process "
+         "that loads (transformers itself wrote that model_type, so it is not a too-old release).",
+         "Load with the model's own class (MyModel.from_pretrained(dir)), or register it before loading: "
+         "AutoConfig.register(MyConfig.model_type, MyConfig) and AutoModel.register(MyConfig, MyModel) (or "
+         "MyConfig.register_for_auto_class() / MyModel.register_for_auto_class(\"AutoModel\") before save_pretrained "
+         "and from_pretrained(..., trust_remote_code=True)). A restart fails the same way.", retry=False),
     # Round 189 (live): nn.Module.load_state_dict (torch/nn/modules/module.py, strict=True) reports missing keys and no
     # other error: its "Missing key(s) in state_dict: ..." line (inserted first) is the last of the report, with no
     # "Unexpected key(s)" or "size mismatch for" line after it. The file holds a part of what the model has. Before
@@ -347,5 +364,6 @@ CHECKPOINT_SIGNATURES: tuple[Signature, ...] = (
 )
 
 # Read with the lines before a rank's error too (sigmessages.READS_BEFORE): DeepSpeed's warning is logged before the
-# script's traceback, outside it.
-CKPT_READS_BEFORE = tuple(s for s in CHECKPOINT_SIGNATURES if s.name == "ds-ckpt-no-latest")
+# script's traceback, outside it; save_pretrained's progress bar before the load's.
+CKPT_READS_BEFORE = tuple(s for s in CHECKPOINT_SIGNATURES if s.name in ("ds-ckpt-no-latest",
+                                                                         "hf-custom-model-unregistered"))
