@@ -24,6 +24,15 @@ def wait_for(pred, timeout: float, interval: float = 0.25):
     return pred()
 
 
+def logs_tail(run_dir: Path, lines: int = 25) -> str:
+    """The end of the run's events and of every log (launcher, ranks): what a failed assertion shows."""
+    events = run_dir / "events.jsonl"
+    out = events.read_text(errors="replace").splitlines()[-lines:] if events.exists() else []
+    for path in sorted((run_dir / "logs").glob("*.log")):
+        out += [f"--- {path.name}", *path.read_text(errors="replace").splitlines()[-lines:]]
+    return "\n".join(out)
+
+
 def run_masters(run_id: str) -> dict[str, int]:
     """The run's own ssh masters (runs/supervising/masters.py: their ControlPath carries the run's hash): node -> PID."""
     import hashlib

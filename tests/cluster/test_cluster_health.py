@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 import pytest
-from polling import sim_cli, wait_for
+from polling import logs_tail, sim_cli, wait_for
 
 from dscluster.runs.records import store
 
@@ -69,13 +69,6 @@ def inputs(sim):
 
 def finished(run_dir: Path, timeout: float) -> dict | None:
     return wait_for(lambda: (r := store.read_record(run_dir).to_json())["status"] in store.FINISHED and r, timeout, 1)
-
-
-def logs_tail(run_dir: Path, lines: int = 25) -> str:
-    out = []
-    for path in sorted((run_dir / "logs").glob("*.log")):
-        out += [f"--- {path.name}", *path.read_text(errors="replace").splitlines()[-lines:]]
-    return "\n".join(out)
 
 
 def test_launch_with_exclude_unhealthy_runs_on_the_other_nodes_and_status_says_why(sim, env, inputs):

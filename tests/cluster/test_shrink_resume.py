@@ -20,7 +20,7 @@ import statistics
 from pathlib import Path
 
 import pytest
-from polling import sim_cli, wait_for
+from polling import logs_tail, sim_cli, wait_for
 
 from dscluster.runs.records import store
 
@@ -61,14 +61,6 @@ def losses(run_dir: Path) -> list[dict]:
 
 def rank0_log(run_dir: Path) -> str:
     return "".join(p.read_text(errors="replace") for p in sorted((run_dir / "logs").glob("*_rank0.log")))
-
-
-def logs_tail(run_dir: Path, lines: int = 25) -> str:
-    """The end of the launcher log and of every rank log: what a failed assertion shows."""
-    out = []
-    for path in sorted((run_dir / "logs").glob("*.log")):
-        out += [f"--- {path.name}", *path.read_text(errors="replace").splitlines()[-lines:]]
-    return "\n".join(out)
 
 
 def finished(run_dir: Path, timeout: float) -> dict | None:

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from polling import cli_runner, wait_for
+from polling import cli_runner, logs_tail, wait_for
 
 from dscluster.runs.records import store
 
@@ -134,7 +134,7 @@ def _hung_rank_named(work: Path, dsc, run_id: str) -> None:
     run_dir = store.run_path(work, run_id)
     # While it hangs: `dscluster stacks` groups the ranks and names the odd one out.
     assert wait_for(lambda: "step 2 " in "".join(p.read_text() for p in (run_dir / "logs").glob("*_rank0.log")),
-                    FIRST_STEPS_S, 0.5), _tails(run_dir)
+                    FIRST_STEPS_S, 0.5), logs_tail(run_dir, 30)
     assert wait_for(lambda: "ranks 0-1" in dsc("stacks", run_id).stdout, 30, 1.0)
     res = dsc("stacks", run_id)
     assert "rank 2 on node2 in load_batch at hang_ds_script.py:" in res.stdout, res.stdout + res.stderr
@@ -160,7 +160,7 @@ def test_a_rank_killed_by_sigkill_is_explained_as_such(sim, work, dsc):
     run_dir = store.run_path(work, run_id)
     with _stopped_at_the_end(work, dsc, run_id):
         assert wait_for(lambda: "step 2 " in "".join(p.read_text() for p in (run_dir / "logs").glob("*_rank2.log")),
-                        FIRST_STEPS_S, 0.5), _tails(run_dir)
+                        FIRST_STEPS_S, 0.5), logs_tail(run_dir, 30)
         _kill_rank_on(sim, "node2", run_id)
         record = _wait_end(work, run_id, 120)
     attempt = record["attempts"][-1]
@@ -168,15 +168,6 @@ def test_a_rank_killed_by_sigkill_is_explained_as_such(sim, work, dsc):
     exp = record["explanation"]
     assert exp["signature"] == "rank-signal" and exp["params"]["sig"] == "SIGKILL", exp
     assert "dmesg" in exp["params"]["show"] and record["exit_code"] == 137
-
-
-def _tails(run_dir: Path, lines: int = 30) -> str:
-    """The run's events and every log's last lines: why a run did not get where a test waited for it."""
-    out = [*(run_dir / "events.jsonl").read_text(errors="replace").splitlines()[-lines:]] \
-        if (run_dir / "events.jsonl").exists() else []
-    for path in sorted((run_dir / "logs").glob("*.log")):
-        out += [f"--- {path.name}", *path.read_text(errors="replace").splitlines()[-lines:]]
-    return "\n".join(out)
 
 
 def _kill_rank_on(sim, node: str, run_id: str) -> None:
