@@ -375,8 +375,8 @@ _TABLE: tuple[Signature, ...] = (
 # a usage error and everything below, which would otherwise answer with a symptom or the exception's type.
 _AT = next(i for i, s in enumerate(_TABLE) if s.name == "write-failed") + 1
 SIGNATURES: tuple[Signature, ...] = with_store((*_TABLE[:_AT], *ZERO3_SIGNATURES, *ACTCKPT_SIGNATURES, *SPARSE_SIGNATURES,
-                                               *HFCONFIG_SIGNATURES, *NUMPY_SIGNATURES, *NORM_SIGNATURES,
-                                               *MESSAGE_SIGNATURES, *backends.signatures(),
+                                                *HFCONFIG_SIGNATURES, *NUMPY_SIGNATURES, *NORM_SIGNATURES,
+                                                *MESSAGE_SIGNATURES, *backends.signatures(),
                                                 *_TABLE[_AT:]))
 
 
