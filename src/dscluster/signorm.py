@@ -66,12 +66,15 @@ NORM_SIGNATURES: tuple[Signature, ...] = (
     # autograd's check of in-place operations on leaves (VariableTypeUtils.h check_inplace).
     _sig("leaf-inplace-requires-grad",
          r"a leaf Variable that requires grad (?:is being|has been) used in an in-place operation",
-         "An in-place operation (mul_, add_, copy_, +=, x[...] = ...) ran with gradients on, on a leaf tensor that "
-         "requires grad: a parameter updated or initialised by hand outside torch.no_grad(), or a running statistic "
-         "(a mean, a count, an EMA) kept as an nn.Parameter and updated in forward.",
-         "Keep statistics that are not trained in a buffer (self.register_buffer(\"running_mean\", torch.zeros(d))), "
-         "which moves with .to() and is saved too, and update it under torch.no_grad(); change parameters by hand "
-         "only inside torch.no_grad() (or with nn.init's functions). A restart fails the same way.", retry=False),
+         "An in-place operation (mul_, add_, copy_, zero_, clamp_, +=, x[...] = ...) changed a leaf tensor that "
+         "requires grad while autograd was recording: a parameter updated, clipped, re-initialised or copied by hand "
+         "outside torch.no_grad() (an EMA or mean-teacher copy updated from the trained model: copy.deepcopy keeps "
+         "requires_grad), or a running statistic (a mean, a count) kept as an nn.Parameter and updated in forward.",
+         "Do such updates under torch.no_grad() (decorate an EMA update with @torch.no_grad()) and make a copy that "
+         "is never trained not require grad (ema.requires_grad_(False); torch.optim.swa_utils.AveragedModel does "
+         "both); keep statistics that are not trained in a buffer (self.register_buffer(\"running_mean\", "
+         "torch.zeros(d))), which moves with .to() and is saved too, updated under torch.no_grad(). A restart fails "
+         "the same way.", retry=False),
     # Module.load_state_dict's message with unexpected keys and no missing key (torch puts "Missing key(s)" first,
     # then "Unexpected key(s)", then each "size mismatch"): the file has more than the model keeps, nothing less.
     _sig("ckpt-unexpected-keys-only",
