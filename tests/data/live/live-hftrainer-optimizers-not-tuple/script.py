@@ -1,0 +1,22 @@
+"""A custom optimizer for the Trainer: passed as optimizers=opt, not as the (optimizer, scheduler) pair."""
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel, Trainer, TrainingArguments
+
+
+class Tokens(torch.utils.data.Dataset):
+    def __len__(self):
+        return 32
+
+    def __getitem__(self, i):
+        g = torch.Generator().manual_seed(i)
+        ids = torch.randint(0, 100, (16,), generator=g)
+        return {"input_ids": ids, "labels": ids.clone()}
+
+
+torch.manual_seed(0)
+model = GPT2LMHeadModel(GPT2Config(n_layer=2, n_embd=32, n_head=2, vocab_size=100, n_positions=32))
+
+opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+targs = TrainingArguments(output_dir="out", per_device_train_batch_size=4, max_steps=4, report_to=[], use_cpu=True)
+trainer = Trainer(model=model, args=targs, train_dataset=Tokens(), optimizers=opt)
+trainer.train()
