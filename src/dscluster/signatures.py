@@ -13,6 +13,7 @@ from dscluster import sigcauses, sigwords
 from dscluster.launcher import backends
 from dscluster.sigactckpt import ACTCKPT_SIGNATURES
 from dscluster.sighfconfig import HFCONFIG_SIGNATURES
+from dscluster.sighftrainer import HFTRAINER_SIGNATURES
 from dscluster.sigmessages import BEFORE_VAGUE, MESSAGE_SIGNATURES, NOT_FOUND, NOT_INSTALLED, OTHER_VERSION, with_store
 from dscluster.sigmulti import MULTI_SIGNATURES
 from dscluster.signorm import NORM_SIGNATURES
@@ -376,9 +377,9 @@ _TABLE: tuple[Signature, ...] = (
 # a usage error and everything below, which would otherwise answer with a symptom or the exception's type.
 _AT = next(i for i, s in enumerate(_TABLE) if s.name == "write-failed") + 1
 SIGNATURES: tuple[Signature, ...] = with_store((*_TABLE[:_AT], *ZERO3_SIGNATURES, *ACTCKPT_SIGNATURES, *MULTI_SIGNATURES,
-                                                *SPARSE_SIGNATURES, *HFCONFIG_SIGNATURES, *NUMPY_SIGNATURES, *NORM_SIGNATURES,
-                                                *MESSAGE_SIGNATURES, *backends.signatures(),
-                                                *_TABLE[_AT:]))
+                                                *SPARSE_SIGNATURES, *HFCONFIG_SIGNATURES, *HFTRAINER_SIGNATURES,
+                                                *NUMPY_SIGNATURES, *NORM_SIGNATURES, *MESSAGE_SIGNATURES,
+                                                *backends.signatures(), *_TABLE[_AT:]))
 
 
 # Signatures whose evidence may stand in the lines just before a rank's error rather than in it: a compile's
