@@ -5,7 +5,7 @@ layers, torch's checkpoint options handed to DeepSpeed's checkpoint (which passe
 function), DeepSpeed's contiguous memory checkpointing without its number of layers, and partial optimizer offload
 (offload_optimizer.ratio) outside ZeRO-3. Each pattern is the wording of the component that prints it
 (torch/utils/checkpoint.py, deepspeed/runtime/activation_checkpointing/checkpointing.py, deepspeed/runtime/zero/
-config.py), and the frames where a message is not its own, never one log's. signatures.py places this table just
+config.py), and the frames where a message is not its own, never one log's. sigrounds.py places this table just
 before the exception messages' (sigmessages.py)."""
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ without config_class or its embedding accessors, the user's own model type loade
 being registered (sigcheckpoint.py's, read with the lines before the error), and grouped-query attention whose key/value heads do not divide the query heads. Each pattern is the
 wording of the component that prints it (transformers' models/auto/auto_factory.py and configuration_auto.py,
 modeling_utils.py, the BERT-family and GPT-2 attention modules and LlamaConfig, integrations/sdpa_attention.py,
-huggingface_hub's strict dataclasses), never one log's. signatures.py places this table just before the exception
+huggingface_hub's strict dataclasses), never one log's. sigrounds.py places this table just before the exception
 messages' (sigmessages.py)."""
 
 from __future__ import annotations

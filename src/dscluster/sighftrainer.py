@@ -5,7 +5,7 @@ whose batch is no mapping, prediction_step / compute_loss / training_step / crea
 wrong thing, and optimizers= given no (optimizer, scheduler) pair. Each pattern is Python's or torch's own words at the
 Trainer's own line that consumes the value (transformers/trainer.py's evaluation_loop, _run_epoch, training_step,
 compute_loss, create_scheduler and __init__, trainer_callback.py's CallbackHandler.call_event), never one log's. These
-lines and names are the Trainer's since transformers 4.x. signatures.py places this table just before the exception
+lines and names are the Trainer's since transformers 4.x. sigrounds.py places this table just before the exception
 messages' (sigmessages.py). Each is a bug in the script: none lets a restart help."""
 
 from __future__ import annotations

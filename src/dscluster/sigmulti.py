@@ -5,7 +5,7 @@ scaling an integer buffer in place, a distillation loss between a student and a 
 and a second deepspeed.initialize given both the script's argparse args (which carry --deepspeed_config) and a config
 of its own. (An EMA copy updated in place outside torch.no_grad() is signorm.py's leaf-inplace-requires-grad, which
 round 197 found for a running statistic kept as a parameter.) Each pattern is the wording of the component that prints
-it (torch's autograd, deepspeed/__init__.py's initialize), never one log's. signatures.py places this table just after
+it (torch's autograd, deepspeed/__init__.py's initialize), never one log's. sigrounds.py places this table just after
 the activation checkpointing one (sigactckpt.py), before the exception messages' (sigmessages.py), so that these come
 before ds-config-invalid's list and the generic refused-requirement answer."""
 

@@ -11,17 +11,10 @@ from collections.abc import Iterable
 
 from dscluster import sigcauses, sigwords
 from dscluster.launcher import backends
-from dscluster.sigactckpt import ACTCKPT_SIGNATURES
-from dscluster.sighfconfig import HFCONFIG_SIGNATURES
-from dscluster.sighftrainer import HFTRAINER_SIGNATURES
+from dscluster.sigrounds import ROUND_SIGNATURES
 from dscluster.sigmessages import BEFORE_VAGUE, MESSAGE_SIGNATURES, NOT_FOUND, NOT_INSTALLED, OTHER_VERSION, with_store
-from dscluster.sigmulti import MULTI_SIGNATURES
-from dscluster.signorm import NORM_SIGNATURES
-from dscluster.signumpy import NUMPY_SIGNATURES
-from dscluster.sigsparse import SPARSE_SIGNATURES
 from dscluster.sigtypes import Signature, then
 from dscluster.sigtypes import sig as _sig
-from dscluster.sigzero3 import ZERO3_SIGNATURES
 from dscluster.strerror import EDQUOT, ENOSPC
 
 __all__ = ["SIGNATURES", "Signature", "then"]
@@ -376,9 +369,7 @@ _TABLE: tuple[Signature, ...] = (
 # What an exception's or a tool's own message names (sigmessages.py) right after the disk's: more specific than
 # a usage error and everything below, which would otherwise answer with a symptom or the exception's type.
 _AT = next(i for i, s in enumerate(_TABLE) if s.name == "write-failed") + 1
-SIGNATURES: tuple[Signature, ...] = with_store((*_TABLE[:_AT], *ZERO3_SIGNATURES, *ACTCKPT_SIGNATURES, *MULTI_SIGNATURES,
-                                                *SPARSE_SIGNATURES, *HFCONFIG_SIGNATURES, *HFTRAINER_SIGNATURES,
-                                                *NUMPY_SIGNATURES, *NORM_SIGNATURES, *MESSAGE_SIGNATURES,
+SIGNATURES: tuple[Signature, ...] = with_store((*_TABLE[:_AT], *ROUND_SIGNATURES, *MESSAGE_SIGNATURES,
                                                 *backends.signatures(), *_TABLE[_AT:]))
 
 

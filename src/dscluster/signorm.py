@@ -6,7 +6,7 @@ trailing size, a leaf tensor that requires grad (a running statistic kept as an 
 weights file whose only difference from the model is keys the model does not keep (a buffer now non-persistent).
 Each pattern is the wording of torch's own check (torch/nn/modules/batchnorm.py, normalization.py, functional.py,
 torch/nn/parallel/distributed.py, ATen's batch_norm and layer_norm, autograd's in-place check, Module.load_state_dict),
-never one log's. signatures.py places this table just before the exception messages' (sigmessages.py)."""
+never one log's. sigrounds.py places this table just before the exception messages' (sigmessages.py)."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ from pandas columns of mixed types, pandas 3's read-only (copy-on-write) arrays 
 a DataFrame column that is not there (a file read with the wrong separator), numpy's removed type aliases, and token
 ids of a compact dtype given to nn.Embedding. Each pattern is the wording of the component that prints it (numpy's
 _core/memmap.py and lib/_format_impl.py, numpy's __getattr__ of expired attributes, torch's tensor_numpy.cpp and
-ATen's checks, pandas/core/frame.py), and the frames where a message is not its own, never one log's. signatures.py
+ATen's checks, pandas/core/frame.py), and the frames where a message is not its own, never one log's. sigrounds.py
 places this table just before the exception messages' (sigmessages.py)."""
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ its table, nn.EmbeddingBag's offsets and per-sample weights, DeepSpeed's MoE lay
 param groups, a layer's tuple output used as a tensor, and torch.gather's index of another rank than its input. Each
 pattern is the wording of the component that prints it (torch/optim's _single_tensor_* refusals, ATen's dispatcher,
 torch/nn/modules/sparse.py and nn/functional.py, ATen's EmbeddingBag.cpp and ScatterGatherChecks.h, DeepSpeed's
-moe/layer.py and runtime/zero/stage_1_and_2.py, CPython's binary-operator TypeError), never one log's. signatures.py
+moe/layer.py and runtime/zero/stage_1_and_2.py, CPython's binary-operator TypeError), never one log's. sigrounds.py
 places this table just before the exception messages' (sigmessages.py)."""
 
 from __future__ import annotations

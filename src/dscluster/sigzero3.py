@@ -4,7 +4,7 @@ on a parameter it never converted, a gradient read from p.grad (which ZeRO keeps
 partition (ds_tensor) taken for the whole weight, deepspeed.zero.Init's early config and its already partitioned
 children, and save_16bit_model saving nothing. Each pattern is the wording of the component that prints it (CPython's
 AttributeError under the source line it shows, torch.nn.init's dimension checks under zero.Init's frames, DeepSpeed's
-runtime/engine.py warning), never one log's. signatures.py places this table first among the exception messages'."""
+runtime/engine.py warning), never one log's. sigrounds.py places this table first among the exception messages'."""
 
 from __future__ import annotations
 

@@ -1,0 +1,25 @@
+"""The live rounds' own signature tables, in the order signatures.py places them: after the disk's signatures, before
+the exception messages' (sigmessages.py), the usage errors and every generic answer.
+
+Each table is one family of failures that broken users' scripts, run for real (tests/data/live), showed (issue 45):
+ZeRO-3's partitioned parameters, activation checkpointing, several models in one script, sparse gradients and
+mixture-of-experts layers, transformers models built from configs, a customised Trainer, numpy and pandas data,
+normalization layers and buffers. Their order matters only where two could read one log: a table named earlier here
+wins, which each table's docstring says where it relies on it."""
+
+from __future__ import annotations
+
+from dscluster.sigactckpt import ACTCKPT_SIGNATURES
+from dscluster.sighfconfig import HFCONFIG_SIGNATURES
+from dscluster.sighftrainer import HFTRAINER_SIGNATURES
+from dscluster.sigmulti import MULTI_SIGNATURES
+from dscluster.signorm import NORM_SIGNATURES
+from dscluster.signumpy import NUMPY_SIGNATURES
+from dscluster.sigsparse import SPARSE_SIGNATURES
+from dscluster.sigtypes import Signature
+from dscluster.sigzero3 import ZERO3_SIGNATURES
+
+ROUND_SIGNATURES: tuple[Signature, ...] = (
+    *ZERO3_SIGNATURES, *ACTCKPT_SIGNATURES, *MULTI_SIGNATURES, *SPARSE_SIGNATURES, *HFCONFIG_SIGNATURES,
+    *HFTRAINER_SIGNATURES, *NUMPY_SIGNATURES, *NORM_SIGNATURES,
+)
