@@ -11,8 +11,8 @@ from collections.abc import Iterable
 
 from dscluster import sigcauses, sigwords
 from dscluster.launcher import backends
-from dscluster.sigrounds import ROUND_SIGNATURES
 from dscluster.sigmessages import BEFORE_VAGUE, MESSAGE_SIGNATURES, NOT_FOUND, NOT_INSTALLED, OTHER_VERSION, with_store
+from dscluster.sigrounds import ROUND_SIGNATURES
 from dscluster.sigtypes import Signature, then
 from dscluster.sigtypes import sig as _sig
 from dscluster.strerror import EDQUOT, ENOSPC
