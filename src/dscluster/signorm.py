@@ -65,7 +65,7 @@ NORM_SIGNATURES: tuple[Signature, ...] = (
          "LayerNorm with the input's trailing size. A restart fails the same way.", retry=False),
     # autograd's check of in-place operations on leaves (VariableTypeUtils.h check_inplace).
     _sig("leaf-inplace-requires-grad",
-         r"a leaf Variable that requires grad (?:is being|has been) used in an in-place operation",
+         r"a (?:view of a )?leaf Variable that requires grad (?:is being|has been) used in an in-place operation",
          "An in-place operation (mul_, add_, copy_, zero_, clamp_, +=, x[...] = ...) changed a leaf tensor that "
          "requires grad while autograd was recording: a parameter updated, clipped, re-initialised or copied by hand "
          "outside torch.no_grad() (an EMA or mean-teacher copy updated from the trained model: copy.deepcopy keeps "
