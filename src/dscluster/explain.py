@@ -28,14 +28,8 @@ from dscluster import earlyexit, errorline, launchcmd, logtext, mixedversions, r
 from dscluster.collectives import collective_params
 from dscluster.i18n import gettext, tr
 from dscluster.sigmessages import CUTS_THE_COMMAND, READS_BEFORE
-from dscluster.signatures import (
-    BEFORE_THE_ERROR,
-    ENVIRONMENT,
-    SIGNAL_WHY,
-    SIGNATURES,
-    VAGUE_TYPES,
-    Signature,
-)
+from dscluster.signatures import BEFORE_THE_ERROR, ENVIRONMENT, SIGNAL_WHY, SIGNATURES, VAGUE_TYPES, Signature
+from dscluster.sigrdzv import READS_AS_LOGGED
 
 
 @dataclass(frozen=True)
@@ -152,6 +146,13 @@ def _vague(err: rankerror.RankError) -> bool:
         bool(_VAGUE_MESSAGE.search(err.message)) or (short == "AssertionError" and not err.message.strip())
 
 
+def _as_logged(err: rankerror.RankError) -> str:
+    """The error's block (its lines and five after) as the log has them: the prefix the stream cut kept (torch's
+    `[rankN]: `, which sigrdzv.READS_AS_LOGGED's signatures read)."""
+    stream, start, end = err.source or (None, 0, 0)
+    return "\n".join(stream.raw[p] for p in stream.positions[start:end + 6]) if stream and stream.positions else err.block
+
+
 def _own_signature(err: rankerror.RankError,
                    streams: list[rankerror.Stream]) -> tuple[Signature, re.Match, str] | None:
     """The first non-symptom signature in the rank's own error. For a vague error (RuntimeError: Error
@@ -165,6 +166,7 @@ def _own_signature(err: rankerror.RankError,
     best = None
     for sig in SIGNATURES:
         text = f"{err.context}\n{err.block}" if sig in READS_BEFORE else before_exit if sig.name in AT_EXIT else err.block
+        text = _as_logged(err) if sig.name in READS_AS_LOGGED else text
         m = None if sig.symptom else sig.pattern.search(text)
         if m and not sig.set_aside(m, (st.text for st in streams)):
             best = (sig, m, text)
