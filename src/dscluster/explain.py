@@ -147,8 +147,7 @@ def _vague(err: rankerror.RankError) -> bool:
 
 
 def _as_logged(err: rankerror.RankError) -> str:
-    """The error's block (its lines and five after) as the log has them: the prefix the stream cut kept (torch's
-    `[rankN]: `, which sigrdzv.READS_AS_LOGGED's signatures read)."""
+    """The error's block as the log has its lines: with the prefix the stream cut (torch's `[rankN]: `)."""
     stream, start, end = err.source or (None, 0, 0)
     return "\n".join(stream.raw[p] for p in stream.positions[start:end + 6]) if stream and stream.positions else err.block
 

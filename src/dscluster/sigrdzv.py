@@ -130,5 +130,6 @@ RDZV_SIGNATURES: tuple[Signature, ...] = (
          "group is really meant, call init_process_group again after destroying it. A restart fails the same way.",
          retry=False),
 )
-# Read in the error's lines as the log has them (explain._as_logged): their evidence is the prefix torch put there.
+# Read in the error's lines as the log has them (explain._as_logged: the block and five lines after): their evidence
+# is the prefix torch put there.
 READS_AS_LOGGED = frozenset({"pg-used-after-destroy"})
