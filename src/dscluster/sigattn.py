@@ -7,8 +7,7 @@ no mask; hand-written rotary embeddings whose cos/sin tables are not the head di
 given an attention_mask of another length, or 3D. Each pattern is the wording of the component that prints it (ATen's
 broadcast and SDPA checks, torch/nn/functional.py and activation.py, transformers' masking_utils.py and
 integrations/sdpa_attention.py), under the code line that raised it where torch's words are generic, never one log's.
-sigrounds.py places this table with the activation checkpointing one, before the exception messages'
-(sigmessages.py)."""
+sigrounds.py places this table last among the rounds' tables, before the exception messages' (sigmessages.py)."""
 
 from __future__ import annotations
 
