@@ -4,8 +4,10 @@ the exception messages' (sigmessages.py), the usage errors and every generic ans
 Each table is one family of failures that broken users' scripts, run for real (tests/data/live), showed (issue 45):
 ZeRO-3's partitioned parameters, activation checkpointing, several models in one script, sparse gradients and
 mixture-of-experts layers, transformers models built from configs, a customised Trainer, numpy and pandas data,
-normalization layers and buffers, process groups and stores built by hand, attention and its masks. Their order matters only where two could read one log: a table named earlier here
-wins, which each table's docstring says where it relies on it."""
+normalization layers and buffers, process groups and stores built by hand, attention and its masks, loss functions'
+contracts (whose backward-not-scalar signatures.py reads after the exception messages: sigloss.LOSS_AFTER_MESSAGES),
+exporting a trained model. Their order matters only where two could read one log: a table named earlier here wins,
+which each table's docstring says where it relies on it."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from dscluster.sigactckpt import ACTCKPT_SIGNATURES
 from dscluster.sigattn import ATTN_SIGNATURES
 from dscluster.sighfconfig import HFCONFIG_SIGNATURES
 from dscluster.sighftrainer import HFTRAINER_SIGNATURES
+from dscluster.sigloss import LOSS_SIGNATURES
 from dscluster.sigmulti import MULTI_SIGNATURES
 from dscluster.signorm import NORM_SIGNATURES
 from dscluster.signumpy import NUMPY_SIGNATURES
@@ -24,5 +27,5 @@ from dscluster.sigzero3 import ZERO3_SIGNATURES
 ROUND_SIGNATURES: tuple[Signature, ...] = (
     *ZERO3_SIGNATURES, *ACTCKPT_SIGNATURES, *MULTI_SIGNATURES, *SPARSE_SIGNATURES, *HFCONFIG_SIGNATURES,
     *HFTRAINER_SIGNATURES, *NUMPY_SIGNATURES, *NORM_SIGNATURES, *RDZV_SIGNATURES,
-    *ATTN_SIGNATURES,
+    *ATTN_SIGNATURES, *LOSS_SIGNATURES,
 )
