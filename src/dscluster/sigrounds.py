@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dscluster.sigactckpt import ACTCKPT_SIGNATURES
 from dscluster.sigattn import ATTN_SIGNATURES
+from dscluster.sigexport import EXPORT_SIGNATURES
 from dscluster.sighfconfig import HFCONFIG_SIGNATURES
 from dscluster.sighftrainer import HFTRAINER_SIGNATURES
 from dscluster.sigloss import LOSS_SIGNATURES
@@ -27,5 +28,5 @@ from dscluster.sigzero3 import ZERO3_SIGNATURES
 ROUND_SIGNATURES: tuple[Signature, ...] = (
     *ZERO3_SIGNATURES, *ACTCKPT_SIGNATURES, *MULTI_SIGNATURES, *SPARSE_SIGNATURES, *HFCONFIG_SIGNATURES,
     *HFTRAINER_SIGNATURES, *NUMPY_SIGNATURES, *NORM_SIGNATURES, *RDZV_SIGNATURES,
-    *ATTN_SIGNATURES, *LOSS_SIGNATURES,
+    *ATTN_SIGNATURES, *LOSS_SIGNATURES, *EXPORT_SIGNATURES,
 )
