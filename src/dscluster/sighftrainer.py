@@ -10,10 +10,9 @@ messages' (sigmessages.py). Each is a bug in the script: none lets a restart hel
 
 from __future__ import annotations
 
-from dscluster.sigtypes import Signature, then
+from dscluster.sigtypes import CARET_LINE, Signature, then
 from dscluster.sigtypes import sig as _sig
 
-_CARETS = r"(?:[^\n]*[~^][ \t~^]*\n)?"  # Python 3.11+'s marker line under the code line, where there is one
 # TrainerCallback's hooks (trainer_callback.py 5.23) and the keywords CallbackHandler.call_event passes every one of
 # them besides args, state, control (model, processing_class, optimizer, lr_scheduler, the dataloaders; 4.x's
 # tokenizer) or an event's own (metrics, logs).
@@ -25,7 +24,7 @@ HFTRAINER_SIGNATURES: tuple[Signature, ...] = (
     # evaluation_loop: `metrics = self.compute_metrics(EvalPrediction(...))`, then `metrics[f"{metric_key_prefix}_loss"]
     # = ...` and `for key in list(metrics.keys())`: a float, None or tuple from compute_metrics fails at either.
     _sig("hf-metrics-not-dict",
-         r", in evaluation_loop\n[^\n]*\bmetrics\b[^\n]*\n" + _CARETS + r"[^\n]*?(?P<ev>TypeError: '\w+' object does "
+         r", in evaluation_loop\n[^\n]*\bmetrics\b[^\n]*\n" + CARET_LINE + r"[^\n]*?(?P<ev>TypeError: '\w+' object does "
          r"not support item assignment|AttributeError: '\w+' object has no attribute 'keys')",
          "compute_metrics returned something other than a dict (a number, None, a tuple): the Trainer's "
          "evaluation_loop adds the eval loss to what compute_metrics returns and reads its keys, so it must be a dict "
@@ -70,7 +69,7 @@ HFTRAINER_SIGNATURES: tuple[Signature, ...] = (
     # override returning one tensor (iterating a 0-d tensor fails), one of another length, or None; the error at that
     # line (or in torch's Tensor.__iter__), never one raised inside the override.
     _sig("hf-prediction-step-return",
-         then(r"= self\.prediction_step\(", r"\n", r"[^\n]") + _CARETS + r"(?:[^\n]*_tensor\.py\"?, line \d+, in __iter__\n[^\n]*\n)?"
+         then(r"= self\.prediction_step\(", r"\n", r"[^\n]") + CARET_LINE + r"(?:[^\n]*_tensor\.py\"?, line \d+, in __iter__\n[^\n]*\n)?"
          r"[^\n]*?(?P<ev>TypeError: iteration over a 0-d tensor|"
          r"ValueError: (?:too many|not enough) values to unpack[^\n]{0,40}|TypeError: cannot unpack non-iterable "
          r"[^\n]{0,40})",
@@ -92,7 +91,7 @@ HFTRAINER_SIGNATURES: tuple[Signature, ...] = (
          "restart fails the same way.", retry=False),
     # Trainer.__init__: `self.optimizer, self.lr_scheduler = optimizers`: an optimizer alone, or a 1-tuple / 3-tuple.
     _sig("hf-optimizers-not-pair",
-         r"self\.optimizer, self\.lr_scheduler = optimizers\n" + _CARETS + r"[^\n]*?(?P<ev>TypeError: cannot unpack "
+         r"self\.optimizer, self\.lr_scheduler = optimizers\n" + CARET_LINE + r"[^\n]*?(?P<ev>TypeError: cannot unpack "
          r"non-iterable \w+ object|ValueError: (?:not enough|too many) values to unpack[^\n]{0,40})",
          "The Trainer's optimizers= argument was not a pair: it takes a tuple (optimizer, lr_scheduler) and was given "
          "the optimizer alone (or a tuple of another length).",
@@ -115,7 +114,7 @@ HFTRAINER_SIGNATURES: tuple[Signature, ...] = (
     # torch.isnan(tr_loss_step) (logging_nan_inf_filter, on by default) or `tr_loss_step.device`: an override that
     # returns loss.item() (a float) or nothing.
     _sig("hf-training-step-not-tensor",
-         then(r"torch\.is(?:nan|inf)\(tr_loss_step\)|tr_loss_step\.device", r"\n", r"[^\n]") + _CARETS +
+         then(r"torch\.is(?:nan|inf)\(tr_loss_step\)|tr_loss_step\.device", r"\n", r"[^\n]") + CARET_LINE +
          r"[^\n]*?(?P<ev>TypeError: "
          r"is(?:nan|inf)\(\): argument 'input' \(position 1\) must be Tensor, not \w+|AttributeError: '\w+' object "
          r"has no attribute 'device')",

@@ -16,13 +16,12 @@ places this table right after the training stack's. The real logs they are measu
 
 from __future__ import annotations
 
-from dscluster.sigtypes import Signature
+from dscluster.sigtypes import CARET_LINE, Signature
 from dscluster.sigtypes import sig as _sig
 
 # Python's AttributeError on None, the object the traceback's last source line used (a line of its own, a caret line
 # under it in Python 3.11+ and a rank prefix or timestamp before each); each stretch bounded, read in linear time.
 _NONE_ATTR = r"[^\n]*AttributeError: 'NoneType' object has no attribute '"
-_CARETS = r"(?:[^\n^]*\^[\^~ \t]*\n)?"
 
 # What wandb-no-run-on-rank says, for both its entries below.
 _WANDB_CAUSE = ("This process has no wandb run: wandb.init ran only in the rank-0 process (the usual setup, or a "
@@ -52,7 +51,7 @@ WANDB_NO_RUN = (
     _sig("wandb-no-run-on-rank",
          _NO_FINISHED_RUN +
          r"(?:\bwandb\.run\.(?P<run_attr>\w+)\b|[/\\](?:logging|loggers)[/\\]wandb\.py\", line \d+, in \w+\n"
-         r"[^\n]{0,200}?\bself\.experiment\.(?P<exp_attr>\w+)\b)[^\n]{0,300}\n" + _CARETS +
+         r"[^\n]{0,200}?\bself\.experiment\.(?P<exp_attr>\w+)\b)[^\n]{0,300}\n" + CARET_LINE +
          r"(?P<ev>" + _NONE_ATTR + r"(?:(?P=run_attr)|(?P=exp_attr))')",
          _WANDB_CAUSE, _WANDB_FIX, retry=False),
 )

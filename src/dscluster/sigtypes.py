@@ -34,6 +34,11 @@ class Signature:
         return self.retry
 
 
+# The caret line Python 3.11+ prints under a traceback's source line (`    ~~~~^^^^`), where there is one: optional,
+# its stretch bounded, read in linear time. Tables that read a source line, then the error, put it between them.
+CARET_LINE = r"(?:[^\n^]{0,200}\^[\^~ \t]*\n)?"
+
+
 def sig(name: str, regex: str, cause: str, fix: str, retry: bool = True, symptom: bool = False,
         needs_a_failure: bool = False, aside_if: Callable[[re.Match, Iterable[str]], bool] | None = None) -> Signature:
     return Signature(name, re.compile(regex, re.IGNORECASE | re.MULTILINE), cause, fix, retry, symptom, needs_a_failure,

@@ -11,11 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from dscluster.sigtypes import Signature
+from dscluster.sigtypes import CARET_LINE, Signature
 from dscluster.sigtypes import sig as _sig
-
-# A source line Python shows in a traceback, then its caret line (3.11+) if any: bounded stretches, linear time.
-_CARET = r"(?:[^\n^]{0,200}\^[\^~ \t]*\n)?"
 
 # DeepSpeed's init_distributed ran (its INFO line, shown where the log level lets it): the process group was up, and a
 # world of one in zero.Init's config is DeepSpeed 0.9.x's early count under from_pretrained (ds-world-size-one's).
@@ -32,7 +29,7 @@ ZERO3_SIGNATURES: tuple[Signature, ...] = (
     # outside deepspeed.zero.Init read before deepspeed.initialize. DeepSpeed's own code meeting such a parameter
     # (its frames: a layer added after initialize) stays zero3-param-not-registered's.
     _sig("zero3-ds-attr-unconverted", r"File \"(?![^\"\n]*deepspeed[/\\])[^\"\n]{1,300}\", line \d+, in [^\n]{1,200}\n"
-         r"[^\n]{0,300}\.ds_(?P<attr>\w{1,40})\b[^\n]{0,300}\n" + _CARET +
+         r"[^\n]{0,300}\.ds_(?P<attr>\w{1,40})\b[^\n]{0,300}\n" + CARET_LINE +
          r"(?P<ev>[^\n]{0,200}AttributeError: '(?:Parameter|Tensor)' object has no attribute 'ds_(?P=attr)')",
          "The script read a DeepSpeed ZeRO-3 attribute (ds_numel, ds_shape, ds_tensor...) of a parameter ZeRO-3 has "
          "not converted: DeepSpeed gives a parameter its ds_* attributes only when it partitions it, that is when the "
@@ -46,7 +43,7 @@ ZERO3_SIGNATURES: tuple[Signature, ...] = (
     # under the source line that reads it. ZeRO-3 (and ZeRO-2 after its reduction) keeps gradients in its own
     # partitions and leaves every p.grad None; so do frozen and unused parameters, and any before backward or after
     # zero_grad(set_to_none=True).
-    _sig("param-grad-none", r"\.grad\.(?P<m>\w{1,60})\b[^\n]{0,300}\n" + _CARET + r"(?:[^\n]{0,300}\n" + _CARET +
+    _sig("param-grad-none", r"\.grad\.(?P<m>\w{1,60})\b[^\n]{0,300}\n" + CARET_LINE + r"(?:[^\n]{0,300}\n" + CARET_LINE +
          r"){0,2}?(?P<ev>[^\n]{0,200}AttributeError: 'NoneType' object has no attribute '(?P=m)')",
          "The script read a parameter's gradient through p.grad and found None. Under DeepSpeed ZeRO (stage 3 always, "
          "stage 2 once the gradients are reduced) the gradients live in the engine's own partitions and p.grad "
@@ -59,7 +56,7 @@ ZERO3_SIGNATURES: tuple[Signature, ...] = (
     # A ZeRO-3 parameter's ds_tensor (partition_parameters.py) is this rank's flat 1-D partition of it (numel / world
     # size, padded), not the weight: copying a whole [out, in] weight into it fails torch's broadcast check on the
     # source line that names ds_tensor.
-    _sig("zero3-ds-tensor-partition", r"\.ds_tensor\b[^\n]{0,300}\n" + _CARET + r"(?P<ev>[^\n]{0,200}(?:The size of tensor "
+    _sig("zero3-ds-tensor-partition", r"\.ds_tensor\b[^\n]{0,300}\n" + CARET_LINE + r"(?P<ev>[^\n]{0,200}(?:The size of tensor "
          r"a \(\d+\) must match the size of tensor b \(\d+\)|output with shape \[[\d, ]{0,60}\] doesn't match the "
          r"broadcast shape|shape mismatch|shape '\[[\d, -]{0,60}\]' is invalid for input of size))",
          "The script wrote a whole tensor into a ZeRO-3 parameter's ds_tensor: ds_tensor is only this rank's flat, "
