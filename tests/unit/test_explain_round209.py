@@ -31,6 +31,7 @@ def test_new_families_are_translated_and_final():
     ("live-stream-index-peek", "iterable-dataset-getitem"),
     ("live-stream-generator-as-dataset", "dataset-no-len"),
     ("live-stream-accelerate-dynamic-padding", "accelerate-dispatch-batch-sizes"),
+    ("live-stream-byte-range-uneven", "collective-mismatch"),
 ])
 def test_case_logs(case, name):
     assert sig((LIVE / case / "log.txt").read_text(encoding="utf-8")) == name
