@@ -6,9 +6,10 @@ ZeRO-3's partitioned parameters, activation checkpointing, several models in one
 mixture-of-experts layers, transformers models built from configs, a customised Trainer, numpy and pandas data,
 normalization layers and buffers, process groups and stores built by hand, attention and its masks, loss functions'
 contracts (whose backward-not-scalar signatures.py reads after the exception messages: sigloss.LOSS_AFTER_MESSAGES),
-exporting a trained model, iterable and streaming datasets. Their order matters only where two could read one log: a table named earlier here wins,
-which each table's docstring says where it relies on it (the loss table comes before the several-models one:
-loss-bce-target-dtype, bound to binary_cross_entropy_with_logits' frame, before inplace-result-type-cast's same words)."""
+exporting a trained model, iterable and streaming datasets, convolution models and image tensors. Their order matters
+only where two could read one log: a table named earlier here wins, which each table's docstring says where it relies
+on it (the loss table comes before the several-models one: loss-bce-target-dtype, bound to
+binary_cross_entropy_with_logits' frame, before inplace-result-type-cast's same words)."""
 
 from __future__ import annotations
 
@@ -25,10 +26,11 @@ from dscluster.sigrdzv import RDZV_SIGNATURES
 from dscluster.sigsparse import SPARSE_SIGNATURES
 from dscluster.sigstream import STREAM_SIGNATURES
 from dscluster.sigtypes import Signature
+from dscluster.sigvision import VISION_SIGNATURES
 from dscluster.sigzero3 import ZERO3_SIGNATURES
 
 ROUND_SIGNATURES: tuple[Signature, ...] = (
     *ZERO3_SIGNATURES, *ACTCKPT_SIGNATURES, *LOSS_SIGNATURES, *MULTI_SIGNATURES, *SPARSE_SIGNATURES, *HFCONFIG_SIGNATURES,
     *HFTRAINER_SIGNATURES, *NUMPY_SIGNATURES, *NORM_SIGNATURES, *RDZV_SIGNATURES,
-    *ATTN_SIGNATURES, *EXPORT_SIGNATURES, *STREAM_SIGNATURES,
+    *ATTN_SIGNATURES, *EXPORT_SIGNATURES, *STREAM_SIGNATURES, *VISION_SIGNATURES,
 )

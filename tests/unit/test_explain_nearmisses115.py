@@ -160,7 +160,8 @@ def test_what_sets_a_match_aside_is_declared_on_the_signature():
     # round 189: ddp-model-differs-by-rank's gloo words where no stream shows DDP's constructor, siggloo._building_ddp;
     # round 192: zero3-init-before-dist where DeepSpeed's init_distributed line shows the group up, sigzero3._dist_was_up)
     assert [s.name for s in explain.SIGNATURES if s.aside_if is not None] == [
-        "zero3-init-before-dist", "fsdp2-unsharded-param-freed", "init-method-host-unresolved", "ddp-model-differs-by-rank", "collective-mismatch",
+        "zero3-init-before-dist", "skip-connection-size-mismatch", "linear-input-not-flattened",
+        "fsdp2-unsharded-param-freed", "init-method-host-unresolved", "ddp-model-differs-by-rank", "collective-mismatch",
         "ds-pipe-batch-dp",
         "env-var-unset", "accelerate-world-of-one", "nccl-ras-crash",
         "makedirs-every-rank", "stale-extension-lock", "exit-abort", "aborted"]
