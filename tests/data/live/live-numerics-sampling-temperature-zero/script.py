@@ -22,8 +22,7 @@ def rollout(prompt: torch.Tensor) -> torch.Tensor:
     with torch.no_grad():
         for _ in range(CONFIG["rollout_len"]):
             logits = policy(seq)[:, -1, :]
-            probs = torch.softmax(logits / CONFIG["temperature"], dim=-1)
-            nxt = torch.multinomial(probs, num_samples=1)
+            nxt = torch.multinomial(torch.softmax(logits / CONFIG["temperature"], dim=-1), num_samples=1)
             seq = torch.cat([seq, nxt], dim=1)
     return seq
 
