@@ -158,9 +158,15 @@ def test_what_sets_a_match_aside_is_declared_on_the_signature():
     # collective-mismatch's timeouts where no two ranks timed out in different calls, siggloo._same_call_everywhere;
     # round 182: init-method-host-unresolved where no traceback passes through the tcp:// rendezvous, sigtorch._TCP_INIT;
     # round 189: ddp-model-differs-by-rank's gloo words where no stream shows DDP's constructor, siggloo._building_ddp;
-    # round 192: zero3-init-before-dist where DeepSpeed's init_distributed line shows the group up, sigzero3._dist_was_up)
+    # round 192: zero3-init-before-dist where DeepSpeed's init_distributed line shows the group up, sigzero3._dist_was_up;
+    # round 206: skip-connection-size-mismatch where the two sizes are not one apart, sigvision._not_one_apart, and
+    # linear-input-not-flattened where the rows are no multiple of in_features, sigvision._not_pooled_rows;
+    # round 208: sampling-probs-not-finite where the quoted line divides by no temperature,
+    # signonfinite._TEMPERATURE_DIVIDES, and ds-grads-nonfinite-guard where no stream shows DeepSpeed's skipped
+    # non-finite step, signonfinite._no_ds_skip)
     assert [s.name for s in explain.SIGNATURES if s.aside_if is not None] == [
         "zero3-init-before-dist", "skip-connection-size-mismatch", "linear-input-not-flattened",
+        "sampling-probs-not-finite", "ds-grads-nonfinite-guard",
         "fsdp2-unsharded-param-freed", "init-method-host-unresolved", "ddp-model-differs-by-rank", "collective-mismatch",
         "ds-pipe-batch-dp",
         "env-var-unset", "accelerate-world-of-one", "nccl-ras-crash",

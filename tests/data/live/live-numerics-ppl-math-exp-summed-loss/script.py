@@ -15,7 +15,7 @@ V, D = 500, 32
 model = DDP(torch.nn.Sequential(torch.nn.Embedding(V, D), torch.nn.Linear(D, V)))
 opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
 
-for step in range(3):
+for _step in range(3):
     ids = torch.randint(0, V, (8, 17))
     logits = model(ids[:, :-1])
     loss = torch.nn.functional.cross_entropy(logits.reshape(-1, V), ids[:, 1:].reshape(-1))
