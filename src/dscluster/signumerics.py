@@ -90,9 +90,10 @@ NUMERIC_SIGNATURES: tuple[Signature, ...] = (
          "steps once per optimizer step) and the epochs the loop runs, or total_steps counted the same way; on "
          "resume load the scheduler's state_dict. A restart fails the same way.", retry=False),
     # torch/amp/grad_scaler.py (torch/cuda/amp/grad_scaler.py before 2.3), GradScaler.step: the optimizer had no
-    # gradient to unscale ("No inf checks were recorded for this optimizer."), and update() before any step
-    # recorded one ("No inf checks were recorded prior to update.").
-    _sig("gradscaler-no-grads", r"No inf checks were recorded (?:for this optimizer|prior to update)",
+    # gradient to unscale ("No inf checks were recorded for this optimizer."). update() before any step recorded one
+    # ("No inf checks were recorded prior to update.") is sigamp's gradscaler-update-without-step, read first (round
+    # 204: update() on every micro-batch of an accumulation).
+    _sig("gradscaler-no-grads", r"No inf checks were recorded for this optimizer",
          "GradScaler found no gradients on the optimizer's parameters when scaler.step (or scaler.update) ran: the "
          "gradients were cleared between backward and step (optimizer.zero_grad placed between them), backward was "
          "not called for this optimizer's loss, or the loss does not reach its parameters (frozen, another model's "

@@ -15,6 +15,7 @@ binary_cross_entropy_with_logits' frame, before inplace-result-type-cast's same 
 from __future__ import annotations
 
 from dscluster.sigactckpt import ACTCKPT_SIGNATURES
+from dscluster.sigamp import AMP_SIGNATURES
 from dscluster.sigattn import ATTN_SIGNATURES
 from dscluster.sigexport import EXPORT_SIGNATURES
 from dscluster.sighfconfig import HFCONFIG_SIGNATURES
@@ -37,4 +38,5 @@ ROUND_SIGNATURES: tuple[Signature, ...] = (
     *HFTRAINER_SIGNATURES, *NUMPY_SIGNATURES, *NORM_SIGNATURES, *RDZV_SIGNATURES,
     *ATTN_SIGNATURES, *EXPORT_SIGNATURES, *STREAM_SIGNATURES, *VISION_SIGNATURES, *NONFINITE_SIGNATURES,
     *RNN_SIGNATURES,
+    *AMP_SIGNATURES,
 )

@@ -33,7 +33,7 @@ def test_new_families_are_translated_and_final():
     # torch.cuda.amp's GradScaler before 2.3, update() with no step recorded
     ('  File "/opt/conda/lib/python3.10/site-packages/torch/cuda/amp/grad_scaler.py", line 385, in update\n'
      '    assert len(found_infs) > 0, "No inf checks were recorded prior to update."\n'
-     "AssertionError: No inf checks were recorded prior to update.\n", "gradscaler-no-grads"),
+     "AssertionError: No inf checks were recorded prior to update.\n", "gradscaler-update-without-step"),
     ('    assert len(optimizer_state["found_inf_per_device"]) > 0, "No inf checks were recorded for this '
      'optimizer."\nAssertionError: No inf checks were recorded for this optimizer.\n', "gradscaler-no-grads"),
 ])

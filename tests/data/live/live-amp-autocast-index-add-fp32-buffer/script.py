@@ -32,7 +32,7 @@ encoder.eval()
 sums = torch.zeros(N_CLASSES, D)
 counts = torch.zeros(N_CLASSES)
 with torch.no_grad(), torch.autocast(device_type="cpu", dtype=torch.bfloat16):
-    for batch in range(4):
+    for _ in range(4):
         x = torch.randn(16, 48)
         y = torch.randint(0, N_CLASSES, (16,))
         emb = encoder(x)
