@@ -25,6 +25,7 @@ from dscluster.dsconfig_keys import (
     REMOVED_TOP_LEVEL,
     REMOVED_ZERO,
     SCHEDULERS,
+    scheduler_params,
 )
 from dscluster.errors import ConfigError
 from dscluster.i18n import tr
@@ -360,7 +361,7 @@ def _check_scheduler(sched) -> None:
                           tr('e.g. "scheduler": {{"type": "WarmupLR", "params": {{"warmup_num_steps": 100}}}}'),
                           setting="scheduler")
     stype = sched.get("type")
-    if stype not in SCHEDULERS:
+    if (known := scheduler_params(stype)) is None:  # DeepSpeed's own, or a torch.optim.lr_scheduler class by name
         raise ConfigError(tr("scheduler.type {t!r} is not a DeepSpeed scheduler", t=stype),
                           _did_you_mean(str(stype), SCHEDULERS) + tr("choose one of: {c}", c=", ".join(SCHEDULERS)),
                           setting="scheduler.type")
@@ -369,12 +370,11 @@ def _check_scheduler(sched) -> None:
         raise ConfigError(tr("scheduler.params must be an object"), tr('e.g. "params": {{"warmup_num_steps": 100}}'),
                           setting="scheduler.params")
     for key in params:
-        if key not in SCHEDULERS[stype]:
+        if key not in known:
             raise ConfigError(tr("scheduler {t} has no parameter {key!r}", t=stype, key=key),
-                              _did_you_mean(key, SCHEDULERS[stype])
-                              + tr("its parameters are: {p}", p=", ".join(SCHEDULERS[stype][:-1])),
+                              _did_you_mean(key, known) + tr("its parameters are: {p}", p=", ".join(known[:-1])),
                               setting=f"scheduler.params.{key}")
-    if "total_num_steps" in SCHEDULERS[stype] and "total_num_steps" not in params:
+    if stype in SCHEDULERS and "total_num_steps" in known and "total_num_steps" not in params:
         raise ConfigError(tr("scheduler {t} needs params.total_num_steps", t=stype),
                           tr("set scheduler.params.total_num_steps to the number of training steps"),
                           setting="scheduler.params.total_num_steps")

@@ -64,3 +64,25 @@ ADAM_PARAMS = ("lr", "betas", "eps", "weight_decay", "amsgrad", "bias_correction
                "fused", "foreach", "maximize", "capturable", "differentiable", "set_grad_none", "decoupled_weight_decay")
 _PARAM_ALIASES = {"learning_rate": "lr", "learningrate": "lr", "beta": "betas", "epsilon": "eps", "wd": "weight_decay"}
 BATCH_KEYS = ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps")
+
+
+def scheduler_params(stype: object) -> tuple[str, ...] | None:
+    """The params scheduler.type takes, its last one the resume counter (last_batch_iteration, last_epoch): DeepSpeed's
+    own schedulers', else a torch.optim.lr_scheduler class's keywords, which DeepSpeed builds by name too
+    (runtime/engine.py _scheduler_from_config: type(optimizer, **params)). None: neither, or a class whose keywords
+    are open (**kwargs)."""
+    if not isinstance(stype, str):
+        return None
+    if stype in SCHEDULERS:
+        return SCHEDULERS[stype]
+    import inspect
+
+    import torch.optim.lr_scheduler as torch_schedulers
+
+    cls = getattr(torch_schedulers, stype, None)
+    if not (isinstance(cls, type) and cls.__module__ == torch_schedulers.__name__ and hasattr(cls, "step")):
+        return None
+    params = list(inspect.signature(cls.__init__).parameters.values())[2:]  # past self and optimizer
+    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
+        return None
+    return tuple(p.name for p in params)

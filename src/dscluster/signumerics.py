@@ -75,7 +75,8 @@ NUMERIC_SIGNATURES: tuple[Signature, ...] = (
     _sig("scheduler-not-optimizer", r"TypeError: \w+ is not an Optimizer\b",
          "A torch LR scheduler was built on something that is not a torch.optim.Optimizer: the model (or its DDP "
          "wrapper) passed in the optimizer's place, another scheduler, or a wrapper optimizer that does not subclass "
-         "torch's (an older DeepSpeed's ZeRO or fp16 optimizer, another library's optimizer wrapper).",
+         "torch's (the ZeRO, fp16 or bf16 optimizer deepspeed.initialize returns, another library's optimizer "
+         "wrapper).",
          "Pass the optimizer object as the scheduler's first argument (StepLR(optimizer, ...)); with DeepSpeed build "
          "the scheduler on the torch optimizer you give deepspeed.initialize (or pass lr_scheduler= a function of the "
          "optimizer, or a \"scheduler\" section in the config). A restart fails the same way.", retry=False),
