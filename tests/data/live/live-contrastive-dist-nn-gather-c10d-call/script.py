@@ -1,6 +1,6 @@
 """In-batch negatives with gradients through the gather: the user switches dist.all_gather to
 torch.distributed.nn.functional.all_gather but keeps the c10d call (an output list first)."""
-import os
+# in-batch negatives from every rank (DDP, gloo, 2 processes)
 from datetime import timedelta
 
 import torch

@@ -1,6 +1,6 @@
 """Dual-encoder retrieval training with in-batch negatives from every rank: the user gathers the query and document
 embeddings with dist.all_gather and builds the whole loss from the gathered copies."""
-import os
+# in-batch negatives from every rank (DDP, gloo, 2 processes)
 from datetime import timedelta
 
 import torch

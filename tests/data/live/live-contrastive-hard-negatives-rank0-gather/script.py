@@ -1,6 +1,6 @@
 """Hard-negative mining every 5 steps: rank 0 gathers the document embeddings of every rank and picks the hardest
 negatives, inside if rank == 0 (mining is "only bookkeeping")."""
-import os
+# in-batch negatives from every rank (DDP, gloo, 2 processes)
 from datetime import timedelta
 
 import torch

@@ -1,6 +1,6 @@
 """In-batch negatives: labels are offset by rank (as for a local x global similarity matrix), but the documents are
 not gathered, so the matrix is only local x local."""
-import os
+# in-batch negatives from every rank (DDP, gloo, 2 processes)
 from datetime import timedelta
 
 import torch

@@ -1,6 +1,6 @@
 """Gathered queries with torch.distributed.nn.functional.all_gather (keeps the gradient) against the local documents:
 the similarity matrix is (world*B) x B, the labels are arange(B)."""
-import os
+# in-batch negatives from every rank (DDP, gloo, 2 processes)
 from datetime import timedelta
 
 import torch
