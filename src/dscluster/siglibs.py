@@ -111,10 +111,13 @@ LIBRARY_SIGNATURES: tuple[Signature, ...] = (
          r"Assertion [`'](?:cur_)?target >= 0 && (?:cur_)?target < n_classes' failed",
          "A classification loss (cross_entropy, nll_loss) got a class label outside 0..C-1 for a model with C "
          "outputs: labels numbered from 1 instead of 0, more classes in the data than the head has outputs "
-         "(num_labels, out_features), or a negative label meant as 'no label' other than the loss's ignore_index.",
+         "(num_labels, out_features), or a negative label meant as 'no label' other than the loss's ignore_index; in contrastive "
+         "training, labels offset by rank (arange(B) + rank * B) against a similarity matrix whose columns are only "
+         "the local batch (the other side never gathered).",
          "Map the labels to 0..C-1 (labels - 1 where they start at 1), give the head as many outputs as the data has "
          "classes (num_labels=C), and mark positions to skip with ignore_index (-100 by default); check the labels' "
-         "min and max before training. A restart fails the same way.", retry=False),
+         "min and max before training; with in-batch negatives offset the labels by rank only when the "
+         "columns are every rank's gathered embeddings (else arange(B)). A restart fails the same way.", retry=False),
     # Class-index targets of a float (or int32) dtype: LossNLL.cpp's check in torch 2.x's newest wording ("expected
     # target dtype to be Long or Byte, but got Float"); before it nll_loss's "expected scalar type Long but found Float"
     # (read only under a cross_entropy/nll_loss frame: elsewhere it is dtype-mismatch), torch 1.0-1.4's "Expected object
@@ -179,11 +182,15 @@ LIBRARY_SIGNATURES: tuple[Signature, ...] = (
          "frozen or detached. Most often adapters (LoRA/PEFT) with gradient checkpointing on frozen input embeddings "
          "(reentrant checkpointing drops the graph when a block's inputs need no gradient); or every parameter "
          "frozen, or the loss computed under torch.no_grad() or from .detach()/.item() values (or from an output a "
-         "custom autograd.Function marked with ctx.mark_non_differentiable).",
+         "custom autograd.Function marked with ctx.mark_non_differentiable), or, in contrastive training across "
+         "ranks, a loss built only from embeddings gathered with torch.distributed.all_gather, whose outputs carry "
+         "no gradient.",
          "With gradient checkpointing and adapters call model.enable_input_require_grads() (or use non-reentrant "
          "checkpointing: gradient_checkpointing_kwargs={\"use_reentrant\": False}); check that some parameters have "
          "requires_grad=True (model.print_trainable_parameters()); compute the loss outside no_grad from undetached "
-         "outputs.", retry=False),
+         "outputs. For in-batch negatives from every rank gather with "
+         "torch.distributed.nn.functional.all_gather (it keeps the gradient), or put the local tensor back at its "
+         "rank's index of dist.all_gather's list.", retry=False),
     # autograd's version counter check; DDP's _sync_buffers copies the broadcast buffers in place before every forward
     # (torch/nn/parallel/distributed.py, broadcast_buffers=True; pytorch/pytorch#70260).
     _sig("autograd-inplace", r"one of the variables needed for gradient computation has been modified by an "

@@ -196,12 +196,14 @@ MODEL_SIGNATURES: tuple[Signature, ...] = (
          "itself, labels padded or truncated to another length than input_ids, labels of input_ids' length while "
          "the model sees a longer sequence (prompt tuning's virtual tokens or a prefix prepended to inputs_embeds), "
          "one label per token given to a per-sequence classifier (or the reverse), or logits and labels flattened "
-         "with different dimensions.",
+         "with different dimensions, or a contrastive similarity matrix of every rank's gathered queries (world x B "
+         "rows) against labels for the local batch.",
          "Give labels the shape the loss expects: for a transformers causal LM pass labels with the same shape as "
          "input_ids (labels = input_ids, -100 at padding; the model shifts them), and where embeddings are "
          "prepended (virtual tokens, a prefix) pad the labels with -100 at those positions (torch.cat([torch.full(("
          "batch, n_virtual), -100), labels], 1)); for sequence classification one label per row; in a hand-written "
-         "loss flatten logits to (N, vocab) and labels to (N,) from the same positions. A restart fails the same "
+         "loss flatten logits to (N, vocab) and labels to (N,) from the same positions; for in-batch negatives across ranks multiply the local queries by "
+         "the gathered documents (B x world*B) with labels arange(B) + rank * B. A restart fails the same "
          "way.", retry=False),
     # Round 187 (live): transformers' resize_token_embeddings (modeling_utils.py _get_resized_embeddings:
     # `old_num_tokens, old_embedding_dim = old_embeddings.weight.size()`; _get_resized_lm_head: `old_num_tokens,
