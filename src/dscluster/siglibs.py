@@ -225,10 +225,14 @@ LIBRARY_SIGNATURES: tuple[Signature, ...] = (
     # torch.optim's Optimizer.__init__.
     _sig("optimizer-empty-params", r"optimizer got an empty parameter list",
          "The optimizer was given no parameters: every parameter is frozen (requires_grad=False: adapters not "
-         "added, or a name filter that matched nothing), or the parameter generator was already used up "
-         "(model.parameters() iterated before the optimizer got it).",
+         "added, or a name filter that matched nothing), the parameter generator was already used up "
+         "(model.parameters() iterated before the optimizer got it), or the model was quantized before training "
+         "(torch.ao.quantization's quantize_dynamic or convert replace Linear / Conv layers with int8 modules whose "
+         "packed weights are not parameters).",
          "Make the parameters to train trainable before building the optimizer (check sum(p.numel() for p in "
-         "model.parameters() if p.requires_grad)), and pass a list (list(model.parameters())) where it is used twice.",
+         "model.parameters() if p.requires_grad)), and pass a list (list(model.parameters())) where it is used twice; "
+         "train a quantized model in float or with quantization-aware training (prepare_qat's fake-quant) and "
+         "quantize (quantize_dynamic / convert) only after training.",
          retry=False),
     # DeepSpeed ZeRO-1/2's gradient reduction (stage_1_and_2.py).
     _sig("zero-grad-twice", r"has already been reduced\.?\s*Gradient computed twice for this partition",

@@ -171,10 +171,12 @@ PARALLEL_SIGNATURES: tuple[Signature, ...] = (
          r"tensors\.size\(\) > 0 (?:INTERNAL )?ASSERT FAILED at \"?[^\n\"]{0,300}c10d[/\\]reducer\.cpp\b",
          "DistributedDataParallel was given a module none of whose parameters requires a gradient (all frozen: a "
          "teacher, a feature extractor for a loss, or a model whose trainable part was not built or not unfrozen), "
-         "so it has nothing to synchronise.",
+         "or a model already quantized (torch.ao.quantization's convert or quantize_dynamic leave int8 modules whose "
+         "packed weights are not parameters), so it has nothing to synchronise.",
          "Wrap only the modules that train: keep frozen ones out of DDP (move them with .to(device)); if the module "
          "should train, check which parameters have requires_grad (the config or code that unfreezes them, adapters "
-         "added before wrapping); a restart fails the same way.", retry=False),
+         "added before wrapping); fine-tune a quantized model in its QAT form (prepare_qat, under DDP) and convert "
+         "it to int8 only after the last step; a restart fails the same way.", retry=False),
     # Autograd's anomaly mode (torch/csrc/autograd/engine.cpp, validate_outputs under set_detect_anomaly: "Function
     # 'X' returned nan values in its Nth output."; older releases "1st", "2nd").
     _sig("autograd-nan", r"Function '\w+' returned nan values in its \d+(?:st|nd|rd|th) output",

@@ -8,10 +8,11 @@ normalization layers and buffers, process groups and stores built by hand, atten
 contracts (whose backward-not-scalar signatures.py reads after the exception messages: sigloss.LOSS_AFTER_MESSAGES),
 exporting a trained model, iterable and streaming datasets, convolution models and image tensors, numbers that
 stopped being finite (NaN, inf and the scripts' own guards), recurrent models and their packed sequences, dtypes and
-mixed precision in the user's own code, learning-rate schedulers and ds_config's optimizer and scheduler sections, contrastive training across ranks.
-Their order matters only where two could read one log: a table named earlier here wins, which each table's docstring
-says where it relies on it (the loss table comes before the several-models one: loss-bce-target-dtype, bound to
-binary_cross_entropy_with_logits' frame, before inplace-result-type-cast's same words)."""
+mixed precision in the user's own code, learning-rate schedulers and ds_config's optimizer and scheduler sections,
+contrastive training across ranks, quantization and pruning in a training script. Their order matters only where two
+could read one log: a table named earlier here wins, which each table's docstring says where it relies on it (the
+loss table comes before the several-models one: loss-bce-target-dtype, bound to binary_cross_entropy_with_logits'
+frame, before inplace-result-type-cast's same words)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from dscluster.sigmulti import MULTI_SIGNATURES
 from dscluster.signonfinite import NONFINITE_SIGNATURES
 from dscluster.signorm import NORM_SIGNATURES
 from dscluster.signumpy import NUMPY_SIGNATURES
+from dscluster.sigquant import QUANT_SIGNATURES
 from dscluster.sigrdzv import RDZV_SIGNATURES
 from dscluster.sigrnn import RNN_SIGNATURES
 from dscluster.sigsched import SCHED_SIGNATURES
@@ -40,5 +42,5 @@ ROUND_SIGNATURES: tuple[Signature, ...] = (
     *ZERO3_SIGNATURES, *ACTCKPT_SIGNATURES, *LOSS_SIGNATURES, *MULTI_SIGNATURES, *SPARSE_SIGNATURES, *HFCONFIG_SIGNATURES,
     *HFTRAINER_SIGNATURES, *NUMPY_SIGNATURES, *NORM_SIGNATURES, *RDZV_SIGNATURES,
     *ATTN_SIGNATURES, *EXPORT_SIGNATURES, *STREAM_SIGNATURES, *VISION_SIGNATURES, *NONFINITE_SIGNATURES,
-    *RNN_SIGNATURES, *AMP_SIGNATURES, *SCHED_SIGNATURES, *CONTRASTIVE_SIGNATURES,
+    *RNN_SIGNATURES, *AMP_SIGNATURES, *SCHED_SIGNATURES, *CONTRASTIVE_SIGNATURES, *QUANT_SIGNATURES,
 )
