@@ -1,10 +1,11 @@
 """Failure signatures of contrastive and retrieval training across ranks, from round 211 of issue 45 (live: broken
 users' scripts run for real on torch 2.13 under DDP and gloo): in-batch negatives gathered from every rank, through
 torch.distributed.nn.functional's autograd collectives. Most of that round's failures were already read by the
-general tables (loss-no-grad, loss-target-out-of-bounds, loss-target-batch-mismatch, collective-mismatch, whose causes
-name the contrastive forms); this one holds what only the autograd collectives print. Each pattern is the wording of
-the component that prints it with the frame that makes it its own (torch/distributed/nn/functional.py), never one
-log's. sigrounds.py places this table last of the round tables, before the exception messages' (sigmessages.py)."""
+general tables (loss-no-grad, loss-target-out-of-bounds, loss-target-batch-mismatch, collective-mismatch, whose
+causes name the contrastive forms); this one holds what only the autograd collectives print. Each pattern is the
+wording of the component that prints it with the frame that makes it its own (torch/distributed/nn/functional.py),
+never one log's. sigrounds.py places this table with the other round tables, before the exception messages'
+(sigmessages.py)."""
 
 from __future__ import annotations
 

@@ -109,9 +109,9 @@ LIBRARY_SIGNATURES: tuple[Signature, ...] = (
     # `cur_target >= 0 && cur_target < n_classes' failed." (On a GPU a device-side assert: device-assert.)
     _sig("loss-target-out-of-bounds", r"\bTarget -?\d+ is out of bounds\.|"
          r"Assertion [`'](?:cur_)?target >= 0 && (?:cur_)?target < n_classes' failed",
-         "A classification loss (cross_entropy, nll_loss) got a class label outside 0..C-1 for a model with C "
-         "outputs: labels numbered from 1 instead of 0, more classes in the data than the head has outputs "
-         "(num_labels, out_features), or a negative label meant as 'no label' other than the loss's ignore_index; in contrastive "
+         "A classification loss (cross_entropy, nll_loss) got a class label outside 0..C-1 for a model with C outputs: "
+         "labels numbered from 1 instead of 0, more classes in the data than the head has outputs (num_labels, "
+         "out_features), or a negative label meant as 'no label' other than the loss's ignore_index; in contrastive "
          "training, labels offset by rank (arange(B) + rank * B) against a similarity matrix whose columns are only "
          "the local batch (the other side never gathered).",
          "Map the labels to 0..C-1 (labels - 1 where they start at 1), give the head as many outputs as the data has "

@@ -202,9 +202,9 @@ MODEL_SIGNATURES: tuple[Signature, ...] = (
          "input_ids (labels = input_ids, -100 at padding; the model shifts them), and where embeddings are "
          "prepended (virtual tokens, a prefix) pad the labels with -100 at those positions (torch.cat([torch.full(("
          "batch, n_virtual), -100), labels], 1)); for sequence classification one label per row; in a hand-written "
-         "loss flatten logits to (N, vocab) and labels to (N,) from the same positions; for in-batch negatives across ranks multiply the local queries by "
-         "the gathered documents (B x world*B) with labels arange(B) + rank * B. A restart fails the same "
-         "way.", retry=False),
+         "loss flatten logits to (N, vocab) and labels to (N,) from the same positions; for in-batch negatives across "
+         "ranks multiply the local queries by the gathered documents (B x world*B) with labels arange(B) + rank * B. A "
+         "restart fails the same way.", retry=False),
     # Round 187 (live): transformers' resize_token_embeddings (modeling_utils.py _get_resized_embeddings:
     # `old_num_tokens, old_embedding_dim = old_embeddings.weight.size()`; _get_resized_lm_head: `old_num_tokens,
     # old_lm_head_dim = (old_lm_head.weight.size() ...`) meeting a 1-D weight: ZeRO-3's partition placeholder, where

@@ -6,9 +6,10 @@ number most often comes from. torch.distributions' argument validation (distribu
 checks (a Cholesky factor of a matrix that is not positive-definite; an SVD of a matrix holding NaN or inf),
 torch.histc's range taken from non-finite values, Python's math module overflowing a float (`math range error`),
 torch.multinomial refusing probabilities sampled from logits divided by a temperature (sigmessages.py's
-fp16-overflow-sampling keeps every other multinomial), and a FloatingPointError raised beside DeepSpeed's own report that it
-skipped a step for non-finite gradients. Each pattern is the wording of the component that prints it, never one
-log's. sigrounds.py places this table with the other round tables, before the exception messages' (sigmessages.py)."""
+fp16-overflow-sampling keeps every other multinomial), and a FloatingPointError raised beside DeepSpeed's own report
+that it skipped a step for non-finite gradients. Each pattern is the wording of the component that prints it, never
+one log's. sigrounds.py places this table with the other round tables, before the exception messages'
+(sigmessages.py)."""
 
 from __future__ import annotations
 

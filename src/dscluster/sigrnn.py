@@ -1,13 +1,13 @@
-"""Failure signatures of recurrent models (nn.LSTM, nn.GRU, nn.RNN) and their packed sequences, from round 205 of
-issue 45 (live: broken users' scripts run for real on torch 2.13 under DDP and a DeepSpeed engine): pack_padded_sequence
+"""Failure signatures of recurrent models (nn.LSTM, nn.GRU, nn.RNN) and their packed sequences, from round 205 of issue
+45 (live: broken users' scripts run for real on torch 2.13 under DDP and a DeepSpeed engine): pack_padded_sequence
 given lengths that are not sorted (enforce_sorted) or that hold a 0, lengths longer than the padded tensor's time
-dimension (a batch-first tensor packed without batch_first=True), an RNN's PackedSequence output given to a layer that
-takes a tensor, and initial hidden states of the wrong shape (laid out batch first, carried into a batch of another
-size, without proj_size's features, one tensor where an LSTM takes (h0, c0)) or dtype (oneDNN's CPU LSTM). Each pattern is the wording of
-the component that prints it (torch/nn/utils/rnn.py and ATen's PackedSequence.cpp, torch/nn/modules/rnn.py's
-check_hidden_size and LSTM.forward, ATen's RNN.cpp), or the _VF call's frame where torch's words are generic, never
-one log's. sigrounds.py places this table last among the rounds' tables, before the exception messages'
-(sigmessages.py)."""
+dimension (a batch-first tensor packed without batch_first=True), an RNN's PackedSequence output given to a layer
+that takes a tensor, and initial hidden states of the wrong shape (laid out batch first, carried into a batch of
+another size, without proj_size's features, one tensor where an LSTM takes (h0, c0)) or dtype (oneDNN's CPU LSTM).
+Each pattern is the wording of the component that prints it (torch/nn/utils/rnn.py and ATen's PackedSequence.cpp,
+torch/nn/modules/rnn.py's check_hidden_size and LSTM.forward, ATen's RNN.cpp), or the _VF call's frame where torch's
+words are generic, never one log's. sigrounds.py places this table with the other round tables, before the exception
+messages' (sigmessages.py)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,11 @@
 """Failure signatures of learning-rate schedulers and of the DeepSpeed config's optimizer and scheduler sections, from
 round 207 of issue 45 (live: broken users' scripts run for real on torch 2.13 and DeepSpeed 0.19.8 under DDP and
-deepspeed.initialize): torch schedulers' own contracts (ReduceLROnPlateau.step without its metric, a LambdaLR function
-returning None, SequentialLR's milestones, LinearLR's start factor), and what deepspeed.initialize does with the
-scheduler and optimizer it is given (scheduler.params a scheduler does not take, a step function where it calls a
+deepspeed.initialize): torch schedulers' own contracts (ReduceLROnPlateau.step without its metric, a LambdaLR
+function returning None, SequentialLR's milestones, LinearLR's start factor), and what deepspeed.initialize does with
+the scheduler and optimizer it is given (scheduler.params a scheduler does not take, a step function where it calls a
 scheduler factory, parameters in the optimizer's place). Each pattern is the wording of the component that prints it
 (torch/optim/lr_scheduler.py, deepspeed/runtime/engine.py), and the frames where a message is not its own, never one
-log's. sigrounds.py places this table last of the round tables, before the exception messages' (sigmessages.py)."""
+log's. sigrounds.py places this table with the other round tables, before the exception messages' (sigmessages.py)."""
 
 from __future__ import annotations
 

@@ -2,12 +2,13 @@
 run for real on torch 2.13 under DDP, CPU and gloo): an image batch in numpy's/PIL's (H, W, C) layout or of another
 colour mode than the first convolution's in_channels, a feature map pooled or convolved below its kernel's size or
 reflect-padded beyond its size, F.interpolate given one image without its batch dimension, a view of a channels_last
-(or permuted) feature map, a U-Net's skip connection one pixel off its upsampled map, globally pooled features given to
-a Linear without a flatten, and PIL images given to the DataLoader's default collate. Each pattern is the wording of
-torch's own check (ATen's convolution, pooling, padding, cat, view and linear checks, torch/nn/functional.py's
-interpolate, torch/utils/data/_utils/collate.py), never one log's. sigrounds.py places this table after the other
-round tables (the normalization table's BatchNorm channel checks and the libraries' linear-shape-mismatch stay theirs:
-this table reads only the words named here, or is placed before the general one it narrows)."""
+(or permuted) feature map, a U-Net's skip connection one pixel off its upsampled map, globally pooled features given
+to a Linear without a flatten, and PIL images given to the DataLoader's default collate. Each pattern is the wording
+of torch's own check (ATen's convolution, pooling, padding, cat, view and linear checks, torch/nn/functional.py's
+interpolate, torch/utils/data/_utils/collate.py), never one log's. sigrounds.py places this table with the other
+round tables, after the normalization one (the normalization table's BatchNorm channel checks and the libraries'
+linear-shape-mismatch stay theirs: this table reads only the words named here, or is placed before the general one it
+narrows)."""
 
 from __future__ import annotations
 
