@@ -113,9 +113,11 @@ LIBRARY_SIGNATURES: tuple[Signature, ...] = (
          "labels numbered from 1 instead of 0, more classes in the data than the head has outputs (num_labels, "
          "out_features), or a negative label meant as 'no label' other than the loss's ignore_index; in contrastive "
          "training, labels offset by rank (arange(B) + rank * B) against a similarity matrix whose columns are only "
-         "the local batch (the other side never gathered).",
+         "the local batch (the other side never gathered); in multi-task training, one task's labels given to another "
+         "task's head (the batches of two loaders mixed up).",
          "Map the labels to 0..C-1 (labels - 1 where they start at 1), give the head as many outputs as the data has "
-         "classes (num_labels=C), and mark positions to skip with ignore_index (-100 by default); check the labels' "
+         "classes (num_labels=C), and mark positions to skip with ignore_index (-100 by default); pair each task's head "
+         "with its own task's labels; check the labels' "
          "min and max before training; with in-batch negatives offset the labels by rank only when the "
          "columns are every rank's gathered embeddings (else arange(B)). A restart fails the same way.", retry=False),
     # Class-index targets of a float (or int32) dtype: LossNLL.cpp's check in torch 2.x's newest wording ("expected
@@ -338,9 +340,11 @@ LIBRARY_SIGNATURES: tuple[Signature, ...] = (
          "An embedding lookup (or index_select) got an index at least as large as its table: a token id >= the "
          "vocabulary size (tokens added to the tokenizer without resizing the model's embeddings, another model's "
          "tokenizer), a position beyond max_position_embeddings (sequences longer than the model takes), or a "
-         "negative id such as -100 left in input_ids.",
+         "negative id such as -100 left in input_ids; or ids numbered from 1 (task, category, speaker or user ids) "
+         "looked up in a table of as many rows (nn.Embedding(num_ids, dim)).",
          "After adding tokens call model.resize_token_embeddings(len(tokenizer)); use the model's own tokenizer; "
-         "truncate sequences to the model's maximum length; keep -100 in labels only.", retry=False),
+         "truncate sequences to the model's maximum length; keep -100 in labels only; number other ids from 0 (or "
+         "give their table max_id + 1 rows).", retry=False),
     # transformers' Trainer.compute_loss (trainer.py: `outputs = model(**inputs)`) calling a forward that lacks one of
     # its required arguments: the batch had no key of that name (the dataset's own key is another, or
     # remove_unused_columns dropped it: RemoveColumnsCollator / _remove_unused_columns keep only the keys the forward

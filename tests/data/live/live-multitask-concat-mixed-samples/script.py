@@ -38,7 +38,7 @@ data = ConcatDataset([ClsTask(100), SpanTask(60)])
 loader = DataLoader(data, batch_size=8, sampler=DistributedSampler(data, shuffle=True, seed=0))
 model = DDP(torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4)))
 opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-for step, batch in enumerate(loader):
+for step, batch in enumerate(loader):  # noqa: B007 - kept as captured
     x, y = batch[0], batch[1]
     loss = torch.nn.functional.cross_entropy(model(x), y)
     opt.zero_grad()

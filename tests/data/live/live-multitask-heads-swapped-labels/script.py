@@ -28,7 +28,7 @@ class MultiTask(torch.nn.Module):
 
 model = DDP(MultiTask())
 opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-for step, ((x_sent, y_sent), (x_topic, y_topic)) in enumerate(zip(sent_loader, topic_loader)):
+for step, ((x_sent, y_sent), (x_topic, y_topic)) in enumerate(zip(sent_loader, topic_loader)):  # noqa: B007
     sent_logits, topic_logits = model(x_sent, x_topic)
     loss = (torch.nn.functional.cross_entropy(sent_logits, y_topic)
             + torch.nn.functional.cross_entropy(topic_logits, y_topic))

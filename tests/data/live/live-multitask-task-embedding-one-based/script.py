@@ -29,7 +29,7 @@ data = TensorDataset(torch.randn(n, 16), task_ids, torch.randint(0, 3, (n,)))
 loader = DataLoader(data, batch_size=8, sampler=DistributedSampler(data, seed=0))
 model = DDP(TaskConditioned(len(TASKS)))
 opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-for step, (x, t, y) in enumerate(loader):
+for step, (x, t, y) in enumerate(loader):  # noqa: B007 - kept as captured
     loss = torch.nn.functional.cross_entropy(model(x, t), y)
     opt.zero_grad()
     loss.backward()

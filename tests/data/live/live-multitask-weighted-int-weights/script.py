@@ -19,7 +19,7 @@ sampler = WeightedRandomSampler(weights, num_samples=len(data) // dist.get_world
 loader = DataLoader(data, batch_size=16, sampler=sampler)
 model = DDP(torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4)))
 opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-for step, (x, y) in enumerate(loader):
+for step, (x, y) in enumerate(loader):  # noqa: B007 - kept as captured
     loss = torch.nn.functional.cross_entropy(model(x), y)
     opt.zero_grad()
     loss.backward()

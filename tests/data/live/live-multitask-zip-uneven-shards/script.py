@@ -2,7 +2,7 @@
 are split between ranks by hand (files[rank::world]); five shard files give rank 0 three and rank 1 two, and
 zip(main_loader, aux_loader) stops at the shorter one, so rank 1 runs fewer steps and leaves while rank 0 is still in
 DDP's gradient all_reduce."""
-import os
+import os  # noqa: F401
 from datetime import timedelta
 
 import torch
