@@ -2,16 +2,17 @@
 the exception messages' (sigmessages.py), the usage errors and every generic answer.
 
 Each table is one family of failures that broken users' scripts, run for real (tests/data/live), showed (issue 45):
-ZeRO-3's partitioned parameters, activation checkpointing, several models in one script, sparse gradients and mixture-
-of-experts layers, transformers models built from configs, a customised Trainer, numpy and pandas data, normalization
-layers and buffers, process groups and stores built by hand, attention and its masks, loss functions' contracts (whose
-backward-not-scalar signatures.py reads after the exception messages: sigloss.LOSS_AFTER_MESSAGES), exporting a trained
-model, iterable and streaming datasets, convolution models and image tensors, numbers that stopped being finite (NaN,
-inf and the scripts' own guards), recurrent models and their packed sequences, dtypes and mixed precision in the user's
-own code, learning-rate schedulers and ds_config's optimizer and scheduler sections, contrastive training across ranks,
-quantization and pruning in a training script, multi-task training and several loaders in one loop. Their order matters
-only where two could read one log: a table named earlier here wins, which each table's docstring says where it relies on
-it (the loss table comes before the several-models one: loss-bce-target-dtype, bound to
+ZeRO-3's partitioned parameters, activation checkpointing, several models in one script, sparse gradients and
+mixture-of-experts layers, transformers models built from configs, a customised Trainer, numpy and pandas data,
+normalization layers and buffers, process groups and stores built by hand, attention and its masks, loss functions'
+contracts (whose backward-not-scalar signatures.py reads after the exception messages: sigloss.LOSS_AFTER_MESSAGES),
+exporting a trained model, iterable and streaming datasets, convolution models and image tensors, numbers that
+stopped being finite (NaN, inf and the scripts' own guards), recurrent models and their packed sequences, dtypes and
+mixed precision in the user's own code, learning-rate schedulers and ds_config's optimizer and scheduler sections,
+contrastive training across ranks, quantization and pruning in a training script, multi-task training and several
+loaders in one loop, tensor indexing, gather / scatter, masking and top-k in the user's own code. Their order matters
+only where two could read one log: a table named earlier here wins, which each table's docstring says where it relies
+on it (the loss table comes before the several-models one: loss-bce-target-dtype, bound to
 binary_cross_entropy_with_logits' frame, before inplace-result-type-cast's same words)."""
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from dscluster.sigcontrastive import CONTRASTIVE_SIGNATURES
 from dscluster.sigexport import EXPORT_SIGNATURES
 from dscluster.sighfconfig import HFCONFIG_SIGNATURES
 from dscluster.sighftrainer import HFTRAINER_SIGNATURES
+from dscluster.sigindex import INDEX_SIGNATURES
 from dscluster.sigloss import LOSS_SIGNATURES
 from dscluster.sigmulti import MULTI_SIGNATURES
 from dscluster.sigmultitask import MULTITASK_SIGNATURES
@@ -44,5 +46,5 @@ ROUND_SIGNATURES: tuple[Signature, ...] = (
     *HFTRAINER_SIGNATURES, *NUMPY_SIGNATURES, *NORM_SIGNATURES, *RDZV_SIGNATURES,
     *ATTN_SIGNATURES, *EXPORT_SIGNATURES, *STREAM_SIGNATURES, *VISION_SIGNATURES, *NONFINITE_SIGNATURES,
     *RNN_SIGNATURES, *AMP_SIGNATURES, *SCHED_SIGNATURES, *CONTRASTIVE_SIGNATURES, *QUANT_SIGNATURES,
-    *MULTITASK_SIGNATURES,
+    *MULTITASK_SIGNATURES, *INDEX_SIGNATURES,
 )
