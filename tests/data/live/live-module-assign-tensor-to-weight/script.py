@@ -33,7 +33,7 @@ vectors = torch.load("vectors.pt")
 model.embedding.weight = vectors  # use the pretrained vectors
 model = DDP(model)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for step in range(5):
+for _step in range(5):
     ids, y = torch.randint(0, VOCAB, (8, 12)), torch.randint(0, 4, (8,))
     loss = nn.functional.cross_entropy(model(ids), y)
     opt.zero_grad()

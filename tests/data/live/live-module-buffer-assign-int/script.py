@@ -29,7 +29,7 @@ class WarmupScaledEncoder(nn.Module):
 
 model = DDP(nn.Sequential(WarmupScaledEncoder(24), nn.Linear(24, 2)))
 opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-for step in range(5):
+for _step in range(5):
     x, y = torch.randn(8, 24), torch.randint(0, 2, (8,))
     loss = nn.functional.cross_entropy(model(x), y)
     opt.zero_grad()

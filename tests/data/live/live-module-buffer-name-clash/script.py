@@ -33,7 +33,7 @@ class CausalSelfAttention(nn.Module):
 
 model = DDP(nn.Sequential(nn.Embedding(100, 32), CausalSelfAttention(32, 4, 64), nn.Linear(32, 100)))
 opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-for step in range(5):
+for _step in range(5):
     ids = torch.randint(0, 100, (4, 16))
     logits = model(ids)
     loss = nn.functional.cross_entropy(logits[:, :-1].reshape(-1, 100), ids[:, 1:].reshape(-1))

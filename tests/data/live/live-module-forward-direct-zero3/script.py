@@ -29,7 +29,7 @@ class TinyViT(nn.Module):
 
 model = TinyViT()
 engine, _, _, _ = deepspeed.initialize(args=args, model=model, model_parameters=model.parameters())
-for step in range(3):
+for _step in range(3):
     x, y = torch.randn(4, 16, 48), torch.randint(0, 10, (4,))
     loss = nn.functional.cross_entropy(engine(x), y)
     engine.backward(loss)

@@ -27,7 +27,7 @@ class MultiTask(nn.Module):
 
 model = DDP(MultiTask(64, TASKS))
 opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-for step in range(5):
+for _step in range(5):
     x = torch.randn(8, 40)
     out = model(x)
     loss = sum(nn.functional.cross_entropy(out[t], torch.randint(0, n, (8,))) for t, n in TASKS.items())

@@ -27,7 +27,7 @@ class ClassifierHead(nn.Module):
 model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), ClassifierHead(64, 10))
 model = DDP(model)
 opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-for step in range(5):
+for _step in range(5):
     x, y = torch.randn(16, 32), torch.randint(0, 10, (16,))
     loss = nn.functional.cross_entropy(model(x), y)
     opt.zero_grad()

@@ -50,7 +50,7 @@ with torch.device("meta"):
 model.load_state_dict(torch.load("pretrained.pt"), assign=True)
 model = DDP(model)
 opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-for step in range(5):
+for _step in range(5):
     ids = torch.randint(0, 200, (4, 16))
     logits = model(ids)
     loss = nn.functional.cross_entropy(logits[:, :-1].reshape(-1, 200), ids[:, 1:].reshape(-1))

@@ -28,7 +28,7 @@ class LazyHead(nn.Module):
 
 model = nn.Sequential(nn.Linear(30, 64), nn.ReLU(), LazyHead(5))
 engine, _, _, _ = deepspeed.initialize(args=args, model=model, model_parameters=model.parameters())
-for step in range(5):
+for _step in range(5):
     x, y = torch.randn(4, 30), torch.randint(0, 5, (4,))
     loss = nn.functional.cross_entropy(engine(x), y)
     engine.backward(loss)

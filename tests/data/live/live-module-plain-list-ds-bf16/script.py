@@ -40,7 +40,7 @@ class ResMLP(nn.Module):
 
 model = ResMLP()
 engine, _, _, _ = deepspeed.initialize(args=args, model=model, model_parameters=model.parameters())
-for step in range(5):
+for _step in range(5):
     x = torch.randn(4, 20, dtype=torch.bfloat16)
     y = torch.randint(0, 3, (4,))
     loss = nn.functional.cross_entropy(engine(x).float(), y)

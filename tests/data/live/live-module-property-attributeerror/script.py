@@ -42,7 +42,7 @@ class TinyViT(nn.Module):
 
 model = DDP(TinyViT())
 opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-for step in range(3):
+for _step in range(3):
     x, y = torch.randn(4, 3, 32, 32), torch.randint(0, 10, (4,))
     loss = nn.functional.cross_entropy(model(x), y)
     opt.zero_grad()
