@@ -151,6 +151,7 @@ LIBRARY_SIGNATURES: tuple[Signature, ...] = (
          "transform. A restart fails the same way.", retry=False),
     # torch's dtype checks (matmul/addmm, conv's input vs weight, a loss's backward), in their older wordings too; round
     # 189: the CPU addmm/mm check behind `@` (ATen's "expected m1 and m2 to have the same dtype, but got: A != B").
+    # Round 214: a float32 layer kept in a plain list (no submodule), which DeepSpeed's bf16 cast did not reach.
     _sig("dtype-mismatch", r"expected scalar type \w+ but found \w+|Expected object of scalar type \w+ but got scalar "
          r"type \w+|Found dtype \w+ but expected \w+|expected (?:mat1 and mat2|m1 and m2) to have the same dtype|"
          r"mat1 and mat2 must have the same dtype|Input type \((?:torch\.)?(?:cuda\.)?(\w+?)Tensor\) and weight type "
@@ -159,11 +160,15 @@ LIBRARY_SIGNATURES: tuple[Signature, ...] = (
          "One operation got tensors of two precisions (float16/bfloat16 and float32): the model runs in half "
          "precision (DeepSpeed's fp16/bf16 casts the model) while an input, a buffer or a tensor the script makes "
          "stays float32, or the reverse; or parameters created after the model was cast (LoRA or other adapters, a "
-         "new layer, added after deepspeed.initialize or model.half()/.to(torch.bfloat16)) stay float32.",
+         "new layer, added after deepspeed.initialize or model.half()/.to(torch.bfloat16)) stay float32; or layers "
+         "kept in a plain Python list or dict (self.blocks = [...]) instead of nn.ModuleList / nn.ModuleDict: they are "
+         "no submodules, so the engine's (or model.half()'s) cast never reaches them, nor the optimizer.",
          "Cast the inputs to the model's dtype (batch = batch.to(engine.module.dtype) for floating-point inputs), make "
          "new tensors with dtype= of the tensor they meet, or run that part under torch.autocast; with DeepSpeed's "
          "fp16/bf16 the model is half, so its inputs must be too; add adapters and new layers before "
-         "deepspeed.initialize (so that the engine casts and trains them), or create them in the model's dtype.",
+         "deepspeed.initialize (so that the engine casts and trains them), or create them in the model's dtype; keep "
+         "sub-layers in nn.ModuleList / nn.ModuleDict (a plain list or dict of layers is neither cast, moved, saved "
+         "nor trained).",
          retry=False),
     # torch.load's restricted unpickler (weights_only=True, the default since torch 2.6).
     _sig("ckpt-weights-only", r"WeightsUnpickler error: Unsupported (?:global|class)|"

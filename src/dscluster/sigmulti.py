@@ -31,16 +31,22 @@ MULTI_SIGNATURES: tuple[Signature, ...] = (
          "same way.", retry=False),
     # torch/_prims_common/__init__.py check_same_device(): "Tensor on device meta is not on the expected device cpu!"
     # (torch 2.x's elementwise ops given a meta tensor beside a real one): a model built without data (accelerate's
-    # init_empty_weights, torch.device("meta"), low_cpu_mem_usage) whose weights were never loaded.
+    # init_empty_weights, torch.device("meta"), low_cpu_mem_usage) whose weights were never loaded; round 214: or one
+    # loaded with assign=True whose persistent=False buffers no checkpoint holds.
     _sig("meta-tensor-compute",
          r"(?P<ev>RuntimeError: Tensor on device meta is not on the expected device \w+(?::\d+)?!?)",
          "A tensor on the meta device (shapes only, no data) met a real one in a computation: a model built without "
          "its weights (accelerate's init_empty_weights(), torch.device('meta'), from_pretrained's low_cpu_mem_usage "
          "or a device_map) whose weights were never loaded, such as a teacher or reference model kept only for its "
-         "outputs; its outputs are meta tensors.",
+         "outputs; its outputs are meta tensors. Or the weights were loaded into a model built on meta "
+         "(load_state_dict(..., assign=True)) but a buffer registered with persistent=False (rotary inv_freq, a "
+         "causal mask, position ids) is in no checkpoint, so it is still on meta.",
          "Load the weights into the model before using it (accelerate's load_checkpoint_and_dispatch(model, path), "
          "or model.to_empty(device='cpu') then load_state_dict(torch.load(...))), or build it without "
-         "init_empty_weights / the meta device. A restart fails the same way.", retry=False),
+         "init_empty_weights / the meta device. Buffers registered with persistent=False get no value from "
+         "load_state_dict nor from to_empty: compute them again after loading (re-run the code of __init__ that "
+         "fills them, on the real device) or build the model on the real device. A restart fails the same way.",
+         retry=False),
     # torch's TensorIterator (aten/src/ATen/TensorIterator.cpp compute_types): "result type Float can't be cast to the
     # desired output type Long": an in-place op (or out=) whose result is floating on an integer or bool tensor.
     _sig("inplace-result-type-cast",

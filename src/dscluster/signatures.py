@@ -13,6 +13,7 @@ from dscluster import sigcauses, sigwords
 from dscluster.launcher import backends
 from dscluster.sigloss import LOSS_AFTER_MESSAGES
 from dscluster.sigmessages import BEFORE_VAGUE, MESSAGE_SIGNATURES, NOT_FOUND, NOT_INSTALLED, OTHER_VERSION, with_store
+from dscluster.sigmodule import MODULE_AFTER_MESSAGES
 from dscluster.sigrounds import ROUND_SIGNATURES
 from dscluster.sigtypes import Signature, then
 from dscluster.sigtypes import sig as _sig
@@ -371,7 +372,8 @@ _TABLE: tuple[Signature, ...] = (
 # a usage error and everything below, which would otherwise answer with a symptom or the exception's type.
 _AT = next(i for i, s in enumerate(_TABLE) if s.name == "write-failed") + 1
 SIGNATURES: tuple[Signature, ...] = with_store((*_TABLE[:_AT], *ROUND_SIGNATURES, *MESSAGE_SIGNATURES,
-                                                *LOSS_AFTER_MESSAGES, *backends.signatures(), *_TABLE[_AT:]))
+                                                *LOSS_AFTER_MESSAGES, *MODULE_AFTER_MESSAGES, *backends.signatures(),
+                                                *_TABLE[_AT:]))
 
 
 # Signatures whose evidence may stand in the lines just before a rank's error rather than in it: a compile's

@@ -10,10 +10,11 @@ exporting a trained model, iterable and streaming datasets, convolution models a
 stopped being finite (NaN, inf and the scripts' own guards), recurrent models and their packed sequences, dtypes and
 mixed precision in the user's own code, learning-rate schedulers and ds_config's optimizer and scheduler sections,
 contrastive training across ranks, quantization and pruning in a training script, multi-task training and several
-loaders in one loop, tensor indexing, gather / scatter, masking and top-k in the user's own code. Their order matters
-only where two could read one log: a table named earlier here wins, which each table's docstring says where it relies
-on it (the loss table comes before the several-models one: loss-bce-target-dtype, bound to
-binary_cross_entropy_with_logits' frame, before inplace-result-type-cast's same words)."""
+loaders in one loop, tensor indexing, gather / scatter, masking and top-k in the user's own code, how custom
+nn.Modules register their submodules, parameters and buffers. Their order matters only where two could read one log:
+a table named earlier here wins, which each table's docstring says where it relies on it (the loss table comes before
+the several-models one: loss-bce-target-dtype, bound to binary_cross_entropy_with_logits' frame, before
+inplace-result-type-cast's same words)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from dscluster.sighfconfig import HFCONFIG_SIGNATURES
 from dscluster.sighftrainer import HFTRAINER_SIGNATURES
 from dscluster.sigindex import INDEX_SIGNATURES
 from dscluster.sigloss import LOSS_SIGNATURES
+from dscluster.sigmodule import MODULE_SIGNATURES
 from dscluster.sigmulti import MULTI_SIGNATURES
 from dscluster.sigmultitask import MULTITASK_SIGNATURES
 from dscluster.signonfinite import NONFINITE_SIGNATURES
@@ -46,5 +48,5 @@ ROUND_SIGNATURES: tuple[Signature, ...] = (
     *HFTRAINER_SIGNATURES, *NUMPY_SIGNATURES, *NORM_SIGNATURES, *RDZV_SIGNATURES,
     *ATTN_SIGNATURES, *EXPORT_SIGNATURES, *STREAM_SIGNATURES, *VISION_SIGNATURES, *NONFINITE_SIGNATURES,
     *RNN_SIGNATURES, *AMP_SIGNATURES, *SCHED_SIGNATURES, *CONTRASTIVE_SIGNATURES, *QUANT_SIGNATURES,
-    *MULTITASK_SIGNATURES, *INDEX_SIGNATURES,
+    *MULTITASK_SIGNATURES, *INDEX_SIGNATURES, *MODULE_SIGNATURES,
 )
