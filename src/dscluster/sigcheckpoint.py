@@ -359,8 +359,10 @@ CHECKPOINT_SIGNATURES: tuple[Signature, ...] = (
          "Load a partial file over complete weights: load the base model's own weights first, then the file with "
          "strict=False, and check what it reports (r = model.load_state_dict(sd, strict=False); assert not "
          "r.unexpected_keys, and every key in r.missing_keys is one the file was never meant to hold); or save the "
-         "whole state_dict; if layers are missing, build the model with the configuration it was saved with. A "
-         "restart fails the same way.", retry=False),
+         "whole state_dict (a tied model's file written by safetensors.torch.save_model keeps one name of each "
+         "shared tensor: read it with safetensors.torch.load_model(model, path), which ties it back); if layers are "
+         "missing, build the model with the configuration it was saved with. A restart fails the same way.",
+         retry=False),
 )
 
 # Read with the lines before a rank's error too (sigmessages.READS_BEFORE): DeepSpeed's warning is logged before the

@@ -100,10 +100,13 @@ LIBRARY_SIGNATURES: tuple[Signature, ...] = (
          "(in_features x out_features), and their inner numbers must be equal. Most often the in_features of the "
          "Linear after a Flatten was computed for another image size or convolution output, the model was built for "
          "another input width or hidden size than the data has, or the input was not flattened or reshaped as the "
-         "layer expects.",
+         "layer expects; or an output layer was tied to an embedding of another width (head.weight = embed.weight "
+         "where the embedding's dim is not the hidden size): the second shape is then the embedding's (dim x vocab).",
          "Make in_features the size the input really has (the first shape's second number): print x.shape before the "
          "layer or compute it from one dummy forward, or use torch.nn.LazyLinear; check the data's width, the image "
-         "size and the model's config against each other. A restart fails the same way.", retry=False),
+         "size and the model's config against each other; a head tied to the embedding needs the embedding's width: "
+         "project the hidden states down to it before the head (or do not tie). A restart fails the same way.",
+         retry=False),
     # Class-index targets out of range: aten/src/ATen/native/LossNLL.cpp (nll_loss's and nll_loss2d's
     # TORCH_CHECK_INDEX, an IndexError): "Target 10 is out of bounds."; torch 1.x's THNN ClassNLLCriterion: "Assertion
     # `cur_target >= 0 && cur_target < n_classes' failed." (On a GPU a device-side assert: device-assert.)

@@ -11,10 +11,10 @@ stopped being finite (NaN, inf and the scripts' own guards), recurrent models an
 mixed precision in the user's own code, learning-rate schedulers and ds_config's optimizer and scheduler sections,
 contrastive training across ranks, quantization and pruning in a training script, multi-task training and several
 loaders in one loop, tensor indexing, gather / scatter, masking and top-k in the user's own code, how custom
-nn.Modules register their submodules, parameters and buffers. Their order matters only where two could read one log:
-a table named earlier here wins, which each table's docstring says where it relies on it (the loss table comes before
-the several-models one: loss-bce-target-dtype, bound to binary_cross_entropy_with_logits' frame, before
-inplace-result-type-cast's same words)."""
+nn.Modules register their submodules, parameters and buffers, weight tying and state_dict surgery. Their order
+matters only where two could read one log: a table named earlier here wins, which each table's docstring says where
+it relies on it (the loss table comes before the several-models one: loss-bce-target-dtype, bound to
+binary_cross_entropy_with_logits' frame, before inplace-result-type-cast's same words)."""
 
 from __future__ import annotations
 
@@ -39,6 +39,7 @@ from dscluster.sigrnn import RNN_SIGNATURES
 from dscluster.sigsched import SCHED_SIGNATURES
 from dscluster.sigsparse import SPARSE_SIGNATURES
 from dscluster.sigstream import STREAM_SIGNATURES
+from dscluster.sigtying import TYING_SIGNATURES
 from dscluster.sigtypes import Signature
 from dscluster.sigvision import VISION_SIGNATURES
 from dscluster.sigzero3 import ZERO3_SIGNATURES
@@ -48,5 +49,5 @@ ROUND_SIGNATURES: tuple[Signature, ...] = (
     *HFTRAINER_SIGNATURES, *NUMPY_SIGNATURES, *NORM_SIGNATURES, *RDZV_SIGNATURES,
     *ATTN_SIGNATURES, *EXPORT_SIGNATURES, *STREAM_SIGNATURES, *VISION_SIGNATURES, *NONFINITE_SIGNATURES,
     *RNN_SIGNATURES, *AMP_SIGNATURES, *SCHED_SIGNATURES, *CONTRASTIVE_SIGNATURES, *QUANT_SIGNATURES,
-    *MULTITASK_SIGNATURES, *INDEX_SIGNATURES, *MODULE_SIGNATURES,
+    *MULTITASK_SIGNATURES, *INDEX_SIGNATURES, *MODULE_SIGNATURES, *TYING_SIGNATURES,
 )
