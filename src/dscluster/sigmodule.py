@@ -56,14 +56,19 @@ MODULE_SIGNATURES: tuple[Signature, ...] = (
     # "cannot assign 'torch.FloatTensor' object to parameter 'weight' (torch.nn.Parameter or None required)".
     _sig("module-assign-tensor-to-parameter",
          r"cannot assign '[\w.]{1,100}' (?:object to|as) parameter '\w{1,100}' \(torch\.nn\.Parameter or None",
-         "A value that is not an nn.Parameter (a plain tensor, such as pretrained vectors from torch.load, a result "
-         "computed from the weight like weight * 0.5, or a number) was assigned to a name the module has "
-         "registered as a parameter (module.weight = tensor), or given to register_parameter. nn.Module only lets "
-         "a registered parameter be replaced by another nn.Parameter or None.",
-         "To load values into the existing parameter, copy them in place: with torch.no_grad(): "
-         "module.weight.copy_(tensor) (shapes must match), or nn.Embedding.from_pretrained(tensor, freeze=False) "
-         "for an embedding; to replace it, wrap it: module.weight = nn.Parameter(tensor). Do it before wrapping the "
-         "model in DDP / deepspeed.initialize and before building the optimizer. A restart fails the same way.",
+         "A value that is not an nn.Parameter was assigned to a name the module has registered as a parameter "
+         "(module.weight = tensor), or given to register_parameter: a plain tensor such as pretrained vectors from "
+         "torch.load, a result computed from the weight (weight * 0.5; in a weight tying, embed.weight.t(), "
+         "embed.weight.data, a clone or a slice of it: an operation on a Parameter gives a plain tensor, which "
+         "would not be shared anyway), or a number. nn.Module only lets a registered parameter be replaced by "
+         "another nn.Parameter or None.",
+         "To tie weights, share the Parameter object itself (head.weight = embed.weight, same shape) and, where the "
+         "layer needs it transposed, apply it transposed in forward (F.linear(h, self.embed.weight)) instead of "
+         "storing the transpose. To load values into the existing parameter, copy them in place: with "
+         "torch.no_grad(): module.weight.copy_(tensor) (shapes must match), or "
+         "nn.Embedding.from_pretrained(tensor, freeze=False) for an embedding; to replace it, wrap it: "
+         "module.weight = nn.Parameter(tensor) (a new, untied parameter). Do it before wrapping the model in DDP / "
+         "deepspeed.initialize and before building the optimizer. A restart fails the same way.",
          retry=False),
     # Module.__setattr__: a name in _buffers given anything but a tensor or None: "cannot assign 'int' as buffer
     # 'seen' (torch.nn.Buffer, torch.Tensor or None expected)" (torch 2.5+; older: "(torch.Tensor or None

@@ -1,8 +1,9 @@
 """Failure signatures of weight tying and state_dict surgery in a user's script, from round 218 of issue 45 (live:
-broken users' scripts run for real on torch 2.13 under DDP, gloo): a plain tensor (an embedding's transpose, .data, a
-copy) assigned to a registered parameter to tie it, and a checkpoint's keys cut at the wrong place by the script's own
-renaming (a fixed-length slice meant for DDP's 'module.' prefix on keys that have none). Each pattern is the wording of
-the component that prints it (nn.Module.__setattr__, nn.Module.load_state_dict), never one log's. sigrounds.py places
+broken users' scripts run for real on torch 2.13 under DDP, gloo): a checkpoint's keys cut at the wrong place by the
+script's own renaming (a fixed-length slice meant for DDP's 'module.' prefix on keys that have none). The round's other
+new failure, a plain tensor (an embedding's transpose, .data, a copy) assigned to a registered parameter to tie it, is
+read by sigmodule.py's module-assign-tensor-to-parameter (round 214, whose texts name the tying). Each pattern is the
+wording of the component that prints it (nn.Module.load_state_dict), never one log's. sigrounds.py places
 this table with the other round tables, before the exception messages' (sigmessages.py, whose ckpt-model-mismatch
 reads every load_state_dict report)."""
 
@@ -16,21 +17,6 @@ from dscluster.sigtypes import sig as _sig
 _UNEXPECTED = r"Unexpected key\(s\) in state_dict: (?:\"[\w.]{1,200}\", ){0,500}?"
 
 TYING_SIGNATURES: tuple[Signature, ...] = (
-    # torch/nn/modules/module.py, Module.__setattr__: `raise TypeError(f"cannot assign '{torch.typename(value)}' as
-    # parameter '{name}' (torch.nn.Parameter or None expected)")` for a value that is not a Parameter, given to a name
-    # registered as a parameter.
-    _sig("param-assign-tensor",
-         r"cannot assign '[\w.]{1,100}' as parameter '\w{1,100}' \(torch\.nn\.Parameter or None expected\)",
-         "A plain tensor was assigned to a module attribute that is a registered parameter (module.weight = tensor): "
-         "nn.Module takes only an nn.Parameter (or None) there. Most often a weight tying written with a derived "
-         "tensor (head.weight = embed.weight.t() for a layer stored the other way round, embed.weight.data, a "
-         "clone or a slice of it): the result of an operation on a Parameter is a plain tensor, not a Parameter, and "
-         "it would not be shared anyway; or pretrained values set by assigning the tensor itself.",
-         "To tie, share the Parameter object itself (head.weight = embed.weight, same shape), and where the layer "
-         "needs it transposed, apply it transposed in forward (F.linear(h, self.embed.weight) or h @ "
-         "self.embed.weight.t()) instead of storing the transpose; to set values, copy them in place under "
-         "torch.no_grad() (module.weight.copy_(t)) or assign nn.Parameter(t) (a new, untied parameter: build the "
-         "optimizer after it). A restart fails the same way.", retry=False),
     # nn.Module.load_state_dict's report with an unexpected key that begins with a dot: no module names a parameter
     # that way, so the script's renaming cut the checkpoint's keys at the wrong place (k[7:] meant for 'module.' on
     # keys without it; k.replace('module', '') leaving the dot).
