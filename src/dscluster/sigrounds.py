@@ -11,10 +11,11 @@ stopped being finite (NaN, inf and the scripts' own guards), recurrent models an
 mixed precision in the user's own code, learning-rate schedulers and ds_config's optimizer and scheduler sections,
 contrastive training across ranks, quantization and pruning in a training script, multi-task training and several
 loaders in one loop, tensor indexing, gather / scatter, masking and top-k in the user's own code, how custom
-nn.Modules register their submodules, parameters and buffers, weight tying and state_dict surgery. Their order
-matters only where two could read one log: a table named earlier here wins, which each table's docstring says where
-it relies on it (the loss table comes before the several-models one: loss-bce-target-dtype, bound to
-binary_cross_entropy_with_logits' frame, before inplace-result-type-cast's same words)."""
+nn.Modules register their submodules, parameters and buffers, weight tying and state_dict surgery, optimizer
+parameter groups and optimizer state. Their order matters only where two could read one log: a table named earlier
+here wins, which each table's docstring says where it relies on it (the loss table comes before the several-models
+one: loss-bce-target-dtype, bound to binary_cross_entropy_with_logits' frame, before inplace-result-type-cast's same
+words)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ from dscluster.sigmultitask import MULTITASK_SIGNATURES
 from dscluster.signonfinite import NONFINITE_SIGNATURES
 from dscluster.signorm import NORM_SIGNATURES
 from dscluster.signumpy import NUMPY_SIGNATURES
+from dscluster.sigpgroup import PGROUP_SIGNATURES
 from dscluster.sigquant import QUANT_SIGNATURES
 from dscluster.sigrdzv import RDZV_SIGNATURES
 from dscluster.sigrnn import RNN_SIGNATURES
@@ -49,5 +51,5 @@ ROUND_SIGNATURES: tuple[Signature, ...] = (
     *HFTRAINER_SIGNATURES, *NUMPY_SIGNATURES, *NORM_SIGNATURES, *RDZV_SIGNATURES,
     *ATTN_SIGNATURES, *EXPORT_SIGNATURES, *STREAM_SIGNATURES, *VISION_SIGNATURES, *NONFINITE_SIGNATURES,
     *RNN_SIGNATURES, *AMP_SIGNATURES, *SCHED_SIGNATURES, *CONTRASTIVE_SIGNATURES, *QUANT_SIGNATURES,
-    *MULTITASK_SIGNATURES, *INDEX_SIGNATURES, *MODULE_SIGNATURES, *TYING_SIGNATURES,
+    *MULTITASK_SIGNATURES, *INDEX_SIGNATURES, *MODULE_SIGNATURES, *TYING_SIGNATURES, *PGROUP_SIGNATURES,
 )
