@@ -3,8 +3,8 @@
 #   bash tests/data/live-gpu/capture_gpu.sh live-gpu-hardcoded-cuda1 live-gpu-oom-full-vocab-logits ...
 # Each named directory under tests/data/live-gpu/ is run with tests/data/live/capture.py as the CPU cases are, one
 # after the other, `--local 1` (`--local 2` for a case whose name says two ranks); its log.txt, logs/ and
-# supervisor.json are written beside its script, and the directories come back as $OUT/cases.tgz when $OUT is set
-# (the device entry's machines). DeepSpeed and what it needs are installed from wheels in .whl/ where python3 lacks
+# supervisor.json are written beside its script, and each directory comes back as $OUT/cases/<case>.tgz when $OUT is
+# set (the device entry's machines), written as soon as its case ends: a call cut short keeps the cases before. DeepSpeed and what it needs are installed from wheels in .whl/ where python3 lacks
 # them (the device's python3 has torch and transformers, not DeepSpeed, hjson or pydantic): pip download them for
 # that python (--python-version, --only-binary) into .whl/ and carry it.
 set -u
@@ -23,6 +23,6 @@ for c in "$@"; do
   timeout 300 python3 tests/data/live/capture.py --local $n --timeout 200 "$here/$c" -- script.py \
     || echo "capture of $c exited $?"
   echo "== $c: $(( $(date +%s) - t0 )) s: $(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(d.get('signature'), '|', (d.get('cause') or '')[:200])" "$here/$c/supervisor.json" 2>&1)"
+  [ -n "${OUT:-}" ] && mkdir -p "$OUT/cases" && tar czf "$OUT/cases/$c.tgz" "$here/$c"
 done
-[ -n "${OUT:-}" ] && tar czf "$OUT/cases.tgz" $(for c in "$@"; do echo "$here/$c"; done)
 exit 0

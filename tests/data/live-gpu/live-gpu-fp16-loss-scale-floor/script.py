@@ -14,4 +14,4 @@ for step in range(40):
     loss = ((engine(x) - target) ** 2).sum()
     engine.backward(loss)
     engine.step()
-    print(f"step {step} loss {loss.item()} scale {optimizer.cur_scale}", flush=True)
+    print(f"step {step} loss {loss.item()} scale {optimizer.loss_scale}", flush=True)
