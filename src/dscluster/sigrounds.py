@@ -13,10 +13,11 @@ contrastive training across ranks, quantization and pruning in a training script
 loaders in one loop, tensor indexing, gather / scatter, masking and top-k in the user's own code, how custom
 nn.Modules register their submodules, parameters and buffers, weight tying and state_dict surgery, optimizer
 parameter groups and optimizer state, DeepSpeed inference and text generation, failures only a GPU shows (pinned CUDA
-tensors, cuBLAS after an earlier kernel's fault, DeepSpeed's optimizer wrapper's attributes). Their order matters
-only where two could read one log: a table named earlier here wins, which each table's docstring says where it relies
-on it (the loss table comes before the several-models one: loss-bce-target-dtype, bound to
-binary_cross_entropy_with_logits' frame, before inplace-result-type-cast's same words)."""
+tensors, cuBLAS after an earlier kernel's fault, DeepSpeed's optimizer wrapper's attributes), gradient hooks and
+gradient inspection in the user's loop. Their order matters only where two could read one log: a table named earlier
+here wins, which each table's docstring says where it relies on it (the loss table comes before the several-models
+one: loss-bce-target-dtype, bound to binary_cross_entropy_with_logits' frame, before inplace-result-type-cast's same
+words)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from dscluster.sigcontrastive import CONTRASTIVE_SIGNATURES
 from dscluster.sigexport import EXPORT_SIGNATURES
 from dscluster.siggen import GEN_SIGNATURES
 from dscluster.siggpu import GPU_SIGNATURES
+from dscluster.siggradhook import GRADHOOK_SIGNATURES
 from dscluster.sighfconfig import HFCONFIG_SIGNATURES
 from dscluster.sighftrainer import HFTRAINER_SIGNATURES
 from dscluster.sigindex import INDEX_SIGNATURES
@@ -55,5 +57,5 @@ ROUND_SIGNATURES: tuple[Signature, ...] = (
     *ATTN_SIGNATURES, *EXPORT_SIGNATURES, *STREAM_SIGNATURES, *VISION_SIGNATURES, *NONFINITE_SIGNATURES,
     *RNN_SIGNATURES, *AMP_SIGNATURES, *SCHED_SIGNATURES, *CONTRASTIVE_SIGNATURES, *QUANT_SIGNATURES,
     *MULTITASK_SIGNATURES, *INDEX_SIGNATURES, *MODULE_SIGNATURES, *TYING_SIGNATURES, *PGROUP_SIGNATURES,
-    *GEN_SIGNATURES, *GPU_SIGNATURES,
+    *GEN_SIGNATURES, *GPU_SIGNATURES, *GRADHOOK_SIGNATURES,
 )

@@ -23,6 +23,22 @@ def _dist_was_up(m: re.Match, texts: Iterable[str]) -> bool:
     return any(_INIT_DIST.search(t) for t in texts)
 
 
+# torch's UserWarning when a non-leaf tensor's .grad is read (TensorBody.h): "The .grad attribute of a Tensor that
+# is not a leaf Tensor is being accessed. Its .grad attribute won't be populated during autograd.backward()...",
+# then the warning's source line reading `.grad.<attr>` (which fails with param-grad-none's AttributeError).
+# Before param-grad-none: the same AttributeError, but of an activation, not a parameter (round 222).
+# Read with the lines before the error (ZERO3_READS_BEFORE): torch's warning stands before the traceback.
+NONLEAF_GRAD_NONE = _sig(
+    "nonleaf-grad-none", r"The \.grad attribute of a Tensor that is not a leaf Tensor is being accessed[^\n]{0,900}\n"
+    r"(?P<ev>[^\n]{0,300}\.grad\.\w{1,60}\b[^\n]{0,300})",
+    "The script read .grad of a non-leaf tensor (an activation, a model output, a tensor computed from "
+    "parameters such as w * 2 or p.to(...)) after backward and found None: autograd keeps gradients only for "
+    "leaf tensors (parameters, inputs created with requires_grad=True) unless retain_grad() was called on the "
+    "tensor before backward; torch warned (UserWarning) on that very line.",
+    "Call t.retain_grad() on the activation before loss.backward() (or register a hook, t.register_hook(fn), to "
+    "receive its gradient), or read the gradient of the leaf you meant (the parameter itself, not a copy or "
+    "view of it). A restart fails the same way.", retry=False)
+
 ZERO3_SIGNATURES: tuple[Signature, ...] = (
     # The user's own code (a frame outside deepspeed/) reads a ZeRO-3 attribute (ds_numel, ds_shape, ds_tensor...)
     # that partition_parameters.py's _convert_to_deepspeed_param has not given the parameter yet: a model built
@@ -39,6 +55,7 @@ ZERO3_SIGNATURES: tuple[Signature, ...] = (
          "Before deepspeed.initialize count and read plain parameters (p.numel(), p.shape), or build the model inside "
          "deepspeed.zero.Init(config_dict_or_path=ds_config) if it must be partitioned from the start; code that runs "
          "either way can read getattr(p, \"ds_numel\", p.numel()). A restart fails the same way.", retry=False),
+    NONLEAF_GRAD_NONE,
     # A gradient read through p.grad where it is None: `p.grad.norm()` -> "'NoneType' object has no attribute 'norm'"
     # under the source line that reads it. ZeRO-3 (and ZeRO-2 after its reduction) keeps gradients in its own
     # partitions and leaves every p.grad None; so do frozen and unused parameters, and any before backward or after
@@ -98,4 +115,4 @@ ZERO3_SIGNATURES: tuple[Signature, ...] = (
 
 # Read with the lines before a rank's error too (sigmessages.READS_BEFORE): DeepSpeed's warning is logged before the
 # script's traceback, outside it.
-ZERO3_READS_BEFORE: tuple[Signature, ...] = ()
+ZERO3_READS_BEFORE: tuple[Signature, ...] = (NONLEAF_GRAD_NONE,)
