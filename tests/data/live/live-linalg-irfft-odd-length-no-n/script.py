@@ -4,7 +4,7 @@ from datetime import timedelta
 
 import torch
 import torch.distributed as dist
-import torch.nn.functional as F
+import torch.nn.functional as F  # noqa: F401
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 dist.init_process_group(backend="gloo", timeout=timedelta(seconds=20))
