@@ -4,8 +4,7 @@ from datetime import timedelta
 import torch
 import torch.distributed as dist
 import torch.nn as nn
-import torch.nn.functional as F
-from torch.distributions import Bernoulli, Categorical, Independent, Laplace, MixtureSameFamily, Normal, kl_divergence
+from torch.distributions import Bernoulli, Normal
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 dist.init_process_group("gloo", timeout=timedelta(seconds=20))

@@ -17,7 +17,7 @@ opt = torch.optim.Adam(policy.parameters(), lr=1e-3)
 for episode in range(5):
     length = 1 + int(Geometric(probs=torch.tensor(0.2)).sample())
     print(rank, "episode", episode, "length", length, flush=True)
-    for t in range(length):
+    for _ in range(length):
         obs = torch.randn(1, 4)
         pi = Categorical(logits=policy(obs))
         action = pi.sample()
