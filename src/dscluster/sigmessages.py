@@ -323,13 +323,13 @@ MESSAGE_SIGNATURES: tuple[Signature, ...] = (
     # names under TORCH_DISTRIBUTED_DEBUG=INFO/DETAIL), which a log may show alone.
     _sig("ddp-unused-params", r"Expected to have finished reduction in the prior iteration before starting a new one|"
          r"Parameter(?:s| indices) which did not receive grad for rank \d+",
-         "DistributedDataParallel met parameters that took no part in the loss (a layer defined but not used, a branch "
-         "not taken, or a layer replaced on model.module after DDP(...) wrapped the model: DDP still reduces the old "
-         "one), so its gradient reduction never finished.",
-         "Use every parameter in the loss, or pass find_unused_parameters=True to DistributedDataParallel (Trainer: "
-         "--ddp_find_unused_parameters true); freeze (requires_grad=False) what is not trained; change the model (freeze "
-         "layers, a new head) before wrapping it in DDP, never after: a new layer's gradients are not averaged.",
-         retry=False),
+         "DistributedDataParallel met parameters that took no part in the loss (a layer defined but not used, a "
+         "branch not taken, a path cut by .detach() or a .sample() meant as .rsample(), a layer replaced on "
+         "model.module after DDP(...) wrapped it: DDP reduces the old one), so its gradient reduction never finished.",
+         "Use every parameter in the loss (a latent that must train its encoder: .rsample(), not .sample()), or pass "
+         "find_unused_parameters=True to DistributedDataParallel (Trainer: --ddp_find_unused_parameters true); freeze "
+         "(requires_grad=False) what is not trained; change the model (freeze layers, a new head) before wrapping it "
+         "in DDP, never after: a new layer's gradients are not averaged.", retry=False),
     # Lightning's DDPStrategy/DDPSpawnStrategy.on_exception (src/lightning/pytorch/strategies/ddp.py, ddp_spawn.py,
     # since 2.0) replace that reducer error's message with their own, naming their strategy settings.
     _sig("ddp-unused-params", r"It looks like your LightningModule has parameters that were not used in producing the loss",

@@ -43,15 +43,18 @@ NONFINITE_SIGNATURES: tuple[Signature, ...] = (
          r"\) to satisfy the constraint [^\n]{0,200}?, but found invalid values",
          "A torch.distributions distribution was given parameter values outside what it allows, which its argument "
          "validation refuses: most often NaN (printed below the message) from earlier in the step - a standard "
-         "deviation over one sample (torch.std's Bessel correction divides by n - 1 = 0; its warning `std(): degrees of "
-         "freedom is <= 0` says so, typical when a batch is split over ranks down to one sample each), a policy or "
+         "deviation over one sample (torch.std's Bessel correction divides by n - 1 = 0; its warning `std(): degrees "
+         "of freedom is <= 0` says so, typical when a batch is split over ranks down to one sample each), a policy or "
          "model that diverged, a log or division by 0 - or a scale that is negative or 0 (a raw Linear output, not "
-         "made positive), probabilities that do not sum to 1.",
+         "made positive), probabilities outside [0, 1] or not summing to 1 (a raw output given as probs=, the sigmoid "
+         "or softmax left out), NaN logits from 0 * -inf (a mask multiplied by float('-inf') rather than applied with "
+         "masked_fill).",
          "Read the invalid values it prints: NaN means find where they arise (torch.isfinite checks, "
          "torch.autograd.detect_anomaly); make a scale positive with softplus(x) + eps or exp(log_std) clamped; take "
          "batch statistics over enough samples (over all ranks with all_reduce, or a learned or fixed std) and never "
-         "torch.std of one element; pass logits= rather than normalising probabilities by hand. A restart fails the "
-         "same way.", retry=False),
+         "torch.std of one element; give raw outputs as logits= (Bernoulli(logits=x), not probs=x without a sigmoid) "
+         "rather than normalising probabilities by hand; mask logits with logits.masked_fill(~valid, float('-inf')), "
+         "never by multiplying with -inf (0 * -inf is NaN). A restart fails the same way.", retry=False),
     # torch/linalg (BatchLinearAlgebra.cpp's LAPACK info check): "linalg.cholesky: The factorization could not be
     # completed because the input is not positive-definite (the leading minor of order N is not positive-definite)";
     # MultivariateNormal(covariance_matrix=...) and torch.cholesky (deprecated) fail through the same check.
