@@ -14,10 +14,11 @@ loaders in one loop, tensor indexing, gather / scatter, masking and top-k in the
 nn.Modules register their submodules, parameters and buffers, weight tying and state_dict surgery, optimizer
 parameter groups and optimizer state, DeepSpeed inference and text generation, failures only a GPU shows (pinned CUDA
 tensors, cuBLAS after an earlier kernel's fault, DeepSpeed's optimizer wrapper's attributes), gradient hooks and
-gradient inspection in the user's loop, linear algebra, FFT and complex numbers in the user's model code. Their order
-matters only where two could read one log: a table named earlier here wins, which each table's docstring says where
-it relies on it (the loss table comes before the several-models one: loss-bce-target-dtype, bound to
-binary_cross_entropy_with_logits' frame, before inplace-result-type-cast's same words)."""
+gradient inspection in the user's loop, linear algebra, FFT and complex numbers in the user's model code, tensor
+shape manipulation in the user's model code. Their order matters only where two could read one log: a table named
+earlier here wins, which each table's docstring says where it relies on it (the loss table comes before the
+several-models one: loss-bce-target-dtype, bound to binary_cross_entropy_with_logits' frame, before
+inplace-result-type-cast's same words)."""
 
 from __future__ import annotations
 
@@ -46,6 +47,7 @@ from dscluster.sigquant import QUANT_SIGNATURES
 from dscluster.sigrdzv import RDZV_SIGNATURES
 from dscluster.sigrnn import RNN_SIGNATURES
 from dscluster.sigsched import SCHED_SIGNATURES
+from dscluster.sigshape import SHAPE_SIGNATURES
 from dscluster.sigsparse import SPARSE_SIGNATURES
 from dscluster.sigstream import STREAM_SIGNATURES
 from dscluster.sigtying import TYING_SIGNATURES
@@ -59,5 +61,5 @@ ROUND_SIGNATURES: tuple[Signature, ...] = (
     *ATTN_SIGNATURES, *EXPORT_SIGNATURES, *STREAM_SIGNATURES, *VISION_SIGNATURES, *NONFINITE_SIGNATURES,
     *RNN_SIGNATURES, *AMP_SIGNATURES, *SCHED_SIGNATURES, *CONTRASTIVE_SIGNATURES, *QUANT_SIGNATURES,
     *MULTITASK_SIGNATURES, *INDEX_SIGNATURES, *MODULE_SIGNATURES, *TYING_SIGNATURES, *PGROUP_SIGNATURES,
-    *GEN_SIGNATURES, *GPU_SIGNATURES, *GRADHOOK_SIGNATURES, *LINALG_SIGNATURES, *DIST_SIGNATURES,
+    *GEN_SIGNATURES, *GPU_SIGNATURES, *GRADHOOK_SIGNATURES, *LINALG_SIGNATURES, *DIST_SIGNATURES, *SHAPE_SIGNATURES,
 )

@@ -163,10 +163,13 @@ def test_what_sets_a_match_aside_is_declared_on_the_signature():
     # linear-input-not-flattened where the rows are no multiple of in_features, sigvision._not_pooled_rows;
     # round 208: sampling-probs-not-finite where the quoted line divides by no temperature,
     # signonfinite._TEMPERATURE_DIVIDES, and ds-grads-nonfinite-guard where no stream shows DeepSpeed's skipped
-    # non-finite step, signonfinite._no_ds_skip)
+    # non-finite step, signonfinite._no_ds_skip; round 221: view-batch-size-hardcoded where the shape's other sizes do
+    # not leave another batch, sigshape._not_batch_hardcoded, stack-unequal-size under collate's frame and
+    # expand-non-singleton under BERT's token-type expand, sigshape._under_collate / _under_bert_embeddings)
     assert [s.name for s in explain.SIGNATURES if s.aside_if is not None] == [
         "zero3-init-before-dist", "skip-connection-size-mismatch", "linear-input-not-flattened",
         "sampling-probs-not-finite", "ds-grads-nonfinite-guard",
+        "view-batch-size-hardcoded", "stack-unequal-size", "expand-non-singleton",
         "fsdp2-unsharded-param-freed", "init-method-host-unresolved", "ddp-model-differs-by-rank", "collective-mismatch",
         "ds-pipe-batch-dp",
         "env-var-unset", "accelerate-world-of-one", "nccl-ras-crash",
