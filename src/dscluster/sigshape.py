@@ -6,7 +6,7 @@ tensors of different shapes outside the DataLoader (each batch's outputs stacked
 split sizes that do not add up, expand on a dimension that is not 1, a permute ordering of another length than the
 tensor's dimensions, and a 1-D tensor indexed in dimension 1 (a bare squeeze() that removed a batch of one). Each
 pattern is ATen's own wording (aten/src/ATen/native/TensorShape.cpp, Linear.cpp's einsum, WrapDimUtils.h), never one
-log's. sigrounds.py places this table last of the round tables: the earlier, narrower readings of the same words win
+log's. sigrounds.py places this table after the tables whose narrower readings of the same words must win
 (siglibs' collate-unequal-size under collate's frame, sigvision's skip-connection-size-mismatch for maps one pixel
 apart, sigmodels' positions-exceeded under BERT's embeddings, sigzero3's ds_tensor copy, siggen's cache cat)."""
 
