@@ -9,7 +9,7 @@ this table with the other round tables, before the exception messages' (sigmessa
 
 from __future__ import annotations
 
-from dscluster.sigtypes import Signature
+from dscluster.sigtypes import OWN_FRAME, Signature
 from dscluster.sigtypes import sig as _sig
 
 # DeepSpeed's optimizer wrappers, as deepspeed.initialize returns them (runtime/fp16/unfused_optimizer.py,
@@ -18,8 +18,7 @@ _DS_OPTIMIZERS = r"(?:FP16_UnfusedOptimizer|FP16_Optimizer|BF16_Optimizer|DeepSp
 # The traceback's last frame is the user's own file (not site-packages): the script read the attribute itself. Read by
 # DeepSpeed's own code ('ipg_index' after a plain loss.backward(), ds-loss-backward's) or by a library (Accelerate's
 # integration with another DeepSpeed: the versions' answers), it is another failure.
-_OWN_LAST_FRAME = (r"File \"(?![^\"\n]{0,300}(?:site|dist)-packages)[^\"\n]{1,300}\", line \d+, in [^\n]{1,200}\n"
-                   r"(?:(?![^\n]{0,300}File \")[^\n]{0,300}\n){1,2}?[^\n]{0,100}?")
+_OWN_LAST_FRAME = OWN_FRAME + r"(?:(?![^\n]{0,300}File \")[^\n]{0,300}\n){1,2}?[^\n]{0,100}?"
 
 GPU_SIGNATURES: tuple[Signature, ...] = (
     # torch/utils/data/_utils/pin_memory.py, pin_memory(): `return data.pin_memory()` on each tensor of the batch;

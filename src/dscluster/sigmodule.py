@@ -11,14 +11,8 @@ never one log's. sigrounds.py places MODULE_SIGNATURES with the other round tabl
 
 from __future__ import annotations
 
-from dscluster.sigtypes import CARET_LINE, Signature
+from dscluster.sigtypes import CARET_LINE, OWN_FRAME, SIZE_ZERO, Signature
 from dscluster.sigtypes import sig as _sig
-
-# torch's broadcasting refusal where one side has size 0: a ZeRO-3 parameter's placeholder (empty until gathered).
-_SIZE_ZERO = r"The size of tensor a \(0\) must match the size of tensor b \([1-9]\d*\)|" \
-             r"The size of tensor a \([1-9]\d*\) must match the size of tensor b \(0\)"
-# A traceback frame of the user's own file (not an installed package's): `File "...", line N, in NAME`.
-_OWN_FRAME = r"File \"(?![^\"\n]{0,300}(?:site|dist)-packages)[^\"\n]{1,300}\", line \d+, in [^\n]{1,200}\n"
 
 MODULE_SIGNATURES: tuple[Signature, ...] = (
     # Module.__setattr__ / register_buffer / register_parameter before Module.__init__ made _parameters, _buffers and
@@ -99,8 +93,8 @@ MODULE_SIGNATURES: tuple[Signature, ...] = (
     # parameters, so they are the empty placeholders (size 0) and torch's broadcasting refuses them. The call line
     # is the user's own frame; the size-0 refusal follows in the frames it called.
     _sig("zero3-forward-called-directly",
-         _OWN_FRAME + r"(?P<call>[^\n]{0,200}(?<!super\(\))\.forward\([^\n]{0,200})\n" + CARET_LINE +
-         r"(?:[^\n]{0,300}\n){0,40}?[^\n]{0,200}RuntimeError: (?:" + _SIZE_ZERO + ")",
+         OWN_FRAME + r"(?P<call>[^\n]{0,200}(?<!super\(\))\.forward\([^\n]{0,200})\n" + CARET_LINE +
+         r"(?:[^\n]{0,300}\n){0,40}?[^\n]{0,200}RuntimeError: (?:" + SIZE_ZERO + ")",
          "A module's forward was called directly (module.forward(x), engine.module.forward(x), self.forward(x)) "
          "instead of calling the module (module(x)), while DeepSpeed ZeRO-3 holds its parameters partitioned: "
          "nn.Module's __call__ runs the forward pre-hooks, and ZeRO-3's hook is what all-gathers the module's own "
@@ -117,7 +111,7 @@ MODULE_SIGNATURES: tuple[Signature, ...] = (
 # property (or any descriptor) of the class raised AttributeError inside: the message then names the property.
 MODULE_AFTER_MESSAGES: tuple[Signature, ...] = (
     _sig("module-attribute-missing",
-         _OWN_FRAME + r"(?:[^\n]{0,300}\n){1,3}?[^\n]{0,200}nn[/\\]modules[/\\]module\.py\", line \d+, in __getattr__\n"
+         OWN_FRAME + r"(?:[^\n]{0,300}\n){1,3}?[^\n]{0,200}nn[/\\]modules[/\\]module\.py\", line \d+, in __getattr__\n"
          r"(?:[^\n]{0,300}\n){0,3}?[^\n]{0,200}AttributeError: '(?!(?:DistributedDataParallel|DataParallel|"
          r"FullyShardedDataParallel|DeepSpeedEngine|DeepSpeedLight|PipelineEngine|DeepSpeedHybridEngine|"
          r"OptimizedModule)')\w{1,100}' object has no attribute '(?P<attr>\w{1,100})'",

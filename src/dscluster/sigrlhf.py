@@ -15,12 +15,8 @@ The real logs they are measured on are tests/data/failures (tests/unit/test_fail
 
 from __future__ import annotations
 
-from dscluster.sigtypes import Signature, then
+from dscluster.sigtypes import SIZE_ZERO, Signature, then
 from dscluster.sigtypes import sig as _sig
-
-# torch's broadcasting refusal where one side has size 0: a ZeRO-3 parameter's placeholder (empty until gathered).
-_SIZE_ZERO = r"The size of tensor a \(0\) must match the size of tensor b \([1-9]\d*\)|" \
-             r"The size of tensor a \([1-9]\d*\) must match the size of tensor b \(0\)"
 
 RLHF_SIGNATURES: tuple[Signature, ...] = (
     # TRL's create_reference_model() (trl/models/modeling_base.py): `DeepSpeed ZeRO-3 is enabled and is not compatible
@@ -38,7 +34,7 @@ RLHF_SIGNATURES: tuple[Signature, ...] = (
     # .add_(copy_param.data, alpha=alpha)), TR-DPO's sync_ref_model: under ZeRO-3 one of the two models' parameters
     # is still the empty placeholder, and torch refuses to add a 0-sized tensor to the full weight.
     _sig("zero3-param-partitioned", r"in _sync_target_model\n(?:[^\n]*\n){1,2}?(?:\[rank\d+\]: )?"
-         r"RuntimeError: (?:" + _SIZE_ZERO + ")",
+         r"RuntimeError: (?:" + SIZE_ZERO + ")",
          "TRL's reference-model sync (sync_ref_model, SyncRefModelCallback) mixed the policy's weights into the "
          "reference model's while DeepSpeed ZeRO-3 held one of the two partitioned: a parameter not gathered is an "
          "empty placeholder (size 0), so it cannot be added to the other model's full weight.",

@@ -38,6 +38,13 @@ class Signature:
 # its stretch bounded, read in linear time. Tables that read a source line, then the error, put it between them.
 CARET_LINE = r"(?:[^\n^]{0,200}\^[\^~ \t]*\n)?"
 
+# A traceback frame of the user's own file (not an installed package's): `File "...", line N, in NAME` and its newline.
+OWN_FRAME = r"File \"(?![^\"\n]{0,300}(?:site|dist)-packages)[^\"\n]{1,300}\", line \d+, in [^\n]{1,200}\n"
+
+# torch's broadcasting refusal where one side has size 0: a ZeRO-3 parameter's placeholder (empty until gathered).
+SIZE_ZERO = (r"The size of tensor a \(0\) must match the size of tensor b \([1-9]\d*\)|"
+             r"The size of tensor a \([1-9]\d*\) must match the size of tensor b \(0\)")
+
 
 def sig(name: str, regex: str, cause: str, fix: str, retry: bool = True, symptom: bool = False,
         needs_a_failure: bool = False, aside_if: Callable[[re.Match, Iterable[str]], bool] | None = None) -> Signature:
